@@ -1,0 +1,42 @@
+/*!
+ * \file tvm/runtime/base.h
+ * \brief ABI version and export macro shared by libtvm_runtime and every backend DSO.
+ *
+ * A backend DSO exports `TVMBackendABIVersion()`; the Python loader compares it with
+ * `TVMRuntimeABIVersion()` before it calls the backend's `TVMBackendInit()`, so a backend
+ * built against another core ABI is refused before any of its code runs.
+ */
+#ifndef TVM_RUNTIME_BASE_H_
+#define TVM_RUNTIME_BASE_H_
+
+#include <tvm/ffi/c_api.h>
+
+/*! \brief Bump whenever DeviceAPI, the device-module helpers or their layouts change. */
+#define TVM_RUNTIME_ABI_VERSION 1
+
+#define TVM_RUNTIME_DLL __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*! \brief The ABI version of the loaded libtvm_runtime. */
+TVM_RUNTIME_DLL int TVMRuntimeABIVersion();
+#ifdef __cplusplus
+}
+#endif
+
+/*!
+ * \brief Declares the two entry points of a backend DSO.
+ *
+ * \code
+ * TVM_BACKEND_DEFINE_ENTRY(MyInit)   // int MyInit(char* err, int err_len) registers everything
+ * \endcode
+ * `TVMBackendInit` returns 0 on success, otherwise writes a reason into `err`.
+ */
+#define TVM_BACKEND_DEFINE_ENTRY(InitFunc)                                               \
+  extern "C" TVM_RUNTIME_DLL int TVMBackendABIVersion() { return TVM_RUNTIME_ABI_VERSION; } \
+  extern "C" TVM_RUNTIME_DLL int TVMBackendInit(char* err, int err_len) {                 \
+    return InitFunc(err, err_len);                                                       \
+  }
+
+#endif  // TVM_RUNTIME_BASE_H_

@@ -1,0 +1,69 @@
+/*!
+ * \file tvm/runtime/device_api.h
+ * \brief The DeviceAPI abstraction and its per-device-type registry.
+ *
+ * The core registers the CPU DeviceAPI; each backend DSO registers its own from TVMBackendInit.
+ */
+#ifndef TVM_RUNTIME_DEVICE_API_H_
+#define TVM_RUNTIME_DEVICE_API_H_
+
+#include <tvm/ffi/any.h>
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/ffi/string.h>
+#include <tvm/runtime/base.h>
+
+#include <cstddef>
+#include <string>
+
+namespace tvm {
+namespace runtime {
+
+/*!
+ * \brief Device attributes queried through DeviceAPI::GetAttr.
+ * Keys: "exist", "name", "max_threads_per_block", "warp_size", "max_shared_memory_per_block",
+ * "compute_version", "multi_processor_count", "max_clock_rate", "total_global_memory",
+ * "api_version", "driver_version", "max_thread_dimensions".  An unknown key returns None.
+ */
+class TVM_RUNTIME_DLL DeviceAPI {
+ public:
+  virtual ~DeviceAPI() = default;
+  /*! \brief Value of attribute `key` for `dev`, or None when the backend has no such attribute. */
+  virtual ffi::Any GetAttr(DLDevice dev, const std::string& key) = 0;
+  /*! \brief Allocate `nbytes` on `dev` with at least `alignment`. Throws on failure. */
+  virtual void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) = 0;
+  /*! \brief Free memory from AllocDataSpace. */
+  virtual void FreeDataSpace(DLDevice dev, void* ptr) = 0;
+  /*!
+   * \brief Copy `nbytes` between two buffers, at least one of which lives on this API's devices.
+   * Either side may be kDLCPU. `stream` is the stream to order the copy on (may be null).
+   */
+  virtual void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                              size_t nbytes, DLDevice dev_from, DLDevice dev_to,
+                              TVMFFIStreamHandle stream) = 0;
+  /*! \brief Create a new stream, or null when the device has a single implicit queue. */
+  virtual TVMFFIStreamHandle CreateStream(DLDevice dev) { return nullptr; }
+  /*! \brief Free a stream from CreateStream. */
+  virtual void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {}
+  /*! \brief Wait until all work queued on `stream` (null: the default stream) has finished. */
+  virtual void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) = 0;
+
+  /*! \brief The current stream of `dev` in tvm-ffi's per-thread stream table. */
+  static TVMFFIStreamHandle CurrentStream(DLDevice dev) {
+    return TVMFFIEnvGetStream(dev.device_type, dev.device_id);
+  }
+  /*!
+   * \brief The DeviceAPI registered for `device_type`.
+   * \param allow_missing Return null instead of throwing when none is registered.
+   */
+  static DeviceAPI* Get(int device_type, bool allow_missing = false);
+  /*! \brief Register (or replace) the DeviceAPI of `device_type`; `api` must outlive the process. */
+  static void Register(int device_type, DeviceAPI* api);
+};
+
+/*! \brief Human-readable name of a DLPack device type ("cuda", "opencl", ...). */
+TVM_RUNTIME_DLL std::string DeviceTypeName(int device_type);
+
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_DEVICE_API_H_

@@ -1,0 +1,113 @@
+/*!
+ * \file tvm/runtime/device_module.h
+ * \brief What every device backend shares: the serialized device-module format, the
+ *        launch-parameter convention and the generic fallback module.
+ *
+ * Serialized format (all integers little-endian u64, strings/bytes length-prefixed):
+ *   magic "TVMDEVM1" | fmt: str | function map | payload: bytes | sources: u64 n, n x (fmt: str, text: str)
+ *   function map = u64 n, n x (name: str, u64 nargs, nargs x dtype: str, u64 ntags, ntags x tag: str)
+ * Parsing never trusts a length: corrupted or truncated bytes raise ValueError.
+ */
+#ifndef TVM_RUNTIME_DEVICE_MODULE_H_
+#define TVM_RUNTIME_DEVICE_MODULE_H_
+
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/extra/module.h>
+#include <tvm/ffi/function.h>
+#include <tvm/runtime/base.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tvm {
+namespace runtime {
+
+/*! \brief One kernel of a device module. */
+struct FunctionInfo {
+  std::string name;
+  /*! \brief dtype of each kernel argument: "handle" for buffers, else "int32", "float32", ... */
+  std::vector<std::string> arg_types;
+  /*!
+   * \brief Meaning of the trailing launch arguments, in order: "blockIdx.x".."z",
+   * "threadIdx.x".."z" and "dyn_shmem" (dynamic shared memory bytes).
+   */
+  std::vector<std::string> launch_param_tags;
+};
+
+/*! \brief Everything a device module is made of, independent of backend. */
+struct DeviceModuleSpec {
+  /*! \brief Payload format: "cubin", "ptx", "cl", "spirv", "so", ... */
+  std::string fmt;
+  std::vector<FunctionInfo> functions;
+  /*! \brief The binary (or source) the backend runtime loads. */
+  std::string payload;
+  /*! \brief (format, text) pairs shown by inspect_source, e.g. ("cuda", "..."), ("ptx", "..."). */
+  std::vector<std::pair<std::string, std::string>> sources;
+
+  /*! \brief Serialize to the format above. */
+  TVM_RUNTIME_DLL std::string Serialize() const;
+  /*! \brief Parse; throws ValueError naming the problem on corrupted input. */
+  TVM_RUNTIME_DLL static DeviceModuleSpec Deserialize(const std::string& bytes);
+  /*! \brief The source of format `fmt` ("" = the first one), or "" when absent. */
+  TVM_RUNTIME_DLL std::string Source(const std::string& fmt) const;
+  /*! \brief Kernel `name`, or null. */
+  TVM_RUNTIME_DLL const FunctionInfo* Find(const std::string& name) const;
+};
+
+/*! \brief Grid/block dims and dynamic shared memory decoded from a kernel's launch arguments. */
+struct LaunchConfig {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::array<int64_t, 3> block{1, 1, 1};
+  int64_t dyn_shmem_bytes = 0;
+
+  /*!
+   * \brief Decode the trailing launch arguments of a call to kernel `info`.
+   * Checks the argument count; throws TypeError naming the kernel on mismatch.
+   */
+  TVM_RUNTIME_DLL static LaunchConfig Decode(const FunctionInfo& info, ffi::PackedArgs args);
+};
+
+/*!
+ * \brief Base class for device modules: kind, function map, SaveToBytes and inspect_source come
+ *        from the spec, so real and fallback modules of a kind serialize byte-identically.
+ */
+class TVM_RUNTIME_DLL DeviceModuleBase : public ffi::ModuleObj {
+ public:
+  DeviceModuleBase(std::string kind, DeviceModuleSpec spec)
+      : kind_(std::move(kind)), spec_(std::move(spec)) {}
+  const char* kind() const override { return kind_.c_str(); }
+  int GetPropertyMask() const override {
+    return ffi::Module::kBinarySerializable | ffi::Module::kRunnable;
+  }
+  ffi::Bytes SaveToBytes() const override;
+  ffi::String InspectSource(const ffi::String& format) const override;
+  ffi::Array<ffi::String> GetWriteFormats() const override;
+  const DeviceModuleSpec& spec() const { return spec_; }
+
+ protected:
+  std::string kind_;
+  DeviceModuleSpec spec_;
+};
+
+/*!
+ * \brief The generic fallback module: same kind and bytes as the real one, but every function
+ *        raises RuntimeError with `reason` (why the runtime is unavailable and what to install).
+ */
+TVM_RUNTIME_DLL ffi::Module MakeFallbackModule(const std::string& kind, DeviceModuleSpec spec,
+                                               const std::string& reason);
+
+/*!
+ * \brief Builds a spec from the arguments of `ffi.Module.create.<kind>`:
+ *        (fmt: str, functions: list of [name, [arg dtypes], [launch tags]], payload: bytes,
+ *         sources: list of [fmt, text]).
+ */
+TVM_RUNTIME_DLL DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args);
+
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_DEVICE_MODULE_H_

@@ -1,0 +1,10 @@
+"""``python -m tvm.backend``: what is installed, what loaded, and why something did not."""
+
+import warnings
+
+warnings.simplefilter("ignore")
+
+import tvm  # noqa: E402
+from tvm.backend import report  # noqa: E402
+
+print(report())

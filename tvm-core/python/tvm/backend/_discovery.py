@@ -1,0 +1,133 @@
+"""Fast discovery of the ``tvm.backends`` entry-point group.
+
+``importlib.metadata.entry_points()`` parses every installed distribution (tens of ms); this
+scanner reads only ``*.dist-info/entry_points.txt`` files that mention the group, and caches
+the result keyed by the modification times of the ``sys.path`` directories (pip changes
+those whenever it installs or removes a distribution).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+GROUP = "tvm.backends"
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One ``tvm.backends`` entry point."""
+
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+    @property
+    def module(self) -> str:
+        """The module part of ``module:attr``."""
+        return self.value.partition(":")[0].strip()
+
+    @property
+    def attr(self) -> str:
+        """The attribute part of ``module:attr`` (empty when the entry point names a module)."""
+        return self.value.partition(":")[2].strip()
+
+
+def _parse_group(text: str) -> list[tuple[str, str]]:
+    out, in_group = [], False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            in_group = line == f"[{GROUP}]"
+            continue
+        if in_group and "=" in line:
+            name, _, value = line.partition("=")
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def _dist_name_version(dirname: str, path: str) -> tuple[str, str]:
+    stem = dirname[: -len(".dist-info")]
+    name, _, version = stem.partition("-")
+    try:
+        with open(os.path.join(path, "METADATA"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Name:"):
+                    name = line[5:].strip()
+                elif line.startswith("Version:"):
+                    version = line[8:].strip()
+                elif not line.strip():
+                    break
+    except OSError:
+        pass
+    return name, version
+
+
+def _scan_dir(directory: str) -> list[EntryPoint]:
+    found = []
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return found
+    for d in entries:
+        if not d.endswith(".dist-info"):
+            continue
+        dist_path = os.path.join(directory, d)
+        try:
+            with open(os.path.join(dist_path, "entry_points.txt"), encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if GROUP not in text:
+            continue
+        name, version = _dist_name_version(d, dist_path)
+        for ep_name, value in _parse_group(text):
+            found.append(EntryPoint(ep_name, value, name, version))
+    return found
+
+
+def _cache_file() -> str:
+    base = os.environ.get("TVM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tvm"
+    )
+    return os.path.join(base, "backend-entry-points.json")
+
+
+def discover() -> list[EntryPoint]:
+    """All ``tvm.backends`` entry points on ``sys.path``; the first distribution of a name wins."""
+    dirs = [p or os.getcwd() for p in sys.path]
+    stamps = []
+    for d in dirs:
+        try:
+            stamps.append([d, os.stat(d).st_mtime_ns])
+        except OSError:
+            stamps.append([d, None])
+    cache = _cache_file()
+    try:
+        with open(cache, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("stamps") == stamps:
+            return [EntryPoint(*e) for e in data["entries"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    seen: dict[str, EntryPoint] = {}
+    for d, stamp in stamps:
+        if stamp is None:
+            continue
+        for ep in _scan_dir(d):
+            seen.setdefault(ep.name, ep)
+    entries = sorted(seen.values(), key=lambda e: e.name)
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = f"{cache}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"stamps": stamps, "entries": [list(vars(e).values()) for e in entries]}, f)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return entries

@@ -1,0 +1,292 @@
+"""Backend records and activation: the machinery behind ``tvm.backend``.
+
+Every discovered backend gets a :class:`BackendRecord`. Activation imports the entry point and
+calls its hook with a :class:`~tvm.backend.api.BackendContext`. Any exception (``SystemExit``
+included; only ``KeyboardInterrupt`` propagates) is recorded, reported once as a warning, and
+raised as an actionable error when the backend's device or target is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import tvm_ffi
+
+from ._discovery import EntryPoint, discover
+
+ACTIVE = "active"
+RUNTIME_UNAVAILABLE = "runtime unavailable"
+FAILED = "failed"
+DISABLED = "disabled by env"
+DISCOVERED = "not loaded"
+
+
+class BackendError(RuntimeError):
+    """A backend could not be activated, or a failed backend's device or target was used."""
+
+
+class BackendLoadWarning(UserWarning):
+    """Issued once per backend whose activation failed or whose runtime is unavailable."""
+
+
+class RuntimeUnavailable(Exception):
+    """Raised inside activation when the backend's runtime DSO cannot be used on this machine."""
+
+
+@dataclass
+class BackendRecord:
+    """What is known about one discovered backend; shown by ``python -m tvm.backend``."""
+
+    name: str
+    entry_point: str
+    distribution: str
+    version: str
+    status: str = DISCOVERED
+    reason: str = ""
+    exc_type: str = ""
+    traceback: str = ""
+    dso_path: str = ""
+    hint: str = ""
+    device_types: list[int] = field(default_factory=list)
+    target_kinds: list[str] = field(default_factory=list)
+    module_kinds: list[str] = field(default_factory=list)
+
+    @property
+    def usable_for_codegen(self) -> bool:
+        """True when code generation works (active, or only the runtime is missing)."""
+        return self.status in (ACTIVE, RUNTIME_UNAVAILABLE)
+
+    def describe(self) -> str:
+        """One line: status and reason."""
+        return self.status + (f": {self.reason}" if self.reason else "")
+
+    def fix(self) -> str:
+        """What the user should do about this record's state."""
+        if self.hint:
+            return self.hint
+        if self.status == DISABLED:
+            return (f"unset TVM_DEVICE_BACKEND_AUTOLOAD / add '{self.name}' to TVM_BACKENDS, "
+                    f"or call tvm.backend.load('{self.name}')")
+        return (f"reinstall a matching version: pip install --force-reinstall '{self.distribution}=="
+                f"{_core_version()}' (run `python -m tvm.backend` for details)")
+
+
+def _core_version() -> str:
+    from tvm import __version__
+
+    return __version__
+
+
+_lock = threading.RLock()
+_records: dict[str, BackendRecord] = {}
+_entry_points: dict[str, EntryPoint] = {}
+_discovered = False
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def autoload_enabled() -> bool:
+    """False when ``TVM_DEVICE_BACKEND_AUTOLOAD=0``."""
+    return os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def strict_mode() -> bool:
+    """True when ``TVM_BACKEND_STRICT=1``: activation failures raise instead of warning."""
+    return _env_flag("TVM_BACKEND_STRICT")
+
+
+def allowlist() -> set[str] | None:
+    """The names in ``TVM_BACKENDS`` (comma separated), or None when unset."""
+    raw = os.environ.get("TVM_BACKENDS")
+    if raw is None or not raw.strip():
+        return None
+    return {n.strip() for n in raw.split(",") if n.strip()}
+
+
+def ensure_discovered() -> None:
+    """Read the entry points once per process."""
+    global _discovered
+    with _lock:
+        if _discovered:
+            return
+        for ep in discover():
+            _entry_points[ep.name] = ep
+            _records[ep.name] = BackendRecord(ep.name, ep.value, ep.distribution, ep.version)
+        _discovered = True
+
+
+def records() -> list[BackendRecord]:
+    """All records, sorted by name."""
+    ensure_discovered()
+    with _lock:
+        return [_records[k] for k in sorted(_records)]
+
+
+def get_record(name: str) -> BackendRecord | None:
+    """The record of backend ``name``, if discovered."""
+    ensure_discovered()
+    return _records.get(name)
+
+
+def autoload() -> None:
+    """Activate every discovered backend the environment allows (called by ``import tvm``)."""
+    ensure_discovered()
+    allowed = allowlist()
+    for name in sorted(_entry_points):
+        rec = _records[name]
+        if not autoload_enabled():
+            rec.status, rec.reason = DISABLED, "TVM_DEVICE_BACKEND_AUTOLOAD=0"
+        elif allowed is not None and name not in allowed:
+            rec.status, rec.reason = DISABLED, f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
+        else:
+            activate(name)
+
+
+def activate(name: str, explicit: bool = False) -> BackendRecord:
+    """Activate backend ``name`` once; returns its record (raises only in strict/explicit mode)."""
+    ensure_discovered()
+    with _lock:
+        rec = _records.get(name)
+        if rec is None:
+            raise BackendError(
+                f"no backend named '{name}' is installed (discovered: {sorted(_records) or 'none'}); "
+                f"install it, e.g. pip install 'tvm[{name}]' or pip install tvm-backend-{name}"
+            )
+        if rec.status in (ACTIVE, RUNTIME_UNAVAILABLE, FAILED):
+            if explicit and rec.status == FAILED:
+                raise BackendError(f"backend '{name}' failed to load: {rec.reason}")
+            return rec
+        _run_hook(rec, _entry_points[name])
+    if rec.status == FAILED:
+        if strict_mode() or explicit:
+            raise BackendError(f"backend '{name}' ({rec.distribution} {rec.version}) failed to load: "
+                               f"{rec.reason}\n{rec.traceback}")
+        warnings.warn(f"tvm backend '{name}' ({rec.distribution} {rec.version}) failed to load and is "
+                      f"disabled: {rec.reason}. Run `python -m tvm.backend` for details.",
+                      BackendLoadWarning, stacklevel=3)
+    elif rec.status == RUNTIME_UNAVAILABLE:
+        if strict_mode():
+            raise BackendError(f"backend '{name}': runtime unavailable: {rec.reason}")
+        warnings.warn(f"tvm backend '{name}': runtime unavailable ({rec.reason}); code generation works, "
+                      "kernels cannot run on this machine.", BackendLoadWarning, stacklevel=3)
+    return rec
+
+
+def _run_hook(rec: BackendRecord, ep: EntryPoint) -> None:
+    from .api import BackendContext
+
+    ctx = BackendContext(rec)
+    try:
+        module = importlib.import_module(ep.module)
+        hook: Any = module
+        for part in filter(None, ep.attr.split(".")):
+            hook = getattr(hook, part)
+        if not callable(hook):
+            raise TypeError(f"entry point '{ep.value}' is not callable")
+        hook(ctx)
+        ctx._finish()
+        if rec.status == DISCOVERED:
+            rec.status = ACTIVE
+    except KeyboardInterrupt:
+        raise
+    except RuntimeUnavailable as err:
+        rec.status, rec.reason = RUNTIME_UNAVAILABLE, str(err)
+        ctx._finish()
+    except BaseException as err:  # noqa: BLE001 - isolation is the point: SystemExit included
+        ctx._rollback()
+        rec.status = FAILED
+        rec.exc_type = type(err).__name__
+        rec.reason = f"{type(err).__name__}: {err}"
+        rec.traceback = traceback.format_exc()
+
+
+# ---------------------------------------------------------------------------------------------
+# Lookups used by devices and targets to turn "not registered" into an actionable error
+
+
+def _record_for_device(device_type: int) -> BackendRecord | None:
+    from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES
+
+    ensure_discovered()
+    for rec in _records.values():
+        if device_type in rec.device_types:
+            return rec
+    name = DEVICE_NAMES.get(device_type)
+    for rec in _records.values():
+        if rec.name == name or DEVICE_TYPES.get(rec.name) == device_type:
+            return rec
+    return None
+
+
+def explain_missing(what: str, name: str, record: BackendRecord | None) -> BackendError:
+    """An error saying why ``what`` (a device or target) is not usable and what to do."""
+    if record is None:
+        return BackendError(f"{what} needs the '{name}' backend, which is not installed: "
+                            f"pip install 'tvm[{name}]' (or a vendor's backend wheel for it)")
+    if record.status == FAILED:
+        return BackendError(f"{what} needs backend '{record.name}' ({record.distribution} "
+                            f"{record.version}), which failed to load: {record.reason}. "
+                            f"Fix: {record.fix()}")
+    if record.status == DISABLED:
+        return BackendError(f"{what} needs backend '{record.name}', which is {record.describe()}. "
+                            f"Fix: {record.fix()}")
+    if record.status == RUNTIME_UNAVAILABLE:
+        return BackendError(f"{what}: backend '{record.name}' generates code but its runtime is "
+                            f"unavailable on this machine: {record.reason}. Fix: {record.fix()}")
+    return BackendError(f"{what}: backend '{record.name}' is {record.describe()}")
+
+
+def explain_device_error(dev: Any, err: Exception) -> Exception:
+    """Turn a 'no runtime registered' error for ``dev`` into one naming the backend's state."""
+    if "no runtime is registered" not in str(err):
+        return err
+    from tvm.runtime.device import DEVICE_NAMES
+
+    dt = dev.dlpack_device_type()
+    return explain_missing(f"device {dev!r}", DEVICE_NAMES.get(dt, str(dt)), _record_for_device(dt))
+
+
+_device_attr = tvm_ffi.get_global_func("runtime.DeviceGetAttr")
+
+
+def device_attr(device_type: int, device_id: int, key: str) -> Any:
+    """Attribute ``key`` of a device; ``exist`` is False (never an error) when no runtime is loaded."""
+    try:
+        return _device_attr(device_type, device_id, key)
+    except RuntimeError as err:
+        from tvm.runtime.device import Device
+
+        raise explain_device_error(Device(device_type, device_id), err) from err
+
+
+def lazy_callable(spec: str | Callable[..., Any]) -> Callable[..., Any]:
+    """Resolve ``"module:attr"`` on first call, so registering costs no import."""
+    if callable(spec):
+        return spec
+    module_name, _, attr = spec.partition(":")
+    cache: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not cache:
+            obj: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            cache.append(obj)
+        return cache[0](*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = spec
+    return call
+
+
+def loaded_module_names() -> set[str]:
+    """Top-level names of modules imported so far (used by tests of import laziness)."""
+    return {m.partition(".")[0] for m in sys.modules}

@@ -1,0 +1,180 @@
+"""The backend API: what a backend's activation hook may call.
+
+A backend wheel declares, in ``pyproject.toml``::
+
+    [project.entry-points."tvm.backends"]
+    mybackend = "tvm_backend_mybackend:activate"
+
+and implements ``activate(ctx: BackendContext) -> None``. First-party and third-party backends
+use exactly this API; the core has no built-in list of backends.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import tvm_ffi
+
+from ._registry import BackendError, BackendRecord, RuntimeUnavailable, lazy_callable
+
+__all__ = ["BackendContext", "BackendABIError", "RuntimeUnavailable"]
+
+
+class BackendABIError(BackendError):
+    """The backend's runtime DSO was built against another ABI of the core."""
+
+
+_ERR_LEN = 4096
+
+
+class BackendContext:
+    """Handed to a backend's activation hook; every registration goes through it."""
+
+    def __init__(self, record: BackendRecord):
+        self._record = record
+        self._undo: list[Callable[[], None]] = []
+        self._module_kinds: dict[str, str] = {}
+        self.runtime_available: bool = False
+        #: Why the runtime is unavailable ("" while available); repeated in fallback errors.
+        self.unavailable_reason: str = ""
+
+    @property
+    def name(self) -> str:
+        """The backend's name (its entry-point name)."""
+        return self._record.name
+
+    @property
+    def core_abi_version(self) -> int:
+        """The ABI version of the loaded libtvm_runtime."""
+        from tvm._lib import ABI_VERSION
+
+        return ABI_VERSION
+
+    def load_runtime(self, path: str | os.PathLike[str], *, hint: str = "") -> bool:
+        """Load the backend's runtime DSO by absolute path and initialise it.
+
+        Checks ``TVMBackendABIVersion()`` against the core before calling ``TVMBackendInit``.
+        Returns False (and records "runtime unavailable" with the reason) when the DSO cannot be
+        loaded or its init reports that the device runtime is missing; ``hint`` says what to
+        install. Raises :class:`BackendABIError` for an ABI mismatch.
+        """
+        p = Path(path)
+        if not p.is_absolute():
+            raise ValueError(f"load_runtime needs an absolute path inside the backend package, got {p}")
+        self._record.dso_path = str(p)
+        if hint:
+            self._record.hint = hint
+        if not p.exists():
+            return self._unavailable(f"runtime library {p} is missing from the installed package")
+        try:
+            lib = ctypes.CDLL(str(p), mode=ctypes.RTLD_LOCAL | os.RTLD_NOW)
+        except OSError as err:
+            return self._unavailable(f"cannot load {p.name}: {err}")
+        try:
+            abi = lib.TVMBackendABIVersion
+            init = lib.TVMBackendInit
+        except AttributeError as err:
+            raise BackendABIError(f"{p.name} is not a TVM backend runtime (missing {err})") from None
+        abi.restype = ctypes.c_int
+        got = abi()
+        if got != self.core_abi_version:
+            from tvm import __version__
+
+            raise BackendABIError(
+                f"{p.name} was built for TVM core ABI {got}, but the installed core (tvm {__version__}) "
+                f"has ABI {self.core_abi_version}; install the backend version that matches the core"
+            )
+        buf = ctypes.create_string_buffer(_ERR_LEN)
+        init.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        init.restype = ctypes.c_int
+        if init(buf, _ERR_LEN) != 0:
+            return self._unavailable(buf.value.decode("utf-8", "replace") or f"{p.name} init failed")
+        self._keep_alive = lib
+        self.runtime_available = True
+        return True
+
+    def _unavailable(self, reason: str) -> bool:
+        self.runtime_available = False
+        self.unavailable_reason = reason
+        return False
+
+    def set_hint(self, hint: str) -> None:
+        """What a user should do when this backend cannot run kernels (shown in errors)."""
+        self._record.hint = hint
+
+    def register_device(self, name: str, device_type: int) -> None:
+        """Claim ``device_type`` for this backend and let ``tvm.device(name)`` mean it."""
+        from tvm.runtime.device import register_device_name
+
+        register_device_name(name, device_type)
+        if device_type not in self._record.device_types:
+            self._record.device_types.append(device_type)
+
+    def register_target_kind(
+        self,
+        name: str,
+        device_type: int,
+        *,
+        codegen: "str | Callable[..., Any] | None" = None,
+        keys: tuple[str, ...] = (),
+        default_attrs: dict[str, Any] | None = None,
+        aliases: tuple[str, ...] = (),
+    ) -> None:
+        """Add target kind ``name``. ``codegen`` (``"module:function"`` or a callable, imported on
+        first use) turns the device functions of a compiled program into a device module."""
+        from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
+
+        kind = TargetKind(name, device_type, self.name, tuple(keys), dict(default_attrs or {}),
+                          lazy_callable(codegen) if codegen is not None else None)
+        register_target_kind(kind, tuple(aliases))
+        self._record.target_kinds.append(name)
+        self._undo.append(lambda: unregister_target_kind(name))
+
+    def register_device_target_detector(self, device_type: int, fn: "str | Callable[..., Any]") -> None:
+        """Detector ``fn(device) -> Target`` for ``tvm.target.detect_target_from_device``."""
+        from tvm.target.detect_target import register_device_target_detector, unregister_device_target_detector
+
+        register_device_target_detector(device_type, lazy_callable(fn))
+        self._undo.append(lambda: unregister_device_target_detector(device_type))
+
+    def register_script_namespace(self, name: str, module: str) -> None:
+        """Expose ``module`` (imported on first use) as ``T.<name>`` in TVMScript."""
+        from tvm.script import namespaces
+
+        namespaces.register(name, module)
+        self._undo.append(lambda: namespaces.unregister(name))
+
+    def declare_module_kind(self, kind: str) -> None:
+        """This backend produces device modules of ``kind``. When the backend's runtime did not
+        register ``ffi.Module.load_from_bytes.<kind>``, the core registers the generic fallback
+        loader so that libraries containing such modules still load (and explain)."""
+        self._module_kinds[kind] = kind
+        self._record.module_kinds.append(kind)
+
+    def _finish(self) -> None:
+        """Called after the hook: install fallback loaders for kinds without a real runtime."""
+        if self.unavailable_reason:
+            self._record.status = "runtime unavailable"
+            self._record.reason = self.unavailable_reason
+        for kind in self._module_kinds:
+            key = f"ffi.Module.load_from_bytes.{kind}"
+            if tvm_ffi.get_global_func(key, allow_missing=True) is None:
+                reason = self._fallback_reason()
+                load = tvm_ffi.get_global_func("runtime.FallbackModuleLoadFromBytes")
+                tvm_ffi.register_global_func(key, lambda b, _k=kind, _r=reason: load(_k, _r, b), override=True)
+
+    def _fallback_reason(self) -> str:
+        why = self.unavailable_reason or "the runtime of this backend is not loaded"
+        fix = self._record.hint or f"install a machine with the {self.name} runtime"
+        return f"Reason: {why}. Fix: {fix}."
+
+    def _rollback(self) -> None:
+        for undo in reversed(self._undo):
+            try:
+                undo()
+            except Exception:  # noqa: BLE001 - best effort cleanup of a failed backend
+                pass
+        self._undo.clear()

@@ -1,0 +1,171 @@
+"""Devices: ``tvm.device(...)``, ``tvm.cpu()``, ``tvm.cuda(n)`` ... with ``.exist`` and attributes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm_ffi
+from tvm_ffi import core as _core
+
+DEVICE_TYPES: dict[str, int] = {
+    "cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cuda_host": 3,
+    "opencl": 4, "cl": 4, "vulkan": 7, "metal": 8, "rocm": 10, "ext_dev": 12,
+    "hexagon": 16, "webgpu": 15,
+}
+DEVICE_NAMES: dict[int, str] = {
+    1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
+    10: "rocm", 12: "ext_dev", 15: "webgpu", 16: "hexagon",
+}
+
+
+def register_device_name(name: str, device_type: int) -> None:
+    """Let ``tvm.device(name)`` and targets named ``name`` mean ``device_type`` (used by backends)."""
+    DEVICE_TYPES[name] = device_type
+    DEVICE_NAMES.setdefault(device_type, name)
+
+
+def _attr(dev: "Device", key: str) -> Any:
+    from tvm.backend import _registry
+
+    return _registry.device_attr(dev.dlpack_device_type(), dev.index, key)
+
+
+class Device(tvm_ffi.Device):
+    """A device (DLPack device type and index) with TVM's attribute accessors."""
+
+    __slots__ = ()
+
+    @property
+    def device_type(self) -> int:
+        """DLPack device type code."""
+        return self.dlpack_device_type()
+
+    @property
+    def device_id(self) -> int:
+        """Device index."""
+        return self.index
+
+    @property
+    def exist(self) -> bool:
+        """True when a runtime for this device type is loaded and the device is present."""
+        return bool(_attr(self, "exist"))
+
+    @property
+    def name(self) -> str | None:
+        """Device name as reported by its runtime."""
+        return _attr(self, "name")
+
+    @property
+    def max_threads_per_block(self) -> int | None:
+        """Maximum threads in one block / work-group."""
+        return _attr(self, "max_threads_per_block")
+
+    @property
+    def warp_size(self) -> int | None:
+        """Threads per warp / wavefront / sub-group."""
+        return _attr(self, "warp_size")
+
+    @property
+    def max_shared_memory_per_block(self) -> int | None:
+        """Bytes of shared (local) memory available to one block."""
+        return _attr(self, "max_shared_memory_per_block")
+
+    @property
+    def compute_version(self) -> str | None:
+        """Compute capability / architecture version, e.g. ``"9.0"``."""
+        return _attr(self, "compute_version")
+
+    @property
+    def multi_processor_count(self) -> int | None:
+        """Number of multiprocessors / compute units."""
+        return _attr(self, "multi_processor_count")
+
+    @property
+    def max_clock_rate(self) -> int | None:
+        """Maximum clock rate in kHz."""
+        return _attr(self, "max_clock_rate")
+
+    @property
+    def total_global_memory(self) -> int | None:
+        """Bytes of device memory."""
+        return _attr(self, "total_global_memory")
+
+    @property
+    def max_thread_dimensions(self) -> Any:
+        """Maximum block dimensions (x, y, z)."""
+        return _attr(self, "max_thread_dimensions")
+
+    def attr(self, key: str) -> Any:
+        """Any attribute the device's runtime knows, by name."""
+        return _attr(self, key)
+
+    def sync(self) -> None:
+        """Wait for all work queued on this device's current stream."""
+        tvm_ffi.get_global_func("runtime.DeviceSync")(self)
+
+    def __repr__(self) -> str:
+        return f"{DEVICE_NAMES.get(self.device_type, self.device_type)}({self.index})"
+
+
+_core._set_class_device(Device)
+
+
+def device(dev_type: str | int, dev_id: int = 0) -> Device:
+    """A device from a name (``"cuda"``, ``"cuda:1"``, ``"opencl"``) or DLPack type code."""
+    if isinstance(dev_type, str):
+        name = dev_type.strip()
+        if ":" in name:
+            name, _, idx = name.partition(":")
+            dev_id = int(idx)
+        name = name.split()[0]
+        if name not in DEVICE_TYPES:
+            raise ValueError(f"unknown device '{dev_type}'; known: {sorted(DEVICE_TYPES)}")
+        code = DEVICE_TYPES[name]
+    else:
+        code = int(dev_type)
+    return Device(code, dev_id)
+
+
+def cpu(dev_id: int = 0) -> Device:
+    """The host CPU."""
+    return Device(1, dev_id)
+
+
+def cuda(dev_id: int = 0) -> Device:
+    """An NVIDIA GPU."""
+    return Device(2, dev_id)
+
+
+def rocm(dev_id: int = 0) -> Device:
+    """An AMD GPU."""
+    return Device(10, dev_id)
+
+
+def opencl(dev_id: int = 0) -> Device:
+    """An OpenCL device."""
+    return Device(4, dev_id)
+
+
+def vulkan(dev_id: int = 0) -> Device:
+    """A Vulkan device."""
+    return Device(7, dev_id)
+
+
+def metal(dev_id: int = 0) -> Device:
+    """An Apple Metal device."""
+    return Device(8, dev_id)
+
+
+def hexagon(dev_id: int = 0) -> Device:
+    """A Qualcomm Hexagon DSP."""
+    return Device(16, dev_id)
+
+
+def webgpu(dev_id: int = 0) -> Device:
+    """A WebGPU adapter."""
+    return Device(15, dev_id)
+
+
+def ext_dev(dev_id: int = 0) -> Device:
+    """A vendor extension device (DLPack kDLExtDev)."""
+    return Device(12, dev_id)

@@ -1,0 +1,113 @@
+"""Tensors on any registered device: empty, from/to NumPy, copies, DLPack in and out."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import tvm_ffi
+from tvm_ffi import core as _core
+
+from .device import Device, cpu
+
+_empty = tvm_ffi.get_global_func("runtime.TensorEmpty")
+_copy = tvm_ffi.get_global_func("runtime.TensorCopyFromTo")
+_from_bytes = tvm_ffi.get_global_func("runtime.TensorCopyFromBytes")
+_to_bytes = tvm_ffi.get_global_func("runtime.TensorCopyToBytes")
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype that holds a TVM dtype (bfloat16 through ml_dtypes)."""
+    if dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError as err:
+            raise ImportError("bfloat16 tensors need 'ml_dtypes' (pip install ml_dtypes)") from err
+        return np.dtype(ml_dtypes.bfloat16)
+    if dtype == "bool":
+        return np.dtype("bool")
+    return np.dtype(dtype)
+
+
+def _dtype_str(dtype: Any) -> str:
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        name = np.dtype(dtype).name
+        return "bfloat16" if name == "bfloat16" else name
+    return str(dtype)
+
+
+class Tensor(tvm_ffi.Tensor):
+    """A tvm-ffi tensor with TVM's conveniences (``numpy()``, ``copyfrom``, ``copyto``)."""
+
+    __slots__ = ()
+
+    def numpy(self) -> np.ndarray:
+        """Copy the tensor into a new NumPy array (from any device)."""
+        out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
+        _to_bytes(self, out.ctypes.data, out.nbytes)
+        return out
+
+    asnumpy = numpy
+
+    def copyfrom(self, source: Any) -> "Tensor":
+        """Copy from a NumPy array (converted to this dtype) or another tensor into this one."""
+        if isinstance(source, tvm_ffi.Tensor):
+            _copy(source, self)
+            return self
+        arr = np.ascontiguousarray(source, dtype=numpy_dtype(str(self.dtype)))
+        if arr.shape != tuple(self.shape):
+            raise ValueError(f"copyfrom: shape {arr.shape} does not match tensor shape {tuple(self.shape)}")
+        _from_bytes(self, arr.ctypes.data, arr.nbytes)
+        return self
+
+    def copyto(self, target: Any) -> Any:
+        """Copy into another tensor, or into a new tensor on device ``target``."""
+        if isinstance(target, tvm_ffi.Tensor):
+            _copy(self, target)
+            return target
+        out = empty(self.shape, str(self.dtype), target)
+        _copy(self, out)
+        return out
+
+    @property
+    def device(self) -> Device:  # type: ignore[override]
+        """The device holding the data."""
+        d = tvm_ffi.Tensor.device.__get__(self)
+        return Device(d.dlpack_device_type(), d.index)
+
+    def __repr__(self) -> str:
+        return f"<tvm.runtime.Tensor shape={tuple(self.shape)} dtype={self.dtype} device={self.device}>"
+
+
+_core._set_class_tensor(Tensor)
+
+
+def empty(shape: Sequence[int] | int, dtype: Any = "float32", device: Device | None = None) -> Tensor:
+    """An uninitialised tensor on ``device`` (default CPU)."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    dev = device if device is not None else cpu()
+    try:
+        return _empty(tvm_ffi.Shape(tuple(int(s) for s in shape)), tvm_ffi.dtype(_dtype_str(dtype)), dev)
+    except RuntimeError as err:
+        from tvm.backend import _registry
+
+        raise _registry.explain_device_error(dev, err) from err
+
+
+def tensor(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor:
+    """A new tensor on ``device`` holding a copy of ``data`` (NumPy array, list, or DLPack tensor)."""
+    if hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray):
+        src = from_dlpack(data)
+        out = empty(src.shape, str(src.dtype), device)
+        _copy(src, out)
+        return out
+    arr = np.asarray(data) if dtype is None else np.asarray(data, dtype=numpy_dtype(_dtype_str(dtype)))
+    out = empty(arr.shape, _dtype_str(arr.dtype), device)
+    out.copyfrom(arr)
+    return out
+
+
+def from_dlpack(obj: Any) -> Tensor:
+    """Zero-copy view of any DLPack producer (NumPy, PyTorch, ...)."""
+    return tvm_ffi.from_dlpack(obj)

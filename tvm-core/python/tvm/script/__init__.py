@@ -1,0 +1,1 @@
+"""TVMScript: ``from tvm.script import tir as T``."""

@@ -1,0 +1,131 @@
+"""Targets: ``tvm.target.Target("cuda -arch=sm_90")`` over a registry of target kinds that
+backends extend through :class:`tvm.backend.api.BackendContext`."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class TargetKind:
+    """A kind of target (``c``, ``cuda``, ``opencl`` ...) and the backend that provides it."""
+
+    name: str
+    device_type: int
+    backend: str
+    keys: tuple[str, ...] = ()
+    default_attrs: dict[str, Any] = field(default_factory=dict)
+    #: callable(device_funcs: list[PrimFunc-like], target) -> device runtime module; None for host kinds
+    codegen: Callable[..., Any] | None = None
+
+
+_KINDS: dict[str, TargetKind] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register_target_kind(kind: TargetKind, aliases: tuple[str, ...] = ()) -> None:
+    """Add a target kind (and names that mean it)."""
+    _KINDS[kind.name] = kind
+    for a in aliases:
+        _ALIASES[a] = kind.name
+
+
+def unregister_target_kind(name: str) -> None:
+    """Remove a target kind and its aliases (used when a backend's activation fails)."""
+    _KINDS.pop(name, None)
+    for a in [a for a, k in _ALIASES.items() if k == name]:
+        del _ALIASES[a]
+
+
+def list_target_kinds() -> list[str]:
+    """Names of all registered target kinds."""
+    return sorted(_KINDS)
+
+
+def get_target_kind(name: str) -> TargetKind:
+    """The kind named ``name``; raises an actionable error when no backend provides it."""
+    name = _ALIASES.get(name, name)
+    kind = _KINDS.get(name)
+    if kind is not None:
+        return kind
+    from tvm.backend import _registry
+
+    raise _registry.explain_missing(f"target '{name}'", name, _registry.get_record(name))
+
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+class Target:
+    """A compilation target: a kind plus attributes, optionally with a host target."""
+
+    def __init__(self, target: "str | dict[str, Any] | Target", host: "str | Target | None" = None):
+        if isinstance(target, Target):
+            self.kind, self.attrs, self.host = target.kind, dict(target.attrs), target.host
+        elif isinstance(target, dict):
+            spec = dict(target)
+            self.kind = get_target_kind(spec.pop("kind"))
+            self.attrs = {**self.kind.default_attrs, **spec}
+            self.host = None
+            host = host or spec.pop("host", None)
+        else:
+            parts = shlex.split(str(target))
+            if not parts:
+                raise ValueError("empty target string")
+            self.kind = get_target_kind(parts[0])
+            self.attrs = dict(self.kind.default_attrs)
+            for p in parts[1:]:
+                if not p.startswith("-"):
+                    raise ValueError(f"target option '{p}' in '{target}' must look like -key=value")
+                key, eq, value = p.lstrip("-").partition("=")
+                self.attrs[key] = _parse_value(value) if eq else True
+            self.host = None
+        if host is not None:
+            self.host = host if isinstance(host, Target) else Target(host)
+        if self.host is None and self.kind.codegen is not None:
+            self.host = Target("c")
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Generic keys of this target (``gpu``, ``cpu``, ...)."""
+        return self.kind.keys
+
+    @property
+    def device_type(self) -> int:
+        """DLPack device type the target runs on."""
+        return self.kind.device_type
+
+    def __getattr__(self, key: str) -> Any:
+        attrs = self.__dict__.get("attrs", {})
+        if key in attrs:
+            return attrs[key]
+        raise AttributeError(key)
+
+    def export(self) -> dict[str, Any]:
+        """The target as a dict (kind, attributes, host)."""
+        out: dict[str, Any] = {"kind": self.kind.name, **self.attrs}
+        if self.host is not None and self.host is not self:
+            out["host"] = self.host.export()
+        return out
+
+    def __str__(self) -> str:
+        opts = " ".join(f"-{k}={v}" for k, v in sorted(self.attrs.items()))
+        return f"{self.kind.name} {opts}".strip()
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))

@@ -1,0 +1,259 @@
+/*!
+ * \file device_api.cc
+ * \brief DeviceAPI registry, the CPU DeviceAPI, and the device/tensor functions the Python
+ *        package calls (attributes, empty, copies, stream sync).
+ */
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/device_api.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+extern "C" TVM_RUNTIME_DLL int TVMRuntimeABIVersion() { return TVM_RUNTIME_ABI_VERSION; }
+
+namespace tvm {
+namespace runtime {
+
+namespace {
+constexpr int kMaxDeviceType = 64;
+
+struct Registry {
+  std::mutex mu;
+  std::array<DeviceAPI*, kMaxDeviceType> apis{};
+  static Registry* Global() {
+    static Registry* inst = new Registry();
+    return inst;
+  }
+};
+
+void CheckDeviceType(int device_type) {
+  if (device_type < 0 || device_type >= kMaxDeviceType) {
+    TVM_FFI_THROW(ValueError) << "invalid device type " << device_type;
+  }
+}
+}  // namespace
+
+std::string DeviceTypeName(int device_type) {
+  switch (device_type) {
+    case kDLCPU: return "cpu";
+    case kDLCUDA: return "cuda";
+    case kDLCUDAHost: return "cuda_host";
+    case kDLOpenCL: return "opencl";
+    case kDLVulkan: return "vulkan";
+    case kDLMetal: return "metal";
+    case kDLVPI: return "vpi";
+    case kDLROCM: return "rocm";
+    case kDLExtDev: return "ext_dev";
+    case kDLHexagon: return "hexagon";
+    case kDLWebGPU: return "webgpu";
+    default: return "device_type_" + std::to_string(device_type);
+  }
+}
+
+DeviceAPI* DeviceAPI::Get(int device_type, bool allow_missing) {
+  CheckDeviceType(device_type);
+  Registry* reg = Registry::Global();
+  DeviceAPI* api;
+  {
+    std::lock_guard<std::mutex> lock(reg->mu);
+    api = reg->apis[device_type];
+  }
+  if (api == nullptr && !allow_missing) {
+    TVM_FFI_THROW(RuntimeError) << "no runtime is registered for device type '"
+                                << DeviceTypeName(device_type)
+                                << "': install and load its backend (tvm.backend.list_backends() "
+                                   "shows what is installed and why a backend did not load)";
+  }
+  return api;
+}
+
+void DeviceAPI::Register(int device_type, DeviceAPI* api) {
+  CheckDeviceType(device_type);
+  Registry* reg = Registry::Global();
+  std::lock_guard<std::mutex> lock(reg->mu);
+  reg->apis[device_type] = api;
+}
+
+namespace {
+/*! \brief Host memory: aligned malloc, memcpy, no streams. */
+class CPUDeviceAPI final : public DeviceAPI {
+ public:
+  ffi::Any GetAttr(DLDevice dev, const std::string& key) final {
+    if (key == "exist") return dev.device_id == 0;
+    if (key == "name") return ffi::String("cpu");
+    if (key == "multi_processor_count") {
+      return static_cast<int64_t>(std::thread::hardware_concurrency());
+    }
+    return ffi::Any();
+  }
+  void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) final {
+    if (alignment < 64) alignment = 64;
+    size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
+    void* ptr = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+    if (ptr == nullptr) TVM_FFI_THROW(RuntimeError) << "out of host memory allocating " << nbytes << " bytes";
+    return ptr;
+  }
+  void FreeDataSpace(DLDevice dev, void* ptr) final { std::free(ptr); }
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
+                      DLDevice, DLDevice, TVMFFIStreamHandle) final {
+    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset, nbytes);
+  }
+  void StreamSync(DLDevice, TVMFFIStreamHandle) final {}
+};
+
+struct RegisterCPU {
+  RegisterCPU() {
+    static CPUDeviceAPI cpu;
+    DeviceAPI::Register(kDLCPU, &cpu);
+    DeviceAPI::Register(kDLCUDAHost, &cpu);
+  }
+} register_cpu_;
+
+/*! \brief Allocator used by ffi::Tensor::FromNDAlloc for any registered device. */
+struct DeviceNDAlloc {
+  DeviceAPI* api;
+  void AllocData(DLTensor* t) {
+    t->data = api->AllocDataSpace(t->device, ffi::GetDataSize(*t), 64);
+  }
+  void FreeData(DLTensor* t) {
+    if (t->data != nullptr) api->FreeDataSpace(t->device, t->data);
+  }
+};
+
+bool IsContiguous(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+std::string ShapeStr(const DLTensor& t) {
+  std::string s = "(";
+  for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + (t.ndim == 1 ? ",)" : ")");
+}
+
+/*! \brief Copy between two tensors of equal shape, dtype and contiguity on any two devices. */
+void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle stream) {
+  size_t nbytes = ffi::GetDataSize(*src);
+  if (ffi::GetDataSize(*dst) != nbytes || src->ndim != dst->ndim) {
+    TVM_FFI_THROW(ValueError) << "copy needs equal shapes: source " << ShapeStr(*src)
+                              << " vs destination " << ShapeStr(*dst);
+  }
+  for (int i = 0; i < src->ndim; ++i) {
+    if (src->shape[i] != dst->shape[i]) {
+      TVM_FFI_THROW(ValueError) << "copy needs equal shapes: source " << ShapeStr(*src)
+                                << " vs destination " << ShapeStr(*dst);
+    }
+  }
+  if (src->dtype.code != dst->dtype.code || src->dtype.bits != dst->dtype.bits ||
+      src->dtype.lanes != dst->dtype.lanes) {
+    TVM_FFI_THROW(TypeError) << "copy needs equal dtypes: source " << ffi::DLDataTypeToString(src->dtype)
+                             << " vs destination " << ffi::DLDataTypeToString(dst->dtype);
+  }
+  if (!IsContiguous(*src) || !IsContiguous(*dst)) {
+    TVM_FFI_THROW(ValueError) << "copy needs contiguous tensors";
+  }
+  DLDevice sdev = src->device, ddev = dst->device;
+  DLDevice api_dev = sdev.device_type != kDLCPU ? sdev : ddev;
+  DeviceAPI* api = DeviceAPI::Get(api_dev.device_type);
+  if (sdev.device_type != kDLCPU && ddev.device_type != kDLCPU &&
+      sdev.device_type != ddev.device_type) {
+    // Between two different device kinds: go through the host.
+    void* tmp = std::malloc(nbytes == 0 ? 1 : nbytes);
+    DLDevice cpu{kDLCPU, 0};
+    DeviceAPI::Get(sdev.device_type)->CopyDataFromTo(src->data, src->byte_offset, tmp, 0, nbytes, sdev,
+                                                     cpu, DeviceAPI::CurrentStream(sdev));
+    DeviceAPI::Get(sdev.device_type)->StreamSync(sdev, DeviceAPI::CurrentStream(sdev));
+    DeviceAPI::Get(ddev.device_type)->CopyDataFromTo(tmp, 0, dst->data, dst->byte_offset, nbytes, cpu,
+                                                     ddev, DeviceAPI::CurrentStream(ddev));
+    DeviceAPI::Get(ddev.device_type)->StreamSync(ddev, DeviceAPI::CurrentStream(ddev));
+    std::free(tmp);
+    return;
+  }
+  if (stream == nullptr) stream = DeviceAPI::CurrentStream(api_dev);
+  api->CopyDataFromTo(src->data, src->byte_offset, dst->data, dst->byte_offset, nbytes, sdev, ddev,
+                      stream);
+}
+}  // namespace
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef()
+      .def("runtime.ABIVersion", []() -> int64_t { return TVM_RUNTIME_ABI_VERSION; })
+      .def("runtime.DeviceAPIRegistered",
+           [](int device_type) { return DeviceAPI::Get(device_type, true) != nullptr; })
+      .def("runtime.DeviceGetAttr",
+           [](int device_type, int device_id, ffi::String key) -> ffi::Any {
+             DeviceAPI* api = DeviceAPI::Get(device_type, true);
+             if (api == nullptr) {
+               if (key == "exist") return false;
+               DeviceAPI::Get(device_type);  // throws the actionable error
+             }
+             return api->GetAttr(DLDevice{static_cast<DLDeviceType>(device_type), device_id},
+                                 std::string(key));
+           })
+      .def("runtime.TensorEmpty",
+           [](ffi::Shape shape, DLDataType dtype, DLDevice dev) {
+             for (int64_t d : shape) {
+               if (d < 0) TVM_FFI_THROW(ValueError) << "negative dimension " << d << " in shape";
+             }
+             DeviceAPI* api = DeviceAPI::Get(dev.device_type);
+             return ffi::Tensor::FromNDAlloc(DeviceNDAlloc{api}, shape, dtype, dev);
+           })
+      .def("runtime.TensorCopyFromTo",
+           [](DLTensor* src, DLTensor* dst) { CopyTensor(src, dst, nullptr); })
+      .def("runtime.TensorCopyFromBytes",
+           [](DLTensor* dst, int64_t data, int64_t nbytes) {
+             DLTensor host = *dst;
+             if (static_cast<size_t>(nbytes) != ffi::GetDataSize(host)) {
+               TVM_FFI_THROW(ValueError) << "copyfrom: source has " << nbytes << " bytes, tensor needs "
+                                         << ffi::GetDataSize(host);
+             }
+             host.data = reinterpret_cast<void*>(data);
+             host.byte_offset = 0;
+             host.strides = nullptr;
+             host.device = DLDevice{kDLCPU, 0};
+             CopyTensor(&host, dst, nullptr);
+             DeviceAPI::Get(dst->device.device_type)
+                 ->StreamSync(dst->device, DeviceAPI::CurrentStream(dst->device));
+           })
+      .def("runtime.TensorCopyToBytes",
+           [](DLTensor* src, int64_t data, int64_t nbytes) {
+             DLTensor host = *src;
+             if (static_cast<size_t>(nbytes) != ffi::GetDataSize(host)) {
+               TVM_FFI_THROW(ValueError) << "copyto: destination has " << nbytes
+                                         << " bytes, tensor holds " << ffi::GetDataSize(host);
+             }
+             host.data = reinterpret_cast<void*>(data);
+             host.byte_offset = 0;
+             host.strides = nullptr;
+             host.device = DLDevice{kDLCPU, 0};
+             CopyTensor(src, &host, nullptr);
+             DeviceAPI::Get(src->device.device_type)
+                 ->StreamSync(src->device, DeviceAPI::CurrentStream(src->device));
+           })
+      .def("runtime.DeviceSync",
+           [](DLDevice dev) {
+             DeviceAPI::Get(dev.device_type)->StreamSync(dev, DeviceAPI::CurrentStream(dev));
+           })
+      .def("runtime.DeviceCreateStream",
+           [](DLDevice dev) {
+             return reinterpret_cast<int64_t>(DeviceAPI::Get(dev.device_type)->CreateStream(dev));
+           })
+      .def("runtime.DeviceFreeStream", [](DLDevice dev, int64_t stream) {
+        DeviceAPI::Get(dev.device_type)->FreeStream(dev, reinterpret_cast<TVMFFIStreamHandle>(stream));
+      });
+}
+
+}  // namespace runtime
+}  // namespace tvm

@@ -1,0 +1,293 @@
+/*!
+ * \file device_module.cc
+ * \brief The one serializer for device modules, launch-argument decoding and the fallback module.
+ */
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/device_module.h>
+
+#include <cstring>
+#include <sstream>
+
+namespace tvm {
+namespace runtime {
+
+namespace {
+constexpr char kMagic[] = "TVMDEVM1";
+constexpr size_t kMagicLen = 8;
+
+class Writer {
+ public:
+  void U64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  void Str(const std::string& s) {
+    U64(s.size());
+    out_.append(s);
+  }
+  void Raw(const char* data, size_t n) { out_.append(data, n); }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& data) : data_(data) {}
+  uint64_t U64(const char* what) {
+    Need(8, what);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(data_[pos_ + i])) << (8 * i);
+    pos_ += 8;
+    return v;
+  }
+  std::string Str(const char* what) {
+    uint64_t n = U64(what);
+    Need(n, what);
+    std::string s = data_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  /*! \brief A count of items each at least `min_item_bytes` long; rejects impossible counts. */
+  uint64_t Count(const char* what, uint64_t min_item_bytes) {
+    uint64_t n = U64(what);
+    if (min_item_bytes > 0 && n > (data_.size() - pos_) / min_item_bytes) {
+      Fail(what, "count " + std::to_string(n) + " exceeds the remaining bytes");
+    }
+    return n;
+  }
+  void Need(uint64_t n, const char* what) {
+    if (n > data_.size() - pos_) {
+      Fail(what, "needs " + std::to_string(n) + " bytes but only " +
+                     std::to_string(data_.size() - pos_) + " remain");
+    }
+  }
+  void Skip(size_t n) { pos_ += n; }
+  bool AtEnd() const { return pos_ == data_.size(); }
+  size_t pos() const { return pos_; }
+  [[noreturn]] void Fail(const char* what, const std::string& msg) {
+    TVM_FFI_THROW(ValueError) << "corrupted device module bytes: " << what << " at offset " << pos_
+                              << " " << msg << " (total " << data_.size() << " bytes)";
+    TVM_FFI_UNREACHABLE();
+  }
+
+ private:
+  const std::string& data_;
+  size_t pos_ = 0;
+};
+}  // namespace
+
+std::string DeviceModuleSpec::Serialize() const {
+  Writer w;
+  w.Raw(kMagic, kMagicLen);
+  w.Str(fmt);
+  w.U64(functions.size());
+  for (const FunctionInfo& f : functions) {
+    w.Str(f.name);
+    w.U64(f.arg_types.size());
+    for (const std::string& t : f.arg_types) w.Str(t);
+    w.U64(f.launch_param_tags.size());
+    for (const std::string& t : f.launch_param_tags) w.Str(t);
+  }
+  w.Str(payload);
+  w.U64(sources.size());
+  for (const auto& kv : sources) {
+    w.Str(kv.first);
+    w.Str(kv.second);
+  }
+  return w.Take();
+}
+
+DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
+  Reader rr(bytes);
+  rr.Need(kMagicLen, "magic");
+  if (std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
+    rr.Fail("magic", "is not \"TVMDEVM1\": these bytes are not a TVM device module");
+  }
+  rr.Skip(kMagicLen);
+  DeviceModuleSpec spec;
+  spec.fmt = rr.Str("format");
+  uint64_t nfunc = rr.Count("function count", 24);
+  spec.functions.reserve(nfunc);
+  for (uint64_t i = 0; i < nfunc; ++i) {
+    FunctionInfo f;
+    f.name = rr.Str("function name");
+    if (f.name.empty()) rr.Fail("function name", "is empty");
+    uint64_t nargs = rr.Count("argument count", 8);
+    for (uint64_t k = 0; k < nargs; ++k) f.arg_types.push_back(rr.Str("argument dtype"));
+    uint64_t ntags = rr.Count("launch tag count", 8);
+    for (uint64_t k = 0; k < ntags; ++k) f.launch_param_tags.push_back(rr.Str("launch tag"));
+    spec.functions.push_back(std::move(f));
+  }
+  spec.payload = rr.Str("payload");
+  uint64_t nsrc = rr.Count("source count", 16);
+  for (uint64_t i = 0; i < nsrc; ++i) {
+    std::string k = rr.Str("source format");
+    std::string v = rr.Str("source text");
+    spec.sources.emplace_back(std::move(k), std::move(v));
+  }
+  if (!rr.AtEnd()) rr.Fail("end", "has trailing bytes");
+  return spec;
+}
+
+std::string DeviceModuleSpec::Source(const std::string& want) const {
+  for (const auto& kv : sources) {
+    if (want.empty() || kv.first == want) return kv.second;
+  }
+  if (want == fmt) return payload;
+  return "";
+}
+
+const FunctionInfo* DeviceModuleSpec::Find(const std::string& name) const {
+  for (const FunctionInfo& f : functions) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args) {
+  size_t nexpect = info.arg_types.size() + info.launch_param_tags.size();
+  if (static_cast<size_t>(args.size()) != nexpect) {
+    TVM_FFI_THROW(TypeError) << "kernel " << info.name << " expects " << info.arg_types.size()
+                             << " arguments and " << info.launch_param_tags.size()
+                             << " launch parameters, got " << args.size() << " values";
+  }
+  LaunchConfig cfg;
+  size_t base = info.arg_types.size();
+  for (size_t i = 0; i < info.launch_param_tags.size(); ++i) {
+    const std::string& tag = info.launch_param_tags[i];
+    int64_t v = args[base + i].cast<int64_t>();
+    if (tag == "dyn_shmem") {
+      cfg.dyn_shmem_bytes = v;
+      continue;
+    }
+    if (v <= 0) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
+                                << " must be positive";
+    }
+    if (tag.size() == 10 && tag.compare(0, 9, "blockIdx.") == 0) {
+      cfg.grid[tag[9] - 'x'] = v;
+    } else if (tag.size() == 11 && tag.compare(0, 10, "threadIdx.") == 0) {
+      cfg.block[tag[10] - 'x'] = v;
+    } else {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag " << tag;
+    }
+  }
+  return cfg;
+}
+
+ffi::Bytes DeviceModuleBase::SaveToBytes() const { return ffi::Bytes(spec_.Serialize()); }
+
+ffi::String DeviceModuleBase::InspectSource(const ffi::String& format) const {
+  return ffi::String(spec_.Source(std::string(format)));
+}
+
+ffi::Array<ffi::String> DeviceModuleBase::GetWriteFormats() const {
+  ffi::Array<ffi::String> out;
+  for (const auto& kv : spec_.sources) out.push_back(kv.first);
+  return out;
+}
+
+namespace {
+class FallbackModuleObj : public DeviceModuleBase {
+ public:
+  FallbackModuleObj(std::string kind, DeviceModuleSpec spec, std::string reason)
+      : DeviceModuleBase(std::move(kind), std::move(spec)), reason_(std::move(reason)) {}
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    const FunctionInfo* info = spec_.Find(std::string(name));
+    if (info == nullptr) return std::nullopt;
+    std::string msg = "cannot run " + kind_ + " kernel '" + info->name + "': this is a fallback " +
+                      kind_ + " module (code generated, but no runtime to run it). " + reason_;
+    return ffi::Function::FromPacked([msg](ffi::PackedArgs, ffi::Any*) {
+      TVM_FFI_THROW(RuntimeError) << msg;
+    });
+  }
+  int GetPropertyMask() const final { return ffi::Module::kBinarySerializable; }
+
+ private:
+  std::string reason_;
+};
+
+std::vector<std::string> StrList(const ffi::Any& v) {
+  std::vector<std::string> out;
+  for (const ffi::Any& x : v.cast<ffi::Array<ffi::Any>>()) out.push_back(x.cast<ffi::String>());
+  return out;
+}
+}  // namespace
+
+ffi::Module MakeFallbackModule(const std::string& kind, DeviceModuleSpec spec,
+                               const std::string& reason) {
+  return ffi::Module(ffi::make_object<FallbackModuleObj>(kind, std::move(spec), reason));
+}
+
+DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
+  if (args.size() != 4) {
+    TVM_FFI_THROW(TypeError) << "device module factory expects (fmt, functions, payload, sources), got "
+                             << args.size() << " arguments";
+  }
+  DeviceModuleSpec spec;
+  spec.fmt = args[0].cast<ffi::String>();
+  for (const ffi::Any& f : args[1].cast<ffi::Array<ffi::Any>>()) {
+    auto items = f.cast<ffi::Array<ffi::Any>>();
+    if (items.size() != 3) TVM_FFI_THROW(TypeError) << "function entry must be [name, arg_types, tags]";
+    FunctionInfo info;
+    info.name = items[0].cast<ffi::String>();
+    info.arg_types = StrList(items[1]);
+    info.launch_param_tags = StrList(items[2]);
+    spec.functions.push_back(std::move(info));
+  }
+  if (auto b = args[2].try_cast<ffi::Bytes>()) {
+    spec.payload = std::string(b->data(), b->size());
+  } else {
+    spec.payload = args[2].cast<ffi::String>();
+  }
+  for (const ffi::Any& s : args[3].cast<ffi::Array<ffi::Any>>()) {
+    auto kv = StrList(s);
+    if (kv.size() != 2) TVM_FFI_THROW(TypeError) << "source entry must be [fmt, text]";
+    spec.sources.emplace_back(kv[0], kv[1]);
+  }
+  return spec;
+}
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef()
+      .def_packed("runtime.DeviceModuleSerialize",
+                  [](ffi::PackedArgs args, ffi::Any* rv) {
+                    *rv = ffi::Bytes(SpecFromCreateArgs(args).Serialize());
+                  })
+      .def("runtime.DeviceModuleDeserialize",
+           [](ffi::Bytes bytes) {
+             DeviceModuleSpec spec = DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size()));
+             ffi::Array<ffi::Any> funcs;
+             for (const FunctionInfo& f : spec.functions) {
+               ffi::Array<ffi::Any> types(f.arg_types.begin(), f.arg_types.end());
+               ffi::Array<ffi::Any> tags(f.launch_param_tags.begin(), f.launch_param_tags.end());
+               funcs.push_back(ffi::Array<ffi::Any>{ffi::String(f.name), types, tags});
+             }
+             ffi::Array<ffi::Any> sources;
+             for (const auto& kv : spec.sources) {
+               sources.push_back(ffi::Array<ffi::Any>{ffi::String(kv.first), ffi::String(kv.second)});
+             }
+             return ffi::Array<ffi::Any>{ffi::String(spec.fmt), funcs,
+                                         ffi::Bytes(spec.payload), sources};
+           })
+      .def_packed("runtime.FallbackModuleCreate",
+                  [](ffi::PackedArgs args, ffi::Any* rv) {
+                    // (kind, reason, fmt, functions, payload, sources)
+                    std::string kind = args[0].cast<ffi::String>();
+                    std::string reason = args[1].cast<ffi::String>();
+                    *rv = MakeFallbackModule(kind, SpecFromCreateArgs(args.Slice(2)), reason);
+                  })
+      .def("runtime.ModuleSaveToBytes", [](ffi::Module mod) { return mod->SaveToBytes(); })
+      .def("runtime.FallbackModuleLoadFromBytes",
+           [](ffi::String kind, ffi::String reason, ffi::Bytes bytes) {
+             return MakeFallbackModule(
+                 kind, DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())), reason);
+           });
+}
+
+}  // namespace runtime
+}  // namespace tvm
