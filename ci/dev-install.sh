@@ -25,3 +25,16 @@ for p in "${pkgs[@]}"; do
   .venv/bin/python -m pip install -q --no-deps --force-reinstall build/dev-wheels/*.whl
   echo "installed $p"
 done
+# Mirror the built native libraries into the source trees, so that
+#   PYTHONPATH=tvm-core/python:tvm-backend-x/python .venv/bin/python ...
+# runs the Python sources in place (entry points still come from the installed wheels).
+site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+for p in "${pkgs[@]}"; do
+  for src in "$p"/python/*/; do
+    mod=$(basename "$src")
+    if [ -d "$site/$mod/lib" ]; then
+      mkdir -p "$src/lib"
+      cp -f "$site/$mod/lib/"*.so "$src/lib/" 2>/dev/null || true
+    fi
+  done
+done

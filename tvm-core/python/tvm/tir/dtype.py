@@ -1,0 +1,73 @@
+"""DType strings: "bool", "int8".."int64", "uint8".."uint64", "float16", "bfloat16", "float32",
+"float64", "handle"; vector types carry a lane suffix ("float32x4")."""
+
+from __future__ import annotations
+
+import re
+
+SCALAR_DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64",
+)
+_RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+))?$")
+
+
+def parse(dtype: str) -> tuple[str, int, int]:
+    """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``; raises ValueError when invalid."""
+    m = _RE.match(dtype)
+    if not m:
+        raise ValueError(f"unknown dtype '{dtype}'")
+    family, bits, lanes = m.group(1), m.group(2), m.group(3)
+    if family == "bool":
+        return "bool", 1, int(lanes or 1)
+    if family == "handle":
+        return "handle", 64, 1
+    if not bits:
+        raise ValueError(f"dtype '{dtype}' needs a bit width")
+    b = int(bits)
+    ok = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,)}
+    if b not in ok[family]:
+        raise ValueError(f"unsupported dtype '{dtype}'")
+    return family, b, int(lanes or 1)
+
+
+def is_float(d: str) -> bool:
+    """float16/bfloat16/float32/float64 (any lanes)."""
+    return d.startswith(("float", "bfloat"))
+
+
+def is_int(d: str) -> bool:
+    """Signed integer."""
+    return d.startswith("int")
+
+
+def is_uint(d: str) -> bool:
+    """Unsigned integer."""
+    return d.startswith("uint")
+
+
+def is_bool(d: str) -> bool:
+    """Boolean."""
+    return d.startswith("bool")
+
+
+def bits(d: str) -> int:
+    """Bit width of one lane (bool counts as 8 in memory)."""
+    fam, b, _ = parse(d)
+    return 8 if fam == "bool" else b
+
+
+def lanes(d: str) -> int:
+    """Vector lanes."""
+    return parse(d)[2]
+
+
+def element_of(d: str) -> str:
+    """The scalar dtype of a vector dtype."""
+    return d.split("x")[0] if "x" in d else d
+
+
+def with_lanes(d: str, n: int) -> str:
+    """``element_of(d)`` with ``n`` lanes."""
+    e = element_of(d)
+    return e if n == 1 else f"{e}x{n}"

@@ -1,0 +1,299 @@
+"""TIR expressions: immutable nodes with a dtype string ("int32", "float32", "bool", "handle", ...).
+
+Every node is a frozen dataclass compared by identity (``eq=False``) so nodes can be dict keys;
+use :func:`tvm.tir.analysis.structural_equal` for structural comparison. Python operators build
+expressions (``a + 1``, ``a < b``); use :func:`tvm.tir.op` helpers for everything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Tuple
+
+from . import dtype as _dt
+
+
+class PrimExpr:
+    """Base of all expressions. Subclasses are dataclasses with a ``dtype`` field."""
+
+    dtype: str
+    span: Any = None
+
+    # --- operator sugar (builds IR; constant-folding happens in passes, not here) ---
+    def __add__(self, o): return Add(self, const_like(o, self))
+    def __radd__(self, o): return Add(const_like(o, self), self)
+    def __sub__(self, o): return Sub(self, const_like(o, self))
+    def __rsub__(self, o): return Sub(const_like(o, self), self)
+    def __mul__(self, o): return Mul(self, const_like(o, self))
+    def __rmul__(self, o): return Mul(const_like(o, self), self)
+    def __truediv__(self, o): return Div(self, const_like(o, self))
+    def __rtruediv__(self, o): return Div(const_like(o, self), self)
+    def __floordiv__(self, o): return FloorDiv(self, const_like(o, self))
+    def __rfloordiv__(self, o): return FloorDiv(const_like(o, self), self)
+    def __mod__(self, o): return FloorMod(self, const_like(o, self))
+    def __rmod__(self, o): return FloorMod(const_like(o, self), self)
+    def __neg__(self): return Sub(const_like(0, self), self)
+    def __lt__(self, o): return LT(self, const_like(o, self))
+    def __le__(self, o): return LE(self, const_like(o, self))
+    def __gt__(self, o): return GT(self, const_like(o, self))
+    def __ge__(self, o): return GE(self, const_like(o, self))
+    def __and__(self, o): return And(self, const_like(o, self))
+    def __or__(self, o): return Or(self, const_like(o, self))
+    def __invert__(self): return Not(self)
+    def __lshift__(self, o): return Call(self.dtype, "shift_left", (self, const_like(o, self)))
+    def __rshift__(self, o): return Call(self.dtype, "shift_right", (self, const_like(o, self)))
+    def __xor__(self, o): return Call(self.dtype, "bitwise_xor", (self, const_like(o, self)))
+
+    def equal(self, o) -> "EQ":
+        """``self == o`` as IR (``==`` itself keeps Python identity semantics)."""
+        return EQ(self, const_like(o, self))
+
+    def not_equal(self, o) -> "NE":
+        """``self != o`` as IR."""
+        return NE(self, const_like(o, self))
+
+    def astype(self, dtype: str) -> "PrimExpr":
+        """Cast to ``dtype`` (no-op when equal)."""
+        return self if dtype == self.dtype else Cast(dtype, self)
+
+    def __bool__(self):
+        raise TypeError("a TIR expression has no Python truth value; use T.if_then_else / if on IR")
+
+    __hash__ = object.__hash__
+
+
+def const_like(value: Any, like: PrimExpr) -> PrimExpr:
+    """``value`` as an expression; Python numbers take ``like``'s dtype family."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, bool):
+        return IntImm("bool", int(value))
+    if isinstance(value, int):
+        dt = like.dtype if (_dt.is_int(like.dtype) or _dt.is_uint(like.dtype)) else (
+            like.dtype if _dt.is_float(like.dtype) else "int32")
+        return FloatImm(dt, float(value)) if _dt.is_float(dt) else IntImm(dt, value)
+    if isinstance(value, float):
+        dt = like.dtype if _dt.is_float(like.dtype) else "float32"
+        return FloatImm(dt, value)
+    raise TypeError(f"cannot use {type(value).__name__} {value!r} in a TIR expression")
+
+
+def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
+    """A constant; default dtype int32 for ints, float32 for floats, bool for bools."""
+    if isinstance(value, bool):
+        return IntImm(dtype or "bool", int(value))
+    if isinstance(value, int):
+        dtype = dtype or "int32"
+        return FloatImm(dtype, float(value)) if _dt.is_float(dtype) else IntImm(dtype, value)
+    if isinstance(value, float):
+        return FloatImm(dtype or "float32", value)
+    raise TypeError(f"cannot make a constant from {value!r}")
+
+
+@dataclass(eq=False, frozen=True)
+class Var(PrimExpr):
+    """A scalar variable (loop variable, symbolic shape, scalar parameter, let binding).
+    ``dtype == "handle"`` for pointer parameters."""
+
+    name: str
+    dtype: str = "int32"
+    span: Any = None
+
+    def __repr__(self) -> str:
+        return f"Var({self.name}: {self.dtype})"
+
+
+@dataclass(eq=False, frozen=True)
+class IntImm(PrimExpr):
+    """Integer (or bool) constant."""
+
+    dtype: str
+    value: int
+    span: Any = None
+
+
+@dataclass(eq=False, frozen=True)
+class FloatImm(PrimExpr):
+    """Floating-point constant."""
+
+    dtype: str
+    value: float
+    span: Any = None
+
+
+@dataclass(eq=False, frozen=True)
+class StringImm(PrimExpr):
+    """String constant (only as an intrinsic argument)."""
+
+    value: str
+    dtype: str = "handle"
+    span: Any = None
+
+
+@dataclass(eq=False, frozen=True)
+class Cast(PrimExpr):
+    """Type conversion."""
+
+    dtype: str
+    value: PrimExpr
+    span: Any = None
+
+
+class BinaryOp(PrimExpr):
+    """Base of binary arithmetic; ``dtype`` is the operands' dtype. ``op`` is the C-like symbol."""
+
+    a: PrimExpr
+    b: PrimExpr
+    op: str = "?"
+
+
+def _binop(name: str, op: str, result_bool: bool = False):
+    def __init__(self, a: PrimExpr, b: PrimExpr, span: Any = None):
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+        object.__setattr__(self, "span", span)
+        object.__setattr__(self, "dtype", "bool" if result_bool else a.dtype)
+
+    def __repr__(self):
+        return f"{name}({self.a!r}, {self.b!r})"
+
+    base = CmpOp if result_bool else BinaryOp
+    cls = type(name, (base,), {"__init__": __init__, "__repr__": __repr__, "op": op,
+                                "__slots__": ("a", "b", "span", "dtype"),
+                                "__setattr__": _frozen_setattr, "__hash__": object.__hash__})
+    return cls
+
+
+def _frozen_setattr(self, key, value):
+    raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class CmpOp(BinaryOp):
+    """Base of comparisons; result dtype is bool."""
+
+
+Add = _binop("Add", "+")
+Sub = _binop("Sub", "-")
+Mul = _binop("Mul", "*")
+#: Truncating division for integers (C semantics), true division for floats.
+Div = _binop("Div", "/")
+#: Truncating remainder (C ``%``).
+Mod = _binop("Mod", "%")
+#: Division rounding towards negative infinity (Python ``//``).
+FloorDiv = _binop("FloorDiv", "//")
+#: Remainder with the sign of the divisor (Python ``%``).
+FloorMod = _binop("FloorMod", "%%")
+Min = _binop("Min", "min")
+Max = _binop("Max", "max")
+EQ = _binop("EQ", "==", True)
+NE = _binop("NE", "!=", True)
+LT = _binop("LT", "<", True)
+LE = _binop("LE", "<=", True)
+GT = _binop("GT", ">", True)
+GE = _binop("GE", ">=", True)
+And = _binop("And", "&&", True)
+Or = _binop("Or", "||", True)
+
+
+@dataclass(eq=False, frozen=True)
+class Not(PrimExpr):
+    """Logical not."""
+
+    a: PrimExpr
+    dtype: str = "bool"
+    span: Any = None
+
+
+@dataclass(eq=False, frozen=True)
+class Select(PrimExpr):
+    """``condition ? true_value : false_value`` (both sides may be evaluated)."""
+
+    condition: PrimExpr
+    true_value: PrimExpr
+    false_value: PrimExpr
+    dtype: str = ""
+    span: Any = None
+
+    def __post_init__(self):
+        if not self.dtype:
+            object.__setattr__(self, "dtype", self.true_value.dtype)
+
+
+@dataclass(eq=False, frozen=True)
+class Let(PrimExpr):
+    """``let var = value in body`` as an expression."""
+
+    var: Var
+    value: PrimExpr
+    body: PrimExpr
+    dtype: str = ""
+    span: Any = None
+
+    def __post_init__(self):
+        if not self.dtype:
+            object.__setattr__(self, "dtype", self.body.dtype)
+
+
+@dataclass(eq=False, frozen=True)
+class Call(PrimExpr):
+    """Intrinsic call. ``op`` names an intrinsic from :mod:`tvm.tir.op` (``"exp"``, ``"sqrt"``,
+    ``"if_then_else"``, ``"tvm_storage_sync"`` ...) or a backend intrinsic registered by a backend
+    namespace (``"cuda.shfl_down"``)."""
+
+    dtype: str
+    op: str
+    args: Tuple[PrimExpr, ...] = ()
+    span: Any = None
+
+
+@dataclass(eq=False, frozen=True)
+class BufferLoad(PrimExpr):
+    """``buffer[indices]``; one index per buffer dimension (one after flattening)."""
+
+    buffer: "Buffer"
+    indices: Tuple[PrimExpr, ...]
+    dtype: str = ""
+    span: Any = None
+
+    def __post_init__(self):
+        if not self.dtype:
+            object.__setattr__(self, "dtype", self.buffer.dtype)
+
+
+@dataclass(eq=False)
+class Buffer:
+    """A typed, shaped view of memory.
+
+    ``data`` is the handle Var of the backing pointer; ``scope`` is ``"global"`` (parameters),
+    ``"shared"`` (per block / work-group) or ``"local"`` (per thread). ``strides`` empty means
+    row-major contiguous. ``elem_offset`` is in elements.
+    """
+
+    name: str
+    shape: Tuple[PrimExpr, ...]
+    dtype: str = "float32"
+    data: Optional[Var] = None
+    strides: Tuple[PrimExpr, ...] = ()
+    elem_offset: PrimExpr = field(default_factory=lambda: IntImm("int32", 0))
+    scope: str = "global"
+    align: int = 64
+    span: Any = None
+
+    def __post_init__(self):
+        self.shape = tuple(const(s, "int32") if isinstance(s, int) else s for s in self.shape)
+        if self.data is None:
+            self.data = Var(self.name, "handle")
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def __getitem__(self, idx) -> BufferLoad:
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        return BufferLoad(self, tuple(const(i, "int32") if isinstance(i, int) else i for i in idx))
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.name}, {self.dtype}, shape={self.shape}, scope={self.scope})"
+
+    __hash__ = object.__hash__

@@ -1,0 +1,63 @@
+"""PrimFunc: a function over typed buffers and scalars."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Tuple
+
+from .expr import Buffer, Var
+from .stmt import Stmt
+
+
+@dataclass(eq=False)
+class PrimFunc:
+    """A TIR function.
+
+    ``params`` are Vars: ``dtype == "handle"`` for buffer parameters (then ``buffer_map[param]``
+    is the Buffer, whose shape may contain symbolic Vars bound from the argument at call time),
+    otherwise a scalar parameter. ``attrs`` holds ``T.func_attr`` values, e.g. ``"global_symbol"``
+    (the exported name) and ``"target"``.
+    """
+
+    params: List[Var]
+    body: Stmt
+    buffer_map: Dict[Var, Buffer] = field(default_factory=dict)
+    attrs: Dict[str, Any] = field(default_factory=dict)
+    name: str = "main"
+    span: Any = None
+
+    @property
+    def global_symbol(self) -> str:
+        """The name the function is exported under."""
+        return self.attrs.get("global_symbol", self.name)
+
+    def with_body(self, body: Stmt) -> "PrimFunc":
+        """A copy with another body."""
+        return PrimFunc(self.params, body, dict(self.buffer_map), dict(self.attrs), self.name, self.span)
+
+    def script(self) -> str:
+        """The function printed as TVMScript."""
+        from .printer import script
+
+        return script(self)
+
+    def show(self) -> None:
+        """Print :meth:`script`."""
+        print(self.script())
+
+    def __repr__(self) -> str:
+        return f"PrimFunc({self.global_symbol})"
+
+
+@dataclass(eq=False)
+class IRModule:
+    """A set of PrimFuncs by name (``tvm.IRModule``-like)."""
+
+    functions: Dict[str, PrimFunc] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        return self.functions[name]
+
+    def items(self) -> List[Tuple[str, PrimFunc]]:
+        """(name, function) pairs."""
+        return list(self.functions.items())
