@@ -1,0 +1,28 @@
+"""Example TVM backend: the template a vendor copies.
+
+Activation (``activate``) is what ``import tvm`` runs for every installed backend. It must stay
+cheap: import nothing heavy here; the code generator is named as ``"module:function"`` and
+imported the first time something is compiled for the ``example`` target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+#: DLPack kDLExtDev: the device type this backend drives.
+DEVICE_TYPE = 12
+_LIB = Path(__file__).resolve().parent / "lib" / "libtvm_runtime_example.so"
+
+
+def activate(ctx) -> None:
+    """Register the example device, runtime, target kind, detector and TVMScript namespace."""
+    ctx.register_device("example", DEVICE_TYPE)
+    ctx.load_runtime(_LIB, hint="pip install --force-reinstall tvm-backend-example "
+                                "(unset TVM_EXAMPLE_SIMULATE_NO_DRIVER)")
+    ctx.register_target_kind("example", DEVICE_TYPE, codegen="tvm_backend_example.codegen:build",
+                             keys=("gpu", "example"), default_attrs={"max_num_threads": 256})
+    ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_example.detect:detect")
+    ctx.register_script_namespace("example", "tvm_backend_example.script")
+    ctx.declare_module_kind("example")

@@ -1,0 +1,195 @@
+/*!
+ * \file example_runtime.cc
+ * \brief Runtime of the example backend: a "device" (DLPack kDLExtDev) whose memory is host
+ *        memory and whose kernels are shared objects run on the CPU, one OpenMP thread per GPU-style
+ *        thread of a block. It exercises every piece a real backend has: DeviceAPI, a module kind,
+ *        its factory and loader, launch configuration and streams.
+ */
+#include <dlfcn.h>
+#include <tvm/ffi/cast.h>
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm/runtime/device_api.h>
+#include <tvm/runtime/device_module.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+namespace tvm_backend_example {
+
+using tvm::ffi::Any;
+using tvm::runtime::DeviceAPI;
+using tvm::runtime::DeviceModuleBase;
+using tvm::runtime::DeviceModuleSpec;
+using tvm::runtime::FunctionInfo;
+using tvm::runtime::LaunchConfig;
+namespace ffi = tvm::ffi;
+
+constexpr int kNumDevices = 1;
+constexpr int64_t kMaxThreadsPerBlock = 256;
+constexpr int64_t kMaxSharedMemory = 48 * 1024;
+
+class ExampleDeviceAPI final : public DeviceAPI {
+ public:
+  Any GetAttr(DLDevice dev, const std::string& key) final {
+    bool exist = dev.device_id >= 0 && dev.device_id < kNumDevices;
+    if (key == "exist") return exist;
+    if (!exist) return Any();
+    if (key == "name") return ffi::String("example-cpu-device");
+    if (key == "max_threads_per_block") return kMaxThreadsPerBlock;
+    if (key == "warp_size") return int64_t{1};
+    if (key == "max_shared_memory_per_block") return kMaxSharedMemory;
+    if (key == "compute_version") return ffi::String("1.0");
+    if (key == "multi_processor_count") return int64_t{1};
+    return Any();
+  }
+  void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) final {
+    CheckDevice(dev);
+    if (alignment < 64) alignment = 64;
+    size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
+    void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+    if (p == nullptr) TVM_FFI_THROW(RuntimeError) << "example device: out of memory (" << nbytes << " bytes)";
+    return p;
+  }
+  void FreeDataSpace(DLDevice, void* ptr) final { std::free(ptr); }
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
+                      DLDevice, DLDevice, TVMFFIStreamHandle) final {
+    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset, nbytes);
+  }
+  void StreamSync(DLDevice, TVMFFIStreamHandle) final {}
+
+ private:
+  static void CheckDevice(DLDevice dev) {
+    if (dev.device_id < 0 || dev.device_id >= kNumDevices) {
+      TVM_FFI_THROW(ValueError) << "example device " << dev.device_id << " does not exist (have "
+                                << kNumDevices << ")";
+    }
+  }
+};
+
+/*! \brief Argument slot of a compiled example kernel: handles, ints and floats share 8 bytes. */
+union KernelArg {
+  void* v_handle;
+  int64_t v_int64;
+  double v_float64;
+};
+using KernelFn = void (*)(const KernelArg* args, const int64_t* grid, const int64_t* block);
+
+/*! \brief A shared object written to a private temp file and dlopen'ed. */
+class LoadedObject {
+ public:
+  explicit LoadedObject(const std::string& bytes) {
+    char path[] = "/tmp/tvm_example_kernelXXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) TVM_FFI_THROW(RuntimeError) << "example module: cannot create a temp file";
+    size_t off = 0;
+    while (off < bytes.size()) {
+      ssize_t n = write(fd, bytes.data() + off, bytes.size() - off);
+      if (n <= 0) {
+        close(fd);
+        unlink(path);
+        TVM_FFI_THROW(RuntimeError) << "example module: cannot write " << path;
+      }
+      off += static_cast<size_t>(n);
+    }
+    close(fd);
+    handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    unlink(path);
+    if (handle_ == nullptr) {
+      TVM_FFI_THROW(RuntimeError) << "example module: the kernel object does not load: " << dlerror();
+    }
+  }
+  ~LoadedObject() {
+    if (handle_) dlclose(handle_);
+  }
+  void* Symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+
+ private:
+  void* handle_ = nullptr;
+};
+
+class ExampleModuleObj final : public DeviceModuleBase {
+ public:
+  explicit ExampleModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("example", std::move(spec)) {
+    if (spec_.fmt != "so") {
+      TVM_FFI_THROW(ValueError) << "example module: unsupported payload format '" << spec_.fmt
+                                << "' (expected 'so')";
+    }
+  }
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    const FunctionInfo* found = spec_.Find(std::string(name));
+    if (found == nullptr) return std::nullopt;
+    FunctionInfo info = *found;
+    KernelFn fn = reinterpret_cast<KernelFn>(Object()->Symbol(info.name));
+    if (fn == nullptr) {
+      TVM_FFI_THROW(RuntimeError) << "example module: kernel " << info.name << " missing from its object";
+    }
+    ffi::Module self = ffi::GetRef<ffi::Module>(this);
+    return ffi::Function::FromPacked([self, info, fn](ffi::PackedArgs args, ffi::Any*) {
+      LaunchConfig cfg = LaunchConfig::Decode(info, args);
+      int64_t threads = cfg.block[0] * cfg.block[1] * cfg.block[2];
+      if (threads > kMaxThreadsPerBlock) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": " << threads
+                                  << " threads per block exceed the example device's "
+                                  << kMaxThreadsPerBlock;
+      }
+      std::vector<KernelArg> slots(info.arg_types.size());
+      for (size_t i = 0; i < info.arg_types.size(); ++i) {
+        const std::string& t = info.arg_types[i];
+        if (t == "handle") {
+          slots[i].v_handle = args[i].cast<void*>();
+        } else if (t.rfind("float", 0) == 0 || t.rfind("bfloat", 0) == 0) {
+          slots[i].v_float64 = args[i].cast<double>();
+        } else {
+          slots[i].v_int64 = args[i].cast<int64_t>();
+        }
+      }
+      fn(slots.data(), cfg.grid.data(), cfg.block.data());
+    });
+  }
+
+ private:
+  LoadedObject* Object() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!object_) object_ = std::make_unique<LoadedObject>(spec_.payload);
+    return object_.get();
+  }
+  std::mutex mu_;
+  std::unique_ptr<LoadedObject> object_;
+};
+
+ffi::Module Create(DeviceModuleSpec spec) {
+  return ffi::Module(ffi::make_object<ExampleModuleObj>(std::move(spec)));
+}
+
+int Init(char* err, int err_len) {
+  // A real backend would dlopen its driver here and report why it is missing.
+  if (const char* why = std::getenv("TVM_EXAMPLE_SIMULATE_NO_DRIVER")) {
+    std::snprintf(err, err_len, "example driver not found (simulated: %s)", why);
+    return 1;
+  }
+  static ExampleDeviceAPI api;
+  DeviceAPI::Register(kDLExtDev, &api);
+  ffi::Function::SetGlobal("ffi.Module.create.example",
+                           ffi::Function::FromPacked([](ffi::PackedArgs args, ffi::Any* rv) {
+                             *rv = Create(tvm::runtime::SpecFromCreateArgs(args));
+                           }),
+                           true);
+  ffi::Function::SetGlobal("ffi.Module.load_from_bytes.example",
+                           ffi::Function::FromTyped([](ffi::Bytes bytes) {
+                             return Create(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
+                           }),
+                           true);
+  return 0;
+}
+
+}  // namespace tvm_backend_example
+
+TVM_BACKEND_DEFINE_ENTRY(tvm_backend_example::Init)
