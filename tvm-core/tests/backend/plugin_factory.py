@@ -1,0 +1,123 @@
+"""Builds small backend wheels for the plugin-system tests: well-behaved and broken in each way
+a plugin can break. Wheels are written directly (a wheel is a zip with a dist-info folder) and
+installed with pip, exactly as a user would install a vendor's wheel."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+ABI_STUB = r"""
+#include <stdio.h>
+int TVMBackendABIVersion(void) { return %(abi)d; }
+int TVMBackendInit(char* err, int n) { return 0; }
+"""
+
+DRIVER_STUB = "int fake_driver_version(void) { return 1; }\n"
+NEEDS_DRIVER = r"""
+int fake_driver_version(void);
+int TVMBackendABIVersion(void) { return %(abi)d; }
+int TVMBackendInit(char* err, int n) { return fake_driver_version() == 1 ? 0 : 1; }
+"""
+
+#: name -> (entry point value, package source, native library kind or None)
+VARIANTS: dict[str, tuple[str, str, str | None]] = {
+    "import_error": ("tvm_backend_import_error:activate",
+                     "raise ImportError('simulated: a dependency of this plugin is missing')\n", None),
+    "hook_raises": ("tvm_backend_hook_raises:activate",
+                    "def activate(ctx):\n    ctx.register_target_kind('hook_raises', 12)\n"
+                    "    raise RuntimeError('simulated: hook exploded')\n", None),
+    "system_exit": ("tvm_backend_system_exit:activate",
+                    "import sys\ndef activate(ctx):\n    sys.exit(3)\n", None),
+    "keyboard_interrupt": ("tvm_backend_keyboard_interrupt:activate",
+                           "def activate(ctx):\n    raise KeyboardInterrupt\n", None),
+    "missing_module": ("tvm_backend_does_not_exist:activate", "", None),
+    "not_callable": ("tvm_backend_not_callable:activate", "activate = 42\n", None),
+    "abi_mismatch": ("tvm_backend_abi_mismatch:activate", textwrap.dedent("""\
+        from pathlib import Path
+        def activate(ctx):
+            ctx.register_device('abi_mismatch', 12)
+            ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libruntime.so')
+        """), "abi"),
+    "no_driver": ("tvm_backend_no_driver:activate", textwrap.dedent("""\
+        from pathlib import Path
+        def activate(ctx):
+            ctx.register_device('no_driver', 12)
+            ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libruntime.so',
+                             hint='install the fake driver (libfakedriver.so)')
+            ctx.register_target_kind('no_driver', 12, codegen='tvm_backend_no_driver:codegen')
+            ctx.declare_module_kind('no_driver')
+        def codegen(kernels, target):
+            raise NotImplementedError
+        """), "needs_driver"),
+    "good": ("tvm_backend_good:activate", textwrap.dedent("""\
+        import os
+        def activate(ctx):
+            ctx.register_target_kind('good', 12)
+            marker = os.environ.get('TVM_TEST_MARKER')
+            if marker:
+                open(marker, 'a').write('good activated\\n')
+        """), None),
+}
+
+
+def _record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def _compile(source: str, out: Path, extra: list[str]) -> None:
+    cc = os.environ.get("CC", "cc")
+    src = out.with_suffix(".c")
+    src.write_text(source)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(src), *extra], check=True)
+    src.unlink()
+
+
+def build_wheel(variant: str, out_dir: Path, abi: int) -> Path:
+    """Write the wheel of one variant into ``out_dir`` and return its path."""
+    ep, source, native = VARIANTS[variant]
+    dist = f"tvm_backend_{variant}"
+    pkg = ep.partition(":")[0]
+    files: dict[str, bytes] = {}
+    if source:
+        files[f"{pkg}/__init__.py"] = source.encode()
+    if native:
+        work = out_dir / f"native_{variant}"
+        work.mkdir(parents=True, exist_ok=True)
+        lib = work / "libruntime.so"
+        if native == "abi":
+            _compile(ABI_STUB % {"abi": abi + 998}, lib, [])
+        else:
+            drv = work / "libfakedriver.so"
+            _compile(DRIVER_STUB, drv, [])
+            _compile(NEEDS_DRIVER % {"abi": abi}, lib, [f"-L{work}", "-lfakedriver"])
+        files[f"{pkg}/lib/libruntime.so"] = lib.read_bytes()
+    info = f"{dist}-0.1.0.dist-info"
+    files[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: tvm-backend-{variant.replace('_', '-')}\n"
+                                 f"Version: 0.1.0\n").encode()
+    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: tvm-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/entry_points.txt"] = f"[tvm.backends]\n{variant} = {ep}\n".encode()
+    record = [_record_line(p, d) for p, d in files.items()] + [f"{info}/RECORD,,"]
+    files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = out_dir / f"{dist}-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return path
+
+
+def install(wheels: list[Path], target: Path) -> Path:
+    """``pip install --target`` the wheels (as a user installs a plugin) and return the folder."""
+    if target.exists():
+        shutil.rmtree(target)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    "--target", str(target), *map(str, wheels)], check=True)
+    return target

@@ -1,0 +1,207 @@
+"""The backend plugin system, end to end, each scenario in a fresh process."""
+
+from __future__ import annotations
+
+import pytest
+
+REPORT = """
+import json, sys, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import tvm
+recs = {r.name: {"status": r.status, "reason": r.reason, "exc_type": r.exc_type,
+                 "traceback": r.traceback, "distribution": r.distribution, "version": r.version,
+                 "dso": r.dso_path} for r in tvm.backend.list_backends()}
+print(json.dumps({"records": recs,
+                  "warnings": [str(w.message) for w in caught if w.category.__name__ == "BackendLoadWarning"],
+                  "modules": sorted(m for m in sys.modules if m.startswith("tvm_backend_"))}))
+"""
+
+BROKEN = ["import_error", "hook_raises", "system_exit", "missing_module", "not_callable", "abi_mismatch"]
+
+
+def test_core_alone_imports_no_backend(run_python):
+    r = run_python(REPORT)
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    assert out["warnings"] == []
+    # Only backends installed in this environment may appear, and none from the plugin folder.
+    assert not any(name in out["records"] for name in BROKEN)
+
+
+def test_autoload_activates_a_good_plugin(run_python, tmp_path):
+    marker = tmp_path / "marker.txt"
+    r = run_python(REPORT, plugins=("good",), env={"TVM_TEST_MARKER": str(marker)})
+    assert r.returncode == 0, r.stderr
+    rec = r.json()["records"]["good"]
+    assert rec["status"] == "active"
+    assert rec["distribution"] == "tvm-backend-good" and rec["version"] == "0.1.0"
+    assert marker.read_text() == "good activated\n"
+
+
+def test_autoload_off_then_explicit_load(run_python, tmp_path):
+    marker = tmp_path / "marker.txt"
+    code = """
+import sys, tvm
+from tvm.target import Target
+rec = {r.name: r for r in tvm.backend.list_backends()}["good"]
+assert rec.status == "disabled by env", rec.status
+assert "tvm_backend_good" not in sys.modules
+assert not tvm.backend.is_loaded("good")
+try:
+    Target("good")
+except tvm.backend.BackendError as err:
+    assert "TVM_DEVICE_BACKEND_AUTOLOAD" in str(err) and "tvm.backend.load('good')" in str(err), err
+else:
+    raise AssertionError("target of a disabled backend must not resolve")
+tvm.backend.load("good")
+assert tvm.backend.is_loaded("good") and "tvm_backend_good" in sys.modules
+assert Target("good").kind.name == "good"
+print("ok")
+"""
+    r = run_python(code, plugins=("good",),
+                   env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0", "TVM_TEST_MARKER": str(marker)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+    assert marker.read_text() == "good activated\n"
+
+
+def test_allowlist_is_checked_before_import(run_python, tmp_path):
+    marker = tmp_path / "marker.txt"
+    r = run_python(REPORT, plugins=("good", "import_error", "hook_raises", "abi_mismatch"),
+                   env={"TVM_BACKENDS": "good", "TVM_TEST_MARKER": str(marker)})
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    assert out["records"]["good"]["status"] == "active"
+    for name in ("import_error", "hook_raises", "abi_mismatch"):
+        assert out["records"][name]["status"] == "disabled by env"
+        assert f"tvm_backend_{name}" not in out["modules"]
+    assert out["warnings"] == []
+
+
+@pytest.mark.parametrize("variant,exc_type,needle", [
+    ("import_error", "ImportError", "a dependency of this plugin is missing"),
+    ("hook_raises", "RuntimeError", "hook exploded"),
+    ("system_exit", "SystemExit", "3"),
+    ("missing_module", "ModuleNotFoundError", "tvm_backend_does_not_exist"),
+    ("not_callable", "TypeError", "not callable"),
+    ("abi_mismatch", "BackendABIError", "ABI"),
+])
+def test_broken_plugin_never_breaks_import(run_python, variant, exc_type, needle):
+    r = run_python(REPORT, plugins=(variant, "good"))
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    rec = out["records"][variant]
+    assert rec["status"] == "failed"
+    assert rec["exc_type"] == exc_type
+    assert needle in rec["reason"]
+    assert "Traceback" in rec["traceback"]
+    assert rec["distribution"] == f"tvm-backend-{variant.replace('_', '-')}" and rec["version"] == "0.1.0"
+    # one warning naming the backend and the reason; the good plugin is unaffected
+    mine = [w for w in out["warnings"] if f"'{variant}'" in w]
+    assert len(mine) == 1 and needle in mine[0]
+    assert out["records"]["good"]["status"] == "active"
+
+
+def test_abi_mismatch_names_both_versions(run_python, core_abi):
+    r = run_python(REPORT, plugins=("abi_mismatch",))
+    reason = r.json()["records"]["abi_mismatch"]["reason"]
+    assert f"ABI {core_abi + 998}" in reason and f"ABI {core_abi}" in reason
+
+
+def test_failed_backend_is_explained_when_used(run_python):
+    code = """
+import warnings; warnings.simplefilter("ignore")
+import tvm
+from tvm.target import Target
+try:
+    Target("hook_raises")
+except tvm.backend.BackendError as err:
+    print(err)
+"""
+    r = run_python(code, plugins=("hook_raises",))
+    assert r.returncode == 0, r.stderr
+    assert "failed to load" in r.stdout and "hook exploded" in r.stdout and "Fix:" in r.stdout
+    # the half-registered target kind was rolled back
+    assert "hook_raises" in r.stdout
+
+
+def test_failed_device_is_explained_when_used(run_python):
+    code = """
+import warnings; warnings.simplefilter("ignore")
+import tvm
+dev = tvm.device("ext_dev")
+try:
+    tvm.runtime.empty((4,), "float32", tvm.rocm(0))
+except tvm.backend.BackendError as err:
+    print("rocm:", err)
+"""
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert "rocm: device rocm(0) needs the 'rocm' backend" in r.stdout
+    assert "pip install 'tvm[rocm]'" in r.stdout
+
+
+def test_missing_driver_means_runtime_unavailable(run_python):
+    code = REPORT + """
+from tvm.target import Target
+t = Target("no_driver")
+print(t.kind.name)
+"""
+    r = run_python(code, plugins=("no_driver",))
+    assert r.returncode == 0, r.stderr
+    out = r.json() if r.stdout.strip().splitlines()[-1].startswith("{") else None
+    lines = r.stdout.strip().splitlines()
+    import json
+    out = json.loads(lines[-2])
+    rec = out["records"]["no_driver"]
+    assert rec["status"] == "runtime unavailable"
+    assert "libfakedriver.so" in rec["reason"]
+    assert rec["dso"].endswith("libruntime.so")
+    assert len([w for w in out["warnings"] if "'no_driver'" in w]) == 1
+    assert lines[-1] == "no_driver"  # code generation stays available
+
+
+def test_strict_mode_raises(run_python):
+    r = run_python("import tvm", plugins=("hook_raises",), env={"TVM_BACKEND_STRICT": "1"})
+    assert r.returncode != 0
+    assert "BackendError" in r.stderr and "hook_raises" in r.stderr and "hook exploded" in r.stderr
+
+
+def test_keyboard_interrupt_propagates(run_python):
+    r = run_python("import tvm", plugins=("keyboard_interrupt",))
+    assert r.returncode != 0
+    assert "KeyboardInterrupt" in r.stderr
+
+
+def test_cli_report_shows_each_failure(run_python):
+    code = "import runpy, sys; sys.argv=['tvm.backend']; runpy.run_module('tvm.backend', run_name='__main__')"
+    r = run_python(code, plugins=tuple(BROKEN) + ("no_driver", "good"))
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    for name in BROKEN:
+        assert f"{name}: failed" in text, text
+    assert "no_driver: runtime unavailable" in text
+    assert "good: active" in text
+    assert "hook exploded" in text and "libfakedriver.so" in text
+    assert "distribution: tvm-backend-hook-raises 0.1.0" in text
+
+
+def test_load_unknown_backend_is_actionable(run_python):
+    code = """
+import tvm
+try:
+    tvm.backend.load("nosuch")
+except tvm.backend.BackendError as err:
+    print(err)
+"""
+    r = run_python(code)
+    assert "no backend named 'nosuch' is installed" in r.stdout
+    assert "pip install" in r.stdout
+
+
+def test_discovery_cache_sees_new_installs(run_python, plugin_wheels, tmp_path):
+    first = run_python(REPORT, plugins=("good",))
+    assert "good" in first.json()["records"]
+    second = run_python(REPORT, plugins=("good", "hook_raises"))
+    assert "hook_raises" in second.json()["records"]
