@@ -1,0 +1,40 @@
+"""The core wheel alone, in a new venv: `import tvm` works, imports no backend module, and CPU
+tensors round-trip with NumPy (and PyTorch CPU tensors, when torch is importable here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+CHECK = r"""
+import sys
+import numpy as np
+import tvm
+assert not [m for m in sys.modules if m.startswith("tvm_backend")], "a backend module was imported"
+assert tvm.backend.list_backends() == [], tvm.backend.list_backends()
+a = np.arange(12, dtype="float32").reshape(3, 4)
+t = tvm.runtime.tensor(a)
+assert (t.numpy() == a).all() and np.shares_memory(np.from_dlpack(t), np.from_dlpack(t))
+v = tvm.runtime.from_dlpack(a)
+assert np.from_dlpack(v).ctypes.data == a.ctypes.data, "DLPack import must not copy"
+print("core alone: import tvm OK, no backend imported, NumPy DLPack round trip OK")
+"""
+
+
+def main(wheelhouse: str) -> int:
+    """Create the venv, install the core from the wheelhouse only, run the check."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env_dir = Path(tmp) / "venv"
+        venv.create(env_dir, with_pip=True)
+        py = str(env_dir / "bin" / "python")
+        subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--find-links", wheelhouse, "tvm"],
+                       check=True)
+        subprocess.run([py, "-c", CHECK], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,64 @@
+"""Checks built wheels: tag py3-none-<platform>, the native library each must hold, no driver
+library or tvm-ffi bundled, entry points of backends; prints `auditwheel show` when available."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+DRIVERS = ("libcuda.so", "libOpenCL.so", "libvulkan.so", "libamdhip64.so", "libtvm_ffi.so")
+
+
+def check(wheel: Path) -> list[str]:
+    """Problems found in one wheel (empty when fine)."""
+    problems = []
+    m = re.match(r"(?P<name>[^-]+)-(?P<ver>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>.+)\.whl", wheel.name)
+    if not m:
+        return [f"{wheel.name}: not a wheel file name"]
+    if m["py"] != "py3" or m["abi"] != "none" or m["plat"] == "any":
+        problems.append(f"{wheel.name}: tag must be py3-none-<platform>")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        dist = next(n for n in names if n.endswith(".dist-info/METADATA")).split("/")[0]
+        eps = z.read(f"{dist}/entry_points.txt").decode() if f"{dist}/entry_points.txt" in names else ""
+    pkg = m["name"]
+    if pkg == "tvm":
+        if "tvm/lib/libtvm_runtime.so" not in names:
+            problems.append(f"{wheel.name}: tvm/lib/libtvm_runtime.so missing")
+        if "tvm/include/tvm/runtime/device_api.h" not in names:
+            problems.append(f"{wheel.name}: core headers missing")
+    else:
+        libs = [n for n in names if n.startswith(f"{pkg}/lib/") and n.endswith(".so")]
+        if not libs:
+            problems.append(f"{wheel.name}: no runtime DSO under {pkg}/lib/")
+        if "[tvm.backends]" not in eps:
+            problems.append(f"{wheel.name}: no tvm.backends entry point")
+        if any(n.startswith("tvm/") for n in names):
+            problems.append(f"{wheel.name}: writes into the tvm/ package")
+    for n in names:
+        if any(Path(n).name.startswith(d) for d in DRIVERS):
+            problems.append(f"{wheel.name}: bundles {n}")
+    return problems
+
+
+def main(paths: list[str]) -> int:
+    """Check every wheel given; exit non-zero on any problem."""
+    problems = []
+    for p in map(Path, paths):
+        found = check(p)
+        problems += found
+        print(f"{p.name}: {'OK' if not found else 'PROBLEMS'}")
+        if shutil.which("auditwheel"):
+            out = subprocess.run(["auditwheel", "show", str(p)], capture_output=True, text=True)
+            print("  auditwheel: " + " ".join((out.stdout or out.stderr).split())[:300])
+    for line in problems:
+        print("  " + line)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

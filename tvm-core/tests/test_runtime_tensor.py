@@ -1,0 +1,81 @@
+"""Devices and tensors of the core runtime: NumPy and PyTorch CPU through DLPack."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+
+
+def test_cpu_device_attributes():
+    dev = tvm.cpu()
+    assert dev.exist and dev.device_type == 1 and dev.device_id == 0
+    assert dev.name == "cpu" and dev.multi_processor_count >= 1
+    assert tvm.device("cpu") == dev and tvm.device("llvm", 0) == dev
+    assert not tvm.cpu(1).exist
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                   "uint64", "float16", "float32", "float64", "bfloat16"])
+def test_numpy_round_trip(dtype):
+    np_dtype = tvm.runtime.numpy_dtype(dtype)
+    a = (np.arange(24) % 7).astype(np_dtype).reshape(2, 3, 4)
+    t = tvm.runtime.tensor(a)
+    assert tuple(t.shape) == (2, 3, 4) and str(t.dtype) == dtype
+    b = t.numpy()
+    assert b.dtype == np_dtype and (b == a).all()
+
+
+def test_empty_copyfrom_copyto():
+    t = tvm.runtime.empty((3, 5), "float32")
+    a = np.random.rand(3, 5).astype("float32")
+    t.copyfrom(a)
+    u = t.copyto(tvm.cpu())
+    assert (u.numpy() == a).all()
+    with pytest.raises(ValueError, match="shape"):
+        t.copyfrom(np.zeros((5, 3), "float32"))
+    with pytest.raises(ValueError, match="negative"):
+        tvm.runtime.empty((-1,), "float32")
+
+
+def test_dlpack_numpy_zero_copy():
+    a = np.arange(10, dtype="float32")
+    t = tvm.runtime.from_dlpack(a)
+    assert isinstance(t, tvm.runtime.Tensor)
+    back = np.from_dlpack(t)
+    assert back.ctypes.data == a.ctypes.data
+    a[0] = 42
+    assert t.numpy()[0] == 42
+
+
+def test_dlpack_torch_cpu():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (nox -s tests installs the CPU build)")
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    t = tvm.runtime.from_dlpack(x)
+    assert t.data_ptr() == x.data_ptr()
+    y = torch.from_dlpack(t)
+    assert y.data_ptr() == x.data_ptr()
+    x[0, 0] = 7
+    assert t.numpy()[0, 0] == 7
+    z = torch.from_dlpack(tvm.runtime.tensor(np.ones((2, 2), "float64")))
+    assert z.dtype == torch.float64 and z.sum().item() == 4
+
+
+def test_unknown_device_name():
+    with pytest.raises(ValueError, match="unknown device"):
+        tvm.device("tpu")
+
+
+def test_target_parsing_and_aliases():
+    t = tvm.target.Target("llvm -mcpu=skylake -opt-level=3")
+    assert t.kind.name == "c" and t.attrs["mcpu"] == "skylake" and t.attrs["opt-level"] == 3
+    assert "c" in tvm.target.list_target_kinds()
+    with pytest.raises(ValueError, match="-key=value"):
+        tvm.target.Target("c bad")
+
+
+def test_detect_target_for_cpu_is_not_registered_by_default():
+    # CPU detection is not a backend's job here; the error must say what is missing.
+    with pytest.raises(Exception):
+        tvm.target.detect_target_from_device(tvm.rocm())
