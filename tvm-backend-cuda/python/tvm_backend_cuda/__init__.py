@@ -1,0 +1,53 @@
+"""CUDA backend for modular TVM.
+
+Installed as a wheel, it is discovered through the ``tvm.backends`` entry point ``cuda`` and
+activated by ``import tvm`` (or ``tvm.backend.load("cuda")``). Activation is cheap: it loads
+``lib/libtvm_runtime_cuda.so`` (which dlopens the NVIDIA driver, ``libcuda.so.1``) and registers
+names; NVRTC, the code generator and the TVMScript namespace are imported on first use.
+
+Without a driver the runtime is recorded as unavailable, code generation still works, and
+compiled modules become fallback modules whose functions explain what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__version__ = "0.1.0"
+
+#: DLPack device type of CUDA GPUs.
+DEVICE_TYPE = 2
+#: What a user without a usable GPU is told to do.
+HINT = "install the NVIDIA driver (libcuda.so.1); code generation works without it"
+LIB_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtvm_runtime_cuda.so")
+
+__all__ = ["DEVICE_TYPE", "HINT", "LIB_PATH", "activate"]
+
+
+def _nvrtc_compile_hook(source: str, arch: str) -> bytes:
+    """Called by the C++ loader for "cu" payloads: compile for ``arch`` (cached on disk)."""
+    from . import nvrtc
+
+    return nvrtc.compile_for_loader(str(source), str(arch))
+
+
+def activate(ctx: Any) -> None:
+    """The ``tvm.backends`` hook: register device, runtime, target kind, detector, TVMScript."""
+    import tvm_ffi
+
+    ctx.register_device("cuda", DEVICE_TYPE)
+    # The loader of source-only ("cu") modules calls back into Python to run NVRTC.
+    tvm_ffi.register_global_func("tvm_backend_cuda.nvrtc_compile", _nvrtc_compile_hook, override=True)
+    ctx.load_runtime(LIB_PATH, hint=HINT)
+    ctx.register_target_kind(
+        "cuda",
+        DEVICE_TYPE,
+        codegen="tvm_backend_cuda.codegen:build",
+        keys=("gpu", "cuda"),
+        default_attrs={"arch": None},
+        aliases=("nvptx",),
+    )
+    ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_cuda.detect:detect")
+    ctx.register_script_namespace("cuda", "tvm_backend_cuda.script")
+    ctx.declare_module_kind("cuda")

@@ -1,0 +1,326 @@
+/*!
+ * \file cuda_module.cc
+ * \brief Device module of kind "cuda": lazily loads its cubin/PTX per device and launches kernels.
+ *
+ * Payload formats: "cubin", "ptx", "fatbin" (loaded by cuModuleLoadDataEx as they are) and "cu"
+ * (CUDA C source, written where NVRTC was unavailable at build time). A "cu" payload is compiled
+ * once per architecture on first use by the Python function "tvm_backend_cuda.nvrtc_compile"
+ * (registered by tvm_backend_cuda.activate; it caches the result on disk).
+ */
+#include <tvm/ffi/cast.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+#include <tvm/runtime/device_api.h>
+#include <tvm/runtime/device_module.h>
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cuda_driver.h"
+
+namespace tvm_cuda {
+
+namespace ffi = tvm::ffi;
+using tvm::runtime::DeviceAPI;
+using tvm::runtime::DeviceModuleBase;
+using tvm::runtime::DeviceModuleSpec;
+using tvm::runtime::FunctionInfo;
+using tvm::runtime::LaunchConfig;
+
+namespace {
+constexpr int kMaxDevices = 64;
+constexpr int64_t kDefaultSharedLimit = 48 * 1024;
+
+/*! \brief How one kernel argument is passed to cuLaunchKernel. */
+enum class ArgKind { kPointer, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF16, kBF16, kF32, kF64 };
+
+ArgKind ParseArgKind(const std::string& kernel, const std::string& t) {
+  static const std::map<std::string, ArgKind> table = {
+      {"handle", ArgKind::kPointer}, {"int8", ArgKind::kI8},      {"int16", ArgKind::kI16},
+      {"int32", ArgKind::kI32},      {"int64", ArgKind::kI64},    {"uint8", ArgKind::kU8},
+      {"bool", ArgKind::kU8},        {"uint16", ArgKind::kU16},   {"uint32", ArgKind::kU32},
+      {"uint64", ArgKind::kU64},     {"float16", ArgKind::kF16},  {"bfloat16", ArgKind::kBF16},
+      {"float32", ArgKind::kF32},    {"float64", ArgKind::kF64}};
+  auto it = table.find(t);
+  if (it == table.end()) {
+    TVM_FFI_THROW(TypeError) << "cuda kernel " << kernel << ": unsupported argument dtype '" << t
+                             << "'";
+  }
+  return it->second;
+}
+
+uint16_t FloatToHalfBits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;  // may carry into the exponent
+  return static_cast<uint16_t>(half);
+}
+
+uint16_t FloatToBF16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+/*! \brief Per-kernel state: argument kinds and, per device, the loaded function. */
+struct KernelState {
+  FunctionInfo info;
+  std::vector<ArgKind> kinds;
+  std::array<CUfunction, kMaxDevices> func{};
+  std::array<int64_t, kMaxDevices> dyn_shmem_set{};
+};
+
+class CUDAModuleObj : public DeviceModuleBase {
+ public:
+  explicit CUDAModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("cuda", std::move(spec)) {
+    const std::string& f = spec_.fmt;
+    if (f != "cubin" && f != "ptx" && f != "fatbin" && f != "cu") {
+      TVM_FFI_THROW(ValueError) << "cuda module: unsupported payload format '" << f
+                                << "' (expected cubin, ptx, fatbin or cu)";
+    }
+    for (const FunctionInfo& info : spec_.functions) {
+      auto k = std::make_unique<KernelState>();
+      k->info = info;
+      for (const std::string& t : info.arg_types) k->kinds.push_back(ParseArgKind(info.name, t));
+      kernels_.push_back(std::move(k));
+    }
+  }
+
+  ~CUDAModuleObj() {
+    for (int i = 0; i < kMaxDevices; ++i) {
+      // Errors are ignored: at interpreter exit the driver may be gone already.
+      if (modules_[i] != nullptr) Driver().cuModuleUnload(modules_[i]);
+    }
+  }
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      if (kernels_[i]->info.name == std::string(name)) {
+        ffi::ObjectPtr<CUDAModuleObj> self = ffi::GetObjectPtr<CUDAModuleObj>(this);
+        KernelState* k = kernels_[i].get();
+        return ffi::Function::FromPacked([self, k](ffi::PackedArgs args, ffi::Any* rv) {
+          self->Launch(k, args);
+        });
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  /*! \brief The device the kernel runs on: that of its first tensor/pointer argument, else 0. */
+  int DeviceOf(const KernelState* k, ffi::PackedArgs args) {
+    for (size_t i = 0; i < k->kinds.size(); ++i) {
+      if (k->kinds[i] != ArgKind::kPointer) continue;
+      if (auto t = args[i].try_cast<DLTensor*>()) {
+        if ((*t)->device.device_type != kDLCUDA) {
+          TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": argument " << i
+                                    << " is a tensor on "
+                                    << tvm::runtime::DeviceTypeName((*t)->device.device_type)
+                                    << ", not on a CUDA device";
+        }
+        return (*t)->device.device_id;
+      }
+      if (auto p = args[i].try_cast<void*>()) {
+        if (*p == nullptr) continue;
+        int ordinal = 0;
+        CUresult r = Driver().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                                    reinterpret_cast<CUdeviceptr>(*p));
+        if (r == CUDA_SUCCESS) return ordinal;
+      }
+    }
+    return 0;
+  }
+
+  CUmodule Module(int dev_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (modules_[dev_id] != nullptr) return modules_[dev_id];
+    std::string image = spec_.fmt == "cu" ? CompileSource(dev_id) : spec_.payload;
+    char log[8192] = {0};
+    int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* vals[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof(log) - 1))};
+    CUmodule mod = nullptr;
+    CUresult r = Driver().cuModuleLoadDataEx(&mod, image.c_str(), 2, opts, vals);
+    if (r != CUDA_SUCCESS) {
+      TVM_FFI_THROW(RuntimeError)
+          << "CUDA: loading the cuda module (" << spec_.fmt << ", " << image.size()
+          << " bytes) on cuda(" << dev_id << ", " << ArchOf(dev_id) << ") failed: " << ErrorString(r)
+          << (log[0] ? std::string("\nJIT log:\n") + log : std::string())
+          << "\nHint: a cubin runs only on the architecture it was compiled for; compile with "
+             "target tvm.target.detect_target_from_device(tvm.cuda("
+          << dev_id << ")), or ship PTX";
+    }
+    modules_[dev_id] = mod;
+    return mod;
+  }
+
+  static std::string ArchOf(int dev_id) {
+    CUdevice d;
+    int major = 0, minor = 0;
+    if (Driver().cuDeviceGet(&d, dev_id) != CUDA_SUCCESS) return "sm_unknown";
+    Driver().cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+    Driver().cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
+    return "sm_" + std::to_string(major) + std::to_string(minor);
+  }
+
+  /*! \brief Compile the "cu" payload for the device's architecture through the Python hook. */
+  std::string CompileSource(int dev_id) {
+    std::string arch = ArchOf(dev_id);
+    auto it = compiled_.find(arch);
+    if (it != compiled_.end()) return it->second;
+    auto hook = ffi::Function::GetGlobal("tvm_backend_cuda.nvrtc_compile");
+    if (!hook.has_value()) {
+      TVM_FFI_THROW(RuntimeError)
+          << "this cuda module holds CUDA C source (it was built where NVRTC was unavailable) and "
+             "must be compiled on first use, but the NVRTC hook is not registered: import "
+             "tvm_backend_cuda (tvm.backend.load('cuda')) and pip install nvidia-cuda-nvrtc";
+    }
+    ffi::Bytes out = (*hook)(ffi::String(spec_.payload), ffi::String(arch)).cast<ffi::Bytes>();
+    std::string image(out.data(), out.size());
+    compiled_[arch] = image;
+    return image;
+  }
+
+  CUfunction Function(KernelState* k, int dev_id, int64_t dyn_shmem) {
+    CUmodule mod = Module(dev_id);
+    std::lock_guard<std::mutex> lock(mu_);
+    CUfunction f = k->func[dev_id];
+    if (f == nullptr) {
+      CUresult r = Driver().cuModuleGetFunction(&f, mod, k->info.name.c_str());
+      if (r != CUDA_SUCCESS) {
+        TVM_FFI_THROW(RuntimeError) << "CUDA: kernel '" << k->info.name
+                                    << "' is not in the loaded cuda module: " << ErrorString(r)
+                                    << " (was it declared extern \"C\"?)";
+      }
+      k->func[dev_id] = f;
+    }
+    if (dyn_shmem > kDefaultSharedLimit && dyn_shmem > k->dyn_shmem_set[dev_id]) {
+      CUresult r = Driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               static_cast<int>(dyn_shmem));
+      if (r != CUDA_SUCCESS) {
+        TVM_FFI_THROW(RuntimeError) << "CUDA: kernel '" << k->info.name << "' asks for " << dyn_shmem
+                                    << " bytes of dynamic shared memory, more than cuda(" << dev_id
+                                    << ") allows: " << ErrorString(r);
+      }
+      k->dyn_shmem_set[dev_id] = dyn_shmem;
+    }
+    return f;
+  }
+
+  void Launch(KernelState* k, ffi::PackedArgs args) {
+    LaunchConfig cfg = LaunchConfig::Decode(k->info, args);
+    int dev_id = DeviceOf(k, args);
+    SetDevice(dev_id);
+    CUfunction f = Function(k, dev_id, cfg.dyn_shmem_bytes);
+    size_t n = k->kinds.size();
+    // One 8-byte slot per argument; cuLaunchKernel reads each at its declared size.
+    std::array<uint64_t, 32> small_slots;
+    std::array<void*, 32> small_ptrs;
+    std::vector<uint64_t> big_slots;
+    std::vector<void*> big_ptrs;
+    uint64_t* slots = small_slots.data();
+    void** ptrs = small_ptrs.data();
+    if (n > small_slots.size()) {
+      big_slots.resize(n);
+      big_ptrs.resize(n);
+      slots = big_slots.data();
+      ptrs = big_ptrs.data();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      slots[i] = 0;
+      void* slot = &slots[i];
+      ptrs[i] = slot;
+      switch (k->kinds[i]) {
+        case ArgKind::kPointer: {
+          CUdeviceptr p;
+          if (auto t = args[i].try_cast<DLTensor*>()) {
+            p = reinterpret_cast<CUdeviceptr>(static_cast<char*>((*t)->data) + (*t)->byte_offset);
+          } else if (auto q = args[i].try_cast<void*>()) {
+            p = reinterpret_cast<CUdeviceptr>(*q);
+          } else if (auto v = args[i].try_cast<int64_t>()) {
+            p = static_cast<CUdeviceptr>(*v);
+          } else {
+            TVM_FFI_THROW(TypeError) << "cuda kernel " << k->info.name << ": argument " << i
+                                     << " must be a device pointer or tensor, got "
+                                     << args[i].GetTypeKey();
+          }
+          std::memcpy(slot, &p, sizeof(p));
+          break;
+        }
+        case ArgKind::kI8: { int8_t v = static_cast<int8_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 1); break; }
+        case ArgKind::kU8: { uint8_t v = static_cast<uint8_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 1); break; }
+        case ArgKind::kI16: { int16_t v = static_cast<int16_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 2); break; }
+        case ArgKind::kU16: { uint16_t v = static_cast<uint16_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 2); break; }
+        case ArgKind::kI32: { int32_t v = static_cast<int32_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 4); break; }
+        case ArgKind::kU32: { uint32_t v = static_cast<uint32_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 4); break; }
+        case ArgKind::kI64: { int64_t v = args[i].cast<int64_t>(); std::memcpy(slot, &v, 8); break; }
+        case ArgKind::kU64: { uint64_t v = static_cast<uint64_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 8); break; }
+        case ArgKind::kF16: { uint16_t v = FloatToHalfBits(static_cast<float>(args[i].cast<double>())); std::memcpy(slot, &v, 2); break; }
+        case ArgKind::kBF16: { uint16_t v = FloatToBF16Bits(static_cast<float>(args[i].cast<double>())); std::memcpy(slot, &v, 2); break; }
+        case ArgKind::kF32: { float v = static_cast<float>(args[i].cast<double>()); std::memcpy(slot, &v, 4); break; }
+        case ArgKind::kF64: { double v = args[i].cast<double>(); std::memcpy(slot, &v, 8); break; }
+      }
+    }
+    CUstream stream = static_cast<CUstream>(DeviceAPI::CurrentStream(DLDevice{kDLCUDA, dev_id}));
+    CUresult r = Driver().cuLaunchKernel(
+        f, static_cast<unsigned>(cfg.grid[0]), static_cast<unsigned>(cfg.grid[1]),
+        static_cast<unsigned>(cfg.grid[2]), static_cast<unsigned>(cfg.block[0]),
+        static_cast<unsigned>(cfg.block[1]), static_cast<unsigned>(cfg.block[2]),
+        static_cast<unsigned>(cfg.dyn_shmem_bytes), stream, ptrs, nullptr);
+    if (r != CUDA_SUCCESS) {
+      TVM_FFI_THROW(RuntimeError) << "CUDA: launching kernel '" << k->info.name << "' with grid ("
+                                  << cfg.grid[0] << ", " << cfg.grid[1] << ", " << cfg.grid[2]
+                                  << "), block (" << cfg.block[0] << ", " << cfg.block[1] << ", "
+                                  << cfg.block[2] << "), " << cfg.dyn_shmem_bytes
+                                  << " bytes dynamic shared memory on cuda(" << dev_id
+                                  << ") failed: " << ErrorString(r);
+    }
+  }
+
+  std::mutex mu_;
+  std::array<CUmodule, kMaxDevices> modules_{};
+  std::map<std::string, std::string> compiled_;
+  std::vector<std::unique_ptr<KernelState>> kernels_;
+};
+}  // namespace
+
+void RegisterModuleFactories() {
+  ffi::Function::SetGlobal("ffi.Module.create.cuda",
+                           ffi::Function::FromPacked([](ffi::PackedArgs args, ffi::Any* rv) {
+                             *rv = ffi::Module(ffi::make_object<CUDAModuleObj>(
+                                 tvm::runtime::SpecFromCreateArgs(args)));
+                           }),
+                           /*override=*/true);
+  ffi::Function::SetGlobal("ffi.Module.load_from_bytes.cuda",
+                           ffi::Function::FromTyped([](ffi::Bytes bytes) {
+                             return ffi::Module(ffi::make_object<CUDAModuleObj>(
+                                 DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size()))));
+                           }),
+                           /*override=*/true);
+}
+
+}  // namespace tvm_cuda
