@@ -1,0 +1,42 @@
+"""OpenCL backend for TVM: OpenCL C code generation and the OpenCL runtime.
+
+The ``tvm.backends`` entry point ``opencl`` names :func:`activate`. Importing this package is
+cheap: the code generator (:mod:`.codegen`) and the target detector (:mod:`.detect`) are
+imported on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__version__ = "0.1.0"
+
+#: DLPack device type of OpenCL devices (kDLOpenCL).
+DEVICE_TYPE = 4
+#: The runtime DSO shipped inside this package.
+RUNTIME_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtvm_runtime_opencl.so")
+#: What to install when no OpenCL runtime is found.
+INSTALL_HINT = "apt-get install pocl-opencl-icd ocl-icd-libopencl1 (or your vendor's OpenCL ICD)"
+
+
+def activate(ctx: Any) -> None:
+    """Register the OpenCL device, runtime, target kind ``opencl`` (alias ``cl``) and detector.
+
+    ``ctx`` is a :class:`tvm.backend.api.BackendContext`. When libOpenCL or an OpenCL platform is
+    missing, the runtime stays unavailable and code generation uses the fallback module.
+    """
+    ctx.register_device("opencl", DEVICE_TYPE)
+    ctx.load_runtime(RUNTIME_LIBRARY, hint=INSTALL_HINT)
+    ctx.register_target_kind(
+        "opencl",
+        DEVICE_TYPE,
+        codegen="tvm_backend_opencl.codegen:build",
+        keys=("gpu", "opencl"),
+        aliases=("cl",),
+    )
+    ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_opencl.detect:detect")
+    ctx.declare_module_kind("opencl")
+
+
+__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "RUNTIME_LIBRARY", "activate"]

@@ -1,0 +1,356 @@
+/*!
+ * \file opencl_module.cc
+ * \brief The "opencl" device module: program build (source or binary), kernel lookup, launch.
+ */
+#include "opencl_module.h"
+
+#include <tvm/ffi/cast.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/string.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm/runtime/device_api.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "opencl_workspace.h"
+
+namespace tvm {
+namespace runtime {
+namespace opencl {
+
+namespace {
+
+/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS (e.g. "-cl-fast-relaxed-math"). */
+std::string BuildOptions() {
+  const char* env = std::getenv("TVM_OPENCL_BUILD_OPTIONS");
+  return env != nullptr ? env : "";
+}
+
+std::string BuildLog(cl_program prog, cl_device_id dev) {
+  size_t size = 0;
+  if (Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) {
+    return "(no build log available)";
+  }
+  std::string log(size, '\0');
+  if (size > 0 &&
+      Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr) != CL_SUCCESS) {
+    return "(no build log available)";
+  }
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log.empty() ? "(empty build log)" : log;
+}
+
+/*!
+ * \brief Refuse, with a clear message, programs that need an extension the device lacks
+ *        (the generated code enables cl_khr_fp64 / cl_khr_fp16 with a pragma when it uses them).
+ */
+void CheckExtensions(const std::string& source, const DeviceInfo& dev, const std::string& kernel) {
+  struct Need {
+    const char* ext;
+    const char* what;
+  };
+  for (const Need& need : {Need{"cl_khr_fp64", "float64 (double precision)"},
+                           Need{"cl_khr_fp16", "float16 arithmetic (half precision)"}}) {
+    std::string pragma = std::string("OPENCL EXTENSION ") + need.ext;
+    if (source.find(pragma) != std::string::npos && !dev.HasExtension(need.ext)) {
+      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << kernel << "' uses " << need.what
+                                  << ", but device '" << dev.name << "' (" << dev.platform_name
+                                  << ") lacks the " << need.ext << " extension; use another dtype "
+                                  << "or a device that supports it";
+    }
+  }
+}
+
+/*! \brief Build `prog` for `dev`; throws with the build log on failure. */
+void BuildOrThrow(cl_program prog, const DeviceInfo& dev, const std::string& kernel) {
+  std::string options = BuildOptions();
+  cl_int rc = Get().clBuildProgram(prog, 1, &dev.device, options.c_str(), nullptr, nullptr);
+  if (rc != CL_SUCCESS) {
+    std::string log = BuildLog(prog, dev.device);
+    Get().clReleaseProgram(prog);
+    TVM_FFI_THROW(RuntimeError) << "building the OpenCL program of kernel '" << kernel << "' for device '"
+                                << dev.name << "' failed with " << ErrorString(rc)
+                                << ". Build log:\n" << log;
+  }
+}
+
+cl_program ProgramFromSource(const std::string& source, const DeviceInfo& dev, const std::string& kernel) {
+  CheckExtensions(source, dev, kernel);
+  const char* text = source.c_str();
+  size_t len = source.size();
+  cl_int rc = CL_SUCCESS;
+  cl_program prog = Get().clCreateProgramWithSource(dev.context, 1, &text, &len, &rc);
+  if (rc != CL_SUCCESS || prog == nullptr) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL error: clCreateProgramWithSource failed with "
+                                << ErrorString(rc) << " (kernel '" << kernel << "')";
+  }
+  BuildOrThrow(prog, dev, kernel);
+  return prog;
+}
+
+/*! \brief A program from a binary, or null when the device rejects the binary. */
+cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev, const std::string& kernel) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+  size_t len = binary.size();
+  cl_int status = CL_SUCCESS, rc = CL_SUCCESS;
+  cl_program prog =
+      Get().clCreateProgramWithBinary(dev.context, 1, &dev.device, &len, &bytes, &status, &rc);
+  if (rc != CL_SUCCESS || status != CL_SUCCESS || prog == nullptr) {
+    if (prog != nullptr) Get().clReleaseProgram(prog);
+    return nullptr;
+  }
+  BuildOrThrow(prog, dev, kernel);
+  return prog;
+}
+
+/*! \brief Device-side objects of one module on one device. */
+struct DeviceProgram {
+  cl_program program = nullptr;
+  std::unordered_map<std::string, cl_kernel> kernels;
+};
+
+class OpenCLModuleObj final : public DeviceModuleBase {
+ public:
+  explicit OpenCLModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("opencl", std::move(spec)) {
+    if (spec_.fmt != "cl" && spec_.fmt != "clbin") {
+      TVM_FFI_THROW(ValueError) << "an opencl module needs format 'cl' (OpenCL C source) or 'clbin' "
+                                << "(program binary), got '" << spec_.fmt << "'";
+    }
+    if (spec_.fmt == "clbin" && Source().empty()) {
+      TVM_FFI_THROW(ValueError) << "an opencl 'clbin' module must also carry its source as "
+                                << "('opencl', text), so that other devices can rebuild it";
+    }
+  }
+
+  ~OpenCLModuleObj() {
+    for (auto& entry : programs_) {
+      for (auto& kv : entry.second.kernels) Get().clReleaseKernel(kv.second);
+      if (entry.second.program != nullptr) Get().clReleaseProgram(entry.second.program);
+    }
+  }
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    const FunctionInfo* info = spec_.Find(std::string(name));
+    if (info == nullptr) return std::nullopt;
+    ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
+    return ffi::Function::FromPacked([this, keep_alive, info](ffi::PackedArgs args, ffi::Any*) {
+      Launch(*info, args);
+    });
+  }
+
+ private:
+  /*! \brief The OpenCL C source ("cl" payload, else the ("opencl", text) source entry). */
+  std::string Source() const {
+    if (spec_.fmt == "cl") return spec_.payload;
+    for (const auto& kv : spec_.sources) {
+      if (kv.first == "opencl" || kv.first == "cl") return kv.second;
+    }
+    return "";
+  }
+
+  /*! \brief The kernel object of `name` on device `id`, building the program on first use. */
+  cl_kernel GetKernel(int id, const std::string& name) {
+    const DeviceInfo& dev = Workspace::Global()->Device(id);
+    DeviceProgram& dp = programs_[id];
+    if (dp.program == nullptr) {
+      if (spec_.fmt == "clbin") dp.program = ProgramFromBinary(spec_.payload, dev, name);
+      if (dp.program == nullptr) dp.program = ProgramFromSource(Source(), dev, name);
+    }
+    auto it = dp.kernels.find(name);
+    if (it != dp.kernels.end()) return it->second;
+    cl_int rc = CL_SUCCESS;
+    cl_kernel k = Get().clCreateKernel(dp.program, name.c_str(), &rc);
+    if (rc != CL_SUCCESS || k == nullptr) {
+      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << name << "' is not in its program on device '"
+                                  << dev.name << "': clCreateKernel failed with " << ErrorString(rc);
+    }
+    dp.kernels[name] = k;
+    return k;
+  }
+
+  /*! \brief The cl_mem of buffer argument `i` (an opaque pointer or an OpenCL tensor). */
+  static void* BufferArg(const FunctionInfo& info, ffi::PackedArgs args, size_t i, BufferInfo* where) {
+    void* ptr = nullptr;
+    if (auto p = args[i].try_cast<void*>()) {
+      ptr = *p;
+    } else if (auto t = args[i].try_cast<DLTensor*>()) {
+      DLTensor* tensor = *t;
+      if (tensor->device.device_type != kDLOpenCL) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " is a tensor on "
+                                  << DeviceTypeName(tensor->device.device_type)
+                                  << ", expected one on an OpenCL device";
+      }
+      if (tensor->byte_offset != 0) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
+                                  << " has a byte offset; OpenCL buffers cannot be offset";
+      }
+      ptr = tensor->data;
+    } else {
+      TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << i
+                               << " must be an OpenCL buffer (cl_mem handle), got "
+                               << args[i].GetTypeKey();
+    }
+    if (!Workspace::Global()->LookupBuffer(ptr, where)) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " (" << ptr
+                                << ") is not a live OpenCL buffer allocated by TVM";
+    }
+    return ptr;
+  }
+
+  /*! \brief clSetKernelArg for scalar argument `i` of dtype `type`. */
+  static void SetScalarArg(cl_kernel k, const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
+    const std::string& type = info.arg_types[i];
+    auto set = [&](const void* value, size_t size) {
+      cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(i), size, value);
+      if (rc != CL_SUCCESS) {
+        TVM_FFI_THROW(RuntimeError) << "kernel " << info.name << ": setting argument " << i << " ("
+                                    << type << ") failed with " << ErrorString(rc);
+      }
+    };
+    if (type == "float32" || type == "float16" || type == "bfloat16") {
+      float v = static_cast<float>(args[i].cast<double>());  // 16-bit floats travel as float
+      set(&v, sizeof(v));
+    } else if (type == "float64") {
+      double v = args[i].cast<double>();
+      set(&v, sizeof(v));
+    } else if (type == "int32" || type == "uint32") {
+      int32_t v = static_cast<int32_t>(args[i].cast<int64_t>());
+      set(&v, sizeof(v));
+    } else if (type == "int64" || type == "uint64") {
+      int64_t v = args[i].cast<int64_t>();
+      set(&v, sizeof(v));
+    } else if (type == "int16" || type == "uint16") {
+      int16_t v = static_cast<int16_t>(args[i].cast<int64_t>());
+      set(&v, sizeof(v));
+    } else if (type == "int8" || type == "uint8" || type == "bool") {
+      int8_t v = static_cast<int8_t>(args[i].cast<int64_t>());
+      set(&v, sizeof(v));
+    } else {
+      TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << i
+                               << " has unsupported dtype '" << type << "'";
+    }
+  }
+
+  void Launch(const FunctionInfo& info, ffi::PackedArgs args) {
+    LaunchConfig cfg = LaunchConfig::Decode(info, args);
+    Workspace* ws = Workspace::Global();
+    size_t nargs = info.arg_types.size();
+    std::vector<void*> mems(nargs, nullptr);
+    int dev_id = -1;
+    for (size_t i = 0; i < nargs; ++i) {
+      if (info.arg_types[i] != "handle") continue;
+      BufferInfo where{};
+      mems[i] = BufferArg(info, args, i, &where);
+      if (dev_id < 0) {
+        dev_id = where.device_id;
+      } else if (ws->Device(where.device_id).context != ws->Device(dev_id).context) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " lives on opencl("
+                                  << where.device_id << "), another OpenCL platform than opencl("
+                                  << dev_id << ")";
+      }
+    }
+    if (dev_id < 0) dev_id = 0;  // no buffer arguments: the first device
+    const DeviceInfo& dev = ws->Device(dev_id);
+    cl_command_queue queue =
+        ws->Queue(dev_id, DeviceAPI::CurrentStream(DLDevice{kDLOpenCL, dev_id}));
+
+    size_t global[3], local[3];
+    cl_uint work_dim = 1;
+    for (int d = 0; d < 3; ++d) {
+      local[d] = static_cast<size_t>(cfg.block[d]);
+      global[d] = static_cast<size_t>(cfg.grid[d]) * local[d];
+      if (cfg.grid[d] > 1 || cfg.block[d] > 1) work_dim = static_cast<cl_uint>(d + 1);
+    }
+
+    std::lock_guard<std::mutex> lock(mu_);  // kernel objects hold argument state
+    cl_kernel k = GetKernel(dev_id, info.name);
+    for (size_t i = 0; i < nargs; ++i) {
+      if (info.arg_types[i] == "handle") {
+        cl_mem mem = static_cast<cl_mem>(mems[i]);
+        cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(i), sizeof(cl_mem), &mem);
+        if (rc != CL_SUCCESS) {
+          TVM_FFI_THROW(RuntimeError) << "kernel " << info.name << ": setting buffer argument " << i
+                                      << " failed with " << ErrorString(rc);
+        }
+      } else {
+        SetScalarArg(k, info, args, i);
+      }
+    }
+    bool has_dyn = false;
+    for (const std::string& tag : info.launch_param_tags) has_dyn |= tag == "dyn_shmem";
+    if (has_dyn) {
+      size_t bytes = cfg.dyn_shmem_bytes > 0 ? static_cast<size_t>(cfg.dyn_shmem_bytes) : 1;
+      cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(nargs), bytes, nullptr);
+      if (rc != CL_SUCCESS) {
+        TVM_FFI_THROW(RuntimeError) << "kernel " << info.name << ": setting " << bytes
+                                    << " bytes of dynamic local memory failed with " << ErrorString(rc);
+      }
+    }
+    cl_int rc = Get().clEnqueueNDRangeKernel(queue, k, work_dim, nullptr, global, local, 0, nullptr,
+                                             nullptr);
+    if (rc != CL_SUCCESS) {
+      TVM_FFI_THROW(RuntimeError) << "launching OpenCL kernel '" << info.name << "' on '" << dev.name
+                                  << "' with global size (" << global[0] << ", " << global[1] << ", "
+                                  << global[2] << ") and local size (" << local[0] << ", " << local[1]
+                                  << ", " << local[2] << ") failed with " << ErrorString(rc);
+    }
+  }
+
+  std::mutex mu_;
+  std::unordered_map<int, DeviceProgram> programs_;
+};
+
+}  // namespace
+
+ffi::Module CreateOpenCLModule(DeviceModuleSpec spec) {
+  return ffi::Module(ffi::make_object<OpenCLModuleObj>(std::move(spec)));
+}
+
+std::string BuildProgramBinary(const std::string& source, int device_id) {
+  const DeviceInfo& dev = Workspace::Global()->Device(device_id);
+  cl_program prog = ProgramFromSource(source, dev, "<program>");
+  size_t size = 0;
+  cl_int rc = Get().clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
+  std::string binary(size, '\0');
+  unsigned char* ptr = reinterpret_cast<unsigned char*>(&binary[0]);
+  if (rc == CL_SUCCESS && size > 0) {
+    rc = Get().clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr);
+  }
+  Get().clReleaseProgram(prog);
+  if (rc != CL_SUCCESS || size == 0) {
+    TVM_FFI_THROW(RuntimeError) << "device '" << dev.name << "' offers no program binary"
+                                << (rc != CL_SUCCESS ? " (" + ErrorString(rc) + ")" : std::string());
+  }
+  return binary;
+}
+
+void RegisterModuleFunctions() {
+  ffi::Function::SetGlobal(
+      "ffi.Module.create.opencl",
+      ffi::Function::FromPacked([](ffi::PackedArgs args, ffi::Any* rv) {
+        *rv = CreateOpenCLModule(SpecFromCreateArgs(args));
+      }),
+      true);
+  ffi::Function::SetGlobal(
+      "ffi.Module.load_from_bytes.opencl",
+      ffi::Function::FromTyped([](ffi::Bytes bytes) {
+        return CreateOpenCLModule(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
+      }),
+      true);
+  ffi::Function::SetGlobal("opencl.ProgramBinary",
+                           ffi::Function::FromTyped([](ffi::String source, int device_id) {
+                             return ffi::Bytes(BuildProgramBinary(source, device_id));
+                           }),
+                           true);
+}
+
+}  // namespace opencl
+}  // namespace runtime
+}  // namespace tvm

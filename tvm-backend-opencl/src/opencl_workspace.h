@@ -1,0 +1,111 @@
+/*!
+ * \file opencl_workspace.h
+ * \brief Process-wide OpenCL state: platforms, devices, contexts, queues (streams) and the
+ *        registry of buffers this backend allocated.
+ *
+ * Device ids: every device of every platform gets one id, platforms in the order the ICD loader
+ * reports them, devices in each platform's order. One context per platform holds all of its
+ * devices, so buffers can be copied between devices of one platform directly.
+ *
+ * A stream (TVMFFIStreamHandle) is a cl_command_queue; the null stream is the device's default
+ * in-order queue. Buffers are cl_mem handles used directly as DLTensor::data.
+ */
+#ifndef TVM_BACKEND_OPENCL_OPENCL_WORKSPACE_H_
+#define TVM_BACKEND_OPENCL_OPENCL_WORKSPACE_H_
+
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cl_api.h"
+
+namespace tvm {
+namespace runtime {
+namespace opencl {
+
+using namespace ::tvm::runtime::cl;  // NOLINT(build/namespaces): the CL names are prefixed already
+
+/*! \brief One OpenCL device and what we know about it. */
+struct DeviceInfo {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue default_queue = nullptr;
+  std::string name;
+  std::string platform_name;
+  std::string version;     // "OpenCL 3.0 PoCL ..."
+  std::string extensions;  // space separated
+  cl_device_type type = 0;
+
+  bool HasExtension(const std::string& ext) const;
+};
+
+/*! \brief Where a buffer lives. */
+struct BufferInfo {
+  int device_id;
+  size_t nbytes;
+};
+
+/*! \brief The process-wide OpenCL state; created once by Init and never destroyed. */
+class Workspace {
+ public:
+  /*!
+   * \brief Load libOpenCL and discover platforms and devices.
+   * \return "" on success, else why OpenCL cannot be used on this machine.
+   */
+  static std::string Init();
+  /*! \brief The workspace (throws when Init did not succeed). */
+  static Workspace* Global();
+
+  int num_devices() const { return static_cast<int>(devices_.size()); }
+  /*! \brief The device `id`; throws ValueError naming the valid range when out of range. */
+  const DeviceInfo& Device(int id) const;
+
+  /*! \brief The queue for `stream` on device `id` (null stream: the device's default queue). */
+  cl_command_queue Queue(int id, TVMFFIStreamHandle stream);
+  /*! \brief A new in-order queue on device `id`. */
+  TVMFFIStreamHandle CreateStream(int id);
+  void FreeStream(int id, TVMFFIStreamHandle stream);
+
+  /*! \brief Allocate a buffer of `nbytes` on device `id`, recorded in the buffer registry. */
+  cl_mem Alloc(int id, size_t nbytes);
+  void Free(cl_mem mem);
+  /*! \brief The record of `mem`; false when `mem` is not a live buffer allocated here. */
+  bool LookupBuffer(const void* mem, BufferInfo* info);
+
+  /*! \brief clGetDeviceInfo as a string / scalar. */
+  std::string DeviceString(cl_device_id dev, cl_device_info key) const;
+  template <typename T>
+  T DeviceScalar(cl_device_id dev, cl_device_info key) const {
+    T value{};
+    TVM_OPENCL_CALL(clGetDeviceInfo, dev, key, sizeof(T), &value, nullptr);
+    return value;
+  }
+  /*! \brief Like DeviceScalar, but `fallback` when the query fails (vendor-specific keys). */
+  template <typename T>
+  T DeviceScalarOr(cl_device_id dev, cl_device_info key, T fallback) const {
+    T value{};
+    if (Get().clGetDeviceInfo(dev, key, sizeof(T), &value, nullptr) != CL_SUCCESS) return fallback;
+    return value;
+  }
+
+ private:
+  Workspace() = default;
+  std::string Discover();
+
+  std::vector<DeviceInfo> devices_;
+  std::mutex mu_;
+  std::unordered_map<const void*, BufferInfo> buffers_;
+  std::unordered_map<TVMFFIStreamHandle, int> streams_;
+};
+
+}  // namespace opencl
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_BACKEND_OPENCL_OPENCL_WORKSPACE_H_
