@@ -1,0 +1,658 @@
+"""One printer for every C-like language: CPU C, CUDA, OpenCL, HIP and Metal.
+
+:class:`CFamilyPrinter` turns TIR expressions and statements into C text. Everything that differs
+between the languages is a class attribute (a table) or a small method that a backend overrides:
+
+===========================  ==================================================================
+``TYPE_NAMES``               dtype -> type name (``"float16": "half"`` ...)
+``RESTRICT``                 restrict keyword on pointer parameters (``""`` to omit)
+``EXTERN_C``                 prefix of kernel definitions (``'extern "C" '`` for C++ languages)
+``KERNEL_QUALIFIER``         ``"__global__ void"``, ``"__kernel void"``, ``"kernel void"``
+``GLOBAL_PTR_QUALIFIER``     address-space qualifier of buffer parameters (``"__global "``)
+``SHARED_QUALIFIER``         declaration prefix of ``shared`` allocations (``"__shared__ "``)
+``LOCAL_QUALIFIER``          declaration prefix of ``local`` allocations
+``HELPER_QUALIFIER``         prefix of helper functions in the prelude (``"static inline"``)
+``THREAD_INDEX``             thread tag -> index expression (``"threadIdx.x": "threadIdx.x"``)
+``BARRIER``                  text of ``tvm_storage_sync`` (``"__syncthreads();"``)
+``UNROLL_PRAGMA``            pragma before UNROLLED loops (``{n}`` = extent)
+``INTRINSICS``               op -> ``(float32 name, float64 name)`` or one name for every dtype
+``HALF_NATIVE``/``BF16_NATIVE``  True when the language computes in half/bfloat16 itself;
+                             otherwise values are stored as ``uint16_t`` and computed as float
+                             through the prelude's conversion helpers.
+===========================  ==================================================================
+
+Override points (methods): :meth:`type_name`, :meth:`vector_type`, :meth:`thread_index`,
+:meth:`kernel_signature`, :meth:`prelude`, :meth:`print_call` (or add ``call_<op>`` methods),
+:meth:`float_literal`, :meth:`visit_For` and friends (``visit_<NodeClass>`` dispatch).
+
+Buffers may be accessed with one index (already flattened) or with N indices; N indices are
+flattened here (row-major, or with the buffer's strides), so the printer works on both lowered and
+unlowered functions. Integer ``FloorDiv``/``FloorMod`` follow Python semantics for negative values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Iterable
+
+from tvm.tir import dtype as _dt
+from tvm.tir import expr as E
+from tvm.tir import stmt as S
+from tvm.tir.function import PrimFunc
+
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while bool true false half kernel global local private "
+    "constant device thread threadgroup new delete this class template namespace using main "
+    "min max abs exp log sqrt select".split())
+
+
+class CodegenError(ValueError):
+    """The IR contains something the printer cannot express."""
+
+
+class CFamilyPrinter:
+    """Prints TIR as C-family code; subclass and change the tables for each language."""
+
+    TYPE_NAMES: dict[str, str] = {
+        "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+        "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+        "uint64": "uint64_t", "float16": "uint16_t", "bfloat16": "uint16_t", "float32": "float",
+        "float64": "double", "handle": "void*",
+    }
+    RESTRICT = "restrict"
+    EXTERN_C = ""
+    KERNEL_QUALIFIER = "void"
+    GLOBAL_PTR_QUALIFIER = ""
+    SHARED_QUALIFIER = ""
+    LOCAL_QUALIFIER = ""
+    HELPER_QUALIFIER = "static inline"
+    THREAD_INDEX: dict[str, str] = {}
+    BARRIER = ""
+    UNROLL_PRAGMA = "#pragma GCC unroll {n}"
+    HALF_NATIVE = False
+    BF16_NATIVE = False
+    INDENT = "  "
+    INTRINSICS: dict[str, Any] = {
+        "exp": ("expf", "exp"), "exp2": ("exp2f", "exp2"), "exp10": ("exp10f", "exp10"),
+        "expm1": ("expm1f", "expm1"), "log": ("logf", "log"), "log2": ("log2f", "log2"),
+        "log10": ("log10f", "log10"), "log1p": ("log1pf", "log1p"), "sqrt": ("sqrtf", "sqrt"),
+        "sin": ("sinf", "sin"), "cos": ("cosf", "cos"), "tan": ("tanf", "tan"),
+        "asin": ("asinf", "asin"), "acos": ("acosf", "acos"), "atan": ("atanf", "atan"),
+        "sinh": ("sinhf", "sinh"), "cosh": ("coshf", "cosh"), "tanh": ("tanhf", "tanh"),
+        "asinh": ("asinhf", "asinh"), "acosh": ("acoshf", "acosh"), "atanh": ("atanhf", "atanh"),
+        "erf": ("erff", "erf"), "floor": ("floorf", "floor"), "ceil": ("ceilf", "ceil"),
+        "trunc": ("truncf", "trunc"), "round": ("rintf", "rint"), "nearbyint": ("nearbyintf", "nearbyint"),
+        "fabs": ("fabsf", "fabs"), "pow": ("powf", "pow"), "atan2": ("atan2f", "atan2"),
+        "fmod": ("fmodf", "fmod"), "hypot": ("hypotf", "hypot"), "copysign": ("copysignf", "copysign"),
+        "fma": ("fmaf", "fma"), "nextafter": ("nextafterf", "nextafter"), "ldexp": ("ldexpf", "ldexp"),
+    }
+    #: ops printed as infix ``a <op> b``
+    _INFIX = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+              "shift_left": "<<", "shift_right": ">>"}
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._indent = 0
+        self._names: dict[Any, str] = {}      # Var / Buffer -> C identifier
+        self._used: set[str] = set()
+        self._subst: dict[Any, str] = {}      # Let-bound Var -> printed value
+        self._buffers: dict[Any, E.Buffer] = {}  # data Var -> Buffer (first one seen)
+        self.helpers: dict[str, str] = {}     # helper name -> definition (the prelude collects them)
+
+    # ------------------------------------------------------------------ output
+    def emit(self, line: str) -> None:
+        """Append one line at the current indentation."""
+        self._lines.append(self.INDENT * self._indent + line if line else "")
+
+    def take(self) -> str:
+        """The text printed so far (and reset the buffer)."""
+        out = "\n".join(self._lines) + "\n"
+        self._lines = []
+        return out
+
+    # ------------------------------------------------------------------ names
+    def name_of(self, node: Any, hint: str | None = None) -> str:
+        """The C identifier of a Var or Buffer (allocated on first use, unique per printer)."""
+        got = self._names.get(node)
+        if got is not None:
+            return got
+        base = re.sub(r"[^0-9A-Za-z_]", "_", hint or getattr(node, "name", "v")) or "v"
+        if base[0].isdigit():
+            base = "v_" + base
+        if base in _C_KEYWORDS or base.startswith("__"):
+            base = base.lstrip("_") + "_"
+        name, k = base, 1
+        while name in self._used:
+            name = f"{base}_{k}"
+            k += 1
+        self._used.add(name)
+        self._names[node] = name
+        return name
+
+    def reserve(self, name: str) -> None:
+        """Keep ``name`` from being used for any Var (e.g. names of helper variables)."""
+        self._used.add(name)
+
+    # ------------------------------------------------------------------ types
+    def type_name(self, dtype: str) -> str:
+        """The storage type of ``dtype`` (vector dtypes go through :meth:`vector_type`)."""
+        if dtype == "handle":
+            return self.TYPE_NAMES["handle"]
+        if _dt.lanes(dtype) > 1:
+            return self.vector_type(dtype)
+        try:
+            return self.TYPE_NAMES[dtype]
+        except KeyError:
+            raise CodegenError(f"{type(self).__name__} has no type for dtype '{dtype}'") from None
+
+    def compute_type(self, dtype: str) -> str:
+        """The type values of ``dtype`` have in expressions (float for emulated half/bfloat16)."""
+        if self.is_emulated(dtype):
+            return "float"
+        return self.type_name(dtype)
+
+    def vector_type(self, dtype: str) -> str:
+        """Type of a vector dtype such as ``float32x4`` (C: GCC vector extension typedef)."""
+        elem, n = _dt.element_of(dtype), _dt.lanes(dtype)
+        scalar = self.type_name(elem)
+        name = f"{scalar.replace(' ', '_')}x{n}_t"
+        size = n * _dt.bits(elem) // 8
+        self.helpers.setdefault(name, f"typedef {scalar} {name} __attribute__((vector_size({size})));")
+        return name
+
+    def is_emulated(self, dtype: str) -> bool:
+        """True when ``dtype`` is stored as uint16 and computed as float."""
+        e = _dt.element_of(dtype) if dtype != "handle" else dtype
+        return (e == "float16" and not self.HALF_NATIVE) or (e == "bfloat16" and not self.BF16_NATIVE)
+
+    # ------------------------------------------------------------------ literals
+    def float_literal(self, value: float, dtype: str) -> str:
+        """A floating-point constant of ``dtype`` (inf and nan included)."""
+        double = _dt.element_of(dtype) == "float64"
+        if math.isnan(value):
+            text = "NAN" if not double else "((double)NAN)"
+        elif math.isinf(value):
+            text = ("INFINITY" if value > 0 else "-INFINITY")
+            text = f"((double){text})" if double else text
+        else:
+            text = repr(float(value))
+            if "e" not in text and "." not in text and "inf" not in text:
+                text += ".0"
+            if not double:
+                text += "f"
+        if _dt.element_of(dtype) in ("float16", "bfloat16") and not self.is_emulated(dtype):
+            return f"(({self.type_name(dtype)}){text})"
+        return text
+
+    def int_literal(self, value: int, dtype: str) -> str:
+        """An integer constant of ``dtype``."""
+        if dtype == "bool":
+            return "true" if value else "false"
+        bits = _dt.bits(dtype)
+        if _dt.is_uint(dtype):
+            return f"(({self.type_name(dtype)}){value}U)" if bits < 64 else f"{value}ULL"
+        if bits == 64:
+            return f"(-9223372036854775807LL - 1)" if value == -(2 ** 63) else f"{value}LL"
+        if value == -(2 ** 31):
+            return "(-2147483647 - 1)"
+        return str(value) if bits == 32 else f"(({self.type_name(dtype)}){value})"
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e: E.PrimExpr) -> str:
+        """Print an expression."""
+        fn = getattr(self, "visit_" + type(e).__name__, None)
+        if fn is None:
+            if isinstance(e, E.CmpOp):
+                return self._binary(e, e.op)
+            raise CodegenError(f"{type(self).__name__} cannot print expression {type(e).__name__}")
+        return fn(e)
+
+    def visit_Var(self, e: E.Var) -> str:
+        sub = self._subst.get(e)
+        return sub if sub is not None else self.name_of(e)
+
+    def visit_IntImm(self, e: E.IntImm) -> str:
+        return self.int_literal(int(e.value), e.dtype)
+
+    def visit_FloatImm(self, e: E.FloatImm) -> str:
+        return self.float_literal(float(e.value), e.dtype)
+
+    def visit_StringImm(self, e: E.StringImm) -> str:
+        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+    def visit_Cast(self, e: E.Cast) -> str:
+        src, dst = e.value.dtype, e.dtype
+        v = self.expr(e.value)
+        if dst == "bool":
+            return f"({v} != 0)"
+        if self.is_emulated(dst):
+            # compute as float, but round to the narrow type like a real conversion would
+            to, back = self.half_converters(dst)
+            return f"{back}({to}((float)({v})))"
+        if src == dst:
+            return v
+        return f"(({self.compute_type(dst)})({v}))"
+
+    def _binary(self, e: E.BinaryOp, op: str) -> str:
+        return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
+
+    def visit_Add(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "+")
+
+    def visit_Sub(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "-")
+
+    def visit_Mul(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "*")
+
+    def visit_Div(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "/")
+
+    def visit_Mod(self, e: E.BinaryOp) -> str:
+        if _dt.is_float(e.dtype):
+            return self._math_call("fmod", e.dtype, [self.expr(e.a), self.expr(e.b)])
+        return self._binary(e, "%")
+
+    def visit_FloorDiv(self, e: E.BinaryOp) -> str:
+        dt = e.dtype
+        if _dt.is_float(dt):
+            return self._math_call("floor", dt, [f"({self.expr(e.a)} / {self.expr(e.b)})"])
+        if _dt.is_uint(dt) or dt == "bool":
+            return self._binary(e, "/")
+        k = self._pow2_const(e.b)
+        if k is not None:
+            return f"({self.expr(e.a)} >> {k})"  # arithmetic shift floors for signed values
+        return f"{self._floor_helper('div', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def visit_FloorMod(self, e: E.BinaryOp) -> str:
+        dt = e.dtype
+        if _dt.is_float(dt):
+            return f"{self._floor_helper('mod', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
+        if _dt.is_uint(dt) or dt == "bool":
+            return self._binary(e, "%")
+        k = self._pow2_const(e.b)
+        if k is not None:
+            return f"({self.expr(e.a)} & {self.int_literal((1 << k) - 1, dt)})"
+        return f"{self._floor_helper('mod', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
+
+    @staticmethod
+    def _pow2_const(b: E.PrimExpr) -> int | None:
+        if isinstance(b, E.IntImm) and b.value > 0 and (b.value & (b.value - 1)) == 0:
+            return b.value.bit_length() - 1
+        return None
+
+    def _floor_helper(self, which: str, dtype: str) -> str:
+        """Name of a prelude helper giving Python's ``//`` or ``%`` for ``dtype``."""
+        if _dt.is_float(dtype):
+            t = self.compute_type(dtype)
+            fmod, floor = ("fmod", "floor") if t == "double" else ("fmodf", "floorf")
+            name = f"tvm_floormod_{t}"
+            self.helpers.setdefault(name, (
+                f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n"
+                f"  {t} r = {fmod}(a, b);\n"
+                f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}"))
+            return name
+        bits = max(32, _dt.bits(dtype))
+        t = self.TYPE_NAMES[f"int{bits}"]
+        name = f"tvm_floor{which}_i{bits}"
+        if which == "div":
+            body = (f"  {t} q = a / b, r = a % b;\n"
+                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;")
+        else:
+            body = (f"  {t} r = a % b;\n"
+                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+        self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n{body}\n}}")
+        return name
+
+    def visit_Min(self, e: E.BinaryOp) -> str:
+        a, b = self.expr(e.a), self.expr(e.b)
+        return f"(({a} < {b}) ? {a} : {b})"
+
+    def visit_Max(self, e: E.BinaryOp) -> str:
+        a, b = self.expr(e.a), self.expr(e.b)
+        return f"(({a} > {b}) ? {a} : {b})"
+
+    def visit_Not(self, e: E.Not) -> str:
+        return f"(!{self.expr(e.a)})"
+
+    def visit_Select(self, e: E.Select) -> str:
+        return f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : {self.expr(e.false_value)})"
+
+    def visit_Let(self, e: E.Let) -> str:
+        # TIR expressions are pure: substituting the value is equivalent and portable C.
+        self._subst[e.var] = f"({self.expr(e.value)})"
+        try:
+            return self.expr(e.body)
+        finally:
+            del self._subst[e.var]
+
+    def visit_BufferLoad(self, e: E.BufferLoad) -> str:
+        text = f"{self.buffer_ref(e.buffer)}[{self.flat_index(e.buffer, e.indices)}]"
+        if self.is_emulated(e.buffer.dtype):
+            return f"{self.half_converters(e.buffer.dtype)[0]}({text})"
+        return text
+
+    def visit_Call(self, e: E.Call) -> str:
+        return self.print_call(e)
+
+    # ------------------------------------------------------------------ calls
+    def print_call(self, call: E.Call) -> str:
+        """Print an intrinsic call: a ``call_<op>`` method, the infix table, or ``INTRINSICS``."""
+        op = call.op[4:] if call.op.startswith("tir.") else call.op
+        special = getattr(self, "call_" + op.replace(".", "_"), None)
+        if special is not None:
+            return special(call)
+        args = [self.expr(a) for a in call.args]
+        if op in self._INFIX and len(args) == 2:
+            return f"({args[0]} {self._INFIX[op]} {args[1]})"
+        if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid"):
+            return self._math_call(op, call.dtype, args)
+        raise CodegenError(f"{type(self).__name__}: unsupported intrinsic '{call.op}'")
+
+    def intrinsic_name(self, op: str, dtype: str) -> str:
+        """The function implementing math op ``op`` for ``dtype`` (float vs double variant)."""
+        entry = self.INTRINSICS.get(op)
+        if entry is None:
+            raise CodegenError(f"{type(self).__name__}: no math function for '{op}'")
+        if isinstance(entry, str):
+            return entry
+        return entry[1] if self.compute_type(dtype) == "double" else entry[0]
+
+    def _math_call(self, op: str, dtype: str, args: list[str]) -> str:
+        if op == "abs":
+            if _dt.is_float(dtype):
+                return f"{self.intrinsic_name('fabs', dtype)}({args[0]})"
+            return f"(({args[0]}) < 0 ? -({args[0]}) : ({args[0]}))"
+        if op == "rsqrt":
+            one = self.float_literal(1.0, dtype)
+            return f"({one} / {self.intrinsic_name('sqrt', dtype)}({args[0]}))"
+        if op == "sigmoid":
+            one = self.float_literal(1.0, dtype)
+            return f"({one} / ({one} + {self.intrinsic_name('exp', dtype)}(-({args[0]}))))"
+        return f"{self.intrinsic_name(op, dtype)}({', '.join(args)})"
+
+    def call_if_then_else(self, call: E.Call) -> str:
+        c, a, b = (self.expr(x) for x in call.args)
+        return f"({c} ? {a} : {b})"
+
+    def call_likely(self, call: E.Call) -> str:
+        return self.expr(call.args[0])
+
+    call_unlikely = call_likely
+
+    def call_bitwise_not(self, call: E.Call) -> str:
+        return f"(~{self.expr(call.args[0])})"
+
+    def call_isnan(self, call: E.Call) -> str:
+        v = self.expr(call.args[0])
+        return f"({v} != {v})"
+
+    def call_isinf(self, call: E.Call) -> str:
+        return f"isinf({self.expr(call.args[0])})"
+
+    def call_isfinite(self, call: E.Call) -> str:
+        return f"isfinite({self.expr(call.args[0])})"
+
+    def call_tvm_storage_sync(self, call: E.Call) -> str:
+        return self.BARRIER.rstrip(";")
+
+    def call_reinterpret(self, call: E.Call) -> str:
+        src = call.args[0]
+        if _dt.bits(src.dtype) != _dt.bits(call.dtype):
+            raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype} changes the width")
+        name = f"tvm_bitcast_{self.type_name(src.dtype)}_{self.type_name(call.dtype)}".replace(" ", "_")
+        st, dt_ = self.type_name(src.dtype), self.type_name(call.dtype)
+        self.helpers.setdefault(name, (
+            f"{self.HELPER_QUALIFIER} {dt_} {name}({st} v) {{ union {{ {st} a; {dt_} b; }} u; "
+            f"u.a = v; return u.b; }}"))
+        return f"{name}({self.expr(src)})"
+
+    # ------------------------------------------------------------------ buffers
+    def buffer_ref(self, buf: E.Buffer) -> str:
+        """The C expression of a buffer's typed base pointer / array."""
+        return self.name_of(buf.data, buf.name)
+
+    def flat_index(self, buf: E.Buffer, indices: Iterable[E.PrimExpr]) -> str:
+        """The element offset of ``indices`` in ``buf`` (row-major unless the buffer has strides)."""
+        idx = list(indices)
+        if len(idx) == 1 and not buf.strides:
+            out = self.expr(idx[0])
+        else:
+            if len(idx) != len(buf.shape):
+                raise CodegenError(f"buffer {buf.name} has {len(buf.shape)} dims, accessed with {len(idx)} indices")
+            terms = []
+            if buf.strides:
+                for i, s in zip(idx, buf.strides):
+                    terms.append(f"{self.expr(i)} * {self.expr(s)}")
+                out = " + ".join(terms) or "0"
+            else:
+                out = self.expr(idx[0]) if idx else "0"
+                for i, s in zip(idx[1:], buf.shape[1:]):
+                    out = f"({out}) * {self.expr(s)} + {self.expr(i)}"
+        off = buf.elem_offset
+        if not (isinstance(off, E.IntImm) and off.value == 0):
+            out = f"{self.expr(off)} + {out}"
+        return out
+
+    def half_converters(self, dtype: str) -> tuple[str, str]:
+        """(to_float, from_float) helper names for an emulated 16-bit float dtype."""
+        self.helpers.setdefault("tvm_half", self.half_helpers())
+        return ("tvm_h2f", "tvm_f2h") if _dt.element_of(dtype) == "float16" else ("tvm_bf2f", "tvm_f2bf")
+
+    def half_helpers(self) -> str:
+        """C definitions of the float16/bfloat16 <-> float conversions (round to nearest even)."""
+        q = self.HELPER_QUALIFIER
+        return f"""{q} float tvm_bits2f(uint32_t b) {{ union {{ uint32_t u; float f; }} v; v.u = b; return v.f; }}
+{q} uint32_t tvm_f2bits(float f) {{ union {{ uint32_t u; float f; }} v; v.f = f; return v.u; }}
+{q} float tvm_h2f(uint16_t h) {{
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {{ float f = (float)m * 5.9604644775390625e-8f; return sign ? -f : f; }}
+  if (e == 31) return tvm_bits2f(sign | 0x7f800000u | (m << 13));
+  return tvm_bits2f(sign | ((e + 112u) << 23) | (m << 13));
+}}
+{q} uint16_t tvm_f2h(float f) {{
+  uint32_t x = tvm_f2bits(f), ax = x & 0x7fffffffu;
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (ax < 0x38800000u) {{
+    float a = tvm_bits2f(ax) * 16777216.0f;
+    uint32_t n = (uint32_t)a; float frac = a - (float)n;
+    if (frac > 0.5f || (frac == 0.5f && (n & 1u))) n += 1u;
+    return (uint16_t)(sign | n);
+  }}
+  return (uint16_t)(sign | ((ax + 0xfffu + ((ax >> 13) & 1u) - 0x38000000u) >> 13));
+}}
+{q} float tvm_bf2f(uint16_t h) {{ return tvm_bits2f((uint32_t)h << 16); }}
+{q} uint16_t tvm_f2bf(float f) {{
+  uint32_t x = tvm_f2bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}}"""
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: S.Stmt) -> None:
+        """Print a statement."""
+        fn = getattr(self, "visit_" + type(s).__name__, None)
+        if fn is None:
+            raise CodegenError(f"{type(self).__name__} cannot print statement {type(s).__name__}")
+        fn(s)
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> None:
+        for x in s.seq:
+            self.stmt(x)
+
+    def visit_BufferStore(self, s: S.BufferStore) -> None:
+        value = self.expr(s.value)
+        if self.is_emulated(s.buffer.dtype):
+            value = f"{self.half_converters(s.buffer.dtype)[1]}({value})"
+        self.emit(f"{self.buffer_ref(s.buffer)}[{self.flat_index(s.buffer, s.indices)}] = {value};")
+
+    def visit_Evaluate(self, s: S.Evaluate) -> None:
+        v = s.value
+        if isinstance(v, (E.IntImm, E.FloatImm)):
+            return
+        text = self.expr(v)
+        if text:
+            self.emit(text + ";")
+
+    def visit_LetStmt(self, s: S.LetStmt) -> None:
+        name = self.name_of(s.var)
+        self.emit(f"{self.compute_type(s.var.dtype)} {name} = {self.expr(s.value)};")
+        self.stmt(s.body)
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> None:
+        self.emit(f"if ({self.expr(s.condition)}) {{")
+        self._block(s.then_case)
+        if s.else_case is not None:
+            self.emit("} else {")
+            self._block(s.else_case)
+        self.emit("}")
+
+    def visit_AssertStmt(self, s: S.AssertStmt) -> None:
+        # device code cannot raise: the host checks what matters; hosts override this
+        self.stmt(s.body)
+
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        size = self.alloc_size(buf)
+        qual = {"shared": self.SHARED_QUALIFIER, "local": self.LOCAL_QUALIFIER}.get(buf.scope, self.LOCAL_QUALIFIER)
+        self.emit(f"{qual}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{size}];")
+        self.stmt(s.body)
+
+    def alloc_size(self, buf: E.Buffer) -> str:
+        """Number of elements of an allocation (a constant for stack/shared arrays)."""
+        total = 1
+        for d in buf.shape:
+            if not isinstance(d, E.IntImm):
+                raise CodegenError(f"allocation {buf.name} needs a constant shape, got {buf.shape}")
+            total *= int(d.value)
+        return str(total)
+
+    def visit_For(self, s: S.For) -> None:
+        if s.kind is S.ForKind.THREAD_BINDING:
+            self.print_thread_binding(s)
+            return
+        self.loop_pragma(s)
+        v = self.name_of(s.loop_var)
+        t = self.compute_type(s.loop_var.dtype)
+        lo = self.expr(s.min)
+        hi = self.expr(s.extent) if self._is_zero(s.min) else f"{lo} + {self.expr(s.extent)}"
+        self.emit(f"for ({t} {v} = {lo}; {v} < {hi}; ++{v}) {{")
+        self._block(s.body)
+        self.emit("}")
+
+    def loop_pragma(self, s: S.For) -> None:
+        """Pragma lines before a loop (unroll here; the CPU host adds OpenMP)."""
+        if s.kind is S.ForKind.UNROLLED and self.UNROLL_PRAGMA:
+            n = s.extent.value if isinstance(s.extent, E.IntImm) else ""
+            self.emit(self.UNROLL_PRAGMA.format(n=n).rstrip())
+
+    def print_thread_binding(self, s: S.For) -> None:
+        """A loop bound to a thread tag becomes ``int v = <thread index> + min;``."""
+        v = self.name_of(s.loop_var)
+        idx = self.thread_index(s.thread_tag or "")
+        if not self._is_zero(s.min):
+            idx = f"{idx} + {self.expr(s.min)}"
+        self.emit("{")
+        self._indent += 1
+        self.emit(f"{self.compute_type(s.loop_var.dtype)} {v} = ({self.compute_type(s.loop_var.dtype)})({idx});")
+        self.stmt(s.body)
+        self._indent -= 1
+        self.emit("}")
+
+    def thread_index(self, tag: str) -> str:
+        """Expression of the index bound to ``tag`` (``blockIdx.x`` ...)."""
+        try:
+            return self.THREAD_INDEX[tag]
+        except KeyError:
+            raise CodegenError(f"{type(self).__name__} does not support thread tag '{tag}'") from None
+
+    def _block(self, body: S.Stmt) -> None:
+        self._indent += 1
+        self.stmt(body)
+        self._indent -= 1
+
+    @staticmethod
+    def _is_zero(e: E.PrimExpr) -> bool:
+        return isinstance(e, E.IntImm) and e.value == 0
+
+    # ------------------------------------------------------------------ functions
+    def param_decl(self, func: PrimFunc, param: E.Var) -> str:
+        """Declaration of one kernel parameter (buffers as typed restrict pointers)."""
+        buf = func.buffer_map.get(param)
+        if buf is not None:
+            name = self.name_of(buf.data, buf.name)
+            self._names.setdefault(param, name)
+            restrict = f" {self.RESTRICT}" if self.RESTRICT else ""
+            return f"{self.GLOBAL_PTR_QUALIFIER}{self.type_name(buf.dtype)}*{restrict} {name}"
+        if param.dtype == "handle":
+            return f"{self.GLOBAL_PTR_QUALIFIER}void* {self.name_of(param)}"
+        return f"{self.compute_type(param.dtype)} {self.name_of(param)}"
+
+    def kernel_signature(self, func: PrimFunc, name: str) -> str:
+        """``<EXTERN_C><KERNEL_QUALIFIER> name(params)`` (Metal overrides for its attributes)."""
+        params = ", ".join(self.param_decl(func, p) for p in func.params)
+        return f"{self.EXTERN_C}{self.KERNEL_QUALIFIER} {name}({params})"
+
+    def print_kernel(self, func: PrimFunc, name: str | None = None) -> str:
+        """Print one function definition (signature + body) and return its text."""
+        name = name or func.global_symbol
+        self.reserve(name)
+        sig = self.kernel_signature(func, name)
+        self.emit(sig + " {")
+        self._block(func.body)
+        self.emit("}")
+        return self.take()
+
+    def prelude(self) -> str:
+        """Headers and helpers every file of this language starts with."""
+        return "\n\n".join(self.helpers.values()) + ("\n" if self.helpers else "")
+
+    def print_module(self, funcs: list[PrimFunc]) -> str:
+        """Print a whole translation unit: prelude then every kernel."""
+        bodies = [self.print_kernel(f) for f in funcs]
+        return self.prelude() + "\n" + "\n".join(bodies)
+
+
+def walk(node: Any, visit: Callable[[Any], None]) -> None:
+    """Call ``visit`` on every statement and expression under ``node`` (pre-order)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        visit(n)
+        if isinstance(n, S.SeqStmt):
+            stack.extend(reversed(n.seq))
+        elif isinstance(n, S.For):
+            stack += [n.min, n.extent, n.body]
+        elif isinstance(n, S.IfThenElse):
+            stack += [n.condition, n.then_case, n.else_case]
+        elif isinstance(n, S.LetStmt):
+            stack += [n.value, n.body]
+        elif isinstance(n, S.Allocate):
+            stack.append(n.body)
+        elif isinstance(n, S.Evaluate):
+            stack.append(n.value)
+        elif isinstance(n, S.AssertStmt):
+            stack += [n.condition, n.body]
+        elif isinstance(n, S.BufferStore):
+            stack += [n.value, *n.indices]
+        elif isinstance(n, E.BufferLoad):
+            stack += list(n.indices)
+        elif isinstance(n, E.BinaryOp):
+            stack += [n.a, n.b]
+        elif isinstance(n, E.Not):
+            stack.append(n.a)
+        elif isinstance(n, E.Cast):
+            stack.append(n.value)
+        elif isinstance(n, E.Select):
+            stack += [n.condition, n.true_value, n.false_value]
+        elif isinstance(n, E.Let):
+            stack += [n.value, n.body]
+        elif isinstance(n, E.Call):
+            stack += list(n.args)

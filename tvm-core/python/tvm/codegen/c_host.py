@@ -1,0 +1,490 @@
+"""CPU code generation: TIR host functions as C against tvm-ffi's C ABI.
+
+For each PrimFunc ``name`` the generated file holds
+
+* ``static int tvm_impl_<name>(typed pointers, scalars, shape vars)``: the computation, with OpenMP
+  ``parallel for`` for PARALLEL loops, ``omp simd`` for VECTORIZED loops and unroll pragmas, and
+  device launches (``tir.launch_kernel``) through ``TVMFFIEnvModLookupFromImports``;
+* ``int __tvm_ffi_<name>(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)``:
+  the exported entry that checks every argument (count, tensor-ness, ndim, dtype, shape with
+  symbolic dims bound on first use, device type, contiguity, element alignment) and raises
+  ``TypeError``/``ValueError`` naming the function, the argument and expected vs got.
+
+Launch convention (read by ``LaunchConfig::Decode``): the kernel receives its arguments (buffers as
+opaque pointers, scalars as int64 / float64 values) followed by the launch extents as int64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tvm.tir import dtype as _dt
+from tvm.tir import expr as E
+from tvm.tir import stmt as S
+from tvm.tir.function import PrimFunc
+
+from .c_family import CFamilyPrinter, CodegenError, walk
+
+# DLPack type codes and device names used in generated checks and messages
+_DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
+_DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
+                 10: "rocm", 12: "ext_dev", 15: "webgpu", 16: "hexagon"}
+
+_RUNTIME_PRELUDE = r"""#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+#define TVM_EXPORT __attribute__((visibility("default")))
+#define TVM_COLD __attribute__((noinline, cold))
+#define TVM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static TVM_COLD int tvm_raise(const char* kind, const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  TVMFFIErrorSetRaisedFromCStr(kind, msg);
+  return -1;
+}
+
+static TVM_COLD const char* tvm_dtype_str(DLDataType t, char* buf, size_t n) {
+  static const char* fam[] = {"int", "uint", "float", "handle", "bfloat", "complex", "bool"};
+  const char* f = t.code < 7 ? fam[t.code] : "custom";
+  if (t.code == 6 && t.bits == 8) snprintf(buf, n, "bool");
+  else if (t.lanes == 1) snprintf(buf, n, "%s%d", f, (int)t.bits);
+  else snprintf(buf, n, "%s%dx%d", f, (int)t.bits, (int)t.lanes);
+  return buf;
+}
+
+static TVM_COLD const char* tvm_shape_str(const DLTensor* t, char* buf, size_t n) {
+  size_t k = 0;
+  k += snprintf(buf + k, n - k, "(");
+  for (int i = 0; i < t->ndim && k < n; ++i) {
+    k += snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+  }
+  if (k < n) snprintf(buf + k, n - k, t->ndim == 1 ? ",)" : ")");
+  return buf;
+}
+
+static TVM_COLD const char* tvm_type_str(int32_t type_index) {
+  switch (type_index) {
+    case kTVMFFINone: return "None";
+    case kTVMFFIInt: return "int";
+    case kTVMFFIBool: return "bool";
+    case kTVMFFIFloat: return "float";
+    case kTVMFFIOpaquePtr: return "opaque pointer";
+    case kTVMFFIRawStr: case kTVMFFISmallStr: case kTVMFFIStr: return "str";
+    case kTVMFFISmallBytes: case kTVMFFIBytes: return "bytes";
+    case kTVMFFIShape: return "Shape";
+    case kTVMFFIArray: return "Array";
+    case kTVMFFIDevice: return "Device";
+    case kTVMFFIDataType: return "dtype";
+    default: {
+      const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
+      return info ? info->type_key.data : "object";
+    }
+  }
+}
+
+/* 1 when t has row-major compact strides (dims of extent 1 may have any stride) */
+static TVM_COLD int tvm_is_compact(const DLTensor* t) {
+  int64_t expect = 1;
+  for (int i = t->ndim - 1; i >= 0; --i) {
+    if (t->shape[i] != 1 && t->strides[i] != expect) return 0;
+    expect *= t->shape[i];
+  }
+  return 1;
+}
+
+static TVM_COLD int tvm_err_tensor(const char* fn, const char* arg, int idx, int32_t type_index) {
+  return tvm_raise("TypeError", "%s: argument '%s' (#%d) expects a Tensor, got %s", fn, arg, idx,
+                   tvm_type_str(type_index));
+}
+
+static TVM_COLD int tvm_err_ndim(const char* fn, const char* arg, const char* want, const DLTensor* t) {
+  char s[256];
+  return tvm_raise("ValueError", "%s: argument '%s' expects a %s, got ndim %d with shape %s", fn, arg,
+                   want, (int)t->ndim, tvm_shape_str(t, s, sizeof(s)));
+}
+
+static TVM_COLD int tvm_err_dtype(const char* fn, const char* arg, const char* want, const DLTensor* t) {
+  char s[64];
+  return tvm_raise("TypeError", "%s: argument '%s' expects dtype %s, got %s", fn, arg, want,
+                   tvm_dtype_str(t->dtype, s, sizeof(s)));
+}
+
+static TVM_COLD int tvm_err_device(const char* fn, const char* arg, const char* want, const DLTensor* t) {
+  static const char* names[] = {"?", "cpu", "cuda", "cuda_host", "opencl", "?", "?", "vulkan",
+                                "metal", "?", "rocm", "?", "ext_dev", "?", "?", "webgpu", "hexagon"};
+  int dt = (int)t->device.device_type;
+  return tvm_raise("ValueError", "%s: argument '%s' expects a tensor on %s, got one on %s(%d) (device type %d)",
+                   fn, arg, want, (dt >= 0 && dt <= 16) ? names[dt] : "?", (int)t->device.device_id, dt);
+}
+
+static TVM_COLD int tvm_err_device_id(const char* fn, const char* arg, int want, const DLTensor* t) {
+  return tvm_raise("ValueError", "%s: argument '%s' is on device %d but earlier tensor arguments are on device %d",
+                   fn, arg, (int)t->device.device_id, want);
+}
+
+static TVM_COLD int tvm_err_shape(const char* fn, const char* arg, const char* want, const DLTensor* t,
+                                  const char* detail) {
+  char s[256];
+  return tvm_raise("ValueError", "%s: argument '%s' expects shape %s, got %s%s", fn, arg, want,
+                   tvm_shape_str(t, s, sizeof(s)), detail);
+}
+
+static TVM_COLD int tvm_err_strides(const char* fn, const char* arg) {
+  return tvm_raise("ValueError", "%s: argument '%s' must be a contiguous (row-major compact) tensor", fn, arg);
+}
+
+static TVM_COLD int tvm_err_align(const char* fn, const char* arg, int align) {
+  return tvm_raise("ValueError", "%s: argument '%s' data pointer is not %d-byte aligned", fn, arg, align);
+}
+
+static TVM_COLD int tvm_err_scalar(const char* fn, const char* arg, int idx, const char* want, int32_t type_index) {
+  return tvm_raise("TypeError", "%s: argument '%s' (#%d) expects %s, got %s", fn, arg, idx, want,
+                   tvm_type_str(type_index));
+}
+"""
+
+
+class CPrinter(CFamilyPrinter):
+    """The CPU C dialect: GCC/Clang C11 with OpenMP pragmas and emulated half/bfloat16."""
+
+    RESTRICT = "restrict"
+    HELPER_QUALIFIER = "static inline"
+    UNROLL_PRAGMA = "#pragma GCC unroll {n}"
+    #: allocations with more elements than this (or non-constant) go on the heap
+    STACK_LIMIT = 16384
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.has_parallel = False
+        self._parallel_depth = 0
+        self._launch_handles: dict[str, str] = {}
+
+    def loop_pragma(self, s: S.For) -> None:
+        if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 0:
+            self.has_parallel = True
+            self.emit("#pragma omp parallel for schedule(static)")
+        elif s.kind is S.ForKind.VECTORIZED:
+            self.emit("#pragma omp simd")
+        else:
+            super().loop_pragma(s)
+
+    def visit_For(self, s: S.For) -> None:
+        par = s.kind is S.ForKind.PARALLEL
+        self._parallel_depth += par
+        try:
+            super().visit_For(s)
+        finally:
+            self._parallel_depth -= par
+
+    def print_thread_binding(self, s: S.For) -> None:
+        # an unlowered thread binding on the CPU is just a loop
+        self.visit_For(S.For(s.loop_var, s.min, s.extent, S.ForKind.SERIAL, s.body))
+
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        name = self.name_of(buf.data, buf.name)
+        t = self.type_name(buf.dtype)
+        const = all(isinstance(d, E.IntImm) for d in buf.shape)
+        n = 1
+        for d in buf.shape:
+            n *= int(d.value) if isinstance(d, E.IntImm) else 1
+        if const and n <= self.STACK_LIMIT and buf.scope != "global":
+            self.emit(f"{t} {name}[{n}] __attribute__((aligned(64)));")
+            self.stmt(s.body)
+            return
+        size = " * ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
+        self.emit(f"{t}* {name} = ({t}*)aligned_alloc(64, (({size}) * sizeof({t}) + 63) & ~(size_t)63);")
+        if self._parallel_depth == 0:
+            self.emit(f"if (TVM_UNLIKELY({name} == NULL)) return tvm_raise(\"MemoryError\", "
+                      f"\"cannot allocate buffer {buf.name}\");")
+        self.stmt(s.body)
+        self.emit(f"free({name});")
+
+    def visit_AssertStmt(self, s: S.AssertStmt) -> None:
+        if self._parallel_depth == 0:
+            msg = s.message.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+            self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) "
+                      f"return tvm_raise(\"RuntimeError\", \"{msg}\");")
+        self.stmt(s.body)
+
+    def visit_Evaluate(self, s: S.Evaluate) -> None:
+        v = s.value
+        if isinstance(v, E.Call) and v.op in ("tir.launch_kernel", "launch_kernel"):
+            self.print_launch(v)
+            return
+        super().visit_Evaluate(s)
+
+    def print_launch(self, call: E.Call) -> None:
+        """A device kernel launch: look the kernel up once, then call it with args + extents."""
+        if self._parallel_depth:
+            raise CodegenError("a device launch cannot be inside a parallel loop")
+        name_node, rest = call.args[0], call.args[1:]
+        if not isinstance(name_node, E.StringImm):
+            raise CodegenError("tir.launch_kernel needs the kernel name as its first argument")
+        kname = name_node.value
+        handle = self._launch_handles.get(kname)
+        if handle is None:
+            handle = f"tvm_kernel_{len(self._launch_handles)}"
+            self._launch_handles[kname] = handle
+        n = len(rest)
+        self.emit("{")
+        self._indent += 1
+        self.emit(f"if (TVM_UNLIKELY({handle} == NULL) && TVMFFIEnvModLookupFromImports("
+                  f"__tvm_ffi__library_ctx, \"{kname}\", &{handle}) != 0) return -1;")
+        self.emit(f"TVMFFIAny kargs[{max(n, 1)}];")
+        for i, a in enumerate(rest):
+            if a.dtype == "handle":
+                tidx, field_, val = "kTVMFFIOpaquePtr", "v_ptr", f"(void*)({self.expr(a)})"
+            elif _dt.is_float(a.dtype):
+                tidx, field_, val = "kTVMFFIFloat", "v_float64", f"(double)({self.expr(a)})"
+            else:
+                tidx, field_, val = "kTVMFFIInt", "v_int64", f"(int64_t)({self.expr(a)})"
+            self.emit(f"kargs[{i}].type_index = {tidx}; kargs[{i}].zero_padding = 0; "
+                      f"kargs[{i}].{field_} = {val};")
+        self.emit("TVMFFIAny kret; kret.type_index = kTVMFFINone; kret.zero_padding = 0; kret.v_int64 = 0;")
+        self.emit(f"if (TVMFFIFunctionCall({handle}, kargs, {n}, &kret) != 0) return -1;")
+        self.emit("if (kret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(kret.v_obj);")
+        self._indent -= 1
+        self.emit("}")
+
+
+@dataclass
+class HostModuleSource:
+    """What :func:`generate_host` produced."""
+
+    code: str
+    function_names: list[str]
+    has_parallel: bool = False
+    has_launch: bool = False
+    kernel_names: list[str] = field(default_factory=list)
+
+
+def _dtype_check(dtype: str) -> str:
+    fam, bits, lanes = _dt.parse(dtype)
+    code = _DL_CODE[fam]
+    bits = 8 if fam == "bool" else bits
+    return f"(t->dtype.code != {code} || t->dtype.bits != {bits} || t->dtype.lanes != {lanes})"
+
+
+def _shape_text(buf: E.Buffer, p: CPrinter) -> str:
+    parts = []
+    for d in buf.shape:
+        parts.append(str(d.value) if isinstance(d, E.IntImm) else
+                     d.name if isinstance(d, E.Var) else "?")
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+class HostFunctionPrinter:
+    """Prints the implementation and the checked ``__tvm_ffi_<name>`` entry of one host PrimFunc."""
+
+    def __init__(self, printer: CPrinter, func: PrimFunc, device_type: int):
+        self.p = printer
+        self.func = func
+        self.device_type = device_type
+        self.name = func.global_symbol
+
+    def _impl_params(self) -> tuple[list[str], list[str], list[E.Var]]:
+        """(declarations, call arguments, shape vars passed to the implementation)."""
+        p, func = self.p, self.func
+        decls, args = [], []
+        for prm in func.params:
+            decls.append(p.param_decl(func, prm))
+            buf = func.buffer_map.get(prm)
+            args.append(p.name_of(buf.data) if buf is not None else p.name_of(prm))
+        extra: list[E.Var] = []
+        seen = set(func.params)
+        for prm in func.params:
+            buf = func.buffer_map.get(prm)
+            if buf is None:
+                continue
+            for d in (*buf.shape, *buf.strides, buf.elem_offset):
+                def visit(n, extra=extra):
+                    if isinstance(n, E.Var) and n not in seen and n.dtype != "handle":
+                        seen.add(n)
+                        extra.append(n)
+                walk(d, visit)
+        for v in extra:
+            decls.append(f"{p.compute_type(v.dtype)} {p.name_of(v)}")
+            args.append(p.name_of(v))
+        return decls, args, extra
+
+    def print(self) -> str:
+        """The C text of this function (implementation + exported entry)."""
+        p, func, name = self.p, self.func, self.name
+        decls, call_args, _ = self._impl_params()
+        impl = f"tvm_impl_{name}"
+        p.reserve(impl)
+        p.emit(f"static int {impl}({', '.join(decls) or 'void'}) {{")
+        p._indent += 1
+        p.stmt(func.body)
+        p.emit("return 0;")
+        p._indent -= 1
+        p.emit("}")
+        p.emit("")
+        self._print_entry(impl, call_args)
+        return p.take()
+
+    def _print_entry(self, impl: str, call_args: list[str]) -> None:
+        p, func, name = self.p, self.func, self.name
+        fn = f"\"{name}\""
+        nparams = len(func.params)
+        pnames = ", ".join(func.buffer_map[x].name if x in func.buffer_map else x.name for x in func.params)
+        p.emit(f"TVM_EXPORT int __tvm_ffi_{name}(void* self, const TVMFFIAny* args, int32_t num_args, "
+               f"TVMFFIAny* result) {{")
+        p._indent += 1
+        p.emit(f"if (TVM_UNLIKELY(num_args != {nparams})) return tvm_raise(\"TypeError\", "
+               f"\"%s expects {nparams} argument{'s' if nparams != 1 else ''} ({pnames}), got %d\", {fn}, (int)num_args);")
+        self._bufs = {b.name: b for b in func.buffer_map.values()}
+        bound: dict[E.Var, str] = {}  # var -> where it was bound (for messages)
+        deferred: list[tuple[str, str, str, str]] = []
+        # scalars first: they may appear in buffer shapes
+        for i, prm in enumerate(func.params):
+            if prm in func.buffer_map:
+                continue
+            self._bind_scalar(i, prm)
+            bound[prm] = f"argument '{prm.name}'"
+        first_tensor = True
+        for i, prm in enumerate(func.params):
+            buf = func.buffer_map.get(prm)
+            if buf is None:
+                continue
+            self._bind_tensor(i, buf, bound, deferred, first_tensor)
+            first_tensor = False
+        for cond, argname, want, detail in deferred:
+            p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_shape({fn}, \"{argname}\", \"{want}\", "
+                   f"t_{p.name_of(self._bufs[argname].data)}, {detail});")
+        p.emit("result->type_index = kTVMFFINone; result->zero_padding = 0; result->v_int64 = 0;")
+        p.emit(f"return {impl}({', '.join(call_args)});")
+        p._indent -= 1
+        p.emit("}")
+
+    def _bind_scalar(self, i: int, prm: E.Var) -> None:
+        p, fn = self.p, f"\"{self.name}\""
+        v = p.name_of(prm)
+        a = f"args[{i}]"
+        t = p.compute_type(prm.dtype)
+        if prm.dtype == "handle":
+            p.emit(f"void* {v};")
+            p.emit(f"if ({a}.type_index == kTVMFFIOpaquePtr) {v} = {a}.v_ptr; "
+                   f"else if ({a}.type_index == kTVMFFINone) {v} = NULL; "
+                   f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {v} = ((DLTensor*){a}.v_ptr)->data; "
+                   f"else if ({a}.type_index == kTVMFFITensor) {v} = ((DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)))->data; "
+                   f"else return tvm_err_scalar({fn}, \"{prm.name}\", {i}, \"a pointer\", {a}.type_index);")
+        elif _dt.is_float(prm.dtype):
+            p.emit(f"{t} {v};")
+            p.emit(f"if ({a}.type_index == kTVMFFIFloat) {v} = ({t}){a}.v_float64; "
+                   f"else if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = ({t}){a}.v_int64; "
+                   f"else return tvm_err_scalar({fn}, \"{prm.name}\", {i}, \"a float ({prm.dtype})\", {a}.type_index);")
+        else:
+            what = "a bool" if prm.dtype == "bool" else f"an int ({prm.dtype})"
+            conv = f"({a}.v_int64 != 0)" if prm.dtype == "bool" else f"({t}){a}.v_int64"
+            p.emit(f"{t} {v};")
+            p.emit(f"if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = {conv}; "
+                   f"else return tvm_err_scalar({fn}, \"{prm.name}\", {i}, \"{what}\", {a}.type_index);")
+
+    def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
+        p, fn = self.p, f"\"{self.name}\""
+        an = buf.name
+        ptr = p.name_of(buf.data, buf.name)
+        tv = f"t_{ptr}"
+        a = f"args[{i}]"
+        p.emit(f"DLTensor* {tv};")
+        p.emit(f"if ({a}.type_index == kTVMFFITensor) {tv} = (DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)); "
+               f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {tv} = (DLTensor*){a}.v_ptr; "
+               f"else return tvm_err_tensor({fn}, \"{an}\", {i}, {a}.type_index);")
+        shape = _shape_text(buf, p)
+        want = f"{len(buf.shape)}-d tensor of shape {shape}"
+        p.emit(f"if (TVM_UNLIKELY({tv}->ndim != {len(buf.shape)})) return tvm_err_ndim({fn}, \"{an}\", "
+               f"\"{want}\", {tv});")
+        p.emit(f"if (TVM_UNLIKELY({_dtype_check(buf.dtype).replace('t->', tv + '->')})) "
+               f"return tvm_err_dtype({fn}, \"{an}\", \"{buf.dtype}\", {tv});")
+        dev = self.device_type
+        devname = _DEVICE_NAMES.get(dev, f"device type {dev}")
+        if dev == 1:
+            cond = f"{tv}->device.device_type != kDLCPU && {tv}->device.device_type != kDLCUDAHost"
+        else:
+            cond = f"{tv}->device.device_type != {dev}"
+        p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_device({fn}, \"{an}\", \"{devname}\", {tv});")
+        if dev != 1:
+            if first:
+                p.emit(f"int32_t tvm_device_id = {tv}->device.device_id;")
+            else:
+                p.emit(f"if (TVM_UNLIKELY({tv}->device.device_id != tvm_device_id)) "
+                       f"return tvm_err_device_id({fn}, \"{an}\", tvm_device_id, {tv});")
+        for d, dim in enumerate(buf.shape):
+            got = f"{tv}->shape[{d}]"
+            if isinstance(dim, E.IntImm):
+                p.emit(f"if (TVM_UNLIKELY({got} != {dim.value})) return tvm_err_shape({fn}, \"{an}\", "
+                       f"\"{shape}\", {tv}, \"\");")
+            elif isinstance(dim, E.Var) and dim not in bound:
+                p.emit(f"{p.compute_type(dim.dtype)} {p.name_of(dim)} = ({p.compute_type(dim.dtype)}){got};")
+                bound[dim] = f"argument '{an}' dimension {d}"
+            else:
+                expect = p.expr(dim)
+                detail = ""
+                if isinstance(dim, E.Var):
+                    detail = f"\" (dimension {d} is {dim.name}, already bound by {bound[dim]})\""
+                deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail or '""'))
+        if buf.strides:
+            for d, st in enumerate(buf.strides):
+                got = f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})"
+                # compact stride of dim d, used when the tensor has no explicit strides
+                prod = " * ".join(f"{tv}->shape[{k}]" for k in range(d + 1, len(buf.shape))) or "1"
+                p.emit(f"int64_t tvm_cstride_{ptr}_{d} = {prod};")
+                if isinstance(st, E.Var) and st not in bound:
+                    p.emit(f"{p.compute_type(st.dtype)} {p.name_of(st)} = ({p.compute_type(st.dtype)}){got};")
+                    bound[st] = f"argument '{an}' strides"
+                else:
+                    deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape,
+                                     f"\" (stride {d} mismatch)\""))
+        else:
+            p.emit(f"if (TVM_UNLIKELY({tv}->strides != NULL && !tvm_is_compact({tv}))) "
+                   f"return tvm_err_strides({fn}, \"{an}\");")
+        ctype = p.type_name(buf.dtype)
+        elem = max(1, _dt.bits(buf.dtype) // 8) * _dt.lanes(buf.dtype)
+        p.emit(f"{ctype}* {ptr} = ({ctype}*)((char*){tv}->data + {tv}->byte_offset);")
+        if elem > 1 and dev == 1:
+            p.emit(f"if (TVM_UNLIKELY(((uintptr_t){ptr}) % {elem} != 0)) return tvm_err_align({fn}, \"{an}\", {elem});")
+        off = buf.elem_offset
+        if isinstance(off, E.Var) and off not in bound:
+            p.emit(f"{p.compute_type(off.dtype)} {p.name_of(off)} = 0;")
+            bound[off] = f"argument '{an}' offset"
+
+
+def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSource:
+    """C source of a host library exporting one checked tvm-ffi function per PrimFunc.
+
+    ``device_type`` is the DLPack device type tensor arguments must live on (1 = CPU for the ``c``
+    target; the device's type for host functions that launch device kernels).
+    """
+    printer = CPrinter()
+    for reserved in ("args", "num_args", "result", "self", "kargs", "kret", "tvm_device_id"):
+        printer.reserve(reserved)
+    bodies = []
+    names = []
+    for f in funcs:
+        # every function gets its own name scope (but one helper set)
+        printer._names, printer._used = {}, set(printer._used)
+        bodies.append(HostFunctionPrinter(printer, f, device_type).print())
+        names.append(f.global_symbol)
+    handles = printer._launch_handles
+    head = [_RUNTIME_PRELUDE]
+    if printer.helpers:
+        head.append(printer.prelude())
+    if handles:
+        head.append("TVM_EXPORT void* __tvm_ffi__library_ctx = NULL;")
+        for h in handles.values():
+            head.append(f"static TVMFFIObjectHandle {h} = NULL;")
+    code = "\n".join(head) + "\n\n" + "\n".join(bodies)
+    return HostModuleSource(code, names, printer.has_parallel, bool(handles), list(handles))

@@ -1,0 +1,1 @@
+"""Helpers around external tools (the system C compiler)."""

@@ -1,0 +1,209 @@
+"""Compile generated C with the system compiler, with an on-disk compile cache.
+
+* compiler: ``$CC`` (default ``cc``); flags ``-O3 -std=gnu11 -fPIC -shared``, ``-fopenmp`` when the
+  code has parallel loops (``-fopenmp-simd`` otherwise), ``-march=<cpu>`` from the target's
+  ``-mcpu``; tvm-ffi's include directory; links libtvm_ffi with an rpath to it.
+* cache: ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm/compile``), keyed by sha256 of the code, the
+  flags and the compiler's version; entries are written atomically (temporary file + rename), so
+  concurrent processes can share a cache directory.
+* errors: :class:`CompileError` shows the compiler's log followed by the generated source lines it
+  complains about.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected generated code (message: log + offending source lines)."""
+
+
+def compiler() -> list[str]:
+    """The compiler command (``$CC`` split like a shell would, default ``cc``)."""
+    return shlex.split(os.environ.get("CC", "cc")) or ["cc"]
+
+
+@lru_cache(maxsize=None)
+def _ffi_paths() -> tuple[str, str]:
+    import tvm_ffi.libinfo as li
+
+    inc = li.find_include_path()
+    lib = li.find_libtvm_ffi()
+    return inc, os.path.dirname(lib)
+
+
+def ffi_include_dirs() -> list[str]:
+    """Include directories of tvm-ffi (``tvm/ffi/c_api.h``, ``dlpack/dlpack.h``)."""
+    import tvm_ffi.libinfo as li
+
+    dirs = [_ffi_paths()[0]]
+    try:
+        dl = li.find_dlpack_include_path()
+    except Exception:  # noqa: BLE001 - older tvm-ffi: dlpack ships inside the include dir
+        dl = None
+    if dl and dl not in dirs:
+        dirs.append(dl)
+    return dirs
+
+
+def ffi_link_flags() -> list[str]:
+    """Linker flags for libtvm_ffi (with an rpath to its directory)."""
+    libdir = _ffi_paths()[1]
+    return [f"-L{libdir}", "-ltvm_ffi", f"-Wl,-rpath,{libdir}"]
+
+
+_VERSIONS: dict[tuple[str, ...], str] = {}
+
+
+def compiler_version(cmd: Sequence[str] | None = None) -> str:
+    """``<cc> --version`` (first line), remembered per process and per compiler binary on disk."""
+    cmd = tuple(cmd or compiler())
+    got = _VERSIONS.get(cmd)
+    if got is not None:
+        return got
+    exe = shutil.which(cmd[0]) or cmd[0]
+    try:
+        st = os.stat(os.path.realpath(exe))
+        stamp = f"{os.path.realpath(exe)}:{st.st_mtime_ns}:{st.st_size}:{' '.join(cmd)}"
+    except OSError:
+        stamp = ""
+    memo = cache_dir() / "compilers" / hashlib.sha256(stamp.encode()).hexdigest()[:24] if stamp else None
+    if memo is not None and memo.exists():
+        got = memo.read_text()
+    else:
+        try:
+            out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise CompileError(f"C compiler {' '.join(cmd)!r} cannot run: {err}. Set CC to a working "
+                               "C compiler (gcc or clang).") from err
+        got = (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "unknown"
+        if memo is not None:
+            _atomic_write(memo, got.encode())
+    _VERSIONS[cmd] = got
+    return got
+
+
+def cache_dir() -> Path:
+    """The compile cache directory (``$TVM_CACHE_DIR`` or ``~/.cache/tvm/compile``)."""
+    env = os.environ.get("TVM_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "tvm" / "compile"
+
+
+def cache_enabled() -> bool:
+    """False when ``TVM_CACHE_DIR`` is set to ``0``/``off`` (disables the cache)."""
+    return os.environ.get("TVM_CACHE_DIR", "").lower() not in ("0", "off", "none", "false")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-" + path.name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequence[str] = ()) -> list[str]:
+    """Compiler flags for a shared library of generated host code."""
+    flags = ["-O3", "-std=gnu11", "-fPIC", "-shared", "-fno-math-errno", "-fvisibility=hidden"]
+    flags.append("-fopenmp" if openmp else "-fopenmp-simd")
+    if mcpu:
+        flags.append(f"-march={mcpu}")
+    flags += [f"-I{d}" for d in ffi_include_dirs()]
+    flags += list(extra)
+    return flags
+
+
+def _explain(log: str, sources: dict[str, str]) -> str:
+    """The compiler log plus, for each ``file:line:`` it mentions, the surrounding source lines."""
+    out = [log.rstrip()]
+    shown: set[tuple[str, int]] = set()
+    for m in re.finditer(r"^(\S+?):(\d+):(?:\d+:)? (?:fatal )?error", log, re.M):
+        fname, line = m.group(1), int(m.group(2))
+        text = sources.get(os.path.basename(fname))
+        if text is None or (fname, line) in shown or len(shown) >= 5:
+            continue
+        shown.add((fname, line))
+        lines = text.splitlines()
+        lo, hi = max(1, line - 3), min(len(lines), line + 3)
+        out.append(f"\n--- generated source {os.path.basename(fname)}, lines {lo}-{hi} ---")
+        for k in range(lo, hi + 1):
+            out.append(f"{'>>' if k == line else '  '} {k:5d} | {lines[k - 1]}")
+    return "\n".join(out)
+
+
+def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
+                 objects: Sequence[str] = ()) -> None:
+    """Compile ``sources`` (file name -> C text) and ``objects`` into ``output`` (atomic)."""
+    cmd = compiler()
+    with tempfile.TemporaryDirectory(prefix="tvm-cc-") as tmp:
+        paths = []
+        for name, text in sources.items():
+            p = os.path.join(tmp, name)
+            with open(p, "w") as f:
+                f.write(text)
+            paths.append(p)
+        out_tmp = os.path.join(tmp, "out.so")
+        full = [*cmd, *flags, *paths, *objects, "-o", out_tmp, *ffi_link_flags(), "-lm"]
+        try:
+            proc = subprocess.run(full, capture_output=True, text=True)
+        except OSError as err:
+            raise CompileError(f"cannot run the C compiler {cmd[0]!r}: {err}. Set CC to gcc or clang.") from err
+        if proc.returncode != 0:
+            log = (proc.stdout + proc.stderr).replace(tmp + os.sep, "")
+            raise CompileError(f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}):\n"
+                               + _explain(log, sources))
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        final_tmp = f"{output}.tmp{os.getpid()}"
+        shutil.move(out_tmp, final_tmp)
+        os.replace(final_tmp, output)
+
+
+def cache_key(code: str, flags: Sequence[str]) -> str:
+    """sha256 of the code, the flags and the compiler's identity/version."""
+    h = hashlib.sha256()
+    h.update(code.encode())
+    h.update(b"\0" + "\0".join(flags).encode())
+    h.update(b"\0" + " ".join(compiler()).encode() + b"\0" + compiler_version().encode())
+    return h.hexdigest()
+
+
+def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
+                   extra_flags: Sequence[str] = (), name: str = "lib") -> tuple[str, bool]:
+    """Compile C ``code`` into a shared library; returns ``(path, cache_hit)``.
+
+    With the cache on (default) the library lives in the cache directory under its key and a
+    second compile of the same code and flags does not run the compiler.
+    """
+    flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
+    if not cache_enabled():
+        out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.so")
+        run_compiler({f"{name}.c": code}, out, flags)
+        return out, False
+    key = cache_key(code, flags)
+    path = cache_dir() / key[:2] / f"{key}.so"
+    if path.exists():
+        return str(path), True
+    run_compiler({f"{name}.c": code}, str(path), flags)
+    _atomic_write(path.with_suffix(".c"), code.encode())
+    return str(path), False
+
+
+def create_shared(output: str, sources: dict[str, str], *, openmp: bool = False,
+                  mcpu: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+    """Build a shared library at ``output`` from C sources (no cache; used by export)."""
+    run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags))

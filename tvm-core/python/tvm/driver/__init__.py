@@ -1,0 +1,146 @@
+"""``tvm.compile``: TIR -> host C (+ device modules) -> a loaded :class:`tvm.runtime.Module`.
+
+Steps: lower every PrimFunc for the target (``tvm.tir.transform.lower``), generate device code for
+the kernels with ``target.kind.codegen`` (when the target has a device), print the host functions
+as C (:mod:`tvm.codegen.c_host`), compile them with the system compiler through the compile cache
+(:mod:`tvm.contrib.cc`), load the shared library with ``tvm_ffi.load_module`` and import the device
+module into it, so host functions find their kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import tvm_ffi
+
+from tvm.runtime.module import Module
+from tvm.target import Target
+from tvm.tir.function import IRModule, PrimFunc
+
+__all__ = ["BuildInfo", "compile", "build", "normalize_target"]
+
+
+@dataclass
+class BuildInfo:
+    """What :func:`compile` produced, kept on the module for ``inspect_source`` and export."""
+
+    host_source: str
+    lib_path: str
+    target: Target
+    openmp: bool = False
+    mcpu: str | None = None
+    device_modules: list[tvm_ffi.Module] = field(default_factory=list)
+    function_names: list[str] = field(default_factory=list)
+    cache_hit: bool = False
+
+
+def normalize_target(target: Any) -> Target:
+    """A :class:`Target` from a string, dict or Target."""
+    return target if isinstance(target, Target) else Target(target)
+
+
+def _functions(obj: Any) -> list[PrimFunc]:
+    if isinstance(obj, PrimFunc):
+        return [obj]
+    if isinstance(obj, IRModule):
+        items = obj.items()
+    elif isinstance(obj, Mapping):
+        items = list(obj.items())
+    elif isinstance(obj, (list, tuple)):
+        return list(obj)
+    else:
+        raise TypeError(f"tvm.compile expects a PrimFunc or an IRModule, got {type(obj).__name__}")
+    out = []
+    for name, f in items:
+        if not isinstance(f, PrimFunc):
+            raise TypeError(f"tvm.compile: '{name}' is a {type(f).__name__}, not a PrimFunc")
+        if "global_symbol" not in f.attrs:
+            f = PrimFunc(f.params, f.body, dict(f.buffer_map), {**f.attrs, "global_symbol": name}, name, f.span)
+        out.append(f)
+    return out
+
+
+@dataclass
+class _Lowered:
+    host: PrimFunc
+    kernels: list[PrimFunc]
+
+
+def _lower(func: PrimFunc, target: Target) -> Any:
+    """``tvm.tir.transform.lower`` when it exists; a host-only stand-in for CPU targets otherwise."""
+    try:
+        from tvm.tir.transform import lower
+    except ImportError:
+        lower = None
+    if lower is not None:
+        return lower(func, target)
+    if target.kind.codegen is not None:
+        raise RuntimeError(f"compiling for '{target.kind.name}' needs tvm.tir.transform.lower, "
+                           "which is not available in this installation")
+    # the C printer flattens N-d buffer accesses itself, so the function can be printed as is
+    return _Lowered(func, [])
+
+
+_loaded_lock = threading.Lock()
+_loaded_private: set[str] = set()
+
+
+def load_library(path: str, private: bool) -> tvm_ffi.Module:
+    """``tvm_ffi.load_module(path)``; ``private`` libraries (those with kernel launches keep
+    per-library state: the library context and cached kernel handles) are loaded from a fresh copy
+    when the same file is already loaded in this process."""
+    if private:
+        with _loaded_lock:
+            if path in _loaded_private:
+                tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
+                copy = os.path.join(tmpdir, os.path.basename(path))
+                shutil.copyfile(path, copy)
+                path = copy
+            _loaded_private.add(path)
+    return tvm_ffi.load_module(path)
+
+
+def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001
+    """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
+    ``"cuda"``, a :class:`Target` or a dict) into a runtime module.
+
+    Functions are called as ``mod["name"](a, b, c)`` or ``mod.name(a, b, c)`` with
+    ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
+    """
+    from tvm.codegen.c_host import generate_host
+    from tvm.contrib import cc
+
+    tgt = normalize_target(target)
+    funcs = _functions(func_or_mod)
+    if not funcs:
+        raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
+    hosts, kernels = [], []
+    for f in funcs:
+        low = _lower(f, tgt)
+        hosts.append(low.host)
+        kernels.extend(low.kernels)
+    device_modules = []
+    if kernels:
+        if tgt.kind.codegen is None:
+            raise RuntimeError(f"target '{tgt.kind.name}' has no device code generator, but lowering "
+                               f"produced {len(kernels)} device kernel(s)")
+        device_modules.append(tgt.kind.codegen(kernels, tgt))
+    host_target = tgt.host if (tgt.kind.codegen is not None and tgt.host is not None) else tgt
+    device_type = tgt.device_type
+    src = generate_host(hosts, device_type)
+    mcpu = host_target.attrs.get("mcpu")
+    mcpu = None if mcpu in (None, True, "") else str(mcpu)
+    path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
+    lib = load_library(path, private=src.has_launch)
+    for dm in device_modules:
+        lib.import_module(dm)
+    info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
+    return Module(lib, info)
+
+
+build = compile
