@@ -1,0 +1,178 @@
+"""The example backend end to end: activation, its device, codegen for thread-bound kernels
+run on the CPU, the fallback, export and load in fresh processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.script import tir as T
+
+DEV = tvm.device("example")
+
+
+def fresh(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a new interpreter with extra environment variables."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("TVM_") or k == "TVM_CACHE_DIR"}
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full, timeout=300)
+
+
+@T.prim_func
+def vadd(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            if bx * 64 + tx < n:
+                C[bx * 64 + tx] = A[bx * 64 + tx] + B[bx * 64 + tx]
+
+
+@T.prim_func
+def row_sum(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8,), "float32")):
+    for bx in T.thread_binding(8, thread="blockIdx.x"):
+        red = T.alloc_buffer((64,), "float32", scope="shared")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            red[tx] = A[bx, tx]
+            T.tvm_storage_sync("shared")
+            for s in range(6):
+                if tx < T.shift_right(32, s):
+                    red[tx] = red[tx] + red[tx + T.shift_right(32, s)]
+                T.tvm_storage_sync("shared")
+            if tx == 0:
+                B[bx] = red[0]
+
+
+@T.prim_func
+def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+    for by in T.thread_binding(8, thread="blockIdx.y"):
+        for bx in T.thread_binding(8, thread="blockIdx.x"):
+            As = T.alloc_buffer((8, 8), "float32", scope="shared")
+            Bs = T.alloc_buffer((8, 8), "float32", scope="shared")
+            for ty in T.thread_binding(8, thread="threadIdx.y"):
+                for tx in T.thread_binding(8, thread="threadIdx.x"):
+                    acc = T.alloc_buffer((1,), "float32", scope="local")
+                    acc[0] = T.float32(0)
+                    for ko in range(8):
+                        As[ty, tx] = A[by * 8 + ty, ko * 8 + tx]
+                        Bs[ty, tx] = B[ko * 8 + ty, bx * 8 + tx]
+                        T.tvm_storage_sync("shared")
+                        for ki in range(8):
+                            acc[0] = acc[0] + As[ty, ki] * Bs[ki, tx]
+                        T.tvm_storage_sync("shared")
+                    C[by * 8 + ty, bx * 8 + tx] = acc[0]
+
+
+def test_backend_is_active_with_its_device():
+    rec = {r.name: r for r in tvm.backend.list_backends()}["example"]
+    assert rec.status == "active" and rec.distribution == "tvm-backend-example"
+    assert rec.dso_path.endswith("tvm_backend_example/lib/libtvm_runtime_example.so")
+    assert DEV.exist and DEV.max_threads_per_block == 256 and DEV.warp_size == 1
+    target = tvm.target.detect_target_from_device(DEV)
+    assert target.kind.name == "example" and target.attrs["max_num_threads"] == 256
+
+
+@pytest.mark.parametrize("n", [1, 64, 1000, 4097])
+def test_symbolic_vector_add(n):
+    mod = tvm.compile(vadd, target="example")
+    assert [m.kind for m in mod.imports] == ["example"]
+    a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
+    A, B = tvm.runtime.tensor(a, DEV), tvm.runtime.tensor(b, DEV)
+    C = tvm.runtime.empty((n,), "float32", DEV)
+    mod["vadd"](A, B, C)
+    np.testing.assert_allclose(C.numpy(), a + b)
+
+
+def test_shared_memory_reduction_with_barriers():
+    mod = tvm.compile(row_sum, target="example")
+    x = np.random.rand(8, 64).astype("float32")
+    Y = tvm.runtime.empty((8,), "float32", DEV)
+    mod["row_sum"](tvm.runtime.tensor(x, DEV), Y)
+    np.testing.assert_allclose(Y.numpy(), x.sum(axis=1), rtol=1e-5)
+
+
+def test_tiled_matmul_shared_and_local():
+    mod = tvm.compile(matmul, target="example")
+    a, b = np.random.rand(64, 64).astype("float32"), np.random.rand(64, 64).astype("float32")
+    C = tvm.runtime.empty((64, 64), "float32", DEV)
+    mod["matmul"](tvm.runtime.tensor(a, DEV), tvm.runtime.tensor(b, DEV), C)
+    np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-4)
+
+
+def test_cpu_tensor_on_device_kernel_is_rejected():
+    mod = tvm.compile(vadd, target="example")
+    a = tvm.runtime.tensor(np.zeros(4, "float32"))
+    with pytest.raises(Exception, match="device"):
+        mod["vadd"](a, a, a)
+
+
+def test_fallback_is_byte_identical_and_explains(monkeypatch):
+    real = tvm.compile(row_sum, target="example").imports[0]
+    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+    fb_mod = tvm.compile(row_sum, target="example")
+    fb = fb_mod.imports[0]
+    assert fb.kind == real.kind == "example"
+    assert fb.save_to_bytes() == real.save_to_bytes()
+    assert "omp barrier" in fb.inspect_source() and fb.inspect_source() == real.inspect_source()
+    x = tvm.runtime.tensor(np.zeros((8, 64), "float32"), DEV)
+    y = tvm.runtime.empty((8,), "float32", DEV)
+    with pytest.raises(RuntimeError, match="TVM_COMPILE_FORCE_FALLBACK"):
+        fb_mod["row_sum"](x, y)
+
+
+@pytest.mark.parametrize("force_fallback", ["0", "1"])
+def test_export_then_load_in_fresh_process(tmp_path, force_fallback):
+    lib = tmp_path / "row_sum.so"
+    exporter = f"""
+        import tvm
+        from tvm.script import tir as T
+        import sys; sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from test_example_backend import row_sum
+        tvm.compile(row_sum, target="example").export_library({str(lib)!r})
+    """
+    r = fresh(exporter, TVM_COMPILE_FORCE_FALLBACK=force_fallback)
+    assert r.returncode == 0, r.stderr
+    loader = f"""
+        import numpy as np, tvm
+        mod = tvm.runtime.load_module({str(lib)!r})
+        assert [m.kind for m in mod.imports] == ["example"], mod.imports
+        dev = tvm.device("example")
+        x = np.random.rand(8, 64).astype("float32")
+        y = tvm.runtime.empty((8,), "float32", dev)
+        mod["row_sum"](tvm.runtime.tensor(x, dev), y)
+        np.testing.assert_allclose(y.numpy(), x.sum(1), rtol=1e-5)
+        print("ran")
+    """
+    r = fresh(loader, TVM_DEVICE_BACKEND_AUTOLOAD="0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ran"
+
+
+def test_runtime_unavailable_still_generates_code(tmp_path):
+    code = """
+        import warnings; warnings.simplefilter("ignore")
+        import numpy as np, tvm, sys
+        sys.path.insert(0, %r)
+        from test_example_backend import row_sum
+        rec = {r.name: r for r in tvm.backend.list_backends()}["example"]
+        assert rec.status == "runtime unavailable", rec.status
+        mod = tvm.compile(row_sum, target="example")
+        dev = mod.imports[0]
+        assert dev.kind == "example" and "omp barrier" in dev.inspect_source()
+        try:
+            dev.ffi_module.get_function("row_sum_kernel0")(0)
+        except RuntimeError as err:
+            print(err)
+    """ % os.path.dirname(__file__)
+    r = fresh(code, TVM_EXAMPLE_SIMULATE_NO_DRIVER="1")
+    assert r.returncode == 0, r.stderr
+    assert "example driver not found" in r.stdout and "Fix:" in r.stdout
