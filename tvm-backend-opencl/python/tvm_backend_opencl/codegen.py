@@ -1,0 +1,261 @@
+"""OpenCL C code generation: the ``codegen`` of target kind ``opencl``.
+
+:class:`OpenCLPrinter` is the core's shared :class:`~tvm.codegen.c_family.CFamilyPrinter` with
+OpenCL C's differences:
+
+* kernels are ``__kernel void``; buffer parameters are ``__global T* restrict``;
+  ``shared`` allocations are ``__local`` arrays, ``local`` ones private arrays;
+* ``blockIdx``/``threadIdx`` become ``get_group_id(d)``/``get_local_id(d)``;
+  ``tvm_storage_sync`` becomes ``barrier(CLK_LOCAL_MEM_FENCE)``;
+* math calls use OpenCL's overloaded built-ins (``exp``, ``sqrt`` ...) for float and double;
+* ``float64`` code starts with ``#pragma OPENCL EXTENSION cl_khr_fp64 : enable`` (the runtime
+  refuses it, naming the extension, on devices without ``cl_khr_fp64``);
+* ``float16`` is computed in float and stored through ``vload_half``/``vstore_half``, which need
+  no extension; with target attribute ``supports_float16`` (set by the detector when the device
+  has ``cl_khr_fp16``) half is a native type under the ``cl_khr_fp16`` pragma instead;
+* ``bfloat16`` is stored as ``ushort`` and computed in float;
+* ``bool`` is stored as ``uchar`` (OpenCL forbids bool in buffers and kernel parameters);
+* float16/bfloat16 scalar parameters are passed as ``float`` (the runtime's convention);
+* with a ``dyn_shmem`` launch parameter the kernel takes a trailing ``__local uchar*`` argument
+  and shared allocations of non-constant size (or scope ``shared.dyn``) are views of it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.tir import dtype as _dt
+from tvm.tir import expr as E
+from tvm.tir import stmt as S
+from tvm.tir.function import PrimFunc
+
+#: OpenCL C vector widths.
+_VECTOR_LANES = (2, 3, 4, 8, 16)
+
+#: Names of the OpenCL built-in math functions (overloaded for float and double).
+_MATH = (
+    "exp exp2 exp10 expm1 log log2 log10 log1p sqrt sin cos tan asin acos atan sinh cosh tanh "
+    "asinh acosh atanh erf floor ceil trunc fabs pow atan2 fmod hypot copysign fma nextafter ldexp"
+).split()
+
+FP64_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
+FP16_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"
+
+
+class OpenCLPrinter(CFamilyPrinter):
+    """Prints TIR device kernels as OpenCL C 1.2."""
+
+    TYPE_NAMES: dict[str, str] = {
+        "bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
+        "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
+        "float16": "half", "bfloat16": "ushort", "float32": "float", "float64": "double",
+        "handle": "__global void*",
+    }
+    RESTRICT = "restrict"
+    KERNEL_QUALIFIER = "__kernel void"
+    GLOBAL_PTR_QUALIFIER = "__global "
+    SHARED_QUALIFIER = "__local "
+    LOCAL_QUALIFIER = ""
+    HELPER_QUALIFIER = "static inline"
+    THREAD_INDEX: dict[str, str] = {
+        "blockIdx.x": "get_group_id(0)", "blockIdx.y": "get_group_id(1)", "blockIdx.z": "get_group_id(2)",
+        "threadIdx.x": "get_local_id(0)", "threadIdx.y": "get_local_id(1)", "threadIdx.z": "get_local_id(2)",
+    }
+    BARRIER = "barrier(CLK_LOCAL_MEM_FENCE);"
+    UNROLL_PRAGMA = "#pragma unroll {n}"
+    INTRINSICS: dict[str, Any] = {**{op: op for op in _MATH}, "round": "rint", "nearbyint": "rint"}
+
+    def __init__(self, native_half: bool = False) -> None:
+        super().__init__()
+        #: float16 is a native type (device has cl_khr_fp16) rather than storage-only.
+        self.native_half = native_half
+        self.HALF_NATIVE = native_half
+        self._dyn_shmem: str | None = None
+        self._dyn_offset = "0"
+
+    # ------------------------------------------------------------------ types
+    def vector_type(self, dtype: str) -> str:
+        elem, n = _dt.element_of(dtype), _dt.lanes(dtype)
+        if n not in _VECTOR_LANES:
+            raise CodegenError(f"OpenCL has no {n}-lane vectors (dtype '{dtype}')")
+        if self.is_emulated(elem) or elem == "bool":
+            raise CodegenError(f"OpenCL codegen does not support vector dtype '{dtype}'")
+        return f"{self.TYPE_NAMES[elem]}{n}"
+
+    def _half_storage(self, buf: E.Buffer) -> bool:
+        """True for a float16 buffer accessed through vload_half/vstore_half."""
+        return _dt.element_of(buf.dtype) == "float16" and not self.native_half
+
+    # ------------------------------------------------------------------ literals
+    def int_literal(self, value: int, dtype: str) -> str:
+        if dtype != "bool" and _dt.bits(dtype) == 64:
+            if _dt.is_uint(dtype):
+                return f"{value}UL"
+            return "(-9223372036854775807L - 1)" if value == -(2 ** 63) else f"{value}L"
+        return super().int_literal(value, dtype)
+
+    # ------------------------------------------------------------------ emulated 16-bit floats
+    def half_converters(self, dtype: str) -> tuple[str, str]:
+        if _dt.element_of(dtype) == "float16":
+            self.helpers.setdefault("tvm_round_half", (
+                f"{self.HELPER_QUALIFIER} float tvm_round_half(float v) {{\n"
+                "  ushort h;\n  vstore_half(v, 0, (half*)&h);\n  return vload_half(0, (const half*)&h);\n}"))
+            # float16 values are floats already; rounding keeps a real conversion's result
+            return ("", "tvm_round_half")
+        self.helpers.setdefault("tvm_bfloat16", (
+            f"{self.HELPER_QUALIFIER} float tvm_bf2f(ushort h) {{ return as_float((uint)h << 16); }}\n"
+            f"{self.HELPER_QUALIFIER} ushort tvm_f2bf(float f) {{\n"
+            "  uint x = as_uint(f);\n"
+            "  if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);\n"
+            "  return (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n}"))
+        return ("tvm_bf2f", "tvm_f2bf")
+
+    def visit_Cast(self, e: E.Cast) -> str:
+        dst = e.dtype
+        if self.is_emulated(dst):
+            v = f"(float)({self.expr(e.value)})"
+            if _dt.element_of(dst) == "float16":
+                return f"{self.half_converters(dst)[1]}({v})"
+            to_f, from_f = self.half_converters(dst)
+            return f"{to_f}({from_f}({v}))"
+        return super().visit_Cast(e)
+
+    def visit_BufferLoad(self, e: E.BufferLoad) -> str:
+        buf = e.buffer
+        if self._half_storage(buf) and buf.scope == "global":
+            return f"vload_half({self.flat_index(buf, e.indices)}, {self.buffer_ref(buf)})"
+        if self._half_storage(buf):  # __local / private float16 arrays hold rounded floats
+            return f"{self.buffer_ref(buf)}[{self.flat_index(buf, e.indices)}]"
+        return super().visit_BufferLoad(e)
+
+    def visit_BufferStore(self, s: S.BufferStore) -> None:
+        buf = s.buffer
+        if self._half_storage(buf):
+            value = self.expr(s.value)
+            idx = self.flat_index(buf, s.indices)
+            if buf.scope == "global":
+                self.emit(f"vstore_half({value}, {idx}, {self.buffer_ref(buf)});")
+            else:
+                self.emit(f"{self.buffer_ref(buf)}[{idx}] = {self.half_converters(buf.dtype)[1]}({value});")
+            return
+        super().visit_BufferStore(s)
+
+    # ------------------------------------------------------------------ statements
+    def call_tvm_storage_sync(self, call: E.Call) -> str:
+        scope = call.args[0].value if call.args and isinstance(call.args[0], E.StringImm) else "shared"
+        if scope == "global":
+            return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
+        return "barrier(CLK_LOCAL_MEM_FENCE)"
+
+    def call_reinterpret(self, call: E.Call) -> str:
+        src = call.args[0]
+        if _dt.bits(src.dtype) != _dt.bits(call.dtype):
+            raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype} changes the width")
+        return f"as_{self.type_name(call.dtype)}({self.expr(src)})"
+
+    def call_isinf(self, call: E.Call) -> str:
+        return f"(isinf({self.expr(call.args[0])}) != 0)"
+
+    def call_isfinite(self, call: E.Call) -> str:
+        return f"(isfinite({self.expr(call.args[0])}) != 0)"
+
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        name = self.name_of(buf.data, buf.name)
+        elem = "float" if self._half_storage(buf) else self.type_name(buf.dtype)
+        dynamic = buf.scope == "shared.dyn" or (
+            buf.scope == "shared" and not all(isinstance(d, E.IntImm) for d in buf.shape))
+        if dynamic:
+            self._dynamic_view(buf, name, elem)
+        elif buf.scope == "global":
+            raise CodegenError(f"OpenCL kernels cannot allocate global memory (buffer {buf.name})")
+        else:
+            qual = self.SHARED_QUALIFIER if buf.scope.startswith("shared") else self.LOCAL_QUALIFIER
+            self.emit(f"{qual}{elem} {name}[{self.alloc_size(buf)}];")
+        self.stmt(s.body)
+
+    def _dynamic_view(self, buf: E.Buffer, name: str, elem: str) -> None:
+        """A shared allocation sized at launch: a view into the kernel's ``__local`` argument.
+        Views follow one another in the order the lowering summed their sizes (``dyn_shmem``)."""
+        if self._dyn_shmem is None:
+            raise CodegenError(f"allocation {buf.name} needs dynamic local memory, but the kernel "
+                               "has no 'dyn_shmem' launch parameter")
+        self.emit(f"__local {elem}* {name} = (__local {elem}*)({self._dyn_shmem} + {self._dyn_offset});")
+        size = self.expr(buf.shape[0]) if buf.shape else "1"
+        nbytes = _dt.bits(buf.dtype) // 8
+        self._dyn_offset = f"{self._dyn_offset} + ({size}) * {nbytes}" if self._dyn_offset != "0" \
+            else f"({size}) * {nbytes}"
+
+    # ------------------------------------------------------------------ functions
+    def param_decl(self, func: PrimFunc, param: E.Var) -> str:
+        buf = func.buffer_map.get(param)
+        if buf is None and param.dtype in ("float16", "bfloat16"):
+            return f"float {self.name_of(param)}"  # 16-bit float scalars travel as float
+        if buf is not None and _dt.element_of(buf.dtype) == "float16":
+            name = self.name_of(buf.data, buf.name)
+            self._names.setdefault(param, name)
+            return f"__global half* restrict {name}"
+        if buf is None and param.dtype == "handle":
+            return f"__global void* {self.name_of(param)}"
+        return super().param_decl(func, param)
+
+    def kernel_signature(self, func: PrimFunc, name: str) -> str:
+        sig = super().kernel_signature(func, name)
+        if self._dyn_shmem is None:
+            return sig
+        extra = f"__local uchar* {self._dyn_shmem}"
+        return sig[:-1] + (", " if func.params else "") + extra + ")"
+
+    def print_kernel(self, func: PrimFunc, name: str | None = None) -> str:
+        self._dyn_shmem = None
+        self._dyn_offset = "0"
+        if "dyn_shmem" in list(func.attrs.get("launch_params", ())):
+            self._dyn_shmem = self.name_of(object(), "tvm_dyn_shmem")
+        return super().print_kernel(func, name)
+
+    def print_module(self, funcs: list[PrimFunc]) -> str:
+        bodies = "\n".join(self.print_kernel(f) for f in funcs)
+        helpers = super().prelude()
+        text = helpers + "\n" + bodies
+        pragmas = []
+        if re.search(r"\bdouble\b", text):
+            pragmas.append(FP64_PRAGMA)
+        if self.native_half and re.search(r"\bhalf\b", text):
+            pragmas.append(FP16_PRAGMA)
+        head = "// OpenCL C generated by tvm-backend-opencl\n" + "".join(p + "\n" for p in pragmas)
+        return head + ("\n" if helpers else "") + text
+
+
+def _arg_types(func: PrimFunc) -> list[str]:
+    return ["handle" if p.dtype == "handle" else p.dtype for p in func.params]
+
+
+def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
+    """The OpenCL C translation unit holding every kernel in ``kernels``."""
+    attrs = getattr(target, "attrs", None) or {}
+    printer = OpenCLPrinter(native_half=bool(attrs.get("supports_float16", False)))
+    return printer.print_module(list(kernels))
+
+
+def function_table(kernels: list[PrimFunc]) -> list[list[Any]]:
+    """``[name, arg dtypes, launch tags]`` per kernel, as ``ffi.Module.create.opencl`` expects."""
+    table = []
+    for k in kernels:
+        tags = [str(t) for t in k.attrs.get("launch_params", ())]
+        table.append([k.global_symbol, _arg_types(k), tags])
+    return table
+
+
+def build(kernels: list[PrimFunc], target: Any) -> Any:
+    """Target kind ``opencl``'s codegen: OpenCL C for ``kernels`` in an ``opencl`` device module
+    (the real module when the runtime is loaded, else the fallback with the same bytes)."""
+    from tvm.codegen.device_module import create_device_module
+
+    source = generate_source(kernels, target)
+    return create_device_module("opencl", "cl", function_table(kernels), source.encode("utf-8"),
+                                [["opencl", source]])
+
+
+__all__ = ["OpenCLPrinter", "build", "function_table", "generate_source"]

@@ -1,0 +1,212 @@
+"""The OpenCL runtime DSO on its own: devices, attributes, buffers, copies, streams and kernels
+written by hand in OpenCL C, launched through the module factory ``ffi.Module.create.opencl``."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from conftest import make_module
+
+VADD = r"""
+__kernel void vadd(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_group_id(0) * get_local_size(0) + get_local_id(0);
+  if (i < n) c[i] = a[i] + b[i];
+}
+"""
+VADD_FUNCS = [["vadd", ["handle", "handle", "handle", "int32"], ["blockIdx.x", "threadIdx.x"]]]
+
+
+def test_backend_active(dev, backend):
+    assert backend.status == tvm.backend.ACTIVE
+    assert backend.dso_path.endswith("libtvm_runtime_opencl.so")
+    assert "opencl" in backend.target_kinds
+    assert tvm_ffi.get_global_func("ffi.Module.create.opencl", allow_missing=True) is not None
+    assert tvm_ffi.get_global_func("ffi.Module.load_from_bytes.opencl", allow_missing=True) is not None
+
+
+def test_device_discovery(dev):
+    assert dev.exist
+    assert tvm.device("opencl", 0).exist and tvm.device("cl").exist
+    count = 0
+    while tvm.opencl(count).exist:
+        count += 1
+    assert count >= 1
+    assert not tvm.opencl(count).exist
+    assert not tvm.opencl(-1).exist
+    names = [tvm.opencl(i).name for i in range(count)]
+    assert names == [tvm.opencl(i).name for i in range(count)]  # stable order
+
+
+def test_device_attributes(dev):
+    assert isinstance(dev.name, str) and dev.name
+    assert dev.max_threads_per_block >= 1
+    assert dev.warp_size >= 1
+    assert dev.max_shared_memory_per_block > 0
+    assert dev.multi_processor_count >= 1
+    major, minor = dev.compute_version.split(".")[:2]
+    assert int(major) >= 1 and minor.isdigit()
+    assert dev.total_global_memory > 0
+    assert dev.max_clock_rate >= 0
+    assert len(tuple(dev.max_thread_dimensions)) == 3
+    assert "cl_khr" in dev.attr("device_extensions") or dev.attr("device_extensions") == ""
+    assert dev.attr("opencl_c_version").startswith("OpenCL C")
+    assert dev.attr("device_kind") in ("cpu", "gpu", "accelerator", "other")
+    assert dev.attr("no_such_attribute") is None
+
+
+def test_missing_device_attribute_errors(dev):
+    with pytest.raises(ValueError, match="does not exist"):
+        tvm.opencl(99).name
+
+
+def test_detect_target(dev):
+    target = tvm.target.detect_target_from_device(dev)
+    assert target.kind.name == "opencl"
+    assert target.attrs["max_num_threads"] == dev.max_threads_per_block
+    assert isinstance(target.attrs["supports_float64"], bool)
+    assert "opencl" in target.keys and "gpu" in target.keys
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "uint16", "float16", "bool"])
+def test_alloc_copy_round_trip(dev, dtype):
+    host = (np.arange(1000) % 7).astype(dtype)
+    x = tvm.runtime.tensor(host, dev)
+    assert x.device.device_type == 4
+    np.testing.assert_array_equal(x.numpy(), host)
+    y = x.copyto(dev)  # device -> device
+    np.testing.assert_array_equal(y.numpy(), host)
+    z = y.copyto(tvm.cpu())  # device -> host tensor
+    np.testing.assert_array_equal(z.numpy(), host)
+    w = tvm.runtime.empty(host.shape, dtype, dev)
+    w.copyfrom(z)  # host tensor -> device
+    np.testing.assert_array_equal(w.numpy(), host)
+
+
+def test_empty_and_multidim(dev):
+    e = tvm.runtime.empty((0,), "float32", dev)
+    assert e.numpy().shape == (0,)
+    host = np.random.rand(3, 4, 5).astype("float32")
+    np.testing.assert_array_equal(tvm.runtime.tensor(host, dev).numpy(), host)
+
+
+def test_hand_written_kernel(dev):
+    mod = make_module(VADD, VADD_FUNCS)
+    assert mod.kind == "opencl"
+    assert "__kernel void vadd" in mod.inspect_source("")
+    n = 1000
+    a = tvm.runtime.tensor(np.random.rand(n).astype("float32"), dev)
+    b = tvm.runtime.tensor(np.random.rand(n).astype("float32"), dev)
+    c = tvm.runtime.empty((n,), "float32", dev)
+    f = mod.get_function("vadd")
+    f(a, b, c, n, (n + 63) // 64, 64)  # tensors
+    np.testing.assert_allclose(c.numpy(), a.numpy() + b.numpy())
+    c2 = tvm.runtime.empty((n,), "float32", dev)
+    handles = [ctypes.c_void_p(t.data_ptr()) for t in (a, b, c2)]
+    f(*handles, n, (n + 127) // 128, 128)  # cl_mem handles as opaque pointers (what host code passes)
+    np.testing.assert_allclose(c2.numpy(), a.numpy() + b.numpy())
+
+
+def test_kernel_2d_launch_and_scalars(dev):
+    src = r"""
+    __kernel void affine(__global double* out, double scale, long offset, uchar flag, short s,
+                         float h) {
+      int x = get_group_id(0) * get_local_size(0) + get_local_id(0);
+      int y = get_group_id(1) * get_local_size(1) + get_local_id(1);
+      int w = get_num_groups(0) * get_local_size(0);
+      out[y * w + x] = (y * w + x) * scale + offset + (flag ? 1000.0 : 0.0) + s + h;
+    }
+    """
+    mod = make_module(src, [["affine", ["handle", "float64", "int64", "bool", "int16", "float16"],
+                             ["blockIdx.x", "blockIdx.y", "threadIdx.x", "threadIdx.y"]]])
+    out = tvm.runtime.empty((8, 16), "float64", dev)
+    mod.get_function("affine")(out, 0.5, 2**40, True, -3, 0.25, 4, 2, 4, 4)
+    expect = np.arange(128, dtype="float64").reshape(8, 16) * 0.5 + 2**40 + 1000 - 3 + 0.25
+    np.testing.assert_array_equal(out.numpy(), expect)
+
+
+def test_dynamic_local_memory(dev):
+    src = r"""
+    __kernel void reverse_block(__global const int* a, __global int* b, __local uchar* dyn) {
+      __local int* tile = (__local int*)dyn;
+      int t = get_local_id(0), n = get_local_size(0), base = get_group_id(0) * n;
+      tile[t] = a[base + t];
+      barrier(CLK_LOCAL_MEM_FENCE);
+      b[base + t] = tile[n - 1 - t];
+    }
+    """
+    mod = make_module(src, [["reverse_block", ["handle", "handle"], ["blockIdx.x", "threadIdx.x", "dyn_shmem"]]])
+    a = tvm.runtime.tensor(np.arange(256, dtype="int32"), dev)
+    b = tvm.runtime.empty((256,), "int32", dev)
+    mod.get_function("reverse_block")(a, b, 4, 64, 64 * 4)
+    np.testing.assert_array_equal(b.numpy(), np.arange(256).reshape(4, 64)[:, ::-1].reshape(-1))
+
+
+def test_streams(dev):
+    create = tvm_ffi.get_global_func("runtime.DeviceCreateStream")
+    free = tvm_ffi.get_global_func("runtime.DeviceFreeStream")
+    stream = create(dev)
+    assert stream != 0
+    mod = make_module(VADD, VADD_FUNCS)
+    a = tvm.runtime.tensor(np.ones(64, "float32"), dev)
+    c = tvm.runtime.empty((64,), "float32", dev)
+    with tvm_ffi.use_raw_stream(dev, stream):
+        mod.get_function("vadd")(a, a, c, 64, 1, 64)
+        dev.sync()
+        np.testing.assert_array_equal(c.numpy(), np.full(64, 2, "float32"))
+    free(dev, stream)
+
+
+def test_save_and_load_bytes(dev):
+    mod = make_module(VADD, VADD_FUNCS)
+    data = bytes(tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")(mod))
+    assert data.startswith(b"TVMDEVM1")
+    again = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.opencl")(data)
+    assert again.kind == "opencl"
+    assert bytes(tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")(again)) == data
+    a = tvm.runtime.tensor(np.arange(10, dtype="float32"), dev)
+    c = tvm.runtime.empty((10,), "float32", dev)
+    again.get_function("vadd")(a, a, c, 10, 1, 16)
+    np.testing.assert_array_equal(c.numpy(), 2 * np.arange(10, dtype="float32"))
+    with pytest.raises(ValueError, match="corrupted"):
+        tvm_ffi.get_global_func("ffi.Module.load_from_bytes.opencl")(data[:-3])
+
+
+def test_program_binary_module(dev):
+    binary = bytes(tvm_ffi.get_global_func("opencl.ProgramBinary")(VADD, 0))
+    assert len(binary) > 0
+    mod = make_module(VADD, VADD_FUNCS, fmt="clbin", payload=binary)
+    a = tvm.runtime.tensor(np.arange(32, dtype="float32"), dev)
+    c = tvm.runtime.empty((32,), "float32", dev)
+    mod.get_function("vadd")(a, a, c, 32, 1, 32)
+    np.testing.assert_array_equal(c.numpy(), 2 * np.arange(32, dtype="float32"))
+    # A binary the device rejects falls back to building the carried source.
+    junk = make_module(VADD, VADD_FUNCS, fmt="clbin", payload=b"not a program binary")
+    junk.get_function("vadd")(a, a, c, 32, 1, 32)
+    np.testing.assert_array_equal(c.numpy(), 2 * np.arange(32, dtype="float32"))
+
+
+def test_bad_kernel_arguments_raise(dev):
+    f = make_module(VADD, VADD_FUNCS).get_function("vadd")
+    a = tvm.runtime.tensor(np.zeros(16, "float32"), dev)
+    host = np.zeros(16, "float32")
+    with pytest.raises(ValueError, match="not a live OpenCL buffer"):
+        f(ctypes.c_void_p(host.ctypes.data), a, a, 16, 1, 16)
+    with pytest.raises(TypeError, match="expects 4 arguments and 2 launch parameters"):
+        f(a, a, a, 16, 1)
+    with pytest.raises(TypeError, match="must be an OpenCL buffer"):
+        f(a, a, "not a buffer", 16, 1, 16)
+    with pytest.raises(ValueError, match="tensor on cpu"):
+        f(a, a, tvm.runtime.tensor(host), 16, 1, 16)
+    with pytest.raises(ValueError, match="must be positive"):
+        f(a, a, a, 16, 1, 0)
+    with pytest.raises(RuntimeError, match="local size"):
+        f(a, a, a, 16, 1, dev.max_threads_per_block * 2)
+
+
+def test_unknown_format_rejected(dev):
+    with pytest.raises(ValueError, match="format 'cl'"):
+        make_module(VADD, VADD_FUNCS, fmt="ptx")
