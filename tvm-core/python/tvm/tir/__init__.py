@@ -15,3 +15,12 @@ from .stmt import (
     THREAD_TAGS, Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
     SeqStmt, Stmt, seq,
 )
+from . import analysis, functor, op, transform
+from .analysis import assert_structural_equal, free_vars, structural_equal
+from .functor import StmtExprMutator, StmtExprVisitor
+from .op import (
+    INTRINSICS, abs, ceil, cos, erf, exp, exp2, fabs, floor, floordiv, floormod, if_then_else,
+    infinity, log, log2, max, max_value, min, min_value, pow, round, rsqrt, sigmoid, sin, sqrt,
+    tanh, trunc, truncdiv, truncmod,
+)
+from .printer import script

@@ -1,0 +1,40 @@
+"""Source locations and the TVMScript error type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """A location in TVMScript source: file, 1-based line, 0-based column, the line's text."""
+
+    file: str
+    line: int
+    col: int = 0
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def render(self) -> str:
+        """``file:line:col`` followed by the source line and a caret under the column."""
+        out = f'File "{self.file}", line {self.line}, column {self.col + 1}'
+        if self.text:
+            stripped = self.text.lstrip()
+            col = max(self.col - (len(self.text) - len(stripped)), 0)
+            out += f"\n    {stripped.rstrip()}\n    {' ' * col}^"
+        return out
+
+
+class TVMScriptError(ValueError):
+    """A TVMScript parse or type error. The message names the file and line and shows the offending
+    source line with a caret; ``span`` holds the location, ``reason`` the bare message."""
+
+    def __init__(self, reason: str, span: Span | None = None):
+        self.reason = reason
+        self.span = span
+        self.filename = span.file if span else None
+        self.lineno = span.line if span else None
+        msg = f"{reason}\n{span.render()}" if span else reason
+        super().__init__(msg)

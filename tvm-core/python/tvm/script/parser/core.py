@@ -1,0 +1,808 @@
+"""The TVMScript parser: interprets the Python AST of a ``@T.prim_func`` (never executes it).
+
+Expressions are evaluated by walking the AST: names resolve to parser-scope values (loop and let
+variables, buffers), then to the function's closure and globals (so ``T``, module constants and
+helper functions work). Statements become TIR statements:
+
+``for i in range(n)`` / ``T.serial`` / ``T.parallel`` / ``T.vectorized`` / ``T.unroll`` /
+``T.thread_binding`` / ``T.grid``   -> ``For``
+``A[i, j] = v`` / ``A[i] += v``     -> ``BufferStore`` (see implicit casts below)
+``x = expr`` / ``x: T.float32 = e`` -> ``LetStmt`` over the rest of the block (re-binding a name is an error)
+``B = T.alloc_buffer(...)``          -> ``Allocate`` over the rest of the block
+``n = T.int32()``                   -> declares symbolic variable ``n`` (usable in parameter annotations)
+``if cond:``                        -> ``IfThenElse`` (a Python-valued condition is resolved statically)
+``assert cond, "msg"``              -> ``AssertStmt``
+``T.func_attr({...})``              -> function attributes
+any other expression statement       -> ``Evaluate``
+
+Implicit casts when storing ``value`` into a buffer of dtype ``D``: a Python number becomes a
+``D`` constant (a non-integral float into an integer buffer is an error); an expression of another
+dtype in the same family (int/uint with int/uint, float with float) gets a ``Cast`` to ``D``; any
+other mismatch (float into int, int into float, anything into bool) is an error asking for
+``T.Cast``. Binary operators promote as documented in :mod:`tvm.tir.op`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import textwrap
+from typing import Any, Callable, Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir import op as _op
+from tvm.tir.expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, Buffer, BufferLoad, FloatImm, IntImm, Not, Or, PrimExpr,
+    Var,
+)
+from tvm.tir.function import PrimFunc
+from tvm.tir.stmt import (
+    Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, Stmt, seq,
+)
+
+from .. import tir as T
+from ..diagnostics import Span, TVMScriptError
+
+_PASSTHROUGH = (TVMScriptError,)
+
+
+class _Wrap:
+    """A statement that scopes over the rest of its block (LetStmt, Allocate, AssertStmt)."""
+
+    def __init__(self, build: Callable[[Stmt], Stmt]):
+        self.build = build
+
+
+def _is_zero(x: Any) -> bool:
+    return (isinstance(x, int) and not isinstance(x, bool) and x == 0) or (
+        isinstance(x, IntImm) and x.value == 0)
+
+
+class Parser:
+    """Parses one function definition. ``lines`` are the file's lines (for error carets),
+    ``line_offset``/``col_offset`` map AST positions back to the file."""
+
+    def __init__(self, tree: ast.FunctionDef, filename: str, lines: list[str], line_offset: int,
+                 col_offset: int, env: dict[str, Any], private: bool = False):
+        self.tree = tree
+        self.filename = filename
+        self.lines = lines
+        self.line_offset = line_offset
+        self.col_offset = col_offset
+        self.env = env
+        self.private = private
+        self.scopes: list[dict[str, Any]] = [{}]
+        self.attrs: dict[str, Any] = {}
+        self.predeclared: set[int] = set()
+        self.matched: dict[Var, Buffer] = {}
+        self.depth = 0
+
+    # ------------------------------------------------------------------ diagnostics
+    def span(self, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1) + self.line_offset
+        col = getattr(node, "col_offset", 0) + self.col_offset
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return Span(self.filename, line, col, text.rstrip("\n"))
+
+    def error(self, node: ast.AST, msg: str) -> TVMScriptError:
+        return TVMScriptError(msg, self.span(node))
+
+    # ------------------------------------------------------------------ scopes
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.env:
+            return self.env[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.error(node, f"name '{name}' is not defined")
+
+    def is_bound(self, name: str) -> bool:
+        return any(name in s for s in self.scopes)
+
+    def bind(self, name: str, value: Any, node: ast.AST) -> None:
+        if self.is_bound(name):
+            old = self.lookup(name, node)
+            if isinstance(old, Buffer):
+                raise self.error(node, f"'{name}' is a buffer; store into it with {name}[...] = value")
+            raise self.error(node, f"'{name}' is already defined: TIR variables are immutable, "
+                                   f"use a new name (or a buffer for a mutable value)")
+        self.scopes[-1][name] = value
+
+    # ------------------------------------------------------------------ function
+    def parse(self) -> PrimFunc:
+        fn = self.tree
+        args = fn.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise self.error(fn, "prim_func parameters must be plain positional parameters")
+        self._predeclare(fn.body)
+        # scalar params first, so buffer annotations can use them; then buffers in order
+        annos: dict[str, Any] = {}
+        for a in args.args:
+            if a.annotation is None:
+                raise self.error(a, f"parameter '{a.arg}' needs a type annotation "
+                                    f"(T.Buffer(...), T.handle or a dtype such as T.int32)")
+        param_vars: dict[str, Var] = {}
+        # pass 1 binds scalar parameters; annotations that fail (they may use a scalar
+        # parameter declared later) are evaluated again in pass 2
+        for final in (False, True):
+            for a in args.args:
+                if a.arg in annos:
+                    continue
+                try:
+                    val = self.eval_expr(a.annotation)
+                except TVMScriptError:
+                    if final:
+                        raise
+                    continue
+                annos[a.arg] = val
+                dt = T.dtype_of_annotation(val)
+                if dt is not None:
+                    v = Var(a.arg, dt)
+                    param_vars[a.arg] = v
+                    self.bind(a.arg, v, a)
+                elif not isinstance(val, T.BufferSpec):
+                    raise self.error(a.annotation, f"unsupported annotation for parameter '{a.arg}': "
+                                                   f"expected T.Buffer(...), T.handle or a dtype")
+        buffer_map: dict[Var, Buffer] = {}
+        for a in args.args:
+            val = annos[a.arg]
+            if isinstance(val, T.BufferSpec):
+                buf = self.make_buffer(a.arg, val, a.annotation)
+                param_vars[a.arg] = buf.data
+                buffer_map[buf.data] = buf
+                self.bind(a.arg, buf, a)
+        params = [param_vars[a.arg] for a in args.args]
+        self.buffer_map = buffer_map
+        body = self.parse_block(self._strip_docstring(fn.body))
+        for p in params:
+            if p in self.matched:
+                buffer_map[p] = self.matched[p]
+        buffer_map = {p: buffer_map[p] for p in params if p in buffer_map}
+        attrs = dict(self.attrs)
+        if not self.private:
+            attrs.setdefault("global_symbol", fn.name)
+        func = PrimFunc(params, body, buffer_map, attrs, fn.name, self.span(fn))
+        return func
+
+    @staticmethod
+    def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            return body[1:]
+        return body
+
+    def _predeclare(self, body: list[ast.stmt]) -> None:
+        """Bind ``n = T.int32()`` declarations at the top of the body before the parameters."""
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                    and isinstance(st.value, ast.Call):
+                try:
+                    val = self.eval_expr(st.value)
+                except TVMScriptError:
+                    continue
+                if isinstance(val, T.VarSpec):
+                    name = st.targets[0].id
+                    self.bind(name, Var(name, val.dtype), st.targets[0])
+                    self.predeclared.add(id(st))
+
+    def make_buffer(self, name: str, spec: T.BufferSpec, node: ast.AST, data: Optional[Var] = None) -> Buffer:
+        """A Buffer named ``name`` from a spec; string dims declare int32 shape variables."""
+        def dim(x):
+            if isinstance(x, str):
+                if self.is_bound(x):
+                    v = self.lookup(x, node)
+                else:
+                    v = Var(x, "int32")
+                    self.scopes[0][x] = v
+                return v
+            if isinstance(x, bool) or not isinstance(x, (int, PrimExpr)):
+                raise self.error(node, f"buffer dimension must be an integer, got {x!r}")
+            if isinstance(x, int):
+                return IntImm("int32", x) if -(2 ** 31) <= x < 2 ** 31 else IntImm("int64", x)
+            if not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+                raise self.error(node, f"buffer dimension must be an integer, got {x.dtype}")
+            return x
+
+        shape = tuple(dim(x) for x in spec.shape)
+        strides = tuple(dim(x) for x in spec.strides)
+        off = spec.elem_offset
+        off = IntImm("int32", off) if isinstance(off, int) else off
+        kwargs = dict(strides=strides, elem_offset=off, scope=spec.scope, align=spec.align)
+        try:
+            return Buffer(name, shape, spec.dtype, data if data is not None else Var(name, "handle"), **kwargs)
+        except (TypeError, ValueError) as e:
+            raise self.error(node, str(e)) from None
+
+    # ------------------------------------------------------------------ statements
+    def parse_block(self, nodes: list[ast.stmt], new_scope: bool = True) -> Stmt:
+        if new_scope:
+            self.scopes.append({})
+        try:
+            out: list[Stmt] = []
+            for i, node in enumerate(nodes):
+                r = self.visit_stmt(node)
+                if isinstance(r, _Wrap):
+                    rest = self.parse_block(nodes[i + 1:], new_scope=False)
+                    out.append(r.build(rest))
+                    break
+                if r is not None:
+                    out.append(r)
+            if not out:
+                return Evaluate(IntImm("int32", 0))
+            return seq(*out)
+        finally:
+            if new_scope:
+                self.scopes.pop()
+
+    def visit_stmt(self, node: ast.stmt):
+        m = getattr(self, "stmt_" + type(node).__name__, None)
+        if m is None:
+            raise self.error(node, f"unsupported statement '{type(node).__name__}' in TVMScript")
+        r = m(node)
+        if isinstance(r, Stmt) and r.span is None:
+            r.span = self.span(node)
+        return r
+
+    def stmt_Pass(self, node: ast.Pass):
+        return None
+
+    def stmt_Return(self, node: ast.Return):
+        if node.value is not None:
+            raise self.error(node, "a prim_func cannot return a value; write results into a buffer")
+        return None
+
+    def stmt_Expr(self, node: ast.Expr):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # a string statement (comment-like)
+        val = self.eval_expr(node.value)
+        if isinstance(val, T.FuncAttrSpec):
+            if self.depth:
+                raise self.error(node, "T.func_attr must be at the top level of the function body")
+            self.attrs.update(val.attrs)
+            return None
+        if val is None:
+            return None
+        if isinstance(val, (int, float)) and not isinstance(val, bool):
+            return Evaluate(_op.convert(val))
+        if isinstance(val, PrimExpr):
+            return Evaluate(val)
+        raise self.error(node, f"expression statement of type {type(val).__name__} has no effect in TIR")
+
+    def stmt_For(self, node: ast.For):
+        if node.orelse:
+            raise self.error(node, "for ... else is not supported")
+        it = self.eval_expr(node.iter)
+        if isinstance(it, range):
+            it = T.serial(it.start, it.stop) if it.step == 1 else None
+            if it is None:
+                raise self.error(node.iter, "range() with a step is not supported; use a multiplied index")
+        if isinstance(it, T.GridSpec):
+            names = self._target_names(node.target, len(it.extents))
+            specs = [T.serial(e) for e in it.extents]
+        elif isinstance(it, T.LoopSpec):
+            names = self._target_names(node.target, 1)
+            specs = [it]
+        else:
+            raise self.error(node.iter, "a loop must iterate over range(), T.serial, T.parallel, "
+                                        "T.vectorized, T.unroll, T.thread_binding or T.grid")
+        self.scopes.append({})
+        self.depth += 1
+        try:
+            headers = []
+            for (name, tnode), spec in zip(names, specs):
+                mn, ext, dtype = self._loop_range(spec, node.iter)
+                v = Var(name, dtype)
+                self.scopes[-1][name] = v
+                headers.append((v, mn, ext, spec))
+            body = self.parse_block(node.body)
+        finally:
+            self.depth -= 1
+            self.scopes.pop()
+        for v, mn, ext, spec in reversed(headers):
+            body = For(v, mn, ext, spec.kind, body, spec.thread, dict(spec.annotations), self.span(node))
+        return body
+
+    def _target_names(self, target: ast.expr, n: int) -> list[tuple[str, ast.AST]]:
+        if isinstance(target, ast.Name):
+            elts = [target]
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = list(target.elts)
+        else:
+            raise self.error(target, "loop variable must be a name")
+        if len(elts) != n or not all(isinstance(e, ast.Name) for e in elts):
+            raise self.error(target, f"expected {n} loop variable name(s), got {len(elts)}")
+        return [(e.id, e) for e in elts]
+
+    def _loop_range(self, spec: T.LoopSpec, node: ast.AST) -> tuple[PrimExpr, PrimExpr, str]:
+        start, stop = spec.start, spec.stop
+        for x in (start, stop):
+            if isinstance(x, bool) or not isinstance(x, (int, PrimExpr)):
+                raise self.error(node, f"loop bounds must be integers, got {x!r}")
+            if isinstance(x, PrimExpr) and not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+                raise self.error(node, f"loop bounds must be integers, got {x.dtype}")
+        dtype = "int32"
+        for x in (start, stop):
+            if isinstance(x, PrimExpr) and x.dtype != "int32":
+                dtype = _op.promote_dtypes(dtype, x.dtype) if dtype != "int32" else x.dtype
+        mn = _op.convert(start, dtype).astype(dtype)
+        if _is_zero(start):
+            ext = _op.convert(stop, dtype).astype(dtype)
+        elif isinstance(start, int) and isinstance(stop, int):
+            ext = IntImm(dtype, stop - start)
+        elif isinstance(stop, Add) and _same_expr(stop.a, mn):
+            ext = stop.b.astype(dtype)
+        else:
+            ext = _op.binary("sub", _op.convert(stop, dtype).astype(dtype), mn)
+        return mn, ext, dtype
+
+    def stmt_If(self, node: ast.If):
+        cond = self.eval_expr(node.test)
+        if not isinstance(cond, PrimExpr):
+            if isinstance(cond, (bool, int)):
+                return self.parse_block(node.body if cond else node.orelse) if (
+                    node.body if cond else node.orelse) else None
+            raise self.error(node.test, f"if condition must be a boolean expression, got {type(cond).__name__}")
+        if not _dt.is_bool(cond.dtype):
+            raise self.error(node.test, f"if condition must be boolean, got {cond.dtype}; "
+                                        f"compare explicitly (e.g. x != 0)")
+        self.depth += 1
+        try:
+            then = self.parse_block(node.body)
+            other = self.parse_block(node.orelse) if node.orelse else None
+        finally:
+            self.depth -= 1
+        return IfThenElse(cond, then, other)
+
+    def stmt_Assert(self, node: ast.Assert):
+        cond = self.eval_expr(node.test)
+        msg = "" if node.msg is None else self.eval_expr(node.msg)
+        if not isinstance(msg, str):
+            raise self.error(node.msg, "assert message must be a string")
+        if not isinstance(cond, PrimExpr):
+            if cond:
+                return None
+            raise self.error(node, f"assertion is statically false: {msg}")
+        if not _dt.is_bool(cond.dtype):
+            raise self.error(node.test, f"assert condition must be boolean, got {cond.dtype}")
+        span = self.span(node)
+
+        def build(body: Stmt) -> Stmt:
+            return AssertStmt(cond, msg, body, span)
+
+        return _Wrap(build)
+
+    def stmt_AugAssign(self, node: ast.AugAssign):
+        if not isinstance(node.target, ast.Subscript):
+            name = getattr(node.target, "id", "?")
+            raise self.error(node, f"cannot update '{name}': TIR variables are immutable; "
+                                   f"use a buffer element (e.g. a local buffer) instead")
+        buf, idx = self._store_target(node.target)
+        cur = BufferLoad(buf, idx)
+        rhs = self.eval_expr(node.value)
+        val = self._binop(node.op, cur, rhs, node)
+        return BufferStore(buf, self._store_value(buf, val, node.value), idx)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is None:
+            raise self.error(node, "a declaration needs a value")
+        anno = self.eval_expr(node.annotation)
+        dt = T.dtype_of_annotation(anno)
+        if isinstance(node.target, ast.Subscript) or dt is None:
+            return self._assign(node.target, node.value, node)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "annotated assignment target must be a name")
+        val = self.eval_expr(node.value)
+        if isinstance(val, T.VarSpec):
+            return self._assign_value(node.target, val, node)
+        try:
+            val = _op.cast(dt, val)
+        except (TypeError, ValueError) as e:
+            raise self.error(node.value, str(e)) from None
+        return self._assign_value(node.target, val, node)
+
+    def stmt_Assign(self, node: ast.Assign):
+        if len(node.targets) != 1:
+            raise self.error(node, "chained assignment is not supported")
+        if id(node) in self.predeclared:
+            return None
+        return self._assign(node.targets[0], node.value, node)
+
+    def _assign(self, target: ast.expr, value_node: ast.expr, node: ast.stmt):
+        if isinstance(target, ast.Subscript):
+            buf, idx = self._store_target(target)
+            val = self.eval_expr(value_node)
+            return BufferStore(buf, self._store_value(buf, val, value_node), idx)
+        val = self.eval_expr(value_node)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(val, (tuple, list)) or len(val) != len(target.elts):
+                raise self.error(node, "tuple assignment needs a tuple of the same length on the right")
+            if any(isinstance(v, (PrimExpr, T.AllocSpec, T.MatchBufferSpec, T.VarSpec)) for v in val):
+                raise self.error(node, "tuple assignment of TIR values is not supported; assign one by one")
+            for t, v in zip(target.elts, val):
+                if not isinstance(t, ast.Name):
+                    raise self.error(t, "assignment target must be a name")
+                self.bind(t.id, v, t)
+            return None
+        if not isinstance(target, ast.Name):
+            raise self.error(target, "assignment target must be a name or a buffer element")
+        return self._assign_value(target, val, node)
+
+    def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
+        name = target.id
+        if isinstance(val, T.VarSpec):
+            self.bind(name, Var(name, val.dtype), target)
+            return None
+        if isinstance(val, T.MatchBufferSpec):
+            h = val.handle
+            if not isinstance(h, Var) or h.dtype != "handle" or h not in self._handle_params():
+                raise self.error(node.value, "T.match_buffer expects a T.handle parameter of this function")
+            if h in self.matched:
+                raise self.error(node.value, f"parameter '{h.name}' is already matched to a buffer")
+            if self.depth:
+                raise self.error(node, "T.match_buffer must be at the top level of the function body")
+            buf = self.make_buffer(name, val.spec, node.value, data=h)
+            self.matched[h] = buf
+            self.bind(name, buf, target)
+            return None
+        if isinstance(val, T.BufferSpec):
+            if not isinstance(val.data, Var) or val.data.dtype != "handle":
+                raise self.error(node.value, "a buffer view in the body needs data=<handle>, "
+                                             "e.g. T.Buffer((n,), \"float32\", data=A.data)")
+            buf = self.make_buffer(name, val, node.value, data=val.data)
+            self.bind(name, buf, target)
+            return None
+        if isinstance(val, T.AllocSpec):
+            buf = self.make_buffer(name, val.spec, node.value)
+            self.bind(name, buf, target)
+            span = self.span(node)
+            return _Wrap(lambda body: Allocate(buf, body, span))
+        if isinstance(val, PrimExpr):
+            if val.dtype == "void":
+                raise self.error(node.value, "this call has no value")
+            v = Var(name, val.dtype)
+            self.bind(name, v, target)
+            span = self.span(node)
+            return _Wrap(lambda body: LetStmt(v, val, body, span))
+        self.bind(name, val, target)  # a Python value (constant, tuple, buffer alias ...)
+        return None
+
+    def _handle_params(self) -> list[Var]:
+        return [v for s in self.scopes[:1] for v in s.values() if isinstance(v, Var) and v.dtype == "handle"]
+
+    def _store_target(self, target: ast.Subscript) -> tuple[Buffer, tuple]:
+        buf = self.eval_expr(target.value)
+        if not isinstance(buf, Buffer):
+            raise self.error(target.value, f"only buffer elements can be assigned, not {type(buf).__name__}")
+        return buf, self._indices(buf, target)
+
+    def _store_value(self, buf: Buffer, val: Any, node: ast.AST) -> PrimExpr:
+        if isinstance(val, bool):
+            val = IntImm("bool", int(val)) if _dt.is_bool(buf.dtype) else int(val)
+        if isinstance(val, (int, float)):
+            try:
+                return _op.convert(val, buf.dtype)
+            except (TypeError, ValueError) as e:
+                raise self.error(node, f"cannot store {val!r} into {buf.dtype} buffer {buf.name}: {e}") from None
+        if not isinstance(val, PrimExpr):
+            raise self.error(node, f"cannot store a {type(val).__name__} into buffer {buf.name}")
+        if val.dtype == buf.dtype:
+            return val
+        if _same_family(val.dtype, buf.dtype):
+            return val.astype(buf.dtype)
+        raise self.error(node, f"cannot store a {val.dtype} value into {buf.dtype} buffer {buf.name} "
+                               f"without a cast; write T.Cast(\"{buf.dtype}\", ...)")
+
+    def _indices(self, buf: Buffer, sub: ast.Subscript) -> tuple:
+        sl = sub.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                raise self.error(e, "buffer slices are not supported; index one element at a time")
+            v = self.eval_expr(e)
+            if isinstance(v, bool):
+                raise self.error(e, "buffer index must be an integer, got bool")
+            if isinstance(v, int):
+                v = IntImm("int32", v)
+            elif isinstance(v, float):
+                raise self.error(e, f"buffer index must be an integer, got float {v!r}")
+            elif not isinstance(v, PrimExpr):
+                raise self.error(e, f"buffer index must be an integer expression, got {type(v).__name__}")
+            elif not (_dt.is_int(v.dtype) or _dt.is_uint(v.dtype)):
+                raise self.error(e, f"buffer index must be an integer, got {v.dtype}")
+            out.append(v)
+        if len(out) != len(buf.shape):
+            raise self.error(sub, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
+                                  f"{len(out)} index(es) were given")
+        return tuple(out)
+
+    def stmt_While(self, node):
+        raise self.error(node, "while loops are not supported; use a for loop with a bound")
+
+    def stmt_With(self, node):
+        raise self.error(node, "'with' blocks (T.block, T.launch_thread ...) are not supported: this "
+                               "TVMScript dialect is loop-level; use T.thread_binding loops")
+
+    def stmt_FunctionDef(self, node):
+        raise self.error(node, "nested functions are not supported inside a prim_func")
+
+    # ------------------------------------------------------------------ expressions
+    def eval_expr(self, node: ast.expr) -> Any:
+        m = getattr(self, "expr_" + type(node).__name__, None)
+        if m is None:
+            raise self.error(node, f"unsupported expression '{type(node).__name__}' in TVMScript")
+        try:
+            return m(node)
+        except _PASSTHROUGH:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
+                OverflowError) as e:
+            raise self.error(node, str(e)) from None
+
+    def expr_Constant(self, node: ast.Constant):
+        return node.value
+
+    def expr_Name(self, node: ast.Name):
+        return self.lookup(node.id, node)
+
+    def expr_Attribute(self, node: ast.Attribute):
+        base = self.eval_expr(node.value)
+        if isinstance(base, Buffer) and node.attr not in ("shape", "dtype", "data", "name", "strides",
+                                                          "scope", "ndim", "elem_offset"):
+            raise self.error(node, f"buffer has no attribute '{node.attr}'")
+        try:
+            return getattr(base, node.attr)
+        except AttributeError as e:
+            raise self.error(node, str(e)) from None
+
+    def expr_Tuple(self, node: ast.Tuple):
+        return tuple(self.eval_expr(e) for e in node.elts)
+
+    def expr_List(self, node: ast.List):
+        return [self.eval_expr(e) for e in node.elts]
+
+    def expr_Dict(self, node: ast.Dict):
+        if any(k is None for k in node.keys):
+            raise self.error(node, "dict unpacking is not supported")
+        return {self.eval_expr(k): self.eval_expr(v) for k, v in zip(node.keys, node.values)}
+
+    def expr_Call(self, node: ast.Call):
+        fn = self.eval_expr(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(self.eval_expr(a.value))
+            else:
+                args.append(self.eval_expr(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(self.eval_expr(k.value))
+            else:
+                kwargs[k.arg] = self.eval_expr(k.value)
+        if not callable(fn):
+            raise self.error(node.func, f"'{type(fn).__name__}' object is not callable")
+        if fn is builtins.range:
+            if len(args) == 3 and args[2] != 1:
+                raise self.error(node, "range() with a step is not supported; use a multiplied index")
+            return T.serial(*args[:2])
+        if fn is T.prim_func:
+            raise self.error(node, "T.prim_func cannot be used inside a prim_func")
+        try:
+            return fn(*args, **kwargs)
+        except _PASSTHROUGH:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError) as e:
+            raise self.error(node, _call_message(fn, e)) from None
+
+    def expr_Subscript(self, node: ast.Subscript):
+        base = self.eval_expr(node.value)
+        if isinstance(base, Buffer):
+            return BufferLoad(base, self._indices(base, node))
+        if isinstance(node.slice, ast.Slice):
+            raise self.error(node, "slices are not supported")
+        return base[self.eval_expr(node.slice)]
+
+    def expr_BinOp(self, node: ast.BinOp):
+        a = self.eval_expr(node.left)
+        b = self.eval_expr(node.right)
+        return self._binop(node.op, a, b, node)
+
+    def _binop(self, op: ast.operator, a: Any, b: Any, node: ast.AST):
+        if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
+            return _PY_BINOPS[type(op)](a, b)
+        for x in (a, b):
+            if not isinstance(x, (PrimExpr, int, float, bool)):
+                raise self.error(node, f"cannot combine {type(x).__name__} with a TIR expression")
+        name = _BINOP_NAMES.get(type(op))
+        if name is None:
+            if isinstance(op, ast.Pow):
+                return _op.pow(a, b)
+            if isinstance(op, (ast.BitAnd, ast.BitOr)):
+                pa, pb = _op._pair(a, b)
+                if _dt.is_bool(pa.dtype):
+                    return _op.binary("and" if isinstance(op, ast.BitAnd) else "or", pa, pb)
+                return (_op.bitwise_and if isinstance(op, ast.BitAnd) else _op.bitwise_or)(pa, pb)
+            fn = {ast.BitXor: _op.bitwise_xor, ast.LShift: _op.shift_left,
+                  ast.RShift: _op.shift_right}.get(type(op))
+            if fn is None:
+                raise self.error(node, f"operator {type(op).__name__} is not supported on TIR expressions")
+            return fn(a, b)
+        return _op.binary(name, a, b)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp):
+        v = self.eval_expr(node.operand)
+        if not isinstance(v, PrimExpr):
+            return {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x,
+                    ast.Invert: lambda x: ~x}[type(node.op)](v)
+        if isinstance(node.op, ast.USub):
+            if isinstance(v, IntImm) and not _dt.is_bool(v.dtype):
+                return IntImm(v.dtype, -v.value)
+            if isinstance(v, FloatImm):
+                return FloatImm(v.dtype, -v.value)
+            return _op.binary("sub", _zero_like(v), v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Not) or (isinstance(node.op, ast.Invert) and _dt.is_bool(v.dtype)):
+            return _op.logical_not(v)
+        return _op.bitwise_not(v)
+
+    def expr_BoolOp(self, node: ast.BoolOp):
+        vals = [self.eval_expr(v) for v in node.values]
+        out = vals[0]
+        for v in vals[1:]:
+            if not isinstance(out, PrimExpr) and not isinstance(v, PrimExpr):
+                out = (out and v) if isinstance(node.op, ast.And) else (out or v)
+            else:
+                out = _op.binary("and" if isinstance(node.op, ast.And) else "or", out, v)
+        return out
+
+    def expr_Compare(self, node: ast.Compare):
+        left = self.eval_expr(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval_expr(right_node)
+            name = _CMP_NAMES.get(type(op))
+            if name is None:
+                raise self.error(node, f"comparison {type(op).__name__} is not supported")
+            if not isinstance(left, PrimExpr) and not isinstance(right, PrimExpr):
+                r = _PY_CMPS[name](left, right)
+            else:
+                r = _op.binary(name, left, right)
+            if result is None:
+                result = r
+            elif isinstance(result, PrimExpr) or isinstance(r, PrimExpr):
+                result = _op.binary("and", result, r)
+            else:
+                result = result and r
+            left = right
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp):
+        c = self.eval_expr(node.test)
+        if not isinstance(c, PrimExpr):
+            return self.eval_expr(node.body) if c else self.eval_expr(node.orelse)
+        return _op.select(c, self.eval_expr(node.body), self.eval_expr(node.orelse))
+
+    def expr_JoinedStr(self, node):
+        raise self.error(node, "f-strings are not supported in TVMScript")
+
+
+def _zero_like(v: PrimExpr) -> PrimExpr:
+    return FloatImm(v.dtype, 0.0) if _dt.is_float(v.dtype) else IntImm(v.dtype, 0)
+
+
+def _same_family(a: str, b: str) -> bool:
+    def fam(d):
+        if _dt.is_float(d):
+            return "float"
+        if _dt.is_int(d) or _dt.is_uint(d):
+            return "int"
+        return d
+    return _dt.lanes(a) == _dt.lanes(b) and fam(a) == fam(b)
+
+
+def _same_expr(a: PrimExpr, b: PrimExpr) -> bool:
+    from tvm.tir.analysis import structural_equal
+
+    return structural_equal(a, b)
+
+
+def _call_message(fn: Any, e: Exception) -> str:
+    name = getattr(fn, "__name__", None)
+    msg = str(e)
+    if name and isinstance(e, TypeError) and name in msg:
+        return msg
+    return f"{'T.' + name if name else 'call'}: {msg}" if name else msg
+
+
+_BINOP_NAMES = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Mod: "floormod",
+}
+_PY_BINOPS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a ** b, ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+}
+_CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_PY_CMPS = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+}
+
+
+# ---------------------------------------------------------------------- entry points
+
+def _find_def(tree: ast.AST) -> ast.FunctionDef:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            return node
+    raise TVMScriptError("no function definition found in TVMScript source")
+
+
+def parse_function(func: Callable, private: bool = False) -> PrimFunc:
+    """Parse a Python function object written in TVMScript into a PrimFunc."""
+    try:
+        lines, start = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or "<unknown>"
+    except (OSError, TypeError) as e:
+        raise TVMScriptError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}") from None
+    src = "".join(lines)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    dedented = textwrap.dedent(src)
+    try:
+        tree = ast.parse(dedented)
+    except SyntaxError as e:
+        raise TVMScriptError(f"syntax error: {e.msg}",
+                             Span(filename, start + (e.lineno or 1) - 1, (e.offset or 1) - 1 + indent,
+                                  lines[(e.lineno or 1) - 1].rstrip("\n"))) from None
+    file_lines = linecache.getlines(filename) or lines
+    if not linecache.getlines(filename):
+        start_off = 0
+        file_lines = lines
+    else:
+        start_off = start - 1
+    env = dict(func.__globals__)
+    if func.__closure__:
+        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:
+                pass
+    env.setdefault("T", T)
+    fdef = _find_def(tree)
+    return Parser(fdef, filename, file_lines, start_off, indent, env, private).parse()
+
+
+def parse(source: str, extra_vars: Optional[dict[str, Any]] = None, filename: str = "<tvmscript>",
+          private: bool = False) -> PrimFunc:
+    """Parse TVMScript source text (one ``@T.prim_func`` definition) into a PrimFunc.
+
+    ``T`` and ``tvm`` are predefined; ``extra_vars`` adds more names. Private functions are
+    recognised from ``@T.prim_func(private=True)`` in the source."""
+    text = textwrap.dedent(source)
+    lines = text.splitlines(keepends=True)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        ln = e.lineno or 1
+        raise TVMScriptError(f"syntax error: {e.msg}",
+                             Span(filename, ln, (e.offset or 1) - 1,
+                                  lines[ln - 1].rstrip("\n") if ln <= len(lines) else "")) from None
+    import tvm
+
+    env: dict[str, Any] = {"T": T, "tvm": tvm}
+    env.update(extra_vars or {})
+    fdef = _find_def(tree)
+    for dec in fdef.decorator_list:
+        if isinstance(dec, ast.Call):
+            for k in dec.keywords:
+                if k.arg == "private" and isinstance(k.value, ast.Constant):
+                    private = bool(k.value.value)
+    return Parser(fdef, filename, lines, 0, 0, env, private).parse()

@@ -1,0 +1,323 @@
+"""The ``T`` namespace of TVMScript: ``from tvm.script import tir as T``.
+
+Functions here are what names like ``T.exp`` or ``T.serial`` resolve to while the parser
+(:mod:`tvm.script.parser`) interprets a ``@T.prim_func`` body. Intrinsics return TIR nodes
+directly; the structural helpers (``T.serial``, ``T.grid``, ``T.match_buffer``,
+``T.alloc_buffer``, ``T.func_attr``, ``T.int32()`` without arguments ...) return small marker
+objects the parser turns into statements. ``T.<ns>.<fn>`` reaches backend namespaces registered in
+:mod:`tvm.script.namespaces`.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir import op as _op
+from tvm.tir.expr import FloatImm, IntImm, PrimExpr, StringImm
+from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
+    abs, acos, asin, atan, atan2, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, call_intrin,
+    ceil, cos, cosh, erf, exp, exp2, exp10, fabs, floor, floordiv, floormod, fmod, if_then_else,
+    infinity, isfinite, isinf, isnan, log, log1p, log2, log10, logical_and, logical_not,
+    logical_or, max, max_value, min, min_value, nearbyint, pow, round, rsqrt, shift_left,
+    shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv, truncmod, tvm_storage_sync,
+)
+from tvm.tir.stmt import THREAD_TAGS, ForKind
+
+
+# --------------------------------------------------------------------------- markers
+
+@dataclass
+class LoopSpec:
+    """One loop header (``T.serial`` ... ``T.thread_binding``)."""
+
+    kind: ForKind
+    start: Any
+    stop: Any
+    thread: Optional[str] = None
+    annotations: dict = field(default_factory=dict)
+
+
+@dataclass
+class GridSpec:
+    """``T.grid(*extents)``: perfectly nested serial loops."""
+
+    extents: tuple
+
+
+@dataclass
+class BufferSpec:
+    """``T.Buffer(shape, dtype, ...)`` before it has a name."""
+
+    shape: tuple
+    dtype: str = "float32"
+    strides: tuple = ()
+    elem_offset: Any = 0
+    scope: str = "global"
+    align: int = 64
+    data: Any = None
+
+
+@dataclass
+class MatchBufferSpec:
+    """``T.match_buffer(handle, shape, dtype)``."""
+
+    handle: Any
+    spec: BufferSpec
+
+
+@dataclass
+class AllocSpec:
+    """``T.alloc_buffer(shape, dtype, scope=...)``."""
+
+    spec: BufferSpec
+
+
+@dataclass
+class VarSpec:
+    """``T.int32()`` / ``T.int64()`` / ``T.var(dtype)``: declare a symbolic variable."""
+
+    dtype: str
+
+
+@dataclass
+class FuncAttrSpec:
+    """``T.func_attr({...})``."""
+
+    attrs: dict
+
+
+class HandleType:
+    """``T.handle``: annotation of an opaque pointer parameter (bound by ``T.match_buffer``)."""
+
+    dtype = "handle"
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __repr__(self) -> str:
+        return "T.handle"
+
+
+handle = HandleType()
+
+
+class UnsupportedError(ValueError):
+    """A TVMScript construct this implementation does not support."""
+
+
+# --------------------------------------------------------------------------- prim_func
+
+def prim_func(func: Optional[Callable] = None, *, private: bool = False, check_well_formed: bool = True):
+    """Decorator: parse the decorated Python function as TIR and return a :class:`PrimFunc`.
+
+    ``@T.prim_func(private=True)`` omits the ``global_symbol`` attribute (the default is the
+    function's name)."""
+    from .parser import parse_function
+
+    def wrap(f: Callable):
+        return parse_function(f, private=private)
+
+    return wrap if func is None else wrap(func)
+
+
+# --------------------------------------------------------------------------- loops
+
+def _norm_range(start, stop):
+    if stop is None:
+        return 0, start
+    return start, stop
+
+
+def serial(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
+    """Sequential loop ``range(start, stop)`` (or ``range(start)``)."""
+    a, b = _norm_range(start, stop)
+    return LoopSpec(ForKind.SERIAL, a, b, None, dict(annotations or {}))
+
+
+def parallel(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
+    """Loop whose iterations run in parallel (OpenMP on the CPU)."""
+    a, b = _norm_range(start, stop)
+    return LoopSpec(ForKind.PARALLEL, a, b, None, dict(annotations or {}))
+
+
+def vectorized(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
+    """Loop to vectorize."""
+    a, b = _norm_range(start, stop)
+    return LoopSpec(ForKind.VECTORIZED, a, b, None, dict(annotations or {}))
+
+
+def unroll(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
+    """Loop to unroll."""
+    a, b = _norm_range(start, stop)
+    return LoopSpec(ForKind.UNROLLED, a, b, None, dict(annotations or {}))
+
+
+def thread_binding(start, stop=None, thread: Optional[str] = None, *,
+                   annotations: Optional[dict] = None) -> LoopSpec:
+    """Loop bound to a GPU thread index: ``T.thread_binding(n, thread="threadIdx.x")`` or
+    ``T.thread_binding(0, n, thread="blockIdx.x")``."""
+    if isinstance(stop, str) and thread is None:
+        stop, thread = None, stop
+    if thread is None:
+        raise TypeError("T.thread_binding needs thread=\"threadIdx.x\" (or blockIdx.*, threadIdx.*)")
+    if thread not in THREAD_TAGS:
+        raise ValueError(f"unknown thread tag {thread!r}; expected one of {', '.join(THREAD_TAGS)}")
+    a, b = _norm_range(start, stop)
+    return LoopSpec(ForKind.THREAD_BINDING, a, b, thread, dict(annotations or {}))
+
+
+def grid(*extents) -> GridSpec:
+    """Nested serial loops over ``extents`` (``for i, j in T.grid(n, m)``)."""
+    if not extents:
+        raise TypeError("T.grid needs at least one extent")
+    return GridSpec(tuple(extents))
+
+
+# --------------------------------------------------------------------------- buffers
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, (list, tuple)):
+        return tuple(shape)
+    return (shape,)
+
+
+def Buffer(shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,  # noqa: N802
+           scope: str = "global", align: int = 64, **_ignored) -> BufferSpec:
+    """Buffer annotation of a parameter: ``A: T.Buffer((n, m), "float32")``; in a body,
+    ``A_flat = T.Buffer((n * m,), "float32", data=A.data)`` declares another view of ``A``'s memory."""
+    _dt.parse(dtype)
+    return BufferSpec(_shape(shape), dtype, tuple(strides or ()), elem_offset or 0, scope, align, data)
+
+
+def match_buffer(param, shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,
+                 scope: str = "global", align: int = 64, **_ignored) -> MatchBufferSpec:
+    """Bind a ``T.handle`` parameter to a buffer view: ``A = T.match_buffer(a, (n,), "float32")``."""
+    return MatchBufferSpec(param, Buffer(shape, dtype, None, strides, elem_offset, scope, align))
+
+
+def alloc_buffer(shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,
+                 scope: str = "global", align: int = 64, **_ignored) -> AllocSpec:
+    """Allocate a buffer (``scope="shared"`` or ``"local"`` in kernels) for the rest of the block."""
+    if scope not in ("global", "shared", "local", "shared.dyn", "warp"):
+        raise ValueError(f"unknown storage scope {scope!r}; expected 'global', 'shared' or 'local'")
+    return AllocSpec(Buffer(shape, dtype, None, strides, elem_offset, scope, align))
+
+
+decl_buffer = alloc_buffer
+
+
+def func_attr(attrs: dict) -> FuncAttrSpec:
+    """Set function attributes (``{"global_symbol": "main", "tir.noalias": True}``)."""
+    if not isinstance(attrs, dict):
+        raise TypeError("T.func_attr expects a dict")
+    return FuncAttrSpec(dict(attrs))
+
+
+def var(dtype: str, name: str = "") -> VarSpec:
+    """Declare a symbolic variable: ``n = T.var("int32")``."""
+    _dt.parse(dtype)
+    return VarSpec(dtype)
+
+
+# --------------------------------------------------------------------------- expressions
+
+def Cast(dtype: str, value) -> PrimExpr:  # noqa: N802
+    """Convert ``value`` to ``dtype``."""
+    return _op.cast(dtype, value)
+
+
+def Select(cond, true_value, false_value) -> PrimExpr:  # noqa: N802
+    """``cond ? true_value : false_value``; both sides may be evaluated."""
+    return _op.select(cond, true_value, false_value)
+
+
+def evaluate(value) -> PrimExpr:
+    """Evaluate an expression as a statement."""
+    return _op.convert(value)
+
+
+def ceildiv(a, b) -> PrimExpr:
+    """``ceil(a / b)`` for integers."""
+    if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
+        return -(-a // b)
+    return _op.floordiv(_op.binary("sub", _op.binary("add", a, b), 1), b)
+
+
+def _dtype_helper(name: str):
+    def f(value: Any = None, *args, **kwargs):
+        if value is None:
+            return VarSpec(name)
+        if isinstance(value, str):
+            if not _dt.is_float(name):
+                raise TypeError(f"T.{name} expects a number, got {value!r}")
+            return FloatImm(name, float(value))
+        if isinstance(value, PrimExpr):
+            return value.astype(name)
+        if isinstance(value, (_builtins.bool, int, float)):
+            if _dt.is_float(name):
+                return FloatImm(name, float(value))
+            if isinstance(value, float) and not math.isfinite(value):
+                raise TypeError(f"cannot make {name} from {value!r}")
+            if _dt.is_bool(name):
+                return IntImm("bool", int(_builtins.bool(value)))
+            iv = int(value)
+            fam, bits, _ = _dt.parse(name)
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if fam == "int" else (0, (1 << bits) - 1)
+            if not lo <= iv <= hi:
+                raise ValueError(f"{iv} does not fit in {name}")
+            return IntImm(name, iv)
+        raise TypeError(f"T.{name} cannot convert {type(value).__name__}")
+
+    f.__name__ = name
+    f.__doc__ = (f"``T.{name}(x)``: a {name} constant (Python number) or cast (expression); "
+                 f"``T.{name}()`` declares a symbolic variable; ``x: T.{name}`` annotates a scalar.")
+    f._tir_dtype = name  # type: ignore[attr-defined]
+    return f
+
+
+for _name in _dt.SCALAR_DTYPES:
+    globals()[_name] = _dtype_helper(_name)
+del _name
+
+boolean = globals()["bool"]
+
+
+def _unsupported(name: str, hint: str = ""):
+    def f(*args, **kwargs):
+        raise UnsupportedError(
+            f"T.{name} is not supported: this TVMScript dialect is loop-level only "
+            f"(no blocks){hint}")
+
+    f.__name__ = name
+    return f
+
+
+for _name in ("block", "sblock", "reads", "writes", "axis", "init", "where", "block_attr",
+              "launch_thread", "env_thread", "attr", "allocate", "decl_buffer_ptr"):
+    globals()[_name] = _unsupported(_name, "; write plain loops with T.thread_binding instead"
+                                    if _name in ("launch_thread", "env_thread") else "")
+del _name
+
+
+def __getattr__(name: str):
+    from . import namespaces
+
+    mod = namespaces.get(name)
+    if mod is None:
+        raise AttributeError(f"T has no attribute {name!r} (and no backend namespace {name!r} is registered)")
+    return mod
+
+
+def dtype_of_annotation(obj: Any) -> Optional[str]:
+    """The scalar dtype an annotation object stands for (``T.int32`` -> "int32"), or None."""
+    if obj is handle:
+        return "handle"
+    return getattr(obj, "_tir_dtype", None)
+
+
+__all__ = [n for n in dir() if not n.startswith("_")]
+_ = StringImm

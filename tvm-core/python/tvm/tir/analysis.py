@@ -1,0 +1,291 @@
+"""Analyses over TIR: structural equality, free variables, used buffers.
+
+:func:`structural_equal` compares two functions/statements/expressions up to renaming of the
+variables and buffers they define (loop variables, let variables, parameters, allocations).
+Free variables (defined outside the compared nodes) must be the same objects unless
+``map_free_vars=True``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from .expr import (
+    BinaryOp, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Let, Not, PrimExpr, Select,
+    StringImm, Var,
+)
+from .function import PrimFunc
+from .functor import StmtExprVisitor
+from .stmt import (
+    Allocate, AssertStmt, BufferStore, Evaluate, For, IfThenElse, LetStmt, SeqStmt, Stmt,
+)
+
+
+class _NotEqual(Exception):
+    pass
+
+
+class _Eq:
+    def __init__(self, map_free_vars: bool):
+        self.map_free = map_free_vars
+        self.vars: dict = {}
+        self.rvars: dict = {}
+        self.bufs: dict = {}
+        self.rbufs: dict = {}
+
+    def fail(self):
+        raise _NotEqual()
+
+    def check(self, cond: bool):
+        if not cond:
+            raise _NotEqual()
+
+    def define(self, a: Var, b: Var):
+        self.check(a.dtype == b.dtype)
+        self.vars[a] = b
+        self.rvars[b] = a
+
+    def var(self, a: Var, b: Var):
+        self.check(isinstance(b, Var) and a.dtype == b.dtype)
+        if a in self.vars or b in self.rvars:
+            self.check(self.vars.get(a) is b)
+            return
+        if a is b:
+            return
+        self.check(self.map_free)
+        self.define(a, b)
+
+    def buffer(self, a: Buffer, b: Buffer, define: bool = False):
+        if a in self.bufs or b in self.rbufs:
+            self.check(self.bufs.get(a) is b)
+            return
+        if a is b and not define:
+            return
+        self.check(a.dtype == b.dtype and a.scope == b.scope and len(a.shape) == len(b.shape)
+                   and len(a.strides) == len(b.strides))
+        self.bufs[a] = b
+        self.rbufs[b] = a
+        if a.data is not None and b.data is not None:
+            if a.data in self.vars or b.data in self.rvars:
+                self.check(self.vars.get(a.data) is b.data)
+            else:
+                self.define(a.data, b.data)
+        for x, y in zip(a.shape, b.shape):
+            self.shape_expr(x, y)
+        for x, y in zip(a.strides, b.strides):
+            self.shape_expr(x, y)
+        self.shape_expr(a.elem_offset, b.elem_offset)
+
+    def shape_expr(self, x: PrimExpr, y: PrimExpr):
+        # symbolic shape variables are defined by their first appearance in a buffer shape
+        if isinstance(x, Var) and isinstance(y, Var) and x not in self.vars and y not in self.rvars:
+            self.define(x, y)
+            return
+        self.expr(x, y)
+
+    def exprs(self, xs, ys):
+        self.check(len(xs) == len(ys))
+        for x, y in zip(xs, ys):
+            self.expr(x, y)
+
+    def expr(self, a: PrimExpr, b: PrimExpr):
+        if a is b and not self.vars:
+            return
+        self.check(type(a) is type(b) and a.dtype == b.dtype)
+        if isinstance(a, Var):
+            self.var(a, b)
+        elif isinstance(a, IntImm):
+            self.check(a.value == b.value)
+        elif isinstance(a, FloatImm):
+            self.check(a.value == b.value or (math.isnan(a.value) and math.isnan(b.value)))
+        elif isinstance(a, StringImm):
+            self.check(a.value == b.value)
+        elif isinstance(a, Cast):
+            self.expr(a.value, b.value)
+        elif isinstance(a, BinaryOp):
+            self.expr(a.a, b.a)
+            self.expr(a.b, b.b)
+        elif isinstance(a, Not):
+            self.expr(a.a, b.a)
+        elif isinstance(a, Select):
+            self.exprs((a.condition, a.true_value, a.false_value),
+                       (b.condition, b.true_value, b.false_value))
+        elif isinstance(a, Let):
+            self.expr(a.value, b.value)
+            self.define(a.var, b.var)
+            self.expr(a.body, b.body)
+        elif isinstance(a, Call):
+            self.check(a.op == b.op)
+            self.exprs(a.args, b.args)
+        elif isinstance(a, BufferLoad):
+            self.buffer(a.buffer, b.buffer)
+            self.exprs(a.indices, b.indices)
+        else:
+            self.fail()
+
+    def stmt(self, a: Optional[Stmt], b: Optional[Stmt]):
+        if a is None or b is None:
+            self.check(a is None and b is None)
+            return
+        self.check(type(a) is type(b))
+        if isinstance(a, SeqStmt):
+            self.check(len(a.seq) == len(b.seq))
+            for x, y in zip(a.seq, b.seq):
+                self.stmt(x, y)
+        elif isinstance(a, BufferStore):
+            self.buffer(a.buffer, b.buffer)
+            self.exprs(a.indices, b.indices)
+            self.expr(a.value, b.value)
+        elif isinstance(a, For):
+            self.check(a.kind == b.kind and a.thread_tag == b.thread_tag
+                       and a.annotations == b.annotations)
+            self.expr(a.min, b.min)
+            self.expr(a.extent, b.extent)
+            self.define(a.loop_var, b.loop_var)
+            self.stmt(a.body, b.body)
+        elif isinstance(a, IfThenElse):
+            self.expr(a.condition, b.condition)
+            self.stmt(a.then_case, b.then_case)
+            self.stmt(a.else_case, b.else_case)
+        elif isinstance(a, LetStmt):
+            self.expr(a.value, b.value)
+            self.define(a.var, b.var)
+            self.stmt(a.body, b.body)
+        elif isinstance(a, Allocate):
+            self.buffer(a.buffer, b.buffer, define=True)
+            self.stmt(a.body, b.body)
+        elif isinstance(a, Evaluate):
+            self.expr(a.value, b.value)
+        elif isinstance(a, AssertStmt):
+            self.check(a.message == b.message)
+            self.expr(a.condition, b.condition)
+            self.stmt(a.body, b.body)
+        else:
+            self.fail()
+
+    def func(self, a: PrimFunc, b: PrimFunc):
+        self.check(len(a.params) == len(b.params) and _attrs_eq(a.attrs, b.attrs))
+        for x, y in zip(a.params, b.params):
+            self.define(x, y)
+        for x, y in zip(a.params, b.params):
+            self.check((x in a.buffer_map) == (y in b.buffer_map))
+            if x in a.buffer_map:
+                self.buffer(a.buffer_map[x], b.buffer_map[y], define=True)
+        self.stmt(a.body, b.body)
+
+
+def _attrs_eq(a: dict, b: dict) -> bool:
+    if set(a) != set(b):
+        return False
+    return all(str(a[k]) == str(b[k]) if not isinstance(a[k], (int, float, str, bool, list, tuple, dict))
+               else a[k] == b[k] for k in a)
+
+
+def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
+    """True when ``a`` and ``b`` (PrimFuncs, statements or expressions) have the same structure
+    and dtypes, up to consistent renaming of the variables and buffers they define."""
+    eq = _Eq(map_free_vars)
+    try:
+        if isinstance(a, PrimFunc):
+            eq.check(isinstance(b, PrimFunc))
+            eq.func(a, b)
+        elif isinstance(a, Stmt):
+            eq.check(isinstance(b, Stmt))
+            eq.stmt(a, b)
+        elif isinstance(a, PrimExpr):
+            eq.check(isinstance(b, PrimExpr))
+            eq.expr(a, b)
+        elif isinstance(a, Buffer):
+            eq.check(isinstance(b, Buffer))
+            eq.buffer(a, b)
+        else:
+            return a == b
+    except _NotEqual:
+        return False
+    return True
+
+
+def assert_structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> None:
+    """Raise ValueError showing both sides when they are not structurally equal."""
+    if not structural_equal(a, b, map_free_vars):
+        def show(x):
+            return x.script() if isinstance(x, PrimFunc) else repr(x)
+        raise ValueError(f"not structurally equal:\n--- lhs\n{show(a)}\n--- rhs\n{show(b)}")
+
+
+class _FreeVars(StmtExprVisitor):
+    def __init__(self, defined=()):
+        self.bound: set = set(defined)
+        self.order: list = []
+        self.seen: set = set()
+        self.buffers: list = []
+        self.buf_seen: set = set()
+        self.allocated: set = set()
+
+    def use(self, v: Var):
+        if v not in self.bound and v not in self.seen:
+            self.seen.add(v)
+            self.order.append(v)
+
+    def visit_Var(self, e: Var) -> None:
+        self.use(e)
+
+    def visit_buffer(self, b: Buffer) -> None:
+        if b not in self.allocated and b not in self.buf_seen:
+            self.buf_seen.add(b)
+            self.buffers.append(b)
+
+    def visit_For(self, s: For) -> None:
+        self.visit_expr(s.min)
+        self.visit_expr(s.extent)
+        self.bound.add(s.loop_var)
+        self.visit_stmt(s.body)
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        self.visit_expr(s.value)
+        self.bound.add(s.var)
+        self.visit_stmt(s.body)
+
+    def visit_Let(self, e: Let) -> None:
+        self.visit_expr(e.value)
+        self.bound.add(e.var)
+        self.visit_expr(e.body)
+
+    def visit_Allocate(self, s: Allocate) -> None:
+        self.allocated.add(s.buffer)
+        self.bound.add(s.buffer.data)
+        for x in s.buffer.shape:
+            self.visit_expr(x)
+        self.visit_stmt(s.body)
+
+
+def free_vars(node: Any, defined=()) -> list[Var]:
+    """Vars used in ``node`` (statement or expression) but not defined inside it, in order of first
+    use. Buffer data handles are not included (see :func:`used_buffers`); ``defined`` lists vars to
+    treat as already bound."""
+    v = _FreeVars(defined)
+    if isinstance(node, Stmt):
+        v.visit_stmt(node)
+    else:
+        v.visit_expr(node)
+    return v.order
+
+
+def used_buffers(node: Stmt) -> list[Buffer]:
+    """Buffers loaded or stored in ``node`` that are not allocated inside it, in order of first use."""
+    v = _FreeVars()
+    v.visit_stmt(node)
+    return v.buffers
+
+
+def expr_uses_buffer(node: Any) -> bool:
+    """True when the expression or statement reads or writes any buffer."""
+    found = []
+
+    class _V(StmtExprVisitor):
+        def visit_buffer(self, b):
+            found.append(b)
+
+    _V().visit_stmt(node) if isinstance(node, Stmt) else _V().visit_expr(node)
+    return bool(found)

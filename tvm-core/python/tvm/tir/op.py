@@ -1,0 +1,422 @@
+"""Intrinsic constructors (``exp``, ``sqrt``, ``if_then_else`` ...) and dtype promotion.
+
+Every constructor returns a TIR node with its result dtype already set. Math intrinsics become
+``Call(dtype, name, args)``; ``min``/``max``/``truncdiv``/``floordiv``... become the dedicated
+expression nodes (``Min``, ``Div``, ``FloorDiv`` ...).
+
+:data:`INTRINSICS` maps each ``Call.op`` name to ``(n_args, rule)``. ``n_args`` is ``None`` for
+variadic intrinsics. ``rule`` says how the result dtype follows from the arguments:
+
+``"same"``       dtype of the first argument (any numeric dtype)
+``"float"``      dtype of the first argument, which must be a float dtype
+``"int"``        dtype of the first argument, which must be an integer dtype
+``"arg1"``       dtype of the second argument (``if_then_else(cond, t, f)``)
+``"bool"``       ``bool``
+``"void"``       ``void`` (statement-like intrinsics used inside ``Evaluate``)
+``"int32"``      ``int32``
+``"explicit"``   given by the caller (``call_intrin``); not derivable from the arguments
+
+Implicit promotion (used by the TVMScript parser for ``a + b`` and by :func:`binary`):
+Python numbers take the other operand's dtype; two integer dtypes promote to the wider one
+(signed wins on equal width); integer with float promotes to the float; two floats promote to
+the wider float. bool promotes to the other operand's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Union
+
+from . import dtype as _dt
+from .expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max,
+    Min, Mod, Mul, Not, Or, PrimExpr, Select, StringImm, Sub, const,
+)
+
+ExprLike = Union[PrimExpr, int, float, bool]
+
+#: name -> (number of args or None for variadic, result dtype rule); see the module docstring.
+INTRINSICS: dict[str, tuple[Optional[int], str]] = {
+    "exp": (1, "float"), "exp2": (1, "float"), "exp10": (1, "float"),
+    "log": (1, "float"), "log2": (1, "float"), "log10": (1, "float"), "log1p": (1, "float"),
+    "sqrt": (1, "float"), "rsqrt": (1, "float"),
+    "sin": (1, "float"), "cos": (1, "float"), "tan": (1, "float"),
+    "asin": (1, "float"), "acos": (1, "float"), "atan": (1, "float"),
+    "sinh": (1, "float"), "cosh": (1, "float"), "tanh": (1, "float"),
+    "erf": (1, "float"), "sigmoid": (1, "float"),
+    "floor": (1, "float"), "ceil": (1, "float"), "round": (1, "float"), "trunc": (1, "float"),
+    "nearbyint": (1, "float"), "fabs": (1, "float"),
+    "pow": (2, "float"), "atan2": (2, "float"), "fmod": (2, "float"),
+    "abs": (1, "int"),
+    "isnan": (1, "bool"), "isinf": (1, "bool"), "isfinite": (1, "bool"),
+    "if_then_else": (3, "arg1"),
+    "shift_left": (2, "int"), "shift_right": (2, "int"),
+    "bitwise_and": (2, "int"), "bitwise_or": (2, "int"), "bitwise_xor": (2, "int"),
+    "bitwise_not": (1, "int"),
+    "tvm_storage_sync": (1, "void"),
+    "tir.launch_kernel": (None, "int32"),
+}
+
+_FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}
+
+
+# --------------------------------------------------------------------------- conversion helpers
+
+def convert(value: ExprLike, dtype: Optional[str] = None) -> PrimExpr:
+    """``value`` as a PrimExpr; Python numbers become constants of ``dtype`` (or the default)."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, str):
+        return StringImm(value)
+    if dtype is not None and isinstance(value, (bool, int, float)):
+        if isinstance(value, float) and not _dt.is_float(dtype):
+            if value != int(value) if math.isfinite(value) else True:
+                raise TypeError(f"cannot use float constant {value!r} as {dtype}")
+            value = int(value)
+        if _dt.is_bool(dtype):
+            return IntImm("bool", int(bool(value)))
+        return const(value, dtype)
+    return const(value)
+
+
+def promote_dtypes(a: str, b: str) -> str:
+    """The common dtype of two operand dtypes (see the module docstring)."""
+    if a == b:
+        return a
+    if _dt.lanes(a) != _dt.lanes(b):
+        raise TypeError(f"operands have different vector lanes: {a} and {b}")
+    if _dt.is_bool(a):
+        return b
+    if _dt.is_bool(b):
+        return a
+    fa, fb = _dt.is_float(a), _dt.is_float(b)
+    if fa and fb:
+        ea, eb = _dt.element_of(a), _dt.element_of(b)
+        if _FLOAT_RANK[ea] == _FLOAT_RANK[eb]:
+            raise TypeError(f"cannot mix {a} and {b} implicitly; use T.Cast")
+        return a if _FLOAT_RANK[ea] > _FLOAT_RANK[eb] else b
+    if fa:
+        return a
+    if fb:
+        return b
+    ba, bb = _dt.bits(a), _dt.bits(b)
+    if ba != bb:
+        return a if ba > bb else b
+    return a if _dt.is_int(a) else b
+
+
+def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
+    """Both operands as PrimExprs of one common dtype."""
+    if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
+        a = convert(a)
+        b = convert(b, a.dtype if not isinstance(b, float) or _dt.is_float(a.dtype) else None)
+    elif not isinstance(a, PrimExpr):
+        a = _literal_like(a, b)
+    elif not isinstance(b, PrimExpr):
+        b = _literal_like(b, a)
+    if a.dtype != b.dtype:
+        dt = promote_dtypes(a.dtype, b.dtype)
+        a, b = a.astype(dt), b.astype(dt)
+    return a, b
+
+
+def _literal_like(value: Any, other: PrimExpr) -> PrimExpr:
+    """A Python literal next to an expression: it takes the expression's dtype when it fits."""
+    if isinstance(value, bool):
+        return IntImm("bool", int(value)) if _dt.is_bool(other.dtype) else convert(int(value), other.dtype)
+    if isinstance(value, int):
+        if _dt.is_bool(other.dtype):
+            return const(value)
+        return convert(value, other.dtype)
+    if isinstance(value, float):
+        return FloatImm(other.dtype, value) if _dt.is_float(other.dtype) else FloatImm("float32", value)
+    raise TypeError(f"cannot use {type(value).__name__} {value!r} in a TIR expression")
+
+
+_BINARY = {
+    "add": Add, "sub": Sub, "mul": Mul, "div": Div, "truncdiv": Div, "truncmod": Mod,
+    "floordiv": FloorDiv, "floormod": FloorMod, "min": Min, "max": Max,
+    "eq": EQ, "ne": NE, "lt": LT, "le": LE, "gt": GT, "ge": GE,
+}
+
+
+def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Build ``a <op> b`` with implicit promotion; ``op`` is one of ``add sub mul div truncdiv
+    truncmod floordiv floormod min max eq ne lt le gt ge and or``."""
+    if op in ("and", "or"):
+        a, b = _as_bool(a), _as_bool(b)
+        return And(a, b) if op == "and" else Or(a, b)
+    a, b = _pair(a, b)
+    if op in ("truncmod", "floormod", "floordiv", "truncdiv") and _dt.is_float(a.dtype) \
+            and op != "floordiv":
+        raise TypeError(f"{op} needs integer operands, got {a.dtype}")
+    return _BINARY[op](a, b)
+
+
+def _as_bool(x: ExprLike) -> PrimExpr:
+    x = convert(x)
+    if not _dt.is_bool(x.dtype):
+        raise TypeError(f"expected a boolean condition, got {x.dtype}")
+    return x
+
+
+# --------------------------------------------------------------------------- intrinsics
+
+def _unary_float(name: str):
+    def f(x: ExprLike) -> PrimExpr:
+        x = convert(x)
+        if not _dt.is_float(x.dtype):
+            raise TypeError(f"{name} expects a float argument, got {x.dtype}; cast it with T.Cast")
+        return Call(x.dtype, name, (x,))
+
+    f.__name__ = name
+    f.__doc__ = f"``{name}(x)`` for a float ``x`` (result has x's dtype)."
+    return f
+
+
+exp = _unary_float("exp")
+exp2 = _unary_float("exp2")
+exp10 = _unary_float("exp10")
+log = _unary_float("log")
+log2 = _unary_float("log2")
+log10 = _unary_float("log10")
+log1p = _unary_float("log1p")
+sqrt = _unary_float("sqrt")
+rsqrt = _unary_float("rsqrt")
+sin = _unary_float("sin")
+cos = _unary_float("cos")
+tan = _unary_float("tan")
+asin = _unary_float("asin")
+acos = _unary_float("acos")
+atan = _unary_float("atan")
+sinh = _unary_float("sinh")
+cosh = _unary_float("cosh")
+tanh = _unary_float("tanh")
+erf = _unary_float("erf")
+sigmoid = _unary_float("sigmoid")
+floor = _unary_float("floor")
+ceil = _unary_float("ceil")
+round = _unary_float("round")  # noqa: A001  (TVM's name)
+trunc = _unary_float("trunc")
+nearbyint = _unary_float("nearbyint")
+fabs = _unary_float("fabs")
+
+
+def _binary_float(name: str):
+    def f(x: ExprLike, y: ExprLike) -> PrimExpr:
+        x, y = _pair(x, y)
+        if not _dt.is_float(x.dtype):
+            raise TypeError(f"{name} expects float arguments, got {x.dtype}; cast with T.Cast")
+        return Call(x.dtype, name, (x, y))
+
+    f.__name__ = name
+    f.__doc__ = f"``{name}(x, y)`` for float operands (promoted to a common dtype)."
+    return f
+
+
+pow = _binary_float("pow")  # noqa: A001
+atan2 = _binary_float("atan2")
+fmod = _binary_float("fmod")
+
+
+def abs(x: ExprLike) -> PrimExpr:  # noqa: A001
+    """Absolute value: ``fabs`` for floats, ``abs`` for signed ints, identity for unsigned."""
+    x = convert(x)
+    if _dt.is_float(x.dtype):
+        return Call(x.dtype, "fabs", (x,))
+    if _dt.is_uint(x.dtype) or _dt.is_bool(x.dtype):
+        return x
+    return Call(x.dtype, "abs", (x,))
+
+
+def _pred(name: str):
+    def f(x: ExprLike) -> PrimExpr:
+        x = convert(x)
+        if not _dt.is_float(x.dtype):
+            return IntImm("bool", 1 if name == "isfinite" else 0)
+        return Call("bool", name, (x,))
+
+    f.__name__ = name
+    f.__doc__ = f"``{name}(x)`` as a bool expression."
+    return f
+
+
+isnan = _pred("isnan")
+isinf = _pred("isinf")
+isfinite = _pred("isfinite")
+
+
+def _int_binary(name: str):
+    def f(x: ExprLike, y: ExprLike) -> PrimExpr:
+        x, y = _pair(x, y)
+        if not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+            raise TypeError(f"{name} expects integer arguments, got {x.dtype}")
+        return Call(x.dtype, name, (x, y))
+
+    f.__name__ = name
+    f.__doc__ = f"``{name}(x, y)`` on integers."
+    return f
+
+
+shift_left = _int_binary("shift_left")
+shift_right = _int_binary("shift_right")
+bitwise_and = _int_binary("bitwise_and")
+bitwise_or = _int_binary("bitwise_or")
+bitwise_xor = _int_binary("bitwise_xor")
+
+
+def bitwise_not(x: ExprLike) -> PrimExpr:
+    """``~x`` on an integer."""
+    x = convert(x)
+    if not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+        raise TypeError(f"bitwise_not expects an integer argument, got {x.dtype}")
+    return Call(x.dtype, "bitwise_not", (x,))
+
+
+def min(a: ExprLike, b: ExprLike, *rest: ExprLike) -> PrimExpr:  # noqa: A001
+    """``Min`` of two or more values (promoted to a common dtype)."""
+    out = binary("min", a, b)
+    for r in rest:
+        out = binary("min", out, r)
+    return out
+
+
+def max(a: ExprLike, b: ExprLike, *rest: ExprLike) -> PrimExpr:  # noqa: A001
+    """``Max`` of two or more values (promoted to a common dtype)."""
+    out = binary("max", a, b)
+    for r in rest:
+        out = binary("max", out, r)
+    return out
+
+
+def truncdiv(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Integer division rounding towards zero (C ``/``): a ``Div`` node."""
+    return binary("truncdiv", a, b)
+
+
+def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Remainder of :func:`truncdiv` (C ``%``): a ``Mod`` node."""
+    return binary("truncmod", a, b)
+
+
+def floordiv(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Division rounding towards negative infinity (Python ``//``): a ``FloorDiv`` node."""
+    return binary("floordiv", a, b)
+
+
+def floormod(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Remainder with the sign of the divisor (Python ``%``): a ``FloorMod`` node."""
+    return binary("floormod", a, b)
+
+
+def if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike) -> PrimExpr:
+    """``cond ? t : f`` evaluating only the chosen branch (``Call("if_then_else")``)."""
+    cond = _as_bool(cond)
+    t, f = _pair(t, f)
+    return Call(t.dtype, "if_then_else", (cond, t, f))
+
+
+def select(cond: ExprLike, t: ExprLike, f: ExprLike) -> PrimExpr:
+    """``Select`` node (both branches may be evaluated); operands promoted to a common dtype."""
+    cond = _as_bool(cond)
+    t, f = _pair(t, f)
+    return Select(cond, t, f)
+
+
+def cast(dtype: str, value: ExprLike) -> PrimExpr:
+    """``value`` converted to ``dtype`` (a ``Cast`` node, or a constant for Python numbers)."""
+    _dt.parse(dtype)
+    if not isinstance(value, PrimExpr):
+        if isinstance(value, float) and not _dt.is_float(dtype):
+            return IntImm(dtype, int(value)) if not _dt.is_bool(dtype) else IntImm("bool", int(bool(value)))
+        return convert(value, dtype)
+    return value.astype(dtype)
+
+
+def logical_and(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """``a && b`` on booleans."""
+    return binary("and", a, b)
+
+
+def logical_or(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """``a || b`` on booleans."""
+    return binary("or", a, b)
+
+
+def logical_not(a: ExprLike) -> PrimExpr:
+    """``!a`` on a boolean."""
+    return Not(_as_bool(a))
+
+
+def max_value(dtype: str) -> PrimExpr:
+    """The largest finite value of ``dtype`` as a constant."""
+    fam, b, _ = _dt.parse(dtype)
+    if fam == "int":
+        return IntImm(dtype, (1 << (b - 1)) - 1)
+    if fam == "uint":
+        return IntImm(dtype, (1 << b) - 1)
+    if fam == "bool":
+        return IntImm("bool", 1)
+    return FloatImm(dtype, _FLOAT_MAX[_dt.element_of(dtype)])
+
+
+def min_value(dtype: str) -> PrimExpr:
+    """The smallest finite value of ``dtype`` as a constant."""
+    fam, b, _ = _dt.parse(dtype)
+    if fam == "int":
+        return IntImm(dtype, -(1 << (b - 1)))
+    if fam in ("uint", "bool"):
+        return IntImm(dtype, 0)
+    return FloatImm(dtype, -_FLOAT_MAX[_dt.element_of(dtype)])
+
+
+_FLOAT_MAX = {
+    "float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+}
+
+
+def infinity(dtype: str) -> PrimExpr:
+    """``+inf`` of a float dtype."""
+    if not _dt.is_float(dtype):
+        raise TypeError(f"infinity needs a float dtype, got {dtype}")
+    return FloatImm(dtype, math.inf)
+
+
+def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
+    """Barrier among threads sharing ``scope`` memory (``__syncthreads()`` for ``"shared"``)."""
+    if scope not in ("shared", "global", "warp"):
+        raise ValueError(f"tvm_storage_sync scope must be 'shared', 'global' or 'warp', got {scope!r}")
+    return Call("void", "tvm_storage_sync", (StringImm(scope),))
+
+
+def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
+    """A ``Call`` with an explicit result dtype (any intrinsic, including backend ones)."""
+    return Call(dtype, op, tuple(convert(a) for a in args))
+
+
+def result_dtype(op: str, args: tuple) -> Optional[str]:
+    """The dtype :data:`INTRINSICS` derives for ``op`` over ``args`` (None when not derivable)."""
+    entry = INTRINSICS.get(op)
+    if entry is None:
+        return None
+    rule = entry[1]
+    if rule in ("same", "float", "int"):
+        return args[0].dtype if args else None
+    if rule == "arg1":
+        return args[1].dtype if len(args) > 1 else None
+    if rule in ("bool", "void", "int32"):
+        return rule
+    return None
+
+
+__all__ = [
+    "INTRINSICS", "abs", "acos", "asin", "atan", "atan2", "binary", "bitwise_and", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "call_intrin", "cast", "ceil", "convert", "cos", "cosh", "erf",
+    "exp", "exp10", "exp2", "fabs", "floor", "floordiv", "floormod", "fmod", "if_then_else",
+    "infinity", "isfinite", "isinf", "isnan", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "max", "max_value", "min", "min_value", "nearbyint", "pow",
+    "promote_dtypes", "result_dtype", "round", "rsqrt", "select", "shift_left", "shift_right",
+    "sigmoid", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "truncdiv", "truncmod",
+    "tvm_storage_sync", "Cast", "Select",
+]

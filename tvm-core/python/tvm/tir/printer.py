@@ -1,0 +1,285 @@
+"""TVMScript printer: ``script(func) -> str`` in the syntax :mod:`tvm.script.parser` accepts, so
+``tvm.script.parse(script(f))`` is structurally equal to ``f``.
+
+Conventions: buffer parameters print as ``A: T.Buffer(shape, dtype)`` annotations; symbolic shape
+variables are declared first in the body (``n = T.int32()``); int32 constants print bare, other
+constants as ``T.<dtype>(value)``; let statements print with their dtype
+(``x: T.float32 = ...``); variable names are made unique with ``_1``, ``_2`` suffixes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import dtype as _dt
+from .expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Buffer, BufferLoad, Call, Cast, Div, FloatImm,
+    FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, StringImm, Sub,
+    Var,
+)
+from .function import PrimFunc
+from .op import INTRINSICS, result_dtype
+from .stmt import (
+    Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt,
+)
+
+# precedence: higher binds tighter (Python's)
+_PREC = {Or: 1, And: 2, EQ: 4, NE: 4, LT: 4, LE: 4, GT: 4, GE: 4, Add: 6, Sub: 6,
+         Mul: 7, FloorDiv: 7, FloorMod: 7, Div: 7}
+_SYM = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//", FloorMod: "%", Div: "/", EQ: "==",
+        NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=", And: "and", Or: "or"}
+_ATOM = 100
+
+
+class _Printer:
+    def __init__(self):
+        self.names: dict[Any, str] = {}
+        self.used: set[str] = {"T"}
+        self.lines: list[str] = []
+        self.data_of: dict[Var, Buffer] = {}
+
+    # ------------------------------------------------------------------ names
+    def name_of(self, obj: Any, hint: str) -> str:
+        if obj in self.names:
+            return self.names[obj]
+        base = hint if hint.isidentifier() else "v"
+        name, k = base, 0
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        self.names[obj] = name
+        return name
+
+    def var(self, v: Var) -> str:
+        b = self.data_of.get(v)
+        if b is not None and v not in self.names:
+            return f"{self.buf(b)}.data"
+        return self.name_of(v, v.name)
+
+    def buf(self, b: Buffer) -> str:
+        return self.name_of(b, b.name)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e: Any, ctx: int = 0) -> str:
+        s, p = self._expr(e)
+        return f"({s})" if p < ctx else s
+
+    def _expr(self, e: Any) -> tuple[str, int]:
+        if isinstance(e, (int, float, str)) and not isinstance(e, PrimExpr):
+            return repr(e), _ATOM
+        if isinstance(e, Var):
+            return self.var(e), _ATOM
+        if isinstance(e, IntImm):
+            if e.dtype == "bool":
+                return ("True" if e.value else "False"), _ATOM
+            if e.dtype == "int32":
+                return (str(e.value), _ATOM) if e.value >= 0 else (f"({e.value})", _ATOM)
+            return f"T.{e.dtype}({e.value})", _ATOM
+        if isinstance(e, FloatImm):
+            v = e.value
+            lit = repr(v) if math.isfinite(v) else f'"{v}"'
+            return f"T.{e.dtype}({lit})", _ATOM
+        if isinstance(e, StringImm):
+            return _pystr(e.value), _ATOM
+        if isinstance(e, Cast):
+            if isinstance(e.value, IntImm) and e.value.dtype == "int32":
+                return f'T.Cast("{e.dtype}", T.int32({e.value.value}))', _ATOM
+            return f'T.Cast("{e.dtype}", {self.expr(e.value)})', _ATOM
+        if isinstance(e, Not):
+            return f"not {self.expr(e.a, 3)}", 3
+        if isinstance(e, (Min, Max)):
+            return f"T.{'min' if isinstance(e, Min) else 'max'}({self.expr(e.a)}, {self.expr(e.b)})", _ATOM
+        if isinstance(e, Mod):
+            return f"T.truncmod({self.expr(e.a)}, {self.expr(e.b)})", _ATOM
+        if isinstance(e, Div) and not _dt.is_float(e.dtype):
+            return f"T.truncdiv({self.expr(e.a)}, {self.expr(e.b)})", _ATOM
+        if isinstance(e, BinaryOp) and type(e) in _PREC:
+            p = _PREC[type(e)]
+            cmp = p == 4
+            # left-assoc: left operand may share precedence, right needs tighter (comparisons never chain)
+            left = self.expr(e.a, p + 1 if cmp else p)
+            right = self.expr(e.b, p + 1)
+            return f"{left} {_SYM[type(e)]} {right}", p
+        if isinstance(e, Select):
+            return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, "
+                    f"{self.expr(e.false_value)})"), _ATOM
+        if isinstance(e, BufferLoad):
+            return f"{self.buf(e.buffer)}[{self.indices(e.indices)}]", _ATOM
+        if isinstance(e, Call):
+            args = ", ".join(self.expr(a) for a in e.args)
+            if e.op in INTRINSICS and "." not in e.op and result_dtype(e.op, e.args) == e.dtype \
+                    and INTRINSICS[e.op][1] != "int32":
+                if e.op == "abs" or e.op == "fabs":
+                    return f"T.{e.op}({args})", _ATOM
+                return f"T.{e.op}({args})", _ATOM
+            sep = ", " if args else ""
+            return f'T.call_intrin("{e.dtype}", "{e.op}"{sep}{args})', _ATOM
+        if isinstance(e, Let):
+            return f"T.let({self.var(e.var)}, {self.expr(e.value)}, {self.expr(e.body)})", _ATOM
+        return f"<unprintable {type(e).__name__}>", _ATOM
+
+    def indices(self, idx: tuple) -> str:
+        return ", ".join(self.expr(i) for i in idx) if idx else "()"
+
+    # ------------------------------------------------------------------ statements
+    def emit(self, depth: int, text: str):
+        self.lines.append("    " * depth + text)
+
+    def stmt(self, s: Stmt, depth: int):
+        if isinstance(s, SeqStmt):
+            for x in s.seq:
+                self.stmt(x, depth)
+        elif isinstance(s, BufferStore):
+            self.emit(depth, f"{self.buf(s.buffer)}[{self.indices(s.indices)}] = {self.expr(s.value)}")
+        elif isinstance(s, For):
+            self.emit(depth, f"for {self.var(s.loop_var)} in {self.loop_header(s)}:")
+            self.stmt(s.body, depth + 1)
+        elif isinstance(s, IfThenElse):
+            self.emit(depth, f"if {self.expr(s.condition)}:")
+            self.stmt(s.then_case, depth + 1)
+            if s.else_case is not None:
+                self.emit(depth, "else:")
+                self.stmt(s.else_case, depth + 1)
+        elif isinstance(s, LetStmt):
+            self.emit(depth, f"{self.var(s.var)}: T.{s.var.dtype} = {self.expr(s.value)}"
+                      if s.var.dtype in _dt.SCALAR_DTYPES else
+                      f"{self.var(s.var)} = {self.expr(s.value)}")
+            self.stmt(s.body, depth)
+        elif isinstance(s, Allocate):
+            b = s.buffer
+            self.data_of[b.data] = b
+            self.emit(depth, f"{self.buf(b)} = T.alloc_buffer({self.shape(b.shape)}, \"{b.dtype}\""
+                      f"{self.buffer_extras(b)}, scope=\"{b.scope}\")")
+            self.stmt(s.body, depth)
+        elif isinstance(s, Evaluate):
+            v = s.value
+            if isinstance(v, Call) and v.dtype == "void" and v.op in INTRINSICS:
+                self.emit(depth, self.expr(v))
+            else:
+                self.emit(depth, f"T.evaluate({self.expr(v)})")
+        elif isinstance(s, AssertStmt):
+            self.emit(depth, f"assert {self.expr(s.condition)}, {_pystr(s.message)}")
+            self.stmt(s.body, depth)
+        else:
+            self.emit(depth, f"# unprintable {type(s).__name__}")
+
+    def declare_views(self, f: PrimFunc):
+        """Declare buffers the body uses that alias a parameter's memory (e.g. flattened views)."""
+        from .analysis import used_buffers
+
+        params = set(f.buffer_map.values())
+        for b in used_buffers(f.body):
+            if b in params or b.data not in self.data_of:
+                continue
+            data = self.var(b.data)
+            self.emit(1, f'{self.buf(b)} = T.Buffer({self.shape(b.shape)}, "{b.dtype}"'
+                         f'{self.buffer_extras(b)}, data={data})')
+
+    def loop_header(self, s: For) -> str:
+        ann = f", annotations={s.annotations!r}" if s.annotations else ""
+        zero = isinstance(s.min, IntImm) and s.min.value == 0 and s.min.dtype == s.loop_var.dtype
+        if zero:
+            rng = self.expr(s.extent)
+        else:
+            rng = f"{self.expr(s.min)}, {self.expr(Add(s.min, s.extent) if s.min.dtype == s.extent.dtype else s.extent)}"
+        if s.kind is ForKind.THREAD_BINDING:
+            return f'T.thread_binding({rng}, thread="{s.thread_tag}"{ann})'
+        if s.kind is ForKind.SERIAL and not ann and zero and s.loop_var.dtype == "int32":
+            return f"range({rng})"
+        return f"T.{_KIND_FN[s.kind]}({rng}{ann})"
+
+    def shape(self, shape: tuple) -> str:
+        items = [self.expr(x) for x in shape]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+    def buffer_extras(self, b: Buffer) -> str:
+        out = ""
+        if b.strides:
+            out += f", strides={self.shape(b.strides)}"
+        if not (isinstance(b.elem_offset, IntImm) and b.elem_offset.value == 0):
+            out += f", elem_offset={self.expr(b.elem_offset)}"
+        return out
+
+    # ------------------------------------------------------------------ function
+    def func(self, f: PrimFunc) -> str:
+        # reserve parameter names first so the signature keeps them
+        sig = []
+        for p in f.params:
+            if p in f.buffer_map:
+                self.data_of[f.buffer_map[p].data] = f.buffer_map[p]
+                self.buf(f.buffer_map[p])
+            else:
+                self.var(p)
+        decls = []
+        declared: set = set(f.params)
+        for p in f.params:
+            b = f.buffer_map.get(p)
+            if b is None:
+                continue
+            for x in tuple(b.shape) + tuple(b.strides) + (b.elem_offset,):
+                for v in _vars_in(x):
+                    if v not in declared:
+                        declared.add(v)
+                        decls.append(v)
+        for p in f.params:
+            b = f.buffer_map.get(p)
+            if b is not None:
+                scope = f', scope="{b.scope}"' if b.scope != "global" else ""
+                sig.append(f'{self.buf(b)}: T.Buffer({self.shape(b.shape)}, "{b.dtype}"'
+                           f"{self.buffer_extras(b)}{scope})")
+            elif p.dtype == "handle":
+                sig.append(f"{self.var(p)}: T.handle")
+            else:
+                sig.append(f"{self.var(p)}: T.{p.dtype}")
+        attrs = dict(f.attrs)
+        private = "global_symbol" not in attrs
+        if attrs.get("global_symbol") == f.name:
+            attrs.pop("global_symbol")
+        dec = "@T.prim_func(private=True)" if private else "@T.prim_func"
+        fname = f.name if f.name.isidentifier() else "main"
+        self.lines.append(dec)
+        self.lines.append(f"def {fname}({', '.join(sig)}):")
+        for v in decls:
+            self.emit(1, f"{self.var(v)} = T.{v.dtype}()")
+        if attrs:
+            self.emit(1, f"T.func_attr({_attr_repr(attrs)})")
+        self.declare_views(f)
+        self.stmt(f.body, 1)
+        return "\n".join(self.lines) + "\n"
+
+
+_KIND_FN = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel", ForKind.VECTORIZED: "vectorized",
+            ForKind.UNROLLED: "unroll"}
+
+
+def _pystr(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _attr_repr(v: Any) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_attr_repr(k)}: {_attr_repr(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(_attr_repr(x) for x in v)
+        return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
+    if isinstance(v, str):
+        return _pystr(v)
+    if isinstance(v, (bool, int, float)) or v is None:
+        return repr(v)
+    return _pystr(str(v))
+
+
+def _vars_in(e: Any) -> list:
+    from .analysis import free_vars
+
+    return free_vars(e) if isinstance(e, PrimExpr) else []
+
+
+def script(func: PrimFunc) -> str:
+    """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``."""
+    return _Printer().func(func)
+
+
+_ = (Stmt,)

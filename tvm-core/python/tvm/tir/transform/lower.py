@@ -1,0 +1,201 @@
+"""Host/device split: ``lower(func, target) -> LoweredFunc`` (the lowering contract of
+docs/HELPERS.md).
+
+Pipeline: :func:`verify` -> :func:`simplify` -> :func:`flatten_buffers` -> :func:`simplify` ->
+split.
+
+CPU target (``target.kind.codegen is None``): no kernels; ``host`` is the flattened function;
+parallel / vectorized / unrolled loops stay as ``For`` kinds. Thread bindings are an error.
+
+Device target: every top-level thread-bound loop nest (a ``For`` of kind THREAD_BINDING reached
+from the body through only sequences, let statements and asserts) becomes one kernel named
+``f"{global_symbol}_kernel{i}"``. Kernel parameters: first the handle Vars of the global buffers
+the nest uses (in the function's parameter order; ``buffer_map`` gives each its flattened 1-D
+buffer, whose ``data`` is that same Var), then the scalar Vars the nest needs (scalar parameters,
+shape variables, host let variables; parameters first in parameter order, then by first use).
+The host replaces the nest by ``Evaluate(Call("int32", "tir.launch_kernel", (StringImm(name),
+*kernel_params, *launch_extents)))``; ``kernel.attrs["launch_params"]`` lists the thread tags in
+the order of the extents (``blockIdx.x/y/z`` then ``threadIdx.x/y/z``, only those used), plus
+``"dyn_shmem"`` (bytes) when a shared allocation has a non-constant size. Host code outside the
+nests may only be scalar setup (let statements without buffer access, asserts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir.analysis import expr_uses_buffer, free_vars, structural_equal, used_buffers
+from tvm.tir.expr import Buffer, Call, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.op import binary
+from tvm.tir.stmt import (
+    Allocate, AssertStmt, Evaluate, For, ForKind, LetStmt, SeqStmt, Stmt, seq,
+)
+
+from .flatten import flatten_buffers
+from .simplify import simplify
+from .verify import TIRVerifyError, verify
+
+LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+@dataclass
+class LoweredFunc:
+    """Result of :func:`lower`: the host function and its device kernels (empty on CPU)."""
+
+    host: PrimFunc
+    kernels: list = field(default_factory=list)
+    target: Any = None
+
+
+def _is_device(target: Any) -> bool:
+    return target is not None and getattr(target.kind, "codegen", None) is not None
+
+
+def lower(func: PrimFunc, target: Any) -> LoweredFunc:
+    """Verify, simplify, flatten and split ``func`` for ``target`` (see the module docstring)."""
+    if isinstance(target, str):
+        from tvm.target import Target
+
+        target = Target(target)
+    verify(func, target)
+    f = simplify(func)
+    f = flatten_buffers(f)
+    f = simplify(f)
+    if not _is_device(target):
+        return LoweredFunc(f, [], target)
+    return _split(f, target)
+
+
+class _Splitter:
+    def __init__(self, func: PrimFunc, target: Any):
+        self.func = func
+        self.target = target
+        self.kernels: list[PrimFunc] = []
+        self.symbol = func.global_symbol
+        # flattened buffers by data var, for kernel buffer_maps
+        self.param_order = {p: i for i, p in enumerate(func.params)}
+
+    def host(self, s: Stmt, bound: list) -> Stmt:
+        if isinstance(s, SeqStmt):
+            return seq(*[self.host(x, bound) for x in s.seq])
+        if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+            return self.make_kernel(s, bound)
+        if isinstance(s, LetStmt):
+            if expr_uses_buffer(s.value):
+                raise TIRVerifyError(_at(s, f"host code of a device function reads a buffer in "
+                                            f"'let {s.var.name}'; move it inside a thread-bound loop"))
+            return LetStmt(s.var, s.value, self.host(s.body, bound + [s.var]), s.span)
+        if isinstance(s, AssertStmt):
+            return AssertStmt(s.condition, s.message, self.host(s.body, bound), s.span)
+        if isinstance(s, Evaluate) and isinstance(s.value, IntImm):
+            return s
+        what = type(s).__name__
+        if isinstance(s, For):
+            what = f"a {s.kind.value} loop over '{s.loop_var.name}'"
+        elif isinstance(s, Allocate):
+            what = f"allocation of '{s.buffer.name}' (scope {s.buffer.scope})"
+        raise TIRVerifyError(_at(s, f"{what} is outside any thread-bound loop of a {self.target.kind.name} "
+                                    f"function; on a device target all work must be inside "
+                                    f"T.thread_binding loops (only scalar setup may stay on the host)"))
+
+    def make_kernel(self, nest: For, bound: list) -> Stmt:
+        name = f"{self.symbol}_kernel{len(self.kernels)}"
+        extents: dict[str, PrimExpr] = {}
+        local: set = set()
+        shmem: list[PrimExpr] = []
+
+        splitter = self
+
+        class _Collect(StmtExprVisitor):
+            def visit_For(self, s: For) -> None:
+                if s.kind is ForKind.THREAD_BINDING:
+                    tag = s.thread_tag
+                    if tag not in LAUNCH_ORDER:
+                        raise TIRVerifyError(_at(s, f"thread tag {tag!r} is not supported by lowering"))
+                    old = extents.get(tag)
+                    if old is None:
+                        extents[tag] = s.extent
+                    elif not structural_equal(old, s.extent):
+                        raise TIRVerifyError(_at(s, f"{tag} is bound with different extents in kernel "
+                                                    f"{name}"))
+                local.add(s.loop_var)
+                super().visit_For(s)
+
+            def visit_LetStmt(self, s: LetStmt) -> None:
+                local.add(s.var)
+                super().visit_LetStmt(s)
+
+            def visit_Allocate(self, s: Allocate) -> None:
+                if s.buffer.scope in ("shared", "shared.dyn"):
+                    size = s.buffer.shape[0] if s.buffer.shape else IntImm("int32", 1)
+                    if not isinstance(size, IntImm):
+                        shmem.append(binary("mul", size, _dt.bits(s.buffer.dtype) // 8))
+                super().visit_Allocate(s)
+
+        _Collect().visit_stmt(nest)
+        tags = [t for t in LAUNCH_ORDER if t in extents]
+        launch = [extents[t] for t in tags]
+        if shmem:
+            total = shmem[0]
+            for x in shmem[1:]:
+                total = binary("add", total, x)
+            tags.append("dyn_shmem")
+            launch.append(total)
+        for tag, e in zip(tags, launch):
+            bad = [v for v in free_vars(e) if v in local]
+            if bad:
+                raise TIRVerifyError(_at(nest, f"launch extent of {tag} in kernel {name} depends on "
+                                               f"kernel-local variable '{bad[0].name}'"))
+        bufs = [b for b in used_buffers(nest)]
+        kernel_bufs: dict[Var, Buffer] = {}
+        for b in bufs:
+            if b.scope not in ("global",):
+                raise TIRVerifyError(_at(nest, f"buffer '{b.name}' (scope {b.scope}) is used in kernel "
+                                               f"{name} but allocated outside it"))
+            kernel_bufs.setdefault(b.data, b)
+        handles = sorted(kernel_bufs, key=lambda v: (self.param_order.get(v, len(self.param_order)),))
+        scalars = [v for v in free_vars(nest) if v.dtype != "handle" or v not in kernel_bufs]
+        for b in kernel_bufs.values():
+            for x in tuple(b.shape):
+                for v in free_vars(x):
+                    if v not in scalars:
+                        scalars.append(v)
+        for e in launch:
+            for v in free_vars(e):
+                if v not in scalars:
+                    scalars.append(v)
+        scalars = [v for v in scalars if v not in kernel_bufs]
+        scalars.sort(key=lambda v: self.param_order.get(v, len(self.param_order)))
+        params = list(handles) + scalars
+        attrs = {"global_symbol": name, "launch_params": tags, "tir.is_kernel": True}
+        kernel = PrimFunc(params, nest, {h: kernel_bufs[h] for h in handles}, attrs, name, nest.span)
+        self.kernels.append(kernel)
+        call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
+        return Evaluate(call, nest.span)
+
+
+def _at(s: Stmt, msg: str) -> str:
+    span = getattr(s, "span", None)
+    if span is None:
+        return msg
+    render = getattr(span, "render", None)
+    return f"{msg}\n{render()}" if render else f"{msg} ({span})"
+
+
+def _split(func: PrimFunc, target: Any) -> LoweredFunc:
+    sp = _Splitter(func, target)
+    body = sp.host(func.body, [])
+    return LoweredFunc(func.with_body(body), sp.kernels, target)
+
+
+def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:
+    """Only the split step of :func:`lower` (``func`` must already be flattened)."""
+    return _split(func, target) if _is_device(target) else LoweredFunc(func, [], target)
+
+
+__all__ = ["LoweredFunc", "lower", "split_host_device", "LAUNCH_ORDER"]
+_ = Optional

@@ -1,0 +1,250 @@
+"""simplify: local algebraic clean-up.
+
+Rules (applied bottom-up until nothing changes locally):
+
+* constant folding of arithmetic, min/max, comparisons, logic, casts and ``Select`` on constants
+  (integers wrap to their dtype's width; float16/bfloat16 are not folded; division by zero is left
+  alone);
+* identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x // 1``,
+  integer ``x * 0``, integer ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
+  ``c1 + (x + c2)`` style constant reassociation for integers, ``true && x``, ``false || x``,
+  ``not not x``, casts to the same dtype;
+* statements: ``if`` on a constant condition keeps one branch; non-thread loops of extent 1 become
+  their body with the loop variable replaced by ``min``; loops of extent 0 vanish.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir.expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm,
+    Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var,
+)
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprMutator, substitute
+from tvm.tir.stmt import Evaluate, For, ForKind, IfThenElse, Stmt
+
+
+def _wrap_int(dtype: str, v: int) -> int:
+    if _dt.is_bool(dtype):
+        return 1 if v else 0
+    b = _dt.bits(dtype)
+    v &= (1 << b) - 1
+    if _dt.is_int(dtype) and v >= 1 << (b - 1):
+        v -= 1 << b
+    return v
+
+
+def _round_float(dtype: str, v: float) -> Optional[float]:
+    if dtype == "float64":
+        return v
+    if dtype == "float32":
+        try:
+            return struct.unpack("f", struct.pack("f", v))[0]
+        except OverflowError:
+            return math.copysign(math.inf, v)
+    return None
+
+
+def _const(dtype: str, v) -> Optional[PrimExpr]:
+    if _dt.lanes(dtype) != 1:
+        return None
+    if _dt.is_float(dtype):
+        r = _round_float(dtype, float(v))
+        return None if r is None else FloatImm(dtype, r)
+    return IntImm(dtype, _wrap_int(dtype, int(v)))
+
+
+def _is(x: PrimExpr, v) -> bool:
+    return isinstance(x, (IntImm, FloatImm)) and x.value == v
+
+
+def _val(x: PrimExpr):
+    return x.value if isinstance(x, (IntImm, FloatImm)) else None
+
+
+def _int_like(d: str) -> bool:
+    return _dt.is_int(d) or _dt.is_uint(d)
+
+
+def _fold(e: BinaryOp) -> Optional[PrimExpr]:
+    a, b = _val(e.a), _val(e.b)
+    if a is None or b is None:
+        return None
+    d = e.a.dtype
+    isf = _dt.is_float(d)
+    t = type(e)
+    if t in (EQ, NE, LT, LE, GT, GE):
+        r = {EQ: a == b, NE: a != b, LT: a < b, LE: a <= b, GT: a > b, GE: a >= b}[t]
+        return IntImm("bool", int(r))
+    if t is And:
+        return IntImm("bool", int(bool(a) and bool(b)))
+    if t is Or:
+        return IntImm("bool", int(bool(a) or bool(b)))
+    if t is Add:
+        return _const(d, a + b)
+    if t is Sub:
+        return _const(d, a - b)
+    if t is Mul:
+        return _const(d, a * b)
+    if t is Min:
+        return _const(d, min(a, b))
+    if t is Max:
+        return _const(d, max(a, b))
+    if b == 0:
+        return None
+    if t is Div:
+        if isf:
+            return _const(d, a / b)
+        q = abs(a) // abs(b)
+        return _const(d, q if (a >= 0) == (b > 0) else -q)
+    if t is Mod and not isf:
+        q = abs(a) // abs(b)
+        q = q if (a >= 0) == (b > 0) else -q
+        return _const(d, a - q * b)
+    if t is FloorDiv:
+        return _const(d, math.floor(a / b) if isf else a // b)
+    if t is FloorMod and not isf:
+        return _const(d, a % b)
+    return None
+
+
+class _Simplify(StmtExprMutator):
+    def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
+        e = super().visit_BinaryOp(e)
+        if not isinstance(e, BinaryOp) or e.a.dtype != e.b.dtype:
+            return e
+        r = _fold(e)
+        if r is not None:
+            return r
+        t, a, b, d = type(e), e.a, e.b, e.a.dtype
+        isint = _int_like(d)
+        if t is Add:
+            if _is(b, 0):
+                return a
+            if _is(a, 0):
+                return b
+            # (x + c1) + c2 -> x + (c1 + c2)
+            if isint and isinstance(b, IntImm) and isinstance(a, Add) and isinstance(a.b, IntImm):
+                c = _const(d, a.b.value + b.value)
+                return a.a if c.value == 0 else Add(a.a, c)
+        elif t is Sub:
+            if _is(b, 0):
+                return a
+            if isint and a is b:
+                return IntImm(d, 0)
+            if isint and isinstance(b, IntImm) and isinstance(a, Add) and isinstance(a.b, IntImm):
+                c = _const(d, a.b.value - b.value)
+                return a.a if c.value == 0 else Add(a.a, c)
+        elif t is Mul:
+            if _is(b, 1):
+                return a
+            if _is(a, 1):
+                return b
+            if isint and (_is(a, 0) or _is(b, 0)):
+                return IntImm(d, 0)
+        elif t in (Div, FloorDiv):
+            if _is(b, 1):
+                return a
+        elif t in (Mod, FloorMod):
+            if isint and _is(b, 1):
+                return IntImm(d, 0)
+        elif t in (Min, Max):
+            if a is b:
+                return a
+        elif t is And:
+            if _is(a, 1):
+                return b
+            if _is(b, 1):
+                return a
+            if _is(a, 0) or _is(b, 0):
+                return IntImm("bool", 0)
+        elif t is Or:
+            if _is(a, 0):
+                return b
+            if _is(b, 0):
+                return a
+            if _is(a, 1) or _is(b, 1):
+                return IntImm("bool", 1)
+        elif t in (EQ, LE, GE) and isint and a is b:
+            return IntImm("bool", 1)
+        elif t in (NE, LT, GT) and isint and a is b:
+            return IntImm("bool", 0)
+        return e
+
+    def visit_Not(self, e: Not) -> PrimExpr:
+        e = super().visit_Not(e)
+        if not isinstance(e, Not):
+            return e
+        if isinstance(e.a, IntImm):
+            return IntImm("bool", 0 if e.a.value else 1)
+        if isinstance(e.a, Not):
+            return e.a.a
+        return e
+
+    def visit_Cast(self, e: Cast) -> PrimExpr:
+        e = super().visit_Cast(e)
+        if not isinstance(e, Cast):
+            return e
+        v = e.value
+        if v.dtype == e.dtype:
+            return v
+        if isinstance(v, (IntImm, FloatImm)) and _dt.lanes(e.dtype) == 1:
+            if _dt.is_float(e.dtype):
+                r = _const(e.dtype, float(v.value))
+                return r if r is not None else e
+            if _dt.is_bool(e.dtype):
+                return IntImm("bool", int(bool(v.value)))
+            if isinstance(v, FloatImm):
+                if not math.isfinite(v.value):
+                    return e
+                return _const(e.dtype, math.trunc(v.value))
+            return _const(e.dtype, v.value)
+        return e
+
+    def visit_Select(self, e: Select) -> PrimExpr:
+        e = super().visit_Select(e)
+        if isinstance(e, Select) and isinstance(e.condition, IntImm):
+            return e.true_value if e.condition.value else e.false_value
+        return e
+
+    def visit_IfThenElse(self, s: IfThenElse) -> Optional[Stmt]:
+        c = self.visit_expr(s.condition)
+        if isinstance(c, IntImm):
+            if c.value:
+                return self.visit_stmt(s.then_case)
+            return self.visit_stmt(s.else_case) if s.else_case is not None else None
+        return super().visit_IfThenElse(s)
+
+    def visit_For(self, s: For) -> Optional[Stmt]:
+        ext = self.visit_expr(s.extent)
+        if s.kind is not ForKind.THREAD_BINDING and isinstance(ext, IntImm):
+            if ext.value <= 0:
+                return None
+            if ext.value == 1:
+                mn = self.visit_expr(s.min)
+                return self.visit_stmt(substitute(s.body, {s.loop_var: mn}))
+        return super().visit_For(s)
+
+
+def simplify_expr(e: PrimExpr) -> PrimExpr:
+    """``e`` simplified by the rules of this module."""
+    return _Simplify().visit_expr(e)
+
+
+def simplify_stmt(s: Stmt) -> Stmt:
+    """``s`` simplified by the rules of this module (an emptied statement becomes ``Evaluate(0)``)."""
+    r = _Simplify().visit_stmt(s)
+    return r if r is not None else Evaluate(IntImm("int32", 0))
+
+
+def simplify(func: PrimFunc) -> PrimFunc:
+    """``func`` with its body simplified (buffers and parameters unchanged)."""
+    return func.with_body(simplify_stmt(func.body))
+
+
+_ = Var

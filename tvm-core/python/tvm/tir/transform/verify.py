@@ -1,0 +1,286 @@
+"""verify: well-formedness and type checks of a PrimFunc, with a target-specific scope check.
+
+Checks (the first failure raises :class:`TIRVerifyError` naming the source line when known):
+
+* every Var is defined before use (parameters, shape variables of parameter buffers, loop and let
+  variables, allocation handles); no Var is defined twice (a loop or let re-binding a parameter or
+  an outer variable, i.e. assigning to a parameter);
+* dtypes: binary operands agree; comparison / logic operands; ``if`` / ``assert`` / ``Select``
+  conditions are bool; buffer indices are integers and match the buffer's rank; a stored value
+  has the buffer's dtype; loop bounds are integers; known intrinsics get their arity
+  (:data:`tvm.tir.op.INTRINSICS`); ``Cast`` targets valid dtypes;
+* scopes: buffers cannot be stored through a ``handle`` scalar; with a CPU target thread-bound
+  loops and shared allocations are errors; with a device target ``shared``/``local`` allocations
+  must be inside a thread-bound loop, thread tags may not be nested twice on one path, and
+  ``tvm_storage_sync`` may only appear inside thread-bound loops.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir.expr import (
+    And, BinaryOp, Buffer, BufferLoad, Call, Cast, CmpOp, Let, Not, Or, PrimExpr, Select, Var,
+)
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.op import INTRINSICS
+from tvm.tir.stmt import (
+    THREAD_TAGS, Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
+    Stmt,
+)
+
+
+class TIRVerifyError(ValueError):
+    """A PrimFunc is malformed (undefined variable, type error, scope misuse ...)."""
+
+
+def _int(d: str) -> bool:
+    return _dt.is_int(d) or _dt.is_uint(d)
+
+
+class _Verifier(StmtExprVisitor):
+    def __init__(self, func: PrimFunc, target: Any):
+        self.func = func
+        self.target = target
+        self.device = target is not None and getattr(target.kind, "codegen", None) is not None
+        self.cpu = target is not None and not self.device
+        self.defined: set = set()
+        self.stmt: Optional[Stmt] = None
+        self.thread_tags: list[str] = []
+        self.allocated: set = set()
+
+    def fail(self, msg: str):
+        span = getattr(self.stmt, "span", None)
+        if span is not None:
+            render = getattr(span, "render", None)
+            msg = f"{msg}\n{render()}" if render else f"{msg} ({span})"
+        raise TIRVerifyError(f"in function '{self.func.global_symbol}': {msg}")
+
+    def define(self, v: Var, what: str):
+        if v in self.defined:
+            self.fail(f"{what} '{v.name}' is defined twice (TIR variables, including parameters, "
+                      f"cannot be re-assigned)")
+        self.defined.add(v)
+
+    # ------------------------------------------------------------------ entry
+    def run(self):
+        f = self.func
+        for p in f.params:
+            if not isinstance(p, Var):
+                self.fail(f"parameter {p!r} is not a Var")
+            self.define(p, "parameter")
+        for p, buf in f.buffer_map.items():
+            if p not in f.params:
+                self.fail(f"buffer_map key '{p.name}' is not a parameter")
+            if p.dtype != "handle":
+                self.fail(f"buffer parameter '{p.name}' must have dtype handle, got {p.dtype}")
+            for x in tuple(buf.shape) + tuple(buf.strides):
+                if isinstance(x, Var) and x not in self.defined:
+                    self.defined.add(x)  # shape variables are bound from the argument
+        for buf in f.buffer_map.values():
+            self.check_buffer_decl(buf)
+        self.visit_stmt(f.body)
+
+    def check_buffer_decl(self, buf: Buffer):
+        try:
+            _dt.parse(buf.dtype)
+        except ValueError as e:
+            self.fail(f"buffer '{buf.name}': {e}")
+        for x in buf.shape:
+            if not isinstance(x, PrimExpr) or not _int(x.dtype):
+                self.fail(f"buffer '{buf.name}' has a non-integer dimension {x!r}")
+            self.visit_expr(x)
+
+    # ------------------------------------------------------------------ statements
+    def visit_stmt(self, s: Stmt) -> None:
+        prev = self.stmt
+        if getattr(s, "span", None) is not None or prev is None:
+            self.stmt = s
+        try:
+            super().visit_stmt(s)
+        finally:
+            self.stmt = prev
+
+    def visit_For(self, s: For) -> None:
+        self.visit_expr(s.min)
+        self.visit_expr(s.extent)
+        for x, what in ((s.min, "start"), (s.extent, "extent")):
+            if not _int(x.dtype):
+                self.fail(f"loop {what} of '{s.loop_var.name}' must be an integer, got {x.dtype}")
+        if not _int(s.loop_var.dtype):
+            self.fail(f"loop variable '{s.loop_var.name}' must be an integer, got {s.loop_var.dtype}")
+        if s.kind is ForKind.THREAD_BINDING:
+            if s.thread_tag not in THREAD_TAGS:
+                self.fail(f"unknown thread tag {s.thread_tag!r}")
+            if self.cpu:
+                self.fail(f"loop '{s.loop_var.name}' is bound to {s.thread_tag} but the target "
+                          f"'{self.target.kind.name}' is a CPU target without threads; use T.parallel")
+            if s.thread_tag in self.thread_tags:
+                self.fail(f"{s.thread_tag} is bound twice on one loop nest path")
+        elif s.thread_tag is not None:
+            self.fail(f"loop '{s.loop_var.name}' has thread tag {s.thread_tag!r} but kind {s.kind.value}")
+        self.define(s.loop_var, "loop variable")
+        if s.kind is ForKind.THREAD_BINDING:
+            self.thread_tags.append(s.thread_tag)
+            try:
+                self.visit_stmt(s.body)
+            finally:
+                self.thread_tags.pop()
+        else:
+            self.visit_stmt(s.body)
+        self.defined.discard(s.loop_var)
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        self.visit_expr(s.value)
+        if s.value.dtype != s.var.dtype:
+            self.fail(f"let '{s.var.name}' has dtype {s.var.dtype} but its value is {s.value.dtype}")
+        self.define(s.var, "variable")
+        self.visit_stmt(s.body)
+        self.defined.discard(s.var)
+
+    def visit_Allocate(self, s: Allocate) -> None:
+        buf = s.buffer
+        self.check_buffer_decl(buf)
+        if buf.scope in ("shared", "shared.dyn"):
+            if self.cpu:
+                self.fail(f"shared buffer '{buf.name}' on CPU target '{self.target.kind.name}'; use "
+                          f"scope \"local\" or \"global\"")
+            if self.device and not any(t.startswith("blockIdx") or t.startswith("threadIdx")
+                                       for t in self.thread_tags):
+                self.fail(f"shared buffer '{buf.name}' must be allocated inside a thread-bound loop "
+                          f"(T.thread_binding) on a device target")
+        elif buf.scope == "local":
+            if self.device and not self.thread_tags:
+                self.fail(f"local buffer '{buf.name}' must be allocated inside a thread-bound loop "
+                          f"on a device target")
+        elif buf.scope == "global":
+            if self.device and self.thread_tags:
+                self.fail(f"global buffer '{buf.name}' cannot be allocated inside a kernel; use "
+                          f"scope \"shared\" or \"local\"")
+        else:
+            self.fail(f"buffer '{buf.name}' has unknown scope {buf.scope!r}")
+        self.define(buf.data, "buffer")
+        self.allocated.add(buf)
+        self.visit_stmt(s.body)
+        self.defined.discard(buf.data)
+
+    def visit_BufferStore(self, s: BufferStore) -> None:
+        self.check_access(s.buffer, s.indices)
+        self.visit_expr(s.value)
+        if s.value.dtype != s.buffer.dtype:
+            self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer '{s.buffer.name}' "
+                      f"(insert a Cast)")
+
+    def visit_IfThenElse(self, s: IfThenElse) -> None:
+        self.visit_expr(s.condition)
+        self.need_bool(s.condition, "if condition")
+        self.visit_stmt(s.then_case)
+        if s.else_case is not None:
+            self.visit_stmt(s.else_case)
+
+    def visit_AssertStmt(self, s: AssertStmt) -> None:
+        self.visit_expr(s.condition)
+        self.need_bool(s.condition, "assert condition")
+        self.visit_stmt(s.body)
+
+    def visit_Evaluate(self, s: Evaluate) -> None:
+        self.visit_expr(s.value)
+
+    # ------------------------------------------------------------------ expressions
+    def need_bool(self, e: PrimExpr, what: str):
+        if not _dt.is_bool(e.dtype):
+            self.fail(f"{what} must be bool, got {e.dtype}")
+
+    def check_access(self, buf: Buffer, indices: tuple):
+        if buf.data not in self.defined:
+            self.fail(f"buffer '{buf.name}' is used but neither a parameter nor allocated here")
+        if len(indices) != len(buf.shape):
+            self.fail(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), accessed with "
+                      f"{len(indices)} index(es)")
+        for i in indices:
+            self.visit_expr(i)
+            if not _int(i.dtype):
+                self.fail(f"index of buffer '{buf.name}' must be an integer, got {i.dtype}")
+
+    def visit_Var(self, e: Var) -> None:
+        if e not in self.defined:
+            self.fail(f"variable '{e.name}' is used but not defined")
+
+    def visit_BufferLoad(self, e: BufferLoad) -> None:
+        self.check_access(e.buffer, e.indices)
+
+    def visit_BinaryOp(self, e: BinaryOp) -> None:
+        self.visit_expr(e.a)
+        self.visit_expr(e.b)
+        op = type(e).__name__
+        if e.a.dtype != e.b.dtype:
+            self.fail(f"operands of {op} have different dtypes {e.a.dtype} and {e.b.dtype}")
+        if isinstance(e, (And, Or)):
+            if not _dt.is_bool(e.a.dtype):
+                self.fail(f"operands of {op} must be bool, got {e.a.dtype}")
+        elif isinstance(e, CmpOp):
+            pass
+        elif _dt.is_bool(e.a.dtype) or e.a.dtype == "handle":
+            self.fail(f"arithmetic {op} on {e.a.dtype} operands")
+
+    def visit_Not(self, e: Not) -> None:
+        self.visit_expr(e.a)
+        self.need_bool(e.a, "operand of not")
+
+    def visit_Select(self, e: Select) -> None:
+        super().visit_Select(e)
+        self.need_bool(e.condition, "Select condition")
+        if e.true_value.dtype != e.false_value.dtype:
+            self.fail(f"Select branches have different dtypes {e.true_value.dtype} and {e.false_value.dtype}")
+
+    def visit_Cast(self, e: Cast) -> None:
+        self.visit_expr(e.value)
+        try:
+            _dt.parse(e.dtype)
+        except ValueError as err:
+            self.fail(str(err))
+
+    def visit_Let(self, e: Let) -> None:
+        self.visit_expr(e.value)
+        self.define(e.var, "variable")
+        self.visit_expr(e.body)
+        self.defined.discard(e.var)
+
+    def visit_Call(self, e: Call) -> None:
+        for a in e.args:
+            self.visit_expr(a)
+        entry = INTRINSICS.get(e.op)
+        if entry is not None:
+            n, rule = entry
+            if n is not None and len(e.args) != n:
+                self.fail(f"intrinsic {e.op} takes {n} argument(s), got {len(e.args)}")
+            if rule == "float" and not _dt.is_float(e.args[0].dtype):
+                self.fail(f"intrinsic {e.op} needs a float argument, got {e.args[0].dtype}")
+            if rule == "arg1" and (e.args[1].dtype != e.args[2].dtype or e.dtype != e.args[1].dtype):
+                self.fail(f"if_then_else branches/result disagree: {e.args[1].dtype}, {e.args[2].dtype}")
+            if rule == "arg1":
+                self.need_bool(e.args[0], "if_then_else condition")
+        if e.op == "tvm_storage_sync" and self.device and not self.thread_tags:
+            self.fail("tvm_storage_sync outside any thread-bound loop")
+
+
+def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
+    """Check ``func`` (for ``target`` when given: a Target or target string); return it unchanged or
+    raise :class:`TIRVerifyError`."""
+    if isinstance(target, str):
+        from tvm.target import Target
+
+        target = Target(target)
+    _Verifier(func, target).run()
+    return func
+
+
+def well_formed(func: PrimFunc, target: Any = None) -> bool:
+    """True when :func:`verify` accepts ``func``."""
+    try:
+        verify(func, target)
+    except TIRVerifyError:
+        return False
+    return True
