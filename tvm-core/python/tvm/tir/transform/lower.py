@@ -78,6 +78,8 @@ class _Splitter:
         self.symbol = func.global_symbol
         # flattened buffers by data var, for kernel buffer_maps
         self.param_order = {p: i for i, p in enumerate(func.params)}
+        for p, b in func.buffer_map.items():
+            self.param_order.setdefault(b.data, self.param_order[p])
 
     def host(self, s: Stmt, bound: list) -> Stmt:
         if isinstance(s, SeqStmt):

@@ -76,7 +76,9 @@ class _Verifier(StmtExprVisitor):
                 self.fail(f"buffer_map key '{p.name}' is not a parameter")
             if p.dtype != "handle":
                 self.fail(f"buffer parameter '{p.name}' must have dtype handle, got {p.dtype}")
-            for x in tuple(buf.shape) + tuple(buf.strides):
+            if buf.data is not None:
+                self.defined.add(buf.data)  # the data pointer is bound from the argument
+            for x in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
                 if isinstance(x, Var) and x not in self.defined:
                     self.defined.add(x)  # shape variables are bound from the argument
         for buf in f.buffer_map.values():
