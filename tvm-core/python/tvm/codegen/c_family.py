@@ -230,8 +230,8 @@ class CFamilyPrinter:
             return f"({v} != 0)"
         if self.is_emulated(dst):
             # compute as float, but round to the narrow type like a real conversion would
-            to, back = self.half_converters(dst)
-            return f"{back}({to}((float)({v})))"
+            to_float, from_float = self.half_converters(dst)
+            return f"{to_float}({from_float}((float)({v})))"
         if src == dst:
             return v
         return f"(({self.compute_type(dst)})({v}))"

@@ -171,7 +171,7 @@ class CPrinter(CFamilyPrinter):
         self._launch_handles: dict[str, str] = {}
 
     def loop_pragma(self, s: S.For) -> None:
-        if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 0:
+        if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 1:  # (counted in visit_For)
             self.has_parallel = True
             self.emit("#pragma omp parallel for schedule(static)")
         elif s.kind is S.ForKind.VECTORIZED:

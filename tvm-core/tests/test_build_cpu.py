@@ -1,0 +1,266 @@
+"""tvm.compile for the CPU: compile, run, compare with NumPy (IR built with tvm.tir nodes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm import tir
+from tvm.tir import (
+    Allocate, Buffer, BufferStore, Call, Cast, For, ForKind, IntImm, PrimFunc, Var, seq,
+)
+from tvm.tir import expr as E
+from tvm.tir.dtype import SCALAR_DTYPES
+from tvm.runtime import numpy_dtype
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tvm-cache"))
+
+
+# --------------------------------------------------------------------------- tiny IR builders
+
+def func(name: str, bufs: list[Buffer], body, scalars: tuple[Var, ...] = ()) -> PrimFunc:
+    """A PrimFunc taking ``bufs`` (as handles) then ``scalars``."""
+    params = [b.data for b in bufs]  # the handle parameter is the buffer's data Var
+    return PrimFunc(params + list(scalars), body, dict(zip(params, bufs)), {"global_symbol": name}, name)
+
+
+def loop(var: Var, extent, body, kind: ForKind = ForKind.SERIAL) -> For:
+    ext = extent if isinstance(extent, E.PrimExpr) else IntImm(var.dtype, extent)
+    return For(var, IntImm(var.dtype, 0), ext, kind, body)
+
+
+def elementwise(name: str, dtype: str, op, n=None, out_dtype: str | None = None) -> PrimFunc:
+    n = n if n is not None else Var("n", "int32")
+    A, B = Buffer("A", (n,), dtype), Buffer("B", (n,), dtype)
+    C = Buffer("C", (n,), out_dtype or dtype)
+    i = Var("i", "int32")
+    return func(name, [A, B, C], loop(i, n, BufferStore(C, op(A[i], B[i]), (i,))))
+
+
+def rand(shape, dtype: str, rng=np.random.default_rng(0), lo=-8, hi=8) -> np.ndarray:
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype.startswith("uint"):
+        return rng.integers(0, max(hi, 1) * 8, shape).astype(dtype)
+    if dtype.startswith("int"):
+        return rng.integers(lo * 8, hi * 8, shape).astype(dtype)
+    return rng.uniform(lo, hi, shape).astype(numpy_dtype(dtype))
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_elementwise_every_dtype(dtype):
+    if dtype == "bool":
+        op = lambda a, b: E.Or(E.And(a, E.Not(b)), E.And(E.Not(a), b))  # noqa: E731  (xor)
+        ref = np.logical_xor
+    else:
+        op = lambda a, b: a + b  # noqa: E731
+        ref = lambda a, b: (a + b).astype(a.dtype)  # noqa: E731
+    mod = tvm.compile(elementwise("ew", dtype, op), "c")
+    for n in (1, 7, 100):
+        a, b = rand(n, dtype), rand(n, dtype)
+        c = tvm.runtime.empty((n,), dtype)
+        mod["ew"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+        np.testing.assert_array_equal(c.numpy(), ref(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_float_expression_and_math(dtype):
+    def op(a, b):
+        t = Call(dtype, "exp", (a * tir.const(0.25, dtype),))
+        return Call(dtype, "sqrt", (Call(dtype, "fabs", (b,)),)) + t * a - b / tir.const(3.0, dtype)
+
+    mod = tvm.compile(elementwise("f", dtype, op), "c")
+    a, b = rand(64, dtype, lo=-2, hi=2), rand(64, dtype, lo=-2, hi=2)
+    c = tvm.runtime.empty((64,), dtype)  # NumPy bfloat16 has no DLPack: go through tensors
+    mod.f(tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+    c = c.numpy()
+    af, bf = a.astype("float64"), b.astype("float64")
+    ref = np.sqrt(np.abs(bf)) + np.exp(af * 0.25) * af - bf / 3.0
+    tol = {"float16": 2e-2, "bfloat16": 6e-2, "float32": 1e-5, "float64": 1e-12}[dtype]
+    np.testing.assert_allclose(c.astype("float64"), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("src,dst", [("int32", "float16"), ("float32", "bfloat16"),
+                                     ("bfloat16", "int32"), ("float16", "float64"),
+                                     ("float32", "int8"), ("int64", "float32"), ("float32", "bool")])
+def test_casts(src, dst):
+    f = elementwise("cast", src, lambda a, b: Cast(dst, a), out_dtype=dst)
+    mod = tvm.compile(f, "c")
+    a = rand(50, src, lo=-4, hi=4)
+    c = tvm.runtime.empty((50,), dst)
+    ta = tvm.runtime.tensor(a)
+    mod.cast(ta, ta, c)
+    np.testing.assert_array_equal(c.numpy(), a.astype(numpy_dtype(dst)))
+
+
+@pytest.mark.parametrize("intr,ref", [
+    ("exp", np.exp), ("log", np.log), ("tanh", np.tanh), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+    ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("rsqrt", lambda x: 1 / np.sqrt(x)),
+    ("erf", None), ("log2", np.log2), ("trunc", np.trunc),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_math_intrinsics(intr, ref, dtype):
+    if ref is None:
+        import math
+        ref = np.vectorize(math.erf)
+    mod = tvm.compile(elementwise("m", dtype, lambda a, b: Call(dtype, intr, (a,))), "c")
+    a = rand(40, dtype, lo=0.1, hi=5)
+    a[:4] = [0.5, 1.5, 2.5, 3.5]  # round half to even
+    c = np.zeros_like(a)
+    mod.m(a, a, c)
+    np.testing.assert_allclose(c, ref(a), rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+# --------------------------------------------------------------------------- floor div / mod
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "float32", "float64"])
+def test_floordiv_floormod_match_python(dtype):
+    a = np.array([-7, -6, -5, -1, 0, 1, 5, 6, 7, -13, 13, -8], dtype=dtype)
+    b = np.array([2, -2, 3, -3, 4, -4, 3, -5, 2, 4, -4, 8], dtype=dtype)
+    for op, ref in ((E.FloorDiv, np.floor_divide), (E.FloorMod, np.mod)):
+        mod = tvm.compile(elementwise("fd", dtype, lambda x, y: op(x, y)), "c")
+        c = np.zeros_like(a)
+        mod.fd(a, b, c)
+        np.testing.assert_array_equal(c, ref(a, b), err_msg=f"{op.__name__} {dtype}")
+        # constant divisors: a power of two (shift/mask path) and a general one
+        for k in (4, 3):
+            mod = tvm.compile(elementwise("fk", dtype, lambda x, y: op(x, tir.const(k, dtype))), "c")
+            mod.fk(a, b, c)
+            np.testing.assert_array_equal(c, ref(a, np.array(k, dtype)), err_msg=f"{op.__name__} {k}")
+
+
+# --------------------------------------------------------------------------- reduction, softmax, matmul
+
+
+def sum_reduction(n: int, lanes: int = 16) -> PrimFunc:
+    """B[0] = sum(A): a parallel-free reduction with a vector of partial sums in a local buffer."""
+    A, B = Buffer("A", (n,), "float32"), Buffer("B", (1,), "float32")
+    acc = Buffer("acc", (lanes,), "float32", scope="local")
+    i, j, k, r = (Var(x, "int32") for x in "ijkr")
+    zero = tir.const(0.0, "float32")
+    body = Allocate(acc, seq(
+        loop(j, lanes, BufferStore(acc, zero, (j,)), ForKind.VECTORIZED),
+        loop(i, n // lanes, loop(j, lanes, BufferStore(acc, acc[j] + A[i * lanes + j], (j,)),
+                                 ForKind.VECTORIZED)),
+        loop(k, n % lanes, BufferStore(acc, acc[0] + A[(n // lanes) * lanes + k], (IntImm("int32", 0),))),
+        BufferStore(B, zero, (IntImm("int32", 0),)),
+        loop(r, lanes, BufferStore(B, B[0] + acc[r], (IntImm("int32", 0),))),
+    ))
+    return func("sum", [A, B], body)
+
+
+def test_sum_reduction():
+    for n in (1000, 4099):
+        mod = tvm.compile(sum_reduction(n), "c")
+        a = rand(n, "float32")
+        out = np.zeros(1, "float32")
+        mod["sum"](a, out)
+        np.testing.assert_allclose(out[0], a.astype("float64").sum(), rtol=1e-5, atol=1e-3)
+
+
+def row_softmax() -> PrimFunc:
+    m, n = Var("m", "int32"), Var("n", "int32")
+    A, B = Buffer("A", (m, n), "float32"), Buffer("B", (m, n), "float32")
+    mx = Buffer("mx", (1,), "float32", scope="local")
+    sm = Buffer("sm", (1,), "float32", scope="local")
+    i, j, j2, j3 = (Var(x, "int32") for x in ("i", "j", "j2", "j3"))
+    z = IntImm("int32", 0)
+    row = Allocate(mx, Allocate(sm, seq(
+        BufferStore(mx, tir.const(float("-inf"), "float32"), (z,)),
+        loop(j, n, BufferStore(mx, E.Max(mx[0], A[i, j]), (z,))),
+        BufferStore(sm, tir.const(0.0, "float32"), (z,)),
+        loop(j2, n, seq(BufferStore(B, Call("float32", "exp", (A[i, j2] - mx[0],)), (i, j2)),
+                        BufferStore(sm, sm[0] + B[i, j2], (z,)))),
+        loop(j3, n, BufferStore(B, B[i, j3] / sm[0], (i, j3))),
+    )))
+    return func("softmax", [A, B], loop(i, m, row, ForKind.PARALLEL))
+
+
+def test_row_softmax():
+    mod = tvm.compile(row_softmax(), "c")
+    for shape in ((4, 10), (33, 257)):
+        a = rand(shape, "float32")
+        b = np.zeros_like(a)
+        mod.softmax(a, b)
+        e = np.exp(a - a.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(b, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def tiled_matmul(n: int, tile: int = 16) -> PrimFunc:
+    """C = A @ B with (tile x tile) output tiles accumulated in a local buffer; parallel over
+    tile rows, vectorized over tile columns."""
+    A, B, C = (Buffer(x, (n, n), "float32") for x in "ABC")
+    acc = Buffer("acc", (tile, tile), "float32", scope="local")
+    io, jo, ii, ji, k, i2, j2 = (Var(x, "int32") for x in ("io", "jo", "ii", "ji", "k", "i2", "j2"))
+    z = tir.const(0.0, "float32")
+    row, col = io * tile, jo * tile
+    body = Allocate(acc, seq(
+        loop(ii, tile, loop(ji, tile, BufferStore(acc, z, (ii, ji)), ForKind.VECTORIZED)),
+        loop(k, n, loop(ii, tile, loop(ji, tile, BufferStore(
+            acc, acc[ii, ji] + A[row + ii, k] * B[k, col + ji], (ii, ji)), ForKind.VECTORIZED))),
+        loop(i2, tile, loop(j2, tile, BufferStore(C, acc[i2, j2], (row + i2, col + j2)), ForKind.VECTORIZED)),
+    ))
+    return func("matmul", [A, B, C], loop(io, n // tile, loop(jo, n // tile, body), ForKind.PARALLEL))
+
+
+def test_tiled_matmul_local_buffer():
+    mod = tvm.compile(tiled_matmul(64), "c")
+    a, b = rand((64, 64), "float32"), rand((64, 64), "float32")
+    c = np.zeros((64, 64), "float32")
+    mod.matmul(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
+    assert "#pragma omp parallel for" in mod.inspect_source()
+
+
+# --------------------------------------------------------------------------- symbolic shapes
+
+
+def test_symbolic_shapes_several_sizes():
+    m, n = Var("m", "int32"), Var("n", "int32")
+    A, B = Buffer("A", (m, n), "float32"), Buffer("B", (n, m), "float32")
+    i, j = Var("i", "int32"), Var("j", "int32")
+    f = func("transpose", [A, B], loop(i, m, loop(j, n, BufferStore(B, A[i, j], (j, i)))))
+    mod = tvm.compile(f, "c")
+    for shape in ((1, 1), (3, 5), (17, 2), (64, 33)):
+        a = rand(shape, "float32")
+        b = np.zeros(shape[::-1], "float32")
+        mod.transpose(a, b)
+        np.testing.assert_array_equal(b, a.T)
+    with pytest.raises(ValueError, match=r"transpose: argument 'B' expects shape \(n, m\)"):
+        mod.transpose(rand((3, 5), "float32"), np.zeros((3, 5), "float32"))
+
+
+def test_scalar_params():
+    n = Var("n", "int32")
+    alpha = Var("alpha", "float32")
+    A, B = Buffer("A", (n,), "float32"), Buffer("B", (n,), "float32")
+    i = Var("i", "int32")
+    f = func("scale", [A, B], loop(i, n, BufferStore(B, A[i] * alpha, (i,))), scalars=(alpha,))
+    mod = tvm.compile(f, "c")
+    a = rand(9, "float32")
+    b = np.zeros_like(a)
+    mod.scale(a, b, 2.5)
+    np.testing.assert_allclose(b, a * 2.5)
+    mod.scale(a, b, 3)  # ints are accepted for float scalars
+    np.testing.assert_allclose(b, a * 3)
+    with pytest.raises(TypeError, match=r"scale: argument 'alpha' \(#2\) expects a float \(float32\), got str"):
+        mod.scale(a, b, "x")
+
+
+def test_irmodule_with_two_functions_and_dlpack_inputs():
+    mod = tvm.compile(tir.IRModule({"add": elementwise("add", "float32", lambda a, b: a + b),
+                                    "mul": elementwise("mul", "float32", lambda a, b: a * b)}), "llvm")
+    a, b = rand(8, "float32"), rand(8, "float32")
+    c = tvm.runtime.empty((8,), "float32")
+    mod["add"](a, b, c)
+    np.testing.assert_allclose(c.numpy(), a + b)
+    mod.mul(tvm.runtime.from_dlpack(a), b, c)
+    np.testing.assert_allclose(c.numpy(), a * b)
