@@ -15,7 +15,6 @@ source-only ("cu") module that is compiled when first loaded relies on.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError, walk
@@ -226,38 +225,6 @@ def generate_source(kernels: list[PrimFunc]) -> str:
     return CUDAPrinter().print_module(list(kernels))
 
 
-def _fallback_reason() -> str:
-    try:
-        from tvm.backend import _registry
-
-        rec = _registry.get_record("cuda")
-    except Exception:  # noqa: BLE001
-        rec = None
-    why = (rec.reason if rec is not None and rec.reason else "the CUDA runtime is not loaded")
-    fix = (rec.hint if rec is not None and rec.hint else "install the NVIDIA driver (libcuda.so.1)")
-    return f"Reason: {why}. Fix: {fix}."
-
-
-def create_module(fmt: str, functions: list, payload: bytes, sources: list) -> Any:
-    """``tvm.codegen.device_module.create_device_module("cuda", ...)``, with a local stand-in
-    (same rules: real factory when registered and not forced off, else the generic fallback)
-    while the core's helper is not available."""
-    try:
-        from tvm.codegen.device_module import create_device_module
-    except ImportError:
-        create_device_module = None
-    if create_device_module is not None:
-        return create_device_module("cuda", fmt, functions, payload, sources)
-    import tvm_ffi
-
-    force = os.environ.get("TVM_COMPILE_FORCE_FALLBACK", "").strip().lower() in ("1", "true", "yes", "on")
-    factory = None if force else tvm_ffi.get_global_func("ffi.Module.create.cuda", allow_missing=True)
-    if factory is not None:
-        return factory(fmt, functions, payload, sources)
-    fallback = tvm_ffi.get_global_func("runtime.FallbackModuleCreate")
-    return fallback("cuda", _fallback_reason(), fmt, functions, payload, sources)
-
-
 def build(kernels: list[PrimFunc], target: Any) -> Any:
     """Generate CUDA C for ``kernels``, compile it with NVRTC, return a ``cuda`` device module.
 
@@ -265,6 +232,8 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
     ``inspect_source("cuda")`` and ``inspect_source("ptx")`` show both texts. Without NVRTC the
     module holds the source (fmt ``"cu"``) and is compiled when first loaded on a GPU machine.
     """
+    from tvm.codegen.device_module import create_device_module
+
     from . import nvrtc
 
     kernels = list(kernels)
@@ -277,5 +246,6 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
     try:
         res = nvrtc.compile_cuda(source, nvrtc.resolve_arch(arch))
     except nvrtc.NVRTCUnavailable:
-        return create_module("cu", functions, source.encode(), [["cuda", source]])
-    return create_module(res.fmt, functions, res.image, [["cuda", source], ["ptx", res.ptx]])
+        return create_device_module("cuda", "cu", functions, source.encode(), [["cuda", source]])
+    return create_device_module("cuda", res.fmt, functions, res.image,
+                                [["cuda", source], ["ptx", res.ptx]])

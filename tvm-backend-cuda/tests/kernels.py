@@ -1,0 +1,167 @@
+"""Device kernels written directly in TIR, in the shape ``tvm.tir.transform.lower`` gives them
+(handle params + flattened 1-D buffers, thread-bound loops, ``launch_params``), with NumPy
+references and launch extents. Shared by the CPU tests (codegen + NVRTC) and the GPU tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from tvm import tir
+from tvm.tir import (Allocate, Buffer, BufferStore, Call, Cast, Evaluate, FloatImm, For, ForKind,
+                     IfThenElse, IntImm, PrimFunc, Select, StringImm, Var, seq)
+
+from tvm_backend_cuda import script as cuda
+
+
+def i32(v: int) -> IntImm:
+    return IntImm("int32", v)
+
+
+def thread(var: Var, extent: Any, tag: str, body: Any) -> For:
+    ext = i32(extent) if isinstance(extent, int) else extent
+    return For(var, i32(0), ext, ForKind.THREAD_BINDING, body, thread_tag=tag)
+
+
+def serial(var: Var, extent: Any, body: Any, kind: ForKind = ForKind.SERIAL) -> For:
+    ext = i32(extent) if isinstance(extent, int) else extent
+    return For(var, i32(0), ext, kind, body)
+
+
+def sync() -> Evaluate:
+    return Evaluate(Call("void", "tvm_storage_sync", (StringImm("shared"),)))
+
+
+def buf(name: str, dtype: str, shape: tuple = None, scope: str = "global") -> tuple[Var, Buffer]:
+    data = Var(name, "handle")
+    n = Var(name + "_n", "int32")
+    return data, Buffer(name, shape or (n,), dtype, data, scope=scope)
+
+
+def kernel(name: str, params: list, buffers: dict, body: Any, launch: list[str]) -> PrimFunc:
+    return PrimFunc(params, body, buffers, {"global_symbol": name, "launch_params": launch}, name=name)
+
+
+@dataclass
+class Case:
+    """A kernel, how to make its inputs, its reference and its launch extents."""
+
+    func: PrimFunc
+    make_args: Callable[[np.random.Generator], list[np.ndarray]]
+    scalars: list[Any]
+    launch: list[int]
+    reference: Callable[[list[np.ndarray]], np.ndarray]
+    out_index: int
+    rtol: float = 1e-5
+
+
+def vadd(dtype: str = "float32", n: int = 1000) -> Case:
+    """C = A + B, one thread per element."""
+    (a, A), (b, B), (c, C) = buf("A", dtype), buf("B", dtype), buf("C", dtype)
+    nv = Var("n", "int32")
+    bx, tx = Var("bx"), Var("tx")
+    i = bx * 256 + tx
+    body = thread(bx, (nv + 255) // 256, "blockIdx.x",
+                  thread(tx, 256, "threadIdx.x", IfThenElse(i < nv, BufferStore(C, A[i] + B[i], (i,)))))
+    f = kernel(f"vadd_{dtype}", [a, b, c, nv], {a: A, b: B, c: C}, body, ["blockIdx.x", "threadIdx.x"])
+    return Case(f, lambda r: [r.standard_normal(n).astype(dtype), r.standard_normal(n).astype(dtype),
+                              np.zeros(n, dtype)],
+                [n], [(n + 255) // 256, 256], lambda xs: xs[0] + xs[1], 2,
+                1e-5 if dtype == "float32" else 1e-2)
+
+
+def row_sum(m: int = 37, n: int = 1000) -> Case:
+    """B[r] = sum(A[r, :]): 256 threads per row, warp_sum, shared memory, then shfl_down."""
+    (a, A), (b, B) = buf("A", "float32"), buf("B", "float32")
+    nv = Var("n", "int32")
+    bx, tx, k = Var("bx"), Var("tx"), Var("k")
+    acc = Buffer("acc", (1,), "float32", scope="local")
+    red = Buffer("red", (8,), "float32", scope="shared")
+    j = k * 256 + tx
+    zero = FloatImm("float32", 0.0)
+    first_warp = seq(
+        BufferStore(acc, Select(tx < 8, red[tx], zero), (i32(0),)),
+        *[BufferStore(acc, acc[0] + cuda.shfl_down(acc[0], d), (i32(0),)) for d in (4, 2, 1)],
+        IfThenElse(tx.equal(0), BufferStore(B, acc[0], (bx,))),
+    )
+    inner = seq(
+        BufferStore(acc, zero, (i32(0),)),
+        serial(k, (nv + 255) // 256, IfThenElse(j < nv, BufferStore(acc, acc[0] + A[bx * nv + j], (i32(0),)))),
+        BufferStore(acc, cuda.warp_sum(acc[0]), (i32(0),)),
+        IfThenElse((tx % 32).equal(0), BufferStore(red, acc[0], (tx // 32,))),
+        sync(),
+        IfThenElse(tx < 32, first_warp),
+    )
+    body = thread(bx, m, "blockIdx.x",
+                  thread(tx, 256, "threadIdx.x", Allocate(acc, Allocate(red, inner))))
+    f = kernel("row_sum", [a, b, nv], {a: A, b: B}, body, ["blockIdx.x", "threadIdx.x"])
+    return Case(f, lambda r: [r.standard_normal((m, n)).astype("float32"), np.zeros(m, "float32")],
+                [n], [m, 256], lambda xs: xs[0].sum(axis=1), 1, 1e-4)
+
+
+def matmul(dtype: str = "float32", M: int = 100, N: int = 70, K: int = 90, tile: int = 16) -> Case:
+    """C = A @ B with 16x16 shared-memory tiles and float32 accumulation."""
+    (a, A), (b, B), (c, C) = buf("A", dtype), buf("B", dtype), buf("C", dtype)
+    Mv, Nv, Kv = Var("M", "int32"), Var("N", "int32"), Var("K", "int32")
+    by, bx, ty, tx, kt, kk = Var("by"), Var("bx"), Var("ty"), Var("tx"), Var("kt"), Var("kk")
+    As = Buffer("As", (tile * tile,), dtype, scope="shared")
+    Bs = Buffer("Bs", (tile * tile,), dtype, scope="shared")
+    acc = Buffer("acc", (1,), "float32", scope="local")
+    row, col = by * tile + ty, bx * tile + tx
+    ka, kb = kt * tile + tx, kt * tile + ty
+    zero = FloatImm(dtype, 0.0)
+    load = seq(
+        BufferStore(As, Select((row < Mv) & (ka < Kv), A[row * Kv + ka], zero), (ty * tile + tx,)),
+        BufferStore(Bs, Select((kb < Kv) & (col < Nv), B[kb * Nv + col], zero), (ty * tile + tx,)),
+        sync(),
+        serial(kk, tile, BufferStore(acc, acc[0] + Cast("float32", As[ty * tile + kk]) * Cast("float32", Bs[kk * tile + tx]),
+                                     (i32(0),)), ForKind.UNROLLED),
+        sync(),
+    )
+    inner = seq(
+        BufferStore(acc, FloatImm("float32", 0.0), (i32(0),)),
+        serial(kt, (Kv + tile - 1) // tile, load),
+        IfThenElse((row < Mv) & (col < Nv), BufferStore(C, Cast(dtype, acc[0]) if dtype != "float32" else acc[0],
+                                                        (row * Nv + col,))),
+    )
+    body = thread(by, (Mv + tile - 1) // tile, "blockIdx.y",
+                  thread(bx, (Nv + tile - 1) // tile, "blockIdx.x",
+                         thread(ty, tile, "threadIdx.y",
+                                thread(tx, tile, "threadIdx.x",
+                                       Allocate(As, Allocate(Bs, Allocate(acc, inner)))))))
+    f = kernel(f"matmul_{dtype}", [a, b, c, Mv, Nv, Kv], {a: A, b: B, c: C}, body,
+               ["blockIdx.y", "blockIdx.x", "threadIdx.y", "threadIdx.x"])
+    return Case(f, lambda r: [r.standard_normal((M, K)).astype(dtype), r.standard_normal((K, N)).astype(dtype),
+                              np.zeros((M, N), dtype)],
+                [M, N, K], [(M + tile - 1) // tile, (N + tile - 1) // tile, tile, tile],
+                lambda xs: (xs[0].astype("float32") @ xs[1].astype("float32")).astype(dtype), 2,
+                1e-4 if dtype == "float32" else 2e-2)
+
+
+def gelu_f16(n: int = 4096) -> Case:
+    """float16 in/out, float math: y = x * sigmoid(1.702 x) * scale (scalar float16 param)."""
+    (x, X), (y, Y) = buf("X", "float16"), buf("Y", "float16")
+    nv, scale = Var("n", "int32"), Var("scale", "float16")
+    bx, tx = Var("bx"), Var("tx")
+    i = bx * 128 + tx
+    v = X[i]
+    val = v * Call("float16", "sigmoid", (v * FloatImm("float16", 1.702),)) * scale
+    body = thread(bx, (nv + 127) // 128, "blockIdx.x",
+                  thread(tx, 128, "threadIdx.x", IfThenElse(i < nv, BufferStore(Y, val, (i,)))))
+    f = kernel("gelu_f16", [x, y, nv, scale], {x: X, y: Y}, body, ["blockIdx.x", "threadIdx.x"])
+
+    def ref(xs):
+        v = xs[0].astype("float32")
+        return (v / (1 + np.exp(-1.702 * v)) * 0.5).astype("float16")
+
+    return Case(f, lambda r: [r.standard_normal(n).astype("float16"), np.zeros(n, "float16")],
+                [n, 0.5], [(n + 127) // 128, 128], ref, 1, 1e-2)
+
+
+def all_cases() -> dict[str, Case]:
+    """Every kernel the tests compile (and run, on a GPU)."""
+    return {
+        "vadd_f32": vadd("float32"), "vadd_f16": vadd("float16"), "row_sum": row_sum(),
+        "matmul_f32": matmul("float32"), "matmul_f16": matmul("float16"), "gelu_f16": gelu_f16(),
+    }
