@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.codegen.c_family import CFamilyPrinter, CodegenError, walk
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -138,7 +138,9 @@ class OpenCLPrinter(CFamilyPrinter):
             if buf.scope == "global":
                 self.emit(f"vstore_half({value}, {idx}, {self.buffer_ref(buf)});")
             else:
-                self.emit(f"{self.buffer_ref(buf)}[{idx}] = {self.half_converters(buf.dtype)[1]}({value});")
+                if not (isinstance(s.value, E.Cast) and s.value.dtype == buf.dtype):  # rounded already
+                    value = f"{self.half_converters(buf.dtype)[1]}({value})"
+                self.emit(f"{self.buffer_ref(buf)}[{idx}] = {value};")
             return
         super().visit_BufferStore(s)
 
@@ -171,10 +173,29 @@ class OpenCLPrinter(CFamilyPrinter):
             self._dynamic_view(buf, name, elem)
         elif buf.scope == "global":
             raise CodegenError(f"OpenCL kernels cannot allocate global memory (buffer {buf.name})")
+        elif buf.scope == "shared":
+            pass  # declared at kernel scope by print_kernel (OpenCL requires it)
         else:
-            qual = self.SHARED_QUALIFIER if buf.scope.startswith("shared") else self.LOCAL_QUALIFIER
-            self.emit(f"{qual}{elem} {name}[{self.alloc_size(buf)}];")
+            self.emit(f"{self.LOCAL_QUALIFIER}{elem} {name}[{self.alloc_size(buf)}];")
         self.stmt(s.body)
+
+    def _hoist_local_arrays(self, func: PrimFunc) -> list[str]:
+        """Declarations of the kernel's fixed-size ``__local`` arrays: OpenCL C only allows them
+        at kernel function scope, so they are printed before the body, wherever TIR put them."""
+        found: list[E.Buffer] = []
+
+        def visit(node: Any) -> None:
+            if isinstance(node, S.Allocate) and node.buffer.scope == "shared" and all(
+                    isinstance(d, E.IntImm) for d in node.buffer.shape):
+                found.append(node.buffer)
+
+        walk(func.body, visit)
+        decls = []
+        for buf in found:
+            elem = "float" if self._half_storage(buf) else self.type_name(buf.dtype)
+            decls.append(f"{self.SHARED_QUALIFIER}{elem} {self.name_of(buf.data, buf.name)}"
+                         f"[{self.alloc_size(buf)}];")
+        return decls
 
     def _dynamic_view(self, buf: E.Buffer, name: str, elem: str) -> None:
         """A shared allocation sized at launch: a view into the kernel's ``__local`` argument.
@@ -213,7 +234,17 @@ class OpenCLPrinter(CFamilyPrinter):
         self._dyn_offset = "0"
         if "dyn_shmem" in list(func.attrs.get("launch_params", ())):
             self._dyn_shmem = self.name_of(object(), "tvm_dyn_shmem")
-        return super().print_kernel(func, name)
+        name = name or func.global_symbol
+        self.reserve(name)
+        sig = self.kernel_signature(func, name)
+        self.emit(sig + " {")
+        self._indent += 1
+        for decl in self._hoist_local_arrays(func):
+            self.emit(decl)
+        self.stmt(func.body)
+        self._indent -= 1
+        self.emit("}")
+        return self.take()
 
     def print_module(self, funcs: list[PrimFunc]) -> str:
         bodies = "\n".join(self.print_kernel(f) for f in funcs)

@@ -1,0 +1,168 @@
+"""TVMScript kernels the OpenCL tests compile (thread-bound loops, shared memory, barriers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.script import tir as T
+
+
+def elementwise(dtype: str) -> Any:
+    """``C = A * B + A`` over a symbolic length n, 64 work-items per group."""
+
+    @T.prim_func
+    def ew(a: T.handle, b: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), dtype)
+        C = T.match_buffer(c, (n,), dtype)
+        for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                if bx * 64 + tx < n:
+                    C[bx * 64 + tx] = A[bx * 64 + tx] * B[bx * 64 + tx] + A[bx * 64 + tx]
+
+    return ew
+
+
+def unary_math(dtype: str) -> Any:
+    """``B = exp(A) * 0.5 + sqrt(|A|) - tanh(A) + floor(A)``."""
+
+    @T.prim_func
+    def um(A: T.Buffer((256,), dtype), B: T.Buffer((256,), dtype)):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                B[bx * 64 + tx] = (T.exp(A[bx * 64 + tx]) * T.Cast(dtype, 0.5)
+                                   + T.sqrt(T.fabs(A[bx * 64 + tx])) - T.tanh(A[bx * 64 + tx])
+                                   + T.floor(A[bx * 64 + tx]))
+
+    return um
+
+
+@T.prim_func
+def compare_select(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
+                   M: T.Buffer((128,), "bool"), C: T.Buffer((128,), "float32")):
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        M[tx] = A[tx] < B[tx]
+        C[tx] = T.Select(M[tx], A[tx], B[tx])
+
+
+@T.prim_func
+def axpy(a: T.handle, x: T.handle, y: T.handle, alpha: T.float32, shift: T.int64):
+    n = T.int32()
+    X = T.match_buffer(x, (n,), "float32")
+    Y = T.match_buffer(y, (n,), "float32")
+    Z = T.match_buffer(a, (n,), "float32")
+    for bx in T.thread_binding((n + 31) // 32, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            if bx * 32 + tx < n:
+                Z[bx * 32 + tx] = alpha * X[bx * 32 + tx] + Y[bx * 32 + tx] + T.Cast("float32", shift)
+
+
+@T.prim_func
+def row_sum(a: T.handle, b: T.handle):
+    """Tree reduction of each 128-wide row in __local memory, with barriers between steps."""
+    m = T.int32()
+    A = T.match_buffer(a, (m, 128), "float32")
+    B = T.match_buffer(b, (m,), "float32")
+    for bx in T.thread_binding(m, thread="blockIdx.x"):
+        red = T.alloc_buffer((128,), "float32", scope="shared")
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            red[tx] = A[bx, tx]
+            T.tvm_storage_sync("shared")
+            for s in range(7):
+                if tx < T.shift_right(64, s):
+                    red[tx] = red[tx] + red[tx + T.shift_right(64, s)]
+                T.tvm_storage_sync("shared")
+            if tx == 0:
+                B[bx] = red[0]
+
+
+@T.prim_func
+def softmax(a: T.handle, b: T.handle):
+    """Row softmax: one work-group per row, max and sum reduced in __local memory."""
+    m = T.int32()
+    n = T.int32()
+    A = T.match_buffer(a, (m, n), "float32")
+    B = T.match_buffer(b, (m, n), "float32")
+    for row in T.thread_binding(m, thread="blockIdx.x"):
+        red = T.alloc_buffer((64,), "float32", scope="shared")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            acc = T.alloc_buffer((1,), "float32", scope="local")
+            acc[0] = T.float32(-3.0e38)
+            for k in range((n + 63) // 64):
+                if k * 64 + tx < n:
+                    acc[0] = T.max(acc[0], A[row, k * 64 + tx])
+            red[tx] = acc[0]
+            T.tvm_storage_sync("shared")
+            for s in range(6):
+                if tx < T.shift_right(32, s):
+                    red[tx] = T.max(red[tx], red[tx + T.shift_right(32, s)])
+                T.tvm_storage_sync("shared")
+            mx = red[0]
+            T.tvm_storage_sync("shared")
+            acc[0] = T.float32(0)
+            for k in range((n + 63) // 64):
+                if k * 64 + tx < n:
+                    acc[0] = acc[0] + T.exp(A[row, k * 64 + tx] - mx)
+            red[tx] = acc[0]
+            T.tvm_storage_sync("shared")
+            for s in range(6):
+                if tx < T.shift_right(32, s):
+                    red[tx] = red[tx] + red[tx + T.shift_right(32, s)]
+                T.tvm_storage_sync("shared")
+            for k in range((n + 63) // 64):
+                if k * 64 + tx < n:
+                    B[row, k * 64 + tx] = T.exp(A[row, k * 64 + tx] - mx) / red[0]
+
+
+@T.prim_func
+def matmul(a: T.handle, b: T.handle, c: T.handle):
+    """C[M, N] = A[M, K] @ B[K, N] with 16x16 tiles staged in __local memory (M, N, K multiples of 16)."""
+    M = T.int32()
+    N = T.int32()
+    K = T.int32()
+    A = T.match_buffer(a, (M, K), "float32")
+    B = T.match_buffer(b, (K, N), "float32")
+    C = T.match_buffer(c, (M, N), "float32")
+    for by in T.thread_binding(M // 16, thread="blockIdx.y"):
+        for bx in T.thread_binding(N // 16, thread="blockIdx.x"):
+            As = T.alloc_buffer((16, 16), "float32", scope="shared")
+            Bs = T.alloc_buffer((16, 16), "float32", scope="shared")
+            for ty in T.thread_binding(16, thread="threadIdx.y"):
+                for tx in T.thread_binding(16, thread="threadIdx.x"):
+                    acc = T.alloc_buffer((1,), "float32", scope="local")
+                    acc[0] = T.float32(0)
+                    for ko in range(K // 16):
+                        As[ty, tx] = A[by * 16 + ty, ko * 16 + tx]
+                        Bs[ty, tx] = B[ko * 16 + ty, bx * 16 + tx]
+                        T.tvm_storage_sync("shared")
+                        for ki in range(16):
+                            acc[0] = acc[0] + As[ty, ki] * Bs[ki, tx]
+                        T.tvm_storage_sync("shared")
+                    C[by * 16 + ty, bx * 16 + tx] = acc[0]
+
+
+@T.prim_func
+def dyn_reverse(a: T.handle, b: T.handle):
+    """Reverse each block of w elements through a __local tile of launch-time size w."""
+    w = T.int32()
+    g = T.int32()
+    A = T.match_buffer(a, (g, w), "int32")
+    B = T.match_buffer(b, (g, w), "int32")
+    for bx in T.thread_binding(g, thread="blockIdx.x"):
+        tile = T.alloc_buffer((w,), "int32", scope="shared")
+        for tx in T.thread_binding(w, thread="threadIdx.x"):
+            tile[tx] = A[bx, tx]
+            T.tvm_storage_sync("shared")
+            B[bx, tx] = tile[w - 1 - tx]
+
+
+@T.prim_func
+def half_cast(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float16"), C: T.Buffer((256,), "float32")):
+    """float32 -> float16 (stored with vstore_half) -> float32 through a half __local tile."""
+    for tx in T.thread_binding(256, thread="threadIdx.x"):
+        tile = T.alloc_buffer((256,), "float16", scope="shared")
+        tile[tx] = T.Cast("float16", A[tx] * T.float32(3.0))
+        T.tvm_storage_sync("shared")
+        B[tx] = tile[255 - tx]
+        C[tx] = T.Cast("float32", B[tx]) + T.float32(1.0)
