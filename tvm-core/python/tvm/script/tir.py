@@ -272,7 +272,7 @@ def _dtype_helper(name: str):
             return IntImm(name, iv)
         raise TypeError(f"T.{name} cannot convert {type(value).__name__}")
 
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"``T.{name}(x)``: a {name} constant (Python number) or cast (expression); "
                  f"``T.{name}()`` declares a symbolic variable; ``x: T.{name}`` annotates a scalar.")
     f._tir_dtype = name  # type: ignore[attr-defined]

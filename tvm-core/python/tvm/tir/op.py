@@ -169,7 +169,7 @@ def _unary_float(name: str):
             raise TypeError(f"{name} expects a float argument, got {x.dtype}; cast it with T.Cast")
         return Call(x.dtype, name, (x,))
 
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``{name}(x)`` for a float ``x`` (result has x's dtype)."
     return f
 
@@ -209,7 +209,7 @@ def _binary_float(name: str):
             raise TypeError(f"{name} expects float arguments, got {x.dtype}; cast with T.Cast")
         return Call(x.dtype, name, (x, y))
 
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``{name}(x, y)`` for float operands (promoted to a common dtype)."
     return f
 
@@ -236,7 +236,7 @@ def _pred(name: str):
             return IntImm("bool", 1 if name == "isfinite" else 0)
         return Call("bool", name, (x,))
 
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``{name}(x)`` as a bool expression."
     return f
 
@@ -253,7 +253,7 @@ def _int_binary(name: str):
             raise TypeError(f"{name} expects integer arguments, got {x.dtype}")
         return Call(x.dtype, name, (x, y))
 
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``{name}(x, y)`` on integers."
     return f
 

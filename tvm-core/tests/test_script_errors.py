@@ -1,0 +1,215 @@
+"""TVMScript errors name the file and line, show the source line with a caret, and say why."""
+
+from __future__ import annotations
+
+import pytest
+
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+
+HERE = __file__
+
+
+def line_of(marker: str) -> int:
+    """1-based line of this file containing ``marker`` (a unique comment)."""
+    with open(HERE) as f:
+        for n, line in enumerate(f, 1):
+            if marker in line and "line_of(" not in line:
+                return n
+    raise AssertionError(marker)
+
+
+def check(err: TVMScriptError, marker: str, *words: str):
+    msg = str(err)
+    n = line_of(marker)
+    assert err.lineno == n, msg
+    assert HERE in msg and f"line {n}" in msg, msg
+    src = open(HERE).read().splitlines()[n - 1].strip()
+    assert src in msg, msg
+    lines = msg.splitlines()
+    caret = lines[-1]
+    assert caret.strip() == "^", msg
+    assert lines[-2].strip() == src
+    for w in words:
+        assert w in msg, msg
+
+
+def test_is_value_error_subclass():
+    assert issubclass(TVMScriptError, ValueError)
+
+
+def test_unknown_name():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = A[i] + undefined_thing  # noqa: F821  #E-unknown
+    check(e.value, "#E-unknown", "undefined_thing", "not defined")
+    # the caret sits under the offending name
+    lines = str(e.value).splitlines()
+    assert lines[-2].index("undefined_thing") == lines[-1].index("^")
+
+
+def test_float_index():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = A[T.float32(1)]  #E-floatidx
+    check(e.value, "#E-floatidx", "index", "float32")
+
+
+def test_store_float_into_int_needs_cast():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
+            for i in range(4):
+                B[i] = A[i] * 2  #E-storecast
+    check(e.value, "#E-storecast", "float32", "int32", "T.Cast")
+
+
+def test_store_nonintegral_literal_into_int():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(B: T.Buffer((4,), "int32")):
+            for i in range(4):
+                B[i] = 1.5  #E-lit
+    check(e.value, "#E-lit", "1.5")
+
+
+def test_wrong_arity():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                A[i] = T.exp(A[i], A[i])  #E-arity
+    check(e.value, "#E-arity", "exp", "argument")
+
+
+def test_exp_of_int():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            for i in range(4):
+                A[i] = T.exp(A[i])  #E-expint
+    check(e.value, "#E-expint", "float", "int32")
+
+
+def test_reassignment():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                x = A[i]
+                x = x + T.float32(1)  #E-reassign
+                A[i] = x
+    check(e.value, "#E-reassign", "'x' is already defined")
+
+
+def test_reassign_param():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32"), n: T.int32):
+            n = n + 1  #E-param
+            A[0] = T.float32(0)
+    check(e.value, "#E-param", "'n' is already defined")
+
+
+def test_wrong_rank():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4, 4), "float32")):
+            for i in range(4):
+                A[i] = T.float32(0)  #E-rank
+    check(e.value, "#E-rank", "2 dimension")
+
+
+def test_block_is_unsupported():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("b"):  #E-block
+                    A[i] = T.float32(0)
+    check(e.value, "#E-block", "not supported")
+
+
+def test_reads_is_unsupported():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            T.reads(A[0])  #E-reads
+    check(e.value, "#E-reads", "T.reads is not supported")
+
+
+def test_non_bool_condition():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            for i in range(4):
+                if A[i]:  #E-cond
+                    A[i] = 0
+    check(e.value, "#E-cond", "boolean", "int32")
+
+
+def test_bad_thread_tag():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for i in T.thread_binding(4, thread="threadIdx.w"):  #E-tag
+                A[i] = T.float32(0)
+    check(e.value, "#E-tag", "threadIdx.w")
+
+
+def test_match_buffer_needs_handle():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(n: T.int32):
+            A = T.match_buffer(n, (4,), "float32")  #E-match
+            A[0] = T.float32(0)
+    check(e.value, "#E-match", "T.handle")
+
+
+def test_missing_annotation():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A):  #E-anno
+            pass
+    check(e.value, "#E-anno", "annotation")
+
+
+def test_while_unsupported():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            while True:  #E-while
+                pass
+    check(e.value, "#E-while", "while")
+
+
+def test_slice_unsupported():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            A[0] = A[0:2]  #E-slice
+    check(e.value, "#E-slice", "slice")
+
+
+def test_errors_from_source_text():
+    src = '''@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    for i in range(4):
+        A[i] = T.nonexistent_fn(A[i])
+'''
+    with pytest.raises(TVMScriptError) as e:
+        tvm.script.parse(src, filename="kernel.py")
+    msg = str(e.value)
+    assert "kernel.py" in msg and "line 4" in msg and "T.nonexistent_fn(A[i])" in msg
+    assert e.value.lineno == 4
+
+
+def test_syntax_error_from_source_text():
+    with pytest.raises(TVMScriptError) as e:
+        tvm.script.parse("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    for i in range(4)\n        pass\n")
+    assert e.value.lineno == 3 and "syntax error" in str(e.value)

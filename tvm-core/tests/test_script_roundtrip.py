@@ -1,0 +1,132 @@
+"""print(f) parses back to a structurally equal function, for every kernel family and for
+lowered (flattened, split) functions."""
+
+from __future__ import annotations
+
+import pytest
+
+import tvm
+from tvm import tir
+from tvm.script import tir as T
+from tvm.target import Target
+from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
+from tvm.tir.analysis import structural_equal
+from tvm.tir.dtype import SCALAR_DTYPES
+
+import script_kernels as K
+
+FAMILIES = {
+    "row_sum": K.row_sum, "row_softmax": K.row_softmax, "tiled_matmul": K.tiled_matmul,
+    "two_kernels": K.two_kernels, "symbolic_2d": K.symbolic_2d, "clamp_cast": K.clamp_cast,
+    "gelu_like": K.gelu_like,
+}
+
+
+@pytest.fixture
+def testgpu():
+    register_target_kind(TargetKind("testgpu", 12, "test", ("gpu",), {}, codegen=lambda k, t: None))
+    yield Target("testgpu")
+    unregister_target_kind("testgpu")
+
+
+def roundtrip(f: tir.PrimFunc) -> tir.PrimFunc:
+    text = tir.script(f)
+    g = tvm.script.parse(text)
+    assert structural_equal(f, g), text
+    assert tir.script(g) == text  # printing is a fixed point
+    return g
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_elementwise_roundtrip(dtype):
+    roundtrip(K.ELEMENTWISE[dtype])
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_family_roundtrip(name):
+    g = roundtrip(FAMILIES[name])
+    assert g.attrs == FAMILIES[name].attrs
+
+
+def test_script_method_and_private():
+    text = K.clamp_cast.script()
+    assert text.startswith("@T.prim_func(private=True)\n")
+    assert "global_symbol" not in tvm.script.parse(text).attrs
+
+
+def test_custom_global_symbol_kept():
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "other_name"})
+        A[0] = T.float32(1)
+
+    assert 'T.func_attr({"global_symbol": "other_name"})' in f.script()
+    roundtrip(f)
+
+
+def test_structural_inequality_detected():
+    @T.prim_func
+    def a(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(1)
+
+    @T.prim_func
+    def b(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(2)
+
+    assert not structural_equal(a, b)
+    assert structural_equal(a, tvm.script.parse(a.script()))
+
+
+def test_name_clashes_are_renamed():
+    i = tir.Var("i", "int32")
+    i2 = tir.Var("i", "int32")
+    A = tir.Buffer("A", (4, 4), "float32")
+    body = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL,
+                   tir.For(i2, tir.const(0), tir.const(4), tir.ForKind.SERIAL,
+                           tir.BufferStore(A, tir.FloatImm("float32", 0.0), (i, i2))))
+    f = tir.PrimFunc([A.data], body, {A.data: A}, {"global_symbol": "z"}, "z")
+    text = f.script()
+    assert "for i_1 in" in text
+    roundtrip(f)
+
+
+def test_loop_with_nonzero_min_and_annotations():
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32"), n: T.int32):
+        for i in T.serial(2, n, annotations={"pragma_unroll": 4}):
+            A[i] = T.float32(0)
+        for j in T.parallel(n, 16):
+            A[j] = T.float32(1)
+
+    g = roundtrip(f)
+    assert "annotations" in g.script()
+
+
+def test_assert_if_else_select_let_roundtrip():
+    @T.prim_func
+    def f(A: T.Buffer((8,), "int32"), n: T.int32):
+        assert n > 0, "n must be positive"
+        for i in range(8):
+            k = i * 2 - 1
+            if k >= 0 and not (k > 100):
+                A[i] = T.Select(k < n, k, n)
+            else:
+                A[i] = T.truncdiv(k, 2) + T.truncmod(k, 3) + (k >> 1) + T.if_then_else(i == 0, -1, 1)
+
+    roundtrip(f)
+
+
+@pytest.mark.parametrize("name", ["row_softmax", "row_sum", "symbolic_2d", "clamp_cast"])
+def test_lowered_cpu_roundtrip(name):
+    low = tir.transform.lower(FAMILIES[name], Target("c"))
+    roundtrip(low.host)
+
+
+@pytest.mark.parametrize("name", ["tiled_matmul", "two_kernels", "gelu_like"])
+def test_lowered_device_roundtrip(name, testgpu):
+    low = tir.transform.lower(FAMILIES[name], testgpu)
+    roundtrip(low.host)
+    for k in low.kernels:
+        roundtrip(k)
