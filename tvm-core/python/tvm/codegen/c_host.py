@@ -140,6 +140,13 @@ static TVM_COLD int tvm_err_shape(const char* fn, const char* arg, const char* w
                    tvm_shape_str(t, s, sizeof(s)), detail);
 }
 
+static TVM_COLD int tvm_err_symbolic(const char* fn, const char* arg, const char* want, const DLTensor* t,
+                                     int dim, const char* var, long long value, const char* where) {
+  char s[256];
+  return tvm_raise("ValueError", "%s: argument '%s' expects shape %s, got %s: dimension %d is %s = %lld "
+                   "(bound by %s)", fn, arg, want, tvm_shape_str(t, s, sizeof(s)), dim, var, value, where);
+}
+
 static TVM_COLD int tvm_err_strides(const char* fn, const char* arg) {
   return tvm_raise("ValueError", "%s: argument '%s' must be a contiguous (row-major compact) tensor", fn, arg);
 }
@@ -362,8 +369,14 @@ class HostFunctionPrinter:
             self._bind_tensor(i, buf, bound, deferred, first_tensor)
             first_tensor = False
         for cond, argname, want, detail in deferred:
-            p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_shape({fn}, \"{argname}\", \"{want}\", "
-                   f"t_{p.name_of(self._bufs[argname].data)}, {detail});")
+            tv = f"t_{p.name_of(self._bufs[argname].data)}"
+            if isinstance(detail, tuple):  # (dim, var): a symbolic dim bound earlier
+                d, var = detail
+                p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_symbolic({fn}, \"{argname}\", \"{want}\", "
+                       f"{tv}, {d}, \"{var.name}\", (long long){p.name_of(var)}, \"{bound[var]}\");")
+            else:
+                p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_shape({fn}, \"{argname}\", \"{want}\", "
+                       f"{tv}, {detail});")
         p.emit("result->type_index = kTVMFFINone; result->zero_padding = 0; result->v_int64 = 0;")
         p.emit(f"return {impl}({', '.join(call_args)});")
         p._indent -= 1
@@ -432,10 +445,8 @@ class HostFunctionPrinter:
                 bound[dim] = f"argument '{an}' dimension {d}"
             else:
                 expect = p.expr(dim)
-                detail = ""
-                if isinstance(dim, E.Var):
-                    detail = f"\" (dimension {d} is {dim.name}, already bound by {bound[dim]})\""
-                deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail or '""'))
+                detail = (d, dim) if isinstance(dim, E.Var) else f"\" (dimension {d} mismatch)\""
+                deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail))
         if buf.strides:
             for d, st in enumerate(buf.strides):
                 got = f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})"

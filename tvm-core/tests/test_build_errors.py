@@ -1,0 +1,191 @@
+"""Bad input gives clear Python exceptions (never a crash); compile errors and the compile cache."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import tvm
+from tvm.contrib import cc
+from tvm.tir import Buffer, BufferStore, For, ForKind, IntImm, PrimFunc, Var
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def vector_add(n=None, name: str = "add") -> PrimFunc:
+    n = n if n is not None else Var("n", "int32")
+    A, B, C = (Buffer(x, (n,), "float32") for x in "ABC")
+    i = Var("i", "int32")
+    body = For(i, IntImm("int32", 0), n if isinstance(n, Var) else IntImm("int32", n), ForKind.SERIAL,
+               BufferStore(C, A[i] + B[i], (i,)))
+    return PrimFunc([A.data, B.data, C.data], body, {A.data: A, B.data: B, C.data: C},
+                    {"global_symbol": name}, name)
+
+
+@pytest.fixture(scope="module")
+def add_mod(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TVM_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        return tvm.compile(vector_add(16), "c")
+
+
+def f32(*shape):
+    return np.zeros(shape, "float32")
+
+
+def test_wrong_argument_count(add_mod):
+    with pytest.raises(TypeError, match=r"add expects 3 arguments \(A, B, C\), got 2"):
+        add_mod["add"](f32(16), f32(16))
+    with pytest.raises(TypeError, match="got 4"):
+        add_mod["add"](f32(16), f32(16), f32(16), f32(16))
+
+
+def test_wrong_dtype(add_mod):
+    with pytest.raises(TypeError, match=r"add: argument 'B' expects dtype float32, got int32"):
+        add_mod["add"](f32(16), np.zeros(16, "int32"), f32(16))
+    with pytest.raises(TypeError, match=r"expects dtype float32, got float64"):
+        add_mod["add"](np.zeros(16), f32(16), f32(16))
+
+
+def test_wrong_shape_and_ndim(add_mod):
+    with pytest.raises(ValueError, match=r"add: argument 'C' expects shape \(16,\), got \(15,\)"):
+        add_mod["add"](f32(16), f32(16), f32(15))
+    with pytest.raises(ValueError, match=r"argument 'A' expects a 1-d tensor of shape \(16,\), got ndim 2"):
+        add_mod["add"](f32(4, 4), f32(16), f32(16))
+
+
+def test_not_a_tensor(add_mod):
+    with pytest.raises(TypeError, match=r"argument 'A' \(#0\) expects a Tensor, got float"):
+        add_mod["add"](1.0, f32(16), f32(16))
+    with pytest.raises(TypeError, match=r"expects a Tensor, got None"):
+        add_mod["add"](f32(16), None, f32(16))
+
+
+def test_non_contiguous(add_mod):
+    with pytest.raises(ValueError, match=r"argument 'A' must be a contiguous"):
+        add_mod["add"](f32(32)[::2], f32(16), f32(16))
+
+
+# ---- device checks: a tensor that claims to live on another device --------------------------
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_KEEP: list = []
+
+
+def tensor_on(arr: np.ndarray, device_type: int) -> tvm_ffi.Tensor:
+    """A tvm-ffi tensor over ``arr``'s memory that claims to be on ``device_type`` (never read)."""
+    class Producer:
+        def __dlpack_device__(self):
+            return (device_type, 0)
+
+        def __dlpack__(self, stream=None, **kwargs):
+            shape = (ctypes.c_int64 * arr.ndim)(*arr.shape)
+            m = _DLManagedTensor(_DLTensor(arr.ctypes.data, _DLDevice(device_type, 0), arr.ndim,
+                                           _DLDataType(2, 32, 1), shape, None, 0), None, None)
+            _KEEP.append((m, shape, arr))
+            new = ctypes.pythonapi.PyCapsule_New
+            new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+            return new(ctypes.addressof(m), b"dltensor", None)
+
+    return tvm_ffi.from_dlpack(Producer())
+
+
+def test_wrong_device_for_cpu_function(add_mod):
+    with pytest.raises(ValueError, match=r"add: argument 'B' expects a tensor on cpu, got one on cuda\(0\)"):
+        add_mod["add"](f32(16), tensor_on(f32(16), 2), f32(16))
+
+
+def test_wrong_device_for_device_host_function():
+    """A host function of a device target checks that tensors are on that device."""
+    from tvm.codegen.c_host import generate_host
+
+    src = generate_host([vector_add(16)], device_type=4)  # opencl
+    path, _ = cc.compile_shared(src.code)
+    fn = tvm_ffi.load_module(path)["add"]
+    with pytest.raises(ValueError, match=r"argument 'A' expects a tensor on opencl, got one on cpu\(0\)"):
+        fn(f32(16), f32(16), f32(16))
+
+
+def test_scalar_of_wrong_type():
+    n = Var("n", "int32")
+    A = Buffer("A", (n,), "float32")
+    k = Var("k", "int32")
+    i = Var("i", "int32")
+    f = PrimFunc([A.data, k], For(i, IntImm("int32", 0), n, ForKind.SERIAL,
+                                  BufferStore(A, A[i] + k.astype("float32"), (i,))),
+                 {A.data: A}, {"global_symbol": "addk"})
+    mod = tvm.compile(f, "c")
+    a = f32(3)
+    mod.addk(a, 2)
+    np.testing.assert_array_equal(a, [2, 2, 2])
+    with pytest.raises(TypeError, match=r"addk: argument 'k' \(#1\) expects an int \(int32\), got float"):
+        mod.addk(a, 2.5)
+
+
+def test_missing_function(add_mod):
+    with pytest.raises(AttributeError):
+        add_mod.no_such_function
+
+
+# ---- compiler errors and the compile cache ----------------------------------------------------
+
+
+def test_compile_error_shows_log_and_source():
+    code = "int ok(void) { return 0; }\nint broken(void) {\n  return undefined_name + 1;\n}\n"
+    with pytest.raises(cc.CompileError) as info:
+        cc.compile_shared(code)
+    msg = str(info.value)
+    assert "undefined_name" in msg and "error" in msg
+    assert ">>     3 |   return undefined_name + 1;" in msg
+
+
+def test_cache_hit_skips_the_compiler(monkeypatch, tmp_path):
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path / "fresh"))
+    first = tvm.compile(vector_add(), "c")
+    assert first._build_info.cache_hit is False
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("the C compiler ran on a cache hit")
+
+    monkeypatch.setattr(cc, "run_compiler", no_compiler)
+    second = tvm.compile(vector_add(), "c")
+    assert second._build_info.cache_hit is True
+    assert second._build_info.lib_path == first._build_info.lib_path
+    a, b, c = np.ones(5, "float32"), np.ones(5, "float32"), f32(5)
+    second["add"](a, b, c)
+    np.testing.assert_array_equal(c, 2)
+    # another kernel misses the cache and needs the compiler
+    with pytest.raises(AssertionError, match="compiler ran"):
+        tvm.compile(vector_add(name="other"), "c")
+
+
+def test_cache_key_depends_on_flags_and_compiler(monkeypatch):
+    k1 = cc.cache_key("int x;", cc.build_flags())
+    assert k1 != cc.cache_key("int x;", cc.build_flags(openmp=True))
+    assert k1 != cc.cache_key("int y;", cc.build_flags())
+    monkeypatch.setattr(cc, "compiler_version", lambda *a: "some other compiler 1.0")
+    assert k1 != cc.cache_key("int x;", cc.build_flags())
