@@ -6,5 +6,15 @@ from .target.target import TargetKind, register_target_kind
 
 
 def register() -> None:
-    """Register the host target kinds."""
+    """Register the host target kind and the CPU target detector."""
+    from .target.detect_target import register_device_target_detector
+
     register_target_kind(TargetKind("c", 1, "core", ("cpu",), {}), aliases=("llvm",))
+    register_device_target_detector(1, _detect_cpu)
+
+
+def _detect_cpu(dev) -> "Target":
+    """The host target (``c``) with the number of cores."""
+    from .target import Target
+
+    return Target({"kind": "c", "num_cores": dev.multi_processor_count or 1})

@@ -12,7 +12,6 @@ import importlib
 import os
 import sys
 import threading
-import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -100,8 +99,14 @@ def autoload_enabled() -> bool:
 
 
 def strict_mode() -> bool:
-    """True when ``TVM_BACKEND_STRICT=1``: activation failures raise instead of warning."""
-    return _env_flag("TVM_BACKEND_STRICT")
+    """True when ``TVM_BACKEND_STRICT`` is set (``1`` or ``all``): failed backends raise at import."""
+    return _env_flag("TVM_BACKEND_STRICT") or strict_runtime()
+
+
+def strict_runtime() -> bool:
+    """True when ``TVM_BACKEND_STRICT=all``: a backend whose runtime is unavailable raises too
+    (for CI on machines that must have the device)."""
+    return os.environ.get("TVM_BACKEND_STRICT", "").strip().lower() == "all"
 
 
 def allowlist() -> set[str] | None:
@@ -174,7 +179,7 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
                       f"disabled: {rec.reason}. Run `python -m tvm.backend` for details.",
                       BackendLoadWarning, stacklevel=3)
     elif rec.status == RUNTIME_UNAVAILABLE:
-        if strict_mode():
+        if strict_runtime():
             raise BackendError(f"backend '{name}': runtime unavailable: {rec.reason}")
         warnings.warn(f"tvm backend '{name}': runtime unavailable ({rec.reason}); code generation works, "
                       "kernels cannot run on this machine.", BackendLoadWarning, stacklevel=3)
@@ -206,6 +211,8 @@ def _run_hook(rec: BackendRecord, ep: EntryPoint) -> None:
         rec.status = FAILED
         rec.exc_type = type(err).__name__
         rec.reason = f"{type(err).__name__}: {err}"
+        import traceback
+
         rec.traceback = traceback.format_exc()
 
 

@@ -3,7 +3,6 @@ backends extend through :class:`tvm.backend.api.BackendContext`."""
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -78,6 +77,8 @@ class Target:
             self.host = None
             host = host or spec.pop("host", None)
         else:
+            import shlex
+
             parts = shlex.split(str(target))
             if not parts:
                 raise ValueError("empty target string")
