@@ -1,0 +1,92 @@
+"""The generated OpenCL C itself (no device needed)."""
+
+from __future__ import annotations
+
+import pytest
+import tvm
+from tvm_backend_opencl import codegen
+
+import kernels as K
+from tvm.tir.transform import lower
+
+
+def _source(func, **attrs) -> str:
+    target = tvm.target.Target({"kind": "opencl", **attrs})
+    return codegen.generate_source(lower(func, target).kernels, target)
+
+
+def test_work_item_builtins_local_memory_and_barriers():
+    src = _source(K.matmul)
+    assert "__kernel void matmul_kernel0(" in src
+    for text in ("get_group_id(0)", "get_group_id(1)", "get_local_id(0)", "get_local_id(1)",
+                 "__local float", "barrier(CLK_LOCAL_MEM_FENCE);", "__global float* restrict A"):
+        assert text in src, text
+    # __local arrays are declared at kernel function scope (first lines of the body)
+    body = src.split("matmul_kernel0(", 1)[1].splitlines()
+    assert body[1].strip().startswith("__local float") and body[2].strip().startswith("__local float")
+    assert "cl_khr_fp64" not in src and "cl_khr_fp16" not in src
+
+
+def test_fp64_pragma_only_when_used():
+    assert codegen.FP64_PRAGMA in _source(K.elementwise("float64"))
+    assert codegen.FP64_PRAGMA not in _source(K.elementwise("float32"))
+
+
+def test_half_through_vload_vstore_without_fp16():
+    src = _source(K.half_cast)
+    assert "vstore_half(" in src and "vload_half(" in src
+    assert "cl_khr_fp16" not in src
+    assert "__global half* restrict B" in src
+    # no arithmetic on half values: __local half tiles hold rounded floats
+    assert "__local float tile" in src
+
+
+def test_native_half_with_fp16_target():
+    src = _source(K.elementwise("float16"), supports_float16=True)
+    assert codegen.FP16_PRAGMA in src and "vload_half" not in src
+    assert "__global half* restrict A" in src
+
+
+def test_bool_and_bfloat16_storage():
+    src = _source(K.compare_select)
+    assert "__global uchar* restrict M" in src and "bool" not in src.split("{", 1)[0]
+    bf = _source(K.elementwise("bfloat16"))
+    assert "__global ushort* restrict A" in bf and "tvm_bf2f" in bf and "tvm_f2bf" in bf
+
+
+def test_math_builtins_are_overloaded_names():
+    src32 = _source(K.unary_math("float32"))
+    src64 = _source(K.unary_math("float64"))
+    for name in ("exp(", "sqrt(", "tanh(", "floor(", "fabs("):
+        assert name in src32 and name in src64
+    assert "expf(" not in src32 and "sqrtf(" not in src32
+
+
+def test_dynamic_local_memory_parameter():
+    src = _source(K.dyn_reverse)
+    assert "__local uchar* tvm_dyn_shmem)" in src
+    assert "__local int* tile = (__local int*)(tvm_dyn_shmem + 0);" in src
+
+
+def test_function_table_and_scalar_types():
+    kernels = lower(K.axpy, tvm.target.Target("opencl")).kernels
+    (entry,) = codegen.function_table(kernels)
+    name, args, tags = entry
+    assert name == "axpy_kernel0" and tags == ["blockIdx.x", "threadIdx.x"]
+    assert args.count("handle") == 3 and "float32" in args and "int64" in args
+    src = codegen.generate_source(kernels)
+    assert "float alpha" in src and "long shift" in src
+
+
+def test_target_kind_and_alias():
+    t = tvm.target.Target("cl")
+    assert t.kind.name == "opencl" and t.device_type == 4
+    assert set(t.keys) == {"gpu", "opencl"}
+
+
+def test_unsupported_vector_width_is_a_clear_error():
+    from tvm.codegen.c_family import CodegenError
+
+    with pytest.raises(CodegenError, match="5-lane"):
+        codegen.OpenCLPrinter().type_name("float32x5")
+    assert codegen.OpenCLPrinter().type_name("float32x4") == "float4"

@@ -1,0 +1,96 @@
+"""The fallback path: OpenCL code generation without an OpenCL runtime (forced, or absent)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from conftest import opencl_unavailable_reason, run_python
+
+import kernels as K
+
+_save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
+
+
+def test_forced_fallback_module(monkeypatch, backend):
+    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+    mod = tvm.compile(K.row_sum, target="opencl")
+    (fb,) = mod.imports
+    assert fb.kind == "opencl"
+    src = fb.inspect_source()
+    assert "__kernel void row_sum_kernel0" in src and "barrier(CLK_LOCAL_MEM_FENCE)" in src
+    assert fb.inspect_source("opencl") == src
+    if tvm.opencl(0).exist:
+        x = tvm.runtime.tensor(np.zeros((2, 128), "float32"), tvm.opencl(0))
+        y = tvm.runtime.empty((2,), "float32", tvm.opencl(0))
+    else:
+        x = y = None
+    kernel = fb.get_function("row_sum_kernel0")
+    with pytest.raises(RuntimeError) as info:
+        kernel(x, y, 2, 2, 128)
+    msg = str(info.value)
+    assert "opencl" in msg and "row_sum_kernel0" in msg
+    assert "TVM_COMPILE_FORCE_FALLBACK" in msg
+
+
+def test_fallback_bytes_equal_real_bytes(monkeypatch, no_fallback):
+    """Real and fallback modules of the same code serialize identically (the shared format)."""
+    from tvm_backend_opencl import codegen
+
+    from tvm.tir.transform import lower
+
+    kernels = lower(K.softmax, tvm.target.Target("opencl")).kernels
+    source = codegen.generate_source(kernels)
+    table = codegen.function_table(kernels)
+    expect = bytes(tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")(
+        "cl", table, source.encode(), [["opencl", source]]))
+    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+    fallback = codegen.build(kernels, tvm.target.Target("opencl"))
+    assert bytes(_save(fallback)) == expect
+    monkeypatch.delenv("TVM_COMPILE_FORCE_FALLBACK")
+    if opencl_unavailable_reason():
+        pytest.skip(opencl_unavailable_reason())
+    real = codegen.build(kernels, tvm.target.Target("opencl"))
+    assert real.kind == fallback.kind == "opencl"
+    assert bytes(_save(real)) == expect
+    assert real.inspect_source("") == fallback.inspect_source("")
+    # the real runtime loads the fallback's bytes, and vice versa
+    again = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.opencl")(expect)
+    assert bytes(_save(again)) == expect
+
+
+def test_no_platform_runtime_unavailable_but_codegen_works(tmp_path):
+    """No ICD registered (OCL_ICD_VENDORS points at an empty folder): the backend loads with its
+    runtime unavailable, compiles to the fallback, and the error says why and what to install."""
+    code = f"""
+import sys, warnings
+sys.path.insert(0, {str(tmp_path.parent)!r})
+warnings.simplefilter("ignore")
+import tvm
+from tvm.script import tir as T
+rec = tvm.backend.load("opencl")
+print("STATUS", rec.status)
+print("REASON", rec.reason)
+sys.path.insert(0, {__file__.rsplit('/', 1)[0]!r})
+import kernels as K
+mod = tvm.compile(K.elementwise("float32"), target="opencl")
+print("KIND", mod.imports[0].kind)
+print("HASSRC", "__kernel void ew_kernel0" in mod.imports[0].inspect_source())
+try:
+    mod.imports[0].get_function("ew_kernel0")(None, None, None, 1, 1, 64)
+except RuntimeError as err:
+    print("ERR", str(err).replace(chr(10), " "))
+print("EXIST", tvm.opencl(0).exist)
+"""
+    empty = tmp_path / "no-vendors"
+    empty.mkdir()
+    out = run_python(code, env={"OCL_ICD_VENDORS": str(empty), "TVM_COMPILE_FORCE_FALLBACK": ""})
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    assert lines["STATUS"] == "runtime unavailable", out.stdout
+    assert "OpenCL" in lines["REASON"] or "libOpenCL" in lines["REASON"]
+    assert lines["KIND"] == "opencl" and lines["HASSRC"] == "True"
+    assert "ew_kernel0" in lines["ERR"] and "pocl-opencl-icd" in lines["ERR"]
+    assert lines["REASON"].split(" (")[0] in lines["ERR"]
+    assert lines["EXIST"] == "False"
