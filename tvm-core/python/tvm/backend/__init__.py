@@ -63,6 +63,8 @@ def report() -> str:
     for rec in recs:
         lines.append(f"{rec.name}: {rec.status}")
         lines.append(f"    distribution: {rec.distribution} {rec.version}  entry point: {rec.entry_point}")
+        if rec.activation_ms:
+            lines.append(f"    activation: {rec.activation_ms:.1f} ms")
         if rec.reason:
             lines.append(f"    reason: {rec.reason}")
         if rec.status not in (ACTIVE,):

@@ -56,6 +56,7 @@ class BackendRecord:
     device_types: list[int] = field(default_factory=list)
     target_kinds: list[str] = field(default_factory=list)
     module_kinds: list[str] = field(default_factory=list)
+    activation_ms: float = 0.0
 
     @property
     def usable_for_codegen(self) -> bool:
@@ -189,7 +190,10 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
 def _run_hook(rec: BackendRecord, ep: EntryPoint) -> None:
     from .api import BackendContext
 
+    import time
+
     ctx = BackendContext(rec)
+    start = time.perf_counter()
     try:
         module = importlib.import_module(ep.module)
         hook: Any = module
@@ -214,6 +218,8 @@ def _run_hook(rec: BackendRecord, ep: EntryPoint) -> None:
         import traceback
 
         rec.traceback = traceback.format_exc()
+    finally:
+        rec.activation_ms = (time.perf_counter() - start) * 1e3
 
 
 # ---------------------------------------------------------------------------------------------
