@@ -1,0 +1,132 @@
+"""export_library -> load_module, in a fresh process, with and without embedded device modules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.codegen.device_module import create_device_module
+from tvm.driver import export
+from tvm.tir import Buffer, BufferStore, For, ForKind, IntImm, PrimFunc, Var
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def scale2() -> PrimFunc:
+    n = Var("n", "int32")
+    A, B = Buffer("A", (n,), "float32"), Buffer("B", (n,), "float32")
+    i = Var("i", "int32")
+    body = For(i, IntImm("int32", 0), n, ForKind.PARALLEL, BufferStore(B, A[i] * 2.0 + 1.0, (i,)))
+    return PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "scale2"})
+
+
+def run_fresh(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter with this checkout's tvm first on the path."""
+    full_env = {**os.environ, **env}
+    full_env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(tvm.__file__)),
+                                              full_env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, env=full_env, timeout=120)
+
+
+LOAD_AND_RUN = """
+    import numpy as np, tvm
+    mod = tvm.runtime.load_module({path!r})
+    a = np.arange(6, dtype="float32"); b = np.zeros(6, "float32")
+    mod["scale2"](a, b)
+    assert (b == a * 2 + 1).all(), b
+    print("ok", mod.kind, [m.kind for m in mod.imports])
+"""
+
+
+@pytest.mark.parametrize("force_fallback", ["0", "1"])
+def test_export_then_load_in_fresh_process(tmp_path, force_fallback):
+    mod = tvm.compile(scale2(), "c")
+    path = str(tmp_path / "scale2.so")
+    mod.export_library(path)
+    assert export.read_embedded_kinds(path) == []
+    res = run_fresh(LOAD_AND_RUN.format(path=path), TVM_COMPILE_FORCE_FALLBACK=force_fallback)
+    assert res.returncode == 0, res.stderr
+    assert "ok library []" in res.stdout
+
+
+def test_load_in_same_process(tmp_path):
+    mod = tvm.compile(scale2(), "c")
+    path = str(tmp_path / "lib.so")
+    mod.export_library(path)
+    loaded = tvm.runtime.load_module(path)
+    a = np.ones(3, "float32")
+    b = np.zeros(3, "float32")
+    loaded.scale2(a, b)
+    np.testing.assert_array_equal(b, 3)
+    # a loaded module exports as a copy of its file
+    again = str(tmp_path / "again.so")
+    loaded.export_library(again)
+    assert open(again, "rb").read() == open(path, "rb").read()
+
+
+def _with_device_module(kind: str) -> tvm.runtime.Module:
+    mod = tvm.compile(scale2(), "c")
+    dev = create_device_module(kind, "txt", [["k0", ["handle", "int32"], ["blockIdx.x", "threadIdx.x"]]],
+                               b"\x00payload\xff", [["txt", "kernel source of k0"]])
+    mod.ffi_module.import_module(dev)
+    return mod
+
+
+@pytest.mark.parametrize("force_fallback", ["0", "1"])
+def test_embedded_device_module_round_trip(tmp_path, force_fallback):
+    kind = "testdev"
+    mod = _with_device_module(kind)
+    before = mod.imports[0].save_to_bytes()
+    path = str(tmp_path / "with_dev.so")
+    mod.export_library(path)
+    assert export.read_embedded_kinds(path) == [kind]
+    code = f"""
+        import tvm, tvm_ffi
+        load = tvm_ffi.get_global_func("runtime.FallbackModuleLoadFromBytes")
+        tvm_ffi.register_global_func("ffi.Module.load_from_bytes.{kind}",
+                                     lambda b: load("{kind}", "no runtime here", b))
+        mod = tvm.runtime.load_module({path!r})
+        dev = mod.imports[0]
+        print(dev.kind, dev.inspect_source("txt"))
+        open({str(tmp_path / 'bytes.bin')!r}, "wb").write(dev.save_to_bytes())
+        try:
+            dev["k0"](1, 2, 3, 4)
+        except RuntimeError as err:
+            print("raised:", err)
+    """
+    code = textwrap.dedent(code) + textwrap.dedent(LOAD_AND_RUN.format(path=path))
+    res = run_fresh(code, TVM_COMPILE_FORCE_FALLBACK=force_fallback)
+    assert res.returncode == 0, res.stderr
+    assert f"{kind} kernel source of k0" in res.stdout
+    assert "raised: cannot run testdev kernel 'k0'" in res.stdout
+    assert f"ok library ['{kind}']" in res.stdout
+    assert (tmp_path / "bytes.bin").read_bytes() == before
+
+
+def test_unknown_module_kind_names_what_to_install(tmp_path):
+    path = str(tmp_path / "needs_x.so")
+    _with_device_module("nosuchbackend").export_library(path)
+    res = run_fresh(f"import tvm; tvm.runtime.load_module({path!r})")
+    assert res.returncode != 0
+    assert "ModuleLoadError" in res.stderr
+    assert "'nosuchbackend'" in res.stderr and "pip install 'tvm[nosuchbackend]'" in res.stderr
+
+
+def test_library_bin_layout():
+    blob = export.pack_library_bin([("_lib", b""), ("cuda", b"abc")], [[1], []])
+    body = blob[8:]
+    assert int.from_bytes(blob[:8], "little") == len(body)
+    kinds, children = export.parse_library_bin(body)
+    assert kinds == ["_lib", "cuda"] and children == [[1], []]
+    with pytest.raises(export.ModuleLoadError):
+        export.parse_library_bin(body[:-2])

@@ -1,0 +1,81 @@
+"""Corrupted device-module bytes raise exceptions, never crash the process.
+
+The fuzz loop runs in a subprocess so that a crash (segfault, abort) shows up as a test failure
+with the seed and case number instead of taking pytest down.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import tvm
+
+CASES = 1500
+
+FUZZ = r"""
+import random, sys, tvm_ffi
+import tvm
+from tvm.codegen.device_module import create_device_module
+
+seed, cases = int(sys.argv[1]), int(sys.argv[2])
+rng = random.Random(seed)
+funcs = [["k%d" % i, ["handle", "float32", "int64"][: 1 + i % 3], ["blockIdx.x", "threadIdx.x"]] for i in range(4)]
+mod = create_device_module("fuzzdev", "bin", funcs, bytes(range(256)) * 3, [["src", "kernel text " * 20], ["asm", "x"]])
+good = bytes(tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")(mod))
+deser = tvm_ffi.get_global_func("runtime.DeviceModuleDeserialize")
+load = tvm_ffi.get_global_func("runtime.FallbackModuleLoadFromBytes")
+assert deser(good)[0] == "bin"
+
+def mutate(data):
+    data = bytearray(data)
+    op = rng.randrange(6)
+    if op == 0:                                    # truncate
+        return bytes(data[: rng.randrange(len(data))])
+    if op == 1:                                    # flip random bytes
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        return bytes(data)
+    if op == 2:                                    # overwrite a u64 length with a huge/odd value
+        pos = rng.randrange(0, max(1, len(data) - 8))
+        val = rng.choice([2**64 - 1, 2**63, 2**32, len(data), len(data) + 1, 0, rng.randrange(2**64)])
+        data[pos:pos + 8] = val.to_bytes(8, "little")
+        return bytes(data)
+    if op == 3:                                    # insert garbage
+        pos = rng.randrange(len(data))
+        return bytes(data[:pos] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 16))) + data[pos:])
+    if op == 4:                                    # delete a slice
+        a = rng.randrange(len(data)); b = min(len(data), a + rng.randint(1, 32))
+        return bytes(data[:a] + data[b:])
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(64)))   # random bytes
+
+accepted = rejected = 0
+for case in range(cases):
+    blob = mutate(good)
+    for fn in (lambda b: deser(b), lambda b: load("fuzzdev", "fuzzing", b)):
+        try:
+            out = fn(blob)
+            if hasattr(out, "kind"):
+                out.inspect_source("")
+            accepted += 1
+        except (ValueError, TypeError, RuntimeError):
+            rejected += 1
+        except BaseException as err:
+            print("case", case, "raised unexpected", type(err).__name__, err)
+            sys.exit(3)
+print("accepted", accepted, "rejected", rejected)
+"""
+
+
+def test_corrupted_device_module_bytes_never_crash():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(tvm.__file__)), env.get("PYTHONPATH", "")])
+    res = subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(FUZZ), "1234", str(CASES)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, (f"fuzz process died with {res.returncode} (negative = signal)\n"
+                                 f"stdout: {res.stdout[-2000:]}\nstderr: {res.stderr[-4000:]}")
+    accepted, rejected = (int(x) for x in res.stdout.split()[1::2])
+    assert accepted + rejected == 2 * CASES
+    assert rejected > CASES  # most corruptions must be detected
