@@ -58,7 +58,7 @@ class ExamplePrinter(CFamilyPrinter):
                 barrier.append(node)
 
         walk(func.body, visit)
-        self.emit(f"void {name}(const ExampleArg* args, const int64_t* grid, const int64_t* block) {{")
+        self.emit(f"__attribute__((visibility(\"default\"))) void {name}(const ExampleArg* args, const int64_t* grid, const int64_t* block) {{")
         self._indent += 1
         for i, p in enumerate(func.params):
             buf = func.buffer_map.get(p)
