@@ -1,0 +1,249 @@
+"""OpenCL backend benchmark: our generated OpenCL C vs the same kernels written by hand in
+OpenCL C and run through pyopencl, on the same device in the same run.
+
+    python tvm-backend-opencl/bench/bench_opencl.py results.json
+
+Cases: vector add (float32, 2^22 elements, 256 work-items per group) and a 16x16-tiled matmul
+(float32, 512^3) using __local tiles and barriers. Both sides use identical global/local sizes;
+each timing is the median over repeats of a batch of launches followed by a queue finish, the
+two sides' batches interleaved.
+``ratio`` = pyopencl time / our time (higher is better); the goal is ratio >= 0.95.
+When OpenCL or pyopencl is missing, the JSON says so in ``skipped``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+GOAL = 0.95
+VADD_N = 1 << 22
+MM = 512
+TILE = 16
+
+VADD_CL = r"""
+__kernel void vadd(__global const float* restrict a, __global const float* restrict b,
+                   __global float* restrict c, int n) {
+  int i = get_group_id(0) * 256 + get_local_id(0);
+  if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+MATMUL_CL = r"""
+__kernel void matmul(__global const float* restrict A, __global const float* restrict B,
+                     __global float* restrict C, int M, int N, int K) {
+  __local float As[256];
+  __local float Bs[256];
+  int bx = get_group_id(0), by = get_group_id(1);
+  int tx = get_local_id(0), ty = get_local_id(1);
+  float acc = 0.0f;
+  for (int ko = 0; ko < K / 16; ++ko) {
+    As[ty * 16 + tx] = A[(by * 16 + ty) * K + ko * 16 + tx];
+    Bs[ty * 16 + tx] = B[(ko * 16 + ty) * N + bx * 16 + tx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int ki = 0; ki < 16; ++ki) acc += As[ty * 16 + ki] * Bs[ki * 16 + tx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  C[(by * 16 + ty) * N + bx * 16 + tx] = acc;
+}
+"""
+
+
+def tvm_kernels() -> dict[str, Any]:
+    """The same two kernels as TVMScript (compiled by tvm.compile to OpenCL C)."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def vadd(a: T.handle, b: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding((n + 255) // 256, thread="blockIdx.x"):
+            for tx in T.thread_binding(256, thread="threadIdx.x"):
+                if bx * 256 + tx < n:
+                    C[bx * 256 + tx] = A[bx * 256 + tx] + B[bx * 256 + tx]
+
+    @T.prim_func
+    def matmul(a: T.handle, b: T.handle, c: T.handle):
+        M = T.int32()
+        N = T.int32()
+        K = T.int32()
+        A = T.match_buffer(a, (M, K), "float32")
+        B = T.match_buffer(b, (K, N), "float32")
+        C = T.match_buffer(c, (M, N), "float32")
+        for by in T.thread_binding(M // 16, thread="blockIdx.y"):
+            for bx in T.thread_binding(N // 16, thread="blockIdx.x"):
+                As = T.alloc_buffer((16, 16), "float32", scope="shared")
+                Bs = T.alloc_buffer((16, 16), "float32", scope="shared")
+                for ty in T.thread_binding(16, thread="threadIdx.y"):
+                    for tx in T.thread_binding(16, thread="threadIdx.x"):
+                        acc = T.alloc_buffer((1,), "float32", scope="local")
+                        acc[0] = T.float32(0)
+                        for ko in range(K // 16):
+                            As[ty, tx] = A[by * 16 + ty, ko * 16 + tx]
+                            Bs[ty, tx] = B[ko * 16 + ty, bx * 16 + tx]
+                            T.tvm_storage_sync("shared")
+                            for ki in range(16):
+                                acc[0] = acc[0] + As[ty, ki] * Bs[ki, tx]
+                            T.tvm_storage_sync("shared")
+                        C[by * 16 + ty, bx * 16 + tx] = acc[0]
+
+    return {"vadd": vadd, "matmul": matmul}
+
+
+def batch_ms(run: Callable[[], None], sync: Callable[[], None], batch: int) -> float:
+    """Milliseconds per launch of one batch of ``batch`` launches followed by a sync."""
+    t0 = time.perf_counter()
+    for _ in range(batch):
+        run()
+    sync()
+    return (time.perf_counter() - t0) * 1e3 / batch
+
+
+def compare(ours: tuple, theirs: tuple, batch: int, repeats: int) -> tuple[float, float]:
+    """Median ms per launch of both (run, sync) pairs, their batches interleaved so that load
+    from other processes on a shared machine hits both sides alike."""
+    for run, sync in (ours, theirs):  # warm up: program build, first touch of buffers
+        run()
+        sync()
+    a, b = [], []
+    for _ in range(repeats):
+        a.append(batch_ms(*ours, batch))
+        b.append(batch_ms(*theirs, batch))
+    return statistics.median(a), statistics.median(b)
+
+
+class TVMSide:
+    """A kernel compiled by tvm.compile and run through our OpenCL runtime."""
+
+    def __init__(self, dev: Any, name: str, inputs: list[np.ndarray], out_shape: tuple):
+        import tvm
+
+        self.mod = tvm.compile(tvm_kernels()[name], target="opencl")
+        self.args = [tvm.runtime.tensor(x, dev) for x in inputs]
+        self.out = tvm.runtime.empty(out_shape, "float32", dev)
+        self.fn = self.mod[name]
+        self.sync = dev.sync
+
+    def run(self) -> None:
+        self.fn(*self.args, self.out)
+
+    def result(self) -> np.ndarray:
+        return self.out.numpy()
+
+
+class PyOpenCLSide:
+    """The hand-written kernel built and launched by pyopencl on the first device."""
+
+    def __init__(self, name: str, source: str, inputs: list[np.ndarray], out_shape: tuple,
+                 global_size: tuple, local_size: tuple, scalars: list[np.generic]):
+        import pyopencl as cl
+
+        self.cl = cl
+        device = cl.get_platforms()[0].get_devices()[0]
+        self.device_name = device.name
+        ctx = cl.Context([device])
+        self.queue = cl.CommandQueue(ctx)
+        mf = cl.mem_flags
+        # kept on self: a kernel does not keep its argument buffers alive in pyopencl
+        self.bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x) for x in inputs]
+        self.out = np.empty(out_shape, "float32")
+        self.obuf = cl.Buffer(ctx, mf.READ_WRITE, self.out.nbytes)
+        self.kernel = getattr(cl.Program(ctx, source).build(), name)
+        self.kernel.set_args(*self.bufs, self.obuf, *scalars)
+        self.global_size, self.local_size = global_size, local_size
+
+    def run(self) -> None:
+        self.cl.enqueue_nd_range_kernel(self.queue, self.kernel, self.global_size, self.local_size)
+
+    def sync(self) -> None:
+        self.queue.finish()
+
+    def result(self) -> np.ndarray:
+        self.cl.enqueue_copy(self.queue, self.out, self.obuf)
+        self.queue.finish()
+        return self.out
+
+
+def main(out_path: str) -> int:
+    result: dict[str, Any] = {
+        "benchmark": "tvm-backend-opencl: generated OpenCL C vs hand-written OpenCL C via pyopencl",
+        "goal_ratio": GOAL,
+        "ratio_definition": "pyopencl_ms / tvm_ms (>= goal means our path is at most 5% slower)",
+        "python": platform.python_version(),
+        "cases": [],
+    }
+    try:
+        import tvm
+
+        if not tvm.opencl(0).exist:
+            rec = tvm.backend.load("opencl")
+            raise RuntimeError(f"no OpenCL device: {rec.reason or rec.status}")
+        import pyopencl  # noqa: F401
+    except Exception as err:  # noqa: BLE001 - report why nothing ran
+        result["skipped"] = f"{type(err).__name__}: {err}"
+        _write(out_path, result)
+        print(result["skipped"])
+        return 0
+    dev = tvm.opencl(0)
+    result["device"] = dev.name
+    result["opencl_version"] = dev.compute_version
+    result["driver_version"] = dev.attr("driver_version")
+    rng = np.random.default_rng(0)
+
+    a, b = rng.standard_normal(VADD_N, dtype="float32"), rng.standard_normal(VADD_N, dtype="float32")
+    groups = (VADD_N + 255) // 256
+    ours = TVMSide(dev, "vadd", [a, b], (VADD_N,))
+    theirs = PyOpenCLSide("vadd", VADD_CL, [a, b], (VADD_N,), (groups * 256,), (256,), [np.int32(VADD_N)])
+    t_ms, p_ms = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=20, repeats=9)
+    np.testing.assert_allclose(ours.result(), a + b)
+    np.testing.assert_allclose(theirs.result(), a + b)
+    result["cases"].append(_case("vector_add", {"n": VADD_N, "dtype": "float32", "local_size": [256]},
+                                 t_ms, p_ms, 3 * VADD_N * 4))
+
+    x = rng.standard_normal((MM, MM), dtype="float32")
+    y = rng.standard_normal((MM, MM), dtype="float32")
+    ours = TVMSide(dev, "matmul", [x, y], (MM, MM))
+    theirs = PyOpenCLSide("matmul", MATMUL_CL, [x, y], (MM, MM), (MM, MM), (TILE, TILE), [np.int32(MM)] * 3)
+    t_ms, p_ms = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=2, repeats=7)
+    ref = x @ y
+    np.testing.assert_allclose(ours.result(), ref, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(theirs.result(), ref, rtol=1e-3, atol=1e-3)
+    case = _case("matmul_tiled", {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}, t_ms, p_ms,
+                 None)
+    case["gflops_tvm"] = round(2 * MM ** 3 / (t_ms * 1e6), 3)
+    case["gflops_pyopencl"] = round(2 * MM ** 3 / (p_ms * 1e6), 3)
+    result["cases"].append(case)
+    result["all_meet_goal"] = all(c["meets_goal"] for c in result["cases"])
+    _write(out_path, result)
+    for c in result["cases"]:
+        print(f"{c['name']}: tvm {c['tvm_ms']:.3f} ms, pyopencl {c['pyopencl_ms']:.3f} ms, "
+              f"ratio {c['ratio']:.3f} (goal {GOAL})")
+    return 0
+
+
+def _case(name: str, params: dict, tvm_ms: float, pyopencl_ms: float, nbytes: int | None) -> dict:
+    ratio = pyopencl_ms / tvm_ms
+    case = {"name": name, "params": params, "tvm_ms": round(tvm_ms, 4), "pyopencl_ms": round(pyopencl_ms, 4),
+            "ratio": round(ratio, 4), "meets_goal": ratio >= GOAL}
+    if nbytes is not None:
+        case["gbps_tvm"] = round(nbytes / (tvm_ms * 1e6), 3)
+        case["gbps_pyopencl"] = round(nbytes / (pyopencl_ms * 1e6), 3)
+    return case
+
+
+def _write(path: str, data: dict) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "bench_opencl.json"))
