@@ -1,0 +1,246 @@
+"""The real runtime (libtvm_runtime_cuda) driven through a mock libcuda.so.1 on a CPU machine.
+
+The mock (tests/mock_driver/mock_libcuda.c) keeps "device" memory in host memory, records each
+launch and executes kernels whose name contains ``vadd`` on the host. This checks everything on
+our side of the driver API (context handling, copies, argument packing, launch configuration,
+dynamic shared memory, module loading, "cu" payloads compiled on first use, error messages,
+byte identity of real and fallback modules) without a GPU. Each test runs in a fresh process with
+LD_LIBRARY_PATH pointing at the mock.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_python
+from tvm_backend_cuda import nvrtc
+
+pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")
+
+PRELUDE = '''
+import ctypes, numpy as np, tvm, tvm_ffi
+from tvm_backend_cuda import nvrtc
+
+class Launch(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 256), ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shmem", ctypes.c_uint), ("stream", ctypes.c_void_p), ("launches", ctypes.c_int),
+                ("max_dyn_shmem_attr", ctypes.c_int)]
+
+MOCK = ctypes.CDLL("libcuda.so.1")
+LAST = Launch.in_dll(MOCK, "mock_last_launch")
+create = tvm_ffi.get_global_func("ffi.Module.create.cuda")
+serialize = tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")
+dev = tvm.cuda(0)
+SRC = r"""
+extern "C" __global__ void vadd(float* a, float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i];
+}
+extern "C" __global__ void scalars(double* out, signed char a, long long b, float c, double d,
+                                   unsigned short e, bool f) {}
+extern "C" __global__ void big_smem(float* x) { extern __shared__ float s[]; s[threadIdx.x] = x[0]; }
+"""
+RES = nvrtc.compile_cuda(SRC, "sm_90")
+FUNCS = [["vadd", ["handle", "handle", "handle", "int32"], ["blockIdx.x", "threadIdx.x"]],
+         ["scalars", ["handle", "int8", "int64", "float32", "float64", "float16", "bool"], ["blockIdx.x"]],
+         ["big_smem", ["handle"], ["threadIdx.x", "dyn_shmem"]]]
+SOURCES = [["cuda", SRC], ["ptx", RES.ptx]]
+'''
+
+
+def mock_run(mock_driver_dir, body: str):
+    out = run_python(PRELUDE + body, env={"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1"})
+    assert out.returncode == 0, f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    return out.stdout
+
+
+def test_activation_and_device_attributes(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+rec = tvm.backend._registry.get_record("cuda")
+print(rec.status)
+print(dev.exist, tvm.cuda(1).exist, dev.name, dev.compute_version, dev.warp_size, dev.max_threads_per_block)
+print(dev.max_shared_memory_per_block, dev.multi_processor_count, dev.max_clock_rate, dev.total_global_memory)
+print(tuple(dev.max_thread_dimensions), dev.attr("driver_version"), dev.attr("no_such_attr"))
+print(tvm.target.detect_target_from_device(dev))
+''')
+    lines = out.splitlines()
+    assert lines[0] == "active"
+    assert lines[1] == "True False Mock GPU (tests) 9.0 32 1024"
+    assert lines[2] == "49152 132 1980000 85899345920"
+    assert lines[3] == "(1024, 1024, 64) 13000 None"
+    assert lines[4] == ("cuda -arch=sm_90 -max_num_threads=1024 -max_shared_memory_per_block=49152 "
+                        "-multi_processor_count=132 -thread_warp_size=32")
+
+
+def test_tensors_and_copies(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+a = np.arange(12, dtype="float32").reshape(3, 4)
+x = tvm.runtime.tensor(a, dev)
+y = x.copyto(dev)                 # device to device
+z = tvm.runtime.empty((3, 4), "float32", dev)
+z.copyfrom(y)
+print(x.device, np.array_equal(z.numpy(), a), np.array_equal(y.numpy(), a))
+s = tvm_ffi.get_global_func("runtime.DeviceCreateStream")(dev)
+tvm_ffi.get_global_func("runtime.DeviceFreeStream")(dev, s)
+dev.sync()
+print("stream", s != 0)
+''')
+    assert out.splitlines() == ["cuda:0 True True", "stream True"]
+
+
+def test_launch_with_tensors_and_pointers(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+n = 1000
+a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
+x, y, z = tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((n,), "float32", dev)
+m["vadd"](x, y, z, n, 4, 256)
+print(np.allclose(z.numpy(), a + b), LAST.name.decode(), list(LAST.grid), list(LAST.block), LAST.shmem)
+# opaque device pointers, as the host code passes them
+z2 = tvm.runtime.empty((n,), "float32", dev)
+ptr = lambda t: ctypes.c_void_p(t.data_ptr())
+m["vadd"](ptr(x), ptr(y), ptr(z2), n, 4, 256)
+print(np.allclose(z2.numpy(), a + b))
+with tvm_ffi.use_raw_stream(dev, 0x1234):
+    m["vadd"](x, y, z, n, 4, 256)
+print("stream", hex(LAST.stream or 0))
+try:
+    m["vadd"](x, y, z, n, 4)
+except TypeError as e:
+    print("TypeError", e)
+try:
+    m["vadd"](x, y, z, n, 1, 2048)
+except RuntimeError as e:
+    print("RuntimeError", e)
+try:
+    m["vadd"](tvm.runtime.tensor(a), y, z, n, 4, 256)
+except ValueError as e:
+    print("ValueError", e)
+try:
+    m["nope"]
+except AttributeError as e:
+    print("AttributeError", e)
+''')
+    lines = out.splitlines()
+    assert lines[0] == "True vadd [4, 1, 1] [256, 1, 1] 0"
+    assert lines[1] == "True"
+    assert lines[2] == "stream 0x1234"
+    assert lines[3].startswith("TypeError kernel vadd expects 4 arguments and 2 launch parameters, got 5")
+    assert "launching kernel 'vadd' with grid (1, 1, 1), block (2048, 1, 1)" in lines[4]
+    assert "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in lines[4]
+    assert lines[5].startswith("ValueError cuda kernel vadd: argument 0 is a tensor on cpu")
+    assert lines[6] == "AttributeError Module has no function 'nope'"
+
+
+def test_scalar_arguments_are_packed_by_dtype(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+buf = np.zeros(6)
+o = tvm.runtime.tensor(buf, dev)
+m["scalars"](o, -5, 2**40 + 3, 1.5, 2.25, 0.333251953125, True, 1)
+print(o.numpy().tolist())
+''')
+    # the mock kernel writes back each argument as it read it
+    assert out.strip() == str([-5.0, float(2**40 + 3), 1.5, 2.25, 0.333251953125, 1.0])
+
+
+def test_dynamic_shared_memory_over_48k_sets_the_attribute(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+x = tvm.runtime.empty((4,), "float32", dev)
+m["big_smem"](x, 32, 1024)
+print(LAST.shmem, LAST.max_dyn_shmem_attr)
+m["big_smem"](x, 32, 100000)
+print(LAST.shmem, LAST.max_dyn_shmem_attr)
+try:
+    m["big_smem"](x, 32, 10**6)
+except RuntimeError as e:
+    print("RuntimeError", e)
+''')
+    lines = out.splitlines()
+    assert lines[0] == "1024 0" and lines[1] == "100000 100000"
+    assert "asks for 1000000 bytes of dynamic shared memory" in lines[2]
+
+
+def test_real_and_fallback_bytes_are_identical(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+real = create(RES.fmt, FUNCS, RES.image, SOURCES)
+fb = tvm_ffi.get_global_func("runtime.FallbackModuleCreate")("cuda", "why", RES.fmt, FUNCS, RES.image, SOURCES)
+rb = bytes(tvm.runtime.Module(real).save_to_bytes())
+print(rb == bytes(tvm.runtime.Module(fb).save_to_bytes()), rb == bytes(serialize(RES.fmt, FUNCS, RES.image, SOURCES)))
+print(real.kind, real.inspect_source("cuda") == SRC, real.inspect_source("ptx") == RES.ptx)
+back = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.cuda")(rb)
+n = 64
+a = np.ones(n, "float32")
+x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
+back["vadd"](x, x, z, n, 1, 64)
+print(np.allclose(z.numpy(), 2 * a), bytes(tvm.runtime.Module(back).save_to_bytes()) == rb)
+''')
+    assert out.splitlines() == ["True True", "cuda True True", "True True"]
+
+
+def test_source_payload_is_compiled_on_first_use(mock_driver_dir, tmp_path) -> None:
+    out = mock_run(mock_driver_dir, f'''
+import os
+os.environ["TVM_CACHE_DIR"] = {str(tmp_path)!r}
+m = create("cu", FUNCS, SRC.encode(), [["cuda", SRC]])
+n = 100
+a = np.arange(n, dtype="float32")
+x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
+m["vadd"](x, x, z, n, 1, 128)
+print(np.allclose(z.numpy(), 2 * a), sorted(os.listdir(os.path.join({str(tmp_path)!r}, "cuda-nvrtc")))[0].endswith(".img"))
+''')
+    assert out.splitlines() == ["True True"]
+
+
+def test_load_errors_are_clear(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+bad = create("cubin", FUNCS, b"not a cubin", SOURCES)
+x = tvm.runtime.empty((4,), "float32", dev)
+try:
+    bad["vadd"](x, x, x, 4, 1, 4)
+except RuntimeError as e:
+    print("E1", e)
+missing = create(RES.fmt, [["not_in_image", ["handle"], ["threadIdx.x"]]], RES.image, SOURCES)
+try:
+    missing["not_in_image"](x, 1)
+except RuntimeError as e:
+    print("E2", e)
+try:
+    create("sass", FUNCS, b"", SOURCES)
+except ValueError as e:
+    print("E3", e)
+try:
+    create(RES.fmt, [["k", ["handle", "complex64"], []]], RES.image, SOURCES)
+except TypeError as e:
+    print("E4", e)
+''')
+    lines = [l for l in out.splitlines() if l.startswith("E")]
+    assert "loading the cuda module (cubin, 11 bytes) on cuda(0, sm_90) failed: CUDA_ERROR_INVALID_IMAGE" in lines[0]
+    assert "JIT log" in out and "compile with target tvm.target.detect_target_from_device" in out
+    assert "kernel 'not_in_image' is not in the loaded cuda module: CUDA_ERROR_NOT_FOUND" in out
+    assert "E3 cuda module: unsupported payload format 'sass'" in out
+    assert "unsupported argument dtype 'complex64'" in out
+
+
+def test_compile_and_run_through_host_code(mock_driver_dir, tmp_path) -> None:
+    lib = tmp_path / "vadd.so"
+    out = mock_run(mock_driver_dir, f'''
+from script_kernels import vadd
+mod = tvm.compile(vadd, target=tvm.target.detect_target_from_device(dev))
+n = 300
+a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
+x, y, z = tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((n,), "float32", dev)
+mod["vadd"](x, y, z)
+print(np.allclose(z.numpy(), a + b), LAST.name.decode(), list(LAST.grid), list(LAST.block))
+mod.export_library({str(lib)!r})
+''')
+    assert out.splitlines() == ["True vadd_kernel0 [3, 1, 1] [128, 1, 1]"]
+    out = mock_run(mock_driver_dir, f'''
+m = tvm.runtime.load_module({str(lib)!r})
+n = 50
+a = np.random.rand(n).astype("float32")
+x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
+m["vadd"](x, x, z)
+print(np.allclose(z.numpy(), 2 * a))
+''')
+    assert out.strip() == "True"
