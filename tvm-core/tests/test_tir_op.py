@@ -1,0 +1,121 @@
+"""tvm.tir.op: intrinsic constructors, their dtypes, and implicit promotion."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tvm import tir
+from tvm.tir import op
+from tvm.tir.dtype import SCALAR_DTYPES
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "tanh", "fabs", "floor", "ceil", "erf", "sin", "cos",
+               "sigmoid", "exp2", "log2", "round", "trunc")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", UNARY_FLOAT)
+def test_unary_float_intrinsics(name, dtype):
+    x = tir.Var("x", dtype)
+    c = getattr(op, name)(x)
+    assert isinstance(c, tir.Call) and c.op == name and c.dtype == dtype and c.args == (x,)
+    n, rule = op.INTRINSICS[name]
+    assert n == 1 and rule == "float"
+    assert op.result_dtype(name, c.args) == dtype
+
+
+@pytest.mark.parametrize("name", UNARY_FLOAT)
+def test_unary_float_rejects_int(name):
+    with pytest.raises(TypeError, match="float"):
+        getattr(op, name)(tir.Var("i", "int32"))
+
+
+def test_python_number_arguments():
+    c = op.exp(1.0)
+    assert c.dtype == "float32" and isinstance(c.args[0], tir.FloatImm)
+    p = op.pow(tir.Var("x", "float64"), 2)
+    assert p.dtype == "float64" and p.args[1].dtype == "float64" and p.op == "pow"
+
+
+def test_abs_by_family():
+    assert op.abs(tir.Var("x", "float16")).op == "fabs"
+    a = op.abs(tir.Var("i", "int8"))
+    assert a.op == "abs" and a.dtype == "int8"
+    u = tir.Var("u", "uint32")
+    assert op.abs(u) is u
+
+
+def test_min_max_div_mod_nodes():
+    i, j = tir.Var("i", "int32"), tir.Var("j", "int64")
+    assert isinstance(op.min(i, 3), tir.Min) and isinstance(op.max(i, 3), tir.Max)
+    m = op.max(i, j)
+    assert m.dtype == "int64" and isinstance(m.a, tir.Cast)
+    assert isinstance(op.truncdiv(i, 2), tir.Div)
+    assert isinstance(op.truncmod(i, 2), tir.Mod)
+    assert isinstance(op.floordiv(i, 2), tir.FloorDiv)
+    assert isinstance(op.floormod(i, 2), tir.FloorMod)
+    assert isinstance(op.min(i, 1, 2), tir.Min)
+    with pytest.raises(TypeError):
+        op.truncmod(tir.Var("f", "float32"), 2.0)
+
+
+@pytest.mark.parametrize("a,b,out", [
+    ("int32", "int64", "int64"), ("int8", "int32", "int32"), ("int32", "uint32", "int32"),
+    ("int32", "float16", "float16"), ("float16", "float32", "float32"),
+    ("float32", "float64", "float64"), ("bool", "int32", "int32"), ("uint8", "uint16", "uint16"),
+])
+def test_promotion(a, b, out):
+    assert op.promote_dtypes(a, b) == out
+    assert op.promote_dtypes(b, a) == out
+
+
+def test_promotion_refuses_float16_bfloat16_mix():
+    with pytest.raises(TypeError):
+        op.promote_dtypes("float16", "bfloat16")
+
+
+def test_if_then_else_select_cast():
+    c = tir.Var("c", "bool")
+    x = tir.Var("x", "float32")
+    ite = op.if_then_else(c, x, 0.0)
+    assert ite.op == "if_then_else" and ite.dtype == "float32" and op.INTRINSICS["if_then_else"] == (3, "arg1")
+    assert isinstance(op.select(c, x, 1.0), tir.Select)
+    with pytest.raises(TypeError):
+        op.if_then_else(tir.Var("i", "int32"), x, x)
+    assert isinstance(op.cast("int8", x), tir.Cast)
+    assert op.cast("float32", x) is x
+    assert op.cast("int32", 2.7).value == 2
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_max_min_value(dtype):
+    hi, lo = op.max_value(dtype), op.min_value(dtype)
+    assert hi.dtype == dtype and lo.dtype == dtype
+    assert hi.value > lo.value if dtype != "bool" else hi.value == 1
+
+
+def test_limits_values():
+    assert op.max_value("int8").value == 127 and op.min_value("int8").value == -128
+    assert op.max_value("uint16").value == 65535
+    assert op.max_value("float16").value == 65504.0
+    assert math.isinf(op.infinity("float32").value)
+    with pytest.raises(TypeError):
+        op.infinity("int32")
+
+
+def test_storage_sync_and_call_intrin():
+    s = op.tvm_storage_sync("shared")
+    assert s.op == "tvm_storage_sync" and s.dtype == "void" and s.args[0].value == "shared"
+    with pytest.raises(ValueError):
+        op.tvm_storage_sync("texture")
+    c = op.call_intrin("float32", "cuda.shfl_down", tir.Var("x", "float32"), 1)
+    assert c.dtype == "float32" and c.args[1].dtype == "int32"
+
+
+def test_intrinsics_table_is_complete():
+    for name in UNARY_FLOAT + ("pow", "abs", "if_then_else", "tvm_storage_sync"):
+        assert name in op.INTRINSICS
+    for n, rule in op.INTRINSICS.values():
+        assert rule in ("same", "float", "int", "arg1", "bool", "void", "int32", "explicit")
