@@ -18,6 +18,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -123,6 +124,8 @@ def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequenc
     flags.append("-fopenmp" if openmp else "-fopenmp-simd")
     if mcpu:
         flags.append(f"-march={mcpu}")
+    if sys.platform.startswith("linux"):
+        flags.append("-Wl,-z,defs")  # an undefined symbol is a link error, not a crash at call time
     flags += [f"-I{d}" for d in ffi_include_dirs()]
     flags += list(extra)
     return flags
