@@ -280,3 +280,17 @@ def k(A: T.Buffer((4,), "int32")):
     f = tvm.script.parse(src)
     (l,) = loops(f.body)
     assert l.min.value == 1 and l.extent.value == 3
+
+
+def test_python_builtins_min_max_abs_and_likely():
+    @T.prim_func
+    def f(A: T.Buffer((8,), "int32"), n: T.int32):
+        T.func_attr({"tir.noalias": T.bool(True), "n": T.int32(3)})
+        for i in range(8):
+            if T.likely(i < n):
+                A[i] = max(min(A[i], n), 0) + abs(A[i])
+
+    assert f.attrs["tir.noalias"] is True and f.attrs["n"] == 3
+    kinds = {type(e).__name__ for e in nodes(f.body, tir.PrimExpr)}
+    assert {"Min", "Max"} <= kinds
+    assert {c.op for c in nodes(f.body, tir.Call)} == {"abs"}

@@ -376,3 +376,34 @@ def test_lower_int64_symbolic(gpu):
     assert [p.dtype for p in k.params] == ["handle", "int64"]
     (call,) = launches(low.host)
     assert call.args[-2].dtype == "int64" and call.args[-1].dtype == "int64"
+
+
+def test_lower_uneven_thread_extents_are_padded_and_guarded(gpu):
+    @T.prim_func
+    def f(A: T.Buffer((128,), "float32"), B: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                A[tx] = T.float32(0)
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                B[tx] = T.float32(1)
+
+    low = lower(f, gpu)
+    (k,) = low.kernels
+    (call,) = launches(low.host)
+    assert [x.value for x in call.args[3:]] == [1, 128]
+    txs = [l for l in nodes(k.body, tir.For) if l.thread_tag == "threadIdx.x"]
+    assert [l.extent.value for l in txs] == [128, 128]
+    guards = nodes(k.body, tir.IfThenElse)
+    assert len(guards) == 1 and guards[0].condition.b.value == 64
+
+
+def test_lower_host_if_on_scalar(gpu):
+    @T.prim_func
+    def f(A: T.Buffer((n,), "float32"), n: T.int32):
+        if n > 0:
+            for tx in T.thread_binding(n, thread="threadIdx.x"):
+                A[tx] = T.float32(0)
+
+    low = lower(f, gpu)
+    assert isinstance(low.host.body, tir.IfThenElse)
+    assert len(low.kernels) == 1

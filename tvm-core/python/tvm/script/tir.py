@@ -214,7 +214,34 @@ def func_attr(attrs: dict) -> FuncAttrSpec:
     """Set function attributes (``{"global_symbol": "main", "tir.noalias": True}``)."""
     if not isinstance(attrs, dict):
         raise TypeError("T.func_attr expects a dict")
-    return FuncAttrSpec(dict(attrs))
+    return FuncAttrSpec({k: _attr_value(v) for k, v in attrs.items()})
+
+
+def _attr_value(v: Any) -> Any:
+    """Attribute values are plain Python: ``T.bool(True)`` -> True, ``T.int32(4)`` -> 4."""
+    if isinstance(v, IntImm):
+        return _builtins.bool(v.value) if v.dtype == "bool" else v.value
+    if isinstance(v, FloatImm):
+        return v.value
+    if isinstance(v, StringImm):
+        return v.value
+    if isinstance(v, (list, tuple)):
+        return type(v)(_attr_value(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _attr_value(x) for k, x in v.items()}
+    return v
+
+
+def likely(cond):
+    """Branch-prediction hint; this implementation returns ``cond`` unchanged."""
+    return cond
+
+
+def target(spec, host=None):
+    """``T.target("cuda")``: a :class:`tvm.target.Target` (for ``T.func_attr``)."""
+    from tvm.target import Target
+
+    return Target(spec, host)
 
 
 def var(dtype: str, name: str = "") -> VarSpec:

@@ -179,8 +179,11 @@ class Parser:
         """Bind ``n = T.int32()`` declarations at the top of the body before the parameters."""
         for st in body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
-                    and isinstance(st.value, ast.Call):
+                    and isinstance(st.value, ast.Call) and not st.value.keywords:
                 try:
+                    fn = self.eval_expr(st.value.func)
+                    if not ((getattr(fn, "_tir_dtype", None) and not st.value.args) or fn is T.var):
+                        continue
                     val = self.eval_expr(st.value)
                 except TVMScriptError:
                     continue
@@ -586,6 +589,8 @@ class Parser:
                 kwargs[k.arg] = self.eval_expr(k.value)
         if not callable(fn):
             raise self.error(node.func, f"'{type(fn).__name__}' object is not callable")
+        if fn in (builtins.min, builtins.max, builtins.abs) and any(isinstance(a, PrimExpr) for a in args):
+            fn = {builtins.min: _op.min, builtins.max: _op.max, builtins.abs: _op.abs}[fn]
         if fn is builtins.range:
             if len(args) == 3 and args[2] != 1:
                 raise self.error(node, "range() with a step is not supported; use a multiplied index")

@@ -16,8 +16,10 @@ shape variables, host let variables; parameters first in parameter order, then b
 The host replaces the nest by ``Evaluate(Call("int32", "tir.launch_kernel", (StringImm(name),
 *kernel_params, *launch_extents)))``; ``kernel.attrs["launch_params"]`` lists the thread tags in
 the order of the extents (``blockIdx.x/y/z`` then ``threadIdx.x/y/z``, only those used), plus
-``"dyn_shmem"`` (bytes) when a shared allocation has a non-constant size. Host code outside the
-nests may only be scalar setup (let statements without buffer access, asserts).
+``"dyn_shmem"`` (bytes) when a shared allocation has a non-constant size. A tag bound by several
+loops of one kernel with different constant extents launches with the largest; the smaller loops are
+widened and guarded (``if tx < extent``). Host code outside the nests may only be scalar setup
+(let statements without buffer access, asserts, ``if`` on scalar conditions).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import binary
 from tvm.tir.stmt import (
-    Allocate, AssertStmt, Evaluate, For, ForKind, LetStmt, SeqStmt, Stmt, seq,
+    Allocate, AssertStmt, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt, seq,
 )
 
 from .flatten import flatten_buffers
@@ -93,6 +95,9 @@ class _Splitter:
             return LetStmt(s.var, s.value, self.host(s.body, bound + [s.var]), s.span)
         if isinstance(s, AssertStmt):
             return AssertStmt(s.condition, s.message, self.host(s.body, bound), s.span)
+        if isinstance(s, IfThenElse) and not expr_uses_buffer(s.condition):
+            other = self.host(s.else_case, bound) if s.else_case is not None else None
+            return IfThenElse(s.condition, self.host(s.then_case, bound), other, s.span)
         if isinstance(s, Evaluate) and isinstance(s.value, IntImm):
             return s
         what = type(s).__name__
@@ -109,6 +114,7 @@ class _Splitter:
         extents: dict[str, PrimExpr] = {}
         local: set = set()
         shmem: list[PrimExpr] = []
+        uneven: set = set()
 
         splitter = self
 
@@ -122,8 +128,13 @@ class _Splitter:
                     if old is None:
                         extents[tag] = s.extent
                     elif not structural_equal(old, s.extent):
-                        raise TIRVerifyError(_at(s, f"{tag} is bound with different extents in kernel "
-                                                    f"{name}"))
+                        if isinstance(old, IntImm) and isinstance(s.extent, IntImm):
+                            if s.extent.value > old.value:
+                                extents[tag] = s.extent
+                            uneven.add(tag)
+                        else:
+                            raise TIRVerifyError(_at(s, f"{tag} is bound with different extents in "
+                                                        f"kernel {name}"))
                 local.add(s.loop_var)
                 super().visit_For(s)
 
@@ -139,6 +150,8 @@ class _Splitter:
                 super().visit_Allocate(s)
 
         _Collect().visit_stmt(nest)
+        if uneven:
+            nest = _pad_thread_loops(nest, {t: extents[t] for t in uneven})
         tags = [t for t in LAUNCH_ORDER if t in extents]
         launch = [extents[t] for t in tags]
         if shmem:
@@ -178,6 +191,26 @@ class _Splitter:
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
         return Evaluate(call, nest.span)
+
+
+def _pad_thread_loops(nest: Stmt, extents: dict) -> Stmt:
+    """Widen thread loops of a tag bound with several constant extents to the largest one and
+    guard their bodies (``if tx < original_extent``), so the launch has one extent per tag."""
+    from tvm.tir.functor import StmtExprMutator
+
+    class _Pad(StmtExprMutator):
+        def visit_For(self, s: For):
+            s2 = super().visit_For(s)
+            want = extents.get(s.thread_tag) if s.kind is ForKind.THREAD_BINDING else None
+            if want is None or structural_equal(want, s.extent):
+                return s2
+            guard = binary("lt", s.loop_var, s.extent)
+            if not (isinstance(s.min, IntImm) and s.min.value == 0):
+                guard = binary("lt", s.loop_var, binary("add", s.min, s.extent))
+            return For(s.loop_var, s2.min, want, s2.kind, IfThenElse(guard, s2.body, None, s.span),
+                       s2.thread_tag, dict(s2.annotations), s2.span)
+
+    return _Pad().visit_stmt(nest)
 
 
 def _at(s: Stmt, msg: str) -> str:
