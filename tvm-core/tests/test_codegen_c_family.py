@@ -1,0 +1,143 @@
+"""The shared C-family printer: tables and override points, checked on the printed text."""
+
+from __future__ import annotations
+
+import pytest
+
+from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.codegen.c_host import CPrinter, generate_host
+from tvm.tir import (
+    Allocate, Buffer, BufferStore, Call, Cast, Evaluate, For, ForKind, IntImm, PrimFunc, StringImm,
+    Var, const, seq,
+)
+from tvm.tir import expr as E
+
+
+class ToyGPU(CFamilyPrinter):
+    """A CUDA-like dialect described only by its table."""
+
+    TYPE_NAMES = {**CFamilyPrinter.TYPE_NAMES, "float16": "half"}
+    HALF_NATIVE = True
+    RESTRICT = "__restrict__"
+    EXTERN_C = 'extern "C" '
+    KERNEL_QUALIFIER = "__global__ void"
+    SHARED_QUALIFIER = "__shared__ "
+    HELPER_QUALIFIER = "__device__ inline"
+    THREAD_INDEX = {"blockIdx.x": "blockIdx.x", "threadIdx.x": "threadIdx.x"}
+    BARRIER = "__syncthreads();"
+    UNROLL_PRAGMA = "#pragma unroll"
+    INTRINSICS = {**CFamilyPrinter.INTRINSICS, "exp": ("__expf", "exp")}
+
+
+def kernel() -> PrimFunc:
+    A, B = Buffer("A", (256,), "float32"), Buffer("B", (256,), "float32")
+    sh = Buffer("sh", (64,), "float32", scope="shared")
+    bx, tx, k = Var("bx"), Var("tx"), Var("k")
+    i = bx * 64 + tx
+    body = For(bx, IntImm("int32", 0), IntImm("int32", 4), ForKind.THREAD_BINDING, For(
+        tx, IntImm("int32", 0), IntImm("int32", 64), ForKind.THREAD_BINDING, Allocate(sh, seq(
+            BufferStore(sh, Call("float32", "exp", (A[i],)), (tx,)),
+            Evaluate(Call("void", "tvm_storage_sync", (StringImm("shared"),))),
+            For(k, IntImm("int32", 0), IntImm("int32", 4), ForKind.UNROLLED,
+                BufferStore(B, B[i] + sh[(tx + k) % 64], (i,))),
+        )), thread_tag="threadIdx.x"), thread_tag="blockIdx.x")
+    return PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "k"})
+
+
+def test_table_driven_gpu_dialect():
+    text = ToyGPU().print_module([kernel()])
+    assert 'extern "C" __global__ void k(float* __restrict__ A, float* __restrict__ B)' in text
+    assert "int32_t bx = (int32_t)(blockIdx.x);" in text
+    assert "int32_t tx = (int32_t)(threadIdx.x);" in text
+    assert "__shared__ float sh[64];" in text
+    assert "__syncthreads();" in text
+    assert "#pragma unroll" in text
+    assert "__expf(A[" in text
+    assert "& 63" in text  # floormod by a power of two is a mask
+
+
+def test_cpu_table():
+    text = CPrinter().print_module([PrimFunc([], seq(), {}, {"global_symbol": "f"})])
+    assert "void f()" in text
+    with pytest.raises(CodegenError, match="thread tag"):
+        CFamilyPrinter().thread_index("threadIdx.x")
+
+
+def test_float_variants_and_literals():
+    p = CFamilyPrinter()
+    x32, x64 = Var("x", "float32"), Var("y", "float64")
+    assert p.expr(Call("float32", "exp", (x32,))) == "expf(x)"
+    assert p.expr(Call("float64", "exp", (x64,))) == "exp(y)"
+    assert p.expr(Call("float32", "fabs", (x32,))) == "fabsf(x)"
+    assert p.expr(const(1.5, "float32")) == "1.5f"
+    assert p.expr(const(1.5, "float64")) == "1.5"
+    assert p.expr(const(float("inf"), "float32")) == "INFINITY"
+    assert p.expr(const(-(2 ** 31), "int32")) == "(-2147483647 - 1)"
+    assert p.expr(const(3, "int64")) == "3LL"
+
+
+def test_emulated_half_and_bfloat16():
+    p = CFamilyPrinter()
+    A = Buffer("A", (4,), "float16")
+    Bf = Buffer("Bf", (4,), "bfloat16")
+    assert p.expr(A[IntImm("int32", 1)]) == "tvm_h2f(A[1])"
+    assert p.expr(Bf[IntImm("int32", 1)]) == "tvm_bf2f(Bf[1])"
+    p.stmt(BufferStore(A, A[IntImm("int32", 0)] * const(2.0, "float16"), (IntImm("int32", 0),)))
+    assert p.take().strip() == "A[0] = tvm_f2h((tvm_h2f(A[0]) * 2.0f));"
+    assert p.expr(Cast("float16", Var("x", "float32"))) == "tvm_h2f(tvm_f2h((float)(x)))"
+    assert "uint16_t tvm_f2bf(float f)" in p.prelude()
+    assert p.type_name("float16") == "uint16_t" and p.compute_type("float16") == "float"
+
+
+def test_floor_division_helpers():
+    p = CFamilyPrinter()
+    a, b = Var("a", "int32"), Var("b", "int32")
+    assert p.expr(E.FloorDiv(a, b)) == "tvm_floordiv_i32(a, b)"
+    assert p.expr(E.FloorMod(a, const(8))) == "(a & 7)"
+    assert p.expr(E.FloorDiv(a, const(8))) == "(a >> 3)"
+    assert p.expr(E.Div(a, b)) == "(a / b)"  # truncating, like C
+    assert "tvm_floordiv_i32" in p.prelude()
+    u = Var("u", "uint32")
+    assert p.expr(E.FloorDiv(u, Var("v", "uint32"))) == "(u / v)"
+
+
+def test_vector_type_hook():
+    p = CFamilyPrinter()
+    assert p.type_name("float32x4") == "floatx4_t"
+    assert "vector_size(16)" in p.prelude()
+
+
+def test_multi_dim_access_is_flattened():
+    p = CFamilyPrinter()
+    n = Var("n")
+    A = Buffer("A", (4, n), "float32")
+    i, j = Var("i"), Var("j")
+    assert p.expr(A[i, j]) == "A[(i) * n + j]"
+    S = Buffer("S", (4, 4), "float32", strides=(Var("s0"), IntImm("int32", 1)))
+    assert p.expr(S[i, j]) == "S[i * s0 + j * 1]"
+
+
+def test_let_and_select_and_names():
+    p = CFamilyPrinter()
+    x, y = Var("x"), Var("int")  # a C keyword as a name
+    assert p.expr(E.Let(x, const(3), x + x)) == "((3) + (3))"
+    assert p.expr(E.Select(E.LT(y, const(0)), y, const(0))) == "((int_ < 0) ? int_ : 0)"
+    twin = Var("x")
+    assert p.name_of(twin) != p.name_of(x)
+
+
+def test_unknown_intrinsic_is_a_codegen_error():
+    with pytest.raises(CodegenError, match="unsupported intrinsic 'frobnicate'"):
+        CFamilyPrinter().expr(Call("float32", "frobnicate", ()))
+
+
+def test_host_source_has_ffi_entry_and_openmp():
+    A = Buffer("A", (8,), "float32")
+    i = Var("i")
+    f = PrimFunc([A.data], For(i, IntImm("int32", 0), IntImm("int32", 8), ForKind.PARALLEL,
+                               BufferStore(A, const(1.0), (i,))), {A.data: A}, {"global_symbol": "fill"})
+    src = generate_host([f])
+    assert src.has_parallel and not src.has_launch
+    assert "int __tvm_ffi_fill(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)" in src.code
+    assert "#pragma omp parallel for" in src.code
+    assert "#include <tvm/ffi/c_api.h>" in src.code
