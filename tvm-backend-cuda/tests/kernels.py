@@ -159,9 +159,70 @@ def gelu_f16(n: int = 4096) -> Case:
                 [n, 0.5], [(n + 127) // 128, 128], ref, 1, 1e-2)
 
 
+def softmax(m: int = 19, n: int = 1000, threads: int = 256) -> Case:
+    """Row softmax: one block per row; max and sum by warp reductions + shared memory."""
+    (a, A), (b, B) = buf("A", "float32"), buf("B", "float32")
+    nv = Var("n", "int32")
+    bx, tx, k = Var("bx"), Var("tx"), Var("k")
+    nwarps = threads // 32
+    acc = Buffer("acc", (1,), "float32", scope="local")
+    red = Buffer("red", (nwarps,), "float32", scope="shared")
+    stat = Buffer("stat", (2,), "float32", scope="shared")
+    j = k * threads + tx
+    row = bx * nv
+    steps = (nv + threads - 1) // threads
+    neg_inf = FloatImm("float32", float("-inf"))
+    zero = FloatImm("float32", 0.0)
+
+    def block_reduce(kind: str, slot: int, identity: FloatImm) -> Any:
+        warp = cuda.warp_max if kind == "max" else cuda.warp_sum
+        combine = (lambda x, y: tir.Max(x, y)) if kind == "max" else (lambda x, y: x + y)
+        return seq(
+            BufferStore(acc, warp(acc[0]), (i32(0),)),
+            IfThenElse((tx % 32).equal(0), BufferStore(red, acc[0], (tx // 32,))),
+            sync(),
+            IfThenElse(tx < 32, seq(
+                BufferStore(acc, Select(tx < nwarps, red[tx], identity), (i32(0),)),
+                BufferStore(acc, warp(acc[0]), (i32(0),)),
+                IfThenElse(tx.equal(0), BufferStore(stat, acc[0], (i32(slot),))))),
+            sync(),
+        )
+
+    inner = seq(
+        BufferStore(acc, neg_inf, (i32(0),)),
+        serial(k, steps, IfThenElse(j < nv, BufferStore(acc, tir.Max(acc[0], A[row + j]), (i32(0),)))),
+        block_reduce("max", 0, neg_inf),
+        BufferStore(acc, zero, (i32(0),)),
+        serial(k, steps, IfThenElse(j < nv, BufferStore(
+            acc, acc[0] + Call("float32", "exp", (A[row + j] - stat[0],)), (i32(0),)))),
+        block_reduce("sum", 1, zero),
+        serial(k, steps, IfThenElse(j < nv, BufferStore(
+            B, Call("float32", "exp", (A[row + j] - stat[0],)) / stat[1], (row + j,)))),
+    )
+    body = thread(bx, m, "blockIdx.x", thread(tx, threads, "threadIdx.x",
+                                              Allocate(acc, Allocate(red, Allocate(stat, inner)))))
+    f = kernel("softmax", [a, b, nv], {a: A, b: B}, body, ["blockIdx.x", "threadIdx.x"])
+
+    def ref(xs):
+        e = np.exp(xs[0] - xs[0].max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    return Case(f, lambda r: [r.standard_normal((m, n)).astype("float32"), np.zeros((m, n), "float32")],
+                [n], [m, threads], ref, 1, 1e-5)
+
+
+def empty_kernel() -> PrimFunc:
+    """A kernel that does nothing (launch-overhead benchmarks)."""
+    (x, X), = [buf("X", "float32")]
+    tx = Var("tx")
+    body = thread(tx, 32, "threadIdx.x", IfThenElse(tx < 0, BufferStore(X, FloatImm("float32", 0.0), (tx,))))
+    return kernel("empty", [x], {x: X}, body, ["threadIdx.x"])
+
+
 def all_cases() -> dict[str, Case]:
     """Every kernel the tests compile (and run, on a GPU)."""
     return {
         "vadd_f32": vadd("float32"), "vadd_f16": vadd("float16"), "row_sum": row_sum(),
         "matmul_f32": matmul("float32"), "matmul_f16": matmul("float16"), "gelu_f16": gelu_f16(),
+        "softmax": softmax(),
     }

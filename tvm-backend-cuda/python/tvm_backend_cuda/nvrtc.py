@@ -1,8 +1,8 @@
 """NVRTC through ctypes: CUDA C -> cubin / PTX, without a CUDA toolkit.
 
 ``libnvrtc.so.*`` is found inside NVIDIA's pip package (``nvidia-cuda-nvrtc``: ``nvidia/cu13/lib``
-for the CUDA 13 line, ``nvidia/cuda_nvrtc/lib`` for CUDA 12), or at ``$TVM_CUDA_NVRTC`` (a path),
-or last through the system loader. Compiled images are cached on disk under
+for the CUDA 13 line, ``nvidia/cuda_nvrtc/lib`` for CUDA 12), or at ``$TVM_CUDA_NVRTC`` (a path; ``none`` disables
+NVRTC, as on a machine without it), or last through the system loader. Compiled images are cached on disk under
 ``$TVM_CACHE_DIR/cuda-nvrtc`` (default ``~/.cache/tvm/cuda-nvrtc``), keyed by the NVRTC version,
 the options and the source.
 
@@ -92,6 +92,9 @@ def _load() -> ctypes.CDLL:
         if _lib is not None:
             return _lib
         if _load_error is not None:
+            raise NVRTCUnavailable(_load_error)
+        if os.environ.get("TVM_CUDA_NVRTC", "").lower() == "none":
+            _load_error = "NVRTC disabled by TVM_CUDA_NVRTC=none"
             raise NVRTCUnavailable(_load_error)
         tried = []
         for path in _candidates():

@@ -1,0 +1,182 @@
+"""CUDA backend benchmarks (for the GPU machine). Usage: python bench_cuda.py OUT.json
+
+Measures, each against a reference on the same GPU:
+  * vector add bandwidth vs a device-to-device copy moving the same number of bytes;
+  * row softmax vs torch.softmax;
+  * float16 4096^3 matmul (our tiled shared-memory kernel, float32 accumulation) vs torch.matmul;
+  * Python launch overhead of an empty kernel vs a Triton kernel and a CuPy RawKernel.
+Optional competitors (torch, triton, cupy) are recorded as unavailable when not importable.
+Without a GPU it writes {"status": "skipped", "reason": ...} and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from typing import Any, Callable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
+
+def _write(path: str, data: dict) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+    print(json.dumps(data, indent=2))
+
+
+def _timer(sync: Callable[[], None]) -> Callable[[Callable[[], Any], int, int], float]:
+    """Median seconds per call of fn (after warm-up), synchronising around each batch."""
+
+    def measure(fn: Callable[[], Any], iters: int = 20, warmup: int = 3) -> float:
+        for _ in range(warmup):
+            fn()
+        sync()
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            sync()
+            samples.append((time.perf_counter() - t0) / iters)
+        samples.sort()
+        return samples[len(samples) // 2]
+
+    return measure
+
+
+def _optional(name: str) -> Any:
+    try:
+        return __import__(name)
+    except Exception as err:  # noqa: BLE001 - any import failure means "not available"
+        return f"unavailable: {type(err).__name__}: {err}"
+
+
+def main(out_path: str) -> int:
+    import numpy as np
+    import tvm
+
+    dev = tvm.cuda(0)
+    if not dev.exist:
+        rec = tvm.backend._registry.get_record("cuda")
+        _write(out_path, {"status": "skipped",
+                          "reason": f"no CUDA device: {rec.reason if rec and rec.reason else 'libcuda.so.1 not found'}"})
+        return 0
+    import kernels
+    from tvm_backend_cuda import codegen
+
+    target = tvm.target.detect_target_from_device(dev)
+    measure = _timer(dev.sync)
+    torch = _optional("torch")
+    has_torch = not isinstance(torch, str) and torch.cuda.is_available()
+    if not isinstance(torch, str) and not has_torch:
+        torch = f"unavailable: torch {torch.__version__} sees no CUDA device"
+    results: dict[str, Any] = {
+        "status": "ok", "device": dev.name, "target": str(target), "python": platform.python_version(),
+        "torch": torch.__version__ if has_torch else torch,
+    }
+
+    # 1. vector add bandwidth vs device-to-device copy of the same bytes -------------------
+    n = 1 << 26
+    case = kernels.vadd("float32", n)
+    mod = codegen.build([case.func], target)
+    a, b, c = (tvm.runtime.empty((n,), "float32", dev) for _ in range(3))
+    a.copyfrom(np.ones(n, "float32"))
+    b.copyfrom(np.ones(n, "float32"))
+    fn = mod["vadd_float32"]
+    t_add = measure(lambda: fn(a, b, c, n, (n + 255) // 256, 256))
+    moved = 3 * n * 4  # two reads + one write
+    src = tvm.runtime.empty((3 * n // 2,), "float32", dev)
+    dst = tvm.runtime.empty((3 * n // 2,), "float32", dev)
+    t_copy = measure(lambda: src.copyto(dst))  # reads 6n bytes, writes 6n bytes
+    results["vector_add"] = {
+        "elements": n, "bytes_moved": moved, "seconds": t_add, "GB_per_s": moved / t_add / 1e9,
+        "d2d_copy_seconds": t_copy, "d2d_copy_GB_per_s": moved / t_copy / 1e9,
+        "fraction_of_copy": t_copy / t_add,
+    }
+
+    # 2. row softmax vs torch.softmax -------------------------------------------------------
+    rows, cols = 4096, 4096
+    sm = kernels.softmax(rows, cols)
+    smod = codegen.build([sm.func], target)
+    x = tvm.runtime.tensor(np.random.default_rng(0).standard_normal((rows, cols)).astype("float32"), dev)
+    y = tvm.runtime.empty((rows, cols), "float32", dev)
+    sfn = smod["softmax"]
+    t_sm = measure(lambda: sfn(x, y, cols, rows, 256))
+    entry: dict[str, Any] = {"shape": [rows, cols], "seconds": t_sm}
+    if has_torch:
+        tx = torch.from_dlpack(x)
+        t_ref = measure(lambda: torch.softmax(tx, dim=1))
+        err = float((torch.from_dlpack(y) - torch.softmax(tx, dim=1)).abs().max())
+        entry.update({"torch_seconds": t_ref, "speedup_vs_torch": t_ref / t_sm, "max_abs_err": err})
+    else:
+        entry["torch"] = torch
+    results["softmax"] = entry
+
+    # 3. float16 4096^3 matmul vs torch.matmul ---------------------------------------------
+    M = N = K = 4096
+    mm = kernels.matmul("float16", M, N, K)
+    mmod = codegen.build([mm.func], target)
+    rng = np.random.default_rng(1)
+    A = tvm.runtime.tensor(rng.standard_normal((M, K)).astype("float16"), dev)
+    B = tvm.runtime.tensor(rng.standard_normal((K, N)).astype("float16"), dev)
+    C = tvm.runtime.empty((M, N), "float16", dev)
+    mfn = mmod["matmul_float16"]
+    t_mm = measure(lambda: mfn(A, B, C, M, N, K, *mm.launch), iters=3, warmup=1)
+    flops = 2 * M * N * K
+    entry = {"shape": [M, N, K], "seconds": t_mm, "TFLOP_per_s": flops / t_mm / 1e12,
+             "note": "16x16 shared-memory tiles, CUDA-core FMA (no tensor cores)"}
+    if has_torch:
+        ta, tb = torch.from_dlpack(A), torch.from_dlpack(B)
+        t_ref = measure(lambda: torch.matmul(ta, tb), iters=10)
+        entry.update({"torch_seconds": t_ref, "torch_TFLOP_per_s": flops / t_ref / 1e12,
+                      "fraction_of_torch": t_ref / t_mm})
+    results["matmul_f16"] = entry
+
+    # 4. launch overhead ---------------------------------------------------------------------
+    emod = codegen.build([kernels.empty_kernel()], target)
+    efn = emod["empty"]
+    buf = tvm.runtime.empty((32,), "float32", dev)
+    calls = 5000
+    t_empty = measure(lambda: efn(buf, 32), iters=calls)
+    overhead: dict[str, Any] = {"tvm_us": t_empty * 1e6}
+    triton = _optional("triton")
+    if not isinstance(triton, str) and has_torch:
+        import triton.language as tl
+
+        @triton.jit
+        def _empty_triton(x_ptr):
+            pid = tl.program_id(0)
+            if pid < 0:
+                tl.store(x_ptr, 0.0)
+
+        tt = torch.empty(32, device="cuda")
+        overhead["triton_us"] = measure(lambda: _empty_triton[(1,)](tt), iters=calls) * 1e6
+    else:
+        overhead["triton"] = triton if isinstance(triton, str) else "unavailable: needs torch"
+    cupy = _optional("cupy")
+    if not isinstance(cupy, str):
+        raw = cupy.RawKernel('extern "C" __global__ void empty(float* x) { if (threadIdx.x > 1024) x[0] = 0; }', "empty")
+        cx = cupy.empty(32, dtype=cupy.float32)
+        raw((1,), (32,), (cx,))
+        overhead["cupy_us"] = measure(lambda: raw((1,), (32,), (cx,)), iters=calls) * 1e6
+    else:
+        overhead["cupy"] = cupy
+    results["launch_overhead"] = overhead
+    _write(out_path, results)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    try:
+        import tvm  # noqa: F401
+    except Exception as err:  # noqa: BLE001
+        _write(sys.argv[1], {"status": "skipped", "reason": f"tvm not importable: {err}"})
+        sys.exit(0)
+    sys.exit(main(sys.argv[1]))
