@@ -308,12 +308,19 @@ class CFamilyPrinter:
         return name
 
     def visit_Min(self, e: E.BinaryOp) -> str:
-        a, b = self.expr(e.a), self.expr(e.b)
-        return f"(({a} < {b}) ? {a} : {b})"
+        return f"{self._minmax_helper('min', e.dtype)}({self.expr(e.a)}, {self.expr(e.b)})"
 
     def visit_Max(self, e: E.BinaryOp) -> str:
-        a, b = self.expr(e.a), self.expr(e.b)
-        return f"(({a} > {b}) ? {a} : {b})"
+        return f"{self._minmax_helper('max', e.dtype)}({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def _minmax_helper(self, which: str, dtype: str) -> str:
+        """A prelude helper for min/max (evaluates each operand once, unlike a macro)."""
+        t = self.compute_type(dtype)
+        name = f"tvm_{which}_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
+        op = "<" if which == "min" else ">"
+        self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) "
+                                      f"{{ return a {op} b ? a : b; }}")
+        return name
 
     def visit_Not(self, e: E.Not) -> str:
         return f"(!{self.expr(e.a)})"
