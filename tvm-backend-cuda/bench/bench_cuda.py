@@ -65,7 +65,7 @@ def main(out_path: str) -> int:
         _write(out_path, {"status": "skipped",
                           "reason": f"no CUDA device: {rec.reason if rec and rec.reason else 'libcuda.so.1 not found'}"})
         return 0
-    import kernels
+    import cuda_kernels as kernels
     from tvm_backend_cuda import codegen
 
     target = tvm.target.detect_target_from_device(dev)

@@ -1,14 +1,12 @@
-"""Shared fixtures: GPU detection (tests marked ``gpu`` skip without one), the mock driver, and
-running snippets in fresh interpreters."""
+"""Fixtures of the CUDA backend's tests: GPU tests (marked ``gpu``) skip without a device, and
+the mock libcuda.so.1 is built once per session."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,30 +14,13 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-NO_GPU_REASON = "no CUDA device: libcuda.so.1 not found"
+from cuda_helpers import gpu_skip_reason  # noqa: E402
 
-
-def _gpu_reason() -> str | None:
-    """None when a real CUDA device is usable, else why not."""
-    if os.environ.get("TVM_CUDA_MOCK_DRIVER"):
-        return "running against the mock driver"
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return NO_GPU_REASON
-    import tvm
-
-    if not tvm.cuda(0).exist:
-        rec = tvm.backend._registry.get_record("cuda")
-        return f"no CUDA device: {rec.reason if rec else 'cuda backend not installed'}"
-    return None
-
-
-GPU_REASON = _gpu_reason()
+GPU_REASON = gpu_skip_reason()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "gpu: needs a real NVIDIA GPU and driver")
+    config.addinivalue_line("markers", "gpu: needs a real GPU and its driver")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -47,17 +28,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     skip = pytest.mark.skip(reason=GPU_REASON)
     for item in items:
-        if "gpu" in item.keywords:
+        # only this package's GPU tests: other backends decide about their own devices
+        if "gpu" in item.keywords and Path(str(item.fspath)).resolve().is_relative_to(HERE):
             item.add_marker(skip)
-
-
-def run_python(code: str, env: dict | None = None, timeout: int = 240) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter (same sys.path as this one); never raises on failure."""
-    full = dict(os.environ)
-    full["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], env=full,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="session")

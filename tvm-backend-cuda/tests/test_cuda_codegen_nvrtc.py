@@ -8,7 +8,7 @@ import pytest
 import tvm
 import tvm_ffi
 
-import kernels
+import cuda_kernels as kernels
 from tvm_backend_cuda import codegen, nvrtc
 
 pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")

@@ -15,8 +15,8 @@ import pytest
 import tvm
 import tvm_ffi
 
-import kernels
-from conftest import run_python
+import cuda_kernels as kernels
+from cuda_helpers import run_python
 from tvm_backend_cuda import codegen, nvrtc
 
 
@@ -116,7 +116,7 @@ def test_export_on_cpu_then_load_in_fresh_process(tmp_path) -> None:
     lib = tmp_path / "vadd_cuda.so"
     out = run_python(f'''
 import tvm
-from script_kernels import vadd
+from cuda_script_kernels import vadd
 mod = tvm.compile(vadd, target="cuda -arch=sm_90")
 assert [m.kind for m in mod.imports] == ["cuda"]
 mod.export_library({str(lib)!r})

@@ -9,8 +9,8 @@ import pytest
 import tvm
 import tvm_ffi
 
-import kernels
-from conftest import run_python
+import cuda_kernels as kernels
+from cuda_helpers import run_python
 from tvm_backend_cuda import codegen
 
 pytestmark = pytest.mark.gpu
@@ -70,7 +70,7 @@ def test_wrong_arch_cubin_is_a_clear_error(dev) -> None:
 
 
 def test_tvm_compile_script_kernels(dev, target) -> None:
-    import script_kernels
+    import cuda_script_kernels as script_kernels
 
     mod = tvm.compile(script_kernels.vadd, target=target)
     a, b = np.random.rand(1000).astype("float32"), np.random.rand(1000).astype("float32")
@@ -137,7 +137,7 @@ def test_library_exported_without_gpu_runs_on_gpu(tmp_path, env, target) -> None
     lib = tmp_path / "vadd.so"
     out = run_python(f'''
 import tvm
-from script_kernels import vadd
+from cuda_script_kernels import vadd
 mod = tvm.compile(vadd, target={str(target)!r})
 mod.export_library({str(lib)!r})
 ''', env=env)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_python
+from cuda_helpers import run_python
 from tvm_backend_cuda import nvrtc
 
 pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")
@@ -225,7 +225,7 @@ except TypeError as e:
 def test_compile_and_run_through_host_code(mock_driver_dir, tmp_path) -> None:
     lib = tmp_path / "vadd.so"
     out = mock_run(mock_driver_dir, f'''
-from script_kernels import vadd
+from cuda_script_kernels import vadd
 mod = tvm.compile(vadd, target=tvm.target.detect_target_from_device(dev))
 n = 300
 a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
