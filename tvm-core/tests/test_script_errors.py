@@ -213,3 +213,21 @@ def test_syntax_error_from_source_text():
     with pytest.raises(TVMScriptError) as e:
         tvm.script.parse("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    for i in range(4)\n        pass\n")
     assert e.value.lineno == 3 and "syntax error" in str(e.value)
+
+
+def test_well_formedness_checked_at_parse_time():
+    with pytest.raises(TVMScriptError) as e:
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            for tx in T.thread_binding(2, thread="threadIdx.x"):
+                for ty in T.thread_binding(2, thread="threadIdx.x"):  #E-twice
+                    A[tx * 2 + ty] = T.float32(0)
+    check(e.value, "#E-twice", "bound twice")
+
+    @T.prim_func(check_well_formed=False)
+    def g(A: T.Buffer((4,), "float32")):
+        for tx in T.thread_binding(2, thread="threadIdx.x"):
+            for ty in T.thread_binding(2, thread="threadIdx.x"):
+                A[tx * 2 + ty] = T.float32(0)
+
+    assert g.body is not None

@@ -7,11 +7,11 @@
 from .diagnostics import Span, TVMScriptError
 
 
-def parse(source: str, extra_vars=None, filename: str = "<tvmscript>"):
+def parse(source: str, extra_vars=None, filename: str = "<tvmscript>", check_well_formed: bool = True):
     """Parse TVMScript source text (one ``@T.prim_func``) into a :class:`tvm.tir.PrimFunc`."""
     from .parser import parse as _parse
 
-    return _parse(source, extra_vars, filename)
+    return _parse(source, extra_vars, filename, check_well_formed=check_well_formed)
 
 
 from_source = parse

@@ -115,11 +115,13 @@ def prim_func(func: Optional[Callable] = None, *, private: bool = False, check_w
     """Decorator: parse the decorated Python function as TIR and return a :class:`PrimFunc`.
 
     ``@T.prim_func(private=True)`` omits the ``global_symbol`` attribute (the default is the
-    function's name)."""
+    function's name). With ``check_well_formed`` (default) the result is checked by
+    :func:`tvm.tir.transform.verify` (target-independent checks) and problems are reported as
+    :class:`tvm.script.TVMScriptError` at the offending line."""
     from .parser import parse_function
 
     def wrap(f: Callable):
-        return parse_function(f, private=private)
+        return parse_function(f, private=private, check_well_formed=check_well_formed)
 
     return wrap if func is None else wrap(func)
 

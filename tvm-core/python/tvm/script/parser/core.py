@@ -751,8 +751,22 @@ def _find_def(tree: ast.AST) -> ast.FunctionDef:
     raise TVMScriptError("no function definition found in TVMScript source")
 
 
-def parse_function(func: Callable, private: bool = False) -> PrimFunc:
-    """Parse a Python function object written in TVMScript into a PrimFunc."""
+def _checked(func: PrimFunc, check: bool) -> PrimFunc:
+    if not check:
+        return func
+    from tvm.tir.transform.verify import TIRVerifyError, verify
+
+    try:
+        verify(func)
+    except TIRVerifyError as e:
+        span = e.span if isinstance(e.span, Span) else None
+        raise TVMScriptError(e.reason, span) from None
+    return func
+
+
+def parse_function(func: Callable, private: bool = False, check_well_formed: bool = True) -> PrimFunc:
+    """Parse a Python function object written in TVMScript into a PrimFunc (verified unless
+    ``check_well_formed=False``)."""
     try:
         lines, start = inspect.getsourcelines(func)
         filename = inspect.getsourcefile(func) or "<unknown>"
@@ -782,11 +796,12 @@ def parse_function(func: Callable, private: bool = False) -> PrimFunc:
                 pass
     env.setdefault("T", T)
     fdef = _find_def(tree)
-    return Parser(fdef, filename, file_lines, start_off, indent, env, private).parse()
+    return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(),
+                    check_well_formed)
 
 
 def parse(source: str, extra_vars: Optional[dict[str, Any]] = None, filename: str = "<tvmscript>",
-          private: bool = False) -> PrimFunc:
+          private: bool = False, check_well_formed: bool = True) -> PrimFunc:
     """Parse TVMScript source text (one ``@T.prim_func`` definition) into a PrimFunc.
 
     ``T`` and ``tvm`` are predefined; ``extra_vars`` adds more names. Private functions are
@@ -810,4 +825,4 @@ def parse(source: str, extra_vars: Optional[dict[str, Any]] = None, filename: st
             for k in dec.keywords:
                 if k.arg == "private" and isinstance(k.value, ast.Constant):
                     private = bool(k.value.value)
-    return Parser(fdef, filename, lines, 0, 0, env, private).parse()
+    return _checked(Parser(fdef, filename, lines, 0, 0, env, private).parse(), check_well_formed)

@@ -224,7 +224,12 @@ def _at(s: Stmt, msg: str) -> str:
 def _split(func: PrimFunc, target: Any) -> LoweredFunc:
     sp = _Splitter(func, target)
     body = sp.host(func.body, [])
-    return LoweredFunc(func.with_body(body), sp.kernels, target)
+    host = func.with_body(body)
+    # self-check: every kernel is a closed, well-formed function
+    for k in sp.kernels:
+        verify(k, target)
+    verify(host)
+    return LoweredFunc(host, sp.kernels, target)
 
 
 def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:

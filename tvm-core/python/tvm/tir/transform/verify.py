@@ -33,7 +33,13 @@ from tvm.tir.stmt import (
 
 
 class TIRVerifyError(ValueError):
-    """A PrimFunc is malformed (undefined variable, type error, scope misuse ...)."""
+    """A PrimFunc is malformed (undefined variable, type error, scope misuse ...).
+    ``reason`` is the bare message, ``span`` the source location when known."""
+
+    def __init__(self, message: str, reason: str | None = None, span: Any = None):
+        super().__init__(message)
+        self.reason = reason if reason is not None else message
+        self.span = span
 
 
 def _int(d: str) -> bool:
@@ -53,10 +59,12 @@ class _Verifier(StmtExprVisitor):
 
     def fail(self, msg: str):
         span = getattr(self.stmt, "span", None)
+        reason = f"in function '{self.func.global_symbol}': {msg}"
+        full = reason
         if span is not None:
             render = getattr(span, "render", None)
-            msg = f"{msg}\n{render()}" if render else f"{msg} ({span})"
-        raise TIRVerifyError(f"in function '{self.func.global_symbol}': {msg}")
+            full = f"{reason}\n{render()}" if render else f"{reason} ({span})"
+        raise TIRVerifyError(full, reason, span)
 
     def define(self, v: Var, what: str):
         if v in self.defined:
