@@ -130,3 +130,15 @@ def test_lowered_device_roundtrip(name, testgpu):
     roundtrip(low.host)
     for k in low.kernels:
         roundtrip(k)
+
+
+def test_scoped_let_and_allocate_inside_sequence():
+    A = tir.Buffer("A", (4,), "float32")
+    x = tir.Var("x", "float32")
+    tmp = tir.Buffer("tmp", (1,), "float32", scope="local")
+    let = tir.LetStmt(x, A[0], tir.BufferStore(A, x, (tir.const(1),)))
+    alloc = tir.Allocate(tmp, tir.BufferStore(tmp, A[1], (tir.const(0),)))
+    body = tir.SeqStmt((let, alloc, tir.BufferStore(A, A[2], (tir.const(3),))))
+    f = tir.PrimFunc([A.data], body, {A.data: A}, {"global_symbol": "s"}, "s")
+    text = roundtrip(f).script()
+    assert text.count("if True:") == 2

@@ -129,8 +129,13 @@ class _Printer:
 
     def stmt(self, s: Stmt, depth: int):
         if isinstance(s, SeqStmt):
-            for x in s.seq:
-                self.stmt(x, depth)
+            for k, x in enumerate(s.seq):
+                if k < len(s.seq) - 1 and isinstance(x, (LetStmt, Allocate, AssertStmt)):
+                    # a scoping statement that ends before the sequence does: give it its own block
+                    self.emit(depth, "if True:  # scope")
+                    self.stmt(x, depth + 1)
+                else:
+                    self.stmt(x, depth)
         elif isinstance(s, BufferStore):
             self.emit(depth, f"{self.buf(s.buffer)}[{self.indices(s.indices)}] = {self.expr(s.value)}")
         elif isinstance(s, For):
