@@ -111,7 +111,7 @@ def tests(session: nox.Session) -> None:
     install_wheels(session, names)
     session.run("python", str(ROOT / "ci" / "check_core_alone.py"), str(WHEELHOUSE))
     suites = [str(p / "tests") for p in packages() if (p / "tests").is_dir()]
-    session.run("python", "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", *suites, *session.posargs)
+    session.run("python", str(ROOT / "ci" / "run_suites.py"), *suites, "--", *session.posargs)
 
 
 @nox.session
