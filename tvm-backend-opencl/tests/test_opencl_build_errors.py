@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm
-from conftest import make_module
+from opencl_testing import make_module
 
 
 def test_build_error_names_kernel_and_shows_log(dev):

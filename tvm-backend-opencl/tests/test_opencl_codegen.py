@@ -6,7 +6,7 @@ import pytest
 import tvm
 from tvm_backend_opencl import codegen
 
-import kernels as K
+import opencl_kernels as K
 from tvm.tir.transform import lower
 
 

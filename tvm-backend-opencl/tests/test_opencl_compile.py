@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm
-from conftest import rand
+from opencl_testing import rand
 from tvm.runtime import numpy_dtype
 
-import kernels as K
+import opencl_kernels as K
 
 pytestmark = pytest.mark.usefixtures("no_fallback")
 

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import run_python
+from opencl_testing import run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -19,7 +19,7 @@ def test_export_then_load_and_run_in_fresh_process(tmp_path, dev, force_fallback
 import sys, warnings
 warnings.simplefilter("ignore")
 sys.path.insert(0, {HERE!r})
-import tvm, kernels as K
+import tvm, opencl_kernels as K
 mod = tvm.compile(K.softmax, target="opencl")
 assert mod.imports[0].kind == "opencl"
 mod.export_library({str(lib)!r})
@@ -57,7 +57,7 @@ def test_exported_library_explains_without_platform(tmp_path, backend):
 import sys, warnings
 warnings.simplefilter("ignore")
 sys.path.insert(0, {HERE!r})
-import tvm, kernels as K
+import tvm, opencl_kernels as K
 tvm.compile(K.elementwise("float32"), target="opencl").export_library({str(lib)!r})
 """
     out = run_python(export, env={"TVM_COMPILE_FORCE_FALLBACK": "1"})

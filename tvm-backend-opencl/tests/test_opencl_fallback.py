@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tvm
 import tvm_ffi
-from conftest import opencl_unavailable_reason, run_python
+from opencl_testing import opencl_unavailable_reason, run_python
 
-import kernels as K
+import opencl_kernels as K
 
 _save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
 
@@ -73,7 +73,7 @@ rec = tvm.backend.load("opencl")
 print("STATUS", rec.status)
 print("REASON", rec.reason)
 sys.path.insert(0, {__file__.rsplit('/', 1)[0]!r})
-import kernels as K
+import opencl_kernels as K
 mod = tvm.compile(K.elementwise("float32"), target="opencl")
 print("KIND", mod.imports[0].kind)
 print("HASSRC", "__kernel void ew_kernel0" in mod.imports[0].inspect_source())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tvm
 import tvm_ffi
-from conftest import make_module
+from opencl_testing import make_module
 
 VADD = r"""
 __kernel void vadd(__global const float* a, __global const float* b, __global float* c, int n) {
