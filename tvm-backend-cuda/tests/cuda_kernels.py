@@ -56,6 +56,12 @@ class Case:
     rtol: float = 1e-5
 
 
+def _np(dtype: str):
+    from tvm.runtime import numpy_dtype
+
+    return numpy_dtype(dtype)
+
+
 def vadd(dtype: str = "float32", n: int = 1000) -> Case:
     """C = A + B, one thread per element."""
     (a, A), (b, B), (c, C) = buf("A", dtype), buf("B", dtype), buf("C", dtype)
@@ -65,10 +71,11 @@ def vadd(dtype: str = "float32", n: int = 1000) -> Case:
     body = thread(bx, (nv + 255) // 256, "blockIdx.x",
                   thread(tx, 256, "threadIdx.x", IfThenElse(i < nv, BufferStore(C, A[i] + B[i], (i,)))))
     f = kernel(f"vadd_{dtype}", [a, b, c, nv], {a: A, b: B, c: C}, body, ["blockIdx.x", "threadIdx.x"])
-    return Case(f, lambda r: [r.standard_normal(n).astype(dtype), r.standard_normal(n).astype(dtype),
-                              np.zeros(n, dtype)],
-                [n], [(n + 255) // 256, 256], lambda xs: xs[0] + xs[1], 2,
-                1e-5 if dtype == "float32" else 1e-2)
+    nd = _np(dtype)
+    return Case(f, lambda r: [r.standard_normal(n).astype(nd), r.standard_normal(n).astype(nd), np.zeros(n, nd)],
+                [n], [(n + 255) // 256, 256],
+                lambda xs: (xs[0].astype("float32") + xs[1].astype("float32")).astype(nd), 2,
+                {"float32": 1e-5, "float16": 1e-2}.get(dtype, 2e-2))
 
 
 def row_sum(m: int = 37, n: int = 1000) -> Case:
@@ -219,10 +226,49 @@ def empty_kernel() -> PrimFunc:
     return kernel("empty", [x], {x: X}, body, ["threadIdx.x"])
 
 
+def warp_ops(n_warps: int = 4) -> Case:
+    """Every T.cuda intrinsic in one kernel: per warp, out = [ballot(lane odd), activemask,
+    lane 0's value (shfl_sync), shfl_up(1) at lane 31, warp_min, warp_max, warp_sum]."""
+    (x, X), (o, O) = buf("X", "float32"), buf("O", "float32")
+    bx, tx = Var("bx"), Var("tx")
+    v = X[bx * 32 + tx]
+    base = bx * 8
+    lane = cuda.lane_id()
+    t = Buffer("t", (3,), "float32", scope="local")
+    # every lane takes part in each warp-wide operation; only the stores are conditional
+    inner = seq(
+        Evaluate(cuda.syncwarp()),
+        BufferStore(t, Cast("float32", cuda.ballot((tx % 2).equal(1))), (i32(0),)),
+        BufferStore(t, Cast("float32", cuda.activemask()), (i32(1),)),
+        BufferStore(t, cuda.shfl_up(v, 1), (i32(2),)),
+        IfThenElse(lane.equal(0), seq(BufferStore(O, t[0], (base,)), BufferStore(O, t[1], (base + 1,)))),
+        BufferStore(O, cuda.shfl_sync(v, 0), (base + 2,)),
+        IfThenElse(tx.equal(31), BufferStore(O, t[2], (base + 3,))),
+        BufferStore(O, cuda.warp_min(v), (base + 4,)),
+        BufferStore(O, cuda.warp_max(v), (base + 5,)),
+        BufferStore(O, cuda.warp_sum(v), (base + 6,)),
+    )
+    body = thread(bx, n_warps, "blockIdx.x", thread(tx, 32, "threadIdx.x", Allocate(t, inner)))
+    f = kernel("warp_ops", [x, o], {x: X, o: O}, body, ["blockIdx.x", "threadIdx.x"])
+
+    def ref(xs):
+        a = xs[0].reshape(n_warps, 32)
+        out = np.zeros((n_warps, 8), "float32")
+        out[:, 0] = float(0xAAAAAAAA)
+        out[:, 1] = float(0xFFFFFFFF)
+        out[:, 2] = a[:, 0]
+        out[:, 3] = a[:, 30]
+        out[:, 4], out[:, 5], out[:, 6] = a.min(axis=1), a.max(axis=1), a.sum(axis=1)
+        return out.reshape(-1)
+
+    return Case(f, lambda r: [r.standard_normal(32 * n_warps).astype("float32"), np.zeros(8 * n_warps, "float32")],
+                [], [n_warps, 32], ref, 1, 1e-5)
+
+
 def all_cases() -> dict[str, Case]:
     """Every kernel the tests compile (and run, on a GPU)."""
     return {
         "vadd_f32": vadd("float32"), "vadd_f16": vadd("float16"), "row_sum": row_sum(),
         "matmul_f32": matmul("float32"), "matmul_f16": matmul("float16"), "gelu_f16": gelu_f16(),
-        "softmax": softmax(),
+        "softmax": softmax(), "vadd_bf16": vadd("bfloat16"), "warp_ops": warp_ops(),
     }
