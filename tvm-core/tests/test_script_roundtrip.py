@@ -142,3 +142,17 @@ def test_scoped_let_and_allocate_inside_sequence():
     f = tir.PrimFunc([A.data], body, {A.data: A}, {"global_symbol": "s"}, "s")
     text = roundtrip(f).script()
     assert text.count("if True:") == 2
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES) + ["elementwise_float32"])
+def test_printed_text_is_a_plain_python_module(name, tmp_path, monkeypatch):
+    """The printed script works as a .py file without ``from __future__ import annotations``:
+    symbolic shapes use T.handle + T.match_buffer, so annotations never name body variables."""
+    f = FAMILIES.get(name) or K.ELEMENTWISE["float32"]
+    path = tmp_path / f"printed_{name}.py"
+    path.write_text("from tvm.script import tir as T\n\n" + f.script())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    mod = importlib.import_module(path.stem)
+    assert structural_equal(getattr(mod, f.name), f)

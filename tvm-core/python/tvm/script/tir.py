@@ -349,4 +349,3 @@ def dtype_of_annotation(obj: Any) -> Optional[str]:
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]
-_ = StringImm

@@ -70,7 +70,7 @@ def convert(value: ExprLike, dtype: Optional[str] = None) -> PrimExpr:
         return StringImm(value)
     if dtype is not None and isinstance(value, (bool, int, float)):
         if isinstance(value, float) and not _dt.is_float(dtype):
-            if value != int(value) if math.isfinite(value) else True:
+            if not math.isfinite(value) or value != int(value):
                 raise TypeError(f"cannot use float constant {value!r} as {dtype}")
             value = int(value)
         if _dt.is_bool(dtype):

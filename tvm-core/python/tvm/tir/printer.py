@@ -209,18 +209,26 @@ class _Printer:
 
     # ------------------------------------------------------------------ function
     def func(self, f: PrimFunc) -> str:
-        # reserve parameter names first so the signature keeps them
-        sig = []
+        """Buffers with constant shapes print as ``A: T.Buffer(...)`` annotations; buffers with
+        symbolic shapes as ``var_A: T.handle`` + ``A = T.match_buffer(var_A, ...)`` after the
+        ``n = T.int32()`` declarations, so the printed text is also valid plain Python."""
+        bufs = {p: f.buffer_map[p] for p in f.params if p in f.buffer_map}
+        symbolic = {p for p, b in bufs.items()
+                    if any(_vars_in(x) for x in tuple(b.shape) + tuple(b.strides) + (b.elem_offset,))}
+        # reserve names: buffers and scalars first, then the handles of matched buffers
         for p in f.params:
-            if p in f.buffer_map:
-                self.data_of[f.buffer_map[p].data] = f.buffer_map[p]
-                self.buf(f.buffer_map[p])
+            if p in bufs:
+                self.data_of[bufs[p].data] = bufs[p]
+                self.buf(bufs[p])
             else:
                 self.var(p)
+        for p in symbolic:
+            b = bufs[p]
+            self.name_of(p, p.name if p.name != b.name else f"var_{b.name}")
         decls = []
-        declared: set = set(f.params)
+        declared: set = {p for p in f.params if p not in bufs}
         for p in f.params:
-            b = f.buffer_map.get(p)
+            b = bufs.get(p)
             if b is None:
                 continue
             for x in tuple(b.shape) + tuple(b.strides) + (b.elem_offset,):
@@ -228,14 +236,14 @@ class _Printer:
                     if v not in declared:
                         declared.add(v)
                         decls.append(v)
+        sig = []
         for p in f.params:
-            b = f.buffer_map.get(p)
-            if b is not None:
-                scope = f', scope="{b.scope}"' if b.scope != "global" else ""
+            b = bufs.get(p)
+            if b is not None and p not in symbolic:
                 sig.append(f'{self.buf(b)}: T.Buffer({self.shape(b.shape)}, "{b.dtype}"'
-                           f"{self.buffer_extras(b)}{scope})")
+                           f"{self.buffer_extras(b)}{_scope(b)})")
             elif p.dtype == "handle":
-                sig.append(f"{self.var(p)}: T.handle")
+                sig.append(f"{self.names[p] if p in self.names else self.var(p)}: T.handle")
             else:
                 sig.append(f"{self.var(p)}: T.{p.dtype}")
         attrs = dict(f.attrs)
@@ -246,13 +254,22 @@ class _Printer:
         fname = f.name if f.name.isidentifier() else "main"
         self.lines.append(dec)
         self.lines.append(f"def {fname}({', '.join(sig)}):")
-        for v in decls:
-            self.emit(1, f"{self.var(v)} = T.{v.dtype}()")
         if attrs:
             self.emit(1, f"T.func_attr({_attr_repr(attrs)})")
+        for v in decls:
+            self.emit(1, f"{self.var(v)} = T.{v.dtype}()")
+        for p in f.params:
+            if p in symbolic:
+                b = bufs[p]
+                self.emit(1, f'{self.buf(b)} = T.match_buffer({self.names[p]}, {self.shape(b.shape)}, '
+                             f'"{b.dtype}"{self.buffer_extras(b)}{_scope(b)})')
         self.declare_views(f)
         self.stmt(f.body, 1)
         return "\n".join(self.lines) + "\n"
+
+
+def _scope(b: Buffer) -> str:
+    return f', scope="{b.scope}"' if b.scope != "global" else ""
 
 
 _KIND_FN = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel", ForKind.VECTORIZED: "vectorized",

@@ -33,13 +33,10 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Buffer, BufferLoad, FloatImm, IntImm, Not, Or, PrimExpr,
-    Var,
-)
+from tvm.tir.expr import Add, Buffer, BufferLoad, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
-    Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, Stmt, seq,
+    Allocate, AssertStmt, BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq,
 )
 
 from .. import tir as T

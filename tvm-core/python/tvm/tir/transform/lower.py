@@ -25,7 +25,7 @@ widened and guarded (``if tx < extent``). Host code outside the nests may only b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from tvm.tir import dtype as _dt
 from tvm.tir.analysis import expr_uses_buffer, free_vars, structural_equal, used_buffers
@@ -115,8 +115,6 @@ class _Splitter:
         local: set = set()
         shmem: list[PrimExpr] = []
         uneven: set = set()
-
-        splitter = self
 
         class _Collect(StmtExprVisitor):
             def visit_For(self, s: For) -> None:
@@ -238,4 +236,3 @@ def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:
 
 
 __all__ = ["LoweredFunc", "lower", "split_host_device", "LAUNCH_ORDER"]
-_ = Optional

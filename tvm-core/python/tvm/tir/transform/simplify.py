@@ -22,7 +22,7 @@ from typing import Optional
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm,
-    Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var,
+    Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub,
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
@@ -246,5 +246,3 @@ def simplify(func: PrimFunc) -> PrimFunc:
     """``func`` with its body simplified (buffers and parameters unchanged)."""
     return func.with_body(simplify_stmt(func.body))
 
-
-_ = Var
