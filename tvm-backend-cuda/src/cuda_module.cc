@@ -172,7 +172,8 @@ class CUDAModuleObj : public DeviceModuleBase {
           << (log[0] ? std::string("\nJIT log:\n") + log : std::string())
           << "\nHint: a cubin runs only on the architecture it was compiled for; compile with "
              "target tvm.target.detect_target_from_device(tvm.cuda("
-          << dev_id << ")), or ship PTX";
+          << dev_id << ")), or ship PTX (PTX needs a driver at least as new as the NVRTC that "
+          << "produced it)";
     }
     modules_[dev_id] = mod;
     return mod;

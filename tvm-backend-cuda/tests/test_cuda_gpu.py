@@ -54,6 +54,11 @@ def test_kernels_match_numpy(name: str, dev, target) -> None:
 
 
 def test_ptx_for_the_device_is_jit_compiled(dev) -> None:
+    from tvm_backend_cuda import nvrtc
+
+    driver = int(dev.attr("driver_version"))
+    if nvrtc.version() > (driver // 1000, driver % 1000 // 10):
+        pytest.skip(f"NVRTC {nvrtc.version()} emits PTX newer than driver {driver} can JIT")
     case = CASES["vadd_f32"]
     major, minor = dev.compute_version.split(".")
     mod = codegen.build([case.func], tvm.target.Target(f"cuda -arch=compute_{major}{minor}"))
