@@ -1,0 +1,200 @@
+"""CPU benchmarks, each side by side with its peer in the same run; results as JSON.
+
+    python bench/bench_cpu.py [out.json]        (default bench/results/cpu.json)
+
+* vector add, 16M float32            vs NumPy ``np.add(a, b, out=c)``     goal >= 0.9x NumPy
+* sum reduction, 16M float32         vs NumPy ``a.sum()``                 goal >= 0.9x NumPy
+* matmul 1024x1024 float32           vs NumPy ``a @ b``                   goal >= 0.5x NumPy
+* call overhead, 3 tensor arguments  vs a raw tvm-ffi C-ABI function      goal <= 1.5x raw
+* compile time of the vector add: cold (empty cache) and cache hit        goal hit <= 5 ms
+
+"Speed vs NumPy" is NumPy's time / TVM's time (higher is better). Times are the median of
+repeated runs after a warm-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import tvm_ffi
+
+import tvm
+from tvm.contrib import cc
+from tvm.script import tir as T
+
+TARGET = "c -mcpu=native"
+N = 16 << 20
+
+
+@T.prim_func
+def vector_add(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.Buffer((N,), "float32")):
+    for io in T.parallel(N // 4096):
+        for ii in T.vectorized(4096):
+            C[io * 4096 + ii] = A[io * 4096 + ii] + B[io * 4096 + ii]
+
+
+@T.prim_func
+def vector_sum(A: T.Buffer((N,), "float32"), S: T.Buffer((1,), "float32")):
+    # 64 chunks summed in parallel, each into 32 lanes of partial sums, then combined
+    part = T.alloc_buffer((64 * 32,), "float32", scope="global")
+    for c in T.parallel(64):
+        acc = T.alloc_buffer((32,), "float32", scope="local")
+        for j in T.vectorized(32):
+            acc[j] = T.float32(0)
+        for i in range(N // 64 // 32):
+            for j in T.vectorized(32):
+                acc[j] = acc[j] + A[c * (N // 64) + i * 32 + j]
+        for j in range(32):
+            part[c * 32 + j] = acc[j]
+    S[0] = T.float32(0)
+    for r in range(64 * 32):
+        S[0] = S[0] + part[r]
+
+
+@T.prim_func
+def matmul(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
+           C: T.Buffer((1024, 1024), "float32")):
+    # 8x64 output tiles held in a local accumulator (registers), rows of tiles in parallel
+    for io in T.parallel(128):
+        for jo in range(16):
+            acc = T.alloc_buffer((8, 64), "float32", scope="local")
+            for ii in T.unroll(8):
+                for j in T.vectorized(64):
+                    acc[ii, j] = T.float32(0)
+            for k in range(1024):
+                for ii in T.unroll(8):
+                    for j in T.vectorized(64):
+                        acc[ii, j] = acc[ii, j] + A[io * 8 + ii, k] * B[k, jo * 64 + j]
+            for ii in T.unroll(8):
+                for j in T.vectorized(64):
+                    C[io * 8 + ii, jo * 64 + j] = acc[ii, j]
+
+
+@T.prim_func
+def touch3(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    C[0] = A[0] + B[0]
+
+
+RAW_C = """
+#include <tvm/ffi/c_api.h>
+__attribute__((visibility("default")))
+int __tvm_ffi_raw3(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  if (num_args != 3) return -1;
+  DLTensor* a = (DLTensor*)((char*)args[0].v_obj + sizeof(TVMFFIObject));
+  DLTensor* b = (DLTensor*)((char*)args[1].v_obj + sizeof(TVMFFIObject));
+  DLTensor* c = (DLTensor*)((char*)args[2].v_obj + sizeof(TVMFFIObject));
+  ((float*)c->data)[0] = ((float*)a->data)[0] + ((float*)b->data)[0];
+  return 0;
+}
+"""
+
+
+def median_time(fn: Callable[[], object], repeat: int = 15, warmup: int = 3) -> float:
+    """Median seconds of ``fn()`` over ``repeat`` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def per_call(fn: Callable[..., object], args: tuple, calls: int = 100_000, rounds: int = 5) -> float:
+    """Best-of-rounds seconds per call of ``fn(*args)``."""
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        best = min(best, (time.perf_counter() - t) / calls)
+    return best
+
+
+def row(name: str, tvm_s: float, ref_s: float, ref_name: str, goal: float) -> dict:
+    speed = ref_s / tvm_s
+    ok = speed >= goal
+    print(f"{name:<22} tvm {tvm_s * 1e3:9.3f} ms   {ref_name} {ref_s * 1e3:9.3f} ms   "
+          f"speed {speed:5.2f}x (goal >= {goal}x) {'OK' if ok else 'MISSED'}", flush=True)
+    return {"tvm_ms": tvm_s * 1e3, f"{ref_name}_ms": ref_s * 1e3, "speed_vs_ref": speed, "goal": goal, "met": ok}
+
+
+def main() -> None:
+    out_path = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "results" / "cpu.json")
+    rng = np.random.default_rng(0)
+    results: dict = {"machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                                 "compiler": cc.compiler_version(), "numpy": np.__version__,
+                                 "target": TARGET}}
+    with tempfile.TemporaryDirectory(prefix="tvm-bench-cache-") as cache:
+        os.environ["TVM_CACHE_DIR"] = cache
+        t = time.perf_counter()
+        add_mod = tvm.compile(vector_add, TARGET)
+        cold = time.perf_counter() - t
+        hits = []
+        for _ in range(20):
+            t = time.perf_counter()
+            m = tvm.compile(vector_add, TARGET)
+            hits.append(time.perf_counter() - t)
+            assert m._build_info.cache_hit
+        hit = statistics.median(hits)
+        print(f"{'compile vector add':<22} cold {cold * 1e3:8.1f} ms   cache hit {hit * 1e3:6.2f} ms "
+              f"(goal <= 5 ms) {'OK' if hit <= 5e-3 else 'MISSED'}", flush=True)
+        results["compile_vector_add"] = {"cold_ms": cold * 1e3, "cache_hit_ms": hit * 1e3,
+                                         "goal_hit_ms": 5.0, "met": hit <= 5e-3}
+
+        a, b = rng.random(N, dtype="float32"), rng.random(N, dtype="float32")
+        c = np.zeros(N, "float32")
+        ta, tb, tc = (tvm_ffi.from_dlpack(x) for x in (a, b, c))
+        f = add_mod["vector_add"]
+        f(ta, tb, tc)
+        np.testing.assert_array_equal(c, a + b)
+        results["vector_add_16M_f32"] = row("vector add 16M f32", median_time(lambda: f(ta, tb, tc)),
+                                            median_time(lambda: np.add(a, b, out=c)), "numpy", 0.9)
+
+        s = np.zeros(1, "float32")
+        ts_ = tvm_ffi.from_dlpack(s)
+        fsum = tvm.compile(vector_sum, TARGET)["vector_sum"]
+        fsum(ta, ts_)
+        np.testing.assert_allclose(s[0], a.astype("float64").sum(), rtol=1e-4)
+        results["sum_16M_f32"] = row("sum 16M f32", median_time(lambda: fsum(ta, ts_)),
+                                     median_time(lambda: a.sum()), "numpy", 0.9)
+
+        ma, mb = rng.random((1024, 1024), dtype="float32"), rng.random((1024, 1024), dtype="float32")
+        mc = np.zeros((1024, 1024), "float32")
+        tma, tmb, tmc = (tvm_ffi.from_dlpack(x) for x in (ma, mb, mc))
+        fmm = tvm.compile(matmul, TARGET)["matmul"]
+        fmm(tma, tmb, tmc)
+        np.testing.assert_allclose(mc, ma @ mb, rtol=1e-3)
+        tvm_mm, np_mm = median_time(lambda: fmm(tma, tmb, tmc), 7), median_time(lambda: ma @ mb, 7)
+        results["matmul_1024_f32"] = row("matmul 1024 f32", tvm_mm, np_mm, "numpy", 0.5)
+        results["matmul_1024_f32"]["tvm_gflops"] = 2 * 1024 ** 3 / tvm_mm / 1e9
+
+        # call overhead: the compiled function (argument checks included) vs a raw C-ABI function
+        raw_path, _ = cc.compile_shared(RAW_C, name="raw3")
+        raw = tvm_ffi.load_module(raw_path)["raw3"]
+        small = [tvm_ffi.from_dlpack(np.ones(8, "float32")) for _ in range(3)]
+        ftouch = tvm.compile(touch3, TARGET)["touch3"]
+        t_tvm = per_call(ftouch, tuple(small))
+        t_raw = per_call(raw, tuple(small))
+        ratio = t_tvm / t_raw
+        print(f"{'call overhead (3 args)':<22} tvm {t_tvm * 1e9:7.1f} ns   raw C-ABI {t_raw * 1e9:7.1f} ns   "
+              f"ratio {ratio:4.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'MISSED'}", flush=True)
+        results["call_overhead_3_tensors"] = {"tvm_ns": t_tvm * 1e9, "raw_ns": t_raw * 1e9,
+                                              "ratio": ratio, "goal": 1.5, "met": ratio <= 1.5}
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out_path}")
+
+
+if __name__ == "__main__":
+    main()
