@@ -1,0 +1,90 @@
+"""End to end on the CPU: TVMScript -> lower -> C codegen -> run, compared with NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.runtime import numpy_dtype
+from tvm.script import tir as T
+from tvm.tir.dtype import SCALAR_DTYPES
+
+import script_kernels as K
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tvm-cache"))
+
+
+def rand(shape, dtype, rng=np.random.default_rng(0)):
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype.startswith(("int", "uint")):
+        return rng.integers(0, 50, shape).astype(dtype)
+    return rng.uniform(-2, 2, shape).astype(numpy_dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_elementwise(dtype):
+    f = K.ELEMENTWISE[dtype]
+    mod = tvm.compile(f, "c")
+    n = 128 if dtype == "bool" else 77
+    a, b = rand(n, dtype), rand(n, dtype)
+    c = tvm.runtime.empty((n,), dtype)
+    mod[f.name](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+    ref = np.logical_xor(a, b) if dtype == "bool" else (a + b).astype(a.dtype)
+    np.testing.assert_array_equal(c.numpy(), ref)
+
+
+def test_row_sum_and_softmax():
+    a = rand((64, 128), "float32")
+    s = tvm.runtime.empty((64,), "float32")
+    tvm.compile(K.row_sum, "c")["row_sum"](tvm.runtime.tensor(a), s)
+    np.testing.assert_allclose(s.numpy(), a.sum(1), rtol=1e-5, atol=1e-4)
+    out = tvm.runtime.empty((64, 128), "float32")
+    tvm.compile(K.row_softmax, "c")["row_softmax"](tvm.runtime.tensor(a), out)
+    ref = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_symbolic_int64_shapes_and_scalar_param():
+    mod = tvm.compile(K.symbolic_2d, "c")
+    for n, m in ((3, 5), (8, 1)):
+        a = rand((n, m), "float16")
+        b = tvm.runtime.empty((n, m), "float16")
+        mod["symbolic_2d"](tvm.runtime.tensor(a), b, m)
+        np.testing.assert_array_equal(b.numpy(), np.maximum(a, 0))
+
+
+def test_cast_min_max():
+    a = np.array([-300, -128.5, -3.7, 0, 2.2, 126.9, 127.5, 1000] * 2, dtype="float32")
+    b = tvm.runtime.empty((16,), "int8")
+    tvm.compile(K.clamp_cast, "c")["clamp_cast"](tvm.runtime.tensor(a), b)
+    np.testing.assert_array_equal(b.numpy(), np.clip(a, -128, 127).astype("int8"))
+
+
+def test_math_intrinsics_and_integer_division():
+    @T.prim_func
+    def f(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"),
+          I: T.Buffer((32,), "int32"), J: T.Buffer((32,), "int32")):
+        for i in range(32):
+            B[i] = T.exp(A[i]) + T.sqrt(T.fabs(A[i])) + T.tanh(A[i]) + T.sigmoid(A[i]) \
+                + T.floor(A[i]) + T.erf(A[i]) + T.pow(T.fabs(A[i]), T.float32(1.5))
+            J[i] = T.floordiv(I[i], 3) * 1000 + T.floormod(I[i], 3) * 100 \
+                + T.truncdiv(I[i], 3) * 10 + T.truncmod(I[i], 3)
+
+    from math import erf
+
+    a = rand(32, "float32")
+    i = np.arange(-16, 16, dtype="int32")
+    b = tvm.runtime.empty((32,), "float32")
+    j = tvm.runtime.empty((32,), "int32")
+    tvm.compile(f, "c")["f"](tvm.runtime.tensor(a), b, tvm.runtime.tensor(i), j)
+    ref = (np.exp(a) + np.sqrt(np.abs(a)) + np.tanh(a) + 1 / (1 + np.exp(-a)) + np.floor(a)
+           + np.vectorize(erf)(a) + np.abs(a) ** 1.5)
+    np.testing.assert_allclose(b.numpy(), ref.astype("float32"), rtol=1e-5, atol=1e-5)
+    tdiv = np.trunc(i / 3).astype("int32")
+    ref_j = (i // 3) * 1000 + (i % 3) * 100 + tdiv * 10 + (i - tdiv * 3)
+    np.testing.assert_array_equal(j.numpy(), ref_j)
