@@ -264,3 +264,42 @@ def test_irmodule_with_two_functions_and_dlpack_inputs():
     np.testing.assert_allclose(c.numpy(), a + b)
     mod.mul(tvm.runtime.from_dlpack(a), b, c)
     np.testing.assert_allclose(c.numpy(), a * b)
+
+
+# --------------------------------------------------------------------------- strides, asserts, heap
+
+
+def test_symbolic_strides_accept_views():
+    m, n, s0 = Var("m", "int32"), Var("n", "int32"), Var("s0", "int32")
+    A = Buffer("A", (m, n), "float32", strides=(s0, IntImm("int32", 1)))
+    B = Buffer("B", (m, n), "float32")
+    i, j = Var("i", "int32"), Var("j", "int32")
+    mod = tvm.compile(func("copy2d", [A, B], loop(i, m, loop(j, n, BufferStore(B, A[i, j], (i, j))))), "c")
+    big = rand((6, 10), "float32")
+    view = big[1:5, 2:7]  # row stride 10, not contiguous
+    out = np.zeros((4, 5), "float32")
+    mod.copy2d(view, out)
+    np.testing.assert_array_equal(out, view)
+    out2 = np.zeros((6, 10), "float32")
+    mod.copy2d(big, out2)  # contiguous input: the stride is bound from the shape
+    np.testing.assert_array_equal(out2, big)
+
+
+def test_host_assert_and_heap_allocation():
+    from tvm.tir import AssertStmt
+
+    n = Var("n", "int32")
+    A, B = Buffer("A", (n,), "float32"), Buffer("B", (n,), "float32")
+    tmp = Buffer("tmp", (n,), "float32", scope="global")  # symbolic size: heap
+    i, j = Var("i", "int32"), Var("j", "int32")
+    body = AssertStmt(E.GT(n, IntImm("int32", 2)), "need more than 2 elements", Allocate(tmp, seq(
+        loop(i, n, BufferStore(tmp, A[i] * tir.const(2.0, "float32"), (i,))),
+        loop(j, n, BufferStore(B, tmp[n - 1 - j], (j,))),
+    )))
+    mod = tvm.compile(func("rev2", [A, B], body), "c")
+    a = rand(50, "float32")
+    b = np.zeros_like(a)
+    mod.rev2(a, b)
+    np.testing.assert_array_equal(b, (a * 2)[::-1])
+    with pytest.raises(RuntimeError, match="need more than 2 elements"):
+        mod.rev2(np.zeros(2, "float32"), np.zeros(2, "float32"))
