@@ -78,7 +78,7 @@ def test_scalar_parameters(dev):
     np.testing.assert_allclose(Z.numpy(), 2.5 * x + y + 3, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("n", [1, 63, 64, 1000, 4097])
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 1000, 4097])
 def test_symbolic_length(dev, n):
     mod = _compile(K.elementwise("float32"))
     a, b = rand(n, "float32", 1), rand(n, "float32", 2)
@@ -138,6 +138,31 @@ def test_float16_storage_without_fp16(dev):
     h = (a * 3).astype("float16")[::-1]
     np.testing.assert_array_equal(B.numpy(), h)
     np.testing.assert_array_equal(C.numpy(), h.astype("float32") + 1)
+
+
+def test_concurrent_launches_from_threads(dev):
+    import threading
+
+    mod = _compile(K.elementwise("float32"))
+    a = tvm.runtime.tensor(np.ones(1000, "float32"), dev)
+    outs = [tvm.runtime.empty((1000,), "float32", dev) for _ in range(4)]
+    errors = []
+
+    def work(out):
+        try:
+            for _ in range(25):
+                mod["ew"](a, a, out)
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(o,)) for o in outs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), np.full(1000, 2, "float32"))
 
 
 def test_wrong_device_tensor_is_rejected(dev):

@@ -202,7 +202,8 @@ def test_bad_kernel_arguments_raise(dev):
     with pytest.raises(ValueError, match="tensor on cpu"):
         f(a, a, tvm.runtime.tensor(host), 16, 1, 16)
     with pytest.raises(ValueError, match="must be positive"):
-        f(a, a, a, 16, 1, 0)
+        f(a, a, a, 16, 1, -4)
+    f(a, a, a, 16, 0, 16)  # an empty grid launches nothing
     with pytest.raises(RuntimeError, match="local size"):
         f(a, a, a, 16, 1, dev.max_threads_per_block * 2)
 

@@ -8,7 +8,6 @@ imported on first use.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -20,7 +19,7 @@ RUNTIME_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"
 INSTALL_HINT = "apt-get install pocl-opencl-icd ocl-icd-libopencl1 (or your vendor's OpenCL ICD)"
 
 
-def activate(ctx: Any) -> None:
+def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
     """Register the OpenCL device, runtime, target kind ``opencl`` (alias ``cl``) and detector.
 
     ``ctx`` is a :class:`tvm.backend.api.BackendContext`. When libOpenCL or an OpenCL platform is
