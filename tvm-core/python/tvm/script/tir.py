@@ -1,5 +1,25 @@
 """The ``T`` namespace of TVMScript: ``from tvm.script import tir as T``.
 
+The dialect is Apache TVM's loop-level TVMScript::
+
+    @T.prim_func                                  # or @T.prim_func(private=True)
+    def add(a: T.handle, B: T.Buffer((128,), "float32"), alpha: T.float32):
+        T.func_attr({"tir.noalias": True})
+        n = T.int64()                             # symbolic dimension
+        A = T.match_buffer(a, (n,), "float32")
+        for bx in T.thread_binding(T.int64(4), thread="blockIdx.x"):
+            for tx in T.thread_binding(T.int64(32), thread="threadIdx.x"):
+                S = T.alloc_buffer((32,), "float32", scope="shared")
+                ...
+
+Parameters: ``T.Buffer(shape, dtype)`` annotations, ``T.handle`` + ``T.match_buffer``, scalar
+dtypes (``n: T.int32``). Loops: ``range``, ``T.serial``, ``T.parallel``, ``T.vectorized``,
+``T.unroll``, ``T.thread_binding``, ``T.grid``. Expressions: Python operators, ``T.<dtype>(x)``
+constants/casts, ``T.Cast``, ``T.Select``, ``T.if_then_else``, ``T.min``/``T.max`` and every
+intrinsic of :mod:`tvm.tir.op`, ``T.<backend>.<fn>`` from backend namespaces. Blocks
+(``T.block``, ``T.reads``, ``T.writes``, ``T.axis`` ...) are not supported and raise a clear error.
+Statement semantics and implicit casts are described in :mod:`tvm.script.parser.core`.
+
 Functions here are what names like ``T.exp`` or ``T.serial`` resolve to while the parser
 (:mod:`tvm.script.parser`) interprets a ``@T.prim_func`` body. Intrinsics return TIR nodes
 directly; the structural helpers (``T.serial``, ``T.grid``, ``T.match_buffer``,
@@ -335,16 +355,25 @@ del _name
 def __getattr__(name: str):
     from . import namespaces
 
-    mod = namespaces.get(name)
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        mod = namespaces.get(name)
+    except Exception as e:  # the backend's namespace module failed to import
+        raise AttributeError(f"backend namespace T.{name} failed to load: {type(e).__name__}: {e}") from e
     if mod is None:
-        raise AttributeError(f"T has no attribute {name!r} (and no backend namespace {name!r} is registered)")
+        raise AttributeError(f"T has no attribute {name!r}, and no backend registered a namespace "
+                             f"T.{name} (is the backend installed, e.g. pip install tvm-backend-{name}?)")
     return mod
 
 
 def dtype_of_annotation(obj: Any) -> Optional[str]:
-    """The scalar dtype an annotation object stands for (``T.int32`` -> "int32"), or None."""
+    """The scalar dtype an annotation object stands for (``T.int32`` or ``T.int32()`` -> "int32"),
+    or None."""
     if obj is handle:
         return "handle"
+    if isinstance(obj, VarSpec):
+        return obj.dtype
     return getattr(obj, "_tir_dtype", None)
 
 
