@@ -166,3 +166,27 @@ def half_cast(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float16"), C:
         T.tvm_storage_sync("shared")
         B[tx] = tile[255 - tx]
         C[tx] = T.Cast("float32", B[tx]) + T.float32(1.0)
+
+
+@T.prim_func
+def int_ops(A: T.Buffer((64,), "int32"), B: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32"),
+            M: T.Buffer((64,), "int32"), X: T.Buffer((64,), "int64")):
+    """Python-style floor division/modulo (negative operands), shifts, bit ops, int64 math."""
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        D[tx] = T.floordiv(A[tx], B[tx]) + T.floordiv(A[tx], 4)
+        M[tx] = T.floormod(A[tx], B[tx]) + T.floormod(A[tx], 8)
+        X[tx] = T.Cast("int64", A[tx]) * T.int64(4000000000) + T.Cast("int64", T.bitwise_xor(A[tx], B[tx]))
+
+
+@T.prim_func
+def more_math(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
+    """More built-ins, an unrolled loop and float predicates."""
+    for tx in T.thread_binding(128, thread="threadIdx.x"):
+        acc = T.alloc_buffer((1,), "float32", scope="local")
+        acc[0] = T.float32(0)
+        for k in T.unroll(4):
+            acc[0] = acc[0] + T.Cast("float32", k) * T.float32(0.25)
+        B[tx] = (T.sigmoid(A[tx]) + T.rsqrt(T.fabs(A[tx]) + T.float32(1)) + T.pow(T.fabs(A[tx]), T.float32(1.5))
+                 + T.atan2(A[tx], T.float32(2)) + T.erf(A[tx]) + T.log1p(T.fabs(A[tx])) + T.exp2(A[tx])
+                 + T.round(A[tx] * T.float32(3)) + acc[0])
+        C[tx] = T.if_then_else(T.isnan(A[tx] / A[tx]), T.float32(1), T.float32(0)) + T.fmod(A[tx], T.float32(0.7))

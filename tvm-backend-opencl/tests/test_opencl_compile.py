@@ -183,3 +183,33 @@ def test_sliced_tensor_is_rejected_not_crashing(dev):
     except Exception:  # noqa: BLE001 - DLPack of device tensors may be unsupported
         return
     mod["ew"](view, view, view)
+
+
+def test_integer_floor_division_and_int64(dev):
+    mod = _compile(K.int_ops)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-100, 100, 64).astype("int32")
+    b = rng.choice([-7, -3, -1, 1, 2, 5], 64).astype("int32")
+    out = {k: tvm.runtime.empty((64,), "int64" if k == "X" else "int32", dev) for k in "DMX"}
+    mod["int_ops"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out["D"], out["M"], out["X"])
+    np.testing.assert_array_equal(out["D"].numpy(), a // b + a // 4)
+    np.testing.assert_array_equal(out["M"].numpy(), a % b + a % 8)
+    np.testing.assert_array_equal(out["X"].numpy(), a.astype("int64") * 4000000000 + (a ^ b))
+
+
+def test_more_math_unroll_and_predicates(dev):
+    mod = _compile(K.more_math)
+    assert "#pragma unroll" in mod.imports[0].inspect_source()
+    a = rand(128, "float32")
+    a[0] = 0.0  # 0/0 is nan
+    B = tvm.runtime.empty((128,), "float32", dev)
+    C = tvm.runtime.empty((128,), "float32", dev)
+    mod["more_math"](tvm.runtime.tensor(a, dev), B, C)
+    from math import erf
+
+    expect = (1 / (1 + np.exp(-a)) + 1 / np.sqrt(np.abs(a) + 1) + np.abs(a) ** 1.5 + np.arctan2(a, 2)
+              + np.vectorize(erf)(a) + np.log1p(np.abs(a)) + np.exp2(a) + np.rint(a * 3) + 1.5)
+    np.testing.assert_allclose(B.numpy(), expect.astype("float32"), rtol=1e-4, atol=1e-4)
+    with np.errstate(invalid="ignore"):
+        pred = np.isnan(a / a).astype("float32")
+    np.testing.assert_allclose(C.numpy(), pred + np.fmod(a, np.float32(0.7)), rtol=1e-5, atol=1e-6)
