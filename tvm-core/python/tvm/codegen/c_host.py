@@ -27,6 +27,8 @@ from .c_family import CFamilyPrinter, CodegenError, walk
 
 # DLPack type codes and device names used in generated checks and messages
 _DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
+#: devices whose DLTensor.data is an opaque runtime handle rather than an address
+_OPAQUE_HANDLE_DEVICES = frozenset({4, 7, 8, 15})
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
                  10: "rocm", 12: "ext_dev", 15: "webgpu", 16: "hexagon"}
 
@@ -464,7 +466,15 @@ class HostFunctionPrinter:
                    f"return tvm_err_strides({fn}, \"{an}\");")
         ctype = p.type_name(buf.dtype)
         elem = max(1, _dt.bits(buf.dtype) // 8) * _dt.lanes(buf.dtype)
-        p.emit(f"{ctype}* {ptr} = ({ctype}*)((char*){tv}->data + {tv}->byte_offset);")
+        if dev in _OPAQUE_HANDLE_DEVICES:
+            # data is a runtime handle (cl_mem, VkBuffer ...): no pointer arithmetic on it
+            p.emit(f"if (TVM_UNLIKELY({tv}->byte_offset != 0)) return tvm_raise(\"ValueError\", "
+                   f"\"%s: argument '%s' is a view with byte_offset %llu; {devname} kernels need "
+                   f"tensors that start at their allocation\", {fn}, \"{an}\", "
+                   f"(unsigned long long){tv}->byte_offset);")
+            p.emit(f"{ctype}* {ptr} = ({ctype}*){tv}->data;")
+        else:
+            p.emit(f"{ctype}* {ptr} = ({ctype}*)((char*){tv}->data + {tv}->byte_offset);")
         if elem > 1 and dev == 1:
             p.emit(f"if (TVM_UNLIKELY(((uintptr_t){ptr}) % {elem} != 0)) return tvm_err_align({fn}, \"{an}\", {elem});")
         off = buf.elem_offset
