@@ -130,3 +130,29 @@ def test_library_bin_layout():
     assert kinds == ["_lib", "cuda"] and children == [[1], []]
     with pytest.raises(export.ModuleLoadError):
         export.parse_library_bin(body[:-2])
+
+
+def _installed_backend_with_module_kind():
+    for rec in tvm.backend.list_backends():
+        if rec.usable_for_codegen and rec.module_kinds:
+            return rec
+    return None
+
+
+def test_load_activates_the_backend_when_autoload_is_off(tmp_path):
+    rec = _installed_backend_with_module_kind()
+    if rec is None:
+        pytest.skip("no installed backend declares a device-module kind (install e.g. tvm-backend-cuda)")
+    kind = rec.module_kinds[0]
+    path = str(tmp_path / f"with_{kind}.so")
+    _with_device_module(kind).export_library(path)
+    code = f"""
+        import tvm
+        assert not tvm.backend.is_loaded({rec.name!r})
+        mod = tvm.runtime.load_module({path!r})
+        assert tvm.backend.is_loaded({rec.name!r})
+        print("kinds", [m.kind for m in mod.imports])
+    """
+    res = run_fresh(code, TVM_DEVICE_BACKEND_AUTOLOAD="0")
+    assert res.returncode == 0, res.stderr
+    assert f"kinds ['{kind}']" in res.stdout
