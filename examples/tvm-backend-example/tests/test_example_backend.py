@@ -176,3 +176,41 @@ def test_runtime_unavailable_still_generates_code(tmp_path):
     r = fresh(code, TVM_EXAMPLE_SIMULATE_NO_DRIVER="1")
     assert r.returncode == 0, r.stderr
     assert "example driver not found" in r.stdout and "Fix:" in r.stdout
+
+
+def test_plain_tvm_ffi_load_module_after_backends_loaded(tmp_path):
+    lib = tmp_path / "vadd.so"
+    tvm.compile(vadd, target="example").export_library(str(lib))
+    code = f"""
+        import numpy as np, tvm, tvm_ffi
+        mod = tvm_ffi.load_module({str(lib)!r})
+        assert [m.kind for m in mod.imports] == ["example"]
+        dev = tvm.device("example")
+        a = np.arange(100, dtype="float32")
+        A = tvm.runtime.tensor(a, dev)
+        C = tvm.runtime.empty((100,), "float32", dev)
+        mod["vadd"](A, A, C)
+        np.testing.assert_allclose(C.numpy(), 2 * a)
+        print("ran")
+    """
+    r = fresh(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ran"
+
+
+def test_missing_backend_is_named_when_loading(tmp_path):
+    lib = tmp_path / "vadd.so"
+    tvm.compile(vadd, target="example").export_library(str(lib))
+    code = f"""
+        import tvm
+        from tvm.backend import _registry
+        _registry.ensure_discovered()
+        _registry._records.pop("example"); _registry._entry_points.pop("example")  # as if not installed
+        try:
+            tvm.runtime.load_module({str(lib)!r})
+        except Exception as err:
+            print(type(err).__name__, err)
+    """
+    r = fresh(code, TVM_DEVICE_BACKEND_AUTOLOAD="0")
+    assert r.returncode == 0, r.stderr
+    assert "example" in r.stdout and "pip install" in r.stdout, r.stdout
