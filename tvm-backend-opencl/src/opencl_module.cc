@@ -5,6 +5,7 @@
 #include "opencl_module.h"
 
 #include <tvm/ffi/cast.h>
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/string.h>
 #include <tvm/ffi/error.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "opencl_workspace.h"
+#include "program_cache.h"
 
 namespace tvm {
 namespace runtime {
@@ -95,8 +97,8 @@ cl_program ProgramFromSource(const std::string& source, const DeviceInfo& dev, c
   return prog;
 }
 
-/*! \brief A program from a binary, or null when the device rejects the binary. */
-cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev, const std::string& kernel) {
+/*! \brief A built program from a binary, or null when the device rejects or cannot build it. */
+cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
   size_t len = binary.size();
   cl_int status = CL_SUCCESS, rc = CL_SUCCESS;
@@ -106,7 +108,31 @@ cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev, c
     if (prog != nullptr) Get().clReleaseProgram(prog);
     return nullptr;
   }
-  BuildOrThrow(prog, dev, kernel);
+  std::string options = BuildOptions();
+  if (Get().clBuildProgram(prog, 1, &dev.device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+    Get().clReleaseProgram(prog);
+    return nullptr;
+  }
+  return prog;
+}
+
+/*!
+ * \brief The program of `source` for `dev`: from the on-disk binary cache when an entry exists and
+ *        the device accepts it, else built from source (and its binary stored in the cache).
+ */
+cl_program CachedProgram(const std::string& source, const DeviceInfo& dev, const std::string& kernel) {
+  CheckExtensions(source, dev, kernel);
+  std::string path = CachePath(source, BuildOptions(), dev);
+  std::string binary;
+  if (CacheLoad(path, &binary)) {
+    if (cl_program prog = ProgramFromBinary(binary, dev)) {
+      ++GlobalCacheStats().hits;
+      return prog;
+    }
+    ++GlobalCacheStats().rejected;
+  }
+  cl_program prog = ProgramFromSource(source, dev, kernel);
+  if (!path.empty()) CacheStore(path, ProgramBinaryOf(prog));
   return prog;
 }
 
@@ -160,8 +186,11 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     const DeviceInfo& dev = Workspace::Global()->Device(id);
     DeviceProgram& dp = programs_[id];
     if (dp.program == nullptr) {
-      if (spec_.fmt == "clbin") dp.program = ProgramFromBinary(spec_.payload, dev, name);
-      if (dp.program == nullptr) dp.program = ProgramFromSource(Source(), dev, name);
+      if (spec_.fmt == "clbin") {
+        CheckExtensions(Source(), dev, name);
+        dp.program = ProgramFromBinary(spec_.payload, dev);
+      }
+      if (dp.program == nullptr) dp.program = CachedProgram(Source(), dev, name);
     }
     auto it = dp.kernels.find(name);
     if (it != dp.kernels.end()) return it->second;
@@ -329,17 +358,10 @@ ffi::Module CreateOpenCLModule(DeviceModuleSpec spec) {
 std::string BuildProgramBinary(const std::string& source, int device_id) {
   const DeviceInfo& dev = Workspace::Global()->Device(device_id);
   cl_program prog = ProgramFromSource(source, dev, "<program>");
-  size_t size = 0;
-  cl_int rc = Get().clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
-  std::string binary(size, '\0');
-  unsigned char* ptr = reinterpret_cast<unsigned char*>(&binary[0]);
-  if (rc == CL_SUCCESS && size > 0) {
-    rc = Get().clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr);
-  }
+  std::string binary = ProgramBinaryOf(prog);
   Get().clReleaseProgram(prog);
-  if (rc != CL_SUCCESS || size == 0) {
-    TVM_FFI_THROW(RuntimeError) << "device '" << dev.name << "' offers no program binary"
-                                << (rc != CL_SUCCESS ? " (" + ErrorString(rc) + ")" : std::string());
+  if (binary.empty()) {
+    TVM_FFI_THROW(RuntimeError) << "device '" << dev.name << "' offers no program binary";
   }
   return binary;
 }
@@ -357,6 +379,16 @@ void RegisterModuleFunctions() {
         return CreateOpenCLModule(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
       }),
       true);
+  ffi::Function::SetGlobal("opencl.ProgramCacheInfo", ffi::Function::FromTyped([]() {
+                             CacheStats& st = GlobalCacheStats();
+                             ffi::Map<ffi::String, ffi::Any> info;
+                             info.Set("dir", ffi::String(CacheDir()));
+                             info.Set("hits", st.hits.load());
+                             info.Set("stores", st.stores.load());
+                             info.Set("rejected", st.rejected.load());
+                             return info;
+                           }),
+                           true);
   ffi::Function::SetGlobal("opencl.ProgramBinary",
                            ffi::Function::FromTyped([](ffi::String source, int device_id) {
                              return ffi::Bytes(BuildProgramBinary(source, device_id));

@@ -97,6 +97,7 @@ std::string Workspace::Discover() {
       info.name = DeviceString(id, CL_DEVICE_NAME);
       info.version = DeviceString(id, CL_DEVICE_VERSION);
       info.extensions = DeviceString(id, CL_DEVICE_EXTENSIONS);
+      info.driver_version = DeviceString(id, CL_DRIVER_VERSION);
       info.type = DeviceScalarOr<cl_device_type>(id, CL_DEVICE_TYPE, 0);
       info.default_queue = api.clCreateCommandQueue(ctx, id, 0, &rc);
       if (rc != CL_SUCCESS || info.default_queue == nullptr) {

@@ -40,6 +40,7 @@ struct DeviceInfo {
   std::string platform_name;
   std::string version;     // "OpenCL 3.0 PoCL ..."
   std::string extensions;  // space separated
+  std::string driver_version;
   cl_device_type type = 0;
 
   bool HasExtension(const std::string& ext) const;

@@ -211,3 +211,36 @@ def test_bad_kernel_arguments_raise(dev):
 def test_unknown_format_rejected(dev):
     with pytest.raises(ValueError, match="format 'cl'"):
         make_module(VADD, VADD_FUNCS, fmt="ptx")
+
+
+def test_program_binary_cache_across_processes(dev, tmp_path):
+    """A program built from source is stored as a binary; the next process loads the binary; a
+    corrupted entry is rebuilt from source; TVM_OPENCL_CACHE=0 turns the cache off."""
+    from opencl_testing import run_python
+
+    code = f"""
+import warnings; warnings.simplefilter("ignore")
+import numpy as np, tvm, tvm_ffi
+src = {VADD!r}
+mod = tvm_ffi.get_global_func("ffi.Module.create.opencl")("cl", {VADD_FUNCS!r}, src.encode(), [["opencl", src]])
+a = tvm.runtime.tensor(np.arange(8, dtype="float32"), tvm.opencl(0))
+c = tvm.runtime.empty((8,), "float32", tvm.opencl(0))
+mod.get_function("vadd")(a, a, c, 8, 1, 8)
+assert (c.numpy() == 2 * np.arange(8)).all()
+info = tvm_ffi.get_global_func("opencl.ProgramCacheInfo")()
+print("INFO", info["dir"], info["hits"], info["stores"], info["rejected"])
+"""
+
+    def run(**env: str) -> list[str]:
+        out = run_python(code, env={"TVM_OPENCL_CACHE_DIR": str(tmp_path / "cache"), **env})
+        assert out.returncode == 0, out.stderr
+        return next(line for line in out.stdout.splitlines() if line.startswith("INFO")).split()[1:]
+
+    first = run()
+    assert first == [str(tmp_path / "cache"), "0", "1", "0"]
+    entries = list((tmp_path / "cache").glob("*.clbin"))
+    assert len(entries) == 1 and entries[0].stat().st_size > 0
+    assert run() == [str(tmp_path / "cache"), "1", "0", "0"]
+    entries[0].write_bytes(b"corrupted entry")
+    assert run() == [str(tmp_path / "cache"), "0", "1", "1"]
+    assert run(TVM_OPENCL_CACHE="0") == ["0", "0", "0"]  # no folder, nothing stored
