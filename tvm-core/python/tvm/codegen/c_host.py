@@ -46,6 +46,10 @@ _RUNTIME_PRELUDE = r"""#include <math.h>
 #define TVM_COLD __attribute__((noinline, cold))
 #define TVM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+static inline uint32_t tvm_dtype_u32(DLDataType t) {
+  return (uint32_t)t.code | ((uint32_t)t.bits << 8) | ((uint32_t)t.lanes << 16);
+}
+
 static TVM_COLD int tvm_raise(const char* kind, const char* fmt, ...) {
   char msg[1024];
   va_list ap;
@@ -280,10 +284,12 @@ class HostModuleSource:
 
 
 def _dtype_check(dtype: str) -> str:
+    """C condition (on ``t``) that is true when the tensor's dtype differs from ``dtype``:
+    one 32-bit compare of the packed DLDataType (code | bits << 8 | lanes << 16)."""
     fam, bits, lanes = _dt.parse(dtype)
     code = _DL_CODE[fam]
     bits = 8 if fam == "bool" else bits
-    return f"(t->dtype.code != {code} || t->dtype.bits != {bits} || t->dtype.lanes != {lanes})"
+    return f"(tvm_dtype_u32(t->dtype) != {code | (bits << 8) | (lanes << 16)}u)"
 
 
 def _shape_text(buf: E.Buffer, p: CPrinter) -> str:
