@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 import pytest
@@ -189,3 +190,18 @@ def test_cache_key_depends_on_flags_and_compiler(monkeypatch):
     assert k1 != cc.cache_key("int y;", cc.build_flags())
     monkeypatch.setattr(cc, "compiler_version", lambda *a: "some other compiler 1.0")
     assert k1 != cc.cache_key("int x;", cc.build_flags())
+
+
+def test_cache_off_and_unwritable_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TVM_CACHE_DIR", "off")
+    path, hit = cc.compile_shared("int f(void) { return 1; }")
+    assert not hit and "tvm-build-" in path
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    monkeypatch.setenv("TVM_CACHE_DIR", str(ro / "sub"))
+    if os.access(ro, os.W_OK):  # running as root: permissions do not apply
+        pytest.skip("the cache directory is writable anyway (root)")
+    with pytest.warns(RuntimeWarning, match="not writable"):
+        path, hit = cc.compile_shared("int g(void) { return 2; }")
+    assert not hit

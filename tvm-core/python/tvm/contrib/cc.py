@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -78,7 +79,9 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
         stamp = f"{os.path.realpath(exe)}:{st.st_mtime_ns}:{st.st_size}:{' '.join(cmd)}"
     except OSError:
         stamp = ""
-    memo = cache_dir() / "compilers" / hashlib.sha256(stamp.encode()).hexdigest()[:24] if stamp else None
+    memo = None
+    if stamp and cache_enabled():
+        memo = cache_dir() / "compilers" / hashlib.sha256(stamp.encode()).hexdigest()[:24]
     if memo is not None and memo.exists():
         got = memo.read_text()
     else:
@@ -89,7 +92,10 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
                                "C compiler (gcc or clang).") from err
         got = (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "unknown"
         if memo is not None:
-            _atomic_write(memo, got.encode())
+            try:
+                _atomic_write(memo, got.encode())
+            except OSError:
+                pass  # an unwritable cache only costs a `cc --version` per process
     _VERSIONS[cmd] = got
     return got
 
@@ -193,17 +199,25 @@ def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
     second compile of the same code and flags does not run the compiler.
     """
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
-    if not cache_enabled():
-        out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.so")
-        run_compiler({f"{name}.c": code}, out, flags)
-        return out, False
-    key = cache_key(code, flags)
-    path = cache_dir() / key[:2] / f"{key}.so"
-    if path.exists():
-        return str(path), True
-    run_compiler({f"{name}.c": code}, str(path), flags)
-    _atomic_write(path.with_suffix(".c"), code.encode())
-    return str(path), False
+    if cache_enabled():
+        key = cache_key(code, flags)
+        path = cache_dir() / key[:2] / f"{key}.so"
+        if path.exists():
+            return str(path), True
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            writable = os.access(path.parent, os.W_OK)
+        except OSError:
+            writable = False
+        if writable:
+            run_compiler({f"{name}.c": code}, str(path), flags)
+            _atomic_write(path.with_suffix(".c"), code.encode())
+            return str(path), False
+        warnings.warn(f"compile cache {cache_dir()} is not writable; compiling without it "
+                      "(set TVM_CACHE_DIR to a writable directory)", RuntimeWarning, stacklevel=2)
+    out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.so")
+    run_compiler({f"{name}.c": code}, out, flags)
+    return out, False
 
 
 def create_shared(output: str, sources: dict[str, str], *, openmp: bool = False,
