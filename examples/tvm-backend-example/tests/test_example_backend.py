@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tvm
-from tvm.script import tir as T
+from tvm.testing import kernels as K
 
 DEV = tvm.device("example")
 
@@ -25,51 +25,9 @@ def fresh(code: str, **env: str) -> subprocess.CompletedProcess:
                           env=full, timeout=300)
 
 
-@T.prim_func
-def vadd(a: T.handle, b: T.handle, c: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    B = T.match_buffer(b, (n,), "float32")
-    C = T.match_buffer(c, (n,), "float32")
-    for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
-        for tx in T.thread_binding(64, thread="threadIdx.x"):
-            if bx * 64 + tx < n:
-                C[bx * 64 + tx] = A[bx * 64 + tx] + B[bx * 64 + tx]
-
-
-@T.prim_func
-def row_sum(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8,), "float32")):
-    for bx in T.thread_binding(8, thread="blockIdx.x"):
-        red = T.alloc_buffer((64,), "float32", scope="shared")
-        for tx in T.thread_binding(64, thread="threadIdx.x"):
-            red[tx] = A[bx, tx]
-            T.tvm_storage_sync("shared")
-            for s in range(6):
-                if tx < T.shift_right(32, s):
-                    red[tx] = red[tx] + red[tx + T.shift_right(32, s)]
-                T.tvm_storage_sync("shared")
-            if tx == 0:
-                B[bx] = red[0]
-
-
-@T.prim_func
-def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    for by in T.thread_binding(8, thread="blockIdx.y"):
-        for bx in T.thread_binding(8, thread="blockIdx.x"):
-            As = T.alloc_buffer((8, 8), "float32", scope="shared")
-            Bs = T.alloc_buffer((8, 8), "float32", scope="shared")
-            for ty in T.thread_binding(8, thread="threadIdx.y"):
-                for tx in T.thread_binding(8, thread="threadIdx.x"):
-                    acc = T.alloc_buffer((1,), "float32", scope="local")
-                    acc[0] = T.float32(0)
-                    for ko in range(8):
-                        As[ty, tx] = A[by * 8 + ty, ko * 8 + tx]
-                        Bs[ty, tx] = B[ko * 8 + ty, bx * 8 + tx]
-                        T.tvm_storage_sync("shared")
-                        for ki in range(8):
-                            acc[0] = acc[0] + As[ty, ki] * Bs[ki, tx]
-                        T.tvm_storage_sync("shared")
-                    C[by * 8 + ty, bx * 8 + tx] = acc[0]
+vadd = K.vector_add(block=64)
+row_sum = K.row_sum(8, 64)
+matmul = K.matmul_tiled(64, 64, 64, tile=8)
 
 
 def test_backend_is_active_with_its_device():
@@ -88,7 +46,7 @@ def test_symbolic_vector_add(n):
     a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
     A, B = tvm.runtime.tensor(a, DEV), tvm.runtime.tensor(b, DEV)
     C = tvm.runtime.empty((n,), "float32", DEV)
-    mod["vadd"](A, B, C)
+    mod["vector_add"](A, B, C)
     np.testing.assert_allclose(C.numpy(), a + b)
 
 
@@ -100,11 +58,19 @@ def test_shared_memory_reduction_with_barriers():
     np.testing.assert_allclose(Y.numpy(), x.sum(axis=1), rtol=1e-5)
 
 
+def test_row_softmax():
+    mod = tvm.compile(K.row_softmax(6, 100), target="example")
+    x = np.random.randn(6, 100).astype("float32")
+    Y = tvm.runtime.empty((6, 100), "float32", DEV)
+    mod["row_softmax"](tvm.runtime.tensor(x, DEV), Y)
+    np.testing.assert_allclose(Y.numpy(), K.reference_softmax(x), rtol=1e-5, atol=1e-7)
+
+
 def test_tiled_matmul_shared_and_local():
     mod = tvm.compile(matmul, target="example")
     a, b = np.random.rand(64, 64).astype("float32"), np.random.rand(64, 64).astype("float32")
     C = tvm.runtime.empty((64, 64), "float32", DEV)
-    mod["matmul"](tvm.runtime.tensor(a, DEV), tvm.runtime.tensor(b, DEV), C)
+    mod["matmul_tiled"](tvm.runtime.tensor(a, DEV), tvm.runtime.tensor(b, DEV), C)
     np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-4)
 
 
@@ -112,7 +78,7 @@ def test_cpu_tensor_on_device_kernel_is_rejected():
     mod = tvm.compile(vadd, target="example")
     a = tvm.runtime.tensor(np.zeros(4, "float32"))
     with pytest.raises(Exception, match="device"):
-        mod["vadd"](a, a, a)
+        mod["vector_add"](a, a, a)
 
 
 def test_fallback_is_byte_identical_and_explains(monkeypatch):
@@ -134,10 +100,8 @@ def test_export_then_load_in_fresh_process(tmp_path, force_fallback):
     lib = tmp_path / "row_sum.so"
     exporter = f"""
         import tvm
-        from tvm.script import tir as T
-        import sys; sys.path.insert(0, {os.path.dirname(__file__)!r})
-        from test_example_backend import row_sum
-        tvm.compile(row_sum, target="example").export_library({str(lib)!r})
+        from tvm.testing import kernels as K
+        tvm.compile(K.row_sum(8, 64), target="example").export_library({str(lib)!r})
     """
     r = fresh(exporter, TVM_COMPILE_FORCE_FALLBACK=force_fallback)
     assert r.returncode == 0, r.stderr
@@ -160,9 +124,9 @@ def test_export_then_load_in_fresh_process(tmp_path, force_fallback):
 def test_runtime_unavailable_still_generates_code(tmp_path):
     code = """
         import warnings; warnings.simplefilter("ignore")
-        import numpy as np, tvm, sys
-        sys.path.insert(0, %r)
-        from test_example_backend import row_sum
+        import numpy as np, tvm
+        from tvm.testing import kernels as K
+        row_sum = K.row_sum(8, 64)
         rec = {r.name: r for r in tvm.backend.list_backends()}["example"]
         assert rec.status == "runtime unavailable", rec.status
         mod = tvm.compile(row_sum, target="example")
@@ -172,7 +136,7 @@ def test_runtime_unavailable_still_generates_code(tmp_path):
             dev.ffi_module.get_function("row_sum_kernel0")(0)
         except RuntimeError as err:
             print(err)
-    """ % os.path.dirname(__file__)
+    """
     r = fresh(code, TVM_EXAMPLE_SIMULATE_NO_DRIVER="1")
     assert r.returncode == 0, r.stderr
     assert "example driver not found" in r.stdout and "Fix:" in r.stdout
@@ -189,7 +153,7 @@ def test_plain_tvm_ffi_load_module_after_backends_loaded(tmp_path):
         a = np.arange(100, dtype="float32")
         A = tvm.runtime.tensor(a, dev)
         C = tvm.runtime.empty((100,), "float32", dev)
-        mod["vadd"](A, A, C)
+        mod["vector_add"](A, A, C)
         np.testing.assert_allclose(C.numpy(), 2 * a)
         print("ran")
     """
