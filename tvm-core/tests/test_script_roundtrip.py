@@ -156,3 +156,25 @@ def test_printed_text_is_a_plain_python_module(name, tmp_path, monkeypatch):
 
     mod = importlib.import_module(path.stem)
     assert structural_equal(getattr(mod, f.name), f)
+
+
+def _shared_kernels():
+    from tvm.testing import kernels as TK
+
+    return {
+        "vector_add": lambda: TK.vector_add("float16"),
+        "row_sum": lambda: TK.row_sum(7, 100),
+        "row_softmax": lambda: TK.row_softmax(5, 33),
+        "matmul_tiled": lambda: TK.matmul_tiled(16, 24, 32),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_shared_kernels()))
+def test_shared_testing_kernels_roundtrip_and_lower(name, testgpu):
+    """The kernels every backend's tests use (tvm.testing.kernels) round-trip and lower."""
+    f = _shared_kernels()[name]()
+    roundtrip(f)
+    low = tir.transform.lower(f, testgpu)
+    assert len(low.kernels) == 1
+    roundtrip(low.host)
+    roundtrip(low.kernels[0])
