@@ -29,12 +29,15 @@ class Span:
 
 class TVMScriptError(ValueError):
     """A TVMScript parse or type error. The message names the file and line and shows the offending
-    source line with a caret; ``span`` holds the location, ``reason`` the bare message."""
+    source line with a caret; ``span`` holds the location, ``reason`` the bare message, and
+    ``filename`` / ``lineno`` / ``offset`` / ``text`` mirror :class:`SyntaxError`'s fields."""
 
     def __init__(self, reason: str, span: Span | None = None):
         self.reason = reason
         self.span = span
         self.filename = span.file if span else None
         self.lineno = span.line if span else None
+        self.offset = span.col + 1 if span else None  # 1-based column, as in SyntaxError
+        self.text = span.text if span else None
         msg = f"{reason}\n{span.render()}" if span else reason
         super().__init__(msg)
