@@ -94,15 +94,19 @@ def load_library(path: str, private: bool) -> tvm_ffi.Module:
     """``tvm_ffi.load_module(path)``; ``private`` libraries (those with kernel launches keep
     per-library state: the library context and cached kernel handles) are loaded from a fresh copy
     when the same file is already loaded in this process."""
-    if private:
-        with _loaded_lock:
-            if path in _loaded_private:
-                tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
-                copy = os.path.join(tmpdir, os.path.basename(path))
-                shutil.copyfile(path, copy)
-                path = copy
+    if not private:
+        return tvm_ffi.load_module(path)
+    with _loaded_lock:
+        if path not in _loaded_private:
             _loaded_private.add(path)
-    return tvm_ffi.load_module(path)
+            return tvm_ffi.load_module(path)
+    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
+    try:
+        copy = os.path.join(tmpdir, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        return tvm_ffi.load_module(copy)
+    finally:  # the loaded copy stays mapped; its file is not needed any more
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001
