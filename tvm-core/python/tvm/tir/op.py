@@ -76,6 +76,8 @@ def convert(value: ExprLike, dtype: Optional[str] = None) -> PrimExpr:
         if _dt.is_bool(dtype):
             return IntImm("bool", int(bool(value)))
         return const(value, dtype)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2 ** 31) <= value < 2 ** 31:
+        return IntImm("int64", value)  # too large for the default int32
     return const(value)
 
 

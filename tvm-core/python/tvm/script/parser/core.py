@@ -507,7 +507,7 @@ class Parser:
             if isinstance(v, bool):
                 raise self.error(e, "buffer index must be an integer, got bool")
             if isinstance(v, int):
-                v = IntImm("int32", v)
+                v = _op.convert(v)
             elif isinstance(v, float):
                 raise self.error(e, f"buffer index must be an integer, got float {v!r}")
             elif not isinstance(v, PrimExpr):
