@@ -141,3 +141,18 @@ def test_host_source_has_ffi_entry_and_openmp():
     assert "int __tvm_ffi_fill(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)" in src.code
     assert "#pragma omp parallel for" in src.code
     assert "#include <tvm/ffi/c_api.h>" in src.code
+
+
+def test_unroll_with_symbolic_extent_and_bad_function_name():
+    A = Buffer("A", (8,), "float32")
+    i, n = Var("i"), Var("n")
+    loop = For(i, IntImm("int32", 0), n, ForKind.UNROLLED, BufferStore(A, const(0.0), (i,)))
+    p = CPrinter()
+    p.stmt(loop)
+    assert "#pragma GCC unroll" not in p.take()  # GCC needs a count: no pragma for a symbolic extent
+    t = ToyGPU()
+    t.stmt(loop)
+    assert "#pragma unroll" in t.take()
+    f = PrimFunc([A.data], loop, {A.data: A}, {"global_symbol": "bad-name"})
+    with pytest.raises(CodegenError, match="not a valid C identifier"):
+        generate_host([f])

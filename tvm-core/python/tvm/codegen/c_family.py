@@ -555,8 +555,10 @@ class CFamilyPrinter:
     def loop_pragma(self, s: S.For) -> None:
         """Pragma lines before a loop (unroll here; the CPU host adds OpenMP)."""
         if s.kind is S.ForKind.UNROLLED and self.UNROLL_PRAGMA:
-            n = s.extent.value if isinstance(s.extent, E.IntImm) else ""
-            self.emit(self.UNROLL_PRAGMA.format(n=n).rstrip())
+            if isinstance(s.extent, E.IntImm):
+                self.emit(self.UNROLL_PRAGMA.format(n=s.extent.value))
+            elif "{n}" not in self.UNROLL_PRAGMA:  # a count-free pragma works for any extent
+                self.emit(self.UNROLL_PRAGMA)
 
     def print_thread_binding(self, s: S.For) -> None:
         """A loop bound to a thread tag becomes ``int v = <thread index> + min;``."""

@@ -501,6 +501,9 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSour
     bodies = []
     names = []
     for f in funcs:
+        if not f.global_symbol.isidentifier():
+            raise CodegenError(f"function name '{f.global_symbol}' is not a valid C identifier; "
+                               "set attrs['global_symbol'] to letters, digits and underscores")
         # every function gets its own name scope (but one helper set)
         printer._names, printer._used = {}, set(printer._used)
         bodies.append(HostFunctionPrinter(printer, f, device_type).print())
