@@ -32,6 +32,14 @@ def test_fp64_pragma_only_when_used():
     assert codegen.FP64_PRAGMA not in _source(K.elementwise("float32"))
 
 
+def test_fp64_refused_for_target_without_fp64():
+    from tvm.codegen.c_family import CodegenError
+
+    with pytest.raises(CodegenError, match="lacks cl_khr_fp64"):
+        _source(K.elementwise("float64"), supports_float64=False, model="tiny_gpu")
+    assert "double" in _source(K.elementwise("float64"), supports_float64=True)
+
+
 def test_half_through_vload_vstore_without_fp16():
     src = _source(K.half_cast)
     assert "vstore_half(" in src and "vload_half(" in src

@@ -267,7 +267,13 @@ def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
     """The OpenCL C translation unit holding every kernel in ``kernels``."""
     attrs = getattr(target, "attrs", None) or {}
     printer = OpenCLPrinter(native_half=bool(attrs.get("supports_float16", False)))
-    return printer.print_module(list(kernels))
+    source = printer.print_module(list(kernels))
+    if attrs.get("supports_float64") is False and FP64_PRAGMA in source:
+        names = ", ".join(k.global_symbol for k in kernels)
+        raise CodegenError(f"kernel(s) {names} use float64, but the target device "
+                           f"({attrs.get('model', 'unknown')}) lacks cl_khr_fp64; use float32 or "
+                           f"another device")
+    return source
 
 
 def function_table(kernels: list[PrimFunc]) -> list[list[Any]]:
