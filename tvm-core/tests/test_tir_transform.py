@@ -407,3 +407,15 @@ def test_lower_host_if_on_scalar(gpu):
     low = lower(f, gpu)
     assert isinstance(low.host.body, tir.IfThenElse)
     assert len(low.kernels) == 1
+
+
+def test_simplify_integer_reassociation():
+    x = tir.Var("x", "int32")
+    c = tir.const
+    assert structural_equal(simplify_expr((x * 4) * 8), x * 32)
+    assert simplify_expr(tir.FloorDiv(x * 16, c(16))) is x
+    assert simplify_expr(tir.Div(x * 16, c(16))) is x
+    assert simplify_expr(tir.FloorMod(x * 16, c(16))).value == 0
+    assert isinstance(simplify_expr(tir.FloorDiv(x * 16, c(8))), tir.FloorDiv)  # not rewritten
+    f = tir.Var("f", "float32")
+    assert isinstance(simplify_expr(f * tir.FloatImm("float32", 2.0) * tir.FloatImm("float32", 3.0)).a, tir.Mul)

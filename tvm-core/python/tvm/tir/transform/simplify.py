@@ -7,7 +7,8 @@ Rules (applied bottom-up until nothing changes locally):
   alone);
 * identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x // 1``,
   integer ``x * 0``, integer ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
-  ``c1 + (x + c2)`` style constant reassociation for integers, ``true && x``, ``false || x``,
+  ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
+  ``(x * c) // c -> x`` and ``(x * c) % c -> 0``, ``true && x``, ``false || x``,
   ``not not x``, casts to the same dtype;
 * statements: ``if`` on a constant condition keeps one branch; non-thread loops of extent 1 become
   their body with the loop variable replaced by ``min``; loops of extent 0 vanish.
@@ -147,11 +148,21 @@ class _Simplify(StmtExprMutator):
                 return b
             if isint and (_is(a, 0) or _is(b, 0)):
                 return IntImm(d, 0)
+            # (x * c1) * c2 -> x * (c1 * c2)
+            if isint and isinstance(b, IntImm) and isinstance(a, Mul) and isinstance(a.b, IntImm):
+                return Mul(a.a, _const(d, a.b.value * b.value))
         elif t in (Div, FloorDiv):
             if _is(b, 1):
                 return a
+            # (x * c) / c -> x for integers (exact, no rounding involved)
+            if isint and isinstance(b, IntImm) and b.value != 0 and isinstance(a, Mul) \
+                    and isinstance(a.b, IntImm) and a.b.value == b.value:
+                return a.a
         elif t in (Mod, FloorMod):
             if isint and _is(b, 1):
+                return IntImm(d, 0)
+            if isint and isinstance(b, IntImm) and b.value != 0 and isinstance(a, Mul) \
+                    and isinstance(a.b, IntImm) and a.b.value == b.value:
                 return IntImm(d, 0)
         elif t in (Min, Max):
             if a is b:
