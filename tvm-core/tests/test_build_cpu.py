@@ -13,6 +13,7 @@ from tvm.tir import (
 from tvm.tir import expr as E
 from tvm.tir.dtype import SCALAR_DTYPES
 from tvm.runtime import numpy_dtype
+from tvm.script import tir as T
 
 
 @pytest.fixture(autouse=True)
@@ -138,23 +139,25 @@ def test_floordiv_floormod_match_python(dtype):
 
 
 # --------------------------------------------------------------------------- reduction, softmax, matmul
+# (TVMScript from here on; the IR builders above generate the dtype/operator matrix)
 
 
-def sum_reduction(n: int, lanes: int = 16) -> PrimFunc:
-    """B[0] = sum(A): a parallel-free reduction with a vector of partial sums in a local buffer."""
-    A, B = Buffer("A", (n,), "float32"), Buffer("B", (1,), "float32")
-    acc = Buffer("acc", (lanes,), "float32", scope="local")
-    i, j, k, r = (Var(x, "int32") for x in "ijkr")
-    zero = tir.const(0.0, "float32")
-    body = Allocate(acc, seq(
-        loop(j, lanes, BufferStore(acc, zero, (j,)), ForKind.VECTORIZED),
-        loop(i, n // lanes, loop(j, lanes, BufferStore(acc, acc[j] + A[i * lanes + j], (j,)),
-                                 ForKind.VECTORIZED)),
-        loop(k, n % lanes, BufferStore(acc, acc[0] + A[(n // lanes) * lanes + k], (IntImm("int32", 0),))),
-        BufferStore(B, zero, (IntImm("int32", 0),)),
-        loop(r, lanes, BufferStore(B, B[0] + acc[r], (IntImm("int32", 0),))),
-    ))
-    return func("sum", [A, B], body)
+def sum_reduction(n: int, lanes: int = 16):
+    """S[0] = sum(A) with a vector of ``lanes`` partial sums in a local buffer."""
+    @T.prim_func
+    def vsum(A: T.Buffer((n,), "float32"), S: T.Buffer((1,), "float32")):
+        acc = T.alloc_buffer((lanes,), "float32", scope="local")
+        for j in T.vectorized(lanes):
+            acc[j] = T.float32(0)
+        for i in range(n // lanes):
+            for j in T.vectorized(lanes):
+                acc[j] = acc[j] + A[i * lanes + j]
+        for k in range(n % lanes):
+            acc[0] = acc[0] + A[n // lanes * lanes + k]
+        S[0] = T.float32(0)
+        for r in range(lanes):
+            S[0] = S[0] + acc[r]
+    return vsum
 
 
 def test_sum_reduction():
@@ -162,30 +165,33 @@ def test_sum_reduction():
         mod = tvm.compile(sum_reduction(n), "c")
         a = rand(n, "float32")
         out = np.zeros(1, "float32")
-        mod["sum"](a, out)
+        mod["vsum"](a, out)
         np.testing.assert_allclose(out[0], a.astype("float64").sum(), rtol=1e-5, atol=1e-3)
 
 
-def row_softmax() -> PrimFunc:
-    m, n = Var("m", "int32"), Var("n", "int32")
-    A, B = Buffer("A", (m, n), "float32"), Buffer("B", (m, n), "float32")
-    mx = Buffer("mx", (1,), "float32", scope="local")
-    sm = Buffer("sm", (1,), "float32", scope="local")
-    i, j, j2, j3 = (Var(x, "int32") for x in ("i", "j", "j2", "j3"))
-    z = IntImm("int32", 0)
-    row = Allocate(mx, Allocate(sm, seq(
-        BufferStore(mx, tir.const(float("-inf"), "float32"), (z,)),
-        loop(j, n, BufferStore(mx, E.Max(mx[0], A[i, j]), (z,))),
-        BufferStore(sm, tir.const(0.0, "float32"), (z,)),
-        loop(j2, n, seq(BufferStore(B, Call("float32", "exp", (A[i, j2] - mx[0],)), (i, j2)),
-                        BufferStore(sm, sm[0] + B[i, j2], (z,)))),
-        loop(j3, n, BufferStore(B, B[i, j3] / sm[0], (i, j3))),
-    )))
-    return func("softmax", [A, B], loop(i, m, row, ForKind.PARALLEL))
+@T.prim_func
+def softmax(a: T.handle, b: T.handle):
+    m = T.int32()
+    n = T.int32()
+    A = T.match_buffer(a, (m, n), "float32")
+    B = T.match_buffer(b, (m, n), "float32")
+    for i in T.parallel(m):
+        mx = T.alloc_buffer((1,), "float32", scope="local")
+        sm = T.alloc_buffer((1,), "float32", scope="local")
+        mx[0] = T.min_value("float32")
+        for j in range(n):
+            mx[0] = T.max(mx[0], A[i, j])
+        sm[0] = T.float32(0)
+        for j in range(n):
+            B[i, j] = T.exp(A[i, j] - mx[0])
+            sm[0] = sm[0] + B[i, j]
+        for j in range(n):
+            B[i, j] = B[i, j] / sm[0]
 
 
 def test_row_softmax():
-    mod = tvm.compile(row_softmax(), "c")
+    mod = tvm.compile(softmax, "c")
+    assert "#pragma omp parallel for" in mod.inspect_source()
     for shape in ((4, 10), (33, 257)):
         a = rand(shape, "float32")
         b = np.zeros_like(a)
@@ -194,41 +200,50 @@ def test_row_softmax():
         np.testing.assert_allclose(b, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
-def tiled_matmul(n: int, tile: int = 16) -> PrimFunc:
-    """C = A @ B with (tile x tile) output tiles accumulated in a local buffer; parallel over
-    tile rows, vectorized over tile columns."""
-    A, B, C = (Buffer(x, (n, n), "float32") for x in "ABC")
-    acc = Buffer("acc", (tile, tile), "float32", scope="local")
-    io, jo, ii, ji, k, i2, j2 = (Var(x, "int32") for x in ("io", "jo", "ii", "ji", "k", "i2", "j2"))
-    z = tir.const(0.0, "float32")
-    row, col = io * tile, jo * tile
-    body = Allocate(acc, seq(
-        loop(ii, tile, loop(ji, tile, BufferStore(acc, z, (ii, ji)), ForKind.VECTORIZED)),
-        loop(k, n, loop(ii, tile, loop(ji, tile, BufferStore(
-            acc, acc[ii, ji] + A[row + ii, k] * B[k, col + ji], (ii, ji)), ForKind.VECTORIZED))),
-        loop(i2, tile, loop(j2, tile, BufferStore(C, acc[i2, j2], (row + i2, col + j2)), ForKind.VECTORIZED)),
-    ))
-    return func("matmul", [A, B, C], loop(io, n // tile, loop(jo, n // tile, body), ForKind.PARALLEL))
+@T.prim_func
+def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+           C: T.Buffer((64, 64), "float32")):
+    # 16x16 output tiles accumulated in a local buffer; parallel over tile rows, vectorized columns
+    for io in T.parallel(4):
+        for jo in range(4):
+            acc = T.alloc_buffer((16, 16), "float32", scope="local")
+            for ii in range(16):
+                for ji in T.vectorized(16):
+                    acc[ii, ji] = T.float32(0)
+            for k in range(64):
+                for ii in T.unroll(16):
+                    for ji in T.vectorized(16):
+                        acc[ii, ji] = acc[ii, ji] + A[io * 16 + ii, k] * B[k, jo * 16 + ji]
+            for ii in range(16):
+                for ji in T.vectorized(16):
+                    C[io * 16 + ii, jo * 16 + ji] = acc[ii, ji]
 
 
 def test_tiled_matmul_local_buffer():
-    mod = tvm.compile(tiled_matmul(64), "c")
+    mod = tvm.compile(matmul, "c")
     a, b = rand((64, 64), "float32"), rand((64, 64), "float32")
     c = np.zeros((64, 64), "float32")
     mod.matmul(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
-    assert "#pragma omp parallel for" in mod.inspect_source()
+    src = mod.inspect_source()
+    assert "#pragma omp parallel for" in src and "#pragma omp simd" in src and "#pragma GCC unroll 16" in src
 
 
 # --------------------------------------------------------------------------- symbolic shapes
 
 
+@T.prim_func
+def transpose(a: T.handle, b: T.handle):
+    m = T.int32()
+    n = T.int32()
+    A = T.match_buffer(a, (m, n), "float32")
+    B = T.match_buffer(b, (n, m), "float32")
+    for i, j in T.grid(m, n):
+        B[j, i] = A[i, j]
+
+
 def test_symbolic_shapes_several_sizes():
-    m, n = Var("m", "int32"), Var("n", "int32")
-    A, B = Buffer("A", (m, n), "float32"), Buffer("B", (n, m), "float32")
-    i, j = Var("i", "int32"), Var("j", "int32")
-    f = func("transpose", [A, B], loop(i, m, loop(j, n, BufferStore(B, A[i, j], (j, i)))))
-    mod = tvm.compile(f, "c")
+    mod = tvm.compile(transpose, "c")
     for shape in ((1, 1), (3, 5), (17, 2), (64, 33)):
         a = rand(shape, "float32")
         b = np.zeros(shape[::-1], "float32")
