@@ -6,6 +6,7 @@
 
 #include <tvm/ffi/error.h>
 
+#include <cstdio>
 #include <sstream>
 
 namespace tvm {
@@ -184,16 +185,22 @@ cl_mem Workspace::Alloc(int id, size_t nbytes) {
 }
 
 void Workspace::Free(cl_mem mem) {
+  // Called from tensor destructors: must never throw (that would terminate the process).
   if (mem == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (buffers_.erase(mem) == 0) {
-      TVM_FFI_THROW(ValueError) << "free of " << static_cast<void*>(mem)
-                                << ", which is not an OpenCL buffer allocated by TVM";
+      std::fprintf(stderr, "[tvm opencl] warning: ignoring free of %p, not an OpenCL buffer "
+                   "allocated by TVM\n", static_cast<void*>(mem));
+      return;
     }
   }
   // The release is deferred by OpenCL until queued commands using the buffer have finished.
-  TVM_OPENCL_CALL(clReleaseMemObject, mem);
+  cl_int rc = Get().clReleaseMemObject(mem);
+  if (rc != CL_SUCCESS) {
+    std::fprintf(stderr, "[tvm opencl] warning: clReleaseMemObject failed with %s\n",
+                 ErrorString(rc).c_str());
+  }
 }
 
 bool Workspace::LookupBuffer(const void* mem, BufferInfo* info) {

@@ -75,6 +75,7 @@ class Workspace {
 
   /*! \brief Allocate a buffer of `nbytes` on device `id`, recorded in the buffer registry. */
   cl_mem Alloc(int id, size_t nbytes);
+  /*! \brief Release a buffer; never throws (warns on stderr about unknown handles). */
   void Free(cl_mem mem);
   /*! \brief The record of `mem`; false when `mem` is not a live buffer allocated here. */
   bool LookupBuffer(const void* mem, BufferInfo* info);
