@@ -114,9 +114,13 @@ def compare(ours: tuple, theirs: tuple, batch: int, repeats: int) -> tuple[float
         run()
         sync()
     a, b = [], []
-    for _ in range(repeats):
-        a.append(batch_ms(*ours, batch))
-        b.append(batch_ms(*theirs, batch))
+    for i in range(repeats):  # alternate which side goes first (ABBA), so order favours neither
+        if i % 2 == 0:
+            a.append(batch_ms(*ours, batch))
+            b.append(batch_ms(*theirs, batch))
+        else:
+            b.append(batch_ms(*theirs, batch))
+            a.append(batch_ms(*ours, batch))
     return statistics.median(a), statistics.median(b)
 
 
@@ -202,7 +206,7 @@ def main(out_path: str) -> int:
     groups = (VADD_N + 255) // 256
     ours = TVMSide(dev, "vadd", [a, b], (VADD_N,))
     theirs = PyOpenCLSide("vadd", VADD_CL, [a, b], (VADD_N,), (groups * 256,), (256,), [np.int32(VADD_N)])
-    t_ms, p_ms = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=20, repeats=9)
+    t_ms, p_ms = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=20, repeats=12)
     np.testing.assert_allclose(ours.result(), a + b)
     np.testing.assert_allclose(theirs.result(), a + b)
     result["cases"].append(_case("vector_add", {"n": VADD_N, "dtype": "float32", "local_size": [256]},
@@ -212,7 +216,7 @@ def main(out_path: str) -> int:
     y = rng.standard_normal((MM, MM), dtype="float32")
     ours = TVMSide(dev, "matmul", [x, y], (MM, MM))
     theirs = PyOpenCLSide("matmul", MATMUL_CL, [x, y], (MM, MM), (MM, MM), (TILE, TILE), [np.int32(MM)] * 3)
-    t_ms, p_ms = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=2, repeats=7)
+    t_ms, p_ms = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=2, repeats=8)
     ref = x @ y
     np.testing.assert_allclose(ours.result(), ref, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(theirs.result(), ref, rtol=1e-3, atol=1e-3)
