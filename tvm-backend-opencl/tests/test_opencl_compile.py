@@ -213,3 +213,13 @@ def test_more_math_unroll_and_predicates(dev):
     with np.errstate(invalid="ignore"):
         pred = np.isnan(a / a).astype("float32")
     np.testing.assert_allclose(C.numpy(), pred + np.fmod(a, np.float32(0.7)), rtol=1e-5, atol=1e-6)
+
+
+def test_compile_for_detected_target(dev):
+    target = tvm.target.detect_target_from_device(dev)
+    mod = tvm.compile(K.softmax, target=target)
+    x = rand((3, 50), "float32")
+    Y = tvm.runtime.empty((3, 50), "float32", dev)
+    mod["softmax"](tvm.runtime.tensor(x, dev), Y)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(Y.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)

@@ -94,3 +94,24 @@ print("EXIST", tvm.opencl(0).exist)
     assert "ew_kernel0" in lines["ERR"] and "pocl-opencl-icd" in lines["ERR"]
     assert lines["REASON"].split(" (")[0] in lines["ERR"]
     assert lines["EXIST"] == "False"
+
+
+def test_explicit_load_with_autoload_off(backend):
+    """TVM_DEVICE_BACKEND_AUTOLOAD=0 leaves the backend off until tvm.backend.load('opencl'), which
+    activates it completely (device, runtime, target, detector)."""
+    code = """
+import warnings; warnings.simplefilter("ignore")
+import tvm
+print("BEFORE", tvm.backend.is_loaded("opencl"), tvm.opencl(0).exist)
+rec = tvm.backend.load("opencl")
+print("AFTER", tvm.backend.is_loaded("opencl"), rec.status.replace(" ", "_"))
+print("TARGET", tvm.target.Target("cl").kind.name)
+if rec.status == "active":
+    print("DETECT", tvm.target.detect_target_from_device(tvm.opencl(0)).kind.name)
+"""
+    out = run_python(code, env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert out.returncode == 0, out.stderr
+    assert "BEFORE False False" in out.stdout
+    assert "AFTER True" in out.stdout and "TARGET opencl" in out.stdout
+    if "AFTER True active" in out.stdout:
+        assert "DETECT opencl" in out.stdout
