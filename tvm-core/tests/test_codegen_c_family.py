@@ -156,3 +156,10 @@ def test_unroll_with_symbolic_extent_and_bad_function_name():
     f = PrimFunc([A.data], loop, {A.data: A}, {"global_symbol": "bad-name"})
     with pytest.raises(CodegenError, match="not a valid C identifier"):
         generate_host([f])
+
+
+def test_variables_never_shadow_math_functions_or_helpers():
+    p = CFamilyPrinter()
+    assert p.name_of(Var("expf")) == "expf_"
+    assert p.name_of(Var("tvm_h2f")) == "tvm_h2f_"
+    assert p.name_of(Var("sinf")) == "sinf_"

@@ -99,7 +99,6 @@ class CFamilyPrinter:
         self._names: dict[Any, str] = {}      # Var / Buffer -> C identifier
         self._used: set[str] = set()
         self._subst: dict[Any, str] = {}      # Let-bound Var -> printed value
-        self._buffers: dict[Any, E.Buffer] = {}  # data Var -> Buffer (first one seen)
         self.helpers: dict[str, str] = {}     # helper name -> definition (the prelude collects them)
 
     # ------------------------------------------------------------------ output
@@ -122,8 +121,8 @@ class CFamilyPrinter:
         base = re.sub(r"[^0-9A-Za-z_]", "_", hint or getattr(node, "name", "v")) or "v"
         if base[0].isdigit():
             base = "v_" + base
-        if base in _C_KEYWORDS or base.startswith("__"):
-            base = base.lstrip("_") + "_"
+        if base in _C_KEYWORDS or base.startswith("__") or base in self._function_names():
+            base = base.lstrip("_") + "_"  # keywords and math functions stay visible
         name, k = base, 1
         while name in self._used:
             name = f"{base}_{k}"
@@ -131,6 +130,18 @@ class CFamilyPrinter:
         self._used.add(name)
         self._names[node] = name
         return name
+
+    @classmethod
+    def _function_names(cls) -> frozenset[str]:
+        cached = cls.__dict__.get("_FUNCTION_NAMES")
+        if cached is None:
+            names = set()
+            for entry in cls.INTRINSICS.values():
+                names.update((entry,) if isinstance(entry, str) else entry)
+            cached = frozenset(names | {"isinf", "isfinite", "isnan", "memcpy", "free", "malloc",
+                                        "tvm_h2f", "tvm_f2h", "tvm_bf2f", "tvm_f2bf", "tvm_raise"})
+            setattr(cls, "_FUNCTION_NAMES", cached)
+        return cached
 
     def reserve(self, name: str) -> None:
         """Keep ``name`` from being used for any Var (e.g. names of helper variables)."""
