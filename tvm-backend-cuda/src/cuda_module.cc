@@ -87,6 +87,26 @@ uint16_t FloatToBF16Bits(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+/*! \brief Write scalar `v` into `slot` as the kernel parameter type `kind` expects. */
+void PackScalar(ArgKind kind, const ffi::AnyView& v, void* slot) {
+  auto put = [slot](auto x) { std::memcpy(slot, &x, sizeof(x)); };
+  switch (kind) {
+    case ArgKind::kI8: put(static_cast<int8_t>(v.cast<int64_t>())); break;
+    case ArgKind::kU8: put(static_cast<uint8_t>(v.cast<int64_t>())); break;
+    case ArgKind::kI16: put(static_cast<int16_t>(v.cast<int64_t>())); break;
+    case ArgKind::kU16: put(static_cast<uint16_t>(v.cast<int64_t>())); break;
+    case ArgKind::kI32: put(static_cast<int32_t>(v.cast<int64_t>())); break;
+    case ArgKind::kU32: put(static_cast<uint32_t>(v.cast<int64_t>())); break;
+    case ArgKind::kI64: put(v.cast<int64_t>()); break;
+    case ArgKind::kU64: put(static_cast<uint64_t>(v.cast<int64_t>())); break;
+    case ArgKind::kF16: put(FloatToHalfBits(static_cast<float>(v.cast<double>()))); break;
+    case ArgKind::kBF16: put(FloatToBF16Bits(static_cast<float>(v.cast<double>()))); break;
+    case ArgKind::kF32: put(static_cast<float>(v.cast<double>())); break;
+    case ArgKind::kF64: put(v.cast<double>()); break;
+    case ArgKind::kPointer: break;
+  }
+}
+
 /*! \brief Per-kernel state: argument kinds and, per device, the loaded function. */
 struct KernelState {
   FunctionInfo info;
@@ -272,18 +292,8 @@ class CUDAModuleObj : public DeviceModuleBase {
           std::memcpy(slot, &p, sizeof(p));
           break;
         }
-        case ArgKind::kI8: { int8_t v = static_cast<int8_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 1); break; }
-        case ArgKind::kU8: { uint8_t v = static_cast<uint8_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 1); break; }
-        case ArgKind::kI16: { int16_t v = static_cast<int16_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 2); break; }
-        case ArgKind::kU16: { uint16_t v = static_cast<uint16_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 2); break; }
-        case ArgKind::kI32: { int32_t v = static_cast<int32_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 4); break; }
-        case ArgKind::kU32: { uint32_t v = static_cast<uint32_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 4); break; }
-        case ArgKind::kI64: { int64_t v = args[i].cast<int64_t>(); std::memcpy(slot, &v, 8); break; }
-        case ArgKind::kU64: { uint64_t v = static_cast<uint64_t>(args[i].cast<int64_t>()); std::memcpy(slot, &v, 8); break; }
-        case ArgKind::kF16: { uint16_t v = FloatToHalfBits(static_cast<float>(args[i].cast<double>())); std::memcpy(slot, &v, 2); break; }
-        case ArgKind::kBF16: { uint16_t v = FloatToBF16Bits(static_cast<float>(args[i].cast<double>())); std::memcpy(slot, &v, 2); break; }
-        case ArgKind::kF32: { float v = static_cast<float>(args[i].cast<double>()); std::memcpy(slot, &v, 4); break; }
-        case ArgKind::kF64: { double v = args[i].cast<double>(); std::memcpy(slot, &v, 8); break; }
+        default:
+          PackScalar(k->kinds[i], args[i], slot);
       }
     }
     CUstream stream = static_cast<CUstream>(DeviceAPI::CurrentStream(DLDevice{kDLCUDA, dev_id}));
