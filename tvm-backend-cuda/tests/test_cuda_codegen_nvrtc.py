@@ -173,3 +173,41 @@ def test_unsupported_ir_raises_codegen_error() -> None:
                        ["threadIdx.x"])
     with pytest.raises(CodegenError, match="vector dtype"):
         codegen.generate_source([f])
+
+
+def test_every_math_intrinsic_and_integer_op_compiles() -> None:
+    """The shared printer's whole intrinsic table (float and double), floor div/mod, bit ops,
+    narrow integers, isinf/isnan, reinterpret: all must compile with NVRTC and no headers."""
+    from tvm.tir import Call, Cast, FloatImm, IntImm, Var
+
+    (x, X), (y, Y), (z, Z), (w, W) = (kernels.buf("X", "float32"), kernels.buf("Y", "float64"),
+                                      kernels.buf("Z", "int64"), kernels.buf("W", "uint8"))
+    tx, n = Var("tx"), Var("n", "int32")
+    unary = ["exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
+             "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "floor",
+             "ceil", "trunc", "round", "nearbyint", "fabs", "abs", "rsqrt", "sigmoid"]
+    stmts = []
+    for i, op in enumerate(unary):
+        stmts.append(tvm.tir.BufferStore(X, Call("float32", op, (X[tx],)), (tx + i,)))
+        stmts.append(tvm.tir.BufferStore(Y, Call("float64", op, (Y[tx],)), (tx + i,)))
+    for i, op in enumerate(["pow", "atan2", "fmod", "hypot", "copysign", "nextafter"]):
+        stmts.append(tvm.tir.BufferStore(X, Call("float32", op, (X[tx], X[tx + 1])), (tx + i,)))
+    special = (Call("bool", "isinf", (X[tx],)) | Call("bool", "isnan", (X[tx],))
+               | Call("bool", "isfinite", (X[tx],)))
+    stmts += [
+        tvm.tir.BufferStore(X, tvm.tir.Select(special, FloatImm("float32", float("inf")),
+                                              FloatImm("float32", float("nan"))), (tx,)),
+        tvm.tir.BufferStore(Z, Z[tx] // Cast("int64", n) + Z[tx] % Cast("int64", n)
+                            + (Z[tx] << IntImm("int64", 3)), (tx,)),
+        tvm.tir.BufferStore(W, Cast("uint8", W[tx] + IntImm("uint8", 1)), (tx,)),
+        tvm.tir.BufferStore(X, tvm.tir.FloorMod(X[tx], X[tx + 1]) + tvm.tir.FloorDiv(X[tx], X[tx + 1])
+                            + tvm.tir.Min(X[tx], X[tx + 1]), (tx,)),
+        tvm.tir.BufferStore(X, Call("float32", "reinterpret", (Cast("int32", tx),)), (tx,)),
+    ]
+    body = kernels.thread(tx, 64, "threadIdx.x",
+                          kernels.serial(Var("u"), 4, tvm.tir.seq(*stmts), tvm.tir.ForKind.UNROLLED))
+    f = kernels.kernel("allops", [x, y, z, w, n], {x: X, y: Y, z: Z, w: W}, body, ["threadIdx.x"])
+    src = codegen.generate_source([f])
+    assert "expf(" in src and "exp(" in src and "tvm_floordiv_i64" in src
+    mod = codegen.build([f], tvm.target.Target("cuda -arch=sm_80"))
+    assert ".entry allops(" in mod.inspect_source("ptx")
