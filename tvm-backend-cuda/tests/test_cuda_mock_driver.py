@@ -143,6 +143,23 @@ print(o.numpy().tolist())
     assert out.strip() == str([-5.0, float(2**40 + 3), 1.5, 2.25, 0.333251953125, 1.0])
 
 
+def test_float16_arguments_round_like_numpy(mock_driver_dir) -> None:
+    values = [0.1, -2.0 / 3.0, 65504.0, 65519.0, 65520.0, 1e6, 1e-5, 3e-8, 2.9802322387695312e-08,
+              -0.0, 1.0009765625 + 2 ** -12, float("inf"), float("nan")]
+    out = mock_run(mock_driver_dir, f'''
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+o = tvm.runtime.tensor(np.zeros(6), dev)
+for v in [float(t) for t in {[repr(v) for v in values]!r}]:
+    m["scalars"](o, 0, 0, 0.0, 0.0, v, False, 1)
+    print(repr(float(o.numpy()[4])))
+''')
+    import numpy as np
+
+    got = [float(s) for s in out.split()]
+    want = [float(np.float16(v)) for v in values]
+    assert [repr(g) for g in got] == [repr(w) for w in want]
+
+
 def test_dynamic_shared_memory_over_48k_sets_the_attribute(mock_driver_dir) -> None:
     out = mock_run(mock_driver_dir, '''
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)

@@ -138,7 +138,7 @@ CUresult cuFuncSetAttribute(MockFunction* f, int attr, int value) {
 static float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
   if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return sign ? -f : f; }
-  bits = sign | ((e + 112u) << 23) | (m << 13);
+  bits = e == 31 ? (sign | 0x7f800000u | (m << 13)) : (sign | ((e + 112u) << 23) | (m << 13));
   float f; memcpy(&f, &bits, 4); return f;
 }
 
