@@ -138,6 +138,25 @@ def test_floordiv_floormod_match_python(dtype):
             np.testing.assert_array_equal(c, ref(a, np.array(k, dtype)), err_msg=f"{op.__name__} {k}")
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16"])
+def test_integer_division_by_zero_and_min_over_minus_one_do_not_trap(dtype):
+    """x86 traps on x / 0 and INT_MIN / -1; the generated code gives NumPy's answers instead."""
+    info = np.iinfo(dtype)
+    a = np.array([7, -7 if info.min < 0 else 7, info.min, info.max, 0], dtype=dtype)
+    b = np.array([0, 0, -1 if info.min < 0 else 0, 0, 0], dtype=dtype)
+    with np.errstate(all="ignore"):
+        for op, ref in ((E.FloorDiv, np.floor_divide), (E.FloorMod, np.mod)):
+            mod = tvm.compile(elementwise("fz", dtype, lambda x, y: op(x, y)), "c")
+            c = np.zeros_like(a)
+            mod.fz(a, b, c)
+            np.testing.assert_array_equal(c, ref(a, b), err_msg=op.__name__)
+    for op in (E.Div, E.Mod):
+        mod = tvm.compile(elementwise("tz", dtype, lambda x, y: op(x, y)), "c")
+        c = np.ones_like(a)
+        mod.tz(a, b, c)
+        assert c[0] == 0 and c[1] == 0
+
+
 # --------------------------------------------------------------------------- reduction, softmax, matmul
 # (TVMScript from here on; the IR builders above generate the dtype/operator matrix)
 

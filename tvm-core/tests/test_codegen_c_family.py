@@ -95,10 +95,12 @@ def test_floor_division_helpers():
     assert p.expr(E.FloorDiv(a, b)) == "tvm_floordiv_i32(a, b)"
     assert p.expr(E.FloorMod(a, const(8))) == "(a & 7)"
     assert p.expr(E.FloorDiv(a, const(8))) == "(a >> 3)"
-    assert p.expr(E.Div(a, b)) == "(a / b)"  # truncating, like C
-    assert "tvm_floordiv_i32" in p.prelude()
+    assert p.expr(E.Div(a, const(7))) == "(a / 7)"  # truncating, like C
+    assert p.expr(E.Div(a, b)) == "tvm_div_i32(a, b)"  # a divisor that may be 0 or -1 is guarded
+    assert "tvm_floordiv_i32" in p.prelude() and "if (b == 0) return 0;" in p.prelude()
     u = Var("u", "uint32")
-    assert p.expr(E.FloorDiv(u, Var("v", "uint32"))) == "(u / v)"
+    assert p.expr(E.FloorDiv(u, Var("v", "uint32"))) == "tvm_div_u32(u, v)"
+    assert p.expr(E.FloorMod(u, const(10, "uint32"))) == "(u % ((uint32_t)10U))"
 
 
 def test_vector_type_hook():

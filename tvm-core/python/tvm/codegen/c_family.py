@@ -260,19 +260,51 @@ class CFamilyPrinter:
         return self._binary(e, "*")
 
     def visit_Div(self, e: E.BinaryOp) -> str:
+        if self._needs_guard(e):
+            return f"{self._int_div_helper('div', e.dtype)}({self.expr(e.a)}, {self.expr(e.b)})"
         return self._binary(e, "/")
 
     def visit_Mod(self, e: E.BinaryOp) -> str:
         if _dt.is_float(e.dtype):
             return self._math_call("fmod", e.dtype, [self.expr(e.a), self.expr(e.b)])
+        if self._needs_guard(e):
+            return f"{self._int_div_helper('mod', e.dtype)}({self.expr(e.a)}, {self.expr(e.b)})"
         return self._binary(e, "%")
+
+    @staticmethod
+    def _needs_guard(e: E.BinaryOp) -> bool:
+        """Integer division whose divisor may be 0 (or -1 for signed types): such a division traps
+        on x86, so it goes through a helper that returns NumPy's results (0 for a zero divisor,
+        wrap-around for MIN / -1) instead of crashing the process."""
+        if _dt.is_float(e.dtype) or e.dtype == "bool":
+            return False
+        b = e.b
+        if isinstance(b, E.IntImm):
+            return b.value == 0 or (b.value == -1 and not _dt.is_uint(e.dtype))
+        return True
+
+    def _int_div_helper(self, which: str, dtype: str) -> str:
+        """Prelude helper for guarded truncating ``/`` (``div``) or ``%`` (``mod``)."""
+        unsigned = _dt.is_uint(dtype)
+        bits = max(32, _dt.bits(dtype))
+        t = self.TYPE_NAMES[f"{'u' if unsigned else ''}int{bits}"]
+        ut = self.TYPE_NAMES[f"uint{bits}"]
+        name = f"tvm_{which}_{'u' if unsigned else 'i'}{bits}"
+        if which == "div":
+            neg = "" if unsigned else f"  if (b == -1) return ({t})(0 - ({ut})a);\n"
+            body = f"  if (b == 0) return 0;\n{neg}  return a / b;"
+        else:
+            neg = "" if unsigned else "  if (b == -1) return 0;\n"
+            body = f"  if (b == 0) return 0;\n{neg}  return a % b;"
+        self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n{body}\n}}")
+        return name
 
     def visit_FloorDiv(self, e: E.BinaryOp) -> str:
         dt = e.dtype
         if _dt.is_float(dt):
             return self._math_call("floor", dt, [f"({self.expr(e.a)} / {self.expr(e.b)})"])
         if _dt.is_uint(dt) or dt == "bool":
-            return self._binary(e, "/")
+            return self.visit_Div(e)
         k = self._pow2_const(e.b)
         if k is not None:
             return f"({self.expr(e.a)} >> {k})"  # arithmetic shift floors for signed values
@@ -283,7 +315,7 @@ class CFamilyPrinter:
         if _dt.is_float(dt):
             return f"{self._floor_helper('mod', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
         if _dt.is_uint(dt) or dt == "bool":
-            return self._binary(e, "%")
+            return self.visit_Mod(e)
         k = self._pow2_const(e.b)
         if k is not None:
             return f"({self.expr(e.a)} & {self.int_literal((1 << k) - 1, dt)})"
@@ -309,11 +341,16 @@ class CFamilyPrinter:
         bits = max(32, _dt.bits(dtype))
         t = self.TYPE_NAMES[f"int{bits}"]
         name = f"tvm_floor{which}_i{bits}"
+        ut = self.TYPE_NAMES[f"uint{bits}"]
+        # b == 0 gives 0 and b == -1 wraps, as in NumPy, instead of trapping
         if which == "div":
-            body = (f"  {t} q = a / b, r = a % b;\n"
+            body = (f"  if (b == 0) return 0;\n"
+                    f"  if (b == -1) return ({t})(0 - ({ut})a);\n"
+                    f"  {t} q = a / b, r = a % b;\n"
                     f"  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;")
         else:
-            body = (f"  {t} r = a % b;\n"
+            body = (f"  if (b == 0 || b == -1) return 0;\n"
+                    f"  {t} r = a % b;\n"
                     f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
         self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n{body}\n}}")
         return name
