@@ -128,7 +128,7 @@ def demo(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, each side by side with its peer in the same run; JSON in bench/results/."""
     build_wheels(session)
-    session.install("-r", str(TEST_REQS))
+    session.install("-r", str(TEST_REQS), "-r", str(ROOT / "ci" / "requirements-bench.txt"))
     install_wheels(session, [dist_name(p) for p in packages()])
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

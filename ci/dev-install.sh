@@ -34,7 +34,11 @@ for p in "${pkgs[@]}"; do
     mod=$(basename "$src")
     if [ -d "$site/$mod/lib" ]; then
       mkdir -p "$src/lib"
-      cp -f "$site/$mod/lib/"*.so "$src/lib/" 2>/dev/null || true
+      # copy + rename: a process using the old library keeps its (unlinked) file
+      for so in "$site/$mod/lib/"*.so; do
+        [ -e "$so" ] || continue
+        cp -f "$so" "$src/lib/.$(basename "$so").tmp" && mv -f "$src/lib/.$(basename "$so").tmp" "$src/lib/$(basename "$so")"
+      done
     fi
   done
 done

@@ -37,6 +37,10 @@ def test_empty_copyfrom_copyto():
         t.copyfrom(np.zeros((5, 3), "float32"))
     with pytest.raises(ValueError, match="negative"):
         tvm.runtime.empty((-1,), "float32")
+    with pytest.raises(ValueError, match="too large"):
+        tvm.runtime.empty((2**62,), "float32")
+    with pytest.raises(ValueError, match="too large"):
+        tvm.runtime.empty((2**40, 2**40), "int8")
 
 
 def test_dlpack_numpy_zero_copy():

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -204,8 +205,21 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            })
       .def("runtime.TensorEmpty",
            [](ffi::Shape shape, DLDataType dtype, DLDevice dev) {
+             // Reject negative dimensions and sizes whose byte count overflows 64 bits.
+             uint64_t elems = 1;
+             const uint64_t limit = std::numeric_limits<int64_t>::max();
              for (int64_t d : shape) {
                if (d < 0) TVM_FFI_THROW(ValueError) << "negative dimension " << d << " in shape";
+               if (d != 0 && elems > limit / static_cast<uint64_t>(d)) {
+                 TVM_FFI_THROW(ValueError) << "tensor shape is too large: the element count overflows";
+               }
+               elems *= static_cast<uint64_t>(d);
+             }
+             uint64_t bytes_per_elem = (static_cast<uint64_t>(dtype.bits) * dtype.lanes + 7) / 8;
+             if (bytes_per_elem != 0 && elems > limit / bytes_per_elem) {
+               TVM_FFI_THROW(ValueError) << "tensor of " << elems << " elements of "
+                                         << ffi::DLDataTypeToString(dtype) << " is too large: "
+                                         << "its size in bytes overflows";
              }
              DeviceAPI* api = DeviceAPI::Get(dev.device_type);
              return ffi::Tensor::FromNDAlloc(DeviceNDAlloc{api}, shape, dtype, dev);
