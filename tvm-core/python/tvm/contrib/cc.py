@@ -156,8 +156,9 @@ def _explain(log: str, sources: dict[str, str]) -> str:
 
 
 def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
-                 objects: Sequence[str] = ()) -> None:
-    """Compile ``sources`` (file name -> C text) and ``objects`` into ``output`` (atomic)."""
+                 objects: Sequence[str] = (), link: bool = True) -> None:
+    """Compile ``sources`` (file name -> C text) and ``objects`` into ``output`` (atomic): a
+    shared library, or with ``link=False`` one object file from one source."""
     cmd = compiler()
     with tempfile.TemporaryDirectory(prefix="tvm-cc-") as tmp:
         paths = []
@@ -167,7 +168,11 @@ def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
                 f.write(text)
             paths.append(p)
         out_tmp = os.path.join(tmp, "out.so")
-        full = [*cmd, *flags, *paths, *objects, "-o", out_tmp, *ffi_link_flags(), "-lm"]
+        if link:
+            full = [*cmd, *flags, *paths, *objects, "-o", out_tmp, *ffi_link_flags(), "-lm"]
+        else:
+            full = [*cmd, *(f for f in flags if f != "-shared" and not f.startswith("-Wl,")),
+                    "-c", *paths, "-o", out_tmp]
         try:
             proc = subprocess.run(full, capture_output=True, text=True)
         except OSError as err:
@@ -220,7 +225,22 @@ def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
     return out, False
 
 
-def create_shared(output: str, sources: dict[str, str], *, openmp: bool = False,
-                  mcpu: str | None = None, extra_flags: Sequence[str] = ()) -> None:
-    """Build a shared library at ``output`` from C sources (no cache; used by export)."""
-    run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags))
+def compile_object(code: str, *, openmp: bool = False, mcpu: str | None = None,
+                   extra_flags: Sequence[str] = (), name: str = "host") -> str:
+    """Compile C ``code`` to an object file (cached like :func:`compile_shared`); returns its path."""
+    flags = [*build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), "-c"]
+    if cache_enabled():
+        key = cache_key(code, flags)
+        path = cache_dir() / key[:2] / f"{key}.o"
+        if not path.exists():
+            run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
+        return str(path)
+    out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.o")
+    run_compiler({f"{name}.c": code}, out, flags[:-1], link=False)
+    return out
+
+
+def create_shared(output: str, sources: dict[str, str], *, objects: Sequence[str] = (),
+                  openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+    """Link a shared library at ``output`` from C sources and object files (no cache; export)."""
+    run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), objects)

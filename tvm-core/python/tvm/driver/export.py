@@ -122,8 +122,8 @@ def _collect(mod: tvm_ffi.Module, modules: list, children: list) -> int:
 def export_library(module: Module, path: str, **kwargs: Any) -> None:
     """Write ``module`` (from :func:`tvm.compile`) as one shared library at ``path``.
 
-    The host C is compiled again together with a generated C file holding the embedded device
-    modules. A module that was itself loaded from a library is copied.
+    The host C is compiled to an object file (cached) and linked with a generated C file that
+    defines the embedded device modules. A module that was itself loaded from a library is copied.
     """
     info = getattr(module, "_build_info", None)
     path = os.fspath(path)
@@ -136,16 +136,16 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
         return
     from tvm.contrib import cc
 
-    sources = {"host.c": info.host_source}
-    imports = list(module.ffi_module.imports)
-    if imports:
+    extra = list(kwargs.get("options", ()))
+    host_obj = cc.compile_object(info.host_source, openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
+    sources = {}
+    if list(module.ffi_module.imports):
         modules: list = []
         children: list = []
         _collect(module.ffi_module, modules, children)
-        blob = pack_library_bin(modules, children)
-        sources["devc.c"] = _c_array(LIBRARY_BIN, blob)
-    cc.create_shared(path, sources, openmp=info.openmp, mcpu=info.mcpu,
-                     extra_flags=list(kwargs.get("options", ())))
+        sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(modules, children))
+    cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu,
+                     extra_flags=extra)
 
 
 # ----------------------------------------------------------------------------- load
