@@ -111,7 +111,8 @@ def load_library(path: str, private: bool) -> tvm_ffi.Module:
 
 def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
-    ``"cuda"``, a :class:`Target` or a dict) into a runtime module.
+    ``"cuda"``, a :class:`Target` or a dict; ``None`` takes the functions' ``target`` attribute)
+    into a runtime module.
 
     Functions are called as ``mod["name"](a, b, c)`` or ``mod.name(a, b, c)`` with
     ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
@@ -119,8 +120,10 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
     from tvm.codegen.c_host import generate_host
     from tvm.contrib import cc
 
-    tgt = normalize_target(target)
     funcs = _functions(func_or_mod)
+    if target is None:  # a target given in the function (T.func_attr({"target": ...})), else the CPU
+        target = next((f.attrs["target"] for f in funcs if f.attrs.get("target") is not None), "c")
+    tgt = normalize_target(target)
     if not funcs:
         raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
     hosts, kernels = [], []
