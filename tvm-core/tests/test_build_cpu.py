@@ -337,3 +337,21 @@ def test_host_assert_and_heap_allocation():
     np.testing.assert_array_equal(b, (a * 2)[::-1])
     with pytest.raises(RuntimeError, match="need more than 2 elements"):
         mod.rev2(np.zeros(2, "float32"), np.zeros(2, "float32"))
+
+
+@T.prim_func
+def scalars(A: T.Buffer((3,), "float64"), flag: T.bool, k: T.int64, x: T.float64, h: T.float16):
+    A[0] = T.if_then_else(flag, x, -x)
+    A[1] = T.Cast("float64", k * T.int64(2))
+    A[2] = T.Cast("float64", h)
+
+
+def test_scalar_parameter_kinds():
+    mod = tvm.compile(scalars, "c")
+    a = np.zeros(3)
+    mod.scalars(a, True, 2 ** 40, 1.25, 0.5)
+    np.testing.assert_array_equal(a, [1.25, 2.0 ** 41, 0.5])
+    mod.scalars(a, False, -3, 2, 3)
+    np.testing.assert_array_equal(a, [-2.0, -6.0, 3.0])
+    with pytest.raises(TypeError, match=r"argument 'flag' \(#1\) expects a bool, got float"):
+        mod.scalars(a, 1.5, 1, 1.0, 1.0)
