@@ -205,3 +205,9 @@ def test_cache_off_and_unwritable_cache(monkeypatch, tmp_path):
     with pytest.warns(RuntimeWarning, match="not writable"):
         path, hit = cc.compile_shared("int g(void) { return 2; }")
     assert not hit
+
+
+def test_time_evaluator(add_mod):
+    a = np.ones(16, "float32")
+    res = add_mod.time_evaluator("add", tvm.cpu(), number=5, repeat=2)(a, a, f32(16))
+    assert len(res.results) == 2 and 0 < res.min <= res.mean < 1.0

@@ -52,6 +52,38 @@ class Module:
     def __call__(self, *args: Any) -> Any:
         return self._mod(*args)
 
+    def time_evaluator(self, name: str, dev: Any = None, number: int = 10, repeat: int = 3,
+                       min_repeat_ms: float = 0.0) -> Any:
+        """``f(*args) -> TimingResult``: seconds per call of function ``name`` (``number`` calls
+        per measurement, ``repeat`` measurements; the device is synchronized around each)."""
+        import time
+
+        func = self.get_function(name)
+
+        def sync() -> None:
+            if dev is not None and getattr(dev, "device_type", 1) != 1:
+                dev.sync()
+
+        def evaluator(*args: Any) -> TimingResult:
+            func(*args)  # warm-up
+            sync()
+            results = []
+            for _ in range(repeat):
+                n = number
+                while True:
+                    t = time.perf_counter()
+                    for _ in range(n):
+                        func(*args)
+                    sync()
+                    elapsed = time.perf_counter() - t
+                    if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 30:
+                        break
+                    n *= 2
+                results.append(elapsed / n)
+            return TimingResult(results)
+
+        return evaluator
+
     def save_to_bytes(self) -> bytes:
         """Serialized bytes of a binary-serializable (device) module."""
         return bytes(tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")(self._mod))
@@ -64,6 +96,32 @@ class Module:
 
     def __repr__(self) -> str:
         return f"Module(kind={self.kind!r}, imports={[m.kind for m in self._mod.imports]})"
+
+
+class TimingResult:
+    """Seconds per call of each repeat of a :meth:`Module.time_evaluator` run."""
+
+    def __init__(self, results: list[float]):
+        self.results = results
+
+    @property
+    def mean(self) -> float:
+        """Mean seconds per call."""
+        return sum(self.results) / len(self.results)
+
+    @property
+    def median(self) -> float:
+        """Median seconds per call."""
+        r = sorted(self.results)
+        return r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
+
+    @property
+    def min(self) -> float:
+        """Best seconds per call."""
+        return min(self.results)
+
+    def __repr__(self) -> str:
+        return f"TimingResult(mean={self.mean * 1e3:.4f} ms, min={self.min * 1e3:.4f} ms, n={len(self.results)})"
 
 
 def load_module(path: str) -> Module:
