@@ -468,7 +468,14 @@ class HostFunctionPrinter:
                     deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape,
                                      f"\" (stride {d} mismatch)\""))
         else:
-            p.emit(f"if (TVM_UNLIKELY({tv}->strides != NULL && !tvm_is_compact({tv}))) "
+            # inline exact check first (one compare per dim); the helper accepts any stride on
+            # dims of extent 1
+            nd = len(buf.shape)
+            exact = " && ".join(
+                [f"{tv}->strides[{nd - 1}] == 1"] +
+                [f"{tv}->strides[{d}] == {tv}->strides[{d + 1}] * {tv}->shape[{d + 1}]"
+                 for d in range(nd - 2, -1, -1)]) if nd else "1"
+            p.emit(f"if (TVM_UNLIKELY({tv}->strides != NULL && !({exact}) && !tvm_is_compact({tv}))) "
                    f"return tvm_err_strides({fn}, \"{an}\");")
         ctype = p.type_name(buf.dtype)
         elem = max(1, _dt.bits(buf.dtype) // 8) * _dt.lanes(buf.dtype)
