@@ -7,7 +7,9 @@
 #include <tvm/ffi/string.h>
 #include <tvm/runtime/device_api.h>
 
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "opencl_device_api.h"
@@ -47,10 +49,23 @@ BufferInfo CheckedBuffer(Workspace* ws, const void* ptr, size_t offset, size_t n
   }
   return info;
 }
+
+/*! \brief The workspace for an operation on opencl(`id`); throws naming `what` and the fix when
+ *         this machine has no usable OpenCL device. */
+Workspace* Require(const char* what, int id) {
+  Workspace* ws = Workspace::TryGlobal();
+  if (ws == nullptr) {
+    Workspace::ThrowUnavailable(std::string("cannot ") + what + " opencl(" + std::to_string(id) + ")");
+  }
+  return ws;
+}
 }  // namespace
 
 ffi::Any OpenCLDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
-  Workspace* ws = Workspace::Global();
+  // The first device query discovers platforms and devices; without any, no device exists and
+  // every attribute is None.
+  Workspace* ws = Workspace::TryGlobal();
+  if (ws == nullptr) return key == "exist" ? ffi::Any(false) : ffi::Any();
   if (key == "exist") return dev.device_id >= 0 && dev.device_id < ws->num_devices();
   const DeviceInfo& info = ws->Device(dev.device_id);
   cl_device_id d = info.device;
@@ -101,18 +116,25 @@ ffi::Any OpenCLDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
 
 void* OpenCLDeviceAPI::AllocDataSpace(DLDevice dev, size_t nbytes, size_t /*alignment*/) {
   // cl_mem buffers are aligned by the implementation (CL_DEVICE_MEM_BASE_ADDR_ALIGN).
-  return Workspace::Global()->Alloc(dev.device_id, nbytes);
+  return Require("allocate memory on", dev.device_id)->Alloc(dev.device_id, nbytes);
 }
 
 void OpenCLDeviceAPI::FreeDataSpace(DLDevice /*dev*/, void* ptr) {
-  Workspace::Global()->Free(static_cast<cl_mem>(ptr));
+  // Never throws (called from tensor destructors); without a workspace no buffer was allocated here.
+  Workspace* ws = Workspace::TryGlobal();
+  if (ws != nullptr) {
+    ws->Free(static_cast<cl_mem>(ptr));
+  } else if (ptr != nullptr) {
+    std::fprintf(stderr, "[tvm opencl] warning: ignoring free of %p: no OpenCL device on this machine\n", ptr);
+  }
 }
 
 void OpenCLDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
                                      size_t nbytes, DLDevice dev_from, DLDevice dev_to,
                                      TVMFFIStreamHandle stream) {
   if (nbytes == 0) return;
-  Workspace* ws = Workspace::Global();
+  Workspace* ws = Require(dev_from.device_type == kDLOpenCL ? "copy from" : "copy to",
+                          dev_from.device_type == kDLOpenCL ? dev_from.device_id : dev_to.device_id);
   bool from_cl = dev_from.device_type == kDLOpenCL;
   bool to_cl = dev_to.device_type == kDLOpenCL;
   if (from_cl && to_cl) {
@@ -156,15 +178,15 @@ void OpenCLDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
 }
 
 TVMFFIStreamHandle OpenCLDeviceAPI::CreateStream(DLDevice dev) {
-  return Workspace::Global()->CreateStream(dev.device_id);
+  return Require("create a stream on", dev.device_id)->CreateStream(dev.device_id);
 }
 
 void OpenCLDeviceAPI::FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {
-  Workspace::Global()->FreeStream(dev.device_id, stream);
+  Require("free a stream of", dev.device_id)->FreeStream(dev.device_id, stream);
 }
 
 void OpenCLDeviceAPI::StreamSync(DLDevice dev, TVMFFIStreamHandle stream) {
-  TVM_OPENCL_CALL(clFinish, Workspace::Global()->Queue(dev.device_id, stream));
+  TVM_OPENCL_CALL(clFinish, Require("synchronize", dev.device_id)->Queue(dev.device_id, stream));
 }
 
 OpenCLDeviceAPI* OpenCLDeviceAPI::Global() {

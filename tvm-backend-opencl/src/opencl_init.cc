@@ -1,6 +1,6 @@
 /*!
  * \file opencl_init.cc
- * \brief TVMBackendInit of the OpenCL backend: load libOpenCL, discover devices, register.
+ * \brief TVMBackendInit of the OpenCL backend: load libOpenCL and register; no device discovery.
  */
 #include <tvm/runtime/base.h>
 #include <tvm/runtime/device_api.h>
@@ -24,12 +24,15 @@ int WriteReason(char* err, int err_len, const std::string& why) {
 }
 
 /*!
- * \brief Registers the DeviceAPI and module factories only when OpenCL is usable, so that on a
- *        machine without a driver the core's fallback module takes over.
+ * \brief Runs at every `import tvm`, so it stays cheap: it only dlopens the ICD loader and resolves
+ *        the entry points, then registers the DeviceAPI and the module factory/loader. Without
+ *        libOpenCL it reports the reason and registers nothing, so the core's fallback module takes
+ *        over. Platforms and devices are discovered on first use (Workspace::TryGlobal); when
+ *        none is found, devices do not exist and every operation raises the reason and the fix.
  */
 int OpenCLBackendInit(char* err, int err_len) {
   try {
-    std::string why = Workspace::Init();
+    std::string why = Workspace::Load();
     if (!why.empty()) return WriteReason(err, err_len, why);
     DeviceAPI::Register(kDLOpenCL, OpenCLDeviceAPI::Global());
     RegisterModuleFunctions();

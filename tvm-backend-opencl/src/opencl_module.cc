@@ -280,9 +280,11 @@ class OpenCLModuleObj final : public DeviceModuleBase {
   }
 
   void Launch(const FunctionInfo& info, ffi::PackedArgs args) {
+    // The first launch may be what discovers the devices; without one, say so before anything else.
+    Workspace* ws = Workspace::TryGlobal();
+    if (ws == nullptr) Workspace::ThrowUnavailable("cannot launch OpenCL kernel '" + info.name + "'");
     if (EmptyLaunch(info, args)) return;
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
-    Workspace* ws = Workspace::Global();
     size_t nargs = info.arg_types.size();
     std::vector<void*> mems(nargs, nullptr);
     int dev_id = -1;
@@ -356,7 +358,7 @@ ffi::Module CreateOpenCLModule(DeviceModuleSpec spec) {
 }
 
 std::string BuildProgramBinary(const std::string& source, int device_id) {
-  const DeviceInfo& dev = Workspace::Global()->Device(device_id);
+  const DeviceInfo& dev = Workspace::Global("cannot build an OpenCL program binary")->Device(device_id);
   cl_program prog = ProgramFromSource(source, dev, "<program>");
   std::string binary = ProgramBinaryOf(prog);
   Get().clReleaseProgram(prog);
@@ -392,6 +394,16 @@ void RegisterModuleFunctions() {
   ffi::Function::SetGlobal("opencl.ProgramBinary",
                            ffi::Function::FromTyped([](ffi::String source, int device_id) {
                              return ffi::Bytes(BuildProgramBinary(source, device_id));
+                           }),
+                           true);
+  // Whether platform/device discovery has run (it runs on first use, never at activation).
+  ffi::Function::SetGlobal("opencl.Discovered",
+                           ffi::Function::FromTyped([]() { return Workspace::Discovered(); }), true);
+  // Why no OpenCL device is usable ("" when discovery found one); runs discovery if needed.
+  ffi::Function::SetGlobal("opencl.UnavailableReason", ffi::Function::FromTyped([]() {
+                             std::string why;
+                             Workspace::TryGlobal(&why);
+                             return ffi::String(why);
                            }),
                            true);
 }

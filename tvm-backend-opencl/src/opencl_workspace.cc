@@ -6,7 +6,11 @@
 
 #include <tvm/ffi/error.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <sstream>
 
 namespace tvm {
@@ -14,7 +18,11 @@ namespace runtime {
 namespace opencl {
 
 namespace {
+std::once_flag g_discover_once;
+/*! \brief Set by the one discovery: the workspace, or (when no device is usable) the reason. */
 Workspace* g_workspace = nullptr;
+const std::string* g_discover_error = nullptr;
+std::atomic<bool> g_discovered{false};
 
 std::string PlatformString(cl_platform_id platform, cl_platform_info key) {
   size_t size = 0;
@@ -35,35 +43,62 @@ bool DeviceInfo::HasExtension(const std::string& ext) const {
   return false;
 }
 
-std::string Workspace::Init() {
-  if (g_workspace != nullptr) return "";
+const char* const kInstallFix =
+    "apt-get install pocl-opencl-icd ocl-icd-libopencl1 or your vendor's ICD";
+
+std::string Workspace::Load() {
   std::string err;
   if (cl::Load(&err) == nullptr) return err;
-  // Leaked on purpose: OpenCL objects must not be released from static destructors, after the
-  // ICD (and its worker threads) may already have been torn down.
-  auto* ws = new Workspace();
-  err = ws->Discover();
-  if (!err.empty()) {
-    delete ws;
-    return err;
-  }
-  g_workspace = ws;
   return "";
 }
 
-Workspace* Workspace::Global() {
-  if (g_workspace == nullptr) {
-    TVM_FFI_THROW(RuntimeError) << "the OpenCL runtime is not initialised";
-  }
+Workspace* Workspace::TryGlobal(std::string* why) {
+  // call_once: concurrent first users wait for one discovery; later calls cost one atomic load.
+  std::call_once(g_discover_once, [] {
+    // Leaked on purpose: OpenCL objects must not be released from static destructors, after the
+    // ICD (and its worker threads) may already have been torn down.
+    auto* ws = new Workspace();
+    std::string err;
+    try {
+      err = ws->Discover();
+    } catch (const std::exception& e) {
+      err = std::string("OpenCL device discovery failed: ") + e.what();
+    }
+    if (err.empty()) {
+      g_workspace = ws;
+    } else {
+      g_discover_error = new std::string(std::move(err));
+    }
+    g_discovered.store(true, std::memory_order_release);
+  });
+  if (g_workspace == nullptr && why != nullptr) *why = *g_discover_error;
   return g_workspace;
 }
+
+Workspace* Workspace::Global(const char* what) {
+  Workspace* ws = TryGlobal();
+  if (ws == nullptr) ThrowUnavailable(what);
+  return ws;
+}
+
+void Workspace::ThrowUnavailable(const std::string& what) {
+  std::string why;
+  TryGlobal(&why);
+  TVM_FFI_THROW(RuntimeError) << what << ": " << why << "; " << kInstallFix;
+}
+
+bool Workspace::Discovered() { return g_discovered.load(std::memory_order_acquire); }
 
 std::string Workspace::Discover() {
   const Api& api = Get();
   cl_uint nplat = 0;
   cl_int rc = api.clGetPlatformIDs(0, nullptr, &nplat);
   if (rc == CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && nplat == 0)) {
-    return "no OpenCL platform found (no ICD is installed or registered under /etc/OpenCL/vendors)";
+    const char* vendors = std::getenv("OCL_ICD_VENDORS");
+    std::string where = vendors != nullptr && *vendors != '\0'
+                            ? std::string("OCL_ICD_VENDORS=") + vendors
+                            : std::string("/etc/OpenCL/vendors");
+    return "no OpenCL platform found (no ICD is installed or registered under " + where + ")";
   }
   if (rc != CL_SUCCESS) return "clGetPlatformIDs failed with " + ErrorString(rc);
   std::vector<cl_platform_id> platforms(nplat);

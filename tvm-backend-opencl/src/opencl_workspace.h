@@ -52,16 +52,40 @@ struct BufferInfo {
   size_t nbytes;
 };
 
-/*! \brief The process-wide OpenCL state; created once by Init and never destroyed. */
+/*!
+ * \brief What to install when discovery finds no platform or device (shown in every error).
+ */
+extern const char* const kInstallFix;
+
+/*!
+ * \brief The process-wide OpenCL state, in two steps so that activation stays cheap:
+ *        Load() (at backend init) only dlopens the ICD loader and resolves the entry points;
+ *        platform/device discovery (clGetPlatformIDs and friends, ~20 ms with PoCL) runs once,
+ *        thread-safely, on the first use of a device or a kernel (TryGlobal / Global).
+ *        The workspace is never destroyed.
+ */
 class Workspace {
  public:
   /*!
-   * \brief Load libOpenCL and discover platforms and devices.
-   * \return "" on success, else why OpenCL cannot be used on this machine.
+   * \brief Load libOpenCL and resolve its entry points; no platform is queried.
+   * \return "" on success, else why OpenCL cannot be used at all ("libOpenCL.so.1 not found ...").
    */
-  static std::string Init();
-  /*! \brief The workspace (throws when Init did not succeed). */
-  static Workspace* Global();
+  static std::string Load();
+  /*!
+   * \brief The workspace, discovering platforms and devices on the first call (std::call_once).
+   * \param why Set to the reason when discovery found no usable device.
+   * \return Null when discovery found no usable device (then the reason is in `why`).
+   */
+  static Workspace* TryGlobal(std::string* why = nullptr);
+  /*!
+   * \brief The workspace (discovering on first use); throws RuntimeError
+   *        "<what>: <reason>; <fix>" when this machine has no usable OpenCL device.
+   */
+  static Workspace* Global(const char* what = "OpenCL is unavailable");
+  /*! \brief Throw the RuntimeError of Global for `what` (discovery must have failed). */
+  [[noreturn]] static void ThrowUnavailable(const std::string& what);
+  /*! \brief Whether discovery has run in this process (for tests of lazy activation). */
+  static bool Discovered();
 
   int num_devices() const { return static_cast<int>(devices_.size()); }
   /*! \brief The device `id`; throws ValueError naming the valid range when out of range. */
@@ -98,6 +122,7 @@ class Workspace {
 
  private:
   Workspace() = default;
+  /*! \brief Enumerate platforms and devices: "" on success, else why none is usable. */
   std::string Discover();
 
   std::vector<DeviceInfo> devices_;

@@ -22,8 +22,11 @@ INSTALL_HINT = "apt-get install pocl-opencl-icd ocl-icd-libopencl1 (or your vend
 def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
     """Register the OpenCL device, runtime, target kind ``opencl`` (alias ``cl``) and detector.
 
-    ``ctx`` is a :class:`tvm.backend.api.BackendContext`. When libOpenCL or an OpenCL platform is
-    missing, the runtime stays unavailable and code generation uses the fallback module.
+    ``ctx`` is a :class:`tvm.backend.api.BackendContext`. Activation only loads libOpenCL (no
+    platform or device is queried: that happens on first use, see :func:`discovered`). When
+    libOpenCL is missing, the runtime stays unavailable and code generation uses the fallback
+    module; when it is present but has no platform, the backend is active, no ``opencl`` device
+    exists, and launching a kernel raises an error naming the reason and what to install.
     """
     ctx.register_device("opencl", DEVICE_TYPE)
     ctx.load_runtime(RUNTIME_LIBRARY, hint=INSTALL_HINT)
@@ -38,4 +41,26 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     ctx.declare_module_kind("opencl")
 
 
-__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "RUNTIME_LIBRARY", "activate"]
+def discovered() -> bool:
+    """Whether the runtime has enumerated OpenCL platforms and devices in this process.
+
+    Discovery runs once, on the first use of an ``opencl`` device or kernel, never at activation
+    (it costs ~20 ms with PoCL). False when the runtime is not loaded.
+    """
+    import tvm_ffi
+
+    func = tvm_ffi.get_global_func("opencl.Discovered", allow_missing=True)
+    return bool(func()) if func is not None else False
+
+
+def unavailable_reason() -> str:
+    """Why no OpenCL device can be used here ("" when one can); discovers devices if needed."""
+    import tvm_ffi
+
+    func = tvm_ffi.get_global_func("opencl.UnavailableReason", allow_missing=True)
+    if func is None:
+        return "the OpenCL runtime is not loaded (see `python -m tvm.backend`)"
+    return str(func())
+
+
+__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "RUNTIME_LIBRARY", "activate", "discovered", "unavailable_reason"]
