@@ -188,12 +188,20 @@ def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
 
 
 def cache_key(code: str, flags: Sequence[str]) -> str:
-    """sha256 of the code, the flags and the compiler's identity/version."""
+    """sha256 of the code, the flags, the compiler's identity/version and tvm-ffi's version."""
     h = hashlib.sha256()
     h.update(code.encode())
     h.update(b"\0" + "\0".join(flags).encode())
     h.update(b"\0" + " ".join(compiler()).encode() + b"\0" + compiler_version().encode())
+    h.update(b"\0tvm-ffi " + _ffi_version().encode())  # the headers/ABI the code is built against
     return h.hexdigest()
+
+
+@lru_cache(maxsize=None)
+def _ffi_version() -> str:
+    import tvm_ffi
+
+    return str(getattr(tvm_ffi, "__version__", "unknown"))
 
 
 def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
