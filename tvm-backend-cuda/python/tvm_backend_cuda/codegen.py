@@ -3,8 +3,10 @@
 :class:`CUDAPrinter` is the core's shared :class:`tvm.codegen.c_family.CFamilyPrinter` with CUDA's
 table of differences: ``extern "C" __global__`` kernels with ``__launch_bounds__`` from the thread
 extents, ``threadIdx``/``blockIdx`` builtins, ``__shared__`` (and ``extern __shared__`` for dynamic
-shared memory), ``__syncthreads``, float vs double math (``expf`` vs ``exp``) and the ``T.cuda``
-warp intrinsics (``__shfl_down_sync`` ...).
+shared memory), ``__syncthreads``, float vs double math (``expf`` vs ``exp``), the ``T.cuda``
+warp intrinsics (``__shfl_down_sync`` ...) and the tensor-core intrinsics (``ldmatrix``,
+``mma.sync.m16n8k16``, ``cp.async``) as inline PTX in small ``__forceinline__`` helpers. The
+tensor-core intrinsics are checked against the target's arch (sm_80+; ldmatrix sm_75+).
 
 float16/bfloat16 are stored as 16-bit integers and computed in float, converted with the
 hardware's ``cvt`` instructions. The generated source defines these (and the fixed-width integer
@@ -15,6 +17,7 @@ source-only ("cu") module that is compiled when first loaded relies on.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError, walk
@@ -22,6 +25,8 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+
+from . import script as _script
 
 __all__ = ["CUDAPrinter", "build", "generate_source", "function_infos"]
 
@@ -61,9 +66,11 @@ class CUDAPrinter(CFamilyPrinter):
     HALF_NATIVE = False
     BF16_NATIVE = False
 
-    def __init__(self) -> None:
+    def __init__(self, arch: Optional[str] = None) -> None:
         super().__init__()
         self._dyn_shmem_used = False
+        self.arch = arch
+        self.arch_sm = arch_number(arch)
 
     # ------------------------------------------------------------------ types and helpers
     def vector_type(self, dtype: str) -> str:
@@ -182,6 +189,87 @@ class CUDAPrinter(CFamilyPrinter):
     def call_cuda_warp_min(self, call: E.Call) -> str:
         return self._warp_reduce("min", call)
 
+    # ------------------------------------------------------------------ tensor cores
+    def _check_tc(self, call: E.Call) -> None:
+        try:
+            _script.check_intrinsic(call, self.arch_sm)
+        except _script.IntrinsicError as err:
+            raise CodegenError(str(err)) from None
+
+    def address_of(self, load: E.BufferLoad) -> str:
+        """``&buf[index]`` of a memory operand (a BufferLoad standing for its address)."""
+        return f"(&{self.buffer_ref(load.buffer)}[{self.flat_index(load.buffer, load.indices)}])"
+
+    def _smem_addr_helper(self) -> str:
+        self.helpers.setdefault("tvm_smem_addr", (
+            f"{self.HELPER_QUALIFIER} uint32_t tvm_smem_addr(const void* p) {{\n"
+            "  uint32_t a;\n"
+            '  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));\n'
+            "  return a;\n}"))
+        return "tvm_smem_addr"
+
+    def call_cuda_ldmatrix(self, call: E.Call) -> str:
+        self._check_tc(call)
+        num, trans = int(call.args[2].value), bool(call.args[3].value)
+        name = f"tvm_ldmatrix_x{num}" + ("_trans" if trans else "")
+        regs = ", ".join(f"%{i}" for i in range(num))
+        outs = ", ".join(f'"=r"(d[{i}])' for i in range(num))
+        self._smem_addr_helper()
+        self.helpers.setdefault(name, (
+            f"{self.HELPER_QUALIFIER} void {name}(uint32_t* d, const void* smem) {{\n"
+            f'  asm volatile("ldmatrix.sync.aligned.m8n8.x{num}{".trans" if trans else ""}.shared.b16 '
+            f'{{{regs}}}, [%{num}];"\n'
+            f'               : {outs} : "r"(tvm_smem_addr(smem)) : "memory");\n}}'))
+        return f"{name}({self.address_of(call.args[0])}, {self.address_of(call.args[1])})"
+
+    def _mma(self, call: E.Call, ab: str) -> str:
+        self._check_tc(call)
+        name = f"tvm_mma_m16n8k16_{ab}f32"
+        self.helpers.setdefault(name, (
+            f"{self.HELPER_QUALIFIER} void {name}(float* d, const uint32_t* a, const uint32_t* b, const float* c) {{\n"
+            f'  asm("mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32 "\n'
+            '      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"\n'
+            '      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])\n'
+            '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),\n'
+            '        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));\n}'))
+        d, a, b, c = (self.address_of(x) for x in call.args)
+        return f"{name}({d}, {a}, {b}, {c})"
+
+    def call_cuda_mma_m16n8k16_f16f32(self, call: E.Call) -> str:
+        return self._mma(call, "f16")
+
+    def call_cuda_mma_m16n8k16_bf16f32(self, call: E.Call) -> str:
+        return self._mma(call, "bf16")
+
+    def call_cuda_cp_async(self, call: E.Call) -> str:
+        self._check_tc(call)
+        n = int(call.args[2].value)
+        name = f"tvm_cp_async_{n}"
+        cache = "cg" if n == 16 else "ca"
+        self._smem_addr_helper()
+        self.helpers.setdefault(name, (
+            f"{self.HELPER_QUALIFIER} void {name}(void* smem, const void* gmem) {{\n"
+            f'  asm volatile("{{ .reg .u64 g; cvta.to.global.u64 g, %1; cp.async.{cache}.shared.global [%0], [g], {n}; }}"\n'
+            '               :: "r"(tvm_smem_addr(smem)), "l"(gmem) : "memory");\n}'))
+        return f"{name}({self.address_of(call.args[0])}, {self.address_of(call.args[1])})"
+
+    def call_cuda_cp_async_commit(self, call: E.Call) -> str:
+        self._check_tc(call)
+        return 'asm volatile("cp.async.commit_group;" ::: "memory")'
+
+    def call_cuda_cp_async_wait(self, call: E.Call) -> str:
+        self._check_tc(call)
+        return f'asm volatile("cp.async.wait_group {int(call.args[0].value)};" ::: "memory")'
+
+
+_ARCH = re.compile(r"^(?:sm|compute)_(\d+)[a-z]?$")
+
+
+def arch_number(arch: Optional[str]) -> Optional[int]:
+    """``"sm_90a"`` / ``"compute_80"`` -> 90 / 80; None for None or an unparsable string."""
+    m = _ARCH.match(str(arch)) if arch else None
+    return int(m.group(1)) if m else None
+
 
 def threads_per_block(func: PrimFunc) -> Optional[int]:
     """Product of the constant ``threadIdx.*`` extents of ``func`` (None when any is symbolic)."""
@@ -220,9 +308,9 @@ def function_infos(kernels: list[PrimFunc]) -> list[list[Any]]:
     return out
 
 
-def generate_source(kernels: list[PrimFunc]) -> str:
-    """The CUDA C translation unit of ``kernels``."""
-    return CUDAPrinter().print_module(list(kernels))
+def generate_source(kernels: list[PrimFunc], arch: Optional[str] = None) -> str:
+    """The CUDA C translation unit of ``kernels`` for ``arch`` (``"sm_90"``; None: unchecked)."""
+    return CUDAPrinter(arch).print_module(list(kernels))
 
 
 def build(kernels: list[PrimFunc], target: Any) -> Any:
@@ -237,14 +325,15 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
     from . import nvrtc
 
     kernels = list(kernels)
-    source = generate_source(kernels)
-    functions = function_infos(kernels)
     arch = None
     if target is not None:
         attrs = getattr(target, "attrs", None) or {}
         arch = attrs.get("arch") if isinstance(attrs, dict) else None
+    arch = nvrtc.resolve_arch(arch)
+    source = generate_source(kernels, arch)
+    functions = function_infos(kernels)
     try:
-        res = nvrtc.compile_cuda(source, nvrtc.resolve_arch(arch))
+        res = nvrtc.compile_cuda(source, arch)
     except nvrtc.NVRTCUnavailable:
         return create_device_module("cuda", "cu", functions, source.encode(), [["cuda", source]])
     return create_device_module("cuda", res.fmt, functions, res.image,

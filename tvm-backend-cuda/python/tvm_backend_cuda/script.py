@@ -1,4 +1,4 @@
-"""``T.cuda``: CUDA warp intrinsics in TVMScript.
+"""``T.cuda``: CUDA warp intrinsics and tensor-core building blocks in TVMScript.
 
 Each function returns a ``tvm.tir.Call`` whose op is ``"cuda.<name>"``; the CUDA code generator
 prints it as the matching ``__*_sync`` builtin. Argument order in the Call is the order of the
@@ -8,18 +8,40 @@ Python signature (value first, then lane/offset, width, mask).
 
     v = T.cuda.shfl_down(v, 16)          # __shfl_down_sync(0xffffffff, v, 16, 32)
     s = T.cuda.warp_sum(v)               # butterfly reduction over the 32 lanes
+
+Tensor cores (sm_80+, emitted as inline PTX; see :mod:`tvm_backend_cuda.kernels` for a whole
+GEMM). Memory operands are *buffer elements*: ``frag[4]`` or ``As[s, r, c]`` stands for the
+address of that element (the instruction reads or writes from there on), so a kernel keeps its
+fragments in ``local`` buffers and indexes them like any array:
+
+.. code-block:: python
+
+    a = T.alloc_buffer((4,), "uint32", scope="local")     # A fragment: 4 x f16x2 per thread
+    b = T.alloc_buffer((2,), "uint32", scope="local")     # B fragment: 2 x f16x2 per thread
+    acc = T.alloc_buffer((4,), "float32", scope="local")  # C/D fragment: 4 x f32 per thread
+    T.cuda.cp_async_16(As[r, c], A[i, j])                 # 16 bytes global -> shared
+    T.cuda.cp_async_commit()
+    T.cuda.cp_async_wait(0)
+    T.cuda.ldmatrix_x4(a[0], As[lane % 16, (lane // 16) * 8])
+    T.cuda.ldmatrix_x2_trans(b[0], Bs[lane % 16, 0])
+    T.cuda.mma_m16n8k16_f16f32(acc[0], a[0], b[0], acc[0])
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tvm.tir.expr import Call, FloatImm, IntImm, PrimExpr
+from tvm.tir import dtype as _dt
+from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr
 
 FULL_MASK = 0xFFFFFFFF
 
 __all__ = ["FULL_MASK", "activemask", "ballot", "lane_id", "shfl_down", "shfl_sync", "shfl_up",
-           "shfl_xor", "syncwarp", "warp_max", "warp_min", "warp_sum"]
+           "shfl_xor", "syncwarp", "warp_max", "warp_min", "warp_sum",
+           "ldmatrix", "ldmatrix_x1", "ldmatrix_x2", "ldmatrix_x4", "ldmatrix_x1_trans",
+           "ldmatrix_x2_trans", "ldmatrix_x4_trans", "mma_m16n8k16_f16f32", "mma_m16n8k16_bf16f32",
+           "cp_async", "cp_async_16", "cp_async_commit", "cp_async_wait",
+           "IntrinsicError", "check_intrinsic", "MIN_SM"]
 
 
 def _expr(x: Any, dtype: str = "int32") -> PrimExpr:
@@ -101,3 +123,254 @@ def warp_max(value: Any, width: Any = 32, mask: Any = FULL_MASK) -> Call:
 def warp_min(value: Any, width: Any = 32, mask: Any = FULL_MASK) -> Call:
     """Minimum of ``value`` over ``width`` lanes; every lane gets the result."""
     return _warp_reduce("warp_min", value, width, mask)
+
+
+# =========================================================================== tensor cores
+#
+# Every memory operand is a BufferLoad standing for the address of that element. The checks
+# below run when the TVMScript is parsed (T.cuda.* is called) and again in the code generator
+# (for TIR built by hand and after lowering), through :func:`check_intrinsic`.
+
+class IntrinsicError(ValueError):
+    """Misuse of a ``T.cuda`` tensor-core intrinsic (wrong operand kind, dtype, scope, size or
+    target architecture); the message names the intrinsic."""
+
+
+#: Minimum SM version (major*10+minor) of each intrinsic (PTX ISA: ldmatrix needs sm_75,
+#: mma.m16n8k16 with f16/bf16 inputs and cp.async need sm_80).
+MIN_SM = {
+    "cuda.ldmatrix": 75,
+    "cuda.mma_m16n8k16_f16f32": 80,
+    "cuda.mma_m16n8k16_bf16f32": 80,
+    "cuda.cp_async": 80,
+    "cuda.cp_async_commit": 80,
+    "cuda.cp_async_wait": 80,
+}
+
+_B16 = ("float16", "bfloat16", "int16", "uint16")
+
+
+def _public(op: str, args: tuple = ()) -> str:
+    """The user-facing spelling of an intrinsic Call (``T.cuda.ldmatrix_x4_trans`` ...)."""
+    name = op.split(".", 1)[1]
+    if name == "ldmatrix" and len(args) == 4 and isinstance(args[2], IntImm) and isinstance(args[3], IntImm):
+        return f"T.cuda.ldmatrix_x{args[2].value}" + ("_trans" if args[3].value else "")
+    return f"T.cuda.{name}"
+
+
+def _const_size(buf: Any) -> int | None:
+    total = 1
+    for d in buf.shape:
+        if not isinstance(d, IntImm):
+            return None
+        total *= int(d.value)
+    return total
+
+
+def _const_flat_index(buf: Any, indices: tuple) -> int | None:
+    if not all(isinstance(i, IntImm) for i in indices):
+        return None
+    vals = [int(i.value) for i in indices]
+    if len(vals) == 1 and not buf.strides:
+        flat = vals[0]
+    elif buf.strides:
+        if not all(isinstance(s, IntImm) for s in buf.strides):
+            return None
+        flat = sum(v * int(s.value) for v, s in zip(vals, buf.strides))
+    else:
+        if not all(isinstance(s, IntImm) for s in buf.shape):
+            return None
+        flat = 0
+        for v, s in zip(vals, buf.shape):
+            flat = flat * int(s.value) + v
+    off = buf.elem_offset
+    if not isinstance(off, IntImm):
+        return None
+    return flat + int(off.value)
+
+
+def _operand(intrin: str, role: str, x: Any, dtypes: tuple, scopes: tuple, count: int | None = None) -> None:
+    """Check one memory operand: a BufferLoad of the right dtype/scope with ``count`` elements."""
+    if not isinstance(x, BufferLoad):
+        raise IntrinsicError(
+            f"{intrin}: operand '{role}' must be a buffer element such as frag[0] or smem[r, c] "
+            f"(its address is used), got {type(x).__name__} {x!r:.80}")
+    buf = x.buffer
+    if buf.dtype not in dtypes:
+        raise IntrinsicError(f"{intrin}: operand '{role}' must be a {' or '.join(dtypes)} buffer, "
+                             f"got '{buf.name}' of dtype {buf.dtype}")
+    scope = "shared" if buf.scope == "shared.dyn" else buf.scope
+    if scope not in scopes:
+        raise IntrinsicError(f"{intrin}: operand '{role}' must be in {' or '.join(repr(s) for s in scopes)} "
+                             f"memory, got '{buf.name}' in scope '{buf.scope}'")
+    if count is not None:
+        size = _const_size(buf)
+        if size is not None and size < count:
+            raise IntrinsicError(f"{intrin}: operand '{role}' needs {count} {buf.dtype} elements per thread, "
+                                 f"'{buf.name}' holds only {size}")
+        start = _const_flat_index(buf, tuple(x.indices))
+        if size is not None and start is not None and start + count > size:
+            raise IntrinsicError(f"{intrin}: operand '{role}' needs {count} elements from index {start}, "
+                                 f"past the end of '{buf.name}' ({size} elements)")
+
+
+def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
+    """Validate a tensor-core intrinsic Call (operands, and the architecture when ``arch_sm``
+    (e.g. 80 for sm_80) is given); raise :class:`IntrinsicError` naming the intrinsic."""
+    op, args = call.op, tuple(call.args)
+    intrin = _public(op, args)
+    need = MIN_SM.get(op)
+    if need is not None and arch_sm is not None and arch_sm < need:
+        raise IntrinsicError(f"{intrin} needs sm_{need} or newer; the target is sm_{arch_sm} "
+                             f"(pass a newer arch, e.g. Target('cuda -arch=sm_{max(need, 80)}'))")
+    if op == "cuda.ldmatrix":
+        if len(args) != 4 or not all(isinstance(a, IntImm) for a in args[2:]):
+            raise IntrinsicError(f"{intrin}: expected (dst, src, num, trans) with constant num/trans")
+        num = int(args[2].value)
+        if num not in (1, 2, 4):
+            raise IntrinsicError(f"T.cuda.ldmatrix: num must be 1, 2 or 4 matrices, got {num}")
+        _operand(intrin, "dst", args[0], ("uint32",), ("local",), num)
+        _operand(intrin, "src", args[1], _B16, ("shared",))
+    elif op in ("cuda.mma_m16n8k16_f16f32", "cuda.mma_m16n8k16_bf16f32"):
+        if len(args) != 4:
+            raise IntrinsicError(f"{intrin}: expected (d, a, b, c), got {len(args)} operands")
+        for role, x, dts, n in (("d", args[0], ("float32",), 4), ("a", args[1], ("uint32",), 4),
+                                ("b", args[2], ("uint32",), 2), ("c", args[3], ("float32",), 4)):
+            _operand(intrin, role, x, dts, ("local",), n)
+    elif op == "cuda.cp_async":
+        if len(args) != 3 or not isinstance(args[2], IntImm):
+            raise IntrinsicError(f"{intrin}: expected (dst, src, nbytes) with a constant nbytes")
+        nbytes = int(args[2].value)
+        if nbytes not in (4, 8, 16):
+            raise IntrinsicError(f"T.cuda.cp_async: nbytes must be 4, 8 or 16, got {nbytes}")
+        for role, x, scope in (("dst", args[0], "shared"), ("src", args[1], "global")):
+            if not isinstance(x, BufferLoad):
+                _operand(intrin, role, x, (), (scope,))
+            bits = _dt.bits(x.buffer.dtype)
+            if bits < 8 or nbytes % (bits // 8):
+                raise IntrinsicError(f"{intrin}: operand '{role}' ('{x.buffer.name}', {x.buffer.dtype}) "
+                                     f"cannot be copied in whole elements of {nbytes} bytes")
+            _operand(intrin, role, x, (x.buffer.dtype,), (scope,))
+    elif op == "cuda.cp_async_wait":
+        if len(args) != 1 or not isinstance(args[0], IntImm) or int(args[0].value) < 0:
+            raise IntrinsicError(f"{intrin}: the number of pending groups must be a constant >= 0")
+
+
+def _checked(call: Call) -> Call:
+    check_intrinsic(call)
+    return call
+
+
+def _const_int(intrin: str, what: str, v: Any) -> IntImm:
+    if isinstance(v, IntImm):
+        return IntImm("int32", int(v.value))
+    if isinstance(v, int) and not isinstance(v, bool):
+        return IntImm("int32", v)
+    raise IntrinsicError(f"{intrin}: {what} must be a Python int constant, got {v!r:.60}")
+
+
+def ldmatrix(dst: Any, src: Any, num: int = 4, trans: bool = False) -> Call:
+    """Warp-wide load of ``num`` (1, 2, 4) 8x8 matrices of 16-bit elements from shared memory
+    (PTX ``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16``; sm_75+).
+
+    ``src`` (a float16/bfloat16/[u]int16 ``shared`` buffer element) is *this lane's row address*:
+    lanes ``8*j .. 8*j+7`` give the addresses of rows 0..7 of matrix ``j`` (each row is 8
+    contiguous elements, 16 bytes, 16-byte aligned); for ``num < 4`` only lanes ``0 .. 8*num-1``
+    are read, but every lane must pass an address. ``dst`` (a ``uint32`` ``local`` element)
+    receives ``num`` registers: ``dst[j]`` of lane ``l`` holds two 16-bit elements of matrix
+    ``j`` (low half first): row ``l // 4``, columns ``2*(l % 4)`` and ``2*(l % 4) + 1``; with
+    ``trans`` the matrix is transposed on the way: rows ``2*(l % 4)`` and ``2*(l % 4) + 1`` of
+    column ``l // 4``. All 32 lanes must execute it together (no divergence).
+    """
+    intrin = f"T.cuda.ldmatrix_x{num}" + ("_trans" if trans else "")
+    n = _const_int(intrin, "num", num)
+    t = IntImm("int32", 1 if (trans.value if isinstance(trans, IntImm) else bool(trans)) else 0)
+    return _checked(Call("void", "cuda.ldmatrix", (dst, src, n, t)))
+
+
+def ldmatrix_x1(dst: Any, src: Any) -> Call:
+    """One 8x8 matrix: ``dst[0]`` (see :func:`ldmatrix`); lanes 0-7 give the row addresses."""
+    return ldmatrix(dst, src, 1, False)
+
+
+def ldmatrix_x2(dst: Any, src: Any) -> Call:
+    """Two 8x8 matrices into ``dst[0..1]`` (see :func:`ldmatrix`); lanes 0-15 give row addresses.
+    For an mma B operand stored n-major (``Bs[n, k]``) this is the B fragment."""
+    return ldmatrix(dst, src, 2, False)
+
+
+def ldmatrix_x4(dst: Any, src: Any) -> Call:
+    """Four 8x8 matrices into ``dst[0..3]`` (see :func:`ldmatrix`). For the A operand of
+    :func:`mma_m16n8k16_f16f32` (16x16 tile ``As[row, k]``, row-major) lane ``l`` passes
+    ``&As[l % 16, (l // 16) * 8]``: matrices 0..3 are (rows 0-7, k 0-7), (rows 8-15, k 0-7),
+    (rows 0-7, k 8-15), (rows 8-15, k 8-15) = fragment registers a0..a3."""
+    return ldmatrix(dst, src, 4, False)
+
+
+def ldmatrix_x1_trans(dst: Any, src: Any) -> Call:
+    """One transposed 8x8 matrix (see :func:`ldmatrix`)."""
+    return ldmatrix(dst, src, 1, True)
+
+
+def ldmatrix_x2_trans(dst: Any, src: Any) -> Call:
+    """Two transposed 8x8 matrices: the B fragment of one m16n8k16 mma from a k-major tile
+    ``Bs[k, n]`` (row-major B): lane ``l`` (0..15) passes ``&Bs[l % 16, n0]``; ``dst[0]`` holds
+    k rows 0-7, ``dst[1]`` k rows 8-15 (see :func:`ldmatrix`)."""
+    return ldmatrix(dst, src, 2, True)
+
+
+def ldmatrix_x4_trans(dst: Any, src: Any) -> Call:
+    """Four transposed 8x8 matrices: the B fragments of two neighbouring n8 tiles from a k-major
+    tile ``Bs[k, n]``: lane ``l`` passes ``&Bs[l % 16, n0 + (l // 16) * 8]``; ``dst[0..1]`` is the
+    B fragment of columns ``n0..n0+7``, ``dst[2..3]`` that of ``n0+8..n0+15``."""
+    return ldmatrix(dst, src, 4, True)
+
+
+def mma_m16n8k16_f16f32(d: Any, a: Any, b: Any, c: Any = None) -> Call:
+    """Warp-wide ``D[16x8] = A[16x16] @ B[16x8] + C[16x8]``; A, B float16, C, D float32
+    (PTX ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32``; sm_80+).
+
+    Per lane ``l``, with ``g = l // 4`` and ``t = l % 4`` (PTX ISA "Matrix Fragments for
+    mma.m16n8k16 with floating point type"):
+
+    * ``a``: 4 ``uint32`` (``local``), each two float16 (low half = lower column):
+      ``a[0]`` = A[g, 2t:2t+2], ``a[1]`` = A[g+8, 2t:2t+2], ``a[2]`` = A[g, 2t+8:2t+10],
+      ``a[3]`` = A[g+8, 2t+8:2t+10];
+    * ``b``: 2 ``uint32``: ``b[0]`` = B[2t:2t+2, g], ``b[1]`` = B[2t+8:2t+10, g] (k pairs);
+    * ``c``/``d``: 4 ``float32``: ``c[0]``, ``c[1]`` = C[g, 2t], C[g, 2t+1];
+      ``c[2]``, ``c[3]`` = C[g+8, 2t], C[g+8, 2t+1].
+
+    ``c`` defaults to ``d`` (accumulate in place). All 32 lanes must execute it together.
+    """
+    return _checked(Call("void", "cuda.mma_m16n8k16_f16f32", (d, a, b, d if c is None else c)))
+
+
+def mma_m16n8k16_bf16f32(d: Any, a: Any, b: Any, c: Any = None) -> Call:
+    """As :func:`mma_m16n8k16_f16f32` with bfloat16 A and B (``...f32.bf16.bf16.f32``; sm_80+)."""
+    return _checked(Call("void", "cuda.mma_m16n8k16_bf16f32", (d, a, b, d if c is None else c)))
+
+
+def cp_async(dst: Any, src: Any, nbytes: int = 16) -> Call:
+    """Asynchronous copy of ``nbytes`` (4, 8 or 16) from global memory (``src`` element) to
+    shared memory (``dst`` element), both aligned to ``nbytes`` (PTX ``cp.async.cg`` for 16
+    bytes (L2 only), ``cp.async.ca`` for 4/8; sm_80+). The copy is only guaranteed done after
+    :func:`cp_async_commit` and a :func:`cp_async_wait` that covers its group, followed by a
+    barrier (``T.tvm_storage_sync("shared")``) before other threads read it."""
+    return _checked(Call("void", "cuda.cp_async", (dst, src, _const_int("T.cuda.cp_async", "nbytes", nbytes))))
+
+
+def cp_async_16(dst: Any, src: Any) -> Call:
+    """16-byte :func:`cp_async` (8 float16): ``dst`` shared, ``src`` global, both 16-byte aligned."""
+    return cp_async(dst, src, 16)
+
+
+def cp_async_commit() -> Call:
+    """Close the group of this thread's cp.async copies issued since the last commit
+    (``cp.async.commit_group``; sm_80+). Committing with no copies makes an empty group."""
+    return Call("void", "cuda.cp_async_commit", ())
+
+
+def cp_async_wait(n: int = 0) -> Call:
+    """Wait until at most ``n`` (a constant) of this thread's committed cp.async groups are still
+    pending (``cp.async.wait_group n``; sm_80+); ``n = 0`` waits for all."""
+    return _checked(Call("void", "cuda.cp_async_wait", (_const_int("T.cuda.cp_async_wait", "n", n),)))
