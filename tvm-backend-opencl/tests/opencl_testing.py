@@ -22,7 +22,10 @@ def opencl_unavailable_reason() -> str:
     if rec.status != tvm.backend.ACTIVE:
         return f"OpenCL runtime unavailable: {rec.reason} (apt-get install pocl-opencl-icd ocl-icd-libopencl1)"
     if not tvm.opencl(0).exist:
-        return "no OpenCL device"
+        import tvm_backend_opencl
+
+        why = tvm_backend_opencl.unavailable_reason() or "opencl(0) does not exist"
+        return f"no OpenCL device: {why} (apt-get install pocl-opencl-icd ocl-icd-libopencl1)"
     return ""
 
 

@@ -79,3 +79,6 @@ except RuntimeError as err:
     assert out.returncode == 0, out.stderr
     assert "KINDS ['opencl']" in out.stdout
     assert "ERR" in out.stdout and "pocl-opencl-icd" in out.stdout
+    # libOpenCL is there, only the platform is missing: the real loader ran, and the error says so
+    assert "ERR cannot launch OpenCL kernel 'ew_kernel0': no OpenCL platform found" in out.stdout \
+        or "libOpenCL.so.1 not found" in out.stdout, out.stdout
