@@ -88,3 +88,64 @@ out["count"] = len(seen)
     assert len(res["seen"]) == 1, res["seen"]
     exist, name, exist64 = res["seen"][0]
     assert exist is True and name and exist64 is False
+
+
+def _loaded_libopencl() -> str:
+    """The file libOpenCL.so.1 resolves to on this machine ("" when there is none)."""
+    import ctypes
+    import os
+
+    try:
+        ctypes.CDLL("libOpenCL.so.1")
+    except OSError:
+        return ""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "libOpenCL.so" in os.path.basename(path):
+                return os.path.realpath(path)
+    return ""
+
+
+def test_missing_libopencl_is_runtime_unavailable():
+    """Without libOpenCL (hidden with a bind mount in a private mount namespace) activation still
+    reports "runtime unavailable" with the reason, and compiling gives the fallback module."""
+    import shutil
+    import subprocess
+    import sys
+
+    lib = _loaded_libopencl()
+    if not lib:
+        pytest.skip("libOpenCL.so.1 is not installed, nothing to hide")
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unprivileged mount namespaces (unshare -rm) are not available here")
+    code = _REPORT + """
+out["reason"] = rec.reason
+out["exist"] = tvm.opencl(0).exist
+sys.path.insert(0, %r)
+import opencl_kernels as K
+mod = tvm.compile(K.elementwise("float32"), target="opencl")
+try:
+    mod.imports[0].get_function("ew_kernel0")(None, None, None, 1, 1, 64)
+except RuntimeError as err:
+    out["err"] = str(err)
+print("JSON", json.dumps(out))
+""" % (__file__.rsplit("/", 1)[0],)
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), TVM_COMPILE_FORCE_FALLBACK="")
+    env.pop("TVM_OPENCL_LIBRARY", None)  # would point the runtime at another loader
+    script = f'mount --bind /dev/null "{lib}" && exec "{sys.executable}" -c "$0"'
+    out = subprocess.run(["unshare", "-rm", "sh", "-c", script, code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    if out.returncode != 0 and "mount" in out.stderr and "JSON" not in out.stdout:
+        pytest.skip(f"cannot bind-mount over {lib}: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    (line,) = [ln for ln in out.stdout.splitlines() if ln.startswith("JSON ")]
+    res = json.loads(line[5:])
+    assert res["status"] == "runtime unavailable", res
+    assert res["reason"].startswith("libOpenCL.so.1 not found"), res
+    assert res["exist"] is False and res["discovered_at_import"] is False
+    assert "ew_kernel0" in res["err"] and "pocl-opencl-icd" in res["err"], res
+    assert "libOpenCL.so.1 not found" in res["err"], res
