@@ -1,0 +1,392 @@
+"""Tensor cores through ``T.cuda`` (ldmatrix, mma.sync.m16n8k16, cp.async) and the float16 GEMM
+of ``tvm_backend_cuda.kernels``.
+
+Without a GPU: the lowered kernels run in a NumPy emulator of the warp instructions
+(``cuda_tc_emulator``: PTX ISA fragment layouts, cp.async groups, barriers, bank groups) and must
+equal A @ B; NVRTC compiles them for sm_80/sm_90 (cubin + PTX with the instructions, no local
+memory); misuse raises errors naming the intrinsic. With a GPU (marked ``gpu``): the same
+kernels against NumPy and torch.matmul.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm.codegen.c_family import CodegenError
+from tvm.script import tir as T
+from tvm.tir import expr as E
+from tvm.tir import stmt as S
+from tvm.tir.functor import StmtExprMutator
+
+import cuda_tc_emulator as emu
+from tvm_backend_cuda import codegen, nvrtc, script
+from tvm_backend_cuda.kernels import TensorCoreGemm, matmul_f16_tensorcore
+
+needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")
+
+
+# ---------------------------------------------------------------------------- kernels
+@T.prim_func
+def mma_tile(a: T.handle, b: T.handle, c: T.handle):
+    """One warp: C[16, 8] (float32) = A[16, 16] @ B[16, 8] (float16) with one mma."""
+    A = T.match_buffer(a, (16, 16), "float16")
+    B = T.match_buffer(b, (16, 8), "float16")
+    C = T.match_buffer(c, (16, 8), "float32")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        As = T.alloc_buffer((16, 16), "float16", scope="shared")
+        Bs = T.alloc_buffer((16, 8), "float16", scope="shared")
+        af = T.alloc_buffer((4,), "uint32", scope="local")
+        bf = T.alloc_buffer((2,), "uint32", scope="local")
+        acc = T.alloc_buffer((4,), "float32", scope="local")
+        for i in T.serial(8):
+            As[(tx * 8 + i) // 16, (tx * 8 + i) % 16] = A[(tx * 8 + i) // 16, (tx * 8 + i) % 16]
+        for i in T.serial(4):
+            Bs[(tx * 4 + i) // 8, (tx * 4 + i) % 8] = B[(tx * 4 + i) // 8, (tx * 4 + i) % 8]
+        T.tvm_storage_sync("shared")
+        for i in T.unroll(4):
+            acc[i] = T.float32(0)
+        T.cuda.ldmatrix_x4(af[0], As[tx % 16, tx // 16 * 8])
+        T.cuda.ldmatrix_x2_trans(bf[0], Bs[tx % 16, 0])
+        T.cuda.mma_m16n8k16_f16f32(acc[0], af[0], bf[0])
+        for i in T.unroll(4):
+            C[tx // 4 + i // 2 * 8, tx % 4 * 2 + i % 2] = acc[i]
+
+
+@T.prim_func
+def ldmatrix_only(a: T.handle, c: T.handle):
+    """ldmatrix alone (sm_75+): C[lane, j] = register j of each lane."""
+    A = T.match_buffer(a, (16, 16), "float16")
+    C = T.match_buffer(c, (32, 4), "uint32")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        As = T.alloc_buffer((16, 16), "float16", scope="shared")
+        r = T.alloc_buffer((4,), "uint32", scope="local")
+        for i in T.serial(8):
+            As[(tx * 8 + i) // 16, (tx * 8 + i) % 16] = A[(tx * 8 + i) // 16, (tx * 8 + i) % 16]
+        T.tvm_storage_sync("shared")
+        T.cuda.ldmatrix_x4(r[0], As[tx % 16, tx // 16 * 8])
+        for j in T.serial(4):
+            C[tx, j] = r[j]
+
+
+CONFIGS = {
+    "default_128x128x32_2x4warps_2stages": (128, 128, 96, {}),
+    "64x64x32_2x2warps_3stages": (128, 128, 64, dict(block_m=64, block_n=64, warps_m=2, warps_n=2, stages=3)),
+    "128x128x32_4x2warps": (128, 256, 64, dict(warps_m=4, warps_n=2)),
+    "64x64x64_2x2warps": (256, 64, 128, dict(block_m=64, block_n=64, block_k=64, warps_m=2, warps_n=2)),
+}
+
+
+def lowered(f, arch: str = "sm_80"):
+    return tvm.tir.transform.lower(f, tvm.target.Target(f"cuda -arch={arch}")).kernels
+
+
+def rand_f16(rng, shape) -> np.ndarray:
+    return rng.standard_normal(shape).astype("float16")
+
+
+# ---------------------------------------------------------------------------- PTX models
+def test_fragment_layouts_cover_each_element_once() -> None:
+    for coords, n, shape in ((emu.a_fragment_coords, 8, (16, 16)), (emu.b_fragment_coords, 4, (16, 8)),
+                             (emu.c_fragment_coords, 4, (16, 8))):
+        hits = np.zeros(shape, int)
+        for i in range(n):
+            r, c = coords(i)
+            np.add.at(hits, (r, c), 1)
+        assert (hits == 1).all()
+
+
+def test_ldmatrix_model_gives_mma_fragments() -> None:
+    """ldmatrix.x4 of a row-major 16x16 tile with lane l -> &A[l % 16, (l // 16) * 8] is the A
+    fragment; ldmatrix.x2.trans of a k-major B (16x8) with l -> &B[l % 16, 0] the B fragment."""
+    rng = np.random.default_rng(0)
+    A, B = rand_f16(rng, (16, 16)), rand_f16(rng, (16, 8))
+    rows = np.stack([np.stack([A[lane % 16, lane // 16 * 8:lane // 16 * 8 + 8] for lane in range(8 * j, 8 * j + 8)])
+                     for j in range(4)])
+    a = emu.ldmatrix_model(rows, trans=False)
+    brows = np.stack([np.stack([B[lane % 16, 0:8] for lane in range(8 * j, 8 * j + 8)]) for j in range(2)])
+    b = emu.ldmatrix_model(brows, trans=True)
+    for i in range(8):
+        r, c = emu.a_fragment_coords(i)
+        np.testing.assert_array_equal(emu.unpack_f16x2(a[:, i // 2])[i % 2], A[r, c])
+    for i in range(4):
+        r, c = emu.b_fragment_coords(i)
+        np.testing.assert_array_equal(emu.unpack_f16x2(b[:, i // 2])[i % 2], B[r, c])
+    d = emu.mma_model(a, b, np.zeros((32, 4), np.float32))
+    want = A.astype(np.float64) @ B.astype(np.float64)
+    for i in range(4):
+        r, c = emu.c_fragment_coords(i)
+        np.testing.assert_allclose(d[:, i], want[r, c], rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- emulation of the kernels
+def test_mma_tile_kernel_emulated() -> None:
+    rng = np.random.default_rng(1)
+    A, B = rand_f16(rng, (16, 16)), rand_f16(rng, (16, 8))
+    C = np.full((16, 8), np.nan, np.float32)
+    e = emu.emulate(lowered(mma_tile)[0], {"A": A, "B": B, "C": C})
+    assert e.stats["mma"] == 1 and e.stats["ldmatrix"] == 2
+    np.testing.assert_allclose(C, A.astype(np.float32) @ B.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_gemm_kernel_emulated_equals_numpy(name: str) -> None:
+    M, N, K, kw = CONFIGS[name]
+    cfg = TensorCoreGemm(M, N, K, **kw)
+    kernel, = lowered(matmul_f16_tensorcore(M, N, K, **kw))
+    assert kernel.attrs["launch_params"] == ["blockIdx.x", "blockIdx.y", "threadIdx.x"]
+    rng = np.random.default_rng(2)
+    A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
+    C = np.full((M, N), np.nan, np.float16)
+    e = emu.emulate(kernel, {"A": A, "B": B, "C": C})
+    want = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float16)
+    # float32 accumulation in another order: at most one float16 ulp away from the exact product
+    ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float32)
+    assert np.all(np.abs(C.astype(np.float32) - want.astype(np.float32)) <= ulp), name
+    assert (e.stores["C"] == 1).all(), "every C element is stored exactly once"
+    blocks = (M // cfg.block_m) * (N // cfg.block_n)
+    assert e.stats["mma"] == blocks * (cfg.threads // 32) * cfg.mma_m * cfg.mma_n * (K // 16)
+    assert e.stats["bank_conflicts"] == 0, "padded rows keep every ldmatrix phase conflict-free"
+
+
+class _Mutate(StmtExprMutator):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn, self.count = fn, 0
+
+    def visit_Evaluate(self, s: S.Evaluate):
+        out = self.fn(self, s)
+        return s if out is _Mutate.KEEP else out
+
+    KEEP = object()
+
+
+def _mutated(kernel, fn):
+    m = _Mutate(fn)
+    return kernel.with_body(m.visit_stmt(kernel.body))
+
+
+def _is(s: S.Evaluate, op: str) -> bool:
+    return isinstance(s.value, E.Call) and s.value.op == op
+
+
+@pytest.mark.parametrize("bug", ["no_trailing_barrier", "no_barrier_after_wait", "wait_too_little",
+                                 "b_not_transposed", "a_transposed"])
+def test_emulator_catches_schedule_bugs(bug: str) -> None:
+    """The emulation is sharp: each of these one-line bugs makes it fail."""
+    kernel, = lowered(matmul_f16_tensorcore(128, 128, 96))
+
+    def fn(m, s):
+        if bug in ("no_trailing_barrier", "no_barrier_after_wait") and _is(s, "tvm_storage_sync"):
+            m.count += 1
+            # barriers in order: after wait (1), trailing (2)
+            if (bug == "no_barrier_after_wait" and m.count == 1) or (bug == "no_trailing_barrier" and m.count == 2):
+                return None
+        if bug == "wait_too_little" and _is(s, "cuda.cp_async_wait"):
+            return S.Evaluate(E.Call("void", "cuda.cp_async_wait", (E.IntImm("int32", 2),)))
+        if bug in ("b_not_transposed", "a_transposed") and _is(s, "cuda.ldmatrix"):
+            args = s.value.args
+            if bool(args[3].value) == (bug == "b_not_transposed"):
+                flip = E.IntImm("int32", 1 - int(args[3].value))
+                return S.Evaluate(E.Call("void", "cuda.ldmatrix", (*args[:3], flip)))
+        return _Mutate.KEEP
+
+    bad = _mutated(kernel, fn)
+    rng = np.random.default_rng(3)
+    A, B = rand_f16(rng, (128, 96)), rand_f16(rng, (96, 128))
+    C = np.full((128, 128), np.nan, np.float16)
+    want = (A.astype(np.float32) @ B.astype(np.float32))
+    try:
+        emu.emulate(bad, {"A": A, "B": B, "C": C})
+    except emu.EmulationError as err:
+        assert re.search("race|barrier|waited", str(err)), err
+        return
+    assert not np.allclose(C.astype(np.float32), want, atol=0.1), f"bug {bug} went unnoticed"
+
+
+# ---------------------------------------------------------------------------- NVRTC
+def _ptx_and_cubin(funcs, arch: str):
+    mod = codegen.build(funcs, tvm.target.Target(f"cuda -arch={arch}"))
+    fmt, _, payload, _ = tvm_ffi.get_global_func("runtime.DeviceModuleDeserialize")(
+        tvm.runtime.Module(mod).save_to_bytes())
+    return mod, fmt, bytes(payload)
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_gemm_compiles_to_cubin_with_tensor_core_ptx(arch: str) -> None:
+    from test_cuda_codegen_nvrtc import cubin_sm
+
+    kernels = lowered(matmul_f16_tensorcore(4096, 4096, 4096), arch)
+    mod, fmt, image = _ptx_and_cubin(kernels, arch)
+    assert fmt == "cubin" and cubin_sm(image) == int(arch[3:])
+    ptx, src = mod.inspect_source("ptx"), mod.inspect_source("cuda")
+    assert f".target {arch}" in ptx and ".entry matmul_f16_tc_kernel0(" in ptx
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 32  # 2 k16 steps x 4 x 4
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
+    assert "cp.async.cg.shared.global" in ptx and "cp.async.commit_group" in ptx
+    assert "cp.async.wait_group 1" in ptx
+    # fragments and accumulators live in registers: no local memory at all
+    assert ".local" not in ptx
+    assert "__launch_bounds__(256)" in src and src.count("__syncthreads();") == 2
+    assert ".shared .align 16 .b8" in ptx
+
+
+@needs_nvrtc
+def test_other_intrinsics_compile() -> None:
+    mod, fmt, _ = _ptx_and_cubin(lowered(mma_tile), "sm_80")
+    ptx = mod.inspect_source("ptx")
+    assert "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16" in ptx and "mma.sync.aligned.m16n8k16" in ptx
+    mod, fmt, image = _ptx_and_cubin(lowered(ldmatrix_only, "sm_75"), "sm_75")
+    assert fmt == "cubin" and "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in mod.inspect_source("ptx")
+
+
+@needs_nvrtc
+def test_tvm_compile_of_the_gemm() -> None:
+    mod = tvm.compile(matmul_f16_tensorcore(256, 256, 256), target="cuda -arch=sm_90")
+    dev_mod = mod.imports[0]
+    assert dev_mod.kind == "cuda" and "mma.sync.aligned.m16n8k16" in dev_mod.inspect_source("ptx")
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("cfg", [dict(stages=3, block_m=64, block_n=128, warps_m=2, warps_n=2),
+                                 dict(block_m=64, block_k=64, block_n=64, warps_n=2)], ids=["3stages", "bk64"])
+def test_other_tilings_compile(cfg) -> None:
+    mod, fmt, _ = _ptx_and_cubin(lowered(matmul_f16_tensorcore(512, 512, 512, **cfg), "sm_90"), "sm_90")
+    assert fmt == "cubin" and ".local" not in mod.inspect_source("ptx")
+
+
+# ---------------------------------------------------------------------------- misuse
+def test_pre_sm80_targets_are_rejected_naming_the_intrinsic() -> None:
+    with pytest.raises(CodegenError, match=r"T\.cuda\.mma_m16n8k16_f16f32 needs sm_80 or newer; the target is sm_75"):
+        codegen.generate_source(lowered(mma_tile), "sm_75")
+    with pytest.raises(CodegenError, match=r"T\.cuda\.cp_async needs sm_80 or newer; the target is sm_70"):
+        codegen.build(lowered(matmul_f16_tensorcore(128, 128, 32)), tvm.target.Target("cuda -arch=sm_70"))
+    with pytest.raises(CodegenError, match=r"T\.cuda\.ldmatrix_x4 needs sm_75 or newer; the target is sm_70"):
+        codegen.generate_source(lowered(ldmatrix_only), "sm_70")
+    with pytest.raises(Exception, match=r"T\.cuda\.cp_async needs sm_80"):
+        tvm.compile(matmul_f16_tensorcore(128, 128, 32), target="cuda -arch=sm_75")
+
+
+def test_wrong_fragment_dtype_is_a_parse_error() -> None:
+    with pytest.raises(ValueError, match=r"T\.cuda\.mma_m16n8k16_f16f32: operand 'd' must be a float32 buffer, "
+                                         r"got 'acc' of dtype float16"):
+        @T.prim_func
+        def bad(a: T.handle):
+            A = T.match_buffer(a, (16,), "float16")
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                af = T.alloc_buffer((4,), "uint32", scope="local")
+                bf = T.alloc_buffer((2,), "uint32", scope="local")
+                acc = T.alloc_buffer((4,), "float16", scope="local")
+                T.cuda.mma_m16n8k16_f16f32(acc[0], af[0], bf[0])
+                A[tx % 16] = acc[0]
+
+
+def test_fragment_too_small_is_a_parse_error() -> None:
+    with pytest.raises(ValueError, match=r"T\.cuda\.ldmatrix_x4: operand 'dst' needs 4 uint32 elements per "
+                                         r"thread, 'af' holds only 2"):
+        @T.prim_func
+        def bad(a: T.handle):
+            A = T.match_buffer(a, (16, 16), "float16")
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                As = T.alloc_buffer((16, 16), "float16", scope="shared")
+                af = T.alloc_buffer((2,), "uint32", scope="local")
+                T.cuda.ldmatrix_x4(af[0], As[tx % 16, 0])
+                A[0, 0] = As[0, 0]
+
+
+def test_other_misuse_messages() -> None:
+    lane = E.Var("lane")
+    frag = tvm.tir.Buffer("frag", (8,), "uint32", scope="local")
+    smem = tvm.tir.Buffer("smem", (16, 16), "float16", scope="shared")
+    glob = tvm.tir.Buffer("g", (256,), "float16")
+    f32 = tvm.tir.Buffer("acc", (4,), "float32", scope="local")
+    cases = [
+        (lambda: script.ldmatrix_x4(lane, smem[0, 0]), r"T\.cuda\.ldmatrix_x4: operand 'dst' must be a buffer element"),
+        (lambda: script.ldmatrix_x4(frag[6], smem[0, 0]), r"needs 4 elements from index 6, past the end of 'frag'"),
+        (lambda: script.ldmatrix_x2(frag[0], glob[0]), r"T\.cuda\.ldmatrix_x2: operand 'src' must be in 'shared' memory"),
+        (lambda: script.ldmatrix(frag[0], smem[0, 0], num=3), r"num must be 1, 2 or 4"),
+        (lambda: script.mma_m16n8k16_f16f32(f32[0], frag[0], f32[0]), r"operand 'b' must be a uint32 buffer"),
+        (lambda: script.cp_async_16(glob[0], smem[0, 0]), r"T\.cuda\.cp_async: operand 'dst' must be in 'shared' memory"),
+        (lambda: script.cp_async(smem[0, 0], glob[0], 12), r"nbytes must be 4, 8 or 16"),
+        (lambda: script.cp_async_wait(lane), r"T\.cuda\.cp_async_wait: n must be a Python int constant"),
+    ]
+    for make, pattern in cases:
+        with pytest.raises(script.IntrinsicError, match=pattern):
+            make()
+
+
+def test_hand_built_tir_is_checked_by_the_code_generator() -> None:
+    """TIR built without T.cuda (so without its checks) is checked again when printed."""
+    f = lowered(mma_tile)[0]
+
+    def fn(m, s):
+        if _is(s, "cuda.mma_m16n8k16_f16f32"):
+            d, a, b, c = s.value.args
+            return S.Evaluate(E.Call("void", s.value.op, (d, a, d, c)))  # float32 where B (uint32) goes
+        return _Mutate.KEEP
+
+    with pytest.raises(CodegenError, match=r"T\.cuda\.mma_m16n8k16_f16f32: operand 'b' must be a uint32 buffer"):
+        codegen.generate_source([_mutated(f, fn)], "sm_90")
+
+
+def test_gemm_factory_validates_shapes() -> None:
+    with pytest.raises(ValueError, match=r"M must be a multiple of block_m=128"):
+        matmul_f16_tensorcore(100, 128, 128)
+    with pytest.raises(ValueError, match=r"shared memory"):
+        matmul_f16_tensorcore(256, 256, 256, stages=4)
+
+
+# ---------------------------------------------------------------------------- on a GPU
+@pytest.mark.gpu
+def test_gpu_mma_tile() -> None:
+    dev = tvm.cuda(0)
+    mod = tvm.compile(mma_tile, target=tvm.target.detect_target_from_device(dev))
+    rng = np.random.default_rng(4)
+    A, B = rand_f16(rng, (16, 16)), rand_f16(rng, (16, 8))
+    c = tvm.runtime.empty((16, 8), "float32", dev)
+    mod["mma_tile"](tvm.runtime.tensor(A, dev), tvm.runtime.tensor(B, dev), c)
+    np.testing.assert_allclose(c.numpy(), A.astype(np.float32) @ B.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_gpu_gemm_small_configs(name: str) -> None:
+    M, N, K, kw = CONFIGS[name]
+    dev = tvm.cuda(0)
+    mod = tvm.compile(matmul_f16_tensorcore(M, N, K, **kw), target=tvm.target.detect_target_from_device(dev))
+    rng = np.random.default_rng(5)
+    A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
+    c = tvm.runtime.empty((M, N), "float16", dev)
+    mod["matmul_f16_tc"](tvm.runtime.tensor(A, dev), tvm.runtime.tensor(B, dev), c)
+    np.testing.assert_allclose(c.numpy().astype(np.float32), A.astype(np.float32) @ B.astype(np.float32),
+                               rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [256, 4096])
+def test_gpu_gemm_vs_reference(size: int) -> None:
+    dev = tvm.cuda(0)
+    M = N = K = size
+    mod = tvm.compile(matmul_f16_tensorcore(M, N, K), target=tvm.target.detect_target_from_device(dev))
+    rng = np.random.default_rng(6)
+    A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
+    a, b = tvm.runtime.tensor(A, dev), tvm.runtime.tensor(B, dev)
+    c = tvm.runtime.empty((M, N), "float16", dev)
+    mod["matmul_f16_tc"](a, b, c)
+    dev.sync()
+    got = c.numpy().astype(np.float32)
+    rows = np.arange(M) if size <= 256 else np.random.default_rng(7).choice(M, 64, replace=False)
+    want = A[rows].astype(np.float32) @ B.astype(np.float32)
+    np.testing.assert_allclose(got[rows], want, rtol=2e-2, atol=0.25 if size > 256 else 5e-2)
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.cuda.is_available():
+        ref = torch.matmul(torch.from_dlpack(a), torch.from_dlpack(b)).float().cpu().numpy()
+        np.testing.assert_allclose(got, ref, rtol=2e-2, atol=0.25 if size > 256 else 5e-2)
