@@ -64,7 +64,9 @@ Workspace* Require(const char* what, int id) {
 ffi::Any OpenCLDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
   // The first device query discovers platforms and devices; without any, no device exists and
   // every attribute is None.
-  Workspace* ws = Workspace::TryGlobal();
+  std::string why;
+  Workspace* ws = Workspace::TryGlobal(&why);
+  if (key == "unavailable_reason") return ffi::String(why);
   if (ws == nullptr) return key == "exist" ? ffi::Any(false) : ffi::Any();
   if (key == "exist") return dev.device_id >= 0 && dev.device_id < ws->num_devices();
   const DeviceInfo& info = ws->Device(dev.device_id);

@@ -22,7 +22,9 @@ namespace runtime {
  * \brief Device attributes queried through DeviceAPI::GetAttr.
  * Keys: "exist", "name", "max_threads_per_block", "warp_size", "max_shared_memory_per_block",
  * "compute_version", "multi_processor_count", "max_clock_rate", "total_global_memory",
- * "api_version", "driver_version", "max_thread_dimensions".  An unknown key returns None.
+ * "api_version", "driver_version", "max_thread_dimensions", and "unavailable_reason" (why no
+ * device of this type is usable, "" when one is; shown by `python -m tvm.backend`).
+ * An unknown key returns None.
  */
 class TVM_RUNTIME_DLL DeviceAPI {
  public:

@@ -94,5 +94,15 @@ def _devices(rec: BackendRecord) -> str:
             except Exception:  # noqa: BLE001 - a report must never fail
                 break
             found.append(f"{DEVICE_NAMES.get(dt, dt)}({i}) {Device(dt, i).name or ''}".strip())
-        out.append("; ".join(found) if found else f"{DEVICE_NAMES.get(dt, dt)}: none found")
+        if not found:
+            why = _safe_attr(Device(dt, 0), "unavailable_reason")
+            found.append(f"{DEVICE_NAMES.get(dt, dt)}: none found" + (f" ({why})" if why else ""))
+        out.append("; ".join(found))
     return " | ".join(out)
+
+
+def _safe_attr(dev, key: str):
+    try:
+        return dev.attr(key)
+    except Exception:  # noqa: BLE001 - a report must never fail
+        return None
