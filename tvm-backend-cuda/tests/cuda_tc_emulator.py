@@ -332,7 +332,28 @@ class BlockEmulator:
             dm.data[sl, d0:d0 + 4] = d
             self.stats["mma"] += 1
 
-    # float16 helpers the printer uses are plain Casts in TIR; nothing else is needed
+    def _int2(self, call: E.Call) -> tuple:
+        return tuple(np.asarray(self.expr(a), np.int64) for a in call.args)
+
+    def c_bitwise_xor(self, call: E.Call) -> Any:
+        a, b = self._int2(call)
+        return a ^ b
+
+    def c_bitwise_and(self, call: E.Call) -> Any:
+        a, b = self._int2(call)
+        return a & b
+
+    def c_bitwise_or(self, call: E.Call) -> Any:
+        a, b = self._int2(call)
+        return a | b
+
+    def c_shift_right(self, call: E.Call) -> Any:
+        a, b = self._int2(call)
+        return a >> b
+
+    def c_shift_left(self, call: E.Call) -> Any:
+        a, b = self._int2(call)
+        return a << b
 
 
 def emulate(kernel: Any, args: dict[str, np.ndarray]) -> BlockEmulator:

@@ -73,9 +73,10 @@ def ldmatrix_only(a: T.handle, c: T.handle):
 
 
 CONFIGS = {
-    "default_128x128x32_2x4warps_2stages": (128, 128, 96, {}),
-    "64x64x32_2x2warps_3stages": (128, 128, 64, dict(block_m=64, block_n=64, warps_m=2, warps_n=2, stages=3)),
-    "128x128x32_4x2warps": (128, 256, 64, dict(warps_m=4, warps_n=2)),
+    "default_128x128x32_2x4warps_3stages_xor": (128, 128, 96, {}),
+    "padded_2stages": (128, 128, 64, dict(stages=2, swizzle=False)),
+    "64x64x32_2x2warps_grouped_raster": (256, 256, 64, dict(block_m=64, block_n=64, warps_m=2, warps_n=2, group_m=2)),
+    "128x128x32_4x2warps": (128, 256, 64, dict(warps_m=4, warps_n=2, stages=2)),
     "64x64x64_2x2warps": (256, 64, 128, dict(block_m=64, block_n=64, block_k=64, warps_m=2, warps_n=2)),
 }
 
@@ -173,36 +174,40 @@ def _is(s: S.Evaluate, op: str) -> bool:
     return isinstance(s.value, E.Call) and s.value.op == op
 
 
-@pytest.mark.parametrize("bug", ["no_trailing_barrier", "no_barrier_after_wait", "wait_too_little",
-                                 "b_not_transposed", "a_transposed"])
-def test_emulator_catches_schedule_bugs(bug: str) -> None:
+@pytest.mark.parametrize("bug", ["no_barrier", "wait_too_little", "b_not_transposed", "a_transposed",
+                                 "wrong_stage"])
+@pytest.mark.parametrize("stages", [2, 3])
+def test_emulator_catches_schedule_bugs(bug: str, stages: int) -> None:
     """The emulation is sharp: each of these one-line bugs makes it fail."""
-    kernel, = lowered(matmul_f16_tensorcore(128, 128, 96))
+    kernel, = lowered(matmul_f16_tensorcore(128, 128, 192, stages=stages))
 
-    def fn(m, s):
-        if bug in ("no_trailing_barrier", "no_barrier_after_wait") and _is(s, "tvm_storage_sync"):
-            m.count += 1
-            # barriers in order: after wait (1), trailing (2)
-            if (bug == "no_barrier_after_wait" and m.count == 1) or (bug == "no_trailing_barrier" and m.count == 2):
+    class Mut(StmtExprMutator):
+        def visit_Evaluate(self, s: S.Evaluate):
+            if bug == "no_barrier" and _is(s, "tvm_storage_sync"):
                 return None
-        if bug == "wait_too_little" and _is(s, "cuda.cp_async_wait"):
-            return S.Evaluate(E.Call("void", "cuda.cp_async_wait", (E.IntImm("int32", 2),)))
-        if bug in ("b_not_transposed", "a_transposed") and _is(s, "cuda.ldmatrix"):
-            args = s.value.args
-            if bool(args[3].value) == (bug == "b_not_transposed"):
-                flip = E.IntImm("int32", 1 - int(args[3].value))
-                return S.Evaluate(E.Call("void", "cuda.ldmatrix", (*args[:3], flip)))
-        return _Mutate.KEEP
+            if bug == "wait_too_little" and _is(s, "cuda.cp_async_wait"):  # one more group left pending
+                return S.Evaluate(E.Call("void", "cuda.cp_async_wait", (E.IntImm("int32", s.value.args[0].value + 1),)))
+            if bug in ("b_not_transposed", "a_transposed") and _is(s, "cuda.ldmatrix"):
+                args = s.value.args
+                if bool(args[3].value) == (bug == "b_not_transposed"):
+                    flip = E.IntImm("int32", 1 - int(args[3].value))
+                    return S.Evaluate(E.Call("void", "cuda.ldmatrix", (*args[:3], flip)))
+            return s
 
-    bad = _mutated(kernel, fn)
+        def visit_LetStmt(self, s: S.LetStmt):
+            if bug == "wrong_stage" and s.var.name == "cur":  # read the stage being filled
+                return S.LetStmt(s.var, E.FloorMod(s.value.a + 1, s.value.b), self.visit_stmt(s.body))
+            return super().visit_LetStmt(s)
+
+    bad = kernel.with_body(Mut().visit_stmt(kernel.body))
     rng = np.random.default_rng(3)
-    A, B = rand_f16(rng, (128, 96)), rand_f16(rng, (96, 128))
+    A, B = rand_f16(rng, (128, 192)), rand_f16(rng, (192, 128))
     C = np.full((128, 128), np.nan, np.float16)
     want = (A.astype(np.float32) @ B.astype(np.float32))
     try:
         emu.emulate(bad, {"A": A, "B": B, "C": C})
     except emu.EmulationError as err:
-        assert re.search("race|barrier|waited", str(err)), err
+        assert re.search("race|barrier|waited|uninitialised", str(err)), err
         return
     assert not np.allclose(C.astype(np.float32), want, atol=0.1), f"bug {bug} went unnoticed"
 
@@ -229,10 +234,10 @@ def test_gemm_compiles_to_cubin_with_tensor_core_ptx(arch: str) -> None:
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
     assert "cp.async.cg.shared.global" in ptx and "cp.async.commit_group" in ptx
-    assert "cp.async.wait_group 1" in ptx
+    assert "cp.async.wait_group 1" in ptx  # 3 stages: one tile may stay in flight
     # fragments and accumulators live in registers: no local memory at all
     assert ".local" not in ptx
-    assert "__launch_bounds__(256)" in src and src.count("__syncthreads();") == 2
+    assert "__launch_bounds__(256)" in src and src.count("__syncthreads();") == 1
     assert ".shared .align 16 .b8" in ptx
 
 
@@ -334,11 +339,33 @@ def test_hand_built_tir_is_checked_by_the_code_generator() -> None:
         codegen.generate_source([_mutated(f, fn)], "sm_90")
 
 
+def test_grouped_raster_is_a_bijection() -> None:
+    for cfg in (TensorCoreGemm(4096, 4096, 4096), TensorCoreGemm(512, 1024, 64, group_m=3),
+                TensorCoreGemm(1024, 512, 64, block_m=64, group_m=4)):
+        gx, gy = cfg.grid
+        tiles = {(cfg.block_row(by, bx), cfg.block_col(by, bx)) for by in range(gy) for bx in range(gx)}
+        assert tiles == {(r, c) for r in range(gy) for c in range(gx)}
+
+
+def test_xor_swizzle_keeps_ldmatrix_phases_conflict_free() -> None:
+    for bk, bn in ((16, 64), (32, 128), (64, 256)):
+        cfg = TensorCoreGemm(256, bn, 256, block_k=bk, block_n=bn)
+        for rows, col_of, width in ((range(0, 128, 8), cfg.a_col, bk), (range(0, bk, 8), cfg.b_col, bn)):
+            for r0 in rows:
+                for c in range(0, width, 8):
+                    cols = [col_of(r, c) for r in range(r0, r0 + 8)]
+                    assert all(0 <= x < width and x % 8 == 0 for x in cols)
+                    units = {((r0 + i) * width + x) * 2 // 16 % 8 for i, x in enumerate(cols)}
+                    assert len(units) == 8, (bk, bn, r0, c)
+
+
 def test_gemm_factory_validates_shapes() -> None:
     with pytest.raises(ValueError, match=r"M must be a multiple of block_m=128"):
         matmul_f16_tensorcore(100, 128, 128)
     with pytest.raises(ValueError, match=r"shared memory"):
         matmul_f16_tensorcore(256, 256, 256, stages=4)
+    with pytest.raises(ValueError, match=r"shared memory"):
+        matmul_f16_tensorcore(256, 256, 256, stages=3, swizzle=False)
 
 
 # ---------------------------------------------------------------------------- on a GPU

@@ -5,12 +5,15 @@ accumulate, float16 out; all row-major) for sm_80+:
 
 * a grid of ``(N / block_n, M / block_m)`` blocks of ``32 * warps_m * warps_n`` threads; each
   warp owns a ``warp_m x warp_n`` sub-tile of the block tile (``warp_m = block_m / warps_m``);
+* blocks are rastered in groups of ``group_m`` tile rows (L2 reuse of A rows / B columns);
 * global -> shared staging with 16-byte ``cp.async`` into a ring of ``stages`` shared buffers
-  (double buffering by default): while the tensor cores work on stage ``k``, the copies of
-  stage ``k + stages - 1`` are in flight; ``cp.async.wait_group(stages - 1)`` + a barrier make a
-  stage visible, a second barrier protects it from being overwritten while still being read;
-* shared rows are padded by 8 halves (16 bytes), so the 8 row addresses of every ``ldmatrix``
-  phase fall in distinct bank groups (conflict-free) and stay 16-byte aligned;
+  (3 by default; 2 is double buffering): iteration ``k`` waits for tile ``k``
+  (``cp.async.wait_group(stages - 2)``), passes one barrier (tile ``k`` visible to all; every
+  warp done with stage ``k - 1``), issues the copies of tile ``k + stages - 1`` into stage
+  ``(k - 1) % stages`` and computes on tile ``k`` while they fly: one barrier per k tile;
+* shared tiles are XOR-swizzled in 16-byte chunks (``swizzle=True``) or their rows padded by 8
+  halves (``swizzle=False``, uses more shared memory), so the 8 row addresses of every
+  ``ldmatrix`` phase fall in distinct bank groups (conflict-free) and stay 16-byte aligned;
 * per 16-deep k step each warp loads its A fragments with ``ldmatrix.x4`` (one per 16-row
   tile) and its B fragments with ``ldmatrix.x4.trans`` (one per pair of 8-column tiles) and
   issues ``(warp_m / 16) * (warp_n / 8)`` ``mma.sync.m16n8k16`` into float32 accumulators;
@@ -47,7 +50,9 @@ class TensorCoreGemm:
     block_k: int = 32
     warps_m: int = 2
     warps_n: int = 4
-    stages: int = 2
+    stages: int = 3
+    swizzle: bool = True
+    group_m: int = 8
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -74,13 +79,19 @@ class TensorCoreGemm:
 
     @property
     def a_row(self) -> int:
-        """Padded shared row length of the A tile (elements)."""
-        return self.block_k + PAD
+        """Shared row length of the A tile (elements; padded when not swizzled)."""
+        return self.block_k + (0 if self.swizzle else PAD)
 
     @property
     def b_row(self) -> int:
-        """Padded shared row length of the B tile (elements)."""
-        return self.block_n + PAD
+        """Shared row length of the B tile (elements; padded when not swizzled)."""
+        return self.block_n + (0 if self.swizzle else PAD)
+
+    @property
+    def group(self) -> int:
+        """Block rows per raster group (``group_m`` when it divides the grid's rows, else 1)."""
+        gy = self.M // self.block_m
+        return self.group_m if self.group_m >= 1 and gy % self.group_m == 0 else 1
 
     @property
     def a_chunks(self) -> int:
@@ -127,12 +138,40 @@ class TensorCoreGemm:
         need(self.block_m * self.block_k // 8 % self.threads == 0, "A tile copies must divide evenly among threads")
         need(self.block_k * self.block_n // 8 % self.threads == 0, "B tile copies must divide evenly among threads")
         need(self.stages >= 2, "stages must be >= 2")
-        need(self.k_tiles >= self.stages - 1, f"K must hold at least stages-1={self.stages - 1} k tiles")
         need(self.shared_bytes <= 48 * 1024, f"tiles need {self.shared_bytes} bytes of shared memory (> 48 KiB)")
 
     # ------------------------------------------------------------------ index mappings
     # Each works on Python ints (the emulation) and on TIR expressions (the kernel); TVMScript
     # has no tuple assignment, so every coordinate has its own method.
+    def block_row(self, by: Any, bx: Any) -> Any:
+        """Tile row of block (by, bx): blocks are rastered in groups of ``group`` tile rows, so
+        concurrently running blocks share A rows and B columns in L2."""
+        gx, g = self.N // self.block_n, self.group
+        pid = by * gx + bx
+        return pid // (g * gx) * g + pid % g
+
+    def block_col(self, by: Any, bx: Any) -> Any:
+        """Tile column of block (by, bx) (see :meth:`block_row`)."""
+        gx, g = self.N // self.block_n, self.group
+        return (by * gx + bx) % (g * gx) // g
+
+    @staticmethod
+    def _xor_col(row: Any, col: Any, row_chunks: int) -> Any:
+        """Physical column of logical (row, col) (col a multiple of 8) in a row of
+        ``row_chunks`` 16-byte chunks: the chunk index is XORed with a function of the row so
+        that 8 consecutive rows at the same logical chunk land in 8 different bank groups (the
+        8 row addresses of one ldmatrix phase) and every chunk stays 16-byte aligned."""
+        rows_per_line = max(1, 8 // row_chunks)
+        return (col // 8 ^ row // rows_per_line % min(row_chunks, 8)) * 8
+
+    def a_col(self, row: Any, col: Any) -> Any:
+        """Physical column of A tile element (row, col), col a multiple of 8."""
+        return self._xor_col(row, col, self.block_k // 8) if self.swizzle else col
+
+    def b_col(self, row: Any, col: Any) -> Any:
+        """Physical column of B tile element (k row, col), col a multiple of 8."""
+        return self._xor_col(row, col, self.block_n // 8) if self.swizzle else col
+
     def warp_row(self, tx: Any) -> Any:
         """Warp row (0 .. warps_m-1) of thread ``tx``."""
         return tx // 32 // self.warps_n
@@ -188,8 +227,8 @@ class TensorCoreGemm:
 
 
 def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n: int = 128,
-                          block_k: int = 32, warps_m: int = 2, warps_n: int = 4, stages: int = 2,
-                          name: str = "matmul_f16_tc") -> Any:
+                          block_k: int = 32, warps_m: int = 2, warps_n: int = 4, stages: int = 3,
+                          swizzle: bool = True, group_m: int = 8, name: str = "matmul_f16_tc") -> Any:
     """A ``PrimFunc`` computing ``C = A @ B`` (``A: (M, K)``, ``B: (K, N)``, ``C: (M, N)``, all
     float16 row-major, float32 accumulation) with tensor cores (sm_80+).
 
@@ -201,7 +240,7 @@ def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n
     """
     from tvm.script import tir as T
 
-    cfg = TensorCoreGemm(M, N, K, block_m, block_n, block_k, warps_m, warps_n, stages)
+    cfg = TensorCoreGemm(M, N, K, block_m, block_n, block_k, warps_m, warps_n, stages, swizzle, group_m)
     cfg.validate()
     BM, BN, BK, S = cfg.block_m, cfg.block_n, cfg.block_k, cfg.stages
     MT, NT, KS = cfg.mma_m, cfg.mma_n, BK // 16
@@ -222,48 +261,62 @@ def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n
                     acc = T.alloc_buffer((MT * NT * 4,), "float32", scope="local")
                     af = T.alloc_buffer((MT * 4,), "uint32", scope="local")
                     bf = T.alloc_buffer((NT * 2,), "uint32", scope="local")
+                    bm = cfg.block_row(by, bx)  # this block's tile (grouped raster order)
+                    bn = cfg.block_col(by, bx)
                     wm = cfg.warp_row(tx)
                     wn = cfg.warp_col(tx)
                     lane = tx % 32
                     for i in T.unroll(MT * NT * 4):
                         acc[i] = T.float32(0)
-                    # prologue: tiles 0 .. S-2 in flight
+                    # prologue: tiles 0 .. S-2 in flight, one commit group each
                     for s in T.unroll(S - 1):
-                        for c in T.unroll(A_CH):
-                            T.cuda.cp_async_16(As[s, cfg.a_copy_row(tx, c), cfg.a_copy_col(tx, c)],
-                                               A[by * BM + cfg.a_copy_row(tx, c), s * BK + cfg.a_copy_col(tx, c)])
-                        for c in T.unroll(B_CH):
-                            T.cuda.cp_async_16(Bs[s, cfg.b_copy_row(tx, c), cfg.b_copy_col(tx, c)],
-                                               B[s * BK + cfg.b_copy_row(tx, c), bx * BN + cfg.b_copy_col(tx, c)])
+                        if s < KT:
+                            for c in T.unroll(A_CH):
+                                ra = cfg.a_copy_row(tx, c)
+                                ca = cfg.a_copy_col(tx, c)
+                                T.cuda.cp_async_16(As[s, ra, cfg.a_col(ra, ca)], A[bm * BM + ra, s * BK + ca])
+                            for c in T.unroll(B_CH):
+                                rb = cfg.b_copy_row(tx, c)
+                                cb = cfg.b_copy_col(tx, c)
+                                T.cuda.cp_async_16(Bs[s, rb, cfg.b_col(rb, cb)], B[s * BK + rb, bn * BN + cb])
                         T.cuda.cp_async_commit()
                     for ko in T.serial(KT):
-                        # issue tile kn = ko + S - 1 into the stage that iteration ko - 1 read
+                        # groups committed so far: tiles 0 .. ko+S-2; allowing S-2 pending = tile ko landed
+                        T.cuda.cp_async_wait(S - 2)
+                        # every thread's copies of tile ko are visible, and every warp is done
+                        # reading stage (ko-1) % S, which the copies below overwrite
+                        T.tvm_storage_sync("shared")
                         kn = ko + (S - 1)
                         if kn < KT:
                             for c in T.unroll(A_CH):
-                                T.cuda.cp_async_16(As[kn % S, cfg.a_copy_row(tx, c), cfg.a_copy_col(tx, c)],
-                                                   A[by * BM + cfg.a_copy_row(tx, c), kn * BK + cfg.a_copy_col(tx, c)])
+                                ra2 = cfg.a_copy_row(tx, c)
+                                ca2 = cfg.a_copy_col(tx, c)
+                                T.cuda.cp_async_16(As[kn % S, ra2, cfg.a_col(ra2, ca2)],
+                                                   A[bm * BM + ra2, kn * BK + ca2])
                             for c in T.unroll(B_CH):
-                                T.cuda.cp_async_16(Bs[kn % S, cfg.b_copy_row(tx, c), cfg.b_copy_col(tx, c)],
-                                                   B[kn * BK + cfg.b_copy_row(tx, c), bx * BN + cfg.b_copy_col(tx, c)])
+                                rb2 = cfg.b_copy_row(tx, c)
+                                cb2 = cfg.b_copy_col(tx, c)
+                                T.cuda.cp_async_16(Bs[kn % S, rb2, cfg.b_col(rb2, cb2)],
+                                                   B[kn * BK + rb2, bn * BN + cb2])
                         T.cuda.cp_async_commit()  # possibly empty: keeps the group count uniform
-                        T.cuda.cp_async_wait(S - 1)  # this thread's copies of tile ko have landed ...
-                        T.tvm_storage_sync("shared")  # ... and every thread's
                         cur = ko % S
                         for kk in T.unroll(KS):
                             for mi in T.unroll(MT):
-                                T.cuda.ldmatrix_x4(af[mi * 4], As[cur, cfg.a_ld_row(wm, lane, mi), cfg.a_ld_col(lane, kk)])
+                                ar = cfg.a_ld_row(wm, lane, mi)
+                                ak = cfg.a_ld_col(lane, kk)
+                                T.cuda.ldmatrix_x4(af[mi * 4], As[cur, ar, cfg.a_col(ar, ak)])
                             for nj in T.unroll(NT // 2):
-                                T.cuda.ldmatrix_x4_trans(bf[nj * 4], Bs[cur, cfg.b_ld_row(lane, kk), cfg.b_ld_col(wn, lane, nj)])
+                                bk = cfg.b_ld_row(lane, kk)
+                                bc = cfg.b_ld_col(wn, lane, nj)
+                                T.cuda.ldmatrix_x4_trans(bf[nj * 4], Bs[cur, bk, cfg.b_col(bk, bc)])
                             for mi in T.unroll(MT):
                                 for ni in T.unroll(NT):
                                     T.cuda.mma_m16n8k16_f16f32(acc[cfg.acc_index(mi, ni)], af[mi * 4],
                                                                bf[ni * 2], acc[cfg.acc_index(mi, ni)])
-                        T.tvm_storage_sync("shared")  # stage `cur` may be overwritten from now on
                     for mi in T.unroll(MT):
                         for ni in T.unroll(NT):
                             for i in T.unroll(4):
-                                C[by * BM + cfg.c_row(wm, lane, mi, i), bx * BN + cfg.c_col(wn, lane, ni, i)] = \
+                                C[bm * BM + cfg.c_row(wm, lane, mi, i), bn * BN + cfg.c_col(wn, lane, ni, i)] = \
                                     acc[cfg.acc_index(mi, ni) + i]
 
     return matmul
