@@ -242,6 +242,19 @@ def test_gemm_compiles_to_cubin_with_tensor_core_ptx(arch: str) -> None:
 
 
 @needs_nvrtc
+@pytest.mark.parametrize("kw", [{}, dict(block_n=256, stages=2)], ids=["default", "128x256"])
+def test_gemm_registers_without_spills(kw) -> None:
+    """ptxas' own report: no spills, and the default tiling fits 2 blocks of 256 threads per SM
+    (<= 128 registers per thread, 48 KiB static shared memory each)."""
+    src = codegen.generate_source(lowered(matmul_f16_tensorcore(4096, 4096, 4096, **kw), "sm_90"), "sm_90")
+    log = nvrtc.compile_cuda(src, "sm_90", options=["--ptxas-options=-v"], use_cache=False).log
+    assert "0 bytes spill stores, 0 bytes spill loads" in log, log
+    regs = int(re.search(r"Used (\d+) registers", log).group(1))
+    assert regs <= (128 if not kw else 255), log
+    assert "49152 bytes smem" in log, log
+
+
+@needs_nvrtc
 def test_other_intrinsics_compile() -> None:
     mod, fmt, _ = _ptx_and_cubin(lowered(mma_tile), "sm_80")
     ptx = mod.inspect_source("ptx")
