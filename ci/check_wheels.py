@@ -31,6 +31,8 @@ def check(wheel: Path) -> list[str]:
             problems.append(f"{wheel.name}: tvm/lib/libtvm_runtime.so missing")
         if "tvm/include/tvm/runtime/device_api.h" not in names:
             problems.append(f"{wheel.name}: core headers missing")
+        if "tvm/share/cmake/tvm/tvm-config.cmake" not in names:
+            problems.append(f"{wheel.name}: CMake package for backends missing")
     else:
         libs = [n for n in names if n.startswith(f"{pkg}/lib/") and n.endswith(".so")]
         if not libs:
