@@ -430,3 +430,21 @@ def test_gpu_gemm_vs_reference(size: int) -> None:
     if torch.cuda.is_available():
         ref = torch.matmul(torch.from_dlpack(a), torch.from_dlpack(b)).float().cpu().numpy()
         np.testing.assert_allclose(got, ref, rtol=2e-2, atol=0.25 if size > 256 else 5e-2)
+
+
+def test_constant_size_shared_dyn_without_launch_size_is_static() -> None:
+    """A constant-size "shared.dyn" buffer gets no dyn_shmem launch parameter from the lowering,
+    so it is printed as a static array (instead of an extern array launched with 0 bytes)."""
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (256,), "float32")
+        for tx in T.thread_binding(256, thread="threadIdx.x"):
+            sm = T.alloc_buffer((256,), "float32", scope="shared.dyn")
+            sm[tx] = A[tx]
+            T.tvm_storage_sync("shared")
+            A[tx] = sm[255 - tx]
+
+    kern, = lowered(k)
+    assert "dyn_shmem" not in kern.attrs["launch_params"]
+    src = codegen.generate_source([kern], "sm_80")
+    assert "__shared__ __align__(16) float sm[256];" in src and "extern __shared__" not in src

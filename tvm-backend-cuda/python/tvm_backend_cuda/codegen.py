@@ -111,10 +111,24 @@ class CUDAPrinter(CFamilyPrinter):
 
     def print_kernel(self, func: PrimFunc, name: Optional[str] = None) -> str:
         self._dyn_shmem_used = False
+        self._has_dyn_launch = "dyn_shmem" in list(func.attrs.get("launch_params", []))
         return super().print_kernel(func, name)
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
+        if buf.scope == "shared.dyn" and not getattr(self, "_has_dyn_launch", True):
+            # The lowering passes a dynamic size only for symbolic shapes; a constant-size
+            # "shared.dyn" buffer launched without one must be a static array (48 KiB at most).
+            size = int(self.alloc_size(buf)) * max(1, _dt.bits(buf.dtype) // 8)
+            if size > 48 * 1024:
+                raise CodegenError(
+                    f"shared.dyn buffer '{buf.name}' has a constant size of {size} bytes but the kernel "
+                    "has no 'dyn_shmem' launch parameter (the lowering adds one only for symbolic "
+                    "sizes), and static shared memory is limited to 48 KiB")
+            self.emit(f"{self.SHARED_QUALIFIER}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}"
+                      f"[{self.alloc_size(buf)}];")
+            self.stmt(s.body)
+            return
         if buf.scope == "shared.dyn":
             if self._dyn_shmem_used:
                 raise CodegenError("a CUDA kernel can have one dynamic shared memory buffer "
