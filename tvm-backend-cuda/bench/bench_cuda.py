@@ -143,6 +143,7 @@ def main(out_path: str) -> int:
         "128x128x32_8warps_3stages": {},
         "128x128x32_8warps_2stages_padded": dict(stages=2, swizzle=False),
         "128x128x32_8warps_4x2_3stages": dict(warps_m=4, warps_n=2),
+        "128x128x32_4warps_3stages": dict(warps_m=2, warps_n=2),
         "128x256x32_8warps_2stages": dict(block_n=256, stages=2),
         "256x128x32_8warps_2stages": dict(block_m=256, warps_m=4, warps_n=2, stages=2),
     }

@@ -77,6 +77,7 @@ CONFIGS = {
     "padded_2stages": (128, 128, 64, dict(stages=2, swizzle=False)),
     "64x64x32_2x2warps_grouped_raster": (256, 256, 64, dict(block_m=64, block_n=64, warps_m=2, warps_n=2, group_m=2)),
     "128x128x32_4x2warps": (128, 256, 64, dict(warps_m=4, warps_n=2, stages=2)),
+    "128x128x32_4warps_64x64_warp_tiles": (128, 128, 96, dict(warps_m=2, warps_n=2)),
     "64x64x64_2x2warps": (256, 64, 128, dict(block_m=64, block_n=64, block_k=64, warps_m=2, warps_n=2)),
 }
 
