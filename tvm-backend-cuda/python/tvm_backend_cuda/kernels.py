@@ -232,7 +232,8 @@ def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n
     """A ``PrimFunc`` computing ``C = A @ B`` (``A: (M, K)``, ``B: (K, N)``, ``C: (M, N)``, all
     float16 row-major, float32 accumulation) with tensor cores (sm_80+).
 
-    M, N, K must be multiples of the block tile (default 128 x 128 x 32; 8 warps as 2 x 4, each
+    A, B and C must start at 16-byte aligned addresses (every allocation does; a sliced view
+    may not). M, N, K must be multiples of the block tile (default 128 x 128 x 32; 8 warps as 2 x 4, each
     64 x 32; 2 shared stages, 37 KiB). Compile with ``tvm.compile(f, target="cuda -arch=sm_90")``
     or lower it and call :func:`tvm_backend_cuda.codegen.build`;
     ``TensorCoreGemm(M, N, K, ...)`` with the same arguments describes the tiling (launch extents
