@@ -166,6 +166,10 @@ def _shared_kernels():
         "row_sum": lambda: TK.row_sum(7, 100),
         "row_softmax": lambda: TK.row_softmax(5, 33),
         "matmul_tiled": lambda: TK.matmul_tiled(16, 24, 32),
+        # sizes left as None are symbolic (the OpenCL tests and benchmark use these)
+        "row_sum_symbolic_rows": lambda: TK.row_sum(cols=128, block=128),
+        "row_softmax_symbolic": lambda: TK.row_softmax(),
+        "matmul_tiled_symbolic": lambda: TK.matmul_tiled(tile=16),
     }
 
 
@@ -178,3 +182,18 @@ def test_shared_testing_kernels_roundtrip_and_lower(name, testgpu):
     assert len(low.kernels) == 1
     roundtrip(low.host)
     roundtrip(low.kernels[0])
+
+
+def test_shared_testing_kernels_name_and_symbolic_sizes():
+    """``name=`` sets the exported name; a size left as None is a symbolic shape variable."""
+    from tvm.testing import kernels as TK
+
+    f = TK.matmul_tiled(tile=16, name="matmul")
+    assert f.name == f.global_symbol == "matmul"
+    shapes = [tuple(d.name for d in f.buffer_map[p].shape) for p in f.params]
+    assert shapes == [("M", "K"), ("K", "N"), ("M", "N")]
+    assert TK.vector_add().global_symbol == "vector_add"
+    fixed = TK.row_sum(4, 128)
+    assert [d.value for d in fixed.buffer_map[fixed.params[0]].shape] == [4, 128]
+    with pytest.raises(AssertionError, match="multiples of tile"):
+        TK.matmul_tiled(16, 20, 16, tile=16)

@@ -3,16 +3,39 @@
 Each factory returns a fresh ``PrimFunc`` for the given sizes, dtype and block size, written with
 thread bindings (``blockIdx.x`` / ``threadIdx.x``), shared memory and barriers, so one kernel text
 exercises every backend's code generator. ``reference_*`` functions give the NumPy result.
+
+Buffers are ``T.handle`` parameters matched with ``T.match_buffer``. A size given as ``None`` is
+symbolic: an ``int32`` variable bound from the argument's shape at call time, so one compiled
+kernel serves every size. ``name`` sets the exported name (``global_symbol``; kernels are named
+``<name>_kernel0`` ...), for tests and benchmarks whose assertions use their own names.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Optional
+
 import numpy as np
 
 from tvm.script import tir as T
+from tvm.tir.function import PrimFunc
 
 
-def vector_add(dtype: str = "float32", block: int = 64):
+def _named(func: PrimFunc, name: str) -> PrimFunc:
+    """``func`` exported as ``name``."""
+    if name == func.name:
+        return func
+    return dataclasses.replace(func, buffer_map=dict(func.buffer_map), name=name,
+                               attrs={**func.attrs, "global_symbol": name})
+
+
+def _size(value: Optional[int]):
+    """In a kernel body, ``m = _size(rows)``: the fixed size, or for ``None`` a symbolic int32
+    variable (``T.int32()``) bound from the argument's shape at call time."""
+    return T.int32() if value is None else value
+
+
+def vector_add(dtype: str = "float32", block: int = 64, *, name: str = "vector_add") -> PrimFunc:
     """``C[i] = A[i] + B[i]`` over a symbolic length ``n``, one thread per element."""
 
     @T.prim_func
@@ -26,24 +49,29 @@ def vector_add(dtype: str = "float32", block: int = 64):
                 if bx * block + tx < n:
                     C[bx * block + tx] = A[bx * block + tx] + B[bx * block + tx]
 
-    return vector_add
+    return _named(vector_add, name)
 
 
-def row_sum(rows: int, cols: int, dtype: str = "float32", block: int = 64):
+def row_sum(rows: Optional[int] = None, cols: Optional[int] = None, dtype: str = "float32",
+            block: int = 64, *, name: str = "row_sum") -> PrimFunc:
     """``B[r] = sum(A[r, :])``: one block per row, strided partial sums then a tree reduction in
     shared memory with barriers. ``block`` must be a power of two."""
     assert block & (block - 1) == 0, "block must be a power of two"
     steps = block.bit_length() - 1
 
     @T.prim_func
-    def row_sum(A: T.Buffer((rows, cols), dtype), B: T.Buffer((rows,), dtype)):
-        for bx in T.thread_binding(rows, thread="blockIdx.x"):
+    def row_sum(a: T.handle, b: T.handle):
+        m = _size(rows)
+        n = _size(cols)
+        A = T.match_buffer(a, (m, n), dtype)
+        B = T.match_buffer(b, (m,), dtype)
+        for bx in T.thread_binding(m, thread="blockIdx.x"):
             red = T.alloc_buffer((block,), dtype, scope="shared")
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 acc = T.alloc_buffer((1,), dtype, scope="local")
                 acc[0] = T.Cast(dtype, 0)
-                for k in range((cols + block - 1) // block):
-                    if k * block + tx < cols:
+                for k in range((n + block - 1) // block):
+                    if k * block + tx < n:
                         acc[0] = acc[0] + A[bx, k * block + tx]
                 red[tx] = acc[0]
                 T.tvm_storage_sync("shared")
@@ -54,24 +82,29 @@ def row_sum(rows: int, cols: int, dtype: str = "float32", block: int = 64):
                 if tx == 0:
                     B[bx] = red[0]
 
-    return row_sum
+    return _named(row_sum, name)
 
 
-def row_softmax(rows: int, cols: int, block: int = 64):
+def row_softmax(rows: Optional[int] = None, cols: Optional[int] = None, block: int = 64, *,
+                name: str = "row_softmax") -> PrimFunc:
     """Numerically stable softmax of each row of a float32 matrix: shared-memory max and sum
     reductions, one block per row."""
     assert block & (block - 1) == 0, "block must be a power of two"
     steps = block.bit_length() - 1
 
     @T.prim_func
-    def row_softmax(A: T.Buffer((rows, cols), "float32"), B: T.Buffer((rows, cols), "float32")):
-        for bx in T.thread_binding(rows, thread="blockIdx.x"):
+    def row_softmax(a: T.handle, b: T.handle):
+        m = _size(rows)
+        n = _size(cols)
+        A = T.match_buffer(a, (m, n), "float32")
+        B = T.match_buffer(b, (m, n), "float32")
+        for bx in T.thread_binding(m, thread="blockIdx.x"):
             red = T.alloc_buffer((block,), "float32", scope="shared")
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 acc = T.alloc_buffer((1,), "float32", scope="local")
                 acc[0] = T.float32(-3.4e38)
-                for k in range((cols + block - 1) // block):
-                    if k * block + tx < cols:
+                for k in range((n + block - 1) // block):
+                    if k * block + tx < n:
                         acc[0] = T.max(acc[0], A[bx, k * block + tx])
                 red[tx] = acc[0]
                 T.tvm_storage_sync("shared")
@@ -83,8 +116,8 @@ def row_softmax(rows: int, cols: int, block: int = 64):
                 row_max[0] = red[0]
                 T.tvm_storage_sync("shared")
                 acc[0] = T.float32(0)
-                for k in range((cols + block - 1) // block):
-                    if k * block + tx < cols:
+                for k in range((n + block - 1) // block):
+                    if k * block + tx < n:
                         acc[0] = acc[0] + T.exp(A[bx, k * block + tx] - row_max[0])
                 red[tx] = acc[0]
                 T.tvm_storage_sync("shared")
@@ -92,29 +125,37 @@ def row_softmax(rows: int, cols: int, block: int = 64):
                     if tx < T.shift_right(block // 2, s):
                         red[tx] = red[tx] + red[tx + T.shift_right(block // 2, s)]
                     T.tvm_storage_sync("shared")
-                for k in range((cols + block - 1) // block):
-                    if k * block + tx < cols:
+                for k in range((n + block - 1) // block):
+                    if k * block + tx < n:
                         B[bx, k * block + tx] = T.exp(A[bx, k * block + tx] - row_max[0]) / red[0]
 
-    return row_softmax
+    return _named(row_softmax, name)
 
 
-def matmul_tiled(m: int, n: int, k: int, tile: int = 8, dtype: str = "float32"):
+def matmul_tiled(m: Optional[int] = None, n: Optional[int] = None, k: Optional[int] = None, tile: int = 8,
+                 dtype: str = "float32", *, name: str = "matmul_tiled") -> PrimFunc:
     """``C = A @ B`` with ``tile x tile`` thread blocks staging tiles of A and B in shared memory
-    and accumulating in a local register. Sizes must be multiples of ``tile``."""
-    assert m % tile == 0 and n % tile == 0 and k % tile == 0, "sizes must be multiples of tile"
+    and accumulating in a local register. Sizes must be multiples of ``tile`` (checked here for
+    fixed sizes; symbolic ones are the caller's promise)."""
+    assert all(s is None or s % tile == 0 for s in (m, n, k)), "sizes must be multiples of tile"
 
     @T.prim_func
-    def matmul_tiled(A: T.Buffer((m, k), dtype), B: T.Buffer((k, n), dtype), C: T.Buffer((m, n), dtype)):
-        for by in T.thread_binding(m // tile, thread="blockIdx.y"):
-            for bx in T.thread_binding(n // tile, thread="blockIdx.x"):
+    def matmul_tiled(a: T.handle, b: T.handle, c: T.handle):
+        M = _size(m)
+        N = _size(n)
+        K = _size(k)
+        A = T.match_buffer(a, (M, K), dtype)
+        B = T.match_buffer(b, (K, N), dtype)
+        C = T.match_buffer(c, (M, N), dtype)
+        for by in T.thread_binding(M // tile, thread="blockIdx.y"):
+            for bx in T.thread_binding(N // tile, thread="blockIdx.x"):
                 As = T.alloc_buffer((tile, tile), dtype, scope="shared")
                 Bs = T.alloc_buffer((tile, tile), dtype, scope="shared")
                 for ty in T.thread_binding(tile, thread="threadIdx.y"):
                     for tx in T.thread_binding(tile, thread="threadIdx.x"):
                         acc = T.alloc_buffer((1,), dtype, scope="local")
                         acc[0] = T.Cast(dtype, 0)
-                        for ko in range(k // tile):
+                        for ko in range(K // tile):
                             As[ty, tx] = A[by * tile + ty, ko * tile + tx]
                             Bs[ty, tx] = B[ko * tile + ty, bx * tile + tx]
                             T.tvm_storage_sync("shared")
@@ -123,7 +164,7 @@ def matmul_tiled(m: int, n: int, k: int, tile: int = 8, dtype: str = "float32"):
                             T.tvm_storage_sync("shared")
                         C[by * tile + ty, bx * tile + tx] = acc[0]
 
-    return matmul_tiled
+    return _named(matmul_tiled, name)
 
 
 def reference_softmax(a: np.ndarray) -> np.ndarray:
