@@ -175,16 +175,38 @@ def _is(s: S.Evaluate, op: str) -> bool:
     return isinstance(s.value, E.Call) and s.value.op == op
 
 
-@pytest.mark.parametrize("bug", ["no_barrier", "wait_too_little", "b_not_transposed", "a_transposed",
-                                 "wrong_stage"])
+@pytest.mark.parametrize("bug", ["no_barrier", "barrier_after_issue", "wait_too_little", "b_not_transposed",
+                                 "a_transposed", "wrong_stage"])
 @pytest.mark.parametrize("stages", [2, 3])
 def test_emulator_catches_schedule_bugs(bug: str, stages: int) -> None:
     """The emulation is sharp: each of these one-line bugs makes it fail."""
     kernel, = lowered(matmul_f16_tensorcore(128, 128, 192, stages=stages))
 
     class Mut(StmtExprMutator):
+        in_k_loop = False
+
+        def visit_For(self, s: S.For):
+            if s.loop_var.name != "ko":
+                return super().visit_For(s)
+            self.in_k_loop = True
+            try:
+                return super().visit_For(s)
+            finally:
+                self.in_k_loop = False
+
+        def visit_SeqStmt(self, s: S.SeqStmt):
+            out = super().visit_SeqStmt(s)
+            if bug != "barrier_after_issue" or not self.in_k_loop:
+                return out
+            seq = []  # the barrier moves from before the copies of tile ko+S-1 to after them
+            for x in (out.seq if isinstance(out, S.SeqStmt) else [out]):
+                seq.append(x)
+                if isinstance(x, S.Evaluate) and _is(x, "cuda.cp_async_commit"):
+                    seq.append(S.Evaluate(E.Call("void", "tvm_storage_sync", (E.StringImm("shared"),))))
+            return S.SeqStmt(tuple(seq))
+
         def visit_Evaluate(self, s: S.Evaluate):
-            if bug == "no_barrier" and _is(s, "tvm_storage_sync"):
+            if bug in ("no_barrier", "barrier_after_issue") and _is(s, "tvm_storage_sync"):
                 return None
             if bug == "wait_too_little" and _is(s, "cuda.cp_async_wait"):  # one more group left pending
                 return S.Evaluate(E.Call("void", "cuda.cp_async_wait", (E.IntImm("int32", s.value.args[0].value + 1),)))
