@@ -1,10 +1,12 @@
-"""TVMScript kernels the OpenCL tests compile (thread-bound loops, shared memory, barriers)."""
+"""TVMScript kernels the OpenCL tests compile (thread-bound loops, shared memory, barriers): the
+OpenCL-specific ones written here, the standard ones taken from :mod:`tvm.testing.kernels`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tvm.script import tir as T
+from tvm.testing import kernels as zoo
 
 
 def elementwise(dtype: str) -> Any:
@@ -58,88 +60,15 @@ def axpy(a: T.handle, x: T.handle, y: T.handle, alpha: T.float32, shift: T.int64
                 Z[bx * 32 + tx] = alpha * X[bx * 32 + tx] + Y[bx * 32 + tx] + T.Cast("float32", shift)
 
 
-@T.prim_func
-def row_sum(a: T.handle, b: T.handle):
-    """Tree reduction of each 128-wide row in __local memory, with barriers between steps."""
-    m = T.int32()
-    A = T.match_buffer(a, (m, 128), "float32")
-    B = T.match_buffer(b, (m,), "float32")
-    for bx in T.thread_binding(m, thread="blockIdx.x"):
-        red = T.alloc_buffer((128,), "float32", scope="shared")
-        for tx in T.thread_binding(128, thread="threadIdx.x"):
-            red[tx] = A[bx, tx]
-            T.tvm_storage_sync("shared")
-            for s in range(7):
-                if tx < T.shift_right(64, s):
-                    red[tx] = red[tx] + red[tx + T.shift_right(64, s)]
-                T.tvm_storage_sync("shared")
-            if tx == 0:
-                B[bx] = red[0]
-
-
-@T.prim_func
-def softmax(a: T.handle, b: T.handle):
-    """Row softmax: one work-group per row, max and sum reduced in __local memory."""
-    m = T.int32()
-    n = T.int32()
-    A = T.match_buffer(a, (m, n), "float32")
-    B = T.match_buffer(b, (m, n), "float32")
-    for row in T.thread_binding(m, thread="blockIdx.x"):
-        red = T.alloc_buffer((64,), "float32", scope="shared")
-        for tx in T.thread_binding(64, thread="threadIdx.x"):
-            acc = T.alloc_buffer((1,), "float32", scope="local")
-            acc[0] = T.float32(-3.0e38)
-            for k in range((n + 63) // 64):
-                if k * 64 + tx < n:
-                    acc[0] = T.max(acc[0], A[row, k * 64 + tx])
-            red[tx] = acc[0]
-            T.tvm_storage_sync("shared")
-            for s in range(6):
-                if tx < T.shift_right(32, s):
-                    red[tx] = T.max(red[tx], red[tx + T.shift_right(32, s)])
-                T.tvm_storage_sync("shared")
-            mx = red[0]
-            T.tvm_storage_sync("shared")
-            acc[0] = T.float32(0)
-            for k in range((n + 63) // 64):
-                if k * 64 + tx < n:
-                    acc[0] = acc[0] + T.exp(A[row, k * 64 + tx] - mx)
-            red[tx] = acc[0]
-            T.tvm_storage_sync("shared")
-            for s in range(6):
-                if tx < T.shift_right(32, s):
-                    red[tx] = red[tx] + red[tx + T.shift_right(32, s)]
-                T.tvm_storage_sync("shared")
-            for k in range((n + 63) // 64):
-                if k * 64 + tx < n:
-                    B[row, k * 64 + tx] = T.exp(A[row, k * 64 + tx] - mx) / red[0]
-
-
-@T.prim_func
-def matmul(a: T.handle, b: T.handle, c: T.handle):
-    """C[M, N] = A[M, K] @ B[K, N] with 16x16 tiles staged in __local memory (M, N, K multiples of 16)."""
-    M = T.int32()
-    N = T.int32()
-    K = T.int32()
-    A = T.match_buffer(a, (M, K), "float32")
-    B = T.match_buffer(b, (K, N), "float32")
-    C = T.match_buffer(c, (M, N), "float32")
-    for by in T.thread_binding(M // 16, thread="blockIdx.y"):
-        for bx in T.thread_binding(N // 16, thread="blockIdx.x"):
-            As = T.alloc_buffer((16, 16), "float32", scope="shared")
-            Bs = T.alloc_buffer((16, 16), "float32", scope="shared")
-            for ty in T.thread_binding(16, thread="threadIdx.y"):
-                for tx in T.thread_binding(16, thread="threadIdx.x"):
-                    acc = T.alloc_buffer((1,), "float32", scope="local")
-                    acc[0] = T.float32(0)
-                    for ko in range(K // 16):
-                        As[ty, tx] = A[by * 16 + ty, ko * 16 + tx]
-                        Bs[ty, tx] = B[ko * 16 + ty, bx * 16 + tx]
-                        T.tvm_storage_sync("shared")
-                        for ki in range(16):
-                            acc[0] = acc[0] + As[ty, ki] * Bs[ki, tx]
-                        T.tvm_storage_sync("shared")
-                    C[by * 16 + ty, bx * 16 + tx] = acc[0]
+# Row sum, row softmax and tiled matmul are the shared kernels (tvm.testing.kernels), under the
+# names these tests use; the sizes not given are symbolic (bound from the arguments).
+# One work-group of 128 per 128-wide row: each work-item loads one element, then a tree reduction
+# in __local memory with barriers between steps.
+row_sum = zoo.row_sum(cols=128, block=128, name="row_sum")
+# Row softmax: one work-group of 64 per row, max and sum reduced in __local memory.
+softmax = zoo.row_softmax(block=64, name="softmax")
+# C[M, N] = A[M, K] @ B[K, N] with 16x16 tiles staged in __local memory (M, N, K multiples of 16).
+matmul = zoo.matmul_tiled(tile=16, name="matmul")
 
 
 @T.prim_func
