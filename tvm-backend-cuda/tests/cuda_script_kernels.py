@@ -1,21 +1,14 @@
 """Kernels written in TVMScript (compiled with ``tvm.compile``); they live in a file because the
-TVMScript parser reads function source."""
+TVMScript parser reads function source. Standard kernels come from :mod:`tvm.testing.kernels`;
+the CUDA-specific ones (``T.cuda`` intrinsics) are written here."""
 
 from __future__ import annotations
 
 from tvm.script import tir as T
+from tvm.testing import kernels as zoo
 
-
-@T.prim_func
-def vadd(a: T.handle, b: T.handle, c: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    B = T.match_buffer(b, (n,), "float32")
-    C = T.match_buffer(c, (n,), "float32")
-    for bx in T.thread_binding((n + 127) // 128, thread="blockIdx.x"):
-        for tx in T.thread_binding(128, thread="threadIdx.x"):
-            if bx * 128 + tx < n:
-                C[bx * 128 + tx] = A[bx * 128 + tx] + B[bx * 128 + tx]
+# C = A + B over a symbolic length, 128 threads per block (the tests expect the name "vadd").
+vadd = zoo.vector_add("float32", 128, name="vadd")
 
 
 @T.prim_func
