@@ -85,3 +85,18 @@ def test_detect_target():
     # no backend for rocm here: the error names what to install
     with pytest.raises(tvm.backend.BackendError, match=r"tvm\[rocm\]"):
         tvm.target.detect_target_from_device(tvm.rocm())
+
+
+def test_device_module_globals_check_their_arguments():
+    import tvm_ffi
+
+    create = tvm_ffi.get_global_func("runtime.FallbackModuleCreate")
+    with pytest.raises(TypeError, match="expects \\(kind, reason"):
+        create("x")
+    with pytest.raises(TypeError, match="got 0 arguments"):
+        create()
+    with pytest.raises(ValueError, match="unknown launch tag"):
+        create("k", "why", "fmt", [["f", ["handle"], ["blockIdx.w"]]], b"", [])
+    ser = tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")
+    with pytest.raises(ValueError, match="unknown launch tag"):
+        ser("fmt", [["f", [], ["threadIdx.xx"]]], b"", [])

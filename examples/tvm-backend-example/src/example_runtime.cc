@@ -134,7 +134,13 @@ class ExampleModuleObj final : public DeviceModuleBase {
     ffi::Module self = ffi::GetRef<ffi::Module>(this);
     return ffi::Function::FromPacked([self, info, fn](ffi::PackedArgs args, ffi::Any*) {
       LaunchConfig cfg = LaunchConfig::Decode(info, args);
-      int64_t threads = cfg.block[0] * cfg.block[1] * cfg.block[2];
+      if (cfg.empty()) return;
+      // Each extent is at most 2^31 - 1 (Decode): check before multiplying so nothing overflows.
+      int64_t threads = 1;
+      for (int64_t b : cfg.block) {
+        threads = b > kMaxThreadsPerBlock ? kMaxThreadsPerBlock + 1 : threads * b;
+        if (threads > kMaxThreadsPerBlock) break;
+      }
       if (threads > kMaxThreadsPerBlock) {
         TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": " << threads
                                   << " threads per block exceed the example device's "

@@ -178,3 +178,36 @@ def test_missing_backend_is_named_when_loading(tmp_path):
     r = fresh(code, TVM_DEVICE_BACKEND_AUTOLOAD="0")
     assert r.returncode == 0, r.stderr
     assert "example" in r.stdout and "pip install" in r.stdout, r.stdout
+
+
+def _raw_module(tags):
+    """A device module made directly through the backend's factory (no host wrapper)."""
+    import tvm_ffi
+
+    src = '__attribute__((visibility("default"))) void k(const void* a, const long* g, const long* b) {}'
+    from tvm.contrib import cc
+
+    payload = open(cc.compile_shared(src, name="rawk")[0], "rb").read()
+    return tvm_ffi.get_global_func("ffi.Module.create.example")("so", [["k", ["handle"], tags]], payload, [])
+
+
+def test_launch_values_are_checked():
+    buf = tvm.runtime.empty((4,), "float32", DEV)
+    with pytest.raises(ValueError, match="unknown launch tag 'blockIdx.a'"):
+        _raw_module(["blockIdx.a"])
+    m = _raw_module(["blockIdx.x", "threadIdx.x", "dyn_shmem"])
+    with pytest.raises(ValueError, match="out of range"):
+        m["k"](buf, 2**32 + 1, 1, 0)
+    with pytest.raises(ValueError, match="out of range"):
+        m["k"](buf, 1, 1, -1)
+    with pytest.raises(ValueError, match="threads per block"):
+        m["k"](buf, 1, 2**31 - 1, 0)
+    with pytest.raises(TypeError, match="expects 1 arguments and 3 launch parameters"):
+        m["k"](buf, 1)
+    m["k"](buf, 0, 64, 0)  # an empty launch (symbolic size 0) does nothing
+
+
+def test_empty_symbolic_launch():
+    mod = tvm.compile(vadd, target="example")
+    a = tvm.runtime.empty((0,), "float32", DEV)
+    mod["vector_add"](a, a, a)

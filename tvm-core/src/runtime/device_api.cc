@@ -143,8 +143,11 @@ std::string ShapeStr(const DLTensor& t) {
   return s + (t.ndim == 1 ? ",)" : ")");
 }
 
-/*! \brief Copy between two tensors of equal shape, dtype and contiguity on any two devices. */
-void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle stream) {
+/*!
+ * \brief Copy between two contiguous tensors of equal shape and dtype on any two devices;
+ * `bitcast` accepts another dtype of the same width (NumPy has no bfloat16: it lends uint16).
+ */
+void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle stream, bool bitcast) {
   size_t nbytes = ffi::GetDataSize(*src);
   if (ffi::GetDataSize(*dst) != nbytes || src->ndim != dst->ndim) {
     TVM_FFI_THROW(ValueError) << "copy needs equal shapes: source " << ShapeStr(*src)
@@ -156,8 +159,8 @@ void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle str
                                 << " vs destination " << ShapeStr(*dst);
     }
   }
-  if (src->dtype.code != dst->dtype.code || src->dtype.bits != dst->dtype.bits ||
-      src->dtype.lanes != dst->dtype.lanes) {
+  bool same_width = src->dtype.bits == dst->dtype.bits && src->dtype.lanes == dst->dtype.lanes;
+  if (!same_width || (!bitcast && src->dtype.code != dst->dtype.code)) {
     TVM_FFI_THROW(TypeError) << "copy needs equal dtypes: source " << ffi::DLDataTypeToString(src->dtype)
                              << " vs destination " << ffi::DLDataTypeToString(dst->dtype);
   }
@@ -225,36 +228,16 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              return ffi::Tensor::FromNDAlloc(DeviceNDAlloc{api}, shape, dtype, dev);
            })
       .def("runtime.TensorCopyFromTo",
-           [](DLTensor* src, DLTensor* dst) { CopyTensor(src, dst, nullptr); })
-      .def("runtime.TensorCopyFromBytes",
-           [](DLTensor* dst, int64_t data, int64_t nbytes) {
-             DLTensor host = *dst;
-             if (static_cast<size_t>(nbytes) != ffi::GetDataSize(host)) {
-               TVM_FFI_THROW(ValueError) << "copyfrom: source has " << nbytes << " bytes, tensor needs "
-                                         << ffi::GetDataSize(host);
+           [](DLTensor* src, DLTensor* dst, bool bitcast, bool sync) {
+             CopyTensor(src, dst, nullptr, bitcast);
+             if (sync) {
+               for (const DLTensor* t : {src, dst}) {
+                 if (t->device.device_type != kDLCPU) {
+                   DeviceAPI::Get(t->device.device_type)
+                       ->StreamSync(t->device, DeviceAPI::CurrentStream(t->device));
+                 }
+               }
              }
-             host.data = reinterpret_cast<void*>(data);
-             host.byte_offset = 0;
-             host.strides = nullptr;
-             host.device = DLDevice{kDLCPU, 0};
-             CopyTensor(&host, dst, nullptr);
-             DeviceAPI::Get(dst->device.device_type)
-                 ->StreamSync(dst->device, DeviceAPI::CurrentStream(dst->device));
-           })
-      .def("runtime.TensorCopyToBytes",
-           [](DLTensor* src, int64_t data, int64_t nbytes) {
-             DLTensor host = *src;
-             if (static_cast<size_t>(nbytes) != ffi::GetDataSize(host)) {
-               TVM_FFI_THROW(ValueError) << "copyto: destination has " << nbytes
-                                         << " bytes, tensor holds " << ffi::GetDataSize(host);
-             }
-             host.data = reinterpret_cast<void*>(data);
-             host.byte_offset = 0;
-             host.strides = nullptr;
-             host.device = DLDevice{kDLCPU, 0};
-             CopyTensor(src, &host, nullptr);
-             DeviceAPI::Get(src->device.device_type)
-                 ->StreamSync(src->device, DeviceAPI::CurrentStream(src->device));
            })
       .def("runtime.DeviceSync",
            [](DLDevice dev) {

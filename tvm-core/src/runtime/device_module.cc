@@ -78,6 +78,8 @@ class Reader {
 };
 }  // namespace
 
+void CheckLaunchTags(const FunctionInfo& info);
+
 std::string DeviceModuleSpec::Serialize() const {
   Writer w;
   w.Raw(kMagic, kMagicLen);
@@ -118,6 +120,11 @@ DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
     for (uint64_t k = 0; k < nargs; ++k) f.arg_types.push_back(rr.Str("argument dtype"));
     uint64_t ntags = rr.Count("launch tag count", 8);
     for (uint64_t k = 0; k < ntags; ++k) f.launch_param_tags.push_back(rr.Str("launch tag"));
+    try {
+      CheckLaunchTags(f);
+    } catch (const ffi::Error& err) {
+      rr.Fail("launch tag", err.message());
+    }
     spec.functions.push_back(std::move(f));
   }
   spec.payload = rr.Str("payload");
@@ -146,6 +153,22 @@ const FunctionInfo* DeviceModuleSpec::Find(const std::string& name) const {
   return nullptr;
 }
 
+int LaunchTagAxis(const std::string& tag) {
+  char axis = 0;
+  if (tag.size() == 10 && tag.compare(0, 9, "blockIdx.") == 0) axis = tag[9];
+  if (tag.size() == 11 && tag.compare(0, 10, "threadIdx.") == 0) axis = tag[10];
+  return (axis == 'x' || axis == 'y' || axis == 'z') ? axis - 'x' : -1;
+}
+
+void CheckLaunchTags(const FunctionInfo& info) {
+  for (const std::string& tag : info.launch_param_tags) {
+    if (tag != "dyn_shmem" && LaunchTagAxis(tag) < 0) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag '" << tag
+                                << "' (expected blockIdx.x/y/z, threadIdx.x/y/z or dyn_shmem)";
+    }
+  }
+}
+
 LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args) {
   size_t nexpect = info.arg_types.size() + info.launch_param_tags.size();
   if (static_cast<size_t>(args.size()) != nexpect) {
@@ -158,21 +181,23 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
   for (size_t i = 0; i < info.launch_param_tags.size(); ++i) {
     const std::string& tag = info.launch_param_tags[i];
     int64_t v = args[base + i].cast<int64_t>();
+    int axis = LaunchTagAxis(tag);
     if (tag == "dyn_shmem") {
+      if (v < 0 || v > kMaxLaunchValue) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": dynamic shared memory of " << v
+                                  << " bytes is out of range";
+      }
       cfg.dyn_shmem_bytes = v;
       continue;
     }
-    if (v <= 0) {
+    if (axis < 0) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag '" << tag << "'";
+    }
+    if (v < 0 || v > kMaxLaunchValue) {
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
-                                << " must be positive";
+                                << " is out of range [0, " << kMaxLaunchValue << "]";
     }
-    if (tag.size() == 10 && tag.compare(0, 9, "blockIdx.") == 0) {
-      cfg.grid[tag[9] - 'x'] = v;
-    } else if (tag.size() == 11 && tag.compare(0, 10, "threadIdx.") == 0) {
-      cfg.block[tag[10] - 'x'] = v;
-    } else {
-      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag " << tag;
-    }
+    (tag[0] == 'b' ? cfg.grid : cfg.block)[axis] = v;
   }
   return cfg;
 }
@@ -236,6 +261,7 @@ DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
     info.name = items[0].cast<ffi::String>();
     info.arg_types = StrList(items[1]);
     info.launch_param_tags = StrList(items[2]);
+    CheckLaunchTags(info);
     spec.functions.push_back(std::move(info));
   }
   if (auto b = args[2].try_cast<ffi::Bytes>()) {
@@ -277,6 +303,11 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def_packed("runtime.FallbackModuleCreate",
                   [](ffi::PackedArgs args, ffi::Any* rv) {
                     // (kind, reason, fmt, functions, payload, sources)
+                    if (args.size() != 6) {
+                      TVM_FFI_THROW(TypeError)
+                          << "runtime.FallbackModuleCreate expects (kind, reason, fmt, functions, "
+                             "payload, sources), got " << args.size() << " arguments";
+                    }
                     std::string kind = args[0].cast<ffi::String>();
                     std::string reason = args[1].cast<ffi::String>();
                     *rv = MakeFallbackModule(kind, SpecFromCreateArgs(args.Slice(2)), reason);

@@ -25,18 +25,31 @@ TVM_RUNTIME_DLL int TVMRuntimeABIVersion();
 }
 #endif
 
+#ifdef __cplusplus
+#include <cstdio>
+#include <exception>
+
 /*!
  * \brief Declares the two entry points of a backend DSO.
  *
  * \code
  * TVM_BACKEND_DEFINE_ENTRY(MyInit)   // int MyInit(char* err, int err_len) registers everything
  * \endcode
- * `TVMBackendInit` returns 0 on success, otherwise writes a reason into `err`.
+ * `TVMBackendInit` returns 0 on success, otherwise writes a reason into `err`. A C++ exception
+ * escaping `MyInit` is caught here and reported the same way: it never crosses the C ABI.
  */
-#define TVM_BACKEND_DEFINE_ENTRY(InitFunc)                                               \
+#define TVM_BACKEND_DEFINE_ENTRY(InitFunc)                                                   \
   extern "C" TVM_RUNTIME_DLL int TVMBackendABIVersion() { return TVM_RUNTIME_ABI_VERSION; } \
-  extern "C" TVM_RUNTIME_DLL int TVMBackendInit(char* err, int err_len) {                 \
-    return InitFunc(err, err_len);                                                       \
+  extern "C" TVM_RUNTIME_DLL int TVMBackendInit(char* err, int err_len) {                     \
+    try {                                                                                    \
+      return InitFunc(err, err_len);                                                         \
+    } catch (const std::exception& e) {                                                      \
+      std::snprintf(err, static_cast<size_t>(err_len), "backend init raised: %s", e.what());  \
+    } catch (...) {                                                                          \
+      std::snprintf(err, static_cast<size_t>(err_len), "backend init raised an unknown C++ exception"); \
+    }                                                                                        \
+    return 1;                                                                                \
   }
+#endif
 
 #endif  // TVM_RUNTIME_BASE_H_

@@ -58,15 +58,30 @@ struct DeviceModuleSpec {
   TVM_RUNTIME_DLL const FunctionInfo* Find(const std::string& name) const;
 };
 
+/*! \brief Largest launch extent or dynamic shared memory size accepted (fits every API's int). */
+constexpr int64_t kMaxLaunchValue = (int64_t{1} << 31) - 1;
+
+/*! \brief 0/1/2 for blockIdx.x/y/z and threadIdx.x/y/z, -1 for any other tag. */
+TVM_RUNTIME_DLL int LaunchTagAxis(const std::string& tag);
+
 /*! \brief Grid/block dims and dynamic shared memory decoded from a kernel's launch arguments. */
 struct LaunchConfig {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t dyn_shmem_bytes = 0;
 
+  /*! \brief True when some extent is 0 (e.g. a symbolic size of 0): the launch does nothing. */
+  bool empty() const {
+    for (int i = 0; i < 3; ++i) {
+      if (grid[i] == 0 || block[i] == 0) return true;
+    }
+    return false;
+  }
+
   /*!
    * \brief Decode the trailing launch arguments of a call to kernel `info`.
-   * Checks the argument count; throws TypeError naming the kernel on mismatch.
+   * Checks the argument count (TypeError) and every value: extents in [0, kMaxLaunchValue]
+   * (0 makes the launch empty()), known tags, dyn_shmem in range (ValueError naming the kernel).
    */
   TVM_RUNTIME_DLL static LaunchConfig Decode(const FunctionInfo& info, ffi::PackedArgs args);
 };

@@ -11,9 +11,15 @@ from tvm_ffi import core as _core
 from .device import Device, cpu
 
 _empty = tvm_ffi.get_global_func("runtime.TensorEmpty")
-_copy = tvm_ffi.get_global_func("runtime.TensorCopyFromTo")
-_from_bytes = tvm_ffi.get_global_func("runtime.TensorCopyFromBytes")
-_to_bytes = tvm_ffi.get_global_func("runtime.TensorCopyToBytes")
+_copy = tvm_ffi.get_global_func("runtime.TensorCopyFromTo")  # (src, dst, bitcast, sync)
+
+
+def _host_view(arr: np.ndarray) -> tvm_ffi.Tensor:
+    """A zero-copy DLPack view of a C-contiguous NumPy array; dtypes NumPy cannot export
+    (ml_dtypes' bfloat16) are viewed as the unsigned integer of the same width."""
+    if arr.dtype.kind == "V" or arr.dtype.name == "bfloat16":
+        arr = arr.view(f"uint{arr.dtype.itemsize * 8}")
+    return tvm_ffi.from_dlpack(arr)
 
 
 def numpy_dtype(dtype: str) -> np.dtype:
@@ -44,7 +50,7 @@ class Tensor(tvm_ffi.Tensor):
     def numpy(self) -> np.ndarray:
         """Copy the tensor into a new NumPy array (from any device)."""
         out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
-        _to_bytes(self, out.ctypes.data, out.nbytes)
+        _copy(self, _host_view(out), True, True)
         return out
 
     asnumpy = numpy
@@ -52,21 +58,21 @@ class Tensor(tvm_ffi.Tensor):
     def copyfrom(self, source: Any) -> "Tensor":
         """Copy from a NumPy array (converted to this dtype) or another tensor into this one."""
         if isinstance(source, tvm_ffi.Tensor):
-            _copy(source, self)
+            _copy(source, self, False, True)
             return self
         arr = np.ascontiguousarray(source, dtype=numpy_dtype(str(self.dtype)))
         if arr.shape != tuple(self.shape):
             raise ValueError(f"copyfrom: shape {arr.shape} does not match tensor shape {tuple(self.shape)}")
-        _from_bytes(self, arr.ctypes.data, arr.nbytes)
+        _copy(_host_view(arr), self, True, True)
         return self
 
     def copyto(self, target: Any) -> Any:
         """Copy into another tensor, or into a new tensor on device ``target``."""
         if isinstance(target, tvm_ffi.Tensor):
-            _copy(self, target)
+            _copy(self, target, False, True)
             return target
         out = empty(self.shape, str(self.dtype), target)
-        _copy(self, out)
+        _copy(self, out, False, True)
         return out
 
     @property
@@ -100,7 +106,7 @@ def tensor(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor
     if hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray):
         src = from_dlpack(data)
         out = empty(src.shape, str(src.dtype), device)
-        _copy(src, out)
+        _copy(src, out, False, True)
         return out
     arr = np.asarray(data) if dtype is None else np.asarray(data, dtype=numpy_dtype(_dtype_str(dtype)))
     out = empty(arr.shape, _dtype_str(arr.dtype), device)
