@@ -211,3 +211,24 @@ def test_time_evaluator(add_mod):
     a = np.ones(16, "float32")
     res = add_mod.time_evaluator("add", tvm.cpu(), number=5, repeat=2)(a, a, f32(16))
     assert len(res.results) == 2 and 0 < res.min <= res.mean < 1.0
+
+
+def test_size_beyond_int32_shape_variable_is_rejected():
+    """A 2**32 + 4 element tensor bound to an int32 size variable must not run truncated."""
+    import numpy as np
+
+    import tvm
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def inc(a: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "int8")
+        for i in range(n):
+            A[i] = A[i] + T.int8(1)
+
+    mod = tvm.compile(inc, target="c")
+    # a sparse memory map: no real 4 GiB allocation happens
+    big = np.lib.stride_tricks.as_strided(np.zeros(1, "int8"), shape=(2**32 + 4,), strides=(0,))
+    with pytest.raises(ValueError, match="does not fit the int32 size variable 'n'"):
+        mod["inc"](tvm.runtime.from_dlpack(big))

@@ -449,6 +449,7 @@ class HostFunctionPrinter:
                 p.emit(f"if (TVM_UNLIKELY({got} != {dim.value})) return tvm_err_shape({fn}, \"{an}\", "
                        f"\"{shape}\", {tv}, \"\");")
             elif isinstance(dim, E.Var) and dim not in bound:
+                _emit_range_check(p, fn, got, dim, f"argument '{an}' dimension {d}")
                 p.emit(f"{p.compute_type(dim.dtype)} {p.name_of(dim)} = ({p.compute_type(dim.dtype)}){got};")
                 bound[dim] = f"argument '{an}' dimension {d}"
             else:
@@ -462,6 +463,7 @@ class HostFunctionPrinter:
                 prod = " * ".join(f"{tv}->shape[{k}]" for k in range(d + 1, len(buf.shape))) or "1"
                 p.emit(f"int64_t tvm_cstride_{ptr}_{d} = {prod};")
                 if isinstance(st, E.Var) and st not in bound:
+                    _emit_range_check(p, fn, got, st, f"argument '{an}' stride {d}")
                     p.emit(f"{p.compute_type(st.dtype)} {p.name_of(st)} = ({p.compute_type(st.dtype)}){got};")
                     bound[st] = f"argument '{an}' strides"
                 else:
@@ -494,6 +496,20 @@ class HostFunctionPrinter:
         if isinstance(off, E.Var) and off not in bound:
             p.emit(f"{p.compute_type(off.dtype)} {p.name_of(off)} = 0;")
             bound[off] = f"argument '{an}' offset"
+
+
+def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: str) -> None:
+    """A size bound to a shape/stride variable narrower than 64 bits must fit it: otherwise the
+    kernel would silently run over a truncated size."""
+    bits = _dt.bits(var.dtype)
+    if bits >= 64:
+        return
+    signed = not _dt.is_uint(var.dtype)
+    hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    lo = -(1 << (bits - 1)) if signed else 0
+    p.emit(f"if (TVM_UNLIKELY({got} > {hi}LL || {got} < {lo}LL)) return tvm_raise(\"ValueError\", "
+           f"\"%s: {what} = %lld does not fit the {var.dtype} size variable '{var.name}' of this "
+           f"kernel (declare it T.int64() for larger sizes)\", {fn}, (long long)({got}));")
 
 
 def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSource:
