@@ -9,6 +9,10 @@
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/device_api.h>
 
+#include <array>
+#include <mutex>
+#include <unordered_set>
+
 #include "cuda_driver.h"
 
 namespace tvm_cuda {
@@ -16,6 +20,7 @@ namespace tvm_cuda {
 namespace {
 using tvm::ffi::Any;
 using tvm::runtime::DeviceAPI;
+constexpr int kMaxDevices = 64;  // as SetDevice (cuda_driver.cc), which checks device ids first
 
 int Attr(CUdevice dev, int attr) {
   int v = 0;
@@ -126,19 +131,46 @@ class CUDADeviceAPI final : public DeviceAPI {
     SetDevice(dev.device_id);
     CUstream s = nullptr;
     TVM_CUDA_CALL(Driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_[dev.device_id].insert(s);
     return s;
   }
 
   void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) final {
-    if (stream == nullptr) return;
+    if (stream == nullptr) return;  // the default stream is never destroyed
     SetDevice(dev.device_id);
+    {
+      // Only streams made by CreateStream on this device: destroying a foreign handle (one that
+      // PyTorch still uses, or a stale integer) is undefined behaviour in the driver.
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& mine = streams_[dev.device_id];
+      if (mine.erase(stream) == 0) {
+        TVM_FFI_THROW(ValueError) << "FreeStream: " << stream << " is not a stream created by "
+                                  << "CreateStream on cuda(" << dev.device_id
+                                  << ") (or it was freed already)";
+      }
+    }
     TVM_CUDA_CALL(Driver().cuStreamDestroy(static_cast<CUstream>(stream)));
   }
 
   void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) final {
     SetDevice(dev.device_id);
+    if (stream != nullptr && stream != DeviceAPI::CurrentStream(dev)) {
+      // The current stream may be one set by PyTorch (tvm-ffi's stream table); anything else
+      // must be ours.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (streams_[dev.device_id].count(stream) == 0) {
+        TVM_FFI_THROW(ValueError) << "StreamSync: " << stream << " is neither the default stream, "
+                                  << "the current stream of cuda(" << dev.device_id
+                                  << ") nor a stream created by CreateStream on it";
+      }
+    }
     TVM_CUDA_CALL(Driver().cuStreamSynchronize(static_cast<CUstream>(stream)));
   }
+
+ private:
+  std::mutex mu_;
+  std::array<std::unordered_set<TVMFFIStreamHandle>, kMaxDevices> streams_;
 };
 }  // namespace
 

@@ -115,6 +115,38 @@ struct KernelState {
   std::array<int64_t, kMaxDevices> dyn_shmem_set{};
 };
 
+/*! \brief Launch limits of one device, queried once (the driver call is not free). */
+struct DeviceLimits {
+  std::array<int64_t, 3> grid{};
+  std::array<int64_t, 3> block{};
+  int64_t threads_per_block = 0;
+  int64_t shmem_optin = 0;
+};
+
+const DeviceLimits& LimitsOf(int dev_id) {
+  static std::mutex mu;
+  static std::array<std::unique_ptr<DeviceLimits>, kMaxDevices> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache[dev_id] == nullptr) {
+    CUdevice d;
+    TVM_CUDA_CALL(Driver().cuDeviceGet(&d, dev_id));
+    auto attr = [d](int a) {
+      int v = 0;
+      TVM_CUDA_CALL(Driver().cuDeviceGetAttribute(&v, a, d));
+      return static_cast<int64_t>(v);
+    };
+    auto lim = std::make_unique<DeviceLimits>();
+    lim->grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+                 attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
+    lim->block = {attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+                  attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
+    lim->threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    lim->shmem_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    cache[dev_id] = std::move(lim);
+  }
+  return *cache[dev_id];
+}
+
 class CUDAModuleObj : public DeviceModuleBase {
  public:
   explicit CUDAModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("cuda", std::move(spec)) {
@@ -157,12 +189,7 @@ class CUDAModuleObj : public DeviceModuleBase {
     for (size_t i = 0; i < k->kinds.size(); ++i) {
       if (k->kinds[i] != ArgKind::kPointer) continue;
       if (auto t = args[i].try_cast<DLTensor*>()) {
-        if ((*t)->device.device_type != kDLCUDA) {
-          TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": argument " << i
-                                    << " is a tensor on "
-                                    << tvm::runtime::DeviceTypeName((*t)->device.device_type)
-                                    << ", not on a CUDA device";
-        }
+        if ((*t)->device.device_type != kDLCUDA) break;  // reported by CheckTensorDevices
         return (*t)->device.device_id;
       }
       if (auto p = args[i].try_cast<void*>()) {
@@ -174,6 +201,60 @@ class CUDAModuleObj : public DeviceModuleBase {
       }
     }
     return 0;
+  }
+
+  /*!
+   * \brief Every tensor argument must live on the launch device: cuLaunchKernel would take a host
+   *  pointer or another GPU's pointer as if it were on `dev_id` (a fault, or silently wrong data).
+   */
+  static void CheckTensorDevices(const KernelState* k, ffi::PackedArgs args, int dev_id) {
+    for (size_t i = 0; i < k->kinds.size(); ++i) {
+      if (k->kinds[i] != ArgKind::kPointer) continue;
+      auto t = args[i].try_cast<DLTensor*>();
+      if (!t.has_value()) continue;
+      DLDevice d = (*t)->device;
+      if (d.device_type == kDLCUDA && d.device_id == dev_id) continue;
+      TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": argument " << i
+                                << " is a tensor on " << tvm::runtime::DeviceTypeName(d.device_type)
+                                << ":" << d.device_id << ", expected cuda:" << dev_id
+                                << " (the device the kernel is launched on)";
+    }
+  }
+
+  /*!
+   * \brief The CUDA limits that LaunchConfig::Decode's generic range checks do not know: without
+   *  them an extent past what cuLaunchKernel takes would be truncated to unsigned (or fail with an
+   *  opaque driver error).
+   */
+  static void CheckLaunchLimits(const KernelState* k, const LaunchConfig& cfg, int dev_id) {
+    const DeviceLimits& lim = LimitsOf(dev_id);
+    static const char* kAxis[3] = {"x", "y", "z"};
+    for (int a = 0; a < 3; ++a) {
+      if (cfg.grid[a] > lim.grid[a]) {
+        TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": grid extent blockIdx."
+                                  << kAxis[a] << " = " << cfg.grid[a] << " exceeds the limit "
+                                  << lim.grid[a] << " of cuda(" << dev_id << ")";
+      }
+      if (cfg.block[a] > lim.block[a]) {
+        TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": block extent threadIdx."
+                                  << kAxis[a] << " = " << cfg.block[a] << " exceeds the limit "
+                                  << lim.block[a] << " of cuda(" << dev_id << ")";
+      }
+    }
+    int64_t threads = cfg.block[0] * cfg.block[1] * cfg.block[2];  // each <= 1024 here
+    if (threads > lim.threads_per_block) {
+      TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": block (" << cfg.block[0]
+                                << ", " << cfg.block[1] << ", " << cfg.block[2] << ") has "
+                                << threads << " threads, more than the limit "
+                                << lim.threads_per_block << " threads per block of cuda(" << dev_id
+                                << ")";
+    }
+    if (cfg.dyn_shmem_bytes > lim.shmem_optin) {
+      TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": " << cfg.dyn_shmem_bytes
+                                << " bytes of dynamic shared memory exceed the limit "
+                                << lim.shmem_optin << " bytes per block (opt-in) of cuda(" << dev_id
+                                << ")";
+    }
   }
 
   CUmodule Module(int dev_id) {
@@ -256,6 +337,8 @@ class CUDAModuleObj : public DeviceModuleBase {
     LaunchConfig cfg = LaunchConfig::Decode(k->info, args);
     int dev_id = DeviceOf(k, args);
     SetDevice(dev_id);
+    CheckTensorDevices(k, args, dev_id);
+    CheckLaunchLimits(k, cfg, dev_id);
     CUfunction f = Function(k, dev_id, cfg.dyn_shmem_bytes);
     size_t n = k->kinds.size();
     // One 8-byte slot per argument; cuLaunchKernel reads each at its declared size.

@@ -43,3 +43,20 @@ def mock_driver_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out / "libcuda.so.1"),
                     str(HERE / "mock_driver" / "mock_libcuda.c")], check=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def device_api_shim(mock_driver_dir: Path) -> Path:
+    """tests/mock_driver/device_api_shim.cc built against the installed tvm and tvm_ffi headers:
+    lets a test call DeviceAPI::StreamSync with any handle (skips without a C++ compiler)."""
+    import importlib.util
+
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler to build the DeviceAPI test shim")
+    incs = [os.path.join(list(importlib.util.find_spec(p).submodule_search_locations)[0], "include")
+            for p in ("tvm", "tvm_ffi")]
+    out = mock_driver_dir / "libdevice_api_shim.so"
+    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", "-O0", *[f"-I{i}" for i in incs], "-o", str(out),
+                    str(HERE / "mock_driver" / "device_api_shim.cc")], check=True)
+    return out

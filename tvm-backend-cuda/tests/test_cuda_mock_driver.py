@@ -47,8 +47,9 @@ SOURCES = [["cuda", SRC], ["ptx", RES.ptx]]
 '''
 
 
-def mock_run(mock_driver_dir, body: str):
-    out = run_python(PRELUDE + body, env={"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1"})
+def mock_run(mock_driver_dir, body: str, devices: int = 1):
+    env = {"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1", "MOCK_CUDA_DEVICES": str(devices)}
+    out = run_python(PRELUDE + body, env=env)
     assert out.returncode == 0, f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}"
     return out.stdout
 
@@ -109,8 +110,8 @@ except TypeError as e:
     print("TypeError", e)
 try:
     m["vadd"](x, y, z, n, 1, 2048)
-except RuntimeError as e:
-    print("RuntimeError", e)
+except ValueError as e:
+    print("ValueError", e)
 try:
     m["vadd"](tvm.runtime.tensor(a), y, z, n, 4, 256)
 except ValueError as e:
@@ -125,8 +126,8 @@ except AttributeError as e:
     assert lines[1] == "True"
     assert lines[2] == "stream 0x1234"
     assert lines[3].startswith("TypeError kernel vadd expects 4 arguments and 2 launch parameters, got 5")
-    assert "launching kernel 'vadd' with grid (1, 1, 1), block (2048, 1, 1)" in lines[4]
-    assert "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in lines[4]
+    assert lines[4] == ("ValueError cuda kernel vadd: block extent threadIdx.x = 2048 exceeds the limit "
+                        "1024 of cuda(0)")
     assert lines[5].startswith("ValueError cuda kernel vadd: argument 0 is a tensor on cpu")
     assert lines[6] == "AttributeError Module has no function 'nope'"
 
@@ -170,12 +171,13 @@ m["big_smem"](x, 32, 100000)
 print(LAST.shmem, LAST.max_dyn_shmem_attr)
 try:
     m["big_smem"](x, 32, 10**6)
-except RuntimeError as e:
-    print("RuntimeError", e)
+except ValueError as e:
+    print("ValueError", e)
 ''')
     lines = out.splitlines()
     assert lines[0] == "1024 0" and lines[1] == "100000 100000"
-    assert "asks for 1000000 bytes of dynamic shared memory" in lines[2]
+    assert lines[2] == ("ValueError cuda kernel big_smem: 1000000 bytes of dynamic shared memory exceed the "
+                        "limit 232448 bytes per block (opt-in) of cuda(0)")
 
 
 def test_real_and_fallback_bytes_are_identical(mock_driver_dir) -> None:
@@ -261,3 +263,137 @@ m["vadd"](x, x, z)
 print(np.allclose(z.numpy(), 2 * a))
 ''')
     assert out.strip() == "True"
+
+
+def test_every_tensor_argument_must_be_on_the_launch_device(mock_driver_dir) -> None:
+    # Only the first tensor used to be checked: a later CPU tensor or a cuda:1 tensor went to
+    # cuLaunchKernel as if it were a cuda:0 pointer (the mock ran the kernel on it without error).
+    out = mock_run(mock_driver_dir, '''
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+n = 16
+a = np.ones(n, "float32")
+x, y, z = (tvm.runtime.tensor(a, dev) for _ in range(3))
+x1 = tvm.runtime.tensor(a, tvm.cuda(1))
+host = tvm.runtime.tensor(np.zeros(n, "float32"))
+before = LAST.launches
+for args in [(x, y, host), (x, x1, z), (x1, x, z)]:
+    try:
+        m["vadd"](*args, n, 1, 16)
+        print("launched")
+    except ValueError as e:
+        print("ValueError", e)
+print(LAST.launches - before, host.numpy().sum())
+m["vadd"](x1, x1, tvm.runtime.empty((n,), "float32", tvm.cuda(1)), n, 1, 16)   # all on cuda:1: fine
+print(LAST.launches - before)
+''', devices=2)
+    lines = out.splitlines()
+    assert lines[0] == "ValueError cuda kernel vadd: argument 2 is a tensor on cpu:0, expected cuda:0 (the device the kernel is launched on)"
+    assert lines[1] == "ValueError cuda kernel vadd: argument 1 is a tensor on cuda:1, expected cuda:0 (the device the kernel is launched on)"
+    assert lines[2] == "ValueError cuda kernel vadd: argument 1 is a tensor on cuda:0, expected cuda:1 (the device the kernel is launched on)"
+    assert lines[3] == "0 0.0"  # nothing launched, the CPU tensor untouched
+    assert lines[4] == "1"
+
+
+def test_launch_extents_are_checked_against_the_device_limits(mock_driver_dir) -> None:
+    # Extents used to be cast to unsigned unchecked: grid.y = 70000 or block.z = 65 reached the
+    # driver, and over-limit dyn_shmem / block totals gave opaque driver errors.
+    out = mock_run(mock_driver_dir, '''
+tags = ["blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "dyn_shmem"]
+m = create(RES.fmt, [["vadd", ["handle", "handle", "handle", "int32"], tags]], RES.image, SOURCES)
+x = tvm.runtime.empty((4,), "float32", dev)
+def launch(g, b, shmem=0):
+    try:
+        m["vadd"](x, x, x, 0, *g, *b, shmem)
+        print("ok", list(LAST.grid), list(LAST.block), LAST.shmem)
+    except ValueError as e:
+        print("ValueError", e)
+launch((2**31 - 1, 65535, 65535), (1024, 1, 1), 232448)   # every limit exactly
+launch((1, 70000, 1), (1, 1, 1))
+launch((1, 1, 65536), (1, 1, 1))
+launch((2**32 + 1, 1, 1), (1, 1, 1))                      # Decode's generic range check
+launch((1, 1, 1), (1, 1025, 1))
+launch((1, 1, 1), (1, 1, 65))
+launch((1, 1, 1), (32, 32, 2))
+launch((1, 1, 1), (1, 1, 1), 232449)
+for _ in range(3):
+    launch((1, 1, 1), (1, 1, 1))
+print(LAST.launches)
+q = (ctypes.c_int * 128).in_dll(MOCK, "mock_attr_queries")
+print(q[1], q[5], q[6], q[97])
+''')
+    lines = out.splitlines()
+    assert lines[0] == "ok [2147483647, 65535, 65535] [1024, 1, 1] 232448"
+    assert lines[1] == "ValueError cuda kernel vadd: grid extent blockIdx.y = 70000 exceeds the limit 65535 of cuda(0)"
+    assert lines[2] == "ValueError cuda kernel vadd: grid extent blockIdx.z = 65536 exceeds the limit 65535 of cuda(0)"
+    assert lines[3].startswith("ValueError") and "4294967297" in lines[3]
+    assert lines[4] == "ValueError cuda kernel vadd: block extent threadIdx.y = 1025 exceeds the limit 1024 of cuda(0)"
+    assert lines[5] == "ValueError cuda kernel vadd: block extent threadIdx.z = 65 exceeds the limit 64 of cuda(0)"
+    assert lines[6] == ("ValueError cuda kernel vadd: block (32, 32, 2) has 2048 threads, more than the limit "
+                        "1024 threads per block of cuda(0)")
+    assert lines[7] == ("ValueError cuda kernel vadd: 232449 bytes of dynamic shared memory exceed the limit "
+                        "232448 bytes per block (opt-in) of cuda(0)")
+    assert lines[8:11] == ["ok [1, 1, 1] [1, 1, 1] 0"] * 3
+    assert lines[11].split()[0] == "4"  # only the valid launches reached the driver
+    assert lines[12] == "1 1 1 1"       # limits queried once per device, not per launch
+
+
+def test_streams_are_tracked(mock_driver_dir, device_api_shim) -> None:
+    # FreeStream/StreamSync used to hand any integer to cuStreamDestroy/cuStreamSynchronize.
+    out = mock_run(mock_driver_dir, f'''
+create_stream = tvm_ffi.get_global_func("runtime.DeviceCreateStream")
+free_stream = tvm_ffi.get_global_func("runtime.DeviceFreeStream")
+shim = ctypes.CDLL({str(device_api_shim)!r})
+destroys = ctypes.c_int.in_dll(MOCK, "mock_stream_destroys")
+syncs = ctypes.c_int.in_dll(MOCK, "mock_stream_syncs")
+synced = ctypes.c_void_p.in_dll(MOCK, "mock_last_stream_synced")
+def sync(dev_id, handle):
+    err = ctypes.create_string_buffer(512)
+    rc = shim.shim_stream_sync(dev_id, ctypes.c_void_p(handle), err, 512)
+    print("sync", hex(handle), "ok" if rc == 0 else err.value.decode())
+def free(d, handle):
+    try:
+        free_stream(d, handle)
+        print("free", hex(handle), "ok")
+    except ValueError as e:
+        print("free", hex(handle), "ValueError", e)
+s = create_stream(dev)
+sync(0, s)
+sync(0, 0)
+sync(0, 0x5678)                   # unknown
+sync(1, s)                        # ours, but on cuda:0
+free(tvm.cuda(1), s)              # wrong device
+free(dev, 0x5678)                 # unknown
+free(dev, 0)                      # default stream: nothing to do
+print("destroys", destroys.value, "syncs", syncs.value)
+free(dev, s)
+free(dev, s)                      # twice
+print("destroys", destroys.value)
+# a stream set by someone else (PyTorch) through tvm-ffi's stream table stays usable
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+n = 8
+x = tvm.runtime.tensor(np.ones(n, "float32"), dev)
+z = tvm.runtime.empty((n,), "float32", dev)
+with tvm_ffi.use_raw_stream(dev, 0x1234):
+    m["vadd"](x, x, z, n, 1, 8)
+    h = z.numpy()
+    dev.sync()
+    sync(0, 0x1234)
+    print(hex(LAST.stream), hex(synced.value), h.tolist() == [2.0] * n)
+    free(dev, 0x1234)             # not ours to destroy
+print("destroys", destroys.value)
+''', devices=2)
+    lines = out.splitlines()
+    assert lines[0] == f"sync {lines[0].split()[1]} ok"
+    assert lines[1] == "sync 0x0 ok"
+    assert lines[2].startswith("sync 0x5678 ValueError: StreamSync: 0x5678 is neither the default stream")
+    assert lines[3].startswith(f"sync {lines[0].split()[1]} ValueError: StreamSync:") and "cuda(1)" in lines[3]
+    assert lines[4].startswith("free") and "ValueError FreeStream:" in lines[4] and "CreateStream on cuda(1)" in lines[4]
+    assert lines[5].startswith("free 0x5678 ValueError FreeStream: 0x5678 is not a stream created by CreateStream on cuda(0)")
+    assert lines[6] == "free 0x0 ok"
+    assert lines[7] == "destroys 0 syncs 2"
+    assert lines[8].endswith(" ok") and "freed already" in lines[9]
+    assert lines[10] == "destroys 1"
+    assert lines[11] == "sync 0x1234 ok"
+    assert lines[12] == "0x1234 0x1234 True"
+    assert lines[13].startswith("free 0x1234 ValueError")
+    assert lines[14] == "destroys 1"

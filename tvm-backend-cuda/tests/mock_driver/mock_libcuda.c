@@ -31,6 +31,16 @@ typedef struct {
 } MockLaunch;
 MockLaunch mock_last_launch;
 int mock_context_current = 0;
+/* Calls the tests count: attribute queries by attribute, stream calls with their last handle. */
+int mock_attr_queries[128];
+int mock_stream_destroys = 0, mock_stream_syncs = 0;
+void* mock_last_stream_synced = NULL;
+
+/* MOCK_CUDA_DEVICES=n pretends to have n devices (default 1), for multi-device argument checks. */
+static int device_count(void) {
+  const char* s = getenv("MOCK_CUDA_DEVICES");
+  return s && atoi(s) > 0 ? atoi(s) : 1;
+}
 
 CUresult cuInit(unsigned flags) { return OK; }
 CUresult cuDriverGetVersion(int* v) { *v = 13000; return OK; }
@@ -46,15 +56,23 @@ CUresult cuGetErrorName(CUresult r, const char** s) {
   return OK;
 }
 CUresult cuGetErrorString(CUresult r, const char** s) { *s = "mock driver error"; return OK; }
-CUresult cuDeviceGetCount(int* n) { *n = 1; return OK; }
-CUresult cuDeviceGet(int* d, int ordinal) { if (ordinal != 0) return ERR_INVALID_VALUE; *d = 0; return OK; }
+CUresult cuDeviceGetCount(int* n) { *n = device_count(); return OK; }
+CUresult cuDeviceGet(int* d, int ordinal) {
+  if (ordinal < 0 || ordinal >= device_count()) return ERR_INVALID_VALUE;
+  *d = ordinal;
+  return OK;
+}
 CUresult cuDeviceGetName(char* name, int len, int dev) { snprintf(name, len, "Mock GPU (tests)"); return OK; }
 CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
+  if (attr >= 0 && attr < 128) mock_attr_queries[attr]++;
   switch (attr) {
     case 1: *v = 1024; break;            /* max threads per block */
     case 2: *v = 1024; break;
     case 3: *v = 1024; break;
     case 4: *v = 64; break;
+    case 5: *v = 2147483647; break;      /* max grid dims */
+    case 6: *v = 65535; break;
+    case 7: *v = 65535; break;
     case 8: *v = 49152; break;           /* shared memory per block */
     case 10: *v = 32; break;             /* warp size */
     case 13: *v = 1980000; break;        /* clock kHz */
@@ -86,8 +104,8 @@ CUresult cuPointerGetAttribute(void* out, int attr, CUdeviceptr p) { if (attr !=
 static int stream_storage[64];
 static int next_stream = 0;
 CUresult cuStreamCreate(void** s, unsigned flags) { *s = &stream_storage[next_stream++ % 64]; return OK; }
-CUresult cuStreamDestroy_v2(void* s) { return OK; }
-CUresult cuStreamSynchronize(void* s) { return OK; }
+CUresult cuStreamDestroy_v2(void* s) { mock_stream_destroys++; return OK; }
+CUresult cuStreamSynchronize(void* s) { mock_stream_syncs++; mock_last_stream_synced = s; return OK; }
 
 CUresult cuModuleLoadDataEx(MockModule** mod, const void* image, unsigned n, int* opts, void** vals) {
   const char* img = (const char*)image;
