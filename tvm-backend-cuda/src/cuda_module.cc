@@ -338,6 +338,7 @@ class CUDAModuleObj : public DeviceModuleBase {
     int dev_id = DeviceOf(k, args);
     SetDevice(dev_id);
     CheckTensorDevices(k, args, dev_id);
+    if (cfg.empty()) return;  // a symbolic size of 0: nothing to launch
     CheckLaunchLimits(k, cfg, dev_id);
     CUfunction f = Function(k, dev_id, cfg.dyn_shmem_bytes);
     size_t n = k->kinds.size();

@@ -397,3 +397,14 @@ print("destroys", destroys.value)
     assert lines[12] == "0x1234 0x1234 True"
     assert lines[13].startswith("free 0x1234 ValueError")
     assert lines[14] == "destroys 1"
+
+
+def test_zero_extent_launch_is_empty(mock_driver_dir) -> None:
+    out = mock_run(mock_driver_dir, '''
+m = create(RES.fmt, FUNCS, RES.image, SOURCES)
+x = tvm.runtime.empty((4,), "float32", dev)
+before = LAST.launches
+m["vadd"](x, x, x, 0, 0, 256)
+print(LAST.launches - before)
+''')
+    assert out.splitlines() == ["0"]

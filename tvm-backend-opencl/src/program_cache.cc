@@ -50,6 +50,10 @@ std::string CacheDir() {
   if (flag == "0" || flag == "off" || flag == "false" || flag == "no") return "";
   std::string dir = Env("TVM_OPENCL_CACHE_DIR");
   if (!dir.empty()) return dir;
+  // The same rule as every TVM cache (tvm/_cache.py): $TVM_CACHE_DIR/opencl, "0"/"off" disables.
+  std::string root = Env("TVM_CACHE_DIR");
+  if (root == "0" || root == "off" || root == "none" || root == "false" || root == "no") return "";
+  if (!root.empty()) return root + "/opencl";
   std::string xdg = Env("XDG_CACHE_HOME");
   if (!xdg.empty()) return xdg + "/tvm/opencl";
   std::string home = Env("HOME");

@@ -100,3 +100,24 @@ def test_device_module_globals_check_their_arguments():
     ser = tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")
     with pytest.raises(ValueError, match="unknown launch tag"):
         ser("fmt", [["f", [], ["threadIdx.xx"]]], b"", [])
+
+
+def test_cache_disabled_writes_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "work" / "kernel.py"
+    script.parent.mkdir()
+    script.write_text("import tvm\nfrom tvm.script import tir as T\n\n"
+                      "@T.prim_func\n"
+                      "def f(A: T.Buffer((4,), 'float32')):\n"
+                      "    for i in range(4):\n"
+                      "        A[i] = A[i] + T.float32(1)\n\n"
+                      "tvm.compile(f, target='c')\n")
+    home = tmp_path / "home"
+    r = subprocess.run([sys.executable, str(script)], cwd=script.parent, capture_output=True, text=True,
+                       env={**os.environ, "TVM_CACHE_DIR": "0", "HOME": str(home), "XDG_CACHE_HOME": ""})
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in script.parent.iterdir()) == ["kernel.py"]  # no "0/" cache folder
+    assert not (home / ".cache" / "tvm").exists()

@@ -216,14 +216,16 @@ def _numbered(source: str) -> str:
     return "\n".join(f"{n:5d} | {line}" for n, line in enumerate(source.splitlines(), 1))
 
 
-def _cache_dir() -> str:
-    base = os.environ.get("TVM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tvm")
-    return os.path.join(base, "cuda-nvrtc")
+def _cache_dir() -> Optional[str]:
+    from tvm._cache import cache_subdir
+
+    return cache_subdir("cuda-nvrtc")
 
 
 def _cache_get(key: str) -> Optional[CompileResult]:
     d = _cache_dir()
+    if d is None:
+        return None
     try:
         with open(os.path.join(d, key + ".meta"), encoding="utf-8") as f:
             fmt, arch = f.read().split()
@@ -238,6 +240,8 @@ def _cache_get(key: str) -> Optional[CompileResult]:
 
 def _cache_put(key: str, res: CompileResult) -> None:
     d = _cache_dir()
+    if d is None:
+        return
     try:
         os.makedirs(d, exist_ok=True)
         # Meta last: a reader sees either nothing or a complete entry.

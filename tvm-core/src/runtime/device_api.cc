@@ -129,6 +129,9 @@ struct DeviceNDAlloc {
 
 bool IsContiguous(const DLTensor& t) {
   if (t.strides == nullptr) return true;
+  for (int i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] == 0) return true;  // empty: nothing is addressed
+  }
   int64_t expected = 1;
   for (int i = t.ndim - 1; i >= 0; --i) {
     if (t.shape[i] != 1 && t.strides[i] != expected) return false;
@@ -167,6 +170,7 @@ void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle str
   if (!IsContiguous(*src) || !IsContiguous(*dst)) {
     TVM_FFI_THROW(ValueError) << "copy needs contiguous tensors";
   }
+  if (nbytes == 0) return;
   DLDevice sdev = src->device, ddev = dst->device;
   DLDevice api_dev = sdev.device_type != kDLCPU ? sdev : ddev;
   DeviceAPI* api = DeviceAPI::Get(api_dev.device_type);

@@ -91,11 +91,11 @@ def _scan_dir(directory: str) -> list[EntryPoint]:
     return found
 
 
-def _cache_file() -> str:
-    base = os.environ.get("TVM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tvm"
-    )
-    return os.path.join(base, "backend-entry-points.json")
+def _cache_file() -> str | None:
+    from tvm._cache import cache_root
+
+    root = cache_root()
+    return None if root is None else os.path.join(root, "backend-entry-points.json")
 
 
 def discover() -> list[EntryPoint]:
@@ -109,6 +109,8 @@ def discover() -> list[EntryPoint]:
             stamps.append([d, None])
     cache = _cache_file()
     try:
+        if cache is None:
+            raise OSError("cache disabled")
         with open(cache, encoding="utf-8") as f:
             data = json.load(f)
         if data.get("stamps") == stamps:
@@ -122,6 +124,8 @@ def discover() -> list[EntryPoint]:
         for ep in _scan_dir(d):
             seen.setdefault(ep.name, ep)
     entries = sorted(seen.values(), key=lambda e: e.name)
+    if cache is None:
+        return entries
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         tmp = f"{cache}.{os.getpid()}.tmp"

@@ -3,7 +3,7 @@
 * compiler: ``$CC`` (default ``cc``); flags ``-O3 -std=gnu11 -fPIC -shared``, ``-fopenmp`` when the
   code has parallel loops (``-fopenmp-simd`` otherwise), ``-march=<cpu>`` from the target's
   ``-mcpu``; tvm-ffi's include directory; links libtvm_ffi with an rpath to it.
-* cache: ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm/compile``), keyed by sha256 of the code, the
+* cache: ``compile/`` under ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm``; see :mod:`tvm._cache`), keyed by sha256 of the code, the
   flags and the compiler's version; entries are written atomically (temporary file + rename), so
   concurrent processes can share a cache directory.
 * errors: :class:`CompileError` shows the compiler's log followed by the generated source lines it
@@ -101,14 +101,18 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
 
 
 def cache_dir() -> Path:
-    """The compile cache directory (``$TVM_CACHE_DIR`` or ``~/.cache/tvm/compile``)."""
-    env = os.environ.get("TVM_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "tvm" / "compile"
+    """The compile cache directory (``compile/`` under :func:`tvm._cache.cache_root`)."""
+    from tvm._cache import cache_root
+
+    root = cache_root()
+    return Path(root if root is not None else os.path.join(tempfile.gettempdir(), "tvm-nocache")) / "compile"
 
 
 def cache_enabled() -> bool:
-    """False when ``TVM_CACHE_DIR`` is set to ``0``/``off`` (disables the cache)."""
-    return os.environ.get("TVM_CACHE_DIR", "").lower() not in ("0", "off", "none", "false")
+    """False when ``TVM_CACHE_DIR`` is ``0``/``off``/``none``/``false`` (disables every cache)."""
+    from tvm._cache import cache_root
+
+    return cache_root() is not None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -182,7 +186,9 @@ def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
             raise CompileError(f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}):\n"
                                + _explain(log, sources))
         Path(output).parent.mkdir(parents=True, exist_ok=True)
-        final_tmp = f"{output}.tmp{os.getpid()}"
+        # a private temporary name: threads compiling the same key must not share one
+        fd, final_tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(output)), prefix=".tmp-")
+        os.close(fd)
         shutil.move(out_tmp, final_tmp)
         os.replace(final_tmp, output)
 
