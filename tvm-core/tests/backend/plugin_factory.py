@@ -32,7 +32,9 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
     "import_error": ("tvm_backend_import_error:activate",
                      "raise ImportError('simulated: a dependency of this plugin is missing')\n", None),
     "hook_raises": ("tvm_backend_hook_raises:activate",
-                    "def activate(ctx):\n    ctx.register_target_kind('hook_raises', 12)\n"
+                    "def activate(ctx):\n    ctx.register_device('hook_raises', 13)\n"
+                    "    ctx.register_target_kind('hook_raises', 13)\n"
+                    "    ctx.declare_module_kind('hook_raises')\n"
                     "    raise RuntimeError('simulated: hook exploded')\n", None),
     "system_exit": ("tvm_backend_system_exit:activate",
                     "import sys\ndef activate(ctx):\n    sys.exit(3)\n", None),

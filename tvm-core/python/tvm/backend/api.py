@@ -107,11 +107,23 @@ class BackendContext:
 
     def register_device(self, name: str, device_type: int) -> None:
         """Claim ``device_type`` for this backend and let ``tvm.device(name)`` mean it."""
-        from tvm.runtime.device import register_device_name
+        from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES, register_device_name
 
+        previous_type = DEVICE_TYPES.get(name)
+        had_name = device_type in DEVICE_NAMES
         register_device_name(name, device_type)
         if device_type not in self._record.device_types:
             self._record.device_types.append(device_type)
+
+        def undo() -> None:
+            if previous_type is None:
+                DEVICE_TYPES.pop(name, None)
+            else:
+                DEVICE_TYPES[name] = previous_type
+            if not had_name:
+                DEVICE_NAMES.pop(device_type, None)
+
+        self._undo.append(undo)
 
     def register_target_kind(
         self,
@@ -172,9 +184,15 @@ class BackendContext:
         return f"Reason: {why}. Fix: {fix}."
 
     def _rollback(self) -> None:
+        """Undo what the hook registered before it failed (globals registered by the runtime DSO
+        itself stay: a DSO cannot be unloaded safely)."""
         for undo in reversed(self._undo):
             try:
                 undo()
             except Exception:  # noqa: BLE001 - best effort cleanup of a failed backend
                 pass
         self._undo.clear()
+        self._module_kinds.clear()
+        self._record.target_kinds.clear()
+        self._record.module_kinds.clear()
+        self._record.device_types.clear()
