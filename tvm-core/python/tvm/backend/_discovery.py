@@ -11,19 +11,21 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 
 GROUP = "tvm.backends"
 
 
-@dataclass(frozen=True)
 class EntryPoint:
-    """One ``tvm.backends`` entry point."""
+    """One ``tvm.backends`` entry point (a plain class: dataclass creation costs import time)."""
 
-    name: str
-    value: str
-    distribution: str
-    version: str
+    __slots__ = ("name", "value", "distribution", "version")
+
+    def __init__(self, name: str, value: str, distribution: str, version: str):
+        self.name, self.value, self.distribution, self.version = name, value, distribution, version
+
+    def as_list(self) -> list[str]:
+        """The fields in constructor order (for the cache file)."""
+        return [self.name, self.value, self.distribution, self.version]
 
     @property
     def module(self) -> str:
@@ -34,6 +36,9 @@ class EntryPoint:
     def attr(self) -> str:
         """The attribute part of ``module:attr`` (empty when the entry point names a module)."""
         return self.value.partition(":")[2].strip()
+
+    def __repr__(self) -> str:
+        return f"EntryPoint({self.name}={self.value!r} from {self.distribution} {self.version})"
 
 
 def _parse_group(text: str) -> list[tuple[str, str]]:
@@ -91,11 +96,18 @@ def _scan_dir(directory: str) -> list[EntryPoint]:
     return found
 
 
-def _cache_file() -> str | None:
+def _cache_file(dirs: list[str]) -> str | None:
+    """One cache file per ``sys.path`` (so several environments sharing a cache root do not
+    overwrite each other's scan), or None when caching is disabled."""
     from tvm._cache import cache_root
 
     root = cache_root()
-    return None if root is None else os.path.join(root, "backend-entry-points.json")
+    if root is None:
+        return None
+    import hashlib
+
+    digest = hashlib.sha1("\0".join(dirs).encode()).hexdigest()[:16]
+    return os.path.join(root, "backends", f"entry-points-{digest}.json")
 
 
 def discover() -> list[EntryPoint]:
@@ -107,7 +119,7 @@ def discover() -> list[EntryPoint]:
             stamps.append([d, os.stat(d).st_mtime_ns])
         except OSError:
             stamps.append([d, None])
-    cache = _cache_file()
+    cache = _cache_file(dirs)
     try:
         if cache is None:
             raise OSError("cache disabled")
@@ -130,7 +142,7 @@ def discover() -> list[EntryPoint]:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         tmp = f"{cache}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"stamps": stamps, "entries": [list(vars(e).values()) for e in entries]}, f)
+            json.dump({"stamps": stamps, "entries": [e.as_list() for e in entries]}, f)
         os.replace(tmp, cache)
     except OSError:
         pass

@@ -13,7 +13,6 @@ import os
 import sys
 import threading
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import tvm_ffi
@@ -39,24 +38,31 @@ class RuntimeUnavailable(Exception):
     """Raised inside activation when the backend's runtime DSO cannot be used on this machine."""
 
 
-@dataclass
 class BackendRecord:
-    """What is known about one discovered backend; shown by ``python -m tvm.backend``."""
+    """What is known about one discovered backend; shown by ``python -m tvm.backend``.
 
-    name: str
-    entry_point: str
-    distribution: str
-    version: str
-    status: str = DISCOVERED
-    reason: str = ""
-    exc_type: str = ""
-    traceback: str = ""
-    dso_path: str = ""
-    hint: str = ""
-    device_types: list[int] = field(default_factory=list)
-    target_kinds: list[str] = field(default_factory=list)
-    module_kinds: list[str] = field(default_factory=list)
-    activation_ms: float = 0.0
+    Fields: name, entry_point, distribution, version, status, reason, exc_type, traceback,
+    dso_path, hint, device_types, target_kinds, module_kinds, activation_ms.
+    """
+
+    def __init__(self, name: str, entry_point: str, distribution: str, version: str):
+        self.name = name
+        self.entry_point = entry_point
+        self.distribution = distribution
+        self.version = version
+        self.status = DISCOVERED
+        self.reason = ""
+        self.exc_type = ""
+        self.traceback = ""
+        self.dso_path = ""
+        self.hint = ""
+        self.device_types: list[int] = []
+        self.target_kinds: list[str] = []
+        self.module_kinds: list[str] = []
+        self.activation_ms = 0.0
+
+    def __repr__(self) -> str:
+        return f"BackendRecord({self.name!r}, {self.distribution} {self.version}, {self.describe()!r})"
 
     @property
     def usable_for_codegen(self) -> bool:

@@ -4,7 +4,16 @@
 :class:`TVMScriptError` with the file, line and a caret under the offending source.
 """
 
-from .diagnostics import Span, TVMScriptError
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily: backends register T.<namespace> at `import tvm`, which must stay cheap.
+    if name in ("Span", "TVMScriptError"):
+        from . import diagnostics
+
+        return getattr(diagnostics, name)
+    raise AttributeError(f"module 'tvm.script' has no attribute '{name}'")
 
 
 def parse(source: str, extra_vars=None, filename: str = "<tvmscript>", check_well_formed: bool = True):

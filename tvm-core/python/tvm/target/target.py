@@ -3,21 +3,29 @@ backends extend through :class:`tvm.backend.api.BackendContext`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
-@dataclass
 class TargetKind:
-    """A kind of target (``c``, ``cuda``, ``opencl`` ...) and the backend that provides it."""
+    """A kind of target (``c``, ``cuda``, ``opencl`` ...) and the backend that provides it.
 
-    name: str
-    device_type: int
-    backend: str
-    keys: tuple[str, ...] = ()
-    default_attrs: dict[str, Any] = field(default_factory=dict)
-    #: callable(device_funcs: list[PrimFunc-like], target) -> device runtime module; None for host kinds
-    codegen: Callable[..., Any] | None = None
+    ``codegen(device_funcs, target) -> device runtime module`` is None for host kinds.
+    """
+
+    __slots__ = ("name", "device_type", "backend", "keys", "default_attrs", "codegen")
+
+    def __init__(self, name: str, device_type: int, backend: str, keys: tuple[str, ...] = (),
+                 default_attrs: dict[str, Any] | None = None,
+                 codegen: Callable[..., Any] | None = None):
+        self.name = name
+        self.device_type = device_type
+        self.backend = backend
+        self.keys = tuple(keys)
+        self.default_attrs = dict(default_attrs or {})
+        self.codegen = codegen
+
+    def __repr__(self) -> str:
+        return f"TargetKind({self.name!r}, device_type={self.device_type}, backend={self.backend!r})"
 
 
 _KINDS: dict[str, TargetKind] = {}
