@@ -7,7 +7,6 @@
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/base.h>
 
-#include <cstring>
 #include <string>
 
 #include "cuda_driver.h"
@@ -18,22 +17,11 @@ void RegisterModuleFactories();
 
 namespace {
 int CUDABackendInit(char* err, int err_len) {
-  auto fail = [&](const std::string& why) {
-    if (err != nullptr && err_len > 0) {
-      std::strncpy(err, why.c_str(), static_cast<size_t>(err_len) - 1);
-      err[err_len - 1] = '\0';
-    }
-    return 1;
-  };
-  try {
-    std::string why = LoadDriver();
-    if (!why.empty()) return fail(why);
-    RegisterDeviceAPI();
-    RegisterModuleFactories();
-    return 0;
-  } catch (const std::exception& e) {
-    return fail(std::string("CUDA runtime initialisation failed: ") + e.what());
-  }
+  std::string why = LoadDriver();
+  if (!why.empty()) return tvm::runtime::BackendInitFailed(err, err_len, why);
+  RegisterDeviceAPI();
+  RegisterModuleFactories();
+  return 0;
 }
 }  // namespace
 }  // namespace tvm_cuda

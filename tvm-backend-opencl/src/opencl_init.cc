@@ -5,8 +5,6 @@
 #include <tvm/runtime/base.h>
 #include <tvm/runtime/device_api.h>
 
-#include <cstdio>
-#include <exception>
 #include <string>
 
 #include "opencl_device_api.h"
@@ -18,11 +16,6 @@ namespace runtime {
 namespace opencl {
 namespace {
 
-int WriteReason(char* err, int err_len, const std::string& why) {
-  if (err != nullptr && err_len > 0) std::snprintf(err, static_cast<size_t>(err_len), "%s", why.c_str());
-  return 1;
-}
-
 /*!
  * \brief Runs at every `import tvm`, so it stays cheap: it only dlopens the ICD loader and resolves
  *        the entry points, then registers the DeviceAPI and the module factory/loader. Without
@@ -31,15 +24,11 @@ int WriteReason(char* err, int err_len, const std::string& why) {
  *        none is found, devices do not exist and every operation raises the reason and the fix.
  */
 int OpenCLBackendInit(char* err, int err_len) {
-  try {
-    std::string why = Workspace::Load();
-    if (!why.empty()) return WriteReason(err, err_len, why);
-    DeviceAPI::Register(kDLOpenCL, OpenCLDeviceAPI::Global());
-    RegisterModuleFunctions();
-    return 0;
-  } catch (const std::exception& e) {
-    return WriteReason(err, err_len, std::string("OpenCL backend init failed: ") + e.what());
-  }
+  std::string why = Workspace::Load();
+  if (!why.empty()) return BackendInitFailed(err, err_len, why);
+  DeviceAPI::Register(kDLOpenCL, OpenCLDeviceAPI::Global());
+  RegisterModuleFunctions();
+  return 0;
 }
 
 }  // namespace

@@ -178,8 +178,8 @@ ffi::Module Create(DeviceModuleSpec spec) {
 int Init(char* err, int err_len) {
   // A real backend would dlopen its driver here and report why it is missing.
   if (const char* why = std::getenv("TVM_EXAMPLE_SIMULATE_NO_DRIVER")) {
-    std::snprintf(err, err_len, "example driver not found (simulated: %s)", why);
-    return 1;
+    return tvm::runtime::BackendInitFailed(err, err_len,
+                                           std::string("example driver not found (simulated: ") + why + ")");
   }
   static ExampleDeviceAPI api;
   DeviceAPI::Register(kDLExtDev, &api);

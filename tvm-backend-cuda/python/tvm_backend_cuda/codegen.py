@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from tvm.codegen.c_family import CFamilyPrinter, CodegenError, walk
+from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.functor import post_order_visit
 
 from . import script as _script
 
@@ -297,7 +298,7 @@ def threads_per_block(func: PrimFunc) -> Optional[int]:
             else:
                 symbolic.append(n.thread_tag)
 
-    walk(func.body, visit)
+    post_order_visit(func.body, visit)
     if symbolic or not extents:
         return None
     total = 1

@@ -25,11 +25,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tvm.codegen.c_family import CFamilyPrinter, CodegenError, walk
+from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.functor import post_order_visit
 
 #: OpenCL C vector widths.
 _VECTOR_LANES = (2, 3, 4, 8, 16)
@@ -189,7 +190,7 @@ class OpenCLPrinter(CFamilyPrinter):
                     isinstance(d, E.IntImm) for d in node.buffer.shape):
                 found.append(node.buffer)
 
-        walk(func.body, visit)
+        post_order_visit(func.body, visit)
         decls = []
         for buf in found:
             elem = "float" if self._half_storage(buf) else self.type_name(buf.dtype)

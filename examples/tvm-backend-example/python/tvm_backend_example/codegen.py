@@ -8,12 +8,13 @@ are declared once per block, outside the team, so every thread of the block sees
 
 from __future__ import annotations
 
-from tvm.codegen.c_family import CFamilyPrinter, walk
+from tvm.codegen.c_family import CFamilyPrinter
 from tvm.codegen.device_module import create_device_module
 from tvm.contrib import cc
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.functor import post_order_visit
 
 PRELUDE = """#include <stdint.h>
 #include <stdbool.h>
@@ -57,7 +58,7 @@ class ExamplePrinter(CFamilyPrinter):
             elif isinstance(node, E.Call) and node.op == "tvm_storage_sync":
                 barrier.append(node)
 
-        walk(func.body, visit)
+        post_order_visit(func.body, visit)
         self.emit(f"__attribute__((visibility(\"default\"))) void {name}(const ExampleArg* args, const int64_t* grid, const int64_t* block) {{")
         self._indent += 1
         for i, p in enumerate(func.params):

@@ -28,6 +28,20 @@ TVM_RUNTIME_DLL int TVMRuntimeABIVersion();
 #ifdef __cplusplus
 #include <cstdio>
 #include <exception>
+#include <string>
+
+namespace tvm {
+namespace runtime {
+/*!
+ * \brief What a backend's init returns when its device runtime is unavailable: writes `why`
+ *        (e.g. "libcuda.so.1 not found") into the caller's buffer and returns 1.
+ */
+inline int BackendInitFailed(char* err, int err_len, const std::string& why) {
+  if (err != nullptr && err_len > 0) std::snprintf(err, static_cast<size_t>(err_len), "%s", why.c_str());
+  return 1;
+}
+}  // namespace runtime
+}  // namespace tvm
 
 /*!
  * \brief Declares the two entry points of a backend DSO.
@@ -35,8 +49,9 @@ TVM_RUNTIME_DLL int TVMRuntimeABIVersion();
  * \code
  * TVM_BACKEND_DEFINE_ENTRY(MyInit)   // int MyInit(char* err, int err_len) registers everything
  * \endcode
- * `TVMBackendInit` returns 0 on success, otherwise writes a reason into `err`. A C++ exception
- * escaping `MyInit` is caught here and reported the same way: it never crosses the C ABI.
+ * `TVMBackendInit` returns 0 on success; otherwise `MyInit` returns
+ * `tvm::runtime::BackendInitFailed(err, err_len, reason)`. A C++ exception escaping `MyInit` is
+ * caught here and reported the same way: it never crosses the C ABI.
  */
 #define TVM_BACKEND_DEFINE_ENTRY(InitFunc)                                                   \
   extern "C" TVM_RUNTIME_DLL int TVMBackendABIVersion() { return TVM_RUNTIME_ABI_VERSION; } \
@@ -44,11 +59,12 @@ TVM_RUNTIME_DLL int TVMRuntimeABIVersion();
     try {                                                                                    \
       return InitFunc(err, err_len);                                                         \
     } catch (const std::exception& e) {                                                      \
-      std::snprintf(err, static_cast<size_t>(err_len), "backend init raised: %s", e.what());  \
+      return ::tvm::runtime::BackendInitFailed(err, err_len,                                 \
+                                               std::string("backend init raised: ") + e.what()); \
     } catch (...) {                                                                          \
-      std::snprintf(err, static_cast<size_t>(err_len), "backend init raised an unknown C++ exception"); \
+      return ::tvm::runtime::BackendInitFailed(err, err_len,                                 \
+                                               "backend init raised an unknown C++ exception"); \
     }                                                                                        \
-    return 1;                                                                                \
   }
 #endif
 

@@ -246,6 +246,15 @@ def _record_for_device(device_type: int) -> BackendRecord | None:
     return None
 
 
+def record_for_kind(kind: str) -> BackendRecord | None:
+    """The backend that declared device-module ``kind`` (else the one named like it)."""
+    ensure_discovered()
+    for rec in _records.values():
+        if kind in rec.module_kinds:
+            return rec
+    return _records.get(kind)
+
+
 def explain_missing(what: str, name: str, record: BackendRecord | None) -> BackendError:
     """An error saying why ``what`` (a device or target) is not usable and what to do."""
     if record is None:

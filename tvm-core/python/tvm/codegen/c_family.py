@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
@@ -673,43 +673,3 @@ class CFamilyPrinter:
         """Print a whole translation unit: prelude then every kernel."""
         bodies = [self.print_kernel(f) for f in funcs]
         return self.prelude() + "\n" + "\n".join(bodies)
-
-
-def walk(node: Any, visit: Callable[[Any], None]) -> None:
-    """Call ``visit`` on every statement and expression under ``node`` (pre-order)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        visit(n)
-        if isinstance(n, S.SeqStmt):
-            stack.extend(reversed(n.seq))
-        elif isinstance(n, S.For):
-            stack += [n.min, n.extent, n.body]
-        elif isinstance(n, S.IfThenElse):
-            stack += [n.condition, n.then_case, n.else_case]
-        elif isinstance(n, S.LetStmt):
-            stack += [n.value, n.body]
-        elif isinstance(n, S.Allocate):
-            stack.append(n.body)
-        elif isinstance(n, S.Evaluate):
-            stack.append(n.value)
-        elif isinstance(n, S.AssertStmt):
-            stack += [n.condition, n.body]
-        elif isinstance(n, S.BufferStore):
-            stack += [n.value, *n.indices]
-        elif isinstance(n, E.BufferLoad):
-            stack += list(n.indices)
-        elif isinstance(n, E.BinaryOp):
-            stack += [n.a, n.b]
-        elif isinstance(n, E.Not):
-            stack.append(n.a)
-        elif isinstance(n, E.Cast):
-            stack.append(n.value)
-        elif isinstance(n, E.Select):
-            stack += [n.condition, n.true_value, n.false_value]
-        elif isinstance(n, E.Let):
-            stack += [n.value, n.body]
-        elif isinstance(n, E.Call):
-            stack += list(n.args)

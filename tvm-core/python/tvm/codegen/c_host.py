@@ -22,8 +22,9 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.functor import post_order_visit
 
-from .c_family import CFamilyPrinter, CodegenError, walk
+from .c_family import CFamilyPrinter, CodegenError
 
 # DLPack type codes and device names used in generated checks and messages
 _DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
@@ -328,7 +329,7 @@ class HostFunctionPrinter:
                     if isinstance(n, E.Var) and n not in seen and n.dtype != "handle":
                         seen.add(n)
                         extra.append(n)
-                walk(d, visit)
+                post_order_visit(d, visit)
         for v in extra:
             decls.append(f"{p.compute_type(v.dtype)} {p.name_of(v)}")
             args.append(p.name_of(v))

@@ -16,22 +16,15 @@ def force_fallback() -> bool:
     return os.environ.get("TVM_COMPILE_FORCE_FALLBACK", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _record_for_kind(kind: str):
-    from tvm.backend import _registry
-
-    for rec in _registry.records():
-        if kind in rec.module_kinds:
-            return rec
-    return _registry.get_record(kind)
-
-
 def fallback_reason(kind: str) -> str:
     """Why a ``kind`` module is a fallback: the env override or the backend's state, plus a fix."""
     if force_fallback():
         return (f"TVM_COMPILE_FORCE_FALLBACK=1 is set, so the {kind} module was built without its "
                 f"runtime. Fix: unset TVM_COMPILE_FORCE_FALLBACK and compile again on a machine with "
                 f"the {kind} runtime.")
-    rec = _record_for_kind(kind)
+    from tvm.backend import _registry
+
+    rec = _registry.record_for_kind(kind)
     if rec is None:
         return (f"Reason: no installed backend provides module kind '{kind}'. "
                 f"Fix: pip install 'tvm[{kind}]' (or the vendor's backend wheel).")

@@ -80,8 +80,9 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
     except OSError:
         stamp = ""
     memo = None
-    if stamp and cache_enabled():
-        memo = cache_dir() / "compilers" / hashlib.sha256(stamp.encode()).hexdigest()[:24]
+    cdir = cache_dir()
+    if stamp and cdir is not None:
+        memo = cdir / "compilers" / hashlib.sha256(stamp.encode()).hexdigest()[:24]
     if memo is not None and memo.exists():
         got = memo.read_text()
     else:
@@ -100,19 +101,13 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
     return got
 
 
-def cache_dir() -> Path:
-    """The compile cache directory (``compile/`` under :func:`tvm._cache.cache_root`)."""
-    from tvm._cache import cache_root
+def cache_dir() -> Path | None:
+    """The compile cache directory (``compile/`` under :func:`tvm._cache.cache_root`), or None
+    when ``TVM_CACHE_DIR`` disables caching."""
+    from tvm._cache import cache_subdir
 
-    root = cache_root()
-    return Path(root if root is not None else os.path.join(tempfile.gettempdir(), "tvm-nocache")) / "compile"
-
-
-def cache_enabled() -> bool:
-    """False when ``TVM_CACHE_DIR`` is ``0``/``off``/``none``/``false`` (disables every cache)."""
-    from tvm._cache import cache_root
-
-    return cache_root() is not None
+    d = cache_subdir("compile")
+    return None if d is None else Path(d)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -218,9 +213,10 @@ def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
     second compile of the same code and flags does not run the compiler.
     """
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
-    if cache_enabled():
+    cdir = cache_dir()
+    if cdir is not None:
         key = cache_key(code, flags)
-        path = cache_dir() / key[:2] / f"{key}.so"
+        path = cdir / key[:2] / f"{key}.so"
         if path.exists():
             return str(path), True
         try:
@@ -232,7 +228,7 @@ def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
             run_compiler({f"{name}.c": code}, str(path), flags)
             _atomic_write(path.with_suffix(".c"), code.encode())
             return str(path), False
-        warnings.warn(f"compile cache {cache_dir()} is not writable; compiling without it "
+        warnings.warn(f"compile cache {cdir} is not writable; compiling without it "
                       "(set TVM_CACHE_DIR to a writable directory)", RuntimeWarning, stacklevel=2)
     out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.so")
     run_compiler({f"{name}.c": code}, out, flags)
@@ -243,9 +239,10 @@ def compile_object(code: str, *, openmp: bool = False, mcpu: str | None = None,
                    extra_flags: Sequence[str] = (), name: str = "host") -> str:
     """Compile C ``code`` to an object file (cached like :func:`compile_shared`); returns its path."""
     flags = [*build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), "-c"]
-    if cache_enabled():
+    cdir = cache_dir()
+    if cdir is not None:
         key = cache_key(code, flags)
-        path = cache_dir() / key[:2] / f"{key}.o"
+        path = cdir / key[:2] / f"{key}.o"
         if not path.exists():
             run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
         return str(path)

@@ -21,6 +21,7 @@ import tvm_ffi
 from tvm.runtime.module import Module
 from tvm.target import Target
 from tvm.tir.function import IRModule, PrimFunc
+from tvm.tir.transform import lower
 
 __all__ = ["BuildInfo", "compile", "build", "normalize_target"]
 
@@ -65,27 +66,6 @@ def _functions(obj: Any) -> list[PrimFunc]:
     return out
 
 
-@dataclass
-class _Lowered:
-    host: PrimFunc
-    kernels: list[PrimFunc]
-
-
-def _lower(func: PrimFunc, target: Target) -> Any:
-    """``tvm.tir.transform.lower`` when it exists; a host-only stand-in for CPU targets otherwise."""
-    try:
-        from tvm.tir.transform import lower
-    except ImportError:
-        lower = None
-    if lower is not None:
-        return lower(func, target)
-    if target.kind.codegen is not None:
-        raise RuntimeError(f"compiling for '{target.kind.name}' needs tvm.tir.transform.lower, "
-                           "which is not available in this installation")
-    # the C printer flattens N-d buffer accesses itself, so the function can be printed as is
-    return _Lowered(func, [])
-
-
 _loaded_lock = threading.Lock()
 _loaded_private: set[str] = set()
 
@@ -128,7 +108,7 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
         raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
     hosts, kernels = [], []
     for f in funcs:
-        low = _lower(f, tgt)
+        low = lower(f, tgt)
         hosts.append(low.host)
         kernels.extend(low.kernels)
     device_modules = []

@@ -219,7 +219,7 @@ def ensure_loader(kind: str) -> None:
     from tvm import backend
     from tvm.backend import _registry
 
-    rec = next((r for r in _registry.records() if kind in r.module_kinds), None) or _registry.get_record(kind)
+    rec = _registry.record_for_kind(kind)
     if rec is not None and not rec.usable_for_codegen:
         try:
             backend.load(rec.name)
