@@ -102,7 +102,8 @@ def wheels(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Build the wheels, install them, run every test suite; the core alone in a second venv."""
+    """Build the wheels, install them, run every test suite; the core alone and each `tvm[<backend>]`
+    extra in fresh venvs."""
     build_wheels(session)
     session.run("python", str(ROOT / "ci" / "check_wheels.py"), *map(str, WHEELHOUSE.glob("tvm*.whl")))
     session.install("-r", str(TEST_REQS))
@@ -110,6 +111,7 @@ def tests(session: nox.Session) -> None:
     names = [dist_name(p) for p in packages()]
     install_wheels(session, names)
     session.run("python", str(ROOT / "ci" / "check_core_alone.py"), str(WHEELHOUSE))
+    session.run("python", str(ROOT / "ci" / "check_extras.py"), str(WHEELHOUSE))
     suites = [str(p / "tests") for p in packages() if (p / "tests").is_dir()]
     session.run("python", str(ROOT / "ci" / "run_suites.py"), *suites, "--", *session.posargs)
 
