@@ -41,7 +41,7 @@ def mock_driver_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("no C compiler to build the mock libcuda.so.1")
     out = tmp_path_factory.mktemp("mockcuda")
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out / "libcuda.so.1"),
-                    str(HERE / "mock_driver" / "mock_libcuda.c")], check=True)
+                    str(HERE / "mock_driver" / "mock_libcuda.c"), "-ldl"], check=True)
     return out
 
 

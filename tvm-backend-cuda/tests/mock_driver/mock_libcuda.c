@@ -1,9 +1,12 @@
 /*
  * A stand-in libcuda.so.1 for CPU-only machines: enough of the driver API for the tests to drive
- * libtvm_runtime_cuda end to end. "Device" memory is host memory; cuLaunchKernel runs a few
- * known test kernels on the host (by name) and records every launch for the tests to inspect.
+ * libtvm_runtime_cuda end to end. "Device" memory is host memory; cuLaunchKernel records every
+ * launch for the tests to inspect and runs the kernel on the host when it can: generated kernels
+ * through a CPU build of their CUDA C registered with mock_add_emulator (cuda_on_cpu.h), and a
+ * few hand-written test kernels by name.
  * Written for this project's tests; it is not NVIDIA's driver and implements no GPU semantics.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@ typedef unsigned long long CUdeviceptr;
 #define ERR_INVALID_IMAGE 200
 #define ERR_NOT_FOUND 500
 #define ERR_LAUNCH_OUT_OF_RESOURCES 701
+#define ERR_LAUNCH_FAILED 719
 
 typedef struct { char* image; size_t size; } MockModule;
 typedef struct { MockModule* mod; char name[256]; int max_dyn_shmem; } MockFunction;
@@ -51,11 +55,17 @@ CUresult cuGetErrorName(CUresult r, const char** s) {
     case ERR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
     case ERR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
     case ERR_LAUNCH_OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
+    case ERR_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
     default: *s = "CUDA_ERROR_UNKNOWN";
   }
   return OK;
 }
-CUresult cuGetErrorString(CUresult r, const char** s) { *s = "mock driver error"; return OK; }
+/* Why the last emulated launch failed (tests/mock_driver/cuda_on_cpu.h). */
+static char emulator_error[1024];
+CUresult cuGetErrorString(CUresult r, const char** s) {
+  *s = r == ERR_LAUNCH_FAILED && emulator_error[0] ? emulator_error : "mock driver error";
+  return OK;
+}
 CUresult cuDeviceGetCount(int* n) { *n = device_count(); return OK; }
 CUresult cuDeviceGet(int* d, int ordinal) {
   if (ordinal < 0 || ordinal >= device_count()) return ERR_INVALID_VALUE;
@@ -160,6 +170,36 @@ static float half_to_float(uint16_t h) {
   float f; memcpy(&f, &bits, 4); return f;
 }
 
+/* Kernels compiled for the CPU by tests/cuda_on_cpu.py: libraries registered here are searched
+ * (newest first) for tvm_emu_launch_<kernel>, which runs the generated CUDA C on the host. */
+typedef int (*EmuLaunch)(void**, const unsigned*, const unsigned*, unsigned, char*, size_t);
+static void* emulators[64];
+static int n_emulators = 0;
+
+int mock_add_emulator(const char* path) {
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) { fprintf(stderr, "mock: %s\n", dlerror()); return 0; }
+  if (n_emulators == 64) return 0;
+  emulators[n_emulators++] = lib;
+  return 1;
+}
+
+/* 1 when an emulator ran the kernel; *ok then says whether it succeeded. */
+static int run_emulated(const char* name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, void** args, unsigned long long* ok) {
+  char sym[300];
+  snprintf(sym, sizeof(sym), "tvm_emu_launch_%s", name);
+  for (int i = n_emulators - 1; i >= 0; --i) {
+    EmuLaunch fn = (EmuLaunch)dlsym(emulators[i], sym);
+    if (!fn) continue;
+    unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    emulator_error[0] = 0;
+    *ok = fn(args, grid, block, shmem, emulator_error, sizeof(emulator_error)) == 0;
+    return 1;
+  }
+  return 0;
+}
+
 CUresult cuLaunchKernel(MockFunction* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shmem, void* stream, void** args,
                         void** extra) {
@@ -172,6 +212,9 @@ CUresult cuLaunchKernel(MockFunction* f, unsigned gx, unsigned gy, unsigned gz, 
   mock_last_launch.stream = stream;
   mock_last_launch.launches++;
   unsigned long long threads = (unsigned long long)gx * bx;
+  if (run_emulated(f->name, gx, gy, gz, bx, by, bz, shmem, args, &threads)) {
+    return threads ? OK : ERR_LAUNCH_FAILED;
+  }
   if (strstr(f->name, "vadd") != NULL) {  /* (float* A, float* B, float* C, int32 n) */
     float* a = *(float**)args[0]; float* b = *(float**)args[1]; float* c = *(float**)args[2];
     int n = *(int32_t*)args[3];

@@ -1,0 +1,179 @@
+"""The GPU tests' kernels, run without a GPU and compared with NumPy.
+
+Each test runs in a fresh process against the mock libcuda.so.1 (see test_cuda_mock_driver.py):
+our code generator's CUDA C is compiled to a cubin by NVRTC and loaded by the real
+libtvm_runtime_cuda as on a GPU, and the mock runs each launch through a CPU build of the same
+CUDA C (cuda_on_cpu.py, mock_driver/cuda_on_cpu.h). What this proves: the generated kernels'
+indexing, shared memory, barriers, warp collectives and float16/bfloat16 conversions, the
+runtime's argument packing and launch extents, and the host code of ``tvm.compile``. What it
+cannot: anything of the GPU itself (PTX semantics, the memory model, timing); test_cuda_gpu.py
+runs the same kernels on a real GPU when one is present.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cuda_helpers import HERE, run_python
+from tvm_backend_cuda import nvrtc
+
+pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")
+
+PRELUDE = '''
+import ctypes, sys, numpy as np, tvm, tvm_ffi
+sys.path.insert(0, {here!r})
+import cuda_kernels as kernels, cuda_on_cpu
+from tvm_backend_cuda import codegen
+
+MOCK = ctypes.CDLL("libcuda.so.1")
+MOCK.mock_add_emulator.argtypes = [ctypes.c_char_p]
+dev = tvm.cuda(0)
+target = tvm.target.detect_target_from_device(dev)
+
+def emulate(mod):
+    """Register a CPU build of the CUDA C in ``mod`` (a cuda module or one that imports one)."""
+    todo, found = [mod], False
+    while todo:
+        m = todo.pop()
+        if m.kind == "cuda":
+            lib = cuda_on_cpu.build(m.inspect_source("cuda"), {emu_dir!r})
+            assert MOCK.mock_add_emulator(str(lib).encode()), lib
+            found = True
+        todo.extend(m.imports)
+    assert found, "no cuda module to emulate"
+    return mod
+'''
+
+
+def emulated_run(mock_driver_dir, body: str) -> str:
+    env = {"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1"}
+    out = run_python(PRELUDE.format(here=str(HERE), emu_dir=str(mock_driver_dir)) + body, env=env, timeout=600)
+    assert out.returncode == 0, f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    return out.stdout
+
+
+def test_kernels_match_numpy(mock_driver_dir) -> None:
+    out = emulated_run(mock_driver_dir, '''
+for name, case in sorted(kernels.all_cases().items()):
+    mod = emulate(codegen.build([case.func], target))
+    host = case.make_args(np.random.default_rng(0))
+    tensors = [tvm.runtime.tensor(a, dev) for a in host]
+    mod[case.func.global_symbol](*tensors, *case.scalars, *case.launch)
+    got, want = tensors[case.out_index].numpy().astype("float32"), case.reference(host).astype("float32")
+    np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.rtol, err_msg=name)
+    print(name, "ok")
+''')
+    import cuda_kernels
+
+    assert out.split() == [w for name in sorted(cuda_kernels.all_cases()) for w in (name, "ok")]
+
+
+def test_tvm_compile_host_code_launches_the_kernels(mock_driver_dir) -> None:
+    out = emulated_run(mock_driver_dir, '''
+import cuda_script_kernels as script_kernels
+mod = emulate(tvm.compile(script_kernels.vadd, target=target))
+a, b = np.random.rand(1000).astype("float32"), np.random.rand(1000).astype("float32")
+x, y, z = tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((1000,), "float32", dev)
+mod["vadd"](x, y, z)
+np.testing.assert_allclose(z.numpy(), a + b, rtol=1e-6)
+mod = emulate(tvm.compile(script_kernels.warp_reduce, target=target))
+a = np.random.rand(64, 32).astype("float32")
+x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "float32", dev)
+mod["warp_reduce"](x, z)
+np.testing.assert_allclose(z.numpy(), a.sum(axis=1), rtol=1e-5)
+print("ok")
+''')
+    assert out.strip() == "ok"
+
+
+def test_dynamic_shared_memory_over_48k(mock_driver_dir) -> None:
+    out = emulated_run(mock_driver_dir, '''
+(x, X), = [kernels.buf("X", "float32")]
+tx = tvm.tir.Var("tx")
+words = 64 * 1024 // 4 * 2  # 128 KiB of float32
+smem = tvm.tir.Buffer("smem", (words,), "float32", scope="shared.dyn")
+body = kernels.thread(tx, 256, "threadIdx.x", tvm.tir.Allocate(smem, tvm.tir.seq(
+    tvm.tir.BufferStore(smem, X[tx], (tx + (words - 256),)), kernels.sync(),
+    tvm.tir.BufferStore(X, smem[(words - 1) - tx] * 2.0, (tx,)))))
+f = kernels.kernel("smem_big", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
+mod = emulate(codegen.build([f], target))
+a = np.arange(256, dtype="float32")
+t = tvm.runtime.tensor(a, dev)
+mod["smem_big"](t, 256, words * 4)
+np.testing.assert_allclose(t.numpy(), a[::-1] * 2.0)
+print("ok")
+''')
+    assert out.split() == ["ok"]
+
+
+@pytest.mark.parametrize("env", [{"TVM_COMPILE_FORCE_FALLBACK": "1"},
+                                 {"TVM_COMPILE_FORCE_FALLBACK": "1", "TVM_CUDA_NVRTC": "none"}],
+                         ids=["cubin", "cu-source"])
+def test_library_exported_without_driver_runs(tmp_path, env, mock_driver_dir) -> None:
+    lib = tmp_path / "warp_reduce.so"
+    out = run_python(f'''
+import sys, tvm
+sys.path.insert(0, {str(HERE)!r})
+from cuda_script_kernels import warp_reduce
+mod = tvm.compile(warp_reduce, target="cuda -arch=sm_90")
+mod.export_library({str(lib)!r})
+''', env=env)
+    assert out.returncode == 0, out.stderr
+    out = emulated_run(mock_driver_dir, f'''
+m = emulate(tvm.runtime.load_module({str(lib)!r}))
+a = np.random.rand(64, 32).astype("float32")
+x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "float32", dev)
+m["warp_reduce"](x, z)
+print(np.allclose(z.numpy(), a.sum(axis=1), rtol=1e-5))
+''')
+    assert out.strip() == "True"
+
+
+def test_divergent_barrier_is_an_error_not_a_hang(mock_driver_dir) -> None:
+    out = emulated_run(mock_driver_dir, '''
+(x, X), = [kernels.buf("X", "float32")]
+tx = tvm.tir.Var("tx")
+# lanes 0-15 shuffle with a full-warp mask while lanes 16-31 wait at __syncthreads
+body = kernels.thread(tx, 32, "threadIdx.x", tvm.tir.IfThenElse(
+    tx < 16, tvm.tir.BufferStore(X, kernels.cuda.shfl_sync(X[tx], 0), (tx,)), kernels.sync()))
+f = kernels.kernel("divergent", [x], {x: X}, body, ["threadIdx.x"])
+mod = emulate(codegen.build([f], target))
+t = tvm.runtime.tensor(np.zeros(32, "float32"), dev)
+try:
+    mod["divergent"](t, 32)
+    dev.sync()
+except Exception as e:
+    print(type(e).__name__, e)
+''')
+    assert "CUDA_ERROR_LAUNCH_FAILED" in out and "deadlock" in out, out
+
+
+def test_tensor_core_kernels_match_numpy(mock_driver_dir) -> None:
+    """ldmatrix, mma.m16n8k16 and the cp.async pipeline as printed in CUDA C, every GEMM tiling
+    of test_cuda_tensorcore.py, through tvm.compile's host code."""
+    out = emulated_run(mock_driver_dir, '''
+from test_cuda_tensorcore import CONFIGS, mma_tile, rand_f16
+from tvm_backend_cuda.kernels import matmul_f16_tensorcore
+rng = np.random.default_rng(4)
+mod = emulate(tvm.compile(mma_tile, target=target))
+A, B = rand_f16(rng, (16, 16)), rand_f16(rng, (16, 8))
+c = tvm.runtime.empty((16, 8), "float32", dev)
+mod["mma_tile"](tvm.runtime.tensor(A, dev), tvm.runtime.tensor(B, dev), c)
+np.testing.assert_allclose(c.numpy(), A.astype(np.float32) @ B.astype(np.float32), rtol=1e-5, atol=1e-5)
+print("mma_tile ok")
+for name, (M, N, K, kw) in sorted(CONFIGS.items()):
+    mod = emulate(tvm.compile(matmul_f16_tensorcore(M, N, K, **kw), target=target))
+    A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
+    c = tvm.runtime.empty((M, N), "float16", dev)
+    mod["matmul_f16_tc"](tvm.runtime.tensor(A, dev), tvm.runtime.tensor(B, dev), c)
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    want = (a64 @ b64).astype(np.float16)
+    # one float16 rounding plus the float32 accumulation's error bound (K steps of 2^-24)
+    bound = np.spacing(np.abs(want)).astype(np.float64) + K * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64))
+    err = np.abs(c.numpy().astype(np.float64) - want.astype(np.float64))
+    assert np.all(err <= bound), (name, float((err - bound).max()))
+    print(name, "ok")
+''')
+    import test_cuda_tensorcore
+
+    assert out.split() == ["mma_tile", "ok"] + [w for n in sorted(test_cuda_tensorcore.CONFIGS) for w in (n, "ok")]
