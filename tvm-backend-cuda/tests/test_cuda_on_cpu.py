@@ -12,12 +12,19 @@ runs the same kernels on a real GPU when one is present.
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from cuda_helpers import HERE, run_python
 from tvm_backend_cuda import nvrtc
 
-pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")
+pytestmark = [
+    pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)"),
+    pytest.mark.skipif(not (shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")),
+                       reason="no C++ compiler (c++/g++) to build the CPU emulation of the kernels"),
+]
 
 PRELUDE = '''
 import ctypes, sys, numpy as np, tvm, tvm_ffi
