@@ -8,7 +8,8 @@ Measures, each against a reference on the same GPU:
     the best is reported) vs torch.matmul, plus the CUDA-core tiled kernel as a baseline;
   * Python launch overhead of an empty kernel vs a Triton kernel and a CuPy RawKernel.
 Optional competitors (torch, triton, cupy) are recorded as unavailable when not importable.
-Without a GPU it writes {"status": "skipped", "reason": ...} and exits 0.
+Without a GPU it writes {"status": "skipped", "reason": ..., "host_launch_path": ...} and exits
+0; host_launch_path is the cost of our side of a launch, measured against the tests' mock driver.
 """
 
 from __future__ import annotations
@@ -57,6 +58,44 @@ def _optional(name: str) -> Any:
         return f"unavailable: {type(err).__name__}: {err}"
 
 
+def _host_launch_path() -> dict[str, Any]:
+    """Without a GPU: the cost of our side of a kernel launch (Python call, argument checks and
+    packing, launch-extent checks) measured against the tests' mock libcuda.so.1, whose
+    cuLaunchKernel only records the launch. Not a GPU number: a lower bound of tvm_us there."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        return {"status": "skipped", "reason": "no C compiler to build the mock driver"}
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", os.path.join(tmp, "libcuda.so.1"),
+                        os.path.join(HERE, "..", "tests", "mock_driver", "mock_libcuda.c"), "-ldl"], check=True)
+        env = dict(os.environ, LD_LIBRARY_PATH=tmp, TVM_CUDA_MOCK_DRIVER="1")
+        out = subprocess.run([sys.executable, "-W", "ignore", os.path.abspath(__file__), "--mock-launch"],
+                             env=env, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        return {"status": "failed", "stderr": out.stderr[-2000:]}
+    return json.loads(out.stdout)
+
+
+def _mock_launch() -> None:
+    """Child of :func:`_host_launch_path`: prints the per-launch time of the empty kernel."""
+    import tvm
+    import cuda_kernels as kernels
+    from tvm_backend_cuda import codegen
+
+    dev = tvm.cuda(0)
+    efn = codegen.build([kernels.empty_kernel()], tvm.target.detect_target_from_device(dev))["empty"]
+    buf = tvm.runtime.empty((32,), "float32", dev)
+    per_call = _timer(dev.sync)(lambda: efn(buf, 32), iters=20000)
+    print(json.dumps({"status": "ok", "tvm_us": per_call * 1e6,
+                      "note": "empty kernel launched through libtvm_runtime_cuda against the tests' mock "
+                              "libcuda.so.1 (cuLaunchKernel only records): our side of a launch on this CPU, "
+                              "no GPU driver time; Triton/CuPy need a GPU to compare"}))
+
+
 def main(out_path: str) -> int:
     import numpy as np
     import tvm
@@ -65,7 +104,8 @@ def main(out_path: str) -> int:
     if not dev.exist:
         rec = tvm.backend._registry.get_record("cuda")
         _write(out_path, {"status": "skipped",
-                          "reason": f"no CUDA device: {rec.reason if rec and rec.reason else 'libcuda.so.1 not found'}"})
+                          "reason": f"no CUDA device: {rec.reason if rec and rec.reason else 'libcuda.so.1 not found'}",
+                          "host_launch_path": _host_launch_path()})
         return 0
     import cuda_kernels as kernels
     from tvm_backend_cuda import codegen
@@ -218,6 +258,9 @@ def main(out_path: str) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--mock-launch"]:
+        _mock_launch()
+        sys.exit(0)
     if len(sys.argv) != 2:
         print(__doc__)
         sys.exit(2)
