@@ -184,3 +184,40 @@ for name, (M, N, K, kw) in sorted(CONFIGS.items()):
     import test_cuda_tensorcore
 
     assert out.split() == ["mma_tile", "ok"] + [w for n in sorted(test_cuda_tensorcore.CONFIGS) for w in (n, "ok")]
+
+
+def test_shared_tvmscript_kernels_through_tvm_compile(mock_driver_dir) -> None:
+    """The core's TVMScript kernel zoo (the OpenCL and example backends run the same ones),
+    compiled for cuda with symbolic sizes bound from the arguments at call time."""
+    out = emulated_run(mock_driver_dir, '''
+from tvm.testing import kernels as zoo
+rng = np.random.default_rng(3)
+t = lambda a: tvm.runtime.tensor(a, dev)
+for dtype in ["float32", "float16", "bfloat16", "int32"]:
+    mod = emulate(tvm.compile(zoo.vector_add(dtype, 128), target=target))
+    npd = tvm.runtime.numpy_dtype(dtype)
+    a, b = (rng.uniform(-50, 50, 999).astype(npd) for _ in range(2))
+    c = tvm.runtime.empty((999,), dtype, dev)
+    mod["vector_add"](t(a), t(b), c)
+    want = (a.astype("float64") + b.astype("float64")).astype(npd)
+    np.testing.assert_array_equal(c.numpy(), want, err_msg=dtype)
+    print("vector_add", dtype, "ok")
+a = rng.standard_normal((37, 1001)).astype("float32")
+mod = emulate(tvm.compile(zoo.row_sum(block=128), target=target))
+b = tvm.runtime.empty((37,), "float32", dev)
+mod["row_sum"](t(a), b)
+np.testing.assert_allclose(b.numpy(), a.sum(axis=1), rtol=1e-4, atol=1e-4)
+print("row_sum ok")
+mod = emulate(tvm.compile(zoo.row_softmax(block=64), target=target))
+b = tvm.runtime.empty(a.shape, "float32", dev)
+mod["row_softmax"](t(a), b)
+np.testing.assert_allclose(b.numpy(), zoo.reference_softmax(a), rtol=1e-5, atol=1e-7)
+print("row_softmax ok")
+mod = emulate(tvm.compile(zoo.matmul_tiled(tile=16), target=target))
+x, y = rng.standard_normal((64, 48)).astype("float32"), rng.standard_normal((48, 80)).astype("float32")
+z = tvm.runtime.empty((64, 80), "float32", dev)
+mod["matmul_tiled"](t(x), t(y), z)
+np.testing.assert_allclose(z.numpy(), x @ y, rtol=1e-4, atol=1e-4)
+print("matmul_tiled ok")
+''')
+    assert out.count(" ok") == 7, out
