@@ -265,10 +265,26 @@ def warp_ops(n_warps: int = 4) -> Case:
                 [], [n_warps, 32], ref, 1, 1e-5)
 
 
+def dyn_smem_reverse(kib: int = 128) -> Case:
+    """X[i] = 2 * X[255 - i] through ``kib`` KiB of dynamic shared memory (over 48 KiB needs the
+    runtime to raise the kernel's dynamic shared memory limit before launching)."""
+    (x, X), = [buf("X", "float32")]
+    tx = Var("tx")
+    words = kib * 1024 // 4
+    smem = Buffer("smem", (words,), "float32", scope="shared.dyn")
+    body = thread(tx, 256, "threadIdx.x", Allocate(smem, seq(
+        BufferStore(smem, X[tx], (tx + (words - 256),)), sync(),
+        BufferStore(X, smem[(words - 1) - tx] * 2.0, (tx,)))))
+    f = kernel("smem_big", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
+    return Case(f, lambda r: [np.arange(256, dtype="float32")], [], [256, words * 4],
+                lambda xs: xs[0][::-1] * 2.0, 0)
+
+
 def all_cases() -> dict[str, Case]:
     """Every kernel the tests compile (and run, on a GPU)."""
     return {
         "vadd_f32": vadd("float32"), "vadd_f16": vadd("float16"), "row_sum": row_sum(),
         "matmul_f32": matmul("float32"), "matmul_f16": matmul("float16"), "gelu_f16": gelu_f16(),
         "softmax": softmax(), "vadd_bf16": vadd("bfloat16"), "warp_ops": warp_ops(),
+        "dyn_smem_128k": dyn_smem_reverse(128),
     }

@@ -89,22 +89,6 @@ def test_tvm_compile_script_kernels(dev, target) -> None:
     np.testing.assert_allclose(z.numpy(), a.sum(axis=1), rtol=1e-5)
 
 
-def test_dynamic_shared_memory_over_48k(dev) -> None:
-    (x, X), = [kernels.buf("X", "float32")]
-    tx = tvm.tir.Var("tx")
-    words = 64 * 1024 // 4 * 2  # 128 KiB of float32
-    smem = tvm.tir.Buffer("smem", (words,), "float32", scope="shared.dyn")
-    body = kernels.thread(tx, 256, "threadIdx.x", tvm.tir.Allocate(smem, tvm.tir.seq(
-        tvm.tir.BufferStore(smem, X[tx], (tx + (words - 256),)), kernels.sync(),
-        tvm.tir.BufferStore(X, smem[(words - 1) - tx] * 2.0, (tx,)))))
-    f = kernels.kernel("smem_big", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
-    mod = codegen.build([f], tvm.target.detect_target_from_device(dev))
-    a = np.arange(256, dtype="float32")
-    t = tvm.runtime.tensor(a, dev)
-    mod["smem_big"](t, 256, words * 4)
-    np.testing.assert_allclose(t.numpy(), a[::-1] * 2.0)
-
-
 def test_dlpack_with_torch_without_copy(dev, target) -> None:
     torch = pytest.importorskip("torch")
     a = torch.rand(4096, device="cuda")

@@ -93,26 +93,6 @@ print("ok")
     assert out.strip() == "ok"
 
 
-def test_dynamic_shared_memory_over_48k(mock_driver_dir) -> None:
-    out = emulated_run(mock_driver_dir, '''
-(x, X), = [kernels.buf("X", "float32")]
-tx = tvm.tir.Var("tx")
-words = 64 * 1024 // 4 * 2  # 128 KiB of float32
-smem = tvm.tir.Buffer("smem", (words,), "float32", scope="shared.dyn")
-body = kernels.thread(tx, 256, "threadIdx.x", tvm.tir.Allocate(smem, tvm.tir.seq(
-    tvm.tir.BufferStore(smem, X[tx], (tx + (words - 256),)), kernels.sync(),
-    tvm.tir.BufferStore(X, smem[(words - 1) - tx] * 2.0, (tx,)))))
-f = kernels.kernel("smem_big", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
-mod = emulate(codegen.build([f], target))
-a = np.arange(256, dtype="float32")
-t = tvm.runtime.tensor(a, dev)
-mod["smem_big"](t, 256, words * 4)
-np.testing.assert_allclose(t.numpy(), a[::-1] * 2.0)
-print("ok")
-''')
-    assert out.split() == ["ok"]
-
-
 @pytest.mark.parametrize("env", [{"TVM_COMPILE_FORCE_FALLBACK": "1"},
                                  {"TVM_COMPILE_FORCE_FALLBACK": "1", "TVM_CUDA_NVRTC": "none"}],
                          ids=["cubin", "cu-source"])
