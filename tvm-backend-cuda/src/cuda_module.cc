@@ -42,11 +42,12 @@ enum class ArgKind { kPointer, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF1
 
 ArgKind ParseArgKind(const std::string& kernel, const std::string& t) {
   static const std::map<std::string, ArgKind> table = {
-      {"handle", ArgKind::kPointer}, {"int8", ArgKind::kI8},      {"int16", ArgKind::kI16},
+      {"int8", ArgKind::kI8},      {"int16", ArgKind::kI16},
       {"int32", ArgKind::kI32},      {"int64", ArgKind::kI64},    {"uint8", ArgKind::kU8},
       {"bool", ArgKind::kU8},        {"uint16", ArgKind::kU16},   {"uint32", ArgKind::kU32},
       {"uint64", ArgKind::kU64},     {"float16", ArgKind::kF16},  {"bfloat16", ArgKind::kBF16},
       {"float32", ArgKind::kF32},    {"float64", ArgKind::kF64}};
+  if (tvm::runtime::IsBufferArgType(t)) return ArgKind::kPointer;
   auto it = table.find(t);
   if (it == table.end()) {
     TVM_FFI_THROW(TypeError) << "cuda kernel " << kernel << ": unsupported argument dtype '" << t
@@ -189,7 +190,7 @@ class CUDAModuleObj : public DeviceModuleBase {
     for (size_t i = 0; i < k->kinds.size(); ++i) {
       if (k->kinds[i] != ArgKind::kPointer) continue;
       if (auto t = args[i].try_cast<DLTensor*>()) {
-        if ((*t)->device.device_type != kDLCUDA) break;  // reported by CheckTensorDevices
+        if ((*t)->device.device_type != kDLCUDA) break;  // reported by CheckTensorArguments
         return (*t)->device.device_id;
       }
       if (auto p = args[i].try_cast<void*>()) {
@@ -205,15 +206,19 @@ class CUDAModuleObj : public DeviceModuleBase {
 
   /*!
    * \brief Every tensor argument must live on the launch device: cuLaunchKernel would take a host
-   *  pointer or another GPU's pointer as if it were on `dev_id` (a fault, or silently wrong data).
+   *  pointer or another GPU's pointer as if it were on `dev_id` (a fault, or silently wrong data);
+   *  and it must have the layout, dtype and size the kernel declared (CheckBufferArgument).
    */
-  static void CheckTensorDevices(const KernelState* k, ffi::PackedArgs args, int dev_id) {
+  static void CheckTensorArguments(const KernelState* k, ffi::PackedArgs args, int dev_id) {
     for (size_t i = 0; i < k->kinds.size(); ++i) {
       if (k->kinds[i] != ArgKind::kPointer) continue;
       auto t = args[i].try_cast<DLTensor*>();
       if (!t.has_value()) continue;
       DLDevice d = (*t)->device;
-      if (d.device_type == kDLCUDA && d.device_id == dev_id) continue;
+      if (d.device_type == kDLCUDA && d.device_id == dev_id) {
+        tvm::runtime::CheckBufferArgument(k->info, i, *t, args);
+        continue;
+      }
       TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": argument " << i
                                 << " is a tensor on " << tvm::runtime::DeviceTypeName(d.device_type)
                                 << ":" << d.device_id << ", expected cuda:" << dev_id
@@ -337,7 +342,7 @@ class CUDAModuleObj : public DeviceModuleBase {
     LaunchConfig cfg = LaunchConfig::Decode(k->info, args);
     int dev_id = DeviceOf(k, args);
     SetDevice(dev_id);
-    CheckTensorDevices(k, args, dev_id);
+    CheckTensorArguments(k, args, dev_id);
     if (cfg.empty()) return;  // a symbolic size of 0: nothing to launch
     CheckLaunchLimits(k, cfg, dev_id);
     CUfunction f = Function(k, dev_id, cfg.dyn_shmem_bytes);

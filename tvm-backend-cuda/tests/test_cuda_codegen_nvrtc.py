@@ -53,7 +53,8 @@ def test_generated_source_features() -> None:
     gelu = codegen.generate_source([CASES["gelu_f16"].func])
     assert "expf(" in gelu and "exp(" not in gelu.replace("expf(", "")
     # float16 scalars are passed as float (the runtime converts the argument)
-    assert codegen.function_infos([CASES["gelu_f16"].func])[0][1] == ["handle", "handle", "int32", "float32"]
+    # float16 buffers keep their dtype; the float16 scalar is passed as float32
+    assert codegen.function_infos([CASES["gelu_f16"].func])[0][1] == ["handle:float16", "handle:float16", "int32", "float32"]
 
 
 def test_double_math_uses_double_functions() -> None:

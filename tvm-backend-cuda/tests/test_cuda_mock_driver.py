@@ -408,3 +408,46 @@ m["vadd"](x, x, x, 0, 0, 256)
 print(LAST.launches - before)
 ''')
     assert out.splitlines() == ["0"]
+
+
+def test_raw_kernel_checks_tensor_dtype_size_and_layout(mock_driver_dir) -> None:
+    """Tensors passed to a raw kernel handle are checked against the function map's buffer types
+    (dtype, minimum size from the scalar arguments, compact layout)."""
+    out = mock_run(mock_driver_dir, '''
+from tvm.testing import kernels as zoo
+k = tvm.compile(zoo.vector_add("float32", 64), target="cuda -arch=sm_90").imports[0]["vector_add_kernel0"]
+x = tvm.runtime.tensor(np.arange(200, dtype="float32"), dev)
+out = tvm.runtime.empty((100,), "float32", dev)
+k(x, x, out, 100, 2, 64)
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+shape, strides = (ctypes.c_int64 * 1)(100), (ctypes.c_int64 * 1)(2)
+mt = DLManagedTensor(DLTensor(x.data_ptr(), DLDevice(2, 0), 1, DLDataType(2, 32, 1), shape, strides, 0), None, None)
+new_capsule = ctypes.pythonapi.PyCapsule_New
+new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+class EveryOther:  # x[::2] as a CUDA tensor view
+    def __dlpack__(self, **kwargs):
+        return new_capsule(ctypes.addressof(mt), b"dltensor", None)
+    def __dlpack_device__(self):
+        return (2, 0)
+view = tvm.runtime.from_dlpack(EveryOther())
+for bad in [(x, tvm.runtime.empty((100,), "float16", dev), out), (x, x, tvm.runtime.empty((99,), "float32", dev)),
+            (view, x, out)]:
+    try:
+        k(*bad, 100, 2, 64)
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__, e)
+''')
+    lines = out.splitlines()
+    assert lines[0] == "TypeError kernel vector_add_kernel0: argument 1 must be a buffer of float32, got a tensor of float16"
+    assert lines[1] == "ValueError kernel vector_add_kernel0: argument 2 holds 99 elements, the kernel accesses 100 for these arguments"
+    assert lines[2].startswith("ValueError kernel vector_add_kernel0: argument 0 is a non-contiguous tensor view")

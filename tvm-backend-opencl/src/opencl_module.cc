@@ -220,6 +220,7 @@ class OpenCLModuleObj final : public DeviceModuleBase {
         TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
                                   << " has a byte offset; OpenCL buffers cannot be offset";
       }
+      CheckBufferArgument(info, i, tensor, args);
       ptr = tensor->data;
     } else {
       TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << i
@@ -289,7 +290,7 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     std::vector<void*> mems(nargs, nullptr);
     int dev_id = -1;
     for (size_t i = 0; i < nargs; ++i) {
-      if (info.arg_types[i] != "handle") continue;
+      if (!IsBufferArgType(info.arg_types[i])) continue;
       BufferInfo where{};
       mems[i] = BufferArg(info, args, i, &where);
       if (dev_id < 0) {
@@ -316,7 +317,7 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     std::lock_guard<std::mutex> lock(mu_);  // kernel objects hold argument state
     cl_kernel k = GetKernel(dev_id, info.name);
     for (size_t i = 0; i < nargs; ++i) {
-      if (info.arg_types[i] == "handle") {
+      if (IsBufferArgType(info.arg_types[i])) {
         cl_mem mem = static_cast<cl_mem>(mems[i]);
         cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(i), sizeof(cl_mem), &mem);
         if (rc != CL_SUCCESS) {

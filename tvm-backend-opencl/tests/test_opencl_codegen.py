@@ -81,7 +81,8 @@ def test_function_table_and_scalar_types():
     (entry,) = codegen.function_table(kernels)
     name, args, tags = entry
     assert name == "axpy_kernel0" and tags == ["blockIdx.x", "threadIdx.x"]
-    assert args.count("handle") == 3 and "float32" in args and "int64" in args
+    # buffers carry their dtype and minimum size ($5 = the symbolic length, argument 5)
+    assert args == ["handle:float32:$5"] * 3 + ["float32", "int64", "int32"], args
     src = codegen.generate_source(kernels)
     assert "float alpha" in src and "long shift" in src
 

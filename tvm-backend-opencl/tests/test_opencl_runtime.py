@@ -208,6 +208,24 @@ def test_bad_kernel_arguments_raise(dev):
         f(a, a, a, 16, 1, dev.max_threads_per_block * 2)
 
 
+def test_raw_kernel_checks_tensors_against_its_arg_types(dev):
+    """The generated function map says each buffer's dtype and minimum size; a tensor passed to
+    the raw kernel handle that does not fit is an error, not silent garbage."""
+    from tvm.testing import kernels as zoo
+
+    mod = tvm.compile(zoo.vector_add("float32", 64), target="opencl")
+    k = mod.imports[0].get_function("vector_add_kernel0")
+    x = tvm.runtime.tensor(np.arange(100, dtype="float32"), dev)
+    out = tvm.runtime.empty((100,), "float32", dev)
+    k(x, x, out, 100, 2, 64)
+    np.testing.assert_array_equal(out.numpy(), 2 * np.arange(100, dtype="float32"))
+    with pytest.raises(TypeError, match="argument 1 must be a buffer of float32, got a tensor of int32"):
+        k(x, tvm.runtime.tensor(np.zeros(100, "int32"), dev), out, 100, 2, 64)
+    with pytest.raises(ValueError, match="argument 2 holds 50 elements, the kernel accesses 100"):
+        k(x, x, tvm.runtime.empty((50,), "float32", dev), 100, 2, 64)
+    k(x, x, out, 50, 1, 64)  # a smaller n needs only 50 elements
+
+
 def test_unknown_format_rejected(dev):
     with pytest.raises(ValueError, match="format 'cl'"):
         make_module(VADD, VADD_FUNCS, fmt="ptx")

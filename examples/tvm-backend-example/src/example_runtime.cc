@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/runtime/device_api.h>
@@ -114,6 +115,22 @@ class LoadedObject {
   void* handle_ = nullptr;
 };
 
+/*!
+ * \brief The address buffer argument `i` stands for: an opaque pointer (from host code) or an
+ *  example-device tensor with the layout, dtype and size the kernel declared.
+ */
+void* BufferPointer(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
+  if (auto t = args[i].try_cast<DLTensor*>()) {
+    if ((*t)->device.device_type != kDLExtDev) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
+                                << " is a tensor on another device than example";
+    }
+    tvm::runtime::CheckBufferArgument(info, i, *t, args);
+    return static_cast<char*>((*t)->data) + (*t)->byte_offset;
+  }
+  return args[i].cast<void*>();
+}
+
 class ExampleModuleObj final : public DeviceModuleBase {
  public:
   explicit ExampleModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("example", std::move(spec)) {
@@ -149,8 +166,8 @@ class ExampleModuleObj final : public DeviceModuleBase {
       std::vector<KernelArg> slots(info.arg_types.size());
       for (size_t i = 0; i < info.arg_types.size(); ++i) {
         const std::string& t = info.arg_types[i];
-        if (t == "handle") {
-          slots[i].v_handle = args[i].cast<void*>();
+        if (tvm::runtime::IsBufferArgType(t)) {
+          slots[i].v_handle = BufferPointer(info, args, i);
         } else if (t.rfind("float", 0) == 0 || t.rfind("bfloat", 0) == 0) {
           slots[i].v_float64 = args[i].cast<double>();
         } else {

@@ -81,6 +81,20 @@ def test_cpu_tensor_on_device_kernel_is_rejected():
         mod["vector_add"](a, a, a)
 
 
+def test_raw_kernel_takes_device_tensors_and_checks_them():
+    kernel = tvm.compile(vadd, target="example").imports[0]["vector_add_kernel0"]
+    a = np.arange(100, dtype="float32")
+    A, C = tvm.runtime.tensor(a, DEV), tvm.runtime.empty((100,), "float32", DEV)
+    kernel(A, A, C, 100, 2, 64)
+    np.testing.assert_array_equal(C.numpy(), 2 * a)
+    with pytest.raises(TypeError, match="argument 1 must be a buffer of float32, got a tensor of float64"):
+        kernel(A, tvm.runtime.tensor(a.astype("float64"), DEV), C, 100, 2, 64)
+    with pytest.raises(ValueError, match="argument 2 holds 10 elements, the kernel accesses 100"):
+        kernel(A, A, tvm.runtime.empty((10,), "float32", DEV), 100, 2, 64)
+    with pytest.raises(ValueError, match="argument 0 is a tensor on another device than example"):
+        kernel(tvm.runtime.tensor(a), A, C, 100, 2, 64)
+
+
 def test_fallback_is_byte_identical_and_explains(monkeypatch):
     real = tvm.compile(row_sum, target="example").imports[0]
     monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")

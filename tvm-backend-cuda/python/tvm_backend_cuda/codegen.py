@@ -21,6 +21,7 @@ import re
 from typing import Any, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.codegen.device_module import kernel_arg_types
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -307,19 +308,14 @@ def threads_per_block(func: PrimFunc) -> Optional[int]:
     return total
 
 
-def _arg_dtype(printer: CUDAPrinter, func: PrimFunc, p: E.Var) -> str:
-    if p in func.buffer_map or p.dtype == "handle":
-        return "handle"
-    return "float32" if printer.is_emulated(p.dtype) else p.dtype
-
-
 def function_infos(kernels: list[PrimFunc]) -> list[list[Any]]:
     """``[name, [arg dtypes], [launch tags]]`` for each kernel (the device-module function map)."""
     printer = CUDAPrinter()
     out = []
     for f in kernels:
         tags = list(f.attrs.get("launch_params", []))
-        out.append([f.global_symbol, [_arg_dtype(printer, f, p) for p in f.params], tags])
+        scalar = lambda dtype: "float32" if printer.is_emulated(dtype) else dtype  # noqa: E731
+        out.append([f.global_symbol, kernel_arg_types(f, scalar), tags])
     return out
 
 

@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.codegen.device_module import kernel_arg_types
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -260,10 +261,6 @@ class OpenCLPrinter(CFamilyPrinter):
         return head + ("\n" if helpers else "") + text
 
 
-def _arg_types(func: PrimFunc) -> list[str]:
-    return ["handle" if p.dtype == "handle" else p.dtype for p in func.params]
-
-
 def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
     """The OpenCL C translation unit holding every kernel in ``kernels``."""
     attrs = getattr(target, "attrs", None) or {}
@@ -282,7 +279,7 @@ def function_table(kernels: list[PrimFunc]) -> list[list[Any]]:
     table = []
     for k in kernels:
         tags = [str(t) for t in k.attrs.get("launch_params", ())]
-        table.append([k.global_symbol, _arg_types(k), tags])
+        table.append([k.global_symbol, kernel_arg_types(k), tags])
     return table
 
 

@@ -2,11 +2,15 @@
  * \file device_module.cc
  * \brief The one serializer for device modules, launch-argument decoding and the fallback module.
  */
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_module.h>
 
+#include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <sstream>
 
 namespace tvm {
@@ -200,6 +204,63 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
     (tag[0] == 'b' ? cfg.grid : cfg.block)[axis] = v;
   }
   return cfg;
+}
+
+namespace {
+/*! \brief The minimum element count of "<term>*<term>..." for this call, or -1 when unknown. */
+int64_t MinElements(const FunctionInfo& info, const std::string& expr, ffi::PackedArgs args) {
+  int64_t total = 1;
+  size_t pos = 0;
+  while (pos <= expr.size()) {
+    size_t end = expr.find('*', pos);
+    if (end == std::string::npos) end = expr.size();
+    std::string term = expr.substr(pos, end - pos);
+    int64_t v = -1;
+    try {
+      if (!term.empty() && term[0] == '$') {
+        size_t k = std::stoul(term.substr(1));
+        if (k >= info.arg_types.size() || IsBufferArgType(info.arg_types[k])) return -1;
+        v = args[k].cast<int64_t>();
+      } else {
+        v = std::stoll(term);
+      }
+    } catch (const std::logic_error&) {
+      return -1;  // not a term this runtime understands: no size check
+    }
+    if (v < 0) return -1;
+    if (v != 0 && total > INT64_MAX / v) return INT64_MAX;
+    total *= v;
+    pos = end + 1;
+  }
+  return total;
+}
+}  // namespace
+
+void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
+                         ffi::PackedArgs args) {
+  if (!ffi::IsContiguous(*t)) {
+    TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index
+                              << " is a non-contiguous tensor view; device kernels index compact "
+                                 "row-major buffers (make it contiguous first)";
+  }
+  const std::string& type = info.arg_types[index];
+  if (type.size() <= 7) return;  // plain "handle": nothing more is known
+  size_t colon = type.find(':', 7);
+  std::string dtype = type.substr(7, colon == std::string::npos ? std::string::npos : colon - 7);
+  std::string got = std::string(ffi::DLDataTypeToString(t->dtype));
+  if (!dtype.empty() && got != dtype) {
+    TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index
+                             << " must be a buffer of " << dtype << ", got a tensor of " << got;
+  }
+  if (colon == std::string::npos) return;
+  int64_t need = MinElements(info, type.substr(colon + 1), args);
+  int64_t have = 1;
+  for (int i = 0; i < t->ndim; ++i) have *= t->shape[i];
+  if (need > have) {
+    TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index << " holds "
+                              << have << " elements, the kernel accesses " << need
+                              << " for these arguments";
+  }
 }
 
 ffi::Bytes DeviceModuleBase::SaveToBytes() const { return ffi::Bytes(spec_.Serialize()); }

@@ -9,7 +9,7 @@ are declared once per block, outside the team, so every thread of the block sees
 from __future__ import annotations
 
 from tvm.codegen.c_family import CFamilyPrinter
-from tvm.codegen.device_module import create_device_module
+from tvm.codegen.device_module import create_device_module, kernel_arg_types
 from tvm.contrib import cc
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -118,6 +118,5 @@ def build(kernels: list[PrimFunc], target) -> object:
         payload = f.read()
     functions = []
     for k in kernels:
-        arg_types = ["handle" if p in k.buffer_map or p.dtype == "handle" else p.dtype for p in k.params]
-        functions.append([k.global_symbol, arg_types, list(k.attrs.get("launch_params", []))])
+        functions.append([k.global_symbol, kernel_arg_types(k), list(k.attrs.get("launch_params", []))])
     return create_device_module("example", "so", functions, payload, [["c", source]])

@@ -29,7 +29,11 @@ namespace runtime {
 /*! \brief One kernel of a device module. */
 struct FunctionInfo {
   std::string name;
-  /*! \brief dtype of each kernel argument: "handle" for buffers, else "int32", "float32", ... */
+  /*!
+   * \brief Type of each kernel argument: a scalar dtype ("int32", "float32", ...) or, for a
+   *  buffer, "handle" optionally followed by ":<element dtype>" and ":<minimum elements>" (see
+   *  CheckBufferArgument), e.g. "handle:float32:$3*128".
+   */
   std::vector<std::string> arg_types;
   /*!
    * \brief Meaning of the trailing launch arguments, in order: "blockIdx.x".."z",
@@ -57,6 +61,22 @@ struct DeviceModuleSpec {
   /*! \brief Kernel `name`, or null. */
   TVM_RUNTIME_DLL const FunctionInfo* Find(const std::string& name) const;
 };
+
+/*! \brief True for a buffer argument type: "handle" or "handle:...". */
+inline bool IsBufferArgType(const std::string& type) {
+  return type.compare(0, 6, "handle") == 0 && (type.size() == 6 || type[6] == ':');
+}
+
+/*!
+ * \brief Checks tensor `t` passed for buffer argument `index` of a call to kernel `info` (a raw
+ *  device pointer cannot be checked; host code passes those). The tensor must be compact
+ *  (row-major contiguous: kernels index a flat buffer); when the argument type carries them, its
+ *  element dtype must match and it must hold at least the minimum number of elements, a product
+ *  ("*") of integers and "$k" terms (the value of scalar argument k of the same call).
+ *  Throws TypeError (dtype) or ValueError (layout, size) naming the kernel and the argument.
+ */
+TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
+                                         ffi::PackedArgs args);
 
 /*! \brief Largest launch extent or dynamic shared memory size accepted (fits every API's int). */
 constexpr int64_t kMaxLaunchValue = (int64_t{1} << 31) - 1;

@@ -4,11 +4,56 @@ the generic fallback module otherwise (same kind, same bytes, functions that exp
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import tvm_ffi
 
 FunctionSpec = Sequence[Any]  # [name, [arg dtypes], [launch tags]]
+
+
+def _extent_terms(expr: Any, params: dict) -> Optional[list[str]]:
+    """``expr`` as factors for the runtime ("128", "$3"), or None when it is not a product of
+    constants and scalar parameters."""
+    from tvm.tir import expr as E
+
+    if isinstance(expr, E.IntImm):
+        return [str(int(expr.value))]
+    if isinstance(expr, E.Var) and expr in params:
+        return [f"${params[expr]}"]
+    if isinstance(expr, E.Mul):
+        a, b = _extent_terms(expr.a, params), _extent_terms(expr.b, params)
+        return None if a is None or b is None else a + b
+    return None
+
+
+def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype: dtype) -> list[str]:
+    """The ``arg_types`` of kernel ``func``'s function-map entry (see ``device_module.h``).
+
+    A buffer parameter becomes ``handle:<dtype>:<minimum elements>`` (the product of its shape
+    as constants and ``$k`` for scalar parameter k), or ``handle:<dtype>`` when its size is not
+    such a product; runtimes check tensors passed to the raw kernel against it. A bare pointer
+    parameter is ``handle``; a scalar is its dtype mapped by ``scalar_type`` (e.g. float16 passed
+    as float32).
+    """
+    scalars = {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and p.dtype != "handle"}
+    out = []
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is None:
+            out.append("handle" if p.dtype == "handle" else scalar_type(p.dtype))
+            continue
+        offset = buf.elem_offset
+        terms = None
+        if not buf.strides and (offset is None or getattr(offset, "value", None) == 0):
+            terms = []
+            for dim in buf.shape:
+                t = _extent_terms(dim, scalars)
+                if t is None:
+                    terms = None
+                    break
+                terms += t
+        out.append(f"handle:{buf.dtype}" + (f":{'*'.join(terms or ['1'])}" if terms is not None else ""))
+    return out
 
 
 def force_fallback() -> bool:
