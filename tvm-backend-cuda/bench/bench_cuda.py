@@ -62,16 +62,14 @@ def _host_launch_path() -> dict[str, Any]:
     """Without a GPU: the cost of our side of a kernel launch (Python call, argument checks and
     packing, launch-extent checks) measured against the tests' mock libcuda.so.1, whose
     cuLaunchKernel only records the launch. Not a GPU number: a lower bound of tvm_us there."""
-    import shutil
     import subprocess
     import tempfile
 
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        return {"status": "skipped", "reason": "no C compiler to build the mock driver"}
+    from cuda_helpers import build_mock_driver
+
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", os.path.join(tmp, "libcuda.so.1"),
-                        os.path.join(HERE, "..", "tests", "mock_driver", "mock_libcuda.c"), "-ldl"], check=True)
+        if build_mock_driver(tmp) is None:
+            return {"status": "skipped", "reason": "no C compiler to build the mock driver"}
         env = dict(os.environ, LD_LIBRARY_PATH=tmp, TVM_CUDA_MOCK_DRIVER="1")
         out = subprocess.run([sys.executable, "-W", "ignore", os.path.abspath(__file__), "--mock-launch"],
                              env=env, capture_output=True, text=True, timeout=300)

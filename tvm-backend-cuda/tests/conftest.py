@@ -14,7 +14,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cuda_helpers import gpu_skip_reason  # noqa: E402
+from cuda_helpers import build_mock_driver, gpu_skip_reason  # noqa: E402
 
 GPU_REASON = gpu_skip_reason()
 
@@ -36,12 +36,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def mock_driver_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the mock libcuda.so.1 built from tests/mock_driver (skips without a C compiler)."""
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the mock libcuda.so.1")
     out = tmp_path_factory.mktemp("mockcuda")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out / "libcuda.so.1"),
-                    str(HERE / "mock_driver" / "mock_libcuda.c"), "-ldl"], check=True)
+    if build_mock_driver(out) is None:
+        pytest.skip("no C compiler to build the mock libcuda.so.1")
     return out
 
 

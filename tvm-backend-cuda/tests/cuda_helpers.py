@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -37,3 +38,25 @@ def run_python(code: str, env: dict | None = None, timeout: int = 240) -> subpro
     full.update(env or {})
     return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], env=full,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def build_mock_driver(out_dir: str | Path) -> Path | None:
+    """Build the mock libcuda.so.1 (tests/mock_driver/mock_libcuda.c) into ``out_dir``; None
+    without a C compiler."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        return None
+    lib = Path(out_dir) / "libcuda.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(HERE / "mock_driver" / "mock_libcuda.c"),
+                    "-ldl"], check=True)
+    return lib
+
+
+def run_with_mock_driver(mock_driver_dir: str | Path, code: str, env: dict | None = None,
+                         timeout: int = 240) -> str:
+    """Run ``code`` in a fresh interpreter whose libcuda.so.1 is the mock in ``mock_driver_dir``;
+    its stdout (AssertionError with both streams when it fails)."""
+    full = {"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1", **(env or {})}
+    out = run_python(code, env=full, timeout=timeout)
+    assert out.returncode == 0, f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    return out.stdout

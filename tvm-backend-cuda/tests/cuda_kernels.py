@@ -56,6 +56,16 @@ class Case:
     out_index: int
     rtol: float = 1e-5
 
+    def run(self, mod: Any, dev: Any, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Launch the kernel of ``mod`` on ``dev`` with fresh inputs: (result, NumPy reference)."""
+        from tvm.runtime import tensor
+
+        host = self.make_args(np.random.default_rng(seed))
+        tensors = [tensor(a, dev) for a in host]
+        mod[self.func.global_symbol](*tensors, *self.scalars, *self.launch)
+        dev.sync()
+        return tensors[self.out_index].numpy(), self.reference(host)
+
 
 def _np(dtype: str):
     from tvm.runtime import numpy_dtype

@@ -28,14 +28,6 @@ def target(dev):
     return tvm.target.detect_target_from_device(dev)
 
 
-def run_case(case: kernels.Case, mod, dev, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    host = case.make_args(np.random.default_rng(seed))
-    tensors = [tvm.runtime.tensor(a, dev) for a in host]
-    mod[case.func.global_symbol](*tensors, *case.scalars, *case.launch)
-    dev.sync()
-    return tensors[case.out_index].numpy(), case.reference(host)
-
-
 def test_device_attributes(dev, target) -> None:
     assert dev.exist and dev.warp_size == 32 and dev.max_threads_per_block >= 1024
     assert target.arch.startswith("sm_") and target.kind.name == "cuda"
@@ -49,7 +41,7 @@ def test_device_attributes(dev, target) -> None:
 def test_kernels_match_numpy(name: str, dev, target) -> None:
     case = CASES[name]
     mod = codegen.build([case.func], target)
-    got, want = run_case(case, mod, dev)
+    got, want = case.run(mod, dev)
     np.testing.assert_allclose(got.astype("float32"), want.astype("float32"), rtol=case.rtol, atol=case.rtol)
 
 
@@ -62,7 +54,7 @@ def test_ptx_for_the_device_is_jit_compiled(dev) -> None:
     case = CASES["vadd_f32"]
     major, minor = dev.compute_version.split(".")
     mod = codegen.build([case.func], tvm.target.Target(f"cuda -arch=compute_{major}{minor}"))
-    got, want = run_case(case, mod, dev)
+    got, want = case.run(mod, dev)
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuda_helpers import run_python
+from cuda_helpers import run_with_mock_driver
 from tvm_backend_cuda import nvrtc
 
 pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)")
@@ -48,10 +48,7 @@ SOURCES = [["cuda", SRC], ["ptx", RES.ptx]]
 
 
 def mock_run(mock_driver_dir, body: str, devices: int = 1):
-    env = {"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1", "MOCK_CUDA_DEVICES": str(devices)}
-    out = run_python(PRELUDE + body, env=env)
-    assert out.returncode == 0, f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}"
-    return out.stdout
+    return run_with_mock_driver(mock_driver_dir, PRELUDE + body, {"MOCK_CUDA_DEVICES": str(devices)})
 
 
 def test_activation_and_device_attributes(mock_driver_dir) -> None:

@@ -17,7 +17,7 @@ import shutil
 
 import pytest
 
-from cuda_helpers import HERE, run_python
+from cuda_helpers import HERE, run_python, run_with_mock_driver
 from tvm_backend_cuda import nvrtc
 
 pytestmark = [
@@ -53,21 +53,16 @@ def emulate(mod):
 
 
 def emulated_run(mock_driver_dir, body: str) -> str:
-    env = {"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1"}
-    out = run_python(PRELUDE.format(here=str(HERE), emu_dir=str(mock_driver_dir)) + body, env=env, timeout=600)
-    assert out.returncode == 0, f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}"
-    return out.stdout
+    prelude = PRELUDE.format(here=str(HERE), emu_dir=str(mock_driver_dir))
+    return run_with_mock_driver(mock_driver_dir, prelude + body, timeout=600)
 
 
 def test_kernels_match_numpy(mock_driver_dir) -> None:
     out = emulated_run(mock_driver_dir, '''
 for name, case in sorted(kernels.all_cases().items()):
-    mod = emulate(codegen.build([case.func], target))
-    host = case.make_args(np.random.default_rng(0))
-    tensors = [tvm.runtime.tensor(a, dev) for a in host]
-    mod[case.func.global_symbol](*tensors, *case.scalars, *case.launch)
-    got, want = tensors[case.out_index].numpy().astype("float32"), case.reference(host).astype("float32")
-    np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.rtol, err_msg=name)
+    got, want = case.run(emulate(codegen.build([case.func], target)), dev)
+    np.testing.assert_allclose(got.astype("float32"), want.astype("float32"), rtol=case.rtol, atol=case.rtol,
+                               err_msg=name)
     print(name, "ok")
 ''')
     import cuda_kernels

@@ -83,6 +83,7 @@ class Reader {
 }  // namespace
 
 void CheckLaunchTags(const FunctionInfo& info);
+void ParseBufferArgs(FunctionInfo* info);
 
 std::string DeviceModuleSpec::Serialize() const {
   Writer w;
@@ -129,6 +130,7 @@ DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
     } catch (const ffi::Error& err) {
       rr.Fail("launch tag", err.message());
     }
+    ParseBufferArgs(&f);
     spec.functions.push_back(std::move(f));
   }
   spec.payload = rr.Str("payload");
@@ -206,35 +208,48 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
   return cfg;
 }
 
-namespace {
-/*! \brief The minimum element count of "<term>*<term>..." for this call, or -1 when unknown. */
-int64_t MinElements(const FunctionInfo& info, const std::string& expr, ffi::PackedArgs args) {
-  int64_t total = 1;
-  size_t pos = 0;
-  while (pos <= expr.size()) {
+/*! \brief Parse "handle:<dtype>:<f>*<f>..." (see BufferArgType); anything not understood is left unknown. */
+BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& type) {
+  BufferArgType out;
+  if (!IsBufferArgType(type) || type.size() <= 7) return out;
+  size_t colon = type.find(':', 7);
+  std::string dtype = type.substr(7, colon == std::string::npos ? std::string::npos : colon - 7);
+  if (!dtype.empty()) {
+    try {
+      out.dtype = ffi::StringToDLDataType(dtype);
+    } catch (const ffi::Error&) {
+      out.dtype = DLDataType{0xff, 0, 0};
+    }
+  }
+  if (colon == std::string::npos) return out;
+  std::string expr = type.substr(colon + 1);
+  for (size_t pos = 0; pos <= expr.size();) {
     size_t end = expr.find('*', pos);
     if (end == std::string::npos) end = expr.size();
     std::string term = expr.substr(pos, end - pos);
-    int64_t v = -1;
     try {
       if (!term.empty() && term[0] == '$') {
         size_t k = std::stoul(term.substr(1));
-        if (k >= info.arg_types.size() || IsBufferArgType(info.arg_types[k])) return -1;
-        v = args[k].cast<int64_t>();
+        if (k >= info.arg_types.size() || IsBufferArgType(info.arg_types[k])) return out;
+        out.size_factors.push_back(-1 - static_cast<int64_t>(k));
       } else {
-        v = std::stoll(term);
+        int64_t v = std::stoll(term);
+        if (v < 0) return out;
+        out.size_factors.push_back(v);
       }
     } catch (const std::logic_error&) {
-      return -1;  // not a term this runtime understands: no size check
+      return out;  // not a term this runtime understands: no size check
     }
-    if (v < 0) return -1;
-    if (v != 0 && total > INT64_MAX / v) return INT64_MAX;
-    total *= v;
     pos = end + 1;
   }
-  return total;
+  out.has_size = true;
+  return out;
 }
-}  // namespace
+
+void ParseBufferArgs(FunctionInfo* info) {
+  info->buffer_args.clear();
+  for (const std::string& t : info->arg_types) info->buffer_args.push_back(ParseBufferArgType(*info, t));
+}
 
 void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
                          ffi::PackedArgs args) {
@@ -243,17 +258,21 @@ void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor*
                               << " is a non-contiguous tensor view; device kernels index compact "
                                  "row-major buffers (make it contiguous first)";
   }
-  const std::string& type = info.arg_types[index];
-  if (type.size() <= 7) return;  // plain "handle": nothing more is known
-  size_t colon = type.find(':', 7);
-  std::string dtype = type.substr(7, colon == std::string::npos ? std::string::npos : colon - 7);
-  std::string got = std::string(ffi::DLDataTypeToString(t->dtype));
-  if (!dtype.empty() && got != dtype) {
+  if (index >= info.buffer_args.size()) return;
+  const BufferArgType& want = info.buffer_args[index];
+  if (want.dtype.code != 0xff && (t->dtype.code != want.dtype.code || t->dtype.bits != want.dtype.bits ||
+                                  t->dtype.lanes != want.dtype.lanes)) {
     TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index
-                             << " must be a buffer of " << dtype << ", got a tensor of " << got;
+                             << " must be a buffer of " << ffi::DLDataTypeToString(want.dtype)
+                             << ", got a tensor of " << ffi::DLDataTypeToString(t->dtype);
   }
-  if (colon == std::string::npos) return;
-  int64_t need = MinElements(info, type.substr(colon + 1), args);
+  if (!want.has_size) return;
+  int64_t need = 1;
+  for (int64_t f : want.size_factors) {
+    int64_t v = f >= 0 ? f : args[static_cast<size_t>(-1 - f)].cast<int64_t>();
+    if (v < 0) return;  // a negative size argument: not a size this check can judge
+    need = (v != 0 && need > INT64_MAX / v) ? INT64_MAX : need * v;
+  }
   int64_t have = 1;
   for (int i = 0; i < t->ndim; ++i) have *= t->shape[i];
   if (need > have) {
@@ -323,6 +342,7 @@ DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
     info.arg_types = StrList(items[1]);
     info.launch_param_tags = StrList(items[2]);
     CheckLaunchTags(info);
+    ParseBufferArgs(&info);
     spec.functions.push_back(std::move(info));
   }
   if (auto b = args[2].try_cast<ffi::Bytes>()) {

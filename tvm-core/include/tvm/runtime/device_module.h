@@ -26,6 +26,16 @@
 namespace tvm {
 namespace runtime {
 
+/*! \brief What a buffer argument type "handle[:<dtype>[:<size>]]" says, parsed once. */
+struct BufferArgType {
+  /*! \brief Element dtype; code 0xff when the type names none. */
+  DLDataType dtype{0xff, 0, 0};
+  /*! \brief Factors of the minimum element count: c >= 0 a constant, -1 - k scalar argument k. */
+  std::vector<int64_t> size_factors;
+  /*! \brief False when no size is given or it is not a product this runtime understands. */
+  bool has_size = false;
+};
+
 /*! \brief One kernel of a device module. */
 struct FunctionInfo {
   std::string name;
@@ -40,6 +50,11 @@ struct FunctionInfo {
    * "threadIdx.x".."z" and "dyn_shmem" (dynamic shared memory bytes).
    */
   std::vector<std::string> launch_param_tags;
+  /*!
+   * \brief arg_types parsed for CheckBufferArgument (one entry per argument; scalars unused).
+   *  Filled where infos are built (Deserialize, SpecFromCreateArgs); not serialized.
+   */
+  std::vector<BufferArgType> buffer_args;
 };
 
 /*! \brief Everything a device module is made of, independent of backend. */
@@ -72,8 +87,9 @@ inline bool IsBufferArgType(const std::string& type) {
  *  device pointer cannot be checked; host code passes those). The tensor must be compact
  *  (row-major contiguous: kernels index a flat buffer); when the argument type carries them, its
  *  element dtype must match and it must hold at least the minimum number of elements, a product
- *  ("*") of integers and "$k" terms (the value of scalar argument k of the same call).
- *  Throws TypeError (dtype) or ValueError (layout, size) naming the kernel and the argument.
+ *  ("*") of integers and "$k" terms (the value of scalar argument k of the same call), parsed
+ *  once into info.buffer_args. Throws TypeError (dtype) or ValueError (layout, size) naming the
+ *  kernel and the argument.
  */
 TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
                                          ffi::PackedArgs args);
