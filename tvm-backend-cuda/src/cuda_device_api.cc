@@ -20,13 +20,6 @@ namespace tvm_cuda {
 namespace {
 using tvm::ffi::Any;
 using tvm::runtime::DeviceAPI;
-constexpr int kMaxDevices = 64;  // as SetDevice (cuda_driver.cc), which checks device ids first
-
-int Attr(CUdevice dev, int attr) {
-  int v = 0;
-  TVM_CUDA_CALL(Driver().cuDeviceGetAttribute(&v, attr, dev));
-  return v;
-}
 
 class CUDADeviceAPI final : public DeviceAPI {
  public:
@@ -40,30 +33,34 @@ class CUDADeviceAPI final : public DeviceAPI {
       TVM_CUDA_CALL(Driver().cuDeviceGetName(name, sizeof(name) - 1, d));
       return tvm::ffi::String(name);
     }
-    if (key == "max_threads_per_block") return Attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    if (key == "warp_size") return Attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    if (key == "max_threads_per_block") {
+      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    }
+    if (key == "warp_size") return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     if (key == "max_shared_memory_per_block") {
-      return Attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     }
     if (key == "max_shared_memory_per_block_optin") {
-      return Attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     }
     if (key == "compute_version") {
-      return tvm::ffi::String(std::to_string(Attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)) +
-                              "." +
-                              std::to_string(Attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)));
+      int major = DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+      int minor = DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+      return tvm::ffi::String(std::to_string(major) + "." + std::to_string(minor));
     }
-    if (key == "multi_processor_count") return Attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    if (key == "max_clock_rate") return Attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    if (key == "multi_processor_count") {
+      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    }
+    if (key == "max_clock_rate") return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
     if (key == "total_global_memory") {
       size_t bytes = 0;
       TVM_CUDA_CALL(Driver().cuDeviceTotalMem(&bytes, d));
       return static_cast<int64_t>(bytes);
     }
     if (key == "max_thread_dimensions") {
-      return tvm::ffi::Array<int64_t>{Attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
-                                      Attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
-                                      Attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
+      return tvm::ffi::Array<int64_t>{DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
+                                      DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+                                      DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
     }
     if (key == "driver_version" || key == "api_version") {
       int v = 0;

@@ -17,7 +17,6 @@ DriverAPI g_api{};
 bool g_loaded = false;
 int g_count = 0;
 
-constexpr int kMaxDevices = 64;
 std::mutex g_ctx_mu;
 std::array<CUcontext, kMaxDevices> g_primary{};
 
@@ -111,6 +110,12 @@ void Check(CUresult r, const char* what) {
 }
 
 int DeviceCount() { return g_loaded ? g_count : 0; }
+
+int DeviceAttribute(CUdevice dev, int attr) {
+  int v = 0;
+  TVM_CUDA_CALL(Driver().cuDeviceGetAttribute(&v, attr, dev));
+  return v;
+}
 
 CUcontext SetDevice(int dev_id) {
   if (!g_loaded) TVM_FFI_THROW(RuntimeError) << "the CUDA driver is not loaded";

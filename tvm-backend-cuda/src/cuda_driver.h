@@ -108,6 +108,12 @@ CUcontext SetDevice(int dev_id);
 /*! \brief Number of CUDA devices. */
 int DeviceCount();
 
+/*! \brief Most devices this backend addresses (per-device tables are this long; SetDevice checks). */
+constexpr int kMaxDevices = 64;
+
+/*! \brief Driver attribute `attr` (CU_DEVICE_ATTRIBUTE_*) of `dev`; throws naming the call on failure. */
+int DeviceAttribute(CUdevice dev, int attr);
+
 }  // namespace tvm_cuda
 
 #define TVM_CUDA_CALL(expr) ::tvm_cuda::Check((expr), #expr)

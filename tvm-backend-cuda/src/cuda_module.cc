@@ -34,7 +34,6 @@ using tvm::runtime::FunctionInfo;
 using tvm::runtime::LaunchConfig;
 
 namespace {
-constexpr int kMaxDevices = 64;
 constexpr int64_t kDefaultSharedLimit = 48 * 1024;
 
 /*! \brief How one kernel argument is passed to cuLaunchKernel. */
@@ -131,11 +130,7 @@ const DeviceLimits& LimitsOf(int dev_id) {
   if (cache[dev_id] == nullptr) {
     CUdevice d;
     TVM_CUDA_CALL(Driver().cuDeviceGet(&d, dev_id));
-    auto attr = [d](int a) {
-      int v = 0;
-      TVM_CUDA_CALL(Driver().cuDeviceGetAttribute(&v, a, d));
-      return static_cast<int64_t>(v);
-    };
+    auto attr = [d](int a) { return static_cast<int64_t>(DeviceAttribute(d, a)); };
     auto lim = std::make_unique<DeviceLimits>();
     lim->grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                  attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};

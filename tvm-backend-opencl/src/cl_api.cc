@@ -60,7 +60,6 @@ const Api* Load(std::string* err) {
   TVM_OPENCL_RESOLVE(clReleaseContext)
   TVM_OPENCL_RESOLVE(clCreateCommandQueue)
   TVM_OPENCL_RESOLVE(clReleaseCommandQueue)
-  TVM_OPENCL_RESOLVE(clFlush)
   TVM_OPENCL_RESOLVE(clFinish)
   TVM_OPENCL_RESOLVE(clCreateBuffer)
   TVM_OPENCL_RESOLVE(clReleaseMemObject)

@@ -100,7 +100,6 @@ struct Api {
   cl_command_queue (*clCreateCommandQueue)(cl_context, cl_device_id, cl_command_queue_properties,
                                            cl_int*);
   cl_int (*clReleaseCommandQueue)(cl_command_queue);
-  cl_int (*clFlush)(cl_command_queue);
   cl_int (*clFinish)(cl_command_queue);
   cl_mem (*clCreateBuffer)(cl_context, cl_mem_flags, size_t, void*, cl_int*);
   cl_int (*clReleaseMemObject)(cl_mem);

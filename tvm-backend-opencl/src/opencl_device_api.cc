@@ -95,7 +95,7 @@ ffi::Any OpenCLDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
     return static_cast<int64_t>(ws->DeviceScalar<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY)) * 1000;
   }
   if (key == "api_version") return ffi::String(info.version);
-  if (key == "driver_version") return ffi::String(ws->DeviceString(d, CL_DRIVER_VERSION));
+  if (key == "driver_version") return ffi::String(info.driver_version);
   if (key == "max_thread_dimensions") {
     cl_uint ndim = ws->DeviceScalar<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
     std::vector<size_t> sizes(ndim == 0 ? 1 : ndim);

@@ -268,24 +268,12 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     }
   }
 
-  /*! \brief True when a grid or block extent is 0: a launch over nothing (e.g. a symbolic n = 0). */
-  static bool EmptyLaunch(const FunctionInfo& info, ffi::PackedArgs args) {
-    size_t base = info.arg_types.size();
-    if (static_cast<size_t>(args.size()) != base + info.launch_param_tags.size()) return false;
-    for (size_t i = 0; i < info.launch_param_tags.size(); ++i) {
-      if (info.launch_param_tags[i] == "dyn_shmem") continue;
-      auto v = args[base + i].try_cast<int64_t>();
-      if (v.has_value() && *v == 0) return true;
-    }
-    return false;
-  }
-
   void Launch(const FunctionInfo& info, ffi::PackedArgs args) {
     // The first launch may be what discovers the devices; without one, say so before anything else.
     Workspace* ws = Workspace::TryGlobal();
     if (ws == nullptr) Workspace::ThrowUnavailable("cannot launch OpenCL kernel '" + info.name + "'");
-    if (EmptyLaunch(info, args)) return;
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
+    if (cfg.empty()) return;
     size_t nargs = info.arg_types.size();
     std::vector<void*> mems(nargs, nullptr);
     int dev_id = -1;

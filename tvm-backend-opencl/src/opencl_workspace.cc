@@ -126,7 +126,6 @@ std::string Workspace::Discover() {
     }
     for (cl_device_id id : ids) {
       DeviceInfo info;
-      info.platform = platform;
       info.device = id;
       info.context = ctx;
       info.platform_name = pname;

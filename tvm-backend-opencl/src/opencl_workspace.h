@@ -32,7 +32,6 @@ using namespace ::tvm::runtime::cl;  // NOLINT(build/namespaces): the CL names a
 
 /*! \brief One OpenCL device and what we know about it. */
 struct DeviceInfo {
-  cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
   cl_context context = nullptr;
   cl_command_queue default_queue = nullptr;

@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+#include <algorithm>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -127,19 +129,6 @@ struct DeviceNDAlloc {
   }
 };
 
-bool IsContiguous(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  for (int i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] == 0) return true;  // empty: nothing is addressed
-  }
-  int64_t expected = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.shape[i];
-  }
-  return true;
-}
-
 std::string ShapeStr(const DLTensor& t) {
   std::string s = "(";
   for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
@@ -152,22 +141,18 @@ std::string ShapeStr(const DLTensor& t) {
  */
 void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle stream, bool bitcast) {
   size_t nbytes = ffi::GetDataSize(*src);
-  if (ffi::GetDataSize(*dst) != nbytes || src->ndim != dst->ndim) {
+  bool same_shape = ffi::GetDataSize(*dst) == nbytes && src->ndim == dst->ndim &&
+                    std::equal(src->shape, src->shape + src->ndim, dst->shape);
+  if (!same_shape) {
     TVM_FFI_THROW(ValueError) << "copy needs equal shapes: source " << ShapeStr(*src)
                               << " vs destination " << ShapeStr(*dst);
-  }
-  for (int i = 0; i < src->ndim; ++i) {
-    if (src->shape[i] != dst->shape[i]) {
-      TVM_FFI_THROW(ValueError) << "copy needs equal shapes: source " << ShapeStr(*src)
-                                << " vs destination " << ShapeStr(*dst);
-    }
   }
   bool same_width = src->dtype.bits == dst->dtype.bits && src->dtype.lanes == dst->dtype.lanes;
   if (!same_width || (!bitcast && src->dtype.code != dst->dtype.code)) {
     TVM_FFI_THROW(TypeError) << "copy needs equal dtypes: source " << ffi::DLDataTypeToString(src->dtype)
                              << " vs destination " << ffi::DLDataTypeToString(dst->dtype);
   }
-  if (!IsContiguous(*src) || !IsContiguous(*dst)) {
+  if (!ffi::IsContiguous(*src) || !ffi::IsContiguous(*dst)) {
     TVM_FFI_THROW(ValueError) << "copy needs contiguous tensors";
   }
   if (nbytes == 0) return;
@@ -177,15 +162,14 @@ void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle str
   if (sdev.device_type != kDLCPU && ddev.device_type != kDLCPU &&
       sdev.device_type != ddev.device_type) {
     // Between two different device kinds: go through the host.
-    void* tmp = std::malloc(nbytes == 0 ? 1 : nbytes);
+    std::vector<char> tmp(nbytes);
     DLDevice cpu{kDLCPU, 0};
-    DeviceAPI::Get(sdev.device_type)->CopyDataFromTo(src->data, src->byte_offset, tmp, 0, nbytes, sdev,
-                                                     cpu, DeviceAPI::CurrentStream(sdev));
-    DeviceAPI::Get(sdev.device_type)->StreamSync(sdev, DeviceAPI::CurrentStream(sdev));
-    DeviceAPI::Get(ddev.device_type)->CopyDataFromTo(tmp, 0, dst->data, dst->byte_offset, nbytes, cpu,
-                                                     ddev, DeviceAPI::CurrentStream(ddev));
-    DeviceAPI::Get(ddev.device_type)->StreamSync(ddev, DeviceAPI::CurrentStream(ddev));
-    std::free(tmp);
+    DeviceAPI* dst_api = DeviceAPI::Get(ddev.device_type);  // api is the source's
+    TVMFFIStreamHandle src_stream = DeviceAPI::CurrentStream(sdev), dst_stream = DeviceAPI::CurrentStream(ddev);
+    api->CopyDataFromTo(src->data, src->byte_offset, tmp.data(), 0, nbytes, sdev, cpu, src_stream);
+    api->StreamSync(sdev, src_stream);
+    dst_api->CopyDataFromTo(tmp.data(), 0, dst->data, dst->byte_offset, nbytes, cpu, ddev, dst_stream);
+    dst_api->StreamSync(ddev, dst_stream);
     return;
   }
   if (stream == nullptr) stream = DeviceAPI::CurrentStream(api_dev);

@@ -69,7 +69,6 @@ class Reader {
   }
   void Skip(size_t n) { pos_ += n; }
   bool AtEnd() const { return pos_ == data_.size(); }
-  size_t pos() const { return pos_; }
   [[noreturn]] void Fail(const char* what, const std::string& msg) {
     TVM_FFI_THROW(ValueError) << "corrupted device module bytes: " << what << " at offset " << pos_
                               << " " << msg << " (total " << data_.size() << " bytes)";
