@@ -17,6 +17,7 @@ architecture it supports, which the driver JIT-compiles.
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -68,17 +69,22 @@ _lib: Optional[ctypes.CDLL] = None
 _load_error: Optional[str] = None
 
 
+@functools.lru_cache(maxsize=None)
+def _nvidia_roots() -> tuple[str, ...]:
+    """The folders of the ``nvidia`` namespace package that NVIDIA's pip wheels install into."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return ()
+    return tuple(spec.submodule_search_locations or []) if spec is not None else ()
+
+
 def _candidates() -> list[str]:
     out: list[str] = []
     env = os.environ.get("TVM_CUDA_NVRTC")
     if env:
         out.append(env)
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        spec = None
-    roots = list(spec.submodule_search_locations or []) if spec is not None else []
-    for root in roots:
+    for root in _nvidia_roots():
         for sub in ("cu13", "cuda_nvrtc", "cu12"):
             libs = sorted(glob.glob(os.path.join(root, sub, "lib", "libnvrtc.so*")), reverse=True)
             out.extend(p for p in libs if "builtins" not in os.path.basename(p))
@@ -150,6 +156,7 @@ def _check(lib: ctypes.CDLL, result: int, what: str) -> None:
         raise NVRTCError(f"NVRTC {what} failed: {msg.decode() if msg else result}")
 
 
+@functools.lru_cache(maxsize=None)
 def version() -> tuple[int, int]:
     """NVRTC's (major, minor)."""
     lib = _load()
@@ -160,12 +167,17 @@ def version() -> tuple[int, int]:
 
 def supported_archs() -> list[int]:
     """SM versions this NVRTC can emit cubins for, e.g. ``[75, 80, ..., 120]``."""
+    return list(_supported_archs())
+
+
+@functools.lru_cache(maxsize=None)
+def _supported_archs() -> tuple[int, ...]:
     lib = _load()
     n = ctypes.c_int()
     _check(lib, lib.nvrtcGetNumSupportedArchs(ctypes.byref(n)), "nvrtcGetNumSupportedArchs")
     arr = (ctypes.c_int * n.value)()
     _check(lib, lib.nvrtcGetSupportedArchs(arr), "nvrtcGetSupportedArchs")
-    return list(arr)
+    return tuple(arr)
 
 
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
@@ -197,19 +209,16 @@ def resolve_arch(target_arch: Optional[str] = None) -> str:
 def include_dirs() -> list[str]:
     """Header folders of NVIDIA's pip packages that hold ``cuda_fp16.h`` (e.g. from
     ``nvidia-cuda-runtime``), passed to NVRTC as ``-I``; empty when none is installed. The code
-    generator does not rely on them: its output defines the half types it uses itself."""
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return []
-    roots = list(spec.submodule_search_locations or []) if spec is not None else []
-    found = []
-    for root in roots:
-        for sub in ("cu13", "cuda_runtime", "cu12"):
-            d = os.path.join(root, sub, "include")
-            if os.path.exists(os.path.join(d, "cuda_fp16.h")):
-                found.append(d)
-    return found
+    generator does not rely on them: its output defines the half types it uses itself. Looked up
+    once per process (every compile, cache hits included, asks)."""
+    return list(_include_dirs())
+
+
+@functools.lru_cache(maxsize=None)
+def _include_dirs() -> tuple[str, ...]:
+    return tuple(os.path.join(root, sub, "include") for root in _nvidia_roots()
+                 for sub in ("cu13", "cuda_runtime", "cu12")
+                 if os.path.exists(os.path.join(root, sub, "include", "cuda_fp16.h")))
 
 
 def _numbered(source: str) -> str:

@@ -13,6 +13,7 @@ class Module:
     def __init__(self, mod: tvm_ffi.Module, build_info: Any = None):
         self._mod = mod
         self._build_info = build_info
+        self._funcs: dict[str, tvm_ffi.Function] = {}  # looked up once: mod["f"](...) is a hot path
 
     @property
     def ffi_module(self) -> tvm_ffi.Module:
@@ -40,13 +41,15 @@ class Module:
         return self._mod.get_function(name, query_imports)
 
     def __getitem__(self, name: str) -> tvm_ffi.Function:
-        return self.get_function(name)
+        func = self._funcs.get(name)
+        if func is None:
+            func = self._funcs[name] = self.get_function(name)
+        return func
 
     def __getattr__(self, name: str) -> tvm_ffi.Function:
         if name.startswith("_"):
             raise AttributeError(name)
-        func = self.get_function(name)
-        self.__dict__[name] = func
+        func = self.__dict__[name] = self[name]  # later mod.f skips __getattr__
         return func
 
     def __call__(self, *args: Any) -> Any:
