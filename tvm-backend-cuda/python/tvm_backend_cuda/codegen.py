@@ -21,7 +21,7 @@ import re
 from typing import Any, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
-from tvm.codegen.device_module import kernel_arg_types
+from tvm.codegen.device_module import function_table
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -71,6 +71,7 @@ class CUDAPrinter(CFamilyPrinter):
     def __init__(self, arch: Optional[str] = None) -> None:
         super().__init__()
         self._dyn_shmem_used = False
+        self._has_dyn_launch = True  # set per kernel by print_kernel
         self.arch = arch
         self.arch_sm = arch_number(arch)
 
@@ -118,7 +119,7 @@ class CUDAPrinter(CFamilyPrinter):
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
-        if buf.scope == "shared.dyn" and not getattr(self, "_has_dyn_launch", True):
+        if buf.scope == "shared.dyn" and not self._has_dyn_launch:
             # The lowering passes a dynamic size only for symbolic shapes; a constant-size
             # "shared.dyn" buffer launched without one must be a static array (48 KiB at most).
             size = int(self.alloc_size(buf)) * max(1, _dt.bits(buf.dtype) // 8)
@@ -309,14 +310,10 @@ def threads_per_block(func: PrimFunc) -> Optional[int]:
 
 
 def function_infos(kernels: list[PrimFunc]) -> list[list[Any]]:
-    """``[name, [arg dtypes], [launch tags]]`` for each kernel (the device-module function map)."""
+    """``[name, [arg types], [launch tags]]`` for each kernel (the device-module function map);
+    float16/bfloat16 scalars are passed as float32 (see ``CUDAPrinter.param_decl``)."""
     printer = CUDAPrinter()
-    out = []
-    for f in kernels:
-        tags = list(f.attrs.get("launch_params", []))
-        scalar = lambda dtype: "float32" if printer.is_emulated(dtype) else dtype  # noqa: E731
-        out.append([f.global_symbol, kernel_arg_types(f, scalar), tags])
-    return out
+    return function_table(kernels, lambda dtype: "float32" if printer.is_emulated(dtype) else dtype)
 
 
 def generate_source(kernels: list[PrimFunc], arch: Optional[str] = None) -> str:

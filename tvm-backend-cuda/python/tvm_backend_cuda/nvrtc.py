@@ -27,6 +27,8 @@ import threading
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from tvm._cache import atomic_write
+
 __all__ = [
     "CompileResult", "NVRTCError", "NVRTCUnavailable", "available", "compile_cuda",
     "compile_for_loader", "default_arch", "resolve_arch", "supported_archs", "version",
@@ -252,14 +254,10 @@ def _cache_put(key: str, res: CompileResult) -> None:
     if d is None:
         return
     try:
-        os.makedirs(d, exist_ok=True)
         # Meta last: a reader sees either nothing or a complete entry.
         for suffix, data in ((".img", res.image), (".ptx", res.ptx.encode()),
                              (".meta", f"{res.fmt} {res.arch}".encode())):
-            tmp = os.path.join(d, f"{key}{suffix}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, os.path.join(d, key + suffix))
+            atomic_write(os.path.join(d, key + suffix), data)
     except OSError:
         pass  # a read-only home only costs recompilation
 

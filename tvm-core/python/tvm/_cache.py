@@ -1,5 +1,5 @@
 """Where TVM caches things: one rule for every cache (compiled kernels, the entry-point scan,
-NVRTC images, OpenCL program binaries).
+NVRTC images, OpenCL program binaries), and one way to write a cache file.
 
 ``$TVM_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/tvm``, else ``~/.cache/tvm``; each cache is a
 sub-directory. ``TVM_CACHE_DIR=0`` (or ``off``, ``none``, ``false``) disables caching.
@@ -8,9 +8,12 @@ Kept free of imports so ``import tvm`` can use it.
 
 from __future__ import annotations
 
+import _thread
 import os
 
-_OFF = ("0", "off", "none", "false", "no")
+from tvm._env import FALSE
+
+_OFF = (*FALSE, "none")
 
 
 def cache_root() -> str | None:
@@ -28,3 +31,22 @@ def cache_subdir(name: str) -> str | None:
     """``<cache root>/<name>``, or None when caching is disabled."""
     root = cache_root()
     return None if root is None else os.path.join(root, name)
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` (creating its folder) so that readers see either the old file
+    or the complete new one: a temporary name private to this process and thread, then
+    ``os.replace``."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -9,7 +9,7 @@ are declared once per block, outside the team, so every thread of the block sees
 from __future__ import annotations
 
 from tvm.codegen.c_family import CFamilyPrinter
-from tvm.codegen.device_module import create_device_module, kernel_arg_types
+from tvm.codegen.device_module import create_device_module, function_table
 from tvm.contrib import cc
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -116,7 +116,4 @@ def build(kernels: list[PrimFunc], target) -> object:
     path, _ = cc.compile_shared(source, openmp=True, name="example_kernels")
     with open(path, "rb") as f:
         payload = f.read()
-    functions = []
-    for k in kernels:
-        functions.append([k.global_symbol, kernel_arg_types(k), list(k.attrs.get("launch_params", []))])
-    return create_device_module("example", "so", functions, payload, [["c", source]])
+    return create_device_module("example", "so", function_table(kernels), payload, [["c", source]])

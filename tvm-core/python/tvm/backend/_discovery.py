@@ -99,15 +99,15 @@ def _scan_dir(directory: str) -> list[EntryPoint]:
 def _cache_file(dirs: list[str]) -> str | None:
     """One cache file per ``sys.path`` (so several environments sharing a cache root do not
     overwrite each other's scan), or None when caching is disabled."""
-    from tvm._cache import cache_root
+    from tvm._cache import cache_subdir
 
-    root = cache_root()
-    if root is None:
+    folder = cache_subdir("backends")
+    if folder is None:
         return None
     import hashlib
 
     digest = hashlib.sha1("\0".join(dirs).encode()).hexdigest()[:16]
-    return os.path.join(root, "backends", f"entry-points-{digest}.json")
+    return os.path.join(folder, f"entry-points-{digest}.json")
 
 
 def discover() -> list[EntryPoint]:
@@ -138,12 +138,10 @@ def discover() -> list[EntryPoint]:
     entries = sorted(seen.values(), key=lambda e: e.name)
     if cache is None:
         return entries
+    from tvm._cache import atomic_write
+
     try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"stamps": stamps, "entries": [e.as_list() for e in entries]}, f)
-        os.replace(tmp, cache)
+        atomic_write(cache, json.dumps({"stamps": stamps, "entries": [e.as_list() for e in entries]}).encode())
     except OSError:
         pass
     return entries

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import threading
 import warnings
 from typing import Any, Callable
 
 import tvm_ffi
+
+from tvm._env import env_flag
 
 from ._discovery import EntryPoint, discover
 
@@ -96,18 +97,14 @@ _entry_points: dict[str, EntryPoint] = {}
 _discovered = False
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def autoload_enabled() -> bool:
     """False when ``TVM_DEVICE_BACKEND_AUTOLOAD=0``."""
-    return os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1").strip().lower() not in ("0", "false", "no", "off")
+    return env_flag("TVM_DEVICE_BACKEND_AUTOLOAD", default=True)
 
 
 def strict_mode() -> bool:
     """True when ``TVM_BACKEND_STRICT`` is set (``1`` or ``all``): failed backends raise at import."""
-    return _env_flag("TVM_BACKEND_STRICT") or strict_runtime()
+    return env_flag("TVM_BACKEND_STRICT") or strict_runtime()
 
 
 def strict_runtime() -> bool:
@@ -152,10 +149,10 @@ def get_record(name: str) -> BackendRecord | None:
 def autoload() -> None:
     """Activate every discovered backend the environment allows (called by ``import tvm``)."""
     ensure_discovered()
-    allowed = allowlist()
+    allowed, enabled = allowlist(), autoload_enabled()
     for name in sorted(_entry_points):
         rec = _records[name]
-        if not autoload_enabled():
+        if not enabled:
             rec.status, rec.reason = DISABLED, "TVM_DEVICE_BACKEND_AUTOLOAD=0"
         elif allowed is not None and name not in allowed:
             rec.status, rec.reason = DISABLED, f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
@@ -314,7 +311,3 @@ def lazy_callable(spec: str | Callable[..., Any]) -> Callable[..., Any]:
     call.__qualname__ = call.__name__ = spec
     return call
 
-
-def loaded_module_names() -> set[str]:
-    """Top-level names of modules imported so far (used by tests of import laziness)."""
-    return {m.partition(".")[0] for m in sys.modules}

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import tvm_ffi
 
-from ._registry import BackendError, BackendRecord, RuntimeUnavailable, lazy_callable
+from ._registry import RUNTIME_UNAVAILABLE, BackendError, BackendRecord, RuntimeUnavailable, lazy_callable
 
 __all__ = ["BackendContext", "BackendABIError", "RuntimeUnavailable"]
 
@@ -36,7 +36,6 @@ class BackendContext:
     def __init__(self, record: BackendRecord):
         self._record = record
         self._undo: list[Callable[[], None]] = []
-        self._module_kinds: dict[str, str] = {}
         self.runtime_available: bool = False
         #: Why the runtime is unavailable ("" while available); repeated in fallback errors.
         self.unavailable_reason: str = ""
@@ -163,15 +162,15 @@ class BackendContext:
         """This backend produces device modules of ``kind``. When the backend's runtime did not
         register ``ffi.Module.load_from_bytes.<kind>``, the core registers the generic fallback
         loader so that libraries containing such modules still load (and explain)."""
-        self._module_kinds[kind] = kind
-        self._record.module_kinds.append(kind)
+        if kind not in self._record.module_kinds:
+            self._record.module_kinds.append(kind)
 
     def _finish(self) -> None:
         """Called after the hook: install fallback loaders for kinds without a real runtime."""
         if self.unavailable_reason:
-            self._record.status = "runtime unavailable"
+            self._record.status = RUNTIME_UNAVAILABLE
             self._record.reason = self.unavailable_reason
-        for kind in self._module_kinds:
+        for kind in self._record.module_kinds:
             key = f"ffi.Module.load_from_bytes.{kind}"
             if tvm_ffi.get_global_func(key, allow_missing=True) is None:
                 reason = self._fallback_reason()
@@ -192,7 +191,6 @@ class BackendContext:
             except Exception:  # noqa: BLE001 - best effort cleanup of a failed backend
                 pass
         self._undo.clear()
-        self._module_kinds.clear()
         self._record.target_kinds.clear()
         self._record.module_kinds.clear()
         self._record.device_types.clear()

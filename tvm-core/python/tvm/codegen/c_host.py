@@ -16,8 +16,9 @@ opaque pointers, scalars as int64 / float64 values) followed by the launch exten
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from tvm.runtime.device import DEVICE_NAMES
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -26,12 +27,10 @@ from tvm.tir.functor import post_order_visit
 
 from .c_family import CFamilyPrinter, CodegenError
 
-# DLPack type codes and device names used in generated checks and messages
+# DLPack type codes used in generated checks
 _DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
 #: devices whose DLTensor.data is an opaque runtime handle rather than an address
 _OPAQUE_HANDLE_DEVICES = frozenset({4, 7, 8, 15})
-_DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
-                 10: "rocm", 12: "ext_dev", 15: "webgpu", 16: "hexagon"}
 
 _RUNTIME_PRELUDE = r"""#include <math.h>
 #include <stdarg.h>
@@ -281,7 +280,6 @@ class HostModuleSource:
     function_names: list[str]
     has_parallel: bool = False
     has_launch: bool = False
-    kernel_names: list[str] = field(default_factory=list)
 
 
 def _dtype_check(dtype: str) -> str:
@@ -310,8 +308,9 @@ class HostFunctionPrinter:
         self.device_type = device_type
         self.name = func.global_symbol
 
-    def _impl_params(self) -> tuple[list[str], list[str], list[E.Var]]:
-        """(declarations, call arguments, shape vars passed to the implementation)."""
+    def _impl_params(self) -> tuple[list[str], list[str]]:
+        """(declarations, call arguments) of the implementation: the parameters, then the shape
+        variables it needs that are not parameters."""
         p, func = self.p, self.func
         decls, args = [], []
         for prm in func.params:
@@ -333,12 +332,12 @@ class HostFunctionPrinter:
         for v in extra:
             decls.append(f"{p.compute_type(v.dtype)} {p.name_of(v)}")
             args.append(p.name_of(v))
-        return decls, args, extra
+        return decls, args
 
     def print(self) -> str:
         """The C text of this function (implementation + exported entry)."""
         p, func, name = self.p, self.func, self.name
-        decls, call_args, _ = self._impl_params()
+        decls, call_args = self._impl_params()
         impl = f"tvm_impl_{name}"
         p.reserve(impl)
         p.emit(f"static int {impl}({', '.join(decls) or 'void'}) {{")
@@ -432,7 +431,7 @@ class HostFunctionPrinter:
         p.emit(f"if (TVM_UNLIKELY({_dtype_check(buf.dtype).replace('t->', tv + '->')})) "
                f"return tvm_err_dtype({fn}, \"{an}\", \"{buf.dtype}\", {tv});")
         dev = self.device_type
-        devname = _DEVICE_NAMES.get(dev, f"device type {dev}")
+        devname = DEVICE_NAMES.get(dev, f"device type {dev}")
         if dev == 1:
             cond = f"{tv}->device.device_type != kDLCPU && {tv}->device.device_type != kDLCUDAHost"
         else:
@@ -541,4 +540,4 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSour
         for h in handles.values():
             head.append(f"static TVMFFIObjectHandle {h} = NULL;")
     code = "\n".join(head) + "\n\n" + "\n".join(bodies)
-    return HostModuleSource(code, names, printer.has_parallel, bool(handles), list(handles))
+    return HostModuleSource(code, names, printer.has_parallel, bool(handles))

@@ -3,10 +3,11 @@ the generic fallback module otherwise (same kind, same bytes, functions that exp
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Optional, Sequence
 
 import tvm_ffi
+
+from tvm._env import env_flag
 
 FunctionSpec = Sequence[Any]  # [name, [arg dtypes], [launch tags]]
 
@@ -58,7 +59,7 @@ def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype
 
 def force_fallback() -> bool:
     """True when ``TVM_COMPILE_FORCE_FALLBACK=1`` asks for fallback modules."""
-    return os.environ.get("TVM_COMPILE_FORCE_FALLBACK", "").strip().lower() in ("1", "true", "yes", "on")
+    return env_flag("TVM_COMPILE_FORCE_FALLBACK")
 
 
 def fallback_reason(kind: str) -> str:
@@ -76,6 +77,13 @@ def fallback_reason(kind: str) -> str:
     why = rec.reason or f"backend '{rec.name}' is {rec.status}"
     return (f"Reason: backend '{rec.name}' ({rec.distribution} {rec.version}) is {rec.status}: {why}. "
             f"Fix: {rec.fix()}.")
+
+
+def function_table(kernels: Sequence[Any], scalar_type: Callable[[str], str] = lambda dtype: dtype) -> list[list[Any]]:
+    """The function map of a device module holding ``kernels``: ``[name, arg types, launch
+    tags]`` per kernel, arg types from :func:`kernel_arg_types` (``scalar_type`` as there)."""
+    return [[k.global_symbol, kernel_arg_types(k, scalar_type), [str(t) for t in k.attrs.get("launch_params", ())]]
+            for k in kernels]
 
 
 def _normalize_functions(functions: Sequence[FunctionSpec]) -> list[list[Any]]:

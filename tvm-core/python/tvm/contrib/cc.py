@@ -25,6 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from tvm._cache import atomic_write
+
 
 class CompileError(RuntimeError):
     """The C compiler rejected generated code (message: log + offending source lines)."""
@@ -94,7 +96,7 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
         got = (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "unknown"
         if memo is not None:
             try:
-                _atomic_write(memo, got.encode())
+                atomic_write(memo, got.encode())
             except OSError:
                 pass  # an unwritable cache only costs a `cc --version` per process
     _VERSIONS[cmd] = got
@@ -108,19 +110,6 @@ def cache_dir() -> Path | None:
 
     d = cache_subdir("compile")
     return None if d is None else Path(d)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-" + path.name)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequence[str] = ()) -> list[str]:
@@ -226,7 +215,7 @@ def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
             writable = False
         if writable:
             run_compiler({f"{name}.c": code}, str(path), flags)
-            _atomic_write(path.with_suffix(".c"), code.encode())
+            atomic_write(path.with_suffix(".c"), code.encode())
             return str(path), False
         warnings.warn(f"compile cache {cdir} is not writable; compiling without it "
                       "(set TVM_CACHE_DIR to a writable directory)", RuntimeWarning, stacklevel=2)
