@@ -154,28 +154,20 @@ def _norm_range(start, stop):
     return start, stop
 
 
-def serial(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
-    """Sequential loop ``range(start, stop)`` (or ``range(start)``)."""
-    a, b = _norm_range(start, stop)
-    return LoopSpec(ForKind.SERIAL, a, b, None, dict(annotations or {}))
+def _loop(kind: ForKind, name: str, doc: str) -> Callable[..., LoopSpec]:
+    def loop(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
+        a, b = _norm_range(start, stop)
+        return LoopSpec(kind, a, b, None, dict(annotations or {}))
+
+    loop.__name__ = loop.__qualname__ = name
+    loop.__doc__ = doc
+    return loop
 
 
-def parallel(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
-    """Loop whose iterations run in parallel (OpenMP on the CPU)."""
-    a, b = _norm_range(start, stop)
-    return LoopSpec(ForKind.PARALLEL, a, b, None, dict(annotations or {}))
-
-
-def vectorized(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
-    """Loop to vectorize."""
-    a, b = _norm_range(start, stop)
-    return LoopSpec(ForKind.VECTORIZED, a, b, None, dict(annotations or {}))
-
-
-def unroll(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
-    """Loop to unroll."""
-    a, b = _norm_range(start, stop)
-    return LoopSpec(ForKind.UNROLLED, a, b, None, dict(annotations or {}))
+serial = _loop(ForKind.SERIAL, "serial", "Sequential loop ``range(start, stop)`` (or ``range(start)``).")
+parallel = _loop(ForKind.PARALLEL, "parallel", "Loop whose iterations run in parallel (OpenMP on the CPU).")
+vectorized = _loop(ForKind.VECTORIZED, "vectorized", "Loop to vectorize.")
+unroll = _loop(ForKind.UNROLLED, "unroll", "Loop to unroll.")
 
 
 def thread_binding(start, stop=None, thread: Optional[str] = None, *,
@@ -314,9 +306,7 @@ def _dtype_helper(name: str):
             if _dt.is_bool(name):
                 return IntImm("bool", int(_builtins.bool(value)))
             iv = int(value)
-            fam, bits, _ = _dt.parse(name)
-            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if fam == "int" else (0, (1 << bits) - 1)
-            if not lo <= iv <= hi:
+            if not _op.min_value(name).value <= iv <= _op.max_value(name).value:
                 raise ValueError(f"{iv} does not fit in {name}")
             return IntImm(name, iv)
         raise TypeError(f"T.{name} cannot convert {type(value).__name__}")

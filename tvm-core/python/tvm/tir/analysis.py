@@ -274,9 +274,14 @@ def free_vars(node: Any, defined=()) -> list[Var]:
 
 def used_buffers(node: Stmt) -> list[Buffer]:
     """Buffers loaded or stored in ``node`` that are not allocated inside it, in order of first use."""
+    return free_vars_and_buffers(node)[1]
+
+
+def free_vars_and_buffers(node: Stmt) -> tuple[list[Var], list[Buffer]]:
+    """:func:`free_vars` and :func:`used_buffers` of ``node`` from one walk."""
     v = _FreeVars()
     v.visit_stmt(node)
-    return v.buffers
+    return v.order, v.buffers
 
 
 def expr_uses_buffer(node: Any) -> bool:

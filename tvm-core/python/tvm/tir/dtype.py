@@ -46,6 +46,11 @@ def is_uint(d: str) -> bool:
     return d.startswith("uint")
 
 
+def is_integer(d: str) -> bool:
+    """Signed or unsigned integer."""
+    return is_int(d) or is_uint(d)
+
+
 def is_bool(d: str) -> bool:
     """Boolean."""
     return d.startswith("bool")

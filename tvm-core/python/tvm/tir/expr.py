@@ -69,8 +69,7 @@ def const_like(value: Any, like: PrimExpr) -> PrimExpr:
     if isinstance(value, bool):
         return IntImm("bool", int(value))
     if isinstance(value, int):
-        dt = like.dtype if (_dt.is_int(like.dtype) or _dt.is_uint(like.dtype)) else (
-            like.dtype if _dt.is_float(like.dtype) else "int32")
+        dt = like.dtype if _dt.is_integer(like.dtype) or _dt.is_float(like.dtype) else "int32"
         return FloatImm(dt, float(value)) if _dt.is_float(dt) else IntImm(dt, value)
     if isinstance(value, float):
         dt = like.dtype if _dt.is_float(like.dtype) else "float32"

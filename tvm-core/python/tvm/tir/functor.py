@@ -167,7 +167,7 @@ class StmtExprMutator:
     # statements
     def visit_SeqStmt(self, s: SeqStmt) -> Optional[Stmt]:
         out = [self.visit_stmt(x) for x in s.seq]
-        if len(out) == len(s.seq) and all(a is b for a, b in zip(out, s.seq)):
+        if _same(out, s.seq):
             return s
         kept = [x for x in out if x is not None]
         if not kept:
@@ -186,14 +186,20 @@ class StmtExprMutator:
         return BufferStore(buf, val, idx, s.span)
 
     def visit_For(self, s: For) -> Optional[Stmt]:
-        mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
+        return self.rebuild_for(s, self.visit_expr(s.min), self.visit_expr(s.extent))
+
+    def rebuild_for(self, s: For, mn: PrimExpr, ext: PrimExpr) -> Optional[Stmt]:
+        """``s`` with bounds already visited (``mn``, ``ext``) and its body visited."""
         body = self._body(self.visit_stmt(s.body))
         if mn is s.min and ext is s.extent and body is s.body:
             return s
         return For(s.loop_var, mn, ext, s.kind, body, s.thread_tag, dict(s.annotations), s.span)
 
     def visit_IfThenElse(self, s: IfThenElse) -> Optional[Stmt]:
-        c = self.visit_expr(s.condition)
+        return self.rebuild_if(s, self.visit_expr(s.condition))
+
+    def rebuild_if(self, s: IfThenElse, c: PrimExpr) -> Optional[Stmt]:
+        """``s`` with its condition already visited (``c``) and its branches visited."""
         t = self._body(self.visit_stmt(s.then_case))
         e = self.visit_stmt(s.else_case) if s.else_case is not None else None
         if c is s.condition and t is s.then_case and e is s.else_case:

@@ -251,7 +251,7 @@ isfinite = _pred("isfinite")
 def _int_binary(name: str):
     def f(x: ExprLike, y: ExprLike) -> PrimExpr:
         x, y = _pair(x, y)
-        if not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+        if not (_dt.is_integer(x.dtype)):
             raise TypeError(f"{name} expects integer arguments, got {x.dtype}")
         return Call(x.dtype, name, (x, y))
 
@@ -270,7 +270,7 @@ bitwise_xor = _int_binary("bitwise_xor")
 def bitwise_not(x: ExprLike) -> PrimExpr:
     """``~x`` on an integer."""
     x = convert(x)
-    if not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+    if not (_dt.is_integer(x.dtype)):
         raise TypeError(f"bitwise_not expects an integer argument, got {x.dtype}")
     return Call(x.dtype, "bitwise_not", (x,))
 

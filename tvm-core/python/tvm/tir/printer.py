@@ -111,8 +111,6 @@ class _Printer:
             args = ", ".join(self.expr(a) for a in e.args)
             if e.op in INTRINSICS and "." not in e.op and result_dtype(e.op, e.args) == e.dtype \
                     and INTRINSICS[e.op][1] != "int32":
-                if e.op == "abs" or e.op == "fabs":
-                    return f"T.{e.op}({args})", _ATOM
                 return f"T.{e.op}({args})", _ATOM
             sep = ", " if args else ""
             return f'T.call_intrin("{e.dtype}", "{e.op}"{sep}{args})', _ATOM
@@ -303,5 +301,3 @@ def script(func: PrimFunc) -> str:
     """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``."""
     return _Printer().func(func)
 
-
-_ = (Stmt,)

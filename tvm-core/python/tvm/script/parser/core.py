@@ -203,7 +203,7 @@ class Parser:
                 raise self.error(node, f"buffer dimension must be an integer, got {x!r}")
             if isinstance(x, int):
                 return IntImm("int32", x) if -(2 ** 31) <= x < 2 ** 31 else IntImm("int64", x)
-            if not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+            if not (_dt.is_integer(x.dtype)):
                 raise self.error(node, f"buffer dimension must be an integer, got {x.dtype}")
             return x
 
@@ -322,7 +322,7 @@ class Parser:
         for x in (start, stop):
             if isinstance(x, bool) or not isinstance(x, (int, PrimExpr)):
                 raise self.error(node, f"loop bounds must be integers, got {x!r}")
-            if isinstance(x, PrimExpr) and not (_dt.is_int(x.dtype) or _dt.is_uint(x.dtype)):
+            if isinstance(x, PrimExpr) and not (_dt.is_integer(x.dtype)):
                 raise self.error(node, f"loop bounds must be integers, got {x.dtype}")
         dtype = "int32"
         for x in (start, stop):
@@ -512,7 +512,7 @@ class Parser:
                 raise self.error(e, f"buffer index must be an integer, got float {v!r}")
             elif not isinstance(v, PrimExpr):
                 raise self.error(e, f"buffer index must be an integer expression, got {type(v).__name__}")
-            elif not (_dt.is_int(v.dtype) or _dt.is_uint(v.dtype)):
+            elif not (_dt.is_integer(v.dtype)):
                 raise self.error(e, f"buffer index must be an integer, got {v.dtype}")
             out.append(v)
         if len(out) != len(buf.shape):
@@ -702,7 +702,7 @@ def _same_family(a: str, b: str) -> bool:
     def fam(d):
         if _dt.is_float(d):
             return "float"
-        if _dt.is_int(d) or _dt.is_uint(d):
+        if _dt.is_integer(d):
             return "int"
         return d
     return _dt.lanes(a) == _dt.lanes(b) and fam(a) == fam(b)

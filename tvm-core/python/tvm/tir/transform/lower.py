@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import expr_uses_buffer, free_vars, structural_equal, used_buffers
+from tvm.tir.analysis import expr_uses_buffer, free_vars, free_vars_and_buffers, structural_equal
 from tvm.tir.expr import Buffer, Call, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
@@ -39,7 +39,7 @@ from tvm.tir.stmt import (
 
 from .flatten import flatten_buffers
 from .simplify import simplify
-from .verify import TIRVerifyError, verify
+from .verify import TIRVerifyError, is_device_target, verify, with_span
 
 LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
@@ -53,10 +53,6 @@ class LoweredFunc:
     target: Any = None
 
 
-def _is_device(target: Any) -> bool:
-    return target is not None and getattr(target.kind, "codegen", None) is not None
-
-
 def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     """Verify, simplify, flatten and split ``func`` for ``target`` (see the module docstring)."""
     if isinstance(target, str):
@@ -67,7 +63,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     f = simplify(func)
     f = flatten_buffers(f)
     f = simplify(f)
-    if not _is_device(target):
+    if not is_device_target(target):
         return LoweredFunc(f, [], target)
     return _split(f, target)
 
@@ -158,12 +154,13 @@ class _Splitter:
                 total = binary("add", total, x)
             tags.append("dyn_shmem")
             launch.append(total)
-        for tag, e in zip(tags, launch):
-            bad = [v for v in free_vars(e) if v in local]
+        launch_vars = [free_vars(e) for e in launch]
+        for tag, used in zip(tags, launch_vars):
+            bad = [v for v in used if v in local]
             if bad:
                 raise TIRVerifyError(_at(nest, f"launch extent of {tag} in kernel {name} depends on "
                                                f"kernel-local variable '{bad[0].name}'"))
-        bufs = [b for b in used_buffers(nest)]
+        nest_vars, bufs = free_vars_and_buffers(nest)
         kernel_bufs: dict[Var, Buffer] = {}
         for b in bufs:
             if b.scope not in ("global",):
@@ -171,14 +168,9 @@ class _Splitter:
                                                f"{name} but allocated outside it"))
             kernel_bufs.setdefault(b.data, b)
         handles = sorted(kernel_bufs, key=lambda v: (self.param_order.get(v, len(self.param_order)),))
-        scalars = [v for v in free_vars(nest) if v.dtype != "handle" or v not in kernel_bufs]
-        for b in kernel_bufs.values():
-            for x in tuple(b.shape):
-                for v in free_vars(x):
-                    if v not in scalars:
-                        scalars.append(v)
-        for e in launch:
-            for v in free_vars(e):
+        scalars = list(nest_vars)
+        for used in [free_vars(x) for b in kernel_bufs.values() for x in b.shape] + launch_vars:
+            for v in used:
                 if v not in scalars:
                     scalars.append(v)
         scalars = [v for v in scalars if v not in kernel_bufs]
@@ -212,11 +204,7 @@ def _pad_thread_loops(nest: Stmt, extents: dict) -> Stmt:
 
 
 def _at(s: Stmt, msg: str) -> str:
-    span = getattr(s, "span", None)
-    if span is None:
-        return msg
-    render = getattr(span, "render", None)
-    return f"{msg}\n{render()}" if render else f"{msg} ({span})"
+    return with_span(msg, getattr(s, "span", None))
 
 
 def _split(func: PrimFunc, target: Any) -> LoweredFunc:
@@ -232,7 +220,7 @@ def _split(func: PrimFunc, target: Any) -> LoweredFunc:
 
 def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:
     """Only the split step of :func:`lower` (``func`` must already be flattened)."""
-    return _split(func, target) if _is_device(target) else LoweredFunc(func, [], target)
+    return _split(func, target) if is_device_target(target) else LoweredFunc(func, [], target)
 
 
 __all__ = ["LoweredFunc", "lower", "split_host_device", "LAUNCH_ORDER"]

@@ -68,10 +68,6 @@ def _val(x: PrimExpr):
     return x.value if isinstance(x, (IntImm, FloatImm)) else None
 
 
-def _int_like(d: str) -> bool:
-    return _dt.is_int(d) or _dt.is_uint(d)
-
-
 def _fold(e: BinaryOp) -> Optional[PrimExpr]:
     a, b = _val(e.a), _val(e.b)
     if a is None or b is None:
@@ -123,7 +119,7 @@ class _Simplify(StmtExprMutator):
         if r is not None:
             return r
         t, a, b, d = type(e), e.a, e.b, e.a.dtype
-        isint = _int_like(d)
+        isint = _dt.is_integer(d)
         if t is Add:
             if _is(b, 0):
                 return a
@@ -229,17 +225,16 @@ class _Simplify(StmtExprMutator):
             if c.value:
                 return self.visit_stmt(s.then_case)
             return self.visit_stmt(s.else_case) if s.else_case is not None else None
-        return super().visit_IfThenElse(s)
+        return self.rebuild_if(s, c)
 
     def visit_For(self, s: For) -> Optional[Stmt]:
-        ext = self.visit_expr(s.extent)
+        mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
         if s.kind is not ForKind.THREAD_BINDING and isinstance(ext, IntImm):
             if ext.value <= 0:
                 return None
             if ext.value == 1:
-                mn = self.visit_expr(s.min)
                 return self.visit_stmt(substitute(s.body, {s.loop_var: mn}))
-        return super().visit_For(s)
+        return self.rebuild_for(s, mn, ext)
 
 
 def simplify_expr(e: PrimExpr) -> PrimExpr:

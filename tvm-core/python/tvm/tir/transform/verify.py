@@ -27,7 +27,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import INTRINSICS
 from tvm.tir.stmt import (
-    THREAD_TAGS, Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
+    THREAD_TAGS, Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt,
     Stmt,
 )
 
@@ -42,15 +42,24 @@ class TIRVerifyError(ValueError):
         self.span = span
 
 
-def _int(d: str) -> bool:
-    return _dt.is_int(d) or _dt.is_uint(d)
+def is_device_target(target: Any) -> bool:
+    """True for a target whose kind has a device code generator (kernels are split off)."""
+    return target is not None and getattr(target.kind, "codegen", None) is not None
+
+
+def with_span(msg: str, span: Any) -> str:
+    """``msg`` followed by the rendered source location of ``span`` (when there is one)."""
+    if span is None:
+        return msg
+    render = getattr(span, "render", None)
+    return f"{msg}\n{render()}" if render else f"{msg} ({span})"
 
 
 class _Verifier(StmtExprVisitor):
     def __init__(self, func: PrimFunc, target: Any):
         self.func = func
         self.target = target
-        self.device = target is not None and getattr(target.kind, "codegen", None) is not None
+        self.device = is_device_target(target)
         self.cpu = target is not None and not self.device
         self.defined: set = set()
         self.stmt: Optional[Stmt] = None
@@ -60,11 +69,7 @@ class _Verifier(StmtExprVisitor):
     def fail(self, msg: str):
         span = getattr(self.stmt, "span", None)
         reason = f"in function '{self.func.global_symbol}': {msg}"
-        full = reason
-        if span is not None:
-            render = getattr(span, "render", None)
-            full = f"{reason}\n{render()}" if render else f"{reason} ({span})"
-        raise TIRVerifyError(full, reason, span)
+        raise TIRVerifyError(with_span(reason, span), reason, span)
 
     def define(self, v: Var, what: str):
         if v in self.defined:
@@ -99,7 +104,7 @@ class _Verifier(StmtExprVisitor):
         except ValueError as e:
             self.fail(f"buffer '{buf.name}': {e}")
         for x in buf.shape:
-            if not isinstance(x, PrimExpr) or not _int(x.dtype):
+            if not isinstance(x, PrimExpr) or not _dt.is_integer(x.dtype):
                 self.fail(f"buffer '{buf.name}' has a non-integer dimension {x!r}")
             self.visit_expr(x)
 
@@ -117,9 +122,9 @@ class _Verifier(StmtExprVisitor):
         self.visit_expr(s.min)
         self.visit_expr(s.extent)
         for x, what in ((s.min, "start"), (s.extent, "extent")):
-            if not _int(x.dtype):
+            if not _dt.is_integer(x.dtype):
                 self.fail(f"loop {what} of '{s.loop_var.name}' must be an integer, got {x.dtype}")
-        if not _int(s.loop_var.dtype):
+        if not _dt.is_integer(s.loop_var.dtype):
             self.fail(f"loop variable '{s.loop_var.name}' must be an integer, got {s.loop_var.dtype}")
         if s.kind is ForKind.THREAD_BINDING:
             if s.thread_tag not in THREAD_TAGS:
@@ -195,9 +200,6 @@ class _Verifier(StmtExprVisitor):
         self.need_bool(s.condition, "assert condition")
         self.visit_stmt(s.body)
 
-    def visit_Evaluate(self, s: Evaluate) -> None:
-        self.visit_expr(s.value)
-
     # ------------------------------------------------------------------ expressions
     def need_bool(self, e: PrimExpr, what: str):
         if not _dt.is_bool(e.dtype):
@@ -211,7 +213,7 @@ class _Verifier(StmtExprVisitor):
                       f"{len(indices)} index(es)")
         for i in indices:
             self.visit_expr(i)
-            if not _int(i.dtype):
+            if not _dt.is_integer(i.dtype):
                 self.fail(f"index of buffer '{buf.name}' must be an integer, got {i.dtype}")
 
     def visit_Var(self, e: Var) -> None:
