@@ -4,7 +4,6 @@ the mock libcuda.so.1 is built once per session."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cuda_helpers import build_mock_driver, gpu_skip_reason  # noqa: E402
+from cuda_helpers import build_mock_driver, find_cxx, gpu_skip_reason  # noqa: E402
 
 GPU_REASON = gpu_skip_reason()
 
@@ -48,7 +47,7 @@ def device_api_shim(mock_driver_dir: Path) -> Path:
     lets a test call DeviceAPI::StreamSync with any handle (skips without a C++ compiler)."""
     import importlib.util
 
-    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    cxx = find_cxx()
     if cxx is None:
         pytest.skip("no C++ compiler to build the DeviceAPI test shim")
     incs = [os.path.join(list(importlib.util.find_spec(p).submodule_search_locations)[0], "include")

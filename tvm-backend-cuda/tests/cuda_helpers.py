@@ -7,9 +7,9 @@ import ctypes
 import os
 import shutil
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
+
+from tvm.testing import run_python
 
 HERE = Path(__file__).resolve().parent
 NO_GPU_REASON = "no CUDA device: libcuda.so.1 not found"
@@ -31,13 +31,9 @@ def gpu_skip_reason() -> str | None:
     return None
 
 
-def run_python(code: str, env: dict | None = None, timeout: int = 240) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter (same sys.path as this one); never raises on failure."""
-    full = dict(os.environ)
-    full["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], env=full,
-                          capture_output=True, text=True, timeout=timeout)
+def find_cxx() -> str | None:
+    """The C++ compiler the tests build host code with ($CXX, c++ or g++), or None."""
+    return shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
 
 
 def build_mock_driver(out_dir: str | Path) -> Path | None:

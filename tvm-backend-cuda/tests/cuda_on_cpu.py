@@ -11,11 +11,11 @@ model is refused with a reason.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
+
+from cuda_helpers import find_cxx
 
 HERE = Path(__file__).resolve().parent
 HEADER_DIR = HERE / "mock_driver"
@@ -103,7 +103,7 @@ def kernel_names(cuda_source: str) -> list[str]:
 
 def build(cuda_source: str, out_dir: Path) -> Path:
     """Compile ``cuda_source`` into ``out_dir/libcuda_on_cpu_<hash>.so`` (reused when it exists)."""
-    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    cxx = find_cxx()
     if cxx is None:
         raise NotEmulable("no C++ compiler to build the CPU emulation of the kernels")
     names = kernel_names(cuda_source)

@@ -12,23 +12,20 @@ runs the same kernels on a real GPU when one is present.
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import pytest
 
-from cuda_helpers import HERE, run_python, run_with_mock_driver
+from cuda_helpers import find_cxx, run_python, run_with_mock_driver
 from tvm_backend_cuda import nvrtc
 
 pytestmark = [
     pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)"),
-    pytest.mark.skipif(not (shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")),
+    pytest.mark.skipif(find_cxx() is None,
                        reason="no C++ compiler (c++/g++) to build the CPU emulation of the kernels"),
 ]
 
 PRELUDE = '''
-import ctypes, sys, numpy as np, tvm, tvm_ffi
-sys.path.insert(0, {here!r})
+import ctypes, numpy as np, tvm, tvm_ffi
 import cuda_kernels as kernels, cuda_on_cpu
 from tvm_backend_cuda import codegen
 
@@ -53,7 +50,7 @@ def emulate(mod):
 
 
 def emulated_run(mock_driver_dir, body: str) -> str:
-    prelude = PRELUDE.format(here=str(HERE), emu_dir=str(mock_driver_dir))
+    prelude = PRELUDE.format(emu_dir=str(mock_driver_dir))
     return run_with_mock_driver(mock_driver_dir, prelude + body, timeout=600)
 
 
@@ -94,8 +91,7 @@ print("ok")
 def test_library_exported_without_driver_runs(tmp_path, env, mock_driver_dir) -> None:
     lib = tmp_path / "warp_reduce.so"
     out = run_python(f'''
-import sys, tvm
-sys.path.insert(0, {str(HERE)!r})
+import tvm
 from cuda_script_kernels import warp_reduce
 mod = tvm.compile(warp_reduce, target="cuda -arch=sm_90")
 mod.export_library({str(lib)!r})

@@ -3,14 +3,12 @@ with other packages' test helpers when every suite runs in one pytest session)."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import numpy as np
 import tvm
 import tvm_ffi
+from tvm.testing import run_python  # noqa: F401  (tests import it from here)
 
 
 def opencl_unavailable_reason() -> str:
@@ -34,15 +32,6 @@ def make_module(source: str, functions: list, fmt: str = "cl", payload: Any = No
     create = tvm_ffi.get_global_func("ffi.Module.create.opencl")
     data = source.encode() if payload is None else payload
     return create(fmt, functions, data, [["opencl", source]])
-
-
-def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter (same sys.path) and capture its output."""
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
-                          timeout=timeout)
 
 
 def rand(shape: Any, dtype: str, seed: int = 0) -> np.ndarray:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 import tvm
 from tvm.codegen.device_module import create_device_module
 from tvm.driver import export
+from tvm.testing import run_python
 from tvm.tir import Buffer, BufferStore, For, ForKind, IntImm, PrimFunc, Var
 
 
@@ -30,12 +29,8 @@ def scale2() -> PrimFunc:
 
 
 def run_fresh(code: str, **env: str) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter with this checkout's tvm first on the path."""
-    full_env = {**os.environ, **env}
-    full_env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(tvm.__file__)),
-                                              full_env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, env=full_env, timeout=120)
+    """Run ``code`` in a fresh interpreter (this one's sys.path) with extra environment variables."""
+    return run_python(code, env)
 
 
 LOAD_AND_RUN = """

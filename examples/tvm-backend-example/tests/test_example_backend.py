@@ -3,26 +3,21 @@ run on the CPU, the fallback, export and load in fresh processes."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import tvm
 from tvm.testing import kernels as K
+from tvm.testing import run_python
 
 DEV = tvm.device("example")
 
 
 def fresh(code: str, **env: str) -> subprocess.CompletedProcess:
-    """Run ``code`` in a new interpreter with extra environment variables."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith("TVM_") or k == "TVM_CACHE_DIR"}
-    full.update(env)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=full, timeout=300)
+    """Run ``code`` in a new interpreter without the caller's TVM_* switches, plus ``env``."""
+    return run_python(code, env, clean_tvm_env=True)
 
 
 vadd = K.vector_add(block=64)

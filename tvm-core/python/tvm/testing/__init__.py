@@ -1,6 +1,7 @@
-"""Helpers for testing TVM and its backends: standard kernels (:mod:`tvm.testing.kernels`) and
-NumPy references."""
+"""Helpers for testing TVM and its backends: standard kernels (:mod:`tvm.testing.kernels`),
+NumPy references and fresh interpreters (:func:`run_python`)."""
 
 from . import kernels
+from .process import run_python
 
-__all__ = ["kernels"]
+__all__ = ["kernels", "run_python"]
