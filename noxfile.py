@@ -27,6 +27,9 @@ BUILD_REQS = ROOT / "ci" / "requirements-build.txt"
 TEST_REQS = ROOT / "ci" / "requirements-test.txt"
 VERSION = "0.1.0"
 
+sys.path.insert(0, str(ROOT / "ci"))
+from wheel_venv import TORCH_CPU  # noqa: E402
+
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
@@ -88,7 +91,7 @@ def install_wheels(session: nox.Session, names: list[str]) -> None:
 def install_torch_cpu(session: nox.Session) -> None:
     """PyTorch's CPU build for the DLPack tests, only where a local CPU wheel exists (the +cpu
     label never matches a multi-GB CUDA build from PyPI); without it those tests skip."""
-    session.run("python", "-m", "pip", "install", "-q", "--only-binary=:all:", "torch==2.13.0+cpu",
+    session.run("python", "-m", "pip", "install", "-q", "--only-binary=:all:", TORCH_CPU,
                 success_codes=[0, 1])
 
 

@@ -13,22 +13,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "ci"))
+from wheel_venv import wheelhouse_venv  # noqa: E402
 RUNS = int(os.environ.get("BENCH_IMPORT_RUNS", "25"))
 TIMER = "import time; t = time.perf_counter(); import {mod}; print(time.perf_counter() - t)"
-
-
-def make_env(base: Path, name: str, dists: list[str], wheelhouse: Path) -> str:
-    """A venv holding exactly ``dists`` from the wheelhouse; returns its python."""
-    env_dir = base / name
-    venv.create(env_dir, with_pip=True)
-    py = str(env_dir / "bin" / "python")
-    subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(wheelhouse), *dists],
-                   check=True)
-    return py
 
 
 def time_import(py: str, mod: str, cache: str) -> float:
@@ -46,9 +37,9 @@ def main(out_path: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         envs = {
-            "core_only": make_env(base, "core", ["tvm"], wheelhouse),
-            "with_example_backend": make_env(base, "example", ["tvm", "tvm-backend-example"], wheelhouse),
-            "with_all_backends": make_env(base, "all", ["tvm", *backends], wheelhouse),
+            "core_only": wheelhouse_venv(base, "core", ["tvm"], wheelhouse),
+            "with_example_backend": wheelhouse_venv(base, "example", ["tvm", "tvm-backend-example"], wheelhouse),
+            "with_all_backends": wheelhouse_venv(base, "all", ["tvm", *backends], wheelhouse),
         }
         cache = str(base / "cache")
         samples: dict[str, list[float]] = {k: [] for k in ["tvm_ffi", *envs]}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import venv
-from pathlib import Path
+
+from wheel_venv import TORCH_CPU, wheelhouse_venv
 
 CHECK = r"""
 import sys
@@ -41,14 +41,8 @@ else:
 def main(wheelhouse: str) -> int:
     """Create the venv, install the core from the wheelhouse only, run the check."""
     with tempfile.TemporaryDirectory() as tmp:
-        env_dir = Path(tmp) / "venv"
-        venv.create(env_dir, with_pip=True)
-        py = str(env_dir / "bin" / "python")
-        subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--find-links", wheelhouse, "tvm"],
-                       check=True)
-        # PyTorch's CPU build only from a local wheel (the +cpu label never matches PyPI's CUDA builds)
-        subprocess.run([py, "-m", "pip", "install", "-q", "--only-binary=:all:", "torch==2.13.0+cpu"],
-                       check=False)
+        py = wheelhouse_venv(tmp, "venv", ["tvm"], wheelhouse)
+        subprocess.run([py, "-m", "pip", "install", "-q", "--only-binary=:all:", TORCH_CPU], check=False)
         subprocess.run([py, "-c", CHECK], check=True)
     return 0
 

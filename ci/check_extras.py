@@ -14,8 +14,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
+
+from wheel_venv import wheelhouse_venv
 
 COMMON = r"""
 import sys
@@ -50,11 +51,7 @@ print("tvm[opencl]: OpenCL C generated for vector add")
 def check(wheelhouse: str, name: str) -> None:
     """Install tvm[name] from the wheelhouse into a fresh venv and run the checks there."""
     with tempfile.TemporaryDirectory() as tmp:
-        env_dir = Path(tmp) / "venv"
-        venv.create(env_dir, with_pip=True)
-        py = str(env_dir / "bin" / "python")
-        subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--find-links", wheelhouse,
-                        f"tvm[{name}]"], check=True)
+        py = wheelhouse_venv(tmp, "venv", [f"tvm[{name}]"], wheelhouse)
         subprocess.run([py, "-c", COMMON + PER_BACKEND[name], name], check=True)
 
 
