@@ -64,6 +64,7 @@ class CUDAPrinter(CFamilyPrinter):
         "blockIdx.x": "blockIdx.x", "blockIdx.y": "blockIdx.y", "blockIdx.z": "blockIdx.z",
     }
     BARRIER = "__syncthreads();"
+    BARRIERS = {"warp": "__syncwarp()"}
     UNROLL_PRAGMA = "#pragma unroll {n}"
     HALF_NATIVE = False
     BF16_NATIVE = False
@@ -148,10 +149,6 @@ class CUDAPrinter(CFamilyPrinter):
         super().visit_Allocate(s)
 
     # ------------------------------------------------------------------ intrinsics
-    def call_tvm_storage_sync(self, call: E.Call) -> str:
-        scope = call.args[0].value if call.args and isinstance(call.args[0], E.StringImm) else "shared"
-        return "__syncwarp()" if scope == "warp" else "__syncthreads()"
-
     def _shfl(self, builtin: str, call: E.Call) -> str:
         value, lane, width, mask = (self.expr(a) for a in call.args)
         return f"{builtin}({mask}, {value}, {lane}, {width})"

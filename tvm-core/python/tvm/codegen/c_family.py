@@ -14,6 +14,7 @@ between the languages is a class attribute (a table) or a small method that a ba
 ``HELPER_QUALIFIER``         prefix of helper functions in the prelude (``"static inline"``)
 ``THREAD_INDEX``             thread tag -> index expression (``"threadIdx.x": "threadIdx.x"``)
 ``BARRIER``                  text of ``tvm_storage_sync`` (``"__syncthreads();"``)
+``BARRIERS``                 per-scope overrides of it (``{"warp": "__syncwarp()"}``)
 ``UNROLL_PRAGMA``            pragma before UNROLLED loops (``{n}`` = extent)
 ``INTRINSICS``               op -> ``(float32 name, float64 name)`` or one name for every dtype
 ``HALF_NATIVE``/``BF16_NATIVE``  True when the language computes in half/bfloat16 itself;
@@ -71,6 +72,8 @@ class CFamilyPrinter:
     HELPER_QUALIFIER = "static inline"
     THREAD_INDEX: dict[str, str] = {}
     BARRIER = ""
+    #: Barrier text for a ``tvm_storage_sync`` scope other than "shared" (e.g. "warp", "global").
+    BARRIERS: dict[str, str] = {}
     UNROLL_PRAGMA = "#pragma GCC unroll {n}"
     HALF_NATIVE = False
     BF16_NATIVE = False
@@ -452,7 +455,8 @@ class CFamilyPrinter:
         return f"isfinite({self.expr(call.args[0])})"
 
     def call_tvm_storage_sync(self, call: E.Call) -> str:
-        return self.BARRIER.rstrip(";")
+        scope = call.args[0].value if call.args and isinstance(call.args[0], E.StringImm) else "shared"
+        return self.BARRIERS.get(scope, self.BARRIER).rstrip(";")
 
     def call_reinterpret(self, call: E.Call) -> str:
         src = call.args[0]
