@@ -404,18 +404,9 @@ class CUDAModuleObj : public DeviceModuleBase {
 }  // namespace
 
 void RegisterModuleFactories() {
-  ffi::Function::SetGlobal("ffi.Module.create.cuda",
-                           ffi::Function::FromPacked([](ffi::PackedArgs args, ffi::Any* rv) {
-                             *rv = ffi::Module(ffi::make_object<CUDAModuleObj>(
-                                 tvm::runtime::SpecFromCreateArgs(args)));
-                           }),
-                           /*override=*/true);
-  ffi::Function::SetGlobal("ffi.Module.load_from_bytes.cuda",
-                           ffi::Function::FromTyped([](ffi::Bytes bytes) {
-                             return ffi::Module(ffi::make_object<CUDAModuleObj>(
-                                 DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size()))));
-                           }),
-                           /*override=*/true);
+  tvm::runtime::RegisterDeviceModuleKind("cuda", [](DeviceModuleSpec spec) {
+    return ffi::Module(ffi::make_object<CUDAModuleObj>(std::move(spec)));
+  });
 }
 
 }  // namespace tvm_cuda

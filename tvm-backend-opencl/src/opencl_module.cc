@@ -358,18 +358,7 @@ std::string BuildProgramBinary(const std::string& source, int device_id) {
 }
 
 void RegisterModuleFunctions() {
-  ffi::Function::SetGlobal(
-      "ffi.Module.create.opencl",
-      ffi::Function::FromPacked([](ffi::PackedArgs args, ffi::Any* rv) {
-        *rv = CreateOpenCLModule(SpecFromCreateArgs(args));
-      }),
-      true);
-  ffi::Function::SetGlobal(
-      "ffi.Module.load_from_bytes.opencl",
-      ffi::Function::FromTyped([](ffi::Bytes bytes) {
-        return CreateOpenCLModule(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
-      }),
-      true);
+  RegisterDeviceModuleKind("opencl", [](DeviceModuleSpec spec) { return CreateOpenCLModule(std::move(spec)); });
   ffi::Function::SetGlobal("opencl.ProgramCacheInfo", ffi::Function::FromTyped([]() {
                              CacheStats& st = GlobalCacheStats();
                              ffi::Map<ffi::String, ffi::Any> info;

@@ -200,16 +200,7 @@ int Init(char* err, int err_len) {
   }
   static ExampleDeviceAPI api;
   DeviceAPI::Register(kDLExtDev, &api);
-  ffi::Function::SetGlobal("ffi.Module.create.example",
-                           ffi::Function::FromPacked([](ffi::PackedArgs args, ffi::Any* rv) {
-                             *rv = Create(tvm::runtime::SpecFromCreateArgs(args));
-                           }),
-                           true);
-  ffi::Function::SetGlobal("ffi.Module.load_from_bytes.example",
-                           ffi::Function::FromTyped([](ffi::Bytes bytes) {
-                             return Create(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
-                           }),
-                           true);
+  tvm::runtime::RegisterDeviceModuleKind("example", Create);
   return 0;
 }
 

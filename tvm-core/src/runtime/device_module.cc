@@ -357,6 +357,19 @@ DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
   return spec;
 }
 
+void RegisterDeviceModuleKind(const std::string& kind, std::function<ffi::Module(DeviceModuleSpec)> make) {
+  ffi::Function::SetGlobal("ffi.Module.create." + kind,
+                           ffi::Function::FromPacked([make](ffi::PackedArgs args, ffi::Any* rv) {
+                             *rv = make(SpecFromCreateArgs(args));
+                           }),
+                           /*override=*/true);
+  ffi::Function::SetGlobal("ffi.Module.load_from_bytes." + kind,
+                           ffi::Function::FromTyped([make](ffi::Bytes bytes) {
+                             return make(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
+                           }),
+                           /*override=*/true);
+}
+
 TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
   refl::GlobalDef()

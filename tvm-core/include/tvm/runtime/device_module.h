@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,6 +158,14 @@ TVM_RUNTIME_DLL ffi::Module MakeFallbackModule(const std::string& kind, DeviceMo
  *         sources: list of [fmt, text]).
  */
 TVM_RUNTIME_DLL DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args);
+
+/*!
+ * \brief Registers `ffi.Module.create.<kind>` (the code generators' factory) and
+ *        `ffi.Module.load_from_bytes.<kind>` (the loader of exported libraries); both build the
+ *        module with `make` from the spec they decode. A backend calls this in TVMBackendInit.
+ */
+TVM_RUNTIME_DLL void RegisterDeviceModuleKind(const std::string& kind,
+                                              std::function<ffi::Module(DeviceModuleSpec)> make);
 
 }  // namespace runtime
 }  // namespace tvm
