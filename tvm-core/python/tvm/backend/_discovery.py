@@ -2,7 +2,7 @@
 
 ``importlib.metadata.entry_points()`` parses every installed distribution (tens of ms); this
 scanner reads only ``*.dist-info/entry_points.txt`` files that mention the group, and caches
-the result keyed by the modification times of the ``sys.path`` directories (pip changes
+the scan of each ``sys.path`` directory keyed by its modification time (pip changes
 those whenever it installs or removes a distribution).
 """
 
@@ -111,37 +111,45 @@ def _cache_file(dirs: list[str]) -> str | None:
 
 
 def discover() -> list[EntryPoint]:
-    """All ``tvm.backends`` entry points on ``sys.path``; the first distribution of a name wins."""
+    """All ``tvm.backends`` entry points on ``sys.path``; the first distribution of a name wins.
+
+    Each directory's scan is cached with its modification time, so a change in one directory
+    (often the current one, ``sys.path[0]``) rescans only that directory."""
     dirs = [p or os.getcwd() for p in sys.path]
-    stamps = []
-    for d in dirs:
-        try:
-            stamps.append([d, os.stat(d).st_mtime_ns])
-        except OSError:
-            stamps.append([d, None])
     cache = _cache_file(dirs)
-    try:
-        if cache is None:
-            raise OSError("cache disabled")
-        with open(cache, encoding="utf-8") as f:
-            data = json.load(f)
-        if data.get("stamps") == stamps:
-            return [EntryPoint(*e) for e in data["entries"]]
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    seen: dict[str, EntryPoint] = {}
-    for d, stamp in stamps:
-        if stamp is None:
+    cached: dict = {}
+    if cache is not None:
+        try:
+            with open(cache, encoding="utf-8") as f:
+                cached = json.load(f)["dirs"]
+        except (OSError, ValueError, TypeError, KeyError):
+            cached = {}
+    scans: dict[str, list] = {}
+    changed = False
+    for d in dirs:
+        if d in scans:
             continue
-        for ep in _scan_dir(d):
+        try:
+            stamp = os.stat(d).st_mtime_ns
+        except OSError:
+            stamp = None
+        hit = cached.get(d)
+        if isinstance(hit, list) and len(hit) == 2 and hit[0] == stamp:
+            scans[d] = hit
+            continue
+        scans[d] = [stamp, [e.as_list() for e in _scan_dir(d)] if stamp is not None else []]
+        changed = True
+    seen: dict[str, EntryPoint] = {}
+    for d in dirs:
+        for fields in scans[d][1]:
+            ep = EntryPoint(*fields)
             seen.setdefault(ep.name, ep)
     entries = sorted(seen.values(), key=lambda e: e.name)
-    if cache is None:
-        return entries
-    from tvm._cache import atomic_write
+    if cache is not None and (changed or set(cached) != set(scans)):
+        from tvm._cache import atomic_write
 
-    try:
-        atomic_write(cache, json.dumps({"stamps": stamps, "entries": [e.as_list() for e in entries]}).encode())
-    except OSError:
-        pass
+        try:
+            atomic_write(cache, json.dumps({"dirs": scans}).encode())
+        except OSError:
+            pass
     return entries
