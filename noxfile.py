@@ -48,6 +48,12 @@ def dist_name(pkg: Path) -> str:
     return re.search(r'^name\s*=\s*"([^"]+)"', text, re.M).group(1)
 
 
+def build_wheel(session: nox.Session, pkg: Path) -> None:
+    """``pip wheel`` one package into ./wheelhouse against this session's tvm-ffi (no isolation)."""
+    session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                "-w", str(WHEELHOUSE), str(pkg))
+
+
 def build_wheels(session: nox.Session) -> list[Path]:
     """Build every package into ./wheelhouse (core first: backends build against its headers)."""
     session.install("-r", str(BUILD_REQS))
@@ -57,8 +63,7 @@ def build_wheels(session: nox.Session) -> list[Path]:
     built = []
     for pkg in packages():
         session.log(f"building {pkg.relative_to(ROOT)}")
-        session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(WHEELHOUSE), str(pkg))
+        build_wheel(session, pkg)
         if pkg.name == "tvm-core":
             # backends build against the installed core's headers
             session.run("python", "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
@@ -107,8 +112,8 @@ def wheels(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Build the wheels, install them, run every test suite; the core alone and each `tvm[<backend>]`
     extra in fresh venvs."""
-    build_wheels(session)
-    session.run("python", str(ROOT / "ci" / "check_wheels.py"), *map(str, WHEELHOUSE.glob("tvm*.whl")))
+    built = build_wheels(session)
+    session.run("python", str(ROOT / "ci" / "check_wheels.py"), *map(str, built))
     session.install("-r", str(TEST_REQS))
     install_torch_cpu(session)
     names = [dist_name(p) for p in packages()]
@@ -123,8 +128,7 @@ def tests(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """The main job on the CPU: compile, run, export and reload a TVMScript kernel."""
     session.install("-r", str(BUILD_REQS))
-    session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                "-w", str(WHEELHOUSE), str(ROOT / "tvm-core"))
+    build_wheel(session, ROOT / "tvm-core")
     install_wheels(session, ["tvm"])
     session.run("python", str(ROOT / "examples" / "demo.py"))
 

@@ -127,7 +127,7 @@ def main(out_path: str) -> int:
     a.copyfrom(np.ones(n, "float32"))
     b.copyfrom(np.ones(n, "float32"))
     fn = mod["vadd_float32"]
-    t_add = measure(lambda: fn(a, b, c, n, (n + 255) // 256, 256))
+    t_add = measure(lambda: fn(a, b, c, *case.scalars, *case.launch))
     moved = 3 * n * 4  # two reads + one write
     src = tvm.runtime.empty((3 * n // 2,), "float32", dev)
     dst = tvm.runtime.empty((3 * n // 2,), "float32", dev)
@@ -145,7 +145,7 @@ def main(out_path: str) -> int:
     x = tvm.runtime.tensor(np.random.default_rng(0).standard_normal((rows, cols)).astype("float32"), dev)
     y = tvm.runtime.empty((rows, cols), "float32", dev)
     sfn = smod["softmax"]
-    t_sm = measure(lambda: sfn(x, y, cols, rows, 256))
+    t_sm = measure(lambda: sfn(x, y, *sm.scalars, *sm.launch))
     entry: dict[str, Any] = {"shape": [rows, cols], "seconds": t_sm}
     if has_torch:
         tx = torch.from_dlpack(x)

@@ -15,13 +15,20 @@ HERE = Path(__file__).resolve().parent
 NO_GPU_REASON = "no CUDA device: libcuda.so.1 not found"
 
 
+def has_libcuda() -> bool:
+    """True when libcuda.so.1 (the NVIDIA driver, or a mock on LD_LIBRARY_PATH) can be loaded."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
 def gpu_skip_reason() -> str | None:
     """None when a real CUDA device is usable, else why not."""
     if os.environ.get("TVM_CUDA_MOCK_DRIVER"):
         return "running against the mock driver"
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
+    if not has_libcuda():
         return NO_GPU_REASON
     import tvm
 

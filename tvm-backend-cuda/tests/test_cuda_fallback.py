@@ -5,7 +5,6 @@ These tests assume a machine without libcuda.so.1 (CI); on a GPU machine they sk
 
 from __future__ import annotations
 
-import ctypes
 import os
 import subprocess
 import sys
@@ -16,19 +15,11 @@ import tvm
 import tvm_ffi
 
 import cuda_kernels as kernels
-from cuda_helpers import run_python
+from cuda_helpers import has_libcuda, run_python
 from tvm_backend_cuda import codegen, nvrtc
 
 
-def _has_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(_has_driver(), reason="libcuda.so.1 is present: fallback tests need a machine without it")
+pytestmark = pytest.mark.skipif(has_libcuda(), reason="libcuda.so.1 is present: fallback tests need a machine without it")
 
 FUNCS = [["vadd", ["handle", "handle", "handle", "int32"], ["blockIdx.x", "threadIdx.x"]],
          ["scale", ["handle", "float32", "int64"], ["blockIdx.x", "threadIdx.x", "dyn_shmem"]]]
@@ -101,17 +92,6 @@ def test_force_fallback_env(monkeypatch) -> None:
         mod["vadd_float32"]()
 
 
-def _compile_available() -> bool:
-    try:
-        from tvm.driver import export  # noqa: F401
-        from tvm.script import tir  # noqa: F401
-
-        return hasattr(tvm, "compile")
-    except ImportError:
-        return False
-
-
-@pytest.mark.skipif(not _compile_available(), reason="tvm.compile / export not available in this core")
 def test_export_on_cpu_then_load_in_fresh_process(tmp_path) -> None:
     lib = tmp_path / "vadd_cuda.so"
     out = run_python(f'''

@@ -17,9 +17,7 @@ from tvm.script import tir as T
 from tvm.testing.kernels import reference_softmax
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tvm-cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 # --------------------------------------------------------------------------- tiny IR builders

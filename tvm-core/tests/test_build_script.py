@@ -13,9 +13,7 @@ import script_kernels as K
 from tvm.testing.kernels import reference_softmax
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tvm-cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def tensor(a):
