@@ -211,8 +211,9 @@ class _Printer:
         symbolic shapes as ``var_A: T.handle`` + ``A = T.match_buffer(var_A, ...)`` after the
         ``n = T.int32()`` declarations, so the printed text is also valid plain Python."""
         bufs = {p: f.buffer_map[p] for p in f.params if p in f.buffer_map}
-        symbolic = {p for p, b in bufs.items()
-                    if any(_vars_in(x) for x in tuple(b.shape) + tuple(b.strides) + (b.elem_offset,))}
+        shape_vars = {p: [v for x in (*b.shape, *b.strides, b.elem_offset) for v in _vars_in(x)]
+                      for p, b in bufs.items()}
+        symbolic = {p: None for p, vs in shape_vars.items() if vs}  # ordered like the parameters
         # reserve names: buffers and scalars first, then the handles of matched buffers
         for p in f.params:
             if p in bufs:
@@ -225,15 +226,11 @@ class _Printer:
             self.name_of(p, p.name if p.name != b.name else f"var_{b.name}")
         decls = []
         declared: set = {p for p in f.params if p not in bufs}
-        for p in f.params:
-            b = bufs.get(p)
-            if b is None:
-                continue
-            for x in tuple(b.shape) + tuple(b.strides) + (b.elem_offset,):
-                for v in _vars_in(x):
-                    if v not in declared:
-                        declared.add(v)
-                        decls.append(v)
+        for vs in shape_vars.values():
+            for v in vs:
+                if v not in declared:
+                    declared.add(v)
+                    decls.append(v)
         sig = []
         for p in f.params:
             b = bufs.get(p)

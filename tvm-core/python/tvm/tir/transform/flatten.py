@@ -9,10 +9,11 @@ shape is the number of elements (for strided buffers: the span the strides reach
 
 from __future__ import annotations
 
-from tvm.tir.expr import Buffer, IntImm, PrimExpr
+from tvm.tir.expr import Buffer, BufferLoad, IntImm, PrimExpr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import binary
+from tvm.tir.stmt import BufferStore
 
 
 def _is_const(x: PrimExpr, v: int) -> bool:
@@ -53,14 +54,11 @@ def buffer_strides(buf: Buffer) -> tuple:
 
 def flattened_buffer(buf: Buffer) -> Buffer:
     """The 1-D view of ``buf`` (same data Var, dtype, scope)."""
-    if not buf.shape:
-        size: PrimExpr = IntImm("int32", 1)
-    elif buf.strides:
-        size = IntImm("int32", 1)
+    size: PrimExpr = IntImm("int32", 1)
+    if buf.strides:
         for s, st in zip(buf.shape, buf.strides):
             size = _add(size, _mul(binary("sub", s, 1) if not isinstance(s, IntImm) else IntImm(s.dtype, s.value - 1), st))
     else:
-        size = IntImm("int32", 1)
         for s in buf.shape:
             size = _mul(size, s)
     return Buffer(buf.name, (size,), buf.dtype, buf.data, (), IntImm("int32", 0), buf.scope, buf.align, buf.span)
@@ -74,12 +72,16 @@ def flat_index(buf: Buffer, indices: tuple) -> PrimExpr:
     return idx
 
 
+def _is_flat(buf: Buffer) -> bool:
+    return buf.ndim == 1 and not buf.strides and _is_const(buf.elem_offset, 0)
+
+
 class _Flatten(StmtExprMutator):
     def __init__(self):
         self.map: dict[Buffer, Buffer] = {}
 
     def mutate_buffer(self, b: Buffer) -> Buffer:
-        if b.ndim == 1 and not b.strides and _is_const(b.elem_offset, 0):
+        if _is_flat(b):
             return b
         nb = self.map.get(b)
         if nb is None:
@@ -87,22 +89,18 @@ class _Flatten(StmtExprMutator):
         return nb
 
     def _flat(self, buf: Buffer, indices: tuple) -> tuple:
-        if buf.ndim == 1 and not buf.strides and _is_const(buf.elem_offset, 0):
+        if _is_flat(buf):
             return indices
         return (flat_index(buf, indices),)
 
     def visit_BufferLoad(self, e):
         idx = self._exprs(e.indices)
-        from tvm.tir.expr import BufferLoad
-
         nb = self.mutate_buffer(e.buffer)
         if nb is e.buffer and idx is e.indices:
             return e
         return BufferLoad(nb, self._flat(e.buffer, idx), e.dtype, e.span)
 
     def visit_BufferStore(self, s):
-        from tvm.tir.stmt import BufferStore
-
         idx = self._exprs(s.indices)
         val = self.visit_expr(s.value)
         nb = self.mutate_buffer(s.buffer)
