@@ -78,23 +78,12 @@ struct Block {
   Fiber* current = nullptr;
   ucontext_t scheduler;
   std::function<void()> body;
+  Dim3 idx, dim, grid;  // blockIdx, blockDim, gridDim of the block being run
 };
 
 inline Block& block() {
   static Block b;
   return b;
-}
-inline Dim3& block_idx() {
-  static Dim3 d;
-  return d;
-}
-inline Dim3& block_dim() {
-  static Dim3 d;
-  return d;
-}
-inline Dim3& grid_dim() {
-  static Dim3 d;
-  return d;
 }
 inline Fiber& self() { return *block().current; }
 
@@ -184,7 +173,7 @@ inline void resolve_warp(Fiber* lanes[32], uint32_t members) {
 inline std::string describe(const Fiber& f) {
   char buf[96];
   std::snprintf(buf, sizeof(buf), "thread (%u,%u,%u) of block (%u,%u,%u)", f.tid.x, f.tid.y, f.tid.z,
-                block_idx().x, block_idx().y, block_idx().z);
+                block().idx.x, block().idx.y, block().idx.z);
   return buf;
 }
 
@@ -217,8 +206,8 @@ inline std::string release_waiters() {
   if (released) return "";
   unsigned live = 0, at_barrier = 0;
   const Fiber* stuck = nullptr;
-  for (const Fiber& f : b.fibers) {
-    if (&f - b.fibers.data() >= static_cast<long>(b.count)) break;
+  for (unsigned i = 0; i < b.count; ++i) {
+    const Fiber& f = b.fibers[i];
     if (f.state == State::kDone) continue;
     ++live;
     if (f.state == State::kAtBarrier) ++at_barrier; else if (!stuck) stuck = &f;
@@ -255,9 +244,9 @@ inline std::string run_block() {
     Fiber& f = b.fibers[i];
     f = Fiber();
     f.linear = i;
-    f.tid.x = i % block_dim().x;
-    f.tid.y = i / block_dim().x % block_dim().y;
-    f.tid.z = i / (block_dim().x * block_dim().y);
+    f.tid.x = i % b.dim.x;
+    f.tid.y = i / b.dim.x % b.dim.y;
+    f.tid.z = i / (b.dim.x * b.dim.y);
     getcontext(&f.ctx);
     f.ctx.uc_stack.ss_sp = b.stacks[i].data();
     f.ctx.uc_stack.ss_size = kStackBytes;
@@ -305,13 +294,13 @@ int launch(void (*kernel)(A...), void** args, const unsigned* grid, const unsign
     b.stacks.assign(kMaxThreads, std::vector<char>(kStackBytes));
   }
   b.count = threads;
-  block_dim() = Dim3{blk[0], blk[1], blk[2]};
-  grid_dim() = Dim3{grid[0], grid[1], grid[2]};
+  b.dim = Dim3{blk[0], blk[1], blk[2]};
+  b.grid = Dim3{grid[0], grid[1], grid[2]};
   b.body = [&]() { call_kernel(kernel, args, std::index_sequence_for<A...>{}); };
   for (unsigned z = 0; z < grid[2]; ++z) {
     for (unsigned y = 0; y < grid[1]; ++y) {
       for (unsigned x = 0; x < grid[0]; ++x) {
-        block_idx() = Dim3{x, y, z};
+        b.idx = Dim3{x, y, z};
         std::string e = run_block();
         if (!e.empty()) return fail(e);
       }
@@ -464,9 +453,9 @@ inline uint16_t float_to_half(float f) {  // round to nearest even, like cvt.rn.
 #define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static
 #define threadIdx (::tvm_emu::self().tid)
-#define blockIdx (::tvm_emu::block_idx())
-#define blockDim (::tvm_emu::block_dim())
-#define gridDim (::tvm_emu::grid_dim())
+#define blockIdx (::tvm_emu::block().idx)
+#define blockDim (::tvm_emu::block().dim)
+#define gridDim (::tvm_emu::block().grid)
 
 inline void __syncthreads() { tvm_emu::syncthreads(); }
 inline void __syncwarp(uint32_t mask = 0xffffffffu) { tvm_emu::warp_op(tvm_emu::WarpOp::kSync, mask, 0, 0, 32); }
