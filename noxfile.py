@@ -4,6 +4,7 @@
     nox -s tests     everything the README promises, against wheels installed from ./wheelhouse
     nox -s wheels    builds every wheel into ./wheelhouse and checks each one
     nox -s bench     benchmarks; results as JSON in bench/results/
+    nox -s lint      ruff and clang-format over the tree (`nox -s lint -- --fix` rewrites)
 
 Wheels are built without build isolation inside the session's venv, so the exactly pinned
 apache-tvm-ffi is the one they are built and tested against, and PyPI's unrelated `tvm`
@@ -12,10 +13,10 @@ project can never be picked up (installs from ./wheelhouse use --no-index).
 
 from __future__ import annotations
 
-import json
-import os
 import re
+import shutil
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -23,12 +24,16 @@ import nox
 
 ROOT = Path(__file__).parent
 WHEELHOUSE = ROOT / "wheelhouse"
+RAW_WHEELS = ROOT / "build" / "wheels-raw"
 BUILD_REQS = ROOT / "ci" / "requirements-build.txt"
 TEST_REQS = ROOT / "ci" / "requirements-test.txt"
-VERSION = "0.1.0"
 
 sys.path.insert(0, str(ROOT / "ci"))
+from lockstep import versions  # noqa: E402
 from wheel_venv import TORCH_CPU  # noqa: E402
+
+VERSION = versions()["version"]
+TVM_FFI = f"apache-tvm-ffi=={versions()['tvm_ffi']}"
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -48,34 +53,46 @@ def dist_name(pkg: Path) -> str:
     return re.search(r'^name\s*=\s*"([^"]+)"', text, re.M).group(1)
 
 
-def build_wheel(session: nox.Session, pkg: Path) -> None:
-    """``pip wheel`` one package into ./wheelhouse against this session's tvm-ffi (no isolation)."""
+def install_build_env(session: nox.Session) -> None:
+    """What building needs, with exactly the pinned tvm-ffi the wheels are built against."""
+    session.install("-r", str(BUILD_REQS), TVM_FFI)
+
+
+def build_wheel(session: nox.Session, pkg: Path) -> Path:
+    """Build one package against this session's tvm-ffi (no isolation) and repair it into
+    ./wheelhouse (manylinux tag, nothing that belongs elsewhere bundled); the repaired wheel."""
+    rel = pkg.relative_to(ROOT)
+    session.log(f"building {rel} (scikit-build-core, CMake) ...")
+    started = time.monotonic()
+    raw = RAW_WHEELS / pkg.name
+    shutil.rmtree(raw, ignore_errors=True)
+    # one CMake build folder per nox session: each session's venv has its own tvm-ffi
+    build_dir = ROOT / "build" / "cmake" / session.name / pkg.name
     session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                "-w", str(WHEELHOUSE), str(pkg))
+                f"--config-settings=build-dir={build_dir}", "-w", str(raw), str(pkg))
+    norm = dist_name(pkg).replace("-", "_")
+    for old in WHEELHOUSE.glob(f"{norm}-*.whl"):
+        old.unlink()
+    (wheel,) = raw.glob(f"{norm}-{VERSION}-*.whl")
+    session.run("python", str(ROOT / "ci" / "repair_wheel.py"), str(wheel), str(WHEELHOUSE))
+    (repaired,) = WHEELHOUSE.glob(f"{norm}-{VERSION}-*.whl")
+    session.log(f"built {repaired.name} in {time.monotonic() - started:.0f} s")
+    return repaired
 
 
 def build_wheels(session: nox.Session) -> list[Path]:
-    """Build every package into ./wheelhouse (core first: backends build against its headers)."""
-    session.install("-r", str(BUILD_REQS))
+    """Build every package into ./wheelhouse (core first: backends build against its headers),
+    with the third-party wheels they need, so the wheelhouse installs offline."""
+    install_build_env(session)
     WHEELHOUSE.mkdir(exist_ok=True)
-    for old in WHEELHOUSE.glob("tvm*.whl"):
-        old.unlink()
     built = []
     for pkg in packages():
-        session.log(f"building {pkg.relative_to(ROOT)}")
-        build_wheel(session, pkg)
-        if pkg.name == "tvm-core":
-            # backends build against the installed core's headers
-            session.run("python", "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
-                        "--no-index", "--find-links", str(WHEELHOUSE), "tvm")
-    for pkg in packages():
-        norm = dist_name(pkg).replace("-", "_")
-        built += sorted(WHEELHOUSE.glob(f"{norm}-{VERSION}-*.whl"))
-    # Third-party runtime dependencies too, so `pip install --no-index --find-links wheelhouse`
-    # installs everything offline (and never reaches PyPI's unrelated `tvm`).
+        built.append(build_wheel(session, pkg))
+        if pkg.name == "tvm-core":  # backends build against the installed core's headers
+            install_wheels(session, ["tvm"])
     deps = sorted({d for w in built for d in _requires(w) if not d.startswith("tvm")})
-    if deps:
-        session.run("python", "-m", "pip", "download", "-q", "-d", str(WHEELHOUSE), *deps)
+    session.log(f"downloading third-party wheels into {WHEELHOUSE.name}/: {', '.join(deps)}")
+    session.run("python", "-m", "pip", "download", "-q", "-d", str(WHEELHOUSE), *deps)
     return built
 
 
@@ -88,9 +105,11 @@ def _requires(wheel: Path) -> list[str]:
 
 
 def install_wheels(session: nox.Session, names: list[str]) -> None:
-    """Install our distributions from ./wheelhouse only (dependencies too)."""
-    session.run("python", "-m", "pip", "install", "-q", "--force-reinstall", "--no-index",
-                "--find-links", str(WHEELHOUSE), *names)
+    """(Re)install our distributions from ./wheelhouse only, never from an index (PyPI's `tvm` is
+    another project); their third-party dependencies come from what is installed or the wheelhouse."""
+    pip = ("python", "-m", "pip", "install", "-q", "--no-index", "--find-links", str(WHEELHOUSE))
+    session.run(*pip, "--force-reinstall", "--no-deps", *names)
+    session.run(*pip, *names)
 
 
 def install_torch_cpu(session: nox.Session) -> None:
@@ -104,7 +123,6 @@ def install_torch_cpu(session: nox.Session) -> None:
 def wheels(session: nox.Session) -> None:
     """Build every wheel into ./wheelhouse and check each one."""
     built = build_wheels(session)
-    session.install("auditwheel")
     session.run("python", str(ROOT / "ci" / "check_wheels.py"), *map(str, built))
 
 
@@ -127,10 +145,18 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def demo(session: nox.Session) -> None:
     """The main job on the CPU: compile, run, export and reload a TVMScript kernel."""
-    session.install("-r", str(BUILD_REQS))
+    install_build_env(session)
+    WHEELHOUSE.mkdir(exist_ok=True)
     build_wheel(session, ROOT / "tvm-core")
     install_wheels(session, ["tvm"])
     session.run("python", str(ROOT / "examples" / "demo.py"))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format) over the Python, clang-format over the C/C++; `-- --fix` rewrites."""
+    session.install("-r", str(TEST_REQS))
+    session.run("python", str(ROOT / "ci" / "lint.py"), *session.posargs)
 
 
 @nox.session

@@ -10,5 +10,5 @@ rm -rf .whl && mkdir -p .whl
 "$py" -m pip wheel -q --no-deps --no-build-isolation -w .whl ./tvm-core ./tvm-backend-cuda
 "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d .whl apache-tvm-ffi==0.1.15.post2
+  -d .whl "apache-tvm-ffi==$(python3 ci/lockstep.py tvm_ffi)"
 ls -la .whl

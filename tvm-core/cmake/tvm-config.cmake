@@ -17,6 +17,13 @@ if(TARGET tvm::backend)
   return()
 endif()
 
+# What a library's rpath calls its own folder: $ORIGIN on Linux, @loader_path on macOS.
+if(APPLE)
+  set(TVM_LOADER_ORIGIN "@loader_path")
+else()
+  set(TVM_LOADER_ORIGIN "$ORIGIN")
+endif()
+
 # In the wheel this file is tvm/share/cmake/tvm/; in the source tree it is tvm-core/cmake/.
 if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/../../../include/tvm/runtime/base.h")
   get_filename_component(TVM_CORE_INCLUDE "${CMAKE_CURRENT_LIST_DIR}/../../../include" ABSOLUTE)
@@ -49,6 +56,6 @@ function(tvm_add_backend_runtime target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
   set_target_properties(${target} PROPERTIES
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
-    INSTALL_RPATH "$ORIGIN/../../tvm_ffi/lib" BUILD_WITH_INSTALL_RPATH ON)
+    INSTALL_RPATH "${TVM_LOADER_ORIGIN}/../../tvm_ffi/lib" BUILD_WITH_INSTALL_RPATH ON)
   install(TARGETS ${target} LIBRARY DESTINATION ${ARG_PACKAGE}/lib)
 endfunction()

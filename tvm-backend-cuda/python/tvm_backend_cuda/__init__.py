@@ -11,18 +11,16 @@ compiled modules become fallback modules whose functions explain what is missing
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__  # written by the build from versions.toml
 
 #: DLPack device type of CUDA GPUs.
 DEVICE_TYPE = 2
 #: What a user without a usable GPU is told to do.
 HINT = "install the NVIDIA driver (libcuda.so.1); code generation works without it"
-LIB_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtvm_runtime_cuda.so")
 
-__all__ = ["DEVICE_TYPE", "HINT", "LIB_PATH", "activate"]
+__all__ = ["DEVICE_TYPE", "HINT", "activate"]
 
 
 def _nvrtc_compile_hook(source: str, arch: str) -> bytes:
@@ -39,7 +37,9 @@ def activate(ctx: Any) -> None:
     ctx.register_device("cuda", DEVICE_TYPE)
     # The loader of source-only ("cu") modules calls back into Python to run NVRTC.
     tvm_ffi.register_global_func("tvm_backend_cuda.nvrtc_compile", _nvrtc_compile_hook, override=True)
-    ctx.load_runtime(LIB_PATH, hint=HINT)
+    from tvm.backend.api import runtime_library_path
+
+    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_cuda"), hint=HINT)
     ctx.register_target_kind(
         "cuda",
         DEVICE_TYPE,

@@ -7,14 +7,11 @@ imported on first use.
 
 from __future__ import annotations
 
-import os
 
-__version__ = "0.1.0"
+from ._version import __version__  # written by the build from versions.toml
 
 #: DLPack device type of OpenCL devices (kDLOpenCL).
 DEVICE_TYPE = 4
-#: The runtime DSO shipped inside this package.
-RUNTIME_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libtvm_runtime_opencl.so")
 #: What to install when no OpenCL runtime is found.
 INSTALL_HINT = "apt-get install pocl-opencl-icd ocl-icd-libopencl1 (or your vendor's OpenCL ICD)"
 
@@ -29,7 +26,9 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     exists, and launching a kernel raises an error naming the reason and what to install.
     """
     ctx.register_device("opencl", DEVICE_TYPE)
-    ctx.load_runtime(RUNTIME_LIBRARY, hint=INSTALL_HINT)
+    from tvm.backend.api import runtime_library_path
+
+    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_opencl"), hint=INSTALL_HINT)
     ctx.register_target_kind(
         "opencl",
         DEVICE_TYPE,
@@ -63,4 +62,4 @@ def unavailable_reason() -> str:
     return str(func())
 
 
-__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "RUNTIME_LIBRARY", "activate", "discovered", "unavailable_reason"]
+__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "activate", "discovered", "unavailable_reason"]

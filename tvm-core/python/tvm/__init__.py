@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__  # written by the build from versions.toml
 
 from . import _lib  # noqa: E402  (loads libtvm_runtime before anything registers)
 from . import backend, runtime, target  # noqa: E402

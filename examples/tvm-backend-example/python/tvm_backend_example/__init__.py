@@ -7,19 +7,18 @@ imported the first time something is compiled for the ``example`` target.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-__version__ = "0.1.0"
+from ._version import __version__  # written by the build from versions.toml
 
 #: DLPack kDLExtDev: the device type this backend drives.
 DEVICE_TYPE = 12
-_LIB = Path(__file__).resolve().parent / "lib" / "libtvm_runtime_example.so"
 
 
 def activate(ctx) -> None:
     """Register the example device, runtime, target kind, detector and TVMScript namespace."""
+    from tvm.backend.api import runtime_library_path
+
     ctx.register_device("example", DEVICE_TYPE)
-    ctx.load_runtime(_LIB, hint="pip install --force-reinstall tvm-backend-example "
+    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_example"), hint="pip install --force-reinstall tvm-backend-example "
                                 "(unset TVM_EXAMPLE_SIMULATE_NO_DRIVER)")
     ctx.register_target_kind("example", DEVICE_TYPE, codegen="tvm_backend_example.codegen:build",
                              keys=("gpu", "example"), default_attrs={"max_num_threads": 256})

@@ -20,7 +20,16 @@ import tvm_ffi
 
 from ._registry import RUNTIME_UNAVAILABLE, BackendError, BackendRecord, RuntimeUnavailable, lazy_callable
 
-__all__ = ["BackendContext", "BackendABIError", "RuntimeUnavailable"]
+__all__ = ["BackendContext", "BackendABIError", "RuntimeUnavailable", "runtime_library_path"]
+
+
+def runtime_library_path(package_file: str | os.PathLike[str], stem: str) -> Path:
+    """Where a backend wheel keeps its runtime DSO: ``<package>/lib/lib<stem>.so`` (``.dylib`` on
+    macOS), for the package whose ``__file__`` is ``package_file``; pass it to
+    :meth:`BackendContext.load_runtime`."""
+    from tvm._lib import shared_library_path
+
+    return shared_library_path(Path(package_file).resolve().parent / "lib", stem)
 
 
 class BackendABIError(BackendError):
