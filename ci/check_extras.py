@@ -1,22 +1,29 @@
-"""`pip install "tvm[<backend>]"` from the wheelhouse alone, in a new venv per extra: the extra
-pulls in the backend wheel and its third-party dependencies, the backend is discovered and
-activated at `import tvm` (its runtime may be unavailable without hardware: then the reason is
-recorded), and its code generator produces a module.
+"""`pip install "tvm[<backend>]"` from a private package index, as a user of one would: the
+wheelhouse is served on 127.0.0.1 as a PEP 503 index (pypiserver, no fallback to PyPI) and each
+extra is installed into a new venv with `--index-url`. The extra pulls in the backend wheel and
+its third-party dependencies, the backend is discovered and activated at `import tvm` (its
+runtime may be unavailable without hardware: then the reason is recorded), and its code
+generator produces a module.
 
-Checked for every first-party backend whose wheel is in the wheelhouse. For cuda this is the
-proof that NVRTC comes from NVIDIA's pip package: the check compiles a kernel to a cubin with it.
+The core's extras must be exactly one per backend wheel built, plus `all` (every backend) and
+`bf16`; each is checked, and `all` checks every backend in one venv. For cuda this is the proof
+that NVRTC comes from NVIDIA's pip package: the check compiles a kernel to a cubin with it.
 
 Usage: python ci/check_extras.py WHEELHOUSE
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
+import time
+import zipfile
 from pathlib import Path
 
-from wheel_venv import wheelhouse_venv
+from lockstep import backend_names
+from wheel_venv import local_index, wheelhouse_venv
 
 COMMON = r"""
 import sys
@@ -29,6 +36,18 @@ print(f"tvm[{name}]: backend {rec.distribution} {rec.version} is {rec.status}"
       + (f" ({rec.reason})" if rec.reason else ""))
 """
 
+#: The core's extras that are not one backend each.
+NOT_BACKENDS = {"all", "bf16", "cc"}
+
+#: Any backend: its code generator turns the vector add into a device module with source.
+GENERATES_CODE = r"""
+from tvm.testing import kernels
+mod = tvm.compile(kernels.vector_add(), target=name)
+assert mod.imports and mod.imports[0].inspect_source(), f"no {name} code generated"
+print(f"tvm[{name}]: {mod.imports[0].kind} code generated for vector add")
+"""
+
+#: Backend-specific checks, replacing GENERATES_CODE where a backend needs more proof.
 PER_BACKEND = {
     "cuda": r"""
 from importlib import metadata
@@ -48,20 +67,46 @@ print("tvm[opencl]: OpenCL C generated for vector add")
 }
 
 
-def check(wheelhouse: str, name: str) -> None:
-    """Install tvm[name] from the wheelhouse into a fresh venv and run the checks there."""
+def core_extras(wheelhouse: Path) -> dict[str, list[str]]:
+    """The core wheel's extras and the distributions each pulls in, read from its metadata."""
+    (core,) = wheelhouse.glob("tvm-*.whl")
+    with zipfile.ZipFile(core) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    extras: dict[str, list[str]] = {name: [] for name in re.findall(r"^Provides-Extra: (\S+)", meta, re.M)}
+    for req, extra in re.findall(r'^Requires-Dist: ([^;]+); extra == "([^"]+)"', meta, re.M):
+        extras[extra].append(re.split(r"[=<>!~ ]", req.strip())[0])
+    return extras
+
+
+def check_extra_names(extras: dict[str, list[str]]) -> None:
+    """One extra per first-party backend folder, `all` naming every one, nothing else."""
+    backends = backend_names()
+    declared = sorted(set(extras) - NOT_BACKENDS)
+    if declared != backends:
+        raise SystemExit(f"the core's backend extras {declared} differ from the backends that exist {backends}")
+    if sorted(extras["all"]) != [f"tvm-backend-{b}" for b in backends]:
+        raise SystemExit(f"tvm[all] pulls in {extras['all']}, not every backend {backends}")
+
+
+def check(index_url: str, extra: str, backends: list[str]) -> None:
+    """Install tvm[extra] from the index into a fresh venv and check each of ``backends`` there."""
     with tempfile.TemporaryDirectory() as tmp:
-        py = wheelhouse_venv(tmp, "venv", [f"tvm[{name}]"], wheelhouse)
-        subprocess.run([py, "-c", COMMON + PER_BACKEND[name], name], check=True)
+        started = time.monotonic()
+        py = wheelhouse_venv(tmp, "venv", [f"tvm[{extra}]"], index_url=index_url)
+        print(f"tvm[{extra}]: installed from {index_url} in {time.monotonic() - started:.0f} s", flush=True)
+        for name in backends:
+            subprocess.run([py, "-c", COMMON + PER_BACKEND.get(name, GENERATES_CODE), name], check=True)
 
 
 def main(wheelhouse: str) -> int:
-    """Check each extra whose backend wheel was built into the wheelhouse."""
-    for name in PER_BACKEND:
-        if not list(Path(wheelhouse).glob(f"tvm_backend_{name}-*.whl")):
-            print(f"tvm[{name}]: SKIPPED: no tvm_backend_{name} wheel in {wheelhouse}")
-            continue
-        check(wheelhouse, name)
+    """Serve the wheelhouse as an index and check every extra of the core against it."""
+    house = Path(wheelhouse)
+    extras = core_extras(house)
+    check_extra_names(extras)
+    with local_index(house) as url:
+        for extra in sorted(set(extras) - NOT_BACKENDS):
+            check(url, extra, [extra])
+        check(url, "all", [d.removeprefix("tvm-backend-") for d in extras["all"]])
     return 0
 
 

@@ -10,7 +10,7 @@ py=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
-.venv/bin/python -m pip install -q -r ci/requirements-build.txt
+.venv/bin/python -m pip install -q -r ci/requirements-build.txt "apache-tvm-ffi==$("$py" ci/lockstep.py tvm_ffi)"
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
   pkgs=(tvm-core)

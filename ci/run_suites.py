@@ -8,23 +8,31 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 
 COUNTS = ("passed", "failed", "skipped", "error", "errors", "xfailed", "xpassed")
 
 
 def run(suite: str, extra: list[str]) -> tuple[int, dict[str, int]]:
-    """Run one suite; return its exit code and the counts of its summary line."""
+    """Run one suite, streaming its output as it comes; return its exit code and summary counts."""
     print(f"=== {suite}", flush=True)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", suite, *extra],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    sys.stdout.write(proc.stdout)
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-p", "no:cacheprovider", suite, *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    lines = []
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        lines.append(line)
+    code = proc.wait()
     counts = dict.fromkeys(COUNTS, 0)
-    summary = [ln for ln in proc.stdout.splitlines() if re.search(r"\d+ (passed|failed|error|skipped)", ln)]
+    summary = [ln for ln in lines if re.search(r"\d+ (passed|failed|error|skipped)", ln)]
     if summary:
         for n, word in re.findall(r"(\d+) (\w+)", summary[-1]):
             if word in counts:
                 counts[word] += int(n)
-    return proc.returncode, counts
+    print(f"=== {suite}: exit {code} after {time.monotonic() - started:.0f} s", flush=True)
+    return code, counts
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Run on the GPU machine from the repository root (after scripts/prepare_gpu_run.sh here):
+# Run on a machine with an NVIDIA GPU, from the repository root, after
+# scripts/prepare_gpu_run.sh filled ./.whl on the build machine:
 #   bash tvm-backend-cuda/scripts/gpu_run.sh
-# Installs the carried wheels into /tmp/site (the image already has torch, numpy, pytest and
-# nvidia-cuda-nvrtc), then runs the CUDA backend's whole test suite (GPU tests included) and
+# Installs the wheels in ./.whl into /tmp/site (numpy, pytest and nvidia-cuda-nvrtc must be
+# installed; torch is optional), then runs the CUDA backend's whole test suite (GPU tests included) and
 # the benchmarks. Logs and JSON go to $OUT (or /tmp/out).
 set -uo pipefail
 out=${OUT:-/tmp/out}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run on the CPU machine, from the repository root, before a GPU session's device run:
-# builds the tvm and tvm-backend-cuda wheels and fetches the tvm-ffi wheel for the GPU machine's
-# Python (3.12) into ./.whl (git-ignored), which the device run carries (`carry: [".whl"]`).
+# Run on the build machine, from the repository root, before scripts/gpu_run.sh runs on a machine
+# with an NVIDIA GPU: builds the tvm and tvm-backend-cuda wheels and fetches the tvm-ffi wheel for
+# the GPU machine's Python (3.12) into ./.whl (git-ignored); copy the repository with ./.whl there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py=.venv/bin/python

@@ -194,7 +194,6 @@ def softmax(m: int = 19, n: int = 1000, threads: int = 256) -> Case:
 
     def block_reduce(kind: str, slot: int, identity: FloatImm) -> Any:
         warp = cuda.warp_max if kind == "max" else cuda.warp_sum
-        combine = (lambda x, y: tir.Max(x, y)) if kind == "max" else (lambda x, y: x + y)
         return seq(
             BufferStore(acc, warp(acc[0]), (i32(0),)),
             IfThenElse((tx % 32).equal(0), BufferStore(red, acc[0], (tx // 32,))),

@@ -130,7 +130,7 @@ def test_annotated_let():
 
 def test_symbolic_var_declared_in_body_used_in_annotation():
     @T.prim_func
-    def f(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+    def f(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):  # noqa: F821 - TVMScript binds n after the annotation
         n = T.int64()
         for i in range(n):
             B[i] = A[i]
@@ -142,7 +142,7 @@ def test_symbolic_var_declared_in_body_used_in_annotation():
 
 def test_scalar_param_used_in_annotation_before_declared():
     @T.prim_func
-    def f(A: T.Buffer((n, 4), "float32"), n: T.int32):
+    def f(A: T.Buffer((n, 4), "float32"), n: T.int32):  # noqa: F821 - TVMScript binds n after the annotation
         for i, j in T.grid(n, 4):
             A[i, j] = T.float32(1)
 

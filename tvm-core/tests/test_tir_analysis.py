@@ -35,7 +35,7 @@ def test_structural_equal_loops_rename():
 
 def test_free_vars_and_used_buffers():
     @T.prim_func
-    def f(A: T.Buffer((n,), "float32"), n: T.int32, alpha: T.float32):
+    def f(A: T.Buffer((n,), "float32"), n: T.int32, alpha: T.float32):  # noqa: F821 - TVMScript binds n after the annotation
         for i in range(n):
             tmp = T.alloc_buffer((1,), "float32", scope="local")
             tmp[0] = A[i] * alpha

@@ -310,7 +310,7 @@ def test_lower_two_kernels(gpu):
 
 def test_lower_host_scalar_setup_becomes_kernel_param(gpu):
     @T.prim_func
-    def f(A: T.Buffer((n,), "float32"), n: T.int32):
+    def f(A: T.Buffer((n,), "float32"), n: T.int32):  # noqa: F821 - TVMScript binds n after the annotation
         half = n // 2
         for bx in T.thread_binding((half + 63) // 64, thread="blockIdx.x"):
             for tx in T.thread_binding(64, thread="threadIdx.x"):
@@ -347,7 +347,7 @@ def test_lower_extent_depending_on_kernel_local(gpu):
 
 def test_lower_dynamic_shared_memory(gpu):
     @T.prim_func
-    def f(A: T.Buffer((n,), "float16"), n: T.int32):
+    def f(A: T.Buffer((n,), "float16"), n: T.int32):  # noqa: F821 - TVMScript binds n after the annotation
         for tx in T.thread_binding(32, thread="threadIdx.x"):
             S = T.alloc_buffer((n,), "float16", scope="shared")
             S[tx] = A[tx]
@@ -399,7 +399,7 @@ def test_lower_uneven_thread_extents_are_padded_and_guarded(gpu):
 
 def test_lower_host_if_on_scalar(gpu):
     @T.prim_func
-    def f(A: T.Buffer((n,), "float32"), n: T.int32):
+    def f(A: T.Buffer((n,), "float32"), n: T.int32):  # noqa: F821 - TVMScript binds n after the annotation
         if n > 0:
             for tx in T.thread_binding(n, thread="threadIdx.x"):
                 A[tx] = T.float32(0)

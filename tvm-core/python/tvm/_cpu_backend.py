@@ -13,7 +13,7 @@ def register() -> None:
     register_device_target_detector(1, _detect_cpu)
 
 
-def _detect_cpu(dev) -> "Target":
+def _detect_cpu(dev) -> "Target":  # noqa: F821 - imported on call
     """The host target (``c``) with the number of cores."""
     from .target import Target
 

@@ -59,7 +59,7 @@ def report() -> str:
     ]
     recs = list_backends()
     if not recs:
-        lines.append("no backends installed (pip install 'tvm[cuda]', 'tvm[opencl]', ...)")
+        lines.append("no backends installed (pip install tvm-backend-cuda, tvm-backend-opencl, ...)")
     for rec in recs:
         lines.append(f"{rec.name}: {rec.status}")
         lines.append(f"    distribution: {rec.distribution} {rec.version}  entry point: {rec.entry_point}")

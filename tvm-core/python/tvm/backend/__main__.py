@@ -4,7 +4,7 @@ import warnings
 
 warnings.simplefilter("ignore")
 
-import tvm  # noqa: E402
+import tvm  # noqa: E402, F401 - activates the installed backends
 from tvm.backend import report  # noqa: E402
 
 print(report())

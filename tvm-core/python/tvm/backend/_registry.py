@@ -12,7 +12,7 @@ import importlib
 import os
 import threading
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import tvm_ffi
 
@@ -167,8 +167,8 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
         rec = _records.get(name)
         if rec is None:
             raise BackendError(
-                f"no backend named '{name}' is installed (discovered: {sorted(_records) or 'none'}); "
-                f"install it, e.g. pip install 'tvm[{name}]' or pip install tvm-backend-{name}"
+                f"no backend named '{name}' is installed (discovered: {sorted(_records) or 'none'}).{closest_names(name, sorted(_records))} "
+                f"Fix: {install_hint(name)}"
             )
         if rec.status in (ACTIVE, RUNTIME_UNAVAILABLE, FAILED):
             if explicit and rec.status == FAILED:
@@ -252,11 +252,43 @@ def record_for_kind(kind: str) -> BackendRecord | None:
     return _records.get(kind)
 
 
-def explain_missing(what: str, name: str, record: BackendRecord | None) -> BackendError:
-    """An error saying why ``what`` (a device or target) is not usable and what to do."""
+#: The backends this project publishes, each as the distribution ``tvm-backend-<name>``: the
+#: standard TVM device names. Any other name can only come from a vendor's wheel.
+PUBLISHED_BACKENDS = ("cuda", "rocm", "metal", "vulkan", "opencl", "hexagon", "webgpu")
+
+
+def install_hint(name: str) -> str:
+    """What to install for backend, device, target or module kind ``name``. Names the project's
+    distribution (``pip install tvm-backend-opencl``; PyPI's ``tvm`` is another project) only
+    for a backend the project publishes."""
+    from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES
+
+    canonical = DEVICE_NAMES.get(DEVICE_TYPES.get(name, -1), name)
+    if canonical in PUBLISHED_BACKENDS:
+        return f"pip install tvm-backend-{canonical}"
+    return (f"install the vendor's backend wheel that provides '{name}' "
+            "(`python -m tvm.backend` lists the installed backends)")
+
+
+def closest_names(name: str, known: list[str]) -> str:
+    """`` Did you mean 'x'?`` for the closest of ``known`` (empty when none is close)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" Did you mean '{close[0]}'?" if close else ""
+
+
+def explain_missing(what: str, name: str, record: BackendRecord | None, known: Sequence[str] = ()) -> BackendError:
+    """An error saying why ``what`` (a device or target) is not usable and what to do; ``known``
+    are the names that do exist here (the closest is suggested, all are listed)."""
     if record is None:
-        return BackendError(f"{what} needs the '{name}' backend, which is not installed: "
-                            f"pip install 'tvm[{name}]' (or a vendor's backend wheel for it)")
+        ensure_discovered()
+        suggestion = closest_names(name, sorted({*known, *_records, *PUBLISHED_BACKENDS}))
+        if suggestion and name not in PUBLISHED_BACKENDS:
+            return BackendError(f"{what}: no backend provides '{name}'.{suggestion} "
+                                f"Available here: {', '.join(sorted(known)) or 'none'}.")
+        return BackendError(f"{what} needs the '{name}' backend, which is not installed. "
+                            f"Fix: {install_hint(name)}. Available here: {', '.join(sorted(known)) or 'none'}.")
     if record.status == FAILED:
         return BackendError(f"{what} needs backend '{record.name}' ({record.distribution} "
                             f"{record.version}), which failed to load: {record.reason}. "

@@ -73,7 +73,7 @@ def fallback_reason(kind: str) -> str:
     rec = _registry.record_for_kind(kind)
     if rec is None:
         return (f"Reason: no installed backend provides module kind '{kind}'. "
-                f"Fix: pip install 'tvm[{kind}]' (or the vendor's backend wheel).")
+                f"Fix: {_registry.install_hint(kind)}.")
     why = rec.reason or f"backend '{rec.name}' is {rec.status}"
     return (f"Reason: backend '{rec.name}' ({rec.distribution} {rec.version}) is {rec.status}: {why}. "
             f"Fix: {rec.fix()}.")

@@ -1,6 +1,8 @@
 """Compile generated C with the system compiler, with an on-disk compile cache.
 
-* compiler: ``$CC`` (default ``cc``); flags ``-O3 -std=gnu11 -fPIC -shared``, ``-fopenmp`` when the
+* compiler: ``$CC``; else ``cc``, ``gcc`` or ``clang`` on PATH; else the clang that the pip package
+  ``ziglang`` ships (``pip install ziglang``, the core's ``cc`` extra; it has no OpenMP runtime, so
+  parallel loops run on one thread with it). Flags ``-O3 -std=gnu11 -fPIC -shared``, ``-fopenmp`` when the
   code has parallel loops (``-fopenmp-simd`` otherwise), ``-march=<cpu>`` from the target's
   ``-mcpu``; tvm-ffi's include directory; links libtvm_ffi with an rpath to it.
 * cache: ``compile/`` under ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm``; see :mod:`tvm._cache`), keyed by sha256 of the code, the
@@ -13,6 +15,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shlex
@@ -32,9 +35,40 @@ class CompileError(RuntimeError):
     """The C compiler rejected generated code (message: log + offending source lines)."""
 
 
+#: What to do when no C compiler is found (the CPU target compiles generated C).
+NO_COMPILER = (
+    "no C compiler found: the CPU target compiles the generated C with one (looked for $CC, then cc, gcc "
+    "and clang on PATH, then the pip package ziglang). Install one: Debian/Ubuntu `apt-get install gcc`, "
+    "Fedora `dnf install gcc`, macOS `xcode-select --install`; or `pip install ziglang` (the core's `cc` "
+    "extra) for a clang that pip installs; or set CC to a compiler's command"
+)
+
+
+def _zig_available() -> bool:
+    try:
+        return importlib.util.find_spec("ziglang") is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules
+        return False
+
+
 def compiler() -> list[str]:
-    """The compiler command (``$CC`` split like a shell would, default ``cc``)."""
-    return shlex.split(os.environ.get("CC", "cc")) or ["cc"]
+    """The C compiler command: ``$CC`` (split like a shell would), else the first of ``cc``,
+    ``gcc``, ``clang`` on PATH, else ziglang's clang; :class:`CompileError` naming what to install
+    when there is none."""
+    from_env = shlex.split(os.environ.get("CC", ""))
+    if from_env:
+        return from_env
+    for name in ("cc", "gcc", "clang"):
+        if shutil.which(name):
+            return [name]
+    if _zig_available():
+        return [sys.executable, "-m", "ziglang", "cc"]
+    raise CompileError(NO_COMPILER)
+
+
+def has_openmp(cmd: Sequence[str]) -> bool:
+    """Whether the compiler links OpenMP (ziglang's clang ships no OpenMP runtime)."""
+    return "ziglang" not in cmd and os.path.basename(cmd[0]) != "zig"
 
 
 @lru_cache(maxsize=None)
@@ -115,6 +149,10 @@ def cache_dir() -> Path | None:
 def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequence[str] = ()) -> list[str]:
     """Compiler flags for a shared library of generated host code."""
     flags = ["-O3", "-std=gnu11", "-fPIC", "-shared", "-fno-math-errno", "-fvisibility=hidden"]
+    if openmp and not has_openmp(compiler()):
+        warnings.warn(f"{' '.join(compiler())} has no OpenMP runtime: parallel loops run on one thread "
+                      "(install gcc or clang, or set CC, for multi-threaded CPU kernels)", RuntimeWarning, stacklevel=3)
+        openmp = False
     flags.append("-fopenmp" if openmp else "-fopenmp-simd")
     if mcpu:
         flags.append(f"-march={mcpu}")

@@ -230,8 +230,7 @@ def ensure_loader(kind: str) -> None:
         if rec is None:
             raise ModuleLoadError(
                 f"the library contains a '{kind}' device module, but no installed backend can load "
-                f"modules of kind '{kind}'. Install it: pip install 'tvm[{kind}]' "
-                f"(or the vendor's tvm backend wheel for '{kind}')")
+                f"modules of kind '{kind}'. Fix: {_registry.install_hint(kind)}")
         raise ModuleLoadError(
             f"the library contains a '{kind}' device module, but backend '{rec.name}' "
             f"({rec.describe()}) registered no loader for it. Fix: {rec.fix()}")

@@ -352,8 +352,13 @@ def __getattr__(name: str):
     except Exception as e:  # the backend's namespace module failed to import
         raise AttributeError(f"backend namespace T.{name} failed to load: {type(e).__name__}: {e}") from e
     if mod is None:
-        raise AttributeError(f"T has no attribute {name!r}, and no backend registered a namespace "
-                             f"T.{name} (is the backend installed, e.g. pip install tvm-backend-{name}?)")
+        from tvm.backend._registry import PUBLISHED_BACKENDS, closest_names, install_hint
+
+        if name in PUBLISHED_BACKENDS:
+            raise AttributeError(f"T.{name} is the namespace of the {name} backend, which is not installed. "
+                                 f"Fix: {install_hint(name)}")
+        known = [n for n in globals() if not n.startswith("_")] + namespaces.names()
+        raise AttributeError(f"T.{name} is not part of TVMScript.{closest_names(name, known)}")
     return mod
 
 

@@ -59,7 +59,7 @@ def get_target_kind(name: str) -> TargetKind:
         return kind
     from tvm.backend import _registry
 
-    raise _registry.explain_missing(f"target '{name}'", name, _registry.get_record(name))
+    raise _registry.explain_missing(f"target '{name}'", name, _registry.get_record(name), known=list_target_kinds())
 
 
 def _parse_value(text: str) -> Any:

@@ -3,7 +3,7 @@
 * :func:`verify` -- well-formedness, types, scope misuse (raises :class:`TIRVerifyError`)
 * :func:`simplify` -- constant folding and trivial identities, extent-1 loops removed
 * :func:`flatten_buffers` -- multi-dimensional accesses to 1-D
-* :func:`lower` -- verify + simplify + flatten + host/device split (docs/HELPERS.md contract)
+* :func:`lower` -- verify + simplify + flatten + host/device split (contract in docs/development.md)
 """
 
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer

@@ -1,5 +1,5 @@
 """Host/device split: ``lower(func, target) -> LoweredFunc`` (the lowering contract of
-docs/HELPERS.md).
+docs/development.md).
 
 Pipeline: :func:`verify` -> :func:`simplify` -> :func:`flatten_buffers` -> :func:`simplify` ->
 split.

@@ -1,0 +1,56 @@
+"""Messages that say what to install name a distribution that exists (`pip install
+tvm-backend-opencl`; PyPI's `tvm` is another project), and a mistyped name gets the closest one."""
+
+from __future__ import annotations
+
+import pytest
+
+import tvm
+from tvm.backend import _registry
+
+
+def test_published_backend_hint_names_its_distribution():
+    assert _registry.install_hint("vulkan") == "pip install tvm-backend-vulkan"
+    assert _registry.install_hint("cl") == "pip install tvm-backend-opencl"  # an alias of a device name
+
+
+def test_unknown_backend_hint_names_no_package():
+    hint = _registry.install_hint("acme")
+    assert "tvm-backend-acme" not in hint and "vendor's backend wheel" in hint
+
+
+def test_mistyped_target_suggests_the_closest_and_lists_the_installed():
+    with pytest.raises(tvm.backend.BackendError) as info:
+        tvm.target.Target("cdua")
+    msg = str(info.value)
+    assert "Did you mean 'cuda'?" in msg, msg
+    assert "Available here: c, " in msg, msg
+    assert "pip install" not in msg and "tvm[" not in msg, msg
+
+
+def test_target_of_a_published_backend_not_installed_says_what_to_install():
+    if "webgpu" in tvm.target.list_target_kinds():
+        pytest.skip("tvm-backend-webgpu is installed here, so its target exists")
+    with pytest.raises(tvm.backend.BackendError) as info:
+        tvm.target.Target("webgpu")
+    assert "Fix: pip install tvm-backend-webgpu" in str(info.value), str(info.value)
+
+
+def test_unknown_script_name_is_not_sent_to_a_package():
+    from tvm.script import tir as T
+
+    with pytest.raises(AttributeError) as info:
+        _ = T.prim_fnuc
+    msg = str(info.value)
+    assert "T.prim_fnuc is not part of TVMScript. Did you mean 'prim_func'?" in msg, msg
+    assert "pip install" not in msg
+
+
+def test_script_namespace_of_a_backend_not_installed_names_its_distribution():
+    from tvm.script import tir as T
+
+    if _registry.get_record("metal") is not None:
+        pytest.skip("tvm-backend-metal is installed here")
+    with pytest.raises(AttributeError) as info:
+        _ = T.metal
+    assert "pip install tvm-backend-metal" in str(info.value)
