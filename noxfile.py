@@ -68,8 +68,19 @@ def build_wheel(session: nox.Session, pkg: Path) -> Path:
     shutil.rmtree(raw, ignore_errors=True)
     # one CMake build folder per nox session: each session's venv has its own tvm-ffi
     build_dir = ROOT / "build" / "cmake" / session.name / pkg.name
-    session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                f"--config-settings=build-dir={build_dir}", "-w", str(raw), str(pkg))
+    session.run(
+        "python",
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-deps",
+        "--no-build-isolation",
+        f"--config-settings=build-dir={build_dir}",
+        "-w",
+        str(raw),
+        str(pkg),
+    )
     norm = dist_name(pkg).replace("-", "_")
     for old in WHEELHOUSE.glob(f"{norm}-*.whl"):
         old.unlink()
@@ -100,8 +111,9 @@ def _requires(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         lines = z.read(meta).decode().splitlines()
-    return [line.split(":", 1)[1].strip() for line in lines
-            if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    return [
+        line.split(":", 1)[1].strip() for line in lines if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
 
 
 def install_wheels(session: nox.Session, names: list[str]) -> None:
@@ -115,8 +127,7 @@ def install_wheels(session: nox.Session, names: list[str]) -> None:
 def install_torch_cpu(session: nox.Session) -> None:
     """PyTorch's CPU build for the DLPack tests, only where a local CPU wheel exists (the +cpu
     label never matches a multi-GB CUDA build from PyPI); without it those tests skip."""
-    session.run("python", "-m", "pip", "install", "-q", "--only-binary=:all:", TORCH_CPU,
-                success_codes=[0, 1])
+    session.run("python", "-m", "pip", "install", "-q", "--only-binary=:all:", TORCH_CPU, success_codes=[0, 1])
 
 
 @nox.session

@@ -44,8 +44,7 @@ def vector_add(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.
 
 
 @T.prim_func
-def vector_add_serial(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"),
-                      C: T.Buffer((N,), "float32")):
+def vector_add_serial(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.Buffer((N,), "float32")):
     for i in T.vectorized(N):
         C[i] = A[i] + B[i]
 
@@ -66,8 +65,9 @@ def vector_sum(A: T.Buffer((N,), "float32"), S: T.Buffer((1,), "float32")):
 
 
 @T.prim_func
-def matmul(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
-           C: T.Buffer((1024, 1024), "float32")):
+def matmul(
+    A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")
+):
     # 8x64 output tiles held in a local accumulator (registers), rows of tiles in parallel
     for io in T.parallel(128):
         for jo in range(16):
@@ -132,18 +132,28 @@ def per_call(fns: list[Callable[..., object]], args: tuple, calls: int = 50_000,
 def row(name: str, tvm_s: float, ref_s: float, ref_name: str, goal: float) -> dict:
     speed = ref_s / tvm_s
     ok = speed >= goal
-    print(f"{name:<22} tvm {tvm_s * 1e3:9.3f} ms   {ref_name} {ref_s * 1e3:9.3f} ms   "
-          f"speed {speed:5.2f}x (goal >= {goal}x) {'OK' if ok else 'MISSED'}", flush=True)
+    print(
+        f"{name:<22} tvm {tvm_s * 1e3:9.3f} ms   {ref_name} {ref_s * 1e3:9.3f} ms   "
+        f"speed {speed:5.2f}x (goal >= {goal}x) {'OK' if ok else 'MISSED'}",
+        flush=True,
+    )
     return {"tvm_ms": tvm_s * 1e3, f"{ref_name}_ms": ref_s * 1e3, "speed_vs_ref": speed, "goal": goal, "met": ok}
 
 
 def main() -> None:
     out_path = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "results" / "cpu.json")
     rng = np.random.default_rng(0)
-    results: dict = {"machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                                 "compiler": cc.compiler_version(), "numpy": np.__version__,
-                                 "target": TARGET, "load_average_1min": os.getloadavg()[0],
-                                 "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "")}}
+    results: dict = {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "compiler": cc.compiler_version(),
+            "numpy": np.__version__,
+            "target": TARGET,
+            "load_average_1min": os.getloadavg()[0],
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
+        }
+    }
     with tempfile.TemporaryDirectory(prefix="tvm-bench-cache-") as cache:
         os.environ["TVM_CACHE_DIR"] = cache
         t = time.perf_counter()
@@ -156,10 +166,17 @@ def main() -> None:
             hits.append(time.perf_counter() - t)
             assert m._build_info.cache_hit
         hit = statistics.median(hits)
-        print(f"{'compile vector add':<22} cold {cold * 1e3:8.1f} ms   cache hit {hit * 1e3:6.2f} ms "
-              f"(goal <= 5 ms) {'OK' if hit <= 5e-3 else 'MISSED'}", flush=True)
-        results["compile_vector_add"] = {"cold_ms": cold * 1e3, "cache_hit_ms": hit * 1e3,
-                                         "goal_hit_ms": 5.0, "met": hit <= 5e-3}
+        print(
+            f"{'compile vector add':<22} cold {cold * 1e3:8.1f} ms   cache hit {hit * 1e3:6.2f} ms "
+            f"(goal <= 5 ms) {'OK' if hit <= 5e-3 else 'MISSED'}",
+            flush=True,
+        )
+        results["compile_vector_add"] = {
+            "cold_ms": cold * 1e3,
+            "cache_hit_ms": hit * 1e3,
+            "goal_hit_ms": 5.0,
+            "met": hit <= 5e-3,
+        }
 
         a, b = rng.random(N, dtype="float32"), rng.random(N, dtype="float32")
         c = np.zeros(N, "float32")
@@ -172,19 +189,20 @@ def main() -> None:
             c[:] = 0
             f(ta, tb, tc)
             np.testing.assert_array_equal(c, a + b)
-        t_par, t_ser, t_np = best_times([lambda: f_par(ta, tb, tc), lambda: f_ser(ta, tb, tc),
-                                         lambda: np.add(a, b, out=c)])
+        t_par, t_ser, t_np = best_times(
+            [lambda: f_par(ta, tb, tc), lambda: f_ser(ta, tb, tc), lambda: np.add(a, b, out=c)]
+        )
         results["vector_add_16M_f32"] = row("vector add 16M f32", min(t_par, t_ser), t_np, "numpy", 0.9)
-        results["vector_add_16M_f32"].update(schedule="parallel" if t_par <= t_ser else "serial",
-                                             parallel_ms=t_par * 1e3, serial_ms=t_ser * 1e3)
+        results["vector_add_16M_f32"].update(
+            schedule="parallel" if t_par <= t_ser else "serial", parallel_ms=t_par * 1e3, serial_ms=t_ser * 1e3
+        )
 
         s = np.zeros(1, "float32")
         ts_ = tvm_ffi.from_dlpack(s)
         fsum = tvm.compile(vector_sum, TARGET)["vector_sum"]
         fsum(ta, ts_)
         np.testing.assert_allclose(s[0], a.astype("float64").sum(), rtol=1e-4)
-        results["sum_16M_f32"] = row("sum 16M f32", *best_times([lambda: fsum(ta, ts_), lambda: a.sum()]),
-                                     "numpy", 0.9)
+        results["sum_16M_f32"] = row("sum 16M f32", *best_times([lambda: fsum(ta, ts_), lambda: a.sum()]), "numpy", 0.9)
 
         ma, mb = rng.random((1024, 1024), dtype="float32"), rng.random((1024, 1024), dtype="float32")
         mc = np.zeros((1024, 1024), "float32")
@@ -194,7 +212,7 @@ def main() -> None:
         np.testing.assert_allclose(mc, ma @ mb, rtol=1e-3)
         tvm_mm, np_mm = best_times([lambda: fmm(tma, tmb, tmc), lambda: ma @ mb], 7)
         results["matmul_1024_f32"] = row("matmul 1024 f32", tvm_mm, np_mm, "numpy", 0.5)
-        results["matmul_1024_f32"]["tvm_gflops"] = 2 * 1024 ** 3 / tvm_mm / 1e9
+        results["matmul_1024_f32"]["tvm_gflops"] = 2 * 1024**3 / tvm_mm / 1e9
 
         # call overhead: the compiled function (argument checks included) vs a raw C-ABI function
         raw_path, _ = cc.compile_shared(RAW_C, name="raw3")
@@ -203,10 +221,18 @@ def main() -> None:
         ftouch = tvm.compile(touch3, TARGET)["touch3"]
         t_tvm, t_raw = per_call([ftouch, raw], tuple(small))
         ratio = t_tvm / t_raw
-        print(f"{'call overhead (3 args)':<22} tvm {t_tvm * 1e9:7.1f} ns   raw C-ABI {t_raw * 1e9:7.1f} ns   "
-              f"ratio {ratio:4.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'MISSED'}", flush=True)
-        results["call_overhead_3_tensors"] = {"tvm_ns": t_tvm * 1e9, "raw_ns": t_raw * 1e9,
-                                              "ratio": ratio, "goal": 1.5, "met": ratio <= 1.5}
+        print(
+            f"{'call overhead (3 args)':<22} tvm {t_tvm * 1e9:7.1f} ns   raw C-ABI {t_raw * 1e9:7.1f} ns   "
+            f"ratio {ratio:4.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'MISSED'}",
+            flush=True,
+        )
+        results["call_overhead_3_tensors"] = {
+            "tvm_ns": t_tvm * 1e9,
+            "raw_ns": t_raw * 1e9,
+            "ratio": ratio,
+            "goal": 1.5,
+            "met": ratio <= 1.5,
+        }
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out_path}")

@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "ci"))
 from wheel_venv import wheelhouse_venv  # noqa: E402
+
 RUNS = int(os.environ.get("BENCH_IMPORT_RUNS", "25"))
 TIMER = "import time; t = time.perf_counter(); import {mod}; print(time.perf_counter() - t)"
 
@@ -54,9 +55,12 @@ def main(out_path: str) -> None:
         "benchmark": "import time (ms, median of fresh processes)",
         "runs": RUNS,
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
-        "median_ms": {"import tvm_ffi": med["tvm_ffi"], "import tvm (core only)": med["core_only"],
-                      "import tvm (+ example backend)": med["with_example_backend"],
-                      f"import tvm (+ {', '.join(backends)})": med["with_all_backends"]},
+        "median_ms": {
+            "import tvm_ffi": med["tvm_ffi"],
+            "import tvm (core only)": med["core_only"],
+            "import tvm (+ example backend)": med["with_example_backend"],
+            f"import tvm (+ {', '.join(backends)})": med["with_all_backends"],
+        },
         "ratio_vs_tvm_ffi": {k: med[k] / med["tvm_ffi"] for k in envs},
         "goal": "import tvm with backends installed <= 1.15 x import tvm_ffi",
         "goal_met": med["with_example_backend"] / med["tvm_ffi"] <= 1.15,

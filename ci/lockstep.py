@@ -29,7 +29,7 @@ def versions() -> dict[str, str]:
     found = dict(re.findall(r'^([\w-]+)\s*=\s*"([^"]+)"', text, re.M))
     missing = [k for k in ("tvm", "apache-tvm-ffi") if k not in found]
     if missing:
-        raise RuntimeError(f"{VERSIONS_FILE} must set {', '.join(missing)} (as key = \"value\")")
+        raise RuntimeError(f'{VERSIONS_FILE} must set {", ".join(missing)} (as key = "value")')
     return {"version": found["tvm"], "tvm_ffi": found["apache-tvm-ffi"]}
 
 

@@ -20,9 +20,15 @@ from pathlib import Path
 
 #: Libraries never vendored into a wheel (sonames; auditwheel matches them as glob patterns).
 NEVER_BUNDLED = (
-    "libtvm_ffi.*", "libtvm_runtime.*",
-    "libcuda.so*", "libnvrtc*", "libOpenCL.so*", "libvulkan.so*", "libamdhip64.so*",
-    "libwgpu_native*", "libMetal*",
+    "libtvm_ffi.*",
+    "libtvm_runtime.*",
+    "libcuda.so*",
+    "libnvrtc*",
+    "libOpenCL.so*",
+    "libvulkan.so*",
+    "libamdhip64.so*",
+    "libwgpu_native*",
+    "libMetal*",
 )
 
 
@@ -35,8 +41,16 @@ def has_native_code(wheel: Path) -> bool:
 def repair_command(wheel: Path, dest: Path) -> list[str]:
     """The platform's repair command for ``wheel``, writing into ``dest``."""
     if sys.platform == "darwin":
-        return ["delocate-wheel", "--ignore-missing-dependencies", "--require-archs", "arm64",
-                "-w", str(dest), "-v", str(wheel)]
+        return [
+            "delocate-wheel",
+            "--ignore-missing-dependencies",
+            "--require-archs",
+            "arm64",
+            "-w",
+            str(dest),
+            "-v",
+            str(wheel),
+        ]
     excludes = [arg for lib in NEVER_BUNDLED for arg in ("--exclude", lib)]
     return [sys.executable, "-m", "auditwheel", "repair", *excludes, "-w", str(dest), str(wheel)]
 

@@ -17,8 +17,13 @@ def run(suite: str, extra: list[str]) -> tuple[int, dict[str, int]]:
     """Run one suite, streaming its output as it comes; return its exit code and summary counts."""
     print(f"=== {suite}", flush=True)
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-p", "no:cacheprovider", suite, *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-ra", "-p", "no:cacheprovider", suite, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
     lines = []
     for line in proc.stdout:
         sys.stdout.write(line)
@@ -37,7 +42,7 @@ def run(suite: str, extra: list[str]) -> tuple[int, dict[str, int]]:
 
 def main(argv: list[str]) -> int:
     """Run every suite and report."""
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
     suites = argv[: argv.index("--")] if "--" in argv else argv
     total = dict.fromkeys(COUNTS, 0)
     bad = []

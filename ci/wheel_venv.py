@@ -20,8 +20,9 @@ from pathlib import Path
 TORCH_CPU = "torch==2.13.0+cpu"
 
 
-def wheelhouse_venv(base: str | Path, name: str, requirements: list[str], wheelhouse: str | Path = "",
-                    index_url: str = "") -> str:
+def wheelhouse_venv(
+    base: str | Path, name: str, requirements: list[str], wheelhouse: str | Path = "", index_url: str = ""
+) -> str:
     """Create ``base/name`` with ``requirements`` installed from ``wheelhouse`` (or from the package
     index at ``index_url``, and nowhere else); its python."""
     env_dir = Path(base) / name
@@ -43,9 +44,22 @@ def local_index(wheelhouse: str | Path, timeout: float = 30.0) -> Iterator[str]:
     """Serve ``wheelhouse`` as a PEP 503 index on 127.0.0.1 (pypiserver, no fallback to PyPI);
     yields its ``/simple/`` URL and stops the server on exit."""
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p", str(port),
-                               "--disable-fallback", str(wheelhouse)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pypiserver",
+            "run",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "--disable-fallback",
+            str(wheelhouse),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}/simple/"
     try:
         deadline = time.monotonic() + timeout

@@ -43,7 +43,7 @@ def main() -> None:
     source = mod.inspect_source()
     start = source.index("static int tvm_impl_axpb_relu")
     print("   generated C (the computation):")
-    print(textwrap.indent(source[start:source.index("\n}\n", start) + 2], "     "))
+    print(textwrap.indent(source[start : source.index("\n}\n", start) + 2], "     "))
 
     # 3. Run on NumPy data (any DLPack tensor works) and check against NumPy.
     x = np.random.default_rng(0).standard_normal(1000).astype("float32")

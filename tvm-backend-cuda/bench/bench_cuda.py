@@ -71,8 +71,13 @@ def _host_launch_path() -> dict[str, Any]:
         if build_mock_driver(tmp) is None:
             return {"status": "skipped", "reason": "no C compiler to build the mock driver"}
         env = dict(os.environ, LD_LIBRARY_PATH=tmp, TVM_CUDA_MOCK_DRIVER="1")
-        out = subprocess.run([sys.executable, "-W", "ignore", os.path.abspath(__file__), "--mock-launch"],
-                             env=env, capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, "-W", "ignore", os.path.abspath(__file__), "--mock-launch"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     if out.returncode != 0:
         return {"status": "failed", "stderr": out.stderr[-2000:]}
     return json.loads(out.stdout)
@@ -88,10 +93,17 @@ def _mock_launch() -> None:
     efn = codegen.build([kernels.empty_kernel()], tvm.target.detect_target_from_device(dev))["empty"]
     buf = tvm.runtime.empty((32,), "float32", dev)
     per_call = _timer(dev.sync)(lambda: efn(buf, 32), iters=20000)
-    print(json.dumps({"status": "ok", "tvm_us": per_call * 1e6,
-                      "note": "empty kernel launched through libtvm_runtime_cuda against the tests' mock "
-                              "libcuda.so.1 (cuLaunchKernel only records): our side of a launch on this CPU, "
-                              "no GPU driver time; Triton/CuPy need a GPU to compare"}))
+    print(
+        json.dumps(
+            {
+                "status": "ok",
+                "tvm_us": per_call * 1e6,
+                "note": "empty kernel launched through libtvm_runtime_cuda against the tests' mock "
+                "libcuda.so.1 (cuLaunchKernel only records): our side of a launch on this CPU, "
+                "no GPU driver time; Triton/CuPy need a GPU to compare",
+            }
+        )
+    )
 
 
 def main(out_path: str) -> int:
@@ -101,9 +113,14 @@ def main(out_path: str) -> int:
     dev = tvm.cuda(0)
     if not dev.exist:
         rec = tvm.backend._registry.get_record("cuda")
-        _write(out_path, {"status": "skipped",
-                          "reason": f"no CUDA device: {rec.reason if rec and rec.reason else 'libcuda.so.1 not found'}",
-                          "host_launch_path": _host_launch_path()})
+        _write(
+            out_path,
+            {
+                "status": "skipped",
+                "reason": f"no CUDA device: {rec.reason if rec and rec.reason else 'libcuda.so.1 not found'}",
+                "host_launch_path": _host_launch_path(),
+            },
+        )
         return 0
     import cuda_kernels as kernels
     from tvm_backend_cuda import codegen
@@ -115,7 +132,10 @@ def main(out_path: str) -> int:
     if not isinstance(torch, str) and not has_torch:
         torch = f"unavailable: torch {torch.__version__} sees no CUDA device"
     results: dict[str, Any] = {
-        "status": "ok", "device": dev.name, "target": str(target), "python": platform.python_version(),
+        "status": "ok",
+        "device": dev.name,
+        "target": str(target),
+        "python": platform.python_version(),
         "torch": torch.__version__ if has_torch else torch,
     }
 
@@ -133,8 +153,12 @@ def main(out_path: str) -> int:
     dst = tvm.runtime.empty((3 * n // 2,), "float32", dev)
     t_copy = measure(lambda: src.copyto(dst))  # reads 6n bytes, writes 6n bytes
     results["vector_add"] = {
-        "elements": n, "bytes_moved": moved, "seconds": t_add, "GB_per_s": moved / t_add / 1e9,
-        "d2d_copy_seconds": t_copy, "d2d_copy_GB_per_s": moved / t_copy / 1e9,
+        "elements": n,
+        "bytes_moved": moved,
+        "seconds": t_add,
+        "GB_per_s": moved / t_add / 1e9,
+        "d2d_copy_seconds": t_copy,
+        "d2d_copy_GB_per_s": moved / t_copy / 1e9,
         "fraction_of_copy": t_copy / t_add,
     }
 
@@ -169,7 +193,10 @@ def main(out_path: str) -> int:
     C = tvm.runtime.empty((M, N), "float16", dev)
     rows = np.random.default_rng(2).choice(M, 32, replace=False)
     want_rows = a_host[rows].astype("float32") @ b_host.astype("float32")
-    entry = {"shape": [M, N, K], "kernel": "tensor cores: cp.async ring + ldmatrix + mma.sync.m16n8k16 (f16 in, f32 acc)"}
+    entry = {
+        "shape": [M, N, K],
+        "kernel": "tensor cores: cp.async ring + ldmatrix + mma.sync.m16n8k16 (f16 in, f32 acc)",
+    }
     ref_t = None
     if has_torch:
         ta, tb = torch.from_dlpack(A), torch.from_dlpack(B)
@@ -196,9 +223,15 @@ def main(out_path: str) -> int:
             dev.sync()
             err = float(np.abs(C.numpy()[rows].astype("float32") - want_rows).max())
             t = measure(lambda: tfn(A, B, C), iters=20)
-            v: dict[str, Any] = {"config": kw, "threads": cfg.threads, "shared_bytes": cfg.shared_bytes,
-                                 "seconds": t, "TFLOP_per_s": flops / t / 1e12, "max_abs_err_sampled_rows": err,
-                                 "correct": err < 0.5}
+            v: dict[str, Any] = {
+                "config": kw,
+                "threads": cfg.threads,
+                "shared_bytes": cfg.shared_bytes,
+                "seconds": t,
+                "TFLOP_per_s": flops / t / 1e12,
+                "max_abs_err_sampled_rows": err,
+                "correct": err < 0.5,
+            }
             if ref_t:
                 v["fraction_of_torch"] = ref_t / t
         except Exception as e:  # noqa: BLE001 - one failing tiling must not hide the others
@@ -217,8 +250,11 @@ def main(out_path: str) -> int:
     mmod = codegen.build([mm.func], target)
     mfn = mmod["matmul_float16"]
     t_mm = measure(lambda: mfn(A, B, C, M, N, K, *mm.launch), iters=3, warmup=1)
-    entry["cuda_cores_baseline"] = {"seconds": t_mm, "TFLOP_per_s": flops / t_mm / 1e12,
-                                    "note": "16x16 shared-memory tiles, CUDA-core FMA (no tensor cores)"}
+    entry["cuda_cores_baseline"] = {
+        "seconds": t_mm,
+        "TFLOP_per_s": flops / t_mm / 1e12,
+        "note": "16x16 shared-memory tiles, CUDA-core FMA (no tensor cores)",
+    }
     results["matmul_f16"] = entry
 
     # 4. launch overhead ---------------------------------------------------------------------
@@ -244,7 +280,9 @@ def main(out_path: str) -> int:
         overhead["triton"] = triton if isinstance(triton, str) else "unavailable: needs torch"
     cupy = _optional("cupy")
     if not isinstance(cupy, str):
-        raw = cupy.RawKernel('extern "C" __global__ void empty(float* x) { if (threadIdx.x > 1024) x[0] = 0; }', "empty")
+        raw = cupy.RawKernel(
+            'extern "C" __global__ void empty(float* x) { if (threadIdx.x > 1024) x[0] = 0; }', "empty"
+        )
         cx = cupy.empty(32, dtype=cupy.float32)
         raw((1,), (32,), (cx,))
         overhead["cupy_us"] = measure(lambda: raw((1,), (32,), (cx,)), iters=calls) * 1e6

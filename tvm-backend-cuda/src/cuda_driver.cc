@@ -78,7 +78,8 @@ std::string LoadDriver() {
   CUresult r = api.cuInit(0);
   if (r != CUDA_SUCCESS) {
     g_api = api;  // error strings work even when cuInit fails
-    return "cuInit failed: " + ErrorString(r) + " (the NVIDIA driver is installed but no usable GPU)";
+    return "cuInit failed: " + ErrorString(r) +
+           " (the NVIDIA driver is installed but no usable GPU)";
   }
   int count = 0;
   r = api.cuDeviceGetCount(&count);

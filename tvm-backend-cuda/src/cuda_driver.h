@@ -108,10 +108,12 @@ CUcontext SetDevice(int dev_id);
 /*! \brief Number of CUDA devices. */
 int DeviceCount();
 
-/*! \brief Most devices this backend addresses (per-device tables are this long; SetDevice checks). */
+/*! \brief Most devices this backend addresses (per-device tables are this long; SetDevice checks).
+ */
 constexpr int kMaxDevices = 64;
 
-/*! \brief Driver attribute `attr` (CU_DEVICE_ATTRIBUTE_*) of `dev`; throws naming the call on failure. */
+/*! \brief Driver attribute `attr` (CU_DEVICE_ATTRIBUTE_*) of `dev`; throws naming the call on
+ * failure. */
 int DeviceAttribute(CUdevice dev, int attr);
 
 }  // namespace tvm_cuda

@@ -37,15 +37,29 @@ namespace {
 constexpr int64_t kDefaultSharedLimit = 48 * 1024;
 
 /*! \brief How one kernel argument is passed to cuLaunchKernel. */
-enum class ArgKind { kPointer, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF16, kBF16, kF32, kF64 };
+enum class ArgKind {
+  kPointer,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64
+};
 
 ArgKind ParseArgKind(const std::string& kernel, const std::string& t) {
   static const std::map<std::string, ArgKind> table = {
-      {"int8", ArgKind::kI8},      {"int16", ArgKind::kI16},
-      {"int32", ArgKind::kI32},      {"int64", ArgKind::kI64},    {"uint8", ArgKind::kU8},
-      {"bool", ArgKind::kU8},        {"uint16", ArgKind::kU16},   {"uint32", ArgKind::kU32},
-      {"uint64", ArgKind::kU64},     {"float16", ArgKind::kF16},  {"bfloat16", ArgKind::kBF16},
-      {"float32", ArgKind::kF32},    {"float64", ArgKind::kF64}};
+      {"int8", ArgKind::kI8},     {"int16", ArgKind::kI16},     {"int32", ArgKind::kI32},
+      {"int64", ArgKind::kI64},   {"uint8", ArgKind::kU8},      {"bool", ArgKind::kU8},
+      {"uint16", ArgKind::kU16},  {"uint32", ArgKind::kU32},    {"uint64", ArgKind::kU64},
+      {"float16", ArgKind::kF16}, {"bfloat16", ArgKind::kBF16}, {"float32", ArgKind::kF32},
+      {"float64", ArgKind::kF64}};
   if (tvm::runtime::IsBufferArgType(t)) return ArgKind::kPointer;
   auto it = table.find(t);
   if (it == table.end()) {
@@ -61,7 +75,8 @@ uint16_t FloatToHalfBits(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
   uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (((x >> 23) & 0xff) == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
   if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
   if (exp <= 0) {
     if (exp < -10) return static_cast<uint16_t>(sign);
@@ -91,19 +106,44 @@ uint16_t FloatToBF16Bits(float f) {
 void PackScalar(ArgKind kind, const ffi::AnyView& v, void* slot) {
   auto put = [slot](auto x) { std::memcpy(slot, &x, sizeof(x)); };
   switch (kind) {
-    case ArgKind::kI8: put(static_cast<int8_t>(v.cast<int64_t>())); break;
-    case ArgKind::kU8: put(static_cast<uint8_t>(v.cast<int64_t>())); break;
-    case ArgKind::kI16: put(static_cast<int16_t>(v.cast<int64_t>())); break;
-    case ArgKind::kU16: put(static_cast<uint16_t>(v.cast<int64_t>())); break;
-    case ArgKind::kI32: put(static_cast<int32_t>(v.cast<int64_t>())); break;
-    case ArgKind::kU32: put(static_cast<uint32_t>(v.cast<int64_t>())); break;
-    case ArgKind::kI64: put(v.cast<int64_t>()); break;
-    case ArgKind::kU64: put(static_cast<uint64_t>(v.cast<int64_t>())); break;
-    case ArgKind::kF16: put(FloatToHalfBits(static_cast<float>(v.cast<double>()))); break;
-    case ArgKind::kBF16: put(FloatToBF16Bits(static_cast<float>(v.cast<double>()))); break;
-    case ArgKind::kF32: put(static_cast<float>(v.cast<double>())); break;
-    case ArgKind::kF64: put(v.cast<double>()); break;
-    case ArgKind::kPointer: break;
+    case ArgKind::kI8:
+      put(static_cast<int8_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kU8:
+      put(static_cast<uint8_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kI16:
+      put(static_cast<int16_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kU16:
+      put(static_cast<uint16_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kI32:
+      put(static_cast<int32_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kU32:
+      put(static_cast<uint32_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kI64:
+      put(v.cast<int64_t>());
+      break;
+    case ArgKind::kU64:
+      put(static_cast<uint64_t>(v.cast<int64_t>()));
+      break;
+    case ArgKind::kF16:
+      put(FloatToHalfBits(static_cast<float>(v.cast<double>())));
+      break;
+    case ArgKind::kBF16:
+      put(FloatToBF16Bits(static_cast<float>(v.cast<double>())));
+      break;
+    case ArgKind::kF32:
+      put(static_cast<float>(v.cast<double>()));
+      break;
+    case ArgKind::kF64:
+      put(v.cast<double>());
+      break;
+    case ArgKind::kPointer:
+      break;
   }
 }
 
@@ -134,7 +174,8 @@ const DeviceLimits& LimitsOf(int dev_id) {
     auto lim = std::make_unique<DeviceLimits>();
     lim->grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                  attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
-    lim->block = {attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+    lim->block = {attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
+                  attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
                   attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
     lim->threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     lim->shmem_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
@@ -171,9 +212,8 @@ class CUDAModuleObj : public DeviceModuleBase {
       if (kernels_[i]->info.name == std::string(name)) {
         ffi::ObjectPtr<CUDAModuleObj> self = ffi::GetObjectPtr<CUDAModuleObj>(this);
         KernelState* k = kernels_[i].get();
-        return ffi::Function::FromPacked([self, k](ffi::PackedArgs args, ffi::Any* rv) {
-          self->Launch(k, args);
-        });
+        return ffi::Function::FromPacked(
+            [self, k](ffi::PackedArgs args, ffi::Any* rv) { self->Launch(k, args); });
       }
     }
     return std::nullopt;
@@ -269,7 +309,8 @@ class CUDAModuleObj : public DeviceModuleBase {
     if (r != CUDA_SUCCESS) {
       TVM_FFI_THROW(RuntimeError)
           << "CUDA: loading the cuda module (" << spec_.fmt << ", " << image.size()
-          << " bytes) on cuda(" << dev_id << ", " << ArchOf(dev_id) << ") failed: " << ErrorString(r)
+          << " bytes) on cuda(" << dev_id << ", " << ArchOf(dev_id)
+          << ") failed: " << ErrorString(r)
           << (log[0] ? std::string("\nJIT log:\n") + log : std::string())
           << "\nHint: a cubin runs only on the architecture it was compiled for; compile with "
              "target tvm.target.detect_target_from_device(tvm.cuda("
@@ -324,9 +365,10 @@ class CUDAModuleObj : public DeviceModuleBase {
       CUresult r = Driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                static_cast<int>(dyn_shmem));
       if (r != CUDA_SUCCESS) {
-        TVM_FFI_THROW(RuntimeError) << "CUDA: kernel '" << k->info.name << "' asks for " << dyn_shmem
-                                    << " bytes of dynamic shared memory, more than cuda(" << dev_id
-                                    << ") allows: " << ErrorString(r);
+        TVM_FFI_THROW(RuntimeError)
+            << "CUDA: kernel '" << k->info.name << "' asks for " << dyn_shmem
+            << " bytes of dynamic shared memory, more than cuda(" << dev_id
+            << ") allows: " << ErrorString(r);
       }
       k->dyn_shmem_set[dev_id] = dyn_shmem;
     }
@@ -369,9 +411,9 @@ class CUDAModuleObj : public DeviceModuleBase {
           } else if (auto v = args[i].try_cast<int64_t>()) {
             p = static_cast<CUdeviceptr>(*v);
           } else {
-            TVM_FFI_THROW(TypeError) << "cuda kernel " << k->info.name << ": argument " << i
-                                     << " must be a device pointer or tensor, got "
-                                     << args[i].GetTypeKey();
+            TVM_FFI_THROW(TypeError)
+                << "cuda kernel " << k->info.name << ": argument " << i
+                << " must be a device pointer or tensor, got " << args[i].GetTypeKey();
           }
           std::memcpy(slot, &p, sizeof(p));
           break;

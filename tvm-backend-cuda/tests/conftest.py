@@ -50,9 +50,23 @@ def device_api_shim(mock_driver_dir: Path) -> Path:
     cxx = find_cxx()
     if cxx is None:
         pytest.skip("no C++ compiler to build the DeviceAPI test shim")
-    incs = [os.path.join(list(importlib.util.find_spec(p).submodule_search_locations)[0], "include")
-            for p in ("tvm", "tvm_ffi")]
+    incs = [
+        os.path.join(list(importlib.util.find_spec(p).submodule_search_locations)[0], "include")
+        for p in ("tvm", "tvm_ffi")
+    ]
     out = mock_driver_dir / "libdevice_api_shim.so"
-    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", "-O0", *[f"-I{i}" for i in incs], "-o", str(out),
-                    str(HERE / "mock_driver" / "device_api_shim.cc")], check=True)
+    subprocess.run(
+        [
+            cxx,
+            "-std=c++17",
+            "-shared",
+            "-fPIC",
+            "-O0",
+            *[f"-I{i}" for i in incs],
+            "-o",
+            str(out),
+            str(HERE / "mock_driver" / "device_api_shim.cc"),
+        ],
+        check=True,
+    )
     return out

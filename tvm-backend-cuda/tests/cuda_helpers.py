@@ -50,13 +50,14 @@ def build_mock_driver(out_dir: str | Path) -> Path | None:
     if cc is None:
         return None
     lib = Path(out_dir) / "libcuda.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(HERE / "mock_driver" / "mock_libcuda.c"),
-                    "-ldl"], check=True)
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(HERE / "mock_driver" / "mock_libcuda.c"), "-ldl"],
+        check=True,
+    )
     return lib
 
 
-def run_with_mock_driver(mock_driver_dir: str | Path, code: str, env: dict | None = None,
-                         timeout: int = 240) -> str:
+def run_with_mock_driver(mock_driver_dir: str | Path, code: str, env: dict | None = None, timeout: int = 240) -> str:
     """Run ``code`` in a fresh interpreter whose libcuda.so.1 is the mock in ``mock_driver_dir``;
     its stdout (AssertionError with both streams when it fails)."""
     full = {"LD_LIBRARY_PATH": str(mock_driver_dir), "TVM_CUDA_MOCK_DRIVER": "1", **(env or {})}

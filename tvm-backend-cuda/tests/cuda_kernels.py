@@ -9,8 +9,24 @@ from typing import Any, Callable
 
 import numpy as np
 from tvm import tir
-from tvm.tir import (Allocate, Buffer, BufferStore, Call, Cast, Evaluate, FloatImm, For, ForKind,
-                     IfThenElse, IntImm, PrimFunc, Select, StringImm, Var, seq)
+from tvm.tir import (
+    Allocate,
+    Buffer,
+    BufferStore,
+    Call,
+    Cast,
+    Evaluate,
+    FloatImm,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimFunc,
+    Select,
+    StringImm,
+    Var,
+    seq,
+)
 
 from tvm_backend_cuda import script as cuda
 from tvm.testing.kernels import reference_softmax
@@ -79,14 +95,23 @@ def vadd(dtype: str = "float32", n: int = 1000) -> Case:
     nv = Var("n", "int32")
     bx, tx = Var("bx"), Var("tx")
     i = bx * 256 + tx
-    body = thread(bx, (nv + 255) // 256, "blockIdx.x",
-                  thread(tx, 256, "threadIdx.x", IfThenElse(i < nv, BufferStore(C, A[i] + B[i], (i,)))))
+    body = thread(
+        bx,
+        (nv + 255) // 256,
+        "blockIdx.x",
+        thread(tx, 256, "threadIdx.x", IfThenElse(i < nv, BufferStore(C, A[i] + B[i], (i,)))),
+    )
     f = kernel(f"vadd_{dtype}", [a, b, c, nv], {a: A, b: B, c: C}, body, ["blockIdx.x", "threadIdx.x"])
     nd = _np(dtype)
-    return Case(f, lambda r: [r.standard_normal(n).astype(nd), r.standard_normal(n).astype(nd), np.zeros(n, nd)],
-                [n], [(n + 255) // 256, 256],
-                lambda xs: (xs[0].astype("float32") + xs[1].astype("float32")).astype(nd), 2,
-                {"float32": 1e-5, "float16": 1e-2}.get(dtype, 2e-2))
+    return Case(
+        f,
+        lambda r: [r.standard_normal(n).astype(nd), r.standard_normal(n).astype(nd), np.zeros(n, nd)],
+        [n],
+        [(n + 255) // 256, 256],
+        lambda xs: (xs[0].astype("float32") + xs[1].astype("float32")).astype(nd),
+        2,
+        {"float32": 1e-5, "float16": 1e-2}.get(dtype, 2e-2),
+    )
 
 
 def row_sum(m: int = 37, n: int = 1000) -> Case:
@@ -111,11 +136,17 @@ def row_sum(m: int = 37, n: int = 1000) -> Case:
         sync(),
         IfThenElse(tx < 32, first_warp),
     )
-    body = thread(bx, m, "blockIdx.x",
-                  thread(tx, 256, "threadIdx.x", Allocate(acc, Allocate(red, inner))))
+    body = thread(bx, m, "blockIdx.x", thread(tx, 256, "threadIdx.x", Allocate(acc, Allocate(red, inner))))
     f = kernel("row_sum", [a, b, nv], {a: A, b: B}, body, ["blockIdx.x", "threadIdx.x"])
-    return Case(f, lambda r: [r.standard_normal((m, n)).astype("float32"), np.zeros(m, "float32")],
-                [n], [m, 256], lambda xs: xs[0].sum(axis=1), 1, 1e-4)
+    return Case(
+        f,
+        lambda r: [r.standard_normal((m, n)).astype("float32"), np.zeros(m, "float32")],
+        [n],
+        [m, 256],
+        lambda xs: xs[0].sum(axis=1),
+        1,
+        1e-4,
+    )
 
 
 def matmul(dtype: str = "float32", M: int = 100, N: int = 70, K: int = 90, tile: int = 16) -> Case:
@@ -133,28 +164,60 @@ def matmul(dtype: str = "float32", M: int = 100, N: int = 70, K: int = 90, tile:
         BufferStore(As, Select((row < Mv) & (ka < Kv), A[row * Kv + ka], zero), (ty * tile + tx,)),
         BufferStore(Bs, Select((kb < Kv) & (col < Nv), B[kb * Nv + col], zero), (ty * tile + tx,)),
         sync(),
-        serial(kk, tile, BufferStore(acc, acc[0] + Cast("float32", As[ty * tile + kk]) * Cast("float32", Bs[kk * tile + tx]),
-                                     (i32(0),)), ForKind.UNROLLED),
+        serial(
+            kk,
+            tile,
+            BufferStore(
+                acc, acc[0] + Cast("float32", As[ty * tile + kk]) * Cast("float32", Bs[kk * tile + tx]), (i32(0),)
+            ),
+            ForKind.UNROLLED,
+        ),
         sync(),
     )
     inner = seq(
         BufferStore(acc, FloatImm("float32", 0.0), (i32(0),)),
         serial(kt, (Kv + tile - 1) // tile, load),
-        IfThenElse((row < Mv) & (col < Nv), BufferStore(C, Cast(dtype, acc[0]) if dtype != "float32" else acc[0],
-                                                        (row * Nv + col,))),
+        IfThenElse(
+            (row < Mv) & (col < Nv),
+            BufferStore(C, Cast(dtype, acc[0]) if dtype != "float32" else acc[0], (row * Nv + col,)),
+        ),
     )
-    body = thread(by, (Mv + tile - 1) // tile, "blockIdx.y",
-                  thread(bx, (Nv + tile - 1) // tile, "blockIdx.x",
-                         thread(ty, tile, "threadIdx.y",
-                                thread(tx, tile, "threadIdx.x",
-                                       Allocate(As, Allocate(Bs, Allocate(acc, inner)))))))
-    f = kernel(f"matmul_{dtype}", [a, b, c, Mv, Nv, Kv], {a: A, b: B, c: C}, body,
-               ["blockIdx.y", "blockIdx.x", "threadIdx.y", "threadIdx.x"])
-    return Case(f, lambda r: [r.standard_normal((M, K)).astype(dtype), r.standard_normal((K, N)).astype(dtype),
-                              np.zeros((M, N), dtype)],
-                [M, N, K], [(M + tile - 1) // tile, (N + tile - 1) // tile, tile, tile],
-                lambda xs: (xs[0].astype("float32") @ xs[1].astype("float32")).astype(dtype), 2,
-                1e-4 if dtype == "float32" else 2e-2)
+    body = thread(
+        by,
+        (Mv + tile - 1) // tile,
+        "blockIdx.y",
+        thread(
+            bx,
+            (Nv + tile - 1) // tile,
+            "blockIdx.x",
+            thread(
+                ty,
+                tile,
+                "threadIdx.y",
+                thread(tx, tile, "threadIdx.x", Allocate(As, Allocate(Bs, Allocate(acc, inner)))),
+            ),
+        ),
+    )
+    f = kernel(
+        f"matmul_{dtype}",
+        [a, b, c, Mv, Nv, Kv],
+        {a: A, b: B, c: C},
+        body,
+        ["blockIdx.y", "blockIdx.x", "threadIdx.y", "threadIdx.x"],
+    )
+    return Case(
+        f,
+        lambda r: [
+            r.standard_normal((M, K)).astype(dtype),
+            r.standard_normal((K, N)).astype(dtype),
+            np.zeros((M, N), dtype),
+        ],
+        [M, N, K],
+        [(M + tile - 1) // tile, (N + tile - 1) // tile, tile, tile],
+        lambda xs: (xs[0].astype("float32") @ xs[1].astype("float32")).astype(dtype),
+        2,
+        1e-4 if dtype == "float32" else 2e-2,
+    )
 
 
 def gelu_f16(n: int = 4096) -> Case:
@@ -165,16 +228,27 @@ def gelu_f16(n: int = 4096) -> Case:
     i = bx * 128 + tx
     v = X[i]
     val = v * Call("float16", "sigmoid", (v * FloatImm("float16", 1.702),)) * scale
-    body = thread(bx, (nv + 127) // 128, "blockIdx.x",
-                  thread(tx, 128, "threadIdx.x", IfThenElse(i < nv, BufferStore(Y, val, (i,)))))
+    body = thread(
+        bx,
+        (nv + 127) // 128,
+        "blockIdx.x",
+        thread(tx, 128, "threadIdx.x", IfThenElse(i < nv, BufferStore(Y, val, (i,)))),
+    )
     f = kernel("gelu_f16", [x, y, nv, scale], {x: X, y: Y}, body, ["blockIdx.x", "threadIdx.x"])
 
     def ref(xs):
         v = xs[0].astype("float32")
         return (v / (1 + np.exp(-1.702 * v)) * 0.5).astype("float16")
 
-    return Case(f, lambda r: [r.standard_normal(n).astype("float16"), np.zeros(n, "float16")],
-                [n, 0.5], [(n + 127) // 128, 128], ref, 1, 1e-2)
+    return Case(
+        f,
+        lambda r: [r.standard_normal(n).astype("float16"), np.zeros(n, "float16")],
+        [n, 0.5],
+        [(n + 127) // 128, 128],
+        ref,
+        1,
+        1e-2,
+    )
 
 
 def softmax(m: int = 19, n: int = 1000, threads: int = 256) -> Case:
@@ -198,10 +272,14 @@ def softmax(m: int = 19, n: int = 1000, threads: int = 256) -> Case:
             BufferStore(acc, warp(acc[0]), (i32(0),)),
             IfThenElse((tx % 32).equal(0), BufferStore(red, acc[0], (tx // 32,))),
             sync(),
-            IfThenElse(tx < 32, seq(
-                BufferStore(acc, Select(tx < nwarps, red[tx], identity), (i32(0),)),
-                BufferStore(acc, warp(acc[0]), (i32(0),)),
-                IfThenElse(tx.equal(0), BufferStore(stat, acc[0], (i32(slot),))))),
+            IfThenElse(
+                tx < 32,
+                seq(
+                    BufferStore(acc, Select(tx < nwarps, red[tx], identity), (i32(0),)),
+                    BufferStore(acc, warp(acc[0]), (i32(0),)),
+                    IfThenElse(tx.equal(0), BufferStore(stat, acc[0], (i32(slot),))),
+                ),
+            ),
             sync(),
         )
 
@@ -210,26 +288,40 @@ def softmax(m: int = 19, n: int = 1000, threads: int = 256) -> Case:
         serial(k, steps, IfThenElse(j < nv, BufferStore(acc, tir.Max(acc[0], A[row + j]), (i32(0),)))),
         block_reduce("max", 0, neg_inf),
         BufferStore(acc, zero, (i32(0),)),
-        serial(k, steps, IfThenElse(j < nv, BufferStore(
-            acc, acc[0] + Call("float32", "exp", (A[row + j] - stat[0],)), (i32(0),)))),
+        serial(
+            k,
+            steps,
+            IfThenElse(j < nv, BufferStore(acc, acc[0] + Call("float32", "exp", (A[row + j] - stat[0],)), (i32(0),))),
+        ),
         block_reduce("sum", 1, zero),
-        serial(k, steps, IfThenElse(j < nv, BufferStore(
-            B, Call("float32", "exp", (A[row + j] - stat[0],)) / stat[1], (row + j,)))),
+        serial(
+            k,
+            steps,
+            IfThenElse(j < nv, BufferStore(B, Call("float32", "exp", (A[row + j] - stat[0],)) / stat[1], (row + j,))),
+        ),
     )
-    body = thread(bx, m, "blockIdx.x", thread(tx, threads, "threadIdx.x",
-                                              Allocate(acc, Allocate(red, Allocate(stat, inner)))))
+    body = thread(
+        bx, m, "blockIdx.x", thread(tx, threads, "threadIdx.x", Allocate(acc, Allocate(red, Allocate(stat, inner))))
+    )
     f = kernel("softmax", [a, b, nv], {a: A, b: B}, body, ["blockIdx.x", "threadIdx.x"])
 
     def ref(xs):
         return reference_softmax(xs[0])
 
-    return Case(f, lambda r: [r.standard_normal((m, n)).astype("float32"), np.zeros((m, n), "float32")],
-                [n], [m, threads], ref, 1, 1e-5)
+    return Case(
+        f,
+        lambda r: [r.standard_normal((m, n)).astype("float32"), np.zeros((m, n), "float32")],
+        [n],
+        [m, threads],
+        ref,
+        1,
+        1e-5,
+    )
 
 
 def empty_kernel() -> PrimFunc:
     """A kernel that does nothing (launch-overhead benchmarks)."""
-    (x, X), = [buf("X", "float32")]
+    ((x, X),) = [buf("X", "float32")]
     tx = Var("tx")
     body = thread(tx, 32, "threadIdx.x", IfThenElse(tx < 0, BufferStore(X, FloatImm("float32", 0.0), (tx,))))
     return kernel("empty", [x], {x: X}, body, ["threadIdx.x"])
@@ -270,30 +362,52 @@ def warp_ops(n_warps: int = 4) -> Case:
         out[:, 4], out[:, 5], out[:, 6] = a.min(axis=1), a.max(axis=1), a.sum(axis=1)
         return out.reshape(-1)
 
-    return Case(f, lambda r: [r.standard_normal(32 * n_warps).astype("float32"), np.zeros(8 * n_warps, "float32")],
-                [], [n_warps, 32], ref, 1, 1e-5)
+    return Case(
+        f,
+        lambda r: [r.standard_normal(32 * n_warps).astype("float32"), np.zeros(8 * n_warps, "float32")],
+        [],
+        [n_warps, 32],
+        ref,
+        1,
+        1e-5,
+    )
 
 
 def dyn_smem_reverse(kib: int = 128) -> Case:
     """X[i] = 2 * X[255 - i] through ``kib`` KiB of dynamic shared memory (over 48 KiB needs the
     runtime to raise the kernel's dynamic shared memory limit before launching)."""
-    (x, X), = [buf("X", "float32")]
+    ((x, X),) = [buf("X", "float32")]
     tx = Var("tx")
     words = kib * 1024 // 4
     smem = Buffer("smem", (words,), "float32", scope="shared.dyn")
-    body = thread(tx, 256, "threadIdx.x", Allocate(smem, seq(
-        BufferStore(smem, X[tx], (tx + (words - 256),)), sync(),
-        BufferStore(X, smem[(words - 1) - tx] * 2.0, (tx,)))))
+    body = thread(
+        tx,
+        256,
+        "threadIdx.x",
+        Allocate(
+            smem,
+            seq(
+                BufferStore(smem, X[tx], (tx + (words - 256),)),
+                sync(),
+                BufferStore(X, smem[(words - 1) - tx] * 2.0, (tx,)),
+            ),
+        ),
+    )
     f = kernel("smem_big", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
-    return Case(f, lambda r: [np.arange(256, dtype="float32")], [], [256, words * 4],
-                lambda xs: xs[0][::-1] * 2.0, 0)
+    return Case(f, lambda r: [np.arange(256, dtype="float32")], [], [256, words * 4], lambda xs: xs[0][::-1] * 2.0, 0)
 
 
 def all_cases() -> dict[str, Case]:
     """Every kernel the tests compile (and run, on a GPU)."""
     return {
-        "vadd_f32": vadd("float32"), "vadd_f16": vadd("float16"), "row_sum": row_sum(),
-        "matmul_f32": matmul("float32"), "matmul_f16": matmul("float16"), "gelu_f16": gelu_f16(),
-        "softmax": softmax(), "vadd_bf16": vadd("bfloat16"), "warp_ops": warp_ops(),
+        "vadd_f32": vadd("float32"),
+        "vadd_f16": vadd("float16"),
+        "row_sum": row_sum(),
+        "matmul_f32": matmul("float32"),
+        "matmul_f16": matmul("float16"),
+        "gelu_f16": gelu_f16(),
+        "softmax": softmax(),
+        "vadd_bf16": vadd("bfloat16"),
+        "warp_ops": warp_ops(),
         "dyn_smem_128k": dyn_smem_reverse(128),
     }

@@ -27,15 +27,27 @@ _HOST_HELPERS = {
     "tvm_smem_addr": "",  # only the PTX helpers below used it
 }
 _HOST_HELPER_PATTERNS = [
-    (re.compile(r"tvm_ldmatrix_x(\d)(_trans)?$"), lambda m: (
-        f"static inline void {m.group(0)}(uint32_t* d, const void* smem) "
-        f"{{ ::tvm_emu::ldmatrix(d, smem, {m.group(1)}, {'true' if m.group(2) else 'false'}); }}")),
-    (re.compile(r"tvm_mma_m16n8k16_(b?f16)f32$"), lambda m: (
-        f"static inline void {m.group(0)}(float* d, const uint32_t* a, const uint32_t* b, const float* c) "
-        f"{{ ::tvm_emu::mma_m16n8k16(d, a, b, c, {'true' if m.group(1) == 'bf16' else 'false'}); }}")),
-    (re.compile(r"tvm_cp_async_(\d+)$"), lambda m: (
-        f"static inline void {m.group(0)}(void* smem, const void* gmem) "
-        f"{{ ::tvm_emu::cp_async(smem, gmem, {m.group(1)}); }}")),
+    (
+        re.compile(r"tvm_ldmatrix_x(\d)(_trans)?$"),
+        lambda m: (
+            f"static inline void {m.group(0)}(uint32_t* d, const void* smem) "
+            f"{{ ::tvm_emu::ldmatrix(d, smem, {m.group(1)}, {'true' if m.group(2) else 'false'}); }}"
+        ),
+    ),
+    (
+        re.compile(r"tvm_mma_m16n8k16_(b?f16)f32$"),
+        lambda m: (
+            f"static inline void {m.group(0)}(float* d, const uint32_t* a, const uint32_t* b, const float* c) "
+            f"{{ ::tvm_emu::mma_m16n8k16(d, a, b, c, {'true' if m.group(1) == 'bf16' else 'false'}); }}"
+        ),
+    ),
+    (
+        re.compile(r"tvm_cp_async_(\d+)$"),
+        lambda m: (
+            f"static inline void {m.group(0)}(void* smem, const void* gmem) "
+            f"{{ ::tvm_emu::cp_async(smem, gmem, {m.group(1)}); }}"
+        ),
+    ),
 ]
 _INLINE_PTX = [
     (re.compile(r'asm volatile\("cp\.async\.commit_group;" ::: "memory"\)'), "::tvm_emu::cp_async_commit()"),
@@ -73,10 +85,10 @@ def _replace_ptx_helpers(src: str) -> str:
         j, depth = i, 0
         while True:
             depth += lines[j].count("{") - lines[j].count("}")
-            if depth <= 0 and "{" in "".join(lines[i:j + 1]):
+            if depth <= 0 and "{" in "".join(lines[i : j + 1]):
                 break
             j += 1
-        block = "\n".join(lines[i:j + 1])
+        block = "\n".join(lines[i : j + 1])
         out.append(_host_helper(_HELPER_NAME.match(block).group(1)) if re.search(r"\basm\b", block) else block)
         i = j + 1
     return "\n".join(out)
@@ -107,15 +119,22 @@ def build(cuda_source: str, out_dir: Path) -> Path:
     if cxx is None:
         raise NotEmulable("no C++ compiler to build the CPU emulation of the kernels")
     names = kernel_names(cuda_source)
-    text = ('#include "cuda_on_cpu.h"\nnamespace tvm_emu_kernels {\n' + host_source(cuda_source) +
-            "\n}  // namespace tvm_emu_kernels\n" + "".join(f"TVM_EMU_KERNEL({n})\n" for n in names))
+    text = (
+        '#include "cuda_on_cpu.h"\nnamespace tvm_emu_kernels {\n'
+        + host_source(cuda_source)
+        + "\n}  // namespace tvm_emu_kernels\n"
+        + "".join(f"TVM_EMU_KERNEL({n})\n" for n in names)
+    )
     digest = hashlib.sha256(text.encode() + (HEADER_DIR / "cuda_on_cpu.h").read_bytes()).hexdigest()[:16]
     lib = Path(out_dir) / f"libcuda_on_cpu_{digest}.so"
     if not lib.exists():
         src = lib.with_suffix(".cc")
         src.write_text(text)
-        proc = subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-w", f"-I{HEADER_DIR}",
-                               "-o", str(lib), str(src)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-w", f"-I{HEADER_DIR}", "-o", str(lib), str(src)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"the CPU emulation of the kernels did not compile:\n{proc.stderr}")
     return lib

@@ -129,9 +129,9 @@ class BlockEmulator:
         self.mem: dict[Any, _Mem] = dict(self.globals)
         self.groups: list[list] = []
         self.current: list = []
-        self.unsynced: set = set()   # (data var, index) landed but not yet published by a barrier
+        self.unsynced: set = set()  # (data var, index) landed but not yet published by a barrier
         self.read_since_barrier: set = set()
-        self.pending: set = set()   # (data var, index) of copies issued, not yet landed
+        self.pending: set = set()  # (data var, index) of copies issued, not yet landed
         self.T = None
         self.env = dict(env)
         self.stmt(s)
@@ -235,10 +235,23 @@ class BlockEmulator:
             return getattr(self, "c_" + e.op.replace(".", "_"))(e)
         if isinstance(e, E.BinaryOp):
             a, b = self.expr(e.a), self.expr(e.b)
-            ops = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "FloorDiv": np.floor_divide,
-                   "FloorMod": np.mod, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
-                   "GE": np.greater_equal, "EQ": np.equal, "NE": np.not_equal,
-                   "And": np.logical_and, "Or": np.logical_or, "Min": np.minimum, "Max": np.maximum}
+            ops = {
+                "Add": np.add,
+                "Sub": np.subtract,
+                "Mul": np.multiply,
+                "FloorDiv": np.floor_divide,
+                "FloorMod": np.mod,
+                "LT": np.less,
+                "LE": np.less_equal,
+                "GT": np.greater,
+                "GE": np.greater_equal,
+                "EQ": np.equal,
+                "NE": np.not_equal,
+                "And": np.logical_and,
+                "Or": np.logical_or,
+                "Min": np.minimum,
+                "Max": np.maximum,
+            }
             name = type(e).__name__
             if name in ("Div", "Mod") and "int" in e.dtype:
                 a, b = np.asarray(a), np.asarray(b)
@@ -291,7 +304,7 @@ class BlockEmulator:
         return any((data, int(a)) in self.pending for a in addrs)
 
     def _warp_uniform(self, idx: np.ndarray, w: int, what: str) -> int:
-        seg = idx[32 * w:32 * w + 32]
+        seg = idx[32 * w : 32 * w + 32]
         if not np.all(seg == seg[0]):
             raise EmulationError(f"{what}: fragment index differs between lanes of warp {w}")
         return int(seg[0])
@@ -302,10 +315,10 @@ class BlockEmulator:
         esz = sm.data.dtype.itemsize
         for w in range(self.T // 32):
             base = self._warp_uniform(di, w, "ldmatrix")
-            lanes = si[32 * w:32 * w + 32]
+            lanes = si[32 * w : 32 * w + 32]
             rows = np.zeros((num, 8, 8), np.float16)
             for j in range(num):
-                addrs = lanes[8 * j:8 * j + 8]
+                addrs = lanes[8 * j : 8 * j + 8]
                 if np.any(addrs * esz % 16):
                     raise EmulationError("ldmatrix row address not 16-byte aligned")
                 if len(set(int(a) * esz // 16 % 8 for a in addrs)) != 8:
@@ -318,7 +331,7 @@ class BlockEmulator:
                 self.read_since_barrier.update((sm.buf.data, int(a)) for a in span)
                 rows[j] = sm.data[span].reshape(8, 8)
             regs = ldmatrix_model(rows, trans)
-            dm.data[32 * w:32 * w + 32, base:base + num] = regs
+            dm.data[32 * w : 32 * w + 32, base : base + num] = regs
             self.stats["ldmatrix"] += 1
 
     def c_cuda_mma_m16n8k16_f16f32(self, call: E.Call) -> None:
@@ -326,10 +339,10 @@ class BlockEmulator:
         for w in range(self.T // 32):
             sl = slice(32 * w, 32 * w + 32)
             d0, a0, b0, c0 = (self._warp_uniform(x, w, "mma") for x in (di, ai, bi, ci))
-            d = mma_model(am.data[sl, a0:a0 + 4], bm.data[sl, b0:b0 + 2], cm.data[sl, c0:c0 + 4])
+            d = mma_model(am.data[sl, a0 : a0 + 4], bm.data[sl, b0 : b0 + 2], cm.data[sl, c0 : c0 + 4])
             if np.isnan(d).any():
                 raise EmulationError("mma consumed uninitialised (NaN) data")
-            dm.data[sl, d0:d0 + 4] = d
+            dm.data[sl, d0 : d0 + 4] = d
             self.stats["mma"] += 1
 
     def _int2(self, call: E.Call) -> tuple:

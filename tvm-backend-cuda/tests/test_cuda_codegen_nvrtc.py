@@ -31,13 +31,14 @@ def test_kernels_compile_to_cubin(name: str, arch: str) -> None:
     case = CASES[name]
     mod = codegen.build([case.func], tvm.target.Target(f"cuda -arch={arch}"))
     assert mod.kind == "cuda"
-    fmt, funcs, payload, sources = tvm_ffi.get_global_func(
-        "runtime.DeviceModuleDeserialize")(tvm.runtime.Module(mod).save_to_bytes())
+    fmt, funcs, payload, sources = tvm_ffi.get_global_func("runtime.DeviceModuleDeserialize")(
+        tvm.runtime.Module(mod).save_to_bytes()
+    )
     assert fmt == "cubin"
     assert cubin_sm(bytes(payload)) == int(arch[3:])
     assert [list(map(str, f[1])) for f in funcs] == [codegen.function_infos([case.func])[0][1]]
     src, ptx = mod.inspect_source("cuda"), mod.inspect_source("ptx")
-    assert f'extern "C" __global__ void __launch_bounds__' in src and case.func.global_symbol in src
+    assert 'extern "C" __global__ void __launch_bounds__' in src and case.func.global_symbol in src
     assert f".entry {case.func.global_symbol}(" in ptx
     assert f".target {arch}" in ptx
 
@@ -54,13 +55,20 @@ def test_generated_source_features() -> None:
     assert "expf(" in gelu and "exp(" not in gelu.replace("expf(", "")
     # float16 scalars are passed as float (the runtime converts the argument)
     # float16 buffers keep their dtype; the float16 scalar is passed as float32
-    assert codegen.function_infos([CASES["gelu_f16"].func])[0][1] == ["handle:float16", "handle:float16", "int32", "float32"]
+    assert codegen.function_infos([CASES["gelu_f16"].func])[0][1] == [
+        "handle:float16",
+        "handle:float16",
+        "int32",
+        "float32",
+    ]
 
 
 def test_double_math_uses_double_functions() -> None:
     (x, X), (y, Y) = kernels.buf("X", "float64"), kernels.buf("Y", "float64")
     tx = tvm.tir.Var("tx")
-    body = kernels.thread(tx, 64, "threadIdx.x", tvm.tir.BufferStore(Y, tvm.tir.Call("float64", "exp", (X[tx],)), (tx,)))
+    body = kernels.thread(
+        tx, 64, "threadIdx.x", tvm.tir.BufferStore(Y, tvm.tir.Call("float64", "exp", (X[tx],)), (tx,))
+    )
     f = kernels.kernel("exp64", [x, y], {x: X, y: Y}, body, ["threadIdx.x"])
     src = codegen.generate_source([f])
     assert "exp(X[tx])" in src and "expf" not in src
@@ -90,12 +98,20 @@ def test_script_namespace_is_registered() -> None:
 
 
 def test_dynamic_shared_memory_and_launch_tags() -> None:
-    (x, X), = [kernels.buf("X", "float32")]
+    ((x, X),) = [kernels.buf("X", "float32")]
     tx = tvm.tir.Var("tx")
     smem = tvm.tir.Buffer("smem", (1024,), "float32", scope="shared.dyn")
-    body = kernels.thread(tx, 128, "threadIdx.x", tvm.tir.Allocate(smem, tvm.tir.seq(
-        tvm.tir.BufferStore(smem, X[tx], (tx,)), kernels.sync(),
-        tvm.tir.BufferStore(X, smem[127 - tx], (tx,)))))
+    body = kernels.thread(
+        tx,
+        128,
+        "threadIdx.x",
+        tvm.tir.Allocate(
+            smem,
+            tvm.tir.seq(
+                tvm.tir.BufferStore(smem, X[tx], (tx,)), kernels.sync(), tvm.tir.BufferStore(X, smem[127 - tx], (tx,))
+            ),
+        ),
+    )
     f = kernels.kernel("rev", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
     src = codegen.generate_source([f])
     assert "extern __shared__ __align__(16) unsigned char tvm_dyn_shmem[];" in src
@@ -168,10 +184,11 @@ def test_without_nvrtc_the_module_holds_source(monkeypatch) -> None:
 def test_unsupported_ir_raises_codegen_error() -> None:
     from tvm.codegen.c_family import CodegenError
 
-    (x, X), = [kernels.buf("X", "float32x4")]
+    ((x, X),) = [kernels.buf("X", "float32x4")]
     tx = tvm.tir.Var("tx")
-    f = kernels.kernel("vec", [x], {x: X}, kernels.thread(tx, 32, "threadIdx.x", tvm.tir.BufferStore(X, X[tx], (tx,))),
-                       ["threadIdx.x"])
+    f = kernels.kernel(
+        "vec", [x], {x: X}, kernels.thread(tx, 32, "threadIdx.x", tvm.tir.BufferStore(X, X[tx], (tx,))), ["threadIdx.x"]
+    )
     with pytest.raises(CodegenError, match="vector dtype"):
         codegen.generate_source([f])
 
@@ -181,32 +198,71 @@ def test_every_math_intrinsic_and_integer_op_compiles() -> None:
     narrow integers, isinf/isnan, reinterpret: all must compile with NVRTC and no headers."""
     from tvm.tir import Call, Cast, FloatImm, IntImm, Var
 
-    (x, X), (y, Y), (z, Z), (w, W) = (kernels.buf("X", "float32"), kernels.buf("Y", "float64"),
-                                      kernels.buf("Z", "int64"), kernels.buf("W", "uint8"))
+    (x, X), (y, Y), (z, Z), (w, W) = (
+        kernels.buf("X", "float32"),
+        kernels.buf("Y", "float64"),
+        kernels.buf("Z", "int64"),
+        kernels.buf("W", "uint8"),
+    )
     tx, n = Var("tx"), Var("n", "int32")
-    unary = ["exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
-             "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "floor",
-             "ceil", "trunc", "round", "nearbyint", "fabs", "abs", "rsqrt", "sigmoid"]
+    unary = [
+        "exp",
+        "exp2",
+        "exp10",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "erf",
+        "floor",
+        "ceil",
+        "trunc",
+        "round",
+        "nearbyint",
+        "fabs",
+        "abs",
+        "rsqrt",
+        "sigmoid",
+    ]
     stmts = []
     for i, op in enumerate(unary):
         stmts.append(tvm.tir.BufferStore(X, Call("float32", op, (X[tx],)), (tx + i,)))
         stmts.append(tvm.tir.BufferStore(Y, Call("float64", op, (Y[tx],)), (tx + i,)))
     for i, op in enumerate(["pow", "atan2", "fmod", "hypot", "copysign", "nextafter"]):
         stmts.append(tvm.tir.BufferStore(X, Call("float32", op, (X[tx], X[tx + 1])), (tx + i,)))
-    special = (Call("bool", "isinf", (X[tx],)) | Call("bool", "isnan", (X[tx],))
-               | Call("bool", "isfinite", (X[tx],)))
+    special = Call("bool", "isinf", (X[tx],)) | Call("bool", "isnan", (X[tx],)) | Call("bool", "isfinite", (X[tx],))
     stmts += [
-        tvm.tir.BufferStore(X, tvm.tir.Select(special, FloatImm("float32", float("inf")),
-                                              FloatImm("float32", float("nan"))), (tx,)),
-        tvm.tir.BufferStore(Z, Z[tx] // Cast("int64", n) + Z[tx] % Cast("int64", n)
-                            + (Z[tx] << IntImm("int64", 3)), (tx,)),
+        tvm.tir.BufferStore(
+            X, tvm.tir.Select(special, FloatImm("float32", float("inf")), FloatImm("float32", float("nan"))), (tx,)
+        ),
+        tvm.tir.BufferStore(
+            Z, Z[tx] // Cast("int64", n) + Z[tx] % Cast("int64", n) + (Z[tx] << IntImm("int64", 3)), (tx,)
+        ),
         tvm.tir.BufferStore(W, Cast("uint8", W[tx] + IntImm("uint8", 1)), (tx,)),
-        tvm.tir.BufferStore(X, tvm.tir.FloorMod(X[tx], X[tx + 1]) + tvm.tir.FloorDiv(X[tx], X[tx + 1])
-                            + tvm.tir.Min(X[tx], X[tx + 1]), (tx,)),
+        tvm.tir.BufferStore(
+            X,
+            tvm.tir.FloorMod(X[tx], X[tx + 1]) + tvm.tir.FloorDiv(X[tx], X[tx + 1]) + tvm.tir.Min(X[tx], X[tx + 1]),
+            (tx,),
+        ),
         tvm.tir.BufferStore(X, Call("float32", "reinterpret", (Cast("int32", tx),)), (tx,)),
     ]
-    body = kernels.thread(tx, 64, "threadIdx.x",
-                          kernels.serial(Var("u"), 4, tvm.tir.seq(*stmts), tvm.tir.ForKind.UNROLLED))
+    body = kernels.thread(
+        tx, 64, "threadIdx.x", kernels.serial(Var("u"), 4, tvm.tir.seq(*stmts), tvm.tir.ForKind.UNROLLED)
+    )
     f = kernels.kernel("allops", [x, y, z, w, n], {x: X, y: Y, z: Z, w: W}, body, ["threadIdx.x"])
     src = codegen.generate_source([f])
     assert "expf(" in src and "exp(" in src and "tvm_floordiv_i64" in src

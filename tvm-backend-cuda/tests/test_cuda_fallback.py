@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import tvm
 import tvm_ffi
@@ -19,10 +18,14 @@ from cuda_helpers import has_libcuda, run_python
 from tvm_backend_cuda import codegen, nvrtc
 
 
-pytestmark = pytest.mark.skipif(has_libcuda(), reason="libcuda.so.1 is present: fallback tests need a machine without it")
+pytestmark = pytest.mark.skipif(
+    has_libcuda(), reason="libcuda.so.1 is present: fallback tests need a machine without it"
+)
 
-FUNCS = [["vadd", ["handle", "handle", "handle", "int32"], ["blockIdx.x", "threadIdx.x"]],
-         ["scale", ["handle", "float32", "int64"], ["blockIdx.x", "threadIdx.x", "dyn_shmem"]]]
+FUNCS = [
+    ["vadd", ["handle", "handle", "handle", "int32"], ["blockIdx.x", "threadIdx.x"]],
+    ["scale", ["handle", "float32", "int64"], ["blockIdx.x", "threadIdx.x", "dyn_shmem"]],
+]
 CUDA_SRC = 'extern "C" __global__ void vadd(float* a, float* b, float* c, int n) {}\n'
 
 
@@ -72,8 +75,9 @@ def test_fallback_module_from_codegen() -> None:
     assert "fallback cuda module" in msg and "libcuda.so.1" in msg and "install the NVIDIA driver" in msg
 
 
-@pytest.mark.parametrize("fmt,payload", [("ptx", b"// ptx\n.entry vadd("), ("cubin", b"\x7fELF\x02\x01\x01"),
-                                         ("cu", CUDA_SRC.encode())])
+@pytest.mark.parametrize(
+    "fmt,payload", [("ptx", b"// ptx\n.entry vadd("), ("cubin", b"\x7fELF\x02\x01\x01"), ("cu", CUDA_SRC.encode())]
+)
 def test_fallback_bytes_identical_to_serializer(fmt: str, payload: bytes) -> None:
     sources = [["cuda", CUDA_SRC], ["ptx", "// ptx"]]
     fallback = tvm_ffi.get_global_func("runtime.FallbackModuleCreate")("cuda", "why", fmt, FUNCS, payload, sources)
@@ -94,16 +98,16 @@ def test_force_fallback_env(monkeypatch) -> None:
 
 def test_export_on_cpu_then_load_in_fresh_process(tmp_path) -> None:
     lib = tmp_path / "vadd_cuda.so"
-    out = run_python(f'''
+    out = run_python(f"""
 import tvm
 from cuda_script_kernels import vadd
 mod = tvm.compile(vadd, target="cuda -arch=sm_90")
 assert [m.kind for m in mod.imports] == ["cuda"]
 mod.export_library({str(lib)!r})
 print("exported")
-''')
+""")
     assert out.returncode == 0 and "exported" in out.stdout, out.stderr
-    out = run_python(f'''
+    out = run_python(f"""
 import tvm
 m = tvm.runtime.load_module({str(lib)!r})
 dev = m.imports[0]
@@ -113,7 +117,7 @@ try:
     dev.get_function("vadd_kernel0")()
 except RuntimeError as e:
     print("ERR", e)
-''')
+""")
     assert out.returncode == 0, out.stderr
     assert "kind cuda" in out.stdout and "cuda source True" in out.stdout
     assert "ERR cannot run cuda kernel 'vadd_kernel0'" in out.stdout
@@ -121,22 +125,25 @@ except RuntimeError as e:
 
 
 def test_activation_without_autoload_then_explicit_load() -> None:
-    out = run_python('''
+    out = run_python(
+        """
 import tvm
 assert tvm.backend._registry.get_record("cuda").status == "disabled by env"
 rec = tvm.backend.load("cuda")
 print(rec.status, "|", rec.reason)
-''', env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"})
+""",
+        env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("runtime unavailable | libcuda.so.1 not found")
 
 
 def test_import_is_cheap() -> None:
-    out = run_python('''
+    out = run_python("""
 import sys, tvm
 heavy = [m for m in ("tvm_backend_cuda.codegen", "tvm_backend_cuda.nvrtc", "tvm_backend_cuda.script")
          if m in sys.modules]
 print("heavy", heavy)
-''')
+""")
     assert out.returncode == 0, out.stderr
     assert "heavy []" in out.stdout

@@ -111,19 +111,24 @@ def test_real_and_fallback_bytes_identical(target) -> None:
     assert bytes(tvm.runtime.Module(fb).save_to_bytes()) == blob
 
 
-@pytest.mark.parametrize("env", [{"TVM_COMPILE_FORCE_FALLBACK": "1"},
-                                 {"TVM_COMPILE_FORCE_FALLBACK": "1", "TVM_CUDA_NVRTC": "none"}],
-                         ids=["cubin", "cu-source"])
+@pytest.mark.parametrize(
+    "env",
+    [{"TVM_COMPILE_FORCE_FALLBACK": "1"}, {"TVM_COMPILE_FORCE_FALLBACK": "1", "TVM_CUDA_NVRTC": "none"}],
+    ids=["cubin", "cu-source"],
+)
 def test_library_exported_without_gpu_runs_on_gpu(tmp_path, env, target) -> None:
     lib = tmp_path / "vadd.so"
-    out = run_python(f'''
+    out = run_python(
+        f"""
 import tvm
 from cuda_script_kernels import vadd
 mod = tvm.compile(vadd, target={str(target)!r})
 mod.export_library({str(lib)!r})
-''', env=env)
+""",
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
-    out = run_python(f'''
+    out = run_python(f"""
 import numpy as np, tvm
 m = tvm.runtime.load_module({str(lib)!r})
 dev = tvm.cuda(0)
@@ -131,6 +136,6 @@ a = np.random.rand(777).astype("float32")
 x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((777,), "float32", dev)
 m["vadd"](x, x, z)
 print(np.allclose(z.numpy(), 2 * a))
-''')
+""")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"

@@ -52,25 +52,32 @@ def mock_run(mock_driver_dir, body: str, devices: int = 1):
 
 
 def test_activation_and_device_attributes(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 rec = tvm.backend._registry.get_record("cuda")
 print(rec.status)
 print(dev.exist, tvm.cuda(1).exist, dev.name, dev.compute_version, dev.warp_size, dev.max_threads_per_block)
 print(dev.max_shared_memory_per_block, dev.multi_processor_count, dev.max_clock_rate, dev.total_global_memory)
 print(tuple(dev.max_thread_dimensions), dev.attr("driver_version"), dev.attr("no_such_attr"))
 print(tvm.target.detect_target_from_device(dev))
-''')
+""",
+    )
     lines = out.splitlines()
     assert lines[0] == "active"
     assert lines[1] == "True False Mock GPU (tests) 9.0 32 1024"
     assert lines[2] == "49152 132 1980000 85899345920"
     assert lines[3] == "(1024, 1024, 64) 13000 None"
-    assert lines[4] == ("cuda -arch=sm_90 -max_num_threads=1024 -max_shared_memory_per_block=49152 "
-                        "-multi_processor_count=132 -thread_warp_size=32")
+    assert lines[4] == (
+        "cuda -arch=sm_90 -max_num_threads=1024 -max_shared_memory_per_block=49152 "
+        "-multi_processor_count=132 -thread_warp_size=32"
+    )
 
 
 def test_tensors_and_copies(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 a = np.arange(12, dtype="float32").reshape(3, 4)
 x = tvm.runtime.tensor(a, dev)
 y = x.copyto(dev)                 # device to device
@@ -81,12 +88,15 @@ s = tvm_ffi.get_global_func("runtime.DeviceCreateStream")(dev)
 tvm_ffi.get_global_func("runtime.DeviceFreeStream")(dev, s)
 dev.sync()
 print("stream", s != 0)
-''')
+""",
+    )
     assert out.splitlines() == ["cuda:0 True True", "stream True"]
 
 
 def test_launch_with_tensors_and_pointers(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)
 n = 1000
 a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
@@ -117,40 +127,61 @@ try:
     m["nope"]
 except AttributeError as e:
     print("AttributeError", e)
-''')
+""",
+    )
     lines = out.splitlines()
     assert lines[0] == "True vadd [4, 1, 1] [256, 1, 1] 0"
     assert lines[1] == "True"
     assert lines[2] == "stream 0x1234"
     assert lines[3].startswith("TypeError kernel vadd expects 4 arguments and 2 launch parameters, got 5")
-    assert lines[4] == ("ValueError cuda kernel vadd: block extent threadIdx.x = 2048 exceeds the limit "
-                        "1024 of cuda(0)")
+    assert lines[4] == (
+        "ValueError cuda kernel vadd: block extent threadIdx.x = 2048 exceeds the limit 1024 of cuda(0)"
+    )
     assert lines[5].startswith("ValueError cuda kernel vadd: argument 0 is a tensor on cpu")
     assert lines[6] == "AttributeError Module has no function 'nope'"
 
 
 def test_scalar_arguments_are_packed_by_dtype(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)
 buf = np.zeros(6)
 o = tvm.runtime.tensor(buf, dev)
 m["scalars"](o, -5, 2**40 + 3, 1.5, 2.25, 0.333251953125, True, 1)
 print(o.numpy().tolist())
-''')
+""",
+    )
     # the mock kernel writes back each argument as it read it
     assert out.strip() == str([-5.0, float(2**40 + 3), 1.5, 2.25, 0.333251953125, 1.0])
 
 
 def test_float16_arguments_round_like_numpy(mock_driver_dir) -> None:
-    values = [0.1, -2.0 / 3.0, 65504.0, 65519.0, 65520.0, 1e6, 1e-5, 3e-8, 2.9802322387695312e-08,
-              -0.0, 1.0009765625 + 2 ** -12, float("inf"), float("nan")]
-    out = mock_run(mock_driver_dir, f'''
+    values = [
+        0.1,
+        -2.0 / 3.0,
+        65504.0,
+        65519.0,
+        65520.0,
+        1e6,
+        1e-5,
+        3e-8,
+        2.9802322387695312e-08,
+        -0.0,
+        1.0009765625 + 2**-12,
+        float("inf"),
+        float("nan"),
+    ]
+    out = mock_run(
+        mock_driver_dir,
+        f"""
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)
 o = tvm.runtime.tensor(np.zeros(6), dev)
 for v in [float(t) for t in {[repr(v) for v in values]!r}]:
     m["scalars"](o, 0, 0, 0.0, 0.0, v, False, 1)
     print(repr(float(o.numpy()[4])))
-''')
+""",
+    )
     import numpy as np
 
     got = [float(s) for s in out.split()]
@@ -159,7 +190,9 @@ for v in [float(t) for t in {[repr(v) for v in values]!r}]:
 
 
 def test_dynamic_shared_memory_over_48k_sets_the_attribute(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)
 x = tvm.runtime.empty((4,), "float32", dev)
 m["big_smem"](x, 32, 1024)
@@ -170,15 +203,20 @@ try:
     m["big_smem"](x, 32, 10**6)
 except ValueError as e:
     print("ValueError", e)
-''')
+""",
+    )
     lines = out.splitlines()
     assert lines[0] == "1024 0" and lines[1] == "100000 100000"
-    assert lines[2] == ("ValueError cuda kernel big_smem: 1000000 bytes of dynamic shared memory exceed the "
-                        "limit 232448 bytes per block (opt-in) of cuda(0)")
+    assert lines[2] == (
+        "ValueError cuda kernel big_smem: 1000000 bytes of dynamic shared memory exceed the "
+        "limit 232448 bytes per block (opt-in) of cuda(0)"
+    )
 
 
 def test_real_and_fallback_bytes_are_identical(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 real = create(RES.fmt, FUNCS, RES.image, SOURCES)
 fb = tvm_ffi.get_global_func("runtime.FallbackModuleCreate")("cuda", "why", RES.fmt, FUNCS, RES.image, SOURCES)
 rb = bytes(tvm.runtime.Module(real).save_to_bytes())
@@ -190,12 +228,15 @@ a = np.ones(n, "float32")
 x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
 back["vadd"](x, x, z, n, 1, 64)
 print(np.allclose(z.numpy(), 2 * a), bytes(tvm.runtime.Module(back).save_to_bytes()) == rb)
-''')
+""",
+    )
     assert out.splitlines() == ["True True", "cuda True True", "True True"]
 
 
 def test_source_payload_is_compiled_on_first_use(mock_driver_dir, tmp_path) -> None:
-    out = mock_run(mock_driver_dir, f'''
+    out = mock_run(
+        mock_driver_dir,
+        f"""
 import os
 os.environ["TVM_CACHE_DIR"] = {str(tmp_path)!r}
 m = create("cu", FUNCS, SRC.encode(), [["cuda", SRC]])
@@ -203,13 +244,17 @@ n = 100
 a = np.arange(n, dtype="float32")
 x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
 m["vadd"](x, x, z, n, 1, 128)
-print(np.allclose(z.numpy(), 2 * a), sorted(os.listdir(os.path.join({str(tmp_path)!r}, "cuda-nvrtc")))[0].endswith(".img"))
-''')
+cached = sorted(os.listdir(os.path.join({str(tmp_path)!r}, "cuda-nvrtc")))
+print(np.allclose(z.numpy(), 2 * a), cached[0].endswith(".img"))
+""",
+    )
     assert out.splitlines() == ["True True"]
 
 
 def test_load_errors_are_clear(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 bad = create("cubin", FUNCS, b"not a cubin", SOURCES)
 x = tvm.runtime.empty((4,), "float32", dev)
 try:
@@ -229,7 +274,8 @@ try:
     create(RES.fmt, [["k", ["handle", "complex64"], []]], RES.image, SOURCES)
 except TypeError as e:
     print("E4", e)
-''')
+""",
+    )
     lines = [l for l in out.splitlines() if l.startswith("E")]
     assert "loading the cuda module (cubin, 11 bytes) on cuda(0, sm_90) failed: CUDA_ERROR_INVALID_IMAGE" in lines[0]
     assert "JIT log" in out and "compile with target tvm.target.detect_target_from_device" in out
@@ -240,7 +286,9 @@ except TypeError as e:
 
 def test_compile_and_run_through_host_code(mock_driver_dir, tmp_path) -> None:
     lib = tmp_path / "vadd.so"
-    out = mock_run(mock_driver_dir, f'''
+    out = mock_run(
+        mock_driver_dir,
+        f"""
 from cuda_script_kernels import vadd
 mod = tvm.compile(vadd, target=tvm.target.detect_target_from_device(dev))
 n = 300
@@ -249,23 +297,29 @@ x, y, z = tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.em
 mod["vadd"](x, y, z)
 print(np.allclose(z.numpy(), a + b), LAST.name.decode(), list(LAST.grid), list(LAST.block))
 mod.export_library({str(lib)!r})
-''')
+""",
+    )
     assert out.splitlines() == ["True vadd_kernel0 [3, 1, 1] [128, 1, 1]"]
-    out = mock_run(mock_driver_dir, f'''
+    out = mock_run(
+        mock_driver_dir,
+        f"""
 m = tvm.runtime.load_module({str(lib)!r})
 n = 50
 a = np.random.rand(n).astype("float32")
 x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
 m["vadd"](x, x, z)
 print(np.allclose(z.numpy(), 2 * a))
-''')
+""",
+    )
     assert out.strip() == "True"
 
 
 def test_every_tensor_argument_must_be_on_the_launch_device(mock_driver_dir) -> None:
     # Only the first tensor used to be checked: a later CPU tensor or a cuda:1 tensor went to
     # cuLaunchKernel as if it were a cuda:0 pointer (the mock ran the kernel on it without error).
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)
 n = 16
 a = np.ones(n, "float32")
@@ -282,11 +336,22 @@ for args in [(x, y, host), (x, x1, z), (x1, x, z)]:
 print(LAST.launches - before, host.numpy().sum())
 m["vadd"](x1, x1, tvm.runtime.empty((n,), "float32", tvm.cuda(1)), n, 1, 16)   # all on cuda:1: fine
 print(LAST.launches - before)
-''', devices=2)
+""",
+        devices=2,
+    )
     lines = out.splitlines()
-    assert lines[0] == "ValueError cuda kernel vadd: argument 2 is a tensor on cpu:0, expected cuda:0 (the device the kernel is launched on)"
-    assert lines[1] == "ValueError cuda kernel vadd: argument 1 is a tensor on cuda:1, expected cuda:0 (the device the kernel is launched on)"
-    assert lines[2] == "ValueError cuda kernel vadd: argument 1 is a tensor on cuda:0, expected cuda:1 (the device the kernel is launched on)"
+    assert (
+        lines[0] == "ValueError cuda kernel vadd: argument 2 is a tensor on cpu:0, expected cuda:0 "
+        "(the device the kernel is launched on)"
+    )
+    assert (
+        lines[1] == "ValueError cuda kernel vadd: argument 1 is a tensor on cuda:1, expected cuda:0 "
+        "(the device the kernel is launched on)"
+    )
+    assert (
+        lines[2] == "ValueError cuda kernel vadd: argument 1 is a tensor on cuda:0, expected cuda:1 "
+        "(the device the kernel is launched on)"
+    )
     assert lines[3] == "0 0.0"  # nothing launched, the CPU tensor untouched
     assert lines[4] == "1"
 
@@ -294,7 +359,9 @@ print(LAST.launches - before)
 def test_launch_extents_are_checked_against_the_device_limits(mock_driver_dir) -> None:
     # Extents used to be cast to unsigned unchecked: grid.y = 70000 or block.z = 65 reached the
     # driver, and over-limit dyn_shmem / block totals gave opaque driver errors.
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 tags = ["blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "dyn_shmem"]
 m = create(RES.fmt, [["vadd", ["handle", "handle", "handle", "int32"], tags]], RES.image, SOURCES)
 x = tvm.runtime.empty((4,), "float32", dev)
@@ -317,7 +384,8 @@ for _ in range(3):
 print(LAST.launches)
 q = (ctypes.c_int * 128).in_dll(MOCK, "mock_attr_queries")
 print(q[1], q[5], q[6], q[97])
-''')
+""",
+    )
     lines = out.splitlines()
     assert lines[0] == "ok [2147483647, 65535, 65535] [1024, 1, 1] 232448"
     assert lines[1] == "ValueError cuda kernel vadd: grid extent blockIdx.y = 70000 exceeds the limit 65535 of cuda(0)"
@@ -325,18 +393,24 @@ print(q[1], q[5], q[6], q[97])
     assert lines[3].startswith("ValueError") and "4294967297" in lines[3]
     assert lines[4] == "ValueError cuda kernel vadd: block extent threadIdx.y = 1025 exceeds the limit 1024 of cuda(0)"
     assert lines[5] == "ValueError cuda kernel vadd: block extent threadIdx.z = 65 exceeds the limit 64 of cuda(0)"
-    assert lines[6] == ("ValueError cuda kernel vadd: block (32, 32, 2) has 2048 threads, more than the limit "
-                        "1024 threads per block of cuda(0)")
-    assert lines[7] == ("ValueError cuda kernel vadd: 232449 bytes of dynamic shared memory exceed the limit "
-                        "232448 bytes per block (opt-in) of cuda(0)")
+    assert lines[6] == (
+        "ValueError cuda kernel vadd: block (32, 32, 2) has 2048 threads, more than the limit "
+        "1024 threads per block of cuda(0)"
+    )
+    assert lines[7] == (
+        "ValueError cuda kernel vadd: 232449 bytes of dynamic shared memory exceed the limit "
+        "232448 bytes per block (opt-in) of cuda(0)"
+    )
     assert lines[8:11] == ["ok [1, 1, 1] [1, 1, 1] 0"] * 3
     assert lines[11].split()[0] == "4"  # only the valid launches reached the driver
-    assert lines[12] == "1 1 1 1"       # limits queried once per device, not per launch
+    assert lines[12] == "1 1 1 1"  # limits queried once per device, not per launch
 
 
 def test_streams_are_tracked(mock_driver_dir, device_api_shim) -> None:
     # FreeStream/StreamSync used to hand any integer to cuStreamDestroy/cuStreamSynchronize.
-    out = mock_run(mock_driver_dir, f'''
+    out = mock_run(
+        mock_driver_dir,
+        f"""
 create_stream = tvm_ffi.get_global_func("runtime.DeviceCreateStream")
 free_stream = tvm_ffi.get_global_func("runtime.DeviceFreeStream")
 shim = ctypes.CDLL({str(device_api_shim)!r})
@@ -378,14 +452,20 @@ with tvm_ffi.use_raw_stream(dev, 0x1234):
     print(hex(LAST.stream), hex(synced.value), h.tolist() == [2.0] * n)
     free(dev, 0x1234)             # not ours to destroy
 print("destroys", destroys.value)
-''', devices=2)
+""",
+        devices=2,
+    )
     lines = out.splitlines()
     assert lines[0] == f"sync {lines[0].split()[1]} ok"
     assert lines[1] == "sync 0x0 ok"
     assert lines[2].startswith("sync 0x5678 ValueError: StreamSync: 0x5678 is neither the default stream")
     assert lines[3].startswith(f"sync {lines[0].split()[1]} ValueError: StreamSync:") and "cuda(1)" in lines[3]
-    assert lines[4].startswith("free") and "ValueError FreeStream:" in lines[4] and "CreateStream on cuda(1)" in lines[4]
-    assert lines[5].startswith("free 0x5678 ValueError FreeStream: 0x5678 is not a stream created by CreateStream on cuda(0)")
+    assert (
+        lines[4].startswith("free") and "ValueError FreeStream:" in lines[4] and "CreateStream on cuda(1)" in lines[4]
+    )
+    assert lines[5].startswith(
+        "free 0x5678 ValueError FreeStream: 0x5678 is not a stream created by CreateStream on cuda(0)"
+    )
     assert lines[6] == "free 0x0 ok"
     assert lines[7] == "destroys 0 syncs 2"
     assert lines[8].endswith(" ok") and "freed already" in lines[9]
@@ -397,20 +477,25 @@ print("destroys", destroys.value)
 
 
 def test_zero_extent_launch_is_empty(mock_driver_dir) -> None:
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 m = create(RES.fmt, FUNCS, RES.image, SOURCES)
 x = tvm.runtime.empty((4,), "float32", dev)
 before = LAST.launches
 m["vadd"](x, x, x, 0, 0, 256)
 print(LAST.launches - before)
-''')
+""",
+    )
     assert out.splitlines() == ["0"]
 
 
 def test_raw_kernel_checks_tensor_dtype_size_and_layout(mock_driver_dir) -> None:
     """Tensors passed to a raw kernel handle are checked against the function map's buffer types
     (dtype, minimum size from the scalar arguments, compact layout)."""
-    out = mock_run(mock_driver_dir, '''
+    out = mock_run(
+        mock_driver_dir,
+        """
 from tvm.testing import kernels as zoo
 k = tvm.compile(zoo.vector_add("float32", 64), target="cuda -arch=sm_90").imports[0]["vector_add_kernel0"]
 x = tvm.runtime.tensor(np.arange(200, dtype="float32"), dev)
@@ -443,8 +528,15 @@ for bad in [(x, tvm.runtime.empty((100,), "float16", dev), out), (x, x, tvm.runt
         k(*bad, 100, 2, 64)
     except (TypeError, ValueError) as e:
         print(type(e).__name__, e)
-''')
+""",
+    )
     lines = out.splitlines()
-    assert lines[0] == "TypeError kernel vector_add_kernel0: argument 1 must be a buffer of float32, got a tensor of float16"
-    assert lines[1] == "ValueError kernel vector_add_kernel0: argument 2 holds 99 elements, the kernel accesses 100 for these arguments"
+    assert (
+        lines[0]
+        == "TypeError kernel vector_add_kernel0: argument 1 must be a buffer of float32, got a tensor of float16"
+    )
+    assert (
+        lines[1] == "ValueError kernel vector_add_kernel0: argument 2 holds 99 elements, "
+        "the kernel accesses 100 for these arguments"
+    )
     assert lines[2].startswith("ValueError kernel vector_add_kernel0: argument 0 is a non-contiguous tensor view")

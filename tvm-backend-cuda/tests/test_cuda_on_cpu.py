@@ -20,8 +20,9 @@ from tvm_backend_cuda import nvrtc
 
 pytestmark = [
     pytest.mark.skipif(not nvrtc.available(), reason="NVRTC not installed (pip install nvidia-cuda-nvrtc)"),
-    pytest.mark.skipif(find_cxx() is None,
-                       reason="no C++ compiler (c++/g++) to build the CPU emulation of the kernels"),
+    pytest.mark.skipif(
+        find_cxx() is None, reason="no C++ compiler (c++/g++) to build the CPU emulation of the kernels"
+    ),
 ]
 
 PRELUDE = '''
@@ -55,20 +56,25 @@ def emulated_run(mock_driver_dir, body: str) -> str:
 
 
 def test_kernels_match_numpy(mock_driver_dir) -> None:
-    out = emulated_run(mock_driver_dir, '''
+    out = emulated_run(
+        mock_driver_dir,
+        """
 for name, case in sorted(kernels.all_cases().items()):
     got, want = case.run(emulate(codegen.build([case.func], target)), dev)
     np.testing.assert_allclose(got.astype("float32"), want.astype("float32"), rtol=case.rtol, atol=case.rtol,
                                err_msg=name)
     print(name, "ok")
-''')
+""",
+    )
     import cuda_kernels
 
     assert out.split() == [w for name in sorted(cuda_kernels.all_cases()) for w in (name, "ok")]
 
 
 def test_tvm_compile_host_code_launches_the_kernels(mock_driver_dir) -> None:
-    out = emulated_run(mock_driver_dir, '''
+    out = emulated_run(
+        mock_driver_dir,
+        """
 import cuda_script_kernels as script_kernels
 mod = emulate(tvm.compile(script_kernels.vadd, target=target))
 a, b = np.random.rand(1000).astype("float32"), np.random.rand(1000).astype("float32")
@@ -81,34 +87,45 @@ x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "float32", dev)
 mod["warp_reduce"](x, z)
 np.testing.assert_allclose(z.numpy(), a.sum(axis=1), rtol=1e-5)
 print("ok")
-''')
+""",
+    )
     assert out.strip() == "ok"
 
 
-@pytest.mark.parametrize("env", [{"TVM_COMPILE_FORCE_FALLBACK": "1"},
-                                 {"TVM_COMPILE_FORCE_FALLBACK": "1", "TVM_CUDA_NVRTC": "none"}],
-                         ids=["cubin", "cu-source"])
+@pytest.mark.parametrize(
+    "env",
+    [{"TVM_COMPILE_FORCE_FALLBACK": "1"}, {"TVM_COMPILE_FORCE_FALLBACK": "1", "TVM_CUDA_NVRTC": "none"}],
+    ids=["cubin", "cu-source"],
+)
 def test_library_exported_without_driver_runs(tmp_path, env, mock_driver_dir) -> None:
     lib = tmp_path / "warp_reduce.so"
-    out = run_python(f'''
+    out = run_python(
+        f"""
 import tvm
 from cuda_script_kernels import warp_reduce
 mod = tvm.compile(warp_reduce, target="cuda -arch=sm_90")
 mod.export_library({str(lib)!r})
-''', env=env)
+""",
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
-    out = emulated_run(mock_driver_dir, f'''
+    out = emulated_run(
+        mock_driver_dir,
+        f"""
 m = emulate(tvm.runtime.load_module({str(lib)!r}))
 a = np.random.rand(64, 32).astype("float32")
 x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "float32", dev)
 m["warp_reduce"](x, z)
 print(np.allclose(z.numpy(), a.sum(axis=1), rtol=1e-5))
-''')
+""",
+    )
     assert out.strip() == "True"
 
 
 def test_divergent_barrier_is_an_error_not_a_hang(mock_driver_dir) -> None:
-    out = emulated_run(mock_driver_dir, '''
+    out = emulated_run(
+        mock_driver_dir,
+        """
 (x, X), = [kernels.buf("X", "float32")]
 tx = tvm.tir.Var("tx")
 # lanes 0-15 shuffle with a full-warp mask while lanes 16-31 wait at __syncthreads
@@ -122,14 +139,17 @@ try:
     dev.sync()
 except Exception as e:
     print(type(e).__name__, e)
-''')
+""",
+    )
     assert "CUDA_ERROR_LAUNCH_FAILED" in out and "deadlock" in out, out
 
 
 def test_tensor_core_kernels_match_numpy(mock_driver_dir) -> None:
     """ldmatrix, mma.m16n8k16 and the cp.async pipeline as printed in CUDA C, every GEMM tiling
     of test_cuda_tensorcore.py, through tvm.compile's host code."""
-    out = emulated_run(mock_driver_dir, '''
+    out = emulated_run(
+        mock_driver_dir,
+        """
 from test_cuda_tensorcore import CONFIGS, mma_tile, rand_f16
 from tvm_backend_cuda.kernels import matmul_f16_tensorcore
 rng = np.random.default_rng(4)
@@ -151,7 +171,8 @@ for name, (M, N, K, kw) in sorted(CONFIGS.items()):
     err = np.abs(c.numpy().astype(np.float64) - want.astype(np.float64))
     assert np.all(err <= bound), (name, float((err - bound).max()))
     print(name, "ok")
-''')
+""",
+    )
     import test_cuda_tensorcore
 
     assert out.split() == ["mma_tile", "ok"] + [w for n in sorted(test_cuda_tensorcore.CONFIGS) for w in (n, "ok")]
@@ -160,7 +181,9 @@ for name, (M, N, K, kw) in sorted(CONFIGS.items()):
 def test_shared_tvmscript_kernels_through_tvm_compile(mock_driver_dir) -> None:
     """The core's TVMScript kernel zoo (the OpenCL and example backends run the same ones),
     compiled for cuda with symbolic sizes bound from the arguments at call time."""
-    out = emulated_run(mock_driver_dir, '''
+    out = emulated_run(
+        mock_driver_dir,
+        """
 from tvm.testing import kernels as zoo
 rng = np.random.default_rng(3)
 t = lambda a: tvm.runtime.tensor(a, dev)
@@ -190,5 +213,6 @@ z = tvm.runtime.empty((64, 80), "float32", dev)
 mod["matmul_tiled"](t(x), t(y), z)
 np.testing.assert_allclose(z.numpy(), x @ y, rtol=1e-4, atol=1e-4)
 print("matmul_tiled ok")
-''')
+""",
+    )
     assert out.count(" ok") == 7, out

@@ -92,8 +92,11 @@ def rand_f16(rng, shape) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- PTX models
 def test_fragment_layouts_cover_each_element_once() -> None:
-    for coords, n, shape in ((emu.a_fragment_coords, 8, (16, 16)), (emu.b_fragment_coords, 4, (16, 8)),
-                             (emu.c_fragment_coords, 4, (16, 8))):
+    for coords, n, shape in (
+        (emu.a_fragment_coords, 8, (16, 16)),
+        (emu.b_fragment_coords, 4, (16, 8)),
+        (emu.c_fragment_coords, 4, (16, 8)),
+    ):
         hits = np.zeros(shape, int)
         for i in range(n):
             r, c = coords(i)
@@ -106,8 +109,12 @@ def test_ldmatrix_model_gives_mma_fragments() -> None:
     fragment; ldmatrix.x2.trans of a k-major B (16x8) with l -> &B[l % 16, 0] the B fragment."""
     rng = np.random.default_rng(0)
     A, B = rand_f16(rng, (16, 16)), rand_f16(rng, (16, 8))
-    rows = np.stack([np.stack([A[lane % 16, lane // 16 * 8:lane // 16 * 8 + 8] for lane in range(8 * j, 8 * j + 8)])
-                     for j in range(4)])
+    rows = np.stack(
+        [
+            np.stack([A[lane % 16, lane // 16 * 8 : lane // 16 * 8 + 8] for lane in range(8 * j, 8 * j + 8)])
+            for j in range(4)
+        ]
+    )
     a = emu.ldmatrix_model(rows, trans=False)
     brows = np.stack([np.stack([B[lane % 16, 0:8] for lane in range(8 * j, 8 * j + 8)]) for j in range(2)])
     b = emu.ldmatrix_model(brows, trans=True)
@@ -138,7 +145,7 @@ def test_mma_tile_kernel_emulated() -> None:
 def test_gemm_kernel_emulated_equals_numpy(name: str) -> None:
     M, N, K, kw = CONFIGS[name]
     cfg = TensorCoreGemm(M, N, K, **kw)
-    kernel, = lowered(matmul_f16_tensorcore(M, N, K, **kw))
+    (kernel,) = lowered(matmul_f16_tensorcore(M, N, K, **kw))
     assert kernel.attrs["launch_params"] == ["blockIdx.x", "blockIdx.y", "threadIdx.x"]
     rng = np.random.default_rng(2)
     A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
@@ -175,12 +182,13 @@ def _is(s: S.Evaluate, op: str) -> bool:
     return isinstance(s.value, E.Call) and s.value.op == op
 
 
-@pytest.mark.parametrize("bug", ["no_barrier", "barrier_after_issue", "wait_too_little", "b_not_transposed",
-                                 "a_transposed", "wrong_stage"])
+@pytest.mark.parametrize(
+    "bug", ["no_barrier", "barrier_after_issue", "wait_too_little", "b_not_transposed", "a_transposed", "wrong_stage"]
+)
 @pytest.mark.parametrize("stages", [2, 3])
 def test_emulator_catches_schedule_bugs(bug: str, stages: int) -> None:
     """The emulation is sharp: each of these one-line bugs makes it fail."""
-    kernel, = lowered(matmul_f16_tensorcore(128, 128, 192, stages=stages))
+    (kernel,) = lowered(matmul_f16_tensorcore(128, 128, 192, stages=stages))
 
     class Mut(StmtExprMutator):
         in_k_loop = False
@@ -199,7 +207,7 @@ def test_emulator_catches_schedule_bugs(bug: str, stages: int) -> None:
             if bug != "barrier_after_issue" or not self.in_k_loop:
                 return out
             seq = []  # the barrier moves from before the copies of tile ko+S-1 to after them
-            for x in (out.seq if isinstance(out, S.SeqStmt) else [out]):
+            for x in out.seq if isinstance(out, S.SeqStmt) else [out]:
                 seq.append(x)
                 if isinstance(x, S.Evaluate) and _is(x, "cuda.cp_async_commit"):
                     seq.append(S.Evaluate(E.Call("void", "tvm_storage_sync", (E.StringImm("shared"),))))
@@ -226,7 +234,7 @@ def test_emulator_catches_schedule_bugs(bug: str, stages: int) -> None:
     rng = np.random.default_rng(3)
     A, B = rand_f16(rng, (128, 192)), rand_f16(rng, (192, 128))
     C = np.full((128, 128), np.nan, np.float16)
-    want = (A.astype(np.float32) @ B.astype(np.float32))
+    want = A.astype(np.float32) @ B.astype(np.float32)
     try:
         emu.emulate(bad, {"A": A, "B": B, "C": C})
     except emu.EmulationError as err:
@@ -239,7 +247,8 @@ def test_emulator_catches_schedule_bugs(bug: str, stages: int) -> None:
 def _ptx_and_cubin(funcs, arch: str):
     mod = codegen.build(funcs, tvm.target.Target(f"cuda -arch={arch}"))
     fmt, _, payload, _ = tvm_ffi.get_global_func("runtime.DeviceModuleDeserialize")(
-        tvm.runtime.Module(mod).save_to_bytes())
+        tvm.runtime.Module(mod).save_to_bytes()
+    )
     return mod, fmt, bytes(payload)
 
 
@@ -294,8 +303,14 @@ def test_tvm_compile_of_the_gemm() -> None:
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("cfg", [dict(stages=3, block_m=64, block_n=128, warps_m=2, warps_n=2),
-                                 dict(block_m=64, block_k=64, block_n=64, warps_n=2)], ids=["3stages", "bk64"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        dict(stages=3, block_m=64, block_n=128, warps_m=2, warps_n=2),
+        dict(block_m=64, block_k=64, block_n=64, warps_n=2),
+    ],
+    ids=["3stages", "bk64"],
+)
 def test_other_tilings_compile(cfg) -> None:
     mod, fmt, _ = _ptx_and_cubin(lowered(matmul_f16_tensorcore(512, 512, 512, **cfg), "sm_90"), "sm_90")
     assert fmt == "cubin" and ".local" not in mod.inspect_source("ptx")
@@ -314,8 +329,12 @@ def test_pre_sm80_targets_are_rejected_naming_the_intrinsic() -> None:
 
 
 def test_wrong_fragment_dtype_is_a_parse_error() -> None:
-    with pytest.raises(ValueError, match=r"T\.cuda\.mma_m16n8k16_f16f32: operand 'd' must be a float32 buffer, "
-                                         r"got 'acc' of dtype float16"):
+    with pytest.raises(
+        ValueError,
+        match=r"T\.cuda\.mma_m16n8k16_f16f32: operand 'd' must be a float32 buffer, "
+        r"got 'acc' of dtype float16",
+    ):
+
         @T.prim_func
         def bad(a: T.handle):
             A = T.match_buffer(a, (16,), "float16")
@@ -328,8 +347,12 @@ def test_wrong_fragment_dtype_is_a_parse_error() -> None:
 
 
 def test_fragment_too_small_is_a_parse_error() -> None:
-    with pytest.raises(ValueError, match=r"T\.cuda\.ldmatrix_x4: operand 'dst' needs 4 uint32 elements per "
-                                         r"thread, 'af' holds only 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"T\.cuda\.ldmatrix_x4: operand 'dst' needs 4 uint32 elements per "
+        r"thread, 'af' holds only 2",
+    ):
+
         @T.prim_func
         def bad(a: T.handle):
             A = T.match_buffer(a, (16, 16), "float16")
@@ -349,10 +372,16 @@ def test_other_misuse_messages() -> None:
     cases = [
         (lambda: script.ldmatrix_x4(lane, smem[0, 0]), r"T\.cuda\.ldmatrix_x4: operand 'dst' must be a buffer element"),
         (lambda: script.ldmatrix_x4(frag[6], smem[0, 0]), r"needs 4 elements from index 6, past the end of 'frag'"),
-        (lambda: script.ldmatrix_x2(frag[0], glob[0]), r"T\.cuda\.ldmatrix_x2: operand 'src' must be in 'shared' memory"),
+        (
+            lambda: script.ldmatrix_x2(frag[0], glob[0]),
+            r"T\.cuda\.ldmatrix_x2: operand 'src' must be in 'shared' memory",
+        ),
         (lambda: script.ldmatrix(frag[0], smem[0, 0], num=3), r"num must be 1, 2 or 4"),
         (lambda: script.mma_m16n8k16_f16f32(f32[0], frag[0], f32[0]), r"operand 'b' must be a uint32 buffer"),
-        (lambda: script.cp_async_16(glob[0], smem[0, 0]), r"T\.cuda\.cp_async: operand 'dst' must be in 'shared' memory"),
+        (
+            lambda: script.cp_async_16(glob[0], smem[0, 0]),
+            r"T\.cuda\.cp_async: operand 'dst' must be in 'shared' memory",
+        ),
         (lambda: script.cp_async(smem[0, 0], glob[0], 12), r"nbytes must be 4, 8 or 16"),
         (lambda: script.cp_async_wait(lane), r"T\.cuda\.cp_async_wait: n must be a Python int constant"),
     ]
@@ -376,8 +405,11 @@ def test_hand_built_tir_is_checked_by_the_code_generator() -> None:
 
 
 def test_grouped_raster_is_a_bijection() -> None:
-    for cfg in (TensorCoreGemm(4096, 4096, 4096), TensorCoreGemm(512, 1024, 64, group_m=3),
-                TensorCoreGemm(1024, 512, 64, block_m=64, group_m=4)):
+    for cfg in (
+        TensorCoreGemm(4096, 4096, 4096),
+        TensorCoreGemm(512, 1024, 64, group_m=3),
+        TensorCoreGemm(1024, 512, 64, block_m=64, group_m=4),
+    ):
         gx, gy = cfg.grid
         tiles = {(cfg.block_row(by, bx), cfg.block_col(by, bx)) for by in range(gy) for bx in range(gx)}
         assert tiles == {(r, c) for r in range(gy) for c in range(gx)}
@@ -426,8 +458,9 @@ def test_gpu_gemm_small_configs(name: str) -> None:
     A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
     c = tvm.runtime.empty((M, N), "float16", dev)
     mod["matmul_f16_tc"](tvm.runtime.tensor(A, dev), tvm.runtime.tensor(B, dev), c)
-    np.testing.assert_allclose(c.numpy().astype(np.float32), A.astype(np.float32) @ B.astype(np.float32),
-                               rtol=2e-2, atol=5e-2)
+    np.testing.assert_allclose(
+        c.numpy().astype(np.float32), A.astype(np.float32) @ B.astype(np.float32), rtol=2e-2, atol=5e-2
+    )
 
 
 @pytest.mark.gpu
@@ -458,6 +491,7 @@ def test_gpu_gemm_vs_reference(size: int) -> None:
 def test_constant_size_shared_dyn_without_launch_size_is_static() -> None:
     """A constant-size "shared.dyn" buffer gets no dyn_shmem launch parameter from the lowering,
     so it is printed as a static array (instead of an extern array launched with 0 bytes)."""
+
     @T.prim_func
     def k(a: T.handle):
         A = T.match_buffer(a, (256,), "float32")
@@ -467,7 +501,7 @@ def test_constant_size_shared_dyn_without_launch_size_is_static() -> None:
             T.tvm_storage_sync("shared")
             A[tx] = sm[255 - tx]
 
-    kern, = lowered(k)
+    (kern,) = lowered(k)
     assert "dyn_shmem" not in kern.attrs["launch_params"]
     src = codegen.generate_source([kern], "sm_80")
     assert "__shared__ __align__(16) float sm[256];" in src and "extern __shared__" not in src

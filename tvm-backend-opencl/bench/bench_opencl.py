@@ -63,8 +63,10 @@ def tvm_kernels() -> dict[str, Any]:
     symbolic M, N, K (the sizes come from the arguments, like the hand-written kernel's)."""
     from tvm.testing import kernels
 
-    return {"vadd": kernels.vector_add("float32", 256, name="vadd"),
-            "matmul": kernels.matmul_tiled(tile=TILE, name="matmul")}
+    return {
+        "vadd": kernels.vector_add("float32", 256, name="vadd"),
+        "matmul": kernels.matmul_tiled(tile=TILE, name="matmul"),
+    }
 
 
 def batch_ms(run: Callable[[], None], sync: Callable[[], None], batch: int) -> float:
@@ -115,8 +117,16 @@ class TVMSide:
 class PyOpenCLSide:
     """The hand-written kernel built and launched by pyopencl on the first device."""
 
-    def __init__(self, name: str, source: str, inputs: list[np.ndarray], out_shape: tuple,
-                 global_size: tuple, local_size: tuple, scalars: list[np.generic]):
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        inputs: list[np.ndarray],
+        out_shape: tuple,
+        global_size: tuple,
+        local_size: tuple,
+        scalars: list[np.generic],
+    ):
         import pyopencl as cl
 
         self.cl = cl
@@ -150,7 +160,7 @@ def main(out_path: str) -> int:
         "benchmark": "tvm-backend-opencl: generated OpenCL C vs hand-written OpenCL C via pyopencl",
         "goal_ratio": GOAL,
         "ratio_definition": "pyopencl_ms / tvm_ms (>= goal means our path is at most 5% slower); "
-                            "meets_goal uses ratio_best (best repeat of each side)",
+        "meets_goal uses ratio_best (best repeat of each side)",
         "python": platform.python_version(),
         "cases": [],
     }
@@ -179,8 +189,9 @@ def main(out_path: str) -> int:
     t_s, p_s = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=10, repeats=25)
     np.testing.assert_allclose(ours.result(), a + b)
     np.testing.assert_allclose(theirs.result(), a + b)
-    result["cases"].append(_case("vector_add", {"n": VADD_N, "dtype": "float32", "local_size": [256]},
-                                 t_s, p_s, 3 * VADD_N * 4))
+    result["cases"].append(
+        _case("vector_add", {"n": VADD_N, "dtype": "float32", "local_size": [256]}, t_s, p_s, 3 * VADD_N * 4)
+    )
 
     x = rng.standard_normal((MM, MM), dtype="float32")
     y = rng.standard_normal((MM, MM), dtype="float32")
@@ -190,29 +201,35 @@ def main(out_path: str) -> int:
     ref = x @ y
     np.testing.assert_allclose(ours.result(), ref, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(theirs.result(), ref, rtol=1e-3, atol=1e-3)
-    case = _case("matmul_tiled", {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}, t_s, p_s,
-                 None)
-    case["gflops_tvm"] = round(2 * MM ** 3 / (case["tvm_ms"] * 1e6), 3)
-    case["gflops_pyopencl"] = round(2 * MM ** 3 / (case["pyopencl_ms"] * 1e6), 3)
+    case = _case("matmul_tiled", {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}, t_s, p_s, None)
+    case["gflops_tvm"] = round(2 * MM**3 / (case["tvm_ms"] * 1e6), 3)
+    case["gflops_pyopencl"] = round(2 * MM**3 / (case["pyopencl_ms"] * 1e6), 3)
     result["cases"].append(case)
     result["all_meet_goal"] = all(c["meets_goal"] for c in result["cases"])
     _write(out_path, result)
     for c in result["cases"]:
-        print(f"{c['name']}: tvm {c['tvm_ms']:.3f} ms, pyopencl {c['pyopencl_ms']:.3f} ms, "
-              f"ratio best-of {c['ratio_best']:.3f} (medians {c['ratio']:.3f}); goal {GOAL}")
+        print(
+            f"{c['name']}: tvm {c['tvm_ms']:.3f} ms, pyopencl {c['pyopencl_ms']:.3f} ms, "
+            f"ratio best-of {c['ratio_best']:.3f} (medians {c['ratio']:.3f}); goal {GOAL}"
+        )
     return 0
 
 
-def _case(name: str, params: dict, tvm_samples: list[float], pyopencl_samples: list[float],
-          nbytes: int | None) -> dict:
+def _case(name: str, params: dict, tvm_samples: list[float], pyopencl_samples: list[float], nbytes: int | None) -> dict:
     tvm_ms, pyopencl_ms = statistics.median(tvm_samples), statistics.median(pyopencl_samples)
     ratio = pyopencl_ms / tvm_ms
-    case = {"name": name, "params": params, "tvm_ms": round(tvm_ms, 4), "pyopencl_ms": round(pyopencl_ms, 4),
-            "ratio": round(ratio, 4),
-            # best-of-repeats: least disturbed by other load on a shared machine
-            "tvm_min_ms": round(min(tvm_samples), 4), "pyopencl_min_ms": round(min(pyopencl_samples), 4),
-            "ratio_best": round(min(pyopencl_samples) / min(tvm_samples), 4),
-            "repeats": len(tvm_samples)}
+    case = {
+        "name": name,
+        "params": params,
+        "tvm_ms": round(tvm_ms, 4),
+        "pyopencl_ms": round(pyopencl_ms, 4),
+        "ratio": round(ratio, 4),
+        # best-of-repeats: least disturbed by other load on a shared machine
+        "tvm_min_ms": round(min(tvm_samples), 4),
+        "pyopencl_min_ms": round(min(pyopencl_samples), 4),
+        "ratio_best": round(min(pyopencl_samples) / min(tvm_samples), 4),
+        "repeats": len(tvm_samples),
+    }
     case["meets_goal"] = case["ratio_best"] >= GOAL
     if nbytes is not None:
         case["gbps_tvm"] = round(nbytes / (tvm_ms * 1e6), 3)

@@ -109,7 +109,8 @@ struct Api {
                                  cl_uint, const cl_event*, cl_event*);
   cl_int (*clEnqueueCopyBuffer)(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint,
                                 const cl_event*, cl_event*);
-  cl_program (*clCreateProgramWithSource)(cl_context, cl_uint, const char**, const size_t*, cl_int*);
+  cl_program (*clCreateProgramWithSource)(cl_context, cl_uint, const char**, const size_t*,
+                                          cl_int*);
   cl_program (*clCreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id*, const size_t*,
                                           const unsigned char**, cl_int*, cl_int*);
   cl_int (*clBuildProgram)(cl_program, cl_uint, const cl_device_id*, const char*, ProgramNotify,
@@ -143,14 +144,15 @@ std::string ErrorString(cl_int code);
 }  // namespace runtime
 }  // namespace tvm
 
-/*! \brief Call an OpenCL function that returns cl_int and throw a RuntimeError naming it on failure. */
-#define TVM_OPENCL_CALL(func, ...)                                                           \
-  do {                                                                                       \
-    ::tvm::runtime::cl::cl_int _cl_err = ::tvm::runtime::cl::Get().func(__VA_ARGS__);        \
-    if (_cl_err != ::tvm::runtime::cl::CL_SUCCESS) {                                          \
-      TVM_FFI_THROW(RuntimeError) << "OpenCL error: " #func " failed with "                  \
-                                  << ::tvm::runtime::cl::ErrorString(_cl_err);               \
-    }                                                                                        \
+/*! \brief Call an OpenCL function that returns cl_int and throw a RuntimeError naming it on
+ * failure. */
+#define TVM_OPENCL_CALL(func, ...)                                                    \
+  do {                                                                                \
+    ::tvm::runtime::cl::cl_int _cl_err = ::tvm::runtime::cl::Get().func(__VA_ARGS__); \
+    if (_cl_err != ::tvm::runtime::cl::CL_SUCCESS) {                                  \
+      TVM_FFI_THROW(RuntimeError) << "OpenCL error: " #func " failed with "           \
+                                  << ::tvm::runtime::cl::ErrorString(_cl_err);        \
+    }                                                                                 \
   } while (0)
 
 #endif  // TVM_BACKEND_OPENCL_CL_API_H_

@@ -55,7 +55,8 @@ BufferInfo CheckedBuffer(Workspace* ws, const void* ptr, size_t offset, size_t n
 Workspace* Require(const char* what, int id) {
   Workspace* ws = Workspace::TryGlobal();
   if (ws == nullptr) {
-    Workspace::ThrowUnavailable(std::string("cannot ") + what + " opencl(" + std::to_string(id) + ")");
+    Workspace::ThrowUnavailable(std::string("cannot ") + what + " opencl(" + std::to_string(id) +
+                                ")");
   }
   return ws;
 }
@@ -99,15 +100,16 @@ ffi::Any OpenCLDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
   if (key == "max_thread_dimensions") {
     cl_uint ndim = ws->DeviceScalar<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
     std::vector<size_t> sizes(ndim == 0 ? 1 : ndim);
-    TVM_OPENCL_CALL(clGetDeviceInfo, d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizes.size() * sizeof(size_t),
-                    sizes.data(), nullptr);
+    TVM_OPENCL_CALL(clGetDeviceInfo, d, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+                    sizes.size() * sizeof(size_t), sizes.data(), nullptr);
     ffi::Array<int64_t> out;
     for (cl_uint i = 0; i < 3; ++i) out.push_back(i < ndim ? static_cast<int64_t>(sizes[i]) : 1);
     return out;
   }
   // OpenCL-specific extras.
   if (key == "device_extensions") return ffi::String(info.extensions);
-  if (key == "opencl_c_version") return ffi::String(ws->DeviceString(d, CL_DEVICE_OPENCL_C_VERSION));
+  if (key == "opencl_c_version")
+    return ffi::String(ws->DeviceString(d, CL_DEVICE_OPENCL_C_VERSION));
   if (key == "platform_name") return ffi::String(info.platform_name);
   if (key == "device_kind") return ffi::String(DeviceKind(info.type));
   if (key == "max_mem_alloc_size") {
@@ -122,21 +124,25 @@ void* OpenCLDeviceAPI::AllocDataSpace(DLDevice dev, size_t nbytes, size_t /*alig
 }
 
 void OpenCLDeviceAPI::FreeDataSpace(DLDevice /*dev*/, void* ptr) {
-  // Never throws (called from tensor destructors); without a workspace no buffer was allocated here.
+  // Never throws (called from tensor destructors); without a workspace no buffer was allocated
+  // here.
   Workspace* ws = Workspace::TryGlobal();
   if (ws != nullptr) {
     ws->Free(static_cast<cl_mem>(ptr));
   } else if (ptr != nullptr) {
-    std::fprintf(stderr, "[tvm opencl] warning: ignoring free of %p: no OpenCL device on this machine\n", ptr);
+    std::fprintf(stderr,
+                 "[tvm opencl] warning: ignoring free of %p: no OpenCL device on this machine\n",
+                 ptr);
   }
 }
 
-void OpenCLDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
-                                     size_t nbytes, DLDevice dev_from, DLDevice dev_to,
-                                     TVMFFIStreamHandle stream) {
+void OpenCLDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to,
+                                     size_t to_offset, size_t nbytes, DLDevice dev_from,
+                                     DLDevice dev_to, TVMFFIStreamHandle stream) {
   if (nbytes == 0) return;
-  Workspace* ws = Require(dev_from.device_type == kDLOpenCL ? "copy from" : "copy to",
-                          dev_from.device_type == kDLOpenCL ? dev_from.device_id : dev_to.device_id);
+  Workspace* ws =
+      Require(dev_from.device_type == kDLOpenCL ? "copy from" : "copy to",
+              dev_from.device_type == kDLOpenCL ? dev_from.device_id : dev_to.device_id);
   bool from_cl = dev_from.device_type == kDLOpenCL;
   bool to_cl = dev_to.device_type == kDLOpenCL;
   if (from_cl && to_cl) {
@@ -148,8 +154,8 @@ void OpenCLDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
     cl_mem dmem = static_cast<cl_mem>(to);
     if (sdev.context == ddev.context) {
       cl_command_queue q = ws->Queue(src.device_id, stream);
-      TVM_OPENCL_CALL(clEnqueueCopyBuffer, q, smem, dmem, from_offset, to_offset, nbytes, 0, nullptr,
-                      nullptr);
+      TVM_OPENCL_CALL(clEnqueueCopyBuffer, q, smem, dmem, from_offset, to_offset, nbytes, 0,
+                      nullptr, nullptr);
       return;
     }
     // Devices of different platforms share no context: stage through the host.

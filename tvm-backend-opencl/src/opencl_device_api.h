@@ -23,8 +23,9 @@ class OpenCLDeviceAPI final : public DeviceAPI {
   ffi::Any GetAttr(DLDevice dev, const std::string& key) final;
   void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) final;
   void FreeDataSpace(DLDevice dev, void* ptr) final;
-  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
-                      DLDevice dev_from, DLDevice dev_to, TVMFFIStreamHandle stream) final;
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                      size_t nbytes, DLDevice dev_from, DLDevice dev_to,
+                      TVMFFIStreamHandle stream) final;
   TVMFFIStreamHandle CreateStream(DLDevice dev) final;
   void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) final;
   void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) final;

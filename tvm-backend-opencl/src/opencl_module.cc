@@ -29,7 +29,8 @@ namespace opencl {
 
 namespace {
 
-/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS (e.g. "-cl-fast-relaxed-math"). */
+/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS (e.g.
+ * "-cl-fast-relaxed-math"). */
 std::string BuildOptions() {
   const char* env = std::getenv("TVM_OPENCL_BUILD_OPTIONS");
   return env != nullptr ? env : "";
@@ -37,12 +38,13 @@ std::string BuildOptions() {
 
 std::string BuildLog(cl_program prog, cl_device_id dev) {
   size_t size = 0;
-  if (Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) {
+  if (Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) !=
+      CL_SUCCESS) {
     return "(no build log available)";
   }
   std::string log(size, '\0');
-  if (size > 0 &&
-      Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr) != CL_SUCCESS) {
+  if (size > 0 && Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, &log[0],
+                                              nullptr) != CL_SUCCESS) {
     return "(no build log available)";
   }
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
@@ -77,13 +79,15 @@ void BuildOrThrow(cl_program prog, const DeviceInfo& dev, const std::string& ker
   if (rc != CL_SUCCESS) {
     std::string log = BuildLog(prog, dev.device);
     Get().clReleaseProgram(prog);
-    TVM_FFI_THROW(RuntimeError) << "building the OpenCL program of kernel '" << kernel << "' for device '"
-                                << dev.name << "' failed with " << ErrorString(rc)
-                                << ". Build log:\n" << log;
+    TVM_FFI_THROW(RuntimeError) << "building the OpenCL program of kernel '" << kernel
+                                << "' for device '" << dev.name << "' failed with "
+                                << ErrorString(rc) << ". Build log:\n"
+                                << log;
   }
 }
 
-cl_program ProgramFromSource(const std::string& source, const DeviceInfo& dev, const std::string& kernel) {
+cl_program ProgramFromSource(const std::string& source, const DeviceInfo& dev,
+                             const std::string& kernel) {
   CheckExtensions(source, dev, kernel);
   const char* text = source.c_str();
   size_t len = source.size();
@@ -120,7 +124,8 @@ cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev) {
  * \brief The program of `source` for `dev`: from the on-disk binary cache when an entry exists and
  *        the device accepts it, else built from source (and its binary stored in the cache).
  */
-cl_program CachedProgram(const std::string& source, const DeviceInfo& dev, const std::string& kernel) {
+cl_program CachedProgram(const std::string& source, const DeviceInfo& dev,
+                         const std::string& kernel) {
   CheckExtensions(source, dev, kernel);
   std::string path = CachePath(source, BuildOptions(), dev);
   std::string binary;
@@ -146,8 +151,9 @@ class OpenCLModuleObj final : public DeviceModuleBase {
  public:
   explicit OpenCLModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("opencl", std::move(spec)) {
     if (spec_.fmt != "cl" && spec_.fmt != "clbin") {
-      TVM_FFI_THROW(ValueError) << "an opencl module needs format 'cl' (OpenCL C source) or 'clbin' "
-                                << "(program binary), got '" << spec_.fmt << "'";
+      TVM_FFI_THROW(ValueError)
+          << "an opencl module needs format 'cl' (OpenCL C source) or 'clbin' "
+          << "(program binary), got '" << spec_.fmt << "'";
     }
     if (spec_.fmt == "clbin" && Source().empty()) {
       TVM_FFI_THROW(ValueError) << "an opencl 'clbin' module must also carry its source as "
@@ -166,9 +172,8 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     const FunctionInfo* info = spec_.Find(std::string(name));
     if (info == nullptr) return std::nullopt;
     ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
-    return ffi::Function::FromPacked([this, keep_alive, info](ffi::PackedArgs args, ffi::Any*) {
-      Launch(*info, args);
-    });
+    return ffi::Function::FromPacked(
+        [this, keep_alive, info](ffi::PackedArgs args, ffi::Any*) { Launch(*info, args); });
   }
 
  private:
@@ -197,22 +202,25 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     cl_int rc = CL_SUCCESS;
     cl_kernel k = Get().clCreateKernel(dp.program, name.c_str(), &rc);
     if (rc != CL_SUCCESS || k == nullptr) {
-      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << name << "' is not in its program on device '"
-                                  << dev.name << "': clCreateKernel failed with " << ErrorString(rc);
+      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << name
+                                  << "' is not in its program on device '" << dev.name
+                                  << "': clCreateKernel failed with " << ErrorString(rc);
     }
     dp.kernels[name] = k;
     return k;
   }
 
   /*! \brief The cl_mem of buffer argument `i` (an opaque pointer or an OpenCL tensor). */
-  static void* BufferArg(const FunctionInfo& info, ffi::PackedArgs args, size_t i, BufferInfo* where) {
+  static void* BufferArg(const FunctionInfo& info, ffi::PackedArgs args, size_t i,
+                         BufferInfo* where) {
     void* ptr = nullptr;
     if (auto p = args[i].try_cast<void*>()) {
       ptr = *p;
     } else if (auto t = args[i].try_cast<DLTensor*>()) {
       DLTensor* tensor = *t;
       if (tensor->device.device_type != kDLOpenCL) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " is a tensor on "
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
+                                  << " is a tensor on "
                                   << DeviceTypeName(tensor->device.device_type)
                                   << ", expected one on an OpenCL device";
       }
@@ -271,7 +279,8 @@ class OpenCLModuleObj final : public DeviceModuleBase {
   void Launch(const FunctionInfo& info, ffi::PackedArgs args) {
     // The first launch may be what discovers the devices; without one, say so before anything else.
     Workspace* ws = Workspace::TryGlobal();
-    if (ws == nullptr) Workspace::ThrowUnavailable("cannot launch OpenCL kernel '" + info.name + "'");
+    if (ws == nullptr)
+      Workspace::ThrowUnavailable("cannot launch OpenCL kernel '" + info.name + "'");
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
     if (cfg.empty()) return;
     size_t nargs = info.arg_types.size();
@@ -284,9 +293,9 @@ class OpenCLModuleObj final : public DeviceModuleBase {
       if (dev_id < 0) {
         dev_id = where.device_id;
       } else if (ws->Device(where.device_id).context != ws->Device(dev_id).context) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " lives on opencl("
-                                  << where.device_id << "), another OpenCL platform than opencl("
-                                  << dev_id << ")";
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
+                                  << " lives on opencl(" << where.device_id
+                                  << "), another OpenCL platform than opencl(" << dev_id << ")";
       }
     }
     if (dev_id < 0) dev_id = 0;  // no buffer arguments: the first device
@@ -322,17 +331,19 @@ class OpenCLModuleObj final : public DeviceModuleBase {
       size_t bytes = cfg.dyn_shmem_bytes > 0 ? static_cast<size_t>(cfg.dyn_shmem_bytes) : 1;
       cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(nargs), bytes, nullptr);
       if (rc != CL_SUCCESS) {
-        TVM_FFI_THROW(RuntimeError) << "kernel " << info.name << ": setting " << bytes
-                                    << " bytes of dynamic local memory failed with " << ErrorString(rc);
+        TVM_FFI_THROW(RuntimeError)
+            << "kernel " << info.name << ": setting " << bytes
+            << " bytes of dynamic local memory failed with " << ErrorString(rc);
       }
     }
     cl_int rc = Get().clEnqueueNDRangeKernel(queue, k, work_dim, nullptr, global, local, 0, nullptr,
                                              nullptr);
     if (rc != CL_SUCCESS) {
-      TVM_FFI_THROW(RuntimeError) << "launching OpenCL kernel '" << info.name << "' on '" << dev.name
-                                  << "' with global size (" << global[0] << ", " << global[1] << ", "
-                                  << global[2] << ") and local size (" << local[0] << ", " << local[1]
-                                  << ", " << local[2] << ") failed with " << ErrorString(rc);
+      TVM_FFI_THROW(RuntimeError) << "launching OpenCL kernel '" << info.name << "' on '"
+                                  << dev.name << "' with global size (" << global[0] << ", "
+                                  << global[1] << ", " << global[2] << ") and local size ("
+                                  << local[0] << ", " << local[1] << ", " << local[2]
+                                  << ") failed with " << ErrorString(rc);
     }
   }
 
@@ -347,7 +358,8 @@ ffi::Module CreateOpenCLModule(DeviceModuleSpec spec) {
 }
 
 std::string BuildProgramBinary(const std::string& source, int device_id) {
-  const DeviceInfo& dev = Workspace::Global("cannot build an OpenCL program binary")->Device(device_id);
+  const DeviceInfo& dev =
+      Workspace::Global("cannot build an OpenCL program binary")->Device(device_id);
   cl_program prog = ProgramFromSource(source, dev, "<program>");
   std::string binary = ProgramBinaryOf(prog);
   Get().clReleaseProgram(prog);
@@ -358,7 +370,8 @@ std::string BuildProgramBinary(const std::string& source, int device_id) {
 }
 
 void RegisterModuleFunctions() {
-  RegisterDeviceModuleKind("opencl", [](DeviceModuleSpec spec) { return CreateOpenCLModule(std::move(spec)); });
+  RegisterDeviceModuleKind(
+      "opencl", [](DeviceModuleSpec spec) { return CreateOpenCLModule(std::move(spec)); });
   ffi::Function::SetGlobal("opencl.ProgramCacheInfo", ffi::Function::FromTyped([]() {
                              CacheStats& st = GlobalCacheStats();
                              ffi::Map<ffi::String, ffi::Any> info;
@@ -376,7 +389,8 @@ void RegisterModuleFunctions() {
                            true);
   // Whether platform/device discovery has run (it runs on first use, never at activation).
   ffi::Function::SetGlobal("opencl.Discovered",
-                           ffi::Function::FromTyped([]() { return Workspace::Discovered(); }), true);
+                           ffi::Function::FromTyped([]() { return Workspace::Discovered(); }),
+                           true);
   // Why no OpenCL device is usable ("" when discovery found one); runs discovery if needed.
   ffi::Function::SetGlobal("opencl.UnavailableReason", ffi::Function::FromTyped([]() {
                              std::string why;

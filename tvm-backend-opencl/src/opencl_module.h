@@ -26,7 +26,8 @@ namespace opencl {
 /*! \brief A real (runnable) OpenCL module from a spec; throws ValueError for unknown formats. */
 ffi::Module CreateOpenCLModule(DeviceModuleSpec spec);
 
-/*! \brief Build `source` for device `device_id` and return the program binary the platform gives. */
+/*! \brief Build `source` for device `device_id` and return the program binary the platform gives.
+ */
 std::string BuildProgramBinary(const std::string& source, int device_id);
 
 /*! \brief Register ffi.Module.create.opencl, ffi.Module.load_from_bytes.opencl and helpers. */

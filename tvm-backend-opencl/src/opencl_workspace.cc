@@ -26,7 +26,8 @@ std::atomic<bool> g_discovered{false};
 
 std::string PlatformString(cl_platform_id platform, cl_platform_info key) {
   size_t size = 0;
-  if (Get().clGetPlatformInfo(platform, key, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  if (Get().clGetPlatformInfo(platform, key, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+    return "";
   std::string out(size, '\0');
   if (Get().clGetPlatformInfo(platform, key, size, &out[0], nullptr) != CL_SUCCESS) return "";
   while (!out.empty() && out.back() == '\0') out.pop_back();
@@ -136,7 +137,8 @@ std::string Workspace::Discover() {
       info.type = DeviceScalarOr<cl_device_type>(id, CL_DEVICE_TYPE, 0);
       info.default_queue = api.clCreateCommandQueue(ctx, id, 0, &rc);
       if (rc != CL_SUCCESS || info.default_queue == nullptr) {
-        problems += "; device '" + info.name + "': clCreateCommandQueue failed with " + ErrorString(rc);
+        problems +=
+            "; device '" + info.name + "': clCreateCommandQueue failed with " + ErrorString(rc);
         continue;
       }
       devices_.push_back(std::move(info));
@@ -187,7 +189,8 @@ TVMFFIStreamHandle Workspace::CreateStream(int id) {
   cl_int rc = CL_SUCCESS;
   cl_command_queue q = Get().clCreateCommandQueue(dev.context, dev.device, 0, &rc);
   if (rc != CL_SUCCESS || q == nullptr) {
-    TVM_FFI_THROW(RuntimeError) << "OpenCL error: clCreateCommandQueue failed with " << ErrorString(rc);
+    TVM_FFI_THROW(RuntimeError) << "OpenCL error: clCreateCommandQueue failed with "
+                                << ErrorString(rc);
   }
   std::lock_guard<std::mutex> lock(mu_);
   streams_[q] = id;
@@ -207,8 +210,8 @@ cl_mem Workspace::Alloc(int id, size_t nbytes) {
   const DeviceInfo& dev = Device(id);
   cl_int rc = CL_SUCCESS;
   // A zero-byte buffer is invalid in OpenCL; empty tensors still get a distinct handle.
-  cl_mem mem = Get().clCreateBuffer(dev.context, CL_MEM_READ_WRITE, nbytes == 0 ? 1 : nbytes,
-                                    nullptr, &rc);
+  cl_mem mem =
+      Get().clCreateBuffer(dev.context, CL_MEM_READ_WRITE, nbytes == 0 ? 1 : nbytes, nullptr, &rc);
   if (rc != CL_SUCCESS || mem == nullptr) {
     TVM_FFI_THROW(RuntimeError) << "cannot allocate " << nbytes << " bytes on opencl(" << id << ") "
                                 << dev.name << ": clCreateBuffer failed with " << ErrorString(rc);
@@ -224,8 +227,10 @@ void Workspace::Free(cl_mem mem) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (buffers_.erase(mem) == 0) {
-      std::fprintf(stderr, "[tvm opencl] warning: ignoring free of %p, not an OpenCL buffer "
-                   "allocated by TVM\n", static_cast<void*>(mem));
+      std::fprintf(stderr,
+                   "[tvm opencl] warning: ignoring free of %p, not an OpenCL buffer "
+                   "allocated by TVM\n",
+                   static_cast<void*>(mem));
       return;
     }
   }

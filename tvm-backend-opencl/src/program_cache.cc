@@ -61,14 +61,21 @@ std::string CacheDir() {
   return "";
 }
 
-std::string CachePath(const std::string& source, const std::string& options, const DeviceInfo& dev) {
+std::string CachePath(const std::string& source, const std::string& options,
+                      const DeviceInfo& dev) {
   std::string dir = CacheDir();
   if (dir.empty()) return "";
   std::ostringstream key;
-  key << "tvm-opencl-cache-v1\n" << dev.platform_name << '\n' << dev.name << '\n' << dev.version << '\n'
-      << dev.driver_version << '\n' << options << '\n' << source;
+  key << "tvm-opencl-cache-v1\n"
+      << dev.platform_name << '\n'
+      << dev.name << '\n'
+      << dev.version << '\n'
+      << dev.driver_version << '\n'
+      << options << '\n'
+      << source;
   std::string k = key.str();
-  return dir + "/" + Hex(Fnv1a(k, 0xcbf29ce484222325ULL)) + Hex(Fnv1a(k, 0x84222325cbf29ce4ULL)) + ".clbin";
+  return dir + "/" + Hex(Fnv1a(k, 0xcbf29ce484222325ULL)) + Hex(Fnv1a(k, 0x84222325cbf29ce4ULL)) +
+         ".clbin";
 }
 
 bool CacheLoad(const std::string& path, std::string* binary) {
@@ -110,7 +117,8 @@ void CacheStore(const std::string& path, const std::string& binary) {
 
 std::string ProgramBinaryOf(cl_program prog) {
   size_t size = 0;
-  if (Get().clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) != CL_SUCCESS ||
+  if (Get().clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) !=
+          CL_SUCCESS ||
       size == 0) {
     return "";
   }

@@ -36,7 +36,8 @@ std::string ProgramBinaryOf(cl_program prog);
 struct CacheStats {
   std::atomic<int64_t> hits{0};
   std::atomic<int64_t> stores{0};
-  std::atomic<int64_t> rejected{0};  // entries the device refused (stale or corrupted): rebuilt from source
+  std::atomic<int64_t> rejected{
+      0};  // entries the device refused (stale or corrupted): rebuilt from source
 };
 CacheStats& GlobalCacheStats();
 

@@ -33,16 +33,23 @@ def unary_math(dtype: str) -> Any:
     def um(A: T.Buffer((256,), dtype), B: T.Buffer((256,), dtype)):
         for bx in T.thread_binding(4, thread="blockIdx.x"):
             for tx in T.thread_binding(64, thread="threadIdx.x"):
-                B[bx * 64 + tx] = (T.exp(A[bx * 64 + tx]) * T.Cast(dtype, 0.5)
-                                   + T.sqrt(T.fabs(A[bx * 64 + tx])) - T.tanh(A[bx * 64 + tx])
-                                   + T.floor(A[bx * 64 + tx]))
+                B[bx * 64 + tx] = (
+                    T.exp(A[bx * 64 + tx]) * T.Cast(dtype, 0.5)
+                    + T.sqrt(T.fabs(A[bx * 64 + tx]))
+                    - T.tanh(A[bx * 64 + tx])
+                    + T.floor(A[bx * 64 + tx])
+                )
 
     return um
 
 
 @T.prim_func
-def compare_select(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
-                   M: T.Buffer((128,), "bool"), C: T.Buffer((128,), "float32")):
+def compare_select(
+    A: T.Buffer((128,), "float32"),
+    B: T.Buffer((128,), "float32"),
+    M: T.Buffer((128,), "bool"),
+    C: T.Buffer((128,), "float32"),
+):
     for tx in T.thread_binding(128, thread="threadIdx.x"):
         M[tx] = A[tx] < B[tx]
         C[tx] = T.Select(M[tx], A[tx], B[tx])
@@ -98,8 +105,13 @@ def half_cast(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float16"), C:
 
 
 @T.prim_func
-def int_ops(A: T.Buffer((64,), "int32"), B: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32"),
-            M: T.Buffer((64,), "int32"), X: T.Buffer((64,), "int64")):
+def int_ops(
+    A: T.Buffer((64,), "int32"),
+    B: T.Buffer((64,), "int32"),
+    D: T.Buffer((64,), "int32"),
+    M: T.Buffer((64,), "int32"),
+    X: T.Buffer((64,), "int64"),
+):
     """Python-style floor division/modulo (negative operands), shifts, bit ops, int64 math."""
     for tx in T.thread_binding(64, thread="threadIdx.x"):
         D[tx] = T.floordiv(A[tx], B[tx]) + T.floordiv(A[tx], 4)
@@ -115,7 +127,15 @@ def more_math(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C:
         acc[0] = T.float32(0)
         for k in T.unroll(4):
             acc[0] = acc[0] + T.Cast("float32", k) * T.float32(0.25)
-        B[tx] = (T.sigmoid(A[tx]) + T.rsqrt(T.fabs(A[tx]) + T.float32(1)) + T.pow(T.fabs(A[tx]), T.float32(1.5))
-                 + T.atan2(A[tx], T.float32(2)) + T.erf(A[tx]) + T.log1p(T.fabs(A[tx])) + T.exp2(A[tx])
-                 + T.round(A[tx] * T.float32(3)) + acc[0])
+        B[tx] = (
+            T.sigmoid(A[tx])
+            + T.rsqrt(T.fabs(A[tx]) + T.float32(1))
+            + T.pow(T.fabs(A[tx]), T.float32(1.5))
+            + T.atan2(A[tx], T.float32(2))
+            + T.erf(A[tx])
+            + T.log1p(T.fabs(A[tx]))
+            + T.exp2(A[tx])
+            + T.round(A[tx] * T.float32(3))
+            + acc[0]
+        )
         C[tx] = T.if_then_else(T.isnan(A[tx] / A[tx]), T.float32(1), T.float32(0)) + T.fmod(A[tx], T.float32(0.7))

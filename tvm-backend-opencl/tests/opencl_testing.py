@@ -12,7 +12,7 @@ from tvm.testing import run_python  # noqa: F401  (tests import it from here)
 
 
 def opencl_unavailable_reason() -> str:
-    """"" when kernels can run on opencl(0), else why not (backend state and reason)."""
+    """ "" when kernels can run on opencl(0), else why not (backend state and reason)."""
     try:
         rec = tvm.backend.load("opencl")
     except Exception as err:  # noqa: BLE001 - any failure is a reason to skip

@@ -28,7 +28,8 @@ def _run(code: str, env: dict[str, str] | None = None) -> dict:
 def test_import_does_not_discover_devices():
     """Right after `import tvm` the backend is active but has not queried any platform; the first
     device query discovers them. Codegen and module creation need no device either."""
-    res = _run("""
+    res = _run(
+        """
 sys.path.insert(0, %r)
 import opencl_kernels as K
 mod = tvm.compile(K.elementwise("float32"), target="opencl")
@@ -36,7 +37,10 @@ out["module_kind"] = mod.imports[0].kind
 out["discovered_after_compile"] = tvm_backend_opencl.discovered()
 out["exist"] = tvm.opencl(0).exist
 out["discovered_after_exist"] = tvm_backend_opencl.discovered()
-""" % (__file__.rsplit("/", 1)[0],), env={"TVM_COMPILE_FORCE_FALLBACK": ""})
+"""
+        % (__file__.rsplit("/", 1)[0],),
+        env={"TVM_COMPILE_FORCE_FALLBACK": ""},
+    )
     if res["status"] != "active":
         pytest.skip(f"the OpenCL runtime is not loaded here: {res['status']}")
     assert res["discovered_at_import"] is False, res
@@ -53,11 +57,14 @@ def test_no_platform_import_does_not_discover():
     import tempfile
 
     with tempfile.TemporaryDirectory() as empty:
-        res = _run("""
+        res = _run(
+            """
 out["exist"] = tvm.opencl(0).exist
 out["discovered_after_exist"] = tvm_backend_opencl.discovered()
 out["reason"] = tvm_backend_opencl.unavailable_reason()
-""", env={"OCL_ICD_VENDORS": empty})
+""",
+            env={"OCL_ICD_VENDORS": empty},
+        )
     if res["status"] != "active":
         pytest.skip(f"the OpenCL runtime is not loaded here: {res['status']}")
     assert res["discovered_at_import"] is False
@@ -117,10 +124,14 @@ def test_missing_libopencl_is_runtime_unavailable():
     lib = _loaded_libopencl()
     if not lib:
         pytest.skip("libOpenCL.so.1 is not installed, nothing to hide")
-    if shutil.which("unshare") is None or subprocess.run(
-            ["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+    if (
+        shutil.which("unshare") is None
+        or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0
+    ):
         pytest.skip("unprivileged mount namespaces (unshare -rm) are not available here")
-    code = _REPORT + """
+    code = (
+        _REPORT
+        + """
 out["reason"] = rec.reason
 out["exist"] = tvm.opencl(0).exist
 sys.path.insert(0, %r)
@@ -131,14 +142,17 @@ try:
 except RuntimeError as err:
     out["err"] = str(err)
 print("JSON", json.dumps(out))
-""" % (__file__.rsplit("/", 1)[0],)
+"""
+        % (__file__.rsplit("/", 1)[0],)
+    )
     import os
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), TVM_COMPILE_FORCE_FALLBACK="")
     env.pop("TVM_OPENCL_LIBRARY", None)  # would point the runtime at another loader
     script = f'mount --bind /dev/null "{lib}" && exec "{sys.executable}" -c "$0"'
-    out = subprocess.run(["unshare", "-rm", "sh", "-c", script, code], capture_output=True, text=True,
-                         env=env, timeout=300)
+    out = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, code], capture_output=True, text=True, env=env, timeout=300
+    )
     if out.returncode != 0 and "mount" in out.stderr and "JSON" not in out.stdout:
         pytest.skip(f"cannot bind-mount over {lib}: {out.stderr.strip()}")
     assert out.returncode == 0, out.stderr

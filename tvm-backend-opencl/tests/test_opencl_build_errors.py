@@ -32,8 +32,10 @@ def test_kernel_missing_from_program(dev):
 
 
 def _feature_kernel(ext: str, ctype: str) -> str:
-    return (f"#pragma OPENCL EXTENSION {ext} : enable\n"
-            f"__kernel void uses_{ctype}(__global {ctype}* a) {{ a[get_local_id(0)] = ({ctype})1; }}\n")
+    return (
+        f"#pragma OPENCL EXTENSION {ext} : enable\n"
+        f"__kernel void uses_{ctype}(__global {ctype}* a) {{ a[get_local_id(0)] = ({ctype})1; }}\n"
+    )
 
 
 @pytest.mark.parametrize("ext,ctype", [("cl_khr_fp16", "half"), ("cl_khr_fp64", "double")])

@@ -18,8 +18,15 @@ def _source(func, **attrs) -> str:
 def test_work_item_builtins_local_memory_and_barriers():
     src = _source(K.matmul)
     assert "__kernel void matmul_kernel0(" in src
-    for text in ("get_group_id(0)", "get_group_id(1)", "get_local_id(0)", "get_local_id(1)",
-                 "__local float", "barrier(CLK_LOCAL_MEM_FENCE);", "__global float* restrict A"):
+    for text in (
+        "get_group_id(0)",
+        "get_group_id(1)",
+        "get_local_id(0)",
+        "get_local_id(1)",
+        "__local float",
+        "barrier(CLK_LOCAL_MEM_FENCE);",
+        "__global float* restrict A",
+    ):
         assert text in src, text
     # __local arrays are declared at kernel function scope (first lines of the body)
     body = src.split("matmul_kernel0(", 1)[1].splitlines()

@@ -21,8 +21,20 @@ def _compile(func):
     return mod
 
 
-ELEMENTWISE_DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
-                      "uint8", "uint16", "uint32", "uint64"]
+ELEMENTWISE_DTYPES = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+]
 
 
 @pytest.mark.parametrize("dtype", ELEMENTWISE_DTYPES)
@@ -43,7 +55,9 @@ def test_elementwise_dtypes(dev, dtype):
         expect = (a.astype("float32") * b.astype("float32") + a.astype("float32")).astype(npdt)
         np.testing.assert_allclose(C.numpy().astype("float32"), expect.astype("float32"), rtol=1e-2, atol=1e-2)
     elif dtype.startswith("float"):
-        np.testing.assert_allclose(C.numpy(), a * b + a, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)  # fma may contract
+        np.testing.assert_allclose(
+            C.numpy(), a * b + a, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6
+        )  # fma may contract
     else:
         np.testing.assert_array_equal(C.numpy(), (a * b + a).astype(npdt))
 
@@ -207,8 +221,17 @@ def test_more_math_unroll_and_predicates(dev):
     mod["more_math"](tvm.runtime.tensor(a, dev), B, C)
     from math import erf
 
-    expect = (1 / (1 + np.exp(-a)) + 1 / np.sqrt(np.abs(a) + 1) + np.abs(a) ** 1.5 + np.arctan2(a, 2)
-              + np.vectorize(erf)(a) + np.log1p(np.abs(a)) + np.exp2(a) + np.rint(a * 3) + 1.5)
+    expect = (
+        1 / (1 + np.exp(-a))
+        + 1 / np.sqrt(np.abs(a) + 1)
+        + np.abs(a) ** 1.5
+        + np.arctan2(a, 2)
+        + np.vectorize(erf)(a)
+        + np.log1p(np.abs(a))
+        + np.exp2(a)
+        + np.rint(a * 3)
+        + 1.5
+    )
     np.testing.assert_allclose(B.numpy(), expect.astype("float32"), rtol=1e-4, atol=1e-4)
     with np.errstate(invalid="ignore"):
         pred = np.isnan(a / a).astype("float32")

@@ -37,11 +37,11 @@ import numpy as np, tvm
 mod = tvm.runtime.load_module({str(lib)!r})
 print("KINDS", [m.kind for m in mod.imports])
 assert "__kernel void softmax_kernel0" in mod.imports[0].inspect_source()
-x = np.load({str(tmp_path / 'x.npy')!r})
+x = np.load({str(tmp_path / "x.npy")!r})
 dev = tvm.opencl(0)
 y = tvm.runtime.empty(x.shape, "float32", dev)
 mod["softmax"](tvm.runtime.tensor(x, dev), y)
-np.save({str(tmp_path / 'y.npy')!r}, y.numpy())
+np.save({str(tmp_path / "y.npy")!r}, y.numpy())
 print("RAN")
 """
     out = run_python(run, env={"TVM_COMPILE_FORCE_FALLBACK": ""})
@@ -80,5 +80,7 @@ except RuntimeError as err:
     assert "KINDS ['opencl']" in out.stdout
     assert "ERR" in out.stdout and "pocl-opencl-icd" in out.stdout
     # libOpenCL is there, only the platform is missing: the real loader ran, and the error says so
-    assert "ERR cannot launch OpenCL kernel 'ew_kernel0': no OpenCL platform found" in out.stdout \
-        or "libOpenCL.so.1 not found" in out.stdout, out.stdout
+    assert (
+        "ERR cannot launch OpenCL kernel 'ew_kernel0': no OpenCL platform found" in out.stdout
+        or "libOpenCL.so.1 not found" in out.stdout
+    ), out.stdout

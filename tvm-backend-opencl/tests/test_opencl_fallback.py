@@ -43,8 +43,9 @@ def test_fallback_bytes_equal_real_bytes(monkeypatch, no_fallback):
     kernels = lower(K.softmax, tvm.target.Target("opencl")).kernels
     source = codegen.generate_source(kernels)
     table = codegen.function_table(kernels)
-    expect = bytes(tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")(
-        "cl", table, source.encode(), [["opencl", source]]))
+    expect = bytes(
+        tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")("cl", table, source.encode(), [["opencl", source]])
+    )
     monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
     fallback = codegen.build(kernels, tvm.target.Target("opencl"))
     assert bytes(_save(fallback)) == expect
@@ -75,7 +76,7 @@ import tvm, tvm_backend_opencl
 from tvm.script import tir as T
 rec = tvm.backend.load("opencl")
 print("STATUS", rec.status.replace(" ", "_"))
-sys.path.insert(0, {__file__.rsplit('/', 1)[0]!r})
+sys.path.insert(0, {__file__.rsplit("/", 1)[0]!r})
 import opencl_kernels as K
 mod = tvm.compile(K.elementwise("float32"), target="opencl")
 print("DISCOVERED_AFTER_COMPILE", tvm_backend_opencl.discovered())

@@ -120,8 +120,16 @@ def test_kernel_2d_launch_and_scalars(dev):
       out[y * w + x] = (y * w + x) * scale + offset + (flag ? 1000.0 : 0.0) + s + h;
     }
     """
-    mod = make_module(src, [["affine", ["handle", "float64", "int64", "bool", "int16", "float16"],
-                             ["blockIdx.x", "blockIdx.y", "threadIdx.x", "threadIdx.y"]]])
+    mod = make_module(
+        src,
+        [
+            [
+                "affine",
+                ["handle", "float64", "int64", "bool", "int16", "float16"],
+                ["blockIdx.x", "blockIdx.y", "threadIdx.x", "threadIdx.y"],
+            ]
+        ],
+    )
     out = tvm.runtime.empty((8, 16), "float64", dev)
     mod.get_function("affine")(out, 0.5, 2**40, True, -3, 0.25, 4, 2, 4, 4)
     expect = np.arange(128, dtype="float64").reshape(8, 16) * 0.5 + 2**40 + 1000 - 3 + 0.25

@@ -9,11 +9,12 @@ from tvm.tir.dtype import SCALAR_DTYPES
 def elementwise(dtype: str):
     """C[i] = A[i] + B[i] (xor for bool) over a symbolic length, in ``dtype``."""
     if dtype == "bool":
+
         @T.prim_func
-        def ew_bool(A: T.Buffer((128,), "bool"), B: T.Buffer((128,), "bool"),
-                    C: T.Buffer((128,), "bool")):
+        def ew_bool(A: T.Buffer((128,), "bool"), B: T.Buffer((128,), "bool"), C: T.Buffer((128,), "bool")):
             for i in range(128):
                 C[i] = (A[i] and not B[i]) or (not A[i] and B[i])
+
         return ew_bool
 
     @T.prim_func
@@ -24,6 +25,7 @@ def elementwise(dtype: str):
         C = T.match_buffer(c, (n,), dtype)
         for i in range(n):
             C[i] = A[i] + B[i]
+
     return ew
 
 

@@ -8,7 +8,17 @@ import pytest
 import tvm
 from tvm import tir
 from tvm.tir import (
-    Allocate, Buffer, BufferStore, Call, Cast, For, ForKind, IntImm, PrimFunc, Var, seq,
+    Allocate,
+    Buffer,
+    BufferStore,
+    Call,
+    Cast,
+    For,
+    ForKind,
+    IntImm,
+    PrimFunc,
+    Var,
+    seq,
 )
 from tvm.tir import expr as E
 from tvm.tir.dtype import SCALAR_DTYPES
@@ -21,6 +31,7 @@ pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 # --------------------------------------------------------------------------- tiny IR builders
+
 
 def func(name: str, bufs: list[Buffer], body, scalars: tuple[Var, ...] = ()) -> PrimFunc:
     """A PrimFunc taking ``bufs`` (as handles) then ``scalars``."""
@@ -87,9 +98,18 @@ def test_float_expression_and_math(dtype):
     np.testing.assert_allclose(c.astype("float64"), ref, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("src,dst", [("int32", "float16"), ("float32", "bfloat16"),
-                                     ("bfloat16", "int32"), ("float16", "float64"),
-                                     ("float32", "int8"), ("int64", "float32"), ("float32", "bool")])
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        ("int32", "float16"),
+        ("float32", "bfloat16"),
+        ("bfloat16", "int32"),
+        ("float16", "float64"),
+        ("float32", "int8"),
+        ("int64", "float32"),
+        ("float32", "bool"),
+    ],
+)
 def test_casts(src, dst):
     f = elementwise("cast", src, lambda a, b: Cast(dst, a), out_dtype=dst)
     mod = tvm.compile(f, "c")
@@ -100,15 +120,27 @@ def test_casts(src, dst):
     np.testing.assert_array_equal(c.numpy(), a.astype(numpy_dtype(dst)))
 
 
-@pytest.mark.parametrize("intr,ref", [
-    ("exp", np.exp), ("log", np.log), ("tanh", np.tanh), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
-    ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("rsqrt", lambda x: 1 / np.sqrt(x)),
-    ("erf", None), ("log2", np.log2), ("trunc", np.trunc),
-])
+@pytest.mark.parametrize(
+    "intr,ref",
+    [
+        ("exp", np.exp),
+        ("log", np.log),
+        ("tanh", np.tanh),
+        ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+        ("floor", np.floor),
+        ("ceil", np.ceil),
+        ("round", np.round),
+        ("rsqrt", lambda x: 1 / np.sqrt(x)),
+        ("erf", None),
+        ("log2", np.log2),
+        ("trunc", np.trunc),
+    ],
+)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_math_intrinsics(intr, ref, dtype):
     if ref is None:
         import math
+
         ref = np.vectorize(math.erf)
     mod = tvm.compile(elementwise("m", dtype, lambda a, b: Call(dtype, intr, (a,))), "c")
     a = rand(40, dtype, lo=0.1, hi=5)
@@ -162,6 +194,7 @@ def test_integer_division_by_zero_and_min_over_minus_one_do_not_trap(dtype):
 
 def sum_reduction(n: int, lanes: int = 16):
     """S[0] = sum(A) with a vector of ``lanes`` partial sums in a local buffer."""
+
     @T.prim_func
     def vsum(A: T.Buffer((n,), "float32"), S: T.Buffer((1,), "float32")):
         acc = T.alloc_buffer((lanes,), "float32", scope="local")
@@ -175,6 +208,7 @@ def sum_reduction(n: int, lanes: int = 16):
         S[0] = T.float32(0)
         for r in range(lanes):
             S[0] = S[0] + acc[r]
+
     return vsum
 
 
@@ -218,8 +252,7 @@ def test_row_softmax():
 
 
 @T.prim_func
-def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
-           C: T.Buffer((64, 64), "float32")):
+def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
     # 16x16 output tiles accumulated in a local buffer; parallel over tile rows, vectorized columns
     for io in T.parallel(4):
         for jo in range(4):
@@ -288,8 +321,15 @@ def test_scalar_params():
 
 
 def test_irmodule_with_two_functions_and_dlpack_inputs():
-    mod = tvm.compile(tir.IRModule({"add": elementwise("add", "float32", lambda a, b: a + b),
-                                    "mul": elementwise("mul", "float32", lambda a, b: a * b)}), "llvm")
+    mod = tvm.compile(
+        tir.IRModule(
+            {
+                "add": elementwise("add", "float32", lambda a, b: a + b),
+                "mul": elementwise("mul", "float32", lambda a, b: a * b),
+            }
+        ),
+        "llvm",
+    )
     a, b = rand(8, "float32"), rand(8, "float32")
     c = tvm.runtime.empty((8,), "float32")
     mod["add"](a, b, c)
@@ -324,10 +364,17 @@ def test_host_assert_and_heap_allocation():
     A, B = Buffer("A", (n,), "float32"), Buffer("B", (n,), "float32")
     tmp = Buffer("tmp", (n,), "float32", scope="global")  # symbolic size: heap
     i, j = Var("i", "int32"), Var("j", "int32")
-    body = AssertStmt(E.GT(n, IntImm("int32", 2)), "need more than 2 elements", Allocate(tmp, seq(
-        loop(i, n, BufferStore(tmp, A[i] * tir.const(2.0, "float32"), (i,))),
-        loop(j, n, BufferStore(B, tmp[n - 1 - j], (j,))),
-    )))
+    body = AssertStmt(
+        E.GT(n, IntImm("int32", 2)),
+        "need more than 2 elements",
+        Allocate(
+            tmp,
+            seq(
+                loop(i, n, BufferStore(tmp, A[i] * tir.const(2.0, "float32"), (i,))),
+                loop(j, n, BufferStore(B, tmp[n - 1 - j], (j,))),
+            ),
+        ),
+    )
     mod = tvm.compile(func("rev2", [A, B], body), "c")
     a = rand(50, "float32")
     b = np.zeros_like(a)
@@ -347,8 +394,8 @@ def scalars(A: T.Buffer((3,), "float64"), flag: T.bool, k: T.int64, x: T.float64
 def test_scalar_parameter_kinds():
     mod = tvm.compile(scalars, "c")
     a = np.zeros(3)
-    mod.scalars(a, True, 2 ** 40, 1.25, 0.5)
-    np.testing.assert_array_equal(a, [1.25, 2.0 ** 41, 0.5])
+    mod.scalars(a, True, 2**40, 1.25, 0.5)
+    np.testing.assert_array_equal(a, [1.25, 2.0**41, 0.5])
     mod.scalars(a, False, -3, 2, 3)
     np.testing.assert_array_equal(a, [-2.0, -6.0, 3.0])
     with pytest.raises(TypeError, match=r"argument 'flag' \(#1\) expects a bool, got float"):

@@ -23,10 +23,14 @@ def vector_add(n=None, name: str = "add") -> PrimFunc:
     n = n if n is not None else Var("n", "int32")
     A, B, C = (Buffer(x, (n,), "float32") for x in "ABC")
     i = Var("i", "int32")
-    body = For(i, IntImm("int32", 0), n if isinstance(n, Var) else IntImm("int32", n), ForKind.SERIAL,
-               BufferStore(C, A[i] + B[i], (i,)))
-    return PrimFunc([A.data, B.data, C.data], body, {A.data: A, B.data: B, C.data: C},
-                    {"global_symbol": name}, name)
+    body = For(
+        i,
+        IntImm("int32", 0),
+        n if isinstance(n, Var) else IntImm("int32", n),
+        ForKind.SERIAL,
+        BufferStore(C, A[i] + B[i], (i,)),
+    )
+    return PrimFunc([A.data, B.data, C.data], body, {A.data: A, B.data: B, C.data: C}, {"global_symbol": name}, name)
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +89,15 @@ class _DLDataType(ctypes.Structure):
 
 
 class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
 
 
 class _DLManagedTensor(ctypes.Structure):
@@ -99,14 +109,18 @@ _KEEP: list = []
 
 def tensor_on(arr: np.ndarray, device_type: int) -> tvm_ffi.Tensor:
     """A tvm-ffi tensor over ``arr``'s memory that claims to be on ``device_type`` (never read)."""
+
     class Producer:
         def __dlpack_device__(self):
             return (device_type, 0)
 
         def __dlpack__(self, stream=None, **kwargs):
             shape = (ctypes.c_int64 * arr.ndim)(*arr.shape)
-            m = _DLManagedTensor(_DLTensor(arr.ctypes.data, _DLDevice(device_type, 0), arr.ndim,
-                                           _DLDataType(2, 32, 1), shape, None, 0), None, None)
+            m = _DLManagedTensor(
+                _DLTensor(arr.ctypes.data, _DLDevice(device_type, 0), arr.ndim, _DLDataType(2, 32, 1), shape, None, 0),
+                None,
+                None,
+            )
             _KEEP.append((m, shape, arr))
             new = ctypes.pythonapi.PyCapsule_New
             new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -136,9 +150,12 @@ def test_scalar_of_wrong_type():
     A = Buffer("A", (n,), "float32")
     k = Var("k", "int32")
     i = Var("i", "int32")
-    f = PrimFunc([A.data, k], For(i, IntImm("int32", 0), n, ForKind.SERIAL,
-                                  BufferStore(A, A[i] + k.astype("float32"), (i,))),
-                 {A.data: A}, {"global_symbol": "addk"})
+    f = PrimFunc(
+        [A.data, k],
+        For(i, IntImm("int32", 0), n, ForKind.SERIAL, BufferStore(A, A[i] + k.astype("float32"), (i,))),
+        {A.data: A},
+        {"global_symbol": "addk"},
+    )
     mod = tvm.compile(f, "c")
     a = f32(3)
     mod.addk(a, 2)

@@ -20,7 +20,15 @@ from tvm.codegen.c_host import CPrinter
 from tvm.contrib import cc
 from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
 from tvm.tir import (
-    Buffer, BufferStore, For, ForKind, IfThenElse, IntImm, PrimFunc, Var, dtype as _dt,
+    Buffer,
+    BufferStore,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimFunc,
+    Var,
+    dtype as _dt,
 )
 
 TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -47,8 +55,11 @@ def sim_codegen(kernels: list[PrimFunc], target) -> tvm_ffi.Module:
         parts.append(p.print_kernel(k, name))  # defines <name>_body
         tags = list(k.attrs["launch_params"])
         nk = len(k.params)
-        w = [f"int __tvm_ffi_{name}(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {{",
-             f"  if (num_args != {nk + len(tags)}) {{ TVMFFIErrorSetRaisedFromCStr(\"TypeError\", \"{name}: bad launch\"); return -1; }}"]
+        w = [
+            f"int __tvm_ffi_{name}(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {{",
+            f"  if (num_args != {nk + len(tags)}) "
+            f'{{ TVMFFIErrorSetRaisedFromCStr("TypeError", "{name}: bad launch"); return -1; }}',
+        ]
         call = []
         for i, prm in enumerate(k.params):
             if prm.dtype == "handle":
@@ -69,8 +80,7 @@ def sim_codegen(kernels: list[PrimFunc], target) -> tvm_ffi.Module:
         w.append(loops + f"    {name}_body({', '.join(call)}, {idx});")
         w.append("  return 0;\n}")
         parts.append("\n".join(w))
-    head = ("#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <tvm/ffi/c_api.h>\n"
-            + p.prelude())
+    head = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <tvm/ffi/c_api.h>\n" + p.prelude()
     path, _ = cc.compile_shared(head + "\n" + "\n".join(parts), extra_flags=["-fvisibility=default"])
     return tvm_ffi.load_module(path)
 
@@ -90,17 +100,28 @@ def saxpy(block: int = 32) -> PrimFunc:
     X, Y = Buffer("X", (n,), "float32"), Buffer("Y", (n,), "float32")
     bx, tx = Var("bx", "int32"), Var("tx", "int32")
     i = bx * block + tx
-    body = For(bx, IntImm("int32", 0), (n + (block - 1)) // block, ForKind.THREAD_BINDING,
-               For(tx, IntImm("int32", 0), IntImm("int32", block), ForKind.THREAD_BINDING,
-                   IfThenElse(i < n, BufferStore(Y, alpha * X[i] + Y[i], (i,))), thread_tag="threadIdx.x"),
-               thread_tag="blockIdx.x")
+    body = For(
+        bx,
+        IntImm("int32", 0),
+        (n + (block - 1)) // block,
+        ForKind.THREAD_BINDING,
+        For(
+            tx,
+            IntImm("int32", 0),
+            IntImm("int32", block),
+            ForKind.THREAD_BINDING,
+            IfThenElse(i < n, BufferStore(Y, alpha * X[i] + Y[i], (i,))),
+            thread_tag="threadIdx.x",
+        ),
+        thread_tag="blockIdx.x",
+    )
     return PrimFunc([X.data, Y.data, alpha], body, {X.data: X, Y.data: Y}, {"global_symbol": "saxpy"})
 
 
 def test_launch_through_imported_device_module():
     mod = tvm.compile(saxpy(), "simdev")
     src = mod.inspect_source()
-    assert "TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, \"saxpy_kernel" in src
+    assert 'TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, "saxpy_kernel' in src
     assert [m.kind for m in mod.imports] == ["library"]
     for n in (1, 31, 32, 100):
         x = np.arange(n, dtype="float32")

@@ -69,8 +69,9 @@ def test_script_clamp_cast():
 
 
 @T.prim_func
-def matmul_blocked(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-                   C: T.Buffer((128, 128), "float32")):
+def matmul_blocked(
+    A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")
+):
     for io in T.parallel(8):
         acc = T.alloc_buffer((16, 128), "float32", scope="local")
         for ii, j in T.grid(16, 128):

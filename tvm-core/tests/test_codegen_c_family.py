@@ -7,8 +7,20 @@ import pytest
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.codegen.c_host import CPrinter, generate_host
 from tvm.tir import (
-    Allocate, Buffer, BufferStore, Call, Cast, Evaluate, For, ForKind, IntImm, PrimFunc, StringImm,
-    Var, const, seq,
+    Allocate,
+    Buffer,
+    BufferStore,
+    Call,
+    Cast,
+    Evaluate,
+    For,
+    ForKind,
+    IntImm,
+    PrimFunc,
+    StringImm,
+    Var,
+    const,
+    seq,
 )
 from tvm.tir import expr as E
 
@@ -34,13 +46,34 @@ def kernel() -> PrimFunc:
     sh = Buffer("sh", (64,), "float32", scope="shared")
     bx, tx, k = Var("bx"), Var("tx"), Var("k")
     i = bx * 64 + tx
-    body = For(bx, IntImm("int32", 0), IntImm("int32", 4), ForKind.THREAD_BINDING, For(
-        tx, IntImm("int32", 0), IntImm("int32", 64), ForKind.THREAD_BINDING, Allocate(sh, seq(
-            BufferStore(sh, Call("float32", "exp", (A[i],)), (tx,)),
-            Evaluate(Call("void", "tvm_storage_sync", (StringImm("shared"),))),
-            For(k, IntImm("int32", 0), IntImm("int32", 4), ForKind.UNROLLED,
-                BufferStore(B, B[i] + sh[(tx + k) % 64], (i,))),
-        )), thread_tag="threadIdx.x"), thread_tag="blockIdx.x")
+    body = For(
+        bx,
+        IntImm("int32", 0),
+        IntImm("int32", 4),
+        ForKind.THREAD_BINDING,
+        For(
+            tx,
+            IntImm("int32", 0),
+            IntImm("int32", 64),
+            ForKind.THREAD_BINDING,
+            Allocate(
+                sh,
+                seq(
+                    BufferStore(sh, Call("float32", "exp", (A[i],)), (tx,)),
+                    Evaluate(Call("void", "tvm_storage_sync", (StringImm("shared"),))),
+                    For(
+                        k,
+                        IntImm("int32", 0),
+                        IntImm("int32", 4),
+                        ForKind.UNROLLED,
+                        BufferStore(B, B[i] + sh[(tx + k) % 64], (i,)),
+                    ),
+                ),
+            ),
+            thread_tag="threadIdx.x",
+        ),
+        thread_tag="blockIdx.x",
+    )
     return PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "k"})
 
 
@@ -72,7 +105,7 @@ def test_float_variants_and_literals():
     assert p.expr(const(1.5, "float32")) == "1.5f"
     assert p.expr(const(1.5, "float64")) == "1.5"
     assert p.expr(const(float("inf"), "float32")) == "INFINITY"
-    assert p.expr(const(-(2 ** 31), "int32")) == "(-2147483647 - 1)"
+    assert p.expr(const(-(2**31), "int32")) == "(-2147483647 - 1)"
     assert p.expr(const(3, "int64")) == "3LL"
 
 
@@ -136,8 +169,12 @@ def test_unknown_intrinsic_is_a_codegen_error():
 def test_host_source_has_ffi_entry_and_openmp():
     A = Buffer("A", (8,), "float32")
     i = Var("i")
-    f = PrimFunc([A.data], For(i, IntImm("int32", 0), IntImm("int32", 8), ForKind.PARALLEL,
-                               BufferStore(A, const(1.0), (i,))), {A.data: A}, {"global_symbol": "fill"})
+    f = PrimFunc(
+        [A.data],
+        For(i, IntImm("int32", 0), IntImm("int32", 8), ForKind.PARALLEL, BufferStore(A, const(1.0), (i,))),
+        {A.data: A},
+        {"global_symbol": "fill"},
+    )
     src = generate_host([f])
     assert src.has_parallel and not src.has_launch
     assert "int __tvm_ffi_fill(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)" in src.code

@@ -71,8 +71,13 @@ def test_load_in_same_process(tmp_path):
 
 def _with_device_module(kind: str) -> tvm.runtime.Module:
     mod = tvm.compile(scale2(), "c")
-    dev = create_device_module(kind, "txt", [["k0", ["handle", "int32"], ["blockIdx.x", "threadIdx.x"]]],
-                               b"\x00payload\xff", [["txt", "kernel source of k0"]])
+    dev = create_device_module(
+        kind,
+        "txt",
+        [["k0", ["handle", "int32"], ["blockIdx.x", "threadIdx.x"]]],
+        b"\x00payload\xff",
+        [["txt", "kernel source of k0"]],
+    )
     mod.ffi_module.import_module(dev)
     return mod
 
@@ -93,7 +98,7 @@ def test_embedded_device_module_round_trip(tmp_path, force_fallback):
         mod = tvm.runtime.load_module({path!r})
         dev = mod.imports[0]
         print(dev.kind, dev.inspect_source("txt"))
-        open({str(tmp_path / 'bytes.bin')!r}, "wb").write(dev.save_to_bytes())
+        open({str(tmp_path / "bytes.bin")!r}, "wb").write(dev.save_to_bytes())
         try:
             dev["k0"](1, 2, 3, 4)
         except RuntimeError as err:

@@ -72,10 +72,17 @@ print("accepted", accepted, "rejected", rejected)
 def test_corrupted_device_module_bytes_never_crash():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(tvm.__file__)), env.get("PYTHONPATH", "")])
-    res = subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(FUZZ), "1234", str(CASES)],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert res.returncode == 0, (f"fuzz process died with {res.returncode} (negative = signal)\n"
-                                 f"stdout: {res.stdout[-2000:]}\nstderr: {res.stderr[-4000:]}")
+    res = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", textwrap.dedent(FUZZ), "1234", str(CASES)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert res.returncode == 0, (
+        f"fuzz process died with {res.returncode} (negative = signal)\n"
+        f"stdout: {res.stdout[-2000:]}\nstderr: {res.stderr[-4000:]}"
+    )
     accepted, rejected = (int(x) for x in res.stdout.split()[1::2])
     assert accepted + rejected == 2 * CASES
     assert rejected > CASES  # most corruptions must be detected

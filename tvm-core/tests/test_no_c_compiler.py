@@ -45,8 +45,11 @@ def run_script(tmp_path, prelude: str = "", timeout: int = 300):
     """COMPILE_AND_RUN from a file (TVMScript reads its source) in a fresh interpreter without a compiler."""
     script = tmp_path / "kernels.py"
     script.write_text(prelude + COMPILE_AND_RUN)
-    return run_python(f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')",
-                      env=env_without_compiler(tmp_path), timeout=timeout)
+    return run_python(
+        f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')",
+        env=env_without_compiler(tmp_path),
+        timeout=timeout,
+    )
 
 
 def env_without_compiler(tmp_path) -> dict[str, str]:
@@ -64,8 +67,9 @@ def test_cpu_target_without_a_compiler_says_what_to_install(tmp_path):
         assert hint in proc.stderr, proc.stderr
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ziglang") is None,
-                    reason="the pip package ziglang is not installed (pip install ziglang)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("ziglang") is None, reason="the pip package ziglang is not installed (pip install ziglang)"
+)
 def test_cpu_kernels_compile_with_ziglang_alone(tmp_path):
     proc = run_script(tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -65,13 +65,25 @@ def test_cast_min_max():
 
 def test_math_intrinsics_and_integer_division():
     @T.prim_func
-    def f(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"),
-          I: T.Buffer((32,), "int32"), J: T.Buffer((32,), "int32")):
+    def f(
+        A: T.Buffer((32,), "float32"),
+        B: T.Buffer((32,), "float32"),
+        I: T.Buffer((32,), "int32"),
+        J: T.Buffer((32,), "int32"),
+    ):
         for i in range(32):
-            B[i] = T.exp(A[i]) + T.sqrt(T.fabs(A[i])) + T.tanh(A[i]) + T.sigmoid(A[i]) \
-                + T.floor(A[i]) + T.erf(A[i]) + T.pow(T.fabs(A[i]), T.float32(1.5))
-            J[i] = T.floordiv(I[i], 3) * 1000 + T.floormod(I[i], 3) * 100 \
-                + T.truncdiv(I[i], 3) * 10 + T.truncmod(I[i], 3)
+            B[i] = (
+                T.exp(A[i])
+                + T.sqrt(T.fabs(A[i]))
+                + T.tanh(A[i])
+                + T.sigmoid(A[i])
+                + T.floor(A[i])
+                + T.erf(A[i])
+                + T.pow(T.fabs(A[i]), T.float32(1.5))
+            )
+            J[i] = (
+                T.floordiv(I[i], 3) * 1000 + T.floormod(I[i], 3) * 100 + T.truncdiv(I[i], 3) * 10 + T.truncmod(I[i], 3)
+            )
 
     from math import erf
 
@@ -80,8 +92,15 @@ def test_math_intrinsics_and_integer_division():
     b = tvm.runtime.empty((32,), "float32")
     j = tvm.runtime.empty((32,), "int32")
     tvm.compile(f, "c")["f"](tvm.runtime.tensor(a), b, tvm.runtime.tensor(i), j)
-    ref = (np.exp(a) + np.sqrt(np.abs(a)) + np.tanh(a) + 1 / (1 + np.exp(-a)) + np.floor(a)
-           + np.vectorize(erf)(a) + np.abs(a) ** 1.5)
+    ref = (
+        np.exp(a)
+        + np.sqrt(np.abs(a))
+        + np.tanh(a)
+        + 1 / (1 + np.exp(-a))
+        + np.floor(a)
+        + np.vectorize(erf)(a)
+        + np.abs(a) ** 1.5
+    )
     np.testing.assert_allclose(b.numpy(), ref.astype("float32"), rtol=1e-5, atol=1e-5)
     tdiv = np.trunc(i / 3).astype("int32")
     ref_j = (i // 3) * 1000 + (i % 3) * 100 + tdiv * 10 + (i - tdiv * 3)

@@ -85,7 +85,9 @@ def test_tiled_matmul_thread_bindings_and_shared():
     f = K.tiled_matmul
     ls = loops(f.body)
     assert [(l.kind, l.thread_tag) for l in ls[:2]] == [
-        (ForKind.THREAD_BINDING, "blockIdx.x"), (ForKind.THREAD_BINDING, "threadIdx.x")]
+        (ForKind.THREAD_BINDING, "blockIdx.x"),
+        (ForKind.THREAD_BINDING, "threadIdx.x"),
+    ]
     assert ForKind.UNROLLED in [l.kind for l in ls]
     scopes = {a.buffer.name: a.buffer.scope for a in nodes(f.body, tir.Allocate)}
     assert scopes == {"As": "shared", "acc": "local"}
@@ -186,19 +188,67 @@ def test_every_intrinsic_via_T():
     @T.prim_func
     def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "int32")):
         for i in range(8):
-            A[i] = (T.exp(A[i]) + T.log(A[i]) + T.sqrt(A[i]) + T.rsqrt(A[i]) + T.tanh(A[i])
-                    + T.pow(A[i], T.float32(2)) + T.fabs(A[i]) + T.abs(A[i]) + T.floor(A[i])
-                    + T.ceil(A[i]) + T.erf(A[i]) + T.sin(A[i]) + T.cos(A[i]) + T.sigmoid(A[i])
-                    + T.exp2(A[i]) + T.log2(A[i]) + T.round(A[i]) + T.trunc(A[i])
-                    + T.infinity("float32") + T.max_value("float32") + T.min_value("float32")
-                    + T.Select(A[i] > 0, A[i], T.float32(0)) + A[i] ** 2)
-            B[i] = (T.truncdiv(B[i], 3) + T.truncmod(B[i], 3) + T.floordiv(B[i], 3)
-                    + T.floormod(B[i], 3) + T.min(B[i], 1) + T.max(B[i], 0) + B[i] // 2 + B[i] % 2
-                    + T.Cast("int32", A[i]) + T.max_value("int32") + T.min_value("int32") + T.abs(B[i]))
+            A[i] = (
+                T.exp(A[i])
+                + T.log(A[i])
+                + T.sqrt(A[i])
+                + T.rsqrt(A[i])
+                + T.tanh(A[i])
+                + T.pow(A[i], T.float32(2))
+                + T.fabs(A[i])
+                + T.abs(A[i])
+                + T.floor(A[i])
+                + T.ceil(A[i])
+                + T.erf(A[i])
+                + T.sin(A[i])
+                + T.cos(A[i])
+                + T.sigmoid(A[i])
+                + T.exp2(A[i])
+                + T.log2(A[i])
+                + T.round(A[i])
+                + T.trunc(A[i])
+                + T.infinity("float32")
+                + T.max_value("float32")
+                + T.min_value("float32")
+                + T.Select(A[i] > 0, A[i], T.float32(0))
+                + A[i] ** 2
+            )
+            B[i] = (
+                T.truncdiv(B[i], 3)
+                + T.truncmod(B[i], 3)
+                + T.floordiv(B[i], 3)
+                + T.floormod(B[i], 3)
+                + T.min(B[i], 1)
+                + T.max(B[i], 0)
+                + B[i] // 2
+                + B[i] % 2
+                + T.Cast("int32", A[i])
+                + T.max_value("int32")
+                + T.min_value("int32")
+                + T.abs(B[i])
+            )
 
     ops = {c.op for c in nodes(f.body, tir.Call)}
-    assert {"exp", "log", "sqrt", "rsqrt", "tanh", "pow", "fabs", "floor", "ceil", "erf", "sin",
-            "cos", "sigmoid", "exp2", "log2", "round", "trunc", "abs"} <= ops
+    assert {
+        "exp",
+        "log",
+        "sqrt",
+        "rsqrt",
+        "tanh",
+        "pow",
+        "fabs",
+        "floor",
+        "ceil",
+        "erf",
+        "sin",
+        "cos",
+        "sigmoid",
+        "exp2",
+        "log2",
+        "round",
+        "trunc",
+        "abs",
+    } <= ops
     kinds = {type(e).__name__ for e in nodes(f.body, tir.PrimExpr)}
     assert {"Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "Cast", "Select"} <= kinds
     tir.transform.verify(f)
@@ -208,11 +258,14 @@ def test_promotion_int_mixing_and_implicit_store_cast():
     @T.prim_func
     def f(A: T.Buffer((8,), "float16"), B: T.Buffer((8,), "int64"), n: T.int32):
         for i in range(8):
-            A[i] = A[i] * T.float32(2)        # float32 result stored into float16: implicit cast
-            B[i] = B[i] + n                   # int64 + int32 -> int64
+            A[i] = A[i] * T.float32(2)  # float32 result stored into float16: implicit cast
+            B[i] = B[i] + n  # int64 + int32 -> int64
 
-    s1, s2 = nodes(f.body, tir.BufferStore)[::-1] if False else sorted(
-        nodes(f.body, tir.BufferStore), key=lambda s: s.buffer.name)
+    s1, s2 = (
+        nodes(f.body, tir.BufferStore)[::-1]
+        if False
+        else sorted(nodes(f.body, tir.BufferStore), key=lambda s: s.buffer.name)
+    )
     assert isinstance(s1.value, tir.Cast) and s1.value.dtype == "float16"
     assert s2.value.dtype == "int64" and isinstance(s2.value.b, tir.Cast)
     tir.transform.verify(f)
@@ -240,6 +293,7 @@ def test_backend_namespace():
     sys.modules["fake_ns_mod"] = mod
     namespaces.register("fakens", "fake_ns_mod")
     try:
+
         @T.prim_func
         def f(A: T.Buffer((32,), "float32")):
             for tx in T.thread_binding(32, thread="threadIdx.x"):
@@ -271,12 +325,12 @@ def test_apache_tvm_style_kernel_parses_unchanged():
 
 
 def test_prim_func_from_source_text():
-    src = '''
+    src = """
 @T.prim_func
 def k(A: T.Buffer((4,), "int32")):
     for i in T.serial(1, 4):
         A[i] = A[i - 1] + 1
-'''
+"""
     f = tvm.script.parse(src)
     (l,) = loops(f.body)
     assert l.min.value == 1 and l.extent.value == 3

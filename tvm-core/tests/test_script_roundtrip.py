@@ -16,8 +16,12 @@ from tvm.tir.dtype import SCALAR_DTYPES
 import script_kernels as K
 
 FAMILIES = {
-    "row_sum": K.row_sum, "row_softmax": K.row_softmax, "tiled_matmul": K.tiled_matmul,
-    "two_kernels": K.two_kernels, "symbolic_2d": K.symbolic_2d, "clamp_cast": K.clamp_cast,
+    "row_sum": K.row_sum,
+    "row_softmax": K.row_softmax,
+    "tiled_matmul": K.tiled_matmul,
+    "two_kernels": K.two_kernels,
+    "symbolic_2d": K.symbolic_2d,
+    "clamp_cast": K.clamp_cast,
     "gelu_like": K.gelu_like,
 }
 
@@ -83,9 +87,19 @@ def test_name_clashes_are_renamed():
     i = tir.Var("i", "int32")
     i2 = tir.Var("i", "int32")
     A = tir.Buffer("A", (4, 4), "float32")
-    body = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL,
-                   tir.For(i2, tir.const(0), tir.const(4), tir.ForKind.SERIAL,
-                           tir.BufferStore(A, tir.FloatImm("float32", 0.0), (i, i2))))
+    body = tir.For(
+        i,
+        tir.const(0),
+        tir.const(4),
+        tir.ForKind.SERIAL,
+        tir.For(
+            i2,
+            tir.const(0),
+            tir.const(4),
+            tir.ForKind.SERIAL,
+            tir.BufferStore(A, tir.FloatImm("float32", 0.0), (i, i2)),
+        ),
+    )
     f = tir.PrimFunc([A.data], body, {A.data: A}, {"global_symbol": "z"}, "z")
     text = f.script()
     assert "for i_1 in" in text

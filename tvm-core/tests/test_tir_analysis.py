@@ -11,7 +11,7 @@ from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
 def test_structural_equal_exprs_up_to_bound_vars():
     x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
     assert structural_equal(x + 1, x + 1)
-    assert not structural_equal(x + 1, y + 1)           # free vars must match...
+    assert not structural_equal(x + 1, y + 1)  # free vars must match...
     assert structural_equal(x + 1, y + 1, map_free_vars=True)  # ...unless mapped
     assert not structural_equal(x + 1, x + 2)
     assert not structural_equal(x + 1, x - 1)
@@ -22,13 +22,11 @@ def test_structural_equal_loops_rename():
     def build(name):
         i = tir.Var(name, "int32")
         A = tir.Buffer("A" + name, (8,), "float32")
-        return A, tir.For(i, tir.const(0), tir.const(8), tir.ForKind.SERIAL,
-                          tir.BufferStore(A, A[i] * 2.0, (i,)))
+        return A, tir.For(i, tir.const(0), tir.const(8), tir.ForKind.SERIAL, tir.BufferStore(A, A[i] * 2.0, (i,)))
 
     A1, s1 = build("i")
     A2, s2 = build("j")
-    assert structural_equal(tir.PrimFunc([A1.data], s1, {A1.data: A1}),
-                            tir.PrimFunc([A2.data], s2, {A2.data: A2}))
+    assert structural_equal(tir.PrimFunc([A1.data], s1, {A1.data: A1}), tir.PrimFunc([A2.data], s2, {A2.data: A2}))
     s3 = tir.For(s2.loop_var, s2.min, s2.extent, tir.ForKind.PARALLEL, s2.body)
     assert not structural_equal(s2, s3)
 

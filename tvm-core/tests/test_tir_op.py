@@ -11,8 +11,24 @@ from tvm.tir import op
 from tvm.tir.dtype import SCALAR_DTYPES
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "tanh", "fabs", "floor", "ceil", "erf", "sin", "cos",
-               "sigmoid", "exp2", "log2", "round", "trunc")
+UNARY_FLOAT = (
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "tanh",
+    "fabs",
+    "floor",
+    "ceil",
+    "erf",
+    "sin",
+    "cos",
+    "sigmoid",
+    "exp2",
+    "log2",
+    "round",
+    "trunc",
+)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -61,11 +77,19 @@ def test_min_max_div_mod_nodes():
         op.truncmod(tir.Var("f", "float32"), 2.0)
 
 
-@pytest.mark.parametrize("a,b,out", [
-    ("int32", "int64", "int64"), ("int8", "int32", "int32"), ("int32", "uint32", "int32"),
-    ("int32", "float16", "float16"), ("float16", "float32", "float32"),
-    ("float32", "float64", "float64"), ("bool", "int32", "int32"), ("uint8", "uint16", "uint16"),
-])
+@pytest.mark.parametrize(
+    "a,b,out",
+    [
+        ("int32", "int64", "int64"),
+        ("int8", "int32", "int32"),
+        ("int32", "uint32", "int32"),
+        ("int32", "float16", "float16"),
+        ("float16", "float32", "float32"),
+        ("float32", "float64", "float64"),
+        ("bool", "int32", "int32"),
+        ("uint8", "uint16", "uint16"),
+    ],
+)
 def test_promotion(a, b, out):
     assert op.promote_dtypes(a, b) == out
     assert op.promote_dtypes(b, a) == out

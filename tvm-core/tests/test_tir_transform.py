@@ -11,7 +11,12 @@ from tvm.target.target import TargetKind, register_target_kind, unregister_targe
 from tvm.tir import ForKind
 from tvm.tir.analysis import structural_equal
 from tvm.tir.transform import (
-    TIRVerifyError, flatten_buffers, lower, simplify, simplify_expr, verify,
+    TIRVerifyError,
+    flatten_buffers,
+    lower,
+    simplify,
+    simplify_expr,
+    verify,
 )
 
 import script_kernels as K
@@ -31,11 +36,13 @@ def nodes(stmt, cls):
 
 
 def mkfunc(body, *bufs, scalars=()):
-    return tir.PrimFunc([b.data for b in bufs] + list(scalars), body,
-                        {b.data: b for b in bufs}, {"global_symbol": "f"}, "f")
+    return tir.PrimFunc(
+        [b.data for b in bufs] + list(scalars), body, {b.data: b for b in bufs}, {"global_symbol": "f"}, "f"
+    )
 
 
 # ----------------------------------------------------------------------------- verify
+
 
 def test_verify_accepts_all_kernels(gpu):
     for f in (K.row_sum, K.row_softmax, K.symbolic_2d, K.clamp_cast):
@@ -56,8 +63,9 @@ def test_verify_undefined_variable():
 def test_verify_loop_var_out_of_scope():
     A = tir.Buffer("A", (4,), "float32")
     i = tir.Var("i", "int32")
-    loop = tir.For(i, tir.const(0), tir.const(4), ForKind.SERIAL,
-                   tir.BufferStore(A, tir.FloatImm("float32", 0.0), (i,)))
+    loop = tir.For(
+        i, tir.const(0), tir.const(4), ForKind.SERIAL, tir.BufferStore(A, tir.FloatImm("float32", 0.0), (i,))
+    )
     after = tir.BufferStore(A, tir.FloatImm("float32", 1.0), (i,))
     with pytest.raises(TIRVerifyError, match="'i' is used but not defined"):
         verify(mkfunc(tir.seq(loop, after), A))
@@ -152,6 +160,7 @@ def test_verify_nested_same_tag(gpu):
 
 # ----------------------------------------------------------------------------- simplify
 
+
 def test_simplify_constant_folding_and_identities():
     x = tir.Var("x", "int32")
     f = tir.Var("f", "float32")
@@ -173,8 +182,9 @@ def test_simplify_constant_folding_and_identities():
     assert simplify_expr(tir.Cast("int32", tir.FloatImm("float32", 2.7))).value == 2
     assert simplify_expr(tir.Div(x, c(0))).__class__ is tir.Div  # no fold of division by zero
     assert simplify_expr((x + 3) - 3) is x
-    assert simplify_expr(tir.FloatImm("float32", 0.1) + tir.FloatImm("float32", 0.2)).value == \
-        pytest.approx(0.3, rel=1e-6)
+    assert simplify_expr(tir.FloatImm("float32", 0.1) + tir.FloatImm("float32", 0.2)).value == pytest.approx(
+        0.3, rel=1e-6
+    )
 
 
 def test_simplify_statements():
@@ -211,6 +221,7 @@ def test_simplify_keeps_thread_loops_of_extent_one(gpu):
 
 # ----------------------------------------------------------------------------- flatten
 
+
 def test_flatten_row_major_and_allocations():
     g = flatten_buffers(K.row_softmax)
     for st in nodes(g.body, tir.BufferStore):
@@ -246,9 +257,13 @@ def test_flatten_symbolic_and_strided():
 
 # ----------------------------------------------------------------------------- lower
 
+
 def launches(host):
-    return [e.value for e in nodes(host.body, tir.Evaluate)
-            if isinstance(e.value, tir.Call) and e.value.op == "tir.launch_kernel"]
+    return [
+        e.value
+        for e in nodes(host.body, tir.Evaluate)
+        if isinstance(e.value, tir.Call) and e.value.op == "tir.launch_kernel"
+    ]
 
 
 def test_lower_cpu_no_kernels_keeps_loop_kinds():
@@ -280,8 +295,10 @@ def test_lower_tiled_matmul(gpu):
         assert kb.ndim == 1 and kb.dtype == "float32" and kb.data is p
     assert structural_equal(k.buffer_map[a].shape[0], n * 64)
     # the kernel keeps its thread loops, the shared / local allocations and the barrier
-    assert [l.thread_tag for l in nodes(k.body, tir.For) if l.kind is ForKind.THREAD_BINDING] == \
-        ["threadIdx.x", "blockIdx.x"]
+    assert [l.thread_tag for l in nodes(k.body, tir.For) if l.kind is ForKind.THREAD_BINDING] == [
+        "threadIdx.x",
+        "blockIdx.x",
+    ]
     assert {x.buffer.scope for x in nodes(k.body, tir.Allocate)} == {"shared", "local"}
     # host: original params/buffer_map, one launch with args then extents
     assert low.host.params == f.params and low.host.buffer_map == f.buffer_map

@@ -60,8 +60,12 @@ class CUDAPrinter(CFamilyPrinter):
     LOCAL_QUALIFIER = ""
     HELPER_QUALIFIER = "static __device__ __forceinline__"
     THREAD_INDEX = {
-        "threadIdx.x": "threadIdx.x", "threadIdx.y": "threadIdx.y", "threadIdx.z": "threadIdx.z",
-        "blockIdx.x": "blockIdx.x", "blockIdx.y": "blockIdx.y", "blockIdx.z": "blockIdx.z",
+        "threadIdx.x": "threadIdx.x",
+        "threadIdx.y": "threadIdx.y",
+        "threadIdx.z": "threadIdx.z",
+        "blockIdx.x": "blockIdx.x",
+        "blockIdx.y": "blockIdx.y",
+        "blockIdx.z": "blockIdx.z",
     }
     BARRIER = "__syncthreads();"
     BARRIERS = {"warp": "__syncwarp()"}
@@ -78,8 +82,10 @@ class CUDAPrinter(CFamilyPrinter):
 
     # ------------------------------------------------------------------ types and helpers
     def vector_type(self, dtype: str) -> str:
-        raise CodegenError(f"the CUDA backend does not support vector dtype '{dtype}' yet; "
-                           "keep GPU loops scalar (no T.vectorized in kernels)")
+        raise CodegenError(
+            f"the CUDA backend does not support vector dtype '{dtype}' yet; "
+            "keep GPU loops scalar (no T.vectorized in kernels)"
+        )
 
     def half_helpers(self) -> str:
         """float16/bfloat16 <-> float through the hardware's cvt instructions."""
@@ -128,15 +134,19 @@ class CUDAPrinter(CFamilyPrinter):
                 raise CodegenError(
                     f"shared.dyn buffer '{buf.name}' has a constant size of {size} bytes but the kernel "
                     "has no 'dyn_shmem' launch parameter (the lowering adds one only for symbolic "
-                    "sizes), and static shared memory is limited to 48 KiB")
-            self.emit(f"{self.SHARED_QUALIFIER}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}"
-                      f"[{self.alloc_size(buf)}];")
+                    "sizes), and static shared memory is limited to 48 KiB"
+                )
+            self.emit(
+                f"{self.SHARED_QUALIFIER}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}"
+                f"[{self.alloc_size(buf)}];"
+            )
             self.stmt(s.body)
             return
         if buf.scope == "shared.dyn":
             if self._dyn_shmem_used:
-                raise CodegenError("a CUDA kernel can have one dynamic shared memory buffer "
-                                   f"('{buf.name}' is the second); merge them")
+                raise CodegenError(
+                    f"a CUDA kernel can have one dynamic shared memory buffer ('{buf.name}' is the second); merge them"
+                )
             self._dyn_shmem_used = True
             self.reserve("tvm_dyn_shmem")
             t = self.type_name(buf.dtype)
@@ -176,21 +186,29 @@ class CUDAPrinter(CFamilyPrinter):
         return f"__syncwarp({self.expr(call.args[0])})"
 
     def call_cuda_lane_id(self, call: E.Call) -> str:
-        self.helpers.setdefault("tvm_lane_id", (
-            f"{self.HELPER_QUALIFIER} int32_t tvm_lane_id() {{ uint32_t l; "
-            'asm("mov.u32 %0, %%laneid;" : "=r"(l)); return (int32_t)l; }'))
+        self.helpers.setdefault(
+            "tvm_lane_id",
+            (
+                f"{self.HELPER_QUALIFIER} int32_t tvm_lane_id() {{ uint32_t l; "
+                'asm("mov.u32 %0, %%laneid;" : "=r"(l)); return (int32_t)l; }'
+            ),
+        )
         return "tvm_lane_id()"
 
     def _warp_reduce(self, kind: str, call: E.Call) -> str:
         t = self.compute_type(call.dtype)
         name = f"tvm_warp_{kind}_{t}"
         combine = {"sum": "v + o", "max": "(o > v ? o : v)", "min": "(o < v ? o : v)"}[kind]
-        self.helpers.setdefault(name, (
-            f"{self.HELPER_QUALIFIER} {t} {name}({t} v, int32_t width, uint32_t mask) {{\n"
-            f"  for (int32_t d = width >> 1; d > 0; d >>= 1) {{\n"
-            f"    {t} o = __shfl_xor_sync(mask, v, d, width);\n"
-            f"    v = {combine};\n"
-            f"  }}\n  return v;\n}}"))
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} {t} {name}({t} v, int32_t width, uint32_t mask) {{\n"
+                f"  for (int32_t d = width >> 1; d > 0; d >>= 1) {{\n"
+                f"    {t} o = __shfl_xor_sync(mask, v, d, width);\n"
+                f"    v = {combine};\n"
+                f"  }}\n  return v;\n}}"
+            ),
+        )
         value, width, mask = (self.expr(a) for a in call.args)
         return f"{name}({value}, {width}, {mask})"
 
@@ -215,11 +233,15 @@ class CUDAPrinter(CFamilyPrinter):
         return f"(&{self.buffer_ref(load.buffer)}[{self.flat_index(load.buffer, load.indices)}])"
 
     def _smem_addr_helper(self) -> str:
-        self.helpers.setdefault("tvm_smem_addr", (
-            f"{self.HELPER_QUALIFIER} uint32_t tvm_smem_addr(const void* p) {{\n"
-            "  uint32_t a;\n"
-            '  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));\n'
-            "  return a;\n}"))
+        self.helpers.setdefault(
+            "tvm_smem_addr",
+            (
+                f"{self.HELPER_QUALIFIER} uint32_t tvm_smem_addr(const void* p) {{\n"
+                "  uint32_t a;\n"
+                '  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));\n'
+                "  return a;\n}"
+            ),
+        )
         return "tvm_smem_addr"
 
     def call_cuda_ldmatrix(self, call: E.Call) -> str:
@@ -229,23 +251,32 @@ class CUDAPrinter(CFamilyPrinter):
         regs = ", ".join(f"%{i}" for i in range(num))
         outs = ", ".join(f'"=r"(d[{i}])' for i in range(num))
         self._smem_addr_helper()
-        self.helpers.setdefault(name, (
-            f"{self.HELPER_QUALIFIER} void {name}(uint32_t* d, const void* smem) {{\n"
-            f'  asm volatile("ldmatrix.sync.aligned.m8n8.x{num}{".trans" if trans else ""}.shared.b16 '
-            f'{{{regs}}}, [%{num}];"\n'
-            f'               : {outs} : "r"(tvm_smem_addr(smem)) : "memory");\n}}'))
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} void {name}(uint32_t* d, const void* smem) {{\n"
+                f'  asm volatile("ldmatrix.sync.aligned.m8n8.x{num}{".trans" if trans else ""}.shared.b16 '
+                f'{{{regs}}}, [%{num}];"\n'
+                f'               : {outs} : "r"(tvm_smem_addr(smem)) : "memory");\n}}'
+            ),
+        )
         return f"{name}({self.address_of(call.args[0])}, {self.address_of(call.args[1])})"
 
     def _mma(self, call: E.Call, ab: str) -> str:
         self._check_tc(call)
         name = f"tvm_mma_m16n8k16_{ab}f32"
-        self.helpers.setdefault(name, (
-            f"{self.HELPER_QUALIFIER} void {name}(float* d, const uint32_t* a, const uint32_t* b, const float* c) {{\n"
-            f'  asm("mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32 "\n'
-            '      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"\n'
-            '      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])\n'
-            '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),\n'
-            '        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));\n}'))
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} void {name}("
+                "float* d, const uint32_t* a, const uint32_t* b, const float* c) {\n"
+                f'  asm("mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32 "\n'
+                '      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"\n'
+                '      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])\n'
+                '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),\n'
+                '        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));\n}'
+            ),
+        )
         d, a, b, c = (self.address_of(x) for x in call.args)
         return f"{name}({d}, {a}, {b}, {c})"
 
@@ -261,10 +292,15 @@ class CUDAPrinter(CFamilyPrinter):
         name = f"tvm_cp_async_{n}"
         cache = "cg" if n == 16 else "ca"
         self._smem_addr_helper()
-        self.helpers.setdefault(name, (
-            f"{self.HELPER_QUALIFIER} void {name}(void* smem, const void* gmem) {{\n"
-            f'  asm volatile("{{ .reg .u64 g; cvta.to.global.u64 g, %1; cp.async.{cache}.shared.global [%0], [g], {n}; }}"\n'
-            '               :: "r"(tvm_smem_addr(smem)), "l"(gmem) : "memory");\n}'))
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} void {name}(void* smem, const void* gmem) {{\n"
+                '  asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %1; '
+                f'cp.async.{cache}.shared.global [%0], [g], {n}; }}"\n'
+                '               :: "r"(tvm_smem_addr(smem)), "l"(gmem) : "memory");\n}'
+            ),
+        )
         return f"{name}({self.address_of(call.args[0])}, {self.address_of(call.args[1])})"
 
     def call_cuda_cp_async_commit(self, call: E.Call) -> str:
@@ -291,7 +327,11 @@ def threads_per_block(func: PrimFunc) -> Optional[int]:
     symbolic = []
 
     def visit(n: Any) -> None:
-        if isinstance(n, S.For) and n.kind is S.ForKind.THREAD_BINDING and (n.thread_tag or "").startswith("threadIdx."):
+        if (
+            isinstance(n, S.For)
+            and n.kind is S.ForKind.THREAD_BINDING
+            and (n.thread_tag or "").startswith("threadIdx.")
+        ):
             if isinstance(n.extent, E.IntImm):
                 extents[n.thread_tag] = max(extents.get(n.thread_tag, 0), int(n.extent.value))
             else:
@@ -341,5 +381,4 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
         res = nvrtc.compile_cuda(source, arch)
     except nvrtc.NVRTCUnavailable:
         return create_device_module("cuda", "cu", functions, source.encode(), [["cuda", source]])
-    return create_device_module("cuda", res.fmt, functions, res.image,
-                                [["cuda", source], ["ptx", res.ptx]])
+    return create_device_module("cuda", res.fmt, functions, res.image, [["cuda", source], ["ptx", res.ptx]])

@@ -17,11 +17,13 @@ def detect(dev: Any) -> Any:
     """A ``cuda`` Target describing ``dev``: arch, thread and shared-memory limits, SM count."""
     from tvm.target import Target
 
-    return Target({
-        "kind": "cuda",
-        "arch": arch_from_compute_version(dev.compute_version),
-        "max_num_threads": int(dev.max_threads_per_block),
-        "max_shared_memory_per_block": int(dev.max_shared_memory_per_block),
-        "thread_warp_size": int(dev.warp_size),
-        "multi_processor_count": int(dev.multi_processor_count),
-    })
+    return Target(
+        {
+            "kind": "cuda",
+            "arch": arch_from_compute_version(dev.compute_version),
+            "max_num_threads": int(dev.max_threads_per_block),
+            "max_shared_memory_per_block": int(dev.max_shared_memory_per_block),
+            "thread_warp_size": int(dev.warp_size),
+            "multi_processor_count": int(dev.multi_processor_count),
+        }
+    )

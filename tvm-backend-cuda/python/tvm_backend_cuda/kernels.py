@@ -226,9 +226,21 @@ class TensorCoreGemm:
         return wn * self.warp_n + ni * 8 + lane % 4 * 2 + i % 2
 
 
-def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n: int = 128,
-                          block_k: int = 32, warps_m: int = 2, warps_n: int = 4, stages: int = 3,
-                          swizzle: bool = True, group_m: int = 8, name: str = "matmul_f16_tc") -> Any:
+def matmul_f16_tensorcore(
+    M: int,
+    N: int,
+    K: int,
+    *,
+    block_m: int = 128,
+    block_n: int = 128,
+    block_k: int = 32,
+    warps_m: int = 2,
+    warps_n: int = 4,
+    stages: int = 3,
+    swizzle: bool = True,
+    group_m: int = 8,
+    name: str = "matmul_f16_tc",
+) -> Any:
     """A ``PrimFunc`` computing ``C = A @ B`` (``A: (M, K)``, ``B: (K, N)``, ``C: (M, N)``, all
     float16 row-major, float32 accumulation) with tensor cores (sm_80+).
 
@@ -292,13 +304,15 @@ def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n
                             for c in T.unroll(A_CH):
                                 ra2 = cfg.a_copy_row(tx, c)
                                 ca2 = cfg.a_copy_col(tx, c)
-                                T.cuda.cp_async_16(As[kn % S, ra2, cfg.a_col(ra2, ca2)],
-                                                   A[bm * BM + ra2, kn * BK + ca2])
+                                T.cuda.cp_async_16(
+                                    As[kn % S, ra2, cfg.a_col(ra2, ca2)], A[bm * BM + ra2, kn * BK + ca2]
+                                )
                             for c in T.unroll(B_CH):
                                 rb2 = cfg.b_copy_row(tx, c)
                                 cb2 = cfg.b_copy_col(tx, c)
-                                T.cuda.cp_async_16(Bs[kn % S, rb2, cfg.b_col(rb2, cb2)],
-                                                   B[kn * BK + rb2, bn * BN + cb2])
+                                T.cuda.cp_async_16(
+                                    Bs[kn % S, rb2, cfg.b_col(rb2, cb2)], B[kn * BK + rb2, bn * BN + cb2]
+                                )
                         T.cuda.cp_async_commit()  # possibly empty: keeps the group count uniform
                         cur = ko % S
                         for kk in T.unroll(KS):
@@ -312,12 +326,14 @@ def matmul_f16_tensorcore(M: int, N: int, K: int, *, block_m: int = 128, block_n
                                 T.cuda.ldmatrix_x4_trans(bf[nj * 4], Bs[cur, bk, cfg.b_col(bk, bc)])
                             for mi in T.unroll(MT):
                                 for ni in T.unroll(NT):
-                                    T.cuda.mma_m16n8k16_f16f32(acc[cfg.acc_index(mi, ni)], af[mi * 4],
-                                                               bf[ni * 2], acc[cfg.acc_index(mi, ni)])
+                                    T.cuda.mma_m16n8k16_f16f32(
+                                        acc[cfg.acc_index(mi, ni)], af[mi * 4], bf[ni * 2], acc[cfg.acc_index(mi, ni)]
+                                    )
                     for mi in T.unroll(MT):
                         for ni in T.unroll(NT):
                             for i in T.unroll(4):
-                                C[bm * BM + cfg.c_row(wm, lane, mi, i), bn * BN + cfg.c_col(wn, lane, ni, i)] = \
-                                    acc[cfg.acc_index(mi, ni) + i]
+                                C[bm * BM + cfg.c_row(wm, lane, mi, i), bn * BN + cfg.c_col(wn, lane, ni, i)] = acc[
+                                    cfg.acc_index(mi, ni) + i
+                                ]
 
     return matmul

@@ -30,8 +30,16 @@ from typing import Optional, Sequence
 from tvm._cache import atomic_write
 
 __all__ = [
-    "CompileResult", "NVRTCError", "NVRTCUnavailable", "available", "compile_cuda",
-    "compile_for_loader", "default_arch", "resolve_arch", "supported_archs", "version",
+    "CompileResult",
+    "NVRTCError",
+    "NVRTCUnavailable",
+    "available",
+    "compile_cuda",
+    "compile_for_loader",
+    "default_arch",
+    "resolve_arch",
+    "supported_archs",
+    "version",
 ]
 
 DEFAULT_ARCH = "sm_80"
@@ -114,8 +122,9 @@ def _load() -> ctypes.CDLL:
             _declare(lib)
             _lib = lib
             return lib
-        _load_error = ("NVRTC (libnvrtc.so) not found: pip install 'nvidia-cuda-nvrtc>=13,<14' "
-                       "(tried: " + "; ".join(tried) + ")")
+        _load_error = (
+            "NVRTC (libnvrtc.so) not found: pip install 'nvidia-cuda-nvrtc>=13,<14' (tried: " + "; ".join(tried) + ")"
+        )
         raise NVRTCUnavailable(_load_error)
 
 
@@ -218,9 +227,12 @@ def include_dirs() -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def _include_dirs() -> tuple[str, ...]:
-    return tuple(os.path.join(root, sub, "include") for root in _nvidia_roots()
-                 for sub in ("cu13", "cuda_runtime", "cu12")
-                 if os.path.exists(os.path.join(root, sub, "include", "cuda_fp16.h")))
+    return tuple(
+        os.path.join(root, sub, "include")
+        for root in _nvidia_roots()
+        for sub in ("cu13", "cuda_runtime", "cu12")
+        if os.path.exists(os.path.join(root, sub, "include", "cuda_fp16.h"))
+    )
 
 
 def _numbered(source: str) -> str:
@@ -255,8 +267,11 @@ def _cache_put(key: str, res: CompileResult) -> None:
         return
     try:
         # Meta last: a reader sees either nothing or a complete entry.
-        for suffix, data in ((".img", res.image), (".ptx", res.ptx.encode()),
-                             (".meta", f"{res.fmt} {res.arch}".encode())):
+        for suffix, data in (
+            (".img", res.image),
+            (".ptx", res.ptx.encode()),
+            (".meta", f"{res.fmt} {res.arch}".encode()),
+        ):
             atomic_write(os.path.join(d, key + suffix), data)
     except OSError:
         pass  # a read-only home only costs recompilation
@@ -265,8 +280,11 @@ def _cache_put(key: str, res: CompileResult) -> None:
 def _run(source: str, options: Sequence[str], name: str, want_cubin: bool) -> tuple[Optional[bytes], str, str]:
     lib = _load()
     prog = ctypes.c_void_p()
-    _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
-           "nvrtcCreateProgram")
+    _check(
+        lib,
+        lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
+        "nvrtcCreateProgram",
+    )
     try:
         opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
         res = lib.nvrtcCompileProgram(prog, len(options), opts)
@@ -280,7 +298,9 @@ def _run(source: str, options: Sequence[str], name: str, want_cubin: bool) -> tu
             raise NVRTCError(
                 f"NVRTC could not compile the generated CUDA C ({why.decode() if why else res}; "
                 f"options: {' '.join(options)}):\n{log}\n--- generated source ---\n{_numbered(source)}",
-                log=log, source=source)
+                log=log,
+                source=source,
+            )
         lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
         buf = ctypes.create_string_buffer(size.value)
         _check(lib, lib.nvrtcGetPTX(prog, buf), "nvrtcGetPTX")
@@ -296,8 +316,13 @@ def _run(source: str, options: Sequence[str], name: str, want_cubin: bool) -> tu
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-def compile_cuda(source: str, arch: Optional[str] = None, options: Sequence[str] = (),
-                 name: str = "tvm_kernels.cu", use_cache: bool = True) -> CompileResult:
+def compile_cuda(
+    source: str,
+    arch: Optional[str] = None,
+    options: Sequence[str] = (),
+    name: str = "tvm_kernels.cu",
+    use_cache: bool = True,
+) -> CompileResult:
     """Compile CUDA C ``source`` for ``arch`` (see :func:`resolve_arch`).
 
     Returns a cubin for an ``sm_XY`` this NVRTC supports, else PTX for the newest virtual
@@ -321,8 +346,9 @@ def compile_cuda(source: str, arch: Optional[str] = None, options: Sequence[str]
         if hit is not None:
             return hit
     cubin, ptx, log = _run(source, opts, name, want_cubin)
-    res = CompileResult("cubin" if want_cubin else "ptx", cubin if cubin is not None else ptx.encode(),
-                        ptx, target, log)
+    res = CompileResult(
+        "cubin" if want_cubin else "ptx", cubin if cubin is not None else ptx.encode(), ptx, target, log
+    )
     if use_cache:
         _cache_put(key, res)
     return res

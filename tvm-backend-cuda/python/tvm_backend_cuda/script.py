@@ -36,12 +36,36 @@ from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr
 
 FULL_MASK = 0xFFFFFFFF
 
-__all__ = ["FULL_MASK", "activemask", "ballot", "lane_id", "shfl_down", "shfl_sync", "shfl_up",
-           "shfl_xor", "syncwarp", "warp_max", "warp_min", "warp_sum",
-           "ldmatrix", "ldmatrix_x1", "ldmatrix_x2", "ldmatrix_x4", "ldmatrix_x1_trans",
-           "ldmatrix_x2_trans", "ldmatrix_x4_trans", "mma_m16n8k16_f16f32", "mma_m16n8k16_bf16f32",
-           "cp_async", "cp_async_16", "cp_async_commit", "cp_async_wait",
-           "IntrinsicError", "check_intrinsic", "MIN_SM"]
+__all__ = [
+    "FULL_MASK",
+    "activemask",
+    "ballot",
+    "lane_id",
+    "shfl_down",
+    "shfl_sync",
+    "shfl_up",
+    "shfl_xor",
+    "syncwarp",
+    "warp_max",
+    "warp_min",
+    "warp_sum",
+    "ldmatrix",
+    "ldmatrix_x1",
+    "ldmatrix_x2",
+    "ldmatrix_x4",
+    "ldmatrix_x1_trans",
+    "ldmatrix_x2_trans",
+    "ldmatrix_x4_trans",
+    "mma_m16n8k16_f16f32",
+    "mma_m16n8k16_bf16f32",
+    "cp_async",
+    "cp_async_16",
+    "cp_async_commit",
+    "cp_async_wait",
+    "IntrinsicError",
+    "check_intrinsic",
+    "MIN_SM",
+]
 
 
 def _expr(x: Any, dtype: str = "int32") -> PrimExpr:
@@ -131,6 +155,7 @@ def warp_min(value: Any, width: Any = 32, mask: Any = FULL_MASK) -> Call:
 # below run when the TVMScript is parsed (T.cuda.* is called) and again in the code generator
 # (for TIR built by hand and after lowering), through :func:`check_intrinsic`.
 
+
 class IntrinsicError(ValueError):
     """Misuse of a ``T.cuda`` tensor-core intrinsic (wrong operand kind, dtype, scope, size or
     target architecture); the message names the intrinsic."""
@@ -194,24 +219,32 @@ def _operand(intrin: str, role: str, x: Any, dtypes: tuple, scopes: tuple, count
     if not isinstance(x, BufferLoad):
         raise IntrinsicError(
             f"{intrin}: operand '{role}' must be a buffer element such as frag[0] or smem[r, c] "
-            f"(its address is used), got {type(x).__name__} {x!r:.80}")
+            f"(its address is used), got {type(x).__name__} {x!r:.80}"
+        )
     buf = x.buffer
     if buf.dtype not in dtypes:
-        raise IntrinsicError(f"{intrin}: operand '{role}' must be a {' or '.join(dtypes)} buffer, "
-                             f"got '{buf.name}' of dtype {buf.dtype}")
+        raise IntrinsicError(
+            f"{intrin}: operand '{role}' must be a {' or '.join(dtypes)} buffer, got '{buf.name}' of dtype {buf.dtype}"
+        )
     scope = "shared" if buf.scope == "shared.dyn" else buf.scope
     if scope not in scopes:
-        raise IntrinsicError(f"{intrin}: operand '{role}' must be in {' or '.join(repr(s) for s in scopes)} "
-                             f"memory, got '{buf.name}' in scope '{buf.scope}'")
+        raise IntrinsicError(
+            f"{intrin}: operand '{role}' must be in {' or '.join(repr(s) for s in scopes)} "
+            f"memory, got '{buf.name}' in scope '{buf.scope}'"
+        )
     if count is not None:
         size = _const_size(buf)
         if size is not None and size < count:
-            raise IntrinsicError(f"{intrin}: operand '{role}' needs {count} {buf.dtype} elements per thread, "
-                                 f"'{buf.name}' holds only {size}")
+            raise IntrinsicError(
+                f"{intrin}: operand '{role}' needs {count} {buf.dtype} elements per thread, "
+                f"'{buf.name}' holds only {size}"
+            )
         start = _const_flat_index(buf, tuple(x.indices))
         if size is not None and start is not None and start + count > size:
-            raise IntrinsicError(f"{intrin}: operand '{role}' needs {count} elements from index {start}, "
-                                 f"past the end of '{buf.name}' ({size} elements)")
+            raise IntrinsicError(
+                f"{intrin}: operand '{role}' needs {count} elements from index {start}, "
+                f"past the end of '{buf.name}' ({size} elements)"
+            )
 
 
 def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
@@ -221,8 +254,10 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
     intrin = _public(op, args)
     need = MIN_SM.get(op)
     if need is not None and arch_sm is not None and arch_sm < need:
-        raise IntrinsicError(f"{intrin} needs sm_{need} or newer; the target is sm_{arch_sm} "
-                             f"(pass a newer arch, e.g. Target('cuda -arch=sm_{max(need, 80)}'))")
+        raise IntrinsicError(
+            f"{intrin} needs sm_{need} or newer; the target is sm_{arch_sm} "
+            f"(pass a newer arch, e.g. Target('cuda -arch=sm_{max(need, 80)}'))"
+        )
     if op == "cuda.ldmatrix":
         if len(args) != 4 or not all(isinstance(a, IntImm) for a in args[2:]):
             raise IntrinsicError(f"{intrin}: expected (dst, src, num, trans) with constant num/trans")
@@ -234,8 +269,12 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
     elif op in ("cuda.mma_m16n8k16_f16f32", "cuda.mma_m16n8k16_bf16f32"):
         if len(args) != 4:
             raise IntrinsicError(f"{intrin}: expected (d, a, b, c), got {len(args)} operands")
-        for role, x, dts, n in (("d", args[0], ("float32",), 4), ("a", args[1], ("uint32",), 4),
-                                ("b", args[2], ("uint32",), 2), ("c", args[3], ("float32",), 4)):
+        for role, x, dts, n in (
+            ("d", args[0], ("float32",), 4),
+            ("a", args[1], ("uint32",), 4),
+            ("b", args[2], ("uint32",), 2),
+            ("c", args[3], ("float32",), 4),
+        ):
             _operand(intrin, role, x, dts, ("local",), n)
     elif op == "cuda.cp_async":
         if len(args) != 3 or not isinstance(args[2], IntImm):
@@ -248,8 +287,10 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
                 _operand(intrin, role, x, (), (scope,))
             bits = _dt.bits(x.buffer.dtype)
             if bits < 8 or nbytes % (bits // 8):
-                raise IntrinsicError(f"{intrin}: operand '{role}' ('{x.buffer.name}', {x.buffer.dtype}) "
-                                     f"cannot be copied in whole elements of {nbytes} bytes")
+                raise IntrinsicError(
+                    f"{intrin}: operand '{role}' ('{x.buffer.name}', {x.buffer.dtype}) "
+                    f"cannot be copied in whole elements of {nbytes} bytes"
+                )
             _operand(intrin, role, x, (x.buffer.dtype,), (scope,))
     elif op == "cuda.cp_async_wait":
         if len(args) != 1 or not isinstance(args[0], IntImm) or int(args[0].value) < 0:

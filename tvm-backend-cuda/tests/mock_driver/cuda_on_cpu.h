@@ -144,18 +144,28 @@ inline void resolve_warp(Fiber* lanes[32], uint32_t members) {
   }
   uint32_t ballot = 0;
   for (int l = 0; l < 32; ++l) {
-    if ((members >> l & 1u) && lanes[l]->op == WarpOp::kBallot && lanes[l]->value) ballot |= 1u << l;
+    if ((members >> l & 1u) && lanes[l]->op == WarpOp::kBallot && lanes[l]->value)
+      ballot |= 1u << l;
   }
   for (int l = 0; l < 32; ++l) {
     if (!(members >> l & 1u)) continue;
     Fiber* f = lanes[l];
     int w = f->width, base = l / w * w, src = l;
     switch (f->op) {
-      case WarpOp::kShflIdx: src = base + ((f->lane_arg % w) + w) % w; break;
-      case WarpOp::kShflUp: src = (l - base) >= f->lane_arg ? l - f->lane_arg : l; break;
-      case WarpOp::kShflDown: src = (l - base) + f->lane_arg < w ? l + f->lane_arg : l; break;
-      case WarpOp::kShflXor: src = ((l ^ f->lane_arg) < base + w) ? (l ^ f->lane_arg) : l; break;
-      default: break;
+      case WarpOp::kShflIdx:
+        src = base + ((f->lane_arg % w) + w) % w;
+        break;
+      case WarpOp::kShflUp:
+        src = (l - base) >= f->lane_arg ? l - f->lane_arg : l;
+        break;
+      case WarpOp::kShflDown:
+        src = (l - base) + f->lane_arg < w ? l + f->lane_arg : l;
+        break;
+      case WarpOp::kShflXor:
+        src = ((l ^ f->lane_arg) < base + w) ? (l ^ f->lane_arg) : l;
+        break;
+      default:
+        break;
     }
     if (f->op == WarpOp::kBallot) {
       f->result = ballot;
@@ -172,8 +182,8 @@ inline void resolve_warp(Fiber* lanes[32], uint32_t members) {
 
 inline std::string describe(const Fiber& f) {
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "thread (%u,%u,%u) of block (%u,%u,%u)", f.tid.x, f.tid.y, f.tid.z,
-                block().idx.x, block().idx.y, block().idx.z);
+  std::snprintf(buf, sizeof(buf), "thread (%u,%u,%u) of block (%u,%u,%u)", f.tid.x, f.tid.y,
+                f.tid.z, block().idx.x, block().idx.y, block().idx.z);
   return buf;
 }
 
@@ -210,7 +220,10 @@ inline std::string release_waiters() {
     const Fiber& f = b.fibers[i];
     if (f.state == State::kDone) continue;
     ++live;
-    if (f.state == State::kAtBarrier) ++at_barrier; else if (!stuck) stuck = &f;
+    if (f.state == State::kAtBarrier)
+      ++at_barrier;
+    else if (!stuck)
+      stuck = &f;
   }
   if (live && at_barrier == live) {
     for (unsigned i = 0; i < b.count; ++i) {
@@ -220,7 +233,9 @@ inline std::string release_waiters() {
   }
   std::string msg = "deadlock: " + std::to_string(at_barrier) + " of " + std::to_string(live) +
                     " live threads wait at __syncthreads";
-  if (stuck) msg += ", " + describe(*stuck) + " waits at a warp collective whose mask names lanes that never arrive";
+  if (stuck)
+    msg += ", " + describe(*stuck) +
+           " waits at a warp collective whose mask names lanes that never arrive";
   return msg + " (divergent barrier or shuffle)";
 }
 
@@ -279,8 +294,8 @@ void call_kernel(void (*kernel)(A...), void** args, std::index_sequence<I...>) {
 
 // The launch entry the mock driver calls: 0, or 1 with a message in err.
 template <typename... A>
-int launch(void (*kernel)(A...), void** args, const unsigned* grid, const unsigned* blk, unsigned shmem,
-           char* err, size_t err_len) {
+int launch(void (*kernel)(A...), void** args, const unsigned* grid, const unsigned* blk,
+           unsigned shmem, char* err, size_t err_len) {
   auto fail = [&](const std::string& m) {
     std::snprintf(err, err_len, "%s", m.c_str());
     return 1;
@@ -377,7 +392,8 @@ inline void mma_collective(void* const payloads[32], uint32_t members) {
       uint16_t h = static_cast<uint16_t>(regs[i / 2] >> (16 * (i % 2)));
       return p->bf16 ? bf16_to_float(h) : half_to_float(h);
     };
-    for (int i = 0; i < 8; ++i) A[g + 8 * (i % 4 >= 2)][2 * t + i % 2 + 8 * (i >= 4)] = elem(p->a, i);
+    for (int i = 0; i < 8; ++i)
+      A[g + 8 * (i % 4 >= 2)][2 * t + i % 2 + 8 * (i >= 4)] = elem(p->a, i);
     for (int i = 0; i < 4; ++i) B[2 * t + i % 2 + 8 * (i >= 2)][g] = elem(p->b, i);
     for (int i = 0; i < 4; ++i) C[g + 8 * (i >= 2)][2 * t + i % 2] = p->c[i];
   }
@@ -393,7 +409,8 @@ inline void mma_collective(void* const payloads[32], uint32_t members) {
   }
 }
 
-inline void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b, const float* c, bool bf16) {
+inline void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b, const float* c,
+                         bool bf16) {
   Mma p{d, a, b, c, bf16};
   collective(&mma_collective, &p);
 }
@@ -412,7 +429,10 @@ inline void cp_async_wait(unsigned pending_groups) {
   std::vector<AsyncCopy> keep;
   for (const AsyncCopy& c : f.copies) {
     bool lands = c.group + pending_groups < f.committed;  // uncommitted copies belong to no group
-    if (lands) std::memcpy(c.dst, c.src, c.bytes); else keep.push_back(c);
+    if (lands)
+      std::memcpy(c.dst, c.src, c.bytes);
+    else
+      keep.push_back(c);
   }
   f.copies.swap(keep);
 }
@@ -458,17 +478,20 @@ inline uint16_t float_to_half(float f) {  // round to nearest even, like cvt.rn.
 #define gridDim (::tvm_emu::block().grid)
 
 inline void __syncthreads() { tvm_emu::syncthreads(); }
-inline void __syncwarp(uint32_t mask = 0xffffffffu) { tvm_emu::warp_op(tvm_emu::WarpOp::kSync, mask, 0, 0, 32); }
+inline void __syncwarp(uint32_t mask = 0xffffffffu) {
+  tvm_emu::warp_op(tvm_emu::WarpOp::kSync, mask, 0, 0, 32);
+}
 inline uint32_t __activemask() {
   return static_cast<uint32_t>(tvm_emu::warp_op(tvm_emu::WarpOp::kActiveMask, 0, 0, 0, 32));
 }
 inline uint32_t __ballot_sync(uint32_t mask, int pred) {
   return static_cast<uint32_t>(tvm_emu::warp_op(tvm_emu::WarpOp::kBallot, mask, pred != 0, 0, 32));
 }
-#define TVM_EMU_SHFL(name, kind)                                                              \
-  template <typename T>                                                                       \
-  T name(uint32_t mask, T v, int lane, int width = 32) {                                      \
-    return tvm_emu::from_bits<T>(tvm_emu::warp_op(tvm_emu::WarpOp::kind, mask, tvm_emu::to_bits(v), lane, width)); \
+#define TVM_EMU_SHFL(name, kind)                                                          \
+  template <typename T>                                                                   \
+  T name(uint32_t mask, T v, int lane, int width = 32) {                                  \
+    return tvm_emu::from_bits<T>(                                                         \
+        tvm_emu::warp_op(tvm_emu::WarpOp::kind, mask, tvm_emu::to_bits(v), lane, width)); \
   }
 TVM_EMU_SHFL(__shfl_sync, kShflIdx)
 TVM_EMU_SHFL(__shfl_up_sync, kShflUp)
@@ -480,8 +503,12 @@ inline float __int_as_float(int v) { return tvm_emu::from_bits<float>(static_cas
 inline float __uint_as_float(uint32_t v) { return tvm_emu::from_bits<float>(v); }
 inline int __float_as_int(float f) { return static_cast<int>(tvm_emu::to_bits(f)); }
 inline uint32_t __float_as_uint(float f) { return static_cast<uint32_t>(tvm_emu::to_bits(f)); }
-inline double __longlong_as_double(long long v) { return tvm_emu::from_bits<double>(static_cast<uint64_t>(v)); }
-inline long long __double_as_longlong(double d) { return static_cast<long long>(tvm_emu::to_bits(d)); }
+inline double __longlong_as_double(long long v) {
+  return tvm_emu::from_bits<double>(static_cast<uint64_t>(v));
+}
+inline long long __double_as_longlong(double d) {
+  return static_cast<long long>(tvm_emu::to_bits(d));
+}
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float __fdividef(float a, float b) { return a / b; }
@@ -493,8 +520,8 @@ extern "C" {
 alignas(16) unsigned char tvm_dyn_shmem[tvm_emu::kDynShmemBytes];
 }
 
-#define TVM_EMU_KERNEL(name)                                                                      \
-  extern "C" int tvm_emu_launch_##name(void** args, const unsigned* grid, const unsigned* block,   \
-                                       unsigned shmem, char* err, size_t err_len) {                \
-    return tvm_emu::launch(&tvm_emu_kernels::name, args, grid, block, shmem, err, err_len);        \
+#define TVM_EMU_KERNEL(name)                                                                     \
+  extern "C" int tvm_emu_launch_##name(void** args, const unsigned* grid, const unsigned* block, \
+                                       unsigned shmem, char* err, size_t err_len) {              \
+    return tvm_emu::launch(&tvm_emu_kernels::name, args, grid, block, shmem, err, err_len);      \
   }

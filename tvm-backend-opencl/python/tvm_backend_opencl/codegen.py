@@ -50,9 +50,19 @@ class OpenCLPrinter(CFamilyPrinter):
     """Prints TIR device kernels as OpenCL C 1.2."""
 
     TYPE_NAMES: dict[str, str] = {
-        "bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
-        "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-        "float16": "half", "bfloat16": "ushort", "float32": "float", "float64": "double",
+        "bool": "uchar",
+        "int8": "char",
+        "int16": "short",
+        "int32": "int",
+        "int64": "long",
+        "uint8": "uchar",
+        "uint16": "ushort",
+        "uint32": "uint",
+        "uint64": "ulong",
+        "float16": "half",
+        "bfloat16": "ushort",
+        "float32": "float",
+        "float64": "double",
         "handle": "__global void*",
     }
     RESTRICT = "restrict"
@@ -62,8 +72,12 @@ class OpenCLPrinter(CFamilyPrinter):
     LOCAL_QUALIFIER = ""
     HELPER_QUALIFIER = "static inline"
     THREAD_INDEX: dict[str, str] = {
-        "blockIdx.x": "get_group_id(0)", "blockIdx.y": "get_group_id(1)", "blockIdx.z": "get_group_id(2)",
-        "threadIdx.x": "get_local_id(0)", "threadIdx.y": "get_local_id(1)", "threadIdx.z": "get_local_id(2)",
+        "blockIdx.x": "get_group_id(0)",
+        "blockIdx.y": "get_group_id(1)",
+        "blockIdx.z": "get_group_id(2)",
+        "threadIdx.x": "get_local_id(0)",
+        "threadIdx.y": "get_local_id(1)",
+        "threadIdx.z": "get_local_id(2)",
     }
     BARRIER = "barrier(CLK_LOCAL_MEM_FENCE);"
     BARRIERS = {"global": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"}
@@ -95,23 +109,31 @@ class OpenCLPrinter(CFamilyPrinter):
         if dtype != "bool" and _dt.bits(dtype) == 64:
             if _dt.is_uint(dtype):
                 return f"{value}UL"
-            return "(-9223372036854775807L - 1)" if value == -(2 ** 63) else f"{value}L"
+            return "(-9223372036854775807L - 1)" if value == -(2**63) else f"{value}L"
         return super().int_literal(value, dtype)
 
     # ------------------------------------------------------------------ emulated 16-bit floats
     def half_converters(self, dtype: str) -> tuple[str, str]:
         if _dt.element_of(dtype) == "float16":
-            self.helpers.setdefault("tvm_round_half", (
-                f"{self.HELPER_QUALIFIER} float tvm_round_half(float v) {{\n"
-                "  ushort h;\n  vstore_half(v, 0, (half*)&h);\n  return vload_half(0, (const half*)&h);\n}"))
+            self.helpers.setdefault(
+                "tvm_round_half",
+                (
+                    f"{self.HELPER_QUALIFIER} float tvm_round_half(float v) {{\n"
+                    "  ushort h;\n  vstore_half(v, 0, (half*)&h);\n  return vload_half(0, (const half*)&h);\n}"
+                ),
+            )
             # float16 values are floats already; rounding keeps a real conversion's result
             return ("", "tvm_round_half")
-        self.helpers.setdefault("tvm_bfloat16", (
-            f"{self.HELPER_QUALIFIER} float tvm_bf2f(ushort h) {{ return as_float((uint)h << 16); }}\n"
-            f"{self.HELPER_QUALIFIER} ushort tvm_f2bf(float f) {{\n"
-            "  uint x = as_uint(f);\n"
-            "  if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);\n"
-            "  return (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n}"))
+        self.helpers.setdefault(
+            "tvm_bfloat16",
+            (
+                f"{self.HELPER_QUALIFIER} float tvm_bf2f(ushort h) {{ return as_float((uint)h << 16); }}\n"
+                f"{self.HELPER_QUALIFIER} ushort tvm_f2bf(float f) {{\n"
+                "  uint x = as_uint(f);\n"
+                "  if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);\n"
+                "  return (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n}"
+            ),
+        )
         return ("tvm_bf2f", "tvm_f2bf")
 
     def visit_Cast(self, e: E.Cast) -> str:
@@ -185,8 +207,10 @@ class OpenCLPrinter(CFamilyPrinter):
         post_order_visit(func.body, visit)
         decls = []
         for buf in found:
-            decls.append(f"{self.SHARED_QUALIFIER}{self._elem_type(buf)} {self.name_of(buf.data, buf.name)}"
-                         f"[{self.alloc_size(buf)}];")
+            decls.append(
+                f"{self.SHARED_QUALIFIER}{self._elem_type(buf)} {self.name_of(buf.data, buf.name)}"
+                f"[{self.alloc_size(buf)}];"
+            )
         return decls
 
     def _elem_type(self, buf: E.Buffer) -> str:
@@ -197,13 +221,15 @@ class OpenCLPrinter(CFamilyPrinter):
         """A shared allocation sized at launch: a view into the kernel's ``__local`` argument.
         Views follow one another in the order the lowering summed their sizes (``dyn_shmem``)."""
         if self._dyn_shmem is None:
-            raise CodegenError(f"allocation {buf.name} needs dynamic local memory, but the kernel "
-                               "has no 'dyn_shmem' launch parameter")
+            raise CodegenError(
+                f"allocation {buf.name} needs dynamic local memory, but the kernel has no 'dyn_shmem' launch parameter"
+            )
         self.emit(f"__local {elem}* {name} = (__local {elem}*)({self._dyn_shmem} + {self._dyn_offset});")
         size = self.expr(buf.shape[0]) if buf.shape else "1"
         nbytes = _dt.bits(buf.dtype) // 8
-        self._dyn_offset = f"{self._dyn_offset} + ({size}) * {nbytes}" if self._dyn_offset != "0" \
-            else f"({size}) * {nbytes}"
+        self._dyn_offset = (
+            f"{self._dyn_offset} + ({size}) * {nbytes}" if self._dyn_offset != "0" else f"({size}) * {nbytes}"
+        )
 
     # ------------------------------------------------------------------ functions
     def param_decl(self, func: PrimFunc, param: E.Var) -> str:
@@ -264,9 +290,11 @@ def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
     source = printer.print_module(list(kernels))
     if attrs.get("supports_float64") is False and FP64_PRAGMA in source:
         names = ", ".join(k.global_symbol for k in kernels)
-        raise CodegenError(f"kernel(s) {names} use float64, but the target device "
-                           f"({attrs.get('model', 'unknown')}) lacks cl_khr_fp64; use float32 or "
-                           f"another device")
+        raise CodegenError(
+            f"kernel(s) {names} use float64, but the target device "
+            f"({attrs.get('model', 'unknown')}) lacks cl_khr_fp64; use float32 or "
+            f"another device"
+        )
     return source
 
 
@@ -276,8 +304,7 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
     from tvm.codegen.device_module import create_device_module
 
     source = generate_source(kernels, target)
-    return create_device_module("opencl", "cl", function_table(kernels), source.encode("utf-8"),
-                                [["opencl", source]])
+    return create_device_module("opencl", "cl", function_table(kernels), source.encode("utf-8"), [["opencl", source]])
 
 
 __all__ = ["OpenCLPrinter", "build", "function_table", "generate_source"]

@@ -15,7 +15,17 @@ from ._version import __version__  # written by the build from versions.toml
 from . import _lib  # noqa: E402  (loads libtvm_runtime before anything registers)
 from . import backend, runtime, target  # noqa: E402
 from .runtime import (  # noqa: E402
-    Device, cpu, cuda, device, ext_dev, hexagon, metal, opencl, rocm, vulkan, webgpu,
+    Device,
+    cpu,
+    cuda,
+    device,
+    ext_dev,
+    hexagon,
+    metal,
+    opencl,
+    rocm,
+    vulkan,
+    webgpu,
 )
 from . import _cpu_backend  # noqa: E402
 
@@ -39,6 +49,19 @@ _cpu_backend.register()
 backend._registry.autoload()
 
 __all__ = [
-    "Device", "backend", "compile", "cpu", "cuda", "device", "ext_dev", "hexagon", "metal",
-    "opencl", "rocm", "runtime", "target", "vulkan", "webgpu",
+    "Device",
+    "backend",
+    "compile",
+    "cpu",
+    "cuda",
+    "device",
+    "ext_dev",
+    "hexagon",
+    "metal",
+    "opencl",
+    "rocm",
+    "runtime",
+    "target",
+    "vulkan",
+    "webgpu",
 ]

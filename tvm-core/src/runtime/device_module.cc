@@ -42,7 +42,8 @@ class Reader {
   uint64_t U64(const char* what) {
     Need(8, what);
     uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(data_[pos_ + i])) << (8 * i);
+    for (int i = 0; i < 8; ++i)
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(data_[pos_ + i])) << (8 * i);
     pos_ += 8;
     return v;
   }
@@ -207,7 +208,8 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
   return cfg;
 }
 
-/*! \brief Parse "handle:<dtype>:<f>*<f>..." (see BufferArgType); anything not understood is left unknown. */
+/*! \brief Parse "handle:<dtype>:<f>*<f>..." (see BufferArgType); anything not understood is left
+ * unknown. */
 BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& type) {
   BufferArgType out;
   if (!IsBufferArgType(type) || type.size() <= 7) return out;
@@ -247,7 +249,8 @@ BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& ty
 
 void ParseBufferArgs(FunctionInfo* info) {
   info->buffer_args.clear();
-  for (const std::string& t : info->arg_types) info->buffer_args.push_back(ParseBufferArgType(*info, t));
+  for (const std::string& t : info->arg_types)
+    info->buffer_args.push_back(ParseBufferArgType(*info, t));
 }
 
 void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
@@ -259,8 +262,9 @@ void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor*
   }
   if (index >= info.buffer_args.size()) return;
   const BufferArgType& want = info.buffer_args[index];
-  if (want.dtype.code != 0xff && (t->dtype.code != want.dtype.code || t->dtype.bits != want.dtype.bits ||
-                                  t->dtype.lanes != want.dtype.lanes)) {
+  if (want.dtype.code != 0xff &&
+      (t->dtype.code != want.dtype.code || t->dtype.bits != want.dtype.bits ||
+       t->dtype.lanes != want.dtype.lanes)) {
     TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index
                              << " must be a buffer of " << ffi::DLDataTypeToString(want.dtype)
                              << ", got a tensor of " << ffi::DLDataTypeToString(t->dtype);
@@ -304,9 +308,8 @@ class FallbackModuleObj : public DeviceModuleBase {
     if (info == nullptr) return std::nullopt;
     std::string msg = "cannot run " + kind_ + " kernel '" + info->name + "': this is a fallback " +
                       kind_ + " module (code generated, but no runtime to run it). " + reason_;
-    return ffi::Function::FromPacked([msg](ffi::PackedArgs, ffi::Any*) {
-      TVM_FFI_THROW(RuntimeError) << msg;
-    });
+    return ffi::Function::FromPacked(
+        [msg](ffi::PackedArgs, ffi::Any*) { TVM_FFI_THROW(RuntimeError) << msg; });
   }
   int GetPropertyMask() const final { return ffi::Module::kBinarySerializable; }
 
@@ -328,14 +331,16 @@ ffi::Module MakeFallbackModule(const std::string& kind, DeviceModuleSpec spec,
 
 DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
   if (args.size() != 4) {
-    TVM_FFI_THROW(TypeError) << "device module factory expects (fmt, functions, payload, sources), got "
-                             << args.size() << " arguments";
+    TVM_FFI_THROW(TypeError)
+        << "device module factory expects (fmt, functions, payload, sources), got " << args.size()
+        << " arguments";
   }
   DeviceModuleSpec spec;
   spec.fmt = args[0].cast<ffi::String>();
   for (const ffi::Any& f : args[1].cast<ffi::Array<ffi::Any>>()) {
     auto items = f.cast<ffi::Array<ffi::Any>>();
-    if (items.size() != 3) TVM_FFI_THROW(TypeError) << "function entry must be [name, arg_types, tags]";
+    if (items.size() != 3)
+      TVM_FFI_THROW(TypeError) << "function entry must be [name, arg_types, tags]";
     FunctionInfo info;
     info.name = items[0].cast<ffi::String>();
     info.arg_types = StrList(items[1]);
@@ -357,17 +362,18 @@ DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
   return spec;
 }
 
-void RegisterDeviceModuleKind(const std::string& kind, std::function<ffi::Module(DeviceModuleSpec)> make) {
+void RegisterDeviceModuleKind(const std::string& kind,
+                              std::function<ffi::Module(DeviceModuleSpec)> make) {
   ffi::Function::SetGlobal("ffi.Module.create." + kind,
                            ffi::Function::FromPacked([make](ffi::PackedArgs args, ffi::Any* rv) {
                              *rv = make(SpecFromCreateArgs(args));
                            }),
                            /*override=*/true);
-  ffi::Function::SetGlobal("ffi.Module.load_from_bytes." + kind,
-                           ffi::Function::FromTyped([make](ffi::Bytes bytes) {
-                             return make(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
-                           }),
-                           /*override=*/true);
+  ffi::Function::SetGlobal(
+      "ffi.Module.load_from_bytes." + kind, ffi::Function::FromTyped([make](ffi::Bytes bytes) {
+        return make(DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())));
+      }),
+      /*override=*/true);
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {
@@ -379,7 +385,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                   })
       .def("runtime.DeviceModuleDeserialize",
            [](ffi::Bytes bytes) {
-             DeviceModuleSpec spec = DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size()));
+             DeviceModuleSpec spec =
+                 DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size()));
              ffi::Array<ffi::Any> funcs;
              for (const FunctionInfo& f : spec.functions) {
                ffi::Array<ffi::Any> types(f.arg_types.begin(), f.arg_types.end());
@@ -388,10 +395,11 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              }
              ffi::Array<ffi::Any> sources;
              for (const auto& kv : spec.sources) {
-               sources.push_back(ffi::Array<ffi::Any>{ffi::String(kv.first), ffi::String(kv.second)});
+               sources.push_back(
+                   ffi::Array<ffi::Any>{ffi::String(kv.first), ffi::String(kv.second)});
              }
-             return ffi::Array<ffi::Any>{ffi::String(spec.fmt), funcs,
-                                         ffi::Bytes(spec.payload), sources};
+             return ffi::Array<ffi::Any>{ffi::String(spec.fmt), funcs, ffi::Bytes(spec.payload),
+                                         sources};
            })
       .def_packed("runtime.FallbackModuleCreate",
                   [](ffi::PackedArgs args, ffi::Any* rv) {
@@ -399,18 +407,19 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                     if (args.size() != 6) {
                       TVM_FFI_THROW(TypeError)
                           << "runtime.FallbackModuleCreate expects (kind, reason, fmt, functions, "
-                             "payload, sources), got " << args.size() << " arguments";
+                             "payload, sources), got "
+                          << args.size() << " arguments";
                     }
                     std::string kind = args[0].cast<ffi::String>();
                     std::string reason = args[1].cast<ffi::String>();
                     *rv = MakeFallbackModule(kind, SpecFromCreateArgs(args.Slice(2)), reason);
                   })
       .def("runtime.ModuleSaveToBytes", [](ffi::Module mod) { return mod->SaveToBytes(); })
-      .def("runtime.FallbackModuleLoadFromBytes",
-           [](ffi::String kind, ffi::String reason, ffi::Bytes bytes) {
-             return MakeFallbackModule(
-                 kind, DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())), reason);
-           });
+      .def("runtime.FallbackModuleLoadFromBytes", [](ffi::String kind, ffi::String reason,
+                                                     ffi::Bytes bytes) {
+        return MakeFallbackModule(
+            kind, DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())), reason);
+      });
 }
 
 }  // namespace runtime

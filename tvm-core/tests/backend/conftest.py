@@ -33,9 +33,13 @@ class Run:
 @pytest.fixture(scope="session")
 def core_abi() -> int:
     """The ABI version of the installed core (read in a subprocess to keep this one clean)."""
-    out = subprocess.run([sys.executable, "-c", "from tvm._lib import ABI_VERSION; print(ABI_VERSION)"],
-                         capture_output=True, text=True, check=True,
-                         env={**os.environ, "TVM_DEVICE_BACKEND_AUTOLOAD": "0"})
+    out = subprocess.run(
+        [sys.executable, "-c", "from tvm._lib import ABI_VERSION; print(ABI_VERSION)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "TVM_DEVICE_BACKEND_AUTOLOAD": "0"},
+    )
     return int(out.stdout.strip())
 
 
@@ -51,17 +55,21 @@ def run_python(tmp_path, plugin_wheels):
     """run_python(code, plugins=[...], env={...}) -> Run, in a fresh interpreter with those plugins
     installed (pip --target) and a private TVM cache directory."""
 
-    def run(code: str, plugins: tuple[str, ...] = (), env: dict[str, str] | None = None,
-            timeout: float = 120) -> Run:
-        full_env = {k: v for k, v in os.environ.items()
-                    if not k.startswith("TVM_") and k not in ("PYTHONPATH",)}
+    def run(code: str, plugins: tuple[str, ...] = (), env: dict[str, str] | None = None, timeout: float = 120) -> Run:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TVM_") and k not in ("PYTHONPATH",)}
         full_env["TVM_CACHE_DIR"] = str(tmp_path / "cache")
         if plugins:
             site = plugin_factory.install([plugin_wheels[p] for p in plugins], tmp_path / "plugins")
             full_env["PYTHONPATH"] = str(site)
         full_env.update(env or {})
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env=full_env, timeout=timeout, cwd=str(tmp_path))
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            timeout=timeout,
+            cwd=str(tmp_path),
+        )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
     return run
@@ -73,6 +81,8 @@ def example_installed() -> bool:
     import importlib.util
 
     if importlib.util.find_spec("tvm_backend_example") is None:
-        pytest.skip("tvm-backend-example is not installed in this environment: run `nox -s tests`, "
-                    "which builds and installs it from ./wheelhouse")
+        pytest.skip(
+            "tvm-backend-example is not installed in this environment: run `nox -s tests`, "
+            "which builds and installs it from ./wheelhouse"
+        )
     return True

@@ -59,8 +59,7 @@ assert tvm.backend.is_loaded("good") and "tvm_backend_good" in sys.modules
 assert Target("good").kind.name == "good"
 print("ok")
 """
-    r = run_python(code, plugins=("good",),
-                   env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0", "TVM_TEST_MARKER": str(marker)})
+    r = run_python(code, plugins=("good",), env={"TVM_DEVICE_BACKEND_AUTOLOAD": "0", "TVM_TEST_MARKER": str(marker)})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
     assert marker.read_text() == "good activated\n"
@@ -68,8 +67,11 @@ print("ok")
 
 def test_allowlist_is_checked_before_import(run_python, tmp_path):
     marker = tmp_path / "marker.txt"
-    r = run_python(REPORT, plugins=("good", "import_error", "hook_raises", "abi_mismatch"),
-                   env={"TVM_BACKENDS": "good", "TVM_TEST_MARKER": str(marker)})
+    r = run_python(
+        REPORT,
+        plugins=("good", "import_error", "hook_raises", "abi_mismatch"),
+        env={"TVM_BACKENDS": "good", "TVM_TEST_MARKER": str(marker)},
+    )
     assert r.returncode == 0, r.stderr
     out = r.json()
     assert out["records"]["good"]["status"] == "active"
@@ -79,14 +81,17 @@ def test_allowlist_is_checked_before_import(run_python, tmp_path):
     assert not [w for w in out["warnings"] if "'good'" in w or "import_error" in w or "hook_raises" in w]
 
 
-@pytest.mark.parametrize("variant,exc_type,needle", [
-    ("import_error", "ImportError", "a dependency of this plugin is missing"),
-    ("hook_raises", "RuntimeError", "hook exploded"),
-    ("system_exit", "SystemExit", "3"),
-    ("missing_module", "ModuleNotFoundError", "tvm_backend_does_not_exist"),
-    ("not_callable", "TypeError", "not callable"),
-    ("abi_mismatch", "BackendABIError", "ABI"),
-])
+@pytest.mark.parametrize(
+    "variant,exc_type,needle",
+    [
+        ("import_error", "ImportError", "a dependency of this plugin is missing"),
+        ("hook_raises", "RuntimeError", "hook exploded"),
+        ("system_exit", "SystemExit", "3"),
+        ("missing_module", "ModuleNotFoundError", "tvm_backend_does_not_exist"),
+        ("not_callable", "TypeError", "not callable"),
+        ("abi_mismatch", "BackendABIError", "ABI"),
+    ],
+)
 def test_broken_plugin_never_breaks_import(run_python, variant, exc_type, needle):
     r = run_python(REPORT, plugins=(variant, "good"))
     assert r.returncode == 0, r.stderr
@@ -159,16 +164,20 @@ except tvm.backend.BackendError as err:
 
 
 def test_missing_driver_means_runtime_unavailable(run_python):
-    code = REPORT + """
+    code = (
+        REPORT
+        + """
 from tvm.target import Target
 t = Target("no_driver")
 print(t.kind.name)
 """
+    )
     r = run_python(code, plugins=("no_driver",))
     assert r.returncode == 0, r.stderr
     out = r.json() if r.stdout.strip().splitlines()[-1].startswith("{") else None
     lines = r.stdout.strip().splitlines()
     import json
+
     out = json.loads(lines[-2])
     rec = out["records"]["no_driver"]
     assert rec["status"] == "runtime unavailable"
@@ -187,8 +196,9 @@ def test_strict_mode_raises(run_python):
 def test_strict_mode_tolerates_missing_driver_unless_all(run_python):
     ok = run_python("import tvm; print('imported')", plugins=("no_driver",), env={"TVM_BACKEND_STRICT": "1"})
     assert ok.returncode == 0 and "imported" in ok.stdout, ok.stderr
-    strict = run_python("import tvm", plugins=("no_driver",),
-                        env={"TVM_BACKEND_STRICT": "all", "TVM_BACKENDS": "no_driver"})
+    strict = run_python(
+        "import tvm", plugins=("no_driver",), env={"TVM_BACKEND_STRICT": "all", "TVM_BACKENDS": "no_driver"}
+    )
     assert strict.returncode != 0 and "runtime unavailable" in strict.stderr and "libfakedriver" in strict.stderr
 
 

@@ -29,10 +29,14 @@ class ExamplePrinter(CFamilyPrinter):
     and shared memory hoisted out of the thread team."""
 
     THREAD_INDEX = {
-        "blockIdx.x": "bx_", "blockIdx.y": "by_", "blockIdx.z": "bz_",
-        "threadIdx.x": "tx_", "threadIdx.y": "ty_", "threadIdx.z": "tz_",
+        "blockIdx.x": "bx_",
+        "blockIdx.y": "by_",
+        "blockIdx.z": "bz_",
+        "threadIdx.x": "tx_",
+        "threadIdx.y": "ty_",
+        "threadIdx.z": "tz_",
     }
-    BARRIER = "_Pragma(\"omp barrier\")"
+    BARRIER = '_Pragma("omp barrier")'
 
     def __init__(self) -> None:
         super().__init__()
@@ -59,7 +63,10 @@ class ExamplePrinter(CFamilyPrinter):
                 barrier.append(node)
 
         post_order_visit(func.body, visit)
-        self.emit(f"__attribute__((visibility(\"default\"))) void {name}(const ExampleArg* args, const int64_t* grid, const int64_t* block) {{")
+        self.emit(
+            f'__attribute__((visibility("default"))) void {name}('
+            "const ExampleArg* args, const int64_t* grid, const int64_t* block) {"
+        )
         self._indent += 1
         for i, p in enumerate(func.params):
             buf = func.buffer_map.get(p)
@@ -84,7 +91,7 @@ class ExamplePrinter(CFamilyPrinter):
             buf = alloc.buffer
             self.emit(f"{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{self.alloc_size(buf)}];")
         if barrier:
-            self.emit("_Pragma(\"omp parallel num_threads(nthreads_)\")")
+            self.emit('_Pragma("omp parallel num_threads(nthreads_)")')
             self.emit("{")
             self._indent += 1
             self.emit("const int64_t tid_ = omp_get_thread_num();")

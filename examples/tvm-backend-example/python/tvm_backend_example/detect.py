@@ -9,5 +9,10 @@ def detect(dev: Any):
     """The ``example`` target with the device's limits."""
     from tvm.target import Target
 
-    return Target({"kind": "example", "max_num_threads": dev.max_threads_per_block,
-                   "max_shared_memory_per_block": dev.max_shared_memory_per_block})
+    return Target(
+        {
+            "kind": "example",
+            "max_num_threads": dev.max_threads_per_block,
+            "max_shared_memory_per_block": dev.max_shared_memory_per_block,
+        }
+    )

@@ -37,7 +37,8 @@ namespace runtime {
  *        (e.g. "libcuda.so.1 not found") into the caller's buffer and returns 1.
  */
 inline int BackendInitFailed(char* err, int err_len, const std::string& why) {
-  if (err != nullptr && err_len > 0) std::snprintf(err, static_cast<size_t>(err_len), "%s", why.c_str());
+  if (err != nullptr && err_len > 0)
+    std::snprintf(err, static_cast<size_t>(err_len), "%s", why.c_str());
   return 1;
 }
 }  // namespace runtime
@@ -53,18 +54,18 @@ inline int BackendInitFailed(char* err, int err_len, const std::string& why) {
  * `tvm::runtime::BackendInitFailed(err, err_len, reason)`. A C++ exception escaping `MyInit` is
  * caught here and reported the same way: it never crosses the C ABI.
  */
-#define TVM_BACKEND_DEFINE_ENTRY(InitFunc)                                                   \
-  extern "C" TVM_RUNTIME_DLL int TVMBackendABIVersion() { return TVM_RUNTIME_ABI_VERSION; } \
-  extern "C" TVM_RUNTIME_DLL int TVMBackendInit(char* err, int err_len) {                     \
-    try {                                                                                    \
-      return InitFunc(err, err_len);                                                         \
-    } catch (const std::exception& e) {                                                      \
-      return ::tvm::runtime::BackendInitFailed(err, err_len,                                 \
+#define TVM_BACKEND_DEFINE_ENTRY(InitFunc)                                                       \
+  extern "C" TVM_RUNTIME_DLL int TVMBackendABIVersion() { return TVM_RUNTIME_ABI_VERSION; }      \
+  extern "C" TVM_RUNTIME_DLL int TVMBackendInit(char* err, int err_len) {                        \
+    try {                                                                                        \
+      return InitFunc(err, err_len);                                                             \
+    } catch (const std::exception& e) {                                                          \
+      return ::tvm::runtime::BackendInitFailed(err, err_len,                                     \
                                                std::string("backend init raised: ") + e.what()); \
-    } catch (...) {                                                                          \
-      return ::tvm::runtime::BackendInitFailed(err, err_len,                                 \
-                                               "backend init raised an unknown C++ exception"); \
-    }                                                                                        \
+    } catch (...) {                                                                              \
+      return ::tvm::runtime::BackendInitFailed(err, err_len,                                     \
+                                               "backend init raised an unknown C++ exception");  \
+    }                                                                                            \
   }
 #endif
 

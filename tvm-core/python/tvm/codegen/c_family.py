@@ -47,7 +47,8 @@ _C_KEYWORDS = frozenset(
     "inline int long register restrict return short signed sizeof static struct switch typedef "
     "union unsigned void volatile while bool true false half kernel global local private "
     "constant device thread threadgroup new delete this class template namespace using main "
-    "min max abs exp log sqrt select".split())
+    "min max abs exp log sqrt select".split()
+)
 
 
 class CodegenError(ValueError):
@@ -58,10 +59,20 @@ class CFamilyPrinter:
     """Prints TIR as C-family code; subclass and change the tables for each language."""
 
     TYPE_NAMES: dict[str, str] = {
-        "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
-        "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-        "uint64": "uint64_t", "float16": "uint16_t", "bfloat16": "uint16_t", "float32": "float",
-        "float64": "double", "handle": "void*",
+        "bool": "bool",
+        "int8": "int8_t",
+        "int16": "int16_t",
+        "int32": "int32_t",
+        "int64": "int64_t",
+        "uint8": "uint8_t",
+        "uint16": "uint16_t",
+        "uint32": "uint32_t",
+        "uint64": "uint64_t",
+        "float16": "uint16_t",
+        "bfloat16": "uint16_t",
+        "float32": "float",
+        "float64": "double",
+        "handle": "void*",
     }
     RESTRICT = "restrict"
     EXTERN_C = ""
@@ -79,30 +90,53 @@ class CFamilyPrinter:
     BF16_NATIVE = False
     INDENT = "  "
     INTRINSICS: dict[str, Any] = {
-        "exp": ("expf", "exp"), "exp2": ("exp2f", "exp2"), "exp10": ("exp10f", "exp10"),
-        "expm1": ("expm1f", "expm1"), "log": ("logf", "log"), "log2": ("log2f", "log2"),
-        "log10": ("log10f", "log10"), "log1p": ("log1pf", "log1p"), "sqrt": ("sqrtf", "sqrt"),
-        "sin": ("sinf", "sin"), "cos": ("cosf", "cos"), "tan": ("tanf", "tan"),
-        "asin": ("asinf", "asin"), "acos": ("acosf", "acos"), "atan": ("atanf", "atan"),
-        "sinh": ("sinhf", "sinh"), "cosh": ("coshf", "cosh"), "tanh": ("tanhf", "tanh"),
-        "asinh": ("asinhf", "asinh"), "acosh": ("acoshf", "acosh"), "atanh": ("atanhf", "atanh"),
-        "erf": ("erff", "erf"), "floor": ("floorf", "floor"), "ceil": ("ceilf", "ceil"),
-        "trunc": ("truncf", "trunc"), "round": ("rintf", "rint"), "nearbyint": ("nearbyintf", "nearbyint"),
-        "fabs": ("fabsf", "fabs"), "pow": ("powf", "pow"), "atan2": ("atan2f", "atan2"),
-        "fmod": ("fmodf", "fmod"), "hypot": ("hypotf", "hypot"), "copysign": ("copysignf", "copysign"),
-        "fma": ("fmaf", "fma"), "nextafter": ("nextafterf", "nextafter"), "ldexp": ("ldexpf", "ldexp"),
+        "exp": ("expf", "exp"),
+        "exp2": ("exp2f", "exp2"),
+        "exp10": ("exp10f", "exp10"),
+        "expm1": ("expm1f", "expm1"),
+        "log": ("logf", "log"),
+        "log2": ("log2f", "log2"),
+        "log10": ("log10f", "log10"),
+        "log1p": ("log1pf", "log1p"),
+        "sqrt": ("sqrtf", "sqrt"),
+        "sin": ("sinf", "sin"),
+        "cos": ("cosf", "cos"),
+        "tan": ("tanf", "tan"),
+        "asin": ("asinf", "asin"),
+        "acos": ("acosf", "acos"),
+        "atan": ("atanf", "atan"),
+        "sinh": ("sinhf", "sinh"),
+        "cosh": ("coshf", "cosh"),
+        "tanh": ("tanhf", "tanh"),
+        "asinh": ("asinhf", "asinh"),
+        "acosh": ("acoshf", "acosh"),
+        "atanh": ("atanhf", "atanh"),
+        "erf": ("erff", "erf"),
+        "floor": ("floorf", "floor"),
+        "ceil": ("ceilf", "ceil"),
+        "trunc": ("truncf", "trunc"),
+        "round": ("rintf", "rint"),
+        "nearbyint": ("nearbyintf", "nearbyint"),
+        "fabs": ("fabsf", "fabs"),
+        "pow": ("powf", "pow"),
+        "atan2": ("atan2f", "atan2"),
+        "fmod": ("fmodf", "fmod"),
+        "hypot": ("hypotf", "hypot"),
+        "copysign": ("copysignf", "copysign"),
+        "fma": ("fmaf", "fma"),
+        "nextafter": ("nextafterf", "nextafter"),
+        "ldexp": ("ldexpf", "ldexp"),
     }
     #: ops printed as infix ``a <op> b``
-    _INFIX = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
-              "shift_left": "<<", "shift_right": ">>"}
+    _INFIX = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<", "shift_right": ">>"}
 
     def __init__(self) -> None:
         self._lines: list[str] = []
         self._indent = 0
-        self._names: dict[Any, str] = {}      # Var / Buffer -> C identifier
+        self._names: dict[Any, str] = {}  # Var / Buffer -> C identifier
         self._used: set[str] = set()
-        self._subst: dict[Any, str] = {}      # Let-bound Var -> printed value
-        self.helpers: dict[str, str] = {}     # helper name -> definition (the prelude collects them)
+        self._subst: dict[Any, str] = {}  # Let-bound Var -> printed value
+        self.helpers: dict[str, str] = {}  # helper name -> definition (the prelude collects them)
 
     # ------------------------------------------------------------------ output
     def emit(self, line: str) -> None:
@@ -141,8 +175,22 @@ class CFamilyPrinter:
             names = set()
             for entry in cls.INTRINSICS.values():
                 names.update((entry,) if isinstance(entry, str) else entry)
-            cached = frozenset(names | {"isinf", "isfinite", "isnan", "memcpy", "free", "malloc",
-                                        "tvm_h2f", "tvm_f2h", "tvm_bf2f", "tvm_f2bf", "tvm_raise"})
+            cached = frozenset(
+                names
+                | {
+                    "isinf",
+                    "isfinite",
+                    "isnan",
+                    "memcpy",
+                    "free",
+                    "malloc",
+                    "tvm_h2f",
+                    "tvm_f2h",
+                    "tvm_bf2f",
+                    "tvm_f2bf",
+                    "tvm_raise",
+                }
+            )
             setattr(cls, "_FUNCTION_NAMES", cached)
         return cached
 
@@ -189,7 +237,7 @@ class CFamilyPrinter:
         if math.isnan(value):
             text = "NAN" if not double else "((double)NAN)"
         elif math.isinf(value):
-            text = ("INFINITY" if value > 0 else "-INFINITY")
+            text = "INFINITY" if value > 0 else "-INFINITY"
             text = f"((double){text})" if double else text
         else:
             text = repr(float(value))
@@ -209,8 +257,8 @@ class CFamilyPrinter:
         if _dt.is_uint(dtype):
             return f"(({self.type_name(dtype)}){value}U)" if bits < 64 else f"{value}ULL"
         if bits == 64:
-            return f"(-9223372036854775807LL - 1)" if value == -(2 ** 63) else f"{value}LL"
-        if value == -(2 ** 31):
+            return "(-9223372036854775807LL - 1)" if value == -(2**63) else f"{value}LL"
+        if value == -(2**31):
             return "(-2147483647 - 1)"
         return str(value) if bits == 32 else f"(({self.type_name(dtype)}){value})"
 
@@ -336,10 +384,14 @@ class CFamilyPrinter:
             t = self.compute_type(dtype)
             fmod, floor = ("fmod", "floor") if t == "double" else ("fmodf", "floorf")
             name = f"tvm_floormod_{t}"
-            self.helpers.setdefault(name, (
-                f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n"
-                f"  {t} r = {fmod}(a, b);\n"
-                f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}"))
+            self.helpers.setdefault(
+                name,
+                (
+                    f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n"
+                    f"  {t} r = {fmod}(a, b);\n"
+                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}"
+                ),
+            )
             return name
         bits = max(32, _dt.bits(dtype))
         t = self.TYPE_NAMES[f"int{bits}"]
@@ -347,14 +399,18 @@ class CFamilyPrinter:
         ut = self.TYPE_NAMES[f"uint{bits}"]
         # b == 0 gives 0 and b == -1 wraps, as in NumPy, instead of trapping
         if which == "div":
-            body = (f"  if (b == 0) return 0;\n"
-                    f"  if (b == -1) return ({t})(0 - ({ut})a);\n"
-                    f"  {t} q = a / b, r = a % b;\n"
-                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;")
+            body = (
+                f"  if (b == 0) return 0;\n"
+                f"  if (b == -1) return ({t})(0 - ({ut})a);\n"
+                f"  {t} q = a / b, r = a % b;\n"
+                f"  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;"
+            )
         else:
-            body = (f"  if (b == 0 || b == -1) return 0;\n"
-                    f"  {t} r = a % b;\n"
-                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+            body = (
+                f"  if (b == 0 || b == -1) return 0;\n"
+                f"  {t} r = a % b;\n"
+                f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;"
+            )
         self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n{body}\n}}")
         return name
 
@@ -369,8 +425,9 @@ class CFamilyPrinter:
         t = self.compute_type(dtype)
         name = f"tvm_{which}_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
         op = "<" if which == "min" else ">"
-        self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) "
-                                      f"{{ return a {op} b ? a : b; }}")
+        self.helpers.setdefault(
+            name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{ return a {op} b ? a : b; }}"
+        )
         return name
 
     def visit_Not(self, e: E.Not) -> str:
@@ -464,9 +521,13 @@ class CFamilyPrinter:
             raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype} changes the width")
         name = f"tvm_bitcast_{self.type_name(src.dtype)}_{self.type_name(call.dtype)}".replace(" ", "_")
         st, dt_ = self.type_name(src.dtype), self.type_name(call.dtype)
-        self.helpers.setdefault(name, (
-            f"{self.HELPER_QUALIFIER} {dt_} {name}({st} v) {{ union {{ {st} a; {dt_} b; }} u; "
-            f"u.a = v; return u.b; }}"))
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} {dt_} {name}({st} v) {{ union {{ {st} a; {dt_} b; }} u; "
+                f"u.a = v; return u.b; }}"
+            ),
+        )
         return f"{name}({self.expr(src)})"
 
     # ------------------------------------------------------------------ buffers

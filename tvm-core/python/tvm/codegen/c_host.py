@@ -219,16 +219,17 @@ class CPrinter(CFamilyPrinter):
         size = " * ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
         self.emit(f"{t}* {name} = ({t}*)aligned_alloc(64, (({size}) * sizeof({t}) + 63) & ~(size_t)63);")
         if self._parallel_depth == 0:
-            self.emit(f"if (TVM_UNLIKELY({name} == NULL)) return tvm_raise(\"MemoryError\", "
-                      f"\"cannot allocate buffer {buf.name}\");")
+            self.emit(
+                f'if (TVM_UNLIKELY({name} == NULL)) return tvm_raise("MemoryError", '
+                f'"cannot allocate buffer {buf.name}");'
+            )
         self.stmt(s.body)
         self.emit(f"free({name});")
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         if self._parallel_depth == 0:
             msg = s.message.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-            self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) "
-                      f"return tvm_raise(\"RuntimeError\", \"{msg}\");")
+            self.emit(f'if (TVM_UNLIKELY(!({self.expr(s.condition)}))) return tvm_raise("RuntimeError", "{msg}");')
         self.stmt(s.body)
 
     def visit_Evaluate(self, s: S.Evaluate) -> None:
@@ -253,8 +254,10 @@ class CPrinter(CFamilyPrinter):
         n = len(rest)
         self.emit("{")
         self._indent += 1
-        self.emit(f"if (TVM_UNLIKELY({handle} == NULL) && TVMFFIEnvModLookupFromImports("
-                  f"__tvm_ffi__library_ctx, \"{kname}\", &{handle}) != 0) return -1;")
+        self.emit(
+            f"if (TVM_UNLIKELY({handle} == NULL) && TVMFFIEnvModLookupFromImports("
+            f'__tvm_ffi__library_ctx, "{kname}", &{handle}) != 0) return -1;'
+        )
         self.emit(f"TVMFFIAny kargs[{max(n, 1)}];")
         for i, a in enumerate(rest):
             if a.dtype == "handle":
@@ -263,8 +266,7 @@ class CPrinter(CFamilyPrinter):
                 tidx, field_, val = "kTVMFFIFloat", "v_float64", f"(double)({self.expr(a)})"
             else:
                 tidx, field_, val = "kTVMFFIInt", "v_int64", f"(int64_t)({self.expr(a)})"
-            self.emit(f"kargs[{i}].type_index = {tidx}; kargs[{i}].zero_padding = 0; "
-                      f"kargs[{i}].{field_} = {val};")
+            self.emit(f"kargs[{i}].type_index = {tidx}; kargs[{i}].zero_padding = 0; kargs[{i}].{field_} = {val};")
         self.emit("TVMFFIAny kret; kret.type_index = kTVMFFINone; kret.zero_padding = 0; kret.v_int64 = 0;")
         self.emit(f"if (TVMFFIFunctionCall({handle}, kargs, {n}, &kret) != 0) return -1;")
         self.emit("if (kret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(kret.v_obj);")
@@ -294,8 +296,7 @@ def _dtype_check(dtype: str) -> str:
 def _shape_text(buf: E.Buffer, p: CPrinter) -> str:
     parts = []
     for d in buf.shape:
-        parts.append(str(d.value) if isinstance(d, E.IntImm) else
-                     d.name if isinstance(d, E.Var) else "?")
+        parts.append(str(d.value) if isinstance(d, E.IntImm) else d.name if isinstance(d, E.Var) else "?")
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
@@ -324,10 +325,12 @@ class HostFunctionPrinter:
             if buf is None:
                 continue
             for d in (*buf.shape, *buf.strides, buf.elem_offset):
+
                 def visit(n, extra=extra):
                     if isinstance(n, E.Var) and n not in seen and n.dtype != "handle":
                         seen.add(n)
                         extra.append(n)
+
                 post_order_visit(d, visit)
         for v in extra:
             decls.append(f"{p.compute_type(v.dtype)} {p.name_of(v)}")
@@ -352,14 +355,18 @@ class HostFunctionPrinter:
 
     def _print_entry(self, impl: str, call_args: list[str]) -> None:
         p, func, name = self.p, self.func, self.name
-        fn = f"\"{name}\""
+        fn = f'"{name}"'
         nparams = len(func.params)
         pnames = ", ".join(func.buffer_map[x].name if x in func.buffer_map else x.name for x in func.params)
-        p.emit(f"TVM_EXPORT int __tvm_ffi_{name}(void* self, const TVMFFIAny* args, int32_t num_args, "
-               f"TVMFFIAny* result) {{")
+        p.emit(
+            f"TVM_EXPORT int __tvm_ffi_{name}(void* self, const TVMFFIAny* args, int32_t num_args, "
+            f"TVMFFIAny* result) {{"
+        )
         p._indent += 1
-        p.emit(f"if (TVM_UNLIKELY(num_args != {nparams})) return tvm_raise(\"TypeError\", "
-               f"\"%s expects {nparams} argument{'s' if nparams != 1 else ''} ({pnames}), got %d\", {fn}, (int)num_args);")
+        p.emit(
+            f'if (TVM_UNLIKELY(num_args != {nparams})) return tvm_raise("TypeError", '
+            f'"%s expects {nparams} argument{"s" if nparams != 1 else ""} ({pnames}), got %d", {fn}, (int)num_args);'
+        )
         self._bufs = {b.name: b for b in func.buffer_map.values()}
         bound: dict[E.Var, str] = {}  # var -> where it was bound (for messages)
         deferred: list[tuple[str, str, str, str]] = []
@@ -380,81 +387,95 @@ class HostFunctionPrinter:
             tv = f"t_{p.name_of(self._bufs[argname].data)}"
             if isinstance(detail, tuple):  # (dim, var): a symbolic dim bound earlier
                 d, var = detail
-                p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_symbolic({fn}, \"{argname}\", \"{want}\", "
-                       f"{tv}, {d}, \"{var.name}\", (long long){p.name_of(var)}, \"{bound[var]}\");")
+                p.emit(
+                    f'if (TVM_UNLIKELY({cond})) return tvm_err_symbolic({fn}, "{argname}", "{want}", '
+                    f'{tv}, {d}, "{var.name}", (long long){p.name_of(var)}, "{bound[var]}");'
+                )
             else:
-                p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_shape({fn}, \"{argname}\", \"{want}\", "
-                       f"{tv}, {detail});")
+                p.emit(f'if (TVM_UNLIKELY({cond})) return tvm_err_shape({fn}, "{argname}", "{want}", {tv}, {detail});')
         p.emit("result->type_index = kTVMFFINone; result->zero_padding = 0; result->v_int64 = 0;")
         p.emit(f"return {impl}({', '.join(call_args)});")
         p._indent -= 1
         p.emit("}")
 
     def _bind_scalar(self, i: int, prm: E.Var) -> None:
-        p, fn = self.p, f"\"{self.name}\""
+        p, fn = self.p, f'"{self.name}"'
         v = p.name_of(prm)
         a = f"args[{i}]"
         t = p.compute_type(prm.dtype)
         if prm.dtype == "handle":
             p.emit(f"void* {v};")
-            p.emit(f"if ({a}.type_index == kTVMFFIOpaquePtr) {v} = {a}.v_ptr; "
-                   f"else if ({a}.type_index == kTVMFFINone) {v} = NULL; "
-                   f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {v} = ((DLTensor*){a}.v_ptr)->data; "
-                   f"else if ({a}.type_index == kTVMFFITensor) {v} = ((DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)))->data; "
-                   f"else return tvm_err_scalar({fn}, \"{prm.name}\", {i}, \"a pointer\", {a}.type_index);")
+            p.emit(
+                f"if ({a}.type_index == kTVMFFIOpaquePtr) {v} = {a}.v_ptr; "
+                f"else if ({a}.type_index == kTVMFFINone) {v} = NULL; "
+                f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {v} = ((DLTensor*){a}.v_ptr)->data; "
+                f"else if ({a}.type_index == kTVMFFITensor) "
+                f"{v} = ((DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)))->data; "
+                f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a pointer", {a}.type_index);'
+            )
         elif _dt.is_float(prm.dtype):
             p.emit(f"{t} {v};")
-            p.emit(f"if ({a}.type_index == kTVMFFIFloat) {v} = ({t}){a}.v_float64; "
-                   f"else if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = ({t}){a}.v_int64; "
-                   f"else return tvm_err_scalar({fn}, \"{prm.name}\", {i}, \"a float ({prm.dtype})\", {a}.type_index);")
+            p.emit(
+                f"if ({a}.type_index == kTVMFFIFloat) {v} = ({t}){a}.v_float64; "
+                f"else if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = ({t}){a}.v_int64; "
+                f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a float ({prm.dtype})", {a}.type_index);'
+            )
         else:
             what = "a bool" if prm.dtype == "bool" else f"an int ({prm.dtype})"
             conv = f"({a}.v_int64 != 0)" if prm.dtype == "bool" else f"({t}){a}.v_int64"
             p.emit(f"{t} {v};")
-            p.emit(f"if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = {conv}; "
-                   f"else return tvm_err_scalar({fn}, \"{prm.name}\", {i}, \"{what}\", {a}.type_index);")
+            p.emit(
+                f"if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = {conv}; "
+                f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "{what}", {a}.type_index);'
+            )
 
     def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
-        p, fn = self.p, f"\"{self.name}\""
+        p, fn = self.p, f'"{self.name}"'
         an = buf.name
         ptr = p.name_of(buf.data, buf.name)
         tv = f"t_{ptr}"
         a = f"args[{i}]"
         p.emit(f"DLTensor* {tv};")
-        p.emit(f"if ({a}.type_index == kTVMFFITensor) {tv} = (DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)); "
-               f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {tv} = (DLTensor*){a}.v_ptr; "
-               f"else return tvm_err_tensor({fn}, \"{an}\", {i}, {a}.type_index);")
+        p.emit(
+            f"if ({a}.type_index == kTVMFFITensor) {tv} = (DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)); "
+            f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {tv} = (DLTensor*){a}.v_ptr; "
+            f'else return tvm_err_tensor({fn}, "{an}", {i}, {a}.type_index);'
+        )
         shape = _shape_text(buf, p)
         want = f"{len(buf.shape)}-d tensor of shape {shape}"
-        p.emit(f"if (TVM_UNLIKELY({tv}->ndim != {len(buf.shape)})) return tvm_err_ndim({fn}, \"{an}\", "
-               f"\"{want}\", {tv});")
-        p.emit(f"if (TVM_UNLIKELY({_dtype_check(buf.dtype).replace('t->', tv + '->')})) "
-               f"return tvm_err_dtype({fn}, \"{an}\", \"{buf.dtype}\", {tv});")
+        p.emit(f'if (TVM_UNLIKELY({tv}->ndim != {len(buf.shape)})) return tvm_err_ndim({fn}, "{an}", "{want}", {tv});')
+        p.emit(
+            f"if (TVM_UNLIKELY({_dtype_check(buf.dtype).replace('t->', tv + '->')})) "
+            f'return tvm_err_dtype({fn}, "{an}", "{buf.dtype}", {tv});'
+        )
         dev = self.device_type
         devname = DEVICE_NAMES.get(dev, f"device type {dev}")
         if dev == 1:
             cond = f"{tv}->device.device_type != kDLCPU && {tv}->device.device_type != kDLCUDAHost"
         else:
             cond = f"{tv}->device.device_type != {dev}"
-        p.emit(f"if (TVM_UNLIKELY({cond})) return tvm_err_device({fn}, \"{an}\", \"{devname}\", {tv});")
+        p.emit(f'if (TVM_UNLIKELY({cond})) return tvm_err_device({fn}, "{an}", "{devname}", {tv});')
         if dev != 1:
             if first:
                 p.emit(f"int32_t tvm_device_id = {tv}->device.device_id;")
             else:
-                p.emit(f"if (TVM_UNLIKELY({tv}->device.device_id != tvm_device_id)) "
-                       f"return tvm_err_device_id({fn}, \"{an}\", tvm_device_id, {tv});")
+                p.emit(
+                    f"if (TVM_UNLIKELY({tv}->device.device_id != tvm_device_id)) "
+                    f'return tvm_err_device_id({fn}, "{an}", tvm_device_id, {tv});'
+                )
         for d, dim in enumerate(buf.shape):
             got = f"{tv}->shape[{d}]"
             if isinstance(dim, E.IntImm):
-                p.emit(f"if (TVM_UNLIKELY({got} != {dim.value})) return tvm_err_shape({fn}, \"{an}\", "
-                       f"\"{shape}\", {tv}, \"\");")
+                p.emit(
+                    f'if (TVM_UNLIKELY({got} != {dim.value})) return tvm_err_shape({fn}, "{an}", "{shape}", {tv}, "");'
+                )
             elif isinstance(dim, E.Var) and dim not in bound:
                 _emit_range_check(p, fn, got, dim, f"argument '{an}' dimension {d}")
                 p.emit(f"{p.compute_type(dim.dtype)} {p.name_of(dim)} = ({p.compute_type(dim.dtype)}){got};")
                 bound[dim] = f"argument '{an}' dimension {d}"
             else:
                 expect = p.expr(dim)
-                detail = (d, dim) if isinstance(dim, E.Var) else f"\" (dimension {d} mismatch)\""
+                detail = (d, dim) if isinstance(dim, E.Var) else f'" (dimension {d} mismatch)"'
                 deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail))
         if buf.strides:
             for d, st in enumerate(buf.strides):
@@ -467,31 +488,41 @@ class HostFunctionPrinter:
                     p.emit(f"{p.compute_type(st.dtype)} {p.name_of(st)} = ({p.compute_type(st.dtype)}){got};")
                     bound[st] = f"argument '{an}' strides"
                 else:
-                    deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape,
-                                     f"\" (stride {d} mismatch)\""))
+                    deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape, f'" (stride {d} mismatch)"'))
         else:
             # inline exact check first (one compare per dim); the helper accepts any stride on
             # dims of extent 1
             nd = len(buf.shape)
-            exact = " && ".join(
-                [f"{tv}->strides[{nd - 1}] == 1"] +
-                [f"{tv}->strides[{d}] == {tv}->strides[{d + 1}] * {tv}->shape[{d + 1}]"
-                 for d in range(nd - 2, -1, -1)]) if nd else "1"
-            p.emit(f"if (TVM_UNLIKELY({tv}->strides != NULL && !({exact}) && !tvm_is_compact({tv}))) "
-                   f"return tvm_err_strides({fn}, \"{an}\");")
+            exact = (
+                " && ".join(
+                    [f"{tv}->strides[{nd - 1}] == 1"]
+                    + [
+                        f"{tv}->strides[{d}] == {tv}->strides[{d + 1}] * {tv}->shape[{d + 1}]"
+                        for d in range(nd - 2, -1, -1)
+                    ]
+                )
+                if nd
+                else "1"
+            )
+            p.emit(
+                f"if (TVM_UNLIKELY({tv}->strides != NULL && !({exact}) && !tvm_is_compact({tv}))) "
+                f'return tvm_err_strides({fn}, "{an}");'
+            )
         ctype = p.type_name(buf.dtype)
         elem = max(1, _dt.bits(buf.dtype) // 8) * _dt.lanes(buf.dtype)
         if dev in _OPAQUE_HANDLE_DEVICES:
             # data is a runtime handle (cl_mem, VkBuffer ...): no pointer arithmetic on it
-            p.emit(f"if (TVM_UNLIKELY({tv}->byte_offset != 0)) return tvm_raise(\"ValueError\", "
-                   f"\"%s: argument '%s' is a view with byte_offset %llu; {devname} kernels need "
-                   f"tensors that start at their allocation\", {fn}, \"{an}\", "
-                   f"(unsigned long long){tv}->byte_offset);")
+            p.emit(
+                f'if (TVM_UNLIKELY({tv}->byte_offset != 0)) return tvm_raise("ValueError", '
+                f"\"%s: argument '%s' is a view with byte_offset %llu; {devname} kernels need "
+                f'tensors that start at their allocation", {fn}, "{an}", '
+                f"(unsigned long long){tv}->byte_offset);"
+            )
             p.emit(f"{ctype}* {ptr} = ({ctype}*){tv}->data;")
         else:
             p.emit(f"{ctype}* {ptr} = ({ctype}*)((char*){tv}->data + {tv}->byte_offset);")
         if elem > 1 and dev == 1:
-            p.emit(f"if (TVM_UNLIKELY(((uintptr_t){ptr}) % {elem} != 0)) return tvm_err_align({fn}, \"{an}\", {elem});")
+            p.emit(f'if (TVM_UNLIKELY(((uintptr_t){ptr}) % {elem} != 0)) return tvm_err_align({fn}, "{an}", {elem});')
         off = buf.elem_offset
         if isinstance(off, E.Var) and off not in bound:
             p.emit(f"{p.compute_type(off.dtype)} {p.name_of(off)} = 0;")
@@ -507,9 +538,11 @@ def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: st
     signed = not _dt.is_uint(var.dtype)
     hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
     lo = -(1 << (bits - 1)) if signed else 0
-    p.emit(f"if (TVM_UNLIKELY({got} > {hi}LL || {got} < {lo}LL)) return tvm_raise(\"ValueError\", "
-           f"\"%s: {what} = %lld does not fit the {var.dtype} size variable '{var.name}' of this "
-           f"kernel (declare it T.int64() for larger sizes)\", {fn}, (long long)({got}));")
+    p.emit(
+        f'if (TVM_UNLIKELY({got} > {hi}LL || {got} < {lo}LL)) return tvm_raise("ValueError", '
+        f"\"%s: {what} = %lld does not fit the {var.dtype} size variable '{var.name}' of this "
+        f'kernel (declare it T.int64() for larger sizes)", {fn}, (long long)({got}));'
+    )
 
 
 def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSource:
@@ -525,8 +558,10 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSour
     names = []
     for f in funcs:
         if not f.global_symbol.isidentifier():
-            raise CodegenError(f"function name '{f.global_symbol}' is not a valid C identifier; "
-                               "set attrs['global_symbol'] to letters, digits and underscores")
+            raise CodegenError(
+                f"function name '{f.global_symbol}' is not a valid C identifier; "
+                "set attrs['global_symbol'] to letters, digits and underscores"
+            )
         # every function gets its own name scope (but one helper set)
         printer._names, printer._used = {}, set(printer._used)
         bodies.append(HostFunctionPrinter(printer, f, device_type).print())

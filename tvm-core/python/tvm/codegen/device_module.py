@@ -65,25 +65,27 @@ def force_fallback() -> bool:
 def fallback_reason(kind: str) -> str:
     """Why a ``kind`` module is a fallback: the env override or the backend's state, plus a fix."""
     if force_fallback():
-        return (f"TVM_COMPILE_FORCE_FALLBACK=1 is set, so the {kind} module was built without its "
-                f"runtime. Fix: unset TVM_COMPILE_FORCE_FALLBACK and compile again on a machine with "
-                f"the {kind} runtime.")
+        return (
+            f"TVM_COMPILE_FORCE_FALLBACK=1 is set, so the {kind} module was built without its "
+            f"runtime. Fix: unset TVM_COMPILE_FORCE_FALLBACK and compile again on a machine with "
+            f"the {kind} runtime."
+        )
     from tvm.backend import _registry
 
     rec = _registry.record_for_kind(kind)
     if rec is None:
-        return (f"Reason: no installed backend provides module kind '{kind}'. "
-                f"Fix: {_registry.install_hint(kind)}.")
+        return f"Reason: no installed backend provides module kind '{kind}'. Fix: {_registry.install_hint(kind)}."
     why = rec.reason or f"backend '{rec.name}' is {rec.status}"
-    return (f"Reason: backend '{rec.name}' ({rec.distribution} {rec.version}) is {rec.status}: {why}. "
-            f"Fix: {rec.fix()}.")
+    return f"Reason: backend '{rec.name}' ({rec.distribution} {rec.version}) is {rec.status}: {why}. Fix: {rec.fix()}."
 
 
 def function_table(kernels: Sequence[Any], scalar_type: Callable[[str], str] = lambda dtype: dtype) -> list[list[Any]]:
     """The function map of a device module holding ``kernels``: ``[name, arg types, launch
     tags]`` per kernel, arg types from :func:`kernel_arg_types` (``scalar_type`` as there)."""
-    return [[k.global_symbol, kernel_arg_types(k, scalar_type), [str(t) for t in k.attrs.get("launch_params", ())]]
-            for k in kernels]
+    return [
+        [k.global_symbol, kernel_arg_types(k, scalar_type), [str(t) for t in k.attrs.get("launch_params", ())]]
+        for k in kernels
+    ]
 
 
 def _normalize_functions(functions: Sequence[FunctionSpec]) -> list[list[Any]]:
@@ -96,8 +98,9 @@ def _normalize_functions(functions: Sequence[FunctionSpec]) -> list[list[Any]]:
     return out
 
 
-def create_device_module(kind: str, fmt: str, functions: Sequence[FunctionSpec],
-                         payload: bytes | str, sources: Sequence[Sequence[str]]) -> tvm_ffi.Module:
+def create_device_module(
+    kind: str, fmt: str, functions: Sequence[FunctionSpec], payload: bytes | str, sources: Sequence[Sequence[str]]
+) -> tvm_ffi.Module:
     """A device module of ``kind`` (``"cuda"``, ``"opencl"`` ...).
 
     ``fmt`` is the payload format (``"ptx"``, ``"cl"``, ``"spirv"`` ...), ``functions`` lists

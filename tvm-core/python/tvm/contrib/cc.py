@@ -5,7 +5,8 @@
   parallel loops run on one thread with it). Flags ``-O3 -std=gnu11 -fPIC -shared``, ``-fopenmp`` when the
   code has parallel loops (``-fopenmp-simd`` otherwise), ``-march=<cpu>`` from the target's
   ``-mcpu``; tvm-ffi's include directory; links libtvm_ffi with an rpath to it.
-* cache: ``compile/`` under ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm``; see :mod:`tvm._cache`), keyed by sha256 of the code, the
+* cache: ``compile/`` under ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm``; see :mod:`tvm._cache`),
+  keyed by sha256 of the code, the
   flags and the compiler's version; entries are written atomically (temporary file + rename), so
   concurrent processes can share a cache directory.
 * errors: :class:`CompileError` shows the compiler's log followed by the generated source lines it
@@ -125,8 +126,9 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
         try:
             out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:
-            raise CompileError(f"C compiler {' '.join(cmd)!r} cannot run: {err}. Set CC to a working "
-                               "C compiler (gcc or clang).") from err
+            raise CompileError(
+                f"C compiler {' '.join(cmd)!r} cannot run: {err}. Set CC to a working C compiler (gcc or clang)."
+            ) from err
         got = (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "unknown"
         if memo is not None:
             try:
@@ -150,8 +152,12 @@ def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequenc
     """Compiler flags for a shared library of generated host code."""
     flags = ["-O3", "-std=gnu11", "-fPIC", "-shared", "-fno-math-errno", "-fvisibility=hidden"]
     if openmp and not has_openmp(compiler()):
-        warnings.warn(f"{' '.join(compiler())} has no OpenMP runtime: parallel loops run on one thread "
-                      "(install gcc or clang, or set CC, for multi-threaded CPU kernels)", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{' '.join(compiler())} has no OpenMP runtime: parallel loops run on one thread "
+            "(install gcc or clang, or set CC, for multi-threaded CPU kernels)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         openmp = False
     flags.append("-fopenmp" if openmp else "-fopenmp-simd")
     if mcpu:
@@ -181,8 +187,9 @@ def _explain(log: str, sources: dict[str, str]) -> str:
     return "\n".join(out)
 
 
-def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
-                 objects: Sequence[str] = (), link: bool = True) -> None:
+def run_compiler(
+    sources: dict[str, str], output: str, flags: Sequence[str], objects: Sequence[str] = (), link: bool = True
+) -> None:
     """Compile ``sources`` (file name -> C text) and ``objects`` into ``output`` (atomic): a
     shared library, or with ``link=False`` one object file from one source."""
     cmd = compiler()
@@ -197,16 +204,23 @@ def run_compiler(sources: dict[str, str], output: str, flags: Sequence[str],
         if link:
             full = [*cmd, *flags, *paths, *objects, "-o", out_tmp, *ffi_link_flags(), "-lm"]
         else:
-            full = [*cmd, *(f for f in flags if f != "-shared" and not f.startswith("-Wl,")),
-                    "-c", *paths, "-o", out_tmp]
+            full = [
+                *cmd,
+                *(f for f in flags if f != "-shared" and not f.startswith("-Wl,")),
+                "-c",
+                *paths,
+                "-o",
+                out_tmp,
+            ]
         try:
             proc = subprocess.run(full, capture_output=True, text=True)
         except OSError as err:
             raise CompileError(f"cannot run the C compiler {cmd[0]!r}: {err}. Set CC to gcc or clang.") from err
         if proc.returncode != 0:
             log = (proc.stdout + proc.stderr).replace(tmp + os.sep, "")
-            raise CompileError(f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}):\n"
-                               + _explain(log, sources))
+            raise CompileError(
+                f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}):\n" + _explain(log, sources)
+            )
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         # a private temporary name: threads compiling the same key must not share one
         fd, final_tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(output)), prefix=".tmp-")
@@ -232,8 +246,9 @@ def _ffi_version() -> str:
     return str(getattr(tvm_ffi, "__version__", "unknown"))
 
 
-def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
-                   extra_flags: Sequence[str] = (), name: str = "lib") -> tuple[str, bool]:
+def compile_shared(
+    code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "lib"
+) -> tuple[str, bool]:
     """Compile C ``code`` into a shared library; returns ``(path, cache_hit)``.
 
     With the cache on (default) the library lives in the cache directory under its key and a
@@ -255,15 +270,19 @@ def compile_shared(code: str, *, openmp: bool = False, mcpu: str | None = None,
             run_compiler({f"{name}.c": code}, str(path), flags)
             atomic_write(path.with_suffix(".c"), code.encode())
             return str(path), False
-        warnings.warn(f"compile cache {cdir} is not writable; compiling without it "
-                      "(set TVM_CACHE_DIR to a writable directory)", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"compile cache {cdir} is not writable; compiling without it (set TVM_CACHE_DIR to a writable directory)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.so")
     run_compiler({f"{name}.c": code}, out, flags)
     return out, False
 
 
-def compile_object(code: str, *, openmp: bool = False, mcpu: str | None = None,
-                   extra_flags: Sequence[str] = (), name: str = "host") -> str:
+def compile_object(
+    code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "host"
+) -> str:
     """Compile C ``code`` to an object file (cached like :func:`compile_shared`); returns its path."""
     flags = [*build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), "-c"]
     cdir = cache_dir()
@@ -278,7 +297,14 @@ def compile_object(code: str, *, openmp: bool = False, mcpu: str | None = None,
     return out
 
 
-def create_shared(output: str, sources: dict[str, str], *, objects: Sequence[str] = (),
-                  openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = ()) -> None:
+def create_shared(
+    output: str,
+    sources: dict[str, str],
+    *,
+    objects: Sequence[str] = (),
+    openmp: bool = False,
+    mcpu: str | None = None,
+    extra_flags: Sequence[str] = (),
+) -> None:
     """Link a shared library at ``output`` from C sources and object files (no cache; export)."""
     run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), objects)

@@ -114,8 +114,10 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
     device_modules = []
     if kernels:
         if tgt.kind.codegen is None:
-            raise RuntimeError(f"target '{tgt.kind.name}' has no device code generator, but lowering "
-                               f"produced {len(kernels)} device kernel(s)")
+            raise RuntimeError(
+                f"target '{tgt.kind.name}' has no device code generator, but lowering "
+                f"produced {len(kernels)} device kernel(s)"
+            )
         device_modules.append(tgt.kind.codegen(kernels, tgt))
     host_target = tgt.host if (tgt.kind.codegen is not None and tgt.host is not None) else tgt
     device_type = tgt.device_type

@@ -67,7 +67,7 @@ def parse_library_bin(blob: bytes) -> tuple[list[str], list[list[int]]]:
         nonlocal pos
         if n > len(blob) - pos:
             raise ModuleLoadError(f"embedded module table is truncated (needs {n} bytes at offset {pos})")
-        out = blob[pos:pos + n]
+        out = blob[pos : pos + n]
         pos += n
         return out
 
@@ -89,15 +89,15 @@ def parse_library_bin(blob: bytes) -> tuple[list[str], list[list[int]]]:
         kinds.append(kind)
         if kind != "_lib":
             take(u64())
-    children = [flat[indptr[i]:indptr[i + 1]] for i in range(len(indptr) - 1)]
+    children = [flat[indptr[i] : indptr[i + 1]] for i in range(len(indptr) - 1)]
     return kinds, children
 
 
 def _c_array(name: str, data: bytes) -> str:
-    lines = [f"__attribute__((visibility(\"default\"), aligned(8))) const unsigned char {name}[{len(data)}] = {{"]
+    lines = [f'__attribute__((visibility("default"), aligned(8))) const unsigned char {name}[{len(data)}] = {{']
     step = 24
     for i in range(0, len(data), step):
-        lines.append(",".join(str(b) for b in data[i:i + step]) + ",")
+        lines.append(",".join(str(b) for b in data[i : i + step]) + ",")
     lines.append("};")
     return "\n".join(lines) + "\n"
 
@@ -130,8 +130,10 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     if info is None or not getattr(info, "host_source", None):
         src = getattr(info, "lib_path", None) if info is not None else None
         if not src:
-            raise ValueError("export_library: this module was not produced by tvm.compile or "
-                             "tvm.runtime.load_module, so there is no library to export")
+            raise ValueError(
+                "export_library: this module was not produced by tvm.compile or "
+                "tvm.runtime.load_module, so there is no library to export"
+            )
         shutil.copyfile(src, path)
         return
     from tvm.contrib import cc
@@ -144,8 +146,7 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
         children: list = []
         _collect(module.ffi_module, modules, children)
         sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(modules, children))
-    cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu,
-                     extra_flags=extra)
+    cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
 
 
 # ----------------------------------------------------------------------------- load
@@ -158,13 +159,14 @@ def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
         data = f.read()
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError("not a little-endian ELF64 file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     sections = []
     for i in range(shnum):
         off = shoff + i * shentsize
         name, stype, _flags, addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
-            "<IIQQQQIIQQ", data, off)
+            "<IIQQQQIIQQ", data, off
+        )
         sections.append((stype, addr, offset, size, link, entsize))
     want = symbol.encode()
     for stype, _addr, offset, size, link, entsize in sections:
@@ -173,16 +175,17 @@ def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
         str_off = sections[link][2]
         for k in range(size // entsize):
             st_name, _st_info, _st_other, st_shndx, st_value, _st_size = struct.unpack_from(
-                "<IBBHQQ", data, offset + k * entsize)
+                "<IBBHQQ", data, offset + k * entsize
+            )
             end = data.find(b"\0", str_off + st_name)
-            if data[str_off + st_name:end] != want or st_shndx == 0 or st_shndx >= len(sections):
+            if data[str_off + st_name : end] != want or st_shndx == 0 or st_shndx >= len(sections):
                 continue
             sec = sections[st_shndx]
             if sec[0] == 8:  # SHT_NOBITS
                 return None
             pos = sec[2] + (st_value - sec[1])
-            nbytes, = struct.unpack_from("<Q", data, pos)
-            return data[pos + 8:pos + 8 + nbytes]
+            (nbytes,) = struct.unpack_from("<Q", data, pos)
+            return data[pos + 8 : pos + 8 + nbytes]
     return None
 
 
@@ -224,16 +227,19 @@ def ensure_loader(kind: str) -> None:
         try:
             backend.load(rec.name)
         except backend.BackendError as err:
-            raise ModuleLoadError(f"the library contains a '{kind}' device module, but backend "
-                                  f"'{rec.name}' cannot be loaded: {err}") from err
+            raise ModuleLoadError(
+                f"the library contains a '{kind}' device module, but backend '{rec.name}' cannot be loaded: {err}"
+            ) from err
     if tvm_ffi.get_global_func(key, allow_missing=True) is None:
         if rec is None:
             raise ModuleLoadError(
                 f"the library contains a '{kind}' device module, but no installed backend can load "
-                f"modules of kind '{kind}'. Fix: {_registry.install_hint(kind)}")
+                f"modules of kind '{kind}'. Fix: {_registry.install_hint(kind)}"
+            )
         raise ModuleLoadError(
             f"the library contains a '{kind}' device module, but backend '{rec.name}' "
-            f"({rec.describe()}) registered no loader for it. Fix: {rec.fix()}")
+            f"({rec.describe()}) registered no loader for it. Fix: {rec.fix()}"
+        )
 
 
 def load_module(path: str) -> Module:

@@ -55,8 +55,9 @@ class Module:
     def __call__(self, *args: Any) -> Any:
         return self._mod(*args)
 
-    def time_evaluator(self, name: str, dev: Any = None, number: int = 10, repeat: int = 3,
-                       min_repeat_ms: float = 0.0) -> Any:
+    def time_evaluator(
+        self, name: str, dev: Any = None, number: int = 10, repeat: int = 3, min_repeat_ms: float = 0.0
+    ) -> Any:
         """``f(*args) -> TimingResult``: seconds per call of function ``name`` (``number`` calls
         per measurement, ``repeat`` measurements; the device is synchronized around each)."""
         import time

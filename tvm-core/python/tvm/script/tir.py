@@ -39,16 +39,66 @@ from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.expr import FloatImm, IntImm, PrimExpr, StringImm
 from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
-    abs, acos, asin, atan, atan2, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, call_intrin,
-    ceil, cos, cosh, erf, exp, exp2, exp10, fabs, floor, floordiv, floormod, fmod, if_then_else,
-    infinity, isfinite, isinf, isnan, log, log1p, log2, log10, logical_and, logical_not,
-    logical_or, max, max_value, min, min_value, nearbyint, pow, round, rsqrt, shift_left,
-    shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv, truncmod, tvm_storage_sync,
+    abs,
+    acos,
+    asin,
+    atan,
+    atan2,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    call_intrin,
+    ceil,
+    cos,
+    cosh,
+    erf,
+    exp,
+    exp2,
+    exp10,
+    fabs,
+    floor,
+    floordiv,
+    floormod,
+    fmod,
+    if_then_else,
+    infinity,
+    isfinite,
+    isinf,
+    isnan,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    max,
+    max_value,
+    min,
+    min_value,
+    nearbyint,
+    pow,
+    round,
+    rsqrt,
+    shift_left,
+    shift_right,
+    sigmoid,
+    sin,
+    sinh,
+    sqrt,
+    tan,
+    tanh,
+    trunc,
+    truncdiv,
+    truncmod,
+    tvm_storage_sync,
 )
 from tvm.tir.stmt import THREAD_TAGS, ForKind
 
 
 # --------------------------------------------------------------------------- markers
+
 
 @dataclass
 class LoopSpec:
@@ -131,6 +181,7 @@ class UnsupportedError(ValueError):
 
 # --------------------------------------------------------------------------- prim_func
 
+
 def prim_func(func: Optional[Callable] = None, *, private: bool = False, check_well_formed: bool = True):
     """Decorator: parse the decorated Python function as TIR and return a :class:`PrimFunc`.
 
@@ -147,6 +198,7 @@ def prim_func(func: Optional[Callable] = None, *, private: bool = False, check_w
 
 
 # --------------------------------------------------------------------------- loops
+
 
 def _norm_range(start, stop):
     if stop is None:
@@ -170,14 +222,13 @@ vectorized = _loop(ForKind.VECTORIZED, "vectorized", "Loop to vectorize.")
 unroll = _loop(ForKind.UNROLLED, "unroll", "Loop to unroll.")
 
 
-def thread_binding(start, stop=None, thread: Optional[str] = None, *,
-                   annotations: Optional[dict] = None) -> LoopSpec:
+def thread_binding(start, stop=None, thread: Optional[str] = None, *, annotations: Optional[dict] = None) -> LoopSpec:
     """Loop bound to a GPU thread index: ``T.thread_binding(n, thread="threadIdx.x")`` or
     ``T.thread_binding(0, n, thread="blockIdx.x")``."""
     if isinstance(stop, str) and thread is None:
         stop, thread = None, stop
     if thread is None:
-        raise TypeError("T.thread_binding needs thread=\"threadIdx.x\" (or blockIdx.*, threadIdx.*)")
+        raise TypeError('T.thread_binding needs thread="threadIdx.x" (or blockIdx.*, threadIdx.*)')
     if thread not in THREAD_TAGS:
         raise ValueError(f"unknown thread tag {thread!r}; expected one of {', '.join(THREAD_TAGS)}")
     a, b = _norm_range(start, stop)
@@ -193,28 +244,54 @@ def grid(*extents) -> GridSpec:
 
 # --------------------------------------------------------------------------- buffers
 
+
 def _shape(shape) -> tuple:
     if isinstance(shape, (list, tuple)):
         return tuple(shape)
     return (shape,)
 
 
-def Buffer(shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,  # noqa: N802
-           scope: str = "global", align: int = 64, **_ignored) -> BufferSpec:
+def Buffer(
+    shape,
+    dtype: str = "float32",
+    data=None,
+    strides=None,
+    elem_offset=None,  # noqa: N802
+    scope: str = "global",
+    align: int = 64,
+    **_ignored,
+) -> BufferSpec:
     """Buffer annotation of a parameter: ``A: T.Buffer((n, m), "float32")``; in a body,
     ``A_flat = T.Buffer((n * m,), "float32", data=A.data)`` declares another view of ``A``'s memory."""
     _dt.parse(dtype)
     return BufferSpec(_shape(shape), dtype, tuple(strides or ()), elem_offset or 0, scope, align, data)
 
 
-def match_buffer(param, shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,
-                 scope: str = "global", align: int = 64, **_ignored) -> MatchBufferSpec:
+def match_buffer(
+    param,
+    shape,
+    dtype: str = "float32",
+    data=None,
+    strides=None,
+    elem_offset=None,
+    scope: str = "global",
+    align: int = 64,
+    **_ignored,
+) -> MatchBufferSpec:
     """Bind a ``T.handle`` parameter to a buffer view: ``A = T.match_buffer(a, (n,), "float32")``."""
     return MatchBufferSpec(param, Buffer(shape, dtype, None, strides, elem_offset, scope, align))
 
 
-def alloc_buffer(shape, dtype: str = "float32", data=None, strides=None, elem_offset=None,
-                 scope: str = "global", align: int = 64, **_ignored) -> AllocSpec:
+def alloc_buffer(
+    shape,
+    dtype: str = "float32",
+    data=None,
+    strides=None,
+    elem_offset=None,
+    scope: str = "global",
+    align: int = 64,
+    **_ignored,
+) -> AllocSpec:
     """Allocate a buffer (``scope="shared"`` or ``"local"`` in kernels) for the rest of the block."""
     if scope not in ("global", "shared", "local", "shared.dyn", "warp"):
         raise ValueError(f"unknown storage scope {scope!r}; expected 'global', 'shared' or 'local'")
@@ -266,6 +343,7 @@ def var(dtype: str, name: str = "") -> VarSpec:
 
 # --------------------------------------------------------------------------- expressions
 
+
 def Cast(dtype: str, value) -> PrimExpr:  # noqa: N802
     """Convert ``value`` to ``dtype``."""
     return _op.cast(dtype, value)
@@ -312,8 +390,10 @@ def _dtype_helper(name: str):
         raise TypeError(f"T.{name} cannot convert {type(value).__name__}")
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"``T.{name}(x)``: a {name} constant (Python number) or cast (expression); "
-                 f"``T.{name}()`` declares a symbolic variable; ``x: T.{name}`` annotates a scalar.")
+    f.__doc__ = (
+        f"``T.{name}(x)``: a {name} constant (Python number) or cast (expression); "
+        f"``T.{name}()`` declares a symbolic variable; ``x: T.{name}`` annotates a scalar."
+    )
     f._tir_dtype = name  # type: ignore[attr-defined]
     return f
 
@@ -328,17 +408,31 @@ boolean = globals()["bool"]
 def _unsupported(name: str, hint: str = ""):
     def f(*args, **kwargs):
         raise UnsupportedError(
-            f"T.{name} is not supported: this TVMScript dialect is loop-level only "
-            f"(no blocks){hint}")
+            f"T.{name} is not supported: this TVMScript dialect is loop-level only (no blocks){hint}"
+        )
 
     f.__name__ = name
     return f
 
 
-for _name in ("block", "sblock", "reads", "writes", "axis", "init", "where", "block_attr",
-              "launch_thread", "env_thread", "attr", "allocate", "decl_buffer_ptr"):
-    globals()[_name] = _unsupported(_name, "; write plain loops with T.thread_binding instead"
-                                    if _name in ("launch_thread", "env_thread") else "")
+for _name in (
+    "block",
+    "sblock",
+    "reads",
+    "writes",
+    "axis",
+    "init",
+    "where",
+    "block_attr",
+    "launch_thread",
+    "env_thread",
+    "attr",
+    "allocate",
+    "decl_buffer_ptr",
+):
+    globals()[_name] = _unsupported(
+        _name, "; write plain loops with T.thread_binding instead" if _name in ("launch_thread", "env_thread") else ""
+    )
 del _name
 
 
@@ -355,8 +449,9 @@ def __getattr__(name: str):
         from tvm.backend._registry import PUBLISHED_BACKENDS, closest_names, install_hint
 
         if name in PUBLISHED_BACKENDS:
-            raise AttributeError(f"T.{name} is the namespace of the {name} backend, which is not installed. "
-                                 f"Fix: {install_hint(name)}")
+            raise AttributeError(
+                f"T.{name} is the namespace of the {name} backend, which is not installed. Fix: {install_hint(name)}"
+            )
         known = [n for n in globals() if not n.startswith("_")] + namespaces.names()
         raise AttributeError(f"T.{name} is not part of TVMScript.{closest_names(name, known)}")
     return mod

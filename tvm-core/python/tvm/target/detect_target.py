@@ -34,8 +34,7 @@ def detect_target_from_device(dev: Any) -> Target:
         from tvm.backend import _registry
 
         name = DEVICE_NAMES.get(code, str(code))
-        raise _registry.explain_missing(f"detecting the target of {dev!r}", name,
-                                        _registry._record_for_device(code))
+        raise _registry.explain_missing(f"detecting the target of {dev!r}", name, _registry._record_for_device(code))
     if not Device(code, dev.index).exist:
         raise ValueError(f"cannot detect the target of {dev!r}: the device does not exist on this machine")
     return fn(dev)

@@ -14,9 +14,15 @@ class TargetKind:
 
     __slots__ = ("name", "device_type", "backend", "keys", "default_attrs", "codegen")
 
-    def __init__(self, name: str, device_type: int, backend: str, keys: tuple[str, ...] = (),
-                 default_attrs: dict[str, Any] | None = None,
-                 codegen: Callable[..., Any] | None = None):
+    def __init__(
+        self,
+        name: str,
+        device_type: int,
+        backend: str,
+        keys: tuple[str, ...] = (),
+        default_attrs: dict[str, Any] | None = None,
+        codegen: Callable[..., Any] | None = None,
+    ):
         self.name = name
         self.device_type = device_type
         self.backend = backend

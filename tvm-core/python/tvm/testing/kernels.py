@@ -25,8 +25,9 @@ def _named(func: PrimFunc, name: str) -> PrimFunc:
     """``func`` exported as ``name``."""
     if name == func.name:
         return func
-    return dataclasses.replace(func, buffer_map=dict(func.buffer_map), name=name,
-                               attrs={**func.attrs, "global_symbol": name})
+    return dataclasses.replace(
+        func, buffer_map=dict(func.buffer_map), name=name, attrs={**func.attrs, "global_symbol": name}
+    )
 
 
 def _size(value: Optional[int]):
@@ -52,8 +53,14 @@ def vector_add(dtype: str = "float32", block: int = 64, *, name: str = "vector_a
     return _named(vector_add, name)
 
 
-def row_sum(rows: Optional[int] = None, cols: Optional[int] = None, dtype: str = "float32",
-            block: int = 64, *, name: str = "row_sum") -> PrimFunc:
+def row_sum(
+    rows: Optional[int] = None,
+    cols: Optional[int] = None,
+    dtype: str = "float32",
+    block: int = 64,
+    *,
+    name: str = "row_sum",
+) -> PrimFunc:
     """``B[r] = sum(A[r, :])``: one block per row, strided partial sums then a tree reduction in
     shared memory with barriers. ``block`` must be a power of two."""
     assert block & (block - 1) == 0, "block must be a power of two"
@@ -85,8 +92,9 @@ def row_sum(rows: Optional[int] = None, cols: Optional[int] = None, dtype: str =
     return _named(row_sum, name)
 
 
-def row_softmax(rows: Optional[int] = None, cols: Optional[int] = None, block: int = 64, *,
-                name: str = "row_softmax") -> PrimFunc:
+def row_softmax(
+    rows: Optional[int] = None, cols: Optional[int] = None, block: int = 64, *, name: str = "row_softmax"
+) -> PrimFunc:
     """Numerically stable softmax of each row of a float32 matrix: shared-memory max and sum
     reductions, one block per row."""
     assert block & (block - 1) == 0, "block must be a power of two"
@@ -132,8 +140,15 @@ def row_softmax(rows: Optional[int] = None, cols: Optional[int] = None, block: i
     return _named(row_softmax, name)
 
 
-def matmul_tiled(m: Optional[int] = None, n: Optional[int] = None, k: Optional[int] = None, tile: int = 8,
-                 dtype: str = "float32", *, name: str = "matmul_tiled") -> PrimFunc:
+def matmul_tiled(
+    m: Optional[int] = None,
+    n: Optional[int] = None,
+    k: Optional[int] = None,
+    tile: int = 8,
+    dtype: str = "float32",
+    *,
+    name: str = "matmul_tiled",
+) -> PrimFunc:
     """``C = A @ B`` with ``tile x tile`` thread blocks staging tiles of A and B in shared memory
     and accumulating in a local register. Sizes must be multiples of ``tile`` (checked here for
     fixed sizes; symbolic ones are the caller's promise)."""

@@ -9,8 +9,9 @@ import sys
 import textwrap
 
 
-def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300,
-               clean_tvm_env: bool = False) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, env: dict[str, str] | None = None, timeout: int = 300, clean_tvm_env: bool = False
+) -> subprocess.CompletedProcess:
     """Run ``code`` (dedented) in a new interpreter with this one's ``sys.path`` and warnings
     ignored; ``env`` adds variables, ``clean_tvm_env`` first drops the caller's ``TVM_*`` ones
     (except ``TVM_CACHE_DIR``). Captures output as text and never raises on failure."""
@@ -19,5 +20,10 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300,
         full = {k: v for k, v in full.items() if not k.startswith("TVM_") or k == "TVM_CACHE_DIR"}
     full["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], env=full,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

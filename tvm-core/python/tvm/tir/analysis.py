@@ -12,13 +12,32 @@ import math
 from typing import Any, Optional
 
 from .expr import (
-    BinaryOp, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Let, Not, PrimExpr, Select,
-    StringImm, Var,
+    BinaryOp,
+    Buffer,
+    BufferLoad,
+    Call,
+    Cast,
+    FloatImm,
+    IntImm,
+    Let,
+    Not,
+    PrimExpr,
+    Select,
+    StringImm,
+    Var,
 )
 from .function import PrimFunc
 from .functor import StmtExprVisitor
 from .stmt import (
-    Allocate, AssertStmt, BufferStore, Evaluate, For, IfThenElse, LetStmt, SeqStmt, Stmt,
+    Allocate,
+    AssertStmt,
+    BufferStore,
+    Evaluate,
+    For,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
 )
 
 
@@ -62,8 +81,12 @@ class _Eq:
             return
         if a is b and not define:
             return
-        self.check(a.dtype == b.dtype and a.scope == b.scope and len(a.shape) == len(b.shape)
-                   and len(a.strides) == len(b.strides))
+        self.check(
+            a.dtype == b.dtype
+            and a.scope == b.scope
+            and len(a.shape) == len(b.shape)
+            and len(a.strides) == len(b.strides)
+        )
         self.bufs[a] = b
         self.rbufs[b] = a
         if a.data is not None and b.data is not None:
@@ -109,8 +132,7 @@ class _Eq:
         elif isinstance(a, Not):
             self.expr(a.a, b.a)
         elif isinstance(a, Select):
-            self.exprs((a.condition, a.true_value, a.false_value),
-                       (b.condition, b.true_value, b.false_value))
+            self.exprs((a.condition, a.true_value, a.false_value), (b.condition, b.true_value, b.false_value))
         elif isinstance(a, Let):
             self.expr(a.value, b.value)
             self.define(a.var, b.var)
@@ -138,8 +160,7 @@ class _Eq:
             self.exprs(a.indices, b.indices)
             self.expr(a.value, b.value)
         elif isinstance(a, For):
-            self.check(a.kind == b.kind and a.thread_tag == b.thread_tag
-                       and a.annotations == b.annotations)
+            self.check(a.kind == b.kind and a.thread_tag == b.thread_tag and a.annotations == b.annotations)
             self.expr(a.min, b.min)
             self.expr(a.extent, b.extent)
             self.define(a.loop_var, b.loop_var)
@@ -178,8 +199,10 @@ class _Eq:
 def _attrs_eq(a: dict, b: dict) -> bool:
     if set(a) != set(b):
         return False
-    return all(str(a[k]) == str(b[k]) if not isinstance(a[k], (int, float, str, bool, list, tuple, dict))
-               else a[k] == b[k] for k in a)
+    return all(
+        str(a[k]) == str(b[k]) if not isinstance(a[k], (int, float, str, bool, list, tuple, dict)) else a[k] == b[k]
+        for k in a
+    )
 
 
 def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
@@ -209,8 +232,10 @@ def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
 def assert_structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> None:
     """Raise ValueError showing both sides when they are not structurally equal."""
     if not structural_equal(a, b, map_free_vars):
+
         def show(x):
             return x.script() if isinstance(x, PrimFunc) else repr(x)
+
         raise ValueError(f"not structurally equal:\n--- lhs\n{show(a)}\n--- rhs\n{show(b)}")
 
 

@@ -6,8 +6,19 @@ from __future__ import annotations
 import re
 
 SCALAR_DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
 )
 _RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+))?$")
 

@@ -20,29 +20,74 @@ class PrimExpr:
     span: Any = None
 
     # --- operator sugar (builds IR; constant-folding happens in passes, not here) ---
-    def __add__(self, o): return Add(self, const_like(o, self))
-    def __radd__(self, o): return Add(const_like(o, self), self)
-    def __sub__(self, o): return Sub(self, const_like(o, self))
-    def __rsub__(self, o): return Sub(const_like(o, self), self)
-    def __mul__(self, o): return Mul(self, const_like(o, self))
-    def __rmul__(self, o): return Mul(const_like(o, self), self)
-    def __truediv__(self, o): return Div(self, const_like(o, self))
-    def __rtruediv__(self, o): return Div(const_like(o, self), self)
-    def __floordiv__(self, o): return FloorDiv(self, const_like(o, self))
-    def __rfloordiv__(self, o): return FloorDiv(const_like(o, self), self)
-    def __mod__(self, o): return FloorMod(self, const_like(o, self))
-    def __rmod__(self, o): return FloorMod(const_like(o, self), self)
-    def __neg__(self): return Sub(const_like(0, self), self)
-    def __lt__(self, o): return LT(self, const_like(o, self))
-    def __le__(self, o): return LE(self, const_like(o, self))
-    def __gt__(self, o): return GT(self, const_like(o, self))
-    def __ge__(self, o): return GE(self, const_like(o, self))
-    def __and__(self, o): return And(self, const_like(o, self))
-    def __or__(self, o): return Or(self, const_like(o, self))
-    def __invert__(self): return Not(self)
-    def __lshift__(self, o): return Call(self.dtype, "shift_left", (self, const_like(o, self)))
-    def __rshift__(self, o): return Call(self.dtype, "shift_right", (self, const_like(o, self)))
-    def __xor__(self, o): return Call(self.dtype, "bitwise_xor", (self, const_like(o, self)))
+    def __add__(self, o):
+        return Add(self, const_like(o, self))
+
+    def __radd__(self, o):
+        return Add(const_like(o, self), self)
+
+    def __sub__(self, o):
+        return Sub(self, const_like(o, self))
+
+    def __rsub__(self, o):
+        return Sub(const_like(o, self), self)
+
+    def __mul__(self, o):
+        return Mul(self, const_like(o, self))
+
+    def __rmul__(self, o):
+        return Mul(const_like(o, self), self)
+
+    def __truediv__(self, o):
+        return Div(self, const_like(o, self))
+
+    def __rtruediv__(self, o):
+        return Div(const_like(o, self), self)
+
+    def __floordiv__(self, o):
+        return FloorDiv(self, const_like(o, self))
+
+    def __rfloordiv__(self, o):
+        return FloorDiv(const_like(o, self), self)
+
+    def __mod__(self, o):
+        return FloorMod(self, const_like(o, self))
+
+    def __rmod__(self, o):
+        return FloorMod(const_like(o, self), self)
+
+    def __neg__(self):
+        return Sub(const_like(0, self), self)
+
+    def __lt__(self, o):
+        return LT(self, const_like(o, self))
+
+    def __le__(self, o):
+        return LE(self, const_like(o, self))
+
+    def __gt__(self, o):
+        return GT(self, const_like(o, self))
+
+    def __ge__(self, o):
+        return GE(self, const_like(o, self))
+
+    def __and__(self, o):
+        return And(self, const_like(o, self))
+
+    def __or__(self, o):
+        return Or(self, const_like(o, self))
+
+    def __invert__(self):
+        return Not(self)
+
+    def __lshift__(self, o):
+        return Call(self.dtype, "shift_left", (self, const_like(o, self)))
+
+    def __rshift__(self, o):
+        return Call(self.dtype, "shift_right", (self, const_like(o, self)))
+
+    def __xor__(self, o):
+        return Call(self.dtype, "bitwise_xor", (self, const_like(o, self)))
 
     def equal(self, o) -> "EQ":
         """``self == o`` as IR (``==`` itself keeps Python identity semantics)."""
@@ -157,9 +202,18 @@ def _binop(name: str, op: str, result_bool: bool = False):
         return f"{name}({self.a!r}, {self.b!r})"
 
     base = CmpOp if result_bool else BinaryOp
-    cls = type(name, (base,), {"__init__": __init__, "__repr__": __repr__, "op": op,
-                                "__slots__": ("a", "b", "span", "dtype"),
-                                "__setattr__": _frozen_setattr, "__hash__": object.__hash__})
+    cls = type(
+        name,
+        (base,),
+        {
+            "__init__": __init__,
+            "__repr__": __repr__,
+            "op": op,
+            "__slots__": ("a", "b", "span", "dtype"),
+            "__setattr__": _frozen_setattr,
+            "__hash__": object.__hash__,
+        },
+    )
     return cls
 
 

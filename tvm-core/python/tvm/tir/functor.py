@@ -12,11 +12,31 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .expr import (
-    BinaryOp, Buffer, BufferLoad, Call, Cast, FloatImm, IntImm, Let, Not, PrimExpr, Select,
-    StringImm, Var,
+    BinaryOp,
+    Buffer,
+    BufferLoad,
+    Call,
+    Cast,
+    FloatImm,
+    IntImm,
+    Let,
+    Not,
+    PrimExpr,
+    Select,
+    StringImm,
+    Var,
 )
 from .stmt import (
-    Allocate, AssertStmt, BufferStore, Evaluate, For, IfThenElse, LetStmt, SeqStmt, Stmt, seq,
+    Allocate,
+    AssertStmt,
+    BufferStore,
+    Evaluate,
+    For,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+    seq,
 )
 
 

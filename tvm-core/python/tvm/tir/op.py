@@ -29,29 +29,77 @@ from typing import Any, Optional, Union
 
 from . import dtype as _dt
 from .expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max,
-    Min, Mod, Mul, Not, Or, PrimExpr, Select, StringImm, Sub, const,
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    Call,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    StringImm,
+    Sub,
+    const,
 )
 
 ExprLike = Union[PrimExpr, int, float, bool]
 
 #: name -> (number of args or None for variadic, result dtype rule); see the module docstring.
 INTRINSICS: dict[str, tuple[Optional[int], str]] = {
-    "exp": (1, "float"), "exp2": (1, "float"), "exp10": (1, "float"),
-    "log": (1, "float"), "log2": (1, "float"), "log10": (1, "float"), "log1p": (1, "float"),
-    "sqrt": (1, "float"), "rsqrt": (1, "float"),
-    "sin": (1, "float"), "cos": (1, "float"), "tan": (1, "float"),
-    "asin": (1, "float"), "acos": (1, "float"), "atan": (1, "float"),
-    "sinh": (1, "float"), "cosh": (1, "float"), "tanh": (1, "float"),
-    "erf": (1, "float"), "sigmoid": (1, "float"),
-    "floor": (1, "float"), "ceil": (1, "float"), "round": (1, "float"), "trunc": (1, "float"),
-    "nearbyint": (1, "float"), "fabs": (1, "float"),
-    "pow": (2, "float"), "atan2": (2, "float"), "fmod": (2, "float"),
+    "exp": (1, "float"),
+    "exp2": (1, "float"),
+    "exp10": (1, "float"),
+    "log": (1, "float"),
+    "log2": (1, "float"),
+    "log10": (1, "float"),
+    "log1p": (1, "float"),
+    "sqrt": (1, "float"),
+    "rsqrt": (1, "float"),
+    "sin": (1, "float"),
+    "cos": (1, "float"),
+    "tan": (1, "float"),
+    "asin": (1, "float"),
+    "acos": (1, "float"),
+    "atan": (1, "float"),
+    "sinh": (1, "float"),
+    "cosh": (1, "float"),
+    "tanh": (1, "float"),
+    "erf": (1, "float"),
+    "sigmoid": (1, "float"),
+    "floor": (1, "float"),
+    "ceil": (1, "float"),
+    "round": (1, "float"),
+    "trunc": (1, "float"),
+    "nearbyint": (1, "float"),
+    "fabs": (1, "float"),
+    "pow": (2, "float"),
+    "atan2": (2, "float"),
+    "fmod": (2, "float"),
     "abs": (1, "int"),
-    "isnan": (1, "bool"), "isinf": (1, "bool"), "isfinite": (1, "bool"),
+    "isnan": (1, "bool"),
+    "isinf": (1, "bool"),
+    "isfinite": (1, "bool"),
     "if_then_else": (3, "arg1"),
-    "shift_left": (2, "int"), "shift_right": (2, "int"),
-    "bitwise_and": (2, "int"), "bitwise_or": (2, "int"), "bitwise_xor": (2, "int"),
+    "shift_left": (2, "int"),
+    "shift_right": (2, "int"),
+    "bitwise_and": (2, "int"),
+    "bitwise_or": (2, "int"),
+    "bitwise_xor": (2, "int"),
     "bitwise_not": (1, "int"),
     "tvm_storage_sync": (1, "void"),
     "tir.launch_kernel": (None, "int32"),
@@ -61,6 +109,7 @@ _FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}
 
 
 # --------------------------------------------------------------------------- conversion helpers
+
 
 def convert(value: ExprLike, dtype: Optional[str] = None) -> PrimExpr:
     """``value`` as a PrimExpr; Python numbers become constants of ``dtype`` (or the default)."""
@@ -76,7 +125,7 @@ def convert(value: ExprLike, dtype: Optional[str] = None) -> PrimExpr:
         if _dt.is_bool(dtype):
             return IntImm("bool", int(bool(value)))
         return const(value, dtype)
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2 ** 31) <= value < 2 ** 31:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**31) <= value < 2**31:
         return IntImm("int64", value)  # too large for the default int32
     return const(value)
 
@@ -136,9 +185,22 @@ def _literal_like(value: Any, other: PrimExpr) -> PrimExpr:
 
 
 _BINARY = {
-    "add": Add, "sub": Sub, "mul": Mul, "div": Div, "truncdiv": Div, "truncmod": Mod,
-    "floordiv": FloorDiv, "floormod": FloorMod, "min": Min, "max": Max,
-    "eq": EQ, "ne": NE, "lt": LT, "le": LE, "gt": GT, "ge": GE,
+    "add": Add,
+    "sub": Sub,
+    "mul": Mul,
+    "div": Div,
+    "truncdiv": Div,
+    "truncmod": Mod,
+    "floordiv": FloorDiv,
+    "floormod": FloorMod,
+    "min": Min,
+    "max": Max,
+    "eq": EQ,
+    "ne": NE,
+    "lt": LT,
+    "le": LE,
+    "gt": GT,
+    "ge": GE,
 }
 
 
@@ -149,8 +211,7 @@ def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
         a, b = _as_bool(a), _as_bool(b)
         return And(a, b) if op == "and" else Or(a, b)
     a, b = _pair(a, b)
-    if op in ("truncmod", "floormod", "floordiv", "truncdiv") and _dt.is_float(a.dtype) \
-            and op != "floordiv":
+    if op in ("truncmod", "floormod", "floordiv", "truncdiv") and _dt.is_float(a.dtype) and op != "floordiv":
         raise TypeError(f"{op} needs integer operands, got {a.dtype}")
     return _BINARY[op](a, b)
 
@@ -163,6 +224,7 @@ def _as_bool(x: ExprLike) -> PrimExpr:
 
 
 # --------------------------------------------------------------------------- intrinsics
+
 
 def _unary_float(name: str):
     def f(x: ExprLike) -> PrimExpr:
@@ -373,8 +435,10 @@ def min_value(dtype: str) -> PrimExpr:
 
 
 _FLOAT_MAX = {
-    "float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-    "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
 }
 
 
@@ -413,12 +477,67 @@ def result_dtype(op: str, args: tuple) -> Optional[str]:
 
 
 __all__ = [
-    "INTRINSICS", "abs", "acos", "asin", "atan", "atan2", "binary", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "call_intrin", "cast", "ceil", "convert", "cos", "cosh", "erf",
-    "exp", "exp10", "exp2", "fabs", "floor", "floordiv", "floormod", "fmod", "if_then_else",
-    "infinity", "isfinite", "isinf", "isnan", "log", "log10", "log1p", "log2", "logical_and",
-    "logical_not", "logical_or", "max", "max_value", "min", "min_value", "nearbyint", "pow",
-    "promote_dtypes", "result_dtype", "round", "rsqrt", "select", "shift_left", "shift_right",
-    "sigmoid", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "truncdiv", "truncmod",
-    "tvm_storage_sync", "Cast", "Select",
+    "INTRINSICS",
+    "abs",
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "binary",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "call_intrin",
+    "cast",
+    "ceil",
+    "convert",
+    "cos",
+    "cosh",
+    "erf",
+    "exp",
+    "exp10",
+    "exp2",
+    "fabs",
+    "floor",
+    "floordiv",
+    "floormod",
+    "fmod",
+    "if_then_else",
+    "infinity",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "max",
+    "max_value",
+    "min",
+    "min_value",
+    "nearbyint",
+    "pow",
+    "promote_dtypes",
+    "result_dtype",
+    "round",
+    "rsqrt",
+    "select",
+    "shift_left",
+    "shift_right",
+    "sigmoid",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
+    "truncdiv",
+    "truncmod",
+    "tvm_storage_sync",
+    "Cast",
+    "Select",
 ]

@@ -14,21 +14,85 @@ from typing import Any
 
 from . import dtype as _dt
 from .expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Buffer, BufferLoad, Call, Cast, Div, FloatImm,
-    FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, StringImm, Sub,
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    BinaryOp,
+    Buffer,
+    BufferLoad,
+    Call,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    StringImm,
+    Sub,
     Var,
 )
 from .function import PrimFunc
 from .op import INTRINSICS, result_dtype
 from .stmt import (
-    Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt,
+    Allocate,
+    AssertStmt,
+    BufferStore,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
 )
 
 # precedence: higher binds tighter (Python's)
-_PREC = {Or: 1, And: 2, EQ: 4, NE: 4, LT: 4, LE: 4, GT: 4, GE: 4, Add: 6, Sub: 6,
-         Mul: 7, FloorDiv: 7, FloorMod: 7, Div: 7}
-_SYM = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//", FloorMod: "%", Div: "/", EQ: "==",
-        NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">=", And: "and", Or: "or"}
+_PREC = {
+    Or: 1,
+    And: 2,
+    EQ: 4,
+    NE: 4,
+    LT: 4,
+    LE: 4,
+    GT: 4,
+    GE: 4,
+    Add: 6,
+    Sub: 6,
+    Mul: 7,
+    FloorDiv: 7,
+    FloorMod: 7,
+    Div: 7,
+}
+_SYM = {
+    Add: "+",
+    Sub: "-",
+    Mul: "*",
+    FloorDiv: "//",
+    FloorMod: "%",
+    Div: "/",
+    EQ: "==",
+    NE: "!=",
+    LT: "<",
+    LE: "<=",
+    GT: ">",
+    GE: ">=",
+    And: "and",
+    Or: "or",
+}
 _ATOM = 100
 
 
@@ -103,14 +167,17 @@ class _Printer:
             right = self.expr(e.b, p + 1)
             return f"{left} {_SYM[type(e)]} {right}", p
         if isinstance(e, Select):
-            return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, "
-                    f"{self.expr(e.false_value)})"), _ATOM
+            return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})"), _ATOM
         if isinstance(e, BufferLoad):
             return f"{self.buf(e.buffer)}[{self.indices(e.indices)}]", _ATOM
         if isinstance(e, Call):
             args = ", ".join(self.expr(a) for a in e.args)
-            if e.op in INTRINSICS and "." not in e.op and result_dtype(e.op, e.args) == e.dtype \
-                    and INTRINSICS[e.op][1] != "int32":
+            if (
+                e.op in INTRINSICS
+                and "." not in e.op
+                and result_dtype(e.op, e.args) == e.dtype
+                and INTRINSICS[e.op][1] != "int32"
+            ):
                 return f"T.{e.op}({args})", _ATOM
             sep = ", " if args else ""
             return f'T.call_intrin("{e.dtype}", "{e.op}"{sep}{args})', _ATOM
@@ -146,15 +213,21 @@ class _Printer:
                 self.emit(depth, "else:")
                 self.stmt(s.else_case, depth + 1)
         elif isinstance(s, LetStmt):
-            self.emit(depth, f"{self.var(s.var)}: T.{s.var.dtype} = {self.expr(s.value)}"
-                      if s.var.dtype in _dt.SCALAR_DTYPES else
-                      f"{self.var(s.var)} = {self.expr(s.value)}")
+            self.emit(
+                depth,
+                f"{self.var(s.var)}: T.{s.var.dtype} = {self.expr(s.value)}"
+                if s.var.dtype in _dt.SCALAR_DTYPES
+                else f"{self.var(s.var)} = {self.expr(s.value)}",
+            )
             self.stmt(s.body, depth)
         elif isinstance(s, Allocate):
             b = s.buffer
             self.data_of[b.data] = b
-            self.emit(depth, f"{self.buf(b)} = T.alloc_buffer({self.shape(b.shape)}, \"{b.dtype}\""
-                      f"{self.buffer_extras(b)}, scope=\"{b.scope}\")")
+            self.emit(
+                depth,
+                f'{self.buf(b)} = T.alloc_buffer({self.shape(b.shape)}, "{b.dtype}"'
+                f'{self.buffer_extras(b)}, scope="{b.scope}")',
+            )
             self.stmt(s.body, depth)
         elif isinstance(s, Evaluate):
             v = s.value
@@ -177,8 +250,9 @@ class _Printer:
             if b in params or b.data not in self.data_of:
                 continue
             data = self.var(b.data)
-            self.emit(1, f'{self.buf(b)} = T.Buffer({self.shape(b.shape)}, "{b.dtype}"'
-                         f'{self.buffer_extras(b)}, data={data})')
+            self.emit(
+                1, f'{self.buf(b)} = T.Buffer({self.shape(b.shape)}, "{b.dtype}"{self.buffer_extras(b)}, data={data})'
+            )
 
     def loop_header(self, s: For) -> str:
         ann = f", annotations={s.annotations!r}" if s.annotations else ""
@@ -186,7 +260,9 @@ class _Printer:
         if zero:
             rng = self.expr(s.extent)
         else:
-            rng = f"{self.expr(s.min)}, {self.expr(Add(s.min, s.extent) if s.min.dtype == s.extent.dtype else s.extent)}"
+            rng = (
+                f"{self.expr(s.min)}, {self.expr(Add(s.min, s.extent) if s.min.dtype == s.extent.dtype else s.extent)}"
+            )
         if s.kind is ForKind.THREAD_BINDING:
             return f'T.thread_binding({rng}, thread="{s.thread_tag}"{ann})'
         if s.kind is ForKind.SERIAL and not ann and zero and s.loop_var.dtype == "int32":
@@ -211,8 +287,9 @@ class _Printer:
         symbolic shapes as ``var_A: T.handle`` + ``A = T.match_buffer(var_A, ...)`` after the
         ``n = T.int32()`` declarations, so the printed text is also valid plain Python."""
         bufs = {p: f.buffer_map[p] for p in f.params if p in f.buffer_map}
-        shape_vars = {p: [v for x in (*b.shape, *b.strides, b.elem_offset) for v in _vars_in(x)]
-                      for p, b in bufs.items()}
+        shape_vars = {
+            p: [v for x in (*b.shape, *b.strides, b.elem_offset) for v in _vars_in(x)] for p, b in bufs.items()
+        }
         symbolic = {p: None for p, vs in shape_vars.items() if vs}  # ordered like the parameters
         # reserve names: buffers and scalars first, then the handles of matched buffers
         for p in f.params:
@@ -235,8 +312,9 @@ class _Printer:
         for p in f.params:
             b = bufs.get(p)
             if b is not None and p not in symbolic:
-                sig.append(f'{self.buf(b)}: T.Buffer({self.shape(b.shape)}, "{b.dtype}"'
-                           f"{self.buffer_extras(b)}{_scope(b)})")
+                sig.append(
+                    f'{self.buf(b)}: T.Buffer({self.shape(b.shape)}, "{b.dtype}"{self.buffer_extras(b)}{_scope(b)})'
+                )
             elif p.dtype == "handle":
                 sig.append(f"{self.names[p] if p in self.names else self.var(p)}: T.handle")
             else:
@@ -256,8 +334,11 @@ class _Printer:
         for p in f.params:
             if p in symbolic:
                 b = bufs[p]
-                self.emit(1, f'{self.buf(b)} = T.match_buffer({self.names[p]}, {self.shape(b.shape)}, '
-                             f'"{b.dtype}"{self.buffer_extras(b)}{_scope(b)})')
+                self.emit(
+                    1,
+                    f"{self.buf(b)} = T.match_buffer({self.names[p]}, {self.shape(b.shape)}, "
+                    f'"{b.dtype}"{self.buffer_extras(b)}{_scope(b)})',
+                )
         self.declare_views(f)
         self.stmt(f.body, 1)
         return "\n".join(self.lines) + "\n"
@@ -267,8 +348,12 @@ def _scope(b: Buffer) -> str:
     return f', scope="{b.scope}"' if b.scope != "global" else ""
 
 
-_KIND_FN = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel", ForKind.VECTORIZED: "vectorized",
-            ForKind.UNROLLED: "unroll"}
+_KIND_FN = {
+    ForKind.SERIAL: "serial",
+    ForKind.PARALLEL: "parallel",
+    ForKind.VECTORIZED: "vectorized",
+    ForKind.UNROLLED: "unroll",
+}
 
 
 def _pystr(s: str) -> str:
@@ -297,4 +382,3 @@ def _vars_in(e: Any) -> list:
 def script(func: PrimFunc) -> str:
     """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``."""
     return _Printer().func(func)
-

@@ -13,14 +13,19 @@ class ForKind(Enum):
     """How a loop runs."""
 
     SERIAL = "serial"
-    PARALLEL = "parallel"        # CPU: OpenMP
-    VECTORIZED = "vectorized"    # CPU: SIMD (inner loop, constant extent)
+    PARALLEL = "parallel"  # CPU: OpenMP
+    VECTORIZED = "vectorized"  # CPU: SIMD (inner loop, constant extent)
     UNROLLED = "unroll"
     THREAD_BINDING = "thread_binding"  # GPU: bound to ``thread_tag``
 
 
 THREAD_TAGS = (
-    "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
+    "blockIdx.x",
+    "blockIdx.y",
+    "blockIdx.z",
+    "threadIdx.x",
+    "threadIdx.y",
+    "threadIdx.z",
     "vthread",
 )
 

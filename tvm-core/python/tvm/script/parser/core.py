@@ -36,7 +36,15 @@ from tvm.tir import op as _op
 from tvm.tir.expr import Add, Buffer, BufferLoad, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
-    Allocate, AssertStmt, BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq,
+    Allocate,
+    AssertStmt,
+    BufferStore,
+    Evaluate,
+    For,
+    IfThenElse,
+    LetStmt,
+    Stmt,
+    seq,
 )
 
 from .. import tir as T
@@ -53,16 +61,23 @@ class _Wrap:
 
 
 def _is_zero(x: Any) -> bool:
-    return (isinstance(x, int) and not isinstance(x, bool) and x == 0) or (
-        isinstance(x, IntImm) and x.value == 0)
+    return (isinstance(x, int) and not isinstance(x, bool) and x == 0) or (isinstance(x, IntImm) and x.value == 0)
 
 
 class Parser:
     """Parses one function definition. ``lines`` are the file's lines (for error carets),
     ``line_offset``/``col_offset`` map AST positions back to the file."""
 
-    def __init__(self, tree: ast.FunctionDef, filename: str, lines: list[str], line_offset: int,
-                 col_offset: int, env: dict[str, Any], private: bool = False):
+    def __init__(
+        self,
+        tree: ast.FunctionDef,
+        filename: str,
+        lines: list[str],
+        line_offset: int,
+        col_offset: int,
+        env: dict[str, Any],
+        private: bool = False,
+    ):
         self.tree = tree
         self.filename = filename
         self.lines = lines
@@ -105,8 +120,11 @@ class Parser:
             old = self.lookup(name, node)
             if isinstance(old, Buffer):
                 raise self.error(node, f"'{name}' is a buffer; store into it with {name}[...] = value")
-            raise self.error(node, f"'{name}' is already defined: TIR variables are immutable, "
-                                   f"use a new name (or a buffer for a mutable value)")
+            raise self.error(
+                node,
+                f"'{name}' is already defined: TIR variables are immutable, "
+                f"use a new name (or a buffer for a mutable value)",
+            )
         self.scopes[-1][name] = value
 
     # ------------------------------------------------------------------ function
@@ -120,8 +138,10 @@ class Parser:
         annos: dict[str, Any] = {}
         for a in args.args:
             if a.annotation is None:
-                raise self.error(a, f"parameter '{a.arg}' needs a type annotation "
-                                    f"(T.Buffer(...), T.handle or a dtype such as T.int32)")
+                raise self.error(
+                    a,
+                    f"parameter '{a.arg}' needs a type annotation (T.Buffer(...), T.handle or a dtype such as T.int32)",
+                )
         param_vars: dict[str, Var] = {}
         # pass 1 binds scalar parameters; annotations that fail (they may use a scalar
         # parameter declared later) are evaluated again in pass 2
@@ -142,8 +162,10 @@ class Parser:
                     param_vars[a.arg] = v
                     self.bind(a.arg, v, a)
                 elif not isinstance(val, T.BufferSpec):
-                    raise self.error(a.annotation, f"unsupported annotation for parameter '{a.arg}': "
-                                                   f"expected T.Buffer(...), T.handle or a dtype")
+                    raise self.error(
+                        a.annotation,
+                        f"unsupported annotation for parameter '{a.arg}': expected T.Buffer(...), T.handle or a dtype",
+                    )
         buffer_map: dict[Var, Buffer] = {}
         for a in args.args:
             val = annos[a.arg]
@@ -167,16 +189,25 @@ class Parser:
 
     @staticmethod
     def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             return body[1:]
         return body
 
     def _predeclare(self, body: list[ast.stmt]) -> None:
         """Bind ``n = T.int32()`` declarations at the top of the body before the parameters."""
         for st in body:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
-                    and isinstance(st.value, ast.Call) and not st.value.keywords:
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+                and isinstance(st.value, ast.Call)
+                and not st.value.keywords
+            ):
                 try:
                     fn = self.eval_expr(st.value.func)
                     if not ((getattr(fn, "_tir_dtype", None) and not st.value.args) or fn is T.var):
@@ -191,6 +222,7 @@ class Parser:
 
     def make_buffer(self, name: str, spec: T.BufferSpec, node: ast.AST, data: Optional[Var] = None) -> Buffer:
         """A Buffer named ``name`` from a spec; string dims declare int32 shape variables."""
+
         def dim(x):
             if isinstance(x, str):
                 if self.is_bound(x):
@@ -202,7 +234,7 @@ class Parser:
             if isinstance(x, bool) or not isinstance(x, (int, PrimExpr)):
                 raise self.error(node, f"buffer dimension must be an integer, got {x!r}")
             if isinstance(x, int):
-                return IntImm("int32", x) if -(2 ** 31) <= x < 2 ** 31 else IntImm("int64", x)
+                return IntImm("int32", x) if -(2**31) <= x < 2**31 else IntImm("int64", x)
             if not (_dt.is_integer(x.dtype)):
                 raise self.error(node, f"buffer dimension must be an integer, got {x.dtype}")
             return x
@@ -226,7 +258,7 @@ class Parser:
             for i, node in enumerate(nodes):
                 r = self.visit_stmt(node)
                 if isinstance(r, _Wrap):
-                    rest = self.parse_block(nodes[i + 1:], new_scope=False)
+                    rest = self.parse_block(nodes[i + 1 :], new_scope=False)
                     out.append(r.build(rest))
                     break
                 if r is not None:
@@ -287,8 +319,11 @@ class Parser:
             names = self._target_names(node.target, 1)
             specs = [it]
         else:
-            raise self.error(node.iter, "a loop must iterate over range(), T.serial, T.parallel, "
-                                        "T.vectorized, T.unroll, T.thread_binding or T.grid")
+            raise self.error(
+                node.iter,
+                "a loop must iterate over range(), T.serial, T.parallel, "
+                "T.vectorized, T.unroll, T.thread_binding or T.grid",
+            )
         self.scopes.append({})
         self.depth += 1
         try:
@@ -343,12 +378,16 @@ class Parser:
         cond = self.eval_expr(node.test)
         if not isinstance(cond, PrimExpr):
             if isinstance(cond, (bool, int)):
-                return self.parse_block(node.body if cond else node.orelse) if (
-                    node.body if cond else node.orelse) else None
+                return (
+                    self.parse_block(node.body if cond else node.orelse)
+                    if (node.body if cond else node.orelse)
+                    else None
+                )
             raise self.error(node.test, f"if condition must be a boolean expression, got {type(cond).__name__}")
         if not _dt.is_bool(cond.dtype):
-            raise self.error(node.test, f"if condition must be boolean, got {cond.dtype}; "
-                                        f"compare explicitly (e.g. x != 0)")
+            raise self.error(
+                node.test, f"if condition must be boolean, got {cond.dtype}; compare explicitly (e.g. x != 0)"
+            )
         self.depth += 1
         try:
             then = self.parse_block(node.body)
@@ -378,8 +417,11 @@ class Parser:
     def stmt_AugAssign(self, node: ast.AugAssign):
         if not isinstance(node.target, ast.Subscript):
             name = getattr(node.target, "id", "?")
-            raise self.error(node, f"cannot update '{name}': TIR variables are immutable; "
-                                   f"use a buffer element (e.g. a local buffer) instead")
+            raise self.error(
+                node,
+                f"cannot update '{name}': TIR variables are immutable; "
+                f"use a buffer element (e.g. a local buffer) instead",
+            )
         buf, idx = self._store_target(node.target)
         cur = BufferLoad(buf, idx)
         rhs = self.eval_expr(node.value)
@@ -450,8 +492,10 @@ class Parser:
             return None
         if isinstance(val, T.BufferSpec):
             if not isinstance(val.data, Var) or val.data.dtype != "handle":
-                raise self.error(node.value, "a buffer view in the body needs data=<handle>, "
-                                             "e.g. T.Buffer((n,), \"float32\", data=A.data)")
+                raise self.error(
+                    node.value,
+                    'a buffer view in the body needs data=<handle>, e.g. T.Buffer((n,), "float32", data=A.data)',
+                )
             buf = self.make_buffer(name, val, node.value, data=val.data)
             self.bind(name, buf, target)
             return None
@@ -493,8 +537,11 @@ class Parser:
             return val
         if _same_family(val.dtype, buf.dtype):
             return val.astype(buf.dtype)
-        raise self.error(node, f"cannot store a {val.dtype} value into {buf.dtype} buffer {buf.name} "
-                               f"without a cast; write T.Cast(\"{buf.dtype}\", ...)")
+        raise self.error(
+            node,
+            f"cannot store a {val.dtype} value into {buf.dtype} buffer {buf.name} "
+            f'without a cast; write T.Cast("{buf.dtype}", ...)',
+        )
 
     def _indices(self, buf: Buffer, sub: ast.Subscript) -> tuple:
         sl = sub.slice
@@ -516,16 +563,20 @@ class Parser:
                 raise self.error(e, f"buffer index must be an integer, got {v.dtype}")
             out.append(v)
         if len(out) != len(buf.shape):
-            raise self.error(sub, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
-                                  f"{len(out)} index(es) were given")
+            raise self.error(
+                sub, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but {len(out)} index(es) were given"
+            )
         return tuple(out)
 
     def stmt_While(self, node):
         raise self.error(node, "while loops are not supported; use a for loop with a bound")
 
     def stmt_With(self, node):
-        raise self.error(node, "'with' blocks (T.block, T.launch_thread ...) are not supported: this "
-                               "TVMScript dialect is loop-level; use T.thread_binding loops")
+        raise self.error(
+            node,
+            "'with' blocks (T.block, T.launch_thread ...) are not supported: this "
+            "TVMScript dialect is loop-level; use T.thread_binding loops",
+        )
 
     def stmt_FunctionDef(self, node):
         raise self.error(node, "nested functions are not supported inside a prim_func")
@@ -539,8 +590,7 @@ class Parser:
             return m(node)
         except _PASSTHROUGH:
             raise
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
-                OverflowError) as e:
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError, OverflowError) as e:
             raise self.error(node, str(e)) from None
 
     def expr_Constant(self, node: ast.Constant):
@@ -551,8 +601,16 @@ class Parser:
 
     def expr_Attribute(self, node: ast.Attribute):
         base = self.eval_expr(node.value)
-        if isinstance(base, Buffer) and node.attr not in ("shape", "dtype", "data", "name", "strides",
-                                                          "scope", "ndim", "elem_offset"):
+        if isinstance(base, Buffer) and node.attr not in (
+            "shape",
+            "dtype",
+            "data",
+            "name",
+            "strides",
+            "scope",
+            "ndim",
+            "elem_offset",
+        ):
             raise self.error(node, f"buffer has no attribute '{node.attr}'")
         try:
             return getattr(base, node.attr)
@@ -629,8 +687,7 @@ class Parser:
                 if _dt.is_bool(pa.dtype):
                     return _op.binary("and" if isinstance(op, ast.BitAnd) else "or", pa, pb)
                 return (_op.bitwise_and if isinstance(op, ast.BitAnd) else _op.bitwise_or)(pa, pb)
-            fn = {ast.BitXor: _op.bitwise_xor, ast.LShift: _op.shift_left,
-                  ast.RShift: _op.shift_right}.get(type(op))
+            fn = {ast.BitXor: _op.bitwise_xor, ast.LShift: _op.shift_left, ast.RShift: _op.shift_right}.get(type(op))
             if fn is None:
                 raise self.error(node, f"operator {type(op).__name__} is not supported on TIR expressions")
             return fn(a, b)
@@ -639,8 +696,9 @@ class Parser:
     def expr_UnaryOp(self, node: ast.UnaryOp):
         v = self.eval_expr(node.operand)
         if not isinstance(v, PrimExpr):
-            return {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x,
-                    ast.Invert: lambda x: ~x}[type(node.op)](v)
+            return {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x, ast.Invert: lambda x: ~x}[
+                type(node.op)
+            ](v)
         if isinstance(node.op, ast.USub):
             if isinstance(v, IntImm) and not _dt.is_bool(v.dtype):
                 return IntImm(v.dtype, -v.value)
@@ -705,6 +763,7 @@ def _same_family(a: str, b: str) -> bool:
         if _dt.is_integer(d):
             return "int"
         return d
+
     return _dt.lanes(a) == _dt.lanes(b) and fam(a) == fam(b)
 
 
@@ -723,23 +782,40 @@ def _call_message(fn: Any, e: Exception) -> str:
 
 
 _BINOP_NAMES = {
-    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "div",
+    ast.FloorDiv: "floordiv",
     ast.Mod: "floormod",
 }
 _PY_BINOPS = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a ** b, ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b,
-    ast.BitXor: lambda a, b: a ^ b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b,
+    ast.LShift: lambda a, b: a << b,
+    ast.RShift: lambda a, b: a >> b,
 }
 _CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _PY_CMPS = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
 }
 
 
 # ---------------------------------------------------------------------- entry points
+
 
 def _find_def(tree: ast.AST) -> ast.FunctionDef:
     for node in ast.walk(tree):
@@ -775,9 +851,15 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
     try:
         tree = ast.parse(dedented)
     except SyntaxError as e:
-        raise TVMScriptError(f"syntax error: {e.msg}",
-                             Span(filename, start + (e.lineno or 1) - 1, (e.offset or 1) - 1 + indent,
-                                  lines[(e.lineno or 1) - 1].rstrip("\n"))) from None
+        raise TVMScriptError(
+            f"syntax error: {e.msg}",
+            Span(
+                filename,
+                start + (e.lineno or 1) - 1,
+                (e.offset or 1) - 1 + indent,
+                lines[(e.lineno or 1) - 1].rstrip("\n"),
+            ),
+        ) from None
     file_lines = linecache.getlines(filename) or lines
     if not linecache.getlines(filename):
         start_off = 0
@@ -793,12 +875,16 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
                 pass
     env.setdefault("T", T)
     fdef = _find_def(tree)
-    return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(),
-                    check_well_formed)
+    return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check_well_formed)
 
 
-def parse(source: str, extra_vars: Optional[dict[str, Any]] = None, filename: str = "<tvmscript>",
-          private: bool = False, check_well_formed: bool = True) -> PrimFunc:
+def parse(
+    source: str,
+    extra_vars: Optional[dict[str, Any]] = None,
+    filename: str = "<tvmscript>",
+    private: bool = False,
+    check_well_formed: bool = True,
+) -> PrimFunc:
     """Parse TVMScript source text (one ``@T.prim_func`` definition) into a PrimFunc.
 
     ``T`` and ``tvm`` are predefined; ``extra_vars`` adds more names. Private functions are
@@ -809,9 +895,10 @@ def parse(source: str, extra_vars: Optional[dict[str, Any]] = None, filename: st
         tree = ast.parse(text)
     except SyntaxError as e:
         ln = e.lineno or 1
-        raise TVMScriptError(f"syntax error: {e.msg}",
-                             Span(filename, ln, (e.offset or 1) - 1,
-                                  lines[ln - 1].rstrip("\n") if ln <= len(lines) else "")) from None
+        raise TVMScriptError(
+            f"syntax error: {e.msg}",
+            Span(filename, ln, (e.offset or 1) - 1, lines[ln - 1].rstrip("\n") if ln <= len(lines) else ""),
+        ) from None
     import tvm
 
     env: dict[str, Any] = {"T": T, "tvm": tvm}

@@ -12,7 +12,18 @@ from .simplify import simplify, simplify_expr, simplify_stmt
 from .verify import TIRVerifyError, verify, well_formed
 
 __all__ = [
-    "LAUNCH_ORDER", "LoweredFunc", "TIRVerifyError", "buffer_strides", "flat_index",
-    "flatten_buffers", "flattened_buffer", "lower", "simplify", "simplify_expr", "simplify_stmt",
-    "split_host_device", "verify", "well_formed",
+    "LAUNCH_ORDER",
+    "LoweredFunc",
+    "TIRVerifyError",
+    "buffer_strides",
+    "flat_index",
+    "flatten_buffers",
+    "flattened_buffer",
+    "lower",
+    "simplify",
+    "simplify_expr",
+    "simplify_stmt",
+    "split_host_device",
+    "verify",
+    "well_formed",
 ]

@@ -57,7 +57,9 @@ def flattened_buffer(buf: Buffer) -> Buffer:
     size: PrimExpr = IntImm("int32", 1)
     if buf.strides:
         for s, st in zip(buf.shape, buf.strides):
-            size = _add(size, _mul(binary("sub", s, 1) if not isinstance(s, IntImm) else IntImm(s.dtype, s.value - 1), st))
+            size = _add(
+                size, _mul(binary("sub", s, 1) if not isinstance(s, IntImm) else IntImm(s.dtype, s.value - 1), st)
+            )
     else:
         for s in buf.shape:
             size = _mul(size, s)

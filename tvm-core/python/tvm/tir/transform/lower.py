@@ -34,7 +34,16 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import binary
 from tvm.tir.stmt import (
-    Allocate, AssertStmt, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt, seq,
+    Allocate,
+    AssertStmt,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+    seq,
 )
 
 from .flatten import flatten_buffers
@@ -86,8 +95,13 @@ class _Splitter:
             return self.make_kernel(s, bound)
         if isinstance(s, LetStmt):
             if expr_uses_buffer(s.value):
-                raise TIRVerifyError(_at(s, f"host code of a device function reads a buffer in "
-                                            f"'let {s.var.name}'; move it inside a thread-bound loop"))
+                raise TIRVerifyError(
+                    _at(
+                        s,
+                        f"host code of a device function reads a buffer in "
+                        f"'let {s.var.name}'; move it inside a thread-bound loop",
+                    )
+                )
             return LetStmt(s.var, s.value, self.host(s.body, bound + [s.var]), s.span)
         if isinstance(s, AssertStmt):
             return AssertStmt(s.condition, s.message, self.host(s.body, bound), s.span)
@@ -101,9 +115,14 @@ class _Splitter:
             what = f"a {s.kind.value} loop over '{s.loop_var.name}'"
         elif isinstance(s, Allocate):
             what = f"allocation of '{s.buffer.name}' (scope {s.buffer.scope})"
-        raise TIRVerifyError(_at(s, f"{what} is outside any thread-bound loop of a {self.target.kind.name} "
-                                    f"function; on a device target all work must be inside "
-                                    f"T.thread_binding loops (only scalar setup may stay on the host)"))
+        raise TIRVerifyError(
+            _at(
+                s,
+                f"{what} is outside any thread-bound loop of a {self.target.kind.name} "
+                f"function; on a device target all work must be inside "
+                f"T.thread_binding loops (only scalar setup may stay on the host)",
+            )
+        )
 
     def make_kernel(self, nest: For, bound: list) -> Stmt:
         name = f"{self.symbol}_kernel{len(self.kernels)}"
@@ -127,8 +146,7 @@ class _Splitter:
                                 extents[tag] = s.extent
                             uneven.add(tag)
                         else:
-                            raise TIRVerifyError(_at(s, f"{tag} is bound with different extents in "
-                                                        f"kernel {name}"))
+                            raise TIRVerifyError(_at(s, f"{tag} is bound with different extents in kernel {name}"))
                 local.add(s.loop_var)
                 super().visit_For(s)
 
@@ -158,14 +176,19 @@ class _Splitter:
         for tag, used in zip(tags, launch_vars):
             bad = [v for v in used if v in local]
             if bad:
-                raise TIRVerifyError(_at(nest, f"launch extent of {tag} in kernel {name} depends on "
-                                               f"kernel-local variable '{bad[0].name}'"))
+                raise TIRVerifyError(
+                    _at(
+                        nest,
+                        f"launch extent of {tag} in kernel {name} depends on kernel-local variable '{bad[0].name}'",
+                    )
+                )
         nest_vars, bufs = free_vars_and_buffers(nest)
         kernel_bufs: dict[Var, Buffer] = {}
         for b in bufs:
             if b.scope not in ("global",):
-                raise TIRVerifyError(_at(nest, f"buffer '{b.name}' (scope {b.scope}) is used in kernel "
-                                               f"{name} but allocated outside it"))
+                raise TIRVerifyError(
+                    _at(nest, f"buffer '{b.name}' (scope {b.scope}) is used in kernel {name} but allocated outside it")
+                )
             kernel_bufs.setdefault(b.data, b)
         handles = sorted(kernel_bufs, key=lambda v: (self.param_order.get(v, len(self.param_order)),))
         scalars = list(nest_vars)
@@ -197,8 +220,16 @@ def _pad_thread_loops(nest: Stmt, extents: dict) -> Stmt:
             guard = binary("lt", s.loop_var, s.extent)
             if not (isinstance(s.min, IntImm) and s.min.value == 0):
                 guard = binary("lt", s.loop_var, binary("add", s.min, s.extent))
-            return For(s.loop_var, s2.min, want, s2.kind, IfThenElse(guard, s2.body, None, s.span),
-                       s2.thread_tag, dict(s2.annotations), s2.span)
+            return For(
+                s.loop_var,
+                s2.min,
+                want,
+                s2.kind,
+                IfThenElse(guard, s2.body, None, s.span),
+                s2.thread_tag,
+                dict(s2.annotations),
+                s2.span,
+            )
 
     return _Pad().visit_stmt(nest)
 

@@ -22,8 +22,30 @@ from typing import Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm,
-    Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub,
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    BinaryOp,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    Sub,
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
@@ -151,14 +173,26 @@ class _Simplify(StmtExprMutator):
             if _is(b, 1):
                 return a
             # (x * c) / c -> x for integers (exact, no rounding involved)
-            if isint and isinstance(b, IntImm) and b.value != 0 and isinstance(a, Mul) \
-                    and isinstance(a.b, IntImm) and a.b.value == b.value:
+            if (
+                isint
+                and isinstance(b, IntImm)
+                and b.value != 0
+                and isinstance(a, Mul)
+                and isinstance(a.b, IntImm)
+                and a.b.value == b.value
+            ):
                 return a.a
         elif t in (Mod, FloorMod):
             if isint and _is(b, 1):
                 return IntImm(d, 0)
-            if isint and isinstance(b, IntImm) and b.value != 0 and isinstance(a, Mul) \
-                    and isinstance(a.b, IntImm) and a.b.value == b.value:
+            if (
+                isint
+                and isinstance(b, IntImm)
+                and b.value != 0
+                and isinstance(a, Mul)
+                and isinstance(a.b, IntImm)
+                and a.b.value == b.value
+            ):
                 return IntImm(d, 0)
         elif t in (Min, Max):
             if a is b:
@@ -251,4 +285,3 @@ def simplify_stmt(s: Stmt) -> Stmt:
 def simplify(func: PrimFunc) -> PrimFunc:
     """``func`` with its body simplified (buffers and parameters unchanged)."""
     return func.with_body(simplify_stmt(func.body))
-

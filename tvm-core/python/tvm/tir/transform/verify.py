@@ -21,13 +21,32 @@ from typing import Any, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
-    And, BinaryOp, Buffer, BufferLoad, Call, Cast, CmpOp, Let, Not, Or, PrimExpr, Select, Var,
+    And,
+    BinaryOp,
+    Buffer,
+    BufferLoad,
+    Call,
+    Cast,
+    CmpOp,
+    Let,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    Var,
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import INTRINSICS
 from tvm.tir.stmt import (
-    THREAD_TAGS, Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt,
+    THREAD_TAGS,
+    Allocate,
+    AssertStmt,
+    BufferStore,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
     Stmt,
 )
 
@@ -73,8 +92,9 @@ class _Verifier(StmtExprVisitor):
 
     def define(self, v: Var, what: str):
         if v in self.defined:
-            self.fail(f"{what} '{v.name}' is defined twice (TIR variables, including parameters, "
-                      f"cannot be re-assigned)")
+            self.fail(
+                f"{what} '{v.name}' is defined twice (TIR variables, including parameters, cannot be re-assigned)"
+            )
         self.defined.add(v)
 
     # ------------------------------------------------------------------ entry
@@ -130,8 +150,10 @@ class _Verifier(StmtExprVisitor):
             if s.thread_tag not in THREAD_TAGS:
                 self.fail(f"unknown thread tag {s.thread_tag!r}")
             if self.cpu:
-                self.fail(f"loop '{s.loop_var.name}' is bound to {s.thread_tag} but the target "
-                          f"'{self.target.kind.name}' is a CPU target without threads; use T.parallel")
+                self.fail(
+                    f"loop '{s.loop_var.name}' is bound to {s.thread_tag} but the target "
+                    f"'{self.target.kind.name}' is a CPU target without threads; use T.parallel"
+                )
             if s.thread_tag in self.thread_tags:
                 self.fail(f"{s.thread_tag} is bound twice on one loop nest path")
         elif s.thread_tag is not None:
@@ -160,20 +182,23 @@ class _Verifier(StmtExprVisitor):
         self.check_buffer_decl(buf)
         if buf.scope in ("shared", "shared.dyn"):
             if self.cpu:
-                self.fail(f"shared buffer '{buf.name}' on CPU target '{self.target.kind.name}'; use "
-                          f"scope \"local\" or \"global\"")
-            if self.device and not any(t.startswith("blockIdx") or t.startswith("threadIdx")
-                                       for t in self.thread_tags):
-                self.fail(f"shared buffer '{buf.name}' must be allocated inside a thread-bound loop "
-                          f"(T.thread_binding) on a device target")
+                self.fail(
+                    f"shared buffer '{buf.name}' on CPU target '{self.target.kind.name}'; use "
+                    f'scope "local" or "global"'
+                )
+            if self.device and not any(t.startswith("blockIdx") or t.startswith("threadIdx") for t in self.thread_tags):
+                self.fail(
+                    f"shared buffer '{buf.name}' must be allocated inside a thread-bound loop "
+                    f"(T.thread_binding) on a device target"
+                )
         elif buf.scope == "local":
             if self.device and not self.thread_tags:
-                self.fail(f"local buffer '{buf.name}' must be allocated inside a thread-bound loop "
-                          f"on a device target")
+                self.fail(f"local buffer '{buf.name}' must be allocated inside a thread-bound loop on a device target")
         elif buf.scope == "global":
             if self.device and self.thread_tags:
-                self.fail(f"global buffer '{buf.name}' cannot be allocated inside a kernel; use "
-                          f"scope \"shared\" or \"local\"")
+                self.fail(
+                    f'global buffer \'{buf.name}\' cannot be allocated inside a kernel; use scope "shared" or "local"'
+                )
         else:
             self.fail(f"buffer '{buf.name}' has unknown scope {buf.scope!r}")
         self.define(buf.data, "buffer")
@@ -185,8 +210,7 @@ class _Verifier(StmtExprVisitor):
         self.check_access(s.buffer, s.indices)
         self.visit_expr(s.value)
         if s.value.dtype != s.buffer.dtype:
-            self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer '{s.buffer.name}' "
-                      f"(insert a Cast)")
+            self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer '{s.buffer.name}' (insert a Cast)")
 
     def visit_IfThenElse(self, s: IfThenElse) -> None:
         self.visit_expr(s.condition)
@@ -209,8 +233,7 @@ class _Verifier(StmtExprVisitor):
         if buf.data not in self.defined:
             self.fail(f"buffer '{buf.name}' is used but neither a parameter nor allocated here")
         if len(indices) != len(buf.shape):
-            self.fail(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), accessed with "
-                      f"{len(indices)} index(es)")
+            self.fail(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), accessed with {len(indices)} index(es)")
         for i in indices:
             self.visit_expr(i)
             if not _dt.is_integer(i.dtype):
