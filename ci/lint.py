@@ -13,7 +13,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CXX_SUFFIXES = (".c", ".cc", ".h")
-SKIP_DIRS = {"build", "wheelhouse", ".nox", ".venv", ".git"}
 
 
 def tool(name: str) -> str:
@@ -25,24 +24,39 @@ def tool(name: str) -> str:
     return found
 
 
-def cxx_files() -> list[str]:
-    """The C/C++ sources the project keeps (git's list when there is one)."""
+def project_files(suffixes: tuple[str, ...]) -> list[Path]:
+    """The project's own files with one of ``suffixes`` (git's list in a checkout; else every file
+    outside build outputs and hidden folders)."""
     try:
-        listed = subprocess.run(["git", "ls-files", *(f"*{s}" for s in CXX_SUFFIXES)], cwd=ROOT,
-                                capture_output=True, text=True, check=True).stdout.split()
+        listed = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split("\n")
+        paths = [ROOT / f for f in listed if f]
     except (OSError, subprocess.CalledProcessError):
-        listed = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.suffix in CXX_SUFFIXES
-                  and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)]
-    return sorted(f for f in listed if (ROOT / f).exists())
+        paths = [
+            p
+            for p in ROOT.rglob("*")
+            if not any(
+                part.startswith(".") or part in ("build", "wheelhouse") for part in p.relative_to(ROOT).parts[:-1]
+            )
+        ]
+    return sorted(p for p in paths if p.suffix in suffixes and p.is_file())
 
 
 def commands(fix: bool) -> list[list[str]]:
     """The checks to run (or, with ``fix``, the rewrites)."""
     ruff, clang_format = tool("ruff"), tool("clang-format")
     if fix:
-        return [[ruff, "check", "--fix", "."], [ruff, "format", "."], [clang_format, "-i", *cxx_files()]]
-    return [[ruff, "check", "."], [ruff, "format", "--check", "."],
-            [clang_format, "--dry-run", "-Werror", *cxx_files()]]
+        return [
+            [ruff, "check", "--fix", "."],
+            [ruff, "format", "."],
+            [clang_format, "-i", *map(str, project_files(CXX_SUFFIXES))],
+        ]
+    return [
+        [ruff, "check", "."],
+        [ruff, "format", "--check", "."],
+        [clang_format, "--dry-run", "-Werror", *map(str, project_files(CXX_SUFFIXES))],
+    ]
 
 
 def main(argv: list[str]) -> int:

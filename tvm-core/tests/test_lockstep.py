@@ -13,14 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "ci"))
 import lockstep  # noqa: E402
+from lint import project_files  # noqa: E402
 
-TEXT_SUFFIXES = {".toml", ".txt", ".py", ".sh", ".md", ".cfg", ".cmake", ".yml", ".yaml"}
-SKIP_DIRS = {"build", "wheelhouse", ".nox", ".venv", ".git", "results"}
-
-
-def repository_text_files() -> list[Path]:
-    return [p for p in ROOT.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES
-            and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)]
+TEXT_SUFFIXES = (".toml", ".txt", ".py", ".sh", ".md", ".cfg", ".cmake", ".yml", ".yaml")
 
 
 def pins_in(text: str) -> list[tuple[str, str]]:
@@ -38,7 +33,7 @@ def test_no_pin_in_the_repository_disagrees():
     values = lockstep.versions()
     want = {"apache-tvm-ffi": values["tvm_ffi"]}
     wrong = []
-    for path in repository_text_files():
+    for path in project_files(TEXT_SUFFIXES):
         for dist, version in pins_in(path.read_text(errors="replace")):
             expected = want.get(dist, values["version"])
             if dist.startswith("tvm-backend-test") or path.parent.name == "backend":
@@ -48,8 +43,11 @@ def test_no_pin_in_the_repository_disagrees():
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize("pyproject", sorted(ROOT.glob("*/pyproject.toml")) + sorted(ROOT.glob("examples/*/pyproject.toml")),
-                         ids=lambda p: str(p.parent.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "pyproject",
+    sorted(ROOT.glob("*/pyproject.toml")) + sorted(ROOT.glob("examples/*/pyproject.toml")),
+    ids=lambda p: str(p.parent.relative_to(ROOT)),
+)
 def test_every_package_takes_its_version_from_versions_toml(pyproject):
     text = pyproject.read_text()
     assert not re.search(r"^version\s*=", text, re.M), f"{pyproject}: a hand-written version"

@@ -16,8 +16,24 @@ def test_cpu_device_attributes():
     assert not tvm.cpu(1).exist
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                                   "uint64", "float16", "float32", "float64", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
+    ],
+)
 def test_numpy_round_trip(dtype):
     np_dtype = tvm.runtime.numpy_dtype(dtype)
     a = (np.arange(24) % 7).astype(np_dtype).reshape(2, 3, 4)
@@ -83,7 +99,7 @@ def test_detect_target():
     t = tvm.target.detect_target_from_device(tvm.cpu())
     assert t.kind.name == "c" and t.attrs["num_cores"] >= 1
     # no backend for rocm here: the error names what to install
-    with pytest.raises(tvm.backend.BackendError, match=r"tvm\[rocm\]"):
+    with pytest.raises(tvm.backend.BackendError, match=r"pip install tvm-backend-rocm"):
         tvm.target.detect_target_from_device(tvm.rocm())
 
 
@@ -109,15 +125,22 @@ def test_cache_disabled_writes_nothing(tmp_path):
 
     script = tmp_path / "work" / "kernel.py"
     script.parent.mkdir()
-    script.write_text("import tvm\nfrom tvm.script import tir as T\n\n"
-                      "@T.prim_func\n"
-                      "def f(A: T.Buffer((4,), 'float32')):\n"
-                      "    for i in range(4):\n"
-                      "        A[i] = A[i] + T.float32(1)\n\n"
-                      "tvm.compile(f, target='c')\n")
+    script.write_text(
+        "import tvm\nfrom tvm.script import tir as T\n\n"
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((4,), 'float32')):\n"
+        "    for i in range(4):\n"
+        "        A[i] = A[i] + T.float32(1)\n\n"
+        "tvm.compile(f, target='c')\n"
+    )
     home = tmp_path / "home"
-    r = subprocess.run([sys.executable, str(script)], cwd=script.parent, capture_output=True, text=True,
-                       env={**os.environ, "TVM_CACHE_DIR": "0", "HOME": str(home), "XDG_CACHE_HOME": ""})
+    r = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=script.parent,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TVM_CACHE_DIR": "0", "HOME": str(home), "XDG_CACHE_HOME": ""},
+    )
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in script.parent.iterdir()) == ["kernel.py"]  # no "0/" cache folder
     assert not (home / ".cache" / "tvm").exists()

@@ -41,10 +41,12 @@ def test_is_value_error_subclass():
 
 def test_unknown_name():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
                 A[i] = A[i] + undefined_thing  # noqa: F821  #E-unknown
+
     check(e.value, "#E-unknown", "undefined_thing", "not defined")
     # the caret sits under the offending name
     lines = str(e.value).splitlines()
@@ -53,155 +55,187 @@ def test_unknown_name():
 
 def test_float_index():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
-                A[i] = A[T.float32(1)]  #E-floatidx
-    check(e.value, "#E-floatidx", "index", "float32")
+                A[i] = A[T.float32(1)]  # E-floatidx
+
+    check(e.value, "# E-floatidx", "index", "float32")
 
 
 def test_store_float_into_int_needs_cast():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
             for i in range(4):
-                B[i] = A[i] * 2  #E-storecast
-    check(e.value, "#E-storecast", "float32", "int32", "T.Cast")
+                B[i] = A[i] * 2  # E-storecast
+
+    check(e.value, "# E-storecast", "float32", "int32", "T.Cast")
 
 
 def test_store_nonintegral_literal_into_int():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(B: T.Buffer((4,), "int32")):
             for i in range(4):
-                B[i] = 1.5  #E-lit
-    check(e.value, "#E-lit", "1.5")
+                B[i] = 1.5  # E-lit
+
+    check(e.value, "# E-lit", "1.5")
 
 
 def test_wrong_arity():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
-                A[i] = T.exp(A[i], A[i])  #E-arity
-    check(e.value, "#E-arity", "exp", "argument")
+                A[i] = T.exp(A[i], A[i])  # E-arity
+
+    check(e.value, "# E-arity", "exp", "argument")
 
 
 def test_exp_of_int():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "int32")):
             for i in range(4):
-                A[i] = T.exp(A[i])  #E-expint
-    check(e.value, "#E-expint", "float", "int32")
+                A[i] = T.exp(A[i])  # E-expint
+
+    check(e.value, "# E-expint", "float", "int32")
 
 
 def test_reassignment():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
                 x = A[i]
-                x = x + T.float32(1)  #E-reassign
+                x = x + T.float32(1)  # E-reassign
                 A[i] = x
-    check(e.value, "#E-reassign", "'x' is already defined")
+
+    check(e.value, "# E-reassign", "'x' is already defined")
 
 
 def test_reassign_param():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32"), n: T.int32):
-            n = n + 1  #E-param
+            n = n + 1  # E-param
             A[0] = T.float32(0)
-    check(e.value, "#E-param", "'n' is already defined")
+
+    check(e.value, "# E-param", "'n' is already defined")
 
 
 def test_wrong_rank():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4, 4), "float32")):
             for i in range(4):
-                A[i] = T.float32(0)  #E-rank
-    check(e.value, "#E-rank", "2 dimension")
+                A[i] = T.float32(0)  # E-rank
+
+    check(e.value, "# E-rank", "2 dimension")
 
 
 def test_block_is_unsupported():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
-                with T.block("b"):  #E-block
+                with T.block("b"):  # E-block
                     A[i] = T.float32(0)
-    check(e.value, "#E-block", "not supported")
+
+    check(e.value, "# E-block", "not supported")
 
 
 def test_reads_is_unsupported():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            T.reads(A[0])  #E-reads
-    check(e.value, "#E-reads", "T.reads is not supported")
+            T.reads(A[0])  # E-reads
+
+    check(e.value, "# E-reads", "T.reads is not supported")
 
 
 def test_non_bool_condition():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "int32")):
             for i in range(4):
-                if A[i]:  #E-cond
+                if A[i]:  # E-cond
                     A[i] = 0
-    check(e.value, "#E-cond", "boolean", "int32")
+
+    check(e.value, "# E-cond", "boolean", "int32")
 
 
 def test_bad_thread_tag():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            for i in T.thread_binding(4, thread="threadIdx.w"):  #E-tag
+            for i in T.thread_binding(4, thread="threadIdx.w"):  # E-tag
                 A[i] = T.float32(0)
-    check(e.value, "#E-tag", "threadIdx.w")
+
+    check(e.value, "# E-tag", "threadIdx.w")
 
 
 def test_match_buffer_needs_handle():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(n: T.int32):
-            A = T.match_buffer(n, (4,), "float32")  #E-match
+            A = T.match_buffer(n, (4,), "float32")  # E-match
             A[0] = T.float32(0)
-    check(e.value, "#E-match", "T.handle")
+
+    check(e.value, "# E-match", "T.handle")
 
 
 def test_missing_annotation():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
-        def f(A):  #E-anno
+        def f(A):  # E-anno
             pass
-    check(e.value, "#E-anno", "annotation")
+
+    check(e.value, "# E-anno", "annotation")
 
 
 def test_while_unsupported():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            while True:  #E-while
+            while True:  # E-while
                 pass
-    check(e.value, "#E-while", "while")
+
+    check(e.value, "# E-while", "while")
 
 
 def test_slice_unsupported():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            A[0] = A[0:2]  #E-slice
-    check(e.value, "#E-slice", "slice")
+            A[0] = A[0:2]  # E-slice
+
+    check(e.value, "# E-slice", "slice")
 
 
 def test_errors_from_source_text():
-    src = '''@T.prim_func
+    src = """@T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     for i in range(4):
         A[i] = T.nonexistent_fn(A[i])
-'''
+"""
     with pytest.raises(TVMScriptError) as e:
         tvm.script.parse(src, filename="kernel.py")
     msg = str(e.value)
@@ -217,12 +251,14 @@ def test_syntax_error_from_source_text():
 
 def test_well_formedness_checked_at_parse_time():
     with pytest.raises(TVMScriptError) as e:
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for tx in T.thread_binding(2, thread="threadIdx.x"):
-                for ty in T.thread_binding(2, thread="threadIdx.x"):  #E-twice
+                for ty in T.thread_binding(2, thread="threadIdx.x"):  # E-twice
                     A[tx * 2 + ty] = T.float32(0)
-    check(e.value, "#E-twice", "bound twice")
+
+    check(e.value, "# E-twice", "bound twice")
 
     @T.prim_func(check_well_formed=False)
     def g(A: T.Buffer((4,), "float32")):

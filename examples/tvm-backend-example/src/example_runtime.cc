@@ -1,9 +1,9 @@
 /*!
  * \file example_runtime.cc
- * \brief Runtime of the example backend: a "device" (DLPack kDLExtDev) whose memory is host
- *        memory and whose kernels are shared objects run on the CPU, one OpenMP thread per GPU-style
- *        thread of a block. It exercises every piece a real backend has: DeviceAPI, a module kind,
- *        its factory and loader, launch configuration and streams.
+ * \brief Runtime of the example backend: a "device" (a device type the core hands out to vendors) whose memory is host
+ *        memory and whose kernels are shared objects run on the CPU, one OpenMP thread per
+ * GPU-style thread of a block. It exercises every piece a real backend has: DeviceAPI, a module
+ * kind, its factory and loader, launch configuration and streams.
  */
 #include <dlfcn.h>
 #include <tvm/ffi/cast.h>
@@ -55,13 +55,15 @@ class ExampleDeviceAPI final : public DeviceAPI {
     if (alignment < 64) alignment = 64;
     size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
     void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-    if (p == nullptr) TVM_FFI_THROW(RuntimeError) << "example device: out of memory (" << nbytes << " bytes)";
+    if (p == nullptr)
+      TVM_FFI_THROW(RuntimeError) << "example device: out of memory (" << nbytes << " bytes)";
     return p;
   }
   void FreeDataSpace(DLDevice, void* ptr) final { std::free(ptr); }
-  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
-                      DLDevice, DLDevice, TVMFFIStreamHandle) final {
-    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset, nbytes);
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                      size_t nbytes, DLDevice, DLDevice, TVMFFIStreamHandle) final {
+    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
+                nbytes);
   }
   void StreamSync(DLDevice, TVMFFIStreamHandle) final {}
 
@@ -103,7 +105,8 @@ class LoadedObject {
     handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     unlink(path);
     if (handle_ == nullptr) {
-      TVM_FFI_THROW(RuntimeError) << "example module: the kernel object does not load: " << dlerror();
+      TVM_FFI_THROW(RuntimeError) << "example module: the kernel object does not load: "
+                                  << dlerror();
     }
   }
   ~LoadedObject() {
@@ -121,7 +124,7 @@ class LoadedObject {
  */
 void* BufferPointer(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
   if (auto t = args[i].try_cast<DLTensor*>()) {
-    if ((*t)->device.device_type != kDLExtDev) {
+    if ((*t)->device.device_type != tvm::runtime::DeviceTypeOf("example")) {
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
                                 << " is a tensor on another device than example";
     }
@@ -146,7 +149,8 @@ class ExampleModuleObj final : public DeviceModuleBase {
     FunctionInfo info = *found;
     KernelFn fn = reinterpret_cast<KernelFn>(Object()->Symbol(info.name));
     if (fn == nullptr) {
-      TVM_FFI_THROW(RuntimeError) << "example module: kernel " << info.name << " missing from its object";
+      TVM_FFI_THROW(RuntimeError) << "example module: kernel " << info.name
+                                  << " missing from its object";
     }
     ffi::Module self = ffi::GetRef<ffi::Module>(this);
     return ffi::Function::FromPacked([self, info, fn](ffi::PackedArgs args, ffi::Any*) {
@@ -195,11 +199,17 @@ ffi::Module Create(DeviceModuleSpec spec) {
 int Init(char* err, int err_len) {
   // A real backend would dlopen its driver here and report why it is missing.
   if (const char* why = std::getenv("TVM_EXAMPLE_SIMULATE_NO_DRIVER")) {
-    return tvm::runtime::BackendInitFailed(err, err_len,
-                                           std::string("example driver not found (simulated: ") + why + ")");
+    return tvm::runtime::BackendInitFailed(
+        err, err_len, std::string("example driver not found (simulated: ") + why + ")");
+  }
+  // The core handed this vendor backend a device type of its own at ctx.register_device.
+  int device_type = tvm::runtime::DeviceTypeOf("example");
+  if (device_type < 0) {
+    return tvm::runtime::BackendInitFailed(
+        err, err_len, "no device type for 'example': call ctx.register_device before load_runtime");
   }
   static ExampleDeviceAPI api;
-  DeviceAPI::Register(kDLExtDev, &api);
+  DeviceAPI::Register(device_type, &api);
   tvm::runtime::RegisterDeviceModuleKind("example", Create);
   return 0;
 }

@@ -29,6 +29,7 @@ constexpr int kMaxDeviceType = 64;
 struct Registry {
   std::mutex mu;
   std::array<DeviceAPI*, kMaxDeviceType> apis{};
+  std::array<std::string, kMaxDeviceType> names{};  // registered by backends' activation
   static Registry* Global() {
     static Registry* inst = new Registry();
     return inst;
@@ -42,20 +43,46 @@ void CheckDeviceType(int device_type) {
 }
 }  // namespace
 
+int DeviceTypeOf(const std::string& name) {
+  Registry* reg = Registry::Global();
+  std::lock_guard<std::mutex> lock(reg->mu);
+  for (int type = 0; type < kMaxDeviceType; ++type) {
+    if (reg->names[type] == name) return type;
+  }
+  return -1;
+}
+
 std::string DeviceTypeName(int device_type) {
+  if (device_type >= 0 && device_type < kMaxDeviceType) {
+    Registry* reg = Registry::Global();
+    std::lock_guard<std::mutex> lock(reg->mu);
+    if (!reg->names[device_type].empty()) return reg->names[device_type];
+  }
   switch (device_type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda";
-    case kDLCUDAHost: return "cuda_host";
-    case kDLOpenCL: return "opencl";
-    case kDLVulkan: return "vulkan";
-    case kDLMetal: return "metal";
-    case kDLVPI: return "vpi";
-    case kDLROCM: return "rocm";
-    case kDLExtDev: return "ext_dev";
-    case kDLHexagon: return "hexagon";
-    case kDLWebGPU: return "webgpu";
-    default: return "device_type_" + std::to_string(device_type);
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda";
+    case kDLCUDAHost:
+      return "cuda_host";
+    case kDLOpenCL:
+      return "opencl";
+    case kDLVulkan:
+      return "vulkan";
+    case kDLMetal:
+      return "metal";
+    case kDLVPI:
+      return "vpi";
+    case kDLROCM:
+      return "rocm";
+    case kDLExtDev:
+      return "ext_dev";
+    case kDLHexagon:
+      return "hexagon";
+    case kDLWebGPU:
+      return "webgpu";
+    default:
+      return "device_type_" + std::to_string(device_type);
   }
 }
 
@@ -99,13 +126,15 @@ class CPUDeviceAPI final : public DeviceAPI {
     if (alignment < 64) alignment = 64;
     size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
     void* ptr = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-    if (ptr == nullptr) TVM_FFI_THROW(RuntimeError) << "out of host memory allocating " << nbytes << " bytes";
+    if (ptr == nullptr)
+      TVM_FFI_THROW(RuntimeError) << "out of host memory allocating " << nbytes << " bytes";
     return ptr;
   }
   void FreeDataSpace(DLDevice dev, void* ptr) final { std::free(ptr); }
-  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
-                      DLDevice, DLDevice, TVMFFIStreamHandle) final {
-    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset, nbytes);
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                      size_t nbytes, DLDevice, DLDevice, TVMFFIStreamHandle) final {
+    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
+                nbytes);
   }
   void StreamSync(DLDevice, TVMFFIStreamHandle) final {}
 };
@@ -149,8 +178,9 @@ void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle str
   }
   bool same_width = src->dtype.bits == dst->dtype.bits && src->dtype.lanes == dst->dtype.lanes;
   if (!same_width || (!bitcast && src->dtype.code != dst->dtype.code)) {
-    TVM_FFI_THROW(TypeError) << "copy needs equal dtypes: source " << ffi::DLDataTypeToString(src->dtype)
-                             << " vs destination " << ffi::DLDataTypeToString(dst->dtype);
+    TVM_FFI_THROW(TypeError) << "copy needs equal dtypes: source "
+                             << ffi::DLDataTypeToString(src->dtype) << " vs destination "
+                             << ffi::DLDataTypeToString(dst->dtype);
   }
   if (!ffi::IsContiguous(*src) || !ffi::IsContiguous(*dst)) {
     TVM_FFI_THROW(ValueError) << "copy needs contiguous tensors";
@@ -165,10 +195,12 @@ void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle str
     std::vector<char> tmp(nbytes);
     DLDevice cpu{kDLCPU, 0};
     DeviceAPI* dst_api = DeviceAPI::Get(ddev.device_type);  // api is the source's
-    TVMFFIStreamHandle src_stream = DeviceAPI::CurrentStream(sdev), dst_stream = DeviceAPI::CurrentStream(ddev);
+    TVMFFIStreamHandle src_stream = DeviceAPI::CurrentStream(sdev),
+                       dst_stream = DeviceAPI::CurrentStream(ddev);
     api->CopyDataFromTo(src->data, src->byte_offset, tmp.data(), 0, nbytes, sdev, cpu, src_stream);
     api->StreamSync(sdev, src_stream);
-    dst_api->CopyDataFromTo(tmp.data(), 0, dst->data, dst->byte_offset, nbytes, cpu, ddev, dst_stream);
+    dst_api->CopyDataFromTo(tmp.data(), 0, dst->data, dst->byte_offset, nbytes, cpu, ddev,
+                            dst_stream);
     dst_api->StreamSync(ddev, dst_stream);
     return;
   }
@@ -182,6 +214,13 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
   refl::GlobalDef()
       .def("runtime.ABIVersion", []() -> int64_t { return TVM_RUNTIME_ABI_VERSION; })
+      .def("runtime.SetDeviceName",
+           [](int device_type, ffi::String name) {
+             CheckDeviceType(device_type);
+             Registry* reg = Registry::Global();
+             std::lock_guard<std::mutex> lock(reg->mu);
+             reg->names[device_type] = std::string(name);
+           })
       .def("runtime.DeviceAPIRegistered",
            [](int device_type) { return DeviceAPI::Get(device_type, true) != nullptr; })
       .def("runtime.DeviceGetAttr",
@@ -202,7 +241,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              for (int64_t d : shape) {
                if (d < 0) TVM_FFI_THROW(ValueError) << "negative dimension " << d << " in shape";
                if (d != 0 && elems > limit / static_cast<uint64_t>(d)) {
-                 TVM_FFI_THROW(ValueError) << "tensor shape is too large: the element count overflows";
+                 TVM_FFI_THROW(ValueError)
+                     << "tensor shape is too large: the element count overflows";
                }
                elems *= static_cast<uint64_t>(d);
              }
@@ -236,7 +276,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              return reinterpret_cast<int64_t>(DeviceAPI::Get(dev.device_type)->CreateStream(dev));
            })
       .def("runtime.DeviceFreeStream", [](DLDevice dev, int64_t stream) {
-        DeviceAPI::Get(dev.device_type)->FreeStream(dev, reinterpret_cast<TVMFFIStreamHandle>(stream));
+        DeviceAPI::Get(dev.device_type)
+            ->FreeStream(dev, reinterpret_cast<TVMFFIStreamHandle>(stream));
       });
 }
 

@@ -29,26 +29,40 @@ int TVMBackendInit(char* err, int n) { return fake_driver_version() == 1 ? 0 : 1
 
 #: name -> (entry point value, package source, native library kind or None)
 VARIANTS: dict[str, tuple[str, str, str | None]] = {
-    "import_error": ("tvm_backend_import_error:activate",
-                     "raise ImportError('simulated: a dependency of this plugin is missing')\n", None),
-    "hook_raises": ("tvm_backend_hook_raises:activate",
-                    "def activate(ctx):\n    ctx.register_device('hook_raises', 13)\n"
-                    "    ctx.register_target_kind('hook_raises', 13)\n"
-                    "    ctx.declare_module_kind('hook_raises')\n"
-                    "    raise RuntimeError('simulated: hook exploded')\n", None),
-    "system_exit": ("tvm_backend_system_exit:activate",
-                    "import sys\ndef activate(ctx):\n    sys.exit(3)\n", None),
-    "keyboard_interrupt": ("tvm_backend_keyboard_interrupt:activate",
-                           "def activate(ctx):\n    raise KeyboardInterrupt\n", None),
+    "import_error": (
+        "tvm_backend_import_error:activate",
+        "raise ImportError('simulated: a dependency of this plugin is missing')\n",
+        None,
+    ),
+    "hook_raises": (
+        "tvm_backend_hook_raises:activate",
+        "def activate(ctx):\n    ctx.register_device('hook_raises', 13)\n"
+        "    ctx.register_target_kind('hook_raises', 13)\n"
+        "    ctx.declare_module_kind('hook_raises')\n"
+        "    raise RuntimeError('simulated: hook exploded')\n",
+        None,
+    ),
+    "system_exit": ("tvm_backend_system_exit:activate", "import sys\ndef activate(ctx):\n    sys.exit(3)\n", None),
+    "keyboard_interrupt": (
+        "tvm_backend_keyboard_interrupt:activate",
+        "def activate(ctx):\n    raise KeyboardInterrupt\n",
+        None,
+    ),
     "missing_module": ("tvm_backend_does_not_exist:activate", "", None),
     "not_callable": ("tvm_backend_not_callable:activate", "activate = 42\n", None),
-    "abi_mismatch": ("tvm_backend_abi_mismatch:activate", textwrap.dedent("""\
+    "abi_mismatch": (
+        "tvm_backend_abi_mismatch:activate",
+        textwrap.dedent("""\
         from pathlib import Path
         def activate(ctx):
             ctx.register_device('abi_mismatch', 12)
             ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libruntime.so')
-        """), "abi"),
-    "no_driver": ("tvm_backend_no_driver:activate", textwrap.dedent("""\
+        """),
+        "abi",
+    ),
+    "no_driver": (
+        "tvm_backend_no_driver:activate",
+        textwrap.dedent("""\
         from pathlib import Path
         def activate(ctx):
             ctx.register_device('no_driver', 12)
@@ -58,16 +72,60 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
             ctx.declare_module_kind('no_driver')
         def codegen(kernels, target):
             raise NotImplementedError
-        """), "needs_driver"),
-    "good": ("tvm_backend_good:activate", textwrap.dedent("""\
+        """),
+        "needs_driver",
+    ),
+    "good": (
+        "tvm_backend_good:activate",
+        textwrap.dedent("""\
         import os
         def activate(ctx):
             ctx.register_target_kind('good', 12)
             marker = os.environ.get('TVM_TEST_MARKER')
             if marker:
                 open(marker, 'a').write('good activated\\n')
-        """), None),
+        """),
+        None,
+    ),
+    # ownership between plugins (test_ownership.py)
+    "named_opencl": (
+        "tvm_backend_named_opencl:activate",
+        "def activate(ctx):\n    raise AssertionError('a refused entry point must never be imported')\n",
+        None,
+    ),
+    "claims_opencl": (
+        "tvm_backend_claims_opencl:activate",
+        textwrap.dedent("""\
+        def activate(ctx):
+            code = ctx.register_device('claims_opencl')
+            ctx.register_target_kind('claims_opencl', code)
+            ctx.register_target_kind('opencl', code)  # reserved for tvm-backend-opencl
+        """),
+        None,
+    ),
+    "vendor_a": (
+        "tvm_backend_vendor_a:activate",
+        "def activate(ctx):\n    ctx.register_target_kind('vendor_a', ctx.register_device('vendor_a'))\n",
+        None,
+    ),
+    "vendor_b": (
+        "tvm_backend_vendor_b:activate",
+        "def activate(ctx):\n    ctx.register_target_kind('vendor_b', ctx.register_device('vendor_b'))\n",
+        None,
+    ),
+    "vendor_thief": (
+        "tvm_backend_vendor_thief:activate",
+        textwrap.dedent("""\
+        import tvm
+        def activate(ctx):
+            ctx.register_device('vendor_thief', tvm.device('vendor_a').device_type)
+        """),
+        None,
+    ),
 }
+
+#: Entry-point names that differ from the variant's name.
+ENTRY_NAMES = {"named_opencl": "opencl"}
 
 
 def _record_line(path: str, data: bytes) -> str:
@@ -103,10 +161,11 @@ def build_wheel(variant: str, out_dir: Path, abi: int) -> Path:
             _compile(NEEDS_DRIVER % {"abi": abi}, lib, [f"-L{work}", "-lfakedriver"])
         files[f"{pkg}/lib/libruntime.so"] = lib.read_bytes()
     info = f"{dist}-0.1.0.dist-info"
-    files[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: tvm-backend-{variant.replace('_', '-')}\n"
-                                 f"Version: 0.1.0\n").encode()
+    files[f"{info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: tvm-backend-{variant.replace('_', '-')}\nVersion: 0.1.0\n"
+    ).encode()
     files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: tvm-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    files[f"{info}/entry_points.txt"] = f"[tvm.backends]\n{variant} = {ep}\n".encode()
+    files[f"{info}/entry_points.txt"] = f"[tvm.backends]\n{ENTRY_NAMES.get(variant, variant)} = {ep}\n".encode()
     record = [_record_line(p, d) for p, d in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     path = out_dir / f"{dist}-0.1.0-py3-none-any.whl"
@@ -120,6 +179,19 @@ def install(wheels: list[Path], target: Path) -> Path:
     """``pip install --target`` the wheels (as a user installs a plugin) and return the folder."""
     if target.exists():
         shutil.rmtree(target)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                    "--target", str(target), *map(str, wheels)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            *map(str, wheels),
+        ],
+        check=True,
+    )
     return target

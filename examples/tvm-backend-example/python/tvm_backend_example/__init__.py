@@ -9,19 +9,24 @@ from __future__ import annotations
 
 from ._version import __version__  # written by the build from versions.toml
 
-#: DLPack kDLExtDev: the device type this backend drives.
-DEVICE_TYPE = 12
-
 
 def activate(ctx) -> None:
     """Register the example device, runtime, target kind, detector and TVMScript namespace."""
     from tvm.backend.api import runtime_library_path
 
-    ctx.register_device("example", DEVICE_TYPE)
-    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_example"), hint="pip install --force-reinstall tvm-backend-example "
-                                "(unset TVM_EXAMPLE_SIMULATE_NO_DRIVER)")
-    ctx.register_target_kind("example", DEVICE_TYPE, codegen="tvm_backend_example.codegen:build",
-                             keys=("gpu", "example"), default_attrs={"max_num_threads": 256})
-    ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_example.detect:detect")
+    # no device type given: the core hands out one no other backend uses
+    device_type = ctx.register_device("example")
+    ctx.load_runtime(
+        runtime_library_path(__file__, "tvm_runtime_example"),
+        hint="pip install --force-reinstall tvm-backend-example (unset TVM_EXAMPLE_SIMULATE_NO_DRIVER)",
+    )
+    ctx.register_target_kind(
+        "example",
+        device_type,
+        codegen="tvm_backend_example.codegen:build",
+        keys=("gpu", "example"),
+        default_attrs={"max_num_threads": 256},
+    )
+    ctx.register_device_target_detector(device_type, "tvm_backend_example.detect:detect")
     ctx.register_script_namespace("example", "tvm_backend_example.script")
     ctx.declare_module_kind("example")

@@ -58,12 +58,23 @@ class TVM_RUNTIME_DLL DeviceAPI {
    * \param allow_missing Return null instead of throwing when none is registered.
    */
   static DeviceAPI* Get(int device_type, bool allow_missing = false);
-  /*! \brief Register (or replace) the DeviceAPI of `device_type`; `api` must outlive the process. */
+  /*! \brief Register (or replace) the DeviceAPI of `device_type`; `api` must outlive the process.
+   */
   static void Register(int device_type, DeviceAPI* api);
 };
 
-/*! \brief Human-readable name of a DLPack device type ("cuda", "opencl", ...). */
+/*!
+ * \brief Human-readable name of a device type: the name its backend registered ("example"),
+ *        else the DLPack name ("cuda", "opencl", ...).
+ */
 TVM_RUNTIME_DLL std::string DeviceTypeName(int device_type);
+
+/*!
+ * \brief The device type that the backend's activation registered for device `name`
+ *        (`ctx.register_device(name)` in Python, before `ctx.load_runtime`); -1 when none.
+ *        A vendor's backend whose type the core handed out reads it here in TVMBackendInit.
+ */
+TVM_RUNTIME_DLL int DeviceTypeOf(const std::string& name);
 
 }  // namespace runtime
 }  // namespace tvm

@@ -8,14 +8,33 @@ anything is imported); ``TVM_BACKEND_STRICT=1`` turns activation failures into e
 from __future__ import annotations
 
 from . import _registry
+from ._ownership import VENDOR_DEVICE_TYPES, OwnershipError
 from ._registry import (
-    ACTIVE, DISABLED, FAILED, RUNTIME_UNAVAILABLE, BackendError, BackendLoadWarning, BackendRecord,
+    ACTIVE,
+    DISABLED,
+    FAILED,
+    RUNTIME_UNAVAILABLE,
+    BackendError,
+    BackendLoadWarning,
+    BackendRecord,
     RuntimeUnavailable,
 )
 
 __all__ = [
-    "ACTIVE", "DISABLED", "FAILED", "RUNTIME_UNAVAILABLE", "BackendError", "BackendLoadWarning",
-    "BackendRecord", "RuntimeUnavailable", "is_loaded", "list_backends", "load", "report",
+    "ACTIVE",
+    "DISABLED",
+    "FAILED",
+    "RUNTIME_UNAVAILABLE",
+    "BackendError",
+    "BackendLoadWarning",
+    "BackendRecord",
+    "OwnershipError",
+    "RuntimeUnavailable",
+    "VENDOR_DEVICE_TYPES",
+    "is_loaded",
+    "list_backends",
+    "load",
+    "report",
 ]
 
 

@@ -4,6 +4,12 @@
 scanner reads only ``*.dist-info/entry_points.txt`` files that mention the group, and caches
 the scan of each ``sys.path`` directory keyed by its modification time (pip changes
 those whenever it installs or removes a distribution).
+
+The cache only says where to look. Every entry point taken from it is checked against the
+``entry_points.txt`` it names (inside a ``*.dist-info`` folder of the directory it was scanned
+from) before it is used; a cache file of another shape, or one naming an entry point that no
+installed distribution declares, is ignored and rewritten from a fresh scan. So whoever can write
+the cache folder cannot make ``import tvm`` run code that no installed distribution declares.
 """
 
 from __future__ import annotations
@@ -18,14 +24,26 @@ GROUP = "tvm.backends"
 class EntryPoint:
     """One ``tvm.backends`` entry point (a plain class: dataclass creation costs import time)."""
 
-    __slots__ = ("name", "value", "distribution", "version")
+    __slots__ = ("name", "value", "distribution", "version", "dist_info")
 
-    def __init__(self, name: str, value: str, distribution: str, version: str):
+    def __init__(self, name: str, value: str, distribution: str, version: str, dist_info: str):
         self.name, self.value, self.distribution, self.version = name, value, distribution, version
+        #: the ``*.dist-info`` folder (its name, inside the scanned directory) that declares it
+        self.dist_info = dist_info
 
     def as_list(self) -> list[str]:
         """The fields in constructor order (for the cache file)."""
-        return [self.name, self.value, self.distribution, self.version]
+        return [self.name, self.value, self.distribution, self.version, self.dist_info]
+
+    def declared_in(self, directory: str) -> bool:
+        """Whether ``directory``'s ``dist_info`` folder really declares this entry point."""
+        if os.sep in self.dist_info or not self.dist_info.endswith(".dist-info") or self.dist_info.startswith("."):
+            return False
+        try:
+            with open(os.path.join(directory, self.dist_info, "entry_points.txt"), encoding="utf-8") as f:
+                return (self.name, self.value) in _parse_group(f.read())
+        except (OSError, UnicodeDecodeError):
+            return False
 
     @property
     def module(self) -> str:
@@ -92,7 +110,7 @@ def _scan_dir(directory: str) -> list[EntryPoint]:
             continue
         name, version = _dist_name_version(d, dist_path)
         for ep_name, value in _parse_group(text):
-            found.append(EntryPoint(ep_name, value, name, version))
+            found.append(EntryPoint(ep_name, value, name, version, d))
     return found
 
 
@@ -110,20 +128,32 @@ def _cache_file(dirs: list[str]) -> str | None:
     return os.path.join(folder, f"entry-points-{digest}.json")
 
 
-def discover() -> list[EntryPoint]:
-    """All ``tvm.backends`` entry points on ``sys.path``; the first distribution of a name wins.
+def _read_cache(path: str | None) -> dict[str, list]:
+    """The cached scans, ``{directory: [mtime, [entry fields, ...]]}``; anything of another shape
+    is dropped (a directory whose entry is malformed is rescanned)."""
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            dirs = json.load(f).get("dirs")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(dirs, dict):
+        return {}
+    return {d: scan for d, scan in dirs.items() if _well_formed(scan)}
 
-    Each directory's scan is cached with its modification time, so a change in one directory
-    (often the current one, ``sys.path[0]``) rescans only that directory."""
-    dirs = [p or os.getcwd() for p in sys.path]
-    cache = _cache_file(dirs)
-    cached: dict = {}
-    if cache is not None:
-        try:
-            with open(cache, encoding="utf-8") as f:
-                cached = json.load(f)["dirs"]
-        except (OSError, ValueError, TypeError, KeyError):
-            cached = {}
+
+def _well_formed(scan: object) -> bool:
+    if not (isinstance(scan, list) and len(scan) == 2 and isinstance(scan[1], list)):
+        return False
+    if scan[0] is not None and type(scan[0]) is not int:
+        return False
+    return all(isinstance(e, list) and len(e) == 5 and all(isinstance(f, str) for f in e) for e in scan[1])
+
+
+def _scan_with_cache(dirs: list[str], cached: dict[str, list]) -> tuple[dict[str, list], bool]:
+    """Each directory's scan: the cached one while its mtime matches and every entry it names is
+    declared there, else a fresh scan; and whether anything was rescanned."""
     scans: dict[str, list] = {}
     changed = False
     for d in dirs:
@@ -134,17 +164,25 @@ def discover() -> list[EntryPoint]:
         except OSError:
             stamp = None
         hit = cached.get(d)
-        if isinstance(hit, list) and len(hit) == 2 and hit[0] == stamp:
+        if hit is not None and hit[0] == stamp and all(EntryPoint(*f).declared_in(d) for f in hit[1]):
             scans[d] = hit
             continue
         scans[d] = [stamp, [e.as_list() for e in _scan_dir(d)] if stamp is not None else []]
         changed = True
-    seen: dict[str, EntryPoint] = {}
-    for d in dirs:
-        for fields in scans[d][1]:
-            ep = EntryPoint(*fields)
-            seen.setdefault(ep.name, ep)
-    entries = sorted(seen.values(), key=lambda e: e.name)
+    return scans, changed
+
+
+def discover() -> list[EntryPoint]:
+    """All ``tvm.backends`` entry points on ``sys.path``, in path order (a name may come from
+    several distributions: :mod:`tvm.backend._registry` decides which one owns it).
+
+    Each directory's scan is cached with its modification time, so a change in one directory
+    (often the current one, ``sys.path[0]``) rescans only that directory."""
+    dirs = [p or os.getcwd() for p in sys.path]
+    cache = _cache_file(dirs)
+    cached = _read_cache(cache)
+    scans, changed = _scan_with_cache(dirs, cached)
+    entries = [EntryPoint(*fields) for d in dict.fromkeys(dirs) for fields in scans[d][1]]
     if cache is not None and (changed or set(cached) != set(scans)):
         from tvm._cache import atomic_write
 

@@ -19,6 +19,7 @@ import tvm_ffi
 from tvm._env import env_flag
 
 from ._discovery import EntryPoint, discover
+from ._ownership import PUBLISHED_BACKENDS, is_first_party
 
 ACTIVE = "active"
 RUNTIME_UNAVAILABLE = "runtime unavailable"
@@ -79,10 +80,14 @@ class BackendRecord:
         if self.hint:
             return self.hint
         if self.status == DISABLED:
-            return (f"unset TVM_DEVICE_BACKEND_AUTOLOAD / add '{self.name}' to TVM_BACKENDS, "
-                    f"or call tvm.backend.load('{self.name}')")
-        return (f"reinstall a matching version: pip install --force-reinstall '{self.distribution}=="
-                f"{_core_version()}' (run `python -m tvm.backend` for details)")
+            return (
+                f"unset TVM_DEVICE_BACKEND_AUTOLOAD / add '{self.name}' to TVM_BACKENDS, "
+                f"or call tvm.backend.load('{self.name}')"
+            )
+        return (
+            f"reinstall a matching version: pip install --force-reinstall '{self.distribution}=="
+            f"{_core_version()}' (run `python -m tvm.backend` for details)"
+        )
 
 
 def _core_version() -> str:
@@ -127,10 +132,36 @@ def ensure_discovered() -> None:
     with _lock:
         if _discovered:
             return
-        for ep in discover():
+        for ep in _owners_of_names(discover()):
             _entry_points[ep.name] = ep
             _records[ep.name] = BackendRecord(ep.name, ep.value, ep.distribution, ep.version)
         _discovered = True
+
+
+def _owners_of_names(found: list[EntryPoint]) -> list[EntryPoint]:
+    """One entry point per backend name: the first-party distribution's where there is one, else
+    the first on ``sys.path``. Every other claimant gets a failed record naming both (it is never
+    imported): a vendor's wheel cannot replace or shadow another backend by reusing its name."""
+    chosen: dict[str, EntryPoint] = {}
+    for ep in found:
+        current = chosen.get(ep.name)
+        if current is None or (
+            is_first_party(ep.name, ep.distribution) and not is_first_party(ep.name, current.distribution)
+        ):
+            chosen[ep.name] = ep
+    for ep in found:
+        winner = chosen[ep.name]
+        if ep is winner or (ep.distribution, ep.value) == (winner.distribution, winner.value):
+            continue
+        key = f"{ep.name} ({ep.distribution})"
+        rec = _records[key] = BackendRecord(ep.name, ep.value, ep.distribution, ep.version)
+        rec.status = FAILED
+        rec.exc_type = "OwnershipError"
+        rec.reason = (
+            f"refused: the backend name '{ep.name}' belongs to {winner.distribution} {winner.version}; "
+            f"{ep.distribution} {ep.version} declares an entry point of the same name"
+        )
+    return list(chosen.values())
 
 
 def records() -> list[BackendRecord]:
@@ -167,7 +198,8 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
         rec = _records.get(name)
         if rec is None:
             raise BackendError(
-                f"no backend named '{name}' is installed (discovered: {sorted(_records) or 'none'}).{closest_names(name, sorted(_records))} "
+                f"no backend named '{name}' is installed (discovered: {sorted(_records) or 'none'})."
+                f"{closest_names(name, sorted(_records))} "
                 f"Fix: {install_hint(name)}"
             )
         if rec.status in (ACTIVE, RUNTIME_UNAVAILABLE, FAILED):
@@ -177,16 +209,24 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
         _run_hook(rec, _entry_points[name])
     if rec.status == FAILED:
         if strict_mode() or explicit:
-            raise BackendError(f"backend '{name}' ({rec.distribution} {rec.version}) failed to load: "
-                               f"{rec.reason}\n{rec.traceback}")
-        warnings.warn(f"tvm backend '{name}' ({rec.distribution} {rec.version}) failed to load and is "
-                      f"disabled: {rec.reason}. Run `python -m tvm.backend` for details.",
-                      BackendLoadWarning, stacklevel=3)
+            raise BackendError(
+                f"backend '{name}' ({rec.distribution} {rec.version}) failed to load: {rec.reason}\n{rec.traceback}"
+            )
+        warnings.warn(
+            f"tvm backend '{name}' ({rec.distribution} {rec.version}) failed to load and is "
+            f"disabled: {rec.reason}. Run `python -m tvm.backend` for details.",
+            BackendLoadWarning,
+            stacklevel=3,
+        )
     elif rec.status == RUNTIME_UNAVAILABLE:
         if strict_runtime():
             raise BackendError(f"backend '{name}': runtime unavailable: {rec.reason}")
-        warnings.warn(f"tvm backend '{name}': runtime unavailable ({rec.reason}); code generation works, "
-                      "kernels cannot run on this machine.", BackendLoadWarning, stacklevel=3)
+        warnings.warn(
+            f"tvm backend '{name}': runtime unavailable ({rec.reason}); code generation works, "
+            "kernels cannot run on this machine.",
+            BackendLoadWarning,
+            stacklevel=3,
+        )
     return rec
 
 
@@ -252,11 +292,6 @@ def record_for_kind(kind: str) -> BackendRecord | None:
     return _records.get(kind)
 
 
-#: The backends this project publishes, each as the distribution ``tvm-backend-<name>``: the
-#: standard TVM device names. Any other name can only come from a vendor's wheel.
-PUBLISHED_BACKENDS = ("cuda", "rocm", "metal", "vulkan", "opencl", "hexagon", "webgpu")
-
-
 def install_hint(name: str) -> str:
     """What to install for backend, device, target or module kind ``name``. Names the project's
     distribution (``pip install tvm-backend-opencl``; PyPI's ``tvm`` is another project) only
@@ -266,8 +301,10 @@ def install_hint(name: str) -> str:
     canonical = DEVICE_NAMES.get(DEVICE_TYPES.get(name, -1), name)
     if canonical in PUBLISHED_BACKENDS:
         return f"pip install tvm-backend-{canonical}"
-    return (f"install the vendor's backend wheel that provides '{name}' "
-            "(`python -m tvm.backend` lists the installed backends)")
+    return (
+        f"install the vendor's backend wheel that provides '{name}' "
+        "(`python -m tvm.backend` lists the installed backends)"
+    )
 
 
 def closest_names(name: str, known: list[str]) -> str:
@@ -283,22 +320,26 @@ def explain_missing(what: str, name: str, record: BackendRecord | None, known: S
     are the names that do exist here (the closest is suggested, all are listed)."""
     if record is None:
         ensure_discovered()
+        available = f" Available here: {', '.join(sorted(known))}." if known else ""
         suggestion = closest_names(name, sorted({*known, *_records, *PUBLISHED_BACKENDS}))
         if suggestion and name not in PUBLISHED_BACKENDS:
-            return BackendError(f"{what}: no backend provides '{name}'.{suggestion} "
-                                f"Available here: {', '.join(sorted(known)) or 'none'}.")
-        return BackendError(f"{what} needs the '{name}' backend, which is not installed. "
-                            f"Fix: {install_hint(name)}. Available here: {', '.join(sorted(known)) or 'none'}.")
+            return BackendError(f"{what}: no backend provides '{name}'.{suggestion}{available}")
+        return BackendError(
+            f"{what} needs the '{name}' backend, which is not installed. Fix: {install_hint(name)}.{available}"
+        )
     if record.status == FAILED:
-        return BackendError(f"{what} needs backend '{record.name}' ({record.distribution} "
-                            f"{record.version}), which failed to load: {record.reason}. "
-                            f"Fix: {record.fix()}")
+        return BackendError(
+            f"{what} needs backend '{record.name}' ({record.distribution} "
+            f"{record.version}), which failed to load: {record.reason}. "
+            f"Fix: {record.fix()}"
+        )
     if record.status == DISABLED:
-        return BackendError(f"{what} needs backend '{record.name}', which is {record.describe()}. "
-                            f"Fix: {record.fix()}")
+        return BackendError(f"{what} needs backend '{record.name}', which is {record.describe()}. Fix: {record.fix()}")
     if record.status == RUNTIME_UNAVAILABLE:
-        return BackendError(f"{what}: backend '{record.name}' generates code but its runtime is "
-                            f"unavailable on this machine: {record.reason}. Fix: {record.fix()}")
+        return BackendError(
+            f"{what}: backend '{record.name}' generates code but its runtime is "
+            f"unavailable on this machine: {record.reason}. Fix: {record.fix()}"
+        )
     return BackendError(f"{what}: backend '{record.name}' is {record.describe()}")
 
 
@@ -342,4 +383,3 @@ def lazy_callable(spec: str | Callable[..., Any]) -> Callable[..., Any]:
 
     call.__qualname__ = call.__name__ = spec
     return call
-

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import tvm_ffi
 
+from . import _ownership
 from ._registry import RUNTIME_UNAVAILABLE, BackendError, BackendRecord, RuntimeUnavailable, lazy_callable
 
 __all__ = ["BackendContext", "BackendABIError", "RuntimeUnavailable", "runtime_library_path"]
@@ -113,25 +114,39 @@ class BackendContext:
         """What a user should do when this backend cannot run kernels (shown in errors)."""
         self._record.hint = hint
 
-    def register_device(self, name: str, device_type: int) -> None:
-        """Claim ``device_type`` for this backend and let ``tvm.device(name)`` mean it."""
-        from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES, register_device_name
+    def _claim(self, what: str, key: object) -> None:
+        """Own ``what`` ``key`` for this backend (refused with both owners named when taken)."""
+        self._undo.append(_ownership.claim(what, key, self.name, self._record.distribution))
 
-        previous_type = DEVICE_TYPES.get(name)
-        had_name = device_type in DEVICE_NAMES
-        register_device_name(name, device_type)
+    def register_device(self, name: str, device_type: int | None = None) -> int:
+        """Claim device ``name`` and its DLPack ``device_type`` for this backend, so that
+        ``tvm.device(name)`` means it and devices print as ``name(0)``; returns the type.
+
+        A first-party backend passes its standard type. A vendor's backend leaves it out and gets
+        a free type of its own (from ``tvm.backend.VENDOR_DEVICE_TYPES``), which its runtime DSO
+        reads with ``tvm::runtime::DeviceTypeOf(name)``: register the device before
+        :meth:`load_runtime`. A type or name another backend owns is refused."""
+        from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES
+
+        with _ownership.lock():
+            if device_type is None:
+                device_type = _ownership.free_vendor_device_type()
+            self._claim("device type", device_type)
+            self._claim("device name", name)
+        previous_type, previous_name = DEVICE_TYPES.get(name), DEVICE_NAMES.get(device_type)
+        DEVICE_TYPES[name], DEVICE_NAMES[device_type] = device_type, name
+        set_name = tvm_ffi.get_global_func("runtime.SetDeviceName")
+        set_name(device_type, name)
         if device_type not in self._record.device_types:
             self._record.device_types.append(device_type)
 
         def undo() -> None:
-            if previous_type is None:
-                DEVICE_TYPES.pop(name, None)
-            else:
-                DEVICE_TYPES[name] = previous_type
-            if not had_name:
-                DEVICE_NAMES.pop(device_type, None)
+            _restore(DEVICE_TYPES, name, previous_type)
+            _restore(DEVICE_NAMES, device_type, previous_name)
+            set_name(device_type, "")
 
         self._undo.append(undo)
+        return device_type
 
     def register_target_kind(
         self,
@@ -147,8 +162,16 @@ class BackendContext:
         first use) turns the device functions of a compiled program into a device module."""
         from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
 
-        kind = TargetKind(name, device_type, self.name, tuple(keys), dict(default_attrs or {}),
-                          lazy_callable(codegen) if codegen is not None else None)
+        for claimed in (name, *aliases):
+            self._claim("target kind", claimed)
+        kind = TargetKind(
+            name,
+            device_type,
+            self.name,
+            tuple(keys),
+            dict(default_attrs or {}),
+            lazy_callable(codegen) if codegen is not None else None,
+        )
         register_target_kind(kind, tuple(aliases))
         self._record.target_kinds.append(name)
         self._undo.append(lambda: unregister_target_kind(name))
@@ -157,6 +180,7 @@ class BackendContext:
         """Detector ``fn(device) -> Target`` for ``tvm.target.detect_target_from_device``."""
         from tvm.target.detect_target import register_device_target_detector, unregister_device_target_detector
 
+        self._claim("device type", device_type)
         register_device_target_detector(device_type, lazy_callable(fn))
         self._undo.append(lambda: unregister_device_target_detector(device_type))
 
@@ -164,6 +188,7 @@ class BackendContext:
         """Expose ``module`` (imported on first use) as ``T.<name>`` in TVMScript."""
         from tvm.script import namespaces
 
+        self._claim("TVMScript namespace", name)
         namespaces.register(name, module)
         self._undo.append(lambda: namespaces.unregister(name))
 
@@ -171,6 +196,7 @@ class BackendContext:
         """This backend produces device modules of ``kind``. When the backend's runtime did not
         register ``ffi.Module.load_from_bytes.<kind>``, the core registers the generic fallback
         loader so that libraries containing such modules still load (and explain)."""
+        self._claim("module kind", kind)
         if kind not in self._record.module_kinds:
             self._record.module_kinds.append(kind)
 
@@ -203,3 +229,11 @@ class BackendContext:
         self._record.target_kinds.clear()
         self._record.module_kinds.clear()
         self._record.device_types.clear()
+
+
+def _restore(table: dict, key: object, previous: object) -> None:
+    """Put ``table[key]`` back to ``previous`` (None: remove it)."""
+    if previous is None:
+        table.pop(key, None)
+    else:
+        table[key] = previous

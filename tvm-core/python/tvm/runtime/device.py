@@ -8,13 +8,33 @@ import tvm_ffi
 from tvm_ffi import core as _core
 
 DEVICE_TYPES: dict[str, int] = {
-    "cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cuda_host": 3,
-    "opencl": 4, "cl": 4, "vulkan": 7, "metal": 8, "rocm": 10, "ext_dev": 12,
-    "hexagon": 16, "webgpu": 15,
+    "cpu": 1,
+    "llvm": 1,
+    "c": 1,
+    "cuda": 2,
+    "gpu": 2,
+    "nvptx": 2,
+    "cuda_host": 3,
+    "opencl": 4,
+    "cl": 4,
+    "vulkan": 7,
+    "metal": 8,
+    "rocm": 10,
+    "ext_dev": 12,
+    "hexagon": 16,
+    "webgpu": 15,
 }
 DEVICE_NAMES: dict[int, str] = {
-    1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
-    10: "rocm", 12: "ext_dev", 15: "webgpu", 16: "hexagon",
+    1: "cpu",
+    2: "cuda",
+    3: "cuda_host",
+    4: "opencl",
+    7: "vulkan",
+    8: "metal",
+    10: "rocm",
+    12: "ext_dev",
+    15: "webgpu",
+    16: "hexagon",
 }
 
 
@@ -104,7 +124,17 @@ class Device(tvm_ffi.Device):
         tvm_ffi.get_global_func("runtime.DeviceSync")(self)
 
     def __repr__(self) -> str:
-        return f"{DEVICE_NAMES.get(self.device_type, self.device_type)}({self.index})"
+        return f"{self.type_name}({self.index})"
+
+    def __str__(self) -> str:
+        return f"{self.type_name}:{self.index}"
+
+    @property
+    def type_name(self) -> str:
+        """The device's name: the one its backend registered (``"example"``), else the DLPack
+        name, else ``device_type_<n>`` (never raises)."""
+        code = self.dlpack_device_type()
+        return DEVICE_NAMES.get(code, f"device_type_{code}")
 
 
 _core._set_class_device(Device)

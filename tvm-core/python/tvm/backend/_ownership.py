@@ -1,0 +1,113 @@
+"""Who owns what between plugins.
+
+Every device type, device name, target kind (and alias), device-module kind and TVMScript
+namespace belongs to exactly one backend, or to the core. A backend claims each through its
+:class:`~tvm.backend.api.BackendContext`; a claim on something another backend (or the core)
+owns is refused with an :class:`OwnershipError` naming both distributions, so the second
+claimant's activation fails and rolls back only what it registered itself.
+
+The names and device types of the backends this project publishes are reserved for them: a
+vendor's wheel can never replace or shadow ``tvm-backend-opencl`` by registering ``opencl``,
+whatever the activation order. A vendor gets a device type of its own from
+``ctx.register_device(name)`` without a type: the core hands out a free one from
+:data:`VENDOR_DEVICE_TYPES`, so two vendor wheels installed side by side never collide.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+#: The backends this project publishes, each as the distribution ``tvm-backend-<name>``, with
+#: their DLPack device types.
+PUBLISHED_DEVICE_TYPES: dict[str, int] = {
+    "cuda": 2,
+    "opencl": 4,
+    "vulkan": 7,
+    "metal": 8,
+    "rocm": 10,
+    "webgpu": 15,
+    "hexagon": 16,
+}
+PUBLISHED_BACKENDS = tuple(PUBLISHED_DEVICE_TYPES)
+#: Device types handed out to vendors' backends (below the runtime's limit of 64).
+VENDOR_DEVICE_TYPES = range(32, 64)
+#: The owner name of what the core registers (the CPU device and its targets).
+CORE = "core"
+
+
+class OwnershipError(RuntimeError):
+    """A backend claimed something that belongs to another backend, the core, or a first-party backend."""
+
+
+_lock = threading.RLock()
+_owners: dict[tuple[str, object], tuple[str, str]] = {}
+
+
+def is_first_party(backend: str, distribution: str) -> bool:
+    """Whether ``backend`` comes from the project's own distribution for it."""
+    return backend in PUBLISHED_DEVICE_TYPES and distribution == f"tvm-backend-{backend}"
+
+
+def _reserved_for(what: str, key: object) -> str | None:
+    """The first-party backend ``key`` is reserved for, if any."""
+    if what == "device type":
+        return next((name for name, code in PUBLISHED_DEVICE_TYPES.items() if code == key), None)
+    return key if key in PUBLISHED_DEVICE_TYPES else None
+
+
+def _who(owner: tuple[str, str]) -> str:
+    backend, distribution = owner
+    return "the core (tvm)" if backend == CORE else f"backend '{backend}' ({distribution})"
+
+
+def claim(what: str, key: object, backend: str, distribution: str) -> Callable[[], None]:
+    """Make ``backend`` (from ``distribution``) the owner of ``what`` ``key``; returns the undo.
+
+    Raises :class:`OwnershipError` when another backend or the core owns it, or when it is
+    reserved for a first-party backend that ``backend`` is not."""
+    with _lock:
+        owner = _owners.get((what, key))
+        if owner is not None:
+            if owner[0] == backend:
+                return lambda: None
+            raise OwnershipError(
+                f"{distribution} (backend '{backend}') cannot register {what} {key!r}: it belongs to {_who(owner)}"
+            )
+        reserved = _reserved_for(what, key)
+        if reserved is not None and not (backend == reserved and is_first_party(backend, distribution)):
+            raise OwnershipError(
+                f"{distribution} (backend '{backend}') cannot register {what} {key!r}: it is reserved for the "
+                f"first-party backend '{reserved}' (tvm-backend-{reserved})"
+            )
+        _owners[(what, key)] = (backend, distribution)
+
+    def undo() -> None:
+        with _lock:
+            if _owners.get((what, key)) == (backend, distribution):
+                del _owners[(what, key)]
+
+    return undo
+
+
+def lock() -> threading.RLock:
+    """Held across looking up a free vendor device type and claiming it."""
+    return _lock
+
+
+def owner_of(what: str, key: object) -> str | None:
+    """The backend (or :data:`CORE`) that owns ``what`` ``key``, if any."""
+    with _lock:
+        owner = _owners.get((what, key))
+    return owner[0] if owner else None
+
+
+def free_vendor_device_type() -> int:
+    """The lowest device type of :data:`VENDOR_DEVICE_TYPES` that nobody owns."""
+    with _lock:
+        for code in VENDOR_DEVICE_TYPES:
+            if ("device type", code) not in _owners:
+                return code
+    raise OwnershipError(
+        f"every vendor device type ({VENDOR_DEVICE_TYPES.start}-{VENDOR_DEVICE_TYPES.stop - 1}) is taken"
+    )

@@ -1,0 +1,68 @@
+"""The entry-point scan cache holds data, not code to run: a cache of another shape is ignored
+and rewritten, and an entry point that no installed distribution declares is never imported,
+even when the cache names it with the right directory stamps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_plugin_system import REPORT
+
+POISON_MODULE = """
+import pathlib
+def hook(ctx):
+    pathlib.Path({marker!r}).write_text("ran")
+"""
+
+
+def cache_file(tmp_path: Path) -> Path:
+    (found,) = (tmp_path / "cache" / "backends").glob("entry-points-*.json")
+    return found
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[1, 2]",
+        '{"dirs": []}',
+        '{"dirs": {"x": "y"}}',
+        '{"dirs": {"/": [1, [[1]]]}}',
+        "not json",
+        '{"dirs": {"/": [null, [["a", "b"]]]}}',
+    ],
+)
+def test_cache_of_another_shape_is_ignored_and_rewritten(run_python, tmp_path, content):
+    first = run_python(REPORT, plugins=("good",))
+    assert "good" in first.json()["records"], first.stderr
+    path = cache_file(tmp_path)
+    path.write_text(content)
+    again = run_python(REPORT, plugins=("good",))
+    assert again.returncode == 0, again.stderr
+    assert again.json()["records"]["good"]["status"] == "active"
+    assert isinstance(json.loads(path.read_text())["dirs"], dict)  # rewritten from a fresh scan
+
+
+def test_entry_point_that_no_distribution_declares_is_never_run(run_python, tmp_path):
+    first = run_python(REPORT, plugins=("good",))
+    assert "good" in first.json()["records"], first.stderr
+    site = tmp_path / "plugins"
+    marker = tmp_path / "poison-ran"
+    (site / "poison_hook.py").write_text(POISON_MODULE.format(marker=str(marker)))
+    path = cache_file(tmp_path)
+    cache = json.loads(path.read_text())
+    entries = cache["dirs"][str(site)][1]
+    entries.append(["evil", "poison_hook:hook", "tvm-backend-good", "0.1.0", entries[0][4]])
+    entries.append(["evil2", "os:system", "nowhere", "1", "nowhere-1.dist-info"])
+    cache["dirs"][str(site)][0] = site.stat().st_mtime_ns  # the stamp matches: only the check can refuse
+    path.write_text(json.dumps(cache))
+    again = run_python(REPORT, env={"PYTHONPATH": str(site)})  # the same folder, not reinstalled
+    assert again.returncode == 0, again.stderr
+    records = again.json()["records"]
+    assert "evil" not in records and "evil2" not in records, records
+    assert records["good"]["status"] == "active"
+    assert not marker.exists(), "an entry point named only by the cache was imported and called"
+    rewritten = json.loads(path.read_text())["dirs"][str(site)][1]
+    assert [e[0] for e in rewritten] == [e[0] for e in entries[:-2]]
