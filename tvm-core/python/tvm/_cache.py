@@ -36,12 +36,14 @@ def cache_subdir(name: str) -> str | None:
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` (creating its folder) so that readers see either the old file
     or the complete new one: a temporary name private to this process and thread, then
-    ``os.replace``."""
+    ``os.replace``. New files are never writable by group or others, whatever the umask."""
     path = os.fspath(path)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     try:
-        with open(tmp, "wb") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.fchmod(fd, os.fstat(fd).st_mode & 0o755)  # a permissive umask cannot make it shared-writable
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
