@@ -153,7 +153,7 @@ def test_missing_kernel_raises():
 
     src = generate_host([low.host], 1)
     path, _ = cc.compile_shared(src.code)
-    from tvm.driver import load_library
+    from tvm.runtime.library import load_library
 
     lib = load_library(path, private=True)
     with pytest.raises(Exception, match="saxpy_kernel"):

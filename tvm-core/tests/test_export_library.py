@@ -10,7 +10,7 @@ import pytest
 
 import tvm
 from tvm.codegen.device_module import create_device_module
-from tvm.driver import export
+from tvm.runtime import library as export
 from tvm.testing import run_python
 from tvm.tir import Buffer, BufferStore, For, ForKind, IntImm, PrimFunc, Var
 

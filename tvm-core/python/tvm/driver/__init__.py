@@ -18,26 +18,13 @@ from typing import Any, Mapping
 
 import tvm_ffi
 
+from tvm.runtime.library import BuildInfo, load_library
 from tvm.runtime.module import Module
 from tvm.target import Target
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.tir.transform import lower
 
 __all__ = ["BuildInfo", "compile", "build", "normalize_target"]
-
-
-@dataclass
-class BuildInfo:
-    """What :func:`compile` produced, kept on the module for ``inspect_source`` and export."""
-
-    host_source: str
-    lib_path: str
-    target: Target
-    openmp: bool = False
-    mcpu: str | None = None
-    device_modules: list[tvm_ffi.Module] = field(default_factory=list)
-    function_names: list[str] = field(default_factory=list)
-    cache_hit: bool = False
 
 
 def normalize_target(target: Any) -> Target:
@@ -64,29 +51,6 @@ def _functions(obj: Any) -> list[PrimFunc]:
             f = PrimFunc(f.params, f.body, dict(f.buffer_map), {**f.attrs, "global_symbol": name}, name, f.span)
         out.append(f)
     return out
-
-
-_loaded_lock = threading.Lock()
-_loaded_private: set[str] = set()
-
-
-def load_library(path: str, private: bool) -> tvm_ffi.Module:
-    """``tvm_ffi.load_module(path)``; ``private`` libraries (those with kernel launches keep
-    per-library state: the library context and cached kernel handles) are loaded from a fresh copy
-    when the same file is already loaded in this process."""
-    if not private:
-        return tvm_ffi.load_module(path)
-    with _loaded_lock:
-        if path not in _loaded_private:
-            _loaded_private.add(path)
-            return tvm_ffi.load_module(path)
-    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
-    try:
-        copy = os.path.join(tmpdir, os.path.basename(path))
-        shutil.copyfile(path, copy)
-        return tvm_ffi.load_module(copy)
-    finally:  # the loaded copy stays mapped; its file is not needed any more
-        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001

@@ -130,6 +130,6 @@ class TimingResult:
 
 def load_module(path: str) -> Module:
     """Load a library written by ``export_library`` (activating the backends it needs)."""
-    from tvm.driver import export
+    from tvm.runtime import library
 
-    return export.load_module(path)
+    return library.load_module(path)

@@ -1,0 +1,242 @@
+"""Loading libraries written by ``export_library``: host code plus embedded device modules.
+
+This is the runtime side: it imports nothing of the compiler (TIR, passes, code generation),
+so ``tvm.runtime.load_module`` works where only the runtime is wanted.
+
+The device modules are embedded as tvm-ffi's ``__tvm_ffi__library_bin`` symbol::
+
+    <nbytes: u64> <import tree: indptr vec<u64>, child indices vec<u64>>
+    then per module: <kind: str> [<bytes: str> unless kind == "_lib"]
+
+(integers little-endian, ``vec``/``str`` prefixed by a u64 length). Module 0 is ``_lib``, the host
+library itself; its children are the device modules. ``tvm_ffi.load_module`` rebuilds the tree,
+calling ``ffi.Module.load_from_bytes.<kind>`` for each device module, so :func:`load_module` first
+reads the blob *without running the library's code* (from the ELF symbol table), activates the
+backend that loads each kind, and explains what to install when none does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import struct
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import tvm_ffi
+
+from tvm.runtime.module import Module
+
+LIBRARY_BIN = "__tvm_ffi__library_bin"
+
+
+class ModuleLoadError(RuntimeError):
+    """A library cannot be loaded: a module kind in it has no loader, or the file is malformed."""
+
+
+@dataclass
+class BuildInfo:
+    """What ``tvm.compile`` produced, kept on the module for ``inspect_source`` and export."""
+
+    host_source: str
+    lib_path: str
+    target: Any
+    openmp: bool = False
+    mcpu: str | None = None
+    device_modules: list[tvm_ffi.Module] = field(default_factory=list)
+    function_names: list[str] = field(default_factory=list)
+    cache_hit: bool = False
+
+
+_loaded_lock = threading.Lock()
+_loaded_private: set[str] = set()
+
+
+def load_library(path: str, private: bool) -> tvm_ffi.Module:
+    """``tvm_ffi.load_module(path)``; ``private`` libraries (those with kernel launches keep
+    per-library state: the library context and cached kernel handles) are loaded from a fresh copy
+    when the same file is already loaded in this process."""
+    if not private:
+        return tvm_ffi.load_module(path)
+    with _loaded_lock:
+        if path not in _loaded_private:
+            _loaded_private.add(path)
+            return tvm_ffi.load_module(path)
+    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
+    try:
+        copy = os.path.join(tmpdir, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        return tvm_ffi.load_module(copy)
+    finally:  # the loaded copy stays mapped; its file is not needed any more
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- the blob
+
+
+def _u64(v: int) -> bytes:
+    return struct.pack("<Q", v)
+
+
+def _str(b: bytes) -> bytes:
+    return _u64(len(b)) + b
+
+
+def pack_library_bin(modules: list[tuple[str, bytes]], children: list[list[int]]) -> bytes:
+    """The ``__tvm_ffi__library_bin`` bytes of ``modules`` (kind, bytes) with import lists
+    ``children[i]`` (module indices); module 0 must be ``("_lib", b"")``."""
+    indptr = [0]
+    flat: list[int] = []
+    for ch in children:
+        flat.extend(ch)
+        indptr.append(len(flat))
+    body = _u64(len(indptr)) + b"".join(_u64(x) for x in indptr)
+    body += _u64(len(flat)) + b"".join(_u64(x) for x in flat)
+    for kind, data in modules:
+        body += _str(kind.encode())
+        if kind != "_lib":
+            body += _str(data)
+    return _u64(len(body)) + body
+
+
+def parse_library_bin(blob: bytes) -> tuple[list[str], list[list[int]]]:
+    """(module kinds, import lists) of a library blob (the bytes after the leading nbytes)."""
+    pos = 0
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if n > len(blob) - pos:
+            raise ModuleLoadError(f"embedded module table is truncated (needs {n} bytes at offset {pos})")
+        out = blob[pos : pos + n]
+        pos += n
+        return out
+
+    def u64() -> int:
+        return struct.unpack("<Q", take(8))[0]
+
+    def vec() -> list[int]:
+        n = u64()
+        if n > (len(blob) - pos) // 8:
+            raise ModuleLoadError("embedded module table is corrupted (vector longer than the data)")
+        return list(struct.unpack(f"<{n}Q", take(8 * n)))
+
+    indptr, flat = vec(), vec()
+    if not indptr:
+        raise ModuleLoadError("embedded module table is empty")
+    kinds = []
+    for _ in range(len(indptr) - 1):
+        kind = take(u64()).decode("utf-8", "replace")
+        kinds.append(kind)
+        if kind != "_lib":
+            take(u64())
+    children = [flat[indptr[i] : indptr[i + 1]] for i in range(len(indptr) - 1)]
+    return kinds, children
+
+
+# ----------------------------------------------------------------------------- load
+
+
+def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
+    """The bytes of ``symbol`` (its leading u64 size + that many bytes) read from an ELF64 file
+    without loading it; None when the symbol is absent. Raises ValueError for non-ELF64 files."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a little-endian ELF64 file")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = []
+    for i in range(shnum):
+        off = shoff + i * shentsize
+        name, stype, _flags, addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+            "<IIQQQQIIQQ", data, off
+        )
+        sections.append((stype, addr, offset, size, link, entsize))
+    want = symbol.encode()
+    for stype, _addr, offset, size, link, entsize in sections:
+        if stype not in (2, 11) or entsize == 0:  # SHT_SYMTAB, SHT_DYNSYM
+            continue
+        str_off = sections[link][2]
+        for k in range(size // entsize):
+            st_name, _st_info, _st_other, st_shndx, st_value, _st_size = struct.unpack_from(
+                "<IBBHQQ", data, offset + k * entsize
+            )
+            end = data.find(b"\0", str_off + st_name)
+            if data[str_off + st_name : end] != want or st_shndx == 0 or st_shndx >= len(sections):
+                continue
+            sec = sections[st_shndx]
+            if sec[0] == 8:  # SHT_NOBITS
+                return None
+            pos = sec[2] + (st_value - sec[1])
+            (nbytes,) = struct.unpack_from("<Q", data, pos)
+            return data[pos + 8 : pos + 8 + nbytes]
+    return None
+
+
+def _read_symbol_dlopen(path: str, symbol: str) -> bytes | None:
+    mode = getattr(os, "RTLD_LAZY", 1) | getattr(os, "RTLD_LOCAL", 0)
+    lib = ctypes.CDLL(os.path.abspath(path), mode=mode)
+    try:
+        addr = ctypes.c_void_p.in_dll(lib, symbol)
+    except ValueError:
+        return None
+    base = ctypes.addressof(addr)
+    nbytes = ctypes.c_uint64.from_address(base).value
+    return ctypes.string_at(base + 8, nbytes)
+
+
+def read_embedded_kinds(path: str) -> list[str]:
+    """Kinds of the device modules embedded in library ``path`` (empty for a plain library)."""
+    try:
+        blob = _read_symbol_elf(path, LIBRARY_BIN)
+    except ValueError:
+        blob = _read_symbol_dlopen(path, LIBRARY_BIN)
+    if blob is None:
+        return []
+    kinds, _ = parse_library_bin(blob)
+    return [k for k in kinds if k != "_lib"]
+
+
+def ensure_loader(kind: str) -> None:
+    """Make ``ffi.Module.load_from_bytes.<kind>`` available (activating its backend), or raise
+    :class:`ModuleLoadError` naming the kind and what to install."""
+    key = f"ffi.Module.load_from_bytes.{kind}"
+    if tvm_ffi.get_global_func(key, allow_missing=True) is not None:
+        return
+    from tvm import backend
+    from tvm.backend import _registry
+
+    rec = _registry.record_for_kind(kind)
+    if rec is not None and not rec.usable_for_codegen:
+        try:
+            backend.load(rec.name)
+        except backend.BackendError as err:
+            raise ModuleLoadError(
+                f"the library contains a '{kind}' device module, but backend '{rec.name}' cannot be loaded: {err}"
+            ) from err
+    if tvm_ffi.get_global_func(key, allow_missing=True) is None:
+        if rec is None:
+            raise ModuleLoadError(
+                f"the library contains a '{kind}' device module, but no installed backend can load "
+                f"modules of kind '{kind}'. Fix: {_registry.install_hint(kind)}"
+            )
+        raise ModuleLoadError(
+            f"the library contains a '{kind}' device module, but backend '{rec.name}' "
+            f"({rec.describe()}) registered no loader for it. Fix: {rec.fix()}"
+        )
+
+
+def load_module(path: str) -> Module:
+    """Load a library written by :func:`export_library` (or any tvm-ffi library)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such library: {path}")
+    kinds = read_embedded_kinds(path)
+    for kind in dict.fromkeys(kinds):
+        ensure_loader(kind)
+    mod = load_library(os.path.abspath(path), private=bool(kinds))
+    info = BuildInfo(host_source="", lib_path=path, target=None)  # type: ignore[arg-type]
+    return Module(mod, info)
