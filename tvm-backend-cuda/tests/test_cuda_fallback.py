@@ -1,6 +1,7 @@
-"""Without a driver: activation records why, code still generates, fallback modules explain.
+"""Without a driver, beyond the conformance suite (test_cuda_conformance.py): what activation
+records and reports, PTX in the fallback's sources, the serializer's bytes for every payload format.
 
-These tests assume a machine without libcuda.so.1 (CI); on a GPU machine they skip.
+These tests assume a machine without libcuda.so.1; where the driver is installed they skip.
 """
 
 from __future__ import annotations
@@ -87,41 +88,6 @@ def test_fallback_bytes_identical_to_serializer(fmt: str, payload: bytes) -> Non
     back = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.cuda")(spec_bytes)
     assert back.kind == "cuda" and bytes(tvm.runtime.Module(back).save_to_bytes()) == spec_bytes
     assert back.inspect_source("cuda") == CUDA_SRC
-
-
-def test_force_fallback_env(monkeypatch) -> None:
-    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
-    mod = codegen.build([kernels.vadd("float32").func], tvm.target.Target("cuda -arch=sm_80"))
-    with pytest.raises(RuntimeError, match="TVM_COMPILE_FORCE_FALLBACK"):
-        mod["vadd_float32"]()
-
-
-def test_export_on_cpu_then_load_in_fresh_process(tmp_path) -> None:
-    lib = tmp_path / "vadd_cuda.so"
-    out = run_python(f"""
-import tvm
-from cuda_script_kernels import vadd
-mod = tvm.compile(vadd, target="cuda -arch=sm_90")
-assert [m.kind for m in mod.imports] == ["cuda"]
-mod.export_library({str(lib)!r})
-print("exported")
-""")
-    assert out.returncode == 0 and "exported" in out.stdout, out.stderr
-    out = run_python(f"""
-import tvm
-m = tvm.runtime.load_module({str(lib)!r})
-dev = m.imports[0]
-print("kind", dev.kind)
-print("cuda source", "__global__" in dev.inspect_source("cuda"))
-try:
-    dev.get_function("vadd_kernel0")()
-except RuntimeError as e:
-    print("ERR", e)
-""")
-    assert out.returncode == 0, out.stderr
-    assert "kind cuda" in out.stdout and "cuda source True" in out.stdout
-    assert "ERR cannot run cuda kernel 'vadd_kernel0'" in out.stdout
-    assert "libcuda.so.1" in out.stdout and "install the NVIDIA driver" in out.stdout
 
 
 def test_activation_without_autoload_then_explicit_load() -> None:

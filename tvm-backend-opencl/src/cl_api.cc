@@ -8,6 +8,7 @@
 #include <tvm/ffi/error.h>
 
 #include <cstdlib>
+#include <vector>
 
 namespace tvm {
 namespace runtime {
@@ -31,13 +32,16 @@ bool Resolve(void* lib, const char* name, F* slot, std::string* err) {
 
 const Api* Load(std::string* err) {
   if (g_loaded) return &g_api;
-  // TVM_OPENCL_LIBRARY lets a user point at a vendor library that is not registered as an ICD.
+  // TVM_OPENCL_LIBRARY points at one library (a vendor library that is not registered as an
+  // ICD): when set, it is the only one tried, so a wrong path is reported, not silently replaced.
   const char* override_path = std::getenv("TVM_OPENCL_LIBRARY");
-  const char* candidates[] = {override_path, "libOpenCL.so.1", "libOpenCL.so"};
+  bool overridden = override_path != nullptr && *override_path != '\0';
+  const char* defaults[] = {"libOpenCL.so.1", "libOpenCL.so"};
+  const char* only[] = {override_path};
   void* lib = nullptr;
   std::string first_error;
-  for (const char* name : candidates) {
-    if (name == nullptr || *name == '\0') continue;
+  for (const char* name : overridden ? std::vector<const char*>(only, only + 1)
+                                     : std::vector<const char*>(defaults, defaults + 2)) {
     lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (lib != nullptr) break;
     if (first_error.empty()) {
@@ -46,7 +50,9 @@ const Api* Load(std::string* err) {
     }
   }
   if (lib == nullptr) {
-    *err = "libOpenCL.so.1 not found (" + first_error + ")";
+    *err = overridden ? "TVM_OPENCL_LIBRARY=" + std::string(override_path) + " cannot be loaded (" +
+                            first_error + ")"
+                      : "libOpenCL.so.1 not found (" + first_error + ")";
     return nullptr;
   }
   Api api{};

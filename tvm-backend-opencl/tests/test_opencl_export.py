@@ -1,53 +1,13 @@
-"""Cross-compilation: export a library with the fallback module forced (as on a machine without
-OpenCL), then load it in a fresh process that has PoCL and run it."""
+"""Exported libraries where OpenCL has no platform (export and reload in general: the conformance
+suite, test_opencl_conformance.py)."""
 
 from __future__ import annotations
 
 import os
 
-import numpy as np
-import pytest
 from opencl_testing import run_python
-from tvm.testing.kernels import reference_softmax
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-@pytest.mark.parametrize("force_fallback", ["1", "0"])
-def test_export_then_load_and_run_in_fresh_process(tmp_path, dev, force_fallback):
-    lib = tmp_path / "softmax_opencl.so"
-    export = f"""
-import sys, warnings
-warnings.simplefilter("ignore")
-sys.path.insert(0, {HERE!r})
-import tvm, opencl_kernels as K
-mod = tvm.compile(K.softmax, target="opencl")
-assert mod.imports[0].kind == "opencl"
-mod.export_library({str(lib)!r})
-print("EXPORTED")
-"""
-    out = run_python(export, env={"TVM_COMPILE_FORCE_FALLBACK": force_fallback})
-    assert out.returncode == 0 and "EXPORTED" in out.stdout, out.stderr
-    x = np.random.default_rng(0).standard_normal((5, 300)).astype("float32")
-    np.save(tmp_path / "x.npy", x)
-    run = f"""
-import warnings
-warnings.simplefilter("ignore")
-import numpy as np, tvm
-mod = tvm.runtime.load_module({str(lib)!r})
-print("KINDS", [m.kind for m in mod.imports])
-assert "__kernel void softmax_kernel0" in mod.imports[0].inspect_source()
-x = np.load({str(tmp_path / "x.npy")!r})
-dev = tvm.opencl(0)
-y = tvm.runtime.empty(x.shape, "float32", dev)
-mod["softmax"](tvm.runtime.tensor(x, dev), y)
-np.save({str(tmp_path / "y.npy")!r}, y.numpy())
-print("RAN")
-"""
-    out = run_python(run, env={"TVM_COMPILE_FORCE_FALLBACK": ""})
-    assert out.returncode == 0 and "RAN" in out.stdout, out.stdout + out.stderr
-    assert "KINDS ['opencl']" in out.stdout
-    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), reference_softmax(x), rtol=1e-5, atol=1e-7)
 
 
 def test_exported_library_explains_without_platform(tmp_path, backend):

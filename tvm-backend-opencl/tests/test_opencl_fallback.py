@@ -2,63 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-import tvm
 import tvm_ffi
 from opencl_testing import opencl_unavailable_reason, run_python
 
-import opencl_kernels as K
 
 _save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
-
-
-def test_forced_fallback_module(monkeypatch, backend):
-    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
-    mod = tvm.compile(K.row_sum, target="opencl")
-    (fb,) = mod.imports
-    assert fb.kind == "opencl"
-    src = fb.inspect_source()
-    assert "__kernel void row_sum_kernel0" in src and "barrier(CLK_LOCAL_MEM_FENCE)" in src
-    assert fb.inspect_source("opencl") == src
-    if tvm.opencl(0).exist:
-        x = tvm.runtime.tensor(np.zeros((2, 128), "float32"), tvm.opencl(0))
-        y = tvm.runtime.empty((2,), "float32", tvm.opencl(0))
-    else:
-        x = y = None
-    kernel = fb.get_function("row_sum_kernel0")
-    with pytest.raises(RuntimeError) as info:
-        kernel(x, y, 2, 2, 128)
-    msg = str(info.value)
-    assert "opencl" in msg and "row_sum_kernel0" in msg
-    assert "TVM_COMPILE_FORCE_FALLBACK" in msg
-
-
-def test_fallback_bytes_equal_real_bytes(monkeypatch, no_fallback):
-    """Real and fallback modules of the same code serialize identically (the shared format)."""
-    from tvm_backend_opencl import codegen
-
-    from tvm.tir.transform import lower
-
-    kernels = lower(K.softmax, tvm.target.Target("opencl")).kernels
-    source = codegen.generate_source(kernels)
-    table = codegen.function_table(kernels)
-    expect = bytes(
-        tvm_ffi.get_global_func("runtime.DeviceModuleSerialize")("cl", table, source.encode(), [["opencl", source]])
-    )
-    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
-    fallback = codegen.build(kernels, tvm.target.Target("opencl"))
-    assert bytes(_save(fallback)) == expect
-    monkeypatch.delenv("TVM_COMPILE_FORCE_FALLBACK")
-    if opencl_unavailable_reason():
-        pytest.skip(opencl_unavailable_reason())
-    real = codegen.build(kernels, tvm.target.Target("opencl"))
-    assert real.kind == fallback.kind == "opencl"
-    assert bytes(_save(real)) == expect
-    assert real.inspect_source("") == fallback.inspect_source("")
-    # the real runtime loads the fallback's bytes, and vice versa
-    again = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.opencl")(expect)
-    assert bytes(_save(again)) == expect
 
 
 def test_no_platform_device_absent_but_codegen_works(tmp_path):

@@ -1,0 +1,8 @@
+"""The CUDA backend passes the conformance suite (the device checks run where a GPU is)."""
+
+from tvm.testing.backend import BackendConformance
+
+
+class TestCUDAConformance(BackendConformance):
+    backend = "cuda"
+    dtypes = ("float32", "float16", "bfloat16", "int32", "int8", "int64", "float64")

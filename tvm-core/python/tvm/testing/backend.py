@@ -1,0 +1,255 @@
+"""The conformance suite: what every backend, first- or third-party, must pass.
+
+A backend's test folder holds one small file::
+
+    from tvm.testing.backend import BackendConformance
+
+    class TestConformance(BackendConformance):
+        backend = "opencl"                                   # the entry-point name
+        dtypes = ("float32", "float16", "int32", "int8")     # what its targets support
+        no_driver_env = {"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"}
+
+and pytest runs every check below against the installed wheels:
+
+* the kernel zoo (:mod:`tvm.testing.kernels`): an elementwise kernel in every dtype of
+  ``dtypes``, a shared-memory reduction, a row softmax, a tiled matmul, one compiled kernel over
+  several symbolic sizes; compiled everywhere, run on the device and compared with NumPy where
+  the device exists (the skip names why it does not);
+* the fallback module: the same kind and the same bytes as the module the backend builds, a
+  working ``inspect_source``, and functions that raise naming the backend and the reason;
+* export and reload in a fresh process, with backend autoload on and off, of the built module
+  and of a fallback module (a library cross-compiled where the runtime is missing);
+* bad arguments: a clear Python exception, never a crash;
+* activation without a driver: ``runtime unavailable`` with the reason, and code generation
+  still works.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.testing import kernels
+from tvm.testing.process import run_python
+
+#: Elementwise inputs per dtype kind: small values, so sums fit every integer type.
+_RNG_SEED = 0
+
+
+def random_array(shape: tuple[int, ...], dtype: str, seed: int = _RNG_SEED) -> np.ndarray:
+    """Test data of ``dtype`` whose elementwise sums are exact in that dtype."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(0, 50, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def tolerance(dtype: str) -> dict[str, float]:
+    """``assert_allclose`` tolerances for results computed in ``dtype``."""
+    if dtype in ("float16", "bfloat16"):
+        return {"rtol": 2e-2, "atol": 2e-2}
+    if dtype == "float32":
+        return {"rtol": 1e-5, "atol": 1e-5}
+    return {"rtol": 0, "atol": 0}
+
+
+class BackendConformance:
+    """Subclass as ``Test<Something>`` and set :attr:`backend` (and what differs from the
+    defaults); pytest collects the checks from the subclass."""
+
+    #: The backend's entry-point name.
+    backend: ClassVar[str] = ""
+    #: The target the kernels are compiled for (default: the backend's name).
+    target: ClassVar[str] = ""
+    #: The device the kernels run on (default: the backend's name).
+    device: ClassVar[str] = ""
+    #: The dtypes the elementwise kernel is checked in.
+    dtypes: ClassVar[tuple[str, ...]] = ("float32", "int32")
+    #: Environment variables that make the backend's driver unavailable in a fresh process, or None
+    #: when the backend has no such switch (then the check runs only where no driver is installed).
+    no_driver_env: ClassVar[dict[str, str] | None] = None
+
+    # ------------------------------------------------------------------ helpers
+
+    @classmethod
+    def target_name(cls) -> str:
+        """The target string the kernels are compiled for."""
+        return cls.target or cls.backend
+
+    @classmethod
+    def record(cls) -> tvm.backend.BackendRecord:
+        """The backend's record (activating it when autoload is off)."""
+        return tvm.backend.load(cls.backend)
+
+    @classmethod
+    def dev(cls) -> tvm.runtime.Device:
+        """The device to run on; skips the calling test, naming why, when it does not exist."""
+        cls.record()
+        dev = tvm.device(cls.device or cls.backend)
+        if not dev.exist:
+            rec = cls.record()
+            why = rec.reason or f"no {cls.backend} device on this machine"
+            pytest.skip(f"no {cls.backend} device: {why}")
+        return dev
+
+    def run_checked(
+        self, func: Any, name: str, inputs: list[np.ndarray], outputs: list[tuple], expect: Any, dtype: str = "float32"
+    ) -> None:
+        """Compile ``func``, run it on the device with ``inputs`` and empty ``outputs`` (shape,
+        dtype), and compare the last output with ``expect``."""
+        mod = tvm.compile(func, target=self.target_name())
+        dev = self.dev()
+        args = [tvm.runtime.tensor(x, dev) for x in inputs] + [tvm.runtime.empty(s, d, dev) for s, d in outputs]
+        mod[name](*args)
+        got = args[-1].numpy()
+        np.testing.assert_allclose(got.astype("float64"), np.asarray(expect).astype("float64"), **tolerance(dtype))
+
+    # ------------------------------------------------------------------ activation
+
+    def test_backend_generates_code(self):
+        rec = self.record()
+        assert rec.status in (tvm.backend.ACTIVE, tvm.backend.RUNTIME_UNAVAILABLE), tvm.backend.report()
+        mod = tvm.compile(kernels.vector_add(), target=self.target_name())
+        (dev_mod,) = mod.imports
+        assert dev_mod.kind in rec.module_kinds, (dev_mod.kind, rec.module_kinds)
+        assert "vector_add_kernel0" in dev_mod.inspect_source()
+
+    # ------------------------------------------------------------------ the kernel zoo
+
+    def test_elementwise_in_every_dtype(self):
+        for dtype in self.dtypes:
+            a, b = random_array((1000,), dtype, 1), random_array((1000,), dtype, 2)
+            self.run_checked(kernels.vector_add(dtype), "vector_add", [a, b], [((1000,), dtype)], a + b, dtype)
+
+    def test_one_kernel_over_symbolic_sizes(self):
+        mod = tvm.compile(kernels.vector_add(), target=self.target_name())
+        dev = self.dev()
+        for n in (0, 1, 63, 64, 1000, 4097):
+            a, b = random_array((n,), "float32", n), random_array((n,), "float32", n + 1)
+            c = tvm.runtime.empty((n,), "float32", dev)
+            mod["vector_add"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
+            np.testing.assert_allclose(c.numpy(), a + b, **tolerance("float32"))
+
+    def test_shared_memory_reduction(self):
+        a = random_array((7, 300), "float32")
+        self.run_checked(kernels.row_sum(), "row_sum", [a], [((7,), "float32")], a.sum(axis=1))
+
+    def test_row_softmax(self):
+        a = random_array((5, 200), "float32")
+        self.run_checked(
+            kernels.row_softmax(), "row_softmax", [a], [((5, 200), "float32")], kernels.reference_softmax(a)
+        )
+
+    def test_tiled_matmul(self):
+        a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
+        self.run_checked(kernels.matmul_tiled(), "matmul_tiled", [a, b], [((32, 16), "float32")], a @ b)
+
+    # ------------------------------------------------------------------ fallback
+
+    def test_fallback_has_the_same_kind_bytes_and_source(self, monkeypatch):
+        built = tvm.compile(kernels.row_sum(), target=self.target_name()).imports[0]
+        monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+        fallback = tvm.compile(kernels.row_sum(), target=self.target_name()).imports[0]
+        assert fallback.kind == built.kind
+        assert fallback.save_to_bytes() == built.save_to_bytes()
+        assert fallback.inspect_source() == built.inspect_source() and "row_sum_kernel0" in fallback.inspect_source()
+
+    def test_fallback_functions_explain(self, monkeypatch):
+        monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+        fallback = tvm.compile(kernels.vector_add(), target=self.target_name()).imports[0]
+        with pytest.raises(RuntimeError) as info:
+            fallback.get_function("vector_add_kernel0")()
+        msg = str(info.value)
+        assert fallback.kind in msg and "vector_add_kernel0" in msg and "TVM_COMPILE_FORCE_FALLBACK" in msg, msg
+
+    # ------------------------------------------------------------------ export
+
+    @pytest.mark.parametrize("autoload", ["1", "0"])
+    @pytest.mark.parametrize("exported_as", ["built", "fallback"])
+    def test_export_and_reload_in_a_fresh_process(self, tmp_path, monkeypatch, exported_as, autoload):
+        """A library exported from the module the backend builds, or from a fallback module (as
+        on a machine without the runtime), loads in a fresh process and runs where the device is."""
+        path = str(tmp_path / "vector_add.so")
+        if exported_as == "fallback":
+            monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+        tvm.compile(kernels.vector_add(), target=self.target_name()).export_library(path)
+        proc = run_python(
+            f"""
+            import numpy as np
+            import tvm
+            mod = tvm.runtime.load_module({path!r})
+            (dev_mod,) = mod.imports
+            assert "vector_add_kernel0" in dev_mod.inspect_source()
+            dev = tvm.device({self.device or self.backend!r})
+            if dev.exist:
+                a = np.arange(100, dtype="float32")
+                c = tvm.runtime.empty((100,), "float32", dev)
+                mod["vector_add"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(a, dev), c)
+                np.testing.assert_allclose(c.numpy(), 2 * a)
+                print("ran", dev_mod.kind)
+            else:
+                try:
+                    dev_mod.get_function("vector_add_kernel0")()
+                except Exception as err:  # the fallback's error, or the runtime's without a device
+                    print("explained", dev_mod.kind, type(err).__name__, err)
+            """,
+            env={"TVM_DEVICE_BACKEND_AUTOLOAD": autoload},
+            clean_tvm_env=True,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.startswith(("ran ", "explained ")), proc.stdout
+
+    # ------------------------------------------------------------------ bad input
+
+    def test_bad_arguments_are_python_errors(self):
+        mod = tvm.compile(kernels.vector_add(), target=self.target_name())
+        host = np.zeros(16, "float32")
+        with pytest.raises(TypeError):
+            mod["vector_add"](host, host)  # one argument missing
+        with pytest.raises(ValueError, match="device"):
+            mod["vector_add"](host, host, host)  # host memory where device memory is expected
+        dev = self.dev()
+        a, c = tvm.runtime.tensor(host, dev), tvm.runtime.empty((16,), "float32", dev)
+        with pytest.raises((TypeError, ValueError), match="dtype|float64"):
+            mod["vector_add"](a, tvm.runtime.tensor(np.zeros(16, "float64"), dev), c)
+        with pytest.raises(ValueError, match="shape"):
+            mod["vector_add"](a, tvm.runtime.tensor(np.zeros(15, "float32"), dev), c)
+
+    # ------------------------------------------------------------------ no driver
+
+    def test_activation_without_a_driver(self):
+        rec = self.record()
+        if rec.status == tvm.backend.RUNTIME_UNAVAILABLE:
+            env: dict[str, str] = {}
+        elif self.no_driver_env is not None:
+            env = dict(self.no_driver_env)
+        else:
+            pytest.skip(f"the {self.backend} driver is installed here and the backend names no way to hide it")
+        proc = run_python(
+            f"""
+            import tvm
+            from tvm.testing import kernels
+            rec = tvm.backend.load({self.backend!r})
+            print("status:", rec.status)
+            print("reason:", rec.reason)
+            mod = tvm.compile(kernels.vector_add(), target={self.target_name()!r})
+            assert "vector_add_kernel0" in mod.imports[0].inspect_source()
+            try:
+                mod.imports[0].get_function("vector_add_kernel0")()
+            except RuntimeError as err:
+                print("explained:", err)
+            """,
+            env={**env, "TVM_COMPILE_FORCE_FALLBACK": ""},
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "status: runtime unavailable" in proc.stdout, proc.stdout
+        assert re.search(r"^reason: \S", proc.stdout, re.M), proc.stdout
+        assert "explained:" in proc.stdout and "Fix:" in proc.stdout, proc.stdout
