@@ -1,10 +1,9 @@
 /*!
  * \file cuda_driver.cc
- * \brief dlopen("libcuda.so.1"), symbol resolution, error strings and primary-context handling.
+ * \brief Loading the driver, error strings and primary-context handling.
  */
 #include "cuda_driver.h"
 
-#include <dlfcn.h>
 #include <tvm/ffi/error.h>
 
 #include <array>
@@ -20,61 +19,16 @@ int g_count = 0;
 std::mutex g_ctx_mu;
 std::array<CUcontext, kMaxDevices> g_primary{};
 
-template <typename F>
-bool Resolve(void* lib, const char* name, F* slot, std::string* missing) {
-  void* sym = dlsym(lib, name);
-  if (sym == nullptr) {
-    if (!missing->empty()) *missing += ", ";
-    *missing += name;
-    return false;
-  }
-  *slot = reinterpret_cast<F>(sym);
-  return true;
-}
 }  // namespace
 
 std::string LoadDriver() {
   if (g_loaded) return "";
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* why = dlerror();
-    return std::string("libcuda.so.1 not found: no NVIDIA driver on this machine (") +
-           (why ? why : "dlopen failed") + ")";
-  }
-  std::string missing;
   DriverAPI api{};
-  // Versioned names (_v2) are the ABI the driver has exported since CUDA 4/11; the unversioned
-  // ones are kept only for source compatibility.
-  Resolve(lib, "cuInit", &api.cuInit, &missing);
-  Resolve(lib, "cuDriverGetVersion", &api.cuDriverGetVersion, &missing);
-  Resolve(lib, "cuGetErrorName", &api.cuGetErrorName, &missing);
-  Resolve(lib, "cuGetErrorString", &api.cuGetErrorString, &missing);
-  Resolve(lib, "cuDeviceGetCount", &api.cuDeviceGetCount, &missing);
-  Resolve(lib, "cuDeviceGet", &api.cuDeviceGet, &missing);
-  Resolve(lib, "cuDeviceGetName", &api.cuDeviceGetName, &missing);
-  Resolve(lib, "cuDeviceGetAttribute", &api.cuDeviceGetAttribute, &missing);
-  Resolve(lib, "cuDeviceTotalMem_v2", &api.cuDeviceTotalMem, &missing);
-  Resolve(lib, "cuDevicePrimaryCtxRetain", &api.cuDevicePrimaryCtxRetain, &missing);
-  Resolve(lib, "cuCtxGetCurrent", &api.cuCtxGetCurrent, &missing);
-  Resolve(lib, "cuCtxSetCurrent", &api.cuCtxSetCurrent, &missing);
-  Resolve(lib, "cuMemAlloc_v2", &api.cuMemAlloc, &missing);
-  Resolve(lib, "cuMemFree_v2", &api.cuMemFree, &missing);
-  Resolve(lib, "cuMemcpyHtoDAsync_v2", &api.cuMemcpyHtoDAsync, &missing);
-  Resolve(lib, "cuMemcpyDtoHAsync_v2", &api.cuMemcpyDtoHAsync, &missing);
-  Resolve(lib, "cuMemcpyDtoDAsync_v2", &api.cuMemcpyDtoDAsync, &missing);
-  Resolve(lib, "cuMemcpyPeerAsync", &api.cuMemcpyPeerAsync, &missing);
-  Resolve(lib, "cuPointerGetAttribute", &api.cuPointerGetAttribute, &missing);
-  Resolve(lib, "cuStreamCreate", &api.cuStreamCreate, &missing);
-  Resolve(lib, "cuStreamDestroy_v2", &api.cuStreamDestroy, &missing);
-  Resolve(lib, "cuStreamSynchronize", &api.cuStreamSynchronize, &missing);
-  Resolve(lib, "cuModuleLoadDataEx", &api.cuModuleLoadDataEx, &missing);
-  Resolve(lib, "cuModuleUnload", &api.cuModuleUnload, &missing);
-  Resolve(lib, "cuModuleGetFunction", &api.cuModuleGetFunction, &missing);
-  Resolve(lib, "cuFuncSetAttribute", &api.cuFuncSetAttribute, &missing);
-  Resolve(lib, "cuLaunchKernel", &api.cuLaunchKernel, &missing);
-  if (!missing.empty()) {
-    return "libcuda.so.1 is too old or not NVIDIA's driver: missing " + missing;
-  }
+  std::string why = tvm::runtime::LoadDriver(&api, {{"libcuda.so.1"},
+                                                    "TVM_CUDA_DRIVER",
+                                                    "no NVIDIA driver on this machine",
+                                                    "it is too old or not NVIDIA's driver"});
+  if (!why.empty()) return why;
   CUresult r = api.cuInit(0);
   if (r != CUDA_SUCCESS) {
     g_api = api;  // error strings work even when cuInit fails

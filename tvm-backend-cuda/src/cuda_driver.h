@@ -3,11 +3,13 @@
  * \brief The slice of the CUDA driver API this backend uses, declared here (not taken from the
  *        toolkit's cuda.h) so the DSO builds on machines without the CUDA toolkit.
  *
- * libcuda.so.1 is opened with dlopen() in TVMBackendInit; every entry point is resolved into a
- * function table. The numeric values below are part of the driver's stable ABI.
+ * libcuda.so.1 (or the library named by TVM_CUDA_DRIVER) is opened with the core's driver loader
+ * in TVMBackendInit. The numeric values below are part of the driver's stable ABI.
  */
 #ifndef TVM_BACKEND_CUDA_CUDA_DRIVER_H_
 #define TVM_BACKEND_CUDA_CUDA_DRIVER_H_
+
+#include <tvm/runtime/driver_loader.h>
 
 #include <cstddef>
 #include <string>
@@ -55,40 +57,48 @@ constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
+// Driver entry points, resolved from libcuda.so.1: table field, exported symbol, signature.
+// Versioned names (_v2) are the ABI the driver has exported since CUDA 4/11.
+#define TVM_CUDA_DRIVER_SYMBOLS(X)                                                             \
+  X(cuInit, "cuInit", CUresult(unsigned))                                                      \
+  X(cuDriverGetVersion, "cuDriverGetVersion", CUresult(int*))                                  \
+  X(cuGetErrorName, "cuGetErrorName", CUresult(CUresult, const char**))                        \
+  X(cuGetErrorString, "cuGetErrorString", CUresult(CUresult, const char**))                    \
+  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult(int*))                                      \
+  X(cuDeviceGet, "cuDeviceGet", CUresult(CUdevice*, int))                                      \
+  X(cuDeviceGetName, "cuDeviceGetName", CUresult(char*, int, CUdevice))                        \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", CUresult(int*, int, CUdevice))               \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", CUresult(size_t*, CUdevice))                      \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult(CUcontext*, CUdevice))      \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent", CUresult(CUcontext*))                                  \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult(CUcontext))                                   \
+  X(cuMemAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr*, size_t))                               \
+  X(cuMemFree, "cuMemFree_v2", CUresult(CUdeviceptr))                                          \
+  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",                                                 \
+    CUresult(CUdeviceptr, const void*, size_t, CUstream))                                      \
+  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult(void*, CUdeviceptr, size_t, CUstream)) \
+  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                                 \
+    CUresult(CUdeviceptr, CUdeviceptr, size_t, CUstream))                                      \
+  X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync",                                                    \
+    CUresult(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))                \
+  X(cuPointerGetAttribute, "cuPointerGetAttribute", CUresult(void*, int, CUdeviceptr))         \
+  X(cuStreamCreate, "cuStreamCreate", CUresult(CUstream*, unsigned))                           \
+  X(cuStreamDestroy, "cuStreamDestroy_v2", CUresult(CUstream))                                 \
+  X(cuStreamSynchronize, "cuStreamSynchronize", CUresult(CUstream))                            \
+  X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                                  \
+    CUresult(CUmodule*, const void*, unsigned, int*, void**))                                  \
+  X(cuModuleUnload, "cuModuleUnload", CUresult(CUmodule))                                      \
+  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult(CUfunction*, CUmodule, const char*))  \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult(CUfunction, int, int))                  \
+  X(cuLaunchKernel, "cuLaunchKernel",                                                          \
+    CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+             CUstream, void**, void**))
+
 /*! \brief Driver entry points, resolved by name from libcuda.so.1. */
-struct DriverAPI {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDriverGetVersion)(int*);
-  CUresult (*cuGetErrorName)(CUresult, const char**);
-  CUresult (*cuGetErrorString)(CUresult, const char**);
-  CUresult (*cuDeviceGetCount)(int*);
-  CUresult (*cuDeviceGet)(CUdevice*, int);
-  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
-  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
-  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*cuCtxGetCurrent)(CUcontext*);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
-  CUresult (*cuMemFree)(CUdeviceptr);
-  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
-  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
-  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
-  CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);
-  CUresult (*cuStreamCreate)(CUstream*, unsigned);
-  CUresult (*cuStreamDestroy)(CUstream);
-  CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
-  CUresult (*cuModuleUnload)(CUmodule);
-  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, CUstream, void**, void**);
-};
+TVM_DRIVER_TABLE(DriverAPI, TVM_CUDA_DRIVER_SYMBOLS);
 
 /*!
- * \brief Open libcuda.so.1, resolve the table and call cuInit(0).
+ * \brief Open libcuda.so.1 (or $TVM_CUDA_DRIVER), resolve the table and call cuInit(0).
  * \return "" on success, else why the driver cannot be used (shown to users).
  */
 std::string LoadDriver();

@@ -4,11 +4,8 @@
  */
 #include "cl_api.h"
 
-#include <dlfcn.h>
 #include <tvm/ffi/error.h>
 
-#include <cstdlib>
-#include <vector>
 
 namespace tvm {
 namespace runtime {
@@ -18,71 +15,18 @@ namespace {
 Api g_api{};
 bool g_loaded = false;
 
-template <typename F>
-bool Resolve(void* lib, const char* name, F* slot, std::string* err) {
-  void* sym = dlsym(lib, name);
-  if (sym == nullptr) {
-    *err = std::string("the OpenCL library lacks ") + name + " (OpenCL 1.2 or newer is required)";
-    return false;
-  }
-  *slot = reinterpret_cast<F>(sym);
-  return true;
-}
 }  // namespace
 
 const Api* Load(std::string* err) {
   if (g_loaded) return &g_api;
   // TVM_OPENCL_LIBRARY points at one library (a vendor library that is not registered as an
   // ICD): when set, it is the only one tried, so a wrong path is reported, not silently replaced.
-  const char* override_path = std::getenv("TVM_OPENCL_LIBRARY");
-  bool overridden = override_path != nullptr && *override_path != '\0';
-  const char* defaults[] = {"libOpenCL.so.1", "libOpenCL.so"};
-  const char* only[] = {override_path};
-  void* lib = nullptr;
-  std::string first_error;
-  for (const char* name : overridden ? std::vector<const char*>(only, only + 1)
-                                     : std::vector<const char*>(defaults, defaults + 2)) {
-    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (lib != nullptr) break;
-    if (first_error.empty()) {
-      const char* why = dlerror();
-      first_error = why != nullptr ? why : name;
-    }
-  }
-  if (lib == nullptr) {
-    *err = overridden ? "TVM_OPENCL_LIBRARY=" + std::string(override_path) + " cannot be loaded (" +
-                            first_error + ")"
-                      : "libOpenCL.so.1 not found (" + first_error + ")";
-    return nullptr;
-  }
   Api api{};
-#define TVM_OPENCL_RESOLVE(fn) \
-  if (!Resolve(lib, #fn, &api.fn, err)) return nullptr;
-  TVM_OPENCL_RESOLVE(clGetPlatformIDs)
-  TVM_OPENCL_RESOLVE(clGetPlatformInfo)
-  TVM_OPENCL_RESOLVE(clGetDeviceIDs)
-  TVM_OPENCL_RESOLVE(clGetDeviceInfo)
-  TVM_OPENCL_RESOLVE(clCreateContext)
-  TVM_OPENCL_RESOLVE(clReleaseContext)
-  TVM_OPENCL_RESOLVE(clCreateCommandQueue)
-  TVM_OPENCL_RESOLVE(clReleaseCommandQueue)
-  TVM_OPENCL_RESOLVE(clFinish)
-  TVM_OPENCL_RESOLVE(clCreateBuffer)
-  TVM_OPENCL_RESOLVE(clReleaseMemObject)
-  TVM_OPENCL_RESOLVE(clEnqueueReadBuffer)
-  TVM_OPENCL_RESOLVE(clEnqueueWriteBuffer)
-  TVM_OPENCL_RESOLVE(clEnqueueCopyBuffer)
-  TVM_OPENCL_RESOLVE(clCreateProgramWithSource)
-  TVM_OPENCL_RESOLVE(clCreateProgramWithBinary)
-  TVM_OPENCL_RESOLVE(clBuildProgram)
-  TVM_OPENCL_RESOLVE(clGetProgramInfo)
-  TVM_OPENCL_RESOLVE(clGetProgramBuildInfo)
-  TVM_OPENCL_RESOLVE(clReleaseProgram)
-  TVM_OPENCL_RESOLVE(clCreateKernel)
-  TVM_OPENCL_RESOLVE(clReleaseKernel)
-  TVM_OPENCL_RESOLVE(clSetKernelArg)
-  TVM_OPENCL_RESOLVE(clEnqueueNDRangeKernel)
-#undef TVM_OPENCL_RESOLVE
+  *err = LoadDriver(&api, {{"libOpenCL.so.1", "libOpenCL.so"},
+                           "TVM_OPENCL_LIBRARY",
+                           "",
+                           "OpenCL 1.2 or newer is required"});
+  if (!err->empty()) return nullptr;
   g_api = api;
   g_loaded = true;
   return &g_api;

@@ -9,6 +9,8 @@
 #ifndef TVM_BACKEND_OPENCL_CL_API_H_
 #define TVM_BACKEND_OPENCL_CL_API_H_
 
+#include <tvm/runtime/driver_loader.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -88,44 +90,55 @@ constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
 using ContextNotify = void (*)(const char*, const void*, size_t, void*);
 using ProgramNotify = void (*)(cl_program, void*);
 
+// Entry points resolved from the ICD loader: table field, exported symbol, signature.
+#define TVM_OPENCL_SYMBOLS(X)                                                                    \
+  X(clGetPlatformIDs, "clGetPlatformIDs", cl_int(cl_uint, cl_platform_id*, cl_uint*))            \
+  X(clGetPlatformInfo, "clGetPlatformInfo",                                                      \
+    cl_int(cl_platform_id, cl_platform_info, size_t, void*, size_t*))                            \
+  X(clGetDeviceIDs, "clGetDeviceIDs",                                                            \
+    cl_int(cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*))                    \
+  X(clGetDeviceInfo, "clGetDeviceInfo",                                                          \
+    cl_int(cl_device_id, cl_device_info, size_t, void*, size_t*))                                \
+  X(clCreateContext, "clCreateContext",                                                          \
+    cl_context(const cl_context_properties*, cl_uint, const cl_device_id*, ContextNotify, void*, \
+               cl_int*))                                                                         \
+  X(clReleaseContext, "clReleaseContext", cl_int(cl_context))                                    \
+  X(clCreateCommandQueue, "clCreateCommandQueue",                                                \
+    cl_command_queue(cl_context, cl_device_id, cl_command_queue_properties, cl_int*))            \
+  X(clReleaseCommandQueue, "clReleaseCommandQueue", cl_int(cl_command_queue))                    \
+  X(clFinish, "clFinish", cl_int(cl_command_queue))                                              \
+  X(clCreateBuffer, "clCreateBuffer", cl_mem(cl_context, cl_mem_flags, size_t, void*, cl_int*))  \
+  X(clReleaseMemObject, "clReleaseMemObject", cl_int(cl_mem))                                    \
+  X(clEnqueueReadBuffer, "clEnqueueReadBuffer",                                                  \
+    cl_int(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*,   \
+           cl_event*))                                                                           \
+  X(clEnqueueWriteBuffer, "clEnqueueWriteBuffer",                                                \
+    cl_int(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint,              \
+           const cl_event*, cl_event*))                                                          \
+  X(clEnqueueCopyBuffer, "clEnqueueCopyBuffer",                                                  \
+    cl_int(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event*,   \
+           cl_event*))                                                                           \
+  X(clCreateProgramWithSource, "clCreateProgramWithSource",                                      \
+    cl_program(cl_context, cl_uint, const char**, const size_t*, cl_int*))                       \
+  X(clCreateProgramWithBinary, "clCreateProgramWithBinary",                                      \
+    cl_program(cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**,   \
+               cl_int*, cl_int*))                                                                \
+  X(clBuildProgram, "clBuildProgram",                                                            \
+    cl_int(cl_program, cl_uint, const cl_device_id*, const char*, ProgramNotify, void*))         \
+  X(clGetProgramInfo, "clGetProgramInfo",                                                        \
+    cl_int(cl_program, cl_program_info, size_t, void*, size_t*))                                 \
+  X(clGetProgramBuildInfo, "clGetProgramBuildInfo",                                              \
+    cl_int(cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*))             \
+  X(clReleaseProgram, "clReleaseProgram", cl_int(cl_program))                                    \
+  X(clCreateKernel, "clCreateKernel", cl_kernel(cl_program, const char*, cl_int*))               \
+  X(clReleaseKernel, "clReleaseKernel", cl_int(cl_kernel))                                       \
+  X(clSetKernelArg, "clSetKernelArg", cl_int(cl_kernel, cl_uint, size_t, const void*))           \
+  X(clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel",                                            \
+    cl_int(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*,    \
+           cl_uint, const cl_event*, cl_event*))
+
 /*! \brief Function pointers resolved from the ICD loader; all non-null after a successful Load. */
-struct Api {
-  cl_int (*clGetPlatformIDs)(cl_uint, cl_platform_id*, cl_uint*);
-  cl_int (*clGetPlatformInfo)(cl_platform_id, cl_platform_info, size_t, void*, size_t*);
-  cl_int (*clGetDeviceIDs)(cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*);
-  cl_int (*clGetDeviceInfo)(cl_device_id, cl_device_info, size_t, void*, size_t*);
-  cl_context (*clCreateContext)(const cl_context_properties*, cl_uint, const cl_device_id*,
-                                ContextNotify, void*, cl_int*);
-  cl_int (*clReleaseContext)(cl_context);
-  cl_command_queue (*clCreateCommandQueue)(cl_context, cl_device_id, cl_command_queue_properties,
-                                           cl_int*);
-  cl_int (*clReleaseCommandQueue)(cl_command_queue);
-  cl_int (*clFinish)(cl_command_queue);
-  cl_mem (*clCreateBuffer)(cl_context, cl_mem_flags, size_t, void*, cl_int*);
-  cl_int (*clReleaseMemObject)(cl_mem);
-  cl_int (*clEnqueueReadBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint,
-                                const cl_event*, cl_event*);
-  cl_int (*clEnqueueWriteBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*,
-                                 cl_uint, const cl_event*, cl_event*);
-  cl_int (*clEnqueueCopyBuffer)(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint,
-                                const cl_event*, cl_event*);
-  cl_program (*clCreateProgramWithSource)(cl_context, cl_uint, const char**, const size_t*,
-                                          cl_int*);
-  cl_program (*clCreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id*, const size_t*,
-                                          const unsigned char**, cl_int*, cl_int*);
-  cl_int (*clBuildProgram)(cl_program, cl_uint, const cl_device_id*, const char*, ProgramNotify,
-                           void*);
-  cl_int (*clGetProgramInfo)(cl_program, cl_program_info, size_t, void*, size_t*);
-  cl_int (*clGetProgramBuildInfo)(cl_program, cl_device_id, cl_program_build_info, size_t, void*,
-                                  size_t*);
-  cl_int (*clReleaseProgram)(cl_program);
-  cl_kernel (*clCreateKernel)(cl_program, const char*, cl_int*);
-  cl_int (*clReleaseKernel)(cl_kernel);
-  cl_int (*clSetKernelArg)(cl_kernel, cl_uint, size_t, const void*);
-  cl_int (*clEnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t*,
-                                   const size_t*, const size_t*, cl_uint, const cl_event*,
-                                   cl_event*);
-};
+TVM_DRIVER_TABLE(Api, TVM_OPENCL_SYMBOLS);
 
 /*!
  * \brief Load the ICD loader and resolve every entry point.

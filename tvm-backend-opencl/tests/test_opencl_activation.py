@@ -95,3 +95,16 @@ out["count"] = len(seen)
     assert len(res["seen"]) == 1, res["seen"]
     exist, name, exist64 = res["seen"][0]
     assert exist is True and name and exist64 is False
+
+
+def test_library_without_the_entry_points_is_named():
+    """TVM_OPENCL_LIBRARY at a library that is not OpenCL: the core's driver loader names what
+    is missing and what is required, and code generation still works."""
+    code = """
+rec = tvm.backend.load("opencl")
+out["status"], out["reason"] = rec.status, rec.reason
+"""
+    res = _run(code, env={"TVM_OPENCL_LIBRARY": "libm.so.6"})
+    assert res["status"] == "runtime unavailable", res
+    assert res["reason"].startswith("libOpenCL.so.1 lacks clGetPlatformIDs, "), res
+    assert res["reason"].endswith(": OpenCL 1.2 or newer is required"), res
