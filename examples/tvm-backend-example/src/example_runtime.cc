@@ -1,9 +1,9 @@
 /*!
  * \file example_runtime.cc
- * \brief Runtime of the example backend: a "device" (a device type the core hands out to vendors) whose memory is host
- *        memory and whose kernels are shared objects run on the CPU, one OpenMP thread per
- * GPU-style thread of a block. It exercises every piece a real backend has: DeviceAPI, a module
- * kind, its factory and loader, launch configuration and streams.
+ * \brief Runtime of the example backend: a device (of a type the core hands out to vendors)
+ *        whose memory is host memory and whose kernels are shared objects run on the CPU, one
+ *        OpenMP thread per GPU-style thread of a block. It exercises every piece a real backend
+ *        has: DeviceAPI, a module kind, its factory and loader, launch configuration and streams.
  */
 #include <dlfcn.h>
 #include <tvm/ffi/cast.h>
