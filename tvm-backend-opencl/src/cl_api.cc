@@ -6,7 +6,6 @@
 
 #include <tvm/ffi/error.h>
 
-
 namespace tvm {
 namespace runtime {
 namespace cl {
