@@ -31,126 +31,16 @@ using tvm::runtime::DeviceAPI;
 using tvm::runtime::DeviceModuleBase;
 using tvm::runtime::DeviceModuleSpec;
 using tvm::runtime::FunctionInfo;
+using tvm::runtime::KernelArgKind;
 using tvm::runtime::LaunchConfig;
 
 namespace {
 constexpr int64_t kDefaultSharedLimit = 48 * 1024;
 
-/*! \brief How one kernel argument is passed to cuLaunchKernel. */
-enum class ArgKind {
-  kPointer,
-  kI8,
-  kI16,
-  kI32,
-  kI64,
-  kU8,
-  kU16,
-  kU32,
-  kU64,
-  kF16,
-  kBF16,
-  kF32,
-  kF64
-};
-
-ArgKind ParseArgKind(const std::string& kernel, const std::string& t) {
-  static const std::map<std::string, ArgKind> table = {
-      {"int8", ArgKind::kI8},     {"int16", ArgKind::kI16},     {"int32", ArgKind::kI32},
-      {"int64", ArgKind::kI64},   {"uint8", ArgKind::kU8},      {"bool", ArgKind::kU8},
-      {"uint16", ArgKind::kU16},  {"uint32", ArgKind::kU32},    {"uint64", ArgKind::kU64},
-      {"float16", ArgKind::kF16}, {"bfloat16", ArgKind::kBF16}, {"float32", ArgKind::kF32},
-      {"float64", ArgKind::kF64}};
-  if (tvm::runtime::IsBufferArgType(t)) return ArgKind::kPointer;
-  auto it = table.find(t);
-  if (it == table.end()) {
-    TVM_FFI_THROW(TypeError) << "cuda kernel " << kernel << ": unsupported argument dtype '" << t
-                             << "'";
-  }
-  return it->second;
-}
-
-uint16_t FloatToHalfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff)
-    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;  // may carry into the exponent
-  return static_cast<uint16_t>(half);
-}
-
-uint16_t FloatToBF16Bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-/*! \brief Write scalar `v` into `slot` as the kernel parameter type `kind` expects. */
-void PackScalar(ArgKind kind, const ffi::AnyView& v, void* slot) {
-  auto put = [slot](auto x) { std::memcpy(slot, &x, sizeof(x)); };
-  switch (kind) {
-    case ArgKind::kI8:
-      put(static_cast<int8_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kU8:
-      put(static_cast<uint8_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kI16:
-      put(static_cast<int16_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kU16:
-      put(static_cast<uint16_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kI32:
-      put(static_cast<int32_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kU32:
-      put(static_cast<uint32_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kI64:
-      put(v.cast<int64_t>());
-      break;
-    case ArgKind::kU64:
-      put(static_cast<uint64_t>(v.cast<int64_t>()));
-      break;
-    case ArgKind::kF16:
-      put(FloatToHalfBits(static_cast<float>(v.cast<double>())));
-      break;
-    case ArgKind::kBF16:
-      put(FloatToBF16Bits(static_cast<float>(v.cast<double>())));
-      break;
-    case ArgKind::kF32:
-      put(static_cast<float>(v.cast<double>()));
-      break;
-    case ArgKind::kF64:
-      put(v.cast<double>());
-      break;
-    case ArgKind::kPointer:
-      break;
-  }
-}
-
 /*! \brief Per-kernel state: argument kinds and, per device, the loaded function. */
 struct KernelState {
   FunctionInfo info;
-  std::vector<ArgKind> kinds;
+  std::vector<KernelArgKind> kinds;
   std::array<CUfunction, kMaxDevices> func{};
   std::array<int64_t, kMaxDevices> dyn_shmem_set{};
 };
@@ -195,7 +85,8 @@ class CUDAModuleObj : public DeviceModuleBase {
     for (const FunctionInfo& info : spec_.functions) {
       auto k = std::make_unique<KernelState>();
       k->info = info;
-      for (const std::string& t : info.arg_types) k->kinds.push_back(ParseArgKind(info.name, t));
+      for (size_t i = 0; i < info.arg_types.size(); ++i)
+        k->kinds.push_back(ParseKernelArgType(info, i));
       kernels_.push_back(std::move(k));
     }
   }
@@ -223,7 +114,7 @@ class CUDAModuleObj : public DeviceModuleBase {
   /*! \brief The device the kernel runs on: that of its first tensor/pointer argument, else 0. */
   int DeviceOf(const KernelState* k, ffi::PackedArgs args) {
     for (size_t i = 0; i < k->kinds.size(); ++i) {
-      if (k->kinds[i] != ArgKind::kPointer) continue;
+      if (k->kinds[i] != KernelArgKind::kPointer) continue;
       if (auto t = args[i].try_cast<DLTensor*>()) {
         if ((*t)->device.device_type != kDLCUDA) break;  // reported by CheckTensorArguments
         return (*t)->device.device_id;
@@ -246,7 +137,7 @@ class CUDAModuleObj : public DeviceModuleBase {
    */
   static void CheckTensorArguments(const KernelState* k, ffi::PackedArgs args, int dev_id) {
     for (size_t i = 0; i < k->kinds.size(); ++i) {
-      if (k->kinds[i] != ArgKind::kPointer) continue;
+      if (k->kinds[i] != KernelArgKind::kPointer) continue;
       auto t = args[i].try_cast<DLTensor*>();
       if (!t.has_value()) continue;
       DLDevice d = (*t)->device;
@@ -402,7 +293,7 @@ class CUDAModuleObj : public DeviceModuleBase {
       void* slot = &slots[i];
       ptrs[i] = slot;
       switch (k->kinds[i]) {
-        case ArgKind::kPointer: {
+        case KernelArgKind::kPointer: {
           CUdeviceptr p;
           if (auto t = args[i].try_cast<DLTensor*>()) {
             p = reinterpret_cast<CUdeviceptr>(static_cast<char*>((*t)->data) + (*t)->byte_offset);
@@ -419,7 +310,7 @@ class CUDAModuleObj : public DeviceModuleBase {
           break;
         }
         default:
-          PackScalar(k->kinds[i], args[i], slot);
+          PackScalarArgument(k->kinds[i], args[i], slot);
       }
     }
     CUstream stream = static_cast<CUstream>(DeviceAPI::CurrentStream(DLDevice{kDLCUDA, dev_id}));

@@ -281,7 +281,7 @@ except TypeError as e:
     assert "JIT log" in out and "compile with target tvm.target.detect_target_from_device" in out
     assert "kernel 'not_in_image' is not in the loaded cuda module: CUDA_ERROR_NOT_FOUND" in out
     assert "E3 cuda module: unsupported payload format 'sass'" in out
-    assert "unsupported argument dtype 'complex64'" in out
+    assert "argument 1 has unsupported type 'complex64'" in out
 
 
 def test_compile_and_run_through_host_code(mock_driver_dir, tmp_path) -> None:

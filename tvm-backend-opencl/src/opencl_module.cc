@@ -242,7 +242,7 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     return ptr;
   }
 
-  /*! \brief clSetKernelArg for scalar argument `i` of dtype `type`. */
+  /*! \brief clSetKernelArg for scalar argument `i`, packed as its arg type says. */
   static void SetScalarArg(cl_kernel k, const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
     const std::string& type = info.arg_types[i];
     auto set = [&](const void* value, size_t size) {
@@ -252,28 +252,8 @@ class OpenCLModuleObj final : public DeviceModuleBase {
                                     << type << ") failed with " << ErrorString(rc);
       }
     };
-    if (type == "float32" || type == "float16" || type == "bfloat16") {
-      float v = static_cast<float>(args[i].cast<double>());  // 16-bit floats travel as float
-      set(&v, sizeof(v));
-    } else if (type == "float64") {
-      double v = args[i].cast<double>();
-      set(&v, sizeof(v));
-    } else if (type == "int32" || type == "uint32") {
-      int32_t v = static_cast<int32_t>(args[i].cast<int64_t>());
-      set(&v, sizeof(v));
-    } else if (type == "int64" || type == "uint64") {
-      int64_t v = args[i].cast<int64_t>();
-      set(&v, sizeof(v));
-    } else if (type == "int16" || type == "uint16") {
-      int16_t v = static_cast<int16_t>(args[i].cast<int64_t>());
-      set(&v, sizeof(v));
-    } else if (type == "int8" || type == "uint8" || type == "bool") {
-      int8_t v = static_cast<int8_t>(args[i].cast<int64_t>());
-      set(&v, sizeof(v));
-    } else {
-      TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << i
-                               << " has unsupported dtype '" << type << "'";
-    }
+    uint64_t slot = 0;  // one packing rule for every backend (tvm/runtime/device_module.h)
+    set(&slot, PackScalarArgument(ParseKernelArgType(info, i), args[i], &slot));
   }
 
   void Launch(const FunctionInfo& info, ffi::PackedArgs args) {

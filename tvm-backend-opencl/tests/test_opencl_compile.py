@@ -158,3 +158,29 @@ def test_compile_for_detected_target(dev):
     Y = tvm.runtime.empty((3, 50), "float32", dev)
     mod["softmax"](tvm.runtime.tensor(x, dev), Y)
     np.testing.assert_allclose(Y.numpy(), reference_softmax(x), rtol=1e-5, atol=1e-7)
+
+
+def test_float16_scalar_parameter_is_passed_as_the_float_it_is_printed_as(dev):
+    """A float16 scalar parameter is printed as `float`, so its arg type says float32: the runtime
+    packs arg types one way for every backend (4 bytes here, not a 2-byte half)."""
+    from tvm_backend_opencl import codegen
+
+    from tvm.script import tir as T
+    from tvm.tir.transform import lower
+
+    @T.prim_func
+    def scale16(a: T.handle, s: T.float16):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float16")
+        for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                if bx * 64 + tx < n:
+                    A[bx * 64 + tx] = A[bx * 64 + tx] * s
+
+    (entry,) = codegen.function_table(lower(scale16, tvm.target.Target("opencl")).kernels)
+    assert "float32" in entry[1] and "float16" not in entry[1], entry
+    mod = _compile(scale16)
+    a = np.linspace(-2, 2, 100).astype("float16")
+    A = tvm.runtime.tensor(a, dev)
+    mod["scale16"](A, 1.5)
+    np.testing.assert_allclose(A.numpy().astype("float32"), (a * np.float16(1.5)).astype("float32"), rtol=1e-3)

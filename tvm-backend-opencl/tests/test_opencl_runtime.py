@@ -125,7 +125,7 @@ def test_kernel_2d_launch_and_scalars(dev):
         [
             [
                 "affine",
-                ["handle", "float64", "int64", "bool", "int16", "float16"],
+                ["handle", "float64", "int64", "bool", "int16", "float32"],
                 ["blockIdx.x", "blockIdx.y", "threadIdx.x", "threadIdx.y"],
             ]
         ],

@@ -15,7 +15,7 @@ OpenCL C's differences:
   has ``cl_khr_fp16``) half is a native type under the ``cl_khr_fp16`` pragma instead;
 * ``bfloat16`` is stored as ``ushort`` and computed in float;
 * ``bool`` is stored as ``uchar`` (OpenCL forbids bool in buffers and kernel parameters);
-* float16/bfloat16 scalar parameters are passed as ``float`` (the runtime's convention);
+* float16/bfloat16 scalar parameters are printed as ``float`` (arg type ``float32``);
 * with a ``dyn_shmem`` launch parameter the kernel takes a trailing ``__local uchar*`` argument
   and shared allocations of non-constant size (or scope ``shared.dyn``) are views of it.
 """
@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
-from tvm.codegen.device_module import function_table
+from tvm.codegen import device_module
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -301,10 +301,16 @@ def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
 def build(kernels: list[PrimFunc], target: Any) -> Any:
     """Target kind ``opencl``'s codegen: OpenCL C for ``kernels`` in an ``opencl`` device module
     (the real module when the runtime is loaded, else the fallback with the same bytes)."""
-    from tvm.codegen.device_module import create_device_module
-
     source = generate_source(kernels, target)
-    return create_device_module("opencl", "cl", function_table(kernels), source.encode("utf-8"), [["opencl", source]])
+    return device_module.create_device_module(
+        "opencl", "cl", function_table(kernels), source.encode("utf-8"), [["opencl", source]]
+    )
+
+
+def function_table(kernels: list[PrimFunc]) -> list[list]:
+    """The module's function map: float16/bfloat16 scalar parameters are printed as ``float``, so
+    their arg type is ``float32`` (an arg type means the same C type for every backend)."""
+    return device_module.function_table(kernels, lambda t: "float32" if t in ("float16", "bfloat16") else t)
 
 
 __all__ = ["OpenCLPrinter", "build", "function_table", "generate_source"]

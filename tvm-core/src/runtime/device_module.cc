@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <sstream>
+#include <unordered_map>
 
 namespace tvm {
 namespace runtime {
@@ -251,6 +252,96 @@ void ParseBufferArgs(FunctionInfo* info) {
   info->buffer_args.clear();
   for (const std::string& t : info->arg_types)
     info->buffer_args.push_back(ParseBufferArgType(*info, t));
+}
+
+namespace {
+uint16_t FloatToHalfBits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;  // may carry into the exponent
+  return static_cast<uint16_t>(half);
+}
+
+uint16_t FloatToBF16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+}  // namespace
+
+KernelArgKind ParseKernelArgType(const FunctionInfo& info, size_t index) {
+  static const std::unordered_map<std::string, KernelArgKind> table = {
+      {"int8", KernelArgKind::kI8},       {"int16", KernelArgKind::kI16},
+      {"int32", KernelArgKind::kI32},     {"int64", KernelArgKind::kI64},
+      {"uint8", KernelArgKind::kU8},      {"bool", KernelArgKind::kU8},
+      {"uint16", KernelArgKind::kU16},    {"uint32", KernelArgKind::kU32},
+      {"uint64", KernelArgKind::kU64},    {"float16", KernelArgKind::kF16},
+      {"bfloat16", KernelArgKind::kBF16}, {"float32", KernelArgKind::kF32},
+      {"float64", KernelArgKind::kF64}};
+  const std::string& type = info.arg_types.at(index);
+  if (IsBufferArgType(type)) return KernelArgKind::kPointer;
+  auto it = table.find(type);
+  if (it == table.end()) {
+    TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index
+                             << " has unsupported type '" << type << "'";
+  }
+  return it->second;
+}
+
+size_t PackScalarArgument(KernelArgKind kind, const ffi::AnyView& v, void* slot) {
+  auto put = [slot](auto x) {
+    std::memcpy(slot, &x, sizeof(x));
+    return sizeof(x);
+  };
+  switch (kind) {
+    case KernelArgKind::kI8:
+      return put(static_cast<int8_t>(v.cast<int64_t>()));
+    case KernelArgKind::kU8:
+      return put(static_cast<uint8_t>(v.cast<int64_t>()));
+    case KernelArgKind::kI16:
+      return put(static_cast<int16_t>(v.cast<int64_t>()));
+    case KernelArgKind::kU16:
+      return put(static_cast<uint16_t>(v.cast<int64_t>()));
+    case KernelArgKind::kI32:
+      return put(static_cast<int32_t>(v.cast<int64_t>()));
+    case KernelArgKind::kU32:
+      return put(static_cast<uint32_t>(v.cast<int64_t>()));
+    case KernelArgKind::kI64:
+      return put(v.cast<int64_t>());
+    case KernelArgKind::kU64:
+      return put(static_cast<uint64_t>(v.cast<int64_t>()));
+    case KernelArgKind::kF16:
+      return put(FloatToHalfBits(static_cast<float>(v.cast<double>())));
+    case KernelArgKind::kBF16:
+      return put(FloatToBF16Bits(static_cast<float>(v.cast<double>())));
+    case KernelArgKind::kF32:
+      return put(static_cast<float>(v.cast<double>()));
+    case KernelArgKind::kF64:
+      return put(v.cast<double>());
+    case KernelArgKind::kPointer:
+      return 0;
+  }
+  return 0;
 }
 
 void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,

@@ -95,6 +95,40 @@ inline bool IsBufferArgType(const std::string& type) {
 TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
                                          ffi::PackedArgs args);
 
+/*!
+ * \brief How one kernel argument travels to the device: a pointer (any "handle..." type), or a
+ *  scalar of exactly the C type its arg type names ("int8" ... "uint64", "bool" as one byte,
+ *  "float16"/"bfloat16" as their 2-byte bit patterns, "float32", "float64"). Every backend packs
+ *  an arg type the same way; a kernel whose parameter is a float for a float16 value says
+ *  "float32".
+ */
+enum class KernelArgKind {
+  kPointer,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64
+};
+
+/*! \brief The kind of argument `index` of `info`; TypeError naming the kernel for an unknown type.
+ */
+TVM_RUNTIME_DLL KernelArgKind ParseKernelArgType(const FunctionInfo& info, size_t index);
+
+/*!
+ * \brief Writes scalar `value` into `slot` (8 bytes) as `kind` expects; returns the bytes written
+ *  (0 for kPointer, which callers pass themselves).
+ */
+TVM_RUNTIME_DLL size_t PackScalarArgument(KernelArgKind kind, const ffi::AnyView& value,
+                                          void* slot);
+
 /*! \brief Largest launch extent or dynamic shared memory size accepted (fits every API's int). */
 constexpr int64_t kMaxLaunchValue = (int64_t{1} << 31) - 1;
 
