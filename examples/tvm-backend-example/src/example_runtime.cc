@@ -24,7 +24,6 @@
 
 namespace tvm_backend_example {
 
-using tvm::ffi::Any;
 using tvm::runtime::DeviceAPI;
 using tvm::runtime::DeviceModuleBase;
 using tvm::runtime::DeviceModuleSpec;
@@ -35,46 +34,6 @@ namespace ffi = tvm::ffi;
 constexpr int kNumDevices = 1;
 constexpr int64_t kMaxThreadsPerBlock = 256;
 constexpr int64_t kMaxSharedMemory = 48 * 1024;
-
-class ExampleDeviceAPI final : public DeviceAPI {
- public:
-  Any GetAttr(DLDevice dev, const std::string& key) final {
-    bool exist = dev.device_id >= 0 && dev.device_id < kNumDevices;
-    if (key == "exist") return exist;
-    if (!exist) return Any();
-    if (key == "name") return ffi::String("example-cpu-device");
-    if (key == "max_threads_per_block") return kMaxThreadsPerBlock;
-    if (key == "warp_size") return int64_t{1};
-    if (key == "max_shared_memory_per_block") return kMaxSharedMemory;
-    if (key == "compute_version") return ffi::String("1.0");
-    if (key == "multi_processor_count") return int64_t{1};
-    return Any();
-  }
-  void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) final {
-    CheckDevice(dev);
-    if (alignment < 64) alignment = 64;
-    size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
-    void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-    if (p == nullptr)
-      TVM_FFI_THROW(RuntimeError) << "example device: out of memory (" << nbytes << " bytes)";
-    return p;
-  }
-  void FreeDataSpace(DLDevice, void* ptr) final { std::free(ptr); }
-  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
-                      size_t nbytes, DLDevice, DLDevice, TVMFFIStreamHandle) final {
-    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
-                nbytes);
-  }
-  void StreamSync(DLDevice, TVMFFIStreamHandle) final {}
-
- private:
-  static void CheckDevice(DLDevice dev) {
-    if (dev.device_id < 0 || dev.device_id >= kNumDevices) {
-      TVM_FFI_THROW(ValueError) << "example device " << dev.device_id << " does not exist (have "
-                                << kNumDevices << ")";
-    }
-  }
-};
 
 /*! \brief Argument slot of a compiled example kernel: handles, ints and floats share 8 bytes. */
 union KernelArg {
@@ -208,7 +167,14 @@ int Init(char* err, int err_len) {
     return tvm::runtime::BackendInitFailed(
         err, err_len, "no device type for 'example': call ctx.register_device before load_runtime");
   }
-  static ExampleDeviceAPI api;
+  // The device's memory is host memory: the core's HostMemoryDeviceAPI with this attribute table.
+  static tvm::runtime::HostMemoryDeviceAPI api("example", kNumDevices,
+                                               {{"name", ffi::String("example-cpu-device")},
+                                                {"max_threads_per_block", kMaxThreadsPerBlock},
+                                                {"warp_size", int64_t{1}},
+                                                {"max_shared_memory_per_block", kMaxSharedMemory},
+                                                {"compute_version", ffi::String("1.0")},
+                                                {"multi_processor_count", int64_t{1}}});
   DeviceAPI::Register(device_type, &api);
   tvm::runtime::RegisterDeviceModuleKind("example", Create);
   return 0;

@@ -110,38 +110,55 @@ void DeviceAPI::Register(int device_type, DeviceAPI* api) {
   reg->apis[device_type] = api;
 }
 
-namespace {
-/*! \brief Host memory: aligned malloc, memcpy, no streams. */
-class CPUDeviceAPI final : public DeviceAPI {
- public:
-  ffi::Any GetAttr(DLDevice dev, const std::string& key) final {
-    if (key == "exist") return dev.device_id == 0;
-    if (key == "name") return ffi::String("cpu");
-    if (key == "multi_processor_count") {
-      return static_cast<int64_t>(std::thread::hardware_concurrency());
-    }
-    return ffi::Any();
-  }
-  void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) final {
-    if (alignment < 64) alignment = 64;
-    size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
-    void* ptr = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-    if (ptr == nullptr)
-      TVM_FFI_THROW(RuntimeError) << "out of host memory allocating " << nbytes << " bytes";
-    return ptr;
-  }
-  void FreeDataSpace(DLDevice dev, void* ptr) final { std::free(ptr); }
-  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
-                      size_t nbytes, DLDevice, DLDevice, TVMFFIStreamHandle) final {
-    std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
-                nbytes);
-  }
-  void StreamSync(DLDevice, TVMFFIStreamHandle) final {}
-};
+HostMemoryDeviceAPI::HostMemoryDeviceAPI(std::string name, int num_devices,
+                                         std::vector<std::pair<std::string, ffi::Any>> attrs)
+    : name_(std::move(name)), num_devices_(num_devices), attrs_(std::move(attrs)) {}
 
+ffi::Any HostMemoryDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
+  bool exist = dev.device_id >= 0 && dev.device_id < num_devices_;
+  if (key == "exist") return exist;
+  if (!exist) return ffi::Any();
+  for (const auto& [k, v] : attrs_) {
+    if (k == key) return v;
+  }
+  return ffi::Any();
+}
+
+void HostMemoryDeviceAPI::CheckDevice(DLDevice dev) const {
+  if (dev.device_id < 0 || dev.device_id >= num_devices_) {
+    TVM_FFI_THROW(ValueError) << name_ << " device " << dev.device_id << " does not exist (have "
+                              << num_devices_ << ")";
+  }
+}
+
+void* HostMemoryDeviceAPI::AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) {
+  CheckDevice(dev);
+  if (alignment < 64) alignment = 64;
+  size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
+  void* ptr = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  if (ptr == nullptr) {
+    TVM_FFI_THROW(RuntimeError) << name_ << ": out of host memory allocating " << nbytes
+                                << " bytes";
+  }
+  return ptr;
+}
+
+void HostMemoryDeviceAPI::FreeDataSpace(DLDevice, void* ptr) { std::free(ptr); }
+
+void HostMemoryDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to,
+                                         size_t to_offset, size_t nbytes, DLDevice, DLDevice,
+                                         TVMFFIStreamHandle) {
+  std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
+              nbytes);
+}
+
+namespace {
 struct RegisterCPU {
   RegisterCPU() {
-    static CPUDeviceAPI cpu;
+    static HostMemoryDeviceAPI cpu(
+        "cpu", 1,
+        {{"name", ffi::String("cpu")},
+         {"multi_processor_count", static_cast<int64_t>(std::thread::hardware_concurrency())}});
     DeviceAPI::Register(kDLCPU, &cpu);
     DeviceAPI::Register(kDLCUDAHost, &cpu);
   }

@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tvm {
 namespace runtime {
@@ -61,6 +63,44 @@ class TVM_RUNTIME_DLL DeviceAPI {
   /*! \brief Register (or replace) the DeviceAPI of `device_type`; `api` must outlive the process.
    */
   static void Register(int device_type, DeviceAPI* api);
+};
+
+/*!
+ * \brief A DeviceAPI whose memory is host memory: the CPU, emulated devices, a processor under a
+ *  simulator that shares memory with the host. Allocation is aligned host memory, copies are
+ *  memcpy, there are no streams. Attributes come from a table (plus "exist" from the count).
+ *
+ * \code
+ * static HostMemoryDeviceAPI api("example", 1, {{"name", ffi::String("example-cpu-device")},
+ *                                               {"max_threads_per_block", int64_t{256}}});
+ * DeviceAPI::Register(DeviceTypeOf("example"), &api);
+ * \endcode
+ */
+class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
+ public:
+  /*!
+   * \param name The device's name in messages ("example").
+   * \param num_devices How many devices exist (ids 0 .. num_devices - 1).
+   * \param attrs Attribute values of every device, by key.
+   */
+  HostMemoryDeviceAPI(std::string name, int num_devices,
+                      std::vector<std::pair<std::string, ffi::Any>> attrs);
+  ffi::Any GetAttr(DLDevice dev, const std::string& key) override;
+  void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) override;
+  void FreeDataSpace(DLDevice dev, void* ptr) override;
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                      size_t nbytes, DLDevice dev_from, DLDevice dev_to,
+                      TVMFFIStreamHandle stream) override;
+  void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override {}
+
+ protected:
+  /*! \brief Throws ValueError naming the device when `dev` does not exist. */
+  void CheckDevice(DLDevice dev) const;
+
+ private:
+  std::string name_;
+  int num_devices_;
+  std::vector<std::pair<std::string, ffi::Any>> attrs_;
 };
 
 /*!
