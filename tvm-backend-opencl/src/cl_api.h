@@ -33,6 +33,7 @@ using cl_platform_info = cl_uint;
 using cl_device_info = cl_uint;
 using cl_program_info = cl_uint;
 using cl_program_build_info = cl_uint;
+using cl_kernel_work_group_info = cl_uint;
 
 // ---- opaque handles -------------------------------------------------------------------------
 using cl_platform_id = struct _cl_platform_id*;
@@ -85,6 +86,7 @@ constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0;
 constexpr cl_program_info CL_PROGRAM_BINARY_SIZES = 0x1165;
 constexpr cl_program_info CL_PROGRAM_BINARIES = 0x1166;
 constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
+constexpr cl_kernel_work_group_info CL_KERNEL_LOCAL_MEM_SIZE = 0x11B2;
 
 // ---- entry points ---------------------------------------------------------------------------
 using ContextNotify = void (*)(const char*, const void*, size_t, void*);
@@ -133,6 +135,8 @@ using ProgramNotify = void (*)(cl_program, void*);
   X(clCreateKernel, "clCreateKernel", cl_kernel(cl_program, const char*, cl_int*))               \
   X(clReleaseKernel, "clReleaseKernel", cl_int(cl_kernel))                                       \
   X(clSetKernelArg, "clSetKernelArg", cl_int(cl_kernel, cl_uint, size_t, const void*))           \
+  X(clGetKernelWorkGroupInfo, "clGetKernelWorkGroupInfo",                                        \
+    cl_int(cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void*, size_t*))          \
   X(clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel",                                            \
     cl_int(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*,    \
            cl_uint, const cl_event*, cl_event*))

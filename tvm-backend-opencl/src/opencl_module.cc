@@ -142,9 +142,15 @@ cl_program CachedProgram(const std::string& source, const DeviceInfo& dev,
 }
 
 /*! \brief Device-side objects of one module on one device. */
+/*! \brief A kernel object and the __local memory it declares statically (queried once). */
+struct KernelObject {
+  cl_kernel kernel = nullptr;
+  cl_ulong static_local_bytes = 0;
+};
+
 struct DeviceProgram {
   cl_program program = nullptr;
-  std::unordered_map<std::string, cl_kernel> kernels;
+  std::unordered_map<std::string, KernelObject> kernels;
 };
 
 class OpenCLModuleObj final : public DeviceModuleBase {
@@ -163,7 +169,7 @@ class OpenCLModuleObj final : public DeviceModuleBase {
 
   ~OpenCLModuleObj() {
     for (auto& entry : programs_) {
-      for (auto& kv : entry.second.kernels) Get().clReleaseKernel(kv.second);
+      for (auto& kv : entry.second.kernels) Get().clReleaseKernel(kv.second.kernel);
       if (entry.second.program != nullptr) Get().clReleaseProgram(entry.second.program);
     }
   }
@@ -187,7 +193,7 @@ class OpenCLModuleObj final : public DeviceModuleBase {
   }
 
   /*! \brief The kernel object of `name` on device `id`, building the program on first use. */
-  cl_kernel GetKernel(int id, const std::string& name) {
+  const KernelObject& GetKernel(int id, const std::string& name) {
     const DeviceInfo& dev = Workspace::Global()->Device(id);
     DeviceProgram& dp = programs_[id];
     if (dp.program == nullptr) {
@@ -206,8 +212,28 @@ class OpenCLModuleObj final : public DeviceModuleBase {
                                   << "' is not in its program on device '" << dev.name
                                   << "': clCreateKernel failed with " << ErrorString(rc);
     }
-    dp.kernels[name] = k;
-    return k;
+    KernelObject& obj = dp.kernels[name];
+    obj.kernel = k;
+    // Before any argument is set this is the kernel's own __local declarations (drivers that do
+    // not report them, such as PoCL, give 0: the compile-time check covers those).
+    Get().clGetKernelWorkGroupInfo(k, dev.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(cl_ulong),
+                                   &obj.static_local_bytes, nullptr);
+    return obj;
+  }
+
+  /*!
+   * \brief A work-group's __local memory (declared plus dynamic) must fit the device: past it a
+   *  launch fails inside the driver, or worse. Checked before the launch, naming the amounts.
+   */
+  static void CheckLocalMemory(const FunctionInfo& info, const KernelObject& k,
+                               const DeviceInfo& dev, int64_t dyn_bytes) {
+    cl_ulong need = k.static_local_bytes + static_cast<cl_ulong>(dyn_bytes > 0 ? dyn_bytes : 0);
+    if (dev.local_mem_size == 0 || need <= dev.local_mem_size) return;
+    TVM_FFI_THROW(ValueError) << "OpenCL kernel '" << info.name << "' needs " << need
+                              << " bytes of local (shared) memory per work-group ("
+                              << k.static_local_bytes << " declared + "
+                              << (need - k.static_local_bytes) << " dynamic); device '" << dev.name
+                              << "' has " << dev.local_mem_size;
   }
 
   /*! \brief The cl_mem of buffer argument `i` (an opaque pointer or an OpenCL tensor). */
@@ -292,7 +318,9 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     }
 
     std::lock_guard<std::mutex> lock(mu_);  // kernel objects hold argument state
-    cl_kernel k = GetKernel(dev_id, info.name);
+    const KernelObject& obj = GetKernel(dev_id, info.name);
+    CheckLocalMemory(info, obj, dev, cfg.dyn_shmem_bytes);
+    cl_kernel k = obj.kernel;
     for (size_t i = 0; i < nargs; ++i) {
       if (IsBufferArgType(info.arg_types[i])) {
         cl_mem mem = static_cast<cl_mem>(mems[i]);

@@ -135,6 +135,7 @@ std::string Workspace::Discover() {
       info.extensions = DeviceString(id, CL_DEVICE_EXTENSIONS);
       info.driver_version = DeviceString(id, CL_DRIVER_VERSION);
       info.type = DeviceScalarOr<cl_device_type>(id, CL_DEVICE_TYPE, 0);
+      info.local_mem_size = DeviceScalarOr<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE, 0);
       info.default_queue = api.clCreateCommandQueue(ctx, id, 0, &rc);
       if (rc != CL_SUCCESS || info.default_queue == nullptr) {
         problems +=

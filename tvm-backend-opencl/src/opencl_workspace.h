@@ -41,6 +41,7 @@ struct DeviceInfo {
   std::string extensions;  // space separated
   std::string driver_version;
   cl_device_type type = 0;
+  cl_ulong local_mem_size = 0;  // bytes of __local memory one work-group may use
 
   bool HasExtension(const std::string& ext) const;
 };

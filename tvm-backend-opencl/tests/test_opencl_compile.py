@@ -184,3 +184,29 @@ def test_float16_scalar_parameter_is_passed_as_the_float_it_is_printed_as(dev):
     A = tvm.runtime.tensor(a, dev)
     mod["scale16"](A, 1.5)
     np.testing.assert_allclose(A.numpy().astype("float32"), (a * np.float16(1.5)).astype("float32"), rtol=1e-3)
+
+
+def test_local_memory_over_the_device_limit_is_a_compile_error_for_the_detected_target(dev):
+    """Static __local memory past the device's limit (PoCL: 512 KiB): compiling for the detected
+    target is an error naming the kernel, the amount and the limit. (The runtime also checks
+    before a launch where the driver reports a kernel's local memory; PoCL does not.)"""
+    from tvm.script import tir as T
+    from tvm.tir.transform.verify import TIRVerifyError
+
+    limit = dev.max_shared_memory_per_block
+    words = limit // 4 * 2  # twice the device's local memory
+
+    @T.prim_func
+    def big_local(a: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            S = T.alloc_buffer((words,), "float32", scope="shared")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                S[tx] = T.float32(1)
+                A[tx] = S[tx]
+
+    target = tvm.target.detect_target_from_device(dev)
+    with pytest.raises(
+        TIRVerifyError, match=rf"needs {words * 4} bytes of shared memory \(S\); target 'opencl' allows at most {limit}"
+    ):
+        tvm.compile(big_local, target=target)

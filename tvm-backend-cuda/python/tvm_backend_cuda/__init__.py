@@ -47,6 +47,8 @@ def activate(ctx: Any) -> None:
         keys=("gpu", "cuda"),
         default_attrs={"arch": None},
         aliases=("nvptx",),
+        # every CUDA GPU since sm_20; more shared memory than 48 KiB is dynamic (opt-in, checked at launch)
+        capabilities={"max_num_threads": 1024, "max_shared_memory_per_block": 48 * 1024},
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_cuda.detect:detect")
     ctx.register_script_namespace("cuda", "tvm_backend_cuda.script")

@@ -26,6 +26,7 @@ def activate(ctx) -> None:
         codegen="tvm_backend_example.codegen:build",
         keys=("gpu", "example"),
         default_attrs={"max_num_threads": 256},
+        capabilities={"max_shared_memory_per_block": 48 * 1024},
     )
     ctx.register_device_target_detector(device_type, "tvm_backend_example.detect:detect")
     ctx.register_script_namespace("example", "tvm_backend_example.script")

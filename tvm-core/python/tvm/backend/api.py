@@ -157,9 +157,15 @@ class BackendContext:
         keys: tuple[str, ...] = (),
         default_attrs: dict[str, Any] | None = None,
         aliases: tuple[str, ...] = (),
+        capabilities: dict[str, Any] | None = None,
+        passes: tuple["str | Callable[..., Any]", ...] = (),
     ) -> None:
         """Add target kind ``name``. ``codegen`` (``"module:function"`` or a callable, imported on
-        first use) turns the device functions of a compiled program into a device module."""
+        first use) turns the device functions of a compiled program into a device module.
+        ``capabilities`` declares what the devices can do (``tvm.target.target.CAPABILITIES``:
+        int64/float64/float16/bfloat16 support, threads and shared memory per block, opaque buffer
+        handles, kernel arguments), checked when kernels are lowered; ``passes`` (``"module:function"``
+        or callables ``pass(kernel, target) -> kernel``) run on every kernel after the split."""
         from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
 
         for claimed in (name, *aliases):
@@ -171,6 +177,8 @@ class BackendContext:
             tuple(keys),
             dict(default_attrs or {}),
             lazy_callable(codegen) if codegen is not None else None,
+            capabilities,
+            tuple(lazy_callable(p) for p in passes),
         )
         register_target_kind(kind, tuple(aliases))
         self._record.target_kinds.append(name)

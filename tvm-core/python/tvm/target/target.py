@@ -6,13 +6,32 @@ from __future__ import annotations
 from typing import Any, Callable
 
 
+#: What a target kind may declare its devices can do, with the value assumed when it says nothing.
+#: A target attribute of the same name overrides the kind's value (a detected device's target,
+#: or ``"opencl -max_shared_memory_per_block=32768"``). The lowering pipeline checks device
+#: kernels against them (:func:`tvm.tir.transform.capabilities.check_capabilities`).
+CAPABILITIES: dict[str, Any] = {
+    "supports_int64": True,  # 64-bit integers in kernels
+    "supports_float64": True,  # double precision in kernels
+    "supports_float16": True,  # half arithmetic (storage may be emulated by the code generator)
+    "supports_bfloat16": True,
+    "max_num_threads": None,  # threads per block (None: unknown, not checked)
+    "max_shared_memory_per_block": None,  # bytes of statically sized shared memory per block
+    "opaque_buffer_handles": False,  # buffers are handles without pointer arithmetic (SPIR-V, WGSL)
+    "max_kernel_args": None,  # parameters one kernel may take
+}
+
+
 class TargetKind:
     """A kind of target (``c``, ``cuda``, ``opencl`` ...) and the backend that provides it.
 
     ``codegen(device_funcs, target) -> device runtime module`` is None for host kinds.
+    ``capabilities`` holds what the kind declares of :data:`CAPABILITIES`; ``passes`` are
+    functions ``pass(kernel, target) -> kernel`` the lowering pipeline runs on every device
+    kernel of this kind after the host/device split.
     """
 
-    __slots__ = ("name", "device_type", "backend", "keys", "default_attrs", "codegen")
+    __slots__ = ("name", "device_type", "backend", "keys", "default_attrs", "codegen", "capabilities", "passes")
 
     def __init__(
         self,
@@ -22,7 +41,14 @@ class TargetKind:
         keys: tuple[str, ...] = (),
         default_attrs: dict[str, Any] | None = None,
         codegen: Callable[..., Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        passes: tuple[Callable[..., Any], ...] = (),
     ):
+        unknown = sorted(set(capabilities or {}) - set(CAPABILITIES))
+        if unknown:
+            raise ValueError(f"target kind '{name}': unknown capabilities {unknown}; known: {sorted(CAPABILITIES)}")
+        self.capabilities = dict(capabilities or {})
+        self.passes = tuple(passes)
         self.name = name
         self.device_type = device_type
         self.backend = backend
@@ -118,6 +144,15 @@ class Target:
     def device_type(self) -> int:
         """DLPack device type the target runs on."""
         return self.kind.device_type
+
+    def capability(self, name: str) -> Any:
+        """What this target's devices can do (:data:`CAPABILITIES`): the target attribute of that
+        name, else the kind's declaration, else the permissive default."""
+        if name not in CAPABILITIES:
+            raise KeyError(f"unknown capability '{name}'; known: {sorted(CAPABILITIES)}")
+        if name in self.attrs:
+            return self.attrs[name]
+        return self.kind.capabilities.get(name, CAPABILITIES[name])
 
     def __getattr__(self, key: str) -> Any:
         attrs = self.__dict__.get("attrs", {})

@@ -2,7 +2,8 @@
 docs/development.md).
 
 Pipeline: :func:`verify` -> :func:`simplify` -> :func:`flatten_buffers` -> :func:`simplify` ->
-split.
+split -> the target kind's passes and the capability check on every kernel
+(:mod:`.capabilities`).
 
 CPU target (``target.kind.codegen is None``): no kernels; ``host`` is the flattened function;
 parallel / vectorized / unrolled loops stay as ``For`` kinds. Thread bindings are an error.
@@ -46,6 +47,7 @@ from tvm.tir.stmt import (
     seq,
 )
 
+from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
 from .simplify import simplify
 from .verify import TIRVerifyError, is_device_target, verify, with_span
@@ -246,7 +248,7 @@ def _split(func: PrimFunc, target: Any) -> LoweredFunc:
     for k in sp.kernels:
         verify(k, target)
     verify(host)
-    return LoweredFunc(host, sp.kernels, target)
+    return LoweredFunc(host, apply_target_passes(sp.kernels, target), target)
 
 
 def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:

@@ -1,0 +1,129 @@
+"""Device kernels against what their target's devices can do (``Target.capability``): threads and
+statically sized shared memory per block, kernel arguments, and the dtypes a target lacks. A
+kernel over a limit is a compile-time :class:`TIRVerifyError` naming the kernel, the amount and
+the limit (with the TVMScript line where one is known), instead of a launch failure or a crash."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tvm.tir import dtype as _dt
+from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import post_order_visit
+from tvm.tir.stmt import Allocate, For, ForKind
+
+from .verify import TIRVerifyError, with_span
+
+#: Capability -> the dtype element types it covers.
+_DTYPE_CAPABILITIES = {
+    "supports_float64": ("float64",),
+    "supports_int64": ("int64", "uint64"),
+    "supports_bfloat16": ("bfloat16",),
+}
+
+
+def _constant(e: Any) -> int | None:
+    return e.value if isinstance(e, IntImm) else None
+
+
+def _threads_per_block(kernel: PrimFunc) -> tuple[int, Any]:
+    """The product of the constant ``threadIdx`` extents and the span of one such loop."""
+    extents: dict[str, int] = {}
+    span = None
+
+    def visit(node: Any) -> None:
+        nonlocal span
+        if isinstance(node, For) and node.kind is ForKind.THREAD_BINDING and node.thread_tag.startswith("threadIdx"):
+            n = _constant(node.extent)
+            if n is not None and n > extents.get(node.thread_tag, 0):
+                extents[node.thread_tag] = n
+                span = span or node.span
+
+    post_order_visit(kernel.body, visit)
+    return math.prod(extents.values()) if extents else 1, span
+
+
+def _shared_bytes(kernel: PrimFunc) -> tuple[int, list[str], Any]:
+    """Bytes of the constant-size shared allocations, their names, and the span of the largest."""
+    total, names, largest, span = 0, [], 0, None
+
+    def visit(node: Any) -> None:
+        nonlocal total, largest, span
+        if isinstance(node, Allocate) and node.buffer.scope == "shared":
+            dims = [_constant(d) for d in node.buffer.shape]
+            if None in dims:
+                return  # dynamic shared memory: checked at launch
+            size = math.prod(dims) * max(1, _dt.bits(node.buffer.dtype) * _dt.lanes(node.buffer.dtype) // 8)
+            total += size
+            names.append(node.buffer.name)
+            if size > largest:
+                largest, span = size, node.span
+
+    post_order_visit(kernel.body, visit)
+    return total, names, span
+
+
+def _first_use_of(kernel: PrimFunc, elements: tuple[str, ...]) -> tuple[str, Any] | None:
+    """The first dtype among ``elements`` the kernel uses (buffers, values), with a span."""
+    for buf in kernel.buffer_map.values():
+        if _dt.element_of(buf.dtype) in elements:
+            return f"buffer '{buf.name}' of {buf.dtype}", getattr(buf, "span", None)
+    found: list[tuple[str, Any]] = []
+
+    def visit(node: Any) -> None:
+        if found:
+            return
+        if isinstance(node, Allocate) and _dt.element_of(node.buffer.dtype) in elements:
+            found.append((f"buffer '{node.buffer.name}' of {node.buffer.dtype}", node.span))
+        elif isinstance(node, PrimExpr) and _dt.element_of(getattr(node, "dtype", "") or "void") in elements:
+            found.append((f"a {node.dtype} value", getattr(node, "span", None)))
+
+    post_order_visit(kernel.body, visit)
+    return found[0] if found else None
+
+
+def check_capabilities(kernel: PrimFunc, target: Any) -> None:
+    """Raise :class:`TIRVerifyError` when ``kernel`` needs more than ``target`` offers."""
+    name, kind = kernel.global_symbol, target.kind.name
+    limit = target.capability("max_num_threads")
+    threads, span = _threads_per_block(kernel)
+    if limit is not None and threads > int(limit):
+        raise TIRVerifyError(
+            with_span(f"kernel '{name}' runs {threads} threads per block; target '{kind}' allows at most {limit}", span)
+        )
+    limit = target.capability("max_shared_memory_per_block")
+    used, names, span = _shared_bytes(kernel)
+    if limit is not None and used > int(limit):
+        raise TIRVerifyError(
+            with_span(
+                f"kernel '{name}' needs {used} bytes of shared memory ({', '.join(names)}); "
+                f"target '{kind}' allows at most {limit} per block",
+                span,
+            )
+        )
+    limit = target.capability("max_kernel_args")
+    if limit is not None and len(kernel.params) > int(limit):
+        raise TIRVerifyError(
+            f"kernel '{name}' takes {len(kernel.params)} arguments; target '{kind}' allows at most {limit}"
+        )
+    for capability, elements in _DTYPE_CAPABILITIES.items():
+        if target.capability(capability):
+            continue
+        use = _first_use_of(kernel, elements)
+        if use is not None:
+            raise TIRVerifyError(
+                with_span(f"kernel '{name}' uses {use[0]}; target '{kind}' has no {elements[0]}", use[1])
+            )
+
+
+def apply_target_passes(kernels: list[PrimFunc], target: Any) -> list[PrimFunc]:
+    """Run the target kind's passes on every kernel, then check it against the capabilities."""
+    out = []
+    for kernel in kernels:
+        for p in target.kind.passes:
+            kernel = p(kernel, target)
+        check_capabilities(kernel, target)
+        out.append(kernel)
+    return out

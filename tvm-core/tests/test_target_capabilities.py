@@ -1,0 +1,122 @@
+"""Target capabilities: a device kernel over what its target declares (threads or shared memory per
+block, kernel arguments, a dtype the target lacks) is a compile-time error naming the kernel, the
+amount and the limit, with the TVMScript line; target attributes override the kind's values; a
+kind's passes run on every kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+import tvm
+from tvm.script import tir as T
+from tvm.target.target import Target, TargetKind, register_target_kind, unregister_target_kind
+from tvm.tir.transform import lower
+from tvm.tir.transform.verify import TIRVerifyError
+
+SEEN: list[str] = []
+
+
+def record_pass(kernel, target):
+    SEEN.append(kernel.global_symbol)
+    return kernel
+
+
+@pytest.fixture
+def capped_kind():
+    """A device target kind (no runtime: lowering only) with declared capabilities and a pass."""
+    kind = TargetKind(
+        "capped",
+        40,
+        "tests",
+        codegen=lambda kernels, target: None,
+        capabilities={
+            "max_num_threads": 256,
+            "max_shared_memory_per_block": 4096,
+            "max_kernel_args": 4,
+            "supports_float64": False,
+        },
+        passes=(record_pass,),
+    )
+    register_target_kind(kind)
+    yield kind
+    unregister_target_kind("capped")
+
+
+@T.prim_func
+def big_block(a: T.handle):
+    A = T.match_buffer(a, (4096,), "float32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(1024, thread="threadIdx.x"):
+            A[bx * 1024 + tx] = T.float32(1)
+
+
+@T.prim_func
+def big_shared(a: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        S = T.alloc_buffer((2048,), "float32", scope="shared")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            S[tx] = T.float32(1)
+            A[tx] = S[tx]
+
+
+@T.prim_func
+def uses_double(a: T.handle):
+    A = T.match_buffer(a, (64,), "float64")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            A[tx] = A[tx] * T.float64(2)
+
+
+@T.prim_func
+def fits(a: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        S = T.alloc_buffer((64,), "float32", scope="shared")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            S[tx] = T.float32(1)
+            A[tx] = S[tx]
+
+
+def test_threads_per_block_over_the_limit(capped_kind):
+    with pytest.raises(
+        TIRVerifyError,
+        match=r"kernel 'big_block_kernel0' runs 1024 threads per block; target 'capped' allows at most 256",
+    ) as info:
+        lower(big_block, Target("capped"))
+    assert "test_target_capabilities.py" in str(info.value)  # the TVMScript line
+
+
+def test_shared_memory_over_the_limit(capped_kind):
+    with pytest.raises(
+        TIRVerifyError, match=r"needs 8192 bytes of shared memory \(S\); target 'capped' allows at most 4096"
+    ):
+        lower(big_shared, Target("capped"))
+
+
+def test_a_target_attribute_overrides_the_kind(capped_kind):
+    lowered = lower(big_shared, Target("capped -max_shared_memory_per_block=16384"))
+    assert [k.global_symbol for k in lowered.kernels] == ["big_shared_kernel0"]
+
+
+def test_dtype_the_target_lacks(capped_kind):
+    with pytest.raises(TIRVerifyError, match=r"uses buffer 'A' of float64; target 'capped' has no float64"):
+        lower(uses_double, Target("capped"))
+
+
+def test_kind_passes_run_on_every_kernel(capped_kind):
+    SEEN.clear()
+    lower(fits, Target("capped"))
+    assert SEEN == ["fits_kernel0"]
+
+
+def test_unknown_capability_is_refused():
+    with pytest.raises(ValueError, match="unknown capabilities"):
+        TargetKind("bad", 41, "tests", capabilities={"max_warps": 4})
+    with pytest.raises(KeyError, match="unknown capability"):
+        Target("c").capability("max_warps")
+
+
+def test_cpu_target_has_the_permissive_defaults():
+    t = tvm.target.Target("c")
+    assert t.capability("supports_float64") is True and t.capability("max_num_threads") is None
