@@ -3,10 +3,16 @@
 * :func:`verify` -- well-formedness, types, scope misuse (raises :class:`TIRVerifyError`)
 * :func:`simplify` -- constant folding and trivial identities, extent-1 loops removed
 * :func:`flatten_buffers` -- multi-dimensional accesses to 1-D
-* :func:`lower` -- verify + simplify + flatten + host/device split (contract in docs/development.md)
+* :func:`lower` -- verify + simplify + flatten + host/device split (contract in docs/development.md),
+  then the target's passes and the capability check on every kernel
+* :func:`legalize_arithmetic` -- integer and floor division, modulo, min and max spelled with plain
+  operations (a target pass for emitters that are not the C printer)
+* :func:`check_capabilities` -- a kernel against what its target's devices can do
 """
 
+from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
+from .legalize import legalize_arithmetic
 from .lower import LAUNCH_ORDER, LoweredFunc, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
 from .verify import TIRVerifyError, verify, well_formed
@@ -16,9 +22,11 @@ __all__ = [
     "LoweredFunc",
     "TIRVerifyError",
     "buffer_strides",
+    "check_capabilities",
     "flat_index",
     "flatten_buffers",
     "flattened_buffer",
+    "legalize_arithmetic",
     "lower",
     "simplify",
     "simplify_expr",

@@ -1,0 +1,159 @@
+"""Legalization: TIR's semantics spelled with plain operations, so an emitter that is not the
+C-family printer (SPIR-V, WGSL, ...) gets them without re-implementing them.
+
+TIR defines integer division the way NumPy computes it: ``x // 0 == 0``, ``x % 0 == 0``,
+``x // -1 == -x`` (wrapping), ``x % -1 == 0``; ``FloorDiv``/``FloorMod`` round towards negative
+infinity; ``Min``/``Max`` pick an operand by ``<``/``>``. After :func:`legalize_arithmetic`:
+
+* no ``FloorDiv``, ``FloorMod``, ``Min`` or ``Max`` remains;
+* every integer ``Div``/``Mod`` has a divisor that is neither 0 nor, for signed types, -1, so a
+  machine division instruction (``OpSDiv``, WGSL ``/``) computes it exactly, without a trap or
+  undefined behaviour; the special divisors are handled by ``Select``;
+* float ``FloorDiv`` becomes ``floor(a / b)``, float ``FloorMod`` and ``Mod`` become ``fmod``
+  (with the divisor's sign for ``FloorMod``);
+* each operand is evaluated once (``Let``), whatever the emitter does with ``Select``.
+
+Integer arithmetic in the result relies on two's-complement wrapping (``0 - x``), which SPIR-V and
+WGSL define; the C printer keeps its own helpers and does not need this pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from tvm.tir import dtype as _dt
+from tvm.tir.expr import (
+    EQ,
+    LT,
+    NE,
+    Add,
+    And,
+    Call,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Or,
+    PrimExpr,
+    Select,
+    Sub,
+    Var,
+)
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprMutator
+
+_names = itertools.count()
+
+
+def _bind(value: PrimExpr, make: Any) -> PrimExpr:
+    """``make(v)`` with ``v`` bound to ``value`` once (no binding for variables and constants)."""
+    if isinstance(value, (Var, IntImm, FloatImm)):
+        return make(value)
+    v = Var(f"legal_{next(_names)}", value.dtype)
+    return Let(v, value, make(v))
+
+
+def _const(dtype: str, value: int) -> IntImm:
+    return IntImm(dtype, value)
+
+
+class _Legalizer(StmtExprMutator):
+    def visit_Div(self, e: Div) -> PrimExpr:
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        if _dt.is_float(e.dtype):
+            return Div(a, b, e.span)
+        return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "div")))
+
+    def visit_Mod(self, e: Mod) -> PrimExpr:
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        if _dt.is_float(e.dtype):
+            return Call(e.dtype, "fmod", (a, b), e.span)
+        return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "mod")))
+
+    def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        if _dt.is_float(e.dtype):
+            return Call(e.dtype, "floor", (Div(a, b),), e.span)
+        if not _dt.is_int(e.dtype):  # unsigned and bool: floor and truncation agree
+            return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "div")))
+        return _bind(a, lambda x: _bind(b, lambda y: _floor(x, y, e.dtype, "div")))
+
+    def visit_FloorMod(self, e: FloorMod) -> PrimExpr:
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        if _dt.is_float(e.dtype):
+            return _bind(a, lambda x: _bind(b, lambda y: _float_floormod(x, y, e.dtype)))
+        if not _dt.is_int(e.dtype):
+            return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "mod")))
+        return _bind(a, lambda x: _bind(b, lambda y: _floor(x, y, e.dtype, "mod")))
+
+    def visit_Min(self, e: Min) -> PrimExpr:
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        return _bind(a, lambda x: _bind(b, lambda y: Select(LT(x, y), x, y)))
+
+    def visit_Max(self, e: Max) -> PrimExpr:
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        return _bind(a, lambda x: _bind(b, lambda y: Select(LT(y, x), x, y)))
+
+
+def _special(b: Var, dtype: str) -> PrimExpr:
+    """``b`` is a divisor machine division cannot take: 0, or -1 for signed types."""
+    zero = EQ(b, _const(dtype, 0))
+    return Or(zero, EQ(b, _const(dtype, -1))) if _dt.is_int(dtype) else zero
+
+
+def _safe_divisor(b: Var, dtype: str) -> PrimExpr:
+    return Select(_special(b, dtype), _const(dtype, 1), b)
+
+
+def _trunc(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
+    """Truncating ``a / b`` or ``a % b`` with NumPy's results for the special divisors."""
+    safe = _safe_divisor(b, dtype)
+    zero = _const(dtype, 0)
+    if which == "mod":
+        return Select(_special(b, dtype), zero, Mod(a, safe))
+    quotient = Select(EQ(b, zero), zero, Div(a, safe))
+    return Select(EQ(b, _const(dtype, -1)), Sub(zero, a), quotient) if _dt.is_int(dtype) else quotient
+
+
+def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
+    """Signed floor division or modulo with NumPy's results for the special divisors."""
+    zero, one = _const(dtype, 0), _const(dtype, 1)
+
+    def with_safe(safe: Var) -> PrimExpr:
+        def with_rem(r: Var) -> PrimExpr:
+            adjust = And(NE(r, zero), NE(LT(r, zero), LT(safe, zero)))
+            if which == "mod":
+                return Select(_special(b, dtype), zero, Select(adjust, Add(r, safe), r))
+            q = Div(a, safe)
+            floored = Select(adjust, Sub(q, one), q)
+            return Select(EQ(b, zero), zero, Select(EQ(b, _const(dtype, -1)), Sub(zero, a), floored))
+
+        return _bind(Mod(a, safe), with_rem)
+
+    return _bind(_safe_divisor(b, dtype), with_safe)
+
+
+def _float_floormod(a: Var, b: Var, dtype: str) -> PrimExpr:
+    """Python's ``%`` for floats: ``fmod`` with the divisor's sign."""
+    zero = FloatImm(dtype, 0.0)
+
+    def with_rem(r: Var) -> PrimExpr:
+        return Select(And(NE(r, zero), NE(LT(r, zero), LT(b, zero))), Add(r, b), r)
+
+    return _bind(Call(dtype, "fmod", (a, b)), with_rem)
+
+
+def legalize_arithmetic(func: PrimFunc, target: Any = None) -> PrimFunc:
+    """``func`` with integer division, floor division and modulo, min and max spelled with plain
+    operations (see the module docstring). Usable as a target pass: ``passes=(...,)``."""
+    body = _Legalizer().visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+__all__ = ["legalize_arithmetic"]
