@@ -41,6 +41,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.functor import ExprFunctor
 
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -55,7 +56,7 @@ class CodegenError(ValueError):
     """The IR contains something the printer cannot express."""
 
 
-class CFamilyPrinter:
+class CFamilyPrinter(ExprFunctor[str]):
     """Prints TIR as C-family code; subclass and change the tables for each language."""
 
     TYPE_NAMES: dict[str, str] = {
@@ -264,13 +265,14 @@ class CFamilyPrinter:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: E.PrimExpr) -> str:
-        """Print an expression."""
-        fn = getattr(self, "visit_" + type(e).__name__, None)
-        if fn is None:
-            if isinstance(e, E.CmpOp):
-                return self._binary(e, e.op)
-            raise CodegenError(f"{type(self).__name__} cannot print expression {type(e).__name__}")
-        return fn(e)
+        """Print an expression (:meth:`ExprFunctor.visit_expr`)."""
+        return self.visit_expr(e)
+
+    def visit_CmpOp(self, e: E.CmpOp) -> str:
+        return self._binary(e, e.op)
+
+    def unsupported_expr(self, e: E.PrimExpr) -> str:
+        raise CodegenError(f"{type(self).__name__} cannot print expression {type(e).__name__}")
 
     def visit_Var(self, e: E.Var) -> str:
         sub = self._subst.get(e)

@@ -1,5 +1,7 @@
-"""Generic traversal of TIR: :class:`StmtExprVisitor` (read-only walk) and
-:class:`StmtExprMutator` (rebuilds only what changed).
+"""Generic traversal of TIR: :class:`StmtExprVisitor` (read-only walk),
+:class:`StmtExprMutator` (rebuilds only what changed) and :class:`ExprFunctor` (a value per
+expression: the base of the C-family printer, whose values are C text, and of emitters that are
+not C, whose values are, say, SSA ids).
 
 Dispatch is by node class name: override ``visit_For(self, op)``, ``visit_BufferLoad(self, op)``,
 ``visit_Add(self, op)`` ... Binary nodes without their own method fall back to
@@ -9,10 +11,11 @@ Dispatch is by node class name: override ``visit_For(self, op)``, ``visit_Buffer
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Generic, Optional, TypeVar
 
 from .expr import (
     BinaryOp,
+    CmpOp,
     Buffer,
     BufferLoad,
     Call,
@@ -38,6 +41,28 @@ from .stmt import (
     Stmt,
     seq,
 )
+
+
+T = TypeVar("T")
+
+
+class ExprFunctor(Generic[T]):
+    """A value of type ``T`` per expression: :meth:`visit_expr` calls ``visit_<Class>(e)``; a
+    comparison without its own method goes to ``visit_CmpOp``, other binary arithmetic to
+    ``visit_BinaryOp`` (when defined); anything else to :meth:`unsupported_expr`."""
+
+    def visit_expr(self, e: PrimExpr) -> T:
+        """Dispatch on the expression's class."""
+        fn = getattr(self, "visit_" + type(e).__name__, None)
+        if fn is None and isinstance(e, CmpOp):
+            fn = getattr(self, "visit_CmpOp", None)
+        if fn is None and isinstance(e, BinaryOp):
+            fn = getattr(self, "visit_BinaryOp", None)
+        return fn(e) if fn is not None else self.unsupported_expr(e)
+
+    def unsupported_expr(self, e: PrimExpr) -> T:
+        """Called for an expression class without a method; raises TypeError by default."""
+        raise TypeError(f"{type(self).__name__} cannot handle expression {type(e).__name__}")
 
 
 class StmtExprVisitor:
