@@ -160,12 +160,22 @@ def test_disk_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path))
     src = codegen.generate_source([CASES["vadd_f32"].func]) + "\n// cache test\n"
     first = nvrtc.compile_cuda(src, "sm_86")
-    files = sorted(p.suffix for p in (tmp_path / "cuda-nvrtc").iterdir())
-    assert files == [".img", ".meta", ".ptx"]
+    (entry,) = (tmp_path / "cuda-nvrtc").iterdir()
+    assert entry.suffix == ".nvrtc"
+    good = entry.read_bytes()
     calls = []
     monkeypatch.setattr(nvrtc, "_run", lambda *a, **k: calls.append(a) or (_ for _ in ()).throw(AssertionError))
     second = nvrtc.compile_cuda(src, "sm_86")
-    assert not calls and second.image == first.image and second.fmt == "cubin"
+    assert not calls and second.image == first.image and second.fmt == "cubin" and second.ptx == first.ptx
+    monkeypatch.undo()
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path))
+    # a truncated or bit-flipped entry fails its integrity check and is compiled again, never used
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0x01
+    for bad in (good[: len(good) // 2], bytes(flipped)):
+        entry.write_bytes(bad)
+        again = nvrtc.compile_cuda(src, "sm_86")
+        assert again.image == first.image and entry.read_bytes() == good
 
 
 def test_without_nvrtc_the_module_holds_source(monkeypatch) -> None:

@@ -245,7 +245,7 @@ a = np.arange(n, dtype="float32")
 x, z = tvm.runtime.tensor(a, dev), tvm.runtime.empty((n,), "float32", dev)
 m["vadd"](x, x, z, n, 1, 128)
 cached = sorted(os.listdir(os.path.join({str(tmp_path)!r}, "cuda-nvrtc")))
-print(np.allclose(z.numpy(), 2 * a), cached[0].endswith(".img"))
+print(np.allclose(z.numpy(), 2 * a), cached[0].endswith(".nvrtc"))
 """,
     )
     assert out.splitlines() == ["True True"]

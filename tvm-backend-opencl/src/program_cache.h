@@ -3,10 +3,12 @@
  * \brief On-disk cache of OpenCL program binaries, so that a program built from source once is
  *        loaded as a binary by later processes (where the platform offers binaries).
  *
- * Location: $TVM_OPENCL_CACHE_DIR, else $XDG_CACHE_HOME/tvm/opencl, else ~/.cache/tvm/opencl.
- * TVM_OPENCL_CACHE=0 turns it off. Entries are keyed by a hash of the source, the build options
- * and the device's identity (platform, name, version, driver version). Every failure (unwritable
- * folder, corrupted or stale entry) silently falls back to building from source.
+ * The core's disk cache (tvm/runtime/disk_cache.h: $TVM_CACHE_DIR/opencl by the same rules as
+ * every TVM cache, entries with an integrity check); $TVM_OPENCL_CACHE_DIR names another folder
+ * and TVM_OPENCL_CACHE=0 turns it off. Entries are keyed by a hash of the source, the build
+ * options and the device's identity (platform, name, version, driver version). Every failure
+ * (unwritable folder, corrupted or stale entry) falls back to building from source: a corrupted
+ * entry never reaches the driver.
  */
 #ifndef TVM_BACKEND_OPENCL_PROGRAM_CACHE_H_
 #define TVM_BACKEND_OPENCL_PROGRAM_CACHE_H_

@@ -241,7 +241,8 @@ def test_unknown_format_rejected(dev):
 
 def test_program_binary_cache_across_processes(dev, tmp_path):
     """A program built from source is stored as a binary; the next process loads the binary; a
-    corrupted entry is rebuilt from source; TVM_OPENCL_CACHE=0 turns the cache off."""
+    corrupted, truncated or bit-flipped entry is rebuilt from source; TVM_OPENCL_CACHE=0 turns the
+    cache off."""
     from opencl_testing import run_python
 
     code = f"""
@@ -267,6 +268,14 @@ print("INFO", info["dir"], info["hits"], info["stores"], info["rejected"])
     entries = list((tmp_path / "cache").glob("*.clbin"))
     assert len(entries) == 1 and entries[0].stat().st_size > 0
     assert run() == [str(tmp_path / "cache"), "1", "0", "0"]
-    entries[0].write_bytes(b"corrupted entry")
-    assert run() == [str(tmp_path / "cache"), "0", "1", "1"]
+    good = entries[0].read_bytes()
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0x40
+    # a foreign file, a truncated entry, a bit-flipped entry: each is caught by the entry's
+    # integrity check before it reaches the driver (PoCL aborts on a corrupted binary), removed,
+    # and the program rebuilt from source and stored again
+    for bad in (b"corrupted entry", good[: len(good) // 2], bytes(flipped)):
+        entries[0].write_bytes(bad)
+        assert run() == [str(tmp_path / "cache"), "0", "1", "1"]
+        assert entries[0].read_bytes() == good
     assert run(TVM_OPENCL_CACHE="0") == ["0", "0", "0"]  # no folder, nothing stored

@@ -4,7 +4,8 @@
 for the CUDA 13 line, ``nvidia/cuda_nvrtc/lib`` for CUDA 12), or at ``$TVM_CUDA_NVRTC`` (a path; ``none`` disables
 NVRTC, as on a machine without it), or last through the system loader. Compiled images are cached on disk under
 ``$TVM_CACHE_DIR/cuda-nvrtc`` (default ``~/.cache/tvm/cuda-nvrtc``), keyed by the NVRTC version,
-the options and the source.
+the options and the source, one integrity-checked entry each (``tvm._cache.write_entry``: a
+corrupted entry is compiled again, never loaded).
 
 Architecture choice (:func:`resolve_arch`): the target's ``arch`` attribute, else the detected
 arch of ``cuda(0)`` when a driver is loaded, else ``sm_80`` (Ampere: the oldest data-centre GPU
@@ -27,7 +28,7 @@ import threading
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from tvm._cache import atomic_write
+from tvm._cache import read_entry, write_entry
 
 __all__ = [
     "CompileResult",
@@ -249,14 +250,14 @@ def _cache_get(key: str) -> Optional[CompileResult]:
     d = _cache_dir()
     if d is None:
         return None
+    entry = read_entry(os.path.join(d, key + ".nvrtc"))  # None when absent or corrupted
+    if entry is None:
+        return None
     try:
-        with open(os.path.join(d, key + ".meta"), encoding="utf-8") as f:
-            fmt, arch = f.read().split()
-        with open(os.path.join(d, key + ".img"), "rb") as f:
-            image = f.read()
-        with open(os.path.join(d, key + ".ptx"), encoding="utf-8") as f:
-            ptx = f.read()
-    except (OSError, ValueError):
+        meta, _, rest = entry.partition(b"\n")
+        fmt, arch, image_size = meta.decode().split()
+        image, ptx = rest[: int(image_size)], rest[int(image_size) :].decode()
+    except (ValueError, UnicodeDecodeError):
         return None
     return CompileResult(fmt, image, ptx, arch)
 
@@ -265,14 +266,9 @@ def _cache_put(key: str, res: CompileResult) -> None:
     d = _cache_dir()
     if d is None:
         return
+    meta = f"{res.fmt} {res.arch} {len(res.image)}\n".encode()
     try:
-        # Meta last: a reader sees either nothing or a complete entry.
-        for suffix, data in (
-            (".img", res.image),
-            (".ptx", res.ptx.encode()),
-            (".meta", f"{res.fmt} {res.arch}".encode()),
-        ):
-            atomic_write(os.path.join(d, key + suffix), data)
+        write_entry(os.path.join(d, key + ".nvrtc"), meta + res.image + res.ptx.encode())
     except OSError:
         pass  # a read-only home only costs recompilation
 

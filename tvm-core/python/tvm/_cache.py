@@ -52,3 +52,41 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+#: Header of a cache entry: magic, then the payload's length and CRC-32 as little-endian u64
+#: (the same format as the C++ runtimes' tvm/runtime/disk_cache.h).
+ENTRY_MAGIC = b"TVMCACH1"
+
+
+def write_entry(path: str | os.PathLike, payload: bytes) -> None:
+    """Store ``payload`` at ``path`` with its integrity header (atomically, see atomic_write)."""
+    import zlib
+
+    header = ENTRY_MAGIC + len(payload).to_bytes(8, "little") + zlib.crc32(payload).to_bytes(8, "little")
+    atomic_write(path, header + payload)
+
+
+def read_entry(path: str | os.PathLike) -> bytes | None:
+    """The payload stored at ``path``; None when it is absent or fails the integrity check (a
+    truncated, bit-flipped or foreign file, which is then removed so the next store replaces it)."""
+    import zlib
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    payload = data[24:]
+    if (
+        data[:8] == ENTRY_MAGIC
+        and int.from_bytes(data[8:16], "little") == len(payload)
+        and int.from_bytes(data[16:24], "little") == zlib.crc32(payload)
+        and payload
+    ):
+        return payload
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return None

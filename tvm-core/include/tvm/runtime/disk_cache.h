@@ -1,0 +1,168 @@
+/*!
+ * \file tvm/runtime/disk_cache.h
+ * \brief The on-disk cache every backend's runtime uses for compiled programs, with the same rules
+ *        as the Python side (tvm/_cache.py): `$TVM_CACHE_DIR/<name>`, else
+ *        `$XDG_CACHE_HOME/tvm/<name>`, else `~/.cache/tvm/<name>`; `TVM_CACHE_DIR=0` (or off,
+ *        none, false, no) turns caching off.
+ *
+ * Entries carry an integrity header (8-byte magic "TVMCACH1", then the payload's length and its
+ * CRC-32 as little-endian u64; tvm._cache.read_entry/write_entry use the same format): a truncated,
+ * bit-flipped or foreign file is never handed to a driver; it is removed and the caller rebuilds
+ * from source. Writes are atomic (temporary file, then rename) and never make a file writable by
+ * group or others. Every failure is silent: a cache can only cost a rebuild.
+ */
+#ifndef TVM_RUNTIME_DISK_CACHE_H_
+#define TVM_RUNTIME_DISK_CACHE_H_
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <thread>
+
+namespace tvm {
+namespace runtime {
+namespace disk_cache {
+
+/*! \brief 64-bit FNV-1a of `data` from offset basis `basis`. */
+inline uint64_t Fnv1a(const std::string& data, uint64_t basis = 0xcbf29ce484222325ULL) {
+  uint64_t h = basis;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/*! \brief A 128-bit hex key of `data` (two FNV-1a bases), for entry file names. */
+inline std::string Key(const std::string& data) {
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx",
+                static_cast<unsigned long long>(Fnv1a(data, 0xcbf29ce484222325ULL)),
+                static_cast<unsigned long long>(Fnv1a(data, 0x84222325cbf29ce4ULL)));
+  return buf;
+}
+
+/*! \brief The folder of cache `name` ("opencl"), or "" when caching is off. */
+inline std::string Dir(const std::string& name) {
+  auto env = [](const char* var) {
+    const char* v = std::getenv(var);
+    return std::string(v != nullptr ? v : "");
+  };
+  std::string root = env("TVM_CACHE_DIR");
+  for (const char* off : {"0", "off", "none", "false", "no"}) {
+    if (root == off) return "";
+  }
+  if (!root.empty()) return root + "/" + name;
+  std::string xdg = env("XDG_CACHE_HOME");
+  if (!xdg.empty()) return xdg + "/tvm/" + name;
+  std::string home = env("HOME");
+  return home.empty() ? "" : home + "/.cache/tvm/" + name;
+}
+
+/*! \brief CRC-32 (IEEE 802.3, as zlib.crc32) of `data`. */
+inline uint32_t Crc32(const std::string& data) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t crc = 0xffffffffu;
+  for (unsigned char ch : data) crc = table[(crc ^ ch) & 0xff] ^ (crc >> 8);
+  return crc ^ 0xffffffffu;
+}
+
+namespace detail {
+constexpr char kMagic[8] = {'T', 'V', 'M', 'C', 'A', 'C', 'H', '1'};
+inline void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+inline uint64_t GetU64(const std::string& in, size_t pos) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
+  return v;
+}
+}  // namespace detail
+
+/*!
+ * \brief Reads the entry at `path` into `payload`. False when it is absent, unreadable or fails
+ *        the integrity check (then the file is removed, so the next store replaces it, and
+ *        `*corrupted` is set when given).
+ */
+inline bool Read(const std::string& path, std::string* payload, bool* corrupted = nullptr) {
+  if (path.empty()) return false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream data;
+  data << in.rdbuf();
+  std::string file = data.str();
+  constexpr size_t kHeader = sizeof(detail::kMagic) + 16;
+  bool ok = file.size() >= kHeader &&
+            std::memcmp(file.data(), detail::kMagic, sizeof(detail::kMagic)) == 0 &&
+            detail::GetU64(file, 8) == file.size() - kHeader;
+  if (ok) {
+    *payload = file.substr(kHeader);
+    ok = Crc32(*payload) == detail::GetU64(file, 16) && !payload->empty();
+  }
+  if (!ok) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    payload->clear();
+    if (corrupted != nullptr) *corrupted = true;
+  }
+  return ok;
+}
+
+/*! \brief Stores `payload` at `path` atomically with its integrity header (best effort). */
+inline bool Write(const std::string& path, const std::string& payload) {
+  if (path.empty() || payload.empty()) return false;
+  std::error_code ec;
+  std::filesystem::path target(path);
+  std::filesystem::create_directories(target.parent_path(), ec);
+  if (ec) return false;
+  std::string file(detail::kMagic, sizeof(detail::kMagic));
+  detail::PutU64(&file, payload.size());
+  detail::PutU64(&file, Crc32(payload));
+  file += payload;
+  std::ostringstream tmp_name;
+  tmp_name << path << ".tmp" << getpid() << "." << std::this_thread::get_id();
+  std::string tmp = tmp_name.str();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out.write(file.data(), static_cast<std::streamsize>(file.size()));
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp, ec);
+      return false;
+    }
+  }
+  struct stat st;
+  if (::stat(tmp.c_str(), &st) == 0) ::chmod(tmp.c_str(), st.st_mode & 0755);
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace disk_cache
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_DISK_CACHE_H_
