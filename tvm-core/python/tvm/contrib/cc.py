@@ -6,9 +6,9 @@
   code has parallel loops (``-fopenmp-simd`` otherwise), ``-march=<cpu>`` from the target's
   ``-mcpu``; tvm-ffi's include directory; links libtvm_ffi with an rpath to it.
 * cache: ``compile/`` under ``$TVM_CACHE_DIR`` (default ``~/.cache/tvm``; see :mod:`tvm._cache`),
-  keyed by sha256 of the code, the
-  flags and the compiler's version; entries are written atomically (temporary file + rename), so
-  concurrent processes can share a cache directory.
+  keyed by sha256 of the code, the flags and the compiler's version; entries are written
+  atomically (temporary file + rename), so concurrent processes can share a cache directory, and
+  each records its CRC-32 next to it: a truncated or altered library is compiled again.
 * errors: :class:`CompileError` shows the compiler's log followed by the generated source lines it
   complains about.
 """
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -246,6 +247,30 @@ def _ffi_version() -> str:
     return str(getattr(tvm_ffi, "__version__", "unknown"))
 
 
+def _checksum_file(path: Path) -> Path:
+    return path.with_name(path.name + ".crc")
+
+
+def _intact(path: Path) -> bool:
+    """Whether the cached file at ``path`` is the one that was stored: its CRC-32 matches the one
+    recorded next to it. A truncated or altered library is compiled again instead of being
+    loaded (a truncated one faulted with SIGBUS)."""
+    try:
+        data = path.read_bytes()
+        recorded = _checksum_file(path).read_text().strip()
+    except OSError:
+        return False
+    return recorded == f"{zlib.crc32(data):08x}"
+
+
+def _seal(path: Path) -> None:
+    """Record the CRC-32 of the freshly written cache file ``path`` (best effort)."""
+    try:
+        atomic_write(_checksum_file(path), f"{zlib.crc32(path.read_bytes()):08x}".encode())
+    except OSError:
+        pass  # without the record the next lookup recompiles: a cost, never a wrong library
+
+
 def compile_shared(
     code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "lib"
 ) -> tuple[str, bool]:
@@ -259,7 +284,7 @@ def compile_shared(
     if cdir is not None:
         key = cache_key(code, flags)
         path = cdir / key[:2] / f"{key}.so"
-        if path.exists():
+        if _intact(path):
             return str(path), True
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -268,6 +293,7 @@ def compile_shared(
             writable = False
         if writable:
             run_compiler({f"{name}.c": code}, str(path), flags)
+            _seal(path)
             atomic_write(path.with_suffix(".c"), code.encode())
             return str(path), False
         warnings.warn(
@@ -289,8 +315,9 @@ def compile_object(
     if cdir is not None:
         key = cache_key(code, flags)
         path = cdir / key[:2] / f"{key}.o"
-        if not path.exists():
+        if not _intact(path):
             run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
+            _seal(path)
         return str(path)
     out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.o")
     run_compiler({f"{name}.c": code}, out, flags[:-1], link=False)
