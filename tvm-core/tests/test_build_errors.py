@@ -249,3 +249,25 @@ def test_size_beyond_int32_shape_variable_is_rejected():
     big = np.lib.stride_tricks.as_strided(np.zeros(1, "int8"), shape=(2**32 + 4,), strides=(0,))
     with pytest.raises(ValueError, match="does not fit the int32 size variable 'n'"):
         mod["inc"](tvm.runtime.from_dlpack(big))
+
+
+def test_division_by_a_constant_zero_is_an_error_with_the_line():
+    """A constant zero divisor is a mistake: an error with the TVMScript line when the function is
+    defined (a zero that arrives at run time keeps TIR's defined result, 0)."""
+    from tvm.script import TVMScriptError
+    from tvm.script import tir as T
+
+    with pytest.raises(TVMScriptError, match="FloorDiv by the constant zero") as info:
+
+        @T.prim_func
+        def floordiv0(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+            for i in range(8):
+                B[i] = A[i] // 0
+
+    assert "test_build_errors.py" in str(info.value) and "B[i] = A[i] // 0" in str(info.value)
+    with pytest.raises(TVMScriptError, match="FloorMod by the constant zero"):
+
+        @T.prim_func
+        def mod0(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+            for i in range(8):
+                B[i] = A[i] % 0

@@ -22,6 +22,11 @@ from typing import Any, Optional
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     And,
+    Div,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Mod,
     BinaryOp,
     Buffer,
     BufferLoad,
@@ -49,6 +54,8 @@ from tvm.tir.stmt import (
     LetStmt,
     Stmt,
 )
+
+_DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
 
 
 class TIRVerifyError(ValueError):
@@ -259,6 +266,9 @@ class _Verifier(StmtExprVisitor):
             pass
         elif _dt.is_bool(e.a.dtype) or e.a.dtype == "handle":
             self.fail(f"arithmetic {op} on {e.a.dtype} operands")
+        elif isinstance(e, _DIVISIONS) and isinstance(e.b, IntImm) and e.b.value == 0:
+            # a runtime zero keeps TIR's defined result (0); a constant one is a mistake
+            self.fail(f"{op} by the constant zero")
 
     def visit_Not(self, e: Not) -> None:
         self.visit_expr(e.a)
