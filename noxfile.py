@@ -108,12 +108,11 @@ def build_wheels(session: nox.Session) -> list[Path]:
 
 
 def _requires(wheel: Path) -> list[str]:
+    """Every requirement of ``wheel``, its extras' included (markers dropped)."""
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         lines = z.read(meta).decode().splitlines()
-    return [
-        line.split(":", 1)[1].strip() for line in lines if line.startswith("Requires-Dist:") and "extra ==" not in line
-    ]
+    return [line.split(":", 1)[1].split(";")[0].strip() for line in lines if line.startswith("Requires-Dist:")]
 
 
 def install_wheels(session: nox.Session, names: list[str]) -> None:

@@ -5,8 +5,9 @@ its third-party dependencies, the backend is discovered and activated at `import
 runtime may be unavailable without hardware: then the reason is recorded), and its code
 generator produces a module.
 
-The core's extras must be exactly one per backend wheel built, plus `all` (every backend) and
-`bf16`; each is checked, and `all` checks every backend in one venv. For cuda this is the proof
+The core's extras must be exactly one per backend that exists, plus `all` (every backend), `bf16`
+(ml_dtypes) and `cc` (a C compiler from pip); each is installed and checked, and `all` checks
+every backend in one venv. For cuda this is the proof
 that NVRTC comes from NVIDIA's pip package: the check compiles a kernel to a cubin with it.
 
 Usage: python ci/check_extras.py WHEELHOUSE
@@ -36,8 +37,24 @@ print(f"tvm[{name}]: backend {rec.distribution} {rec.version} is {rec.status}"
       + (f" ({rec.reason})" if rec.reason else ""))
 """
 
-#: The core's extras that are not one backend each.
-NOT_BACKENDS = {"all", "bf16", "cc"}
+#: The core's extras that are not one backend each, and what proves each works.
+OTHER_EXTRAS = {
+    "bf16": r"""
+import ml_dtypes, numpy as np, tvm
+a = np.arange(8).astype(ml_dtypes.bfloat16)
+assert (tvm.runtime.tensor(a).numpy() == a).all()
+print("tvm[bf16]: bfloat16 tensors round-trip through ml_dtypes", ml_dtypes.__version__)
+""",
+    "cc": r"""
+import os, tempfile
+os.environ["PATH"] = tempfile.mkdtemp()  # no cc, gcc or clang
+os.environ.pop("CC", None)
+from tvm.contrib import cc
+assert "ziglang" in " ".join(cc.compiler()), cc.compiler()
+print("tvm[cc]: without a system compiler the CPU target uses", " ".join(cc.compiler()[1:]))
+""",
+}
+NOT_BACKENDS = {"all", *OTHER_EXTRAS}
 
 #: Any backend: its code generator turns the vector add into a device module with source.
 GENERATES_CODE = r"""
@@ -89,11 +106,14 @@ def check_extra_names(extras: dict[str, list[str]]) -> None:
 
 
 def check(index_url: str, extra: str, backends: list[str]) -> None:
-    """Install tvm[extra] from the index into a fresh venv and check each of ``backends`` there."""
+    """Install tvm[extra] from the index into a fresh venv and check each of ``backends`` there
+    (for an extra that is not a backend, its own check)."""
     with tempfile.TemporaryDirectory() as tmp:
         started = time.monotonic()
         py = wheelhouse_venv(tmp, "venv", [f"tvm[{extra}]"], index_url=index_url)
         print(f"tvm[{extra}]: installed from {index_url} in {time.monotonic() - started:.0f} s", flush=True)
+        if extra in OTHER_EXTRAS:
+            subprocess.run([py, "-c", OTHER_EXTRAS[extra]], check=True)
         for name in backends:
             subprocess.run([py, "-c", COMMON + PER_BACKEND.get(name, GENERATES_CODE), name], check=True)
 
@@ -106,6 +126,8 @@ def main(wheelhouse: str) -> int:
     with local_index(house) as url:
         for extra in sorted(set(extras) - NOT_BACKENDS):
             check(url, extra, [extra])
+        for extra in sorted(OTHER_EXTRAS):
+            check(url, extra, [])
         check(url, "all", [d.removeprefix("tvm-backend-") for d in extras["all"]])
     return 0
 
