@@ -32,8 +32,9 @@ sys.path.insert(0, str(ROOT / "ci"))
 from lockstep import versions  # noqa: E402
 from wheel_venv import TORCH_CPU  # noqa: E402
 
-VERSION = versions()["version"]
-TVM_FFI = f"apache-tvm-ffi=={versions()['tvm_ffi']}"
+_VERSIONS = versions()
+VERSION = _VERSIONS["version"]
+TVM_FFI = f"apache-tvm-ffi=={_VERSIONS['tvm_ffi']}"
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True

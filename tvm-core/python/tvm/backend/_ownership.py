@@ -18,18 +18,12 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-#: The backends this project publishes, each as the distribution ``tvm-backend-<name>``, with
-#: their DLPack device types.
-PUBLISHED_DEVICE_TYPES: dict[str, int] = {
-    "cuda": 2,
-    "opencl": 4,
-    "vulkan": 7,
-    "metal": 8,
-    "rocm": 10,
-    "webgpu": 15,
-    "hexagon": 16,
-}
-PUBLISHED_BACKENDS = tuple(PUBLISHED_DEVICE_TYPES)
+from tvm.runtime.device import DEVICE_TYPES
+
+#: The backends this project publishes, each as the distribution ``tvm-backend-<name>``.
+PUBLISHED_BACKENDS = ("cuda", "opencl", "vulkan", "metal", "rocm", "webgpu", "hexagon")
+#: Their DLPack device types: the runtime's standard device names.
+PUBLISHED_DEVICE_TYPES: dict[str, int] = {name: DEVICE_TYPES[name] for name in PUBLISHED_BACKENDS}
 #: Device types handed out to vendors' backends (below the runtime's limit of 64).
 VENDOR_DEVICE_TYPES = range(32, 64)
 #: The owner name of what the core registers (the CPU device and its targets).

@@ -60,12 +60,26 @@ def compiler() -> list[str]:
     from_env = shlex.split(os.environ.get("CC", ""))
     if from_env:
         return from_env
+    path = os.environ.get("PATH", "")
+    found = _FOUND_COMPILERS.get(path) or _find_compiler(path)
+    if found is None:
+        raise CompileError(NO_COMPILER)
+    _FOUND_COMPILERS[path] = found
+    return list(found)
+
+
+#: The compiler found per PATH value (a miss is not remembered: installing one then works).
+_FOUND_COMPILERS: dict[str, tuple[str, ...]] = {}
+
+
+def _find_compiler(path: str) -> tuple[str, ...] | None:
+    """The first of cc, gcc, clang on ``path``, else ziglang's clang."""
     for name in ("cc", "gcc", "clang"):
-        if shutil.which(name):
-            return [name]
+        if shutil.which(name, path=path):
+            return (name,)
     if _zig_available():
-        return [sys.executable, "-m", "ziglang", "cc"]
-    raise CompileError(NO_COMPILER)
+        return (sys.executable, "-m", "ziglang", "cc")
+    return None
 
 
 def has_openmp(cmd: Sequence[str]) -> bool:

@@ -92,10 +92,9 @@ class BackendConformance:
     @classmethod
     def dev(cls) -> tvm.runtime.Device:
         """The device to run on; skips the calling test, naming why, when it does not exist."""
-        cls.record()
+        rec = cls.record()
         dev = tvm.device(cls.device or cls.backend)
         if not dev.exist:
-            rec = cls.record()
             why = rec.reason or f"no {cls.backend} device on this machine"
             pytest.skip(f"no {cls.backend} device: {why}")
         return dev
