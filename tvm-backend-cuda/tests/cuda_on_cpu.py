@@ -101,6 +101,8 @@ def host_source(cuda_source: str) -> str:
     src = _replace_ptx_helpers(src)
     for pattern, repl in _INLINE_PTX:
         src = pattern.sub(repl, src)
+    # the module's dynamic shared memory array is the header's global one
+    src = re.sub(r"extern __shared__ [^;]*\btvm_dyn_shmem\[\];", "using ::tvm_dyn_shmem;", src)
     src = src.replace("extern __shared__", "extern")
     leftover = re.search(r"\basm\b.*", src)
     if leftover:

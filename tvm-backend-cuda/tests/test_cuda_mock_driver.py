@@ -69,8 +69,8 @@ print(tvm.target.detect_target_from_device(dev))
     assert lines[2] == "49152 132 1980000 85899345920"
     assert lines[3] == "(1024, 1024, 64) 13000 None"
     assert lines[4] == (
-        "cuda -arch=sm_90 -max_num_threads=1024 -max_shared_memory_per_block=49152 "
-        "-multi_processor_count=132 -thread_warp_size=32"
+        "cuda -arch=sm_90 -max_dynamic_shared_memory_per_block=232448 -max_num_threads=1024 "
+        "-max_shared_memory_per_block=49152 -multi_processor_count=132 -thread_warp_size=32"
     )
 
 

@@ -79,6 +79,9 @@ CONFIGS = {
     "128x128x32_4x2warps": (128, 256, 64, dict(warps_m=4, warps_n=2, stages=2)),
     "128x128x32_4warps_64x64_warp_tiles": (128, 128, 96, dict(warps_m=2, warps_n=2)),
     "64x64x64_2x2warps": (256, 64, 128, dict(block_m=64, block_n=64, block_k=64, warps_m=2, warps_n=2)),
+    # more than 48 KiB of stages: "shared.dyn", launched with the opt-in size
+    "128x128x32_2x4warps_4stages_64KiB": (128, 128, 192, dict(stages=4)),
+    "128x128x64_2x2warps_4stages_128KiB": (128, 128, 320, dict(block_k=64, warps_m=2, warps_n=2, stages=4)),
 }
 
 
@@ -146,7 +149,8 @@ def test_gemm_kernel_emulated_equals_numpy(name: str) -> None:
     M, N, K, kw = CONFIGS[name]
     cfg = TensorCoreGemm(M, N, K, **kw)
     (kernel,) = lowered(matmul_f16_tensorcore(M, N, K, **kw))
-    assert kernel.attrs["launch_params"] == ["blockIdx.x", "blockIdx.y", "threadIdx.x"]
+    dyn = ["dyn_shmem"] if cfg.shared_scope == "shared.dyn" else []
+    assert kernel.attrs["launch_params"] == ["blockIdx.x", "blockIdx.y", "threadIdx.x", *dyn]
     rng = np.random.default_rng(2)
     A, B = rand_f16(rng, (M, K)), rand_f16(rng, (K, N))
     C = np.full((M, N), np.nan, np.float16)
@@ -430,10 +434,8 @@ def test_xor_swizzle_keeps_ldmatrix_phases_conflict_free() -> None:
 def test_gemm_factory_validates_shapes() -> None:
     with pytest.raises(ValueError, match=r"M must be a multiple of block_m=128"):
         matmul_f16_tensorcore(100, 128, 128)
-    with pytest.raises(ValueError, match=r"shared memory"):
-        matmul_f16_tensorcore(256, 256, 256, stages=4)
-    with pytest.raises(ValueError, match=r"shared memory"):
-        matmul_f16_tensorcore(256, 256, 256, stages=3, swizzle=False)
+    with pytest.raises(ValueError, match=r"262144 bytes of shared memory \(> 227 KiB"):
+        matmul_f16_tensorcore(512, 512, 512, block_m=256, block_n=256, block_k=64, warps_m=4, warps_n=2, stages=4)
 
 
 # ---------------------------------------------------------------------------- on a GPU
@@ -488,20 +490,44 @@ def test_gpu_gemm_vs_reference(size: int) -> None:
         np.testing.assert_allclose(got, ref, rtol=2e-2, atol=0.25 if size > 256 else 5e-2)
 
 
-def test_constant_size_shared_dyn_without_launch_size_is_static() -> None:
-    """A constant-size "shared.dyn" buffer gets no dyn_shmem launch parameter from the lowering,
-    so it is printed as a static array (instead of an extern array launched with 0 bytes)."""
+def test_shared_dyn_buffers_are_aligned_views_of_one_launch_sized_region() -> None:
+    """Every "shared.dyn" buffer (constant size too) is a view into the kernel's one extern
+    array, each starting on a 16-byte boundary, and the launch asks for the sum: 100 floats
+    take 400 bytes, the following half view starts at 400, 4 halves round up to 16."""
 
     @T.prim_func
     def k(a: T.handle):
         A = T.match_buffer(a, (256,), "float32")
         for tx in T.thread_binding(256, thread="threadIdx.x"):
-            sm = T.alloc_buffer((256,), "float32", scope="shared.dyn")
-            sm[tx] = A[tx]
+            sm = T.alloc_buffer((100,), "float32", scope="shared.dyn")
+            hm = T.alloc_buffer((4,), "float16", scope="shared.dyn")
+            if tx < 100:
+                sm[tx] = A[tx]
+            if tx < 4:
+                hm[tx] = T.Cast("float16", A[tx])
             T.tvm_storage_sync("shared")
-            A[tx] = sm[255 - tx]
+            if tx < 100:
+                A[tx] = sm[99 - tx] + T.Cast("float32", hm[tx % 4])
 
     (kern,) = lowered(k)
-    assert "dyn_shmem" not in kern.attrs["launch_params"]
+    assert list(kern.attrs["launch_params"]) == ["threadIdx.x", "dyn_shmem"]
     src = codegen.generate_source([kern], "sm_80")
-    assert "__shared__ __align__(16) float sm[256];" in src and "extern __shared__" not in src
+    assert "extern __shared__ __align__(16) unsigned char tvm_dyn_shmem[];" in src
+    assert "(float*)(tvm_dyn_shmem + 0)" in src and "*)(tvm_dyn_shmem + 400)" in src
+    if nvrtc.available():
+        nvrtc.compile_cuda(src, "sm_80")
+
+
+def test_more_than_48kib_of_shared_memory_is_dynamic_up_to_the_opt_in_limit() -> None:
+    """A tensor-core tiling with 96 KiB of stages compiles for sm_90 through "shared.dyn" (the
+    launch opts in); past the target's opt-in limit the compile is refused with the numbers."""
+    f = matmul_f16_tensorcore(256, 256, 256, block_k=64, stages=3)
+    cfg = TensorCoreGemm(256, 256, 256, block_k=64, stages=3)
+    assert cfg.shared_bytes == 96 * 1024 and cfg.shared_scope == "shared.dyn"
+    (kern,) = lowered(f, "sm_90")
+    assert kern.attrs["launch_params"][-1] == "dyn_shmem"
+    src = codegen.generate_source([kern], "sm_90")
+    assert "*)(tvm_dyn_shmem + 49152)" in src and "__shared__" not in src.split("tvm_dyn_shmem[]")[1]
+    capped = tvm.target.Target("cuda -arch=sm_90 -max_dynamic_shared_memory_per_block=65536")
+    with pytest.raises(tvm.tir.transform.TIRVerifyError, match=r"98304 bytes of shared memory \(static and dynamic\)"):
+        tvm.tir.transform.lower(f, capped)

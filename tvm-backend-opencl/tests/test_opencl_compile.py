@@ -207,6 +207,7 @@ def test_local_memory_over_the_device_limit_is_a_compile_error_for_the_detected_
 
     target = tvm.target.detect_target_from_device(dev)
     with pytest.raises(
-        TIRVerifyError, match=rf"needs {words * 4} bytes of shared memory \(S\); target 'opencl' allows at most {limit}"
+        TIRVerifyError,
+        match=rf"needs {words * 4} bytes of static shared memory \(S\); target 'opencl' allows at most {limit}",
     ):
         tvm.compile(big_local, target=target)

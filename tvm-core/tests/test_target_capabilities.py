@@ -89,7 +89,7 @@ def test_threads_per_block_over_the_limit(capped_kind):
 
 def test_shared_memory_over_the_limit(capped_kind):
     with pytest.raises(
-        TIRVerifyError, match=r"needs 8192 bytes of shared memory \(S\); target 'capped' allows at most 4096"
+        TIRVerifyError, match=r"needs 8192 bytes of static shared memory \(S\); target 'capped' allows at most 4096"
     ):
         lower(big_shared, Target("capped"))
 

@@ -22,7 +22,6 @@ from typing import Any, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.codegen.device_module import function_table
-from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
@@ -75,8 +74,7 @@ class CUDAPrinter(CFamilyPrinter):
 
     def __init__(self, arch: Optional[str] = None) -> None:
         super().__init__()
-        self._dyn_shmem_used = False
-        self._has_dyn_launch = True  # set per kernel by print_kernel
+        self._dyn_base: Optional[str] = None  # the kernel's extern __shared__ array, if launched with one
         self.arch = arch
         self.arch_sm = arch_number(arch)
 
@@ -120,38 +118,17 @@ class CUDAPrinter(CFamilyPrinter):
         return f"{self.EXTERN_C}{self.KERNEL_QUALIFIER} {lb}{name}({params})"
 
     def print_kernel(self, func: PrimFunc, name: Optional[str] = None) -> str:
-        self._dyn_shmem_used = False
-        self._has_dyn_launch = "dyn_shmem" in list(func.attrs.get("launch_params", []))
+        self._dyn_base = None
+        if "dyn_shmem" in list(func.attrs.get("launch_params", [])):
+            # one file-scope array serves every kernel of the module
+            self._dyn_base = "tvm_dyn_shmem"
+            self.reserve(self._dyn_base)
+            self.helpers.setdefault(self._dyn_base, "extern __shared__ __align__(16) unsigned char tvm_dyn_shmem[];")
         return super().print_kernel(func, name)
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
-        if buf.scope == "shared.dyn" and not self._has_dyn_launch:
-            # The lowering passes a dynamic size only for symbolic shapes; a constant-size
-            # "shared.dyn" buffer launched without one must be a static array (48 KiB at most).
-            size = int(self.alloc_size(buf)) * max(1, _dt.bits(buf.dtype) // 8)
-            if size > 48 * 1024:
-                raise CodegenError(
-                    f"shared.dyn buffer '{buf.name}' has a constant size of {size} bytes but the kernel "
-                    "has no 'dyn_shmem' launch parameter (the lowering adds one only for symbolic "
-                    "sizes), and static shared memory is limited to 48 KiB"
-                )
-            self.emit(
-                f"{self.SHARED_QUALIFIER}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}"
-                f"[{self.alloc_size(buf)}];"
-            )
-            self.stmt(s.body)
-            return
-        if buf.scope == "shared.dyn":
-            if self._dyn_shmem_used:
-                raise CodegenError(
-                    f"a CUDA kernel can have one dynamic shared memory buffer ('{buf.name}' is the second); merge them"
-                )
-            self._dyn_shmem_used = True
-            self.reserve("tvm_dyn_shmem")
-            t = self.type_name(buf.dtype)
-            self.emit("extern __shared__ __align__(16) unsigned char tvm_dyn_shmem[];")
-            self.emit(f"{t}* {self.name_of(buf.data, buf.name)} = ({t}*)tvm_dyn_shmem;")
+        if self.dynamic_shared_view(buf, self._dyn_base):
             self.stmt(s.body)
             return
         if buf.scope not in ("shared", "local"):

@@ -23,6 +23,7 @@ def detect(dev: Any) -> Any:
             "arch": arch_from_compute_version(dev.compute_version),
             "max_num_threads": int(dev.max_threads_per_block),
             "max_shared_memory_per_block": int(dev.max_shared_memory_per_block),
+            "max_dynamic_shared_memory_per_block": int(dev.attr("max_shared_memory_per_block_optin")),
             "thread_warp_size": int(dev.warp_size),
             "multi_processor_count": int(dev.multi_processor_count),
         }

@@ -111,6 +111,12 @@ class TensorCoreGemm:
         return 2 * self.stages * (self.block_m * self.a_row + self.block_k * self.b_row)
 
     @property
+    def shared_scope(self) -> str:
+        """``"shared"`` up to 48 KiB (static arrays); beyond, ``"shared.dyn"``: the launch opts in
+        to the device's larger limit (sm_80: 163 KiB, sm_90: 227 KiB)."""
+        return "shared" if self.shared_bytes <= 48 * 1024 else "shared.dyn"
+
+    @property
     def grid(self) -> tuple[int, int]:
         """(blockIdx.x extent, blockIdx.y extent)."""
         return (self.N // self.block_n, self.M // self.block_m)
@@ -138,7 +144,10 @@ class TensorCoreGemm:
         need(self.block_m * self.block_k // 8 % self.threads == 0, "A tile copies must divide evenly among threads")
         need(self.block_k * self.block_n // 8 % self.threads == 0, "B tile copies must divide evenly among threads")
         need(self.stages >= 2, "stages must be >= 2")
-        need(self.shared_bytes <= 48 * 1024, f"tiles need {self.shared_bytes} bytes of shared memory (> 48 KiB)")
+        need(
+            self.shared_bytes <= 227 * 1024,
+            f"tiles need {self.shared_bytes} bytes of shared memory (> 227 KiB, the most any GPU offers a block)",
+        )
 
     # ------------------------------------------------------------------ index mappings
     # Each works on Python ints (the emulation) and on TIR expressions (the kernel); TVMScript
@@ -269,8 +278,8 @@ def matmul_f16_tensorcore(
         for by in T.thread_binding(M // BM, thread="blockIdx.y"):
             for bx in T.thread_binding(N // BN, thread="blockIdx.x"):
                 for tx in T.thread_binding(THREADS, thread="threadIdx.x"):
-                    As = T.alloc_buffer((S, BM, cfg.a_row), "float16", scope="shared")
-                    Bs = T.alloc_buffer((S, BK, cfg.b_row), "float16", scope="shared")
+                    As = T.alloc_buffer((S, BM, cfg.a_row), "float16", scope=cfg.shared_scope)
+                    Bs = T.alloc_buffer((S, BK, cfg.b_row), "float16", scope=cfg.shared_scope)
                     acc = T.alloc_buffer((MT * NT * 4,), "float32", scope="local")
                     af = T.alloc_buffer((MT * 4,), "uint32", scope="local")
                     bf = T.alloc_buffer((NT * 2,), "uint32", scope="local")

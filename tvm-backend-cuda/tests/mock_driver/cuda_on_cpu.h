@@ -515,7 +515,8 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
-// Dynamic shared memory: `extern unsigned char tvm_dyn_shmem[]` in an extern "C" kernel names this.
+// Dynamic shared memory: the module's file-scope `extern __shared__ ... tvm_dyn_shmem[]`, which
+// cuda_on_cpu.py turns into `using ::tvm_dyn_shmem;`, names this.
 extern "C" {
 alignas(16) unsigned char tvm_dyn_shmem[tvm_emu::kDynShmemBytes];
 }

@@ -89,7 +89,6 @@ class OpenCLPrinter(CFamilyPrinter):
         #: float16 is a native type (device has cl_khr_fp16) rather than storage-only.
         self.HALF_NATIVE = native_half
         self._dyn_shmem: str | None = None
-        self._dyn_offset = "0"
 
     # ------------------------------------------------------------------ types
     def vector_type(self, dtype: str) -> str:
@@ -185,8 +184,8 @@ class OpenCLPrinter(CFamilyPrinter):
         buf = s.buffer
         name = self.name_of(buf.data, buf.name)
         elem = self._elem_type(buf)
-        if buf.scope == "shared.dyn" or (buf.scope == "shared" and not _const_shape(buf)):
-            self._dynamic_view(buf, name, elem)
+        if self.dynamic_shared_view(buf, self._dyn_shmem, "__local ", elem):
+            pass
         elif buf.scope == "global":
             raise CodegenError(f"OpenCL kernels cannot allocate global memory (buffer {buf.name})")
         elif buf.scope == "shared":
@@ -217,20 +216,6 @@ class OpenCLPrinter(CFamilyPrinter):
         """C element type of an allocation (16-bit floats without cl_khr_fp16 are kept as float)."""
         return "float" if self._half_storage(buf) else self.type_name(buf.dtype)
 
-    def _dynamic_view(self, buf: E.Buffer, name: str, elem: str) -> None:
-        """A shared allocation sized at launch: a view into the kernel's ``__local`` argument.
-        Views follow one another in the order the lowering summed their sizes (``dyn_shmem``)."""
-        if self._dyn_shmem is None:
-            raise CodegenError(
-                f"allocation {buf.name} needs dynamic local memory, but the kernel has no 'dyn_shmem' launch parameter"
-            )
-        self.emit(f"__local {elem}* {name} = (__local {elem}*)({self._dyn_shmem} + {self._dyn_offset});")
-        size = self.expr(buf.shape[0]) if buf.shape else "1"
-        nbytes = _dt.bits(buf.dtype) // 8
-        self._dyn_offset = (
-            f"{self._dyn_offset} + ({size}) * {nbytes}" if self._dyn_offset != "0" else f"({size}) * {nbytes}"
-        )
-
     # ------------------------------------------------------------------ functions
     def param_decl(self, func: PrimFunc, param: E.Var) -> str:
         buf = func.buffer_map.get(param)
@@ -251,7 +236,7 @@ class OpenCLPrinter(CFamilyPrinter):
 
     def print_kernel(self, func: PrimFunc, name: str | None = None) -> str:
         self._dyn_shmem = None
-        self._dyn_offset = "0"
+        self._dyn_offset = None
         if "dyn_shmem" in list(func.attrs.get("launch_params", ())):
             self._dyn_shmem = self.name_of(object(), "tvm_dyn_shmem")
         name = name or func.global_symbol

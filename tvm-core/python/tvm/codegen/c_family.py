@@ -42,6 +42,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
+from tvm.tir.op import binary
 
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -138,6 +139,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._used: set[str] = set()
         self._subst: dict[Any, str] = {}  # Let-bound Var -> printed value
         self.helpers: dict[str, str] = {}  # helper name -> definition (the prelude collects them)
+        self._dyn_offset: E.PrimExpr | None = None  # next free byte of dynamic shared memory
 
     # ------------------------------------------------------------------ output
     def emit(self, line: str) -> None:
@@ -645,6 +647,28 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.emit(f"{qual}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{size}];")
         self.stmt(s.body)
 
+    def dynamic_shared_view(
+        self, buf: E.Buffer, base: str | None, qualifier: str = "", elem: str | None = None
+    ) -> bool:
+        """Declare ``buf`` as a view into the kernel's dynamic shared memory ``base`` (a byte
+        pointer) when it lives there (:func:`tvm.tir.transform.dynamic_shared_bytes`), placed
+        after the views before it, as the lowering sized the region; False when it does not.
+        ``qualifier`` prefixes the pointer type (``"__local "``); ``elem`` overrides the element type."""
+        from tvm.tir.transform import dynamic_shared_bytes, simplify_expr
+
+        size = dynamic_shared_bytes(buf)
+        if size is None:
+            return False
+        if base is None:
+            raise CodegenError(
+                f"allocation {buf.name} needs dynamic shared memory, but the kernel has no 'dyn_shmem' launch parameter"
+            )
+        t = f"{qualifier}{elem or self.type_name(buf.dtype)}*"
+        offset = self._dyn_offset if self._dyn_offset is not None else E.IntImm("int32", 0)
+        self.emit(f"{t} {self.name_of(buf.data, buf.name)} = ({t})({base} + {self.expr(offset)});")
+        self._dyn_offset = simplify_expr(binary("add", offset, size))
+        return True
+
     def alloc_size(self, buf: E.Buffer) -> str:
         """Number of elements of an allocation (a constant for stack/shared arrays)."""
         total = 1
@@ -726,6 +750,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         """Print one function definition (signature + body) and return its text."""
         name = name or func.global_symbol
         self.reserve(name)
+        self._dyn_offset = None
         sig = self.kernel_signature(func, name)
         self.emit(sig + " {")
         self._block(func.body)

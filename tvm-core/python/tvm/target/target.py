@@ -17,6 +17,9 @@ CAPABILITIES: dict[str, Any] = {
     "supports_bfloat16": True,
     "max_num_threads": None,  # threads per block (None: unknown, not checked)
     "max_shared_memory_per_block": None,  # bytes of statically sized shared memory per block
+    # bytes of shared memory, static and dynamic ("shared.dyn") together, a block may opt in to
+    # (None: the static limit above)
+    "max_dynamic_shared_memory_per_block": None,
     "opaque_buffer_handles": False,  # buffers are handles without pointer arithmetic (SPIR-V, WGSL)
     "max_kernel_args": None,  # parameters one kernel may take
 }

@@ -8,12 +8,13 @@
 * :func:`legalize_arithmetic` -- integer and floor division, modulo, min and max spelled with plain
   operations (a target pass for emitters that are not the C printer)
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
+* :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
 """
 
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
 from .legalize import legalize_arithmetic
-from .lower import LAUNCH_ORDER, LoweredFunc, lower, split_host_device
+from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
 from .verify import TIRVerifyError, verify, well_formed
 
@@ -23,6 +24,7 @@ __all__ = [
     "TIRVerifyError",
     "buffer_strides",
     "check_capabilities",
+    "dynamic_shared_bytes",
     "flat_index",
     "flatten_buffers",
     "flattened_buffer",

@@ -45,13 +45,13 @@ def _threads_per_block(kernel: PrimFunc) -> tuple[int, Any]:
     return math.prod(extents.values()) if extents else 1, span
 
 
-def _shared_bytes(kernel: PrimFunc) -> tuple[int, list[str], Any]:
-    """Bytes of the constant-size shared allocations, their names, and the span of the largest."""
+def _shared_bytes(kernel: PrimFunc, scopes: tuple[str, ...]) -> tuple[int, list[str], Any]:
+    """Bytes of the constant-size allocations in ``scopes``, their names, and the span of the largest."""
     total, names, largest, span = 0, [], 0, None
 
     def visit(node: Any) -> None:
         nonlocal total, largest, span
-        if isinstance(node, Allocate) and node.buffer.scope == "shared":
+        if isinstance(node, Allocate) and node.buffer.scope in scopes:
             dims = [_constant(d) for d in node.buffer.shape]
             if None in dims:
                 return  # dynamic shared memory: checked at launch
@@ -93,16 +93,21 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
         raise TIRVerifyError(
             with_span(f"kernel '{name}' runs {threads} threads per block; target '{kind}' allows at most {limit}", span)
         )
-    limit = target.capability("max_shared_memory_per_block")
-    used, names, span = _shared_bytes(kernel)
-    if limit is not None and used > int(limit):
-        raise TIRVerifyError(
-            with_span(
-                f"kernel '{name}' needs {used} bytes of shared memory ({', '.join(names)}); "
-                f"target '{kind}' allows at most {limit} per block",
-                span,
+    static_limit = target.capability("max_shared_memory_per_block")
+    dynamic_limit = target.capability("max_dynamic_shared_memory_per_block") or static_limit
+    for scopes, limit, what in (
+        (("shared",), static_limit, "static shared memory"),
+        (("shared", "shared.dyn"), dynamic_limit, "shared memory (static and dynamic)"),
+    ):
+        used, names, span = _shared_bytes(kernel, scopes)
+        if limit is not None and used > int(limit):
+            raise TIRVerifyError(
+                with_span(
+                    f"kernel '{name}' needs {used} bytes of {what} ({', '.join(names)}); "
+                    f"target '{kind}' allows at most {limit} per block",
+                    span,
+                )
             )
-        )
     limit = target.capability("max_kernel_args")
     if limit is not None and len(kernel.params) > int(limit):
         raise TIRVerifyError(

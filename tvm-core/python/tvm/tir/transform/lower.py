@@ -17,7 +17,11 @@ shape variables, host let variables; parameters first in parameter order, then b
 The host replaces the nest by ``Evaluate(Call("int32", "tir.launch_kernel", (StringImm(name),
 *kernel_params, *launch_extents)))``; ``kernel.attrs["launch_params"]`` lists the thread tags in
 the order of the extents (``blockIdx.x/y/z`` then ``threadIdx.x/y/z``, only those used), plus
-``"dyn_shmem"`` (bytes) when a shared allocation has a non-constant size. A tag bound by several
+``"dyn_shmem"`` (bytes) when the kernel has dynamic shared memory: allocations of scope
+``"shared.dyn"`` (any size, so a block may opt in to more than the static limit) and ``"shared"``
+allocations of non-constant size. Each is a view at an offset into one launch-sized region, in
+the order the body allocates them, each rounded up to 16 bytes (:func:`dynamic_shared_bytes`;
+code generators place their views with the same function). A tag bound by several
 loops of one kernel with different constant extents launches with the largest; the smaller loops are
 widened and guarded (``if tx < extent``). Host code outside the nests may only be scalar setup
 (let statements without buffer access, asserts, ``if`` on scalar conditions).
@@ -53,6 +57,19 @@ from .simplify import simplify
 from .verify import TIRVerifyError, is_device_target, verify, with_span
 
 LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+def dynamic_shared_bytes(buf: Buffer) -> PrimExpr | None:
+    """Bytes ``buf`` takes in a kernel's dynamic shared memory, rounded up to 16 so every view is
+    16-byte aligned; None when it is not dynamic (not ``"shared.dyn"`` and not a ``"shared"``
+    buffer of non-constant size). ``buf`` is a flattened (1-D) allocation."""
+    size = buf.shape[0] if buf.shape else IntImm("int32", 1)
+    if buf.scope != "shared.dyn" and not (buf.scope == "shared" and not isinstance(size, IntImm)):
+        return None
+    elem = max(1, _dt.bits(buf.dtype) * _dt.lanes(buf.dtype) // 8)
+    if isinstance(size, IntImm):
+        return IntImm(size.dtype, -(-size.value * elem // 16) * 16)
+    return binary("mul", binary("floordiv", binary("add", binary("mul", size, elem), 15), 16), 16)
 
 
 @dataclass
@@ -157,10 +174,9 @@ class _Splitter:
                 super().visit_LetStmt(s)
 
             def visit_Allocate(self, s: Allocate) -> None:
-                if s.buffer.scope in ("shared", "shared.dyn"):
-                    size = s.buffer.shape[0] if s.buffer.shape else IntImm("int32", 1)
-                    if not isinstance(size, IntImm):
-                        shmem.append(binary("mul", size, _dt.bits(s.buffer.dtype) // 8))
+                size = dynamic_shared_bytes(s.buffer)
+                if size is not None:
+                    shmem.append(size)
                 super().visit_Allocate(s)
 
         _Collect().visit_stmt(nest)
@@ -256,4 +272,4 @@ def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:
     return _split(func, target) if is_device_target(target) else LoweredFunc(func, [], target)
 
 
-__all__ = ["LoweredFunc", "lower", "split_host_device", "LAUNCH_ORDER"]
+__all__ = ["LoweredFunc", "lower", "split_host_device", "LAUNCH_ORDER", "dynamic_shared_bytes"]
