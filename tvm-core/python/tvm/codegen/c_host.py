@@ -99,9 +99,13 @@ static TVM_COLD const char* tvm_type_str(int32_t type_index) {
   }
 }
 
-/* 1 when t has row-major compact strides (dims of extent 1 may have any stride) */
+/* 1 when t has row-major compact strides (dims of extent 1 may have any stride; a tensor with no
+   elements is compact whatever its strides) */
 static TVM_COLD int tvm_is_compact(const DLTensor* t) {
   int64_t expect = 1;
+  for (int i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] == 0) return 1;
+  }
   for (int i = t->ndim - 1; i >= 0; --i) {
     if (t->shape[i] != 1 && t->strides[i] != expect) return 0;
     expect *= t->shape[i];

@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import tvm_ffi
+
+
+def _is_read_only_array(arg: Any) -> bool:
+    import numpy as np
+
+    return isinstance(arg, np.ndarray) and not arg.flags.writeable
+
+
+def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
+    """``func``, also callable with read-only NumPy arrays, which DLPack (as NumPy exports it)
+    refuses: such an array is passed as a copy, so a kernel that writes into it cannot change
+    memory its owner made read-only. Other calls go straight to ``func`` (``__wrapped__``)."""
+
+    def call(*args: Any) -> Any:
+        try:
+            return func(*args)
+        except BufferError:
+            if not any(_is_read_only_array(a) for a in args):
+                raise
+            return func(*(a.copy() if _is_read_only_array(a) else a for a in args))
+
+    call.__wrapped__ = func  # type: ignore[attr-defined]
+    call.__doc__ = getattr(func, "__doc__", None)
+    return call
 
 
 class Module:
@@ -13,7 +37,7 @@ class Module:
     def __init__(self, mod: tvm_ffi.Module, build_info: Any = None):
         self._mod = mod
         self._build_info = build_info
-        self._funcs: dict[str, tvm_ffi.Function] = {}  # looked up once: mod["f"](...) is a hot path
+        self._funcs: dict[str, Callable[..., Any]] = {}  # looked up once: mod["f"](...) is a hot path
 
     @property
     def ffi_module(self) -> tvm_ffi.Module:
@@ -40,13 +64,15 @@ class Module:
         """The function ``name`` (raises AttributeError naming it when missing)."""
         return self._mod.get_function(name, query_imports)
 
-    def __getitem__(self, name: str) -> tvm_ffi.Function:
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        """The function ``name``, callable with tensors, NumPy arrays (read-only ones too) and
+        scalars; ``get_function`` gives the bare ``tvm_ffi.Function``."""
         func = self._funcs.get(name)
         if func is None:
-            func = self._funcs[name] = self.get_function(name)
+            func = self._funcs[name] = accepting_read_only_arrays(self.get_function(name))
         return func
 
-    def __getattr__(self, name: str) -> tvm_ffi.Function:
+    def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
         func = self.__dict__[name] = self[name]  # later mod.f skips __getattr__

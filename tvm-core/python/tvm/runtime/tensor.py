@@ -16,9 +16,15 @@ _copy = tvm_ffi.get_global_func("runtime.TensorCopyFromTo")  # (src, dst, bitcas
 
 def _host_view(arr: np.ndarray) -> tvm_ffi.Tensor:
     """A zero-copy DLPack view of a C-contiguous NumPy array; dtypes NumPy cannot export
-    (ml_dtypes' bfloat16) are viewed as the unsigned integer of the same width."""
+    (ml_dtypes' bfloat16) are viewed as the unsigned integer of the same width. NumPy exports a
+    read-only array only through versioned DLPack (or, when it cannot, it is copied)."""
     if arr.dtype.kind == "V" or arr.dtype.name == "bfloat16":
         arr = arr.view(f"uint{arr.dtype.itemsize * 8}")
+    if not arr.flags.writeable:
+        try:
+            return tvm_ffi.from_dlpack(arr.__dlpack__(max_version=(1, 0)))
+        except (TypeError, BufferError):
+            arr = arr.copy()
     return tvm_ffi.from_dlpack(arr)
 
 

@@ -363,6 +363,13 @@ class Parser:
         for x in (start, stop):
             if isinstance(x, PrimExpr) and x.dtype != "int32":
                 dtype = _op.promote_dtypes(dtype, x.dtype) if dtype != "int32" else x.dtype
+        ints = [x for x in (start, stop) if isinstance(x, int)]
+        if len(ints) == 2:
+            ints.append(stop - start)
+        if any(not -(2**31) <= x < 2**31 for x in ints):
+            if any(not -(2**63) <= x < 2**63 for x in ints):
+                raise self.error(node, f"loop bounds {start}..{stop} do not fit a 64-bit integer")
+            dtype = _op.promote_dtypes(dtype, "int64")  # an int32 loop variable would wrap
         mn = _op.convert(start, dtype).astype(dtype)
         if _is_zero(start):
             ext = _op.convert(stop, dtype).astype(dtype)

@@ -7,10 +7,12 @@
   then the target's passes and the capability check on every kernel
 * :func:`legalize_arithmetic` -- integer and floor division, modulo, min and max spelled with plain
   operations (a target pass for emitters that are not the C printer)
+* :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
 """
 
+from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
 from .legalize import legalize_arithmetic
@@ -24,6 +26,7 @@ __all__ = [
     "TIRVerifyError",
     "buffer_strides",
     "check_capabilities",
+    "check_constant_bounds",
     "dynamic_shared_bytes",
     "flat_index",
     "flatten_buffers",

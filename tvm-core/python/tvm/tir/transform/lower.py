@@ -1,7 +1,8 @@
 """Host/device split: ``lower(func, target) -> LoweredFunc`` (the lowering contract of
 docs/development.md).
 
-Pipeline: :func:`verify` -> :func:`simplify` -> :func:`flatten_buffers` -> :func:`simplify` ->
+Pipeline: :func:`verify` -> :func:`simplify` -> :func:`check_constant_bounds` (accesses whose index
+range is known must stay inside constant dimensions) -> :func:`flatten_buffers` -> :func:`simplify` ->
 split -> the target kind's passes and the capability check on every kernel
 (:mod:`.capabilities`).
 
@@ -51,6 +52,7 @@ from tvm.tir.stmt import (
     seq,
 )
 
+from .bounds import check_constant_bounds
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
 from .simplify import simplify
@@ -88,7 +90,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
 
         target = Target(target)
     verify(func, target)
-    f = simplify(func)
+    f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)
     f = simplify(f)
     if not is_device_target(target):

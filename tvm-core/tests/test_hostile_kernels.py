@@ -1,0 +1,161 @@
+"""Kernels and calls that used to crash, hang or run silently wrong: each now compiles and runs
+correctly or fails with a Python exception naming the problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+from tvm.tir.transform import TIRVerifyError
+
+
+def _compile(f):
+    return tvm.compile(f, target="c")
+
+
+# --------------------------------------------------------------------------- constant bounds
+def test_constant_index_past_the_end_is_a_compile_error_with_the_line() -> None:
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (16,), "float32")
+        A[100000000] = T.float32(1)
+
+    with pytest.raises(
+        TIRVerifyError,
+        match=r"dimension 0 of buffer 'A' has extent 16 \(valid indices: \[0, 15\]\), got index 100000000",
+    ) as err:
+        _compile(k)
+    assert "A[100000000] = T.float32(1)" in str(err.value)
+
+
+def test_negative_constant_index_is_a_compile_error() -> None:
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (16,), "float32")
+        A[3] = A[-5]
+
+    with pytest.raises(TIRVerifyError, match=r"got index -5"):
+        _compile(k)
+
+
+def test_loop_running_past_a_constant_shape_names_the_loop_range() -> None:
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (4, 16), "float32")
+        for i, j in T.grid(4, 4096):
+            A[i, j] = T.float32(1)
+
+    with pytest.raises(
+        TIRVerifyError, match=r"dimension 1 of buffer 'A' has extent 16 .*got indices 0 to 4095 \(j in \[0, 4095\]\)"
+    ):
+        _compile(k)
+
+
+def test_store_into_a_zero_size_buffer_is_a_compile_error() -> None:
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (0,), "float32")
+        A[0] = T.float32(1)
+
+    with pytest.raises(TIRVerifyError, match=r"has extent 0 \(valid indices: none\), got index 0"):
+        _compile(k)
+
+
+def test_grid_times_block_larger_than_the_buffer_is_a_compile_error() -> None:
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (1024,), "float32")
+        for bx in T.thread_binding(100, thread="blockIdx.x"):
+            for tx in T.thread_binding(256, thread="threadIdx.x"):
+                A[bx * 256 + tx] = T.float32(0)
+
+    with pytest.raises(TIRVerifyError, match=r"got indices 0 to 25599 \(bx in \[0, 99\], tx in \[0, 255\]\)"):
+        tvm.tir.transform.lower(k, tvm.target.Target("opencl"))
+
+
+def test_guarded_and_in_bounds_accesses_still_compile_and_run() -> None:
+    """A condition may be what keeps an access in bounds: those are left to the program; split,
+    modulo and clamped indices whose range is inside the shape compile."""
+
+    @T.prim_func
+    def k(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (16,), "float32")
+        B = T.match_buffer(b, (4, 4), "float32")
+        for i in range(32):
+            if i < 16:
+                A[i] = T.float32(2) * B[i // 4, i % 4]
+        for i in range(64):
+            B[i // 16, T.min(i % 16, 3)] = B[i % 4, (i + 1) % 4] + T.Select(i < 16, A[i % 16], T.float32(0))
+
+    b = np.arange(16, dtype="float32").reshape(4, 4)
+    a = np.zeros(16, "float32")
+    want_a = 2 * b.reshape(-1)
+    want_b = b.copy()
+    for i in range(64):
+        want_b[i // 16, min(i % 16, 3)] = want_b[i % 4, (i + 1) % 4] + (want_a[i % 16] if i < 16 else 0)
+    _compile(k)["k"](a, b)
+    np.testing.assert_array_equal(a, want_a)
+    np.testing.assert_array_equal(b, want_b)
+
+
+# --------------------------------------------------------------------------- 64-bit loops
+def test_loop_bounds_past_int32_get_a_64_bit_loop_variable() -> None:
+    """range(2**32 + 5, 2**32 + 9) used to get an int32 variable that wrapped and looped forever."""
+
+    @T.prim_func
+    def k(a: T.handle):
+        A = T.match_buffer(a, (4,), "int64")
+        for i in range(2**32 + 5, 2**32 + 9):
+            A[i - (2**32 + 5)] = i
+        for i in T.parallel(2**32 + 5, 2**32 + 9):
+            A[i - (2**32 + 5)] = A[i - (2**32 + 5)] + i
+
+    a = np.zeros(4, "int64")
+    _compile(k)["k"](a)
+    np.testing.assert_array_equal(a, 2 * np.arange(2**32 + 5, 2**32 + 9, dtype="int64"))
+
+
+def test_loop_bounds_past_int64_are_a_parse_error() -> None:
+    with pytest.raises(Exception, match=r"do not fit a 64-bit integer"):
+
+        @T.prim_func
+        def k(a: T.handle):
+            A = T.match_buffer(a, (4,), "int64")
+            for i in range(2**64):
+                A[0] = T.int64(1)
+
+
+# --------------------------------------------------------------------------- legal calls
+@T.prim_func
+def _add_one(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        B[i] = A[i] + T.float32(1)
+
+
+def test_read_only_numpy_inputs_are_accepted() -> None:
+    x = np.arange(5, dtype="float32")
+    x.setflags(write=False)
+    y = np.zeros(5, "float32")
+    _compile(_add_one)["_add_one"](x, y, 5)
+    np.testing.assert_array_equal(y, np.arange(5, dtype="float32") + 1)
+    t = tvm.runtime.tensor(x)
+    np.testing.assert_array_equal(t.numpy(), x)
+
+
+def test_a_kernel_writing_into_a_read_only_array_leaves_it_unchanged() -> None:
+    """Read-only arrays travel as copies: the owner's memory is never written."""
+    x = np.zeros(5, "float32")
+    y = np.arange(5, dtype="float32")
+    y.setflags(write=False)
+    _compile(_add_one)["_add_one"](x, y, 5)
+    np.testing.assert_array_equal(y, np.arange(5, dtype="float32"))
+
+
+def test_zero_size_arrays_are_accepted() -> None:
+    _compile(_add_one)["_add_one"](np.zeros(0, "float32"), np.zeros(0, "float32"), 0)
+    z = np.zeros((0, 3), "float32")[:, ::2]  # strided, but empty: compact
+    t = tvm.runtime.tensor(z)
+    assert t.shape == (0, 2)
