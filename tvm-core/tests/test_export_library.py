@@ -157,3 +157,70 @@ def test_load_activates_the_backend_when_autoload_is_off(tmp_path):
     res = run_fresh(code, TVM_DEVICE_BACKEND_AUTOLOAD="0")
     assert res.returncode == 0, res.stderr
     assert f"kinds ['{kind}']" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "modules, children, why",
+    [
+        ([("_lib", b"")], [[0]], r"module 0 \(_lib\) imports itself through its imports \(a cycle\)"),
+        ([("_lib", b""), ("a", b"x"), ("b", b"y")], [[1], [2], [1]], r"module 1 \(a\) imports itself"),
+        ([("_lib", b""), ("a", b"x")], [[1, 5], []], r"module 0 \(_lib\) imports module 5, but there are only 2"),
+        ([], [], r"holds no modules"),
+    ],
+    ids=["self-import", "cycle", "missing-module", "no-modules"],
+)
+def test_corrupted_import_trees_are_refused_before_loading(modules, children, why):
+    body = export.pack_library_bin(modules, children)[8:]
+    with pytest.raises(export.ModuleLoadError, match=why):
+        export.parse_library_bin(body)
+
+
+def test_import_cycle_in_an_exported_library_is_a_load_error_not_a_crash(tmp_path):
+    """The library's own embedded table is rewritten to import itself; loading it (in a fresh
+    process, so a crash would show as a signal) raises ModuleLoadError."""
+    path = tmp_path / "lib.so"
+    _with_device_module("nosuchbackend").export_library(str(path))
+    data = path.read_bytes()
+    # indptr (3 entries) and flat (1 entry) of [[1], []]; [[], [1]] has the same length: module 1
+    # then imports itself
+    good = export.pack_library_bin([("_lib", b""), ("x", b"")], [[1], []])[8:56]
+    evil = export.pack_library_bin([("_lib", b""), ("x", b"")], [[], [1]])[8:56]
+    assert data.count(good) == 1
+    patched = data.replace(good, evil)
+    path.write_bytes(patched)
+    res = run_fresh(f"import tvm; tvm.runtime.load_module({str(path)!r})")
+    assert res.returncode == 1, res.stderr
+    assert "ModuleLoadError" in res.stderr and "cycle" in res.stderr
+
+
+def test_malformed_elf_is_a_load_error(tmp_path):
+    path = tmp_path / "lib.so"
+    tvm.compile(scale2(), target="c").export_library(str(path))
+    data = bytearray(path.read_bytes())
+    data[0x28:0x30] = (len(data) - 10).to_bytes(8, "little")  # section headers past the end
+    path.write_bytes(bytes(data))
+    with pytest.raises(export.ModuleLoadError, match=r"malformed ELF file"):
+        export.read_embedded_kinds(str(path))
+
+
+@pytest.mark.parametrize("damage", ["flip-code", "flip-device-payload", "truncate"])
+def test_changed_library_is_refused_with_a_clear_error(tmp_path, damage):
+    """Any change after export (a flipped byte in code or in an embedded module, a truncation)
+    is found by the checksum before the library is mapped; a fresh process shows no crash."""
+    path = tmp_path / "lib.so"
+    _with_device_module("nosuchbackend").export_library(str(path))
+    data = bytearray(path.read_bytes())
+    assert data[-16:-8] == export.CHECKSUM_MAGIC
+    if damage == "flip-code":
+        data[len(data) // 3] ^= 0x40
+    elif damage == "flip-device-payload":
+        data[data.index(b"kernel source of k0")] ^= 1
+    else:
+        data = data[: len(data) - 17]
+    path.write_bytes(bytes(data))
+    res = run_fresh(f"import tvm; tvm.runtime.load_module({str(path)!r})")
+    assert res.returncode == 1, res.stderr
+    if damage == "truncate":  # the trailer is gone; the ELF check finds the damage
+        assert "ModuleLoadError" in res.stderr
+    else:
+        assert "was changed after export_library wrote it" in res.stderr

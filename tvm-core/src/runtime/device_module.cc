@@ -7,6 +7,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_module.h>
+#include <tvm/runtime/disk_cache.h>
 
 #include <cstdint>
 #include <cstring>
@@ -18,8 +19,9 @@ namespace tvm {
 namespace runtime {
 
 namespace {
-constexpr char kMagic[] = "TVMDEVM1";
+constexpr char kMagic[] = "TVMDEVM2";
 constexpr size_t kMagicLen = 8;
+constexpr size_t kChecksumLen = 8;  // trailing CRC-32 (as u64) of every byte before it
 
 class Writer {
  public:
@@ -104,15 +106,44 @@ std::string DeviceModuleSpec::Serialize() const {
     w.Str(kv.first);
     w.Str(kv.second);
   }
-  return w.Take();
+  std::string out = w.Take();
+  uint32_t crc = disk_cache::Crc32(out);
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((static_cast<uint64_t>(crc) >> (8 * i)) & 0xff));
+  return out;
 }
 
-DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
+namespace {
+/*! rief The bytes before the checksum, once the magic and the checksum match. */
+std::string CheckedBody(const std::string& bytes) {
   Reader rr(bytes);
-  rr.Need(kMagicLen, "magic");
+  rr.Need(kMagicLen + kChecksumLen, "magic");
   if (std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
-    rr.Fail("magic", "is not \"TVMDEVM1\": these bytes are not a TVM device module");
+    if (std::memcmp(bytes.data(), "TVMDEVM", kMagicLen - 1) == 0) {
+      rr.Fail("magic", "is \"" + bytes.substr(0, kMagicLen) +
+                           "\", a format this runtime does not read (it reads \"" + kMagic +
+                           "\"): export the library again with this version");
+    }
+    rr.Fail("magic",
+            "is not \"" + std::string(kMagic) + "\": these bytes are not a TVM device module");
   }
+  std::string body = bytes.substr(0, bytes.size() - kChecksumLen);
+  uint64_t want = 0;
+  for (size_t i = 0; i < kChecksumLen; ++i) {
+    want |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[body.size() + i])) << (8 * i);
+  }
+  if (want != disk_cache::Crc32(body)) {
+    TVM_FFI_THROW(ValueError) << "corrupted device module bytes: the checksum does not match the "
+                              << bytes.size() << " bytes (they changed after they were written); "
+                              << "export the library again";
+  }
+  return body;
+}
+}  // namespace
+
+DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
+  const std::string body = CheckedBody(bytes);
+  Reader rr(body);
   rr.Skip(kMagicLen);
   DeviceModuleSpec spec;
   spec.fmt = rr.Str("format");
@@ -168,10 +199,18 @@ int LaunchTagAxis(const std::string& tag) {
 }
 
 void CheckLaunchTags(const FunctionInfo& info) {
-  for (const std::string& tag : info.launch_param_tags) {
-    if (tag != "dyn_shmem" && LaunchTagAxis(tag) < 0) {
-      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag '" << tag
+  const auto& tags = info.launch_param_tags;
+  for (size_t i = 0; i < tags.size(); ++i) {
+    if (tags[i] != "dyn_shmem" && LaunchTagAxis(tags[i]) < 0) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag '" << tags[i]
                                 << "' (expected blockIdx.x/y/z, threadIdx.x/y/z or dyn_shmem)";
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (tags[j] == tags[i]) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch tag '" << tags[i]
+                                  << "' appears twice (launch parameters " << j << " and " << i
+                                  << ")";
+      }
     }
   }
 }

@@ -4,9 +4,11 @@
  *        launch-parameter convention and the generic fallback module.
  *
  * Serialized format (all integers little-endian u64, strings/bytes length-prefixed):
- *   magic "TVMDEVM1" | fmt: str | function map | payload: bytes | sources: u64 n, n x (fmt: str,
- * text: str) function map = u64 n, n x (name: str, u64 nargs, nargs x dtype: str, u64 ntags, ntags
- * x tag: str) Parsing never trusts a length: corrupted or truncated bytes raise ValueError.
+ *   magic "TVMDEVM2" | fmt: str | function map | payload: bytes | sources: u64 n, n x (fmt: str,
+ *   text: str) | checksum: CRC-32 (as u64) of every byte before it
+ * function map = u64 n, n x (name: str, u64 nargs, nargs x dtype: str, u64 ntags, ntags x tag: str)
+ * Parsing never trusts a length, and checks the checksum first: changed, corrupted or truncated
+ * bytes raise ValueError.
  */
 #ifndef TVM_RUNTIME_DEVICE_MODULE_H_
 #define TVM_RUNTIME_DEVICE_MODULE_H_

@@ -9,7 +9,7 @@ from typing import Any
 
 import tvm_ffi
 
-from tvm.runtime.library import LIBRARY_BIN, pack_library_bin
+from tvm.runtime.library import LIBRARY_BIN, append_checksum, pack_library_bin
 from tvm.runtime.module import Module
 
 
@@ -43,7 +43,8 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     """Write ``module`` (from :func:`tvm.compile`) as one shared library at ``path``.
 
     The host C is compiled to an object file (cached) and linked with a generated C file that
-    defines the embedded device modules. A module that was itself loaded from a library is copied.
+    defines the embedded device modules, and a checksum trailer is appended, which
+    ``load_module`` checks. A module that was itself loaded from a library is copied.
     """
     info = getattr(module, "_build_info", None)
     path = os.fspath(path)
@@ -67,3 +68,4 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
         _collect(module.ffi_module, modules, children)
         sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(modules, children))
     cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
+    append_checksum(path)

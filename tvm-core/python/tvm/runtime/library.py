@@ -31,6 +31,9 @@ import tvm_ffi
 from tvm.runtime.module import Module
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
+#: ``export_library`` appends ``CHECKSUM_MAGIC`` + the CRC-32 (u64) of every byte before it;
+#: the dynamic loader ignores bytes after the ELF image, :func:`load_module` checks them.
+CHECKSUM_MAGIC = b"TVMLIBCK"
 
 
 class ModuleLoadError(RuntimeError):
@@ -132,8 +135,44 @@ def parse_library_bin(blob: bytes) -> tuple[list[str], list[list[int]]]:
         kinds.append(kind)
         if kind != "_lib":
             take(u64())
+    if any(b < a for a, b in zip(indptr, indptr[1:])) or indptr[0] != 0 or indptr[-1] != len(flat):
+        raise ModuleLoadError("embedded module table is corrupted (import lists overlap or leave the table)")
     children = [flat[indptr[i] : indptr[i + 1]] for i in range(len(indptr) - 1)]
+    _check_import_tree(kinds, children)
     return kinds, children
+
+
+def _check_import_tree(kinds: list[str], children: list[list[int]]) -> None:
+    """Every import names an existing module and no module imports itself, directly or not."""
+    if not kinds:
+        raise ModuleLoadError("embedded module table holds no modules")
+    for i, imports in enumerate(children):
+        bad = [c for c in imports if c >= len(kinds)]
+        if bad:
+            raise ModuleLoadError(
+                f"embedded module table is corrupted: module {i} ({kinds[i]}) imports module {bad[0]}, "
+                f"but there are only {len(kinds)}"
+            )
+    state = [0] * len(kinds)  # 0 unseen, 1 on the current path, 2 done
+    for root in range(len(kinds)):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack = [(root, iter(children[root]))]
+        while stack:
+            node, it = stack[-1]
+            child = next(it, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state[child] == 1:
+                raise ModuleLoadError(
+                    f"embedded module table is corrupted: module {child} ({kinds[child]}) imports itself "
+                    "through its imports (a cycle)"
+                )
+            elif state[child] == 0:
+                state[child] = 1
+                stack.append((child, iter(children[child])))
 
 
 # ----------------------------------------------------------------------------- load
@@ -141,11 +180,19 @@ def parse_library_bin(blob: bytes) -> tuple[list[str], list[list[int]]]:
 
 def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
     """The bytes of ``symbol`` (its leading u64 size + that many bytes) read from an ELF64 file
-    without loading it; None when the symbol is absent. Raises ValueError for non-ELF64 files."""
+    without loading it; None when the symbol is absent. Raises ValueError for non-ELF64 files and
+    ModuleLoadError for a malformed one."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+    if data[:4] != b"\x7fELF" or data[4:5] != b"\x02" or data[5:6] != b"\x01":
         raise ValueError("not a little-endian ELF64 file")
+    try:
+        return _find_elf_symbol(data, symbol.encode())
+    except (struct.error, IndexError) as err:
+        raise ModuleLoadError(f"{path} is a malformed ELF file ({err}); it cannot be loaded") from err
+
+
+def _find_elf_symbol(data: bytes, want: bytes) -> bytes | None:
     (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     sections = []
@@ -155,7 +202,6 @@ def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
             "<IIQQQQIIQQ", data, off
         )
         sections.append((stype, addr, offset, size, link, entsize))
-    want = symbol.encode()
     for stype, _addr, offset, size, link, entsize in sections:
         if stype not in (2, 11) or entsize == 0:  # SHT_SYMTAB, SHT_DYNSYM
             continue
@@ -172,6 +218,8 @@ def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
                 return None
             pos = sec[2] + (st_value - sec[1])
             (nbytes,) = struct.unpack_from("<Q", data, pos)
+            if pos < 0 or nbytes > len(data) - pos - 8:
+                raise IndexError(f"symbol {want.decode()} claims {nbytes} bytes past the end of the file")
             return data[pos + 8 : pos + 8 + nbytes]
     return None
 
@@ -229,11 +277,38 @@ def ensure_loader(kind: str) -> None:
         )
 
 
+def append_checksum(path: str) -> None:
+    """Append the checksum trailer to the library at ``path`` (see :data:`CHECKSUM_MAGIC`)."""
+    import zlib
+
+    with open(path, "rb") as f:
+        crc = zlib.crc32(f.read())
+    with open(path, "ab") as f:
+        f.write(CHECKSUM_MAGIC + _u64(crc))
+
+
+def check_checksum(path: str) -> None:
+    """Raise ModuleLoadError when the library at ``path`` carries a checksum trailer that does
+    not match its bytes (a library without one, not written by ``export_library``, passes)."""
+    import zlib
+
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 16 or data[-16:-8] != CHECKSUM_MAGIC:
+        return
+    if zlib.crc32(data[:-16]) != struct.unpack("<Q", data[-8:])[0]:
+        raise ModuleLoadError(
+            f"{path} was changed after export_library wrote it (its checksum does not match its "
+            f"{len(data)} bytes): it may be truncated or corrupted; export it again"
+        )
+
+
 def load_module(path: str) -> Module:
     """Load a library written by :func:`export_library` (or any tvm-ffi library)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such library: {path}")
+    check_checksum(path)
     kinds = read_embedded_kinds(path)
     for kind in dict.fromkeys(kinds):
         ensure_loader(kind)
