@@ -5,6 +5,7 @@ even when the cache names it with the right directory stamps."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,7 @@ def test_entry_point_that_no_distribution_declares_is_never_run(run_python, tmp_
     entries.append(["evil", "poison_hook:hook", "tvm-backend-good", "0.1.0", entries[0][4]])
     entries.append(["evil2", "os:system", "nowhere", "1", "nowhere-1.dist-info"])
     cache["dirs"][str(site)][0] = site.stat().st_mtime_ns  # the stamp matches: only the check can refuse
+    cache["crc"] = zlib.crc32(json.dumps(cache["dirs"], sort_keys=True).encode())  # and so does the checksum
     path.write_text(json.dumps(cache))
     again = run_python(REPORT, env={"PYTHONPATH": str(site)})  # the same folder, not reinstalled
     assert again.returncode == 0, again.stderr
@@ -66,3 +68,36 @@ def test_entry_point_that_no_distribution_declares_is_never_run(run_python, tmp_
     assert not marker.exists(), "an entry point named only by the cache was imported and called"
     rewritten = json.loads(path.read_text())["dirs"][str(site)][1]
     assert [e[0] for e in rewritten] == [e[0] for e in entries[:-2]]
+
+
+def test_cache_entry_claiming_another_distribution_is_rescanned(run_python, tmp_path):
+    """A cached entry whose name and value are declared, but under another distribution or
+    version (a first-party name, say), is not trusted: the folder is scanned again."""
+    first = run_python(REPORT, plugins=("good",))
+    assert "good" in first.json()["records"], first.stderr
+    site = tmp_path / "plugins"
+    path = cache_file(tmp_path)
+    cache = json.loads(path.read_text())
+    entry = cache["dirs"][str(site)][1][0]
+    real = entry[2:4]
+    entry[2:4] = ["tvm-backend-cuda", "99.0"]
+    cache["crc"] = zlib.crc32(json.dumps(cache["dirs"], sort_keys=True).encode())
+    path.write_text(json.dumps(cache))
+    again = run_python(REPORT, env={"PYTHONPATH": str(site)})
+    assert again.returncode == 0, again.stderr
+    rewritten = json.loads(path.read_text())["dirs"][str(site)][1][0]
+    assert rewritten[2:4] == real
+
+
+def test_damaged_cache_file_is_ignored_whole(run_python, tmp_path):
+    """A flipped character anywhere in the cache (its checksum no longer matches) means a
+    fresh scan, whatever the damage looks like."""
+    first = run_python(REPORT, plugins=("good",))
+    site = tmp_path / "plugins"
+    path = cache_file(tmp_path)
+    text = path.read_text()
+    path.write_text(text.replace("good", "goof", 1))
+    again = run_python(REPORT, env={"PYTHONPATH": str(site)})
+    assert again.returncode == 0, again.stderr
+    assert again.json()["records"]["good"]["status"] == "active"
+    assert "goof" not in path.read_text() and first.returncode == 0

@@ -36,14 +36,18 @@ class EntryPoint:
         return [self.name, self.value, self.distribution, self.version, self.dist_info]
 
     def declared_in(self, directory: str) -> bool:
-        """Whether ``directory``'s ``dist_info`` folder really declares this entry point."""
+        """Whether ``directory``'s ``dist_info`` folder really declares this entry point, for
+        the distribution and version it names."""
         if os.sep in self.dist_info or not self.dist_info.endswith(".dist-info") or self.dist_info.startswith("."):
             return False
+        path = os.path.join(directory, self.dist_info)
         try:
-            with open(os.path.join(directory, self.dist_info, "entry_points.txt"), encoding="utf-8") as f:
-                return (self.name, self.value) in _parse_group(f.read())
+            with open(os.path.join(path, "entry_points.txt"), encoding="utf-8") as f:
+                if (self.name, self.value) not in _parse_group(f.read()):
+                    return False
         except (OSError, UnicodeDecodeError):
             return False
+        return (self.distribution, self.version) == _dist_name_version(self.dist_info, path)
 
     @property
     def module(self) -> str:
@@ -86,7 +90,7 @@ def _dist_name_version(dirname: str, path: str) -> tuple[str, str]:
                     version = line[8:].strip()
                 elif not line.strip():
                     break
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass
     return name, version
 
@@ -129,18 +133,29 @@ def _cache_file(dirs: list[str]) -> str | None:
 
 
 def _read_cache(path: str | None) -> dict[str, list]:
-    """The cached scans, ``{directory: [mtime, [entry fields, ...]]}``; anything of another shape
-    is dropped (a directory whose entry is malformed is rescanned)."""
+    """The cached scans, ``{directory: [mtime, [entry fields, ...]]}``; a file whose checksum
+    does not match is ignored, and anything of another shape is dropped (a directory whose entry
+    is malformed is rescanned)."""
     if path is None:
         return {}
     try:
         with open(path, encoding="utf-8") as f:
-            dirs = json.load(f).get("dirs")
-    except (OSError, ValueError, AttributeError):
+            doc = json.load(f)
+        dirs = doc.get("dirs")
+        if doc.get("crc") != _checksum(dirs):
+            return {}
+    except (OSError, ValueError, AttributeError, TypeError):
         return {}
     if not isinstance(dirs, dict):
         return {}
     return {d: scan for d, scan in dirs.items() if _well_formed(scan)}
+
+
+def _checksum(dirs: object) -> int:
+    """CRC-32 of the scans as the cache file stores them (catches damage to the file)."""
+    import zlib
+
+    return zlib.crc32(json.dumps(dirs, sort_keys=True).encode())
 
 
 def _well_formed(scan: object) -> bool:
@@ -187,7 +202,7 @@ def discover() -> list[EntryPoint]:
         from tvm._cache import atomic_write
 
         try:
-            atomic_write(cache, json.dumps({"dirs": scans}).encode())
+            atomic_write(cache, json.dumps({"dirs": scans, "crc": _checksum(scans)}).encode())
         except OSError:
             pass
     return entries

@@ -271,10 +271,10 @@ def _intact(path: Path) -> bool:
     loaded (a truncated one faulted with SIGBUS)."""
     try:
         data = path.read_bytes()
-        recorded = _checksum_file(path).read_text().strip()
+        recorded = _checksum_file(path).read_bytes().strip()
     except OSError:
         return False
-    return recorded == f"{zlib.crc32(data):08x}"
+    return recorded == f"{zlib.crc32(data):08x}".encode()
 
 
 def _seal(path: Path) -> None:
