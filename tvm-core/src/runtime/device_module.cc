@@ -86,7 +86,15 @@ class Reader {
 }  // namespace
 
 void CheckLaunchTags(const FunctionInfo& info);
+void ParseLaunchTags(FunctionInfo* info);
 void ParseBufferArgs(FunctionInfo* info);
+
+namespace {
+std::string TagWithMax(const FunctionInfo& f, size_t i) {
+  int64_t max = i < f.launch_max.size() ? f.launch_max[i] : -1;
+  return max >= 0 ? f.launch_param_tags[i] + ":" + std::to_string(max) : f.launch_param_tags[i];
+}
+}  // namespace
 
 std::string DeviceModuleSpec::Serialize() const {
   Writer w;
@@ -98,7 +106,7 @@ std::string DeviceModuleSpec::Serialize() const {
     w.U64(f.arg_types.size());
     for (const std::string& t : f.arg_types) w.Str(t);
     w.U64(f.launch_param_tags.size());
-    for (const std::string& t : f.launch_param_tags) w.Str(t);
+    for (size_t i = 0; i < f.launch_param_tags.size(); ++i) w.Str(TagWithMax(f, i));
   }
   w.Str(payload);
   w.U64(sources.size());
@@ -158,7 +166,7 @@ DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
     uint64_t ntags = rr.Count("launch tag count", 8);
     for (uint64_t k = 0; k < ntags; ++k) f.launch_param_tags.push_back(rr.Str("launch tag"));
     try {
-      CheckLaunchTags(f);
+      ParseLaunchTags(&f);
     } catch (const ffi::Error& err) {
       rr.Fail("launch tag", err.message());
     }
@@ -196,6 +204,25 @@ int LaunchTagAxis(const std::string& tag) {
   if (tag.size() == 10 && tag.compare(0, 9, "blockIdx.") == 0) axis = tag[9];
   if (tag.size() == 11 && tag.compare(0, 10, "threadIdx.") == 0) axis = tag[10];
   return (axis == 'x' || axis == 'y' || axis == 'z') ? axis - 'x' : -1;
+}
+
+void ParseLaunchTags(FunctionInfo* info) {
+  info->launch_max.assign(info->launch_param_tags.size(), -1);
+  for (size_t i = 0; i < info->launch_param_tags.size(); ++i) {
+    std::string& tag = info->launch_param_tags[i];
+    size_t colon = tag.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string digits = tag.substr(colon + 1);
+    bool ok = !digits.empty() && digits.size() <= 18 &&
+              digits.find_first_not_of("0123456789") == std::string::npos;
+    if (!ok) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info->name << ": launch tag '" << tag
+                                << "' has a malformed maximum (expected '<tag>:<digits>')";
+    }
+    info->launch_max[i] = std::stoll(digits);
+    tag.resize(colon);
+  }
+  CheckLaunchTags(*info);
 }
 
 void CheckLaunchTags(const FunctionInfo& info) {
@@ -242,6 +269,12 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
     if (v < 0 || v > kMaxLaunchValue) {
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
                                 << " is out of range [0, " << kMaxLaunchValue << "]";
+    }
+    if (i < info.launch_max.size() && info.launch_max[i] >= 0 && v > info.launch_max[i]) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
+                                << " exceeds " << info.launch_max[i]
+                                << ", the extent it was compiled for (more would index past its "
+                                   "buffers)";
     }
     (tag[0] == 'b' ? cfg.grid : cfg.block)[axis] = v;
   }
@@ -475,7 +508,7 @@ DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args) {
     info.name = items[0].cast<ffi::String>();
     info.arg_types = StrList(items[1]);
     info.launch_param_tags = StrList(items[2]);
-    CheckLaunchTags(info);
+    ParseLaunchTags(&info);
     ParseBufferArgs(&info);
     spec.functions.push_back(std::move(info));
   }
@@ -520,7 +553,9 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              ffi::Array<ffi::Any> funcs;
              for (const FunctionInfo& f : spec.functions) {
                ffi::Array<ffi::Any> types(f.arg_types.begin(), f.arg_types.end());
-               ffi::Array<ffi::Any> tags(f.launch_param_tags.begin(), f.launch_param_tags.end());
+               ffi::Array<ffi::Any> tags;
+               for (size_t i = 0; i < f.launch_param_tags.size(); ++i)
+                 tags.push_back(TagWithMax(f, i));
                funcs.push_back(ffi::Array<ffi::Any>{ffi::String(f.name), types, tags});
              }
              ffi::Array<ffi::Any> sources;

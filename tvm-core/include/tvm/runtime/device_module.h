@@ -54,6 +54,12 @@ struct FunctionInfo {
    */
   std::vector<std::string> launch_param_tags;
   /*!
+   * \brief The largest value each launch argument may take (-1: not checked): the extent the
+   *  kernel was compiled for, beyond which it would index past its buffers. Serialized as a
+   *  ":<max>" suffix of the tag ("threadIdx.x:256").
+   */
+  std::vector<int64_t> launch_max;
+  /*!
    * \brief arg_types parsed for CheckBufferArgument (one entry per argument; scalars unused).
    *  Filled where infos are built (Deserialize, SpecFromCreateArgs); not serialized.
    */

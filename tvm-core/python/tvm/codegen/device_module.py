@@ -81,11 +81,16 @@ def fallback_reason(kind: str) -> str:
 
 def function_table(kernels: Sequence[Any], scalar_type: Callable[[str], str] = lambda dtype: dtype) -> list[list[Any]]:
     """The function map of a device module holding ``kernels``: ``[name, arg types, launch
-    tags]`` per kernel, arg types from :func:`kernel_arg_types` (``scalar_type`` as there)."""
-    return [
-        [k.global_symbol, kernel_arg_types(k, scalar_type), [str(t) for t in k.attrs.get("launch_params", ())]]
-        for k in kernels
-    ]
+    tags]`` per kernel, arg types from :func:`kernel_arg_types` (``scalar_type`` as there); a
+    tag whose extent is a constant carries it as its maximum (``"threadIdx.x:256"``)."""
+    return [[k.global_symbol, kernel_arg_types(k, scalar_type), launch_tags(k)] for k in kernels]
+
+
+def launch_tags(kernel: Any) -> list[str]:
+    """``kernel``'s launch tags, each with ``:<max>`` when the lowering knows its constant extent."""
+    tags = [str(t) for t in kernel.attrs.get("launch_params", ())]
+    bounds = list(kernel.attrs.get("launch_bounds", ())) or [-1] * len(tags)
+    return [f"{t}:{int(b)}" if int(b) >= 0 else t for t, b in zip(tags, bounds)]
 
 
 def _normalize_functions(functions: Sequence[FunctionSpec]) -> list[list[Any]]:

@@ -222,6 +222,30 @@ class BackendConformance:
         with pytest.raises(ValueError, match="shape"):
             mod["vector_add"](a, tvm.runtime.tensor(np.zeros(15, "float32"), dev), c)
 
+    def test_direct_launch_past_the_compiled_extents_is_refused(self):
+        """A raw kernel handle launched with a grid or block larger than the one its body
+        indexes for (grid 100000 x block 4096 over 1024 elements) is refused before the launch."""
+        from tvm.script import tir as T
+
+        @T.prim_func
+        def fill(a: T.handle):
+            A = T.match_buffer(a, (1024,), "float32")
+            for bx in T.thread_binding(16, thread="blockIdx.x"):
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    A[bx * 64 + tx] = T.float32(3)
+
+        mod = tvm.compile(fill, target=self.target_name())
+        raw = mod.imports[0].get_function("fill_kernel0")  # the lowering's name for its first kernel
+        dev = self.dev()
+        a = tvm.runtime.empty((1024,), "float32", dev)
+        with pytest.raises(ValueError, match=r"launch extent blockIdx.x = 100000 exceeds 16"):
+            raw(a, 100000, 64)
+        with pytest.raises(ValueError, match=r"launch extent threadIdx.x = 4096 exceeds 64"):
+            raw(a, 16, 4096)
+        raw(a, 16, 64)
+        dev.sync()
+        np.testing.assert_array_equal(a.numpy(), np.full(1024, 3, "float32"))
+
     # ------------------------------------------------------------------ no driver
 
     def test_activation_without_a_driver(self):

@@ -24,7 +24,9 @@ allocations of non-constant size. Each is a view at an offset into one launch-si
 the order the body allocates them, each rounded up to 16 bytes (:func:`dynamic_shared_bytes`;
 code generators place their views with the same function). A tag bound by several
 loops of one kernel with different constant extents launches with the largest; the smaller loops are
-widened and guarded (``if tx < extent``). Host code outside the nests may only be scalar setup
+widened and guarded (``if tx < extent``). ``kernel.attrs["launch_bounds"]`` gives, per launch
+parameter, its constant extent (-1 when it is not constant): the device module records it and a
+direct launch with more is refused. Host code outside the nests may only be scalar setup
 (let statements without buffer access, asserts, ``if`` on scalar conditions).
 """
 
@@ -219,7 +221,9 @@ class _Splitter:
         scalars = [v for v in scalars if v not in kernel_bufs]
         scalars.sort(key=lambda v: self.param_order.get(v, len(self.param_order)))
         params = list(handles) + scalars
-        attrs = {"global_symbol": name, "launch_params": tags, "tir.is_kernel": True}
+        # the most each launch parameter may be: the constant extent the body indexes for
+        bounds = [e.value if isinstance(e, IntImm) and t != "dyn_shmem" else -1 for t, e in zip(tags, launch)]
+        attrs = {"global_symbol": name, "launch_params": tags, "launch_bounds": bounds, "tir.is_kernel": True}
         kernel = PrimFunc(params, nest, {h: kernel_bufs[h] for h in handles}, attrs, name, nest.span)
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
