@@ -56,7 +56,8 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
         from pathlib import Path
         def activate(ctx):
             ctx.register_device('abi_mismatch', 12)
-            ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libruntime.so')
+            ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libruntime.so',
+                             hint='install the fake driver')
         """),
         "abi",
     ),

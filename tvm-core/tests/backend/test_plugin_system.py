@@ -11,7 +11,7 @@ with warnings.catch_warnings(record=True) as caught:
     import tvm
 recs = {r.name: {"status": r.status, "reason": r.reason, "exc_type": r.exc_type,
                  "traceback": r.traceback, "distribution": r.distribution, "version": r.version,
-                 "dso": r.dso_path} for r in tvm.backend.list_backends()}
+                 "dso": r.dso_path, "fix": r.fix()} for r in tvm.backend.list_backends()}
 print(json.dumps({"records": recs,
                   "warnings": [str(w.message) for w in caught if w.category.__name__ == "BackendLoadWarning"],
                   "modules": sorted(m for m in sys.modules if m.startswith("tvm_backend_"))}))
@@ -110,8 +110,11 @@ def test_broken_plugin_never_breaks_import(run_python, variant, exc_type, needle
 
 def test_abi_mismatch_names_both_versions(run_python, core_abi):
     r = run_python(REPORT, plugins=("abi_mismatch",))
-    reason = r.json()["records"]["abi_mismatch"]["reason"]
+    rec = r.json()["records"]["abi_mismatch"]
+    reason = rec["reason"]
     assert f"ABI {core_abi + 998}" in reason and f"ABI {core_abi}" in reason
+    # the fix is a matching build, not the driver hint the backend passed to load_runtime
+    assert "pip install --force-reinstall 'tvm-backend-abi-mismatch==" in rec["fix"], rec["fix"]
 
 
 def test_failed_backend_is_explained_when_used(run_python):

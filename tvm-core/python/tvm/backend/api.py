@@ -86,12 +86,14 @@ class BackendContext:
             abi = lib.TVMBackendABIVersion
             init = lib.TVMBackendInit
         except AttributeError as err:
+            self._record.hint = ""  # the fix is a matching build, not the driver hint
             raise BackendABIError(f"{p.name} is not a TVM backend runtime (missing {err})") from None
         abi.restype = ctypes.c_int
         got = abi()
         if got != self.core_abi_version:
             from tvm import __version__
 
+            self._record.hint = ""
             raise BackendABIError(
                 f"{p.name} was built for TVM core ABI {got}, but the installed core (tvm {__version__}) "
                 f"has ABI {self.core_abi_version}; install the backend version that matches the core"
