@@ -44,3 +44,33 @@ except RuntimeError as err:
         "ERR cannot launch OpenCL kernel 'ew_kernel0': no OpenCL platform found" in out.stdout
         or "libOpenCL.so.1 not found" in out.stdout
     ), out.stdout
+
+
+def test_reloading_a_library_does_not_grow_memory(tmp_path, dev):
+    """300 load_module calls of one exported OpenCL library, and 50 tvm.compile cache hits, reuse
+    the tree loaded first instead of keeping a private copy and its programs each time (about
+    160 KB per reload before)."""
+    import numpy as np
+    import tvm
+    from tvm.testing import kernels
+
+    path = str(tmp_path / "vadd.so")
+    func = kernels.vector_add("float32", 64)
+    tvm.compile(func, target="opencl").export_library(path)
+    a = tvm.runtime.tensor(np.arange(100, dtype="float32"), dev)
+    c = tvm.runtime.empty((100,), "float32", dev)
+
+    def rss_mib() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    for _ in range(20):  # warm up allocators and caches
+        tvm.runtime.load_module(path)["vector_add"](a, a, c)
+    before = rss_mib()
+    for _ in range(300):
+        tvm.runtime.load_module(path)["vector_add"](a, a, c)
+    for _ in range(50):
+        tvm.compile(func, target="opencl")["vector_add"](a, a, c)
+    grown = rss_mib() - before
+    np.testing.assert_array_equal(c.numpy(), 2 * np.arange(100, dtype="float32"))
+    assert grown < 5, f"RSS grew by {grown:.1f} MiB over 300 reloads and 50 compiles"

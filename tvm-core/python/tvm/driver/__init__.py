@@ -9,6 +9,7 @@ module into it, so host functions find their kernels.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from typing import Any, Mapping
 
 import tvm_ffi
 
-from tvm.runtime.library import BuildInfo, load_library
+from tvm.runtime.library import BuildInfo, load_library, reuse
 from tvm.runtime.module import Module
 from tvm.target import Target
 from tvm.tir.function import IRModule, PrimFunc
@@ -89,9 +90,32 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
     mcpu = host_target.attrs.get("mcpu")
     mcpu = None if mcpu in (None, True, "") else str(mcpu)
     path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
-    lib = load_library(path, private=src.has_launch)
-    for dm in device_modules:
-        lib.import_module(dm)
+    if src.has_launch:
+        # the same host library with the same device code: the tree loaded before (see reuse)
+        # (a fallback module saves the same bytes as the real one: whether the real one could be
+        # made is part of the key)
+        from tvm.codegen.device_module import force_fallback
+
+        save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
+        real = [
+            not force_fallback()
+            and tvm_ffi.get_global_func(f"ffi.Module.create.{dm.kind}", allow_missing=True) is not None
+            for dm in device_modules
+        ]
+        key = ("compile", path, *real, *(hashlib.sha256(bytes(save(dm))).hexdigest() for dm in device_modules))
+
+        def load() -> tvm_ffi.Module:
+            lib = load_library(path, private=True)
+            for dm in device_modules:
+                lib.import_module(dm)
+            return lib
+
+        lib = reuse(key, load)
+        device_modules = list(lib.imports)
+    else:
+        lib = load_library(path, private=False)
+        for dm in device_modules:
+            lib.import_module(dm)
     info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
     return Module(lib, info)
 

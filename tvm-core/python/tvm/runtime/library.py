@@ -56,6 +56,24 @@ class BuildInfo:
 
 _loaded_lock = threading.Lock()
 _loaded_private: set[str] = set()
+#: module trees already loaded in this process, by what makes them the same (see :func:`reuse`)
+_reused: dict[tuple, tvm_ffi.Module] = {}
+
+
+def reuse(key: tuple, load: Any) -> tvm_ffi.Module:
+    """The module tree loaded for ``key`` in this process, else ``load()`` remembered under it.
+
+    A library with device modules is loaded from a private copy (see :func:`load_library`), and
+    a dynamic library is never unloaded: loading the same one again and again (a reload, a
+    ``tvm.compile`` cache hit) would keep a copy and its device programs each time. The same key
+    gives the same tree instead, so memory grows with distinct libraries, not with loads."""
+    with _loaded_lock:
+        mod = _reused.get(key)
+    if mod is None:
+        mod = load()
+        with _loaded_lock:
+            mod = _reused.setdefault(key, mod)
+    return mod
 
 
 def load_library(path: str, private: bool) -> tvm_ffi.Module:
@@ -312,6 +330,12 @@ def load_module(path: str) -> Module:
     kinds = read_embedded_kinds(path)
     for kind in dict.fromkeys(kinds):
         ensure_loader(kind)
-    mod = load_library(os.path.abspath(path), private=bool(kinds))
+    full = os.path.abspath(path)
+    if kinds:
+        st = os.stat(full)
+        key = ("load", full, st.st_ino, st.st_size, st.st_mtime_ns)
+        mod = reuse(key, lambda: load_library(full, private=True))
+    else:
+        mod = load_library(full, private=False)
     info = BuildInfo(host_source="", lib_path=path, target=None)  # type: ignore[arg-type]
     return Module(mod, info)
