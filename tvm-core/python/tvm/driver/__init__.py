@@ -90,34 +90,43 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
     mcpu = host_target.attrs.get("mcpu")
     mcpu = None if mcpu in (None, True, "") else str(mcpu)
     path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
-    if src.has_launch:
-        # the same host library with the same device code: the tree loaded before (see reuse)
-        # (a fallback module saves the same bytes as the real one: whether the real one could be
-        # made is part of the key)
-        from tvm.codegen.device_module import force_fallback
-
-        save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
-        real = [
-            not force_fallback()
-            and tvm_ffi.get_global_func(f"ffi.Module.create.{dm.kind}", allow_missing=True) is not None
-            for dm in device_modules
-        ]
-        key = ("compile", path, *real, *(hashlib.sha256(bytes(save(dm))).hexdigest() for dm in device_modules))
-
-        def load() -> tvm_ffi.Module:
-            lib = load_library(path, private=True)
-            for dm in device_modules:
-                lib.import_module(dm)
-            return lib
-
-        lib = reuse(key, load)
-        device_modules = list(lib.imports)
-    else:
-        lib = load_library(path, private=False)
-        for dm in device_modules:
-            lib.import_module(dm)
+    lib = _load_host(path, src.has_launch, device_modules)
+    device_modules = list(lib.imports)
     info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
     return Module(lib, info)
 
 
 build = compile
+
+
+def _reuse_key(path: str, device_modules: list) -> tuple | None:
+    """What makes two compiles load the same module tree: the host library, the device code and
+    whether the real device modules could be made, else why not (a fallback saves the same bytes
+    and its functions give that reason); None when a
+    device module cannot be serialized (it is then never shared)."""
+    from tvm.codegen.device_module import fallback_reason, force_fallback
+
+    save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
+    key: list = ["compile", path]
+    for dm in device_modules:
+        try:
+            digest = hashlib.sha256(bytes(save(dm))).hexdigest()
+        except Exception:  # noqa: BLE001 - a module kind without SaveToBytes
+            return None
+        factory = tvm_ffi.get_global_func(f"ffi.Module.create.{dm.kind}", allow_missing=True)
+        key += [digest, "real" if factory is not None and not force_fallback() else fallback_reason(dm.kind)]
+    return tuple(key)
+
+
+def _load_host(path: str, has_launch: bool, device_modules: list) -> tvm_ffi.Module:
+    """The host library at ``path`` with ``device_modules`` imported. With launches it is loaded
+    from a private copy, or is the tree a compile of the same code loaded before (see reuse)."""
+
+    def load() -> tvm_ffi.Module:
+        lib = load_library(path, private=has_launch)
+        for dm in device_modules:
+            lib.import_module(dm)
+        return lib
+
+    key = _reuse_key(path, device_modules) if has_launch else None
+    return reuse(key, load) if key is not None else load()
