@@ -285,6 +285,31 @@ def _seal(path: Path) -> None:
         pass  # without the record the next lookup recompiles: a cost, never a wrong library
 
 
+def _cache_slot(code: str, flags: Sequence[str], suffix: str) -> tuple[Path | None, bool]:
+    """Where compiling ``code`` with ``flags`` is cached and whether an intact output is already
+    there; ``(None, False)`` when caching is off or the cache cannot be written (warned once)."""
+    cdir = cache_dir()
+    if cdir is None:
+        return None, False
+    key = cache_key(code, flags)
+    path = cdir / key[:2] / f"{key}{suffix}"
+    if _intact(path):
+        return path, True
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writable = os.access(path.parent, os.W_OK)
+    except OSError:
+        writable = False
+    if not writable:
+        warnings.warn(
+            f"compile cache {cdir} is not writable; compiling without it (set TVM_CACHE_DIR to a writable directory)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None, False
+    return path, False
+
+
 def compile_shared(
     code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "lib"
 ) -> tuple[str, bool]:
@@ -294,30 +319,17 @@ def compile_shared(
     second compile of the same code and flags does not run the compiler.
     """
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
-    cdir = cache_dir()
-    if cdir is not None:
-        key = cache_key(code, flags)
-        path = cdir / key[:2] / f"{key}.so"
-        if _intact(path):
-            return str(path), True
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            writable = os.access(path.parent, os.W_OK)
-        except OSError:
-            writable = False
-        if writable:
-            run_compiler({f"{name}.c": code}, str(path), flags)
-            _seal(path)
-            atomic_write(path.with_suffix(".c"), code.encode())
-            return str(path), False
-        warnings.warn(
-            f"compile cache {cdir} is not writable; compiling without it (set TVM_CACHE_DIR to a writable directory)",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.so")
-    run_compiler({f"{name}.c": code}, out, flags)
-    return out, False
+    path, hit = _cache_slot(code, flags, ".so")
+    if hit:
+        return str(path), True
+    cached = path is not None
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / f"{name}.so"
+    run_compiler({f"{name}.c": code}, str(path), flags)
+    if cached:
+        _seal(path)
+        atomic_write(path.with_suffix(".c"), code.encode())
+    return str(path), False
 
 
 def compile_object(
@@ -325,17 +337,16 @@ def compile_object(
 ) -> str:
     """Compile C ``code`` to an object file (cached like :func:`compile_shared`); returns its path."""
     flags = [*build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), "-c"]
-    cdir = cache_dir()
-    if cdir is not None:
-        key = cache_key(code, flags)
-        path = cdir / key[:2] / f"{key}.o"
-        if not _intact(path):
-            run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
-            _seal(path)
+    path, hit = _cache_slot(code, flags, ".o")
+    if hit:
         return str(path)
-    out = os.path.join(tempfile.mkdtemp(prefix="tvm-build-"), f"{name}.o")
-    run_compiler({f"{name}.c": code}, out, flags[:-1], link=False)
-    return out
+    cached = path is not None
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / f"{name}.o"
+    run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
+    if cached:
+        _seal(path)
+    return str(path)
 
 
 def create_shared(
