@@ -203,7 +203,9 @@ def test_malformed_elf_is_a_load_error(tmp_path):
         export.read_embedded_kinds(str(path))
 
 
-@pytest.mark.parametrize("damage", ["flip-code", "flip-device-payload", "truncate"])
+@pytest.mark.parametrize(
+    "damage", ["flip-code", "flip-device-payload", "truncate", "flip-trailer-and-code", "cut-the-end"]
+)
 def test_changed_library_is_refused_with_a_clear_error(tmp_path, damage):
     """Any change after export (a flipped byte in code or in an embedded module, a truncation)
     is found by the checksum before the library is mapped; a fresh process shows no crash."""
@@ -215,6 +217,11 @@ def test_changed_library_is_refused_with_a_clear_error(tmp_path, damage):
         data[len(data) // 3] ^= 0x40
     elif damage == "flip-device-payload":
         data[data.index(b"kernel source of k0")] ^= 1
+    elif damage == "flip-trailer-and-code":  # the trailer itself damaged too: still found
+        data[len(data) // 3] ^= 0x40
+        data[-12] ^= 0x04
+    elif damage == "cut-the-end":
+        data = data[:-3]
     else:
         data = data[: len(data) - 17]
     path.write_bytes(bytes(data))
