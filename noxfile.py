@@ -5,6 +5,7 @@
     nox -s wheels    builds every wheel into ./wheelhouse and checks each one
     nox -s bench     benchmarks; results as JSON in bench/results/
     nox -s lint      ruff and clang-format over the tree (`nox -s lint -- --fix` rewrites)
+    nox -s fuzz      chaos run over persisted artifacts (`nox -s fuzz -- --cases 5000`)
 
 Wheels are built without build isolation inside the session's venv, so the exactly pinned
 apache-tvm-ffi is the one they are built and tested against, and PyPI's unrelated `tvm`
@@ -180,3 +181,14 @@ def bench(session: nox.Session) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for script in sorted(ROOT.glob("bench/bench_*.py")) + sorted(ROOT.glob("tvm-backend-*/bench/bench_*.py")):
         session.run("python", str(script), str(out / f"{script.stem.removeprefix('bench_')}.json"))
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Mutated device modules, libraries and caches used as a user would (ci/fuzz.py); figures as
+    JSON in bench/results/fuzz.json. Arguments after `--` go to ci/fuzz.py."""
+    build_wheels(session)
+    session.install("-r", str(TEST_REQS))
+    install_wheels(session, [dist_name(p) for p in packages()])
+    out = ROOT / "bench" / "results" / "fuzz.json"
+    session.run("python", str(ROOT / "ci" / "fuzz.py"), "--out", str(out), *session.posargs)
