@@ -111,45 +111,25 @@ class CUDAModuleObj : public DeviceModuleBase {
   }
 
  private:
-  /*! \brief The device the kernel runs on: that of its first tensor/pointer argument, else 0. */
-  int DeviceOf(const KernelState* k, ffi::PackedArgs args) {
+  /*!
+   * \brief The device the kernel runs on, once every tensor argument is checked (on one CUDA
+   *  device, with the layout, dtype and size the kernel declared): that of the first tensor, else
+   *  that of the first raw device pointer, else 0. A tensor elsewhere would reach cuLaunchKernel
+   *  as if it were a pointer on the launch device (a fault, or silently wrong data).
+   */
+  static int LaunchDevice(const KernelState* k, ffi::PackedArgs args) {
+    int dev_id = tvm::runtime::CheckLaunchTensors(k->info, args, kDLCUDA, /*same_device=*/true);
+    if (dev_id >= 0) return dev_id;
     for (size_t i = 0; i < k->kinds.size(); ++i) {
       if (k->kinds[i] != KernelArgKind::kPointer) continue;
-      if (auto t = args[i].try_cast<DLTensor*>()) {
-        if ((*t)->device.device_type != kDLCUDA) break;  // reported by CheckTensorArguments
-        return (*t)->device.device_id;
-      }
-      if (auto p = args[i].try_cast<void*>()) {
-        if (*p == nullptr) continue;
-        int ordinal = 0;
-        CUresult r = Driver().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                                    reinterpret_cast<CUdeviceptr>(*p));
-        if (r == CUDA_SUCCESS) return ordinal;
-      }
+      auto p = args[i].try_cast<void*>();
+      if (!p.has_value() || *p == nullptr) continue;
+      int ordinal = 0;
+      CUresult r = Driver().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                                  reinterpret_cast<CUdeviceptr>(*p));
+      if (r == CUDA_SUCCESS) return ordinal;
     }
     return 0;
-  }
-
-  /*!
-   * \brief Every tensor argument must live on the launch device: cuLaunchKernel would take a host
-   *  pointer or another GPU's pointer as if it were on `dev_id` (a fault, or silently wrong data);
-   *  and it must have the layout, dtype and size the kernel declared (CheckBufferArgument).
-   */
-  static void CheckTensorArguments(const KernelState* k, ffi::PackedArgs args, int dev_id) {
-    for (size_t i = 0; i < k->kinds.size(); ++i) {
-      if (k->kinds[i] != KernelArgKind::kPointer) continue;
-      auto t = args[i].try_cast<DLTensor*>();
-      if (!t.has_value()) continue;
-      DLDevice d = (*t)->device;
-      if (d.device_type == kDLCUDA && d.device_id == dev_id) {
-        tvm::runtime::CheckBufferArgument(k->info, i, *t, args);
-        continue;
-      }
-      TVM_FFI_THROW(ValueError) << "cuda kernel " << k->info.name << ": argument " << i
-                                << " is a tensor on " << tvm::runtime::DeviceTypeName(d.device_type)
-                                << ":" << d.device_id << ", expected cuda:" << dev_id
-                                << " (the device the kernel is launched on)";
-    }
   }
 
   /*!
@@ -268,9 +248,8 @@ class CUDAModuleObj : public DeviceModuleBase {
 
   void Launch(KernelState* k, ffi::PackedArgs args) {
     LaunchConfig cfg = LaunchConfig::Decode(k->info, args);
-    int dev_id = DeviceOf(k, args);
+    int dev_id = LaunchDevice(k, args);
     SetDevice(dev_id);
-    CheckTensorArguments(k, args, dev_id);
     if (cfg.empty()) return;  // a symbolic size of 0: nothing to launch
     CheckLaunchLimits(k, cfg, dev_id);
     CUfunction f = Function(k, dev_id, cfg.dyn_shmem_bytes);

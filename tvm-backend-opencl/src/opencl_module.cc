@@ -243,18 +243,11 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     if (auto p = args[i].try_cast<void*>()) {
       ptr = *p;
     } else if (auto t = args[i].try_cast<DLTensor*>()) {
-      DLTensor* tensor = *t;
-      if (tensor->device.device_type != kDLOpenCL) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
-                                  << " is a tensor on "
-                                  << DeviceTypeName(tensor->device.device_type)
-                                  << ", expected one on an OpenCL device";
-      }
+      DLTensor* tensor = *t;  // device, layout, dtype and size: CheckLaunchTensors in Launch
       if (tensor->byte_offset != 0) {
         TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
                                   << " has a byte offset; OpenCL buffers cannot be offset";
       }
-      CheckBufferArgument(info, i, tensor, args);
       ptr = tensor->data;
     } else {
       TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << i
@@ -288,6 +281,8 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     if (ws == nullptr)
       Workspace::ThrowUnavailable("cannot launch OpenCL kernel '" + info.name + "'");
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
+    // buffers may sit on several devices of one platform (checked below), so not same_device
+    CheckLaunchTensors(info, args, kDLOpenCL, /*same_device=*/false);
     if (cfg.empty()) return;
     size_t nargs = info.arg_types.size();
     std::vector<void*> mems(nargs, nullptr);

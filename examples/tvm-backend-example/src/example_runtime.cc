@@ -79,15 +79,10 @@ class LoadedObject {
 
 /*!
  * \brief The address buffer argument `i` stands for: an opaque pointer (from host code) or an
- *  example-device tensor with the layout, dtype and size the kernel declared.
+ *  example-device tensor (checked by CheckLaunchTensors before the launch).
  */
-void* BufferPointer(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
+void* BufferPointer(ffi::PackedArgs args, size_t i) {
   if (auto t = args[i].try_cast<DLTensor*>()) {
-    if ((*t)->device.device_type != tvm::runtime::DeviceTypeOf("example")) {
-      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
-                                << " is a tensor on another device than example";
-    }
-    tvm::runtime::CheckBufferArgument(info, i, *t, args);
     return static_cast<char*>((*t)->data) + (*t)->byte_offset;
   }
   return args[i].cast<void*>();
@@ -114,6 +109,7 @@ class ExampleModuleObj final : public DeviceModuleBase {
     ffi::Module self = ffi::GetRef<ffi::Module>(this);
     return ffi::Function::FromPacked([self, info, fn](ffi::PackedArgs args, ffi::Any*) {
       LaunchConfig cfg = LaunchConfig::Decode(info, args);
+      tvm::runtime::CheckLaunchTensors(info, args, tvm::runtime::DeviceTypeOf("example"), true);
       if (cfg.empty()) return;
       // Each extent is at most 2^31 - 1 (Decode): check before multiplying so nothing overflows.
       int64_t threads = 1;
@@ -130,7 +126,7 @@ class ExampleModuleObj final : public DeviceModuleBase {
       for (size_t i = 0; i < info.arg_types.size(); ++i) {
         const std::string& t = info.arg_types[i];
         if (tvm::runtime::IsBufferArgType(t)) {
-          slots[i].v_handle = BufferPointer(info, args, i);
+          slots[i].v_handle = BufferPointer(args, i);
         } else if (t.rfind("float", 0) == 0 || t.rfind("bfloat", 0) == 0) {
           slots[i].v_float64 = args[i].cast<double>();
         } else {

@@ -6,9 +6,11 @@
 #include <tvm/ffi/dtype.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_module.h>
 #include <tvm/runtime/disk_cache.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -414,6 +416,30 @@ size_t PackScalarArgument(KernelArgKind kind, const ffi::AnyView& v, void* slot)
       return 0;
   }
   return 0;
+}
+
+int CheckLaunchTensors(const FunctionInfo& info, ffi::PackedArgs args, int device_type,
+                       bool same_device) {
+  int dev_id = -1;
+  size_t nargs = std::min(info.arg_types.size(), static_cast<size_t>(args.size()));
+  for (size_t i = 0; i < nargs; ++i) {
+    if (!IsBufferArgType(info.arg_types[i])) continue;
+    auto t = args[i].try_cast<DLTensor*>();
+    if (!t.has_value()) continue;
+    DLDevice d = (*t)->device;
+    bool pinned = same_device && dev_id >= 0;
+    if (d.device_type != device_type || (pinned && d.device_id != dev_id)) {
+      std::string want = DeviceTypeName(device_type);
+      TVM_FFI_THROW(ValueError) << want << " kernel " << info.name << ": argument " << i
+                                << " is a tensor on " << DeviceTypeName(d.device_type) << ":"
+                                << d.device_id << ", expected "
+                                << (pinned ? want + ":" + std::to_string(dev_id) : "one on " + want)
+                                << " (the device the kernel is launched on)";
+    }
+    CheckBufferArgument(info, i, *t, args);
+    if (dev_id < 0) dev_id = d.device_id;
+  }
+  return dev_id;
 }
 
 void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,

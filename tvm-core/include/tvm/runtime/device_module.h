@@ -104,6 +104,16 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
                                          ffi::PackedArgs args);
 
 /*!
+ * \brief Checks every tensor passed for a buffer argument of a launch of kernel `info` and picks
+ *  the launch device: each tensor must be on `device_type` (and, with `same_device`, on the
+ *  device of the first one) and pass CheckBufferArgument. Returns the device id of the first
+ *  tensor, or -1 when the buffers are all raw pointers (the backend locates those, or uses 0).
+ *  Throws ValueError naming the kernel, the argument, where it is and where it should be.
+ */
+TVM_RUNTIME_DLL int CheckLaunchTensors(const FunctionInfo& info, ffi::PackedArgs args,
+                                       int device_type, bool same_device);
+
+/*!
  * \brief How one kernel argument travels to the device: a pointer (any "handle..." type), or a
  *  scalar of exactly the C type its arg type names ("int8" ... "uint64", "bool" as one byte,
  *  "float16"/"bfloat16" as their 2-byte bit patterns, "float32", "float64"). Every backend packs
