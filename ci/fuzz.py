@@ -327,7 +327,7 @@ def _run_family(name: str, cases: int, seed: int, workdir: str, timeout: float) 
     def record(outcome: str, how: str) -> None:
         counts[outcome] += 1
         if len(examples[outcome]) < 5:
-            examples[outcome].append(how)
+            examples[outcome].append(how.replace(workdir, "<workdir>"))
 
     i, t0 = 0, time.time()
     # the good artifacts are built by a worker of their own, so no case runs in a process that
