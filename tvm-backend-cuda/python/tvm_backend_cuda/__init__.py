@@ -17,10 +17,14 @@ from ._version import __version__  # written by the build from versions.toml
 
 #: DLPack device type of CUDA GPUs.
 DEVICE_TYPE = 2
+#: Bytes of static shared memory every CUDA GPU since sm_20 gives a block; "shared.dyn" buffers
+#: opt in to more, up to the most any GPU offers (227 KiB, sm_90).
+STATIC_SHARED_MEMORY = 48 * 1024
+MAX_SHARED_MEMORY = 227 * 1024
 #: What a user without a usable GPU is told to do.
 HINT = "install the NVIDIA driver (libcuda.so.1); code generation works without it"
 
-__all__ = ["DEVICE_TYPE", "HINT", "activate"]
+__all__ = ["DEVICE_TYPE", "HINT", "MAX_SHARED_MEMORY", "STATIC_SHARED_MEMORY", "activate"]
 
 
 def _nvrtc_compile_hook(source: str, arch: str) -> bytes:
@@ -47,13 +51,11 @@ def activate(ctx: Any) -> None:
         keys=("gpu", "cuda"),
         default_attrs={"arch": None},
         aliases=("nvptx",),
-        # every CUDA GPU since sm_20: 48 KiB of static shared memory; "shared.dyn" opts in to more
-        # (227 KiB on sm_90, the most; a detected target carries the device's own, and the
-        # launch checks it)
+        # a detected target carries the device's own limits, and the launch checks them
         capabilities={
             "max_num_threads": 1024,
-            "max_shared_memory_per_block": 48 * 1024,
-            "max_dynamic_shared_memory_per_block": 227 * 1024,
+            "max_shared_memory_per_block": STATIC_SHARED_MEMORY,
+            "max_dynamic_shared_memory_per_block": MAX_SHARED_MEMORY,
         },
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_cuda.detect:detect")

@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import MAX_SHARED_MEMORY, STATIC_SHARED_MEMORY
+
 __all__ = ["TensorCoreGemm", "matmul_f16_tensorcore"]
 
 #: Padding (in float16 elements) added to every shared-memory row.
@@ -114,7 +116,7 @@ class TensorCoreGemm:
     def shared_scope(self) -> str:
         """``"shared"`` up to 48 KiB (static arrays); beyond, ``"shared.dyn"``: the launch opts in
         to the device's larger limit (sm_80: 163 KiB, sm_90: 227 KiB)."""
-        return "shared" if self.shared_bytes <= 48 * 1024 else "shared.dyn"
+        return "shared" if self.shared_bytes <= STATIC_SHARED_MEMORY else "shared.dyn"
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -145,7 +147,7 @@ class TensorCoreGemm:
         need(self.block_k * self.block_n // 8 % self.threads == 0, "B tile copies must divide evenly among threads")
         need(self.stages >= 2, "stages must be >= 2")
         need(
-            self.shared_bytes <= 227 * 1024,
+            self.shared_bytes <= MAX_SHARED_MEMORY,
             f"tiles need {self.shared_bytes} bytes of shared memory (> 227 KiB, the most any GPU offers a block)",
         )
 

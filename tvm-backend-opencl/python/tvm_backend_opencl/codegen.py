@@ -189,12 +189,12 @@ class OpenCLPrinter(CFamilyPrinter):
         elif buf.scope == "global":
             raise CodegenError(f"OpenCL kernels cannot allocate global memory (buffer {buf.name})")
         elif buf.scope == "shared":
-            pass  # declared at kernel scope by print_kernel (OpenCL requires it)
+            pass  # declared at kernel scope by kernel_prologue (OpenCL requires it)
         else:
             self.emit(f"{self.LOCAL_QUALIFIER}{elem} {name}[{self.alloc_size(buf)}];")
         self.stmt(s.body)
 
-    def _hoist_local_arrays(self, func: PrimFunc) -> list[str]:
+    def kernel_prologue(self, func: PrimFunc) -> list[str]:
         """Declarations of the kernel's fixed-size ``__local`` arrays: OpenCL C only allows them
         at kernel function scope, so they are printed before the body, wherever TIR put them."""
         found: list[E.Buffer] = []
@@ -236,20 +236,9 @@ class OpenCLPrinter(CFamilyPrinter):
 
     def print_kernel(self, func: PrimFunc, name: str | None = None) -> str:
         self._dyn_shmem = None
-        self._dyn_offset = None
         if "dyn_shmem" in list(func.attrs.get("launch_params", ())):
             self._dyn_shmem = self.name_of(object(), "tvm_dyn_shmem")
-        name = name or func.global_symbol
-        self.reserve(name)
-        sig = self.kernel_signature(func, name)
-        self.emit(sig + " {")
-        self._indent += 1
-        for decl in self._hoist_local_arrays(func):
-            self.emit(decl)
-        self.stmt(func.body)
-        self._indent -= 1
-        self.emit("}")
-        return self.take()
+        return super().print_kernel(func, name)
 
     def print_module(self, funcs: list[PrimFunc]) -> str:
         bodies = "\n".join(self.print_kernel(f) for f in funcs)

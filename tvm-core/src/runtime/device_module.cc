@@ -43,7 +43,9 @@ class Writer {
 
 class Reader {
  public:
-  explicit Reader(const std::string& data) : data_(data) {}
+  /*! \brief Reads the first `size` bytes of `data` (all of them by default). */
+  explicit Reader(const std::string& data) : Reader(data, data.size()) {}
+  Reader(const std::string& data, size_t size) : data_(data), size_(size) {}
   uint64_t U64(const char* what) {
     Need(8, what);
     uint64_t v = 0;
@@ -62,32 +64,32 @@ class Reader {
   /*! \brief A count of items each at least `min_item_bytes` long; rejects impossible counts. */
   uint64_t Count(const char* what, uint64_t min_item_bytes) {
     uint64_t n = U64(what);
-    if (min_item_bytes > 0 && n > (data_.size() - pos_) / min_item_bytes) {
+    if (min_item_bytes > 0 && n > (size_ - pos_) / min_item_bytes) {
       Fail(what, "count " + std::to_string(n) + " exceeds the remaining bytes");
     }
     return n;
   }
   void Need(uint64_t n, const char* what) {
-    if (n > data_.size() - pos_) {
-      Fail(what, "needs " + std::to_string(n) + " bytes but only " +
-                     std::to_string(data_.size() - pos_) + " remain");
+    if (n > size_ - pos_) {
+      Fail(what, "needs " + std::to_string(n) + " bytes but only " + std::to_string(size_ - pos_) +
+                     " remain");
     }
   }
   void Skip(size_t n) { pos_ += n; }
-  bool AtEnd() const { return pos_ == data_.size(); }
+  bool AtEnd() const { return pos_ == size_; }
   [[noreturn]] void Fail(const char* what, const std::string& msg) {
     TVM_FFI_THROW(ValueError) << "corrupted device module bytes: " << what << " at offset " << pos_
-                              << " " << msg << " (total " << data_.size() << " bytes)";
+                              << " " << msg << " (total " << size_ << " bytes)";
     TVM_FFI_UNREACHABLE();
   }
 
  private:
   const std::string& data_;
+  size_t size_;
   size_t pos_ = 0;
 };
 }  // namespace
 
-void CheckLaunchTags(const FunctionInfo& info);
 void ParseLaunchTags(FunctionInfo* info);
 void ParseBufferArgs(FunctionInfo* info);
 
@@ -117,15 +119,13 @@ std::string DeviceModuleSpec::Serialize() const {
     w.Str(kv.second);
   }
   std::string out = w.Take();
-  uint32_t crc = disk_cache::Crc32(out);
-  for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<char>((static_cast<uint64_t>(crc) >> (8 * i)) & 0xff));
+  disk_cache::detail::PutU64(&out, disk_cache::Crc32(out));
   return out;
 }
 
 namespace {
-/*! rief The bytes before the checksum, once the magic and the checksum match. */
-std::string CheckedBody(const std::string& bytes) {
+/*! \brief How many bytes precede the checksum, once the magic and the checksum match. */
+size_t CheckedBodySize(const std::string& bytes) {
   Reader rr(bytes);
   rr.Need(kMagicLen + kChecksumLen, "magic");
   if (std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
@@ -137,12 +137,8 @@ std::string CheckedBody(const std::string& bytes) {
     rr.Fail("magic",
             "is not \"" + std::string(kMagic) + "\": these bytes are not a TVM device module");
   }
-  std::string body = bytes.substr(0, bytes.size() - kChecksumLen);
-  uint64_t want = 0;
-  for (size_t i = 0; i < kChecksumLen; ++i) {
-    want |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[body.size() + i])) << (8 * i);
-  }
-  if (want != disk_cache::Crc32(body)) {
+  size_t body = bytes.size() - kChecksumLen;
+  if (disk_cache::detail::GetU64(bytes, body) != disk_cache::Crc32(bytes.data(), body)) {
     TVM_FFI_THROW(ValueError) << "corrupted device module bytes: the checksum does not match the "
                               << bytes.size() << " bytes (they changed after they were written); "
                               << "export the library again";
@@ -152,8 +148,7 @@ std::string CheckedBody(const std::string& bytes) {
 }  // namespace
 
 DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
-  const std::string body = CheckedBody(bytes);
-  Reader rr(body);
+  Reader rr(bytes, CheckedBodySize(bytes));
   rr.Skip(kMagicLen);
   DeviceModuleSpec spec;
   spec.fmt = rr.Str("format");
@@ -208,6 +203,8 @@ int LaunchTagAxis(const std::string& tag) {
   return (axis == 'x' || axis == 'y' || axis == 'z') ? axis - 'x' : -1;
 }
 
+/*! \brief Splits the ":<max>" suffixes off `info`'s launch tags into launch_max and checks the
+ *  tags: each known, none twice. */
 void ParseLaunchTags(FunctionInfo* info) {
   info->launch_max.assign(info->launch_param_tags.size(), -1);
   for (size_t i = 0; i < info->launch_param_tags.size(); ++i) {
@@ -224,19 +221,15 @@ void ParseLaunchTags(FunctionInfo* info) {
     info->launch_max[i] = std::stoll(digits);
     tag.resize(colon);
   }
-  CheckLaunchTags(*info);
-}
-
-void CheckLaunchTags(const FunctionInfo& info) {
-  const auto& tags = info.launch_param_tags;
+  const auto& tags = info->launch_param_tags;
   for (size_t i = 0; i < tags.size(); ++i) {
     if (tags[i] != "dyn_shmem" && LaunchTagAxis(tags[i]) < 0) {
-      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": unknown launch tag '" << tags[i]
+      TVM_FFI_THROW(ValueError) << "kernel " << info->name << ": unknown launch tag '" << tags[i]
                                 << "' (expected blockIdx.x/y/z, threadIdx.x/y/z or dyn_shmem)";
     }
     for (size_t j = 0; j < i; ++j) {
       if (tags[j] == tags[i]) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch tag '" << tags[i]
+        TVM_FFI_THROW(ValueError) << "kernel " << info->name << ": launch tag '" << tags[i]
                                   << "' appears twice (launch parameters " << j << " and " << i
                                   << ")";
       }

@@ -69,8 +69,8 @@ inline std::string Dir(const std::string& name) {
   return home.empty() ? "" : home + "/.cache/tvm/" + name;
 }
 
-/*! \brief CRC-32 (IEEE 802.3, as zlib.crc32) of `data`. */
-inline uint32_t Crc32(const std::string& data) {
+/*! \brief CRC-32 (IEEE 802.3, as zlib.crc32) of the `n` bytes at `data`. */
+inline uint32_t Crc32(const char* data, size_t n) {
   static const auto table = [] {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {
@@ -81,9 +81,14 @@ inline uint32_t Crc32(const std::string& data) {
     return t;
   }();
   uint32_t crc = 0xffffffffu;
-  for (unsigned char ch : data) crc = table[(crc ^ ch) & 0xff] ^ (crc >> 8);
+  for (size_t i = 0; i < n; ++i) {
+    crc = table[(crc ^ static_cast<unsigned char>(data[i])) & 0xff] ^ (crc >> 8);
+  }
   return crc ^ 0xffffffffu;
 }
+
+/*! \brief CRC-32 of `data`. */
+inline uint32_t Crc32(const std::string& data) { return Crc32(data.data(), data.size()); }
 
 namespace detail {
 constexpr char kMagic[8] = {'T', 'V', 'M', 'C', 'A', 'C', 'H', '1'};

@@ -753,9 +753,17 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._dyn_offset = None
         sig = self.kernel_signature(func, name)
         self.emit(sig + " {")
+        self._indent += 1
+        for line in self.kernel_prologue(func):
+            self.emit(line)
+        self._indent -= 1
         self._block(func.body)
         self.emit("}")
         return self.take()
+
+    def kernel_prologue(self, func: PrimFunc) -> list[str]:
+        """Lines printed at the top of the kernel body, before ``func.body`` (none by default)."""
+        return []
 
     def prelude(self) -> str:
         """Headers and helpers every file of this language starts with."""

@@ -196,12 +196,15 @@ def _check_import_tree(kinds: list[str], children: list[list[int]]) -> None:
 # ----------------------------------------------------------------------------- load
 
 
-def _read_symbol_elf(path: str, symbol: str) -> bytes | None:
-    """The bytes of ``symbol`` (its leading u64 size + that many bytes) read from an ELF64 file
-    without loading it; None when the symbol is absent. Raises ValueError for non-ELF64 files and
-    ModuleLoadError for a malformed one."""
+def _read_file(path: str) -> bytes:
     with open(path, "rb") as f:
-        data = f.read()
+        return f.read()
+
+
+def _read_symbol_elf(path: str, symbol: str, data: bytes) -> bytes | None:
+    """The bytes of ``symbol`` (its leading u64 size + that many bytes) read from the ELF64 file
+    ``path`` holding ``data``, without loading it; None when the symbol is absent. Raises
+    ValueError for non-ELF64 files and ModuleLoadError for a malformed one."""
     if data[:4] != b"\x7fELF" or data[4:5] != b"\x02" or data[5:6] != b"\x01":
         raise ValueError("not a little-endian ELF64 file")
     try:
@@ -254,10 +257,11 @@ def _read_symbol_dlopen(path: str, symbol: str) -> bytes | None:
     return ctypes.string_at(base + 8, nbytes)
 
 
-def read_embedded_kinds(path: str) -> list[str]:
-    """Kinds of the device modules embedded in library ``path`` (empty for a plain library)."""
+def read_embedded_kinds(path: str, data: bytes | None = None) -> list[str]:
+    """Kinds of the device modules embedded in library ``path`` (empty for a plain library);
+    ``data``: the file's bytes when the caller has read them already."""
     try:
-        blob = _read_symbol_elf(path, LIBRARY_BIN)
+        blob = _read_symbol_elf(path, LIBRARY_BIN, _read_file(path) if data is None else data)
     except ValueError:
         blob = _read_symbol_dlopen(path, LIBRARY_BIN)
     if blob is None:
@@ -299,19 +303,17 @@ def append_checksum(path: str) -> None:
     """Append the checksum trailer to the library at ``path`` (see :data:`CHECKSUM_MAGIC`)."""
     import zlib
 
-    with open(path, "rb") as f:
-        crc = zlib.crc32(f.read())
+    crc = zlib.crc32(_read_file(path))
     with open(path, "ab") as f:
         f.write(CHECKSUM_MAGIC + _u64(crc))
 
 
-def check_checksum(path: str) -> None:
-    """Raise ModuleLoadError when the library at ``path`` carries a checksum trailer that does
-    not match its bytes (a library without one, not written by ``export_library``, passes)."""
+def check_checksum(path: str, data: bytes) -> None:
+    """Raise ModuleLoadError when the library at ``path``, holding ``data``, carries a checksum
+    trailer that does not match its bytes (a library without one, not written by
+    ``export_library``, passes)."""
     import zlib
 
-    with open(path, "rb") as f:
-        data = f.read()
     magic = data[-16:-8]
     if magic != CHECKSUM_MAGIC:
         # a trailer that is there but damaged, or moved by bytes cut from or added to the end
@@ -332,8 +334,9 @@ def load_module(path: str) -> Module:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such library: {path}")
-    check_checksum(path)
-    kinds = read_embedded_kinds(path)
+    data = _read_file(path)  # read once: the checksum and the embedded table
+    check_checksum(path, data)
+    kinds = read_embedded_kinds(path, data)
     for kind in dict.fromkeys(kinds):
         ensure_loader(kind)
     full = os.path.abspath(path)

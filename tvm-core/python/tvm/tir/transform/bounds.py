@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from tvm.tir.analysis import free_vars
 from tvm.tir.expr import (
     Add,
     Buffer,
@@ -132,7 +133,8 @@ class _BoundsChecker(StmtExprVisitor):
             span = _interval(index, self.ranges)
             if span is None or (0 <= span[0] and span[1] < extent.value):
                 continue
-            loops = [v for v in self.loops if _uses(index, v)]
+            used = set(free_vars(index))
+            loops = [v for v in self.loops if v in used]
             got = f"index {span[0]}" if span[0] == span[1] else f"indices {span[0]} to {span[1]}"
             if loops:
                 got += " (" + ", ".join(f"{v.name} in [{self.ranges[v][0]}, {self.ranges[v][1]}]" for v in loops) + ")"
@@ -144,12 +146,6 @@ class _BoundsChecker(StmtExprVisitor):
                     getattr(node, "span", None) or (self.loops[loops[0]].span if loops else None),
                 )
             )
-
-
-def _uses(e: PrimExpr, v: Var) -> bool:
-    from tvm.tir.analysis import free_vars
-
-    return v in free_vars(e)
 
 
 def check_constant_bounds(func: PrimFunc) -> PrimFunc:

@@ -45,24 +45,27 @@ def _threads_per_block(kernel: PrimFunc) -> tuple[int, Any]:
     return math.prod(extents.values()) if extents else 1, span
 
 
-def _shared_bytes(kernel: PrimFunc, scopes: tuple[str, ...]) -> tuple[int, list[str], Any]:
-    """Bytes of the constant-size allocations in ``scopes``, their names, and the span of the largest."""
-    total, names, largest, span = 0, [], 0, None
+def _shared_allocations(kernel: PrimFunc) -> list[tuple[str, int, str, Any]]:
+    """(scope, bytes, name, span) of each constant-size shared allocation (sizes of the others
+    are checked at launch)."""
+    found = []
 
     def visit(node: Any) -> None:
-        nonlocal total, largest, span
-        if isinstance(node, Allocate) and node.buffer.scope in scopes:
+        if isinstance(node, Allocate) and node.buffer.scope in ("shared", "shared.dyn"):
             dims = [_constant(d) for d in node.buffer.shape]
-            if None in dims:
-                return  # dynamic shared memory: checked at launch
-            size = math.prod(dims) * max(1, _dt.bits(node.buffer.dtype) * _dt.lanes(node.buffer.dtype) // 8)
-            total += size
-            names.append(node.buffer.name)
-            if size > largest:
-                largest, span = size, node.span
+            if None not in dims:
+                elem = max(1, _dt.bits(node.buffer.dtype) * _dt.lanes(node.buffer.dtype) // 8)
+                found.append((node.buffer.scope, math.prod(dims) * elem, node.buffer.name, node.span))
 
     post_order_visit(kernel.body, visit)
-    return total, names, span
+    return found
+
+
+def _shared_bytes(allocations: list[tuple[str, int, str, Any]], scopes: tuple[str, ...]) -> tuple[int, list[str], Any]:
+    """Bytes of ``allocations`` in ``scopes``, their names, and the span of the largest."""
+    mine = [a for a in allocations if a[0] in scopes]
+    largest = max(mine, key=lambda a: a[1], default=None)
+    return sum(a[1] for a in mine), [a[2] for a in mine], largest[3] if largest else None
 
 
 def _first_use_of(kernel: PrimFunc, elements: tuple[str, ...]) -> tuple[str, Any] | None:
@@ -95,11 +98,12 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
         )
     static_limit = target.capability("max_shared_memory_per_block")
     dynamic_limit = target.capability("max_dynamic_shared_memory_per_block") or static_limit
+    allocations = _shared_allocations(kernel)
     for scopes, limit, what in (
         (("shared",), static_limit, "static shared memory"),
         (("shared", "shared.dyn"), dynamic_limit, "shared memory (static and dynamic)"),
     ):
-        used, names, span = _shared_bytes(kernel, scopes)
+        used, names, span = _shared_bytes(allocations, scopes)
         if limit is not None and used > int(limit):
             raise TIRVerifyError(
                 with_span(
