@@ -15,14 +15,12 @@ When OpenCL or pyopencl is missing, the JSON says so in ``skipped``.
 
 from __future__ import annotations
 
-import json
 import platform
-import statistics
 import sys
-import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+from tvm.testing.benchmark import compare, summarize, write_json
 
 GOAL = 0.95
 VADD_N = 1 << 22
@@ -67,32 +65,6 @@ def tvm_kernels() -> dict[str, Any]:
         "vadd": kernels.vector_add("float32", 256, name="vadd"),
         "matmul": kernels.matmul_tiled(tile=TILE, name="matmul"),
     }
-
-
-def batch_ms(run: Callable[[], None], sync: Callable[[], None], batch: int) -> float:
-    """Milliseconds per launch of one batch of ``batch`` launches followed by a sync."""
-    t0 = time.perf_counter()
-    for _ in range(batch):
-        run()
-    sync()
-    return (time.perf_counter() - t0) * 1e3 / batch
-
-
-def compare(ours: tuple, theirs: tuple, batch: int, repeats: int) -> tuple[list[float], list[float]]:
-    """ms-per-launch samples of both (run, sync) pairs, their batches interleaved so that load
-    from other processes on a shared machine hits both sides alike."""
-    for run, sync in (ours, theirs):  # warm up: program build, first touch of buffers
-        run()
-        sync()
-    a, b = [], []
-    for i in range(repeats):  # alternate which side goes first (ABBA), so order favours neither
-        if i % 2 == 0:
-            a.append(batch_ms(*ours, batch))
-            b.append(batch_ms(*theirs, batch))
-        else:
-            b.append(batch_ms(*theirs, batch))
-            a.append(batch_ms(*ours, batch))
-    return a, b
 
 
 class TVMSide:
@@ -173,7 +145,7 @@ def main(out_path: str) -> int:
         import pyopencl  # noqa: F401
     except Exception as err:  # noqa: BLE001 - report why nothing ran
         result["skipped"] = f"{type(err).__name__}: {err}"
-        _write(out_path, result)
+        write_json(out_path, result)
         print(result["skipped"])
         return 0
     dev = tvm.opencl(0)
@@ -189,9 +161,8 @@ def main(out_path: str) -> int:
     t_s, p_s = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=10, repeats=25)
     np.testing.assert_allclose(ours.result(), a + b)
     np.testing.assert_allclose(theirs.result(), a + b)
-    result["cases"].append(
-        _case("vector_add", {"n": VADD_N, "dtype": "float32", "local_size": [256]}, t_s, p_s, 3 * VADD_N * 4)
-    )
+    params = {"n": VADD_N, "dtype": "float32", "local_size": [256]}
+    result["cases"].append(summarize("vector_add", params, t_s, p_s, "pyopencl", GOAL, 3 * VADD_N * 4))
 
     x = rng.standard_normal((MM, MM), dtype="float32")
     y = rng.standard_normal((MM, MM), dtype="float32")
@@ -201,46 +172,19 @@ def main(out_path: str) -> int:
     ref = x @ y
     np.testing.assert_allclose(ours.result(), ref, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(theirs.result(), ref, rtol=1e-3, atol=1e-3)
-    case = _case("matmul_tiled", {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}, t_s, p_s, None)
+    params = {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}
+    case = summarize("matmul_tiled", params, t_s, p_s, "pyopencl", GOAL)
     case["gflops_tvm"] = round(2 * MM**3 / (case["tvm_ms"] * 1e6), 3)
     case["gflops_pyopencl"] = round(2 * MM**3 / (case["pyopencl_ms"] * 1e6), 3)
     result["cases"].append(case)
     result["all_meet_goal"] = all(c["meets_goal"] for c in result["cases"])
-    _write(out_path, result)
+    write_json(out_path, result)
     for c in result["cases"]:
         print(
             f"{c['name']}: tvm {c['tvm_ms']:.3f} ms, pyopencl {c['pyopencl_ms']:.3f} ms, "
             f"ratio best-of {c['ratio_best']:.3f} (medians {c['ratio']:.3f}); goal {GOAL}"
         )
     return 0
-
-
-def _case(name: str, params: dict, tvm_samples: list[float], pyopencl_samples: list[float], nbytes: int | None) -> dict:
-    tvm_ms, pyopencl_ms = statistics.median(tvm_samples), statistics.median(pyopencl_samples)
-    ratio = pyopencl_ms / tvm_ms
-    case = {
-        "name": name,
-        "params": params,
-        "tvm_ms": round(tvm_ms, 4),
-        "pyopencl_ms": round(pyopencl_ms, 4),
-        "ratio": round(ratio, 4),
-        # best-of-repeats: least disturbed by other load on a shared machine
-        "tvm_min_ms": round(min(tvm_samples), 4),
-        "pyopencl_min_ms": round(min(pyopencl_samples), 4),
-        "ratio_best": round(min(pyopencl_samples) / min(tvm_samples), 4),
-        "repeats": len(tvm_samples),
-    }
-    case["meets_goal"] = case["ratio_best"] >= GOAL
-    if nbytes is not None:
-        case["gbps_tvm"] = round(nbytes / (tvm_ms * 1e6), 3)
-        case["gbps_pyopencl"] = round(nbytes / (pyopencl_ms * 1e6), 3)
-    return case
-
-
-def _write(path: str, data: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,690 @@
+"""SPIR-V from TIR: one :class:`KernelEmitter` per device kernel, over a shared :class:`spirv.Module`.
+
+The kernel interface (what the runtime binds; see the package README):
+
+* buffer parameter k (counting buffers only, in parameter order) is a storage buffer at
+  descriptor set 0, binding k: a ``Block`` struct holding one runtime array of the element type
+  (``bool`` is stored as one byte);
+* scalar parameters are members of one push-constant ``Block``, in parameter order, each at an
+  offset aligned to its size; narrower scalars travel as 32-bit values (see :func:`scalar_arg_type`);
+* ``threadIdx`` extents are the workgroup size, given by specialization constants 0, 1, 2;
+  ``blockIdx`` extents are the dispatch size;
+* ``shared`` allocations are ``Workgroup`` arrays, ``local`` ones ``Function`` arrays.
+
+Expressions become SSA ids (:class:`tvm.tir.functor.ExprFunctor` of ``int``); loops are structured
+(``OpLoopMerge`` with the loop variable as an ``OpPhi``), conditionals use ``OpSelectionMerge``.
+Integer division, floor division, min and max arrive legalized (``legalize_arithmetic`` is a pass
+of the target kind), so they map to single instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.codegen.c_family import CodegenError
+from tvm.tir import dtype as _dt
+from tvm.tir import expr as E
+from tvm.tir import stmt as S
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import ExprFunctor
+
+from .spirv import (
+    BuiltIn,
+    Cap,
+    Deco,
+    EXEC_GLCOMPUTE,
+    GROUP_REDUCE,
+    Module,
+    Op,
+    SCOPE_DEVICE,
+    SCOPE_SUBGROUP,
+    SCOPE_WORKGROUP,
+    SEMANTICS_GLOBAL_BARRIER,
+    SEMANTICS_WORKGROUP_BARRIER,
+    Storage,
+    encode_string,
+    instruction,
+)
+
+#: How a scalar parameter of each dtype travels in the push constants (and its arg type).
+_SCALAR_ARG = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32"}
+_SCALAR_ARG.update({"float16": "float32", "bfloat16": "float32"})
+
+#: GLSL.std.450 instruction numbers of the math calls (float16/float32 only unless in _F64_OK).
+_GLSL = {
+    "round": 2,
+    "nearbyint": 2,
+    "trunc": 3,
+    "fabs": 4,
+    "floor": 8,
+    "ceil": 9,
+    "sin": 13,
+    "cos": 14,
+    "tan": 15,
+    "asin": 16,
+    "acos": 17,
+    "atan": 18,
+    "sinh": 19,
+    "cosh": 20,
+    "tanh": 21,
+    "asinh": 22,
+    "acosh": 23,
+    "atanh": 24,
+    "atan2": 25,
+    "pow": 26,
+    "exp": 27,
+    "log": 28,
+    "exp2": 29,
+    "log2": 30,
+    "sqrt": 31,
+    "rsqrt": 32,
+    "fma": 50,
+}
+_F64_OK = {"round", "nearbyint", "trunc", "fabs", "floor", "ceil", "sqrt", "rsqrt", "fma"}
+_GLSL_SABS = 5
+
+#: Binary operations: class name -> (signed int, unsigned int, float, bool) opcode.
+_BINARY = {
+    "Add": (Op.IAdd, Op.IAdd, Op.FAdd, None),
+    "Sub": (Op.ISub, Op.ISub, Op.FSub, None),
+    "Mul": (Op.IMul, Op.IMul, Op.FMul, None),
+    "Div": (Op.SDiv, Op.UDiv, Op.FDiv, None),
+    "Mod": (Op.SRem, Op.UMod, Op.FRem, None),
+    "EQ": (Op.IEqual, Op.IEqual, Op.FOrdEqual, Op.LogicalEqual),
+    "NE": (Op.INotEqual, Op.INotEqual, Op.FUnordNotEqual, Op.LogicalNotEqual),
+    "LT": (Op.SLessThan, Op.ULessThan, Op.FOrdLessThan, None),
+    "LE": (Op.SLessThanEqual, Op.ULessThanEqual, Op.FOrdLessThanEqual, None),
+    "GT": (Op.SGreaterThan, Op.UGreaterThan, Op.FOrdGreaterThan, None),
+    "GE": (Op.SGreaterThanEqual, Op.UGreaterThanEqual, Op.FOrdGreaterThanEqual, None),
+    "And": (None, None, None, Op.LogicalAnd),
+    "Or": (None, None, None, Op.LogicalOr),
+}
+#: Integer bit operations (calls): op -> (signed, unsigned) opcode.
+_BITWISE = {
+    "bitwise_and": (Op.BitwiseAnd, Op.BitwiseAnd),
+    "bitwise_or": (Op.BitwiseOr, Op.BitwiseOr),
+    "bitwise_xor": (Op.BitwiseXor, Op.BitwiseXor),
+    "shift_left": (Op.ShiftLeftLogical, Op.ShiftLeftLogical),
+    "shift_right": (Op.ShiftRightArithmetic, Op.ShiftRightLogical),
+}
+_THREAD_BUILTINS = {"blockIdx": BuiltIn.WorkgroupId, "threadIdx": BuiltIn.LocalInvocationId}
+
+
+def scalar_arg_type(dtype: str) -> str:
+    """The arg type of a scalar parameter of ``dtype``: what the runtime packs."""
+    return _SCALAR_ARG.get(dtype, dtype)
+
+
+def _size_of(arg_type: str) -> int:
+    return _dt.bits(arg_type) // 8
+
+
+class ModuleState:
+    """What the kernels of one SPIR-V module share: the module, the built-in input variables, the
+    workgroup-size specialization constants, and where each result id came from (TIR spans)."""
+
+    def __init__(self) -> None:
+        self.module = Module()
+        self.builtins: dict[int, int] = {}
+        self.spans: dict[int, Any] = {}
+        self._workgroup_size: int | None = None
+
+    def builtin(self, which: int, type_id: int) -> int:
+        """The Input variable of built-in ``which`` (made once per module)."""
+        if which not in self.builtins:
+            m = self.module
+            var = m.variable(m.pointer(Storage.Input, type_id), Storage.Input)
+            m.decorate(var, Deco.BuiltIn, which)
+            self.builtins[which] = var
+        return self.builtins[which]
+
+    def declare_workgroup_size(self) -> None:
+        """``WorkgroupSize`` built from specialization constants 0..2 (the runtime sets them)."""
+        if self._workgroup_size is not None:
+            return
+        m = self.module
+        u32 = m.int(32, False)
+        dims = []
+        for axis in range(3):
+            sid = m.new_id()
+            m.add("globals", Op.SpecConstant, u32, sid, 1)
+            m.decorate(sid, Deco.SpecId, axis)
+            dims.append(sid)
+        self._workgroup_size = m.new_id()
+        m.add("globals", Op.SpecConstantComposite, m.vector(u32, 3), self._workgroup_size, *dims)
+        m.decorate(self._workgroup_size, Deco.BuiltIn, BuiltIn.WorkgroupSize)
+
+
+class _Binding:
+    """Where a buffer's data lives: its variable, storage class, and stored element type."""
+
+    __slots__ = ("var", "storage", "dtype", "elem", "runtime_array")
+
+    def __init__(self, var: int, storage: int, dtype: str, elem: int, runtime_array: bool):
+        self.var, self.storage, self.dtype, self.elem, self.runtime_array = var, storage, dtype, elem, runtime_array
+
+
+class KernelEmitter(ExprFunctor[int]):
+    """Emits one kernel as an entry point of ``state.module``."""
+
+    def __init__(self, state: ModuleState) -> None:
+        self.state = state
+        self.m = state.module
+        self.code: list[int] = []
+        self.local_vars: list[int] = []
+        self.label = 0
+        self.values: dict[E.Var, int] = {}
+        self.buffers: dict[E.Var, _Binding] = {}
+        self.interface: set[int] = set()
+        self.span: Any = None
+
+    # ------------------------------------------------------------------ instructions
+    def ins(self, opcode: int, type_id: int, *operands: int) -> int:
+        """Emit an instruction with a result; returns the result id."""
+        rid = self.m.new_id()
+        self.code.extend(instruction(opcode, (type_id, rid, *operands)))
+        if self.span is not None:
+            self.state.spans[rid] = self.span
+        return rid
+
+    def raw(self, opcode: int, *operands: int) -> None:
+        """Emit an instruction without a result."""
+        self.code.extend(instruction(opcode, operands))
+
+    def start_block(self, label: int) -> None:
+        """Begin basic block ``label``."""
+        self.raw(Op.Label, label)
+        self.label = label
+
+    def branch(self, target: int) -> None:
+        """End the current block with a branch to ``target``."""
+        self.raw(Op.Branch, target)
+
+    # ------------------------------------------------------------------ types and constants
+    def ty(self, dtype: str) -> int:
+        """The SPIR-V type of a TIR scalar dtype."""
+        if _dt.lanes(dtype) != 1:
+            raise CodegenError(f"the Vulkan backend does not support vector dtype '{dtype}'")
+        if dtype == "bool":
+            return self.m.bool()
+        if _dt.is_float(dtype) and dtype != "bfloat16":
+            return self.m.float(_dt.bits(dtype))
+        if _dt.is_int(dtype) or _dt.is_uint(dtype):
+            return self.m.int(_dt.bits(dtype), _dt.is_int(dtype))
+        raise CodegenError(f"the Vulkan backend does not support dtype '{dtype}'")
+
+    def const(self, dtype: str, value: Any) -> int:
+        """A constant of ``dtype``."""
+        if dtype == "bool":
+            return self.m.bool_constant(bool(value))
+        if _dt.is_float(dtype):
+            return self.m.constant(self.ty(dtype), float(value), "float", _dt.bits(dtype))
+        kind = "sint" if _dt.is_int(dtype) else "int"
+        return self.m.constant(self.ty(dtype), int(value), kind, _dt.bits(dtype))
+
+    def storage_dtype(self, dtype: str) -> str:
+        """The element type a buffer holds in memory (bool as one byte)."""
+        return "uint8" if dtype == "bool" else dtype
+
+    def declare_storage_caps(self, dtype: str) -> None:
+        """The capability a storage-buffer element of ``dtype`` needs for loads and stores."""
+        bits = _dt.bits(dtype)
+        if bits == 8:
+            self.m.capability(Cap.StorageBuffer8BitAccess, "SPV_KHR_8bit_storage")
+        elif bits == 16:
+            self.m.capability(Cap.StorageBuffer16BitAccess, "SPV_KHR_16bit_storage")
+
+    # ------------------------------------------------------------------ expressions
+    def unsupported_expr(self, e: E.PrimExpr) -> int:
+        raise CodegenError(f"the Vulkan backend cannot compile expression {type(e).__name__}")
+
+    def visit_IntImm(self, e: E.IntImm) -> int:
+        return self.const(e.dtype, e.value)
+
+    def visit_FloatImm(self, e: E.FloatImm) -> int:
+        return self.const(e.dtype, e.value)
+
+    def visit_Var(self, e: E.Var) -> int:
+        try:
+            return self.values[e]
+        except KeyError:
+            raise CodegenError(f"variable '{e.name}' is used where it is not defined") from None
+
+    def visit_Let(self, e: E.Let) -> int:
+        self.values[e.var] = self.visit_expr(e.value)
+        return self.visit_expr(e.body)
+
+    def visit_Not(self, e: E.Not) -> int:
+        return self.ins(Op.LogicalNot, self.m.bool(), self.visit_expr(e.a))
+
+    def visit_Select(self, e: E.Select) -> int:
+        c, a, b = (self.visit_expr(x) for x in (e.condition, e.true_value, e.false_value))
+        return self.ins(Op.Select, self.ty(e.dtype), c, a, b)
+
+    def visit_BinaryOp(self, e: E.BinaryOp) -> int:
+        ops = _BINARY.get(type(e).__name__)
+        if ops is None:
+            raise CodegenError(f"{type(e).__name__} reaches the Vulkan emitter unlegalized")
+        dtype = e.a.dtype
+        kind = 3 if dtype == "bool" else 2 if _dt.is_float(dtype) else 1 if _dt.is_uint(dtype) else 0
+        opcode = ops[kind]
+        if opcode is None:
+            raise CodegenError(f"{type(e).__name__} is not defined for {dtype}")
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        return self.ins(opcode, self.ty(e.dtype), a, b)
+
+    visit_CmpOp = visit_BinaryOp
+
+    def visit_Cast(self, e: E.Cast) -> int:
+        return self.cast(self.visit_expr(e.value), e.value.dtype, e.dtype)
+
+    def cast(self, v: int, src: str, dst: str) -> int:
+        """Convert value ``v`` of ``src`` to ``dst`` (C conversion rules)."""
+        if src == dst:
+            return v
+        if dst == "bool":
+            zero = self.const(src, 0)
+            return self.ins(Op.FUnordNotEqual if _dt.is_float(src) else Op.INotEqual, self.m.bool(), v, zero)
+        if src == "bool":
+            return self.ins(Op.Select, self.ty(dst), v, self.const(dst, 1), self.const(dst, 0))
+        if _dt.is_float(src) and _dt.is_float(dst):
+            return self.ins(Op.FConvert, self.ty(dst), v)
+        if _dt.is_float(dst):
+            return self.ins(Op.ConvertSToF if _dt.is_int(src) else Op.ConvertUToF, self.ty(dst), v)
+        if _dt.is_float(src):
+            return self.ins(Op.ConvertFToS if _dt.is_int(dst) else Op.ConvertFToU, self.ty(dst), v)
+        signed = _dt.is_int(src)
+        if _dt.bits(src) != _dt.bits(dst):
+            v = self.ins(Op.SConvert if signed else Op.UConvert, self.m.int(_dt.bits(dst), signed), v)
+        if signed != _dt.is_int(dst):
+            v = self.ins(Op.Bitcast, self.ty(dst), v)
+        return v
+
+    def visit_BufferLoad(self, e: E.BufferLoad) -> int:
+        b = self._binding(e.buffer)
+        value = self.ins(Op.Load, b.elem, self._element_pointer(b, e.buffer, e.indices))
+        if e.buffer.dtype == "bool" and b.dtype == "uint8":
+            return self.ins(Op.INotEqual, self.m.bool(), value, self.const("uint8", 0))
+        return value
+
+    def visit_Call(self, e: E.Call) -> int:
+        op = e.op[4:] if e.op.startswith("tir.") else e.op
+        special = getattr(self, "call_" + op.replace(".", "_"), None)
+        if special is not None:
+            return special(e)
+        if op in _BITWISE:
+            a, b = (self.visit_expr(x) for x in e.args)
+            return self.ins(_BITWISE[op][0 if _dt.is_int(e.dtype) else 1], self.ty(e.dtype), a, b)
+        if op in _GLSL or op in ("abs", "sigmoid", "log10", "exp10"):
+            return self.math(op, e)
+        raise CodegenError(f"the Vulkan backend does not support intrinsic '{e.op}'")
+
+    # ------------------------------------------------------------------ calls
+    def math(self, op: str, e: E.Call) -> int:
+        """A math function through GLSL.std.450 (float16/float32; float64 where GLSL allows)."""
+        args = [self.visit_expr(a) for a in e.args]
+        t = self.ty(e.dtype)
+        if op == "abs" and not _dt.is_float(e.dtype):
+            if _dt.is_uint(e.dtype):
+                return args[0]
+            return self.ins(Op.ExtInst, t, self.m.glsl, _GLSL_SABS, *args)
+        op = "fabs" if op == "abs" else op
+        if op == "sigmoid":
+            neg = self.ins(Op.FNegate, t, args[0])
+            exp = self._glsl("exp", e.dtype, t, neg)
+            one = self.const(e.dtype, 1.0)
+            return self.ins(Op.FDiv, t, one, self.ins(Op.FAdd, t, one, exp))
+        if op in ("log10", "exp10"):
+            ln10 = self.const(e.dtype, 2.302585092994046)
+            if op == "log10":
+                return self.ins(Op.FDiv, t, self._glsl("log", e.dtype, t, args[0]), ln10)
+            return self._glsl("exp", e.dtype, t, self.ins(Op.FMul, t, args[0], ln10))
+        return self._glsl(op, e.dtype, t, *args)
+
+    def _glsl(self, op: str, dtype: str, t: int, *args: int) -> int:
+        if dtype == "float64" and op not in _F64_OK:
+            raise CodegenError(
+                f"'{op}' on float64 is not available in Vulkan shaders (GLSL.std.450 defines it for "
+                f"16- and 32-bit floats only); compute it in float32"
+            )
+        return self.ins(Op.ExtInst, t, self.m.glsl, _GLSL[op], *args)
+
+    def call_fmod(self, e: E.Call) -> int:
+        a, b = (self.visit_expr(x) for x in e.args)
+        return self.ins(Op.FRem, self.ty(e.dtype), a, b)
+
+    def call_bitwise_not(self, e: E.Call) -> int:
+        return self.ins(Op.Not, self.ty(e.dtype), self.visit_expr(e.args[0]))
+
+    def call_isnan(self, e: E.Call) -> int:
+        return self.ins(Op.IsNan, self.m.bool(), self.visit_expr(e.args[0]))
+
+    def call_isinf(self, e: E.Call) -> int:
+        return self.ins(Op.IsInf, self.m.bool(), self.visit_expr(e.args[0]))
+
+    def call_isfinite(self, e: E.Call) -> int:
+        v = self.visit_expr(e.args[0])
+        b = self.m.bool()
+        bad = self.ins(Op.LogicalOr, b, self.ins(Op.IsNan, b, v), self.ins(Op.IsInf, b, v))
+        return self.ins(Op.LogicalNot, b, bad)
+
+    def call_likely(self, e: E.Call) -> int:
+        return self.visit_expr(e.args[0])
+
+    call_unlikely = call_likely
+
+    def call_reinterpret(self, e: E.Call) -> int:
+        src = e.args[0]
+        if _dt.bits(src.dtype) != _dt.bits(e.dtype):
+            raise CodegenError(f"reinterpret from {src.dtype} to {e.dtype} changes the width")
+        return self.ins(Op.Bitcast, self.ty(e.dtype), self.visit_expr(src))
+
+    def call_if_then_else(self, e: E.Call) -> int:
+        """``cond ? a : b`` evaluating only the chosen side (a guarded load must not run)."""
+        cond = self.visit_expr(e.args[0])
+        then_l, else_l, merge = self.m.new_id(), self.m.new_id(), self.m.new_id()
+        self.raw(Op.SelectionMerge, merge, 0)
+        self.raw(Op.BranchConditional, cond, then_l, else_l)
+        results = []
+        for label, arg in ((then_l, e.args[1]), (else_l, e.args[2])):
+            self.start_block(label)
+            results.append((self.visit_expr(arg), self.label))
+            self.branch(merge)
+        self.start_block(merge)
+        (a, a_from), (b, b_from) = results
+        return self.ins(Op.Phi, self.ty(e.dtype), a, a_from, b, b_from)
+
+    def call_tvm_storage_sync(self, e: E.Call) -> int:
+        scope = e.args[0].value if e.args and isinstance(e.args[0], E.StringImm) else "shared"
+        if scope not in ("shared", "warp", "global"):
+            raise CodegenError(f"tvm_storage_sync('{scope}') has no Vulkan equivalent")
+        u32 = self.m.int(32, False)
+        execution = SCOPE_SUBGROUP if scope == "warp" else SCOPE_WORKGROUP
+        memory = SCOPE_DEVICE if scope == "global" else execution
+        semantics = SEMANTICS_GLOBAL_BARRIER if scope == "global" else SEMANTICS_WORKGROUP_BARRIER
+        c = lambda v: self.m.constant(u32, v)  # noqa: E731
+        self.raw(Op.ControlBarrier, c(execution), c(memory), c(semantics))
+        return 0
+
+    # subgroup operations (T.vulkan.*)
+    def _subgroup(self, e: E.Call, ops: tuple[int, int, int], cap: int) -> int:
+        self.m.capability(Cap.GroupNonUniform)
+        self.m.capability(cap)
+        v = self.visit_expr(e.args[0])
+        kind = 2 if _dt.is_float(e.dtype) else 1 if _dt.is_uint(e.dtype) else 0
+        scope = self.m.constant(self.m.int(32, False), SCOPE_SUBGROUP)
+        return self.ins(ops[kind], self.ty(e.dtype), scope, GROUP_REDUCE, v)
+
+    def call_vulkan_subgroup_add(self, e: E.Call) -> int:
+        adds = (Op.GroupNonUniformIAdd, Op.GroupNonUniformIAdd, Op.GroupNonUniformFAdd)
+        return self._subgroup(e, adds, Cap.GroupNonUniformArithmetic)
+
+    def call_vulkan_subgroup_max(self, e: E.Call) -> int:
+        maxes = (Op.GroupNonUniformSMax, Op.GroupNonUniformUMax, Op.GroupNonUniformFMax)
+        return self._subgroup(e, maxes, Cap.GroupNonUniformArithmetic)
+
+    def _shuffle(self, e: E.Call, opcode: int) -> int:
+        self.m.capability(Cap.GroupNonUniform)
+        self.m.capability(Cap.GroupNonUniformShuffle)
+        v = self.visit_expr(e.args[0])
+        lane = self.cast(self.visit_expr(e.args[1]), e.args[1].dtype, "uint32")
+        scope = self.m.constant(self.m.int(32, False), SCOPE_SUBGROUP)
+        return self.ins(opcode, self.ty(e.dtype), scope, v, lane)
+
+    def call_vulkan_subgroup_shuffle(self, e: E.Call) -> int:
+        return self._shuffle(e, Op.GroupNonUniformShuffle)
+
+    def call_vulkan_subgroup_shuffle_xor(self, e: E.Call) -> int:
+        return self._shuffle(e, Op.GroupNonUniformShuffleXor)
+
+    def _builtin_u32(self, which: int) -> int:
+        u32 = self.m.int(32, False)
+        var = self.state.builtin(which, u32)
+        self.interface.add(var)
+        return self.ins(Op.Load, u32, var)
+
+    def call_vulkan_subgroup_size(self, e: E.Call) -> int:
+        self.m.capability(Cap.GroupNonUniform)
+        return self.cast(self._builtin_u32(BuiltIn.SubgroupSize), "uint32", e.dtype)
+
+    def call_vulkan_subgroup_invocation_id(self, e: E.Call) -> int:
+        self.m.capability(Cap.GroupNonUniform)
+        return self.cast(self._builtin_u32(BuiltIn.SubgroupLocalInvocationId), "uint32", e.dtype)
+
+    # ------------------------------------------------------------------ buffers
+    def _binding(self, buf: E.Buffer) -> _Binding:
+        try:
+            return self.buffers[buf.data]
+        except KeyError:
+            raise CodegenError(f"buffer '{buf.name}' is used outside its allocation") from None
+
+    def _element_pointer(self, b: _Binding, buf: E.Buffer, indices: Any) -> int:
+        index = self.visit_expr(_flat_index(buf, list(indices)))
+        ptr = self.m.pointer(b.storage, b.elem)
+        if b.runtime_array:
+            return self.ins(Op.AccessChain, ptr, b.var, self.const("int32", 0), index)
+        return self.ins(Op.AccessChain, ptr, b.var, index)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: S.Stmt) -> None:
+        """Emit a statement."""
+        fn = getattr(self, "visit_" + type(s).__name__, None)
+        if fn is None:
+            raise CodegenError(f"the Vulkan backend cannot compile statement {type(s).__name__}")
+        outer, self.span = self.span, getattr(s, "span", None) or self.span
+        try:
+            fn(s)
+        finally:
+            self.span = outer
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> None:
+        for x in s.seq:
+            self.stmt(x)
+
+    def visit_Evaluate(self, s: S.Evaluate) -> None:
+        if not isinstance(s.value, (E.IntImm, E.FloatImm)):
+            self.visit_expr(s.value)
+
+    def visit_AssertStmt(self, s: S.AssertStmt) -> None:
+        self.stmt(s.body)  # device code cannot raise; the host checked what matters
+
+    def visit_LetStmt(self, s: S.LetStmt) -> None:
+        self.values[s.var] = self.visit_expr(s.value)
+        self.stmt(s.body)
+
+    def visit_BufferStore(self, s: S.BufferStore) -> None:
+        b = self._binding(s.buffer)
+        value = self.visit_expr(s.value)
+        if s.buffer.dtype == "bool" and b.dtype == "uint8":
+            value = self.cast(value, "bool", "uint8")
+        self.raw(Op.Store, self._element_pointer(b, s.buffer, s.indices), value)
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> None:
+        cond = self.visit_expr(s.condition)
+        then_l, merge = self.m.new_id(), self.m.new_id()
+        else_l = self.m.new_id() if s.else_case is not None else merge
+        self.raw(Op.SelectionMerge, merge, 0)
+        self.raw(Op.BranchConditional, cond, then_l, else_l)
+        self.start_block(then_l)
+        self.stmt(s.then_case)
+        self.branch(merge)
+        if s.else_case is not None:
+            self.start_block(else_l)
+            self.stmt(s.else_case)
+            self.branch(merge)
+        self.start_block(merge)
+
+    def visit_For(self, s: S.For) -> None:
+        if s.kind is S.ForKind.THREAD_BINDING:
+            self._thread_binding(s)
+        elif s.kind is S.ForKind.PARALLEL:
+            raise CodegenError("parallel loops have no meaning in a Vulkan kernel; bind the loop to a thread")
+        else:
+            self._serial_loop(s)
+
+    def _serial_loop(self, s: S.For) -> None:
+        """``for v in [min, min + extent)`` as a structured loop; ``v`` is an OpPhi."""
+        t = self.ty(s.loop_var.dtype)
+        lo = self.visit_expr(s.min)
+        hi = self.ins(Op.IAdd, t, lo, self.visit_expr(s.extent))
+        pre = self.label
+        header, body, cont, merge = (self.m.new_id() for _ in range(4))
+        nxt = self.m.new_id()
+        self.branch(header)
+        self.start_block(header)
+        v = self.ins(Op.Phi, t, lo, pre, nxt, cont)
+        signed = _dt.is_int(s.loop_var.dtype)
+        cond = self.ins(Op.SLessThan if signed else Op.ULessThan, self.m.bool(), v, hi)
+        self.raw(Op.LoopMerge, merge, cont, 1 if s.kind is S.ForKind.UNROLLED else 0)
+        self.raw(Op.BranchConditional, cond, body, merge)
+        self.start_block(body)
+        self.values[s.loop_var] = v
+        self.stmt(s.body)
+        self.branch(cont)
+        self.start_block(cont)
+        self.code.extend(instruction(Op.IAdd, (t, nxt, v, self.const(s.loop_var.dtype, 1))))
+        self.branch(header)
+        self.start_block(merge)
+
+    def _thread_binding(self, s: S.For) -> None:
+        tag = s.thread_tag or ""
+        group, _, axis = tag.partition(".")
+        if group not in _THREAD_BUILTINS or axis not in ("x", "y", "z"):
+            raise CodegenError(f"the Vulkan backend does not support thread tag '{tag}'")
+        u32 = self.m.int(32, False)
+        var = self.state.builtin(_THREAD_BUILTINS[group], self.m.vector(u32, 3))
+        self.interface.add(var)
+        vec = self.ins(Op.Load, self.m.vector(u32, 3), var)
+        index = self.cast(self.ins(Op.CompositeExtract, u32, vec, "xyz".index(axis)), "uint32", s.loop_var.dtype)
+        if not (isinstance(s.min, E.IntImm) and s.min.value == 0):
+            index = self.ins(Op.IAdd, self.ty(s.loop_var.dtype), index, self.visit_expr(s.min))
+        self.values[s.loop_var] = index
+        self.stmt(s.body)
+
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        count = 1
+        for d in buf.shape:
+            if not isinstance(d, E.IntImm):
+                raise CodegenError(
+                    f"allocation '{buf.name}' has a size known only at run time ({buf.shape}); the Vulkan "
+                    f"backend needs constant shapes for shared and local memory"
+                )
+            count *= int(d.value)
+        if buf.scope not in ("shared", "local"):
+            raise CodegenError(f"the Vulkan backend cannot allocate '{buf.name}' in scope '{buf.scope}'")
+        elem = self.ty(buf.dtype)
+        array = self.m.array(elem, max(count, 1))
+        if buf.scope == "shared":
+            var = self.m.variable(self.m.pointer(Storage.Workgroup, array), Storage.Workgroup)
+            storage = Storage.Workgroup
+        else:
+            var = self.m.new_id()
+            storage = Storage.Function
+            self.local_vars.extend(instruction(Op.Variable, (self.m.pointer(storage, array), var, storage)))
+        self.m.name(var, buf.name)
+        self.buffers[buf.data] = _Binding(var, storage, buf.dtype, elem, False)
+        self.stmt(s.body)
+
+    # ------------------------------------------------------------------ the kernel
+    def emit_kernel(self, func: PrimFunc) -> None:
+        """Add ``func`` to the module as entry point ``func.global_symbol``."""
+        name = func.global_symbol
+        m = self.m
+        if "dyn_shmem" in list(func.attrs.get("launch_params", ())):
+            raise CodegenError(f"kernel {name}: dynamic shared memory is not supported by the Vulkan backend")
+        self.state.declare_workgroup_size()
+        fn = m.new_id()
+        m.name(fn, name)
+        void = m.void()
+        entry = m.new_id()
+        self.start_block(entry)
+        self._bind_parameters(func)
+        self.stmt(func.body)
+        self.raw(Op.Return)
+        head = instruction(Op.Function, (void, fn, 0, m.function_type(void)))
+        label = instruction(Op.Label, (entry,))
+        m.functions.extend(head + label + self.local_vars + self.code[len(label) :] + instruction(Op.FunctionEnd, ()))
+        m.add("entry_points", Op.EntryPoint, EXEC_GLCOMPUTE, fn, *encode_string(name), *sorted(self.interface))
+
+    def _bind_parameters(self, func: PrimFunc) -> None:
+        """Storage buffers for buffer parameters, one push-constant block for the scalars."""
+        scalars: list[tuple[E.Var, str]] = []
+        binding = 0
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is None:
+                if p.dtype == "handle":
+                    raise CodegenError(
+                        f"kernel {func.global_symbol}: parameter '{p.name}' is a handle without a buffer; "
+                        f"Vulkan buffers must be declared with T.match_buffer"
+                    )
+                scalars.append((p, scalar_arg_type(p.dtype)))
+                continue
+            self._bind_storage_buffer(buf, binding, func.global_symbol)
+            binding += 1
+        if scalars:
+            self._bind_push_constants(scalars, func.global_symbol)
+
+    def _bind_storage_buffer(self, buf: E.Buffer, binding: int, kernel: str) -> None:
+        m = self.m
+        dtype = self.storage_dtype(_dt.element_of(buf.dtype))
+        self.declare_storage_caps(dtype)
+        elem = self.ty(dtype)
+        block = m.block_struct([m.runtime_array(elem, _dt.bits(dtype) // 8)], [0])
+        var = m.variable(m.pointer(Storage.StorageBuffer, block), Storage.StorageBuffer)
+        m.decorate(var, Deco.DescriptorSet, 0)
+        m.decorate(var, Deco.Binding, binding)
+        m.name(var, buf.name)
+        self.buffers[buf.data] = _Binding(var, Storage.StorageBuffer, dtype, elem, True)
+
+    def _bind_push_constants(self, scalars: list[tuple[E.Var, str]], kernel: str) -> None:
+        m = self.m
+        members, offsets, end = [], [], 0
+        for _, arg_type in scalars:
+            size = _size_of(arg_type)
+            offset = (end + size - 1) // size * size
+            members.append(self.ty(arg_type))
+            offsets.append(offset)
+            end = offset + size
+        if end > 128:
+            raise CodegenError(
+                f"kernel {kernel}: its scalar arguments take {end} bytes of push constants; Vulkan "
+                f"guarantees 128 (pass fewer or narrower scalars, or put them in a buffer)"
+            )
+        block = m.block_struct(members, offsets, tag=kernel)
+        var = m.variable(m.pointer(Storage.PushConstant, block), Storage.PushConstant)
+        m.name(var, f"{kernel}_args")
+        for i, (param, arg_type) in enumerate(scalars):
+            ptr = self.ins(Op.AccessChain, m.pointer(Storage.PushConstant, members[i]), var, self.const("int32", i))
+            value = self.ins(Op.Load, members[i], ptr)
+            self.values[param] = self.cast(value, arg_type, param.dtype)
+
+
+def _flat_index(buf: E.Buffer, idx: list[E.PrimExpr]) -> E.PrimExpr:
+    """The element offset of ``idx`` in ``buf`` as a TIR expression (row-major or strided), in
+    the dtype of the first index (SPIR-V arithmetic needs operands of one type)."""
+    if len(idx) != 1 and len(idx) != len(buf.shape):
+        raise CodegenError(f"buffer {buf.name} has {len(buf.shape)} dims, accessed with {len(idx)} indices")
+    dtype = idx[0].dtype
+
+    def same(e: E.PrimExpr) -> E.PrimExpr:
+        return e if e.dtype == dtype else E.Cast(dtype, e)
+
+    if len(idx) == 1 and not buf.strides:
+        out = idx[0]
+    elif buf.strides:
+        out = E.Mul(idx[0], same(buf.strides[0]))
+        for i, st in zip(idx[1:], buf.strides[1:]):
+            out = E.Add(out, E.Mul(same(i), same(st)))
+    else:
+        out = idx[0]
+        for i, d in zip(idx[1:], buf.shape[1:]):
+            out = E.Add(E.Mul(out, same(d)), same(i))
+    off = buf.elem_offset
+    if not (isinstance(off, E.IntImm) and off.value == 0):
+        out = E.Add(out, same(off))
+    return out
+
+
+__all__ = ["KernelEmitter", "ModuleState", "scalar_arg_type"]

@@ -1,0 +1,545 @@
+/*!
+ * \file vulkan_device.cc
+ * \brief Instance creation and device discovery, logical devices, batched submission, buffers.
+ */
+#include "vulkan_device.h"
+
+#include <tvm/ffi/error.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <set>
+#include <utility>
+
+namespace tvm_backend_vulkan {
+
+const char* const kInstallFix =
+    "apt-get install libvulkan1 mesa-vulkan-drivers (or your GPU vendor's Vulkan driver)";
+
+namespace {
+std::once_flag g_discover_once;
+/*! \brief Set by the one discovery: the runtime, or (when no device is usable) the reason. */
+VulkanRuntime* g_runtime = nullptr;
+const std::string* g_discover_error = nullptr;
+std::atomic<bool> g_discovered{false};
+
+/*! \brief Appends `next` to the pNext chain ending at `*tail`, which then points at `next`. */
+template <typename T>
+void Chain(void*** tail, T* next) {
+  **tail = next;
+  *tail = &next->pNext;
+}
+
+std::set<std::string> DeviceExtensions(VkPhysicalDevice phys) {
+  uint32_t n = 0;
+  std::set<std::string> out;
+  if (Vk().vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr) != VK_SUCCESS) return out;
+  std::vector<VkExtensionProperties> exts(n);
+  if (Vk().vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, exts.data()) != VK_SUCCESS)
+    return out;
+  for (const auto& e : exts) out.insert(e.extensionName);
+  return out;
+}
+
+/*! \brief The optional features of `phys` that a logical device can enable, and their
+ *  extensions. */
+void QueryFeatures(const std::set<std::string>& exts, PhysicalDeviceInfo* info) {
+  bool has_f16i8 = exts.count(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) > 0;
+  bool has_8bit = exts.count(VK_KHR_8BIT_STORAGE_EXTENSION_NAME) > 0;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice8BitStorageFeaturesKHR s8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR};
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  void** tail = &f2.pNext;
+  Chain(&tail, &s16);
+  if (has_8bit) Chain(&tail, &s8);
+  if (has_f16i8) Chain(&tail, &f16);
+  Vk().vkGetPhysicalDeviceFeatures2(info->handle, &f2);
+  DeviceFeatures& f = info->features;
+  f.int64 = f2.features.shaderInt64;
+  f.float64 = f2.features.shaderFloat64;
+  f.int16 = f2.features.shaderInt16;
+  f.storage_buffer_16bit = s16.storageBuffer16BitAccess;
+  f.storage_buffer_8bit = has_8bit && s8.storageBuffer8BitAccess;
+  f.float16 = has_f16i8 && f16.shaderFloat16;
+  f.int8 = has_f16i8 && f16.shaderInt8;
+  f.push_descriptor = exts.count(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) > 0;
+  if (f.storage_buffer_8bit) info->extensions.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+  if (f.float16 || f.int8) info->extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  if (f.push_descriptor) info->extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+}
+
+/*! \brief Subgroup, push-descriptor and allocation limits (Vulkan 1.1 property structs). */
+void QueryProperties(PhysicalDeviceInfo* info) {
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceMaintenance3Properties m3{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDevicePushDescriptorPropertiesKHR push{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+  void** tail = &p2.pNext;
+  Chain(&tail, &sub);
+  Chain(&tail, &m3);
+  if (info->features.push_descriptor) Chain(&tail, &push);
+  Vk().vkGetPhysicalDeviceProperties2(info->handle, &p2);
+  info->subgroup_size = std::max<uint32_t>(sub.subgroupSize, 1);
+  if (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+    info->features.subgroup_operations = sub.supportedOperations;
+  }
+  info->max_allocation_size = m3.maxMemoryAllocationSize;
+  info->max_push_descriptors = info->features.push_descriptor ? push.maxPushDescriptors : 0;
+  for (uint32_t i = 0; i < info->memory.memoryHeapCount; ++i) {
+    const VkMemoryHeap& heap = info->memory.memoryHeaps[i];
+    if (heap.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
+      info->device_local_bytes = std::max(info->device_local_bytes, heap.size);
+    }
+  }
+}
+
+/*!
+ * \brief Fill `info` for `phys`; false (with `problem` set) when the device cannot run compute
+ *  work here (no compute queue family, or only Vulkan 1.0).
+ */
+bool DescribeDevice(VkPhysicalDevice phys, PhysicalDeviceInfo* info, std::string* problem) {
+  const DriverTable& vk = Vk();
+  info->handle = phys;
+  vk.vkGetPhysicalDeviceProperties(phys, &info->props);
+  info->name = info->props.deviceName;
+  if (VK_API_VERSION_MAJOR(info->props.apiVersion) == 1 &&
+      VK_API_VERSION_MINOR(info->props.apiVersion) < 1) {
+    *problem = "'" + info->name + "' supports only Vulkan 1.0 (1.1 is required)";
+    return false;
+  }
+  uint32_t nfam = 0;
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(phys, &nfam, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(nfam);
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(phys, &nfam, fams.data());
+  auto it = std::find_if(fams.begin(), fams.end(), [](const VkQueueFamilyProperties& f) {
+    return (f.queueFlags & VK_QUEUE_COMPUTE_BIT) && f.queueCount > 0;
+  });
+  if (it == fams.end()) {
+    *problem = "'" + info->name + "' has no compute queue family";
+    return false;
+  }
+  info->queue_family = static_cast<uint32_t>(it - fams.begin());
+  vk.vkGetPhysicalDeviceMemoryProperties(phys, &info->memory);
+  QueryFeatures(DeviceExtensions(phys), info);
+  QueryProperties(info);
+  return true;
+}
+
+/*! \brief Memory properties tried in order for buffers: always host-mappable. */
+constexpr VkMemoryPropertyFlags kMemoryPreference[] = {
+    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+};
+}  // namespace
+
+// ---- discovery ---------------------------------------------------------------------------------
+
+std::string VulkanRuntime::Load() { return LoadDriver(); }
+
+VulkanRuntime* VulkanRuntime::TryGlobal(std::string* why) {
+  // call_once: concurrent first users wait for one discovery; later calls cost one atomic load.
+  std::call_once(g_discover_once, [] {
+    auto* rt = new VulkanRuntime();  // leaked on purpose (see VulkanDevice)
+    std::string err;
+    try {
+      err = rt->Discover();
+    } catch (const std::exception& e) {
+      err = std::string("Vulkan device discovery failed: ") + e.what();
+    }
+    if (err.empty()) {
+      g_runtime = rt;
+    } else {
+      g_discover_error = new std::string(std::move(err));
+    }
+    g_discovered.store(true, std::memory_order_release);
+  });
+  if (g_runtime == nullptr && why != nullptr) *why = *g_discover_error;
+  return g_runtime;
+}
+
+VulkanRuntime* VulkanRuntime::Global(const std::string& what) {
+  VulkanRuntime* rt = TryGlobal();
+  if (rt == nullptr) ThrowUnavailable(what);
+  return rt;
+}
+
+void VulkanRuntime::ThrowUnavailable(const std::string& what) {
+  std::string why;
+  TryGlobal(&why);
+  TVM_FFI_THROW(RuntimeError) << what << ": " << why << "; " << kInstallFix;
+}
+
+bool VulkanRuntime::Discovered() { return g_discovered.load(std::memory_order_acquire); }
+
+std::string VulkanRuntime::Discover() {
+  const DriverTable& vk = Vk();
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "tvm";
+  app.pEngineName = "tvm";
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;  // layers: only what the loader's environment asks for
+  VkResult rc = vk.vkCreateInstance(&ci, nullptr, &instance_);
+  if (rc != VK_SUCCESS) {
+    std::string why = "vkCreateInstance failed with " + ResultString(rc);
+    if (rc == VK_ERROR_INCOMPATIBLE_DRIVER) why += " (no Vulkan 1.1 driver (ICD) is installed)";
+    return why;
+  }
+  uint32_t n = 0;
+  rc = vk.vkEnumeratePhysicalDevices(instance_, &n, nullptr);
+  if (rc != VK_SUCCESS) return "vkEnumeratePhysicalDevices failed with " + ResultString(rc);
+  std::vector<VkPhysicalDevice> phys(n);
+  rc = vk.vkEnumeratePhysicalDevices(instance_, &n, phys.data());
+  if (rc != VK_SUCCESS && rc != VK_INCOMPLETE) {
+    return "vkEnumeratePhysicalDevices failed with " + ResultString(rc);
+  }
+  if (n == 0) {
+    return "the Vulkan loader found no device (no driver (ICD) is installed under "
+           "/usr/share/vulkan/icd.d, or VK_ICD_FILENAMES / VK_DRIVER_FILES point elsewhere)";
+  }
+  std::string problems;
+  for (uint32_t i = 0; i < n; ++i) {
+    PhysicalDeviceInfo info;
+    std::string problem;
+    if (DescribeDevice(phys[i], &info, &problem)) {
+      infos_.push_back(std::move(info));
+    } else {
+      problems += (problems.empty() ? "" : "; ") + problem;
+    }
+  }
+  if (infos_.empty()) return "no Vulkan device can run compute shaders: " + problems;
+  devices_.reset(new std::atomic<VulkanDevice*>[infos_.size()]);
+  for (size_t i = 0; i < infos_.size(); ++i) devices_[i].store(nullptr);
+  return "";
+}
+
+const PhysicalDeviceInfo& VulkanRuntime::Info(int id) const {
+  if (id < 0 || id >= num_devices()) {
+    TVM_FFI_THROW(ValueError) << "vulkan(" << id << ") does not exist: this machine has "
+                              << num_devices() << " Vulkan device(s), ids 0.." << num_devices() - 1;
+  }
+  return infos_[id];
+}
+
+VulkanDevice& VulkanRuntime::Device(int id) {
+  const PhysicalDeviceInfo& info = Info(id);
+  VulkanDevice* dev = devices_[id].load(std::memory_order_acquire);
+  if (dev != nullptr) return *dev;
+  std::lock_guard<std::mutex> lock(devices_mu_);
+  dev = devices_[id].load(std::memory_order_acquire);
+  if (dev == nullptr) {
+    dev = new VulkanDevice(info, id);  // throws on failure; the next use tries again
+    devices_[id].store(dev, std::memory_order_release);
+  }
+  return *dev;
+}
+
+// ---- buffers -----------------------------------------------------------------------------------
+
+VulkanBuffer* VulkanRuntime::Alloc(int id, size_t nbytes) {
+  VulkanBuffer* buf = Device(id).CreateBuffer(nbytes);
+  std::lock_guard<std::mutex> lock(buffers_mu_);
+  buffers_.insert(buf);
+  return buf;
+}
+
+void VulkanRuntime::Free(void* ptr) {
+  if (ptr == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(buffers_mu_);
+    if (buffers_.erase(ptr) == 0) {
+      std::fprintf(stderr, "[tvm vulkan] warning: ignoring free of %p: not a live Vulkan buffer\n",
+                   ptr);
+      return;
+    }
+  }
+  auto* buf = static_cast<VulkanBuffer*>(ptr);
+  try {
+    Device(buf->device_id).ReleaseBuffer(buf);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[tvm vulkan] warning: freeing buffer %p failed: %s\n", ptr, e.what());
+  }
+}
+
+VulkanBuffer* VulkanRuntime::LookupBuffer(const void* ptr) {
+  std::lock_guard<std::mutex> lock(buffers_mu_);
+  if (buffers_.count(ptr) == 0) return nullptr;
+  return static_cast<VulkanBuffer*>(const_cast<void*>(ptr));
+}
+
+// ---- logical device ----------------------------------------------------------------------------
+
+VulkanDevice::VulkanDevice(const PhysicalDeviceInfo& info, int id) : info_(info), id_(id) {
+  const DeviceFeatures& f = info.features;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.features.shaderInt64 = f.int64;
+  f2.features.shaderFloat64 = f.float64;
+  f2.features.shaderInt16 = f.int16;
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  s16.storageBuffer16BitAccess = f.storage_buffer_16bit;
+  VkPhysicalDevice8BitStorageFeaturesKHR s8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR};
+  s8.storageBuffer8BitAccess = f.storage_buffer_8bit;
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  f16.shaderFloat16 = f.float16;
+  f16.shaderInt8 = f.int8;
+  void** tail = &f2.pNext;
+  Chain(&tail, &s16);
+  if (f.storage_buffer_8bit) Chain(&tail, &s8);
+  if (f.float16 || f.int8) Chain(&tail, &f16);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = info.queue_family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  ci.pNext = &f2;
+  ci.queueCreateInfoCount = 1;
+  ci.pQueueCreateInfos = &qci;
+  ci.enabledExtensionCount = static_cast<uint32_t>(info.extensions.size());
+  ci.ppEnabledExtensionNames = info.extensions.data();
+  VkResult rc = Vk().vkCreateDevice(info.handle, &ci, nullptr, &device_);
+  if (rc != VK_SUCCESS) {
+    TVM_FFI_THROW(RuntimeError) << "cannot open " << Describe()
+                                << ": vkCreateDevice failed with " << ResultString(rc);
+  }
+  Vk().vkGetDeviceQueue(device_, info.queue_family, 0, &queue_);
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = info.queue_family;
+  TVM_VULKAN_CALL(vkCreateCommandPool, device_, &pci, nullptr, &command_pool_);
+  // TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR=1 forces descriptor pools (to test that path).
+  const char* no_push = std::getenv("TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR");
+  if (f.push_descriptor && !(no_push != nullptr && std::strcmp(no_push, "1") == 0)) {
+    push_descriptor_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+        Vk().vkGetDeviceProcAddr(device_, "vkCmdPushDescriptorSetKHR"));
+  }
+}
+
+std::string VulkanDevice::Describe() const {
+  return "vulkan(" + std::to_string(id_) + ") ('" + info_.name + "')";
+}
+
+// ---- batches -----------------------------------------------------------------------------------
+
+Batch* VulkanDevice::NewBatch() {
+  auto batch = std::make_unique<Batch>();
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  TVM_VULKAN_CALL(vkAllocateCommandBuffers, device_, &ai, &batch->cmd);
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  TVM_VULKAN_CALL(vkCreateFence, device_, &fci, nullptr, &batch->fence);
+  batches_.push_back(std::move(batch));
+  return batches_.back().get();
+}
+
+Batch& VulkanDevice::Recording() {
+  if (recording_ != nullptr) return *recording_;
+  ReclaimLocked(/*wait_oldest=*/in_flight_.size() >= kMaxInFlight);
+  Batch* batch = nullptr;
+  if (free_.empty()) {
+    batch = NewBatch();
+  } else {
+    batch = free_.back();
+    free_.pop_back();
+  }
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkResult rc = Vk().vkBeginCommandBuffer(batch->cmd, &bi);
+  if (rc != VK_SUCCESS) {
+    free_.push_back(batch);
+    CheckResult(rc, "vkBeginCommandBuffer");
+  }
+  recording_ = batch;
+  return *batch;
+}
+
+VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSetLayout layout) {
+  constexpr uint32_t kSetsPerPool = 256;
+  constexpr uint32_t kBuffersPerSet = 16;
+  while (true) {
+    bool fresh = batch->pools_used == batch->pools.size();
+    if (fresh) {
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet};
+      VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      pci.maxSets = kSetsPerPool;
+      pci.poolSizeCount = 1;
+      pci.pPoolSizes = &size;
+      VkDescriptorPool pool = VK_NULL_HANDLE;
+      TVM_VULKAN_CALL(vkCreateDescriptorPool, device_, &pci, nullptr, &pool);
+      batch->pools.push_back(pool);
+    }
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = batch->pools[batch->pools_used];
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    VkResult rc = Vk().vkAllocateDescriptorSets(device_, &ai, &set);
+    if (rc == VK_SUCCESS) return set;
+    bool exhausted = rc == VK_ERROR_OUT_OF_POOL_MEMORY || rc == VK_ERROR_FRAGMENTED_POOL;
+    if (!exhausted || fresh) CheckResult(rc, "vkAllocateDescriptorSets");
+    ++batch->pools_used;  // full: continue in the next pool
+  }
+}
+
+void VulkanDevice::FinishDispatch(Batch* batch) {
+  if (++batch->dispatches >= kFlushDispatches) FlushLocked();
+}
+
+void VulkanDevice::FlushLocked() {
+  if (recording_ == nullptr) return;
+  Batch* batch = recording_;
+  recording_ = nullptr;
+  // Make the shaders' writes visible to the host, which reads mapped memory after the fence.
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  Vk().vkCmdPipelineBarrier(batch->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  VkResult rc = Vk().vkEndCommandBuffer(batch->cmd);
+  if (rc == VK_SUCCESS) {
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &batch->cmd;
+    rc = Vk().vkQueueSubmit(queue_, 1, &si, batch->fence);
+  }
+  if (rc != VK_SUCCESS) {
+    uint32_t count = batch->dispatches;
+    Recycle(batch);  // its work never runs; buffers freed meanwhile are released now
+    TVM_FFI_THROW(RuntimeError) << "submitting " << count << " kernel launches to "
+                                << Describe() << " failed with " << ResultString(rc);
+  }
+  in_flight_.push_back(batch);
+}
+
+void VulkanDevice::ReclaimLocked(bool wait_oldest) {
+  while (!in_flight_.empty()) {
+    Batch* batch = in_flight_.front();
+    VkResult rc = wait_oldest
+                      ? Vk().vkWaitForFences(device_, 1, &batch->fence, VK_TRUE, UINT64_MAX)
+                      : Vk().vkGetFenceStatus(device_, batch->fence);
+    wait_oldest = false;
+    if (rc == VK_NOT_READY || rc == VK_TIMEOUT) return;
+    if (rc != VK_SUCCESS) {
+      TVM_FFI_THROW(RuntimeError) << "waiting for the kernels on " << Describe() << " failed with "
+                                  << ResultString(rc);
+    }
+    in_flight_.pop_front();
+    Recycle(batch);
+  }
+}
+
+void VulkanDevice::WaitAllLocked() {
+  while (!in_flight_.empty()) ReclaimLocked(/*wait_oldest=*/true);
+}
+
+void VulkanDevice::Recycle(Batch* batch) {
+  Vk().vkResetFences(device_, 1, &batch->fence);
+  for (VkDescriptorPool pool : batch->pools) Vk().vkResetDescriptorPool(device_, pool, 0);
+  batch->pools_used = 0;
+  for (VulkanBuffer* buf : batch->frees) DestroyBuffer(buf);
+  batch->frees.clear();
+  batch->dispatches = 0;
+  batch->bound = VK_NULL_HANDLE;
+  free_.push_back(batch);
+}
+
+void VulkanDevice::Sync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushLocked();
+  WaitAllLocked();
+}
+
+// ---- buffers -----------------------------------------------------------------------------------
+
+VkResult VulkanDevice::AllocateMemory(const VkMemoryRequirements& req, VkDeviceMemory* memory) {
+  VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  const VkPhysicalDeviceMemoryProperties& mp = info_.memory;
+  for (VkMemoryPropertyFlags want : kMemoryPreference) {
+    for (uint32_t i = 0; i < mp.memoryTypeCount; ++i) {
+      if (!(req.memoryTypeBits & (1u << i))) continue;
+      if ((mp.memoryTypes[i].propertyFlags & want) != want) continue;
+      VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+      ai.allocationSize = req.size;
+      ai.memoryTypeIndex = i;
+      last = Vk().vkAllocateMemory(device_, &ai, nullptr, memory);
+      if (last == VK_SUCCESS) return last;
+    }
+  }
+  return last;
+}
+
+VulkanBuffer* VulkanDevice::CreateBuffer(size_t nbytes) {
+  if (info_.max_allocation_size != 0 && nbytes > info_.max_allocation_size) {
+    TVM_FFI_THROW(ValueError) << "cannot allocate " << nbytes << " bytes on " << Describe()
+                              << ": a single allocation may hold at most "
+                              << info_.max_allocation_size << " bytes (maxMemoryAllocationSize)";
+  }
+  auto buf = std::make_unique<VulkanBuffer>();
+  buf->nbytes = nbytes;
+  buf->capacity = std::max<VkDeviceSize>((nbytes + 15) / 16 * 16, 16);
+  buf->device_id = id_;
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = buf->capacity;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  const DriverTable& vk = Vk();
+  VkResult rc = vk.vkCreateBuffer(device_, &bci, nullptr, &buf->buffer);
+  const char* failed = "vkCreateBuffer";
+  if (rc == VK_SUCCESS) {
+    VkMemoryRequirements req{};
+    vk.vkGetBufferMemoryRequirements(device_, buf->buffer, &req);
+    failed = "vkAllocateMemory";
+    rc = AllocateMemory(req, &buf->memory);
+  }
+  if (rc == VK_SUCCESS) {
+    failed = "vkBindBufferMemory";
+    rc = vk.vkBindBufferMemory(device_, buf->buffer, buf->memory, 0);
+  }
+  void* host = nullptr;
+  if (rc == VK_SUCCESS) {
+    failed = "vkMapMemory";
+    rc = vk.vkMapMemory(device_, buf->memory, 0, VK_WHOLE_SIZE, 0, &host);
+  }
+  if (rc != VK_SUCCESS) {
+    DestroyBuffer(buf.release());
+    TVM_FFI_THROW(RuntimeError) << "cannot allocate " << nbytes << " bytes on " << Describe()
+                                << ": " << failed << " failed with " << ResultString(rc);
+  }
+  buf->host = static_cast<char*>(host);
+  return buf.release();
+}
+
+void VulkanDevice::DestroyBuffer(VulkanBuffer* buf) {
+  if (buf->buffer != VK_NULL_HANDLE) Vk().vkDestroyBuffer(device_, buf->buffer, nullptr);
+  if (buf->memory != VK_NULL_HANDLE) Vk().vkFreeMemory(device_, buf->memory, nullptr);
+  delete buf;
+}
+
+void VulkanDevice::ReleaseBuffer(VulkanBuffer* buf) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReclaimLocked(/*wait_oldest=*/false);
+  Batch* newest = recording_ != nullptr ? recording_
+                                        : (in_flight_.empty() ? nullptr : in_flight_.back());
+  if (newest == nullptr) {
+    DestroyBuffer(buf);
+  } else {
+    newest->frees.push_back(buf);  // pending work may still use it
+  }
+}
+
+}  // namespace tvm_backend_vulkan

@@ -1,0 +1,221 @@
+/*!
+ * \file vulkan_device.h
+ * \brief Process-wide Vulkan state: the instance, the physical devices (discovered once, on first
+ *        use), one logical device per device id (created on its first use), its queue and the
+ *        batches of recorded work, and the registry of buffers this backend allocated.
+ *
+ * Device ids: every physical device with a compute-capable queue family, in the loader's order.
+ *
+ * Work submission: each logical device has one queue (queue 0 of its first compute family).
+ * Kernel launches are recorded into the device's current command buffer (a Batch) and submitted
+ * when something needs the results (StreamSync, a copy, a module release) or after
+ * kFlushDispatches launches, so a launch costs a few vkCmd* calls and no submission. Submitted
+ * batches are recycled once their fence signals; a buffer freed while work is pending is destroyed
+ * when the batch that last may use it completes. There are no other streams: CreateStream returns
+ * null, the one implicit queue.
+ *
+ * Buffers: a VulkanBuffer record (VkBuffer, its memory, persistently mapped host pointer) is what
+ * DLTensor::data points to. Memory is always host-visible and coherent (device-local too where the
+ * device offers it), so copies are memcpy after the pending work finished.
+ */
+#ifndef TVM_BACKEND_VULKAN_VULKAN_DEVICE_H_
+#define TVM_BACKEND_VULKAN_VULKAN_DEVICE_H_
+
+#include <tvm/runtime/device_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "vulkan_driver.h"
+
+namespace tvm_backend_vulkan {
+
+/*! \brief What to install when discovery finds no usable device (shown in every error). */
+extern const char* const kInstallFix;
+
+/*! \brief Optional features of a device, each enabled on its logical device when supported. */
+struct DeviceFeatures {
+  bool int64 = false;                 // shaderInt64
+  bool float64 = false;               // shaderFloat64
+  bool int16 = false;                 // shaderInt16
+  bool float16 = false;               // shaderFloat16 (VK_KHR_shader_float16_int8)
+  bool int8 = false;                  // shaderInt8 (VK_KHR_shader_float16_int8)
+  bool storage_buffer_16bit = false;  // storageBuffer16BitAccess (core 1.1)
+  bool storage_buffer_8bit = false;   // storageBuffer8BitAccess (VK_KHR_8bit_storage)
+  bool push_descriptor = false;       // VK_KHR_push_descriptor
+  /*! \brief VkSubgroupFeatureFlags usable in compute shaders (0 when compute has none). */
+  uint32_t subgroup_operations = 0;
+};
+
+/*! \brief One physical device and what discovery learned about it (immutable afterwards). */
+struct PhysicalDeviceInfo {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  std::string name;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  /*! \brief The queue family whose queue 0 runs this device's work. */
+  uint32_t queue_family = 0;
+  uint32_t subgroup_size = 1;
+  uint32_t max_push_descriptors = 0;
+  VkDeviceSize max_allocation_size = 0;
+  /*! \brief Size of the largest device-local memory heap. */
+  VkDeviceSize device_local_bytes = 0;
+  /*! \brief The features the logical device enables (supported, with their extension present). */
+  DeviceFeatures features;
+  /*! \brief Device extensions the logical device enables. */
+  std::vector<const char*> extensions;
+};
+
+/*! \brief What a buffer handle (DLTensor::data) points to. */
+struct VulkanBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  /*! \brief Persistently mapped host address of the buffer's first byte. */
+  char* host = nullptr;
+  /*! \brief Bytes requested by the caller. */
+  size_t nbytes = 0;
+  /*! \brief Bytes of the VkBuffer (at least 16, so that empty buffers can be bound). */
+  VkDeviceSize capacity = 0;
+  int device_id = 0;
+};
+
+/*! \brief One command buffer of recorded launches and what must live until it completes. */
+struct Batch {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  /*! \brief Descriptor pools of the sets this batch allocated (no push descriptors); the first
+   *  `pools_used` are full or in use. Reset when the batch is recycled. */
+  std::vector<VkDescriptorPool> pools;
+  size_t pools_used = 0;
+  uint32_t dispatches = 0;
+  /*! \brief Pipeline bound last in `cmd`, to skip redundant binds. */
+  VkPipeline bound = VK_NULL_HANDLE;
+  /*! \brief Buffers freed while this batch was the newest work; destroyed when it completes. */
+  std::vector<VulkanBuffer*> frees;
+};
+
+/*!
+ * \brief A logical device: its queue, command pool, batches and buffers. Thread-safe: callers
+ *        take mutex() around Recording()/AllocateDescriptorSet()/FinishDispatch(); the other
+ *        methods lock themselves. Never destroyed (Vulkan objects must not be released from static
+ *        destructors, after the driver may be gone).
+ */
+class VulkanDevice {
+ public:
+  /*! \brief Creates the logical device with every feature of `info.features` enabled. */
+  VulkanDevice(const PhysicalDeviceInfo& info, int id);
+
+  const PhysicalDeviceInfo& info() const { return info_; }
+  int id() const { return id_; }
+  VkDevice handle() const { return device_; }
+  /*! \brief vkCmdPushDescriptorSetKHR, or null when descriptor sets come from pools. */
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_fn() const { return push_descriptor_; }
+  /*! \brief "vulkan(0) ('llvmpipe ...')" for messages. */
+  std::string Describe() const;
+
+  /*! \brief Guards the recording state. */
+  std::mutex& mutex() { return mu_; }
+  /*! \brief The batch being recorded, begun on demand. Caller holds mutex(). */
+  Batch& Recording();
+  /*! \brief A descriptor set of `layout` from `batch`'s pools. Caller holds mutex(). */
+  VkDescriptorSet AllocateDescriptorSet(Batch* batch, VkDescriptorSetLayout layout);
+  /*! \brief Count a recorded dispatch; submits the batch every kFlushDispatches. Caller holds
+   *  mutex(). */
+  void FinishDispatch(Batch* batch);
+  /*! \brief Submit the recorded work and wait until everything submitted has completed. */
+  void Sync();
+
+  /*! \brief A new buffer of `nbytes` (host-visible, persistently mapped). */
+  VulkanBuffer* CreateBuffer(size_t nbytes);
+  /*! \brief Destroy `buf` now, or when the pending work that may use it completes. */
+  void ReleaseBuffer(VulkanBuffer* buf);
+
+  /*! \brief Launches recorded into one command buffer before it is submitted without waiting. */
+  static constexpr uint32_t kFlushDispatches = 1024;
+  /*! \brief Submitted batches in flight before a new batch waits for the oldest. */
+  static constexpr size_t kMaxInFlight = 4;
+
+ private:
+  void FlushLocked();
+  void WaitAllLocked();
+  /*! \brief Recycle completed batches; with `wait_oldest`, first wait for the oldest one. */
+  void ReclaimLocked(bool wait_oldest);
+  void Recycle(Batch* batch);
+  Batch* NewBatch();
+  void DestroyBuffer(VulkanBuffer* buf);
+  VkResult AllocateMemory(const VkMemoryRequirements& req, VkDeviceMemory* memory);
+
+  const PhysicalDeviceInfo& info_;
+  int id_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_ = nullptr;
+  std::mutex mu_;
+  Batch* recording_ = nullptr;
+  std::deque<Batch*> in_flight_;
+  std::vector<Batch*> free_;
+  std::vector<std::unique_ptr<Batch>> batches_;
+};
+
+/*!
+ * \brief The process-wide Vulkan state, in two steps so that activation stays cheap: Load() (at
+ *        backend init) only dlopens the loader; discovery (vkCreateInstance and the device
+ *        queries) runs once, thread-safely, on the first use of a device or a kernel
+ *        (TryGlobal / Global). Never destroyed.
+ */
+class VulkanRuntime {
+ public:
+  /*! \brief dlopen libvulkan and resolve its entry points: "" on success, else why not. */
+  static std::string Load();
+  /*!
+   * \brief The runtime, discovering devices on the first call (std::call_once).
+   * \param why Set to the reason when no usable device was found.
+   * \return Null when no usable device was found.
+   */
+  static VulkanRuntime* TryGlobal(std::string* why = nullptr);
+  /*! \brief The runtime; throws RuntimeError "<what>: <reason>; <fix>" without a device. */
+  static VulkanRuntime* Global(const std::string& what);
+  /*! \brief Throw the RuntimeError of Global for `what` (discovery must have failed). */
+  [[noreturn]] static void ThrowUnavailable(const std::string& what);
+  /*! \brief Whether discovery has run in this process (for tests of lazy activation). */
+  static bool Discovered();
+
+  int num_devices() const { return static_cast<int>(infos_.size()); }
+  /*! \brief Physical device `id`; throws ValueError naming the valid range when out of range. */
+  const PhysicalDeviceInfo& Info(int id) const;
+  /*! \brief The logical device `id`, created on first use. */
+  VulkanDevice& Device(int id);
+
+  /*! \brief Allocate a buffer on device `id`, recorded in the registry. */
+  VulkanBuffer* Alloc(int id, size_t nbytes);
+  /*! \brief Release a buffer; never throws (warns on stderr about unknown handles). */
+  void Free(void* ptr);
+  /*! \brief The record of `ptr`, or null when it is not a live buffer allocated here. */
+  VulkanBuffer* LookupBuffer(const void* ptr);
+
+ private:
+  VulkanRuntime() = default;
+  /*! \brief Create the instance and enumerate devices: "" on success, else why none is usable. */
+  std::string Discover();
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  std::vector<PhysicalDeviceInfo> infos_;
+  std::mutex devices_mu_;
+  std::unique_ptr<std::atomic<VulkanDevice*>[]> devices_;
+  std::mutex buffers_mu_;
+  std::unordered_set<const void*> buffers_;
+};
+
+/*! \brief The DeviceAPI of kDLVulkan (defined in vulkan_device_api.cc; never destroyed). */
+tvm::runtime::DeviceAPI* GlobalDeviceAPI();
+
+}  // namespace tvm_backend_vulkan
+
+#endif  // TVM_BACKEND_VULKAN_VULKAN_DEVICE_H_

@@ -1,0 +1,564 @@
+/*!
+ * \file vulkan_module.cc
+ * \brief The "vulkan" device module: SPIR-V checks, shader modules and pipelines, launch.
+ */
+#include "vulkan_module.h"
+
+#include <tvm/ffi/cast.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+#include <tvm/runtime/device_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "vulkan_device.h"
+#include "vulkan_spirv.h"
+
+namespace tvm_backend_vulkan {
+
+namespace ffi = tvm::ffi;
+using tvm::runtime::DeviceModuleBase;
+using tvm::runtime::DeviceModuleSpec;
+using tvm::runtime::FunctionInfo;
+using tvm::runtime::KernelArgKind;
+using tvm::runtime::LaunchConfig;
+
+namespace {
+
+/*! \brief A SPIR-V capability that needs an optional device feature. */
+struct CapabilityNeed {
+  uint32_t capability;
+  const char* name;
+  bool DeviceFeatures::*feature;
+};
+
+constexpr CapabilityNeed kCapabilityNeeds[] = {
+    {9, "Float16", &DeviceFeatures::float16},
+    {10, "Float64", &DeviceFeatures::float64},
+    {11, "Int64", &DeviceFeatures::int64},
+    {22, "Int16", &DeviceFeatures::int16},
+    {39, "Int8", &DeviceFeatures::int8},
+    {4433, "StorageBuffer16BitAccess", &DeviceFeatures::storage_buffer_16bit},
+    {4448, "StorageBuffer8BitAccess", &DeviceFeatures::storage_buffer_8bit},
+};
+
+/*! \brief GroupNonUniform* capabilities 61..68; capability 61 + k needs subgroup feature bit k
+ *  (VK_SUBGROUP_FEATURE_BASIC_BIT << k). */
+constexpr uint32_t kGroupNonUniform = 61;
+constexpr const char* kGroupNonUniformNames[] = {
+    "GroupNonUniform",        "GroupNonUniformVote",    "GroupNonUniformArithmetic",
+    "GroupNonUniformBallot",  "GroupNonUniformShuffle", "GroupNonUniformShuffleRelative",
+    "GroupNonUniformClustered", "GroupNonUniformQuad"};
+
+/*! \brief How one kernel's arguments map onto bindings and the push-constant block. */
+struct KernelLayout {
+  /*! \brief Argument index of each binding (binding k = buffers[k]). */
+  std::vector<size_t> buffers;
+  struct Scalar {
+    size_t arg;
+    KernelArgKind kind;
+    uint32_t offset;
+  };
+  std::vector<Scalar> scalars;
+  /*! \brief Bytes of the push-constant block, rounded up to 4 (0: no block). */
+  uint32_t push_size = 0;
+};
+
+/*! \brief The layout of kernel `info`; ValueError for a scalar type the ABI does not carry. */
+KernelLayout MakeLayout(const FunctionInfo& info) {
+  KernelLayout layout;
+  uint32_t end = 0;
+  for (size_t i = 0; i < info.arg_types.size(); ++i) {
+    if (tvm::runtime::IsBufferArgType(info.arg_types[i])) {
+      layout.buffers.push_back(i);
+      continue;
+    }
+    KernelArgKind kind = tvm::runtime::ParseKernelArgType(info, i);
+    uint32_t size = 0;
+    if (kind == KernelArgKind::kI32 || kind == KernelArgKind::kU32 || kind == KernelArgKind::kF32) {
+      size = 4;
+    } else if (kind == KernelArgKind::kI64 || kind == KernelArgKind::kU64 ||
+               kind == KernelArgKind::kF64) {
+      size = 8;
+    } else {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << info.name << ": scalar argument " << i
+                                << " has type " << info.arg_types[i]
+                                << "; Vulkan kernels take int32, uint32, float32, int64, uint64 "
+                                << "or float64 scalars (narrower ones are passed widened to 32 "
+                                << "bits)";
+    }
+    uint32_t offset = (end + size - 1) / size * size;
+    layout.scalars.push_back({i, kind, offset});
+    end = offset + size;
+  }
+  layout.push_size = (end + 3) / 4 * 4;
+  return layout;
+}
+
+/*! \brief A workgroup size: the key of a kernel's pipelines. */
+using BlockDims = std::array<uint32_t, 3>;
+
+/*! \brief One kernel's Vulkan objects on one device. */
+struct KernelObjects {
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  /*! \brief Whether bindings are pushed (VK_KHR_push_descriptor) rather than allocated. */
+  bool push = false;
+  std::map<BlockDims, VkPipeline> pipelines;
+};
+
+/*! \brief The module's Vulkan objects on one device. */
+struct DeviceProgram {
+  VulkanDevice* device = nullptr;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  /*! \brief By function index; created on the kernel's first launch on this device. */
+  std::vector<std::unique_ptr<KernelObjects>> kernels;
+};
+
+/*! \brief What a launch records: the pipeline and how its arguments are bound. */
+struct BoundKernel {
+  VkPipeline pipeline;
+  VkPipelineLayout layout;
+  VkDescriptorSetLayout set_layout;
+  bool push;
+};
+
+class VulkanModuleObj final : public DeviceModuleBase {
+ public:
+  explicit VulkanModuleObj(DeviceModuleSpec spec);
+  ~VulkanModuleObj();
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    for (size_t i = 0; i < spec_.functions.size(); ++i) {
+      if (spec_.functions[i].name != name) continue;
+      ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
+      return ffi::Function::FromPacked(
+          [this, keep_alive, i](ffi::PackedArgs args, ffi::Any*) { Launch(i, args); });
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void Launch(size_t index, ffi::PackedArgs args);
+  void CheckInterface() const;
+  int ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRuntime* rt, int dev_id,
+                     std::vector<VkDescriptorBufferInfo>* out) const;
+  void CheckLimits(size_t index, const LaunchConfig& cfg, const PhysicalDeviceInfo& dev) const;
+  void CheckCapabilities(const VulkanDevice& dev) const;
+  BoundKernel Prepare(VulkanDevice* dev, size_t index, const BlockDims& block);
+  DeviceProgram& Program(VulkanDevice* dev);
+  KernelObjects& Kernel(DeviceProgram* prog, size_t index);
+  VkPipeline CreatePipeline(DeviceProgram* prog, size_t index, const KernelObjects& k,
+                            const BlockDims& block);
+  void Record(VulkanDevice* dev, const BoundKernel& k, size_t nbuf,
+              const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t size,
+              const LaunchConfig& cfg);
+
+  std::vector<uint32_t> words_;
+  SpirvSummary summary_;
+  std::vector<KernelLayout> layouts_;
+  std::mutex mu_;
+  std::unordered_map<int, std::unique_ptr<DeviceProgram>> programs_;
+};
+
+VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
+    : DeviceModuleBase("vulkan", std::move(spec)) {
+  if (spec_.fmt != "spirv") {
+    TVM_FFI_THROW(ValueError) << "a vulkan module needs format 'spirv' (a SPIR-V binary), got '"
+                              << spec_.fmt << "'";
+  }
+  words_ = SpirvWords(spec_.payload);
+  summary_ = ParseSpirv(words_);
+  ValidateSpirv(words_);
+  for (const FunctionInfo& info : spec_.functions) {
+    for (const std::string& tag : info.launch_param_tags) {
+      if (tag.compare(0, 9, "dyn_shmem") == 0) {
+        TVM_FFI_THROW(ValueError) << "vulkan kernel " << info.name << " takes dynamic shared "
+                                  << "memory (a 'dyn_shmem' launch argument), which Vulkan "
+                                  << "kernels do not support: declare workgroup memory statically";
+      }
+    }
+    bool found = false;
+    for (const std::string& ep : summary_.entry_points) found |= ep == info.name;
+    if (!found) {
+      std::string names;
+      for (const std::string& ep : summary_.entry_points) names += (names.empty() ? "" : ", ") + ep;
+      TVM_FFI_THROW(ValueError) << "the vulkan module's SPIR-V has no GLCompute entry point named '"
+                                << info.name << "' (it has: " << (names.empty() ? "none" : names)
+                                << ")";
+    }
+    layouts_.push_back(MakeLayout(info));
+  }
+  CheckInterface();
+}
+
+void VulkanModuleObj::CheckInterface() const {
+  // A shader resource outside the pipeline layout is undefined behaviour (drivers may crash).
+  size_t max_buffers = 0;
+  for (const KernelLayout& layout : layouts_) {
+    max_buffers = std::max(max_buffers, layout.buffers.size());
+  }
+  for (uint32_t set : summary_.descriptor_sets) {
+    if (set != 0) {
+      TVM_FFI_THROW(ValueError) << "the vulkan module's SPIR-V declares a resource in descriptor "
+                                << "set " << set << "; kernels bind their buffers in set 0";
+    }
+  }
+  for (uint32_t binding : summary_.bindings) {
+    if (binding >= max_buffers) {
+      TVM_FFI_THROW(ValueError) << "the vulkan module's SPIR-V declares a resource at binding "
+                                << binding << ", but its kernels take at most " << max_buffers
+                                << " buffers (bindings 0.." << static_cast<int64_t>(max_buffers) - 1
+                                << ")";
+    }
+  }
+}
+
+VulkanModuleObj::~VulkanModuleObj() {
+  // Pending launches may use these pipelines: finish them first. Never throws.
+  for (auto& entry : programs_) {
+    DeviceProgram& prog = *entry.second;
+    try {
+      prog.device->Sync();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[tvm vulkan] warning: releasing a module: %s\n", e.what());
+    }
+    VkDevice dev = prog.device->handle();
+    for (auto& k : prog.kernels) {
+      if (!k) continue;
+      for (auto& p : k->pipelines) Vk().vkDestroyPipeline(dev, p.second, nullptr);
+      Vk().vkDestroyPipelineLayout(dev, k->layout, nullptr);
+      Vk().vkDestroyDescriptorSetLayout(dev, k->set_layout, nullptr);
+    }
+    Vk().vkDestroyShaderModule(dev, prog.shader, nullptr);
+  }
+}
+
+void VulkanModuleObj::CheckCapabilities(const VulkanDevice& dev) const {
+  const DeviceFeatures& f = dev.info().features;
+  for (uint32_t cap : summary_.capabilities) {
+    const char* missing = nullptr;
+    for (const CapabilityNeed& need : kCapabilityNeeds) {
+      if (cap == need.capability && !(f.*need.feature)) missing = need.name;
+    }
+    if (cap >= kGroupNonUniform && cap < kGroupNonUniform + 8 &&
+        !(f.subgroup_operations & (1u << (cap - kGroupNonUniform)))) {
+      missing = kGroupNonUniformNames[cap - kGroupNonUniform];
+    }
+    if (missing != nullptr) {
+      TVM_FFI_THROW(ValueError) << "the vulkan module needs the SPIR-V capability " << missing
+                                << ", which device '" << dev.info().name << "' (vulkan("
+                                << dev.id() << ")) does not support; use another dtype or device";
+    }
+  }
+}
+
+DeviceProgram& VulkanModuleObj::Program(VulkanDevice* dev) {
+  std::unique_ptr<DeviceProgram>& slot = programs_[dev->id()];
+  if (slot) return *slot;
+  CheckCapabilities(*dev);
+  VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  ci.codeSize = words_.size() * 4;
+  ci.pCode = words_.data();
+  VkShaderModule shader = VK_NULL_HANDLE;
+  VkResult rc = Vk().vkCreateShaderModule(dev->handle(), &ci, nullptr, &shader);
+  if (rc != VK_SUCCESS) {
+    programs_.erase(dev->id());
+    TVM_FFI_THROW(RuntimeError) << "loading the vulkan module's SPIR-V on " << dev->Describe()
+                                << ": vkCreateShaderModule failed with " << ResultString(rc);
+  }
+  auto prog = std::make_unique<DeviceProgram>();
+  prog->device = dev;
+  prog->shader = shader;
+  prog->kernels.resize(spec_.functions.size());
+  slot = std::move(prog);
+  return *slot;
+}
+
+KernelObjects& VulkanModuleObj::Kernel(DeviceProgram* prog, size_t index) {
+  if (prog->kernels[index]) return *prog->kernels[index];
+  VulkanDevice* dev = prog->device;
+  const KernelLayout& layout = layouts_[index];
+  auto k = std::make_unique<KernelObjects>();
+  uint32_t nbuf = static_cast<uint32_t>(layout.buffers.size());
+  k->push = dev->push_descriptor_fn() != nullptr && nbuf <= dev->info().max_push_descriptors;
+  std::vector<VkDescriptorSetLayoutBinding> bindings(nbuf);
+  for (uint32_t b = 0; b < nbuf; ++b) {
+    bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  }
+  VkDescriptorSetLayoutCreateInfo sci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  sci.flags = k->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
+  sci.bindingCount = nbuf;
+  sci.pBindings = bindings.data();
+  TVM_VULKAN_CALL(vkCreateDescriptorSetLayout, dev->handle(), &sci, nullptr, &k->set_layout);
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, layout.push_size};
+  VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  lci.setLayoutCount = nbuf > 0 ? 1 : 0;
+  lci.pSetLayouts = &k->set_layout;
+  lci.pushConstantRangeCount = layout.push_size > 0 ? 1 : 0;
+  lci.pPushConstantRanges = &range;
+  VkResult rc = Vk().vkCreatePipelineLayout(dev->handle(), &lci, nullptr, &k->layout);
+  if (rc != VK_SUCCESS) {
+    Vk().vkDestroyDescriptorSetLayout(dev->handle(), k->set_layout, nullptr);
+    CheckResult(rc, "vkCreatePipelineLayout");
+  }
+  prog->kernels[index] = std::move(k);
+  return *prog->kernels[index];
+}
+
+VkPipeline VulkanModuleObj::CreatePipeline(DeviceProgram* prog, size_t index,
+                                           const KernelObjects& k, const BlockDims& block) {
+  const std::string& name = spec_.functions[index].name;
+  const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+  VkSpecializationInfo spec{3, entries, sizeof(BlockDims), block.data()};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = prog->shader;
+  ci.stage.pName = name.c_str();
+  ci.stage.pSpecializationInfo = &spec;
+  ci.layout = k.layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkResult rc =
+      Vk().vkCreateComputePipelines(prog->device->handle(), VK_NULL_HANDLE, 1, &ci, nullptr,
+                                    &pipeline);
+  if (rc != VK_SUCCESS) {
+    TVM_FFI_THROW(RuntimeError) << "building vulkan kernel " << name << " with workgroup size ("
+                                << block[0] << ", " << block[1] << ", " << block[2] << ") on "
+                                << prog->device->Describe()
+                                << ": vkCreateComputePipelines failed with " << ResultString(rc);
+  }
+  return pipeline;
+}
+
+BoundKernel VulkanModuleObj::Prepare(VulkanDevice* dev, size_t index, const BlockDims& block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DeviceProgram& prog = Program(dev);
+  KernelObjects& k = Kernel(&prog, index);
+  auto it = k.pipelines.find(block);
+  if (it == k.pipelines.end()) {
+    it = k.pipelines.emplace(block, CreatePipeline(&prog, index, k, block)).first;
+  }
+  return BoundKernel{it->second, k.layout, k.set_layout, k.push};
+}
+
+/*! \brief The byte extent a tensor argument covers (0 for an empty one). */
+VkDeviceSize TensorBytes(const DLTensor* t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; ++d) n *= t->shape[d];
+  return static_cast<VkDeviceSize>(n) * ((t->dtype.bits * t->dtype.lanes + 7) / 8);
+}
+
+/*!
+ * \brief Fills `out` with the descriptor of every buffer argument and returns the launch device:
+ *  that of the tensors (`dev_id`, from CheckLaunchTensors), else of the first raw buffer, else 0.
+ */
+int VulkanModuleObj::ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRuntime* rt,
+                                    int dev_id, std::vector<VkDescriptorBufferInfo>* out) const {
+  const std::string& kname = spec_.functions[index].name;
+  for (size_t i : layouts_[index].buffers) {
+    const void* ptr = nullptr;
+    const DLTensor* tensor = nullptr;
+    if (auto t = args[i].try_cast<DLTensor*>()) {
+      tensor = *t;
+      ptr = tensor->data;
+    } else if (auto p = args[i].try_cast<void*>()) {
+      ptr = *p;
+    } else {
+      TVM_FFI_THROW(TypeError) << "vulkan kernel " << kname << ": argument " << i
+                               << " must be a Vulkan tensor or buffer handle, got "
+                               << args[i].GetTypeKey();
+    }
+    VulkanBuffer* buf = rt->LookupBuffer(ptr);
+    if (buf == nullptr) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i << " (" << ptr
+                                << ") is not a live Vulkan buffer allocated by TVM";
+    }
+    if (dev_id < 0) dev_id = buf->device_id;
+    if (buf->device_id != dev_id) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i
+                                << " lives on vulkan(" << buf->device_id
+                                << "), but the kernel runs on vulkan(" << dev_id << ")";
+    }
+    const VkPhysicalDeviceLimits& lim = rt->Info(dev_id).props.limits;
+    VkDeviceSize offset = tensor != nullptr ? tensor->byte_offset : 0;
+    VkDeviceSize range = buf->capacity - std::min<VkDeviceSize>(offset, buf->capacity);
+    if (tensor != nullptr && TensorBytes(tensor) > 0) range = TensorBytes(tensor);
+    if (offset % lim.minStorageBufferOffsetAlignment != 0) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i
+                                << " has byte offset " << offset << ", which is not a multiple of "
+                                << "the device's storage-buffer offset alignment of "
+                                << lim.minStorageBufferOffsetAlignment << " bytes";
+    }
+    if (offset >= buf->capacity || range > buf->capacity - offset) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i << " covers "
+                                << "bytes [" << offset << ", " << offset + range << ") of a "
+                                << buf->nbytes << "-byte Vulkan buffer";
+    }
+    if (range > lim.maxStorageBufferRange) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i << " binds "
+                                << range << " bytes, more than the device's maxStorageBufferRange"
+                                << " of " << lim.maxStorageBufferRange << " bytes";
+    }
+    out->push_back(VkDescriptorBufferInfo{buf->buffer, offset, range});
+  }
+  return dev_id < 0 ? 0 : dev_id;
+}
+
+/*! \brief Workgroup size, group counts, bindings and push constants within the device's limits. */
+void VulkanModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
+                                  const PhysicalDeviceInfo& dev) const {
+  const std::string& kname = spec_.functions[index].name;
+  const VkPhysicalDeviceLimits& lim = dev.props.limits;
+  static const char* const kAxis[] = {"x", "y", "z"};
+  uint64_t threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (static_cast<uint64_t>(cfg.block[d]) > lim.maxComputeWorkGroupSize[d]) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": threadIdx." << kAxis[d]
+                                << " extent " << cfg.block[d] << " exceeds the device's limit of "
+                                << lim.maxComputeWorkGroupSize[d] << " (maxComputeWorkGroupSize)";
+    }
+    if (static_cast<uint64_t>(cfg.grid[d]) > lim.maxComputeWorkGroupCount[d]) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": blockIdx." << kAxis[d]
+                                << " extent " << cfg.grid[d] << " exceeds the device's limit of "
+                                << lim.maxComputeWorkGroupCount[d] << " (maxComputeWorkGroupCount)";
+    }
+    threads *= static_cast<uint64_t>(cfg.block[d]);  // each <= 2^32: no overflow in 3 steps
+  }
+  if (threads > lim.maxComputeWorkGroupInvocations) {
+    TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": " << threads
+                              << " threads per block exceed the device's limit of "
+                              << lim.maxComputeWorkGroupInvocations
+                              << " (maxComputeWorkGroupInvocations)";
+  }
+  const KernelLayout& layout = layouts_[index];
+  if (layout.push_size > lim.maxPushConstantsSize) {
+    TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": its scalar arguments take "
+                              << layout.push_size << " bytes of push constants, more than the "
+                              << "device's maxPushConstantsSize of " << lim.maxPushConstantsSize;
+  }
+  if (layout.buffers.size() > lim.maxPerStageDescriptorStorageBuffers) {
+    TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << " takes " << layout.buffers.size()
+                              << " buffers, more than the device's limit of "
+                              << lim.maxPerStageDescriptorStorageBuffers
+                              << " (maxPerStageDescriptorStorageBuffers)";
+  }
+}
+
+void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbuf,
+                             const std::vector<VkDescriptorBufferInfo>& buffers, const void* push,
+                             uint32_t push_size, const LaunchConfig& cfg) {
+  const DriverTable& vk = Vk();
+  std::array<VkWriteDescriptorSet, 16> inline_writes;
+  std::vector<VkWriteDescriptorSet> heap_writes(nbuf > inline_writes.size() ? nbuf : 0);
+  VkWriteDescriptorSet* writes = nbuf > inline_writes.size() ? heap_writes.data()
+                                                              : inline_writes.data();
+  for (size_t b = 0; b < nbuf; ++b) {
+    writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[b].dstBinding = static_cast<uint32_t>(b);
+    writes[b].descriptorCount = 1;
+    writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[b].pBufferInfo = &buffers[b];
+  }
+  std::lock_guard<std::mutex> lock(dev->mutex());
+  Batch& batch = dev->Recording();
+  VkCommandBuffer cmd = batch.cmd;
+  // Earlier launches (in this or a previous submission) write what this one may read or write.
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                          nullptr);
+  if (batch.bound != k.pipeline) {
+    vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
+    batch.bound = k.pipeline;
+  }
+  if (nbuf > 0 && k.push) {
+    dev->push_descriptor_fn()(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0,
+                              static_cast<uint32_t>(nbuf), writes);
+  } else if (nbuf > 0) {
+    VkDescriptorSet set = dev->AllocateDescriptorSet(&batch, k.set_layout);
+    for (size_t b = 0; b < nbuf; ++b) writes[b].dstSet = set;
+    vk.vkUpdateDescriptorSets(dev->handle(), static_cast<uint32_t>(nbuf), writes, 0, nullptr);
+    vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0,
+                               nullptr);
+  }
+  if (push_size > 0) {
+    vk.vkCmdPushConstants(cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+  }
+  vk.vkCmdDispatch(cmd, static_cast<uint32_t>(cfg.grid[0]), static_cast<uint32_t>(cfg.grid[1]),
+                   static_cast<uint32_t>(cfg.grid[2]));
+  dev->FinishDispatch(&batch);
+}
+
+void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
+  const FunctionInfo& info = spec_.functions[index];
+  // The first launch may be what discovers the devices; without one, say so before anything else.
+  VulkanRuntime* rt = VulkanRuntime::TryGlobal();
+  if (rt == nullptr) VulkanRuntime::ThrowUnavailable("cannot launch vulkan kernel " + info.name);
+  LaunchConfig cfg = LaunchConfig::Decode(info, args);
+  int dev_id = tvm::runtime::CheckLaunchTensors(info, args, kDLVulkan, /*same_device=*/true);
+  if (cfg.empty()) return;
+  const KernelLayout& layout = layouts_[index];
+  std::vector<VkDescriptorBufferInfo> buffers;
+  buffers.reserve(layout.buffers.size());
+  dev_id = ResolveBuffers(index, args, rt, dev_id, &buffers);
+  CheckLimits(index, cfg, rt->Info(dev_id));
+  // One packing rule for every backend (tvm/runtime/device_module.h), at the ABI's offsets.
+  std::array<uint64_t, 32> inline_push{};
+  std::vector<uint64_t> heap_push(layout.push_size > sizeof(inline_push) ? layout.push_size : 0);
+  auto* push = reinterpret_cast<char*>(layout.push_size > sizeof(inline_push) ? heap_push.data()
+                                                                              : inline_push.data());
+  for (const KernelLayout::Scalar& s : layout.scalars) {
+    uint64_t slot = 0;
+    size_t n = tvm::runtime::PackScalarArgument(s.kind, args[s.arg], &slot);
+    std::memcpy(push + s.offset, &slot, n);
+  }
+  VulkanDevice& dev = rt->Device(dev_id);
+  BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
+                     static_cast<uint32_t>(cfg.block[2])};
+  BoundKernel k = Prepare(&dev, index, block);
+  Record(&dev, k, buffers.size(), buffers, push, layout.push_size, cfg);
+}
+
+}  // namespace
+
+ffi::Module CreateVulkanModule(DeviceModuleSpec spec) {
+  return ffi::Module(ffi::make_object<VulkanModuleObj>(std::move(spec)));
+}
+
+void RegisterModuleFunctions() {
+  tvm::runtime::RegisterDeviceModuleKind(
+      "vulkan", [](DeviceModuleSpec spec) { return CreateVulkanModule(std::move(spec)); });
+  // Whether device discovery has run (it runs on first use, never at activation).
+  ffi::Function::SetGlobal("vulkan.Discovered",
+                           ffi::Function::FromTyped([]() { return VulkanRuntime::Discovered(); }),
+                           true);
+  // Why no Vulkan device is usable ("" when discovery found one); runs discovery if needed.
+  ffi::Function::SetGlobal("vulkan.UnavailableReason", ffi::Function::FromTyped([]() {
+                             std::string why;
+                             VulkanRuntime::TryGlobal(&why);
+                             return ffi::String(why);
+                           }),
+                           true);
+  // The SPIRV-Tools library that validates every module ("" when none was found).
+  ffi::Function::SetGlobal(
+      "vulkan.SpirvValidator",
+      ffi::Function::FromTyped([]() { return ffi::String(SpirvValidatorPath(nullptr)); }), true);
+}
+
+}  // namespace tvm_backend_vulkan

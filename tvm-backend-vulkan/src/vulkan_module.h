@@ -1,0 +1,36 @@
+/*!
+ * \file vulkan_module.h
+ * \brief Device modules of kind "vulkan": one SPIR-V binary (format "spirv") holding every kernel
+ *        as an OpEntryPoint GLCompute named after it; a VkShaderModule per device on first
+ *        launch, a VkPipeline per (kernel, workgroup size).
+ *
+ * Calling convention of a kernel function (what the Python emitter produces):
+ *  - buffer argument k (counting buffer arguments only, in parameter order) is descriptor set 0,
+ *    binding k, a storage buffer: a Vulkan tensor (its byte_offset becomes the descriptor offset)
+ *    or a raw VulkanBuffer handle;
+ *  - scalar arguments (int32, uint32, float32, int64, uint64, float64) form one push-constant
+ *    block in parameter order, each at the previous end rounded up to its own size;
+ *  - then the launch arguments LaunchConfig::Decode reads: blockIdx extents are the
+ *    vkCmdDispatch group counts, threadIdx extents the workgroup size, given to the pipeline as
+ *    the uint32 specialization constants SpecId 0, 1, 2 (x, y, z). No "dyn_shmem".
+ */
+#ifndef TVM_BACKEND_VULKAN_VULKAN_MODULE_H_
+#define TVM_BACKEND_VULKAN_VULKAN_MODULE_H_
+
+#include <tvm/ffi/extra/module.h>
+#include <tvm/runtime/device_module.h>
+
+#include <string>
+
+namespace tvm_backend_vulkan {
+
+/*! \brief A runnable Vulkan module from a spec; throws ValueError for a malformed one. */
+tvm::ffi::Module CreateVulkanModule(tvm::runtime::DeviceModuleSpec spec);
+
+/*! \brief Register ffi.Module.create.vulkan, ffi.Module.load_from_bytes.vulkan and the
+ *  "vulkan.*" global functions. */
+void RegisterModuleFunctions();
+
+}  // namespace tvm_backend_vulkan
+
+#endif  // TVM_BACKEND_VULKAN_VULKAN_MODULE_H_

@@ -1,0 +1,160 @@
+"""The emitted SPIR-V itself: valid for every kernel shape, with the capabilities each dtype
+needs, and clear errors for what Vulkan cannot do (no device needed)."""
+
+from __future__ import annotations
+
+import pytest
+import tvm
+from tvm.codegen.c_family import CodegenError
+from tvm.script import tir as T
+from tvm.testing import kernels
+from tvm.tir.transform import lower
+from tvm.tir.transform.verify import TIRVerifyError
+from tvm_backend_vulkan import codegen, validate
+
+
+def _assembly(func, **attrs) -> str:
+    tvm.backend.load("vulkan")
+    target = tvm.target.Target({"kind": "vulkan", **attrs})
+    return codegen.generate(lower(func, target).kernels)[1]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [kernels.vector_add, kernels.row_sum, kernels.row_softmax, kernels.matmul_tiled],
+    ids=["vector_add", "row_sum", "row_softmax", "matmul_tiled"],
+)
+def test_every_zoo_kernel_passes_the_validator(make):
+    asm = _assembly(make())
+    assert "OpEntryPoint GLCompute" in asm
+    assert "OpDecorate %gl_WorkGroupSize BuiltIn WorkgroupSize" in asm
+
+
+def test_interface_storage_buffers_push_constants_and_workgroup_memory():
+    asm = _assembly(kernels.row_sum())
+    for text in (
+        "OpDecorate %A Binding 0",
+        "OpDecorate %B Binding 1",
+        "OpDecorate %A DescriptorSet 0",
+        "PushConstant",
+        "Workgroup",
+        "OpControlBarrier %uint_2 %uint_2 %uint_264",
+        "OpLoopMerge",
+        "OpSelectionMerge",
+        "SpecId 0",
+    ):
+        assert text in asm, text
+
+
+@pytest.mark.parametrize(
+    "dtype, capabilities",
+    [
+        ("float16", ["Float16", "StorageBuffer16BitAccess"]),
+        ("int8", ["Int8", "StorageBuffer8BitAccess"]),
+        ("int16", ["Int16", "StorageBuffer16BitAccess"]),
+        ("int64", ["Int64"]),
+        ("float64", ["Float64"]),
+    ],
+)
+def test_each_dtype_declares_its_capabilities(dtype, capabilities):
+    asm = _assembly(kernels.vector_add(dtype))
+    for cap in capabilities:
+        assert f"OpCapability {cap}\n" in asm, cap
+    assert "OpCapability Int64\n" not in _assembly(kernels.vector_add("float32"))
+
+
+def test_module_bytes_and_function_table():
+    tvm.backend.load("vulkan")
+    mod = tvm.compile(kernels.row_sum(), target="vulkan")
+    (dev_mod,) = mod.imports
+    assert dev_mod.kind == "vulkan"
+    assert "OpEntryPoint GLCompute %row_sum_kernel0" in dev_mod.inspect_source()
+
+
+def test_narrow_scalars_travel_as_32_bit_push_constants():
+    @T.prim_func
+    def scale(a: T.handle, s: T.int8, h: T.float16):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                if bx * 64 + tx < n:
+                    A[bx * 64 + tx] = A[bx * 64 + tx] * T.Cast("float32", s) + T.Cast("float32", h)
+
+    tvm.backend.load("vulkan")
+    kernels_ = lower(scale, tvm.target.Target("vulkan")).kernels
+    ((name, arg_types, _),) = [row[:3] for row in codegen.function_table(kernels_)]
+    assert arg_types[1:3] == ["int32", "float32"]
+    asm = codegen.generate(kernels_)[1]
+    assert "OpSConvert %char" in asm and "OpFConvert %half" in asm
+
+
+def test_too_many_scalar_bytes_are_a_compile_error():
+    @T.prim_func
+    def many(
+        a: T.handle,
+        s0: T.int64,
+        s1: T.int64,
+        s2: T.int64,
+        s3: T.int64,
+        s4: T.int64,
+        s5: T.int64,
+        s6: T.int64,
+        s7: T.int64,
+        s8: T.int64,
+        s9: T.int64,
+        s10: T.int64,
+        s11: T.int64,
+        s12: T.int64,
+        s13: T.int64,
+        s14: T.int64,
+        s15: T.int64,
+        s16: T.int64,
+    ):
+        A = T.match_buffer(a, (64,), "int64")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            A[tx] = (
+                s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7 + s8 + s9 + s10 + s11 + s12 + s13 + s14 + s15 + s16
+            )
+
+    with pytest.raises(CodegenError, match="136 bytes of push constants; Vulkan guarantees 128"):
+        _assembly(many)
+
+
+def test_float64_transcendentals_are_refused_with_the_fix():
+    @T.prim_func
+    def exp64(a: T.handle):
+        A = T.match_buffer(a, (64,), "float64")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            A[tx] = T.exp(A[tx])
+
+    with pytest.raises(CodegenError, match="'exp' on float64 .* compute it in float32"):
+        _assembly(exp64)
+
+
+def test_shared_memory_past_the_device_limit_is_a_compile_error():
+    with pytest.raises(TIRVerifyError, match="shared memory"):
+        _assembly(kernels.row_sum(block=128, dtype="float64"), max_shared_memory_per_block=512)
+
+
+def test_a_validation_failure_names_the_instruction_and_the_tvmscript_line():
+    from tvm_backend_vulkan.emitter import KernelEmitter, ModuleState
+    from tvm_backend_vulkan.spirv import Op
+
+    tvm.backend.load("vulkan")
+    (kernel,) = lower(kernels.vector_add(), tvm.target.Target("vulkan")).kernels
+    state = ModuleState()
+    emitter = KernelEmitter(state)
+    original = emitter.ins
+
+    def broken(opcode, type_id, *operands):  # an IAdd whose result type is bool: invalid SPIR-V
+        if opcode == Op.IAdd:
+            return original(opcode, state.module.bool(), *operands)
+        return original(opcode, type_id, *operands)
+
+    emitter.ins = broken
+    emitter.emit_kernel(kernel)
+    with pytest.raises(validate.SpirvValidationError) as err:
+        validate.validate(state.module.to_bytes(), state.spans, "vector_add_kernel0")
+    text = str(err.value)
+    assert "OpIAdd" in text and "from TVMScript: line" in text

@@ -1,0 +1,174 @@
+"""Kernels beyond the conformance zoo on a Vulkan device (lavapipe in CI): subgroup operations,
+bool buffers, guarded loads, 64-bit scalars, batched launches, and clear errors for bad modules,
+bad launches and the device's limits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm.script import tir as T
+from tvm.testing import kernels, run_python
+from tvm.tir.transform import lower
+from tvm_backend_vulkan import codegen
+
+
+def _run(func, name, dev, inputs, outputs):
+    mod = tvm.compile(func, target="vulkan")
+    args = [tvm.runtime.tensor(x, dev) for x in inputs] + [tvm.runtime.empty(s, d, dev) for s, d in outputs]
+    mod[name](*args)
+    return args[-1].numpy()
+
+
+def test_subgroup_reduction(dev):
+    """Each subgroup sums its values with T.vulkan.subgroup_add; invocation 0 of each writes."""
+
+    @T.prim_func
+    def subgroup_sum(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (256,), "float32")
+        B = T.match_buffer(b, (256,), "float32")
+        for tx in T.thread_binding(256, thread="threadIdx.x"):
+            s = T.vulkan.subgroup_add(A[tx])
+            B[tx] = T.if_then_else(T.vulkan.subgroup_invocation_id() == 0, s, T.float32(0))
+
+    a = np.random.default_rng(0).standard_normal(256).astype("float32")
+    got = _run(subgroup_sum, "subgroup_sum", dev, [a], [((256,), "float32")])
+    width = dev.warp_size
+    expect = np.zeros(256, "float32")
+    expect[::width] = a.reshape(-1, width).sum(axis=1)
+    np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-5)
+
+
+def test_subgroup_shuffle_and_max(dev):
+    @T.prim_func
+    def rotate(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (64,), "int32")
+        B = T.match_buffer(b, (64,), "int32")
+        C = T.match_buffer(c, (64,), "int32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[tx] = T.vulkan.subgroup_shuffle_xor(A[tx], 1)
+            C[tx] = T.vulkan.subgroup_max(A[tx])
+
+    a = np.random.default_rng(1).integers(-1000, 1000, 64).astype("int32")
+    mod = tvm.compile(rotate, target="vulkan")
+    bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "int32", dev), tvm.runtime.empty((64,), "int32", dev)]
+    mod["rotate"](*bufs)
+    np.testing.assert_array_equal(bufs[1].numpy(), a.reshape(-1, 2)[:, ::-1].reshape(-1))
+    np.testing.assert_array_equal(bufs[2].numpy(), np.repeat(a.reshape(-1, dev.warp_size).max(axis=1), dev.warp_size))
+
+
+def test_bool_buffers_and_guarded_loads(dev):
+    """bool is stored as one byte; if_then_else evaluates only the chosen side, so the load past
+    the end of A never runs."""
+
+    @T.prim_func
+    def shifted(a: T.handle, m: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        M = T.match_buffer(m, (n,), "bool")
+        B = T.match_buffer(b, (n,), "float32")
+        for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                if bx * 64 + tx < n:
+                    i = bx * 64 + tx
+                    B[i] = T.if_then_else(M[i] and i + 1 < n, A[T.min(i + 1, n - 1)], T.float32(-1))
+
+    rng = np.random.default_rng(2)
+    a, m = rng.standard_normal(100).astype("float32"), rng.integers(0, 2, 100).astype(bool)
+    got = _run(shifted, "shifted", dev, [a, m], [((100,), "float32")])
+    expect = np.where(m & (np.arange(100) + 1 < 100), np.append(a[1:], 0), -1).astype("float32")
+    np.testing.assert_allclose(got, expect)
+
+
+def test_64_bit_scalar_arguments(dev):
+    @T.prim_func
+    def affine(a: T.handle, b: T.handle, scale: T.float64, shift: T.int64):
+        A = T.match_buffer(a, (64,), "float64")
+        B = T.match_buffer(b, (64,), "int64")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[tx] = T.Cast("int64", A[tx] * scale) + shift
+
+    a = np.arange(64, dtype="float64") * 1.5
+    mod = tvm.compile(affine, target="vulkan")
+    A, B = tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "int64", dev)
+    mod["affine"](A, B, 2.0, 2**40)
+    np.testing.assert_array_equal(B.numpy(), (a * 2.0).astype("int64") + 2**40)
+
+
+def test_many_launches_then_one_sync(dev):
+    mod = tvm.compile(kernels.vector_add(), target="vulkan")
+    a = np.ones(1000, "float32")
+    A, B = tvm.runtime.tensor(a, dev), tvm.runtime.tensor(np.zeros(1000, "float32"), dev)
+    for _ in range(300):  # B = A + B, each launch reading the previous one's result
+        mod["vector_add"](A, B, B)
+    np.testing.assert_array_equal(B.numpy(), np.full(1000, 300, "float32"))
+
+
+def _module(kernel_names_and_types, payload):
+    create = tvm_ffi.get_global_func("ffi.Module.create.vulkan")
+    return create("spirv", kernel_names_and_types, payload, [["spirv", ""]])
+
+
+def _vector_add_spirv():
+    tvm.backend.load("vulkan")
+    (kernel,) = lower(kernels.vector_add(), tvm.target.Target("vulkan")).kernels
+    return kernel.global_symbol, codegen.generate([kernel])[0]
+
+
+def test_corrupted_spirv_is_a_value_error(dev):
+    name, binary = _vector_add_spirv()
+    table = [[name, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x"]]]
+    A = tvm.runtime.empty((64,), "float32", dev)
+    for bad in (binary[:-6], b"\x00" * 64, binary[:20] + b"\xff\xff\xff\xff" + binary[24:]):
+        with pytest.raises(ValueError):
+            _module(table, bad)[name](A, A, A, 64, 1, 64)
+
+
+def test_workgroup_past_the_device_limit_is_refused(dev):
+    name, binary = _vector_add_spirv()
+    table = [[name, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x"]]]
+    A = tvm.runtime.empty((64,), "float32", dev)
+    limit = dev.max_threads_per_block
+    with pytest.raises(ValueError, match=str(limit)):
+        _module(table, binary)[name](A, A, A, 64, 1, limit * 2)
+
+
+def test_a_binding_past_max_storage_buffer_range_is_refused(dev):
+    limit = dev.attr("max_storage_buffer_range")
+    n = limit // 4 + 64
+    mod = tvm.compile(kernels.vector_add(), target="vulkan")
+    big = tvm.runtime.empty((n,), "float32", dev)
+    with pytest.raises(ValueError, match=str(limit)):
+        mod["vector_add"](big, big, big)
+
+
+def test_the_validation_layer_catches_a_bad_pipeline_layout(dev):
+    """The layer the suites run under is really on: a module whose function table omits the
+    kernel's push constants is reported (in a fresh process with its own log)."""
+    code = """
+        import sys
+        sys.path.insert(0, {here!r})
+        from vulkan_testing import enable_validation_layer, validation_messages
+        log = enable_validation_layer()
+        import tvm, tvm_ffi
+        from test_vulkan_runtime import _module, _vector_add_spirv
+        name, binary = _vector_add_spirv()
+        A = tvm.runtime.empty((64,), "float32", tvm.vulkan(0))
+        try:
+            _module([[name, ["handle:float32"] * 3, ["blockIdx.x", "threadIdx.x"]]], binary)[name](A, A, A, 1, 64)
+            tvm.vulkan(0).sync()
+        except Exception:
+            pass
+        print("MESSAGES", len(validation_messages(log)))
+        print(validation_messages(log)[0] if validation_messages(log) else "")
+    """
+    import os
+
+    from vulkan_testing import layer_installed
+
+    if not layer_installed():
+        pytest.skip("the Khronos validation layer is not installed (apt-get install vulkan-validationlayers)")
+    done = run_python(code.format(here=os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr
+    assert "VUID-" in done.stdout and "MESSAGES 0" not in done.stdout, done.stdout
