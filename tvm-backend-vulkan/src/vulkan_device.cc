@@ -36,7 +36,8 @@ void Chain(void*** tail, T* next) {
 std::set<std::string> DeviceExtensions(VkPhysicalDevice phys) {
   uint32_t n = 0;
   std::set<std::string> out;
-  if (Vk().vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr) != VK_SUCCESS) return out;
+  if (Vk().vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr) != VK_SUCCESS)
+    return out;
   std::vector<VkExtensionProperties> exts(n);
   if (Vk().vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, exts.data()) != VK_SUCCESS)
     return out;
@@ -50,7 +51,8 @@ void QueryFeatures(const std::set<std::string>& exts, PhysicalDeviceInfo* info) 
   bool has_f16i8 = exts.count(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) > 0;
   bool has_8bit = exts.count(VK_KHR_8BIT_STORAGE_EXTENSION_NAME) > 0;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures s16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   VkPhysicalDevice8BitStorageFeaturesKHR s8{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR};
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{
@@ -284,7 +286,8 @@ VulkanDevice::VulkanDevice(const PhysicalDeviceInfo& info, int id) : info_(info)
   f2.features.shaderInt64 = f.int64;
   f2.features.shaderFloat64 = f.float64;
   f2.features.shaderInt16 = f.int16;
-  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures s16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   s16.storageBuffer16BitAccess = f.storage_buffer_16bit;
   VkPhysicalDevice8BitStorageFeaturesKHR s8{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR};
@@ -311,8 +314,8 @@ VulkanDevice::VulkanDevice(const PhysicalDeviceInfo& info, int id) : info_(info)
   ci.ppEnabledExtensionNames = info.extensions.data();
   VkResult rc = Vk().vkCreateDevice(info.handle, &ci, nullptr, &device_);
   if (rc != VK_SUCCESS) {
-    TVM_FFI_THROW(RuntimeError) << "cannot open " << Describe()
-                                << ": vkCreateDevice failed with " << ResultString(rc);
+    TVM_FFI_THROW(RuntimeError) << "cannot open " << Describe() << ": vkCreateDevice failed with "
+                                << ResultString(rc);
   }
   Vk().vkGetDeviceQueue(device_, info.queue_family, 0, &queue_);
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -419,8 +422,8 @@ void VulkanDevice::FlushLocked() {
   if (rc != VK_SUCCESS) {
     uint32_t count = batch->dispatches;
     Recycle(batch);  // its work never runs; buffers freed meanwhile are released now
-    TVM_FFI_THROW(RuntimeError) << "submitting " << count << " kernel launches to "
-                                << Describe() << " failed with " << ResultString(rc);
+    TVM_FFI_THROW(RuntimeError) << "submitting " << count << " kernel launches to " << Describe()
+                                << " failed with " << ResultString(rc);
   }
   in_flight_.push_back(batch);
 }
@@ -428,9 +431,8 @@ void VulkanDevice::FlushLocked() {
 void VulkanDevice::ReclaimLocked(bool wait_oldest) {
   while (!in_flight_.empty()) {
     Batch* batch = in_flight_.front();
-    VkResult rc = wait_oldest
-                      ? Vk().vkWaitForFences(device_, 1, &batch->fence, VK_TRUE, UINT64_MAX)
-                      : Vk().vkGetFenceStatus(device_, batch->fence);
+    VkResult rc = wait_oldest ? Vk().vkWaitForFences(device_, 1, &batch->fence, VK_TRUE, UINT64_MAX)
+                              : Vk().vkGetFenceStatus(device_, batch->fence);
     wait_oldest = false;
     if (rc == VK_NOT_READY || rc == VK_TIMEOUT) return;
     if (rc != VK_SUCCESS) {
@@ -533,8 +535,8 @@ void VulkanDevice::DestroyBuffer(VulkanBuffer* buf) {
 void VulkanDevice::ReleaseBuffer(VulkanBuffer* buf) {
   std::lock_guard<std::mutex> lock(mu_);
   ReclaimLocked(/*wait_oldest=*/false);
-  Batch* newest = recording_ != nullptr ? recording_
-                                        : (in_flight_.empty() ? nullptr : in_flight_.back());
+  Batch* newest =
+      recording_ != nullptr ? recording_ : (in_flight_.empty() ? nullptr : in_flight_.back());
   if (newest == nullptr) {
     DestroyBuffer(buf);
   } else {

@@ -69,7 +69,8 @@ const std::pair<const char*, Attr> kAttributes[] = {
     {"warp_size", [](D d) -> ffi::Any { return int64_t{d.subgroup_size}; }},
     {"max_shared_memory_per_block",
      [](D d) -> ffi::Any { return int64_t{d.props.limits.maxComputeSharedMemorySize}; }},
-    {"compute_version", [](D d) -> ffi::Any { return ffi::String(MajorMinor(d.props.apiVersion)); }},
+    {"compute_version",
+     [](D d) -> ffi::Any { return ffi::String(MajorMinor(d.props.apiVersion)); }},
     {"api_version", [](D d) -> ffi::Any { return ffi::String(MajorMinor(d.props.apiVersion)); }},
     {"driver_version", [](D d) -> ffi::Any { return ffi::String(DriverVersion(d.props)); }},
     {"max_thread_dimensions",
@@ -94,7 +95,8 @@ const std::pair<const char*, Attr> kAttributes[] = {
     {"supports_int64", [](D d) -> ffi::Any { return d.features.int64; }},
     {"supports_int8", [](D d) -> ffi::Any { return d.features.int8; }},
     {"supports_int16", [](D d) -> ffi::Any { return d.features.int16; }},
-    {"supports_storage_buffer_8bit", [](D d) -> ffi::Any { return d.features.storage_buffer_8bit; }},
+    {"supports_storage_buffer_8bit",
+     [](D d) -> ffi::Any { return d.features.storage_buffer_8bit; }},
     {"supports_storage_buffer_16bit",
      [](D d) -> ffi::Any { return d.features.storage_buffer_16bit; }},
     {"supports_push_descriptor", [](D d) -> ffi::Any { return d.features.push_descriptor; }},
@@ -181,8 +183,8 @@ void VulkanDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
                               << tvm::runtime::DeviceTypeName(dev_to.device_type);
   }
   if (nbytes == 0) return;
-  VulkanRuntime* rt = Require(from_vk ? "copy from" : "copy to",
-                              from_vk ? dev_from.device_id : dev_to.device_id);
+  VulkanRuntime* rt =
+      Require(from_vk ? "copy from" : "copy to", from_vk ? dev_from.device_id : dev_to.device_id);
   const char* src = static_cast<const char*>(from) + from_offset;
   char* dst = static_cast<char*>(to) + to_offset;
   // Kernels queued on either device may read or write these buffers: finish them first (the next
@@ -194,7 +196,8 @@ void VulkanDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
   }
   if (to_vk) {
     VulkanBuffer* buf = CheckedBuffer(rt, to, to_offset, nbytes, "destination");
-    if (!from_vk || buf->device_id != static_cast<VulkanBuffer*>(const_cast<void*>(from))->device_id) {
+    if (!from_vk ||
+        buf->device_id != static_cast<VulkanBuffer*>(const_cast<void*>(from))->device_id) {
       rt->Device(buf->device_id).Sync();
     }
     dst = buf->host + to_offset;

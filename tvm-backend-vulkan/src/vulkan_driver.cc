@@ -48,11 +48,11 @@ std::string LoadDriver() {
   // TVM_VULKAN_LIBRARY names one library (a loader outside the search path); when set it is the
   // only one tried, so a wrong path is reported, not silently replaced.
   DriverTable table{};
-  std::string why = tvm::runtime::LoadDriver(
-      &table, {{"libvulkan.so.1", "libvulkan.so"},
-               "TVM_VULKAN_LIBRARY",
-               "no Vulkan loader on this machine",
-               "a Vulkan 1.1 (or newer) loader is required"});
+  std::string why =
+      tvm::runtime::LoadDriver(&table, {{"libvulkan.so.1", "libvulkan.so"},
+                                        "TVM_VULKAN_LIBRARY",
+                                        "no Vulkan loader on this machine",
+                                        "a Vulkan 1.1 (or newer) loader is required"});
   if (!why.empty()) return why;
   g_table = table;
   g_loaded = true;

@@ -42,7 +42,7 @@ namespace {
 struct CapabilityNeed {
   uint32_t capability;
   const char* name;
-  bool DeviceFeatures::*feature;
+  bool DeviceFeatures::* feature;
 };
 
 constexpr CapabilityNeed kCapabilityNeeds[] = {
@@ -59,8 +59,8 @@ constexpr CapabilityNeed kCapabilityNeeds[] = {
  *  (VK_SUBGROUP_FEATURE_BASIC_BIT << k). */
 constexpr uint32_t kGroupNonUniform = 61;
 constexpr const char* kGroupNonUniformNames[] = {
-    "GroupNonUniform",        "GroupNonUniformVote",    "GroupNonUniformArithmetic",
-    "GroupNonUniformBallot",  "GroupNonUniformShuffle", "GroupNonUniformShuffleRelative",
+    "GroupNonUniform",          "GroupNonUniformVote",    "GroupNonUniformArithmetic",
+    "GroupNonUniformBallot",    "GroupNonUniformShuffle", "GroupNonUniformShuffleRelative",
     "GroupNonUniformClustered", "GroupNonUniformQuad"};
 
 /*! \brief How one kernel's arguments map onto bindings and the push-constant block. */
@@ -260,8 +260,8 @@ void VulkanModuleObj::CheckCapabilities(const VulkanDevice& dev) const {
     }
     if (missing != nullptr) {
       TVM_FFI_THROW(ValueError) << "the vulkan module needs the SPIR-V capability " << missing
-                                << ", which device '" << dev.info().name << "' (vulkan("
-                                << dev.id() << ")) does not support; use another dtype or device";
+                                << ", which device '" << dev.info().name << "' (vulkan(" << dev.id()
+                                << ")) does not support; use another dtype or device";
     }
   }
 }
@@ -332,9 +332,8 @@ VkPipeline VulkanModuleObj::CreatePipeline(DeviceProgram* prog, size_t index,
   ci.stage.pSpecializationInfo = &spec;
   ci.layout = k.layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  VkResult rc =
-      Vk().vkCreateComputePipelines(prog->device->handle(), VK_NULL_HANDLE, 1, &ci, nullptr,
-                                    &pipeline);
+  VkResult rc = Vk().vkCreateComputePipelines(prog->device->handle(), VK_NULL_HANDLE, 1, &ci,
+                                              nullptr, &pipeline);
   if (rc != VK_SUCCESS) {
     TVM_FFI_THROW(RuntimeError) << "building vulkan kernel " << name << " with workgroup size ("
                                 << block[0] << ", " << block[1] << ", " << block[2] << ") on "
@@ -464,8 +463,8 @@ void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbu
   const DriverTable& vk = Vk();
   std::array<VkWriteDescriptorSet, 16> inline_writes;
   std::vector<VkWriteDescriptorSet> heap_writes(nbuf > inline_writes.size() ? nbuf : 0);
-  VkWriteDescriptorSet* writes = nbuf > inline_writes.size() ? heap_writes.data()
-                                                              : inline_writes.data();
+  VkWriteDescriptorSet* writes =
+      nbuf > inline_writes.size() ? heap_writes.data() : inline_writes.data();
   for (size_t b = 0; b < nbuf; ++b) {
     writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[b].dstBinding = static_cast<uint32_t>(b);

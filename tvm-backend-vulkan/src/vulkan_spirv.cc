@@ -51,11 +51,11 @@ using SpvContext = struct SpvContextOpaque*;
 constexpr int kSpvEnvVulkan11 = 18;  // SPV_ENV_VULKAN_1_1
 constexpr int kSpvSuccess = 0;
 
-#define TVM_SPIRV_TOOLS_SYMBOLS(X)                                                   \
-  X(spvContextCreate, "spvContextCreate", SpvContext(int))                           \
-  X(spvContextDestroy, "spvContextDestroy", void(SpvContext))                        \
-  X(spvValidateBinary, "spvValidateBinary",                                          \
-    int(SpvContext, const uint32_t*, size_t, SpvDiagnostic**))                       \
+#define TVM_SPIRV_TOOLS_SYMBOLS(X)                             \
+  X(spvContextCreate, "spvContextCreate", SpvContext(int))     \
+  X(spvContextDestroy, "spvContextDestroy", void(SpvContext))  \
+  X(spvValidateBinary, "spvValidateBinary",                    \
+    int(SpvContext, const uint32_t*, size_t, SpvDiagnostic**)) \
   X(spvDiagnosticDestroy, "spvDiagnosticDestroy", void(SpvDiagnostic*))
 
 TVM_DRIVER_TABLE(SpirvTools, TVM_SPIRV_TOOLS_SYMBOLS);

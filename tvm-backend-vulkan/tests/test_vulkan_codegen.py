@@ -113,9 +113,7 @@ def test_too_many_scalar_bytes_are_a_compile_error():
     ):
         A = T.match_buffer(a, (64,), "int64")
         for tx in T.thread_binding(64, thread="threadIdx.x"):
-            A[tx] = (
-                s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7 + s8 + s9 + s10 + s11 + s12 + s13 + s14 + s15 + s16
-            )
+            A[tx] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7 + s8 + s9 + s10 + s11 + s12 + s13 + s14 + s15 + s16
 
     with pytest.raises(CodegenError, match="136 bytes of push constants; Vulkan guarantees 128"):
         _assembly(many)
