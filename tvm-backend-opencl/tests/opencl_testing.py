@@ -6,25 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import tvm
 import tvm_ffi
 from tvm.testing import run_python  # noqa: F401  (tests import it from here)
+from tvm.testing.backend import unavailable_reason
 
 
 def opencl_unavailable_reason() -> str:
     """ "" when kernels can run on opencl(0), else why not (backend state and reason)."""
-    try:
-        rec = tvm.backend.load("opencl")
-    except Exception as err:  # noqa: BLE001 - any failure is a reason to skip
-        return f"the opencl backend does not load: {err}"
-    if rec.status != tvm.backend.ACTIVE:
-        return f"OpenCL runtime unavailable: {rec.reason} (apt-get install pocl-opencl-icd ocl-icd-libopencl1)"
-    if not tvm.opencl(0).exist:
-        import tvm_backend_opencl
-
-        why = tvm_backend_opencl.unavailable_reason() or "opencl(0) does not exist"
-        return f"no OpenCL device: {why} (apt-get install pocl-opencl-icd ocl-icd-libopencl1)"
-    return ""
+    return unavailable_reason("opencl", fix="apt-get install pocl-opencl-icd ocl-icd-libopencl1")
 
 
 def make_module(source: str, functions: list, fmt: str = "cl", payload: Any = None) -> Any:

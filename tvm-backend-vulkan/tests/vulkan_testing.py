@@ -46,17 +46,6 @@ def validation_messages(log: Path | None) -> list[str]:
 
 def vulkan_unavailable_reason() -> str:
     """ "" when kernels can run on vulkan(0), else why not (backend state and reason)."""
-    import tvm
+    from tvm.testing.backend import unavailable_reason
 
-    try:
-        rec = tvm.backend.load("vulkan")
-    except Exception as err:  # noqa: BLE001 - any failure is a reason to skip
-        return f"the vulkan backend does not load: {err}"
-    if rec.status != tvm.backend.ACTIVE:
-        return f"Vulkan runtime unavailable: {rec.reason} ({INSTALL})"
-    if not tvm.vulkan(0).exist:
-        import tvm_backend_vulkan
-
-        why = tvm_backend_vulkan.unavailable_reason() or "vulkan(0) does not exist"
-        return f"no Vulkan device: {why} ({INSTALL})"
-    return ""
+    return unavailable_reason("vulkan", fix=INSTALL)

@@ -61,6 +61,24 @@ def tolerance(dtype: str) -> dict[str, float]:
     return {"rtol": 0, "atol": 0}
 
 
+def unavailable_reason(backend: str, device: str | None = None, fix: str = "") -> str:
+    """ "" when kernels can run on ``<device>(0)`` (default: the backend's name), else why not:
+    the backend does not load, its runtime is unavailable, or no device exists (the runtime's
+    ``unavailable_reason`` attribute); ``fix`` (what to install) is appended in parentheses."""
+    hint = f" ({fix})" if fix else ""
+    try:
+        rec = tvm.backend.load(backend)
+    except Exception as err:  # noqa: BLE001 - any failure is a reason to skip
+        return f"the {backend} backend does not load: {err}"
+    if rec.status != tvm.backend.ACTIVE:
+        return f"{backend} runtime unavailable: {rec.reason}{hint}"
+    dev = tvm.device(device or backend, 0)
+    if not dev.exist:
+        why = dev.attr("unavailable_reason") or f"{dev} does not exist"
+        return f"no {backend} device: {why}{hint}"
+    return ""
+
+
 class BackendConformance:
     """Subclass as ``Test<Something>`` and set :attr:`backend` (and what differs from the
     defaults); pytest collects the checks from the subclass."""
@@ -92,12 +110,10 @@ class BackendConformance:
     @classmethod
     def dev(cls) -> tvm.runtime.Device:
         """The device to run on; skips the calling test, naming why, when it does not exist."""
-        rec = cls.record()
-        dev = tvm.device(cls.device or cls.backend)
-        if not dev.exist:
-            why = rec.reason or f"no {cls.backend} device on this machine"
-            pytest.skip(f"no {cls.backend} device: {why}")
-        return dev
+        why = unavailable_reason(cls.backend, cls.device or None)
+        if why:
+            pytest.skip(why)
+        return tvm.device(cls.device or cls.backend)
 
     def run_checked(
         self, func: Any, name: str, inputs: list[np.ndarray], outputs: list[tuple], expect: Any, dtype: str = "float32"
