@@ -11,3 +11,7 @@ if [ "$(basename "$package")" != "tvm-core" ]; then
   python -m pip install --no-deps --no-index --find-links "$project/wheelhouse" \
     "tvm==$(python "$project/ci/lockstep.py" version)"
 fi
+# The Vulkan backend builds against the Vulkan headers (manylinux_2_28 is AlmaLinux 8: vulkan-headers).
+if [ "$(basename "$package")" = "tvm-backend-vulkan" ] && [ ! -f /usr/include/vulkan/vulkan.h ]; then
+  if command -v dnf >/dev/null; then dnf install -y -q vulkan-headers; else yum install -y -q vulkan-headers; fi
+fi

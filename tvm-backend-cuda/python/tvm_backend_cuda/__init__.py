@@ -38,7 +38,7 @@ def activate(ctx: Any) -> None:
     """The ``tvm.backends`` hook: register device, runtime, target kind, detector, TVMScript."""
     import tvm_ffi
 
-    ctx.register_device("cuda", DEVICE_TYPE)
+    ctx.register_device("cuda", DEVICE_TYPE, aliases=("gpu", "nvptx"))
     # The loader of source-only ("cu") modules calls back into Python to run NVRTC.
     tvm_ffi.register_global_func("tvm_backend_cuda.nvrtc_compile", _nvrtc_compile_hook, override=True)
     from tvm.backend.api import runtime_library_path

@@ -25,7 +25,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     module; when it is present but has no platform, the backend is active, no ``opencl`` device
     exists, and launching a kernel raises an error naming the reason and what to install.
     """
-    ctx.register_device("opencl", DEVICE_TYPE)
+    ctx.register_device("opencl", DEVICE_TYPE, aliases=("cl",))
     from tvm.backend.api import runtime_library_path
 
     ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_opencl"), hint=INSTALL_HINT)

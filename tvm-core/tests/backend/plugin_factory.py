@@ -114,6 +114,11 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
         "def activate(ctx):\n    ctx.register_target_kind('vendor_b', ctx.register_device('vendor_b'))\n",
         None,
     ),
+    "alias_thief": (
+        "tvm_backend_alias_thief:activate",
+        "def activate(ctx):\n    ctx.register_device('alias_thief', aliases=('my_dev', 'cl'))\n",
+        None,
+    ),
     "vendor_thief": (
         "tvm_backend_vendor_thief:activate",
         textwrap.dedent("""\

@@ -51,7 +51,8 @@ def test_plugin_registering_a_first_party_target_is_refused_and_rolled_back(run_
     rec = out["records"]["claims_opencl"]
     assert rec["status"] == "failed"
     assert "cannot register target kind 'opencl'" in rec["reason"], rec
-    assert "reserved for the first-party backend 'opencl' (tvm-backend-opencl)" in rec["reason"], rec
+    # the first-party backends activate first, so opencl owns its names before any plugin runs
+    assert "it belongs to backend 'opencl' (tvm-backend-opencl)" in rec["reason"], rec
     assert "claims_opencl" not in out["kinds"], "the refused plugin's own registrations must be rolled back"
     assert out["opencl_kind"] == "opencl" and out["opencl_source"]
 
@@ -86,6 +87,27 @@ def test_claiming_another_vendors_device_type_is_refused(run_python):
     assert "tvm-backend-vendor-thief (backend 'vendor_thief') cannot register device type" in rec["reason"], rec
     assert "belongs to backend 'vendor_a' (tvm-backend-vendor-a)" in rec["reason"], rec
     assert r.json()["vendor_a_active"]
+
+
+def test_device_aliases_belong_to_their_backend(run_python):
+    """A backend declares its device aliases (opencl: ``cl``); a plugin claiming one is refused and
+    rolled back, its other names included, and ``tvm.device("cl")`` stays OpenCL."""
+    first_party_opencl(run_python)
+    code = """
+import json, warnings
+warnings.simplefilter("ignore")
+import tvm
+from tvm.runtime.device import DEVICE_TYPES
+rec = tvm.backend._registry.get_record("alias_thief")
+print(json.dumps({"status": rec.status, "reason": rec.reason, "cl": str(tvm.device("cl")),
+                  "leftovers": [n for n in ("alias_thief", "my_dev") if n in DEVICE_TYPES]}))
+"""
+    r = run_python(code, plugins=("alias_thief",))
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    assert out["status"] == "failed" and "device name 'cl'" in out["reason"], out
+    assert "tvm-backend-opencl" in out["reason"], out
+    assert out["cl"] == "opencl:0" and out["leftovers"] == [], out
 
 
 REPORT_THIEF = """

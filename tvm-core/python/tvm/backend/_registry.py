@@ -178,10 +178,13 @@ def get_record(name: str) -> BackendRecord | None:
 
 
 def autoload() -> None:
-    """Activate every discovered backend the environment allows (called by ``import tvm``)."""
+    """Activate every discovered backend the environment allows (called by ``import tvm``): the
+    project's own first, so that what they register (device aliases included) is theirs before
+    any third-party backend could claim it."""
     ensure_discovered()
     allowed, enabled = allowlist(), autoload_enabled()
-    for name in sorted(_entry_points):
+    first_party = {n for n, rec in _records.items() if is_first_party(n, rec.distribution)}
+    for name in sorted(_entry_points, key=lambda n: (n not in first_party, n)):
         rec = _records[name]
         if not enabled:
             rec.status, rec.reason = DISABLED, "TVM_DEVICE_BACKEND_AUTOLOAD=0"

@@ -120,9 +120,10 @@ class BackendContext:
         """Own ``what`` ``key`` for this backend (refused with both owners named when taken)."""
         self._undo.append(_ownership.claim(what, key, self.name, self._record.distribution))
 
-    def register_device(self, name: str, device_type: int | None = None) -> int:
+    def register_device(self, name: str, device_type: int | None = None, aliases: tuple[str, ...] = ()) -> int:
         """Claim device ``name`` and its DLPack ``device_type`` for this backend, so that
-        ``tvm.device(name)`` means it and devices print as ``name(0)``; returns the type.
+        ``tvm.device(name)`` (and ``tvm.device(alias)`` for each of ``aliases``) means it and
+        devices print as ``name(0)``; returns the type.
 
         A first-party backend passes its standard type. A vendor's backend leaves it out and gets
         a free type of its own (from ``tvm.backend.VENDOR_DEVICE_TYPES``), which its runtime DSO
@@ -134,16 +135,20 @@ class BackendContext:
             if device_type is None:
                 device_type = _ownership.free_vendor_device_type()
             self._claim("device type", device_type)
-            self._claim("device name", name)
-        previous_type, previous_name = DEVICE_TYPES.get(name), DEVICE_NAMES.get(device_type)
-        DEVICE_TYPES[name], DEVICE_NAMES[device_type] = device_type, name
+            for claimed in (name, *aliases):
+                self._claim("device name", claimed)
+        previous_types = {n: DEVICE_TYPES.get(n) for n in (name, *aliases)}
+        previous_name = DEVICE_NAMES.get(device_type)
+        DEVICE_TYPES.update(dict.fromkeys((name, *aliases), device_type))
+        DEVICE_NAMES[device_type] = name
         set_name = tvm_ffi.get_global_func("runtime.SetDeviceName")
         set_name(device_type, name)
         if device_type not in self._record.device_types:
             self._record.device_types.append(device_type)
 
         def undo() -> None:
-            _restore(DEVICE_TYPES, name, previous_type)
+            for n, previous_type in previous_types.items():
+                _restore(DEVICE_TYPES, n, previous_type)
             _restore(DEVICE_NAMES, device_type, previous_name)
             set_name(device_type, "")
 

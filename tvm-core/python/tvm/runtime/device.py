@@ -7,16 +7,15 @@ from typing import Any
 import tvm_ffi
 from tvm_ffi import core as _core
 
+#: Device names: DLPack's names of its device types (dlpack.h) and the CPU's target names; a
+#: backend adds its own names and aliases when it registers its device (``ctx.register_device``).
 DEVICE_TYPES: dict[str, int] = {
     "cpu": 1,
     "llvm": 1,
     "c": 1,
     "cuda": 2,
-    "gpu": 2,
-    "nvptx": 2,
     "cuda_host": 3,
     "opencl": 4,
-    "cl": 4,
     "vulkan": 7,
     "metal": 8,
     "rocm": 10,
