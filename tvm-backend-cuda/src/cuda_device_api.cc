@@ -15,7 +15,7 @@
 
 #include "cuda_driver.h"
 
-namespace tvm_cuda {
+namespace tvm_backend_cuda {
 
 namespace {
 using tvm::ffi::Any;
@@ -176,4 +176,4 @@ void RegisterDeviceAPI() {
   DeviceAPI::Register(kDLCUDA, api);
 }
 
-}  // namespace tvm_cuda
+}  // namespace tvm_backend_cuda

@@ -9,7 +9,7 @@
 #include <array>
 #include <mutex>
 
-namespace tvm_cuda {
+namespace tvm_backend_cuda {
 
 namespace {
 DriverAPI g_api{};
@@ -97,4 +97,4 @@ CUcontext SetDevice(int dev_id) {
   return ctx;
 }
 
-}  // namespace tvm_cuda
+}  // namespace tvm_backend_cuda

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <string>
 
-namespace tvm_cuda {
+namespace tvm_backend_cuda {
 
 using CUresult = int;
 using CUdevice = int;
@@ -126,8 +126,8 @@ constexpr int kMaxDevices = 64;
  * failure. */
 int DeviceAttribute(CUdevice dev, int attr);
 
-}  // namespace tvm_cuda
+}  // namespace tvm_backend_cuda
 
-#define TVM_CUDA_CALL(expr) ::tvm_cuda::Check((expr), #expr)
+#define TVM_CUDA_CALL(expr) ::tvm_backend_cuda::Check((expr), #expr)
 
 #endif  // TVM_BACKEND_CUDA_CUDA_DRIVER_H_

@@ -1,5 +1,5 @@
 /*!
- * \file cuda_backend.cc
+ * \file cuda_init.cc
  * \brief TVMBackendInit of libtvm_runtime_cuda: loads the driver, registers the DeviceAPI and the
  *        module factories. Nothing is registered at dlopen time, so a machine without the NVIDIA
  *        driver gets the generic fallback loader from the core instead.
@@ -11,7 +11,7 @@
 
 #include "cuda_driver.h"
 
-namespace tvm_cuda {
+namespace tvm_backend_cuda {
 void RegisterDeviceAPI();
 void RegisterModuleFactories();
 
@@ -24,6 +24,6 @@ int CUDABackendInit(char* err, int err_len) {
   return 0;
 }
 }  // namespace
-}  // namespace tvm_cuda
+}  // namespace tvm_backend_cuda
 
-TVM_BACKEND_DEFINE_ENTRY(tvm_cuda::CUDABackendInit)
+TVM_BACKEND_DEFINE_ENTRY(tvm_backend_cuda::CUDABackendInit)

@@ -24,7 +24,7 @@
 
 #include "cuda_driver.h"
 
-namespace tvm_cuda {
+namespace tvm_backend_cuda {
 
 namespace ffi = tvm::ffi;
 using tvm::runtime::DeviceAPI;
@@ -321,4 +321,4 @@ void RegisterModuleFactories() {
   });
 }
 
-}  // namespace tvm_cuda
+}  // namespace tvm_backend_cuda

@@ -6,8 +6,7 @@
 
 #include <tvm/ffi/error.h>
 
-namespace tvm {
-namespace runtime {
+namespace tvm_backend_opencl {
 namespace cl {
 
 namespace {
@@ -21,10 +20,10 @@ const Api* Load(std::string* err) {
   // TVM_OPENCL_LIBRARY points at one library (a vendor library that is not registered as an
   // ICD): when set, it is the only one tried, so a wrong path is reported, not silently replaced.
   Api api{};
-  *err = LoadDriver(&api, {{"libOpenCL.so.1", "libOpenCL.so"},
-                           "TVM_OPENCL_LIBRARY",
-                           "",
-                           "OpenCL 1.2 or newer is required"});
+  *err = tvm::runtime::LoadDriver(&api, {{"libOpenCL.so.1", "libOpenCL.so"},
+                                         "TVM_OPENCL_LIBRARY",
+                                         "",
+                                         "OpenCL 1.2 or newer is required"});
   if (!err->empty()) return nullptr;
   g_api = api;
   g_loaded = true;
@@ -191,5 +190,4 @@ std::string ErrorString(cl_int code) {
 }
 
 }  // namespace cl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl

@@ -15,8 +15,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tvm {
-namespace runtime {
+namespace tvm_backend_opencl {
 namespace cl {
 
 // ---- scalar types -------------------------------------------------------------------------
@@ -158,18 +157,17 @@ const Api& Get();
 std::string ErrorString(cl_int code);
 
 }  // namespace cl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl
 
 /*! \brief Call an OpenCL function that returns cl_int and throw a RuntimeError naming it on
  * failure. */
-#define TVM_OPENCL_CALL(func, ...)                                                    \
-  do {                                                                                \
-    ::tvm::runtime::cl::cl_int _cl_err = ::tvm::runtime::cl::Get().func(__VA_ARGS__); \
-    if (_cl_err != ::tvm::runtime::cl::CL_SUCCESS) {                                  \
-      TVM_FFI_THROW(RuntimeError) << "OpenCL error: " #func " failed with "           \
-                                  << ::tvm::runtime::cl::ErrorString(_cl_err);        \
-    }                                                                                 \
+#define TVM_OPENCL_CALL(func, ...)                                                                \
+  do {                                                                                            \
+    ::tvm_backend_opencl::cl::cl_int _cl_err = ::tvm_backend_opencl::cl::Get().func(__VA_ARGS__); \
+    if (_cl_err != ::tvm_backend_opencl::cl::CL_SUCCESS) {                                        \
+      TVM_FFI_THROW(RuntimeError) << "OpenCL error: " #func " failed with "                       \
+                                  << ::tvm_backend_opencl::cl::ErrorString(_cl_err);              \
+    }                                                                                             \
   } while (0)
 
 #endif  // TVM_BACKEND_OPENCL_CL_API_H_

@@ -15,9 +15,10 @@
 #include "opencl_device_api.h"
 #include "opencl_workspace.h"
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 namespace {
 /*! \brief "3.0" from "OpenCL 3.0 PoCL ..." (the device's OpenCL version). */
@@ -202,6 +203,4 @@ OpenCLDeviceAPI* OpenCLDeviceAPI::Global() {
   return inst;
 }
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl

@@ -9,9 +9,10 @@
 
 #include <string>
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 /*!
  * \brief Buffers are cl_mem handles (the DLTensor data pointer *is* the cl_mem); a stream is a
@@ -34,8 +35,6 @@ class OpenCLDeviceAPI final : public DeviceAPI {
   static OpenCLDeviceAPI* Global();
 };
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl
 
 #endif  // TVM_BACKEND_OPENCL_OPENCL_DEVICE_API_H_

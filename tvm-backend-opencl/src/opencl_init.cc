@@ -11,9 +11,10 @@
 #include "opencl_module.h"
 #include "opencl_workspace.h"
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 namespace {
 
 /*!
@@ -32,8 +33,6 @@ int OpenCLBackendInit(char* err, int err_len) {
 }
 
 }  // namespace
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl
 
-TVM_BACKEND_DEFINE_ENTRY(tvm::runtime::opencl::OpenCLBackendInit)
+TVM_BACKEND_DEFINE_ENTRY(tvm_backend_opencl::OpenCLBackendInit)

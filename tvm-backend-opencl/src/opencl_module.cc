@@ -23,9 +23,10 @@
 #include "opencl_workspace.h"
 #include "program_cache.h"
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 namespace {
 
@@ -403,6 +404,4 @@ void RegisterModuleFunctions() {
                            true);
 }
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl

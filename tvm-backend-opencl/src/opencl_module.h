@@ -19,9 +19,10 @@
 
 #include <string>
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 /*! \brief A real (runnable) OpenCL module from a spec; throws ValueError for unknown formats. */
 ffi::Module CreateOpenCLModule(DeviceModuleSpec spec);
@@ -33,8 +34,6 @@ std::string BuildProgramBinary(const std::string& source, int device_id);
 /*! \brief Register ffi.Module.create.opencl, ffi.Module.load_from_bytes.opencl and helpers. */
 void RegisterModuleFunctions();
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl
 
 #endif  // TVM_BACKEND_OPENCL_OPENCL_MODULE_H_

@@ -13,9 +13,10 @@
 #include <mutex>
 #include <sstream>
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 namespace {
 std::once_flag g_discover_once;
@@ -251,6 +252,4 @@ bool Workspace::LookupBuffer(const void* mem, BufferInfo* info) {
   return true;
 }
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl

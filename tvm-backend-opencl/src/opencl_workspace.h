@@ -24,11 +24,13 @@
 
 #include "cl_api.h"
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
 
-using namespace ::tvm::runtime::cl;  // NOLINT(build/namespaces): the CL names are prefixed already
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
+
+using namespace ::tvm_backend_opencl::cl;  // NOLINT(build/namespaces): the CL names are prefixed
+                                           // already
 
 /*! \brief One OpenCL device and what we know about it. */
 struct DeviceInfo {
@@ -131,8 +133,6 @@ class Workspace {
   std::unordered_map<TVMFFIStreamHandle, int> streams_;
 };
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl
 
 #endif  // TVM_BACKEND_OPENCL_OPENCL_WORKSPACE_H_

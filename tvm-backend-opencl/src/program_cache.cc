@@ -9,9 +9,10 @@
 #include <cstdlib>
 #include <sstream>
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 namespace {
 std::string Env(const char* name) {
@@ -73,6 +74,4 @@ std::string ProgramBinaryOf(cl_program prog) {
   return binary;
 }
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl

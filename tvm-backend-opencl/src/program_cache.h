@@ -19,9 +19,10 @@
 
 #include "opencl_workspace.h"
 
-namespace tvm {
-namespace runtime {
-namespace opencl {
+namespace tvm_backend_opencl {
+
+namespace ffi = ::tvm::ffi;
+using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 /*! \brief The cache folder, or "" when the cache is off. */
 std::string CacheDir();
@@ -43,8 +44,6 @@ struct CacheStats {
 };
 CacheStats& GlobalCacheStats();
 
-}  // namespace opencl
-}  // namespace runtime
-}  // namespace tvm
+}  // namespace tvm_backend_opencl
 
 #endif  // TVM_BACKEND_OPENCL_PROGRAM_CACHE_H_

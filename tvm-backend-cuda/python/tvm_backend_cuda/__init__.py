@@ -22,9 +22,9 @@ DEVICE_TYPE = 2
 STATIC_SHARED_MEMORY = 48 * 1024
 MAX_SHARED_MEMORY = 227 * 1024
 #: What a user without a usable GPU is told to do.
-HINT = "install the NVIDIA driver (libcuda.so.1); code generation works without it"
+INSTALL_HINT = "install the NVIDIA driver (libcuda.so.1); code generation works without it"
 
-__all__ = ["DEVICE_TYPE", "HINT", "MAX_SHARED_MEMORY", "STATIC_SHARED_MEMORY", "activate"]
+__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "MAX_SHARED_MEMORY", "STATIC_SHARED_MEMORY", "activate"]
 
 
 def _nvrtc_compile_hook(source: str, arch: str) -> bytes:
@@ -34,7 +34,7 @@ def _nvrtc_compile_hook(source: str, arch: str) -> bytes:
     return nvrtc.compile_for_loader(str(source), str(arch))
 
 
-def activate(ctx: Any) -> None:
+def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
     """The ``tvm.backends`` hook: register device, runtime, target kind, detector, TVMScript."""
     import tvm_ffi
 
@@ -43,7 +43,7 @@ def activate(ctx: Any) -> None:
     tvm_ffi.register_global_func("tvm_backend_cuda.nvrtc_compile", _nvrtc_compile_hook, override=True)
     from tvm.backend.api import runtime_library_path
 
-    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_cuda"), hint=HINT)
+    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_cuda"), hint=INSTALL_HINT)
     ctx.register_target_kind(
         "cuda",
         DEVICE_TYPE,

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from ._version import __version__  # written by the build from versions.toml
 
+#: What to do when the runtime is unavailable (a real backend names its driver package).
+INSTALL_HINT = "pip install --force-reinstall tvm-backend-example (unset TVM_EXAMPLE_SIMULATE_NO_DRIVER)"
 
-def activate(ctx) -> None:
+
+def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
     """Register the example device, runtime, target kind, detector and TVMScript namespace."""
     from tvm.backend.api import runtime_library_path
 
     # no device type given: the core hands out one no other backend uses
     device_type = ctx.register_device("example")
-    ctx.load_runtime(
-        runtime_library_path(__file__, "tvm_runtime_example"),
-        hint="pip install --force-reinstall tvm-backend-example (unset TVM_EXAMPLE_SIMULATE_NO_DRIVER)",
-    )
+    ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_example"), hint=INSTALL_HINT)
     ctx.register_target_kind(
         "example",
         device_type,
