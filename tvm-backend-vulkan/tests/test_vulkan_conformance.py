@@ -9,6 +9,7 @@ class TestVulkanConformance(BackendConformance):
         "float32",
         "float64",
         "float16",
+        "bfloat16",
         "int8",
         "int16",
         "int32",

@@ -22,7 +22,6 @@ CAPABILITIES = {
     "max_num_threads": 256,
     "max_shared_memory_per_block": 32768,
     "opaque_buffer_handles": True,
-    "supports_bfloat16": False,
 }
 
 
@@ -43,7 +42,8 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_vulkan.codegen:build",
         keys=("gpu", "vulkan"),
         capabilities=CAPABILITIES,
-        passes=("tvm.tir.transform:legalize_arithmetic",),
+        # bfloat16 first: its float32 arithmetic is then legalized like any other
+        passes=("tvm.tir.transform:legalize_bfloat16", "tvm.tir.transform:legalize_arithmetic"),
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_vulkan.detect:detect")
     ctx.register_script_namespace("vulkan", "tvm_backend_vulkan.script")

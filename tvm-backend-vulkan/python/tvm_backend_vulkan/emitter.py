@@ -5,8 +5,10 @@ The kernel interface (what the runtime binds; see the package README):
 * buffer parameter k (counting buffers only, in parameter order) is a storage buffer at
   descriptor set 0, binding k: a ``Block`` struct holding one runtime array of the element type
   (``bool`` is stored as one byte);
-* scalar parameters are members of one push-constant ``Block``, in parameter order, each at an
-  offset aligned to its size; narrower scalars travel as 32-bit values (see :func:`scalar_arg_type`);
+* scalar parameters are members of one ``Block``, in parameter order, each at an offset aligned to
+  its size; narrower scalars travel as 32-bit values (see :func:`scalar_arg_type`). The block is
+  push constants, or when it is over 128 bytes a uniform buffer at descriptor set 0, binding
+  (number of buffer parameters) (see :func:`scalar_block`);
 * ``threadIdx`` extents are the workgroup size, given by specialization constants 0, 1, 2;
   ``blockIdx`` extents are the dispatch size;
 * ``shared`` allocations are ``Workgroup`` arrays, ``local`` ones ``Function`` arrays.
@@ -119,6 +121,27 @@ def _size_of(arg_type: str) -> int:
     return _dt.bits(arg_type) // 8
 
 
+#: Bytes of push constants every Vulkan device offers (maxPushConstantsSize >= 128).
+PUSH_CONSTANT_LIMIT = 128
+#: Storage class Uniform (SPIR-V section 3.7).
+_STORAGE_UNIFORM = 2
+
+
+def scalar_block(arg_types: list[str]) -> tuple[list[int], int, bool]:
+    """The layout of a kernel's scalar block, from the arg types of its scalar parameters in order:
+    each member's offset (the previous end rounded up to the member's size, 4 or 8 bytes), the
+    block's size, and whether it is a uniform buffer (size over :data:`PUSH_CONSTANT_LIMIT`) rather
+    than push constants. The runtime's ``MakeLayout`` (src/vulkan_module.cc) applies the same rule
+    to the function table's arg types; the two must agree."""
+    offsets, end = [], 0
+    for arg_type in arg_types:
+        size = _size_of(arg_type)
+        offset = (end + size - 1) // size * size
+        offsets.append(offset)
+        end = offset + size
+    return offsets, end, end > PUSH_CONSTANT_LIMIT
+
+
 class ModuleState:
     """What the kernels of one SPIR-V module share: the module, the built-in input variables, the
     workgroup-size specialization constants, and where each result id came from (TIR spans)."""
@@ -207,7 +230,9 @@ class KernelEmitter(ExprFunctor[int]):
             raise CodegenError(f"the Vulkan backend does not support vector dtype '{dtype}'")
         if dtype == "bool":
             return self.m.bool()
-        if _dt.is_float(dtype) and dtype != "bfloat16":
+        if dtype == "bfloat16":  # storage only: legalize_bfloat16 left no bfloat16 arithmetic
+            return self.m.int(16, False)
+        if _dt.is_float(dtype):
             return self.m.float(_dt.bits(dtype))
         if _dt.is_int(dtype) or _dt.is_uint(dtype):
             return self.m.int(_dt.bits(dtype), _dt.is_int(dtype))
@@ -377,7 +402,10 @@ class KernelEmitter(ExprFunctor[int]):
         src = e.args[0]
         if _dt.bits(src.dtype) != _dt.bits(e.dtype):
             raise CodegenError(f"reinterpret from {src.dtype} to {e.dtype} changes the width")
-        return self.ins(Op.Bitcast, self.ty(e.dtype), self.visit_expr(src))
+        value = self.visit_expr(src)
+        if self.ty(src.dtype) == self.ty(e.dtype):  # bfloat16 <-> uint16: the same bits and type
+            return value
+        return self.ins(Op.Bitcast, self.ty(e.dtype), value)
 
     def call_if_then_else(self, e: E.Call) -> int:
         """``cond ? a : b`` evaluating only the chosen side (a guarded load must not run)."""
@@ -608,7 +636,8 @@ class KernelEmitter(ExprFunctor[int]):
         m.add("entry_points", Op.EntryPoint, EXEC_GLCOMPUTE, fn, *encode_string(name), *sorted(self.interface))
 
     def _bind_parameters(self, func: PrimFunc) -> None:
-        """Storage buffers for buffer parameters, one push-constant block for the scalars."""
+        """Storage buffers for buffer parameters, one block for the scalars (push constants, or a
+        uniform buffer at the binding after the storage buffers; see :func:`scalar_block`)."""
         scalars: list[tuple[E.Var, str]] = []
         binding = 0
         for p in func.params:
@@ -624,7 +653,7 @@ class KernelEmitter(ExprFunctor[int]):
             self._bind_storage_buffer(buf, binding, func.global_symbol)
             binding += 1
         if scalars:
-            self._bind_push_constants(scalars, func.global_symbol)
+            self._bind_scalars(scalars, binding, func.global_symbol)
 
     def _bind_storage_buffer(self, buf: E.Buffer, binding: int, kernel: str) -> None:
         m = self.m
@@ -638,25 +667,21 @@ class KernelEmitter(ExprFunctor[int]):
         m.name(var, buf.name)
         self.buffers[buf.data] = _Binding(var, Storage.StorageBuffer, dtype, elem, True)
 
-    def _bind_push_constants(self, scalars: list[tuple[E.Var, str]], kernel: str) -> None:
+    def _bind_scalars(self, scalars: list[tuple[E.Var, str]], nbuf: int, kernel: str) -> None:
+        """The scalars' ``Block``: push constants, or (past :data:`PUSH_CONSTANT_LIMIT` bytes) a
+        uniform buffer at set 0, binding ``nbuf`` (the same offsets are valid std140)."""
         m = self.m
-        members, offsets, end = [], [], 0
-        for _, arg_type in scalars:
-            size = _size_of(arg_type)
-            offset = (end + size - 1) // size * size
-            members.append(self.ty(arg_type))
-            offsets.append(offset)
-            end = offset + size
-        if end > 128:
-            raise CodegenError(
-                f"kernel {kernel}: its scalar arguments take {end} bytes of push constants; Vulkan "
-                f"guarantees 128 (pass fewer or narrower scalars, or put them in a buffer)"
-            )
+        offsets, _, uniform = scalar_block([arg_type for _, arg_type in scalars])
+        members = [self.ty(arg_type) for _, arg_type in scalars]
+        storage = _STORAGE_UNIFORM if uniform else Storage.PushConstant
         block = m.block_struct(members, offsets, tag=kernel)
-        var = m.variable(m.pointer(Storage.PushConstant, block), Storage.PushConstant)
+        var = m.variable(m.pointer(storage, block), storage)
         m.name(var, f"{kernel}_args")
+        if uniform:
+            m.decorate(var, Deco.DescriptorSet, 0)
+            m.decorate(var, Deco.Binding, nbuf)
         for i, (param, arg_type) in enumerate(scalars):
-            ptr = self.ins(Op.AccessChain, m.pointer(Storage.PushConstant, members[i]), var, self.const("int32", i))
+            ptr = self.ins(Op.AccessChain, m.pointer(storage, members[i]), var, self.const("int32", i))
             value = self.ins(Op.Load, members[i], ptr)
             self.values[param] = self.cast(value, arg_type, param.dtype)
 
@@ -687,4 +712,4 @@ def _flat_index(buf: E.Buffer, idx: list[E.PrimExpr]) -> E.PrimExpr:
     return out
 
 
-__all__ = ["KernelEmitter", "ModuleState", "scalar_arg_type"]
+__all__ = ["KernelEmitter", "ModuleState", "PUSH_CONSTANT_LIMIT", "scalar_arg_type", "scalar_block"]

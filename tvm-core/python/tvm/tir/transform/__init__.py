@@ -7,11 +7,14 @@
   then the target's passes and the capability check on every kernel
 * :func:`legalize_arithmetic` -- integer and floor division, modulo, min and max spelled with plain
   operations (a target pass for emitters that are not the C printer)
+* :func:`legalize_bfloat16` -- bfloat16 arithmetic emulated in float32 with integer rounding, so an
+  emitter only stores bfloat16 as 16-bit integers (a target pass)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
 """
 
+from .bfloat16 import legalize_bfloat16
 from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
@@ -32,6 +35,7 @@ __all__ = [
     "flatten_buffers",
     "flattened_buffer",
     "legalize_arithmetic",
+    "legalize_bfloat16",
     "lower",
     "simplify",
     "simplify_expr",
