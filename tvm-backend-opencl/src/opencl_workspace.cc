@@ -6,7 +6,6 @@
 
 #include <tvm/ffi/error.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -19,12 +18,6 @@ namespace ffi = ::tvm::ffi;
 using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
 namespace {
-std::once_flag g_discover_once;
-/*! \brief Set by the one discovery: the workspace, or (when no device is usable) the reason. */
-Workspace* g_workspace = nullptr;
-const std::string* g_discover_error = nullptr;
-std::atomic<bool> g_discovered{false};
-
 std::string PlatformString(cl_platform_id platform, cl_platform_info key) {
   size_t size = 0;
   if (Get().clGetPlatformInfo(platform, key, 0, nullptr, &size) != CL_SUCCESS || size == 0)
@@ -54,42 +47,18 @@ std::string Workspace::Load() {
   return "";
 }
 
-Workspace* Workspace::TryGlobal(std::string* why) {
-  // call_once: concurrent first users wait for one discovery; later calls cost one atomic load.
-  std::call_once(g_discover_once, [] {
-    // Leaked on purpose: OpenCL objects must not be released from static destructors, after the
-    // ICD (and its worker threads) may already have been torn down.
-    auto* ws = new Workspace();
-    std::string err;
-    try {
-      err = ws->Discover();
-    } catch (const std::exception& e) {
-      err = std::string("OpenCL device discovery failed: ") + e.what();
-    }
-    if (err.empty()) {
-      g_workspace = ws;
-    } else {
-      g_discover_error = new std::string(std::move(err));
-    }
-    g_discovered.store(true, std::memory_order_release);
-  });
-  if (g_workspace == nullptr && why != nullptr) *why = *g_discover_error;
-  return g_workspace;
+LazyDiscovery<Workspace>& Workspace::Discovery() {
+  static LazyDiscovery<Workspace> discovery("OpenCL", kInstallFix);
+  return discovery;
 }
 
-Workspace* Workspace::Global(const char* what) {
-  Workspace* ws = TryGlobal();
-  if (ws == nullptr) ThrowUnavailable(what);
-  return ws;
-}
+Workspace* Workspace::TryGlobal(std::string* why) { return Discovery().TryGet(why); }
 
-void Workspace::ThrowUnavailable(const std::string& what) {
-  std::string why;
-  TryGlobal(&why);
-  TVM_FFI_THROW(RuntimeError) << what << ": " << why << "; " << kInstallFix;
-}
+Workspace* Workspace::Global(const char* what) { return Discovery().Get(what); }
 
-bool Workspace::Discovered() { return g_discovered.load(std::memory_order_acquire); }
+void Workspace::ThrowUnavailable(const std::string& what) { Discovery().ThrowUnavailable(what); }
+
+bool Workspace::Discovered() { return Discovery().discovered(); }
 
 std::string Workspace::Discover() {
   const Api& api = Get();

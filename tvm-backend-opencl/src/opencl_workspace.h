@@ -15,6 +15,7 @@
 
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/runtime/lazy_discovery.h>
 
 #include <cstdint>
 #include <mutex>
@@ -123,7 +124,10 @@ class Workspace {
   }
 
  private:
+  friend class LazyDiscovery<Workspace>;
   Workspace() = default;
+  /*! \brief The one discovery of this process (never destroyed; see lazy_discovery.h). */
+  static LazyDiscovery<Workspace>& Discovery();
   /*! \brief Enumerate platforms and devices: "" on success, else why none is usable. */
   std::string Discover();
 

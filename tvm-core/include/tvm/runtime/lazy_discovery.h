@@ -1,0 +1,102 @@
+/*!
+ * \file tvm/runtime/lazy_discovery.h
+ * \brief A backend's process-wide device state, discovered once, on first use, thread-safely.
+ *
+ * Activation runs at every `import tvm`, so a backend only loads its driver there; enumerating
+ * platforms and devices waits for the first use of a device or a kernel. Concurrent first users
+ * wait for one discovery; later calls cost one atomic load. The state is never destroyed: driver
+ * objects must not be released from static destructors, after the driver may have been torn down.
+ *
+ * \code
+ * class Workspace {
+ *   friend class tvm::runtime::LazyDiscovery<Workspace>;
+ *   Workspace() = default;
+ *   std::string Discover();  // "" on success, else why no device is usable
+ * };
+ * static tvm::runtime::LazyDiscovery<Workspace> discovery("OpenCL", "apt-get install ...");
+ * Workspace* ws = discovery.TryGet(&why);       // null (and why) when discovery failed
+ * Workspace* ws = discovery.Get("cannot launch"); // or RuntimeError "<what>: <why>; <fix>"
+ * \endcode
+ */
+#ifndef TVM_RUNTIME_LAZY_DISCOVERY_H_
+#define TVM_RUNTIME_LAZY_DISCOVERY_H_
+
+#include <tvm/ffi/error.h>
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace tvm {
+namespace runtime {
+
+/*!
+ * \brief Owns the one discovery of `State` (default-constructible by this class, with
+ *        `std::string Discover()` returning "" on success or the reason no device is usable).
+ */
+template <typename State>
+class LazyDiscovery {
+ public:
+  /*!
+   * \param api The API's name in messages ("OpenCL").
+   * \param fix What to install when no device is found (appended to every error).
+   */
+  LazyDiscovery(std::string api, std::string fix) : api_(std::move(api)), fix_(std::move(fix)) {}
+
+  /*! \brief The state, discovering on the first call; null (and `*why` set) when none is usable. */
+  State* TryGet(std::string* why = nullptr) {
+    std::call_once(once_, [this] {
+      auto* state = new State();  // never destroyed (see the file comment)
+      std::string err;
+      try {
+        err = state->Discover();
+      } catch (const std::exception& e) {
+        err = api_ + " device discovery failed: " + e.what();
+      }
+      if (err.empty()) {
+        state_ = state;
+      } else {
+        error_ = std::move(err);
+      }
+      discovered_.store(true, std::memory_order_release);
+    });
+    if (state_ == nullptr && why != nullptr) *why = error_;
+    return state_;
+  }
+
+  /*! \brief The state; throws RuntimeError "<what>: <reason>; <fix>" when none is usable. */
+  State* Get(const std::string& what) {
+    State* state = TryGet();
+    if (state == nullptr) ThrowUnavailable(what);
+    return state;
+  }
+
+  /*! \brief Throws the RuntimeError of Get for `what` (discovery must have failed). */
+  [[noreturn]] void ThrowUnavailable(const std::string& what) {
+    std::string why;
+    TryGet(&why);
+    TVM_FFI_THROW(RuntimeError) << what << ": " << why << "; " << fix_;
+    throw;  // unreachable: TVM_FFI_THROW throws
+  }
+
+  /*! \brief Whether discovery has run in this process (for tests of lazy activation). */
+  bool discovered() const { return discovered_.load(std::memory_order_acquire); }
+
+  /*! \brief What to install when no device is found. */
+  const std::string& fix() const { return fix_; }
+
+ private:
+  std::string api_;
+  std::string fix_;
+  std::once_flag once_;
+  State* state_ = nullptr;
+  std::string error_;
+  std::atomic<bool> discovered_{false};
+};
+
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_LAZY_DISCOVERY_H_
