@@ -172,3 +172,22 @@ def test_the_validation_layer_catches_a_bad_pipeline_layout(dev):
     done = run_python(code.format(here=os.path.dirname(os.path.abspath(__file__))))
     assert done.returncode == 0, done.stderr
     assert "VUID-" in done.stdout and "MESSAGES 0" not in done.stdout, done.stdout
+
+
+def test_a_view_of_shared_memory_aliases_it(dev):
+    """``T.decl_buffer(..., data=sh.data)`` inside a kernel is a view of the shared allocation
+    (not a second allocation, and not an error about allocations outside the kernel)."""
+
+    @T.prim_func
+    def reverse(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        B = T.match_buffer(b, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            sh = T.alloc_buffer((64,), "float32", scope="shared")
+            tiles = T.decl_buffer((8, 8), "float32", data=sh.data, scope="shared")
+            sh[tx] = A[tx]
+            T.tvm_storage_sync("shared")
+            B[tx] = tiles[(63 - tx) // 8, (63 - tx) % 8]
+
+    a = np.arange(64, dtype="float32")
+    np.testing.assert_array_equal(_run(reverse, "reverse", dev, [a], [((64,), "float32")]), a[::-1])

@@ -291,13 +291,18 @@ def alloc_buffer(
     scope: str = "global",
     align: int = 64,
     **_ignored,
-) -> AllocSpec:
-    """Allocate a buffer (``scope="shared"`` or ``"local"`` in kernels) for the rest of the block."""
+) -> "AllocSpec | BufferSpec":
+    """Allocate a buffer (``scope="shared"`` or ``"local"`` in kernels) for the rest of the block;
+    with ``data=X.data``, declare a view of ``X``'s memory instead (nothing is allocated: writes
+    through the view are writes to ``X``), as ``T.Buffer(..., data=X.data)`` does."""
     if scope not in ("global", "shared", "local", "shared.dyn", "warp"):
         raise ValueError(f"unknown storage scope {scope!r}; expected 'global', 'shared' or 'local'")
+    if data is not None:
+        return Buffer(shape, dtype, data, strides, elem_offset, scope, align)
     return AllocSpec(Buffer(shape, dtype, None, strides, elem_offset, scope, align))
 
 
+#: ``T.decl_buffer(shape, dtype)`` allocates; ``T.decl_buffer(shape, dtype, data=X.data)`` aliases ``X``.
 decl_buffer = alloc_buffer
 
 

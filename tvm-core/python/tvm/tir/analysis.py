@@ -257,7 +257,8 @@ class _FreeVars(StmtExprVisitor):
         self.use(e)
 
     def visit_buffer(self, b: Buffer) -> None:
-        if b not in self.allocated and b not in self.buf_seen:
+        # a view of an allocation in scope (T.decl_buffer(..., data=X.data)) is not free either
+        if b not in self.allocated and b.data not in self.bound and b not in self.buf_seen:
             self.buf_seen.add(b)
             self.buffers.append(b)
 
