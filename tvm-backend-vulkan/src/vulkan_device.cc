@@ -20,12 +20,6 @@ const char* const kInstallFix =
     "apt-get install libvulkan1 mesa-vulkan-drivers (or your GPU vendor's Vulkan driver)";
 
 namespace {
-std::once_flag g_discover_once;
-/*! \brief Set by the one discovery: the runtime, or (when no device is usable) the reason. */
-VulkanRuntime* g_runtime = nullptr;
-const std::string* g_discover_error = nullptr;
-std::atomic<bool> g_discovered{false};
-
 /*! \brief Appends `next` to the pNext chain ending at `*tail`, which then points at `next`. */
 template <typename T>
 void Chain(void*** tail, T* next) {
@@ -147,40 +141,20 @@ constexpr VkMemoryPropertyFlags kMemoryPreference[] = {
 
 std::string VulkanRuntime::Load() { return LoadDriver(); }
 
-VulkanRuntime* VulkanRuntime::TryGlobal(std::string* why) {
-  // call_once: concurrent first users wait for one discovery; later calls cost one atomic load.
-  std::call_once(g_discover_once, [] {
-    auto* rt = new VulkanRuntime();  // leaked on purpose (see VulkanDevice)
-    std::string err;
-    try {
-      err = rt->Discover();
-    } catch (const std::exception& e) {
-      err = std::string("Vulkan device discovery failed: ") + e.what();
-    }
-    if (err.empty()) {
-      g_runtime = rt;
-    } else {
-      g_discover_error = new std::string(std::move(err));
-    }
-    g_discovered.store(true, std::memory_order_release);
-  });
-  if (g_runtime == nullptr && why != nullptr) *why = *g_discover_error;
-  return g_runtime;
+tvm::runtime::LazyDiscovery<VulkanRuntime>& VulkanRuntime::Discovery() {
+  static tvm::runtime::LazyDiscovery<VulkanRuntime> discovery("Vulkan", kInstallFix);
+  return discovery;
 }
 
-VulkanRuntime* VulkanRuntime::Global(const std::string& what) {
-  VulkanRuntime* rt = TryGlobal();
-  if (rt == nullptr) ThrowUnavailable(what);
-  return rt;
-}
+VulkanRuntime* VulkanRuntime::TryGlobal(std::string* why) { return Discovery().TryGet(why); }
+
+VulkanRuntime* VulkanRuntime::Global(const std::string& what) { return Discovery().Get(what); }
 
 void VulkanRuntime::ThrowUnavailable(const std::string& what) {
-  std::string why;
-  TryGlobal(&why);
-  TVM_FFI_THROW(RuntimeError) << what << ": " << why << "; " << kInstallFix;
+  Discovery().ThrowUnavailable(what);
 }
 
-bool VulkanRuntime::Discovered() { return g_discovered.load(std::memory_order_acquire); }
+bool VulkanRuntime::Discovered() { return Discovery().discovered(); }
 
 std::string VulkanRuntime::Discover() {
   const DriverTable& vk = Vk();
@@ -376,11 +350,14 @@ VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSe
   while (true) {
     bool fresh = batch->pools_used == batch->pools.size();
     if (fresh) {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet};
+      // Each set: storage buffers, and one uniform buffer for a kernel with many scalars.
+      const VkDescriptorPoolSize sizes[] = {
+          {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet},
+          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kSetsPerPool}};
       VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
       pci.maxSets = kSetsPerPool;
-      pci.poolSizeCount = 1;
-      pci.pPoolSizes = &size;
+      pci.poolSizeCount = 2;
+      pci.pPoolSizes = sizes;
       VkDescriptorPool pool = VK_NULL_HANDLE;
       TVM_VULKAN_CALL(vkCreateDescriptorPool, device_, &pci, nullptr, &pool);
       batch->pools.push_back(pool);
@@ -395,6 +372,28 @@ VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSe
     bool exhausted = rc == VK_ERROR_OUT_OF_POOL_MEMORY || rc == VK_ERROR_FRAGMENTED_POOL;
     if (!exhausted || fresh) CheckResult(rc, "vkAllocateDescriptorSets");
     ++batch->pools_used;  // full: continue in the next pool
+  }
+}
+
+VkDescriptorBufferInfo VulkanDevice::AllocateUniform(Batch* batch, const void* data,
+                                                     VkDeviceSize size) {
+  VkDeviceSize align =
+      std::max<VkDeviceSize>(info_.props.limits.minUniformBufferOffsetAlignment, 1);
+  while (true) {
+    if (batch->uniforms_used == batch->uniforms.size()) {  // all full: chain one more buffer
+      batch->uniforms.push_back(CreateBuffer(static_cast<size_t>(std::max(kUniformChunk, size)),
+                                             VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT));
+      batch->uniform_offset = 0;
+    }
+    VulkanBuffer* chunk = batch->uniforms[batch->uniforms_used];
+    VkDeviceSize offset = (batch->uniform_offset + align - 1) / align * align;
+    if (offset <= chunk->capacity && size <= chunk->capacity - offset) {
+      std::memcpy(chunk->host + offset, data, static_cast<size_t>(size));
+      batch->uniform_offset = offset + size;
+      return VkDescriptorBufferInfo{chunk->buffer, offset, size};
+    }
+    ++batch->uniforms_used;  // full: continue in the next buffer
+    batch->uniform_offset = 0;
   }
 }
 
@@ -454,6 +453,8 @@ void VulkanDevice::Recycle(Batch* batch) {
   batch->pools_used = 0;
   for (VulkanBuffer* buf : batch->frees) DestroyBuffer(buf);
   batch->frees.clear();
+  batch->uniforms_used = 0;  // the GPU is done with the scalar blocks: rewind the arena
+  batch->uniform_offset = 0;
   batch->dispatches = 0;
   batch->bound = VK_NULL_HANDLE;
   free_.push_back(batch);
@@ -484,7 +485,7 @@ VkResult VulkanDevice::AllocateMemory(const VkMemoryRequirements& req, VkDeviceM
   return last;
 }
 
-VulkanBuffer* VulkanDevice::CreateBuffer(size_t nbytes) {
+VulkanBuffer* VulkanDevice::CreateBuffer(size_t nbytes, VkBufferUsageFlags usage) {
   if (info_.max_allocation_size != 0 && nbytes > info_.max_allocation_size) {
     TVM_FFI_THROW(ValueError) << "cannot allocate " << nbytes << " bytes on " << Describe()
                               << ": a single allocation may hold at most "
@@ -496,8 +497,7 @@ VulkanBuffer* VulkanDevice::CreateBuffer(size_t nbytes) {
   buf->device_id = id_;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = buf->capacity;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.usage = usage;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   const DriverTable& vk = Vk();
   VkResult rc = vk.vkCreateBuffer(device_, &bci, nullptr, &buf->buffer);

@@ -22,6 +22,7 @@
 #define TVM_BACKEND_VULKAN_VULKAN_DEVICE_H_
 
 #include <tvm/runtime/device_api.h>
+#include <tvm/runtime/lazy_discovery.h>
 
 #include <atomic>
 #include <cstdint>
@@ -98,6 +99,13 @@ struct Batch {
   VkPipeline bound = VK_NULL_HANDLE;
   /*! \brief Buffers freed while this batch was the newest work; destroyed when it completes. */
   std::vector<VulkanBuffer*> frees;
+  /*! \brief The batch's uniform arena: host-visible uniform buffers holding the scalar blocks of
+   *  its launches (kernels with more than 128 bytes of scalars), filled in order: the first
+   *  `uniforms_used` are full, the next one is used up to `uniform_offset`. Rewound (the buffers
+   *  kept) when the batch is recycled, after its fence signalled. */
+  std::vector<VulkanBuffer*> uniforms;
+  size_t uniforms_used = 0;
+  VkDeviceSize uniform_offset = 0;
 };
 
 /*!
@@ -125,17 +133,30 @@ class VulkanDevice {
   Batch& Recording();
   /*! \brief A descriptor set of `layout` from `batch`'s pools. Caller holds mutex(). */
   VkDescriptorSet AllocateDescriptorSet(Batch* batch, VkDescriptorSetLayout layout);
+  /*!
+   * \brief Copies `size` bytes (a kernel's scalar block) into `batch`'s uniform arena, where they
+   *  stay until the batch completes, and returns the uniform-buffer range holding them (its offset
+   *  a multiple of minUniformBufferOffsetAlignment). Caller holds mutex().
+   */
+  VkDescriptorBufferInfo AllocateUniform(Batch* batch, const void* data, VkDeviceSize size);
   /*! \brief Count a recorded dispatch; submits the batch every kFlushDispatches. Caller holds
    *  mutex(). */
   void FinishDispatch(Batch* batch);
   /*! \brief Submit the recorded work and wait until everything submitted has completed. */
   void Sync();
 
-  /*! \brief A new buffer of `nbytes` (host-visible, persistently mapped). */
-  VulkanBuffer* CreateBuffer(size_t nbytes);
+  /*! \brief A new buffer of `nbytes` (host-visible, persistently mapped); `usage` defaults to a
+   *  storage buffer that copies may read and write. */
+  VulkanBuffer* CreateBuffer(size_t nbytes, VkBufferUsageFlags usage = kStorageUsage);
   /*! \brief Destroy `buf` now, or when the pending work that may use it completes. */
   void ReleaseBuffer(VulkanBuffer* buf);
 
+  /*! \brief The usage of the buffers CreateBuffer makes for tensors. */
+  static constexpr VkBufferUsageFlags kStorageUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  /*! \brief Bytes of each uniform-arena buffer (or the scalar block, if larger). */
+  static constexpr VkDeviceSize kUniformChunk = 64 * 1024;
   /*! \brief Launches recorded into one command buffer before it is submitted without waiting. */
   static constexpr uint32_t kFlushDispatches = 1024;
   /*! \brief Submitted batches in flight before a new batch waits for the oldest. */
@@ -201,7 +222,10 @@ class VulkanRuntime {
   VulkanBuffer* LookupBuffer(const void* ptr);
 
  private:
+  friend class tvm::runtime::LazyDiscovery<VulkanRuntime>;
   VulkanRuntime() = default;
+  /*! \brief The one discovery of this process (never destroyed; see lazy_discovery.h). */
+  static tvm::runtime::LazyDiscovery<VulkanRuntime>& Discovery();
   /*! \brief Create the instance and enumerate devices: "" on success, else why none is usable. */
   std::string Discover();
 

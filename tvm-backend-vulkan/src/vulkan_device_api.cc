@@ -82,6 +82,8 @@ const std::pair<const char*, Attr> kAttributes[] = {
      [](D d) -> ffi::Any { return int64_t{d.props.limits.maxStorageBufferRange}; }},
     {"max_push_constants_size",
      [](D d) -> ffi::Any { return int64_t{d.props.limits.maxPushConstantsSize}; }},
+    {"max_uniform_buffer_range",
+     [](D d) -> ffi::Any { return int64_t{d.props.limits.maxUniformBufferRange}; }},
     {"max_work_group_count",
      [](D d) -> ffi::Any { return Triple(d.props.limits.maxComputeWorkGroupCount); }},
     {"min_storage_buffer_offset_alignment",

@@ -63,9 +63,12 @@ constexpr const char* kGroupNonUniformNames[] = {
     "GroupNonUniformBallot",    "GroupNonUniformShuffle", "GroupNonUniformShuffleRelative",
     "GroupNonUniformClustered", "GroupNonUniformQuad"};
 
-/*! \brief How one kernel's arguments map onto bindings and the push-constant block. */
+/*! \brief Bytes of push constants every Vulkan device offers (maxPushConstantsSize >= 128). */
+constexpr uint32_t kPushConstantLimit = 128;
+
+/*! \brief How one kernel's arguments map onto bindings and the scalar block. */
 struct KernelLayout {
-  /*! \brief Argument index of each binding (binding k = buffers[k]). */
+  /*! \brief Argument index of each storage-buffer binding (binding k = buffers[k]). */
   std::vector<size_t> buffers;
   struct Scalar {
     size_t arg;
@@ -73,11 +76,24 @@ struct KernelLayout {
     uint32_t offset;
   };
   std::vector<Scalar> scalars;
-  /*! \brief Bytes of the push-constant block, rounded up to 4 (0: no block). */
-  uint32_t push_size = 0;
+  /*! \brief Bytes of the scalar block, rounded up to 4 (0: no block). */
+  uint32_t scalar_size = 0;
+  /*! \brief Whether the scalar block is a uniform buffer at binding buffers.size() (else it is
+   *  the push constants). */
+  bool uniform = false;
+  /*! \brief Descriptor-set bindings: the storage buffers, then the uniform buffer if any. */
+  uint32_t num_bindings() const {
+    return static_cast<uint32_t>(buffers.size()) + (uniform ? 1 : 0);
+  }
 };
 
-/*! \brief The layout of kernel `info`; ValueError for a scalar type the ABI does not carry. */
+/*!
+ * \brief The layout of kernel `info`, from its arg types alone; ValueError for a scalar type the
+ *  ABI does not carry. The one place of the runtime's side of the rule (the emitter's side is
+ *  scalar_block in emitter.py; the two must agree): scalars are packed in parameter order, each at
+ *  the previous end rounded up to its size; a block of more than kPushConstantLimit bytes is a
+ *  uniform buffer at binding (number of buffers), else it is the push constants.
+ */
 KernelLayout MakeLayout(const FunctionInfo& info) {
   KernelLayout layout;
   uint32_t end = 0;
@@ -104,7 +120,8 @@ KernelLayout MakeLayout(const FunctionInfo& info) {
     layout.scalars.push_back({i, kind, offset});
     end = offset + size;
   }
-  layout.push_size = (end + 3) / 4 * 4;
+  layout.scalar_size = (end + 3) / 4 * 4;
+  layout.uniform = end > kPushConstantLimit;
   return layout;
 }
 
@@ -134,6 +151,8 @@ struct BoundKernel {
   VkPipelineLayout layout;
   VkDescriptorSetLayout set_layout;
   bool push;
+  /*! \brief Whether the scalars travel in a uniform buffer (KernelLayout::uniform). */
+  bool uniform;
 };
 
 class VulkanModuleObj final : public DeviceModuleBase {
@@ -164,8 +183,8 @@ class VulkanModuleObj final : public DeviceModuleBase {
   VkPipeline CreatePipeline(DeviceProgram* prog, size_t index, const KernelObjects& k,
                             const BlockDims& block);
   void Record(VulkanDevice* dev, const BoundKernel& k, size_t nbuf,
-              const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t size,
-              const LaunchConfig& cfg);
+              const std::vector<VkDescriptorBufferInfo>& buffers, const void* scalars,
+              uint32_t scalar_size, const LaunchConfig& cfg);
 
   std::vector<uint32_t> words_;
   SpirvSummary summary_;
@@ -207,9 +226,9 @@ VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
 
 void VulkanModuleObj::CheckInterface() const {
   // A shader resource outside the pipeline layout is undefined behaviour (drivers may crash).
-  size_t max_buffers = 0;
+  size_t max_buffers = 0;  // bindings, counting a kernel's uniform buffer of scalars
   for (const KernelLayout& layout : layouts_) {
-    max_buffers = std::max(max_buffers, layout.buffers.size());
+    max_buffers = std::max<size_t>(max_buffers, layout.num_bindings());
   }
   for (uint32_t set : summary_.descriptor_sets) {
     if (set != 0) {
@@ -294,21 +313,28 @@ KernelObjects& VulkanModuleObj::Kernel(DeviceProgram* prog, size_t index) {
   const KernelLayout& layout = layouts_[index];
   auto k = std::make_unique<KernelObjects>();
   uint32_t nbuf = static_cast<uint32_t>(layout.buffers.size());
-  k->push = dev->push_descriptor_fn() != nullptr && nbuf <= dev->info().max_push_descriptors;
-  std::vector<VkDescriptorSetLayoutBinding> bindings(nbuf);
+  uint32_t nbind = layout.num_bindings();
+  k->push = dev->push_descriptor_fn() != nullptr && nbind <= dev->info().max_push_descriptors;
+  std::vector<VkDescriptorSetLayoutBinding> bindings(nbind);
   for (uint32_t b = 0; b < nbuf; ++b) {
     bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   }
+  if (layout.uniform) {
+    bindings[nbuf] = {nbuf, VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
+                      nullptr};
+  }
   VkDescriptorSetLayoutCreateInfo sci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   sci.flags = k->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
-  sci.bindingCount = nbuf;
+  sci.bindingCount = nbind;
   sci.pBindings = bindings.data();
   TVM_VULKAN_CALL(vkCreateDescriptorSetLayout, dev->handle(), &sci, nullptr, &k->set_layout);
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, layout.push_size};
+  // A uniform block of scalars replaces the push constants: no push range then.
+  uint32_t push_size = layout.uniform ? 0 : layout.scalar_size;
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
   VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  lci.setLayoutCount = nbuf > 0 ? 1 : 0;
+  lci.setLayoutCount = nbind > 0 ? 1 : 0;
   lci.pSetLayouts = &k->set_layout;
-  lci.pushConstantRangeCount = layout.push_size > 0 ? 1 : 0;
+  lci.pushConstantRangeCount = push_size > 0 ? 1 : 0;
   lci.pPushConstantRanges = &range;
   VkResult rc = Vk().vkCreatePipelineLayout(dev->handle(), &lci, nullptr, &k->layout);
   if (rc != VK_SUCCESS) {
@@ -351,7 +377,7 @@ BoundKernel VulkanModuleObj::Prepare(VulkanDevice* dev, size_t index, const Bloc
   if (it == k.pipelines.end()) {
     it = k.pipelines.emplace(block, CreatePipeline(&prog, index, k, block)).first;
   }
-  return BoundKernel{it->second, k.layout, k.set_layout, k.push};
+  return BoundKernel{it->second, k.layout, k.set_layout, k.push, layouts_[index].uniform};
 }
 
 /*! \brief The byte extent a tensor argument covers (0 for an empty one). */
@@ -444,9 +470,16 @@ void VulkanModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
                               << " (maxComputeWorkGroupInvocations)";
   }
   const KernelLayout& layout = layouts_[index];
-  if (layout.push_size > lim.maxPushConstantsSize) {
+  if (layout.uniform && layout.scalar_size > lim.maxUniformBufferRange) {
     TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": its scalar arguments take "
-                              << layout.push_size << " bytes of push constants, more than the "
+                              << layout.scalar_size << " bytes (passed in a uniform buffer, being "
+                              << "over " << kPushConstantLimit << "), more than the device's "
+                              << "maxUniformBufferRange of " << lim.maxUniformBufferRange
+                              << " bytes; pass fewer scalars, or put them in a buffer argument";
+  }
+  if (!layout.uniform && layout.scalar_size > lim.maxPushConstantsSize) {
+    TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": its scalar arguments take "
+                              << layout.scalar_size << " bytes of push constants, more than the "
                               << "device's maxPushConstantsSize of " << lim.maxPushConstantsSize;
   }
   if (layout.buffers.size() > lim.maxPerStageDescriptorStorageBuffers) {
@@ -458,13 +491,14 @@ void VulkanModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
 }
 
 void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbuf,
-                             const std::vector<VkDescriptorBufferInfo>& buffers, const void* push,
-                             uint32_t push_size, const LaunchConfig& cfg) {
+                             const std::vector<VkDescriptorBufferInfo>& buffers,
+                             const void* scalars, uint32_t scalar_size, const LaunchConfig& cfg) {
   const DriverTable& vk = Vk();
+  size_t nbind = nbuf + (k.uniform ? 1 : 0);
   std::array<VkWriteDescriptorSet, 16> inline_writes;
-  std::vector<VkWriteDescriptorSet> heap_writes(nbuf > inline_writes.size() ? nbuf : 0);
+  std::vector<VkWriteDescriptorSet> heap_writes(nbind > inline_writes.size() ? nbind : 0);
   VkWriteDescriptorSet* writes =
-      nbuf > inline_writes.size() ? heap_writes.data() : inline_writes.data();
+      nbind > inline_writes.size() ? heap_writes.data() : inline_writes.data();
   for (size_t b = 0; b < nbuf; ++b) {
     writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[b].dstBinding = static_cast<uint32_t>(b);
@@ -474,6 +508,15 @@ void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbu
   }
   std::lock_guard<std::mutex> lock(dev->mutex());
   Batch& batch = dev->Recording();
+  VkDescriptorBufferInfo uniform{};
+  if (k.uniform) {  // the scalars live in the batch's arena until its submission completes
+    uniform = dev->AllocateUniform(&batch, scalars, scalar_size);
+    writes[nbuf] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[nbuf].dstBinding = static_cast<uint32_t>(nbuf);
+    writes[nbuf].descriptorCount = 1;
+    writes[nbuf].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    writes[nbuf].pBufferInfo = &uniform;
+  }
   VkCommandBuffer cmd = batch.cmd;
   // Earlier launches (in this or a previous submission) write what this one may read or write.
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -486,18 +529,18 @@ void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbu
     vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
     batch.bound = k.pipeline;
   }
-  if (nbuf > 0 && k.push) {
+  if (nbind > 0 && k.push) {
     dev->push_descriptor_fn()(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0,
-                              static_cast<uint32_t>(nbuf), writes);
-  } else if (nbuf > 0) {
+                              static_cast<uint32_t>(nbind), writes);
+  } else if (nbind > 0) {
     VkDescriptorSet set = dev->AllocateDescriptorSet(&batch, k.set_layout);
-    for (size_t b = 0; b < nbuf; ++b) writes[b].dstSet = set;
-    vk.vkUpdateDescriptorSets(dev->handle(), static_cast<uint32_t>(nbuf), writes, 0, nullptr);
+    for (size_t b = 0; b < nbind; ++b) writes[b].dstSet = set;
+    vk.vkUpdateDescriptorSets(dev->handle(), static_cast<uint32_t>(nbind), writes, 0, nullptr);
     vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0,
                                nullptr);
   }
-  if (push_size > 0) {
-    vk.vkCmdPushConstants(cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+  if (scalar_size > 0 && !k.uniform) {
+    vk.vkCmdPushConstants(cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, scalar_size, scalars);
   }
   vk.vkCmdDispatch(cmd, static_cast<uint32_t>(cfg.grid[0]), static_cast<uint32_t>(cfg.grid[1]),
                    static_cast<uint32_t>(cfg.grid[2]));
@@ -517,21 +560,22 @@ void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   buffers.reserve(layout.buffers.size());
   dev_id = ResolveBuffers(index, args, rt, dev_id, &buffers);
   CheckLimits(index, cfg, rt->Info(dev_id));
-  // One packing rule for every backend (tvm/runtime/device_module.h), at the ABI's offsets.
-  std::array<uint64_t, 32> inline_push{};
-  std::vector<uint64_t> heap_push(layout.push_size > sizeof(inline_push) ? layout.push_size : 0);
-  auto* push = reinterpret_cast<char*>(layout.push_size > sizeof(inline_push) ? heap_push.data()
-                                                                              : inline_push.data());
+  // One packing rule for every backend (tvm/runtime/device_module.h), at the ABI's offsets; the
+  // block goes into the push constants or the uniform arena (Record).
+  std::array<uint64_t, 32> inline_scalars{};
+  bool on_heap = layout.scalar_size > sizeof(inline_scalars);
+  std::vector<uint64_t> heap_scalars(on_heap ? (layout.scalar_size + 7) / 8 : 0);
+  auto* scalars = reinterpret_cast<char*>(on_heap ? heap_scalars.data() : inline_scalars.data());
   for (const KernelLayout::Scalar& s : layout.scalars) {
     uint64_t slot = 0;
     size_t n = tvm::runtime::PackScalarArgument(s.kind, args[s.arg], &slot);
-    std::memcpy(push + s.offset, &slot, n);
+    std::memcpy(scalars + s.offset, &slot, n);
   }
   VulkanDevice& dev = rt->Device(dev_id);
   BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
                      static_cast<uint32_t>(cfg.block[2])};
   BoundKernel k = Prepare(&dev, index, block);
-  Record(&dev, k, buffers.size(), buffers, push, layout.push_size, cfg);
+  Record(&dev, k, buffers.size(), buffers, scalars, layout.scalar_size, cfg);
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
  *  - buffer argument k (counting buffer arguments only, in parameter order) is descriptor set 0,
  *    binding k, a storage buffer: a Vulkan tensor (its byte_offset becomes the descriptor offset)
  *    or a raw VulkanBuffer handle;
- *  - scalar arguments (int32, uint32, float32, int64, uint64, float64) form one push-constant
- *    block in parameter order, each at the previous end rounded up to its own size;
+ *  - scalar arguments (int32, uint32, float32, int64, uint64, float64) form one block in
+ *    parameter order, each at the previous end rounded up to its own size: the push constants, or
+ *    when the block takes more than 128 bytes a uniform buffer at descriptor set 0, binding
+ *    (number of buffer arguments), filled from a per-submission arena (MakeLayout decides);
  *  - then the launch arguments LaunchConfig::Decode reads: blockIdx extents are the
  *    vkCmdDispatch group counts, threadIdx extents the workgroup size, given to the pipeline as
  *    the uint32 specialization constants SpecId 0, 1, 2 (x, y, z). No "dyn_shmem".

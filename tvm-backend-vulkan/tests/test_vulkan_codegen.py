@@ -89,34 +89,20 @@ def test_narrow_scalars_travel_as_32_bit_push_constants():
     assert "OpSConvert %char" in asm and "OpFConvert %half" in asm
 
 
-def test_too_many_scalar_bytes_are_a_compile_error():
-    @T.prim_func
-    def many(
-        a: T.handle,
-        s0: T.int64,
-        s1: T.int64,
-        s2: T.int64,
-        s3: T.int64,
-        s4: T.int64,
-        s5: T.int64,
-        s6: T.int64,
-        s7: T.int64,
-        s8: T.int64,
-        s9: T.int64,
-        s10: T.int64,
-        s11: T.int64,
-        s12: T.int64,
-        s13: T.int64,
-        s14: T.int64,
-        s15: T.int64,
-        s16: T.int64,
-    ):
-        A = T.match_buffer(a, (64,), "int64")
-        for tx in T.thread_binding(64, thread="threadIdx.x"):
-            A[tx] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7 + s8 + s9 + s10 + s11 + s12 + s13 + s14 + s15 + s16
+def test_scalars_past_128_bytes_are_a_uniform_buffer_after_the_storage_buffers():
+    from test_vulkan_uniform_args import twenty_int64  # 20 int64 scalars after buffers A and B
 
-    with pytest.raises(CodegenError, match="136 bytes of push constants; Vulkan guarantees 128"):
-        _assembly(many)
+    asm = _assembly(twenty_int64)  # 160 bytes of scalars: a uniform buffer at binding 2
+    for text in (
+        "OpDecorate %B Binding 1",
+        "OpDecorate %twenty_int64_kernel0_args DescriptorSet 0",
+        "OpDecorate %twenty_int64_kernel0_args Binding 2",
+        " 16 Offset 128",  # member 16 of the block
+        "%twenty_int64_kernel0_args = OpVariable %_ptr_Uniform_",
+        "OpAccessChain %_ptr_Uniform_long %twenty_int64_kernel0_args %int_16",
+    ):
+        assert text in asm, text
+    assert "PushConstant" not in asm
 
 
 def test_float64_transcendentals_are_refused_with_the_fix():
