@@ -123,6 +123,7 @@ bool DescribeDevice(VkPhysicalDevice phys, PhysicalDeviceInfo* info, std::string
     return false;
   }
   info->queue_family = static_cast<uint32_t>(it - fams.begin());
+  info->queue_count = it->queueCount;
   vk.vkGetPhysicalDeviceMemoryProperties(phys, &info->memory);
   QueryFeatures(DeviceExtensions(phys), info);
   QueryProperties(info);
@@ -275,11 +276,13 @@ VulkanDevice::VulkanDevice(const PhysicalDeviceInfo& info, int id) : info_(info)
   if (f.storage_buffer_8bit) Chain(&tail, &s8);
   if (f.float16 || f.int8) Chain(&tail, &f16);
 
-  float priority = 1.0f;
+  // Every queue of the compute family (up to kMaxQueues): streams spread over them.
+  uint32_t nqueue = std::max<uint32_t>(1, std::min(info.queue_count, kMaxQueues));
+  std::vector<float> priorities(nqueue, 1.0f);
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = info.queue_family;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
+  qci.queueCount = nqueue;
+  qci.pQueuePriorities = priorities.data();
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   ci.pNext = &f2;
   ci.queueCreateInfoCount = 1;
@@ -291,39 +294,48 @@ VulkanDevice::VulkanDevice(const PhysicalDeviceInfo& info, int id) : info_(info)
     TVM_FFI_THROW(RuntimeError) << "cannot open " << Describe() << ": vkCreateDevice failed with "
                                 << ResultString(rc);
   }
-  Vk().vkGetDeviceQueue(device_, info.queue_family, 0, &queue_);
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = info.queue_family;
-  TVM_VULKAN_CALL(vkCreateCommandPool, device_, &pci, nullptr, &command_pool_);
+  queues_.resize(nqueue);
+  for (uint32_t q = 0; q < nqueue; ++q) {
+    Vk().vkGetDeviceQueue(device_, info.queue_family, q, &queues_[q]);
+  }
+  queue_mu_.reset(new std::mutex[nqueue]);
   // TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR=1 forces descriptor pools (to test that path).
   const char* no_push = std::getenv("TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR");
   if (f.push_descriptor && !(no_push != nullptr && std::strcmp(no_push, "1") == 0)) {
     push_descriptor_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
         Vk().vkGetDeviceProcAddr(device_, "vkCmdPushDescriptorSetKHR"));
   }
+  default_stream_ = std::make_shared<VulkanStream>(this, 0);
 }
 
 std::string VulkanDevice::Describe() const {
   return "vulkan(" + std::to_string(id_) + ") ('" + info_.name + "')";
 }
 
+/*! \brief A freed buffer waiting for the pending work of every stream that may use it. */
+struct Batch::DeferredFree {
+  DeferredFree(VulkanDevice* device, VulkanBuffer* buf) : device(device), buf(buf) {}
+  ~DeferredFree() { device->DestroyBuffer(buf); }
+  VulkanDevice* device;
+  VulkanBuffer* buf;
+};
+
 // ---- batches -----------------------------------------------------------------------------------
 
-Batch* VulkanDevice::NewBatch() {
+Batch* VulkanStream::NewBatch() {
   auto batch = std::make_unique<Batch>();
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = command_pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  TVM_VULKAN_CALL(vkAllocateCommandBuffers, device_, &ai, &batch->cmd);
+  TVM_VULKAN_CALL(vkAllocateCommandBuffers, device_->handle(), &ai, &batch->cmd);
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  TVM_VULKAN_CALL(vkCreateFence, device_, &fci, nullptr, &batch->fence);
+  TVM_VULKAN_CALL(vkCreateFence, device_->handle(), &fci, nullptr, &batch->fence);
   batches_.push_back(std::move(batch));
   return batches_.back().get();
 }
 
-Batch& VulkanDevice::Recording() {
+Batch& VulkanStream::Recording() {
   if (recording_ != nullptr) return *recording_;
   ReclaimLocked(/*wait_oldest=*/in_flight_.size() >= kMaxInFlight);
   Batch* batch = nullptr;
@@ -344,7 +356,7 @@ Batch& VulkanDevice::Recording() {
   return *batch;
 }
 
-VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSetLayout layout) {
+VkDescriptorSet VulkanStream::AllocateDescriptorSet(Batch* batch, VkDescriptorSetLayout layout) {
   constexpr uint32_t kSetsPerPool = 256;
   constexpr uint32_t kBuffersPerSet = 16;
   while (true) {
@@ -359,7 +371,7 @@ VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSe
       pci.poolSizeCount = 2;
       pci.pPoolSizes = sizes;
       VkDescriptorPool pool = VK_NULL_HANDLE;
-      TVM_VULKAN_CALL(vkCreateDescriptorPool, device_, &pci, nullptr, &pool);
+      TVM_VULKAN_CALL(vkCreateDescriptorPool, device_->handle(), &pci, nullptr, &pool);
       batch->pools.push_back(pool);
     }
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
@@ -367,7 +379,7 @@ VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSe
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &layout;
     VkDescriptorSet set = VK_NULL_HANDLE;
-    VkResult rc = Vk().vkAllocateDescriptorSets(device_, &ai, &set);
+    VkResult rc = Vk().vkAllocateDescriptorSets(device_->handle(), &ai, &set);
     if (rc == VK_SUCCESS) return set;
     bool exhausted = rc == VK_ERROR_OUT_OF_POOL_MEMORY || rc == VK_ERROR_FRAGMENTED_POOL;
     if (!exhausted || fresh) CheckResult(rc, "vkAllocateDescriptorSets");
@@ -375,14 +387,15 @@ VkDescriptorSet VulkanDevice::AllocateDescriptorSet(Batch* batch, VkDescriptorSe
   }
 }
 
-VkDescriptorBufferInfo VulkanDevice::AllocateUniform(Batch* batch, const void* data,
+VkDescriptorBufferInfo VulkanStream::AllocateUniform(Batch* batch, const void* data,
                                                      VkDeviceSize size) {
   VkDeviceSize align =
-      std::max<VkDeviceSize>(info_.props.limits.minUniformBufferOffsetAlignment, 1);
+      std::max<VkDeviceSize>(device_->info().props.limits.minUniformBufferOffsetAlignment, 1);
   while (true) {
     if (batch->uniforms_used == batch->uniforms.size()) {  // all full: chain one more buffer
-      batch->uniforms.push_back(CreateBuffer(static_cast<size_t>(std::max(kUniformChunk, size)),
-                                             VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT));
+      batch->uniforms.push_back(
+          device_->CreateBuffer(static_cast<size_t>(std::max(VulkanDevice::kUniformChunk, size)),
+                                VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT));
       batch->uniform_offset = 0;
     }
     VulkanBuffer* chunk = batch->uniforms[batch->uniforms_used];
@@ -397,11 +410,11 @@ VkDescriptorBufferInfo VulkanDevice::AllocateUniform(Batch* batch, const void* d
   }
 }
 
-void VulkanDevice::FinishDispatch(Batch* batch) {
-  if (++batch->dispatches >= kFlushDispatches) FlushLocked();
+void VulkanStream::FinishDispatch(Batch* batch) {
+  if (++batch->dispatches >= VulkanDevice::kFlushDispatches) FlushLocked();
 }
 
-void VulkanDevice::FlushLocked() {
+void VulkanStream::FlushLocked() {
   if (recording_ == nullptr) return;
   Batch* batch = recording_;
   recording_ = nullptr;
@@ -416,43 +429,43 @@ void VulkanDevice::FlushLocked() {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &batch->cmd;
-    rc = Vk().vkQueueSubmit(queue_, 1, &si, batch->fence);
+    rc = device_->Submit(queue_index_, si, batch->fence);
   }
   if (rc != VK_SUCCESS) {
     uint32_t count = batch->dispatches;
     Recycle(batch);  // its work never runs; buffers freed meanwhile are released now
-    TVM_FFI_THROW(RuntimeError) << "submitting " << count << " kernel launches to " << Describe()
-                                << " failed with " << ResultString(rc);
+    TVM_FFI_THROW(RuntimeError) << "submitting " << count << " kernel launches to "
+                                << device_->Describe() << " failed with " << ResultString(rc);
   }
   in_flight_.push_back(batch);
 }
 
-void VulkanDevice::ReclaimLocked(bool wait_oldest) {
+void VulkanStream::ReclaimLocked(bool wait_oldest) {
   while (!in_flight_.empty()) {
     Batch* batch = in_flight_.front();
-    VkResult rc = wait_oldest ? Vk().vkWaitForFences(device_, 1, &batch->fence, VK_TRUE, UINT64_MAX)
-                              : Vk().vkGetFenceStatus(device_, batch->fence);
+    VkResult rc =
+        wait_oldest ? Vk().vkWaitForFences(device_->handle(), 1, &batch->fence, VK_TRUE, UINT64_MAX)
+                    : Vk().vkGetFenceStatus(device_->handle(), batch->fence);
     wait_oldest = false;
     if (rc == VK_NOT_READY || rc == VK_TIMEOUT) return;
     if (rc != VK_SUCCESS) {
-      TVM_FFI_THROW(RuntimeError) << "waiting for the kernels on " << Describe() << " failed with "
-                                  << ResultString(rc);
+      TVM_FFI_THROW(RuntimeError) << "waiting for the kernels on " << device_->Describe()
+                                  << " failed with " << ResultString(rc);
     }
     in_flight_.pop_front();
     Recycle(batch);
   }
 }
 
-void VulkanDevice::WaitAllLocked() {
+void VulkanStream::WaitAllLocked() {
   while (!in_flight_.empty()) ReclaimLocked(/*wait_oldest=*/true);
 }
 
-void VulkanDevice::Recycle(Batch* batch) {
-  Vk().vkResetFences(device_, 1, &batch->fence);
-  for (VkDescriptorPool pool : batch->pools) Vk().vkResetDescriptorPool(device_, pool, 0);
+void VulkanStream::Recycle(Batch* batch) {
+  Vk().vkResetFences(device_->handle(), 1, &batch->fence);
+  for (VkDescriptorPool pool : batch->pools) Vk().vkResetDescriptorPool(device_->handle(), pool, 0);
   batch->pools_used = 0;
-  for (VulkanBuffer* buf : batch->frees) DestroyBuffer(buf);
-  batch->frees.clear();
+  batch->frees.clear();      // the last batch holding a freed buffer destroys it
   batch->uniforms_used = 0;  // the GPU is done with the scalar blocks: rewind the arena
   batch->uniform_offset = 0;
   batch->dispatches = 0;
@@ -460,10 +473,103 @@ void VulkanDevice::Recycle(Batch* batch) {
   free_.push_back(batch);
 }
 
-void VulkanDevice::Sync() {
+void VulkanStream::Sync() {
   std::lock_guard<std::mutex> lock(mu_);
   FlushLocked();
   WaitAllLocked();
+}
+
+void VulkanStream::DeferFree(const std::shared_ptr<Batch::DeferredFree>& pending) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReclaimLocked(/*wait_oldest=*/false);
+  Batch* newest =
+      recording_ != nullptr ? recording_ : (in_flight_.empty() ? nullptr : in_flight_.back());
+  if (newest != nullptr) newest->frees.push_back(pending);  // pending work may still use it
+}
+
+// ---- streams -----------------------------------------------------------------------------------
+
+namespace {
+/*! \brief Stream handles of this process: never reused, so a freed handle stays invalid. */
+std::atomic<uintptr_t> next_stream_handle{1};
+}  // namespace
+
+VulkanStream::VulkanStream(VulkanDevice* device, uint32_t queue_index)
+    : device_(device), queue_index_(queue_index) {
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = device->info().queue_family;
+  TVM_VULKAN_CALL(vkCreateCommandPool, device->handle(), &pci, nullptr, &command_pool_);
+}
+
+VulkanStream::~VulkanStream() {
+  // Never throws: wait for what was submitted, then release the stream's objects.
+  try {
+    Sync();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[tvm vulkan] warning: releasing a stream: %s\n", e.what());
+  }
+  VkDevice dev = device_->handle();
+  for (auto& batch : batches_) {
+    batch->frees.clear();
+    for (VkDescriptorPool pool : batch->pools) Vk().vkDestroyDescriptorPool(dev, pool, nullptr);
+    for (VulkanBuffer* buf : batch->uniforms) device_->DestroyBuffer(buf);
+    Vk().vkDestroyFence(dev, batch->fence, nullptr);
+  }
+  Vk().vkDestroyCommandPool(dev, command_pool_, nullptr);  // frees the command buffers
+}
+
+VkResult VulkanDevice::Submit(uint32_t index, const VkSubmitInfo& si, VkFence fence) {
+  std::lock_guard<std::mutex> lock(queue_mu_[index]);  // a VkQueue is externally synchronized
+  return Vk().vkQueueSubmit(queues_[index], 1, &si, fence);
+}
+
+std::shared_ptr<VulkanStream> VulkanDevice::Stream(TVMFFIStreamHandle handle) {
+  if (handle == nullptr) return default_stream_;
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  auto it = streams_.find(reinterpret_cast<uintptr_t>(handle));
+  if (it == streams_.end()) {
+    TVM_FFI_THROW(ValueError) << "stream " << handle << " is not a live stream of " << Describe()
+                              << " (freed, or created for another device)";
+  }
+  return it->second;
+}
+
+TVMFFIStreamHandle VulkanDevice::CreateStream() {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  uint32_t queue = (streams_created_ + 1) % num_queues();
+  auto stream = std::make_shared<VulkanStream>(this, queue);
+  ++streams_created_;
+  uintptr_t handle = next_stream_handle.fetch_add(1);
+  streams_.emplace(handle, std::move(stream));
+  return reinterpret_cast<TVMFFIStreamHandle>(handle);
+}
+
+void VulkanDevice::FreeStream(TVMFFIStreamHandle handle) {
+  if (handle == nullptr) return;  // the default stream lives as long as the device
+  std::shared_ptr<VulkanStream> stream;
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    auto it = streams_.find(reinterpret_cast<uintptr_t>(handle));
+    if (it == streams_.end()) {
+      TVM_FFI_THROW(ValueError) << "cannot free stream " << handle << ": not a live stream of "
+                                << Describe() << " (freed already, or created for another device)";
+    }
+    stream = std::move(it->second);
+    streams_.erase(it);
+  }
+  stream->Sync();  // errors surface here; the release (last reference) waits again, quietly
+}
+
+std::vector<std::shared_ptr<VulkanStream>> VulkanDevice::AllStreams() {
+  std::vector<std::shared_ptr<VulkanStream>> out{default_stream_};
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  for (auto& entry : streams_) out.push_back(entry.second);
+  return out;
+}
+
+void VulkanDevice::Sync() {
+  for (auto& stream : AllStreams()) stream->Sync();
 }
 
 // ---- buffers -----------------------------------------------------------------------------------
@@ -533,15 +639,10 @@ void VulkanDevice::DestroyBuffer(VulkanBuffer* buf) {
 }
 
 void VulkanDevice::ReleaseBuffer(VulkanBuffer* buf) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ReclaimLocked(/*wait_oldest=*/false);
-  Batch* newest =
-      recording_ != nullptr ? recording_ : (in_flight_.empty() ? nullptr : in_flight_.back());
-  if (newest == nullptr) {
-    DestroyBuffer(buf);
-  } else {
-    newest->frees.push_back(buf);  // pending work may still use it
-  }
+  // Every stream's newest batch shares the record; the last of them to complete destroys the
+  // buffer (now, when no stream has pending work).
+  auto pending = std::make_shared<Batch::DeferredFree>(this, buf);
+  for (auto& stream : AllStreams()) stream->DeferFree(pending);
 }
 
 }  // namespace tvm_backend_vulkan

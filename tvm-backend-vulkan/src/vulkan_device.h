@@ -6,13 +6,20 @@
  *
  * Device ids: every physical device with a compute-capable queue family, in the loader's order.
  *
- * Work submission: each logical device has one queue (queue 0 of its first compute family).
- * Kernel launches are recorded into the device's current command buffer (a Batch) and submitted
- * when something needs the results (StreamSync, a copy, a module release) or after
+ * Work submission: work is recorded per stream (VulkanStream): the default stream (the null
+ * handle) and those CreateStream makes. The logical device opens as many queues of its compute
+ * family as the family offers (at most kMaxQueues); the default stream submits to queue 0, the
+ * k-th created stream of a device to queue k % count (streams share a queue when the family has
+ * fewer; vkQueueSubmit is serialized per queue). Each stream has its own command pool, batches and
+ * fences. Kernel launches are recorded into the current stream's command buffer (a Batch) and
+ * submitted when something needs the results (StreamSync, a copy, a module release) or after
  * kFlushDispatches launches, so a launch costs a few vkCmd* calls and no submission. Submitted
- * batches are recycled once their fence signals; a buffer freed while work is pending is destroyed
- * when the batch that last may use it completes. There are no other streams: CreateStream returns
- * null, the one implicit queue.
+ * batches are recycled once their fence signals. Launches on one stream run in order; streams are
+ * unordered with respect to each other. Copies, module releases and a stream's release wait for
+ * every stream of the device (copies must see all earlier work on their buffers); a buffer freed
+ * while work is pending on some streams is destroyed when the newest batch of each of them
+ * completes. Stream handles are process-unique numbers, never reused: a freed or unknown handle is
+ * a ValueError.
  *
  * Buffers: a VulkanBuffer record (VkBuffer, its memory, persistently mapped host pointer) is what
  * DLTensor::data points to. Memory is always host-visible and coherent (device-local too where the
@@ -30,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -60,8 +68,10 @@ struct PhysicalDeviceInfo {
   std::string name;
   VkPhysicalDeviceProperties props{};
   VkPhysicalDeviceMemoryProperties memory{};
-  /*! \brief The queue family whose queue 0 runs this device's work. */
+  /*! \brief The compute queue family whose queues run this device's work. */
   uint32_t queue_family = 0;
+  /*! \brief Queues that family offers. */
+  uint32_t queue_count = 1;
   uint32_t subgroup_size = 1;
   uint32_t max_push_descriptors = 0;
   VkDeviceSize max_allocation_size = 0;
@@ -88,6 +98,8 @@ struct VulkanBuffer {
 
 /*! \brief One command buffer of recorded launches and what must live until it completes. */
 struct Batch {
+  /*! \brief A freed buffer waiting for pending work (defined in vulkan_device.cc). */
+  struct DeferredFree;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   /*! \brief Descriptor pools of the sets this batch allocated (no push descriptors); the first
@@ -97,8 +109,9 @@ struct Batch {
   uint32_t dispatches = 0;
   /*! \brief Pipeline bound last in `cmd`, to skip redundant binds. */
   VkPipeline bound = VK_NULL_HANDLE;
-  /*! \brief Buffers freed while this batch was the newest work; destroyed when it completes. */
-  std::vector<VulkanBuffer*> frees;
+  /*! \brief Buffers freed while this batch was its stream's newest work (shared with the other
+   *  streams' newest batches): each is destroyed when the last of those batches completes. */
+  std::vector<std::shared_ptr<DeferredFree>> frees;
   /*! \brief The batch's uniform arena: host-visible uniform buffers holding the scalar blocks of
    *  its launches (kernels with more than 128 bytes of scalars), filled in order: the first
    *  `uniforms_used` are full, the next one is used up to `uniform_offset`. Rewound (the buffers
@@ -108,24 +121,19 @@ struct Batch {
   VkDeviceSize uniform_offset = 0;
 };
 
-/*!
- * \brief A logical device: its queue, command pool, batches and buffers. Thread-safe: callers
- *        take mutex() around Recording()/AllocateDescriptorSet()/FinishDispatch(); the other
- *        methods lock themselves. Never destroyed (Vulkan objects must not be released from static
- *        destructors, after the driver may be gone).
- */
-class VulkanDevice {
- public:
-  /*! \brief Creates the logical device with every feature of `info.features` enabled. */
-  VulkanDevice(const PhysicalDeviceInfo& info, int id);
+class VulkanDevice;
 
-  const PhysicalDeviceInfo& info() const { return info_; }
-  int id() const { return id_; }
-  VkDevice handle() const { return device_; }
-  /*! \brief vkCmdPushDescriptorSetKHR, or null when descriptor sets come from pools. */
-  PFN_vkCmdPushDescriptorSetKHR push_descriptor_fn() const { return push_descriptor_; }
-  /*! \brief "vulkan(0) ('llvmpipe ...')" for messages. */
-  std::string Describe() const;
+/*!
+ * \brief A stream: its command pool, batches and fences, submitted to one queue of its device.
+ *        Callers take mutex() around Recording()/AllocateDescriptorSet()/AllocateUniform()/
+ *        FinishDispatch(); the other methods lock themselves. Destroying it waits for its work.
+ */
+class VulkanStream {
+ public:
+  VulkanStream(VulkanDevice* device, uint32_t queue_index);
+  ~VulkanStream();
+  VulkanStream(const VulkanStream&) = delete;
+  VulkanStream& operator=(const VulkanStream&) = delete;
 
   /*! \brief Guards the recording state. */
   std::mutex& mutex() { return mu_; }
@@ -144,21 +152,10 @@ class VulkanDevice {
   void FinishDispatch(Batch* batch);
   /*! \brief Submit the recorded work and wait until everything submitted has completed. */
   void Sync();
+  /*! \brief Attach `pending` to this stream's newest work, if any (ReleaseBuffer). */
+  void DeferFree(const std::shared_ptr<Batch::DeferredFree>& pending);
+  uint32_t queue_index() const { return queue_index_; }
 
-  /*! \brief A new buffer of `nbytes` (host-visible, persistently mapped); `usage` defaults to a
-   *  storage buffer that copies may read and write. */
-  VulkanBuffer* CreateBuffer(size_t nbytes, VkBufferUsageFlags usage = kStorageUsage);
-  /*! \brief Destroy `buf` now, or when the pending work that may use it completes. */
-  void ReleaseBuffer(VulkanBuffer* buf);
-
-  /*! \brief The usage of the buffers CreateBuffer makes for tensors. */
-  static constexpr VkBufferUsageFlags kStorageUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  /*! \brief Bytes of each uniform-arena buffer (or the scalar block, if larger). */
-  static constexpr VkDeviceSize kUniformChunk = 64 * 1024;
-  /*! \brief Launches recorded into one command buffer before it is submitted without waiting. */
-  static constexpr uint32_t kFlushDispatches = 1024;
   /*! \brief Submitted batches in flight before a new batch waits for the oldest. */
   static constexpr size_t kMaxInFlight = 4;
 
@@ -169,20 +166,83 @@ class VulkanDevice {
   void ReclaimLocked(bool wait_oldest);
   void Recycle(Batch* batch);
   Batch* NewBatch();
-  void DestroyBuffer(VulkanBuffer* buf);
-  VkResult AllocateMemory(const VkMemoryRequirements& req, VkDeviceMemory* memory);
 
-  const PhysicalDeviceInfo& info_;
-  int id_;
-  VkDevice device_ = VK_NULL_HANDLE;
-  VkQueue queue_ = VK_NULL_HANDLE;
+  VulkanDevice* device_;
+  uint32_t queue_index_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
-  PFN_vkCmdPushDescriptorSetKHR push_descriptor_ = nullptr;
   std::mutex mu_;
   Batch* recording_ = nullptr;
   std::deque<Batch*> in_flight_;
   std::vector<Batch*> free_;
   std::vector<std::unique_ptr<Batch>> batches_;
+};
+
+/*!
+ * \brief A logical device: its queues, streams and buffers. Thread-safe. Never destroyed (Vulkan
+ *        objects must not be released from static destructors, after the driver may be gone).
+ */
+class VulkanDevice {
+ public:
+  /*! \brief Creates the logical device with every feature of `info.features` enabled. */
+  VulkanDevice(const PhysicalDeviceInfo& info, int id);
+
+  const PhysicalDeviceInfo& info() const { return info_; }
+  int id() const { return id_; }
+  VkDevice handle() const { return device_; }
+  /*! \brief vkCmdPushDescriptorSetKHR, or null when descriptor sets come from pools. */
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_fn() const { return push_descriptor_; }
+  /*! \brief "vulkan(0) ('llvmpipe ...')" for messages. */
+  std::string Describe() const;
+
+  /*! \brief Queues opened on the logical device. */
+  uint32_t num_queues() const { return static_cast<uint32_t>(queues_.size()); }
+  /*! \brief Submit to queue `index`, serialized with the other submissions to that queue. */
+  VkResult Submit(uint32_t index, const VkSubmitInfo& si, VkFence fence);
+
+  /*! \brief The stream of `handle` (null: the default stream); ValueError when unknown. */
+  std::shared_ptr<VulkanStream> Stream(TVMFFIStreamHandle handle);
+  /*! \brief A new stream on the next queue (round robin); its handle. */
+  TVMFFIStreamHandle CreateStream();
+  /*! \brief Wait for `handle`'s work and release it; ValueError when unknown (null: no-op). */
+  void FreeStream(TVMFFIStreamHandle handle);
+  /*! \brief Submit the recorded work of every stream and wait until all of it has completed. */
+  void Sync();
+
+  /*! \brief A new buffer of `nbytes` (host-visible, persistently mapped); `usage` defaults to a
+   *  storage buffer that copies may read and write. */
+  VulkanBuffer* CreateBuffer(size_t nbytes, VkBufferUsageFlags usage = kStorageUsage);
+  /*! \brief Destroy `buf` now, or when the pending work (of any stream) that may use it
+   *  completes. */
+  void ReleaseBuffer(VulkanBuffer* buf);
+  /*! \brief Destroy `buf` now. */
+  void DestroyBuffer(VulkanBuffer* buf);
+
+  /*! \brief The usage of the buffers CreateBuffer makes for tensors. */
+  static constexpr VkBufferUsageFlags kStorageUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  /*! \brief Bytes of each uniform-arena buffer (or the scalar block, if larger). */
+  static constexpr VkDeviceSize kUniformChunk = 64 * 1024;
+  /*! \brief Launches recorded into one command buffer before it is submitted without waiting. */
+  static constexpr uint32_t kFlushDispatches = 1024;
+  /*! \brief Most queues of the compute family a logical device opens. */
+  static constexpr uint32_t kMaxQueues = 8;
+
+ private:
+  /*! \brief The default stream and the created ones (a snapshot). */
+  std::vector<std::shared_ptr<VulkanStream>> AllStreams();
+  VkResult AllocateMemory(const VkMemoryRequirements& req, VkDeviceMemory* memory);
+
+  const PhysicalDeviceInfo& info_;
+  int id_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  std::vector<VkQueue> queues_;
+  std::unique_ptr<std::mutex[]> queue_mu_;
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_ = nullptr;
+  std::shared_ptr<VulkanStream> default_stream_;
+  std::mutex streams_mu_;
+  std::unordered_map<uintptr_t, std::shared_ptr<VulkanStream>> streams_;
+  uint32_t streams_created_ = 0;
 };
 
 /*!

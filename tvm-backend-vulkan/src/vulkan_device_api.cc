@@ -131,8 +131,9 @@ VulkanBuffer* CheckedBuffer(VulkanRuntime* rt, const void* ptr, size_t offset, s
 
 /*!
  * \brief Buffers are VulkanBuffer records (the DLTensor data pointer is the record); memory is
- *  host-visible, so every copy is a memcpy after the device's pending kernels have completed.
- *  There is one implicit queue per device: CreateStream returns null.
+ *  host-visible, so every copy is a memcpy after the pending kernels of every stream of the device
+ *  have completed (a copy may touch buffers any stream uses). Streams are VulkanStream objects
+ *  behind process-unique handles (vulkan_device.h); null is the device's default stream.
  */
 class VulkanDeviceAPI final : public DeviceAPI {
  public:
@@ -167,16 +168,24 @@ class VulkanDeviceAPI final : public DeviceAPI {
 
   void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
                       size_t nbytes, DLDevice dev_from, DLDevice dev_to,
-                      TVMFFIStreamHandle /*stream*/) final;
+                      TVMFFIStreamHandle stream) final;
 
-  void StreamSync(DLDevice dev, TVMFFIStreamHandle /*stream*/) final {
-    Require("synchronize", dev.device_id)->Device(dev.device_id).Sync();
+  TVMFFIStreamHandle CreateStream(DLDevice dev) final {
+    return Require("create a stream on", dev.device_id)->Device(dev.device_id).CreateStream();
+  }
+
+  void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) final {
+    Require("free a stream of", dev.device_id)->Device(dev.device_id).FreeStream(stream);
+  }
+
+  void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) final {
+    Require("synchronize", dev.device_id)->Device(dev.device_id).Stream(stream)->Sync();
   }
 };
 
 void VulkanDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to,
                                      size_t to_offset, size_t nbytes, DLDevice dev_from,
-                                     DLDevice dev_to, TVMFFIStreamHandle /*stream*/) {
+                                     DLDevice dev_to, TVMFFIStreamHandle stream) {
   bool from_vk = dev_from.device_type == kDLVulkan;
   bool to_vk = dev_to.device_type == kDLVulkan;
   if (!from_vk && !to_vk) {
@@ -189,8 +198,12 @@ void VulkanDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
       Require(from_vk ? "copy from" : "copy to", from_vk ? dev_from.device_id : dev_to.device_id);
   const char* src = static_cast<const char*>(from) + from_offset;
   char* dst = static_cast<char*>(to) + to_offset;
-  // Kernels queued on either device may read or write these buffers: finish them first (the next
-  // submission makes the host's writes visible to the device).
+  if (stream != nullptr) {  // a copy is synchronous on every stream, but the handle must be live
+    int id = from_vk ? dev_from.device_id : dev_to.device_id;
+    rt->Device(id).Stream(stream);
+  }
+  // Kernels queued on any stream of either device may read or write these buffers: finish them
+  // all first (the next submission makes the host's writes visible to the device).
   if (from_vk) {
     VulkanBuffer* buf = CheckedBuffer(rt, from, from_offset, nbytes, "source");
     rt->Device(buf->device_id).Sync();

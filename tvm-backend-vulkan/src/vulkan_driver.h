@@ -56,10 +56,12 @@ namespace tvm_backend_vulkan {
   TVM_VK_ENTRY(X, vkCreateComputePipelines)                 \
   TVM_VK_ENTRY(X, vkDestroyPipeline)                        \
   TVM_VK_ENTRY(X, vkCreateDescriptorPool)                   \
+  TVM_VK_ENTRY(X, vkDestroyDescriptorPool)                  \
   TVM_VK_ENTRY(X, vkResetDescriptorPool)                    \
   TVM_VK_ENTRY(X, vkAllocateDescriptorSets)                 \
   TVM_VK_ENTRY(X, vkUpdateDescriptorSets)                   \
   TVM_VK_ENTRY(X, vkCreateCommandPool)                      \
+  TVM_VK_ENTRY(X, vkDestroyCommandPool)                     \
   TVM_VK_ENTRY(X, vkAllocateCommandBuffers)                 \
   TVM_VK_ENTRY(X, vkBeginCommandBuffer)                     \
   TVM_VK_ENTRY(X, vkEndCommandBuffer)                       \
@@ -70,6 +72,7 @@ namespace tvm_backend_vulkan {
   TVM_VK_ENTRY(X, vkCmdPipelineBarrier)                     \
   TVM_VK_ENTRY(X, vkQueueSubmit)                            \
   TVM_VK_ENTRY(X, vkCreateFence)                            \
+  TVM_VK_ENTRY(X, vkDestroyFence)                           \
   TVM_VK_ENTRY(X, vkGetFenceStatus)                         \
   TVM_VK_ENTRY(X, vkWaitForFences)                          \
   TVM_VK_ENTRY(X, vkResetFences)

@@ -182,7 +182,7 @@ class VulkanModuleObj final : public DeviceModuleBase {
   KernelObjects& Kernel(DeviceProgram* prog, size_t index);
   VkPipeline CreatePipeline(DeviceProgram* prog, size_t index, const KernelObjects& k,
                             const BlockDims& block);
-  void Record(VulkanDevice* dev, const BoundKernel& k, size_t nbuf,
+  void Record(VulkanDevice* dev, VulkanStream* stream, const BoundKernel& k, size_t nbuf,
               const std::vector<VkDescriptorBufferInfo>& buffers, const void* scalars,
               uint32_t scalar_size, const LaunchConfig& cfg);
 
@@ -247,7 +247,7 @@ void VulkanModuleObj::CheckInterface() const {
 }
 
 VulkanModuleObj::~VulkanModuleObj() {
-  // Pending launches may use these pipelines: finish them first. Never throws.
+  // Pending launches (on any stream) may use these pipelines: finish them first. Never throws.
   for (auto& entry : programs_) {
     DeviceProgram& prog = *entry.second;
     try {
@@ -490,8 +490,8 @@ void VulkanModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
   }
 }
 
-void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbuf,
-                             const std::vector<VkDescriptorBufferInfo>& buffers,
+void VulkanModuleObj::Record(VulkanDevice* dev, VulkanStream* stream, const BoundKernel& k,
+                             size_t nbuf, const std::vector<VkDescriptorBufferInfo>& buffers,
                              const void* scalars, uint32_t scalar_size, const LaunchConfig& cfg) {
   const DriverTable& vk = Vk();
   size_t nbind = nbuf + (k.uniform ? 1 : 0);
@@ -506,11 +506,11 @@ void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbu
     writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[b].pBufferInfo = &buffers[b];
   }
-  std::lock_guard<std::mutex> lock(dev->mutex());
-  Batch& batch = dev->Recording();
+  std::lock_guard<std::mutex> lock(stream->mutex());
+  Batch& batch = stream->Recording();
   VkDescriptorBufferInfo uniform{};
   if (k.uniform) {  // the scalars live in the batch's arena until its submission completes
-    uniform = dev->AllocateUniform(&batch, scalars, scalar_size);
+    uniform = stream->AllocateUniform(&batch, scalars, scalar_size);
     writes[nbuf] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[nbuf].dstBinding = static_cast<uint32_t>(nbuf);
     writes[nbuf].descriptorCount = 1;
@@ -533,7 +533,7 @@ void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbu
     dev->push_descriptor_fn()(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0,
                               static_cast<uint32_t>(nbind), writes);
   } else if (nbind > 0) {
-    VkDescriptorSet set = dev->AllocateDescriptorSet(&batch, k.set_layout);
+    VkDescriptorSet set = stream->AllocateDescriptorSet(&batch, k.set_layout);
     for (size_t b = 0; b < nbind; ++b) writes[b].dstSet = set;
     vk.vkUpdateDescriptorSets(dev->handle(), static_cast<uint32_t>(nbind), writes, 0, nullptr);
     vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0,
@@ -544,7 +544,7 @@ void VulkanModuleObj::Record(VulkanDevice* dev, const BoundKernel& k, size_t nbu
   }
   vk.vkCmdDispatch(cmd, static_cast<uint32_t>(cfg.grid[0]), static_cast<uint32_t>(cfg.grid[1]),
                    static_cast<uint32_t>(cfg.grid[2]));
-  dev->FinishDispatch(&batch);
+  stream->FinishDispatch(&batch);
 }
 
 void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
@@ -572,10 +572,14 @@ void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
     std::memcpy(scalars + s.offset, &slot, n);
   }
   VulkanDevice& dev = rt->Device(dev_id);
+  // The current stream of the device in tvm-ffi's per-thread table (null: the default stream);
+  // a freed or unknown handle is a ValueError.
+  std::shared_ptr<VulkanStream> stream =
+      dev.Stream(tvm::runtime::DeviceAPI::CurrentStream(DLDevice{kDLVulkan, dev_id}));
   BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
                      static_cast<uint32_t>(cfg.block[2])};
   BoundKernel k = Prepare(&dev, index, block);
-  Record(&dev, k, buffers.size(), buffers, scalars, layout.scalar_size, cfg);
+  Record(&dev, stream.get(), k, buffers.size(), buffers, scalars, layout.scalar_size, cfg);
 }
 
 }  // namespace
