@@ -32,15 +32,17 @@ MM = 512
 TILE = 16
 TINY = 64
 
+#: What both GLSL kernels start with: the workgroup size from specialization constants 0-2 and
+#: the buffers at bindings 0-2, as our kernel interface has them.
 GLSL_HEAD = """#version 450
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };
 """
 VADD_GLSL = (
     GLSL_HEAD
     + """
-layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };
 layout(push_constant) uniform Args { int n; };
 void main() {
   int i = int(gl_WorkGroupID.x) * 256 + int(gl_LocalInvocationID.x);
@@ -51,9 +53,6 @@ void main() {
 MATMUL_GLSL = (
     GLSL_HEAD
     + """
-layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };
 layout(push_constant) uniform Args { int M; int N; int K; };
 shared float As[256];
 shared float Bs[256];

@@ -188,6 +188,7 @@ class VulkanModuleObj final : public DeviceModuleBase {
 
   std::vector<uint32_t> words_;
   SpirvSummary summary_;
+  bool validated_ = false;  // by ValidateSpirv (guarded by mu_)
   std::vector<KernelLayout> layouts_;
   std::mutex mu_;
   std::unordered_map<int, std::unique_ptr<DeviceProgram>> programs_;
@@ -201,7 +202,6 @@ VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
   }
   words_ = SpirvWords(spec_.payload);
   summary_ = ParseSpirv(words_);
-  ValidateSpirv(words_);
   for (const FunctionInfo& info : spec_.functions) {
     for (const std::string& tag : info.launch_param_tags) {
       if (tag.compare(0, 9, "dyn_shmem") == 0) {
@@ -288,6 +288,12 @@ void VulkanModuleObj::CheckCapabilities(const VulkanDevice& dev) const {
 DeviceProgram& VulkanModuleObj::Program(VulkanDevice* dev) {
   std::unique_ptr<DeviceProgram>& slot = programs_[dev->id()];
   if (slot) return *slot;
+  // SPIRV-Tools' full check, once, before the first driver sees the code (not at creation:
+  // modules the code generator builds were validated there, and many are never launched).
+  if (!validated_) {
+    ValidateSpirv(words_);
+    validated_ = true;
+  }
   CheckCapabilities(*dev);
   VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   ci.codeSize = words_.size() * 4;

@@ -29,6 +29,8 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
+from tvm.tir.op import binary
+from tvm.tir.transform import flat_index
 
 from .spirv import (
     BuiltIn,
@@ -123,8 +125,6 @@ def _size_of(arg_type: str) -> int:
 
 #: Bytes of push constants every Vulkan device offers (maxPushConstantsSize >= 128).
 PUSH_CONSTANT_LIMIT = 128
-#: Storage class Uniform (SPIR-V section 3.7).
-_STORAGE_UNIFORM = 2
 
 
 def scalar_block(arg_types: list[str]) -> tuple[list[int], int, bool]:
@@ -673,7 +673,7 @@ class KernelEmitter(ExprFunctor[int]):
         m = self.m
         offsets, _, uniform = scalar_block([arg_type for _, arg_type in scalars])
         members = [self.ty(arg_type) for _, arg_type in scalars]
-        storage = _STORAGE_UNIFORM if uniform else Storage.PushConstant
+        storage = Storage.Uniform if uniform else Storage.PushConstant
         block = m.block_struct(members, offsets, tag=kernel)
         var = m.variable(m.pointer(storage, block), storage)
         m.name(var, f"{kernel}_args")
@@ -687,29 +687,14 @@ class KernelEmitter(ExprFunctor[int]):
 
 
 def _flat_index(buf: E.Buffer, idx: list[E.PrimExpr]) -> E.PrimExpr:
-    """The element offset of ``idx`` in ``buf`` as a TIR expression (row-major or strided), in
-    the dtype of the first index (SPIR-V arithmetic needs operands of one type)."""
-    if len(idx) != 1 and len(idx) != len(buf.shape):
+    """The element offset of ``idx`` in ``buf``: the core's :func:`flat_index` (row-major or
+    strided, operands promoted to one type), or a single index already flattened."""
+    if len(idx) == len(buf.shape):
+        return flat_index(buf, tuple(idx))
+    if len(idx) != 1 or buf.strides:
         raise CodegenError(f"buffer {buf.name} has {len(buf.shape)} dims, accessed with {len(idx)} indices")
-    dtype = idx[0].dtype
-
-    def same(e: E.PrimExpr) -> E.PrimExpr:
-        return e if e.dtype == dtype else E.Cast(dtype, e)
-
-    if len(idx) == 1 and not buf.strides:
-        out = idx[0]
-    elif buf.strides:
-        out = E.Mul(idx[0], same(buf.strides[0]))
-        for i, st in zip(idx[1:], buf.strides[1:]):
-            out = E.Add(out, E.Mul(same(i), same(st)))
-    else:
-        out = idx[0]
-        for i, d in zip(idx[1:], buf.shape[1:]):
-            out = E.Add(E.Mul(out, same(d)), same(i))
     off = buf.elem_offset
-    if not (isinstance(off, E.IntImm) and off.value == 0):
-        out = E.Add(out, same(off))
-    return out
+    return idx[0] if isinstance(off, E.IntImm) and off.value == 0 else binary("add", idx[0], off)
 
 
 __all__ = ["KernelEmitter", "ModuleState", "PUSH_CONSTANT_LIMIT", "scalar_arg_type", "scalar_block"]

@@ -142,6 +142,7 @@ class Storage:
     """Storage classes (section 3.7)."""
 
     Input = 1
+    Uniform = 2
     Workgroup = 4
     Function = 7
     PushConstant = 9

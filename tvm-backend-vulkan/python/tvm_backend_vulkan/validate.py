@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +56,11 @@ def tool(name: str) -> str:
 
 
 def _run(name: str, args: list[str], binary: bytes) -> subprocess.CompletedProcess:
-    with tempfile.TemporaryDirectory(prefix="tvm_spirv_") as tmp:
-        path = Path(tmp) / "module.spv"
-        path.write_bytes(binary)
-        return subprocess.run([tool(name), *args, str(path)], capture_output=True, text=True, timeout=120)
+    """Run SPIRV-Tools' ``name`` on ``binary`` given on its standard input (no file written)."""
+    done = subprocess.run([tool(name), *args, "-"], input=binary, capture_output=True, timeout=120)
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+    )
 
 
 def disassemble(binary: bytes) -> str:
