@@ -111,8 +111,15 @@ def _safe_divisor(b: Var, dtype: str) -> PrimExpr:
     return Select(_special(b, dtype), _const(dtype, 1), b)
 
 
+def _positive_constant(b: PrimExpr) -> int | None:
+    """``b``'s value when it is a constant above 1: a divisor that needs no guard."""
+    return b.value if isinstance(b, IntImm) and b.value > 1 else None
+
+
 def _trunc(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
     """Truncating ``a / b`` or ``a % b`` with NumPy's results for the special divisors."""
+    if _positive_constant(b) is not None:
+        return Mod(a, b) if which == "mod" else Div(a, b)
     safe = _safe_divisor(b, dtype)
     zero = _const(dtype, 0)
     if which == "mod":
@@ -124,6 +131,20 @@ def _trunc(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
 def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
     """Signed floor division or modulo with NumPy's results for the special divisors."""
     zero, one = _const(dtype, 0), _const(dtype, 1)
+    c = _positive_constant(b)
+    if c is not None:  # the common case (an index over a tile size) stays short
+        if c & (c - 1) == 0:  # a power of two: the arithmetic shift floors, the mask is the remainder
+            if which == "mod":
+                return Call(dtype, "bitwise_and", (a, _const(dtype, c - 1)))
+            return Call(dtype, "shift_right", (a, _const(dtype, c.bit_length() - 1)))
+
+        def with_rem(r: Var) -> PrimExpr:
+            negative = LT(r, zero)
+            return (
+                Select(negative, Add(r, b), r) if which == "mod" else Select(negative, Sub(Div(a, b), one), Div(a, b))
+            )
+
+        return _bind(Mod(a, b), with_rem)
 
     def with_safe(safe: Var) -> PrimExpr:
         def with_rem(r: Var) -> PrimExpr:

@@ -1,0 +1,303 @@
+"""WGSL from TIR: the shared C-family printer with WGSL's declarations, types and built-ins.
+
+WGSL's expressions and statements are C's (``a + b``, ``if``, ``for``, ``{ }``), so
+:class:`WGSLPrinter` is a :class:`tvm.codegen.c_family.CFamilyPrinter` that changes what differs:
+declarations (``let x: f32 = ...``, ``var`` for loop counters and arrays), explicit conversions
+(``f32(x)``), typed literals (``1i``, ``1u``, ``1.5f``, ``1.5h``), ``select`` for ``?:``,
+``u32`` shift amounts, the built-in functions' names, module-scope ``var<workgroup>`` arrays and
+the entry point's interface. A separate emitter would have repeated the printer's statement walk,
+buffer indexing and naming for no gain.
+
+Each kernel is one WGSL shader with one entry point, ``main`` (see :mod:`.codegen` for the
+interface the runtime binds). Kernels arrive legalized (``legalize_arithmetic``): no floor
+division, min or max remain, and every integer division has a safe divisor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.tir import dtype as _dt
+from tvm.tir import expr as E
+from tvm.tir import stmt as S
+from tvm.tir.function import PrimFunc
+
+#: Words WGSL reserves (keywords and reserved words that kernels plausibly use as names).
+_WGSL_RESERVED = frozenset(
+    "alias array bitcast bool break case const const_assert continue continuing default diagnostic "
+    "discard else enable f16 f32 false fn for i32 if let loop mat2x2 override ptr requires return "
+    "struct switch true u32 var vec2 vec3 vec4 while main select workgroup storage uniform "
+    "function private read write read_write atomic sampler texture_2d".split()
+)
+
+#: How each thread tag is read from the entry point's built-ins (blockIdx may be refolded, see
+#: :meth:`WGSLPrinter.grid_prologue`).
+_LOCAL_ID = {"threadIdx.x": "tvm_lid.x", "threadIdx.y": "tvm_lid.y", "threadIdx.z": "tvm_lid.z"}
+
+#: Widest grid dimension every WebGPU device dispatches (maxComputeWorkgroupsPerDimension).
+MAX_WORKGROUPS_PER_DIMENSION = 65535
+
+
+class WGSLPrinter(CFamilyPrinter):
+    """Prints one kernel as a WGSL compute shader."""
+
+    TYPE_NAMES = {"bool": "bool", "int32": "i32", "uint32": "u32", "float32": "f32", "float16": "f16"}
+    HALF_NATIVE = True
+    RESTRICT = ""
+    BARRIER = "workgroupBarrier();"
+    BARRIERS = {"global": "storageBarrier();"}
+    UNROLL_PRAGMA = ""
+    INTRINSICS: dict[str, Any] = {
+        op: op
+        for op in (
+            "exp exp2 log log2 sqrt sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh floor "
+            "ceil trunc pow fma ldexp"
+        ).split()
+    }
+    INTRINSICS.update({"round": "round", "nearbyint": "round", "fabs": "abs", "atan2": "atan2"})
+    _INFIX = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Module-scope declarations of the kernel (bindings, ``var<workgroup>`` arrays).
+        self.globals: list[str] = []
+        #: Whether ``enable f16;`` is needed.
+        self.uses_f16 = False
+        self.block_index: dict[str, str] = {}
+        for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits"):
+            self.reserve(name)
+
+    # ------------------------------------------------------------------ names and types
+    def name_of(self, node: Any, hint: str | None = None) -> str:
+        base = hint or getattr(node, "name", "v")
+        if base in _WGSL_RESERVED or base.startswith("_"):
+            base = "v_" + base.lstrip("_")
+        return super().name_of(node, base)
+
+    def type_name(self, dtype: str) -> str:
+        if dtype == "float16":
+            self.uses_f16 = True
+        try:
+            return self.TYPE_NAMES[dtype]
+        except KeyError:
+            raise CodegenError(f"WGSL has no type for {dtype}") from None
+
+    # ------------------------------------------------------------------ literals
+    def float_literal(self, value: float, dtype: str) -> str:
+        suffix = "h" if dtype == "float16" else "f"
+        if value != value or value in (float("inf"), float("-inf")):
+            # no WGSL literal is infinite or NaN, and constant expressions must stay finite:
+            # build the value from bits held in a private variable, at run time
+            self.globals_once("tvm_inf_bits", "var<private> tvm_inf_bits: u32 = 0x7f800000u;")
+            if value != value:
+                bits = "(tvm_inf_bits | 0x400000u)"
+            else:
+                bits = "tvm_inf_bits" if value > 0 else "(tvm_inf_bits | 0x80000000u)"
+            text = f"bitcast<f32>({bits})"
+            return f"f16({text})" if dtype == "float16" else text
+        text = repr(float(value))
+        if "e" not in text and "." not in text:
+            text += ".0"
+        return text + suffix
+
+    def int_literal(self, value: int, dtype: str) -> str:
+        if dtype == "bool":
+            return "true" if value else "false"
+        if dtype == "uint32":
+            return f"{value}u"
+        if value == -(2**31):
+            return "i32(-2147483648)"
+        return f"{value}i"
+
+    def globals_once(self, key: str, text: str) -> None:
+        """Add a module-scope declaration unless one with ``key`` exists."""
+        if key not in self.helpers:
+            self.helpers[key] = ""
+            self.globals.append(text)
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Cast(self, e: E.Cast) -> str:
+        src, dst = e.value.dtype, e.dtype
+        v = self.expr(e.value)
+        if src == dst:
+            return v
+        if dst == "bool":
+            return f"({v} != {self.int_literal(0, src) if not _dt.is_float(src) else self.float_literal(0.0, src)})"
+        return f"{self.type_name(dst)}({v})"
+
+    def visit_Not(self, e: E.Not) -> str:
+        return f"(!{self.expr(e.a)})"
+
+    def visit_Select(self, e: E.Select) -> str:
+        c, a, b = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
+        return f"select({b}, {a}, {c})"
+
+    def visit_Div(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "/")  # legalized: the divisor is safe, and WGSL defines a / 0
+
+    def visit_Mod(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "%")  # WGSL's % on floats is fmod's truncated remainder
+
+    def visit_And(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "&&")
+
+    def visit_Or(self, e: E.BinaryOp) -> str:
+        return self._binary(e, "||")
+
+    def _unlegalized(self, e: E.BinaryOp) -> str:
+        raise CodegenError(f"{type(e).__name__} reaches the WGSL printer unlegalized (legalize_arithmetic must run)")
+
+    visit_FloorDiv = visit_FloorMod = visit_Min = visit_Max = _unlegalized
+
+    def print_call(self, call: E.Call) -> str:
+        op = call.op[4:] if call.op.startswith("tir.") else call.op
+        if op in ("shift_left", "shift_right"):
+            a, b = (self.expr(x) for x in call.args)
+            shift = b if call.args[1].dtype == "uint32" else f"u32({b})"
+            return f"({a} {'<<' if op == 'shift_left' else '>>'} {shift})"
+        if op in ("log10", "exp10"):
+            ln10 = self.float_literal(2.302585092994046, call.dtype)
+            x = self.expr(call.args[0])
+            return f"(log({x}) / {ln10})" if op == "log10" else f"exp({x} * {ln10})"
+        return super().print_call(call)
+
+    def _math_call(self, op: str, dtype: str, args: list[str]) -> str:
+        if op == "abs":
+            return f"abs({args[0]})"
+        if op == "rsqrt":
+            return f"inverseSqrt({args[0]})"
+        if op == "fmod":
+            return f"({args[0]} % {args[1]})"
+        return super()._math_call(op, dtype, args)
+
+    def intrinsic_name(self, op: str, dtype: str) -> str:
+        if op not in self.INTRINSICS:
+            raise CodegenError(f"'{op}' is not available in WGSL (no built-in function computes it)")
+        return str(self.INTRINSICS[op])
+
+    def call_if_then_else(self, call: E.Call) -> str:
+        # select evaluates both sides; WGSL bounds every buffer access, so a guarded load that
+        # would be out of range reads a harmless value that select then discards
+        c, a, b = (self.expr(x) for x in call.args)
+        return f"select({b}, {a}, {c})"
+
+    def _f32_bits(self, x: E.PrimExpr) -> str:
+        v = self.expr(x)
+        return f"(bitcast<u32>(f32({v})) & 0x7fffffffu)"
+
+    def call_isnan(self, call: E.Call) -> str:
+        return f"({self._f32_bits(call.args[0])} > 0x7f800000u)"
+
+    def call_isinf(self, call: E.Call) -> str:
+        return f"({self._f32_bits(call.args[0])} == 0x7f800000u)"
+
+    def call_isfinite(self, call: E.Call) -> str:
+        return f"({self._f32_bits(call.args[0])} < 0x7f800000u)"
+
+    def call_reinterpret(self, call: E.Call) -> str:
+        src = call.args[0]
+        if _dt.bits(src.dtype) != _dt.bits(call.dtype) or _dt.bits(src.dtype) != 32:
+            raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype}: WGSL bitcasts 32-bit values only")
+        return f"bitcast<{self.type_name(call.dtype)}>({self.expr(src)})"
+
+    def call_bitwise_not(self, call: E.Call) -> str:
+        return f"(~{self.expr(call.args[0])})"
+
+    # ------------------------------------------------------------------ statements
+    def visit_LetStmt(self, s: S.LetStmt) -> None:
+        self.emit(f"let {self.name_of(s.var)}: {self.type_name(s.var.dtype)} = {self.expr(s.value)};")
+        self.stmt(s.body)
+
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        decl = f"{self.name_of(buf.data, buf.name)}: array<{self.type_name(buf.dtype)}, {self.alloc_size(buf)}>"
+        if buf.scope == "shared":
+            self.globals.append(f"var<workgroup> {decl};")
+        elif buf.scope == "local":
+            self.emit(f"var {decl};")
+        else:
+            raise CodegenError(f"the WebGPU backend cannot allocate '{buf.name}' in scope '{buf.scope}'")
+        self.stmt(s.body)
+
+    def visit_For(self, s: S.For) -> None:
+        if s.kind is S.ForKind.THREAD_BINDING:
+            self.print_thread_binding(s)
+            return
+        if s.kind is S.ForKind.PARALLEL:
+            raise CodegenError("parallel loops have no meaning in a WebGPU kernel; bind the loop to a thread")
+        v = self.name_of(s.loop_var)
+        t = self.type_name(s.loop_var.dtype)
+        lo = self.expr(s.min)
+        hi = self.expr(s.extent) if self._is_zero(s.min) else f"{lo} + {self.expr(s.extent)}"
+        self.emit(f"for (var {v}: {t} = {lo}; {v} < {hi}; {v}++) {{")
+        self._block(s.body)
+        self.emit("}")
+
+    def print_thread_binding(self, s: S.For) -> None:
+        v = self.name_of(s.loop_var)
+        t = self.type_name(s.loop_var.dtype)
+        idx = f"{t}({self.thread_index(s.thread_tag or '')})"
+        if not self._is_zero(s.min):
+            idx = f"{idx} + {self.expr(s.min)}"
+        self.emit("{")
+        self._indent += 1
+        self.emit(f"let {v}: {t} = {idx};")
+        self.stmt(s.body)
+        self._indent -= 1
+        self.emit("}")
+
+    def thread_index(self, tag: str) -> str:
+        if tag in _LOCAL_ID:
+            return _LOCAL_ID[tag]
+        if tag in self.block_index:
+            return self.block_index[tag]
+        raise CodegenError(f"the WebGPU backend does not support thread tag '{tag}'")
+
+    # ------------------------------------------------------------------ the shader
+    def grid_prologue(self, extents: dict[str, E.PrimExpr]) -> list[str]:
+        """How ``blockIdx`` is read. A grid whose extents are constants within
+        :data:`MAX_WORKGROUPS_PER_DIMENSION` is dispatched as is; any other may be folded by the
+        runtime (the workgroups numbered linearly over up to three dispatch dimensions), so the
+        shader recovers each index from the linear workgroup number and returns from the
+        workgroups past the grid (uniformly: the whole workgroup leaves)."""
+        axes = [f"blockIdx.{a}" for a in "xyz" if f"blockIdx.{a}" in extents]
+        fixed = all(isinstance(extents[t], E.IntImm) and extents[t].value <= MAX_WORKGROUPS_PER_DIMENSION for t in axes)
+        if fixed:
+            self.block_index = {t: f"tvm_wid.{t[-1]}" for t in axes}
+            return []
+        lines = ["let tvm_block = tvm_wid.x + tvm_nwg.x * (tvm_wid.y + tvm_nwg.y * tvm_wid.z);"]
+        total, rest = [], "tvm_block"
+        for i, tag in enumerate(axes):
+            extent = f"u32({self.expr(extents[tag])})"
+            total.append(extent)
+            last = i == len(axes) - 1
+            self.block_index[tag] = f"tvm_b{tag[-1]}"
+            lines.append(f"let tvm_b{tag[-1]} = {rest if last else f'{rest} % {extent}'};")
+            rest = f"({rest} / {extent})"
+        lines.insert(1, f"if (tvm_block >= {' * '.join(total)}) {{ return; }}")
+        return lines
+
+    def print_shader(self, func: PrimFunc, bindings: list[str], extents: dict[str, E.PrimExpr]) -> str:
+        """The WGSL text of kernel ``func``: ``bindings`` are its module-scope resource
+        declarations, ``extents`` its thread tags' extents."""
+        prologue = self.grid_prologue(extents)
+        body = self.print_kernel(func, "main")
+        head = [
+            "@compute @workgroup_size(tvm_wg_x, tvm_wg_y, tvm_wg_z)",
+            "fn main(@builtin(workgroup_id) tvm_wid: vec3<u32>, @builtin(local_invocation_id) tvm_lid: "
+            "vec3<u32>, @builtin(num_workgroups) tvm_nwg: vec3<u32>) {",
+        ]
+        lines = body.splitlines()
+        assert lines[0].endswith("{"), lines[0]
+        indented = [self.INDENT + line for line in prologue]
+        overrides = [f"override tvm_wg_{a}: u32 = 1u;" for a in "xyz"]
+        enable = ["enable f16;", ""] if self.uses_f16 else []
+        text = enable + bindings + self.globals + overrides + [""] + head + indented + lines[1:]
+        return "\n".join(text) + "\n"
+
+    def kernel_signature(self, func: PrimFunc, name: str) -> str:
+        return f"fn {name}()"
+
+
+__all__ = ["MAX_WORKGROUPS_PER_DIMENSION", "WGSLPrinter"]

@@ -1,0 +1,143 @@
+/*!
+ * \file webgpu_device_api.cc
+ * \brief DeviceAPI for kDLWebGPU: attributes (a table), buffers, copies, synchronization.
+ */
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/string.h>
+#include <tvm/runtime/device_api.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "webgpu_runtime.h"
+
+namespace tvm_backend_webgpu {
+
+namespace ffi = tvm::ffi;
+using tvm::runtime::DeviceAPI;
+
+namespace {
+
+using Attr = ffi::Any (*)(const WebGPUDevice&);
+using D = const WebGPUDevice&;
+
+std::string WgpuNativeVersion() {
+  uint32_t v = api.GetVersion();
+  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
+         std::to_string((v >> 8) & 0xff);
+}
+
+/*! \brief Every attribute of the device, by key ("exist" and "unavailable_reason" come first). */
+const std::pair<const char*, Attr> kAttributes[] = {
+    {"name", [](D d) -> ffi::Any { return ffi::String(d.name); }},
+    {"max_threads_per_block",
+     [](D d) -> ffi::Any { return int64_t{d.limits.maxComputeInvocationsPerWorkgroup}; }},
+    {"warp_size", [](D) -> ffi::Any { return int64_t{1}; }},
+    {"max_shared_memory_per_block",
+     [](D d) -> ffi::Any { return int64_t{d.limits.maxComputeWorkgroupStorageSize}; }},
+    {"max_thread_dimensions",
+     [](D d) -> ffi::Any {
+       return ffi::Array<int64_t>{int64_t{d.limits.maxComputeWorkgroupSizeX},
+                                  int64_t{d.limits.maxComputeWorkgroupSizeY},
+                                  int64_t{d.limits.maxComputeWorkgroupSizeZ}};
+     }},
+    {"api_version", [](D) -> ffi::Any { return ffi::String("webgpu"); }},
+    {"driver_version", [](D) -> ffi::Any { return ffi::String(WgpuNativeVersion()); }},
+    {"total_global_memory",
+     [](D d) -> ffi::Any { return static_cast<int64_t>(d.limits.maxBufferSize); }},
+    // WebGPU-specific.
+    {"vendor", [](D d) -> ffi::Any { return ffi::String(d.vendor); }},
+    {"architecture", [](D d) -> ffi::Any { return ffi::String(d.architecture); }},
+    {"backend", [](D d) -> ffi::Any { return ffi::String(d.backend); }},
+    {"supports_float16", [](D d) -> ffi::Any { return d.has_f16; }},
+    {"max_storage_buffers_per_shader_stage",
+     [](D d) -> ffi::Any { return int64_t{d.limits.maxStorageBuffersPerShaderStage}; }},
+    {"max_storage_buffer_binding_size",
+     [](D d) -> ffi::Any { return static_cast<int64_t>(d.limits.maxStorageBufferBindingSize); }},
+    {"max_compute_workgroups_per_dimension",
+     [](D d) -> ffi::Any { return int64_t{d.limits.maxComputeWorkgroupsPerDimension}; }},
+    {"min_storage_buffer_offset_alignment",
+     [](D d) -> ffi::Any { return int64_t{d.limits.minStorageBufferOffsetAlignment}; }},
+};
+
+WebGPUDevice* Require(const char* what, int id) {
+  if (id != 0) {
+    TVM_FFI_THROW(ValueError) << "cannot " << what << " webgpu(" << id
+                              << "): the WebGPU runtime drives one device, webgpu(0)";
+  }
+  return WebGPUDevice::Get(std::string("cannot ") + what + " webgpu(0)");
+}
+
+/*!
+ * \brief Buffers are WebGPUBuffer records (the tensor's data pointer); copies go through the
+ *  queue, ordered after the dispatches recorded before them. One queue: streams are the default
+ *  stream.
+ */
+class WebGPUDeviceAPI final : public DeviceAPI {
+ public:
+  ffi::Any GetAttr(DLDevice dev, const std::string& key) final {
+    std::string why;
+    WebGPUDevice* d = WebGPUDevice::TryGet(&why);
+    if (key == "unavailable_reason") return ffi::String(why);
+    bool exist = d != nullptr && dev.device_id == 0;
+    if (key == "exist") return exist;
+    if (!exist) return ffi::Any();
+    for (const auto& entry : kAttributes) {
+      if (key == entry.first) return entry.second(*d);
+    }
+    return ffi::Any();
+  }
+
+  void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t /*alignment*/) final {
+    return Require("allocate memory on", dev.device_id)->Alloc(nbytes);
+  }
+
+  void FreeDataSpace(DLDevice /*dev*/, void* ptr) final {
+    // Never throws (called from tensor destructors); without a device nothing was allocated.
+    if (WebGPUDevice* d = WebGPUDevice::TryGet(nullptr)) {
+      d->Free(static_cast<WebGPUBuffer*>(ptr));
+    } else if (ptr != nullptr) {
+      std::fprintf(stderr, "[tvm webgpu] warning: ignoring free of %p: no WebGPU device\n", ptr);
+    }
+  }
+
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                      size_t nbytes, DLDevice dev_from, DLDevice dev_to,
+                      TVMFFIStreamHandle /*stream*/) final {
+    bool from_gpu = dev_from.device_type == kDLWebGPU;
+    bool to_gpu = dev_to.device_type == kDLWebGPU;
+    if (!from_gpu && !to_gpu) {
+      TVM_FFI_THROW(ValueError) << "the WebGPU DeviceAPI was asked to copy between "
+                                << tvm::runtime::DeviceTypeName(dev_from.device_type) << " and "
+                                << tvm::runtime::DeviceTypeName(dev_to.device_type);
+    }
+    WebGPUDevice* d = Require(from_gpu ? "copy from" : "copy to",
+                              from_gpu ? dev_from.device_id : dev_to.device_id);
+    if (nbytes == 0) return;
+    if (from_gpu && to_gpu) {
+      d->Copy(d->Lookup(from, from_offset, nbytes, "copy source"), from_offset,
+              d->Lookup(to, to_offset, nbytes, "copy destination"), to_offset, nbytes);
+    } else if (from_gpu) {
+      d->Read(d->Lookup(from, from_offset, nbytes, "copy source"), from_offset,
+              static_cast<char*>(to) + to_offset, nbytes);
+    } else {
+      d->Write(d->Lookup(to, to_offset, nbytes, "copy destination"), to_offset,
+               static_cast<const char*>(from) + from_offset, nbytes);
+    }
+  }
+
+  void StreamSync(DLDevice dev, TVMFFIStreamHandle /*stream*/) final {
+    Require("synchronize", dev.device_id)->Sync();
+  }
+};
+
+}  // namespace
+
+void RegisterDeviceAPI() {
+  static auto* inst = new WebGPUDeviceAPI();  // must outlive the process (DeviceAPI::Register)
+  DeviceAPI::Register(kDLWebGPU, inst);
+}
+
+}  // namespace tvm_backend_webgpu

@@ -1,0 +1,382 @@
+/*!
+ * \file webgpu_module.cc
+ * \brief The "webgpu" device module: WGSL shaders, pipelines per workgroup size, launches.
+ *
+ * Payload (format "wgsl"): the shaders of the kernels one after another, each after a line
+ * "//! kernel <name>"; each shader's entry point is `main`. Calling convention (what
+ * tvm_backend_webgpu.codegen emits):
+ *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a read_write storage
+ *    buffer: a WebGPU tensor (its byte_offset becomes the binding offset) or a WebGPUBuffer*;
+ *  - scalar arguments (int32, uint32, float32) are 4-byte members of one uniform struct at
+ *    binding (number of buffers), in parameter order, filled per launch from the uniform arena;
+ *  - threadIdx extents are the workgroup size, the override constants tvm_wg_x/y/z; blockIdx
+ *    extents are the dispatch, folded over up to three dimensions when one exceeds the device's
+ *    maxComputeWorkgroupsPerDimension (the shader unfolds the linear workgroup number).
+ */
+#include <tvm/ffi/cast.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+#include <tvm/runtime/device_module.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "webgpu_runtime.h"
+
+namespace tvm_backend_webgpu {
+
+namespace ffi = tvm::ffi;
+using tvm::runtime::DeviceModuleBase;
+using tvm::runtime::DeviceModuleSpec;
+using tvm::runtime::FunctionInfo;
+using tvm::runtime::KernelArgKind;
+using tvm::runtime::LaunchConfig;
+
+namespace {
+
+constexpr const char* kKernelMark = "//! kernel ";
+
+/*! \brief Each kernel's shader, by name, split off the payload; ValueError when malformed. */
+std::map<std::string, std::string> SplitShaders(const std::string& payload) {
+  std::map<std::string, std::string> shaders;
+  std::string* current = nullptr;
+  std::istringstream lines(payload);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.compare(0, std::strlen(kKernelMark), kKernelMark) == 0) {
+      current = &shaders[line.substr(std::strlen(kKernelMark))];
+      continue;
+    }
+    if (current == nullptr) {
+      TVM_FFI_THROW(ValueError) << "a webgpu module's payload must start with a '" << kKernelMark
+                                << "<name>' line; got '" << line.substr(0, 60) << "'";
+    }
+    *current += line + "\n";
+  }
+  return shaders;
+}
+
+/*! \brief `message` followed by the shader lines it points at ("wgsl:LINE:COL", naga's form). */
+std::string WithShaderLines(const std::string& message, const std::string& shader) {
+  std::vector<std::string> lines;
+  std::istringstream in(shader);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string out = message;
+  size_t at = 0;
+  while ((at = message.find("wgsl:", at)) != std::string::npos) {
+    at += 5;
+    size_t n = std::strtoul(message.c_str() + at, nullptr, 10);
+    if (n >= 1 && n <= lines.size()) {
+      out += "\ngenerated WGSL line " + std::to_string(n) + ": " + lines[n - 1];
+      break;
+    }
+  }
+  return out;
+}
+
+/*! \brief A workgroup size: the key of a kernel's pipelines. */
+using BlockDims = std::array<uint32_t, 3>;
+
+/*! \brief One kernel's WebGPU objects. */
+struct Kernel {
+  std::vector<size_t> buffers;  // argument index of binding k
+  std::vector<size_t> scalars;  // argument index of uniform member k
+  std::vector<KernelArgKind> kinds;
+  std::string shader;
+  WGPUShaderModule module = nullptr;
+  WGPUBindGroupLayout bind_layout = nullptr;
+  WGPUPipelineLayout layout = nullptr;
+  std::map<BlockDims, WGPUComputePipeline> pipelines;
+};
+
+class WebGPUModuleObj final : public DeviceModuleBase {
+ public:
+  explicit WebGPUModuleObj(DeviceModuleSpec spec);
+
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    for (size_t i = 0; i < spec_.functions.size(); ++i) {
+      if (spec_.functions[i].name != name) continue;
+      ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
+      return ffi::Function::FromPacked(
+          [this, keep_alive, i](ffi::PackedArgs args, ffi::Any*) { Launch(i, args); });
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void Launch(size_t index, ffi::PackedArgs args);
+  WGPUComputePipeline Pipeline(WebGPUDevice* dev, size_t index, const BlockDims& block);
+  void CreateLayout(WebGPUDevice* dev, size_t index);
+  void CheckLimits(size_t index, const LaunchConfig& cfg, const WGPULimits& lim) const;
+  WGPUBindGroup BindGroup(WebGPUDevice* dev, size_t index, ffi::PackedArgs args,
+                          uint64_t uniform_offset);
+
+  std::vector<Kernel> kernels_;
+};
+
+WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
+    : DeviceModuleBase("webgpu", std::move(spec)) {
+  if (spec_.fmt != "wgsl") {
+    TVM_FFI_THROW(ValueError) << "a webgpu module needs format 'wgsl' (WGSL shaders), got '"
+                              << spec_.fmt << "'";
+  }
+  std::map<std::string, std::string> shaders = SplitShaders(spec_.payload);
+  for (const FunctionInfo& info : spec_.functions) {
+    Kernel k;
+    auto it = shaders.find(info.name);
+    if (it == shaders.end()) {
+      TVM_FFI_THROW(ValueError) << "the webgpu module has no shader for kernel '" << info.name
+                                << "'";
+    }
+    k.shader = it->second;
+    for (const std::string& tag : info.launch_param_tags) {
+      if (tag.compare(0, 9, "dyn_shmem") == 0) {
+        TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "
+                                  << "memory, which WebGPU kernels do not support";
+      }
+    }
+    for (size_t i = 0; i < info.arg_types.size(); ++i) {
+      if (tvm::runtime::IsBufferArgType(info.arg_types[i])) {
+        k.buffers.push_back(i);
+        continue;
+      }
+      KernelArgKind kind = tvm::runtime::ParseKernelArgType(info, i);
+      if (kind != KernelArgKind::kI32 && kind != KernelArgKind::kU32 &&
+          kind != KernelArgKind::kF32) {
+        TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << ": scalar argument " << i
+                                  << " has type " << info.arg_types[i]
+                                  << "; WebGPU kernels take int32, uint32 or float32 scalars";
+      }
+      k.scalars.push_back(i);
+      k.kinds.push_back(kind);
+    }
+    kernels_.push_back(std::move(k));
+  }
+}
+
+void WebGPUModuleObj::CreateLayout(WebGPUDevice* dev, size_t index) {
+  Kernel& k = kernels_[index];
+  const std::string& name = spec_.functions[index].name;
+  size_t nbuf = k.buffers.size();
+  std::vector<WGPUBindGroupLayoutEntry> entries(nbuf + (k.scalars.empty() ? 0 : 1));
+  for (size_t b = 0; b < entries.size(); ++b) {
+    entries[b] = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
+    entries[b].binding = static_cast<uint32_t>(b);
+    entries[b].visibility = WGPUShaderStage_Compute;
+    entries[b].buffer.type =
+        b < nbuf ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_Uniform;
+  }
+  WGPUBindGroupLayoutDescriptor bgl = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
+  bgl.entryCount = entries.size();
+  bgl.entries = entries.data();
+  k.bind_layout = dev->Checked("the bind group layout of webgpu kernel " + name,
+                               [&] { return api.DeviceCreateBindGroupLayout(dev->device, &bgl); });
+  WGPUPipelineLayoutDescriptor pl = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
+  pl.bindGroupLayoutCount = 1;
+  pl.bindGroupLayouts = &k.bind_layout;
+  k.layout = dev->Checked("the pipeline layout of webgpu kernel " + name,
+                          [&] { return api.DeviceCreatePipelineLayout(dev->device, &pl); });
+}
+
+WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
+                                              const BlockDims& block) {
+  Kernel& k = kernels_[index];
+  auto found = k.pipelines.find(block);
+  if (found != k.pipelines.end()) return found->second;
+  const std::string& name = spec_.functions[index].name;
+  if (k.module == nullptr) {
+    if (k.shader.find("enable f16;") != std::string::npos && !dev->has_f16) {
+      TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << " uses float16, but adapter '"
+                                << dev->name << "' lacks the WebGPU feature shader-f16";
+    }
+    WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
+    source.code = View(k.shader);
+    WGPUShaderModuleDescriptor desc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
+    desc.nextInChain = &source.chain;
+    try {
+      k.module = dev->Checked("compiling the WGSL of webgpu kernel " + name,
+                              [&] { return api.DeviceCreateShaderModule(dev->device, &desc); });
+    } catch (const ffi::Error& err) {
+      TVM_FFI_THROW(RuntimeError) << WithShaderLines(err.message(), k.shader);
+    }
+    CreateLayout(dev, index);
+  }
+  static const char* const kNames[] = {"tvm_wg_x", "tvm_wg_y", "tvm_wg_z"};
+  std::array<WGPUConstantEntry, 3> constants;
+  std::array<std::string, 3> keys;
+  for (int d = 0; d < 3; ++d) {
+    keys[d] = kNames[d];
+    constants[d] = WGPU_CONSTANT_ENTRY_INIT;
+    constants[d].key = View(keys[d]);
+    constants[d].value = block[d];
+  }
+  WGPUComputePipelineDescriptor desc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
+  desc.layout = k.layout;
+  desc.compute.module = k.module;
+  std::string entry = "main";
+  desc.compute.entryPoint = View(entry);
+  desc.compute.constantCount = constants.size();
+  desc.compute.constants = constants.data();
+  WGPUComputePipeline pipeline;
+  try {
+    pipeline = dev->Checked("building webgpu kernel " + name,
+                            [&] { return api.DeviceCreateComputePipeline(dev->device, &desc); });
+  } catch (const ffi::Error& err) {
+    TVM_FFI_THROW(RuntimeError) << WithShaderLines(err.message(), k.shader);
+  }
+  k.pipelines.emplace(block, pipeline);
+  return pipeline;
+}
+
+void WebGPUModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
+                                  const WGPULimits& lim) const {
+  const std::string& name = spec_.functions[index].name;
+  const uint32_t sizes[] = {lim.maxComputeWorkgroupSizeX, lim.maxComputeWorkgroupSizeY,
+                            lim.maxComputeWorkgroupSizeZ};
+  static const char* const kAxis[] = {"X", "Y", "Z"};
+  uint64_t threads = 1, groups = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (static_cast<uint64_t>(cfg.block[d]) > sizes[d]) {
+      TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": a workgroup size of "
+                                << cfg.block[d] << " along " << kAxis[d]
+                                << " exceeds the device's maxComputeWorkgroupSize" << kAxis[d]
+                                << " (" << sizes[d] << ")";
+    }
+    threads *= cfg.block[d];
+    groups *= cfg.grid[d];
+  }
+  if (threads > lim.maxComputeInvocationsPerWorkgroup) {
+    TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": " << threads
+                              << " invocations per workgroup exceed the device's "
+                              << "maxComputeInvocationsPerWorkgroup ("
+                              << lim.maxComputeInvocationsPerWorkgroup << ")";
+  }
+  uint64_t most = lim.maxComputeWorkgroupsPerDimension;
+  if (groups > most * most * most || groups > 0xffffffffull) {
+    TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": " << groups
+                              << " workgroups are more than one dispatch can hold";
+  }
+}
+
+/*! \brief The dispatch of `cfg`: the grid itself when it fits, else folded (see the file doc). */
+std::array<uint32_t, 3> DispatchSize(const LaunchConfig& cfg, uint64_t most) {
+  if (cfg.grid[0] <= static_cast<int64_t>(most) && cfg.grid[1] <= static_cast<int64_t>(most) &&
+      cfg.grid[2] <= static_cast<int64_t>(most)) {
+    return {static_cast<uint32_t>(cfg.grid[0]), static_cast<uint32_t>(cfg.grid[1]),
+            static_cast<uint32_t>(cfg.grid[2])};
+  }
+  uint64_t total = static_cast<uint64_t>(cfg.grid[0]) * cfg.grid[1] * cfg.grid[2];
+  uint64_t x = std::min(total, most);
+  uint64_t y = std::min((total + x - 1) / x, most);
+  uint64_t z = (total + x * y - 1) / (x * y);
+  return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(z)};
+}
+
+WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::PackedArgs args,
+                                         uint64_t uniform_offset) {
+  const Kernel& k = kernels_[index];
+  const std::string& name = spec_.functions[index].name;
+  std::vector<WGPUBindGroupEntry> entries(k.buffers.size() + (k.scalars.empty() ? 0 : 1));
+  for (size_t b = 0; b < k.buffers.size(); ++b) {
+    size_t i = k.buffers[b];
+    const void* ptr = nullptr;
+    uint64_t offset = 0;
+    if (auto t = args[i].try_cast<DLTensor*>()) {
+      ptr = (*t)->data;
+      offset = (*t)->byte_offset;
+    } else if (auto p = args[i].try_cast<void*>()) {
+      ptr = *p;
+    } else {
+      TVM_FFI_THROW(TypeError) << "webgpu kernel " << name << ": argument " << i
+                               << " must be a WebGPU tensor or buffer, got "
+                               << args[i].GetTypeKey();
+    }
+    WebGPUBuffer* buf = dev->LookupHeld(
+        ptr, offset, 0, ("webgpu kernel " + name + ": argument " + std::to_string(i)).c_str());
+    if (offset % dev->limits.minStorageBufferOffsetAlignment != 0 || offset >= buf->size) {
+      TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i
+                                << " starts at byte " << offset << " of its buffer, which is not "
+                                << "a multiple of the device's minStorageBufferOffsetAlignment ("
+                                << dev->limits.minStorageBufferOffsetAlignment << ")";
+    }
+    entries[b] = WGPU_BIND_GROUP_ENTRY_INIT;
+    entries[b].binding = static_cast<uint32_t>(b);
+    entries[b].buffer = buf->handle;
+    entries[b].offset = offset;
+    entries[b].size = buf->size - offset;
+  }
+  if (!k.scalars.empty()) {
+    size_t b = k.buffers.size();
+    entries[b] = WGPU_BIND_GROUP_ENTRY_INIT;
+    entries[b].binding = static_cast<uint32_t>(b);
+    entries[b].buffer = dev->uniform_arena;
+    entries[b].offset = uniform_offset;
+    entries[b].size = (k.scalars.size() * 4 + 15) / 16 * 16;
+  }
+  WGPUBindGroupDescriptor desc = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
+  desc.layout = k.bind_layout;
+  desc.entryCount = entries.size();
+  desc.entries = entries.data();
+  return dev->Checked("binding the arguments of webgpu kernel " + name,
+                      [&] { return api.DeviceCreateBindGroup(dev->device, &desc); });
+}
+
+void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
+  const FunctionInfo& info = spec_.functions[index];
+  WebGPUDevice* dev = WebGPUDevice::Get("cannot launch webgpu kernel " + info.name);
+  LaunchConfig cfg = LaunchConfig::Decode(info, args);
+  tvm::runtime::CheckLaunchTensors(info, args, kDLWebGPU, /*same_device=*/true);
+  if (cfg.empty()) return;
+  CheckLimits(index, cfg, dev->limits);
+  const Kernel& k = kernels_[index];
+  std::vector<uint32_t> scalars(k.scalars.size());
+  for (size_t s = 0; s < k.scalars.size(); ++s) {
+    uint64_t slot = 0;
+    tvm::runtime::PackScalarArgument(k.kinds[s], args[k.scalars[s]], &slot);
+    std::memcpy(&scalars[s], &slot, 4);
+  }
+  BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
+                     static_cast<uint32_t>(cfg.block[2])};
+  std::array<uint32_t, 3> groups = DispatchSize(cfg, dev->limits.maxComputeWorkgroupsPerDimension);
+  std::lock_guard<std::mutex> lock(dev->mu);
+  dev->ThrowIfUncaptured("before launching webgpu kernel " + info.name);
+  WGPUComputePipeline pipeline = Pipeline(dev, index, block);
+  uint64_t uniform_offset =
+      scalars.empty() ? 0
+                      : dev->PushUniform(scalars.data(), static_cast<uint32_t>(scalars.size() * 4));
+  WGPUBindGroup group = BindGroup(dev, index, args, uniform_offset);
+  WGPUComputePassEncoder pass = dev->Pass();
+  api.ComputePassSetPipeline(pass, pipeline);
+  api.ComputePassSetBindGroup(pass, 0, group, 0, nullptr);
+  api.ComputePassDispatch(pass, groups[0], groups[1], groups[2]);
+  api.BindGroupRelease(group);  // the pass keeps what it uses alive
+  dev->Dispatched();
+}
+
+}  // namespace
+
+void RegisterModuleFunctions() {
+  tvm::runtime::RegisterDeviceModuleKind("webgpu", [](DeviceModuleSpec spec) {
+    return ffi::Module(ffi::make_object<WebGPUModuleObj>(std::move(spec)));
+  });
+  // Why no WebGPU device is usable ("" when there is one); requests the adapter if needed.
+  ffi::Function::SetGlobal("webgpu.UnavailableReason", ffi::Function::FromTyped([]() {
+                             std::string why;
+                             WebGPUDevice::TryGet(&why);
+                             return ffi::String(why);
+                           }),
+                           true);
+}
+
+}  // namespace tvm_backend_webgpu
