@@ -65,6 +65,8 @@ class WGSLPrinter(CFamilyPrinter):
         #: Whether ``enable f16;`` is needed.
         self.uses_f16 = False
         self.block_index: dict[str, str] = {}
+        self._source_line: int | None = None  # TVMScript line of the statement being printed
+        self._marked_line: int | None = None
         for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits"):
             self.reserve(name)
 
@@ -154,8 +156,12 @@ class WGSLPrinter(CFamilyPrinter):
         op = call.op[4:] if call.op.startswith("tir.") else call.op
         if op in ("shift_left", "shift_right"):
             a, b = (self.expr(x) for x in call.args)
-            shift = b if call.args[1].dtype == "uint32" else f"u32({b})"
-            return f"({a} {'<<' if op == 'shift_left' else '>>'} {shift})"
+            amount = call.args[1]
+            if isinstance(amount, E.IntImm):
+                b = f"{amount.value}u"
+            elif amount.dtype != "uint32":
+                b = f"u32({b})"
+            return f"({a} {'<<' if op == 'shift_left' else '>>'} {b})"
         if op in ("log10", "exp10"):
             ln10 = self.float_literal(2.302585092994046, call.dtype)
             x = self.expr(call.args[0])
@@ -205,6 +211,23 @@ class WGSLPrinter(CFamilyPrinter):
         return f"(~{self.expr(call.args[0])})"
 
     # ------------------------------------------------------------------ statements
+    def stmt(self, s: S.Stmt) -> None:
+        outer = self._source_line
+        self._source_line = getattr(getattr(s, "span", None), "line", None) or outer
+        try:
+            super().stmt(s)
+        finally:
+            self._source_line = outer
+
+    def emit(self, line: str) -> None:
+        """Append a line; the first line printed for a TVMScript line says which (so that an error
+        the WGSL compiler reports at a generated line leads back to the kernel's source)."""
+        n = self._source_line
+        if n is not None and n != self._marked_line and line.rstrip().endswith((";", "{")):
+            self._marked_line = n
+            line = f"{line}  // tvmscript line {n}"
+        super().emit(line)
+
     def visit_LetStmt(self, s: S.LetStmt) -> None:
         self.emit(f"let {self.name_of(s.var)}: {self.type_name(s.var.dtype)} = {self.expr(s.value)};")
         self.stmt(s.body)

@@ -9,10 +9,10 @@ import math
 from typing import Any
 
 from tvm.tir import dtype as _dt
-from tvm.tir.expr import IntImm, PrimExpr
+from tvm.tir.expr import IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import post_order_visit
-from tvm.tir.stmt import Allocate, For, ForKind
+from tvm.tir.functor import StmtExprVisitor, post_order_visit
+from tvm.tir.stmt import Allocate, For, ForKind, LetStmt
 
 from .verify import TIRVerifyError, with_span
 
@@ -69,22 +69,52 @@ def _shared_bytes(allocations: list[tuple[str, int, str, Any]], scopes: tuple[st
 
 
 def _first_use_of(kernel: PrimFunc, elements: tuple[str, ...]) -> tuple[str, Any] | None:
-    """The first dtype among ``elements`` the kernel uses (buffers, values), with a span."""
+    """The first use of a dtype among ``elements`` (a buffer, a variable, else a value), with the
+    span of the statement where it appears."""
     for buf in kernel.buffer_map.values():
         if _dt.element_of(buf.dtype) in elements:
             return f"buffer '{buf.name}' of {buf.dtype}", getattr(buf, "span", None)
-    found: list[tuple[str, Any]] = []
+    for p in kernel.params:
+        if p not in kernel.buffer_map and _dt.element_of(p.dtype) in elements:
+            return f"parameter '{p.name}' of {p.dtype}", None
+    finder = _FirstUse(elements)
+    finder.visit_stmt(kernel.body)
+    return finder.found
 
-    def visit(node: Any) -> None:
-        if found:
+
+class _FirstUse(StmtExprVisitor):
+    """Finds the first variable, allocation or value of a dtype in ``elements``."""
+
+    def __init__(self, elements: tuple[str, ...]):
+        self.elements = elements
+        self.found: tuple[str, Any] | None = None
+        self.span: Any = None
+
+    def _has(self, dtype: str) -> bool:
+        return dtype not in ("handle", "void") and _dt.element_of(dtype) in self.elements
+
+    def visit_stmt(self, s: Any) -> None:
+        if self.found is not None:
             return
-        if isinstance(node, Allocate) and _dt.element_of(node.buffer.dtype) in elements:
-            found.append((f"buffer '{node.buffer.name}' of {node.buffer.dtype}", node.span))
-        elif isinstance(node, PrimExpr) and _dt.element_of(getattr(node, "dtype", "") or "void") in elements:
-            found.append((f"a {node.dtype} value", getattr(node, "span", None)))
+        outer, self.span = self.span, getattr(s, "span", None) or self.span
+        if isinstance(s, Allocate) and self._has(s.buffer.dtype):
+            self.found = (f"buffer '{s.buffer.name}' of {s.buffer.dtype}", self.span)
+        elif isinstance(s, (LetStmt, For)):
+            var = s.var if isinstance(s, LetStmt) else s.loop_var
+            if self._has(var.dtype):
+                self.found = (f"variable '{var.name}' of {var.dtype}", self.span)
+        if self.found is None:
+            super().visit_stmt(s)
+        self.span = outer
 
-    post_order_visit(kernel.body, visit)
-    return found[0] if found else None
+    def visit_expr(self, e: Any) -> None:
+        if self.found is not None:
+            return
+        if isinstance(e, PrimExpr) and self._has(getattr(e, "dtype", "") or "void"):
+            what = f"variable '{e.name}'" if isinstance(e, Var) else "a value"
+            self.found = (f"{what} of {e.dtype}", self.span)
+            return
+        super().visit_expr(e)
 
 
 def check_capabilities(kernel: PrimFunc, target: Any) -> None:

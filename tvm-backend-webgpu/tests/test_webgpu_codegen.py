@@ -1,0 +1,145 @@
+"""The generated WGSL: its interface, WebGPU's portable limits and the types WGSL lacks, all
+checked at compile time (no adapter needed)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+from tvm.testing import kernels
+from tvm.tir.transform.verify import TIRVerifyError
+
+
+def wgsl(func) -> str:
+    return tvm.compile(func, target="webgpu").imports[0].inspect_source()
+
+
+def test_interface_of_a_kernel():
+    src = wgsl(kernels.vector_add())
+    assert src.startswith("//! kernel vector_add_kernel0\n")
+    assert "@group(0) @binding(0) var<storage, read_write> A: array<f32>;" in src
+    assert "@group(0) @binding(3) var<uniform> tvm_args: tvm_args_t;" in src
+    assert "@compute @workgroup_size(tvm_wg_x, tvm_wg_y, tvm_wg_z)" in src
+    assert "enable f16;" not in src
+    # the symbolic grid may be folded by the runtime: the shader unfolds it and guards the rest
+    assert "if (tvm_block >= u32((((tvm_args.n + 63i)) >> 6u))) { return; }" in src
+
+
+def test_shared_memory_barriers_and_float16():
+    src = wgsl(kernels.row_sum(dtype="float16"))
+    assert src.startswith("//! kernel row_sum_kernel0\nenable f16;\n")
+    assert "var<workgroup> red: array<f16, 64>;" in src
+    assert "workgroupBarrier();" in src
+    # each statement's first line names its TVMScript line, so WGSL compiler errors lead back
+    assert re.search(r"red\[tx\] = acc\[0i\];  // tvmscript line \d+", src), src
+    assert "var acc: array<f16, 1>;" in src
+
+
+def test_constant_grids_use_the_workgroup_id():
+    src = wgsl(kernels.matmul_tiled(32, 16, 48))
+    assert "tvm_block" not in src
+    assert "let by: i32 = i32(tvm_wid.y);" in src and "let bx: i32 = i32(tvm_wid.x);" in src
+
+
+def test_int64_is_refused_naming_the_variable_and_line():
+    @T.prim_func
+    def wide(a: T.handle):
+        A = T.match_buffer(a, (64,), "int32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            big = T.int64(tx) * T.int64(3)
+            A[tx] = T.int32(big)
+
+    with pytest.raises(TIRVerifyError) as info:
+        tvm.compile(wide, target="webgpu")
+    msg = str(info.value)
+    assert "variable 'big' of int64" in msg and "wide" in msg and "big = T.int64(tx)" in msg, msg
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "float64"])
+def test_buffers_of_types_webgpu_cannot_store_are_refused(dtype):
+    with pytest.raises(TIRVerifyError, match=rf"buffer 'A'.*{dtype}|{dtype}.*buffer 'A'") as info:
+        tvm.compile(kernels.vector_add(dtype), target="webgpu")
+    assert "vector_add" in str(info.value)
+
+
+def test_bool_buffers_are_refused():
+    @T.prim_func
+    def flags(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (64,), "bool")
+        B = T.match_buffer(b, (64,), "int32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[tx] = T.Cast("int32", A[tx])
+
+    with pytest.raises(TIRVerifyError, match="buffer 'A' holds bool.*store int32 0/1"):
+        tvm.compile(flags, target="webgpu")
+
+
+def test_nine_storage_buffers_exceed_the_portable_limit():
+    @T.prim_func
+    def nine(a: T.handle, b: T.handle, c: T.handle, d: T.handle, e: T.handle, f: T.handle, g: T.handle,
+             h: T.handle, i: T.handle):  # fmt: skip
+        A = T.match_buffer(a, (4,), "float32")
+        B = T.match_buffer(b, (4,), "float32")
+        C = T.match_buffer(c, (4,), "float32")
+        D = T.match_buffer(d, (4,), "float32")
+        E = T.match_buffer(e, (4,), "float32")
+        F = T.match_buffer(f, (4,), "float32")
+        G = T.match_buffer(g, (4,), "float32")
+        H = T.match_buffer(h, (4,), "float32")
+        I = T.match_buffer(i, (4,), "float32")  # noqa: E741
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            I[tx] = A[tx] + B[tx] + C[tx] + D[tx] + E[tx] + F[tx] + G[tx] + H[tx]
+
+    with pytest.raises(TIRVerifyError, match="9 storage buffers.*maxStorageBuffersPerShaderStage is 8"):
+        tvm.compile(nine, target="webgpu")
+
+
+def test_workgroup_limits_are_named():
+    with pytest.raises(TIRVerifyError, match="512 threads per block.*at most 256"):
+        tvm.compile(kernels.vector_add(block=512), target="webgpu")
+
+    @T.prim_func
+    def deep(a: T.handle):
+        A = T.match_buffer(a, (128,), "float32")
+        for tz in T.thread_binding(128, thread="threadIdx.z"):
+            A[tz] = T.float32(1)
+
+    with pytest.raises(TIRVerifyError, match="threadIdx.z = 128 exceeds WebGPU's maxComputeWorkgroupSizeZ"):
+        tvm.compile(deep, target="webgpu")
+
+    @T.prim_func
+    def big_shared(a: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            S = T.alloc_buffer((8192,), "float32", scope="shared")
+            S[tx] = T.float32(1)
+            A[tx] = S[tx]
+
+    with pytest.raises(TIRVerifyError, match="32768 bytes of .*shared memory.*16384"):
+        tvm.compile(big_shared, target="webgpu")
+
+
+def test_infinities_and_nan_are_built_from_bits():
+    @T.prim_func
+    def special(a: T.handle):
+        A = T.match_buffer(a, (4,), "float32")
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            A[0] = T.float32("inf")
+            A[1] = T.float32("-inf")
+            A[2] = T.float32("nan")
+            A[3] = T.float32(tx)
+
+    src = wgsl(special)
+    assert "var<private> tvm_inf_bits: u32 = 0x7f800000u;" in src
+    assert "bitcast<f32>(tvm_inf_bits)" in src and "inf" not in src.replace("tvm_inf_bits", "")
+
+
+def test_fallback_bytes_equal_without_a_runtime(monkeypatch):
+    built = tvm.compile(kernels.row_softmax(), target="webgpu").imports[0]
+    monkeypatch.setenv("TVM_COMPILE_FORCE_FALLBACK", "1")
+    fallback = tvm.compile(kernels.row_softmax(), target="webgpu").imports[0]
+    assert fallback.kind == "webgpu" and fallback.save_to_bytes() == built.save_to_bytes()
+    assert np.frombuffer(built.save_to_bytes(), "uint8").size > 0

@@ -1,0 +1,22 @@
+"""The WebGPU backend passes the conformance suite (on wgpu-native over lavapipe here)."""
+
+import pytest
+from tvm.testing.backend import BackendConformance
+
+
+class TestWebGPUConformance(BackendConformance):
+    backend = "webgpu"
+    # WGSL has no 64-bit, 8/16-bit integer or bfloat16 types (see test_webgpu_codegen.py)
+    dtypes = ("float32", "int32", "uint32")
+    no_driver_env = {"TVM_WEBGPU_LIBRARY": "/nonexistent/libwgpu_native.so"}
+
+    def test_elementwise_in_float16(self):
+        """float16 runs where the adapter offers shader-f16 (lavapipe does)."""
+        dev = self.dev()
+        if not dev.attr("supports_float16"):
+            pytest.skip(f"adapter '{dev.name}' lacks the WebGPU feature shader-f16")
+        from tvm.testing import kernels
+        from tvm.testing.backend import random_array
+
+        a, b = random_array((1000,), "float16", 1), random_array((1000,), "float16", 2)
+        self.run_checked(kernels.vector_add("float16"), "vector_add", [a, b], [((1000,), "float16")], a + b, "float16")

@@ -1,0 +1,96 @@
+"""The WebGPU runtime on wgpu-native: device attributes, copies of any size and offset, folded
+grids, batches of many launches, scalar arguments, and errors from wgpu as Python exceptions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm.codegen import device_module
+from tvm.script import tir as T
+from tvm.testing import kernels
+
+
+def test_device_attributes_and_detected_target(dev):
+    assert dev.exist and dev.name
+    assert dev.attr("backend") in ("vulkan", "metal", "d3d12", "opengl", "other")
+    assert dev.max_threads_per_block >= 256
+    assert dev.attr("max_storage_buffers_per_shader_stage") >= 8
+    target = tvm.target.detect_target_from_device(dev)
+    assert target.kind.name == "webgpu" and target.attrs["max_num_threads"] >= 256
+
+
+@pytest.mark.parametrize("dtype, n", [("uint8", 7), ("float16", 5), ("int32", 1), ("float32", 1023)])
+def test_copies_of_any_size_round_trip(dev, dtype, n):
+    host = (np.arange(n) * 3 + 1).astype(dtype)
+    t = tvm.runtime.tensor(host, dev)
+    np.testing.assert_array_equal(t.numpy(), host)
+    other = tvm.runtime.empty((n,), dtype, dev)
+    t.copyto(other)
+    np.testing.assert_array_equal(other.numpy(), host)
+
+
+def test_unaligned_writes_keep_their_neighbours(dev):
+    """Seven one-byte tensors share no words with each other's data, but an unaligned write into
+    one buffer must not clobber the bytes around it (they are read back and patched)."""
+    t = tvm.runtime.tensor(np.arange(10, dtype="uint8"), dev)
+    t.copyfrom(np.full(10, 200, dtype="uint8"))
+    np.testing.assert_array_equal(t.numpy(), np.full(10, 200, dtype="uint8"))
+
+
+@T.prim_func
+def add_one_per_block(a: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    for bx in T.thread_binding(n, thread="blockIdx.x"):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            A[bx + tx] = A[bx + tx] + T.float32(1)
+
+
+def test_a_grid_over_65535_workgroups_is_folded(dev):
+    """70000 one-thread workgroups: more than one dispatch dimension holds; every element is
+    touched exactly once."""
+    mod = tvm.compile(add_one_per_block, target="webgpu")
+    a = tvm.runtime.tensor(np.zeros(70000, "float32"), dev)
+    mod["add_one_per_block"](a)
+    np.testing.assert_array_equal(a.numpy(), np.ones(70000, "float32"))
+
+
+def test_many_launches_in_one_batch_keep_their_order_and_scalars(dev):
+    """1500 launches (past the uniform arena and the batch size) each add its own scalar."""
+
+    @T.prim_func
+    def axpy(a: T.handle, alpha: T.float32, k: T.int32):
+        A = T.match_buffer(a, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            A[tx] = A[tx] + alpha * T.Cast("float32", k)
+
+    mod = tvm.compile(axpy, target="webgpu")
+    a = tvm.runtime.tensor(np.zeros(64, "float32"), dev)
+    for k in range(1500):
+        mod["axpy"](a, 0.5, k % 3)
+    expect = 0.5 * sum(k % 3 for k in range(1500))
+    np.testing.assert_array_equal(a.numpy(), np.full(64, expect, "float32"))
+
+
+def test_invalid_wgsl_is_an_error_naming_the_line(dev):
+    """A shader wgpu rejects (here, hand-written) raises with naga's message and the line."""
+    text = "//! kernel broken\nfn main() {\n  let x: f32 = 1i;\n}\n"
+    mod = device_module.create_device_module("webgpu", "wgsl", [["broken", [], ["threadIdx.x"]]], text, [])
+    with pytest.raises(RuntimeError, match=r"compiling the WGSL of webgpu kernel broken(.|\n)*generated WGSL line 2"):
+        mod.get_function("broken")(1)
+    # the device is still usable afterwards
+    c = tvm.runtime.empty((4,), "float32", dev)
+    tvm.compile(kernels.vector_add(), target="webgpu")["vector_add"](
+        tvm.runtime.tensor(np.ones(4, "float32"), dev), tvm.runtime.tensor(np.ones(4, "float32"), dev), c
+    )
+    np.testing.assert_array_equal(c.numpy(), np.full(4, 2, "float32"))
+
+
+def test_malformed_payloads_are_value_errors(dev):
+    with pytest.raises(ValueError, match="must start with"):
+        device_module.create_device_module("webgpu", "wgsl", [["k", [], []]], "fn main() {}", [])
+    with pytest.raises(ValueError, match="no shader for kernel 'k'"):
+        device_module.create_device_module("webgpu", "wgsl", [["k", [], []]], "//! kernel other\n", [])
+    with pytest.raises(ValueError, match="format 'wgsl'"):
+        device_module.create_device_module("webgpu", "spirv", [["k", [], []]], b"\x03\x02#\x07", [])
