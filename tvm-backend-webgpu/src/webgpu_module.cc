@@ -5,8 +5,10 @@
  * Payload (format "wgsl"): the shaders of the kernels one after another, each after a line
  * "//! kernel <name>"; each shader's entry point is `main`. Calling convention (what
  * tvm_backend_webgpu.codegen emits):
- *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a read_write storage
- *    buffer: a WebGPU tensor (its byte_offset becomes the binding offset) or a WebGPUBuffer*;
+ *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a storage buffer
+ *    (`var<storage, read_write>`, or `var<storage, read>` when the kernel only reads it: bound
+ *    as read-only storage): a WebGPU tensor (its byte_offset becomes the binding offset) or a
+ *    WebGPUBuffer*;
  *  - scalar arguments (int32, uint32, float32) are 4-byte members of one uniform struct at
  *    binding (number of buffers), in parameter order, filled per launch from the uniform arena;
  *  - threadIdx extents are the workgroup size, the override constants tvm_wg_x/y/z; blockIdx
@@ -85,12 +87,19 @@ std::string WithShaderLines(const std::string& message, const std::string& shade
   return out;
 }
 
+/*! \brief Whether `shader` declares binding `k` as `var<storage, read>` (read-only storage). */
+bool ReadOnlyBinding(const std::string& shader, size_t k) {
+  std::string decl = "@binding(" + std::to_string(k) + ") var<storage, read>";
+  return shader.find(decl) != std::string::npos;
+}
+
 /*! \brief A workgroup size: the key of a kernel's pipelines. */
 using BlockDims = std::array<uint32_t, 3>;
 
 /*! \brief One kernel's WebGPU objects. */
 struct Kernel {
   std::vector<size_t> buffers;  // argument index of binding k
+  std::vector<bool> read_only;  // whether binding k is read-only storage
   std::vector<size_t> scalars;  // argument index of uniform member k
   std::vector<KernelArgKind> kinds;
   std::string shader;
@@ -148,6 +157,7 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     }
     for (size_t i = 0; i < info.arg_types.size(); ++i) {
       if (tvm::runtime::IsBufferArgType(info.arg_types[i])) {
+        k.read_only.push_back(ReadOnlyBinding(k.shader, k.buffers.size()));
         k.buffers.push_back(i);
         continue;
       }
@@ -174,8 +184,12 @@ void WebGPUModuleObj::CreateLayout(WebGPUDevice* dev, size_t index) {
     entries[b] = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
     entries[b].binding = static_cast<uint32_t>(b);
     entries[b].visibility = WGPUShaderStage_Compute;
-    entries[b].buffer.type =
-        b < nbuf ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_Uniform;
+    if (b == nbuf) {
+      entries[b].buffer.type = WGPUBufferBindingType_Uniform;
+    } else {
+      entries[b].buffer.type =
+          k.read_only[b] ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
+    }
   }
   WGPUBindGroupLayoutDescriptor bgl = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
   bgl.entryCount = entries.size();
@@ -309,6 +323,14 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
                                 << " starts at byte " << offset << " of its buffer, which is not "
                                 << "a multiple of the device's minStorageBufferOffsetAlignment ("
                                 << dev->limits.minStorageBufferOffsetAlignment << ")";
+    }
+    for (size_t other = 0; other < b; ++other) {
+      if (entries[other].buffer == buf->handle && k.read_only[other] != k.read_only[b]) {
+        TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": arguments " << k.buffers[other]
+                                  << " and " << i << " are the same buffer, "
+                                  << "which the kernel reads through one and writes through the "
+                                  << "other; WebGPU forbids that in one launch: pass a copy";
+      }
     }
     entries[b] = WGPU_BIND_GROUP_ENTRY_INIT;
     entries[b].binding = static_cast<uint32_t>(b);

@@ -94,3 +94,14 @@ def test_malformed_payloads_are_value_errors(dev):
         device_module.create_device_module("webgpu", "wgsl", [["k", [], []]], "//! kernel other\n", [])
     with pytest.raises(ValueError, match="format 'wgsl'"):
         device_module.create_device_module("webgpu", "spirv", [["k", [], []]], b"\x03\x02#\x07", [])
+
+
+def test_one_buffer_read_and_written_through_two_arguments_is_refused(dev):
+    """WebGPU forbids binding one buffer as read-only and writable storage in one dispatch."""
+    mod = tvm.compile(kernels.vector_add(), target="webgpu")
+    a = tvm.runtime.tensor(np.ones(8, "float32"), dev)
+    b = tvm.runtime.tensor(np.ones(8, "float32"), dev)
+    with pytest.raises(ValueError, match="same buffer.*pass a copy"):
+        mod["vector_add"](a, b, a)
+    mod["vector_add"](a, a, b)  # both read-only: allowed
+    np.testing.assert_array_equal(b.numpy(), np.full(8, 2, "float32"))

@@ -5,7 +5,9 @@ payload (format ``wgsl``) is the shaders one after another, each introduced by a
 ``//! kernel <name>``. The interface the runtime binds (``src/webgpu_module.cc``):
 
 * buffer parameter k (counting buffers only, in parameter order) is
-  ``@group(0) @binding(k) var<storage, read_write>``, an ``array`` of its element type;
+  ``@group(0) @binding(k) var<storage, read_write>``, an ``array`` of its element type, or
+  ``var<storage, read>`` when the kernel never stores to it (the runtime reads the access mode
+  off the declaration to bind it as read-only storage);
 * scalar parameters are the members of one ``var<uniform>`` struct at binding (number of buffer
   parameters), in parameter order, 4 bytes each (``i32``, ``u32`` or ``f32``; a ``float16``
   scalar travels as ``f32``);
@@ -196,9 +198,19 @@ def _workgroup_bytes(kernel: PrimFunc) -> int:
     return sum(sizes)
 
 
+def _written_buffers(kernel: PrimFunc) -> set[Any]:
+    """The data variables of the buffers ``kernel`` stores to."""
+    written: set[Any] = set()
+    post_order_visit(kernel.body, lambda n: written.add(n.buffer.data) if isinstance(n, S.BufferStore) else None)
+    return written
+
+
 def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
-    """The module-scope resources of ``kernel`` (and scalar parameters read from the uniform)."""
+    """The module-scope resources of ``kernel`` (and scalar parameters read from the uniform).
+    A buffer the kernel never stores to is ``read`` (faster loads; the runtime binds it as
+    read-only storage and refuses the same buffer passed for a written one in one launch)."""
     out, members, binding = [], [], 0
+    written = _written_buffers(kernel)
     for p in kernel.params:
         buf = kernel.buffer_map.get(p)
         if buf is None:
@@ -218,9 +230,9 @@ def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
             printer._subst[p] = value
             continue
         var = printer.name_of(buf.data, buf.name)
-        out.append(
-            f"@group(0) @binding({binding}) var<storage, read_write> {var}: array<{printer.type_name(buf.dtype)}>;"
-        )
+        access = "read_write" if buf.data in written else "read"
+        elem = printer.type_name(buf.dtype)
+        out.append(f"@group(0) @binding({binding}) var<storage, {access}> {var}: array<{elem}>;")
         binding += 1
     if members:
         out.append("struct tvm_args_t {\n" + "".join(f"  {m},\n" for m in members) + "}")

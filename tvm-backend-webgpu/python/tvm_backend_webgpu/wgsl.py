@@ -65,6 +65,7 @@ class WGSLPrinter(CFamilyPrinter):
         #: Whether ``enable f16;`` is needed.
         self.uses_f16 = False
         self.block_index: dict[str, str] = {}
+        self._registers: set[Any] = set()  # one-element local buffers, declared as scalars
         self._source_line: int | None = None  # TVMScript line of the statement being printed
         self._marked_line: int | None = None
         for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits"):
@@ -228,14 +229,30 @@ class WGSLPrinter(CFamilyPrinter):
             line = f"{line}  // tvmscript line {n}"
         super().emit(line)
 
+    def visit_BufferLoad(self, e: E.BufferLoad) -> str:
+        if e.buffer.data in self._registers:
+            return self.buffer_ref(e.buffer)
+        return super().visit_BufferLoad(e)
+
+    def visit_BufferStore(self, s: S.BufferStore) -> None:
+        if s.buffer.data in self._registers:
+            self.emit(f"{self.buffer_ref(s.buffer)} = {self.expr(s.value)};")
+        else:
+            super().visit_BufferStore(s)
+
     def visit_LetStmt(self, s: S.LetStmt) -> None:
         self.emit(f"let {self.name_of(s.var)}: {self.type_name(s.var.dtype)} = {self.expr(s.value)};")
         self.stmt(s.body)
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
-        decl = f"{self.name_of(buf.data, buf.name)}: array<{self.type_name(buf.dtype)}, {self.alloc_size(buf)}>"
-        if buf.scope == "shared":
+        name = self.name_of(buf.data, buf.name)
+        decl = f"{name}: array<{self.type_name(buf.dtype)}, {self.alloc_size(buf)}>"
+        if buf.scope == "local" and self.alloc_size(buf) == "1":
+            # a scalar, not an array: the WGSL compiler keeps it in a register, unchecked
+            self._registers.add(buf.data)
+            self.emit(f"var {name}: {self.type_name(buf.dtype)};")
+        elif buf.scope == "shared":
             self.globals.append(f"var<workgroup> {decl};")
         elif buf.scope == "local":
             self.emit(f"var {decl};")
