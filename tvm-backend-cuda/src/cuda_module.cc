@@ -28,10 +28,10 @@ namespace tvm_backend_cuda {
 
 namespace ffi = tvm::ffi;
 using tvm::runtime::DeviceAPI;
-using tvm::runtime::DeviceModuleBase;
 using tvm::runtime::DeviceModuleSpec;
 using tvm::runtime::FunctionInfo;
 using tvm::runtime::KernelArgKind;
+using tvm::runtime::KernelModuleBase;
 using tvm::runtime::LaunchConfig;
 
 namespace {
@@ -74,9 +74,9 @@ const DeviceLimits& LimitsOf(int dev_id) {
   return *cache[dev_id];
 }
 
-class CUDAModuleObj : public DeviceModuleBase {
+class CUDAModuleObj : public KernelModuleBase {
  public:
-  explicit CUDAModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("cuda", std::move(spec)) {
+  explicit CUDAModuleObj(DeviceModuleSpec spec) : KernelModuleBase("cuda", std::move(spec)) {
     const std::string& f = spec_.fmt;
     if (f != "cubin" && f != "ptx" && f != "fatbin" && f != "cu") {
       TVM_FFI_THROW(ValueError) << "cuda module: unsupported payload format '" << f
@@ -98,19 +98,9 @@ class CUDAModuleObj : public DeviceModuleBase {
     }
   }
 
-  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
-    for (size_t i = 0; i < kernels_.size(); ++i) {
-      if (kernels_[i]->info.name == std::string(name)) {
-        ffi::ObjectPtr<CUDAModuleObj> self = ffi::GetObjectPtr<CUDAModuleObj>(this);
-        KernelState* k = kernels_[i].get();
-        return ffi::Function::FromPacked(
-            [self, k](ffi::PackedArgs args, ffi::Any* rv) { self->Launch(k, args); });
-      }
-    }
-    return std::nullopt;
-  }
-
  private:
+  void Launch(size_t index, ffi::PackedArgs args) final { Launch(kernels_[index].get(), args); }
+
   /*!
    * \brief The device the kernel runs on, once every tensor argument is checked (on one CUDA
    *  device, with the layout, dtype and size the kernel declared): that of the first tensor, else

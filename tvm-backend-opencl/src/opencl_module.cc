@@ -154,9 +154,9 @@ struct DeviceProgram {
   std::unordered_map<std::string, KernelObject> kernels;
 };
 
-class OpenCLModuleObj final : public DeviceModuleBase {
+class OpenCLModuleObj final : public KernelModuleBase {
  public:
-  explicit OpenCLModuleObj(DeviceModuleSpec spec) : DeviceModuleBase("opencl", std::move(spec)) {
+  explicit OpenCLModuleObj(DeviceModuleSpec spec) : KernelModuleBase("opencl", std::move(spec)) {
     if (spec_.fmt != "cl" && spec_.fmt != "clbin") {
       TVM_FFI_THROW(ValueError)
           << "an opencl module needs format 'cl' (OpenCL C source) or 'clbin' "
@@ -173,14 +173,6 @@ class OpenCLModuleObj final : public DeviceModuleBase {
       for (auto& kv : entry.second.kernels) Get().clReleaseKernel(kv.second.kernel);
       if (entry.second.program != nullptr) Get().clReleaseProgram(entry.second.program);
     }
-  }
-
-  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
-    const FunctionInfo* info = spec_.Find(std::string(name));
-    if (info == nullptr) return std::nullopt;
-    ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
-    return ffi::Function::FromPacked(
-        [this, keep_alive, info](ffi::PackedArgs args, ffi::Any*) { Launch(*info, args); });
   }
 
  private:
@@ -276,7 +268,8 @@ class OpenCLModuleObj final : public DeviceModuleBase {
     set(&slot, PackScalarArgument(ParseKernelArgType(info, i), args[i], &slot));
   }
 
-  void Launch(const FunctionInfo& info, ffi::PackedArgs args) {
+  void Launch(size_t index, ffi::PackedArgs args) final {
+    const FunctionInfo& info = spec_.functions[index];
     // The first launch may be what discovers the devices; without one, say so before anything else.
     Workspace* ws = Workspace::TryGlobal();
     if (ws == nullptr)

@@ -30,10 +30,10 @@
 namespace tvm_backend_vulkan {
 
 namespace ffi = tvm::ffi;
-using tvm::runtime::DeviceModuleBase;
 using tvm::runtime::DeviceModuleSpec;
 using tvm::runtime::FunctionInfo;
 using tvm::runtime::KernelArgKind;
+using tvm::runtime::KernelModuleBase;
 using tvm::runtime::LaunchConfig;
 
 namespace {
@@ -155,23 +155,13 @@ struct BoundKernel {
   bool uniform;
 };
 
-class VulkanModuleObj final : public DeviceModuleBase {
+class VulkanModuleObj final : public KernelModuleBase {
  public:
   explicit VulkanModuleObj(DeviceModuleSpec spec);
   ~VulkanModuleObj();
 
-  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
-    for (size_t i = 0; i < spec_.functions.size(); ++i) {
-      if (spec_.functions[i].name != name) continue;
-      ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
-      return ffi::Function::FromPacked(
-          [this, keep_alive, i](ffi::PackedArgs args, ffi::Any*) { Launch(i, args); });
-    }
-    return std::nullopt;
-  }
-
  private:
-  void Launch(size_t index, ffi::PackedArgs args);
+  void Launch(size_t index, ffi::PackedArgs args) final;
   void CheckInterface() const;
   int ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRuntime* rt, int dev_id,
                      std::vector<VkDescriptorBufferInfo>* out) const;
@@ -195,7 +185,7 @@ class VulkanModuleObj final : public DeviceModuleBase {
 };
 
 VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
-    : DeviceModuleBase("vulkan", std::move(spec)) {
+    : KernelModuleBase("vulkan", std::move(spec)) {
   if (spec_.fmt != "spirv") {
     TVM_FFI_THROW(ValueError) << "a vulkan module needs format 'spirv' (a SPIR-V binary), got '"
                               << spec_.fmt << "'";

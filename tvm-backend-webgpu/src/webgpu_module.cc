@@ -39,10 +39,10 @@
 namespace tvm_backend_webgpu {
 
 namespace ffi = tvm::ffi;
-using tvm::runtime::DeviceModuleBase;
 using tvm::runtime::DeviceModuleSpec;
 using tvm::runtime::FunctionInfo;
 using tvm::runtime::KernelArgKind;
+using tvm::runtime::KernelModuleBase;
 using tvm::runtime::LaunchConfig;
 
 namespace {
@@ -109,22 +109,12 @@ struct Kernel {
   std::map<BlockDims, WGPUComputePipeline> pipelines;
 };
 
-class WebGPUModuleObj final : public DeviceModuleBase {
+class WebGPUModuleObj final : public KernelModuleBase {
  public:
   explicit WebGPUModuleObj(DeviceModuleSpec spec);
 
-  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
-    for (size_t i = 0; i < spec_.functions.size(); ++i) {
-      if (spec_.functions[i].name != name) continue;
-      ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
-      return ffi::Function::FromPacked(
-          [this, keep_alive, i](ffi::PackedArgs args, ffi::Any*) { Launch(i, args); });
-    }
-    return std::nullopt;
-  }
-
  private:
-  void Launch(size_t index, ffi::PackedArgs args);
+  void Launch(size_t index, ffi::PackedArgs args) final;
   WGPUComputePipeline Pipeline(WebGPUDevice* dev, size_t index, const BlockDims& block);
   void CreateLayout(WebGPUDevice* dev, size_t index);
   void CheckLimits(size_t index, const LaunchConfig& cfg, const WGPULimits& lim) const;
@@ -135,7 +125,7 @@ class WebGPUModuleObj final : public DeviceModuleBase {
 };
 
 WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
-    : DeviceModuleBase("webgpu", std::move(spec)) {
+    : KernelModuleBase("webgpu", std::move(spec)) {
   if (spec_.fmt != "wgsl") {
     TVM_FFI_THROW(ValueError) << "a webgpu module needs format 'wgsl' (WGSL shaders), got '"
                               << spec_.fmt << "'";

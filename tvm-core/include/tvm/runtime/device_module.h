@@ -13,6 +13,7 @@
 #ifndef TVM_RUNTIME_DEVICE_MODULE_H_
 #define TVM_RUNTIME_DEVICE_MODULE_H_
 
+#include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/extra/module.h>
@@ -195,6 +196,29 @@ class TVM_RUNTIME_DLL DeviceModuleBase : public ffi::ModuleObj {
  protected:
   std::string kind_;
   DeviceModuleSpec spec_;
+};
+
+/*!
+ * \brief A device module whose functions launch its kernels: GetFunction finds kernel `name` in
+ *        the spec and returns a function that keeps the module alive and calls
+ *        Launch(index in spec().functions, args). A backend implements Launch only.
+ */
+class KernelModuleBase : public DeviceModuleBase {
+ public:
+  using DeviceModuleBase::DeviceModuleBase;
+  ffi::Optional<ffi::Function> GetFunction(const ffi::String& name) final {
+    for (size_t i = 0; i < spec_.functions.size(); ++i) {
+      if (spec_.functions[i].name != name) continue;
+      ffi::ObjectPtr<ffi::Object> keep_alive = ffi::GetObjectPtr<ffi::Object>(this);
+      return ffi::Function::FromPacked(
+          [this, keep_alive, i](ffi::PackedArgs args, ffi::Any*) { Launch(i, args); });
+    }
+    return std::nullopt;
+  }
+
+ protected:
+  /*! \brief Launch kernel `index` (of spec().functions) with the call's arguments. */
+  virtual void Launch(size_t index, ffi::PackedArgs args) = 0;
 };
 
 /*!
