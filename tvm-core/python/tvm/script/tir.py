@@ -182,11 +182,14 @@ class UnsupportedError(ValueError):
 # --------------------------------------------------------------------------- prim_func
 
 
-def prim_func(func: Optional[Callable] = None, *, private: bool = False, check_well_formed: bool = True):
+def prim_func(
+    func: Optional[Callable] = None, *, private: bool = False, check_well_formed: bool = True, s_tir: bool = False
+):
     """Decorator: parse the decorated Python function as TIR and return a :class:`PrimFunc`.
 
     ``@T.prim_func(private=True)`` omits the ``global_symbol`` attribute (the default is the
-    function's name). With ``check_well_formed`` (default) the result is checked by
+    function's name). ``s_tir=True`` (Apache TVM's marker for functions written with blocks) is
+    accepted and changes nothing: this parser reads both styles into the same TIR. With ``check_well_formed`` (default) the result is checked by
     :func:`tvm.tir.transform.verify` (target-independent checks) and problems are reported as
     :class:`tvm.script.TVMScriptError` at the offending line."""
     from .parser import parse_function
