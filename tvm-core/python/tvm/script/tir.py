@@ -189,7 +189,8 @@ def prim_func(
 
     ``@T.prim_func(private=True)`` omits the ``global_symbol`` attribute (the default is the
     function's name). ``s_tir=True`` (Apache TVM's marker for functions written with blocks) is
-    accepted and changes nothing: this parser reads both styles into the same TIR. With ``check_well_formed`` (default) the result is checked by
+    accepted and changes nothing: this parser reads both styles into the same TIR. With
+    ``check_well_formed`` (default) the result is checked by
     :func:`tvm.tir.transform.verify` (target-independent checks) and problems are reported as
     :class:`tvm.script.TVMScriptError` at the offending line."""
     from .parser import parse_function
