@@ -189,7 +189,7 @@ def prim_func(
 
     ``@T.prim_func(private=True)`` omits the ``global_symbol`` attribute (the default is the
     function's name). ``s_tir=True`` (Apache TVM's marker for functions written with blocks) is
-    accepted and changes nothing: this parser reads both styles into the same TIR. With
+    accepted and changes nothing (blocks themselves are not in this subset yet). With
     ``check_well_formed`` (default) the result is checked by
     :func:`tvm.tir.transform.verify` (target-independent checks) and problems are reported as
     :class:`tvm.script.TVMScriptError` at the offending line."""
