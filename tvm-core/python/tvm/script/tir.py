@@ -109,6 +109,8 @@ class LoopSpec:
     stop: Any
     thread: Optional[str] = None
     annotations: dict = field(default_factory=dict)
+    #: A constant other than 1 steps the loop variable (``range(0, n, 2)``, ``T.serial(0, n, step=2)``).
+    step: int = 1
 
 
 @dataclass
@@ -144,6 +146,22 @@ class AllocSpec:
     """``T.alloc_buffer(shape, dtype, scope=...)``."""
 
     spec: BufferSpec
+
+
+@dataclass
+class LaunchThreadSpec:
+    """``T.launch_thread(thread, extent)``: the rest of the block (or a ``with`` body) runs bound
+    to ``thread``, a tag such as ``"threadIdx.x"`` or a variable from :func:`env_thread`."""
+
+    thread: Any
+    extent: Any
+
+
+@dataclass
+class EnvThreadSpec:
+    """``T.env_thread(tag)``: a thread variable, launched later by :func:`launch_thread`."""
+
+    tag: str
 
 
 @dataclass
@@ -211,9 +229,11 @@ def _norm_range(start, stop):
 
 
 def _loop(kind: ForKind, name: str, doc: str) -> Callable[..., LoopSpec]:
-    def loop(start, stop=None, *, annotations: Optional[dict] = None) -> LoopSpec:
+    def loop(start, stop=None, step: int = 1, *, annotations: Optional[dict] = None) -> LoopSpec:
         a, b = _norm_range(start, stop)
-        return LoopSpec(kind, a, b, None, dict(annotations or {}))
+        if isinstance(step, _builtins.bool) or not isinstance(step, _builtins.int) or step == 0:
+            raise ValueError(f"a loop step must be a nonzero integer constant, got {step!r}")
+        return LoopSpec(kind, a, b, None, dict(annotations or {}), step)
 
     loop.__name__ = loop.__qualname__ = name
     loop.__doc__ = doc
@@ -255,6 +275,10 @@ def _shape(shape) -> tuple:
     return (shape,)
 
 
+#: Short dtype names Apache TVM's kernels use, and the dtype each means.
+DTYPE_ALIASES = {"float": "float32", "int": "int32", "uint": "uint32"}
+
+
 def Buffer(
     shape,
     dtype: str = "float32",
@@ -266,7 +290,9 @@ def Buffer(
     **_ignored,
 ) -> BufferSpec:
     """Buffer annotation of a parameter: ``A: T.Buffer((n, m), "float32")``; in a body,
-    ``A_flat = T.Buffer((n * m,), "float32", data=A.data)`` declares another view of ``A``'s memory."""
+    ``A_flat = T.Buffer((n * m,), "float32", data=A.data)`` declares another view of ``A``'s memory.
+    ``"float"`` and ``"int"`` mean float32 and int32 (:data:`DTYPE_ALIASES`)."""
+    dtype = DTYPE_ALIASES.get(dtype, dtype)
     _dt.parse(dtype)
     return BufferSpec(_shape(shape), dtype, tuple(strides or ()), elem_offset or 0, scope, align, data)
 
@@ -424,6 +450,21 @@ def _unsupported(name: str, hint: str = ""):
     return f
 
 
+def launch_thread(thread: Any, extent: Any) -> LaunchThreadSpec:
+    """Bind the rest of the block to GPU thread ``thread`` (a tag like ``"blockIdx.x"``, or a
+    variable from :func:`env_thread`) over ``extent``: ``tx = T.launch_thread("threadIdx.x", 128)``,
+    ``T.launch_thread(tx, 128)`` or ``with T.launch_thread(tx, 128):``. The same as a
+    ``T.thread_binding`` loop around those statements."""
+    return LaunchThreadSpec(thread, extent)
+
+
+def env_thread(tag: str) -> EnvThreadSpec:
+    """A thread variable for ``tag`` (``"threadIdx.x"`` ...), launched by :func:`launch_thread`."""
+    if tag not in THREAD_TAGS:
+        raise ValueError(f"unknown thread tag '{tag}'; expected one of {', '.join(THREAD_TAGS)}")
+    return EnvThreadSpec(tag)
+
+
 for _name in (
     "block",
     "sblock",
@@ -433,15 +474,11 @@ for _name in (
     "init",
     "where",
     "block_attr",
-    "launch_thread",
-    "env_thread",
     "attr",
     "allocate",
     "decl_buffer_ptr",
 ):
-    globals()[_name] = _unsupported(
-        _name, "; write plain loops with T.thread_binding instead" if _name in ("launch_thread", "env_thread") else ""
-    )
+    globals()[_name] = _unsupported(_name, "")
 del _name
 
 

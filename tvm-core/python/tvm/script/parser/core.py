@@ -36,11 +36,13 @@ from tvm.tir import op as _op
 from tvm.tir.expr import Add, Buffer, BufferLoad, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
+    THREAD_TAGS,
     Allocate,
     AssertStmt,
     BufferStore,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     LetStmt,
     Stmt,
@@ -90,6 +92,7 @@ class Parser:
         self.predeclared: set[int] = set()
         self.matched: dict[Var, Buffer] = {}
         self.depth = 0
+        self.env_threads: dict[Var, str] = {}  # T.env_thread variables and their tags
 
     # ------------------------------------------------------------------ diagnostics
     def span(self, node: ast.AST) -> Span:
@@ -298,6 +301,8 @@ class Parser:
             return None
         if val is None:
             return None
+        if isinstance(val, T.LaunchThreadSpec):
+            return self._launch(val, None, node)
         if isinstance(val, (int, float)) and not isinstance(val, bool):
             return Evaluate(_op.convert(val))
         if isinstance(val, PrimExpr):
@@ -309,9 +314,7 @@ class Parser:
             raise self.error(node, "for ... else is not supported")
         it = self.eval_expr(node.iter)
         if isinstance(it, range):
-            it = T.serial(it.start, it.stop) if it.step == 1 else None
-            if it is None:
-                raise self.error(node.iter, "range() with a step is not supported; use a multiplied index")
+            it = T.serial(it.start, it.stop, it.step)
         if isinstance(it, T.GridSpec):
             names = self._target_names(node.target, len(it.extents))
             specs = [T.serial(e) for e in it.extents]
@@ -329,17 +332,45 @@ class Parser:
         try:
             headers = []
             for (name, tnode), spec in zip(names, specs):
+                if spec.step != 1:
+                    headers.append(self._stepped_header(name, spec, node.iter))
+                    continue
                 mn, ext, dtype = self._loop_range(spec, node.iter)
                 v = Var(name, dtype)
                 self.scopes[-1][name] = v
-                headers.append((v, mn, ext, spec))
+                headers.append((v, mn, ext, spec, None))
             body = self.parse_block(node.body)
         finally:
             self.depth -= 1
             self.scopes.pop()
-        for v, mn, ext, spec in reversed(headers):
-            body = For(v, mn, ext, spec.kind, body, spec.thread, dict(spec.annotations), self.span(node))
+        span = self.span(node)
+        for v, mn, ext, spec, stepped in reversed(headers):
+            if stepped is not None:  # the named variable is start + k * step over k = 0, 1, ...
+                body = LetStmt(stepped[0], stepped[1], body, span)
+            body = For(v, mn, ext, spec.kind, body, spec.thread, dict(spec.annotations), span)
         return body
+
+    def _stepped_header(self, name: str, spec: T.LoopSpec, node: ast.AST) -> tuple:
+        """A loop with a step: a counter ``k`` over the trip count, and ``name`` bound to
+        ``start + k * step`` (TIR loops step by one)."""
+        start, stop, step = spec.start, spec.stop, spec.step
+        mn, _, dtype = self._loop_range(T.serial(start, stop), node)
+        if isinstance(start, int) and isinstance(stop, int):
+            trips = IntImm(dtype, len(range(start, stop, step)))
+        else:  # ceil((stop - start) / step); a loop with no trips gets a negative extent and runs none
+            span_ = (
+                _op.binary("sub", _op.convert(stop, dtype), mn)
+                if step > 0
+                else _op.binary("sub", mn, _op.convert(stop, dtype))
+            )
+            trips = _op.binary(
+                "floordiv", _op.binary("add", span_, IntImm(dtype, abs(step) - 1)), IntImm(dtype, abs(step))
+            )
+        k = Var(f"{name}_iter", dtype)
+        v = Var(name, dtype)
+        self.scopes[-1][name] = v
+        value = _op.binary("add", mn, _op.binary("mul", k, IntImm(dtype, step)))
+        return (k, IntImm(dtype, 0), trips, spec, (v, value))
 
     def _target_names(self, target: ast.expr, n: int) -> list[tuple[str, ast.AST]]:
         if isinstance(target, ast.Name):
@@ -406,8 +437,10 @@ class Parser:
     def stmt_Assert(self, node: ast.Assert):
         cond = self.eval_expr(node.test)
         msg = "" if node.msg is None else self.eval_expr(node.msg)
+        if isinstance(msg, (tuple, list)) and all(isinstance(m, str) for m in msg):
+            msg = "".join(msg)  # Apache TVM's tuple form: the parts of one message
         if not isinstance(msg, str):
-            raise self.error(node.msg, "assert message must be a string")
+            raise self.error(node.msg, "assert message must be a string (or a tuple of strings)")
         if not isinstance(cond, PrimExpr):
             if cond:
                 return None
@@ -482,6 +515,13 @@ class Parser:
 
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
+        if isinstance(val, T.EnvThreadSpec):
+            var = Var(name, "int32")
+            self.env_threads[var] = val.tag
+            self.bind(name, var, target)
+            return None
+        if isinstance(val, T.LaunchThreadSpec):
+            return self._launch(val, target, node)
         if isinstance(val, T.VarSpec):
             self.bind(name, Var(name, val.dtype), target)
             return None
@@ -579,11 +619,49 @@ class Parser:
         raise self.error(node, "while loops are not supported; use a for loop with a bound")
 
     def stmt_With(self, node):
-        raise self.error(
-            node,
-            "'with' blocks (T.block, T.launch_thread ...) are not supported: this "
-            "TVMScript dialect is loop-level; use T.thread_binding loops",
-        )
+        item = node.items[0] if len(node.items) == 1 else None
+        val = self.eval_expr(item.context_expr) if item is not None else None
+        if not isinstance(val, T.LaunchThreadSpec):
+            raise self.error(
+                node,
+                "'with' blocks other than T.launch_thread (T.block ...) are not supported: this "
+                "TVMScript dialect is loop-level; use loops and T.thread_binding",
+            )
+        target = item.optional_vars
+        if target is not None and not isinstance(target, ast.Name):
+            raise self.error(target, "T.launch_thread(...) as <name>: the target must be a name")
+        self.scopes.append({})
+        self.depth += 1
+        try:
+            wrap = self._launch(val, target, node)
+            return wrap.build(self.parse_block(node.body, new_scope=False))
+        finally:
+            self.depth -= 1
+            self.scopes.pop()
+
+    def _launch(self, spec: T.LaunchThreadSpec, target: Optional[ast.Name], node: ast.AST) -> _Wrap:
+        """The thread-binding loop of ``T.launch_thread`` around what follows (a ``_Wrap``)."""
+        thread = spec.thread
+        if isinstance(thread, str):
+            if thread not in THREAD_TAGS:
+                raise self.error(node, f"unknown thread tag '{thread}'; expected one of {', '.join(THREAD_TAGS)}")
+            var, tag = Var(target.id if target is not None else thread.replace(".", "_"), "int32"), thread
+            if target is not None:
+                self.bind(target.id, var, target)
+        elif isinstance(thread, Var) and thread in self.env_threads:
+            var, tag = thread, self.env_threads[thread]
+            if target is not None:
+                self.bind(target.id, var, target)
+        else:
+            raise self.error(
+                node, 'T.launch_thread needs a thread tag such as "threadIdx.x" or a T.env_thread variable'
+            )
+        extent = spec.extent
+        if isinstance(extent, bool) or not isinstance(extent, (int, PrimExpr)):
+            raise self.error(node, f"T.launch_thread extent must be an integer, got {extent!r}")
+        ext = _op.convert(extent, "int32")
+        span = self.span(node)
+        return _Wrap(lambda body: For(var, IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, tag, {}, span))
 
     def stmt_FunctionDef(self, node):
         raise self.error(node, "nested functions are not supported inside a prim_func")
@@ -654,9 +732,7 @@ class Parser:
         if fn in (builtins.min, builtins.max, builtins.abs) and any(isinstance(a, PrimExpr) for a in args):
             fn = {builtins.min: _op.min, builtins.max: _op.max, builtins.abs: _op.abs}[fn]
         if fn is builtins.range:
-            if len(args) == 3 and args[2] != 1:
-                raise self.error(node, "range() with a step is not supported; use a multiplied index")
-            return T.serial(*args[:2])
+            return T.serial(*args)
         if fn is T.prim_func:
             raise self.error(node, "T.prim_func cannot be used inside a prim_func")
         try:

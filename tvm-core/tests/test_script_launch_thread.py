@@ -1,0 +1,85 @@
+"""Apache TVM's spellings of GPU threads and loops: ``T.launch_thread`` / ``T.env_thread``,
+``range`` with a step, tuple-form assert messages and ``"float"``/``"int"`` dtypes. Each kernel
+is compiled and run (on the CPU, or on the example device for thread-bound kernels) and compared
+with NumPy."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+
+
+@T.prim_func
+def stepped(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float")
+    B = T.match_buffer(b, (n,), "float")
+    for i in range(1, n, 3):
+        B[i] = A[i] * T.float32(2)
+    for j in range(n - 1, -1, -4):
+        B[j] = B[j] + T.float32(100)
+
+
+def test_range_with_a_step():
+    mod = tvm.compile(stepped, target="c")
+    for n in (0, 1, 10, 17):
+        a = np.arange(n, dtype="float32")
+        b = tvm.runtime.tensor(np.zeros(n, "float32"))
+        mod["stepped"](tvm.runtime.tensor(a), b)
+        want = np.zeros(n, "float32")
+        want[1::3] = a[1::3] * 2
+        if n:
+            want[n - 1 :: -4] += 100
+        np.testing.assert_array_equal(b.numpy(), want)
+
+
+@T.prim_func
+def checked(a: T.handle, n: T.int32):
+    A = T.match_buffer(a, (8,), "int")
+    assert n < 8, ("n must be below ", "8")
+    A[n] = 1
+
+
+def test_tuple_assert_message_and_int_alias():
+    mod = tvm.compile(checked, target="c")
+    a = tvm.runtime.tensor(np.zeros(8, "int32"))
+    mod["checked"](a, 3)
+    assert a.numpy()[3] == 1 and a.numpy().dtype == np.int32
+    with pytest.raises(Exception, match="n must be below 8"):
+        mod["checked"](a, 9)
+
+
+@T.prim_func
+def launched(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (256,), "float32")
+    B = T.match_buffer(b, (256,), "float32")
+    bx = T.launch_thread("blockIdx.x", 4)
+    tx = T.env_thread("threadIdx.x")
+    with T.launch_thread(tx, 64):
+        B[bx * 64 + tx] = A[bx * 64 + tx] + T.float32(1)
+
+
+def test_launch_thread_is_a_thread_binding():
+    from tvm.tir import stmt as S
+    from tvm.tir.functor import post_order_visit
+
+    loops = []
+    post_order_visit(
+        launched.body, lambda n: loops.append((n.thread_tag, n.extent.value)) if isinstance(n, S.For) else None
+    )
+    assert loops == [("threadIdx.x", 64), ("blockIdx.x", 4)], loops  # children first
+    mod = tvm.compile(launched, target="example")
+    dev = tvm.device("example")
+    a = np.random.rand(256).astype("float32")
+    b = tvm.runtime.empty((256,), "float32", dev)
+    mod["launched"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_allclose(b.numpy(), a + 1)
+
+
+def test_launch_thread_errors_name_the_problem():
+    with pytest.raises(ValueError, match="unknown thread tag 'threadIdx.w'"):
+        T.env_thread("threadIdx.w")
+    with pytest.raises(ValueError, match="step must be a nonzero integer"):
+        T.serial(0, 4, 0)
+    assert issubclass(TVMScriptError, Exception)
