@@ -143,26 +143,26 @@ def test_wrong_rank():
     check(e.value, "# E-rank", "2 dimension")
 
 
-def test_block_is_unsupported():
+def test_init_outside_a_block():
     with pytest.raises(TVMScriptError) as e:
 
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
-                with T.block("b"):  # E-block
+                with T.init():  # E-init
                     A[i] = T.float32(0)
 
-    check(e.value, "# E-block", "not supported")
+    check(e.value, "# E-init", "T.init() belongs inside a 'with T.block")
 
 
-def test_reads_is_unsupported():
+def test_attr_is_unsupported():
     with pytest.raises(TVMScriptError) as e:
 
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            T.reads(A[0])  # E-reads
+            T.attr(A.data, "x", 1)  # E-attr
 
-    check(e.value, "# E-reads", "T.reads is not supported")
+    check(e.value, "# E-attr", "T.attr is not supported")
 
 
 def test_non_bool_condition():

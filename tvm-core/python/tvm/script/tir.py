@@ -442,9 +442,7 @@ boolean = globals()["bool"]
 
 def _unsupported(name: str, hint: str = ""):
     def f(*args, **kwargs):
-        raise UnsupportedError(
-            f"T.{name} is not supported: this TVMScript dialect is loop-level only (no blocks){hint}"
-        )
+        raise UnsupportedError(f"T.{name} is not supported by this TVMScript implementation{hint}")
 
     f.__name__ = name
     return f
@@ -465,15 +463,108 @@ def env_thread(tag: str) -> EnvThreadSpec:
     return EnvThreadSpec(tag)
 
 
+# --------------------------------------------------------------------------- blocks
+
+
+@dataclass
+class BlockSpec:
+    """``T.block(name)`` / ``T.sblock(name)``: a ``with`` scope lowered to plain statements (the
+    block's iteration variables become bindings, ``T.init`` a guarded statement)."""
+
+    name: str
+
+
+@dataclass
+class AxisSpec:
+    """One block iteration variable: ``kind`` "S" (spatial) or "R" (reduction), the domain's
+    start (``dom`` given as an extent or as ``(start, stop)``), and the value it is bound to."""
+
+    kind: str
+    start: Any
+    binding: Any
+
+
+class InitSpec:
+    """``with T.init():`` the reduction's initial value, run on the first reduction iteration."""
+
+
+@dataclass
+class WhereSpec:
+    """``T.where(cond)``: the rest of the block runs only where ``cond`` holds."""
+
+    condition: Any
+
+
+class _Ignored:
+    """A block annotation with no effect on the lowered statements (``T.reads`` ...)."""
+
+
+def block(name: str = "", no_realize: bool = False) -> BlockSpec:
+    """``with T.block("C"):``: a block of the loop nest (Apache TVM's scheduling unit). Its
+    ``T.axis`` variables are bound to their values, ``T.init()`` runs on the first iteration of
+    the block's reduction axes, ``T.where`` guards it; ``T.reads``/``T.writes``/``T.block_attr``
+    are accepted and have no effect."""
+    return BlockSpec(str(name))
+
+
+sblock = block
+
+
+def _domain_start(dom: Any) -> Any:
+    if isinstance(dom, (tuple, list)) and len(dom) == 2:
+        return dom[0]
+    if isinstance(dom, range):
+        return dom.start
+    return 0
+
+
+class _Axis:
+    """``T.axis``: ``spatial``, ``reduce`` and ``remap`` of block iteration variables."""
+
+    @staticmethod
+    def spatial(dom: Any, binding: Any, dtype: str = "int32") -> AxisSpec:
+        """A spatial iteration variable over ``dom`` bound to ``binding``."""
+        return AxisSpec("S", _domain_start(dom), binding)
+
+    @staticmethod
+    def reduce(dom: Any, binding: Any, dtype: str = "int32") -> AxisSpec:
+        """A reduction iteration variable over ``dom`` bound to ``binding``."""
+        return AxisSpec("R", _domain_start(dom), binding)
+
+    @staticmethod
+    def remap(kinds: str, bindings: Any) -> tuple:
+        """One iteration variable per letter of ``kinds`` ("S" or "R"), bound to ``bindings``
+        (loop variables, whose loops start at their domains' start)."""
+        bindings = list(bindings)
+        if len(kinds) != len(bindings) or set(kinds) - {"S", "R"}:
+            raise ValueError(f"T.axis.remap({kinds!r}, ...) needs one 'S' or 'R' per binding, got {len(bindings)}")
+        return tuple(AxisSpec(k, None, b) for k, b in zip(kinds, bindings))
+
+    scan = opaque = spatial
+
+
+axis = _Axis()
+
+
+def init() -> InitSpec:
+    """``with T.init():`` inside a block: the statements run before the first reduction step."""
+    return InitSpec()
+
+
+def where(condition: Any) -> WhereSpec:
+    """The block runs only where ``condition`` holds (a predicate of the loop variables)."""
+    return WhereSpec(condition)
+
+
+def reads(*regions: Any) -> _Ignored:
+    """The block's read regions (accepted; the lowering does not need them)."""
+    return _Ignored()
+
+
+writes = block_attr = reads
+
+
 for _name in (
-    "block",
-    "sblock",
-    "reads",
-    "writes",
-    "axis",
-    "init",
-    "where",
-    "block_attr",
     "attr",
     "allocate",
     "decl_buffer_ptr",

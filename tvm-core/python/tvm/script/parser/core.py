@@ -93,6 +93,8 @@ class Parser:
         self.matched: dict[Var, Buffer] = {}
         self.depth = 0
         self.env_threads: dict[Var, str] = {}  # T.env_thread variables and their tags
+        self.loop_starts: dict[Var, PrimExpr] = {}  # each loop variable's first value
+        self.blocks: list[list[tuple[Var, PrimExpr]]] = []  # per open block: its reduction axes
 
     # ------------------------------------------------------------------ diagnostics
     def span(self, node: ast.AST) -> Span:
@@ -293,7 +295,15 @@ class Parser:
     def stmt_Expr(self, node: ast.Expr):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # a string statement (comment-like)
+        if isinstance(node.value, ast.Call) and self._is_block_annotation(node.value.func):
+            return None  # T.reads / T.writes / T.block_attr: regions the lowering does not need
         val = self.eval_expr(node.value)
+        if isinstance(val, T.WhereSpec):
+            cond = val.condition
+            if not isinstance(cond, PrimExpr) or not _dt.is_bool(cond.dtype):
+                raise self.error(node, "T.where needs a boolean expression")
+            span = self.span(node)
+            return _Wrap(lambda body: IfThenElse(cond, body, None, span))
         if isinstance(val, T.FuncAttrSpec):
             if self.depth:
                 raise self.error(node, "T.func_attr must be at the top level of the function body")
@@ -338,6 +348,7 @@ class Parser:
                 mn, ext, dtype = self._loop_range(spec, node.iter)
                 v = Var(name, dtype)
                 self.scopes[-1][name] = v
+                self.loop_starts[v] = mn
                 headers.append((v, mn, ext, spec, None))
             body = self.parse_block(node.body)
         finally:
@@ -499,6 +510,9 @@ class Parser:
             val = self.eval_expr(value_node)
             return BufferStore(buf, self._store_value(buf, val, value_node), idx)
         val = self.eval_expr(value_node)
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:
+            if all(isinstance(v, T.AxisSpec) for v in val):
+                return self._bind_axes(target.elts, list(val), node)
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(val, (tuple, list)) or len(val) != len(target.elts):
                 raise self.error(node, "tuple assignment needs a tuple of the same length on the right")
@@ -522,6 +536,10 @@ class Parser:
             return None
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, target, node)
+        if isinstance(val, T.AxisSpec):
+            return self._bind_axes([target], [val], node)
+        if isinstance(val, tuple) and len(val) == 1 and isinstance(val[0], T.AxisSpec):
+            return self._bind_axes([target], list(val), node)  # vi = T.axis.remap("S", [i])
         if isinstance(val, T.VarSpec):
             self.bind(name, Var(name, val.dtype), target)
             return None
@@ -621,6 +639,16 @@ class Parser:
     def stmt_With(self, node):
         item = node.items[0] if len(node.items) == 1 else None
         val = self.eval_expr(item.context_expr) if item is not None else None
+        if isinstance(val, T.BlockSpec):
+            self.blocks.append([])
+            self.depth += 1
+            try:
+                return self.parse_block(node.body)
+            finally:
+                self.depth -= 1
+                self.blocks.pop()
+        if isinstance(val, T.InitSpec):
+            return self._init(node)
         if not isinstance(val, T.LaunchThreadSpec):
             raise self.error(
                 node,
@@ -638,6 +666,56 @@ class Parser:
         finally:
             self.depth -= 1
             self.scopes.pop()
+
+    def _is_block_annotation(self, func: ast.expr) -> bool:
+        try:
+            fn = self.eval_expr(func)
+        except TVMScriptError:
+            return False
+        return fn is T.reads or fn is T.writes or fn is T.block_attr
+
+    def _bind_axes(self, targets: list, axes: list, node: ast.AST) -> _Wrap:
+        """Block iteration variables: each name bound to its value (a LetStmt over the rest of the
+        block); reduction ones remembered with their domain's start for ``T.init``."""
+        if len(targets) != len(axes) or not self.blocks:
+            raise self.error(node, "T.axis variables belong inside a 'with T.block(...)' and need one name each")
+        bound = []
+        for target, ax in zip(targets, axes):
+            if not isinstance(target, ast.Name):
+                raise self.error(target, "a block iteration variable must be a name")
+            value = _op.convert(ax.binding)
+            if not _dt.is_integer(value.dtype):
+                raise self.error(node, f"a block iteration variable is bound to an integer, got {value.dtype}")
+            var = Var(target.id, value.dtype)
+            self.bind(target.id, var, target)
+            if ax.kind == "R":
+                start = ax.start if ax.start is not None else self.loop_starts.get(ax.binding, 0)
+                self.blocks[-1].append((var, _op.convert(start, value.dtype)))
+            bound.append((var, value))
+        span = self.span(node)
+
+        def build(body: Stmt) -> Stmt:
+            for var, value in reversed(bound):
+                body = LetStmt(var, value, body, span)
+            return body
+
+        return _Wrap(build)
+
+    def _init(self, node: ast.With) -> Stmt:
+        """``with T.init():`` in a block: its statements guarded by "every reduction axis of the
+        block is at its first value" (unguarded when the block has no reduction axis)."""
+        if not self.blocks:
+            raise self.error(node, "T.init() belongs inside a 'with T.block(...)'")
+        self.depth += 1
+        try:
+            body = self.parse_block(node.body)
+        finally:
+            self.depth -= 1
+        cond = None
+        for var, start in self.blocks[-1]:
+            first = _op.binary("eq", var, start)
+            cond = first if cond is None else _op.binary("and", cond, first)
+        return body if cond is None else IfThenElse(cond, body, None, self.span(node))
 
     def _launch(self, spec: T.LaunchThreadSpec, target: Optional[ast.Name], node: ast.AST) -> _Wrap:
         """The thread-binding loop of ``T.launch_thread`` around what follows (a ``_Wrap``)."""

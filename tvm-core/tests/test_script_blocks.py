@@ -1,0 +1,112 @@
+"""Blocks as Apache TVM writes them (``T.block``/``T.sblock``, ``T.axis.spatial/reduce/remap``,
+``T.init``, ``T.where``, ``T.reads``/``T.writes``, allocations in blocks) are lowered to plain
+statements; each kernel compiles, runs and matches NumPy."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+
+
+@T.prim_func
+def matmul(a: T.handle, b: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, [64, 32])
+    B = T.match_buffer(b, [48, 32])
+    C = T.match_buffer(c, [64, 48])
+    for i, j, k in T.grid(64, 48, 32):
+        with T.block("update"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.reads(C[vi, vj], A[vi, vk], B[vj, vk])
+            T.writes(C[vi, vj])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+def test_reduction_block_with_init():
+    a, b = np.random.rand(64, 32).astype("float32"), np.random.rand(48, 32).astype("float32")
+    c = tvm.runtime.tensor(np.full((64, 48), 7, "float32"))  # garbage the init must overwrite
+    tvm.compile(matmul, target="c")["matmul"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+    np.testing.assert_allclose(c.numpy(), a @ b.T, rtol=1e-5)
+
+
+@T.prim_func
+def root_block_where(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (100,), "float32")
+    C = T.match_buffer(c, (100,), "float32")
+    with T.sblock("root"):
+        T.reads([])
+        T.writes([])
+        B = T.alloc_buffer((100,), "float32")
+        for io, ii in T.grid(4, 32):
+            with T.sblock("B"):
+                vi = T.axis.spatial(100, io * 32 + ii)
+                T.where(io * 32 + ii < 100)
+                B[vi] = A[vi] * T.float32(2)
+        for i in range(100):
+            with T.sblock("C"):
+                vi = T.axis.remap("S", [i])
+                T.block_attr({"meta_schedule.auto_tensorize": "x"})
+                C[vi] = B[vi] + T.float32(1)
+
+
+def test_root_block_allocation_and_where():
+    a = np.random.rand(100).astype("float32")
+    c = tvm.runtime.empty((100,), "float32")
+    tvm.compile(root_block_where, target="c")["root_block_where"](tvm.runtime.tensor(a), c)
+    np.testing.assert_allclose(c.numpy(), a * 2 + 1, rtol=1e-6)
+
+
+@T.prim_func
+def row_sum_ranges(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (16, 40), "float32")
+    B = T.match_buffer(b, (16,), "float32")
+    for i in range(16):
+        for k in range(8, 40):
+            with T.block("sum"):
+                vi = T.axis.spatial(16, i)
+                vk = T.axis.reduce((8, 40), k)
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+
+
+def test_reduce_axis_over_a_range_starts_at_its_domain():
+    a = np.random.rand(16, 40).astype("float32")
+    b = tvm.runtime.tensor(np.full(16, 99, "float32"))
+    tvm.compile(row_sum_ranges, target="c")["row_sum_ranges"](tvm.runtime.tensor(a), b)
+    np.testing.assert_allclose(b.numpy(), a[:, 8:].sum(axis=1), rtol=1e-5)
+
+
+@T.prim_func
+def gpu_blocks(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (256,), "float32")
+    B = T.match_buffer(b, (256,), "float32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(256, bx * 64 + tx)
+                B[vi] = T.exp(A[vi])
+
+
+def test_blocks_under_thread_bindings_run_on_a_device():
+    dev = tvm.device("example")
+    a = np.random.rand(256).astype("float32")
+    b = tvm.runtime.empty((256,), "float32", dev)
+    tvm.compile(gpu_blocks, target="example")["gpu_blocks"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_allclose(b.numpy(), np.exp(a), rtol=1e-5)
+
+
+def test_axis_outside_a_block_is_an_error():
+    source = """
+from tvm.script import tir as T
+
+@T.prim_func
+def bad(A: T.Buffer((4,), "float32")):
+    for i in range(4):
+        vi = T.axis.spatial(4, i)
+        A[vi] = T.float32(0)
+"""
+    with pytest.raises(TVMScriptError, match="inside a 'with T.block"):
+        tvm.script.parse(source)
