@@ -1,0 +1,51 @@
+"""``from tvm.script import ir as I``: modules of several functions.
+
+.. code-block:: python
+
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32")): ...
+
+        @T.prim_func(private=True)
+        def helper(A: T.Buffer((8,), "float32")): ...
+
+    lib = tvm.compile(Module, target="c")   # one library with main and helper
+
+The class becomes a :class:`tvm.tir.IRModule` of its ``@T.prim_func`` methods, each under its
+method name (a private function gets that name as its symbol). Calls from one function of the
+module to another are not supported yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from tvm.tir.function import IRModule, PrimFunc
+
+
+def ir_module(cls: Optional[type] = None, *, check_well_formed: bool = True) -> Any:
+    """Decorator: the class's ``@T.prim_func`` methods as an :class:`IRModule` by name."""
+
+    def wrap(c: type) -> IRModule:
+        funcs = {name: value for name, value in vars(c).items() if isinstance(value, PrimFunc)}
+        if not funcs:
+            raise TypeError(f"@I.ir_module class {c.__name__} defines no @T.prim_func")
+        return IRModule(funcs)
+
+    return wrap(cls) if cls is not None else wrap
+
+
+def _not_supported(name: str) -> Callable[..., Any]:
+    def f(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"I.{name} is not supported: only modules of T.prim_func functions are")
+
+    f.__name__ = name
+    return f
+
+
+GlobalVar = _not_supported("GlobalVar")
+module_attrs = _not_supported("module_attrs")
+module_global_infos = _not_supported("module_global_infos")
+
+__all__ = ["GlobalVar", "IRModule", "ir_module", "module_attrs", "module_global_infos"]
