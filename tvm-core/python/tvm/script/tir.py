@@ -334,6 +334,8 @@ def alloc_buffer(
 
 #: ``T.decl_buffer(shape, dtype)`` allocates; ``T.decl_buffer(shape, dtype, data=X.data)`` aliases ``X``.
 decl_buffer = alloc_buffer
+#: Apache TVM's name for an allocation in a block (``T.sblock_alloc_buffer``): the same here.
+sblock_alloc_buffer = block_alloc_buffer = alloc_buffer
 
 
 def func_attr(attrs: dict) -> FuncAttrSpec:
@@ -540,7 +542,8 @@ class _Axis:
             raise ValueError(f"T.axis.remap({kinds!r}, ...) needs one 'S' or 'R' per binding, got {len(bindings)}")
         return tuple(AxisSpec(k, None, b) for k, b in zip(kinds, bindings))
 
-    scan = opaque = spatial
+    scan = opaque = S = spatial
+    R = reduce
 
 
 axis = _Axis()
@@ -561,7 +564,38 @@ def reads(*regions: Any) -> _Ignored:
     return _Ignored()
 
 
-writes = block_attr = reads
+writes = block_attr = sblock_attr = reads
+
+
+class _Let:
+    """``x: T.let[T.float32] = value``: an annotated binding (``T.let[dtype]`` is ``dtype``)."""
+
+    def __getitem__(self, annotation: Any) -> Any:
+        return annotation
+
+
+let = _Let()
+
+
+def bind(value: Any) -> Any:
+    """``x = T.bind(value)``: bind a name to ``value`` for the rest of the block."""
+    return value
+
+
+def meta_var(value: Any) -> Any:
+    """A Python value used as is (``n = T.meta_var(100)``)."""
+    return value
+
+
+def assume(condition: Any) -> None:
+    """A fact the optimizer may use (``T.assume(i < n)``); this implementation uses none, so it
+    has no effect."""
+    return None
+
+
+def cast(value: Any, dtype: str) -> Any:
+    """``value`` converted to ``dtype`` (``T.cast(x, "float32")``, the same as ``T.Cast``)."""
+    return Cast(dtype, value)
 
 
 for _name in (

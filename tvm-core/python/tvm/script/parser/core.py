@@ -448,8 +448,10 @@ class Parser:
     def stmt_Assert(self, node: ast.Assert):
         cond = self.eval_expr(node.test)
         msg = "" if node.msg is None else self.eval_expr(node.msg)
+        if isinstance(msg, (tuple, list)) and len(msg) == 2 and isinstance(msg[0], str) and isinstance(msg[1], list):
+            msg = f"{msg[0]}: " + "".join(str(part) for part in msg[1])  # (error kind, [message parts])
         if isinstance(msg, (tuple, list)) and all(isinstance(m, str) for m in msg):
-            msg = "".join(msg)  # Apache TVM's tuple form: the parts of one message
+            msg = "".join(msg)  # the parts of one message
         if not isinstance(msg, str):
             raise self.error(node.msg, "assert message must be a string (or a tuple of strings)")
         if not isinstance(cond, PrimExpr):
@@ -513,6 +515,12 @@ class Parser:
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:
             if all(isinstance(v, T.AxisSpec) for v in val):
                 return self._bind_axes(target.elts, list(val), node)
+            if all(isinstance(v, T.VarSpec) for v in val) and len(val) == len(target.elts):
+                for t, v in zip(target.elts, val):  # n, m = T.int32(), T.int32()
+                    if not isinstance(t, ast.Name):
+                        raise self.error(t, "assignment target must be a name")
+                    self._assign_value(t, v, node)
+                return None
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(val, (tuple, list)) or len(val) != len(target.elts):
                 raise self.error(node, "tuple assignment needs a tuple of the same length on the right")
@@ -813,8 +821,12 @@ class Parser:
             return T.serial(*args)
         if fn is T.prim_func:
             raise self.error(node, "T.prim_func cannot be used inside a prim_func")
+        result_dtype = kwargs.pop("dtype", None) if "dtype" in kwargs and not _takes_dtype(fn) else None
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            if result_dtype is not None and isinstance(out, PrimExpr) and out.dtype != result_dtype:
+                out = _op.cast(result_dtype, out)  # T.exp(x, dtype="float32"): Apache TVM's result dtype
+            return out
         except _PASSTHROUGH:
             raise
         except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError) as e:
@@ -932,6 +944,15 @@ def _same_expr(a: PrimExpr, b: PrimExpr) -> bool:
     from tvm.tir.analysis import structural_equal
 
     return structural_equal(a, b)
+
+
+def _takes_dtype(fn: Any) -> bool:
+    """Whether ``fn`` has a ``dtype`` parameter (else a ``dtype=`` argument names its result's)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True  # unknown: pass the argument on
+    return "dtype" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _call_message(fn: Any, e: Exception) -> str:

@@ -1,0 +1,54 @@
+"""More of Apache TVM's TVMScript spellings: ``T.sblock_alloc_buffer``, ``T.axis.S``/``T.axis.R``,
+``x: T.let[dtype] = ...``, ``T.bind``, ``T.meta_var``, ``T.assume``, ``T.cast``, ``dtype=`` on
+intrinsics, ``n, m = T.int32(), T.int32()`` and ``(kind, [parts])`` assert messages. Each kernel
+compiles and runs, compared with NumPy."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+
+
+@T.prim_func
+def reduce_with_block_buffer(a: T.handle, b: T.handle):
+    n, m = T.int32(), T.int32()
+    A = T.match_buffer(a, (n, m), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    scale = T.meta_var(2)
+    for i in range(n):
+        with T.sblock("row"):
+            vi = T.axis.S(n, i)
+            acc = T.sblock_alloc_buffer((1,), "float32", scope="local")
+            T.sblock_attr({"note": "ignored"})
+            acc[0] = T.float32(0)
+            for k in range(m):
+                with T.sblock("acc"):
+                    vk = T.axis.R(m, k)
+                    T.assume(vk < m)
+                    term: T.let[T.float32] = T.cast(A[vi, vk], "float32") * T.float32(scale)
+                    acc[0] = acc[0] + term
+            total = T.bind(acc[0])
+            B[vi] = T.exp(total * T.float32(0.01), dtype="float32")
+
+
+def test_upstream_spellings_compile_and_run():
+    a = np.random.rand(5, 7).astype("float32")
+    b = tvm.runtime.empty((5,), "float32")
+    tvm.compile(reduce_with_block_buffer, target="c")["reduce_with_block_buffer"](tvm.runtime.tensor(a), b)
+    np.testing.assert_allclose(b.numpy(), np.exp(a.sum(axis=1) * 2 * 0.01), rtol=1e-5)
+
+
+@T.prim_func
+def checked(a: T.handle, x: T.int32):
+    A = T.match_buffer(a, (1,), "int32")
+    assert x > 0, ("ValueError", ["x must be ", "positive"])
+    A[0] = x
+
+
+def test_kind_and_parts_assert_message():
+    mod = tvm.compile(checked, target="c")
+    a = tvm.runtime.tensor(np.zeros(1, "int32"))
+    mod["checked"](a, 5)
+    assert a.numpy()[0] == 5
+    with pytest.raises(Exception, match="ValueError: x must be positive"):
+        mod["checked"](a, -1)
