@@ -140,6 +140,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._subst: dict[Any, str] = {}  # Let-bound Var -> printed value
         self.helpers: dict[str, str] = {}  # helper name -> definition (the prelude collects them)
         self._dyn_offset: E.PrimExpr | None = None  # next free byte of dynamic shared memory
+        self._untyped: set[Any] = set()  # handle parameters declared void*: buffers over them cast
 
     # ------------------------------------------------------------------ output
     def emit(self, line: str) -> None:
@@ -536,8 +537,12 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     # ------------------------------------------------------------------ buffers
     def buffer_ref(self, buf: E.Buffer) -> str:
-        """The C expression of a buffer's typed base pointer / array."""
-        return self.name_of(buf.data, buf.name)
+        """The C expression of a buffer's typed base pointer / array (a buffer declared over a
+        ``void*`` handle parameter, ``T.decl_buffer(..., data=A_data)``, casts it)."""
+        name = self.name_of(buf.data, buf.name)
+        if buf.data in self._untyped:
+            return f"(({self.GLOBAL_PTR_QUALIFIER}{self.type_name(buf.dtype)}*){name})"
+        return name
 
     def flat_index(self, buf: E.Buffer, indices: Iterable[E.PrimExpr]) -> str:
         """The element offset of ``indices`` in ``buf`` (row-major unless the buffer has strides)."""
@@ -738,6 +743,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             restrict = f" {self.RESTRICT}" if self.RESTRICT else ""
             return f"{self.GLOBAL_PTR_QUALIFIER}{self.type_name(buf.dtype)}*{restrict} {name}"
         if param.dtype == "handle":
+            self._untyped.add(param)
             return f"{self.GLOBAL_PTR_QUALIFIER}void* {self.name_of(param)}"
         return f"{self.compute_type(param.dtype)} {self.name_of(param)}"
 
