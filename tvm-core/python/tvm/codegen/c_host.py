@@ -187,6 +187,18 @@ class CPrinter(CFamilyPrinter):
         self._parallel_depth = 0
         self._launch_handles: dict[str, str] = {}
 
+    def call_ret(self, call: E.Call) -> str:
+        """``return x``: ``x`` into the packed function's result, then leave the implementation."""
+        v = call.args[0]
+        if v.dtype == "bool":
+            kind, field, ctype = "kTVMFFIBool", "v_int64", "int64_t"
+        elif _dt.is_float(v.dtype):
+            kind, field, ctype = "kTVMFFIFloat", "v_float64", "double"
+        else:
+            kind, field, ctype = "kTVMFFIInt", "v_int64", "int64_t"
+        value = self.expr(v)
+        return f"{{ result->type_index = {kind}; result->{field} = ({ctype})({value}); return 0; }}"
+
     def loop_pragma(self, s: S.For) -> None:
         if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 1:  # (counted in visit_For)
             self.has_parallel = True
@@ -347,7 +359,9 @@ class HostFunctionPrinter:
         decls, call_args = self._impl_params()
         impl = f"tvm_impl_{name}"
         p.reserve(impl)
-        p.emit(f"static int {impl}({', '.join(decls) or 'void'}) {{")
+        decls.append("TVMFFIAny* result")  # where `return x` (tir "ret") puts x
+        call_args.append("result")
+        p.emit(f"static int {impl}({', '.join(decls)}) {{")
         p._indent += 1
         p.stmt(func.body)
         p.emit("return 0;")

@@ -102,6 +102,7 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "bitwise_xor": (2, "int"),
     "bitwise_not": (1, "int"),
     "tvm_storage_sync": (1, "void"),
+    "ret": (1, "void"),  # a host function's return value (``return x`` in TVMScript)
     "tir.launch_kernel": (None, "int32"),
 }
 

@@ -231,7 +231,9 @@ class _Printer:
             self.stmt(s.body, depth)
         elif isinstance(s, Evaluate):
             v = s.value
-            if isinstance(v, Call) and v.dtype == "void" and v.op in INTRINSICS:
+            if isinstance(v, Call) and v.op == "ret":
+                self.emit(depth, f"return {self.expr(v.args[0])}")
+            elif isinstance(v, Call) and v.dtype == "void" and v.op in INTRINSICS:
                 self.emit(depth, self.expr(v))
             else:
                 self.emit(depth, f"T.evaluate({self.expr(v)})")

@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.expr import Add, Buffer, BufferLoad, FloatImm, IntImm, PrimExpr, Var
+from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
     THREAD_TAGS,
@@ -288,9 +288,17 @@ class Parser:
         return None
 
     def stmt_Return(self, node: ast.Return):
-        if node.value is not None:
-            raise self.error(node, "a prim_func cannot return a value; write results into a buffer")
-        return None
+        """``return`` ends the function; ``return x`` also gives its caller ``x`` (a scalar, of
+        the function's return annotation when it has one), as Apache TVM's host functions do."""
+        if node.value is None:
+            return None
+        val = self.eval_expr(node.value)
+        if isinstance(val, bool) or not isinstance(val, (int, float, PrimExpr)):
+            raise self.error(node.value, f"a prim_func returns a scalar, got {type(val).__name__}")
+        ret = self.tree.returns
+        dt = T.dtype_of_annotation(self.eval_expr(ret)) if ret is not None else None
+        val = _op.cast(dt, val) if dt not in (None, "handle") else _op.convert(val)
+        return Evaluate(Call("void", "ret", (val,)))
 
     def stmt_Expr(self, node: ast.Expr):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):

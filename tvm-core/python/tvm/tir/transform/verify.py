@@ -309,6 +309,8 @@ class _Verifier(StmtExprVisitor):
                 self.need_bool(e.args[0], "if_then_else condition")
         if e.op == "tvm_storage_sync" and self.device and not self.thread_tags:
             self.fail("tvm_storage_sync outside any thread-bound loop")
+        if e.op == "ret" and self.thread_tags:
+            self.fail("a return value inside a thread-bound loop: device kernels cannot return values")
 
 
 def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
