@@ -160,9 +160,9 @@ def test_attr_is_unsupported():
 
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            T.attr(A.data, "x", 1)  # E-attr
+            T.attr(A.data, "thread_extent", 1)  # E-attr
 
-    check(e.value, "# E-attr", "T.attr is not supported")
+    check(e.value, "# E-attr", "T.attr key 'thread_extent' is not supported")
 
 
 def test_non_bool_condition():

@@ -52,3 +52,20 @@ def test_kind_and_parts_assert_message():
     assert a.numpy()[0] == 5
     with pytest.raises(Exception, match="ValueError: x must be positive"):
         mod["checked"](a, -1)
+
+
+@T.prim_func
+def extern_calls(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (8,), "float32")
+    B = T.match_buffer(b, (8,), "float32")
+    for i in range(8):
+        T.attr(A.data, "pragma_unroll_explicit", 0)
+        with T.attr(B.data, "async_scope", 1):
+            B[i] = T.call_extern("float32", "sqrtf", A[i]) + T.call_extern("fabsf", A[i], dtype="float32")
+
+
+def test_call_extern_and_ignored_attrs():
+    a = np.arange(8, dtype="float32")
+    b = tvm.runtime.empty((8,), "float32")
+    tvm.compile(extern_calls, target="c")["extern_calls"](tvm.runtime.tensor(a), b)
+    np.testing.assert_allclose(b.numpy(), np.sqrt(a) + a, rtol=1e-6)

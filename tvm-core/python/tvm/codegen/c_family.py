@@ -498,6 +498,13 @@ class CFamilyPrinter(ExprFunctor[str]):
         c, a, b = (self.expr(x) for x in call.args)
         return f"({c} ? {a} : {b})"
 
+    def call_call_extern(self, call: E.Call) -> str:
+        """``T.call_extern``: a call of the named C function."""
+        name = call.args[0].value if isinstance(call.args[0], E.StringImm) else None
+        if not name or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise CodegenError(f"call_extern needs a C function name, got {call.args[0]!r}")
+        return f"{name}({', '.join(self.expr(a) for a in call.args[1:])})"
+
     def call_likely(self, call: E.Call) -> str:
         return self.expr(call.args[0])
 

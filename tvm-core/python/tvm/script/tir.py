@@ -598,8 +598,50 @@ def cast(value: Any, dtype: str) -> Any:
     return Cast(dtype, value)
 
 
+@dataclass
+class AttrSpec:
+    """``T.attr(node, key, value)``: an annotation over the rest of the block (or a ``with``
+    body). The keys this implementation accepts change nothing in the lowered code."""
+
+    key: str
+
+
+#: T.attr keys that name hardware scheduling hints only; the statements mean the same without
+#: them (an async scope runs synchronously, a pragma is a hint).
+IGNORED_ATTR_KEYS = ("async_", "pragma_", "compute_scope", "device_id", "target", "storage_alignment")
+
+
+def attr(node: Any, key: str, value: Any) -> AttrSpec:
+    """An annotation of the statements that follow; see :data:`IGNORED_ATTR_KEYS`."""
+    if not isinstance(key, str):
+        raise TypeError(f"T.attr key must be a string, got {key!r}")
+    if not key.startswith(IGNORED_ATTR_KEYS):
+        hint = (
+            "; bind threads with T.launch_thread or T.thread_binding"
+            if key in ("thread_extent", "virtual_thread")
+            else ""
+        )
+        raise UnsupportedError(f"T.attr key '{key}' is not supported by this TVMScript implementation{hint}")
+    return AttrSpec(key)
+
+
+def call_extern(*args: Any, dtype: Optional[str] = None) -> PrimExpr:
+    """A call of the C function ``name``: ``T.call_extern("float32", "sqrtf", x)`` or
+    ``T.call_extern("sqrtf", x, dtype="float32")``. Host (CPU) code only."""
+    if dtype is None and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        dtype, args = args[0], args[1:]
+    if not args or not isinstance(args[0], str):
+        raise TypeError("T.call_extern needs the function's name as a string")
+    from tvm.tir.expr import Call as _Call
+
+    operands = tuple(_op.convert(a) for a in args[1:])
+    return _Call(dtype or "int32", "call_extern", (StringImm(args[0]), *operands))
+
+
+call_pure_extern = call_extern
+
+
 for _name in (
-    "attr",
     "allocate",
     "decl_buffer_ptr",
 ):

@@ -321,6 +321,8 @@ class Parser:
             return None
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, None, node)
+        if isinstance(val, T.AttrSpec):
+            return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block: no effect
         if isinstance(val, (int, float)) and not isinstance(val, bool):
             return Evaluate(_op.convert(val))
         if isinstance(val, PrimExpr):
@@ -665,6 +667,8 @@ class Parser:
                 self.blocks.pop()
         if isinstance(val, T.InitSpec):
             return self._init(node)
+        if isinstance(val, T.AttrSpec):
+            return self.parse_block(node.body)
         if not isinstance(val, T.LaunchThreadSpec):
             raise self.error(
                 node,
