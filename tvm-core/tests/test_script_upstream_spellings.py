@@ -69,3 +69,24 @@ def test_call_extern_and_ignored_attrs():
     b = tvm.runtime.empty((8,), "float32")
     tvm.compile(extern_calls, target="c")["extern_calls"](tvm.runtime.tensor(a), b)
     np.testing.assert_allclose(b.numpy(), np.sqrt(a) + a, rtol=1e-6)
+
+
+@T.prim_func
+def vthreads(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (2, 64), "float32")
+    B = T.match_buffer(b, (2, 64), "int32")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for vx in T.thread_binding(2, thread="vthread.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                i = T.Add(T.Mul(vx, 32), tx)
+                B[bx, i] = T.Div(T.reinterpret("int32", A[bx, i]), 1 << 23)
+
+
+def test_virtual_threads_node_constructors_and_reinterpret():
+    """vthread loops run in order (they never synchronize); T.Add/T.Mul/T.Div build nodes;
+    T.reinterpret reads the float's bits (its exponent field here)."""
+    dev = tvm.device("example")
+    a = np.random.rand(2, 64).astype("float32") + 1
+    b = tvm.runtime.empty((2, 64), "int32", dev)
+    tvm.compile(vthreads, target="example")["vthreads"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_array_equal(b.numpy(), a.view("int32") // (1 << 23))

@@ -253,10 +253,45 @@ def thread_binding(start, stop=None, thread: Optional[str] = None, *, annotation
         stop, thread = None, stop
     if thread is None:
         raise TypeError('T.thread_binding needs thread="threadIdx.x" (or blockIdx.*, threadIdx.*)')
+    a, b = _norm_range(start, stop)
+    if thread in VIRTUAL_THREAD_TAGS:
+        # virtual threads never synchronize with each other: running them in order is exact
+        return LoopSpec(ForKind.SERIAL, a, b, None, {**(annotations or {}), "virtual_thread": thread})
     if thread not in THREAD_TAGS:
         raise ValueError(f"unknown thread tag {thread!r}; expected one of {', '.join(THREAD_TAGS)}")
-    a, b = _norm_range(start, stop)
     return LoopSpec(ForKind.THREAD_BINDING, a, b, thread, dict(annotations or {}))
+
+
+#: Apache TVM's virtual-thread tags: loops that a schedule interleaves; here, serial loops.
+VIRTUAL_THREAD_TAGS = ("vthread", "vthread.x", "vthread.y", "vthread.z")
+
+
+def _node(name: str, op: str) -> Callable[..., PrimExpr]:
+    def make(a: Any, b: Any) -> PrimExpr:
+        return _op.binary(op, a, b)
+
+    make.__name__ = name
+    make.__doc__ = f"``T.{name}(a, b)``: the {name} expression node (Apache TVM's printed IR)."
+    return make
+
+
+for _name, _binop in (
+    ("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Div", "truncdiv"), ("Mod", "truncmod"),
+    ("FloorDiv", "floordiv"), ("FloorMod", "floormod"), ("Min", "min"), ("Max", "max"),
+    ("EQ", "eq"), ("NE", "ne"), ("LT", "lt"), ("LE", "le"), ("GT", "gt"), ("GE", "ge"),
+    ("And", "and"), ("Or", "or"),
+):  # fmt: skip
+    globals()[_name] = _node(_name, _binop)
+
+
+def reinterpret(dtype: str, value: Any) -> PrimExpr:
+    """The bits of ``value`` read as ``dtype`` (of the same width)."""
+    from tvm.tir.expr import Call as _Call
+
+    v = _op.convert(value)
+    if _dt.bits(dtype) != _dt.bits(v.dtype):
+        raise ValueError(f"T.reinterpret from {v.dtype} to {dtype} changes the width")
+    return _Call(dtype, "reinterpret", (v,))
 
 
 def grid(*extents) -> GridSpec:
