@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.codegen.c_family import CodegenError
+from tvm.codegen.device_module import binding_interface
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -638,22 +639,12 @@ class KernelEmitter(ExprFunctor[int]):
     def _bind_parameters(self, func: PrimFunc) -> None:
         """Storage buffers for buffer parameters, one block for the scalars (push constants, or a
         uniform buffer at the binding after the storage buffers; see :func:`scalar_block`)."""
-        scalars: list[tuple[E.Var, str]] = []
-        binding = 0
-        for p in func.params:
-            buf = func.buffer_map.get(p)
-            if buf is None:
-                if p.dtype == "handle":
-                    raise CodegenError(
-                        f"kernel {func.global_symbol}: parameter '{p.name}' is a handle without a buffer; "
-                        f"Vulkan buffers must be declared with T.match_buffer"
-                    )
-                scalars.append((p, scalar_arg_type(p.dtype)))
-                continue
+        buffers, params = binding_interface(func, "Vulkan")
+        for binding, buf in enumerate(buffers):
             self._bind_storage_buffer(buf, binding, func.global_symbol)
-            binding += 1
-        if scalars:
-            self._bind_scalars(scalars, binding, func.global_symbol)
+        if params:
+            scalars = [(p, scalar_arg_type(p.dtype)) for p in params]
+            self._bind_scalars(scalars, len(buffers), func.global_symbol)
 
     def _bind_storage_buffer(self, buf: E.Buffer, binding: int, kernel: str) -> None:
         m = self.m

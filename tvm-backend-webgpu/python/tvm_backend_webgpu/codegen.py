@@ -209,34 +209,26 @@ def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
     """The module-scope resources of ``kernel`` (and scalar parameters read from the uniform).
     A buffer the kernel never stores to is ``read`` (faster loads; the runtime binds it as
     read-only storage and refuses the same buffer passed for a written one in one launch)."""
-    out, members, binding = [], [], 0
+    buffers, scalars = device_module.binding_interface(kernel, "WebGPU")
     written = _written_buffers(kernel)
-    for p in kernel.params:
-        buf = kernel.buffer_map.get(p)
-        if buf is None:
-            if p.dtype == "handle":
-                raise CodegenError(
-                    f"kernel {kernel.global_symbol}: parameter '{p.name}' is a handle without a buffer; "
-                    f"WebGPU buffers must be declared with T.match_buffer"
-                )
-            field = printer.name_of(p)
-            arg = scalar_arg_type(p.dtype)
-            members.append(f"{field}: {printer.type_name(arg)}")
-            value = f"tvm_args.{field}"
-            if p.dtype == "bool":
-                value = f"(tvm_args.{field} != 0i)"
-            elif arg != p.dtype:
-                value = f"{printer.type_name(p.dtype)}(tvm_args.{field})"
-            printer._subst[p] = value
-            continue
-        var = printer.name_of(buf.data, buf.name)
+    out = []
+    for binding, buf in enumerate(buffers):
         access = "read_write" if buf.data in written else "read"
-        elem = printer.type_name(buf.dtype)
+        var, elem = printer.name_of(buf.data, buf.name), printer.type_name(buf.dtype)
         out.append(f"@group(0) @binding({binding}) var<storage, {access}> {var}: array<{elem}>;")
-        binding += 1
+    members = []
+    for p in scalars:
+        field, arg = printer.name_of(p), scalar_arg_type(p.dtype)
+        members.append(f"{field}: {printer.type_name(arg)}")
+        value = f"tvm_args.{field}"
+        if p.dtype == "bool":
+            value = f"(tvm_args.{field} != 0i)"
+        elif arg != p.dtype:
+            value = f"{printer.type_name(p.dtype)}(tvm_args.{field})"
+        printer._subst[p] = value
     if members:
         out.append("struct tvm_args_t {\n" + "".join(f"  {m},\n" for m in members) + "}")
-        out.append(f"@group(0) @binding({binding}) var<uniform> tvm_args: tvm_args_t;")
+        out.append(f"@group(0) @binding({len(buffers)}) var<uniform> tvm_args: tvm_args_t;")
     return out
 
 

@@ -57,6 +57,28 @@ def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype
     return out
 
 
+def binding_interface(kernel: Any, api: str) -> tuple[list[Any], list[Any]]:
+    """A kernel's parameters as an API whose buffers are bindings sees them (SPIR-V, WGSL): its
+    buffers in parameter order (binding k is the k-th) and its scalar parameters in order. A
+    handle parameter without a buffer has no binding: ValueError naming it (``api`` names the
+    backend in the message)."""
+    from tvm.codegen.c_family import CodegenError
+
+    buffers, scalars = [], []
+    for p in kernel.params:
+        buf = kernel.buffer_map.get(p)
+        if buf is not None:
+            buffers.append(buf)
+        elif p.dtype == "handle":
+            raise CodegenError(
+                f"kernel {kernel.global_symbol}: parameter '{p.name}' is a handle without a buffer; "
+                f"{api} buffers must be declared with T.match_buffer"
+            )
+        else:
+            scalars.append(p)
+    return buffers, scalars
+
+
 def force_fallback() -> bool:
     """True when ``TVM_COMPILE_FORCE_FALLBACK=1`` asks for fallback modules."""
     return env_flag("TVM_COMPILE_FORCE_FALLBACK")
