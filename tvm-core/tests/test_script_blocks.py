@@ -110,3 +110,31 @@ def bad(A: T.Buffer((4,), "float32")):
 """
     with pytest.raises(TVMScriptError, match="inside a 'with T.block"):
         tvm.script.parse(source)
+
+
+@T.prim_func
+def tile_views(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (32, 32), "float32")
+    B = T.match_buffer(b, (32, 32), "float32")
+    for i, j in T.grid(2, 2):
+        with T.block("tile"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi * 16 : vi * 16 + 16, vj * 16 : vj * 16 + 16])
+            T.writes(B[vi * 16 : vi * 16 + 16, vj * 16 : vj * 16 + 16])
+            AA = T.match_buffer(A[vi * 16 : vi * 16 + 16, vj * 16 : vj * 16 + 16], (16, 16))
+            BB = T.match_buffer(B[vi * 16 : vi * 16 + 16, vj * 16 : vj * 16 + 16], (16, 16))
+            row = T.match_buffer(A[vi * 16 + 3, vj * 16 : vj * 16 + 16], (16,))
+            for x, y in T.grid(16, 16):
+                BB[x, y] = AA[x, y] * T.float32(2) + row[y]
+
+
+def test_match_buffer_of_a_region_is_a_view():
+    a = np.random.rand(32, 32).astype("float32")
+    b = tvm.runtime.empty((32, 32), "float32")
+    tvm.compile(tile_views, target="c")["tile_views"](tvm.runtime.tensor(a), b)
+    want = np.empty_like(a)
+    for i in range(2):
+        for j in range(2):
+            tile = a[i * 16 : i * 16 + 16, j * 16 : j * 16 + 16]
+            want[i * 16 : i * 16 + 16, j * 16 : j * 16 + 16] = tile * 2 + a[i * 16 + 3, j * 16 : j * 16 + 16]
+    np.testing.assert_allclose(b.numpy(), want, rtol=1e-6)

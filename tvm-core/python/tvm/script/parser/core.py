@@ -55,6 +55,14 @@ from ..diagnostics import Span, TVMScriptError
 _PASSTHROUGH = (TVMScriptError,)
 
 
+class _Region:
+    """``A[i, 0:4]``: a region of a buffer (its start per dimension and which dimensions are
+    slices), usable only where a region is meant (``T.match_buffer(A[...], shape)``)."""
+
+    def __init__(self, buffer: Buffer, starts: list, sliced: list[bool]):
+        self.buffer, self.starts, self.sliced = buffer, starts, sliced
+
+
 class _Wrap:
     """A statement that scopes over the rest of its block (LetStmt, Allocate, AssertStmt)."""
 
@@ -561,6 +569,8 @@ class Parser:
         if isinstance(val, T.VarSpec):
             self.bind(name, Var(name, val.dtype), target)
             return None
+        if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, _Region):
+            return self._match_region(name, val, target, node)
         if isinstance(val, T.MatchBufferSpec):
             h = val.handle
             if not isinstance(h, Var) or h.dtype != "handle" or h not in self._handle_params():
@@ -686,6 +696,27 @@ class Parser:
         finally:
             self.depth -= 1
             self.scopes.pop()
+
+    def _match_region(self, name: str, val: T.MatchBufferSpec, target: ast.Name, node: ast.stmt) -> None:
+        """``X = T.match_buffer(A[i:i + 4, j], (4,))``: a view of ``A``'s memory starting at the
+        region's first element, with ``A``'s strides of the region's sliced dimensions (or of all
+        of them when the view has as many dimensions as ``A``)."""
+        region, spec = val.handle, val.spec
+        parent = region.buffer
+        strides = list(parent.strides) or _row_major_strides(parent.shape)
+        if len(spec.shape) == sum(region.sliced):
+            view_strides = [st for st, sl in zip(strides, region.sliced) if sl]
+        elif len(spec.shape) == len(strides):
+            view_strides = strides
+        else:
+            raise self.error(node.value, f"T.match_buffer: a {len(spec.shape)}-d view of a region of {parent.name} "
+                             f"needs {sum(region.sliced)} sliced dimension(s)")  # fmt: skip
+        offset = parent.elem_offset
+        for start, stride in zip(region.starts, strides):
+            offset = _op.binary("add", offset, _op.binary("mul", start, stride))
+        view = T.BufferSpec(spec.shape, spec.dtype, tuple(view_strides), offset, parent.scope, spec.align, parent.data)
+        self.bind(name, self.make_buffer(name, view, node.value, data=parent.data), target)
+        return None
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
         try:
@@ -846,6 +877,13 @@ class Parser:
 
     def expr_Subscript(self, node: ast.Subscript):
         base = self.eval_expr(node.value)
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(base, Buffer) and any(isinstance(e, ast.Slice) for e in elts):
+            if len(elts) != len(base.shape):
+                raise self.error(node, f"buffer {base.name} has {len(base.shape)} dimension(s), region has {len(elts)}")
+            starts = [self.eval_expr(e.lower) if isinstance(e, ast.Slice) and e.lower else
+                      (0 if isinstance(e, ast.Slice) else self.eval_expr(e)) for e in elts]  # fmt: skip
+            return _Region(base, starts, [isinstance(e, ast.Slice) for e in elts])
         if isinstance(base, Buffer):
             return BufferLoad(base, self._indices(base, node))
         if isinstance(node.slice, ast.Slice):
@@ -956,6 +994,15 @@ def _same_expr(a: PrimExpr, b: PrimExpr) -> bool:
     from tvm.tir.analysis import structural_equal
 
     return structural_equal(a, b)
+
+
+def _row_major_strides(shape: tuple) -> list:
+    """Element strides of a compact row-major buffer of ``shape``."""
+    strides, step = [], IntImm("int32", 1)
+    for dim in reversed(shape):
+        strides.append(step)
+        step = _op.binary("mul", step, dim)
+    return strides[::-1]
 
 
 def _takes_dtype(fn: Any) -> bool:
