@@ -142,3 +142,17 @@ def test_a_validation_failure_names_the_instruction_and_the_tvmscript_line():
         validate.validate(state.module.to_bytes(), state.spans, "vector_add_kernel0")
     text = str(err.value)
     assert "OpIAdd" in text and "from TVMScript: line" in text
+
+
+def test_while_and_break_are_refused_by_name():
+    """Structured SPIR-V loops with early exits are not emitted yet: the error names the statement."""
+
+    @T.prim_func
+    def spin(a: T.handle):
+        A = T.match_buffer(a, (4,), "int32")
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            while A[tx] > 0:
+                A[tx] = A[tx] - 1
+
+    with pytest.raises(CodegenError, match="cannot compile statement While"):
+        tvm.compile(spin, target="vulkan")

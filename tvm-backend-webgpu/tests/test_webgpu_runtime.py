@@ -105,3 +105,31 @@ def test_one_buffer_read_and_written_through_two_arguments_is_refused(dev):
         mod["vector_add"](a, b, a)
     mod["vector_add"](a, a, b)  # both read-only: allowed
     np.testing.assert_array_equal(b.numpy(), np.full(8, 2, "float32"))
+
+
+def test_while_break_and_continue_in_wgsl(dev):
+    """TIR's while/break/continue print as WGSL's own statements and run."""
+
+    @T.prim_func
+    def first_big(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (4, 32), "float32")
+        B = T.match_buffer(b, (4,), "int32")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(1, thread="threadIdx.x"):
+                B[bx] = -1
+                for k in range(32):
+                    if A[bx, k] < T.float32(0.5):
+                        continue
+                    B[bx] = k
+                    break
+                while B[bx] > 3:
+                    B[bx] = B[bx] - 4
+
+    mod = tvm.compile(first_big, target="webgpu")
+    src = mod.imports[0].inspect_source()
+    assert "continue;" in src and "break;" in src and "while (" in src, src
+    a = np.random.rand(4, 32).astype("float32") * 0.4
+    a[0, 7] = a[2, 30] = 0.9
+    b = tvm.runtime.empty((4,), "int32", dev)
+    mod["first_big"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_array_equal(b.numpy(), [7 % 4, -1, 30 % 4, -1])

@@ -648,6 +648,17 @@ class CFamilyPrinter(ExprFunctor[str]):
             self._block(s.else_case)
         self.emit("}")
 
+    def visit_While(self, s: S.While) -> None:
+        self.emit(f"while ({self.expr(s.condition)}) {{")
+        self._block(s.body)
+        self.emit("}")
+
+    def visit_Break(self, s: S.Break) -> None:
+        self.emit("break;")
+
+    def visit_Continue(self, s: S.Continue) -> None:
+        self.emit("continue;")
+
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         # device code cannot raise: the host checks what matters; hosts override this
         self.stmt(s.body)

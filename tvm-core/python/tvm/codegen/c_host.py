@@ -186,6 +186,7 @@ class CPrinter(CFamilyPrinter):
         self.has_parallel = False
         self._parallel_depth = 0
         self._launch_handles: dict[str, str] = {}
+        self._loop_heaps: list[list[str]] = []  # per enclosing loop: heap buffers live in its body
 
     def call_ret(self, call: E.Call) -> str:
         """``return x``: ``x`` into the packed function's result, then leave the implementation."""
@@ -211,10 +212,32 @@ class CPrinter(CFamilyPrinter):
     def visit_For(self, s: S.For) -> None:
         par = s.kind is S.ForKind.PARALLEL
         self._parallel_depth += par
+        self._loop_heaps.append([])
         try:
             super().visit_For(s)
         finally:
             self._parallel_depth -= par
+            self._loop_heaps.pop()
+
+    def visit_While(self, s: S.While) -> None:
+        self._loop_heaps.append([])
+        try:
+            super().visit_While(s)
+        finally:
+            self._loop_heaps.pop()
+
+    def _free_loop_heaps(self) -> None:
+        """Before ``break``/``continue``: free the heap buffers allocated in this iteration."""
+        for name in reversed(self._loop_heaps[-1] if self._loop_heaps else []):
+            self.emit(f"free({name});")
+
+    def visit_Break(self, s: S.Break) -> None:
+        self._free_loop_heaps()
+        super().visit_Break(s)
+
+    def visit_Continue(self, s: S.Continue) -> None:
+        self._free_loop_heaps()
+        super().visit_Continue(s)
 
     def print_thread_binding(self, s: S.For) -> None:
         # an unlowered thread binding on the CPU is just a loop
@@ -239,7 +262,11 @@ class CPrinter(CFamilyPrinter):
                 f'if (TVM_UNLIKELY({name} == NULL)) return tvm_raise("MemoryError", '
                 f'"cannot allocate buffer {buf.name}");'
             )
+        if self._loop_heaps:
+            self._loop_heaps[-1].append(name)
         self.stmt(s.body)
+        if self._loop_heaps:
+            self._loop_heaps[-1].remove(name)
         self.emit(f"free({name});")
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:

@@ -44,7 +44,9 @@ from .stmt import (
     THREAD_TAGS,
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     Evaluate,
     For,
     ForKind,
@@ -52,6 +54,7 @@ from .stmt import (
     LetStmt,
     SeqStmt,
     Stmt,
+    While,
     seq,
 )
 from . import analysis, functor, op, transform

@@ -31,13 +31,16 @@ from .functor import StmtExprVisitor
 from .stmt import (
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     Evaluate,
     For,
     IfThenElse,
     LetStmt,
     SeqStmt,
     Stmt,
+    While,
 )
 
 
@@ -182,7 +185,10 @@ class _Eq:
             self.check(a.message == b.message)
             self.expr(a.condition, b.condition)
             self.stmt(a.body, b.body)
-        else:
+        elif isinstance(a, While):
+            self.expr(a.condition, b.condition)
+            self.stmt(a.body, b.body)
+        elif not isinstance(a, (Break, Continue)):  # those two have no fields
             self.fail()
 
     def func(self, a: PrimFunc, b: PrimFunc):

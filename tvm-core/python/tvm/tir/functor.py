@@ -32,13 +32,16 @@ from .expr import (
 from .stmt import (
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     Evaluate,
     For,
     IfThenElse,
     LetStmt,
     SeqStmt,
     Stmt,
+    While,
     seq,
 )
 
@@ -109,6 +112,16 @@ class StmtExprVisitor:
         self.visit_stmt(s.then_case)
         if s.else_case is not None:
             self.visit_stmt(s.else_case)
+
+    def visit_While(self, s: While) -> None:
+        self.visit_expr(s.condition)
+        self.visit_stmt(s.body)
+
+    def visit_Break(self, s: Break) -> None:
+        pass
+
+    def visit_Continue(self, s: Continue) -> None:
+        pass
 
     def visit_LetStmt(self, s: LetStmt) -> None:
         self.visit_expr(s.value)
@@ -250,6 +263,19 @@ class StmtExprMutator:
         if c is s.condition and t is s.then_case and e is s.else_case:
             return s
         return IfThenElse(c, t, e, s.span)
+
+    def visit_While(self, s: While) -> Optional[Stmt]:
+        c = self.visit_expr(s.condition)
+        body = self._body(self.visit_stmt(s.body))
+        if c is s.condition and body is s.body:
+            return s
+        return While(c, body, s.span)
+
+    def visit_Break(self, s: Break) -> Optional[Stmt]:
+        return s
+
+    def visit_Continue(self, s: Continue) -> Optional[Stmt]:
+        return s
 
     def visit_LetStmt(self, s: LetStmt) -> Optional[Stmt]:
         v = self.visit_expr(s.value)

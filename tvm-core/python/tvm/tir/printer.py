@@ -50,7 +50,9 @@ from .op import INTRINSICS, result_dtype
 from .stmt import (
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     Evaluate,
     For,
     ForKind,
@@ -58,6 +60,7 @@ from .stmt import (
     LetStmt,
     SeqStmt,
     Stmt,
+    While,
 )
 
 # precedence: higher binds tighter (Python's)
@@ -206,6 +209,11 @@ class _Printer:
         elif isinstance(s, For):
             self.emit(depth, f"for {self.var(s.loop_var)} in {self.loop_header(s)}:")
             self.stmt(s.body, depth + 1)
+        elif isinstance(s, While):
+            self.emit(depth, f"while {self.expr(s.condition)}:")
+            self.stmt(s.body, depth + 1)
+        elif isinstance(s, (Break, Continue)):
+            self.emit(depth, "break" if isinstance(s, Break) else "continue")
         elif isinstance(s, IfThenElse):
             self.emit(depth, f"if {self.expr(s.condition)}:")
             self.stmt(s.then_case, depth + 1)

@@ -117,6 +117,29 @@ class AssertStmt(Stmt):
     span: Any = None
 
 
+@dataclass(eq=False)
+class While(Stmt):
+    """``while condition: body`` (the condition is evaluated before each iteration)."""
+
+    condition: PrimExpr
+    body: Stmt
+    span: Any = None
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    """``break``: leave the innermost serial ``for`` or ``while`` loop."""
+
+    span: Any = None
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    """``continue``: go to the next iteration of the innermost serial ``for`` or ``while`` loop."""
+
+    span: Any = None
+
+
 def seq(*stmts: Stmt) -> Stmt:
     """A SeqStmt, flattening nested sequences; a single statement is returned as is."""
     flat = []

@@ -39,13 +39,16 @@ from tvm.tir.stmt import (
     THREAD_TAGS,
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     Evaluate,
     For,
     ForKind,
     IfThenElse,
     LetStmt,
     Stmt,
+    While,
     seq,
 )
 
@@ -661,8 +664,24 @@ class Parser:
             )
         return tuple(out)
 
-    def stmt_While(self, node):
-        raise self.error(node, "while loops are not supported; use a for loop with a bound")
+    def stmt_While(self, node: ast.While):
+        if node.orelse:
+            raise self.error(node, "while ... else is not supported")
+        cond = self.eval_expr(node.test)
+        if not isinstance(cond, PrimExpr) or not _dt.is_bool(cond.dtype):
+            raise self.error(node.test, "a while condition must be a boolean TIR expression")
+        self.depth += 1
+        try:
+            body = self.parse_block(node.body)
+        finally:
+            self.depth -= 1
+        return While(cond, body)
+
+    def stmt_Break(self, node: ast.Break):
+        return Break()
+
+    def stmt_Continue(self, node: ast.Continue):
+        return Continue()
 
     def stmt_With(self, node):
         item = node.items[0] if len(node.items) == 1 else None

@@ -47,12 +47,15 @@ from tvm.tir.stmt import (
     THREAD_TAGS,
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     For,
     ForKind,
     IfThenElse,
     LetStmt,
     Stmt,
+    While,
 )
 
 _DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
@@ -91,6 +94,7 @@ class _Verifier(StmtExprVisitor):
         self.stmt: Optional[Stmt] = None
         self.thread_tags: list[str] = []
         self.allocated: set = set()
+        self.loops: list[str] = []  # kinds of the enclosing loops, innermost last ("while" too)
 
     def fail(self, msg: str):
         span = getattr(self.stmt, "span", None)
@@ -166,15 +170,40 @@ class _Verifier(StmtExprVisitor):
         elif s.thread_tag is not None:
             self.fail(f"loop '{s.loop_var.name}' has thread tag {s.thread_tag!r} but kind {s.kind.value}")
         self.define(s.loop_var, "loop variable")
-        if s.kind is ForKind.THREAD_BINDING:
-            self.thread_tags.append(s.thread_tag)
-            try:
+        self.loops.append(s.kind.value)
+        try:
+            if s.kind is ForKind.THREAD_BINDING:
+                self.thread_tags.append(s.thread_tag)
+                try:
+                    self.visit_stmt(s.body)
+                finally:
+                    self.thread_tags.pop()
+            else:
                 self.visit_stmt(s.body)
-            finally:
-                self.thread_tags.pop()
-        else:
-            self.visit_stmt(s.body)
+        finally:
+            self.loops.pop()
         self.defined.discard(s.loop_var)
+
+    def visit_While(self, s: While) -> None:
+        self.visit_expr(s.condition)
+        self.need_bool(s.condition, "while condition")
+        self.loops.append("while")
+        try:
+            self.visit_stmt(s.body)
+        finally:
+            self.loops.pop()
+
+    def _loop_exit(self, what: str) -> None:
+        if not self.loops:
+            self.fail(f"'{what}' outside a loop")
+        if self.loops[-1] not in ("serial", "unroll", "while"):
+            self.fail(f"'{what}' in a {self.loops[-1]} loop: only serial for loops and while loops can be left early")
+
+    def visit_Break(self, s: Break) -> None:
+        self._loop_exit("break")
+
+    def visit_Continue(self, s: Continue) -> None:
+        self._loop_exit("continue")
 
     def visit_LetStmt(self, s: LetStmt) -> None:
         self.visit_expr(s.value)

@@ -1,0 +1,116 @@
+"""``while``, ``break`` and ``continue``: parsed into TIR's While/Break/Continue, printed back,
+compiled to C and run (on the CPU and on the example device), compared with NumPy; misuse is a
+clear error."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+
+
+@T.prim_func
+def collatz_steps(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (16,), "int32")
+    B = T.match_buffer(b, (16,), "int32")
+    for i in range(16):
+        x = T.alloc_buffer((1,), "int32", scope="local")
+        x[0] = A[i]
+        B[i] = 0
+        while x[0] != 1:
+            if x[0] % 2 == 0:
+                x[0] = x[0] // 2
+            else:
+                x[0] = 3 * x[0] + 1
+            B[i] = B[i] + 1
+
+
+def collatz(n: int) -> int:
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_while_loop_on_the_cpu():
+    a = np.arange(1, 17, dtype="int32")
+    b = tvm.runtime.empty((16,), "int32")
+    tvm.compile(collatz_steps, target="c")["collatz_steps"](tvm.runtime.tensor(a), b)
+    np.testing.assert_array_equal(b.numpy(), [collatz(int(v)) for v in a])
+
+
+@T.prim_func
+def first_negative(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4, 32), "float32")
+    B = T.match_buffer(b, (4,), "int32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            B[bx] = -1
+            for k in range(32):
+                if A[bx, k] >= T.float32(0):
+                    continue
+                B[bx] = k
+                break
+
+
+def test_break_and_continue_in_a_kernel():
+    dev = tvm.device("example")
+    a = np.random.rand(4, 32).astype("float32")
+    a[0, 5] = a[0, 9] = -1
+    a[2, 31] = -2
+    b = tvm.runtime.empty((4,), "int32", dev)
+    tvm.compile(first_negative, target="example")["first_negative"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_array_equal(b.numpy(), [5, -1, 31, -1])
+
+
+def test_loops_print_and_parse_back():
+    text = collatz_steps.script()
+    assert "while " in text, text
+    again = tvm.script.parse(text)
+    assert tvm.tir.structural_equal(again, collatz_steps)
+    assert "break" in first_negative.script() and "continue" in first_negative.script()
+
+
+def test_break_outside_a_loop_or_in_a_parallel_one_is_refused():
+    source = """
+from tvm.script import tir as T
+
+@T.prim_func
+def outside(A: T.Buffer((4,), "float32")):
+    A[0] = T.float32(1)
+    break
+"""
+    with pytest.raises(TVMScriptError, match="'break' outside a loop"):
+        tvm.script.parse(source)  # Python itself would not compile this function
+
+    with pytest.raises(TVMScriptError, match="'continue' in a parallel loop"):
+
+        @T.prim_func
+        def parallel(A: T.Buffer((4,), "float32")):
+            for i in T.parallel(4):
+                if A[i] > T.float32(0):
+                    continue
+                A[i] = T.float32(0)
+
+
+@T.prim_func
+def heap_in_loop(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (8,), "float32")
+    B = T.match_buffer(b, (8,), "float32")
+    for i in range(8):
+        big = T.alloc_buffer((20000,), "float32")  # over the stack limit: on the heap
+        big[0] = A[i]
+        if A[i] < T.float32(0):
+            continue
+        B[i] = big[0] * T.float32(2)
+
+
+def test_continue_frees_the_iterations_heap_buffers():
+    lib = tvm.compile(heap_in_loop, target="c")
+    src = lib.inspect_source()
+    assert "free(big);" in src[: src.index("continue;")].rsplit("{", 1)[-1], src  # freed, then continue
+    a = np.array([1, -1, 2, -2, 3, -3, 4, -4], "float32")
+    b = tvm.runtime.tensor(np.zeros(8, "float32"))
+    lib["heap_in_loop"](tvm.runtime.tensor(a), b)
+    np.testing.assert_array_equal(b.numpy(), np.where(a < 0, 0, a * 2))
