@@ -11,7 +11,8 @@
  *    WebGPUBuffer*;
  *  - scalar arguments (int32, uint32, float32) are 4-byte members of one uniform struct at
  *    binding (number of buffers), in parameter order, filled per launch from the uniform arena;
- *  - threadIdx extents are the workgroup size, the override constants tvm_wg_x/y/z; blockIdx
+ *  - threadIdx extents are the workgroup size: constants in `@workgroup_size(x, y, z)` (a launch
+ *    with another size is refused), or the override constants tvm_wg_x/y/z; blockIdx
  *    extents are the dispatch, folded over up to three dimensions when one exceeds the device's
  *    maxComputeWorkgroupsPerDimension (the shader unfolds the linear workgroup number).
  */
@@ -96,10 +97,32 @@ bool ReadOnlyBinding(const std::string& shader, size_t k) {
 /*! \brief A workgroup size: the key of a kernel's pipelines. */
 using BlockDims = std::array<uint32_t, 3>;
 
+/*!
+ * \brief The constant workgroup size `shader` declares (`@workgroup_size(16, 16, 1)`), or
+ *  {0, 0, 0} when it uses the override constants tvm_wg_x/y/z.
+ */
+BlockDims FixedWorkgroupSize(const std::string& shader) {
+  BlockDims dims{0, 0, 0};
+  if (shader.find("override tvm_wg_x") != std::string::npos) return dims;
+  size_t at = shader.find("@workgroup_size(");
+  if (at == std::string::npos) return dims;
+  const char* p = shader.c_str() + at + std::strlen("@workgroup_size(");
+  for (int d = 0; d < 3; ++d) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(p, &end, 10);
+    if (end == p || v == 0 || v > 1024) return BlockDims{0, 0, 0};
+    dims[d] = static_cast<uint32_t>(v);
+    p = end;
+    while (*p == ',' || *p == ' ') ++p;
+  }
+  return dims;
+}
+
 /*! \brief One kernel's WebGPU objects. */
 struct Kernel {
   std::vector<size_t> buffers;  // argument index of binding k
   std::vector<bool> read_only;  // whether binding k is read-only storage
+  BlockDims fixed{0, 0, 0};     // the shader's constant workgroup size ({0,0,0}: overrides)
   std::vector<size_t> scalars;  // argument index of uniform member k
   std::vector<KernelArgKind> kinds;
   std::string shader;
@@ -139,6 +162,7 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
                                 << "'";
     }
     k.shader = it->second;
+    k.fixed = FixedWorkgroupSize(k.shader);
     for (const std::string& tag : info.launch_param_tags) {
       if (tag.compare(0, 9, "dyn_shmem") == 0) {
         TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "
@@ -230,8 +254,9 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
   desc.compute.module = k.module;
   std::string entry = "main";
   desc.compute.entryPoint = View(entry);
-  desc.compute.constantCount = constants.size();
-  desc.compute.constants = constants.data();
+  bool overridable = k.fixed[0] == 0;
+  desc.compute.constantCount = overridable ? constants.size() : 0;
+  desc.compute.constants = overridable ? constants.data() : nullptr;
   WGPUComputePipeline pipeline;
   try {
     pipeline = dev->Checked("building webgpu kernel " + name,
@@ -360,6 +385,12 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   }
   BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
                      static_cast<uint32_t>(cfg.block[2])};
+  if (k.fixed[0] != 0 && block != k.fixed) {
+    TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name
+                              << " was compiled for workgroup size (" << k.fixed[0] << ", "
+                              << k.fixed[1] << ", " << k.fixed[2] << "), but is launched with ("
+                              << block[0] << ", " << block[1] << ", " << block[2] << ")";
+  }
   std::array<uint32_t, 3> groups = DispatchSize(cfg, dev->limits.maxComputeWorkgroupsPerDimension);
   std::lock_guard<std::mutex> lock(dev->mu);
   dev->ThrowIfUncaptured("before launching webgpu kernel " + info.name);

@@ -133,3 +133,34 @@ def test_while_break_and_continue_in_wgsl(dev):
     b = tvm.runtime.empty((4,), "int32", dev)
     mod["first_big"](tvm.runtime.tensor(a, dev), b)
     np.testing.assert_array_equal(b.numpy(), [7 % 4, -1, 30 % 4, -1])
+
+
+def test_workgroup_size_constant_or_overridden(dev):
+    """Constant thread extents are the shader's @workgroup_size (a raw launch with another size is
+    refused); a symbolic extent is set through the override constants when the pipeline is made."""
+    mod = tvm.compile(kernels.vector_add(), target="webgpu")
+    raw = mod.imports[0].get_function("vector_add_kernel0")
+    a = tvm.runtime.tensor(np.ones(64, "float32"), dev)
+    c = tvm.runtime.empty((64,), "float32", dev)
+    with pytest.raises(
+        ValueError, match=r"compiled for workgroup size \(64, 1, 1\), but is launched with \(32, 1, 1\)"
+    ):
+        raw(a, a, c, 64, 2, 32)
+
+    @T.prim_func
+    def scale(a: T.handle, b: T.handle, t: T.int32):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for bx in T.thread_binding((n + t - 1) // t, thread="blockIdx.x"):
+            for tx in T.thread_binding(t, thread="threadIdx.x"):
+                if bx * t + tx < n:
+                    B[bx * t + tx] = A[bx * t + tx] * T.float32(3)
+
+    mod = tvm.compile(scale, target="webgpu")
+    assert "override tvm_wg_x" in mod.imports[0].inspect_source()
+    x = np.random.rand(300).astype("float32")
+    for threads in (32, 128):
+        y = tvm.runtime.empty((300,), "float32", dev)
+        mod["scale"](tvm.runtime.tensor(x, dev), y, threads)
+        np.testing.assert_allclose(y.numpy(), x * 3, rtol=1e-6)

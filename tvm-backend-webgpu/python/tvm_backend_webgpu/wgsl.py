@@ -323,18 +323,29 @@ class WGSLPrinter(CFamilyPrinter):
         declarations, ``extents`` its thread tags' extents."""
         prologue = self.grid_prologue(extents)
         body = self.print_kernel(func, "main")
+        sizes, overrides = self.workgroup_size(extents)
         head = [
-            "@compute @workgroup_size(tvm_wg_x, tvm_wg_y, tvm_wg_z)",
+            f"@compute @workgroup_size({sizes})",
             "fn main(@builtin(workgroup_id) tvm_wid: vec3<u32>, @builtin(local_invocation_id) tvm_lid: "
             "vec3<u32>, @builtin(num_workgroups) tvm_nwg: vec3<u32>) {",
         ]
         lines = body.splitlines()
         assert lines[0].endswith("{"), lines[0]
         indented = [self.INDENT + line for line in prologue]
-        overrides = [f"override tvm_wg_{a}: u32 = 1u;" for a in "xyz"]
         enable = ["enable f16;", ""] if self.uses_f16 else []
         text = enable + bindings + self.globals + overrides + [""] + head + indented + lines[1:]
         return "\n".join(text) + "\n"
+
+    @staticmethod
+    def workgroup_size(extents: dict[str, E.PrimExpr]) -> tuple[str, list[str]]:
+        """The ``@workgroup_size`` arguments and the declarations they need: the constant
+        ``threadIdx`` extents themselves when all are constants (the WGSL compiler then knows
+        them, and the runtime refuses a launch with another size), else the override constants
+        ``tvm_wg_x/y/z`` that the runtime sets when it builds the pipeline."""
+        dims = [extents.get(f"threadIdx.{a}", E.IntImm("int32", 1)) for a in "xyz"]
+        if all(isinstance(d, E.IntImm) for d in dims):
+            return ", ".join(str(int(d.value)) for d in dims), []
+        return "tvm_wg_x, tvm_wg_y, tvm_wg_z", [f"override tvm_wg_{a}: u32 = 1u;" for a in "xyz"]
 
     def kernel_signature(self, func: PrimFunc, name: str) -> str:
         return f"fn {name}()"
