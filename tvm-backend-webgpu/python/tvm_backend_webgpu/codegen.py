@@ -12,8 +12,9 @@ payload (format ``wgsl``) is the shaders one after another, each introduced by a
   parameters), in parameter order, 4 bytes each (``i32``, ``u32`` or ``f32``; a ``float16``
   scalar travels as ``f32``);
 * ``threadIdx`` extents are the workgroup size: ``@workgroup_size(x, y, z)`` when they are
-  constants, else the pipeline-overridable constants ``tvm_wg_x``, ``tvm_wg_y``, ``tvm_wg_z``; ``blockIdx`` extents are the dispatch, folded by the runtime over
-  up to three dimensions when one exceeds 65535 (the shader unfolds it).
+  constants, else the pipeline-overridable constants ``tvm_wg_x``, ``tvm_wg_y``, ``tvm_wg_z``;
+  ``blockIdx`` extents are the dispatch, folded by the runtime over up to three dimensions when
+  one exceeds 65535 (the shader unfolds it).
 
 WebGPU's portable limits are checked here, at compile time, so a kernel that runs in wgpu-native
 also runs in a browser: storage buffers per shader stage, workgroup size per dimension and in
