@@ -114,3 +114,24 @@ def test_continue_frees_the_iterations_heap_buffers():
     b = tvm.runtime.tensor(np.zeros(8, "float32"))
     lib["heap_in_loop"](tvm.runtime.tensor(a), b)
     np.testing.assert_array_equal(b.numpy(), np.where(a < 0, 0, a * 2))
+
+
+@T.prim_func
+def single_trip(A: T.Buffer((2,), "int32")):
+    for i in T.serial(1):
+        if A[i] > 5:
+            break
+        A[i] = A[i] + 1
+    for j in T.serial(1):
+        if A[j + 1] > 5:
+            continue
+        A[j + 1] = A[j + 1] + 1
+
+
+def test_a_one_trip_loop_with_break_keeps_its_loop():
+    """The simplifier removes one-trip loops, but not one whose break/continue needs it."""
+    mod = tvm.compile(single_trip, target="c")
+    for start, want in (([1, 9], [2, 9]), ([9, 1], [9, 2])):
+        a = tvm.runtime.tensor(np.array(start, "int32"))
+        mod["single_trip"](a)
+        np.testing.assert_array_equal(a.numpy(), want)

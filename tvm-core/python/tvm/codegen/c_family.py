@@ -636,6 +636,8 @@ class CFamilyPrinter(ExprFunctor[str]):
             self.emit(text + ";")
 
     def visit_LetStmt(self, s: S.LetStmt) -> None:
+        if s.var.dtype == "handle":
+            self._untyped.add(s.var)  # a void* like a handle parameter: buffers over it cast
         name = self.name_of(s.var)
         self.emit(f"{self.compute_type(s.var.dtype)} {name} = {self.expr(s.value)};")
         self.stmt(s.body)
