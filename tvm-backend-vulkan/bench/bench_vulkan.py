@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import compare, summarize, write_json
+from tvm.testing.benchmark import KernelCall, WgpuKernel, compare, summarize, write_json
 
 GOAL = 0.95
 VADD_N = 1 << 22
@@ -98,16 +98,6 @@ def glsl_module(name: str, source: str, arg_types: list[str], tags: list[str]) -
     return create("spirv", [[name, arg_types, tags]], payload, [["glsl", source]])
 
 
-class Side:
-    """One kernel with its arguments on the device: ``run`` launches it, ``sync`` waits."""
-
-    def __init__(self, fn: Any, args: list[Any], dev: Any):
-        self.fn, self.args, self.sync = fn, args, dev.sync
-
-    def run(self) -> None:
-        self.fn(*self.args)
-
-
 def kernel_cases(dev: Any) -> list[dict]:
     """Vector add and tiled matmul: generated SPIR-V vs glslang's, dispatched alike."""
     import tvm
@@ -120,7 +110,7 @@ def kernel_cases(dev: Any) -> list[dict]:
     ours = tvm.compile(kernels.vector_add("float32", 256, name="vadd"), target="vulkan")["vadd"]
     hand = glsl_module("vadd", VADD_GLSL, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x:256"])
     groups = (VADD_N + 255) // 256
-    mine, theirs = Side(ours, bufs, dev), Side(hand["vadd"], [*bufs, VADD_N, groups, 256], dev)
+    mine, theirs = KernelCall(ours, bufs, dev), KernelCall(hand["vadd"], [*bufs, VADD_N, groups, 256], dev)
     t, g = compare((mine.run, mine.sync), (theirs.run, theirs.sync), batch=10, repeats=15)
     np.testing.assert_allclose(bufs[2].numpy(), a + b)
     params = {"n": VADD_N, "dtype": "float32", "workgroup": [256]}
@@ -131,8 +121,8 @@ def kernel_cases(dev: Any) -> list[dict]:
     ours = tvm.compile(kernels.matmul_tiled(tile=TILE, name="matmul"), target="vulkan")["matmul"]
     tags = ["blockIdx.y", "blockIdx.x", "threadIdx.y:16", "threadIdx.x:16"]
     hand = glsl_module("matmul", MATMUL_GLSL, ["handle:float32"] * 3 + ["int32"] * 3, tags)
-    mine = Side(ours, bufs, dev)
-    theirs = Side(hand["matmul"], [*bufs, MM, MM, MM, MM // TILE, MM // TILE, TILE, TILE], dev)
+    mine = KernelCall(ours, bufs, dev)
+    theirs = KernelCall(hand["matmul"], [*bufs, MM, MM, MM, MM // TILE, MM // TILE, TILE, TILE], dev)
     t, g = compare((mine.run, mine.sync), (theirs.run, theirs.sync), batch=1, repeats=5)
     np.testing.assert_allclose(bufs[2].numpy(), x @ y, rtol=1e-3, atol=1e-3)
     params = {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}
@@ -141,44 +131,6 @@ def kernel_cases(dev: Any) -> list[dict]:
     case["gflops_glslang"] = round(2 * MM**3 / (case["glslang_ms"] * 1e6), 3)
     cases.append(case)
     return cases
-
-
-class WgpuTiny:
-    """The tiny kernel in WGSL, dispatched by wgpu-py (wgpu-native) on its default adapter."""
-
-    def __init__(self, a: np.ndarray, b: np.ndarray):
-        import wgpu
-
-        self.adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-        self.device = self.adapter.request_device_sync()
-        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-        self.bufs = [self.device.create_buffer_with_data(data=x, usage=usage) for x in (a, b)]
-        self.bufs.append(self.device.create_buffer(size=a.nbytes, usage=usage))
-        shader = self.device.create_shader_module(code=TINY_WGSL)
-        self.pipeline = self.device.create_compute_pipeline(layout="auto", compute={"module": shader})
-        entries = [{"binding": i, "resource": {"buffer": buf}} for i, buf in enumerate(self.bufs)]
-        self.bind = self.device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=entries)
-
-    def run(self) -> None:
-        encoder = self.device.create_command_encoder()
-        compute = encoder.begin_compute_pass()
-        compute.set_pipeline(self.pipeline)
-        compute.set_bind_group(0, self.bind)
-        compute.dispatch_workgroups(1)
-        compute.end()
-        self.device.queue.submit([encoder.finish()])
-
-    def sync(self) -> None:
-        # wgpuDevicePoll(wait=true): wgpu-native's wait for all submitted work (wgpu-py 0.32's
-        # on_submitted_work_done_sync fails on a callback signature mismatch)
-        wait = getattr(self.device, "_poll_wait", None)
-        if wait is not None:
-            wait()
-        else:
-            self.device.queue.on_submitted_work_done_sync()
-
-    def result(self) -> np.ndarray:
-        return np.frombuffer(self.device.queue.read_buffer(self.bufs[2]), dtype="float32")
 
 
 def dispatch_cases(dev: Any) -> list[dict]:
@@ -190,8 +142,8 @@ def dispatch_cases(dev: Any) -> list[dict]:
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal(TINY, dtype="float32"), rng.standard_normal(TINY, dtype="float32")
     bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((TINY,), "float32", dev)]
-    mine = Side(tvm.compile(kernels.vector_add("float32", 64, name="tiny"), target="vulkan")["tiny"], bufs, dev)
-    theirs = WgpuTiny(a, b)
+    mine = KernelCall(tvm.compile(kernels.vector_add("float32", 64, name="tiny"), target="vulkan")["tiny"], bufs, dev)
+    theirs = WgpuKernel(TINY_WGSL, a, b, (1, 1, 1), a.nbytes)
     cases = []
     for name, batch, repeats in (("dispatch_and_wait", 1, 2001), ("dispatch_batched", 200, 41)):
         t, w = compare((mine.run, mine.sync), (theirs.run, theirs.sync), batch=batch, repeats=repeats)

@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import compare, summarize, write_json
+from tvm.testing.benchmark import KernelCall, WgpuKernel, compare, summarize, write_json
 
 GOAL = 1.0
 VADD_N = 1 << 22
@@ -67,55 +67,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 )
 
 
-class Side:
-    """One TVM kernel with its arguments on the device: ``run`` launches it, ``sync`` waits."""
-
-    def __init__(self, fn: Any, args: list[Any], dev: Any):
-        self.fn, self.args, self.sync = fn, args, dev.sync
-
-    def run(self) -> None:
-        self.fn(*self.args)
-
-
-class WgpuKernel:
-    """A hand-written WGSL kernel over buffers a, b, c, dispatched by wgpu-py (wgpu-native)."""
-
-    def __init__(self, wgsl: str, a: np.ndarray, b: np.ndarray, groups: tuple[int, int, int]):
-        import wgpu
-
-        self.adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-        self.device = self.adapter.request_device_sync()
-        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-        self.bufs = [self.device.create_buffer_with_data(data=x, usage=usage) for x in (a, b)]
-        self.bufs.append(
-            self.device.create_buffer(size=a.shape[0] * b.shape[-1] * 4 if a.ndim == 2 else a.nbytes, usage=usage)
-        )
-        shader = self.device.create_shader_module(code=wgsl)
-        self.pipeline = self.device.create_compute_pipeline(layout="auto", compute={"module": shader})
-        entries = [{"binding": i, "resource": {"buffer": buf}} for i, buf in enumerate(self.bufs)]
-        self.bind = self.device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=entries)
-        self.groups = groups
-
-    def run(self) -> None:
-        encoder = self.device.create_command_encoder()
-        compute = encoder.begin_compute_pass()
-        compute.set_pipeline(self.pipeline)
-        compute.set_bind_group(0, self.bind)
-        compute.dispatch_workgroups(*self.groups)
-        compute.end()
-        self.device.queue.submit([encoder.finish()])
-
-    def sync(self) -> None:
-        wait = getattr(self.device, "_poll_wait", None)  # wgpuDevicePoll(wait=true)
-        if wait is not None:
-            wait()
-        else:
-            self.device.queue.on_submitted_work_done_sync()
-
-    def result(self) -> np.ndarray:
-        return np.frombuffer(self.device.queue.read_buffer(self.bufs[2]), dtype="float32")
-
-
 def kernel_cases(dev: Any) -> list[dict]:
     """Vector add and tiled matmul: our WGSL and runtime vs hand-written WGSL through wgpu-py."""
     import tvm
@@ -124,8 +75,8 @@ def kernel_cases(dev: Any) -> list[dict]:
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(VADD_N, dtype="float32"), rng.standard_normal(VADD_N, dtype="float32")
     bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((VADD_N,), "float32", dev)]
-    ours = Side(tvm.compile(kernels.vector_add("float32", 256, name="vadd"), target="webgpu")["vadd"], bufs, dev)
-    peer = WgpuKernel(VADD_WGSL, a, b, ((VADD_N + 255) // 256, 1, 1))
+    ours = KernelCall(tvm.compile(kernels.vector_add("float32", 256, name="vadd"), target="webgpu")["vadd"], bufs, dev)
+    peer = WgpuKernel(VADD_WGSL, a, b, ((VADD_N + 255) // 256, 1, 1), a.nbytes)
     t, w = compare((ours.run, ours.sync), (peer.run, peer.sync), batch=10, repeats=15)
     np.testing.assert_allclose(bufs[2].numpy(), a + b)
     np.testing.assert_allclose(peer.result(), a + b)
@@ -137,10 +88,10 @@ def kernel_cases(dev: Any) -> list[dict]:
 
     x, y = (rng.standard_normal((MM, MM), dtype="float32") for _ in range(2))
     bufs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), tvm.runtime.empty((MM, MM), "float32", dev)]
-    ours = Side(
+    ours = KernelCall(
         tvm.compile(kernels.matmul_tiled(MM, MM, MM, tile=TILE, name="matmul"), target="webgpu")["matmul"], bufs, dev
     )
-    peer = WgpuKernel(MATMUL_WGSL, x, y, (MM // TILE, MM // TILE, 1))
+    peer = WgpuKernel(MATMUL_WGSL, x, y, (MM // TILE, MM // TILE, 1), MM * MM * 4)
     t, w = compare((ours.run, ours.sync), (peer.run, peer.sync), batch=1, repeats=5)
     np.testing.assert_allclose(bufs[2].numpy(), x @ y, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(peer.result().reshape(MM, MM), x @ y, rtol=1e-3, atol=1e-3)
@@ -158,8 +109,8 @@ def dispatch_cases(dev: Any) -> list[dict]:
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal(TINY, dtype="float32"), rng.standard_normal(TINY, dtype="float32")
     bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((TINY,), "float32", dev)]
-    ours = Side(tvm.compile(kernels.vector_add("float32", 64, name="tiny"), target="webgpu")["tiny"], bufs, dev)
-    peer = WgpuKernel(VADD_WGSL.replace("workgroup_size(256)", "workgroup_size(64)"), a, b, (1, 1, 1))
+    ours = KernelCall(tvm.compile(kernels.vector_add("float32", 64, name="tiny"), target="webgpu")["tiny"], bufs, dev)
+    peer = WgpuKernel(VADD_WGSL.replace("workgroup_size(256)", "workgroup_size(64)"), a, b, (1, 1, 1), a.nbytes)
     cases = []
     for name, batch, repeats in (("dispatch_and_wait", 1, 2001), ("dispatch_batched", 200, 41)):
         t, w = compare((ours.run, ours.sync), (peer.run, peer.sync), batch=batch, repeats=repeats)

@@ -208,13 +208,13 @@ void WebGPUModuleObj::CreateLayout(WebGPUDevice* dev, size_t index) {
   WGPUBindGroupLayoutDescriptor bgl = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
   bgl.entryCount = entries.size();
   bgl.entries = entries.data();
-  k.bind_layout = dev->Checked("the bind group layout of webgpu kernel " + name,
-                               [&] { return api.DeviceCreateBindGroupLayout(dev->device, &bgl); });
+  k.bind_layout = dev->Checked([&] { return api.DeviceCreateBindGroupLayout(dev->device, &bgl); },
+                               "the bind group layout of webgpu kernel ", name);
   WGPUPipelineLayoutDescriptor pl = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
   pl.bindGroupLayoutCount = 1;
   pl.bindGroupLayouts = &k.bind_layout;
-  k.layout = dev->Checked("the pipeline layout of webgpu kernel " + name,
-                          [&] { return api.DeviceCreatePipelineLayout(dev->device, &pl); });
+  k.layout = dev->Checked([&] { return api.DeviceCreatePipelineLayout(dev->device, &pl); },
+                          "the pipeline layout of webgpu kernel ", name);
 }
 
 WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
@@ -233,8 +233,8 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
     WGPUShaderModuleDescriptor desc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
     desc.nextInChain = &source.chain;
     try {
-      k.module = dev->Checked("compiling the WGSL of webgpu kernel " + name,
-                              [&] { return api.DeviceCreateShaderModule(dev->device, &desc); });
+      k.module = dev->Checked([&] { return api.DeviceCreateShaderModule(dev->device, &desc); },
+                              "compiling the WGSL of webgpu kernel ", name);
     } catch (const ffi::Error& err) {
       TVM_FFI_THROW(RuntimeError) << WithShaderLines(err.message(), k.shader);
     }
@@ -259,8 +259,8 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
   desc.compute.constants = overridable ? constants.data() : nullptr;
   WGPUComputePipeline pipeline;
   try {
-    pipeline = dev->Checked("building webgpu kernel " + name,
-                            [&] { return api.DeviceCreateComputePipeline(dev->device, &desc); });
+    pipeline = dev->Checked([&] { return api.DeviceCreateComputePipeline(dev->device, &desc); },
+                            "building webgpu kernel ", name);
   } catch (const ffi::Error& err) {
     TVM_FFI_THROW(RuntimeError) << WithShaderLines(err.message(), k.shader);
   }
@@ -331,8 +331,11 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
                                << " must be a WebGPU tensor or buffer, got "
                                << args[i].GetTypeKey();
     }
-    WebGPUBuffer* buf = dev->LookupHeld(
-        ptr, offset, 0, ("webgpu kernel " + name + ": argument " + std::to_string(i)).c_str());
+    if (!dev->IsLive(ptr)) {
+      TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i << " (" << ptr
+                                << ") is not a live WebGPU buffer allocated by TVM";
+    }
+    auto* buf = static_cast<WebGPUBuffer*>(const_cast<void*>(ptr));
     if (offset % dev->limits.minStorageBufferOffsetAlignment != 0 || offset >= buf->size) {
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i
                                 << " starts at byte " << offset << " of its buffer, which is not "
@@ -365,13 +368,14 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
   desc.layout = k.bind_layout;
   desc.entryCount = entries.size();
   desc.entries = entries.data();
-  return dev->Checked("binding the arguments of webgpu kernel " + name,
-                      [&] { return api.DeviceCreateBindGroup(dev->device, &desc); });
+  return dev->Checked([&] { return api.DeviceCreateBindGroup(dev->device, &desc); },
+                      "binding the arguments of webgpu kernel ", name);
 }
 
 void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   const FunctionInfo& info = spec_.functions[index];
-  WebGPUDevice* dev = WebGPUDevice::Get("cannot launch webgpu kernel " + info.name);
+  WebGPUDevice* dev = WebGPUDevice::TryGet(nullptr);  // the message is built only when needed
+  if (dev == nullptr) dev = WebGPUDevice::Get("cannot launch webgpu kernel " + info.name);
   LaunchConfig cfg = LaunchConfig::Decode(info, args);
   tvm::runtime::CheckLaunchTensors(info, args, kDLWebGPU, /*same_device=*/true);
   if (cfg.empty()) return;
@@ -393,7 +397,8 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   }
   std::array<uint32_t, 3> groups = DispatchSize(cfg, dev->limits.maxComputeWorkgroupsPerDimension);
   std::lock_guard<std::mutex> lock(dev->mu);
-  dev->ThrowIfUncaptured("before launching webgpu kernel " + info.name);
+  if (!dev->uncaptured.empty())
+    dev->ThrowIfUncaptured("before launching webgpu kernel " + info.name);
   WGPUComputePipeline pipeline = Pipeline(dev, index, block);
   uint64_t uniform_offset =
       scalars.empty() ? 0
@@ -413,13 +418,6 @@ void RegisterModuleFunctions() {
   tvm::runtime::RegisterDeviceModuleKind("webgpu", [](DeviceModuleSpec spec) {
     return ffi::Module(ffi::make_object<WebGPUModuleObj>(std::move(spec)));
   });
-  // Why no WebGPU device is usable ("" when there is one); requests the adapter if needed.
-  ffi::Function::SetGlobal("webgpu.UnavailableReason", ffi::Function::FromTyped([]() {
-                             std::string why;
-                             WebGPUDevice::TryGet(&why);
-                             return ffi::String(why);
-                           }),
-                           true);
 }
 
 }  // namespace tvm_backend_webgpu

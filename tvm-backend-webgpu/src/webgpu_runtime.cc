@@ -64,6 +64,22 @@ const char* BackendName(WGPUBackendType type) {
   }
 }
 
+/*! \brief What a wgpuInstanceRequestAdapter / wgpuAdapterRequestDevice callback delivered. */
+struct Request {
+  bool done = false;
+  std::string message;
+  void* result = nullptr;
+};
+
+/*! \brief The callback of both requests: `Status` is their status enum, `kSuccess` its success. */
+template <typename Status, Status kSuccess, typename Handle>
+void OnRequest(Status status, Handle got, WGPUStringView message, void* request, void*) {
+  auto* r = static_cast<Request*>(request);
+  r->done = true;
+  if (status == kSuccess) r->result = got;
+  r->message = Str(message);
+}
+
 }  // namespace
 
 std::string WebGPUDevice::Load() {
@@ -87,7 +103,8 @@ WebGPUDevice* WebGPUDevice::Get(const std::string& what) { return Discovery().Ge
 WebGPUDevice* WebGPUDevice::TryGet(std::string* why) { return Discovery().TryGet(why); }
 
 void WebGPUDevice::WaitFor(const bool* done) {
-  while (!*done) {
+  api.InstanceProcessEvents(instance);  // most callbacks (error scopes) are due at once
+  while (!*done) {                      // the rest (buffer maps) wait for the queue
     if (device != nullptr) api.DevicePoll(device, true, nullptr);
     api.InstanceProcessEvents(instance);
   }
@@ -96,23 +113,14 @@ void WebGPUDevice::WaitFor(const bool* done) {
 std::string WebGPUDevice::Discover() {
   instance = api.CreateInstance(nullptr);
   if (instance == nullptr) return "wgpuCreateInstance failed";
-  struct Request {
-    bool done = false;
-    std::string message;
-    void* result = nullptr;
-  } req;
+  Request req;
   WGPURequestAdapterOptions options = WGPU_REQUEST_ADAPTER_OPTIONS_INIT;
   options.powerPreference = WGPUPowerPreference_HighPerformance;
   WGPURequestAdapterCallbackInfo on_adapter = WGPU_REQUEST_ADAPTER_CALLBACK_INFO_INIT;
   on_adapter.mode = WGPUCallbackMode_AllowProcessEvents;
   on_adapter.userdata1 = &req;
-  on_adapter.callback = [](WGPURequestAdapterStatus status, WGPUAdapter got, WGPUStringView msg,
-                           void* r, void*) {
-    auto* q = static_cast<Request*>(r);
-    q->done = true;
-    if (status == WGPURequestAdapterStatus_Success) q->result = got;
-    q->message = Str(msg);
-  };
+  on_adapter.callback =
+      OnRequest<WGPURequestAdapterStatus, WGPURequestAdapterStatus_Success, WGPUAdapter>;
   api.InstanceRequestAdapter(instance, &options, on_adapter);
   WaitFor(&req.done);
   adapter = static_cast<WGPUAdapter>(req.result);
@@ -143,13 +151,8 @@ std::string WebGPUDevice::Discover() {
   WGPURequestDeviceCallbackInfo on_device = WGPU_REQUEST_DEVICE_CALLBACK_INFO_INIT;
   on_device.mode = WGPUCallbackMode_AllowProcessEvents;
   on_device.userdata1 = &req;
-  on_device.callback = [](WGPURequestDeviceStatus status, WGPUDevice got, WGPUStringView msg,
-                          void* r, void*) {
-    auto* q = static_cast<Request*>(r);
-    q->done = true;
-    if (status == WGPURequestDeviceStatus_Success) q->result = got;
-    q->message = Str(msg);
-  };
+  on_device.callback =
+      OnRequest<WGPURequestDeviceStatus, WGPURequestDeviceStatus_Success, WGPUDevice>;
   api.AdapterRequestDevice(adapter, &desc, on_device);
   WaitFor(&req.done);
   device = static_cast<WGPUDevice>(req.result);
@@ -163,7 +166,7 @@ std::string WebGPUDevice::Discover() {
   return uniform_arena == nullptr ? "cannot create a uniform buffer" : "";
 }
 
-void WebGPUDevice::ThrowIfScopeFailed(const std::string& what) {
+void WebGPUDevice::ThrowIfScopeFailed(const char* what, const std::string& name) {
   struct Scope {
     bool done = false;
     WGPUErrorType type = WGPUErrorType_NoError;
@@ -182,7 +185,7 @@ void WebGPUDevice::ThrowIfScopeFailed(const std::string& what) {
   api.DevicePopErrorScope(device, info);
   WaitFor(&scope.done);
   if (scope.type != WGPUErrorType_NoError) {
-    TVM_FFI_THROW(RuntimeError) << what << ": " << scope.message;
+    TVM_FFI_THROW(RuntimeError) << what << name << ": " << scope.message;
   }
 }
 
@@ -206,9 +209,10 @@ WebGPUBuffer* WebGPUDevice::Alloc(size_t nbytes) {
   desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
   desc.size = size;
   api.DevicePushErrorScope(device, WGPUErrorFilter_OutOfMemory);
-  WGPUBuffer handle = Checked("allocating " + std::to_string(nbytes) + " bytes",
-                              [&] { return api.DeviceCreateBuffer(device, &desc); });
-  ThrowIfScopeFailed("allocating " + std::to_string(nbytes) + " bytes (out of memory)");
+  std::string bytes = std::to_string(nbytes) + " bytes";
+  WGPUBuffer handle =
+      Checked([&] { return api.DeviceCreateBuffer(device, &desc); }, "allocating ", bytes);
+  ThrowIfScopeFailed("out of memory allocating ", bytes);
   auto* buffer = new WebGPUBuffer{handle, size};
   live_.insert(buffer);
   return buffer;
@@ -217,12 +221,7 @@ WebGPUBuffer* WebGPUDevice::Alloc(size_t nbytes) {
 WebGPUBuffer* WebGPUDevice::Lookup(const void* ptr, uint64_t offset, uint64_t nbytes,
                                    const char* role) {
   std::lock_guard<std::mutex> lock(mu);
-  return LookupHeld(ptr, offset, nbytes, role);
-}
-
-WebGPUBuffer* WebGPUDevice::LookupHeld(const void* ptr, uint64_t offset, uint64_t nbytes,
-                                       const char* role) {
-  if (live_.count(ptr) == 0) {
+  if (!IsLive(ptr)) {
     TVM_FFI_THROW(ValueError) << role << " (" << ptr
                               << ") is not a live WebGPU buffer allocated by TVM";
   }
@@ -261,12 +260,15 @@ void WebGPUDevice::Dispatched() {
   if (++dispatches_ >= kMaxBatch) Flush();
 }
 
+void WebGPUDevice::EndPass() {
+  if (pass_ == nullptr) return;
+  api.ComputePassEnd(pass_);
+  api.ComputePassRelease(pass_);
+  pass_ = nullptr;
+}
+
 void WebGPUDevice::Flush() {
-  if (pass_ != nullptr) {
-    api.ComputePassEnd(pass_);
-    api.ComputePassRelease(pass_);
-    pass_ = nullptr;
-  }
+  EndPass();
   if (arena_used_ > 0) {  // queue writes precede the submission below
     api.QueueWriteBuffer(queue, uniform_arena, 0, arena_host_.data(), arena_used_);
     arena_used_ = 0;
@@ -290,11 +292,7 @@ void WebGPUDevice::Sync() {
 
 void WebGPUDevice::CopyAligned(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t dof,
                                uint64_t n) {
-  if (pass_ != nullptr) {
-    api.ComputePassEnd(pass_);
-    api.ComputePassRelease(pass_);
-    pass_ = nullptr;
-  }
+  EndPass();  // copies are recorded on the encoder, after the dispatches so far
   if (encoder_ == nullptr) encoder_ = api.DeviceCreateCommandEncoder(device, nullptr);
   api.CommandEncoderCopyBufferToBuffer(encoder_, src, so, dst, dof, n);
 }
@@ -306,7 +304,7 @@ void WebGPUDevice::ReadAligned(WGPUBuffer src, uint64_t offset, void* dst, uint6
     desc.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
     desc.size = std::max<uint64_t>(RoundUp(nbytes, 4096), 1 << 16);
     staging_ =
-        Checked("creating a staging buffer", [&] { return api.DeviceCreateBuffer(device, &desc); });
+        Checked([&] { return api.DeviceCreateBuffer(device, &desc); }, "creating a staging buffer");
     staging_size_ = desc.size;
   }
   CopyAligned(src, offset, staging_, 0, nbytes);

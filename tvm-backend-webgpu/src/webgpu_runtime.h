@@ -49,7 +49,6 @@ namespace tvm_backend_webgpu {
     WGPUFuture(WGPUDevice, WGPUPopErrorScopeCallbackInfo))                                        \
   X(DeviceCreateBuffer, "wgpuDeviceCreateBuffer",                                                 \
     WGPUBuffer(WGPUDevice, const WGPUBufferDescriptor*))                                          \
-  X(BufferDestroy, "wgpuBufferDestroy", void(WGPUBuffer))                                         \
   X(BufferRelease, "wgpuBufferRelease", void(WGPUBuffer))                                         \
   X(BufferMapAsync, "wgpuBufferMapAsync",                                                         \
     WGPUFuture(WGPUBuffer, WGPUMapMode, size_t, size_t, WGPUBufferMapCallbackInfo))               \
@@ -130,8 +129,8 @@ class WebGPUDevice {
    *  naming `role` otherwise.
    */
   WebGPUBuffer* Lookup(const void* ptr, uint64_t offset, uint64_t nbytes, const char* role);
-  /*! \brief Lookup, for a caller that holds mu. */
-  WebGPUBuffer* LookupHeld(const void* ptr, uint64_t offset, uint64_t nbytes, const char* role);
+  /*! \brief Whether `ptr` is a live buffer of this device. Caller holds mu. */
+  bool IsLive(const void* ptr) const { return live_.count(ptr) != 0; }
   /*! \brief Host to device; any offset and size (unaligned edges are read, patched, written). */
   void Write(WebGPUBuffer* dst, uint64_t offset, const void* src, uint64_t nbytes);
   /*! \brief Device to host (waits for pending work). */
@@ -144,13 +143,14 @@ class WebGPUDevice {
 
   /*!
    * \brief Creates an object under a validation error scope: `make` returns it (null on failure);
-   *  RuntimeError "<what>: <wgpu's message>" when wgpu reports an error. Caller holds mu.
+   *  RuntimeError "<what><name>: <wgpu's message>" when wgpu reports an error (the message is
+   *  built only then: this runs on every launch). Caller holds mu.
    */
   template <typename F>
-  auto Checked(const std::string& what, F make) -> decltype(make()) {
+  auto Checked(F make, const char* what, const std::string& name = "") -> decltype(make()) {
     api.DevicePushErrorScope(device, WGPUErrorFilter_Validation);
     auto made = make();
-    ThrowIfScopeFailed(what);
+    ThrowIfScopeFailed(what, name);
     return made;
   }
   /*! \brief The compute pass dispatches are recorded into (opened on demand). Caller holds mu. */
@@ -178,9 +178,11 @@ class WebGPUDevice {
  private:
   friend class tvm::runtime::LazyDiscovery<WebGPUDevice>;
   WebGPUDevice() = default;
-  void ThrowIfScopeFailed(const std::string& what);
+  void ThrowIfScopeFailed(const char* what, const std::string& name);
   /*! \brief Ends the open pass and submits everything recorded (and the uniform arena). */
   void Flush();
+  /*! \brief Ends the open compute pass, if any. */
+  void EndPass();
   void CopyAligned(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t dof, uint64_t n);
   void ReadAligned(WGPUBuffer src, uint64_t offset, void* dst, uint64_t nbytes);
   /*! \brief Processes events until `*done`. */
@@ -204,7 +206,7 @@ constexpr size_t kMaxBatch = 1024;
 
 /*! \brief Registers the DeviceAPI of kDLWebGPU. */
 void RegisterDeviceAPI();
-/*! \brief Registers ffi.Module.create.webgpu, ffi.Module.load_from_bytes.webgpu and webgpu.*. */
+/*! \brief Registers ffi.Module.create.webgpu and ffi.Module.load_from_bytes.webgpu. */
 void RegisterModuleFunctions();
 
 }  // namespace tvm_backend_webgpu

@@ -74,22 +74,11 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     ctx.declare_module_kind("webgpu")
 
 
-def unavailable_reason() -> str:
-    """Why no WebGPU device can be used here ("" when one can); requests the adapter if needed."""
-    import tvm_ffi
-
-    func = tvm_ffi.get_global_func("webgpu.UnavailableReason", allow_missing=True)
-    if func is None:
-        return "the WebGPU runtime is not loaded (see `python -m tvm.backend`)"
-    return str(func())
-
-
 __all__ = [
     "CAPABILITIES",
     "DEVICE_TYPE",
     "INSTALL_HINT",
     "WGPU_REQUIREMENT",
     "activate",
-    "unavailable_reason",
     "wgpu_native_library",
 ]

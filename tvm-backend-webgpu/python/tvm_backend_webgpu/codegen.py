@@ -16,24 +16,24 @@ payload (format ``wgsl``) is the shaders one after another, each introduced by a
   ``blockIdx`` extents are the dispatch, folded by the runtime over up to three dimensions when
   one exceeds 65535 (the shader unfolds it).
 
-WebGPU's portable limits are checked here, at compile time, so a kernel that runs in wgpu-native
-also runs in a browser: storage buffers per shader stage, workgroup size per dimension and in
-total, workgroup storage. The target kind's capabilities carry them (``max_num_threads``,
-``max_shared_memory_per_block``); a detected device's target may raise them.
+WebGPU's portable limits are checked at compile time, so a kernel that runs in wgpu-native also
+runs in a browser: storage buffers per shader stage and the workgroup size per dimension here;
+invocations and workgroup storage per workgroup by the core's capability check, from the target
+kind's ``max_num_threads`` and ``max_shared_memory_per_block`` (a detected device's target may
+raise them).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from tvm.codegen import device_module
-from tvm.codegen.c_family import CodegenError
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprVisitor, post_order_visit
+from tvm.tir.functor import post_order_visit
+from tvm.tir.transform.capabilities import first_use
 from tvm.tir.transform.verify import TIRVerifyError, with_span
 
 from .wgsl import WGSLPrinter
@@ -69,6 +69,8 @@ def scalar_arg_type(dtype: str) -> str:
 
 
 def _type_advice(dtype: str) -> str:
+    if _dt.lanes(dtype) != 1:
+        return "the WebGPU backend has no vector dtypes yet; use scalars"
     if dtype in ("int64", "uint64", "float64"):
         return "WebGPU has no 64-bit types; compute in int32/float32"
     if dtype in ("bfloat16",):
@@ -76,63 +78,22 @@ def _type_advice(dtype: str) -> str:
     return "WGSL has no 8- or 16-bit integers; use int32"
 
 
-class _TypeCheck(StmtExprVisitor):
-    """Raises :class:`WGSLTypeError` at the first variable or value of a type WGSL lacks, naming
-    it and the TVMScript line."""
-
-    def __init__(self, kernel: PrimFunc) -> None:
-        self.kernel = kernel
-        self.span: Any = None
-
-    def fail(self, what: str, dtype: str, span: Any = None) -> None:
-        msg = f"kernel '{self.kernel.global_symbol}': {what} has type {dtype}; {_type_advice(dtype)}"
-        raise WGSLTypeError(with_span(msg, span or self.span))
-
-    def check_var(self, var: E.Var, what: str = "variable") -> None:
-        if var.dtype != "handle" and var.dtype not in VALUE_DTYPES:
-            self.fail(f"{what} '{var.name}'", var.dtype)
-
-    def check_buffer(self, buf: E.Buffer, span: Any = None) -> None:
-        elem = _dt.element_of(buf.dtype)
-        if _dt.lanes(buf.dtype) != 1:
-            raise CodegenError(
-                f"kernel '{self.kernel.global_symbol}': buffer '{buf.name}' has vector dtype {buf.dtype}"
+def check_types(kernel: PrimFunc) -> None:
+    """Raise :class:`WGSLTypeError` at the first buffer, variable or value of a type WGSL lacks,
+    naming it and the TVMScript line (the core's :func:`first_use` finds it)."""
+    name = kernel.global_symbol
+    for buf in kernel.buffer_map.values():  # storage buffers hold fewer types than values have
+        if _dt.element_of(buf.dtype) == "bool":
+            raise WGSLTypeError(
+                f"kernel '{name}': buffer '{buf.name}' holds bool; WebGPU buffers cannot hold bool "
+                f"(store int32 0/1 instead)"
             )
-        allowed = BUFFER_DTYPES if buf.scope not in ("shared", "local") else VALUE_DTYPES
-        if elem not in allowed:
-            if elem == "bool":
-                msg = f"kernel '{self.kernel.global_symbol}': buffer '{buf.name}' holds bool; WebGPU buffers cannot "
-                raise WGSLTypeError(with_span(msg + "hold bool (store int32 0/1 instead)", span or self.span))
-            self.fail(f"buffer '{buf.name}'", buf.dtype, span)
-
-    def run(self) -> None:
-        for p in self.kernel.params:
-            buf = self.kernel.buffer_map.get(p)
-            if buf is not None:
-                self.check_buffer(buf)
-            else:
-                self.check_var(p, "parameter")
-        self.visit_stmt(self.kernel.body)
-
-    def visit_stmt(self, s: S.Stmt) -> None:
-        outer, self.span = self.span, getattr(s, "span", None) or self.span
-        if isinstance(s, S.Allocate):
-            self.check_buffer(s.buffer)
-        elif isinstance(s, S.For):
-            self.check_var(s.loop_var, "loop variable")
-        elif isinstance(s, S.LetStmt):
-            self.check_var(s.var)
-        super().visit_stmt(s)
-        self.span = outer
-
-    def visit_expr(self, e: E.PrimExpr) -> None:
-        if isinstance(e, E.Let):
-            self.check_var(e.var)
-        dtype = getattr(e, "dtype", "void")
-        if dtype not in ("void", "handle") and not isinstance(e, E.StringImm) and dtype not in VALUE_DTYPES:
-            what = f"variable '{e.name}'" if isinstance(e, E.Var) else f"a {type(e).__name__} expression"
-            self.fail(what, dtype)
-        super().visit_expr(e)
+        if buf.dtype not in BUFFER_DTYPES:
+            raise WGSLTypeError(f"kernel '{name}': buffer '{buf.name}' has type {buf.dtype}; {_type_advice(buf.dtype)}")
+    use = first_use(kernel, lambda dtype: dtype not in VALUE_DTYPES)
+    if use is not None:
+        what, dtype, span = use
+        raise WGSLTypeError(with_span(f"kernel '{name}': {what}; {_type_advice(dtype)}", span))
 
 
 def thread_extents(kernel: PrimFunc) -> dict[str, Any]:
@@ -147,13 +108,11 @@ def thread_extents(kernel: PrimFunc) -> dict[str, Any]:
     return found
 
 
-def _capability(target: Any, name: str, default: int) -> int:
-    got = target.capability(name) if target is not None else None
-    return int(got) if got is not None else default
-
-
-def check_limits(kernel: PrimFunc, loops: dict[str, S.For], target: Any) -> None:
-    """Raise :class:`TIRVerifyError` when ``kernel`` exceeds a WebGPU limit (named)."""
+def check_limits(kernel: PrimFunc, loops: dict[str, S.For]) -> None:
+    """Raise :class:`TIRVerifyError` when ``kernel`` exceeds a WebGPU limit the target's
+    capabilities do not cover (invocations and workgroup storage per workgroup are the core's
+    ``max_num_threads`` and ``max_shared_memory_per_block`` checks): storage buffers per stage and
+    the workgroup size per dimension."""
     name = kernel.global_symbol
     nbuf = sum(1 for p in kernel.params if p in kernel.buffer_map)
     limit = LIMITS["maxStorageBuffersPerShaderStage"]
@@ -162,7 +121,6 @@ def check_limits(kernel: PrimFunc, loops: dict[str, S.For], target: Any) -> None
             f"kernel '{name}' binds {nbuf} storage buffers; WebGPU's maxStorageBuffersPerShaderStage is "
             f"{limit} (browsers enforce it): split the kernel or pack buffers together"
         )
-    sizes = []
     for axis in "xyz":
         loop = loops.get(f"threadIdx.{axis}")
         extent = loop.extent.value if loop is not None and isinstance(loop.extent, E.IntImm) else 1
@@ -170,33 +128,6 @@ def check_limits(kernel: PrimFunc, loops: dict[str, S.For], target: Any) -> None
         if extent > LIMITS[key]:
             msg = f"kernel '{name}': threadIdx.{axis} = {extent} exceeds WebGPU's {key} ({LIMITS[key]})"
             raise TIRVerifyError(with_span(msg, loop.span))
-        sizes.append(extent)
-    limit = _capability(target, "max_num_threads", LIMITS["maxComputeInvocationsPerWorkgroup"])
-    if math.prod(sizes) > limit:
-        raise TIRVerifyError(
-            f"kernel '{name}' runs {math.prod(sizes)} invocations per workgroup; WebGPU's "
-            f"maxComputeInvocationsPerWorkgroup is {limit}"
-        )
-    used = _workgroup_bytes(kernel)
-    limit = _capability(target, "max_shared_memory_per_block", LIMITS["maxComputeWorkgroupStorageSize"])
-    if used > limit:
-        raise TIRVerifyError(
-            f"kernel '{name}' needs {used} bytes of workgroup storage; WebGPU's "
-            f"maxComputeWorkgroupStorageSize is {limit}"
-        )
-
-
-def _workgroup_bytes(kernel: PrimFunc) -> int:
-    """Bytes of the kernel's ``shared`` allocations (``var<workgroup>`` arrays)."""
-    sizes: list[int] = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, S.Allocate) and node.buffer.scope == "shared":
-            count = math.prod(int(d.value) for d in node.buffer.shape if isinstance(d, E.IntImm))
-            sizes.append(count * _dt.bits(node.buffer.dtype) // 8)
-
-    post_order_visit(kernel.body, visit)
-    return sum(sizes)
 
 
 def _written_buffers(kernel: PrimFunc) -> set[Any]:
@@ -233,20 +164,20 @@ def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
     return out
 
 
-def kernel_shader(kernel: PrimFunc, target: Any = None) -> str:
+def kernel_shader(kernel: PrimFunc) -> str:
     """The WGSL shader of one kernel (types and limits checked first)."""
-    _TypeCheck(kernel).run()
+    check_types(kernel)
     loops = thread_extents(kernel)
-    check_limits(kernel, loops, target)
+    check_limits(kernel, loops)
     printer = WGSLPrinter()
     bindings = _bindings(kernel, printer)
     extents = {tag: loop.extent for tag, loop in loops.items()}
     return printer.print_shader(kernel, bindings, extents)
 
 
-def generate(kernels: list[PrimFunc], target: Any = None) -> str:
+def generate(kernels: list[PrimFunc]) -> str:
     """The payload: every kernel's shader after its ``//! kernel <name>`` line."""
-    return "".join(f"{KERNEL_MARK}{k.global_symbol}\n{kernel_shader(k, target)}" for k in kernels)
+    return "".join(f"{KERNEL_MARK}{k.global_symbol}\n{kernel_shader(k)}" for k in kernels)
 
 
 def function_table(kernels: list[PrimFunc]) -> list[list]:
@@ -258,7 +189,7 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
     """Target kind ``webgpu``'s codegen: WGSL for ``kernels`` in a ``webgpu`` device module (the
     real module when the runtime is loaded, else the fallback with the same bytes)."""
     kernels = list(kernels)
-    text = generate(kernels, target)
+    text = generate(kernels)
     return device_module.create_device_module("webgpu", "wgsl", function_table(kernels), text, [["wgsl", text]])
 
 

@@ -92,7 +92,7 @@ class WGSLPrinter(CFamilyPrinter):
         if value != value or value in (float("inf"), float("-inf")):
             # no WGSL literal is infinite or NaN, and constant expressions must stay finite:
             # build the value from bits held in a private variable, at run time
-            self.globals_once("tvm_inf_bits", "var<private> tvm_inf_bits: u32 = 0x7f800000u;")
+            self.global_once("var<private> tvm_inf_bits: u32 = 0x7f800000u;")
             if value != value:
                 bits = "(tvm_inf_bits | 0x400000u)"
             else:
@@ -113,10 +113,9 @@ class WGSLPrinter(CFamilyPrinter):
             return "i32(-2147483648)"
         return f"{value}i"
 
-    def globals_once(self, key: str, text: str) -> None:
-        """Add a module-scope declaration unless one with ``key`` exists."""
-        if key not in self.helpers:
-            self.helpers[key] = ""
+    def global_once(self, text: str) -> None:
+        """Add a module-scope declaration unless it is there already."""
+        if text not in self.globals:
             self.globals.append(text)
 
     # ------------------------------------------------------------------ expressions
@@ -129,24 +128,18 @@ class WGSLPrinter(CFamilyPrinter):
             return f"({v} != {self.int_literal(0, src) if not _dt.is_float(src) else self.float_literal(0.0, src)})"
         return f"{self.type_name(dst)}({v})"
 
-    def visit_Not(self, e: E.Not) -> str:
-        return f"(!{self.expr(e.a)})"
-
     def visit_Select(self, e: E.Select) -> str:
-        c, a, b = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
-        return f"select({b}, {a}, {c})"
+        return self._select(e.condition, e.true_value, e.false_value)
+
+    def _select(self, cond: E.PrimExpr, a: E.PrimExpr, b: E.PrimExpr) -> str:
+        """``cond ? a : b`` (WGSL's select takes the false value first)."""
+        return f"select({self.expr(b)}, {self.expr(a)}, {self.expr(cond)})"
 
     def visit_Div(self, e: E.BinaryOp) -> str:
         return self._binary(e, "/")  # legalized: the divisor is safe, and WGSL defines a / 0
 
     def visit_Mod(self, e: E.BinaryOp) -> str:
         return self._binary(e, "%")  # WGSL's % on floats is fmod's truncated remainder
-
-    def visit_And(self, e: E.BinaryOp) -> str:
-        return self._binary(e, "&&")
-
-    def visit_Or(self, e: E.BinaryOp) -> str:
-        return self._binary(e, "||")
 
     def _unlegalized(self, e: E.BinaryOp) -> str:
         raise CodegenError(f"{type(e).__name__} reaches the WGSL printer unlegalized (legalize_arithmetic must run)")
@@ -186,8 +179,7 @@ class WGSLPrinter(CFamilyPrinter):
     def call_if_then_else(self, call: E.Call) -> str:
         # select evaluates both sides; WGSL bounds every buffer access, so a guarded load that
         # would be out of range reads a harmless value that select then discards
-        c, a, b = (self.expr(x) for x in call.args)
-        return f"select({b}, {a}, {c})"
+        return self._select(*call.args)
 
     def _f32_bits(self, x: E.PrimExpr) -> str:
         v = self.expr(x)
@@ -207,9 +199,6 @@ class WGSLPrinter(CFamilyPrinter):
         if _dt.bits(src.dtype) != _dt.bits(call.dtype) or _dt.bits(src.dtype) != 32:
             raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype}: WGSL bitcasts 32-bit values only")
         return f"bitcast<{self.type_name(call.dtype)}>({self.expr(src)})"
-
-    def call_bitwise_not(self, call: E.Call) -> str:
-        return f"(~{self.expr(call.args[0])})"
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s: S.Stmt) -> None:
@@ -246,12 +235,12 @@ class WGSLPrinter(CFamilyPrinter):
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
-        name = self.name_of(buf.data, buf.name)
-        decl = f"{name}: array<{self.type_name(buf.dtype)}, {self.alloc_size(buf)}>"
-        if buf.scope == "local" and self.alloc_size(buf) == "1":
+        name, elem, size = self.name_of(buf.data, buf.name), self.type_name(buf.dtype), self.alloc_size(buf)
+        decl = f"{name}: array<{elem}, {size}>"
+        if buf.scope == "local" and size == "1":
             # a scalar, not an array: the WGSL compiler keeps it in a register, unchecked
             self._registers.add(buf.data)
-            self.emit(f"var {name}: {self.type_name(buf.dtype)};")
+            self.emit(f"var {name}: {elem};")
         elif buf.scope == "shared":
             self.globals.append(f"var<workgroup> {decl};")
         elif buf.scope == "local":

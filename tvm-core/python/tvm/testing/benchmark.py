@@ -16,6 +16,63 @@ from typing import Any, Callable
 Side = tuple[Callable[[], None], Callable[[], None]]
 
 
+class KernelCall:
+    """A compiled function with its arguments on a device: ``run`` calls it, ``sync`` waits for
+    the device (the ``(run, sync)`` pair :func:`compare` times)."""
+
+    def __init__(self, fn: Callable[..., Any], args: list[Any], dev: Any):
+        self.fn, self.args, self.sync = fn, args, dev.sync
+
+    def run(self) -> None:
+        """Launch once."""
+        self.fn(*self.args)
+
+
+class WgpuKernel:
+    """The peer of the WebGPU and Vulkan dispatch benchmarks: a hand-written WGSL kernel over
+    float32 buffers a, b (inputs) and c (``out_nbytes``), dispatched by wgpu-py (wgpu-native) on
+    its high-performance adapter as ``groups`` workgroups."""
+
+    def __init__(self, wgsl: str, a: Any, b: Any, groups: tuple[int, int, int], out_nbytes: int):
+        import wgpu
+
+        self.adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        self.device = self.adapter.request_device_sync()
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        self.bufs = [self.device.create_buffer_with_data(data=x, usage=usage) for x in (a, b)]
+        self.bufs.append(self.device.create_buffer(size=out_nbytes, usage=usage))
+        shader = self.device.create_shader_module(code=wgsl)
+        self.pipeline = self.device.create_compute_pipeline(layout="auto", compute={"module": shader})
+        entries = [{"binding": i, "resource": {"buffer": buf}} for i, buf in enumerate(self.bufs)]
+        self.bind = self.device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=entries)
+        self.groups = groups
+
+    def run(self) -> None:
+        """Record and submit one dispatch."""
+        encoder = self.device.create_command_encoder()
+        compute = encoder.begin_compute_pass()
+        compute.set_pipeline(self.pipeline)
+        compute.set_bind_group(0, self.bind)
+        compute.dispatch_workgroups(*self.groups)
+        compute.end()
+        self.device.queue.submit([encoder.finish()])
+
+    def sync(self) -> None:
+        """Wait for all submitted work (wgpuDevicePoll(wait=true); wgpu-py 0.32's
+        on_submitted_work_done_sync fails on a callback signature mismatch)."""
+        wait = getattr(self.device, "_poll_wait", None)
+        if wait is not None:
+            wait()
+        else:
+            self.device.queue.on_submitted_work_done_sync()
+
+    def result(self) -> Any:
+        """Buffer c as a float32 NumPy array."""
+        import numpy as np
+
+        return np.frombuffer(self.device.queue.read_buffer(self.bufs[2]), dtype="float32")
+
+
 def batch_ms(run: Callable[[], None], sync: Callable[[], None], batch: int) -> float:
     """Milliseconds per launch of one batch of ``batch`` launches followed by a sync."""
     t0 = time.perf_counter()
@@ -75,4 +132,4 @@ def write_json(path: str, data: dict) -> None:
         f.write("\n")
 
 
-__all__ = ["batch_ms", "compare", "summarize", "write_json"]
+__all__ = ["KernelCall", "WgpuKernel", "batch_ms", "compare", "summarize", "write_json"]

@@ -292,6 +292,20 @@ class _FreeVars(StmtExprVisitor):
         self.visit_stmt(s.body)
 
 
+def leaves_loop_early(body: Optional[Stmt]) -> bool:
+    """Whether a loop ``body`` holds a ``break`` or ``continue`` of its own loop (those of inner
+    loops leave only the inner loop): then not every iteration runs to its end."""
+    if isinstance(body, (Break, Continue)):
+        return True
+    if body is None or isinstance(body, (For, While)):
+        return False
+    if isinstance(body, SeqStmt):
+        return any(leaves_loop_early(x) for x in body.seq)
+    if isinstance(body, IfThenElse):
+        return leaves_loop_early(body.then_case) or leaves_loop_early(body.else_case)
+    return leaves_loop_early(getattr(body, "body", None))
+
+
 def free_vars(node: Any, defined=()) -> list[Var]:
     """Vars used in ``node`` (statement or expression) but not defined inside it, in order of first
     use. Buffer data handles are not included (see :func:`used_buffers`); ``defined`` lists vars to

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tvm.tir.analysis import free_vars
+from tvm.tir.analysis import free_vars, leaves_loop_early
 from tvm.tir.expr import (
     Add,
     Buffer,
@@ -32,8 +32,8 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprVisitor, post_order_visit
-from tvm.tir.stmt import Break, BufferStore, Continue, For, IfThenElse, Stmt
+from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.stmt import BufferStore, For, IfThenElse
 
 from .verify import TIRVerifyError, with_span
 
@@ -71,14 +71,6 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval]) -> Optional[Interval]:
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
 
 
-def _leaves_early(body: Stmt) -> bool:
-    """Whether a loop body holds a ``break`` or ``continue`` (of this loop or an inner one: the
-    inner loops' count as well, to stay on the safe side)."""
-    found: list[bool] = []
-    post_order_visit(body, lambda n: found.append(True) if isinstance(n, (Break, Continue)) else None)
-    return bool(found)
-
-
 class _BoundsChecker(StmtExprVisitor):
     def __init__(self, func: PrimFunc) -> None:
         self.func = func
@@ -89,7 +81,7 @@ class _BoundsChecker(StmtExprVisitor):
     def visit_For(self, s: For) -> None:
         lo, n = _interval(s.min, self.ranges), _interval(s.extent, self.ranges)
         known = lo is not None and lo[0] == lo[1] and n is not None and n[0] == n[1] and n[0] > 0
-        known = known and not _leaves_early(s.body)  # after a break, later iterations never run
+        known = known and not leaves_loop_early(s.body)  # after a break, later iterations never run
         if known:
             self.ranges[s.loop_var] = (lo[0], lo[0] + n[0] - 1)
             self.loops[s.loop_var] = s

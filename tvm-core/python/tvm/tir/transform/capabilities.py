@@ -6,7 +6,7 @@ the limit (with the TVMScript line where one is known), instead of a launch fail
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import IntImm, PrimExpr, Var
@@ -68,41 +68,43 @@ def _shared_bytes(allocations: list[tuple[str, int, str, Any]], scopes: tuple[st
     return sum(a[1] for a in mine), [a[2] for a in mine], largest[3] if largest else None
 
 
-def _first_use_of(kernel: PrimFunc, elements: tuple[str, ...]) -> tuple[str, Any] | None:
-    """The first use of a dtype among ``elements`` (a buffer, a variable, else a value), with the
-    span of the statement where it appears."""
+def first_use(kernel: PrimFunc, matches: Callable[[str], bool]) -> tuple[str, str, Any] | None:
+    """The first use in ``kernel`` of a dtype that ``matches`` (a buffer parameter, a scalar
+    parameter, an allocation, a variable, else a value): ``(what, dtype, span)``, ``what`` naming
+    it ("variable 'i' of int64") and ``span`` the statement where it appears; None when there is
+    none. Code generators use it to refuse the types their language lacks."""
     for buf in kernel.buffer_map.values():
-        if _dt.element_of(buf.dtype) in elements:
-            return f"buffer '{buf.name}' of {buf.dtype}", getattr(buf, "span", None)
+        if matches(buf.dtype):
+            return f"buffer '{buf.name}' of {buf.dtype}", buf.dtype, getattr(buf, "span", None)
     for p in kernel.params:
-        if p not in kernel.buffer_map and _dt.element_of(p.dtype) in elements:
-            return f"parameter '{p.name}' of {p.dtype}", None
-    finder = _FirstUse(elements)
+        if p not in kernel.buffer_map and p.dtype != "handle" and matches(p.dtype):
+            return f"parameter '{p.name}' of {p.dtype}", p.dtype, None
+    finder = _FirstUse(matches)
     finder.visit_stmt(kernel.body)
     return finder.found
 
 
 class _FirstUse(StmtExprVisitor):
-    """Finds the first variable, allocation or value of a dtype in ``elements``."""
+    """Finds the first variable, allocation or value whose dtype ``matches``."""
 
-    def __init__(self, elements: tuple[str, ...]):
-        self.elements = elements
-        self.found: tuple[str, Any] | None = None
+    def __init__(self, matches: Callable[[str], bool]):
+        self.matches = matches
+        self.found: tuple[str, str, Any] | None = None
         self.span: Any = None
 
     def _has(self, dtype: str) -> bool:
-        return dtype not in ("handle", "void") and _dt.element_of(dtype) in self.elements
+        return dtype not in ("handle", "void") and self.matches(dtype)
 
     def visit_stmt(self, s: Any) -> None:
         if self.found is not None:
             return
         outer, self.span = self.span, getattr(s, "span", None) or self.span
         if isinstance(s, Allocate) and self._has(s.buffer.dtype):
-            self.found = (f"buffer '{s.buffer.name}' of {s.buffer.dtype}", self.span)
+            self.found = (f"buffer '{s.buffer.name}' of {s.buffer.dtype}", s.buffer.dtype, self.span)
         elif isinstance(s, (LetStmt, For)):
             var = s.var if isinstance(s, LetStmt) else s.loop_var
             if self._has(var.dtype):
-                self.found = (f"variable '{var.name}' of {var.dtype}", self.span)
+                self.found = (f"variable '{var.name}' of {var.dtype}", var.dtype, self.span)
         if self.found is None:
             super().visit_stmt(s)
         self.span = outer
@@ -112,7 +114,7 @@ class _FirstUse(StmtExprVisitor):
             return
         if isinstance(e, PrimExpr) and self._has(getattr(e, "dtype", "") or "void"):
             what = f"variable '{e.name}'" if isinstance(e, Var) else "a value"
-            self.found = (f"{what} of {e.dtype}", self.span)
+            self.found = (f"{what} of {e.dtype}", e.dtype, self.span)
             return
         super().visit_expr(e)
 
@@ -150,10 +152,10 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
     for capability, elements in _DTYPE_CAPABILITIES.items():
         if target.capability(capability):
             continue
-        use = _first_use_of(kernel, elements)
+        use = first_use(kernel, lambda dtype, elements=elements: _dt.element_of(dtype) in elements)
         if use is not None:
             raise TIRVerifyError(
-                with_span(f"kernel '{name}' uses {use[0]}; target '{kind}' has no {elements[0]}", use[1])
+                with_span(f"kernel '{name}' uses {use[0]}; target '{kind}' has no {elements[0]}", use[2])
             )
 
 

@@ -21,6 +21,7 @@ import struct
 from typing import Optional
 
 from tvm.tir import dtype as _dt
+from tvm.tir.analysis import leaves_loop_early
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -49,7 +50,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
-from tvm.tir.stmt import Break, Continue, Evaluate, For, ForKind, IfThenElse, SeqStmt, Stmt, While
+from tvm.tir.stmt import Evaluate, For, ForKind, IfThenElse, Stmt
 
 
 def _wrap_int(dtype: str, v: int) -> int:
@@ -266,22 +267,9 @@ class _Simplify(StmtExprMutator):
         if s.kind is not ForKind.THREAD_BINDING and isinstance(ext, IntImm):
             if ext.value <= 0:
                 return None
-            if ext.value == 1 and not _leaves_this_loop(s.body):  # its break/continue needs the loop
+            if ext.value == 1 and not leaves_loop_early(s.body):  # its break/continue needs the loop
                 return self.visit_stmt(substitute(s.body, {s.loop_var: mn}))
         return self.rebuild_for(s, mn, ext)
-
-
-def _leaves_this_loop(s: Optional[Stmt]) -> bool:
-    """Whether ``s`` (a loop body) holds a break or continue of its own loop (not of an inner one)."""
-    if isinstance(s, (Break, Continue)):
-        return True
-    if s is None or isinstance(s, (For, While)):
-        return False
-    if isinstance(s, SeqStmt):
-        return any(_leaves_this_loop(x) for x in s.seq)
-    if isinstance(s, IfThenElse):
-        return _leaves_this_loop(s.then_case) or _leaves_this_loop(s.else_case)
-    return _leaves_this_loop(getattr(s, "body", None))
 
 
 def simplify_expr(e: PrimExpr) -> PrimExpr:
