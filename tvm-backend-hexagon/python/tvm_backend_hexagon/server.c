@@ -1,0 +1,160 @@
+/*
+ * The simulator-side half of the hexagon runtime: linked with the generated kernels into one
+ * static Hexagon executable that runs under qemu-hexagon for as long as its module lives.
+ *
+ *   argv: <arena fd> <arena bytes>   the device memory, shared with the host process
+ *   stdin: launch commands           stdout: replies (both a socket to the host)
+ *
+ * Protocol (little-endian, the host's tvm-backend-hexagon/src/hexagon_simulator.h):
+ *   hello  -> {'TVHS', version, guest address of the arena, number of kernels}
+ *   launch <- {'TVHL', kernel, grid[3], block[3], nargs, 0} then nargs 8-byte argument slots
+ *             (buffers: their guest addresses; scalars: their bits)
+ *   reply  -> {'TVHR', status, message bytes, 0} then the message (status 0: done)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define TVM_HEXAGON_PROTOCOL 1
+#define MAGIC_HELLO 0x53485654u  /* "TVHS" */
+#define MAGIC_LAUNCH 0x4c485654u /* "TVHL" */
+#define MAGIC_REPLY 0x52485654u  /* "TVHR" */
+#define MAX_ARGS 256
+#define MAX_TEAM 1024
+
+typedef void (*tvm_hexagon_kernel_fn)(const uint64_t*, const int64_t*, const int64_t*, int64_t);
+struct tvm_hexagon_kernel {
+  const char* name;
+  tvm_hexagon_kernel_fn fn;
+  int32_t team; /* 1: the kernel has barriers; its threads run as a team of POSIX threads */
+};
+extern const struct tvm_hexagon_kernel tvm_hexagon_kernels[];
+extern const uint32_t tvm_hexagon_num_kernels;
+
+struct launch_header {
+  uint32_t magic, kernel;
+  int64_t grid[3], block[3];
+  uint32_t nargs, reserved;
+};
+
+static pthread_barrier_t team_barrier;
+
+/* tvm_storage_sync("shared") of a team kernel: every thread of the block meets here. */
+void tvm_hexagon_barrier(void) { pthread_barrier_wait(&team_barrier); }
+
+static int read_all(void* buf, size_t n) {
+  char* p = buf;
+  while (n > 0) {
+    ssize_t got = read(0, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return -1;
+    p += got;
+    n -= (size_t)got;
+  }
+  return 0;
+}
+
+static int write_all(const void* buf, size_t n) {
+  const char* p = buf;
+  while (n > 0) {
+    ssize_t put = write(1, p, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return -1;
+    p += put;
+    n -= (size_t)put;
+  }
+  return 0;
+}
+
+static int reply(int32_t status, const char* message) {
+  uint32_t len = (uint32_t)strlen(message);
+  uint32_t head[4] = {MAGIC_REPLY, (uint32_t)status, len, 0};
+  return write_all(head, sizeof(head)) || write_all(message, len) ? -1 : 0;
+}
+
+struct team_member {
+  const struct tvm_hexagon_kernel* kernel;
+  const uint64_t* args;
+  const struct launch_header* head;
+  int64_t tid;
+};
+
+static void* run_member(void* arg) {
+  struct team_member* m = arg;
+  m->kernel->fn(m->args, m->head->grid, m->head->block, m->tid);
+  return NULL;
+}
+
+/* Runs a barrier kernel: one POSIX thread per thread of the block, for every block. */
+static const char* run_team(const struct tvm_hexagon_kernel* k, const uint64_t* args,
+                            const struct launch_header* h, int64_t nthreads) {
+  static struct team_member members[MAX_TEAM];
+  static pthread_t threads[MAX_TEAM];
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 128 * 1024);
+  pthread_barrier_init(&team_barrier, NULL, (unsigned)nthreads);
+  const char* failed = NULL;
+  int64_t started = 0;
+  for (; started < nthreads; ++started) {
+    members[started] = (struct team_member){k, args, h, started};
+    if (pthread_create(&threads[started], &attr, run_member, &members[started]) != 0) {
+      failed = "cannot start the threads of a block (pthread_create failed)";
+      break;
+    }
+  }
+  if (failed != NULL) {
+    /* the started threads wait at a barrier that can never fill: end the process, the host
+       reports its death */
+    fprintf(stderr, "hexagon server: %s (%lld of %lld threads)\n", failed, (long long)started, (long long)nthreads);
+    _exit(3);
+  }
+  for (int64_t i = 0; i < started; ++i) pthread_join(threads[i], NULL);
+  pthread_barrier_destroy(&team_barrier);
+  pthread_attr_destroy(&attr);
+  return NULL;
+}
+
+static const char* launch(const struct launch_header* h, const uint64_t* args) {
+  if (h->kernel >= tvm_hexagon_num_kernels) return "no such kernel index";
+  const struct tvm_hexagon_kernel* k = &tvm_hexagon_kernels[h->kernel];
+  int64_t nthreads = h->block[0] * h->block[1] * h->block[2];
+  if (nthreads <= 0) return NULL;
+  if (!k->team) {
+    k->fn(args, h->grid, h->block, -1);
+    return NULL;
+  }
+  if (nthreads > MAX_TEAM) return "more threads per block than the simulator runs as a team (1024)";
+  return run_team(k, args, h, nthreads);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s <arena fd> <arena bytes> (started by libtvm_runtime_hexagon)\n", argv[0]);
+    return 2;
+  }
+  int fd = atoi(argv[1]);
+  size_t bytes = (size_t)strtoull(argv[2], NULL, 10);
+  char* arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (arena == MAP_FAILED) {
+    fprintf(stderr, "hexagon server: cannot map %zu bytes of device memory: %s\n", bytes, strerror(errno));
+    return 2;
+  }
+  close(fd);
+  uint32_t hello[4] = {MAGIC_HELLO, TVM_HEXAGON_PROTOCOL, (uint32_t)(uintptr_t)arena, tvm_hexagon_num_kernels};
+  if (write_all(hello, sizeof(hello))) return 2;
+  static uint64_t args[MAX_ARGS];
+  struct launch_header h;
+  while (read_all(&h, sizeof(h)) == 0) {
+    if (h.magic != MAGIC_LAUNCH || h.nargs > MAX_ARGS) return 2; /* the host never sends this */
+    if (read_all(args, h.nargs * sizeof(uint64_t))) return 2;
+    const char* err = launch(&h, args);
+    if (reply(err ? 1 : 0, err ? err : "")) return 2;
+  }
+  return 0; /* the host closed the socket: the module was freed */
+}

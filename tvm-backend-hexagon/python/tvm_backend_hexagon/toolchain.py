@@ -1,0 +1,140 @@
+"""Compiling generated C into a static Hexagon executable.
+
+The compiler is the clang that the pip package ``ziglang`` ships (a dependency of this wheel):
+unlike Debian's clang, which has the Hexagon target but no Hexagon C library, it brings musl and
+compiler-rt for ``hexagon-linux-musl`` (integer and float division, ``libm``), builds them on
+first use into its own cache (``ZIG_GLOBAL_CACHE_DIR``, default ``~/.cache/zig``; about a minute,
+once per machine) and links a static executable that qemu-hexagon runs.
+
+Every module's executable is the kernels linked with the kernel server (``server.c``). Results
+are cached under ``hexagon/`` in TVM's cache directory, keyed by the source, the flags and the
+zig version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from tvm.contrib.cc import CompileError
+
+#: The pip requirement of the compiler (the same pin as the wheel's dependency).
+ZIG_REQUIREMENT = "ziglang==0.17.1"
+#: The CPU the kernels are built for: v66 (qemu-hexagon runs it), optionally with 128-byte HVX.
+DEFAULT_MCPU = "hexagonv66"
+SERVER_SOURCE = Path(__file__).with_name("server.c")
+
+
+def zig_command() -> list[str]:
+    """The C compiler command (``python -m ziglang cc``); CompileError naming the package when
+    ziglang is not installed."""
+    if importlib.util.find_spec("ziglang") is None:
+        raise CompileError(
+            f"compiling for hexagon needs the clang of the pip package ziglang: pip install '{ZIG_REQUIREMENT}'"
+        )
+    return [sys.executable, "-m", "ziglang", "cc"]
+
+
+@lru_cache(maxsize=None)
+def zig_version() -> str:
+    """The installed ziglang's version (part of every cache key)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ziglang")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
+    """clang flags for a static executable; ``hvx`` is the HVX vector length in bytes (128) or 0
+    for scalar code. The HVX features are always named, so that one build of the C library
+    serves both; what changes is whether the vectorizer may use HVX."""
+    if hvx not in (0, 128):
+        raise ValueError(f"hexagon target: hvx={hvx!r} is not supported (128 for HVX, 0 for scalar code)")
+    version = mcpu.removeprefix("hexagon")
+    return [
+        "-target",
+        "hexagon-linux-musl",
+        f"-mcpu={mcpu}+hvx{version}+hvx_length128b",
+        "-O3",
+        "-static",
+        "-std=gnu11",
+        "-fno-math-errno",
+        "-mllvm",
+        f"-hexagon-autohvx={'true' if hvx else 'false'}",
+        *(() if hvx else ("-fno-vectorize", "-fno-slp-vectorize")),
+    ]
+
+
+def _cache_path(key: str) -> Path | None:
+    from tvm._cache import cache_subdir
+
+    d = cache_subdir("hexagon")
+    return None if d is None else Path(d) / key[:2] / f"{key}.elf"
+
+
+def build_executable(source: str, flags: list[str]) -> bytes:
+    """The static executable of the kernels in ``source`` linked with the kernel server (cached).
+    CompileError shows the compiler's log."""
+    server = SERVER_SOURCE.read_text()
+    key = hashlib.sha256("\0".join([source, server, *flags, zig_version()]).encode()).hexdigest()
+    path = _cache_path(key)
+    if path is not None:
+        from tvm._cache import read_entry
+
+        cached = read_entry(path)
+        if cached is not None:
+            return cached
+    elf = _compile(source, flags)
+    if path is not None:
+        from tvm._cache import write_entry
+
+        try:
+            write_entry(path, elf)
+        except OSError:
+            pass  # an unwritable cache costs a compile next time, nothing else
+    return elf
+
+
+def _compile(source: str, flags: list[str]) -> bytes:
+    cmd = zig_command()
+    marker = _announce_first_build(flags)
+    with tempfile.TemporaryDirectory(prefix="tvm-hexagon-") as tmp:
+        kernels = os.path.join(tmp, "kernels.c")
+        out = os.path.join(tmp, "kernels.elf")
+        Path(kernels).write_text(source)
+        full = [*cmd, *flags, kernels, str(SERVER_SOURCE), "-o", out, "-lm"]
+        proc = subprocess.run(full, capture_output=True, text=True)
+        if proc.returncode != 0:
+            log = (proc.stdout + proc.stderr).replace(tmp + os.sep, "")
+            raise CompileError(f"compiling for hexagon failed ({' '.join(full[:4])} exited with {proc.returncode}):\n{log}")
+        if marker is not None:
+            try:
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.touch()
+            except OSError:
+                pass
+        return Path(out).read_bytes()
+
+
+def _announce_first_build(flags: list[str]) -> Path | None:
+    """Say, when no compile with these flags has succeeded here yet, that zig may first build
+    its Hexagon C library (about a minute); returns the marker to create after success."""
+    from tvm._cache import cache_subdir
+
+    d = cache_subdir("hexagon")
+    tag = hashlib.sha256("\0".join([*flags, zig_version()]).encode()).hexdigest()[:16]
+    marker = None if d is None else Path(d) / f"toolchain-ready-{tag}"
+    if marker is not None and not marker.exists():
+        print(
+            "tvm-backend-hexagon: the first compile builds zig's Hexagon C library (about a minute, once per machine)",
+            file=sys.stderr,
+        )
+    return marker

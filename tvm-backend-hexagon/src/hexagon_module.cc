@@ -1,0 +1,132 @@
+/*!
+ * \file hexagon_module.cc
+ * \brief Device modules of kind "hexagon" (payload: a static Hexagon executable, format "elf")
+ *        and TVMBackendInit.
+ *
+ * Each module owns one simulator process, started on its first launch; launches are
+ * synchronous (the reply comes when the kernel has finished), so the device needs no streams.
+ */
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+#include <tvm/runtime/base.h>
+#include <tvm/runtime/device_module.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hexagon_memory.h"
+#include "hexagon_simulator.h"
+
+namespace tvm_backend_hexagon {
+namespace {
+
+namespace ffi = tvm::ffi;
+using tvm::runtime::DeviceModuleSpec;
+using tvm::runtime::FunctionInfo;
+using tvm::runtime::KernelArgKind;
+using tvm::runtime::LaunchConfig;
+
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+
+std::string& SimulatorCommand() {
+  static std::string qemu;
+  return qemu;
+}
+
+/*! \brief Arena offset of buffer argument `i`, a hexagon tensor or a raw device pointer. */
+int64_t BufferOffset(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
+  const char* data = nullptr;
+  size_t nbytes = 0;
+  if (auto t = args[i].try_cast<DLTensor*>()) {
+    data = static_cast<const char*>((*t)->data) + (*t)->byte_offset;
+    nbytes = ((*t)->dtype.bits * (*t)->dtype.lanes + 7) / 8;
+    for (int d = 0; d < (*t)->ndim; ++d) nbytes *= static_cast<size_t>((*t)->shape[d]);
+  } else if (auto p = args[i].try_cast<void*>()) {
+    data = static_cast<const char*>(*p);
+  } else {
+    TVM_FFI_THROW(TypeError) << "hexagon kernel " << info.name << ": argument " << i
+                             << " must be a tensor or a device pointer, got "
+                             << args[i].GetTypeKey();
+  }
+  int64_t offset = Arena::Get().OffsetOf(data, nbytes);
+  if (offset < 0) {
+    TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": argument " << i
+                              << " is not in hexagon device memory (allocate it on "
+                              << "tvm.hexagon(0))";
+  }
+  return offset;
+}
+
+class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
+ public:
+  explicit HexagonModuleObj(DeviceModuleSpec spec) : KernelModuleBase("hexagon", std::move(spec)) {
+    if (spec_.fmt != "elf") {
+      TVM_FFI_THROW(ValueError) << "hexagon module: unsupported payload format '" << spec_.fmt
+                                << "' (expected 'elf', a static Hexagon executable)";
+    }
+    for (size_t k = 0; k < spec_.functions.size(); ++k) {
+      kinds_.emplace_back();
+      for (size_t i = 0; i < spec_.functions[k].arg_types.size(); ++i) {
+        kinds_.back().push_back(tvm::runtime::ParseKernelArgType(spec_.functions[k], i));
+      }
+    }
+    simulator_ = std::make_unique<Simulator>(spec_.payload, SimulatorCommand(),
+                                             static_cast<uint32_t>(spec_.functions.size()));
+  }
+
+ protected:
+  void Launch(size_t index, ffi::PackedArgs args) final {
+    const FunctionInfo& info = spec_.functions[index];
+    LaunchConfig cfg = LaunchConfig::Decode(info, args);
+    tvm::runtime::CheckLaunchTensors(info, args, kDeviceType, true);
+    if (cfg.empty()) return;
+    int64_t threads = 1;
+    for (int64_t b : cfg.block) {
+      threads = b > kMaxThreadsPerBlock ? kMaxThreadsPerBlock + 1 : threads * b;
+      if (threads > kMaxThreadsPerBlock) break;
+    }
+    if (threads > kMaxThreadsPerBlock) {
+      TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": " << threads
+                                << " threads per block exceed " << kMaxThreadsPerBlock;
+    }
+    size_t n = info.arg_types.size();
+    std::vector<uint64_t> slots(n, 0);
+    std::vector<int64_t> offsets(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+      if (kinds_[index][i] == KernelArgKind::kPointer) {
+        offsets[i] = BufferOffset(info, args, i);
+      } else {
+        tvm::runtime::PackScalarArgument(kinds_[index][i], args[i], &slots[i]);
+      }
+    }
+    LaunchHeader header{};
+    header.kernel = static_cast<uint32_t>(index);
+    for (int d = 0; d < 3; ++d) {
+      header.grid[d] = cfg.grid[d];
+      header.block[d] = cfg.block[d];
+    }
+    simulator_->Launch(header, std::move(slots), offsets, info.name);
+  }
+
+ private:
+  std::vector<std::vector<KernelArgKind>> kinds_;
+  std::unique_ptr<Simulator> simulator_;
+};
+
+int HexagonBackendInit(char* err, int err_len) {
+  std::string why;
+  std::string qemu = FindSimulator(&why);
+  if (qemu.empty()) return tvm::runtime::BackendInitFailed(err, err_len, why);
+  SimulatorCommand() = qemu;
+  RegisterDeviceAPI(qemu.substr(qemu.rfind('/') + 1));
+  tvm::runtime::RegisterDeviceModuleKind("hexagon", [](DeviceModuleSpec spec) {
+    return ffi::Module(ffi::make_object<HexagonModuleObj>(std::move(spec)));
+  });
+  return 0;
+}
+
+}  // namespace
+}  // namespace tvm_backend_hexagon
+
+TVM_BACKEND_DEFINE_ENTRY(tvm_backend_hexagon::HexagonBackendInit)

@@ -1,0 +1,244 @@
+/*!
+ * \file hexagon_simulator.cc
+ * \brief Starting, driving and restarting the simulator process of a module.
+ */
+#include "hexagon_simulator.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <tvm/ffi/error.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "hexagon_memory.h"
+
+extern char** environ;
+
+namespace tvm_backend_hexagon {
+namespace {
+
+constexpr uint32_t kMagicHello = 0x53485654u;   // "TVHS"
+constexpr uint32_t kMagicLaunch = 0x4c485654u;  // "TVHL"
+constexpr uint32_t kMagicReply = 0x52485654u;   // "TVHR"
+constexpr uint32_t kProtocol = 1;
+// Where the child finds the arena and its executable (dup2 clears close-on-exec there).
+constexpr int kArenaFd = 3;
+constexpr int kExecutableFd = 4;
+constexpr int kStartTimeoutMs = 120 * 1000;
+constexpr int kDefaultTimeoutSeconds = 600;
+
+bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+int LaunchTimeoutMs() {
+  const char* env = std::getenv("TVM_HEXAGON_TIMEOUT");
+  if (env == nullptr || *env == '\0') return kDefaultTimeoutSeconds * 1000;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || v < 0 || v > 86400) {
+    TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_TIMEOUT='" << env
+                              << "': expected whole seconds from 0 (no limit) to 86400";
+  }
+  return v == 0 ? -1 : static_cast<int>(v * 1000);
+}
+
+/*! \brief A close-on-exec memfd holding `bytes` (the child gets it as kExecutableFd). */
+int ExecutableFd(const std::string& bytes) {
+  int fd = static_cast<int>(memfd_create("tvm-hexagon-module", MFD_CLOEXEC));
+  size_t off = 0;
+  while (fd >= 0 && off < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + off, bytes.size() - off);
+    if (n <= 0) {
+      close(fd);
+      fd = -1;
+    } else {
+      off += static_cast<size_t>(n);
+    }
+  }
+  if (fd < 0) {
+    TVM_FFI_THROW(RuntimeError) << "hexagon: cannot store the module's executable in memory: "
+                                << std::strerror(errno);
+  }
+  return fd;
+}
+
+std::string DescribeExit(int status) {
+  std::ostringstream os;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    os << "was killed by signal " << sig << " (" << strsignal(sig) << ")";
+  } else if (WIFEXITED(status)) {
+    os << "exited with status " << WEXITSTATUS(status);
+  } else {
+    os << "ended (wait status " << status << ")";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::string FindSimulator(std::string* why) {
+  if (const char* env = std::getenv("TVM_HEXAGON_QEMU")) {
+    if (IsExecutable(env)) return env;
+    *why = std::string("TVM_HEXAGON_QEMU='") + env + "' is not an executable file";
+    return "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (const char* name : {"qemu-hexagon", "qemu-hexagon-static"}) {
+    std::istringstream split(dirs);
+    for (std::string dir; std::getline(split, dir, ':');) {
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+      if (IsExecutable(candidate)) return candidate;
+    }
+  }
+  *why = "the Hexagon simulator qemu-hexagon is not installed (looked for qemu-hexagon and "
+         "qemu-hexagon-static on PATH)";
+  return "";
+}
+
+Simulator::Simulator(std::string executable, std::string qemu, uint32_t num_kernels)
+    : executable_(std::move(executable)), qemu_(std::move(qemu)), num_kernels_(num_kernels) {}
+
+Simulator::~Simulator() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stop(true);
+}
+
+bool Simulator::Send(const void* buf, size_t n) {
+  const char* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    ssize_t put = send(sock_, p, n, MSG_NOSIGNAL);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    p += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+bool Simulator::Receive(void* buf, size_t n, int timeout_ms, bool* timed_out) {
+  char* p = static_cast<char*>(buf);
+  *timed_out = false;
+  while (n > 0) {
+    pollfd pfd{sock_, POLLIN, 0};
+    int ready = poll(&pfd, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) *timed_out = true;
+    if (ready <= 0) return false;
+    ssize_t got = recv(sock_, p, n, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+void Simulator::Start() {
+  Arena& arena = Arena::Get();
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    TVM_FFI_THROW(RuntimeError) << "hexagon: socketpair failed: " << std::strerror(errno);
+  }
+  int exe = ExecutableFd(executable_);
+  std::string exe_path = "/proc/self/fd/" + std::to_string(kExecutableFd);
+  std::string arena_fd = std::to_string(kArenaFd), arena_size = std::to_string(arena.size());
+  char* argv[] = {qemu_.data(), exe_path.data(), arena_fd.data(), arena_size.data(), nullptr};
+  // Sources are moved out of the way first: dup2 onto a source numbered 3 or 4 would clobber it.
+  int moved[3] = {fcntl(pair[1], F_DUPFD_CLOEXEC, 10), fcntl(arena.fd(), F_DUPFD_CLOEXEC, 10),
+                  fcntl(exe, F_DUPFD_CLOEXEC, 10)};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, moved[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, moved[0], 1);
+  posix_spawn_file_actions_adddup2(&actions, moved[1], kArenaFd);
+  posix_spawn_file_actions_adddup2(&actions, moved[2], kExecutableFd);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, qemu_.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  for (int fd : {pair[1], exe, moved[0], moved[1], moved[2]}) close(fd);
+  if (rc != 0) {
+    close(pair[0]);
+    TVM_FFI_THROW(RuntimeError) << "hexagon: cannot start the simulator " << qemu_ << ": "
+                                << std::strerror(rc);
+  }
+  pid_ = pid;
+  sock_ = pair[0];
+  uint32_t hello[4];
+  bool timed_out = false;
+  if (!Receive(hello, sizeof(hello), kStartTimeoutMs, &timed_out)) {
+    std::string how = timed_out ? "did not answer within 120 s" : Stop(false);
+    if (timed_out) Stop(true);
+    TVM_FFI_THROW(RuntimeError) << "hexagon: the simulator process (" << qemu_ << ") " << how
+                                << " while starting the module's executable; its output is above";
+  }
+  if (hello[0] != kMagicHello || hello[1] != kProtocol || hello[3] != num_kernels_) {
+    Stop(true);
+    TVM_FFI_THROW(RuntimeError) << "hexagon: the module's executable is not a kernel server of "
+                                << "protocol " << kProtocol << " with " << num_kernels_
+                                << " kernels (got magic " << hello[0] << ", version " << hello[1]
+                                << ", " << hello[3] << " kernels): rebuild the module";
+  }
+  guest_base_ = hello[2];
+}
+
+std::string Simulator::Stop(bool kill_it) {
+  if (sock_ >= 0) close(sock_);
+  sock_ = -1;
+  if (pid_ < 0) return "was not running";
+  if (kill_it) kill(pid_, SIGKILL);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  return DescribeExit(status);
+}
+
+void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
+                       const std::vector<int64_t>& host_offsets, const std::string& name) {
+  int timeout_ms = LaunchTimeoutMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pid_ < 0) Start();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (host_offsets[i] >= 0) slots[i] = guest_base_ + static_cast<uint64_t>(host_offsets[i]);
+  }
+  header.magic = kMagicLaunch;
+  header.nargs = static_cast<uint32_t>(slots.size());
+  uint32_t reply[4] = {0, 0, 0, 0};
+  bool timed_out = false;
+  bool ok = Send(&header, sizeof(header)) && Send(slots.data(), slots.size() * sizeof(uint64_t)) &&
+            Receive(reply, sizeof(reply), timeout_ms, &timed_out) && reply[0] == kMagicReply;
+  std::string message(ok ? reply[2] : 0, '\0');
+  ok = ok && (message.empty() || Receive(message.data(), message.size(), timeout_ms, &timed_out));
+  if (!ok) {
+    pid_t pid = pid_;
+    std::string how = Stop(timed_out);
+    std::ostringstream os;
+    os << "hexagon kernel " << name << ": the simulator process (" << qemu_ << ", pid " << pid
+       << ") ";
+    if (timed_out) {
+      os << "did not finish it within " << timeout_ms / 1000
+         << " s (TVM_HEXAGON_TIMEOUT) and was stopped";
+    } else {
+      os << how << " while running it (an access outside the kernel's buffers ends it with "
+         << "SIGSEGV; the simulator's own message is above)";
+    }
+    os << ". Device memory is kept; the next launch starts a new simulator process.";
+    TVM_FFI_THROW(RuntimeError) << os.str();
+  }
+  if (reply[1] != 0) {
+    TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name << " failed in the simulator: "
+                                << message;
+  }
+}
+
+}  // namespace tvm_backend_hexagon
