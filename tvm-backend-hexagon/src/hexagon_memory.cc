@@ -51,7 +51,8 @@ Arena::Arena() : size_(ArenaBytes()) {
   }
   void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) {
-    TVM_FFI_THROW(RuntimeError) << "hexagon: cannot map the device memory: " << std::strerror(errno);
+    TVM_FFI_THROW(RuntimeError) << "hexagon: cannot map the device memory: "
+                                << std::strerror(errno);
   }
   base_ = static_cast<char*>(p);
   free_[0] = size_;
@@ -125,16 +126,15 @@ class HexagonDeviceAPI final : public tvm::runtime::HostMemoryDeviceAPI {
 }  // namespace
 
 void RegisterDeviceAPI(const std::string& simulator) {
-  static HexagonDeviceAPI api(
-      "hexagon", 1,
-      {{"name", ffi::String("Hexagon v66 with HVX (" + simulator + ")")},
-       {"max_threads_per_block", int64_t{1024}},
-       {"warp_size", int64_t{1}},
-       {"max_shared_memory_per_block", int64_t{256 * 1024}},
-       {"compute_version", ffi::String("v66")},
-       {"multi_processor_count", int64_t{1}},
-       {"total_global_memory", static_cast<int64_t>(ArenaBytes())},
-       {"unavailable_reason", ffi::String("")}});
+  static HexagonDeviceAPI api("hexagon", 1,
+                              {{"name", ffi::String("Hexagon v66 with HVX (" + simulator + ")")},
+                               {"max_threads_per_block", int64_t{1024}},
+                               {"warp_size", int64_t{1}},
+                               {"max_shared_memory_per_block", int64_t{256 * 1024}},
+                               {"compute_version", ffi::String("v66")},
+                               {"multi_processor_count", int64_t{1}},
+                               {"total_global_memory", static_cast<int64_t>(ArenaBytes())},
+                               {"unavailable_reason", ffi::String("")}});
   tvm::runtime::DeviceAPI::Register(kDeviceType, &api);
 }
 

@@ -50,6 +50,13 @@ int LaunchTimeoutMs() {
   return v == 0 ? -1 : static_cast<int>(v * 1000);
 }
 
+/*! \brief TVM_HEXAGON_PROCESS_PER_LAUNCH=1: a new simulator process for every launch (slow; the
+ *  benchmark's baseline, and a way to isolate launches from each other). */
+bool OneProcessPerLaunch() {
+  const char* env = std::getenv("TVM_HEXAGON_PROCESS_PER_LAUNCH");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
 /*! \brief A close-on-exec memfd holding `bytes` (the child gets it as kExecutableFd). */
 int ExecutableFd(const std::string& bytes) {
   int fd = static_cast<int>(memfd_create("tvm-hexagon-module", MFD_CLOEXEC));
@@ -100,8 +107,9 @@ std::string FindSimulator(std::string* why) {
       if (IsExecutable(candidate)) return candidate;
     }
   }
-  *why = "the Hexagon simulator qemu-hexagon is not installed (looked for qemu-hexagon and "
-         "qemu-hexagon-static on PATH)";
+  *why =
+      "the Hexagon simulator qemu-hexagon is not installed (looked for qemu-hexagon and "
+      "qemu-hexagon-static on PATH)";
   return "";
 }
 
@@ -235,9 +243,10 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
     os << ". Device memory is kept; the next launch starts a new simulator process.";
     TVM_FFI_THROW(RuntimeError) << os.str();
   }
+  if (OneProcessPerLaunch()) Stop(false);  // the server sees the socket close and exits
   if (reply[1] != 0) {
-    TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name << " failed in the simulator: "
-                                << message;
+    TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name
+                                << " failed in the simulator: " << message;
   }
 }
 

@@ -61,7 +61,9 @@ class HexagonPrinter(CFamilyPrinter):
 
     def __init__(self) -> None:
         super().__init__()
-        for name in ("args", "grid", "block", "nthreads_", "tid_", "bx_", "by_", "bz_", "tx_", "ty_", "tz_"):
+        for name in ("args", "grid", "block", "tid_", "gx_", "gy_", "gz_", "nx_", "ny_", "nz_"):
+            self.reserve(name)
+        for name in self.THREAD_INDEX.values():
             self.reserve(name)
 
     def loop_pragma(self, s: S.For) -> None:
@@ -95,18 +97,23 @@ class HexagonPrinter(CFamilyPrinter):
         self._indent += 1
         for i, p in enumerate(func.params):
             self.emit(self.read_param(func, i, p))
-        self.emit("const int64_t nthreads_ = block[0] * block[1] * block[2];")
-        self.emit("(void)nthreads_; (void)tid_;")
-        self.emit("for (int64_t bz_ = 0; bz_ < grid[2]; ++bz_)")
-        self.emit("for (int64_t by_ = 0; by_ < grid[1]; ++by_)")
-        self.emit("for (int64_t bx_ = 0; bx_ < grid[0]; ++bx_) {")
+        if team:  # this thread's index in the block, the same in every block
+            self.emit("const int32_t tx_ = (int32_t)(tid_ % block[0]);")
+            self.emit("const int32_t ty_ = (int32_t)((tid_ / block[0]) % block[1]);")
+            self.emit("const int32_t tz_ = (int32_t)(tid_ / (block[0] * block[1]));")
+        # launch extents are at most 2^31 - 1 (the runtime checks): 32-bit counters suffice
+        self.emit("const int32_t gx_ = (int32_t)grid[0], gy_ = (int32_t)grid[1], gz_ = (int32_t)grid[2];")
+        self.emit("const int32_t nx_ = (int32_t)block[0], ny_ = (int32_t)block[1], nz_ = (int32_t)block[2];")
+        self.emit("(void)nx_; (void)ny_; (void)nz_; (void)tid_;")
+        self.emit("for (int32_t bz_ = 0; bz_ < gz_; ++bz_)")
+        self.emit("for (int32_t by_ = 0; by_ < gy_; ++by_)")
+        self.emit("for (int32_t bx_ = 0; bx_ < gx_; ++bx_) {")
         self._indent += 1
         if not team:
-            self.emit("for (int64_t tid_ = 0; tid_ < nthreads_; ++tid_) {")
+            self.emit("for (int32_t tz_ = 0; tz_ < nz_; ++tz_)")
+            self.emit("for (int32_t ty_ = 0; ty_ < ny_; ++ty_)")
+            self.emit("for (int32_t tx_ = 0; tx_ < nx_; ++tx_) {")
             self._indent += 1
-        self.emit("const int64_t tx_ = tid_ % block[0];")
-        self.emit("const int64_t ty_ = (tid_ / block[0]) % block[1];")
-        self.emit("const int64_t tz_ = tid_ / (block[0] * block[1]);")
         self.emit("(void)tx_; (void)ty_; (void)tz_; (void)bx_; (void)by_; (void)bz_;")
         self.stmt(func.body)
         if team:

@@ -111,7 +111,8 @@ static const char* run_team(const struct tvm_hexagon_kernel* k, const uint64_t* 
   if (failed != NULL) {
     /* the started threads wait at a barrier that can never fill: end the process, the host
        reports its death */
-    fprintf(stderr, "hexagon server: %s (%lld of %lld threads)\n", failed, (long long)started, (long long)nthreads);
+    fprintf(stderr, "hexagon server: %s (%lld of %lld threads)\n", failed, (long long)started,
+            (long long)nthreads);
     _exit(3);
   }
   for (int64_t i = 0; i < started; ++i) pthread_join(threads[i], NULL);
@@ -135,18 +136,21 @@ static const char* launch(const struct launch_header* h, const uint64_t* args) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s <arena fd> <arena bytes> (started by libtvm_runtime_hexagon)\n", argv[0]);
+    fprintf(stderr, "usage: %s <arena fd> <arena bytes> (started by libtvm_runtime_hexagon)\n",
+            argv[0]);
     return 2;
   }
   int fd = atoi(argv[1]);
   size_t bytes = (size_t)strtoull(argv[2], NULL, 10);
   char* arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (arena == MAP_FAILED) {
-    fprintf(stderr, "hexagon server: cannot map %zu bytes of device memory: %s\n", bytes, strerror(errno));
+    fprintf(stderr, "hexagon server: cannot map %zu bytes of device memory: %s\n", bytes,
+            strerror(errno));
     return 2;
   }
   close(fd);
-  uint32_t hello[4] = {MAGIC_HELLO, TVM_HEXAGON_PROTOCOL, (uint32_t)(uintptr_t)arena, tvm_hexagon_num_kernels};
+  uint32_t hello[4] = {MAGIC_HELLO, TVM_HEXAGON_PROTOCOL, (uint32_t)(uintptr_t)arena,
+                       tvm_hexagon_num_kernels};
   if (write_all(hello, sizeof(hello))) return 2;
   static uint64_t args[MAX_ARGS];
   struct launch_header h;

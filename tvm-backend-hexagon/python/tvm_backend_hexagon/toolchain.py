@@ -65,6 +65,8 @@ def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
         f"-mcpu={mcpu}+hvx{version}+hvx_length128b",
         "-O3",
         "-static",
+        "-g0",
+        "-s",  # stripped: smaller, and the same bytes whichever folder it was built in
         "-std=gnu11",
         "-fno-math-errno",
         "-mllvm",
@@ -114,7 +116,9 @@ def _compile(source: str, flags: list[str]) -> bytes:
         proc = subprocess.run(full, capture_output=True, text=True)
         if proc.returncode != 0:
             log = (proc.stdout + proc.stderr).replace(tmp + os.sep, "")
-            raise CompileError(f"compiling for hexagon failed ({' '.join(full[:4])} exited with {proc.returncode}):\n{log}")
+            raise CompileError(
+                f"compiling for hexagon failed ({' '.join(full[:4])} exited with {proc.returncode}):\n{log}"
+            )
         if marker is not None:
             try:
                 marker.parent.mkdir(parents=True, exist_ok=True)
@@ -125,12 +129,13 @@ def _compile(source: str, flags: list[str]) -> bytes:
 
 
 def _announce_first_build(flags: list[str]) -> Path | None:
-    """Say, when no compile with these flags has succeeded here yet, that zig may first build
-    its Hexagon C library (about a minute); returns the marker to create after success."""
+    """Say, when no compile for this CPU has succeeded here yet, that zig may first build its
+    Hexagon C library (about a minute); returns the marker to create after success."""
     from tvm._cache import cache_subdir
 
     d = cache_subdir("hexagon")
-    tag = hashlib.sha256("\0".join([*flags, zig_version()]).encode()).hexdigest()[:16]
+    cpu = [f for f in flags if f.startswith("-mcpu=")]  # zig builds its C library per CPU
+    tag = hashlib.sha256("\0".join([*cpu, zig_version()]).encode()).hexdigest()[:16]
     marker = None if d is None else Path(d) / f"toolchain-ready-{tag}"
     if marker is not None and not marker.exists():
         print(

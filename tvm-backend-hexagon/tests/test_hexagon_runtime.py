@@ -1,0 +1,150 @@
+"""The Hexagon runtime: device memory shared with the simulator, the simulator process's life
+(restart after a crash, a time limit, one process per launch), and bad input as Python errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm.codegen import device_module
+from tvm.script import tir as T
+from tvm.testing import kernels
+from tvm.testing.process import run_python
+
+
+def test_device_attributes_and_detected_target(dev):
+    assert dev.exist and "qemu-hexagon" in dev.name
+    assert dev.max_threads_per_block == 1024
+    assert dev.attr("total_global_memory") == 1024 << 20
+    target = tvm.target.detect_target_from_device(dev)
+    assert target.kind.name == "hexagon" and target.attrs["max_num_threads"] == 1024
+
+
+@T.prim_func
+def scale_add(a: T.handle, s: T.float16, k: T.int8, flag: T.bool):
+    A = T.match_buffer(a, (256,), "float32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            if flag:
+                A[bx * 64 + tx] = A[bx * 64 + tx] * T.Cast("float32", s) + T.Cast("float32", k)
+
+
+def test_scalar_arguments_of_every_width_reach_the_kernel(dev):
+    x = np.arange(256, dtype="float32")
+    a = tvm.runtime.tensor(x, dev)
+    f = tvm.compile(scale_add, target="hexagon")["scale_add"]
+    f(a, 1.5, -3, True)
+    f(a, 100.0, 100, False)  # skipped by its flag
+    np.testing.assert_array_equal(a.numpy(), x * 1.5 - 3)
+
+
+@T.prim_func
+def poke(a: T.handle, index: T.int32):
+    A = T.match_buffer(a, (16,), "float32")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            A[index] = T.float32(7)
+
+
+def test_a_crashing_kernel_is_an_error_and_the_next_launch_restarts_the_simulator(dev):
+    """A write 1.5 GiB past the buffer leaves the arena: SIGSEGV ends the simulator process."""
+    mod = tvm.compile(poke, target="hexagon")
+    a = tvm.runtime.tensor(np.zeros(16, "float32"), dev)
+    raw = mod.imports[0].get_function("poke_kernel0")  # the host checks nothing on this path
+    with pytest.raises(RuntimeError, match=r"poke_kernel0.*killed by signal 11.*next launch starts a new"):
+        raw(a, 400_000_000, 1, 1)
+    raw(a, 3, 1, 1)  # a new process, the same device memory
+    np.testing.assert_array_equal(a.numpy(), np.eye(1, 16, 3, dtype="float32")[0] * 7)
+
+
+@T.prim_func
+def spin(a: T.handle):
+    A = T.match_buffer(a, (1,), "int32")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            for i in range(2147483647):  # about a minute under the simulator
+                A[0] = A[0] * 3 + i
+
+
+def test_a_launch_past_the_time_limit_stops_the_simulator(dev, monkeypatch):
+    monkeypatch.setenv("TVM_HEXAGON_TIMEOUT", "1")
+    mod = tvm.compile(spin, target="hexagon")
+    a = tvm.runtime.tensor(np.zeros(1, "int32"), dev)
+    with pytest.raises(RuntimeError, match=r"spin_kernel0.*did not finish it within 1 s \(TVM_HEXAGON_TIMEOUT\)"):
+        mod["spin"](a)
+    monkeypatch.setenv("TVM_HEXAGON_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="TVM_HEXAGON_TIMEOUT='soon'"):
+        mod["spin"](a)
+
+
+def test_one_process_per_launch_gives_the_same_results(dev, monkeypatch):
+    monkeypatch.setenv("TVM_HEXAGON_PROCESS_PER_LAUNCH", "1")
+    x = np.arange(300, dtype="float32")
+    a, c = tvm.runtime.tensor(x, dev), tvm.runtime.empty((300,), "float32", dev)
+    f = tvm.compile(kernels.vector_add(), target="hexagon")["vector_add"]
+    for _ in range(3):
+        f(a, a, c)
+        np.testing.assert_array_equal(c.numpy(), 2 * x)
+
+
+def test_a_payload_that_is_not_a_hexagon_executable_is_an_error(dev):
+    table = [["k", ["handle:float32"], ["blockIdx.x", "threadIdx.x"]]]
+    mod = device_module.create_device_module("hexagon", "elf", table, b"\x7fELF not really", [["c", ""]])
+    a = tvm.runtime.empty((4,), "float32", dev)
+    with pytest.raises(RuntimeError, match=r"simulator process .* while starting the module's executable"):
+        mod.get_function("k")(a, 1, 1)
+    with pytest.raises(ValueError, match="unsupported payload format 'so'"):
+        device_module.create_device_module("hexagon", "so", table, b"", [])
+
+
+def test_a_simulator_that_is_not_qemu_is_reported_at_first_launch():
+    proc = run_python(
+        """
+        import numpy as np, tvm
+        from tvm.testing import kernels
+        dev = tvm.device("hexagon", 0)
+        a = tvm.runtime.tensor(np.zeros(4, "float32"), dev)
+        try:
+            tvm.compile(kernels.vector_add(), target="hexagon")["vector_add"](a, a, a)
+        except RuntimeError as err:
+            print("explained:", err)
+        """,
+        env={"TVM_HEXAGON_QEMU": "/bin/true"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "explained:" in proc.stdout and "/bin/true" in proc.stdout and "exited with status 0" in proc.stdout
+
+
+def test_device_memory_has_a_size_and_a_clear_error_when_full():
+    proc = run_python(
+        """
+        import tvm
+        dev = tvm.device("hexagon", 0)
+        print("total", dev.attr("total_global_memory"))
+        keep = tvm.runtime.empty((1 << 20,), "float32", dev)  # 4 MiB of 8
+        try:
+            tvm.runtime.empty((2 << 20,), "float32", dev)
+        except Exception as err:
+            print("explained:", type(err).__name__, err)
+        del keep
+        again = tvm.runtime.empty((1 << 21,), "float32", dev)  # freed memory is reused
+        print("reused")
+        """,
+        env={"TVM_HEXAGON_MEMORY_MB": "8"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "total 8388608" in proc.stdout and "out of device memory" in proc.stdout, proc.stdout
+    assert "TVM_HEXAGON_MEMORY_MB" in proc.stdout and "reused" in proc.stdout, proc.stdout
+
+
+def test_a_bad_memory_size_makes_the_runtime_unavailable_with_the_reason():
+    proc = run_python(
+        """
+        import tvm
+        rec = tvm.backend.load("hexagon")
+        print(rec.status, "|", rec.reason)
+        """,
+        env={"TVM_HEXAGON_MEMORY_MB": "lots"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "runtime unavailable" in proc.stdout and "TVM_HEXAGON_MEMORY_MB='lots'" in proc.stdout, proc.stdout
