@@ -82,7 +82,9 @@ def vector_add_cases(dev: Any, dtype: str) -> list[dict]:
         t, p = compare((ours.run, ours.sync), (peer.run, peer.sync), batch=1, repeats=5)
         np.testing.assert_array_equal(c.numpy(), x + x)
         name = f"vector_add_{dtype}_{'hvx' if hvx else 'scalar'}"
-        cases.append(summarize(name, {"n": N, "dtype": dtype, "block": BLOCK, "target": target}, t, p, PEER, 1.0, 3 * x.nbytes))
+        cases.append(
+            summarize(name, {"n": N, "dtype": dtype, "block": BLOCK, "target": target}, t, p, PEER, 1.0, 3 * x.nbytes)
+        )
     hvx_case, scalar_case = cases
     hvx_case["hvx_speedup"] = round(scalar_case["tvm_min_ms"] / hvx_case["tvm_min_ms"], 3)
     hvx_case["hvx_goal"] = "hvx_speedup > 1"
