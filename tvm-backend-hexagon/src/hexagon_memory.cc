@@ -4,6 +4,8 @@
  */
 #include "hexagon_memory.h"
 
+#include "hexagon_simulator.h"
+
 #include <sys/mman.h>
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/device_api.h>
@@ -132,7 +134,7 @@ void RegisterDeviceAPI(const std::string& simulator) {
                                {"warp_size", int64_t{1}},
                                {"max_shared_memory_per_block", int64_t{256 * 1024}},
                                {"compute_version", ffi::String("v66")},
-                               {"multi_processor_count", int64_t{1}},
+                               {"multi_processor_count", static_cast<int64_t>(HardwareThreads())},
                                {"total_global_memory", static_cast<int64_t>(ArenaBytes())},
                                {"unavailable_reason", ffi::String("")}});
   tvm::runtime::DeviceAPI::Register(kDeviceType, &api);

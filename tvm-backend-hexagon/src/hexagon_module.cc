@@ -90,6 +90,11 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
       TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": " << threads
                                 << " threads per block exceed " << kMaxThreadsPerBlock;
     }
+    if (cfg.grid[0] * cfg.grid[1] > (int64_t{1} << 62) / cfg.grid[2]) {  // each is < 2^31
+      TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": a grid of " << cfg.grid[0]
+                                << " x " << cfg.grid[1] << " x " << cfg.grid[2]
+                                << " blocks is more than 2^62 blocks";
+    }
     size_t n = info.arg_types.size();
     std::vector<uint64_t> slots(n, 0);
     std::vector<int64_t> offsets(n, -1);

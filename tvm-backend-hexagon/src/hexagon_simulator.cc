@@ -29,12 +29,14 @@ namespace {
 constexpr uint32_t kMagicHello = 0x53485654u;   // "TVHS"
 constexpr uint32_t kMagicLaunch = 0x4c485654u;  // "TVHL"
 constexpr uint32_t kMagicReply = 0x52485654u;   // "TVHR"
-constexpr uint32_t kProtocol = 1;
+constexpr uint32_t kProtocol = 2;
 // Where the child finds the arena and its executable (dup2 clears close-on-exec there).
 constexpr int kArenaFd = 3;
 constexpr int kExecutableFd = 4;
 constexpr int kStartTimeoutMs = 120 * 1000;
 constexpr int kDefaultTimeoutSeconds = 600;
+// A Hexagon v66 compute DSP has four hardware threads.
+constexpr int kDefaultHardwareThreads = 4;
 
 bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
@@ -91,6 +93,18 @@ std::string DescribeExit(int status) {
 }
 
 }  // namespace
+
+int HardwareThreads() {
+  const char* env = std::getenv("TVM_HEXAGON_THREADS");
+  if (env == nullptr || *env == '\0') return kDefaultHardwareThreads;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || v < 1 || v > 16) {
+    TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_THREADS='" << env
+                              << "': expected a number of hardware threads from 1 to 16";
+  }
+  return static_cast<int>(v);
+}
 
 std::string FindSimulator(std::string* why) {
   if (const char* env = std::getenv("TVM_HEXAGON_QEMU")) {
@@ -160,7 +174,9 @@ void Simulator::Start() {
   int exe = ExecutableFd(executable_);
   std::string exe_path = "/proc/self/fd/" + std::to_string(kExecutableFd);
   std::string arena_fd = std::to_string(kArenaFd), arena_size = std::to_string(arena.size());
-  char* argv[] = {qemu_.data(), exe_path.data(), arena_fd.data(), arena_size.data(), nullptr};
+  std::string threads = std::to_string(HardwareThreads());
+  char* argv[] = {qemu_.data(),      exe_path.data(), arena_fd.data(),
+                  arena_size.data(), threads.data(),  nullptr};
   // Sources are moved out of the way first: dup2 onto a source numbered 3 or 4 would clobber it.
   int moved[3] = {fcntl(pair[1], F_DUPFD_CLOEXEC, 10), fcntl(arena.fd(), F_DUPFD_CLOEXEC, 10),
                   fcntl(exe, F_DUPFD_CLOEXEC, 10)};

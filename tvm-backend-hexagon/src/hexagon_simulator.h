@@ -35,6 +35,10 @@ struct LaunchHeader {
  *  qemu-hexagon-static on PATH); "" with `why` set when there is none. */
 std::string FindSimulator(std::string* why);
 
+/*! \brief How many hardware threads share the blocks of a kernel without barriers or shared
+ *  memory (TVM_HEXAGON_THREADS, 1 to 16; default 4, a v66 compute DSP's). */
+int HardwareThreads();
+
 class Simulator {
  public:
   /*! \param executable The module's static Hexagon executable. \param qemu The simulator. */

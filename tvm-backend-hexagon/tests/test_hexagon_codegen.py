@@ -18,12 +18,33 @@ def source_of(func, target: str = "hexagon") -> str:
 
 def test_threads_without_barriers_are_a_loop_and_with_barriers_a_team():
     plain = source_of(kernels.vector_add())
-    assert "for (int32_t tx_ = 0; tx_ < nx_; ++tx_)" in plain and "tvm_hexagon_barrier" not in plain.split("}\n")[-1]
-    assert '{"vector_add_kernel0", vector_add_kernel0, 0}' in plain
+    # the thread binding is a loop that stops where the guard would fail, instead of testing it
+    assert "int64_t hi_ = (int64_t)(n) - (int64_t)((bx * 64));" in plain
+    assert "for (int32_t tx = 0; tx < end_; ++tx) {" in plain and "+ tx) < n)" not in plain
+    assert '{"vector_add_kernel0", vector_add_kernel0, 2}' in plain
     team = source_of(kernels.row_sum())
     assert "const int32_t tx_ = (int32_t)(tid_ % block[0]);" in team
     assert "static __attribute__((aligned(128))) float red" in team  # shared memory every thread sees
     assert '{"row_sum_kernel0", row_sum_kernel0, 1}' in team
+
+
+@T.prim_func
+def work_outside_the_threads(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (256,), "float32")
+    B = T.match_buffer(b, (4,), "float32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        B[bx] = B[bx] + T.float32(1)  # every thread of the block does this
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            A[bx * 64 + tx] = A[bx * 64 + tx] + T.float32(2)
+
+
+def test_work_outside_the_thread_bindings_runs_once_per_thread(dev):
+    source = source_of(work_outside_the_threads)
+    assert "for (int32_t tx_ = 0; tx_ < nx_; ++tx_) {" in source  # one loop around the whole body
+    a, b = tvm.runtime.tensor(np.zeros(256, "float32"), dev), tvm.runtime.tensor(np.zeros(4, "float32"), dev)
+    tvm.compile(work_outside_the_threads, target="hexagon")["work_outside_the_threads"](a, b)
+    np.testing.assert_array_equal(a.numpy(), np.full(256, 2, "float32"))
+    np.testing.assert_array_equal(b.numpy(), np.full(4, 64, "float32"))
 
 
 @T.prim_func

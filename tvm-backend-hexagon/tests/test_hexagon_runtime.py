@@ -137,14 +137,34 @@ def test_device_memory_has_a_size_and_a_clear_error_when_full():
     assert "TVM_HEXAGON_MEMORY_MB" in proc.stdout and "reused" in proc.stdout, proc.stdout
 
 
-def test_a_bad_memory_size_makes_the_runtime_unavailable_with_the_reason():
+@pytest.mark.parametrize("name, value", [("TVM_HEXAGON_MEMORY_MB", "lots"), ("TVM_HEXAGON_THREADS", "0")])
+def test_a_bad_setting_makes_the_runtime_unavailable_with_the_reason(name, value):
     proc = run_python(
         """
         import tvm
         rec = tvm.backend.load("hexagon")
         print(rec.status, "|", rec.reason)
         """,
-        env={"TVM_HEXAGON_MEMORY_MB": "lots"},
+        env={name: value},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "runtime unavailable" in proc.stdout and "TVM_HEXAGON_MEMORY_MB='lots'" in proc.stdout, proc.stdout
+    assert "runtime unavailable" in proc.stdout and f"{name}='{value}'" in proc.stdout, proc.stdout
+
+
+@T.prim_func
+def grid_3d(a: T.handle):
+    A = T.match_buffer(a, (5, 37, 53), "int32")
+    for bz in T.thread_binding(5, thread="blockIdx.z"):
+        for by in T.thread_binding(37, thread="blockIdx.y"):
+            for bx in T.thread_binding(53, thread="blockIdx.x"):
+                for tx in T.thread_binding(1, thread="threadIdx.x"):
+                    A[bz, by, bx] = bz * 1000000 + by * 1000 + bx
+
+
+def test_blocks_shared_out_among_hardware_threads_each_run_once(dev):
+    """9805 blocks over the hardware threads: every block index reaches the kernel exactly once."""
+    assert dev.attr("multi_processor_count") == 4
+    a = tvm.runtime.tensor(np.full((5, 37, 53), -1, "int32"), dev)
+    tvm.compile(grid_3d, target="hexagon")["grid_3d"](a)
+    z, y, x = np.meshgrid(np.arange(5), np.arange(37), np.arange(53), indexing="ij")
+    np.testing.assert_array_equal(a.numpy(), z * 1000000 + y * 1000 + x)

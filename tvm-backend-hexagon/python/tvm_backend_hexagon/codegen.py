@@ -2,12 +2,18 @@
 executable that runs under qemu-hexagon.
 
 How GPU-style kernels map onto the DSP: a kernel is one C function
-``void name(const uint64_t* args, const int64_t* grid, const int64_t* block, int64_t tid_)``.
-Blocks run one after another. The threads of a block run as a loop on one hardware thread, or,
-when the kernel has barriers (``tvm_storage_sync``), as a team of POSIX threads (one per thread of
-the block, each a hardware thread of the DSP, under the simulator a host thread) that meet at a
-``pthread_barrier`` and at the end of every block. Shared memory is ``static`` storage, which every
-thread of the team sees. Loops that TIR marks vectorized, and those clang vectorizes itself, use
+``void name(args, grid, block, tid_, first_block_, end_block_)`` that runs blocks
+``first_block_ .. end_block_ - 1`` (x fastest). :func:`run_mode` picks how the server runs it:
+
+* PARALLEL (no barriers, no shared memory): the blocks are shared out in contiguous ranges among
+  the DSP's hardware threads (``TVM_HEXAGON_THREADS``, default 4); a block's threads are loops
+  (the ``threadIdx`` bindings in place, bounded by their guard where they have one, so clang can
+  vectorize them; or one loop around the body when work lies outside the bindings);
+* SERIAL (shared memory, no barriers): the same, on one hardware thread;
+* TEAM (barriers): one POSIX thread per thread of the block (under the simulator, host threads)
+  meeting at a ``pthread_barrier`` and at the end of every block, all blocks in turn.
+
+Shared memory is ``static`` storage, which every thread of a team sees. Loops that TIR marks vectorized, and those clang vectorizes itself, use
 128-byte HVX vectors where the dtype allows (HVX v66 has integer arithmetic only; float loops stay
 scalar); target ``hexagon -hvx=0`` builds scalar code.
 """
@@ -21,6 +27,7 @@ from tvm.codegen.device_module import create_device_module, function_table
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.analysis import free_vars
 from tvm.tir.functor import post_order_visit
 
 from . import toolchain
@@ -28,10 +35,80 @@ from . import toolchain
 PRELUDE = """#include <stdint.h>
 #include <stdbool.h>
 #include <math.h>
-typedef void (*tvm_hexagon_kernel_fn)(const uint64_t*, const int64_t*, const int64_t*, int64_t);
-struct tvm_hexagon_kernel { const char* name; tvm_hexagon_kernel_fn fn; int32_t team; };
+typedef void (*tvm_hexagon_kernel_fn)(const uint64_t*, const int64_t*, const int64_t*, int64_t, int64_t, int64_t);
+struct tvm_hexagon_kernel { const char* name; tvm_hexagon_kernel_fn fn; int32_t mode; };
 void tvm_hexagon_barrier(void);
 """
+
+
+def _uses(node: Any, var: E.Var) -> bool:
+    return any(v is var for v in free_vars(node))
+
+
+def threads_nest_once(body: S.Stmt) -> bool:
+    """Whether every statement of a barrier-free kernel runs inside one nest of ``threadIdx``
+    bindings (above it only block bindings, lets and allocations). Then the thread bindings can
+    be loops in place, in any order, instead of one loop around the whole body."""
+    node = body
+    while True:
+        if isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING:
+            if (node.thread_tag or "").startswith("threadIdx"):
+                return True
+            node = node.body
+        elif isinstance(node, (S.LetStmt, S.Allocate)):
+            node = node.body
+        else:
+            return False
+
+
+def _offset_thread_bindings(func: PrimFunc) -> bool:
+    """Whether some ``threadIdx`` binding starts elsewhere than 0."""
+    found = []
+
+    def visit(n: Any) -> None:
+        if isinstance(n, S.For) and (n.thread_tag or "").startswith("threadIdx") and not CFamilyPrinter._is_zero(n.min):
+            found.append(n)
+
+    post_order_visit(func.body, visit)
+    return bool(found)
+
+
+def guard_bound(loop: S.For) -> tuple[E.PrimExpr, E.PrimExpr | None] | None:
+    """For ``for t: if t + x < n: ...`` (``x``, ``n`` free of ``t``, no else), ``(n, x)`` (x
+    None for ``t < n``): the loop can stop at ``n - x`` instead of testing every iteration,
+    which lets clang vectorize it."""
+    guard = loop.body
+    if not isinstance(guard, S.IfThenElse) or guard.else_case is not None or not isinstance(guard.condition, E.LT):
+        return None
+    lhs, bound = guard.condition.a, guard.condition.b
+    t = loop.loop_var
+    if _uses(bound, t):
+        return None
+    if lhs is t:
+        return bound, None
+    if isinstance(lhs, E.Add):
+        for mine, other in ((lhs.a, lhs.b), (lhs.b, lhs.a)):
+            if mine is t and not _uses(other, t):
+                return bound, other
+    return None
+
+
+#: How the server runs a kernel (server.c's KERNEL_* values).
+SERIAL, TEAM, PARALLEL = 0, 1, 2
+
+
+def run_mode(func: PrimFunc) -> int:
+    """TEAM for a kernel with barriers; SERIAL for one with shared memory but no barriers (its
+    static shared storage allows one block at a time); otherwise PARALLEL: its blocks are shared
+    out among the DSP's hardware threads."""
+    if has_barrier(func):
+        return TEAM
+    shared = []
+    post_order_visit(
+        func.body,
+        lambda n: shared.append(n) if isinstance(n, S.Allocate) and n.buffer.scope.startswith("shared") else None,
+    )
+    return SERIAL if shared else PARALLEL
 
 
 def has_barrier(func: PrimFunc) -> bool:
@@ -61,10 +138,52 @@ class HexagonPrinter(CFamilyPrinter):
 
     def __init__(self) -> None:
         super().__init__()
-        for name in ("args", "grid", "block", "tid_", "gx_", "gy_", "gz_", "nx_", "ny_", "nz_"):
+        self._threads_as_loops = False
+        for name in (
+            "hi_",
+            "end_",
+            "b_",
+            "first_block_",
+            "end_block_",
+            "args",
+            "grid",
+            "block",
+            "tid_",
+            "gx_",
+            "gy_",
+            "gz_",
+            "nx_",
+            "ny_",
+            "nz_",
+        ):
             self.reserve(name)
         for name in self.THREAD_INDEX.values():
             self.reserve(name)
+
+    def print_thread_binding(self, s: S.For) -> None:
+        """In a kernel whose threads nest once, a ``threadIdx`` binding is a loop over the block's
+        threads, bounded by its guard where it has one (see :func:`guard_bound`)."""
+        tag = s.thread_tag or ""
+        if not (self._threads_as_loops and tag.startswith("threadIdx")):
+            super().print_thread_binding(s)
+            return
+        v = self.name_of(s.loop_var)
+        extent = {"threadIdx.x": "nx_", "threadIdx.y": "ny_", "threadIdx.z": "nz_"}[tag]
+        guard = guard_bound(s)
+        self.emit("{")
+        self._indent += 1
+        body = s.body
+        if guard is not None:
+            bound, offset = guard
+            minus = "" if offset is None else f" - (int64_t)({self.expr(offset)})"
+            self.emit(f"int64_t hi_ = (int64_t)({self.expr(bound)}){minus};")
+            self.emit(f"const int32_t end_ = hi_ < 0 ? 0 : hi_ < {extent} ? (int32_t)hi_ : {extent};")
+            extent, body = "end_", body.then_case
+        self.emit(f"for (int32_t {v} = 0; {v} < {extent}; ++{v}) {{")
+        self._block(body)
+        self.emit("}")
+        self._indent -= 1
+        self.emit("}")
 
     def loop_pragma(self, s: S.For) -> None:
         """Vectorized loops ask clang for vectors (HVX with the target's ``hvx``)."""
@@ -93,7 +212,11 @@ class HexagonPrinter(CFamilyPrinter):
         name = name or func.global_symbol
         self.reserve(name)
         team = has_barrier(func)
-        self.emit(f"void {name}(const uint64_t* args, const int64_t* grid, const int64_t* block, int64_t tid_) {{")
+        self._threads_as_loops = not team and threads_nest_once(func.body) and not _offset_thread_bindings(func)
+        self.emit(
+            f"void {name}(const uint64_t* args, const int64_t* grid, const int64_t* block, int64_t tid_, "
+            "int64_t first_block_, int64_t end_block_) {"
+        )
         self._indent += 1
         for i, p in enumerate(func.params):
             self.emit(self.read_param(func, i, p))
@@ -105,22 +228,27 @@ class HexagonPrinter(CFamilyPrinter):
         self.emit("const int32_t gx_ = (int32_t)grid[0], gy_ = (int32_t)grid[1], gz_ = (int32_t)grid[2];")
         self.emit("const int32_t nx_ = (int32_t)block[0], ny_ = (int32_t)block[1], nz_ = (int32_t)block[2];")
         self.emit("(void)nx_; (void)ny_; (void)nz_; (void)tid_;")
-        self.emit("for (int32_t bz_ = 0; bz_ < gz_; ++bz_)")
-        self.emit("for (int32_t by_ = 0; by_ < gy_; ++by_)")
-        self.emit("for (int32_t bx_ = 0; bx_ < gx_; ++bx_) {")
+        # blocks first_block_ .. end_block_ - 1 in x-fastest order (the server's share of them)
+        self.emit("int32_t bx_ = (int32_t)(first_block_ % gx_);")
+        self.emit("int32_t by_ = (int32_t)((first_block_ / gx_) % gy_);")
+        self.emit("int32_t bz_ = (int32_t)(first_block_ / gx_ / gy_);")
+        self.emit("for (int64_t b_ = first_block_; b_ < end_block_; ++b_) {")
         self._indent += 1
-        if not team:
+        if not team and not self._threads_as_loops:
             self.emit("for (int32_t tz_ = 0; tz_ < nz_; ++tz_)")
             self.emit("for (int32_t ty_ = 0; ty_ < ny_; ++ty_)")
             self.emit("for (int32_t tx_ = 0; tx_ < nx_; ++tx_) {")
             self._indent += 1
-        self.emit("(void)tx_; (void)ty_; (void)tz_; (void)bx_; (void)by_; (void)bz_;")
+        if not self._threads_as_loops:
+            self.emit("(void)tx_; (void)ty_; (void)tz_;")
+        self.emit("(void)bx_; (void)by_; (void)bz_;")
         self.stmt(func.body)
         if team:
             self.emit("tvm_hexagon_barrier(); /* the next block reuses the shared memory */")
-        else:
+        elif not self._threads_as_loops:
             self._indent -= 1
             self.emit("}")
+        self.emit("if (++bx_ == gx_) { bx_ = 0; if (++by_ == gy_) { by_ = 0; ++bz_; } }")
         self._indent -= 1
         self.emit("}")
         self._indent -= 1
@@ -132,7 +260,7 @@ class HexagonPrinter(CFamilyPrinter):
 
     def kernel_table(self, funcs: list[PrimFunc]) -> str:
         """The table the kernel server dispatches on (index = position in the module)."""
-        rows = [f'  {{"{f.global_symbol}", {f.global_symbol}, {int(has_barrier(f))}}},' for f in funcs]
+        rows = [f'  {{"{f.global_symbol}", {f.global_symbol}, {run_mode(f)}}},' for f in funcs]
         return (
             "\nconst struct tvm_hexagon_kernel tvm_hexagon_kernels[] = {\n"
             + "\n".join(rows or ['  {"", 0, 0},'])

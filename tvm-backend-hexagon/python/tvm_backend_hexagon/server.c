@@ -3,6 +3,7 @@
  * static Hexagon executable that runs under qemu-hexagon for as long as its module lives.
  *
  *   argv: <arena fd> <arena bytes>   the device memory, shared with the host process
+ *         <hardware threads>         how many threads share the blocks of a parallel kernel
  *   stdin: launch commands           stdout: replies (both a socket to the host)
  *
  * Protocol (little-endian, the host's tvm-backend-hexagon/src/hexagon_simulator.h):
@@ -20,18 +21,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define TVM_HEXAGON_PROTOCOL 1
+#define TVM_HEXAGON_PROTOCOL 2
 #define MAGIC_HELLO 0x53485654u  /* "TVHS" */
 #define MAGIC_LAUNCH 0x4c485654u /* "TVHL" */
 #define MAGIC_REPLY 0x52485654u  /* "TVHR" */
 #define MAX_ARGS 256
 #define MAX_TEAM 1024
 
-typedef void (*tvm_hexagon_kernel_fn)(const uint64_t*, const int64_t*, const int64_t*, int64_t);
+typedef void (*tvm_hexagon_kernel_fn)(const uint64_t*, const int64_t*, const int64_t*, int64_t,
+                                      int64_t, int64_t);
+/* How a kernel's blocks and threads run (the code generator's choice, by what the kernel uses). */
+enum { KERNEL_SERIAL = 0, KERNEL_TEAM = 1, KERNEL_PARALLEL = 2 };
 struct tvm_hexagon_kernel {
   const char* name;
-  tvm_hexagon_kernel_fn fn;
-  int32_t team; /* 1: the kernel has barriers; its threads run as a team of POSIX threads */
+  tvm_hexagon_kernel_fn
+      fn; /* (args, grid, block, thread in a team or -1, first block, end block) */
+  int32_t mode;
 };
 extern const struct tvm_hexagon_kernel tvm_hexagon_kernels[];
 extern const uint32_t tvm_hexagon_num_kernels;
@@ -82,17 +87,18 @@ struct team_member {
   const uint64_t* args;
   const struct launch_header* head;
   int64_t tid;
+  int64_t nblocks;
 };
 
 static void* run_member(void* arg) {
   struct team_member* m = arg;
-  m->kernel->fn(m->args, m->head->grid, m->head->block, m->tid);
+  m->kernel->fn(m->args, m->head->grid, m->head->block, m->tid, 0, m->nblocks);
   return NULL;
 }
 
 /* Runs a barrier kernel: one POSIX thread per thread of the block, for every block. */
 static const char* run_team(const struct tvm_hexagon_kernel* k, const uint64_t* args,
-                            const struct launch_header* h, int64_t nthreads) {
+                            const struct launch_header* h, int64_t nthreads, int64_t nblocks) {
   static struct team_member members[MAX_TEAM];
   static pthread_t threads[MAX_TEAM];
   pthread_attr_t attr;
@@ -102,7 +108,7 @@ static const char* run_team(const struct tvm_hexagon_kernel* k, const uint64_t* 
   const char* failed = NULL;
   int64_t started = 0;
   for (; started < nthreads; ++started) {
-    members[started] = (struct team_member){k, args, h, started};
+    members[started] = (struct team_member){k, args, h, started, nblocks};
     if (pthread_create(&threads[started], &attr, run_member, &members[started]) != 0) {
       failed = "cannot start the threads of a block (pthread_create failed)";
       break;
@@ -121,25 +127,96 @@ static const char* run_team(const struct tvm_hexagon_kernel* k, const uint64_t* 
   return NULL;
 }
 
+/* The workers that share the blocks of a parallel kernel: the DSP's hardware threads. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t go, done;
+  uint64_t generation;
+  int pending, size, started;
+  const struct tvm_hexagon_kernel* kernel;
+  const uint64_t* args;
+  const struct launch_header* head;
+  int64_t nblocks;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+/* Worker w's contiguous share of the blocks. */
+static void run_share(int w) {
+  int64_t chunk = pool.nblocks / pool.size, extra = pool.nblocks % pool.size;
+  int64_t first = w * chunk + (w < extra ? w : extra);
+  int64_t end = first + chunk + (w < extra ? 1 : 0);
+  if (first < end) pool.kernel->fn(pool.args, pool.head->grid, pool.head->block, -1, first, end);
+}
+
+static void* pool_worker(void* arg) {
+  int w = (int)(intptr_t)arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool.mu);
+  for (;;) {
+    while (pool.generation == seen) pthread_cond_wait(&pool.go, &pool.mu);
+    seen = pool.generation;
+    pthread_mutex_unlock(&pool.mu);
+    run_share(w);
+    pthread_mutex_lock(&pool.mu);
+    if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+  }
+  return NULL;
+}
+
+/* Runs the blocks of a kernel without barriers or shared memory on every worker. */
+static void run_parallel(const struct tvm_hexagon_kernel* k, const uint64_t* args,
+                         const struct launch_header* h, int64_t nblocks) {
+  if (nblocks == 1 || pool.size == 1) {
+    k->fn(args, h->grid, h->block, -1, 0, nblocks);
+    return;
+  }
+  pthread_mutex_lock(&pool.mu);
+  for (; pool.started < pool.size - 1; ++pool.started) { /* this thread is worker 0 */
+    pthread_t t;
+    if (pthread_create(&t, NULL, pool_worker, (void*)(intptr_t)(pool.started + 1)) != 0) break;
+    pthread_detach(t);
+  }
+  pool.size = pool.started + 1; /* the workers that could start, and this one */
+  pool.kernel = k;
+  pool.args = args;
+  pool.head = h;
+  pool.nblocks = nblocks;
+  pool.pending = pool.size - 1;
+  ++pool.generation;
+  pthread_cond_broadcast(&pool.go);
+  pthread_mutex_unlock(&pool.mu);
+  run_share(0);
+  pthread_mutex_lock(&pool.mu);
+  while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
+  pthread_mutex_unlock(&pool.mu);
+}
+
 static const char* launch(const struct launch_header* h, const uint64_t* args) {
   if (h->kernel >= tvm_hexagon_num_kernels) return "no such kernel index";
   const struct tvm_hexagon_kernel* k = &tvm_hexagon_kernels[h->kernel];
   int64_t nthreads = h->block[0] * h->block[1] * h->block[2];
-  if (nthreads <= 0) return NULL;
-  if (!k->team) {
-    k->fn(args, h->grid, h->block, -1);
-    return NULL;
+  int64_t nblocks = h->grid[0] * h->grid[1] * h->grid[2]; /* the host keeps it below 2^62 */
+  if (nthreads <= 0 || nblocks <= 0) return NULL;
+  if (k->mode == KERNEL_PARALLEL) {
+    run_parallel(k, args, h, nblocks);
+  } else if (k->mode == KERNEL_SERIAL) {
+    k->fn(args, h->grid, h->block, -1, 0, nblocks);
+  } else if (nthreads > MAX_TEAM) {
+    return "more threads per block than the simulator runs as a team (1024)";
+  } else {
+    return run_team(k, args, h, nthreads, nblocks);
   }
-  if (nthreads > MAX_TEAM) return "more threads per block than the simulator runs as a team (1024)";
-  return run_team(k, args, h, nthreads);
+  return NULL;
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s <arena fd> <arena bytes> (started by libtvm_runtime_hexagon)\n",
+  if (argc != 4) {
+    fprintf(stderr,
+            "usage: %s <arena fd> <arena bytes> <hardware threads> (started by "
+            "libtvm_runtime_hexagon)\n",
             argv[0]);
     return 2;
   }
+  pool.size = atoi(argv[3]) < 1 ? 1 : atoi(argv[3]);
   int fd = atoi(argv[1]);
   size_t bytes = (size_t)strtoull(argv[2], NULL, 10);
   char* arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
