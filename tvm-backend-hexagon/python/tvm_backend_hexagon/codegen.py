@@ -13,9 +13,10 @@ How GPU-style kernels map onto the DSP: a kernel is one C function
 * TEAM (barriers): one POSIX thread per thread of the block (under the simulator, host threads)
   meeting at a ``pthread_barrier`` and at the end of every block, all blocks in turn.
 
-Shared memory is ``static`` storage, which every thread of a team sees. Loops that TIR marks vectorized, and those clang vectorizes itself, use
-128-byte HVX vectors where the dtype allows (HVX v66 has integer arithmetic only; float loops stay
-scalar); target ``hexagon -hvx=0`` builds scalar code.
+Shared memory is ``static`` storage, which every thread of a team sees. Loops that TIR marks
+vectorized, and those clang vectorizes itself, use 128-byte HVX vectors where the dtype allows
+(HVX v66 has integer arithmetic only; float loops stay scalar); target ``hexagon -hvx=0`` builds
+scalar code.
 """
 
 from __future__ import annotations
