@@ -78,6 +78,12 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
  protected:
   void Launch(size_t index, ffi::PackedArgs args) final {
     const FunctionInfo& info = spec_.functions[index];
+    if (spec_.payload.empty()) {
+      TVM_FFI_THROW(RuntimeError)
+          << "hexagon kernel " << info.name << ": this module holds the generated C but no "
+          << "executable: it was compiled where the pip package ziglang was missing. pip install "
+          << "'ziglang==0.17.1' and compile it again";
+    }
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
     tvm::runtime::CheckLaunchTensors(info, args, kDeviceType, true);
     if (cfg.empty()) return;

@@ -74,13 +74,19 @@ def test_an_unsupported_hvx_length_is_refused():
         tvm.compile(kernels.vector_add(), target="hexagon -hvx=64")
 
 
-def test_without_ziglang_the_error_names_the_package(monkeypatch):
+def test_without_ziglang_code_generation_works_and_launching_says_what_to_install(monkeypatch, dev):
     import importlib.util
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ziglang" else real(name, *a))
     with pytest.raises(CompileError, match=r"pip install 'ziglang==0\.17\.1'"):
         toolchain.zig_command()
+    with pytest.warns(RuntimeWarning, match="ziglang"):
+        mod = tvm.compile(kernels.vector_add(name="no_zig"), target="hexagon")
+    assert "no_zig_kernel0" in mod.imports[0].inspect_source()
+    a = tvm.runtime.empty((8,), "float32", dev)
+    with pytest.raises(RuntimeError, match=r"no executable.*pip install 'ziglang==0\.17\.1'"):
+        mod["no_zig"](a, a, a)
 
 
 def test_compiler_errors_show_the_log():

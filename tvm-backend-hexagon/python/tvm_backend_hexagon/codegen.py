@@ -21,9 +21,11 @@ scalar code.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.contrib.cc import CompileError
 from tvm.codegen.device_module import create_device_module, function_table
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -281,14 +283,21 @@ def _check_launch(func: PrimFunc) -> None:
 def build(kernels: list[PrimFunc], target: Any) -> object:
     """Generate C for ``kernels``, build the static executable (kernels + server) with zig's
     clang for the target's CPU, and wrap it as a device module of kind ``hexagon`` (or its
-    fallback, with the same bytes, where the simulator is missing)."""
+    fallback, with the same bytes, where the simulator is missing). Without ziglang the module
+    holds the C alone (with a warning), and launching it says what to install."""
     for k in kernels:
         _check_launch(k)
     attrs = getattr(target, "attrs", {}) or {}
     flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), int(attrs.get("hvx", 128)))
     printer = HexagonPrinter()
     source = printer.print_module(kernels) + printer.kernel_table(kernels)
-    elf = toolchain.build_executable(source, flags)
+    try:
+        toolchain.zig_command()
+    except CompileError as err:  # code generation still works; running says what to install
+        warnings.warn(f"{err}; the module holds the generated C but no executable", RuntimeWarning, stacklevel=2)
+        elf = b""
+    else:
+        elf = toolchain.build_executable(source, flags)
     return create_device_module("hexagon", "elf", function_table(kernels), elf, [["c", source]])
 
 
