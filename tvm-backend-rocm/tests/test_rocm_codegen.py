@@ -1,0 +1,99 @@
+"""HIP generation and AMDGPU code objects, checked with llvm-readelf: the machine, the kernel
+symbols and descriptors, shared memory, wavefront size and launch bounds per architecture."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import tvm
+from rocm_helpers import code_objects, kernel_metadata, readelf
+from tvm.codegen.c_family import CodegenError
+from tvm.contrib.cc import CompileError
+from tvm.script import tir as T
+from tvm.testing import kernels
+from tvm_backend_rocm import clang, codegen
+
+WAVEFRONT = {"gfx90a": 64, "gfx942": 64, "gfx1100": 32}
+MACH_NAME = {"gfx90a": "gfx90a", "gfx942": "gfx942", "gfx1100": "gfx1100"}
+
+
+@pytest.mark.parametrize("kernel", ["row_sum", "matmul_tiled", "vector_add"])
+def test_one_code_object_per_architecture_as_llvm_readelf_sees_it(kernel, readelf_path, tmp_path):
+    func = getattr(kernels, kernel)()
+    mod = tvm.compile(func, target="rocm")
+    source = mod.imports[0].inspect_source("hip")
+    shared = sum(4 * int(n) for n in re.findall(r"__shared__ [^;]*float \w+\[(\d+)\];", source))
+    bound = int(re.search(r"amdgpu_flat_work_group_size\(1, (\d+)\)", source).group(1))
+    objects = code_objects(mod)
+    assert list(objects) == list(clang.DEFAULT_ARCHS)
+    for arch, obj in objects.items():
+        header = readelf(readelf_path, obj, tmp_path, "-h", "-s")
+        assert "EM_AMDGPU" in header and MACH_NAME[arch] in header, header
+        name = f"{kernel}_kernel0"
+        assert re.search(rf"FUNC\s+GLOBAL\s+\w+\s+\d+ {name}$", header, re.M), header
+        assert re.search(rf"OBJECT\s+GLOBAL\s+\w+\s+\d+ {name}\.kd$", header, re.M), header
+        meta = kernel_metadata(readelf(readelf_path, obj, tmp_path, "--notes"))[name]
+        assert meta["group_segment_fixed_size"] == shared
+        assert meta["wavefront_size"] == WAVEFRONT[arch]
+        assert meta["max_flat_workgroup_size"] == bound
+
+
+def test_the_target_chooses_the_architectures():
+    mod = tvm.compile(kernels.vector_add(), target="rocm -arch=gfx942")
+    assert list(code_objects(mod)) == ["gfx942"]
+    with pytest.raises(ValueError, match="'sm_90' is not an AMDGPU architecture"):
+        tvm.compile(kernels.vector_add(), target="rocm -arch=sm_90")
+
+
+@T.prim_func
+def math_kernel(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    B = T.match_buffer(b, (64,), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        B[tx] = T.exp(A[tx]) + T.sqrt(T.fabs(A[tx])) + T.floor(A[tx]) + T.log(T.fabs(A[tx]) + T.float32(1))
+
+
+@T.prim_func
+def tanh_kernel(a: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = T.tanh(A[tx])
+
+
+def test_math_lowers_inline_or_is_refused_by_name():
+    source = tvm.compile(math_kernel, target="rocm").imports[0].inspect_source()
+    assert "__builtin_expf" in source and "__builtin_sqrtf" in source and "__builtin_logf" in source
+    with pytest.raises(CodegenError, match=r"T\.tanh in float32 needs ROCm's device library \(ocml\)"):
+        tvm.compile(tanh_kernel, target="rocm")
+
+
+def test_an_unusable_compiler_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("TVM_ROCM_CLANG", "/nonexistent/clang")
+    with pytest.raises(CompileError, match=r"cannot run the ROCm compiler '/nonexistent/clang'.*clang-19 lld-19"):
+        tvm.compile(kernels.vector_add(name="no_clang"), target="rocm")
+
+
+def test_without_clang_code_generation_still_works(monkeypatch):
+    monkeypatch.setattr(clang, "find_clang", lambda: None)
+    with pytest.warns(RuntimeWarning, match="clang-19 lld-19"):
+        mod = tvm.compile(kernels.vector_add(name="source_only"), target="rocm")
+    assert "source_only_kernel0" in mod.imports[0].inspect_source("hip")
+    assert code_objects(mod) == {}
+
+
+def test_the_payload_format_refuses_damage():
+    payload = clang.pack({"gfx90a": b"\x7fELF1", "gfx1100": b"\x7fELF2"})
+    assert clang.unpack(payload) == {"gfx90a": b"\x7fELF1", "gfx1100": b"\x7fELF2"}
+    with pytest.raises(ValueError, match="truncated"):
+        clang.unpack(payload[:-3])
+    with pytest.raises(ValueError, match="TVMHSACO"):
+        clang.unpack(b"garbage" * 4)
+
+
+def test_same_source_same_bytes():
+    a = codegen.generate_source([kernels.row_softmax()])
+    assert a == codegen.generate_source([kernels.row_softmax()])
+    one = tvm.compile(kernels.row_softmax(), target="rocm").imports[0].save_to_bytes()
+    two = tvm.compile(kernels.row_softmax(), target="rocm").imports[0].save_to_bytes()
+    assert one == two
