@@ -8,10 +8,7 @@
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/device_api.h>
-
-#include <array>
-#include <mutex>
-#include <unordered_set>
+#include <tvm/runtime/owned_streams.h>
 
 #include "cuda_driver.h"
 
@@ -128,46 +125,25 @@ class CUDADeviceAPI final : public DeviceAPI {
     SetDevice(dev.device_id);
     CUstream s = nullptr;
     TVM_CUDA_CALL(Driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    std::lock_guard<std::mutex> lock(mu_);
-    streams_[dev.device_id].insert(s);
+    streams_.Add(dev, s);
     return s;
   }
 
   void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) final {
     if (stream == nullptr) return;  // the default stream is never destroyed
     SetDevice(dev.device_id);
-    {
-      // Only streams made by CreateStream on this device: destroying a foreign handle (one that
-      // PyTorch still uses, or a stale integer) is undefined behaviour in the driver.
-      std::lock_guard<std::mutex> lock(mu_);
-      auto& mine = streams_[dev.device_id];
-      if (mine.erase(stream) == 0) {
-        TVM_FFI_THROW(ValueError) << "FreeStream: " << stream << " is not a stream created by "
-                                  << "CreateStream on cuda(" << dev.device_id
-                                  << ") (or it was freed already)";
-      }
-    }
+    streams_.Remove(dev, stream);
     TVM_CUDA_CALL(Driver().cuStreamDestroy(static_cast<CUstream>(stream)));
   }
 
   void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) final {
     SetDevice(dev.device_id);
-    if (stream != nullptr && stream != DeviceAPI::CurrentStream(dev)) {
-      // The current stream may be one set by PyTorch (tvm-ffi's stream table); anything else
-      // must be ours.
-      std::lock_guard<std::mutex> lock(mu_);
-      if (streams_[dev.device_id].count(stream) == 0) {
-        TVM_FFI_THROW(ValueError) << "StreamSync: " << stream << " is neither the default stream, "
-                                  << "the current stream of cuda(" << dev.device_id
-                                  << ") nor a stream created by CreateStream on it";
-      }
-    }
+    streams_.CheckSyncable(dev, stream);
     TVM_CUDA_CALL(Driver().cuStreamSynchronize(static_cast<CUstream>(stream)));
   }
 
  private:
-  std::mutex mu_;
-  std::array<std::unordered_set<TVMFFIStreamHandle>, kMaxDevices> streams_;
+  tvm::runtime::OwnedStreams streams_;
 };
 }  // namespace
 

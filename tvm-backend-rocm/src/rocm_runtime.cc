@@ -6,10 +6,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/base.h>
 #include <tvm/runtime/device_api.h>
-
-#include <array>
-#include <mutex>
-#include <unordered_set>
+#include <tvm/runtime/owned_streams.h>
 
 #include "rocm_hip.h"
 
@@ -158,41 +155,25 @@ class ROCmDeviceAPI final : public DeviceAPI {
     SetDevice(dev.device_id);
     hipStream_t s = nullptr;
     TVM_HIP_CALL(HIP().hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
-    std::lock_guard<std::mutex> lock(mu_);
-    streams_[dev.device_id].insert(s);
+    streams_.Add(dev, s);
     return s;
   }
 
   void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) final {
     if (stream == nullptr) return;
     SetDevice(dev.device_id);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (streams_[dev.device_id].erase(stream) == 0) {
-        TVM_FFI_THROW(ValueError) << "FreeStream: " << stream << " is not a stream created by "
-                                  << "CreateStream on rocm(" << dev.device_id
-                                  << ") (or it was freed already)";
-      }
-    }
+    streams_.Remove(dev, stream);
     TVM_HIP_CALL(HIP().hipStreamDestroy(static_cast<hipStream_t>(stream)));
   }
 
   void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) final {
     SetDevice(dev.device_id);
-    if (stream != nullptr && stream != DeviceAPI::CurrentStream(dev)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (streams_[dev.device_id].count(stream) == 0) {
-        TVM_FFI_THROW(ValueError) << "StreamSync: " << stream << " is neither the default stream, "
-                                  << "the current stream of rocm(" << dev.device_id
-                                  << ") nor a stream created by CreateStream on it";
-      }
-    }
+    streams_.CheckSyncable(dev, stream);
     TVM_HIP_CALL(HIP().hipStreamSynchronize(static_cast<hipStream_t>(stream)));
   }
 
  private:
-  std::mutex mu_;
-  std::array<std::unordered_set<TVMFFIStreamHandle>, kMaxDevices> streams_;
+  tvm::runtime::OwnedStreams streams_;
 };
 
 int ROCmBackendInit(char* err, int err_len) {
