@@ -1,6 +1,6 @@
 """Builds the CUDA C our code generator produced into a CPU library the mock libcuda.so.1 runs.
 
-See ``mock_driver/cuda_on_cpu.h`` for the execution model. The generated source is compiled
+See the kit's ``tvm/testing/gpu_on_cpu.h`` for the execution model. The generated source is compiled
 unchanged except for its inline PTX: the helpers that wrap it (float16 conversions, the lane id,
 ldmatrix, mma, cp.async) are swapped for calls into the emulator's models, the cp.async group
 statements likewise, ``#if __CUDA_ARCH__`` branches take their portable ``#else``, and
@@ -16,9 +16,11 @@ import subprocess
 from pathlib import Path
 
 from cuda_helpers import find_cxx
+from tvm.testing import GPU_ON_CPU_HEADER
 
 HERE = Path(__file__).resolve().parent
-HEADER_DIR = HERE / "mock_driver"
+HEADER = Path(GPU_ON_CPU_HEADER)
+HEADER_DIR = HEADER.parent
 
 _HOST_HELPERS = {
     "tvm_h2f": "static inline float tvm_h2f(uint16_t h) { return ::tvm_emu::half_to_float(h); }",
@@ -95,7 +97,7 @@ def _replace_ptx_helpers(src: str) -> str:
 
 
 def host_source(cuda_source: str) -> str:
-    """The generated CUDA C made compilable after cuda_on_cpu.h (see the module docstring)."""
+    """The generated CUDA C made compilable after gpu_on_cpu.h (see the module docstring)."""
     # `#if __CUDA_ARCH__ >= N` PTX paths: the host build takes their portable `#else` branch
     src = _ARCH_BRANCH.sub(lambda m: m.group(1), cuda_source)
     src = _replace_ptx_helpers(src)
@@ -122,12 +124,12 @@ def build(cuda_source: str, out_dir: Path) -> Path:
         raise NotEmulable("no C++ compiler to build the CPU emulation of the kernels")
     names = kernel_names(cuda_source)
     text = (
-        '#include "cuda_on_cpu.h"\nnamespace tvm_emu_kernels {\n'
+        '#include "gpu_on_cpu.h"\nnamespace tvm_emu_kernels {\n'
         + host_source(cuda_source)
         + "\n}  // namespace tvm_emu_kernels\n"
         + "".join(f"TVM_EMU_KERNEL({n})\n" for n in names)
     )
-    digest = hashlib.sha256(text.encode() + (HEADER_DIR / "cuda_on_cpu.h").read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(text.encode() + HEADER.read_bytes()).hexdigest()[:16]
     lib = Path(out_dir) / f"libcuda_on_cpu_{digest}.so"
     if not lib.exists():
         src = lib.with_suffix(".cc")

@@ -3,7 +3,7 @@
 Each test runs in a fresh process against the mock libcuda.so.1 (see test_cuda_mock_driver.py):
 our code generator's CUDA C is compiled to a cubin by NVRTC and loaded by the real
 libtvm_runtime_cuda as on a GPU, and the mock runs each launch through a CPU build of the same
-CUDA C (cuda_on_cpu.py, mock_driver/cuda_on_cpu.h). What this proves: the generated kernels'
+CUDA C (cuda_on_cpu.py and the kit's tvm/testing/gpu_on_cpu.h). What this proves: the generated kernels'
 indexing, shared memory, barriers, warp collectives and float16/bfloat16 conversions, the
 runtime's argument packing and launch extents, and the host code of ``tvm.compile``. What it
 cannot: anything of the GPU itself (PTX semantics, the memory model, timing); test_cuda_gpu.py

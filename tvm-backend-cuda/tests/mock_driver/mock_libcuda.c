@@ -2,9 +2,9 @@
  * A stand-in libcuda.so.1 for CPU-only machines: enough of the driver API for the tests to drive
  * libtvm_runtime_cuda end to end. "Device" memory is host memory; cuLaunchKernel records every
  * launch for the tests to inspect and runs the kernel on the host when it can: generated kernels
- * through a CPU build of their CUDA C registered with mock_add_emulator (cuda_on_cpu.h), and a
- * few hand-written test kernels by name.
- * Written for this project's tests; it is not NVIDIA's driver and implements no GPU semantics.
+ * through a CPU build of their CUDA C registered with mock_add_emulator (the kit's
+ * tvm/testing/gpu_on_cpu.h), and a few hand-written test kernels by name. Written for this
+ * project's tests; it is not NVIDIA's driver and implements no GPU semantics.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -83,7 +83,7 @@ CUresult cuGetErrorName(CUresult r, const char** s) {
   }
   return OK;
 }
-/* Why the last emulated launch failed (tests/mock_driver/cuda_on_cpu.h). */
+/* Why the last emulated launch failed (the kit's tvm/testing/gpu_on_cpu.h). */
 static char emulator_error[1024];
 CUresult cuGetErrorString(CUresult r, const char** s) {
   *s = r == ERR_LAUNCH_FAILED && emulator_error[0] ? emulator_error : "mock driver error";

@@ -2,10 +2,12 @@
  * A stand-in libamdhip64 for machines without an AMD GPU: enough of the HIP runtime for the
  * tests to drive libtvm_runtime_rocm end to end. "Device" memory is host memory; a module loads
  * when its code object is an AMDGPU ELF for the mock's architecture (MOCK_HIP_ARCH, default
- * gfx90a); a launch runs nothing but records its function, dimensions and kernel-argument buffer
- * for the tests to compare with the code object's own metadata.
+ * gfx90a); a launch records its function, dimensions and kernel-argument buffer for the tests to
+ * compare with the code object's own metadata, and runs the kernel on the CPU when a CPU build of
+ * its HIP is registered with mock_add_emulator (tests/hip_on_cpu.py, mock_hip/hip_on_cpu.h).
  * Written for this project's tests; it is not AMD's runtime and implements no GPU semantics.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +184,37 @@ hipError_t hipModuleGetFunction(MockFunction** f, MockModule* m, const char* nam
   }
   return ERR_NOT_FOUND;
 }
+/* CPU builds of generated kernels: searched newest first for tvm_emu_launch_packed_<kernel>. */
+typedef int (*EmuLaunch)(const char*, size_t, const unsigned*, const unsigned*, unsigned, char*,
+                         size_t);
+static void* emulators[64];
+static int n_emulators = 0;
+/* Why the last emulated launch failed. */
+char mock_emulator_error[512];
+
+int mock_add_emulator(const char* path) {
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib || n_emulators == 64) return 0;
+  emulators[n_emulators++] = lib;
+  return 1;
+}
+
+/* 0: no emulator has the kernel; 1: it ran; -1: it failed (mock_emulator_error says why). */
+static int run_emulated(const char* name, const unsigned* grid, const unsigned* block,
+                        unsigned shmem, const char* args, size_t size) {
+  char sym[300];
+  snprintf(sym, sizeof(sym), "tvm_emu_launch_packed_%s", name);
+  for (int i = n_emulators - 1; i >= 0; --i) {
+    EmuLaunch fn = (EmuLaunch)dlsym(emulators[i], sym);
+    if (!fn) continue;
+    mock_emulator_error[0] = 0;
+    return fn(args, size, grid, block, shmem, mock_emulator_error, sizeof(mock_emulator_error)) == 0
+               ? 1
+               : -1;
+  }
+  return 0;
+}
+
 hipError_t hipModuleLaunchKernel(MockFunction* f, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                                  void* stream, void** params, void** extra) {
@@ -202,5 +235,5 @@ hipError_t hipModuleLaunchKernel(MockFunction* f, unsigned gx, unsigned gy, unsi
   mock_last_launch.args_size = size;
   memcpy(mock_last_launch.args, extra[1], size);
   mock_last_launch.launches++;
-  return OK;
+  return run_emulated(f->name, g, b, shmem, extra[1], size) < 0 ? ERR_LAUNCH : OK;
 }

@@ -1,10 +1,13 @@
-// Runs generated CUDA C kernels on the CPU, for the tests of a machine without a GPU.
+// Runs generated CUDA-dialect kernels (CUDA C, and HIP through a backend's small shim) on the CPU,
+// for the tests of a machine without a GPU. Part of the backend kit's test tools: found next to
+// tvm/testing/__init__.py (tvm.testing.GPU_ON_CPU_HEADER).
 //
-// The test harness (tests/cuda_on_cpu.py) compiles the CUDA C that our code generator produced,
-// wrapped in namespace tvm_emu_kernels, as host C++ after this header; the mock libcuda.so.1
-// calls the resulting tvm_emu_launch_<kernel> entries from cuLaunchKernel. Together with the real
-// libtvm_runtime_cuda in between, this executes the whole path (codegen, argument packing, launch
-// extents, kernel semantics) and lets the tests compare results with NumPy.
+// A backend's test harness (tvm-backend-cuda/tests/cuda_on_cpu.py, tvm-backend-rocm/tests/
+// hip_on_cpu.py) compiles the source its code generator produced, wrapped in namespace
+// tvm_emu_kernels, as host C++ after this header; the backend's mock driver library calls the
+// resulting tvm_emu_launch_<kernel> entries from its launch call. Together with the real runtime
+// library in between, this executes the whole path (codegen, argument packing, launch extents,
+// kernel semantics) and lets the tests compare results with NumPy.
 //
 // Model: the blocks of a grid run one after another; the threads of a block are fibers
 // (ucontext) on one OS thread, switched only at __syncthreads and at warp collectives, so a run is
