@@ -54,11 +54,25 @@ def test_unknown_script_name_is_not_sent_to_a_package():
     assert "pip install" not in msg
 
 
-def test_script_namespace_of_a_backend_not_installed_names_its_distribution():
+def test_script_namespace_of_a_backend_not_installed_names_its_distribution(monkeypatch):
+    from tvm.script import namespaces
     from tvm.script import tir as T
 
-    if _registry.get_record("metal") is not None:
-        pytest.skip("tvm-backend-metal is installed here")
+    # as on a machine without tvm-backend-metal, whether or not it is installed here
+    monkeypatch.setattr(_registry, "get_record", lambda name: None)
+    real_get = namespaces.get
+    monkeypatch.setattr(namespaces, "get", lambda name: None if name == "metal" else real_get(name))
     with pytest.raises(AttributeError) as info:
         _ = T.metal
     assert "pip install tvm-backend-metal" in str(info.value)
+
+
+def test_script_namespace_a_backend_does_not_provide_says_so():
+    from tvm.script import tir as T
+
+    if _registry.get_record("hexagon") is None:
+        with pytest.raises(AttributeError, match="not installed"):
+            _ = T.hexagon
+    else:
+        with pytest.raises(AttributeError, match="the hexagon backend .* provides no TVMScript namespace"):
+            _ = T.hexagon

@@ -694,12 +694,16 @@ def __getattr__(name: str):
     except Exception as e:  # the backend's namespace module failed to import
         raise AttributeError(f"backend namespace T.{name} failed to load: {type(e).__name__}: {e}") from e
     if mod is None:
-        from tvm.backend._registry import PUBLISHED_BACKENDS, closest_names, install_hint
+        from tvm.backend._registry import PUBLISHED_BACKENDS, closest_names, get_record, install_hint
 
         if name in PUBLISHED_BACKENDS:
-            raise AttributeError(
-                f"T.{name} is the namespace of the {name} backend, which is not installed. Fix: {install_hint(name)}"
-            )
+            rec = get_record(name)
+            if rec is None:
+                raise AttributeError(
+                    f"T.{name} is the namespace of the {name} backend, which is not installed. "
+                    f"Fix: {install_hint(name)}"
+                )
+            raise AttributeError(f"T.{name}: the {name} backend ({rec.describe()}) provides no TVMScript namespace")
         known = [n for n in globals() if not n.startswith("_")] + namespaces.names()
         raise AttributeError(f"T.{name} is not part of TVMScript.{closest_names(name, known)}")
     return mod
