@@ -97,3 +97,29 @@ def test_same_source_same_bytes():
     one = tvm.compile(kernels.row_softmax(), target="rocm").imports[0].save_to_bytes()
     two = tvm.compile(kernels.row_softmax(), target="rocm").imports[0].save_to_bytes()
     assert one == two
+
+
+WAVE = """
+from tvm.script import tir as T
+
+@T.prim_func
+def wave(a: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = T.rocm.warp_sum(A[tx]) + T.rocm.shfl_xor(A[tx], 1) + T.Cast("float32", T.rocm.wavefront_size())
+"""
+
+
+def test_wavefront_intrinsics_become_ds_bpermute_for_every_architecture(readelf_path, tmp_path):
+    import shutil
+    import subprocess
+
+    mod = tvm.compile(tvm.script.parse(WAVE), target="rocm")
+    source = mod.imports[0].inspect_source("hip")
+    assert "tvm_rocm_warp_sum_float(A[tx], __AMDGCN_WAVEFRONT_SIZE)" in source
+    objdump = shutil.which("llvm-objdump-19") or readelf_path.replace("readelf", "objdump")
+    for arch, obj in code_objects(mod).items():
+        path = tmp_path / f"{arch}.hsaco"
+        path.write_bytes(obj)
+        text = subprocess.run([objdump, "-d", str(path)], capture_output=True, text=True, check=True).stdout
+        assert "ds_bpermute_b32" in text, (arch, text[:2000])

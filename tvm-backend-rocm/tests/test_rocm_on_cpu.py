@@ -77,3 +77,48 @@ def test_conformance_kernel_runs_on_the_cpu_and_matches_numpy(name, mock_hip, tm
 
         got = got.view(ml_dtypes.bfloat16)
     np.testing.assert_allclose(got.astype("float64"), np.asarray(expect).astype("float64"), **tolerance(dtype))
+
+
+WAVE_KERNEL = """
+from tvm.script import tir as T
+
+@T.prim_func
+def wave(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    B = T.match_buffer(b, (4, 64), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        B[0, tx] = T.rocm.warp_sum(A[tx])
+        B[1, tx] = T.rocm.shfl_down(A[tx], 1)
+        B[2, tx] = T.rocm.warp_max(A[tx], 8)
+        B[3, tx] = T.Cast("float32", T.rocm.lane_id())
+"""
+
+
+def test_wavefront_intrinsics_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_path):
+    """T.rocm on the emulator's 32-lane warps (a wave32 GPU such as gfx1100): segment sums and
+    maxima, shuffles that keep their own value past the segment, lane ids."""
+    source = tvm.compile(tvm.script.parse(WAVE_KERNEL), target="rocm -arch=gfx1100").imports[0].inspect_source("hip")
+    emulator = hip_on_cpu.build(source, tmp_path)
+    proc = run_python(
+        f"""
+        import ctypes, numpy as np, tvm
+        mock = ctypes.CDLL({str(mock_hip)!r})
+        assert mock.mock_add_emulator({str(emulator)!r}.encode())
+        dev = tvm.device("rocm", 0)
+        mod = tvm.compile(tvm.script.parse({WAVE_KERNEL!r}), target="rocm -arch=gfx1100")
+        x = np.arange(64, dtype="float32") * 0.5
+        a, b = tvm.runtime.tensor(x, dev), tvm.runtime.empty((4, 64), "float32", dev)
+        mod["wave"](a, b)
+        np.save({str(tmp_path / "out.npy")!r}, b.numpy())
+        """,
+        env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
+        clean_tvm_env=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = np.load(tmp_path / "out.npy")
+    x = np.arange(64, dtype="float32") * 0.5
+    lanes = np.arange(64) % 32
+    np.testing.assert_allclose(got[0], np.repeat([x[:32].sum(), x[32:].sum()], 32))
+    np.testing.assert_array_equal(got[1], np.where(lanes < 31, np.roll(x, -1), x))
+    np.testing.assert_array_equal(got[2], np.repeat(x.reshape(8, 8).max(axis=1), 8))
+    np.testing.assert_array_equal(got[3], lanes.astype("float32"))

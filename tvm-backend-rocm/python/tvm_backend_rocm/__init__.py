@@ -41,6 +41,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         capabilities=CAPABILITIES,
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_rocm.detect:detect")
+    ctx.register_script_namespace("rocm", "tvm_backend_rocm.script")
     ctx.declare_module_kind("rocm")
 
 

@@ -105,6 +105,116 @@ class HIPPrinter(GPUCPrinter):
             )
         return name
 
+    # ------------------------------------------------------------------ T.rocm (wavefront)
+    def _wave_helpers(self) -> None:
+        """Lane id and a permute of any 4- or 8-byte value (two 32-bit halves) across lanes."""
+        q = self.HELPER_QUALIFIER
+        self.helpers.setdefault(
+            "tvm_rocm_wave",
+            f"""{q} int tvm_rocm_lane_id() {{
+#if __AMDGCN_WAVEFRONT_SIZE == 64
+  return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+#else
+  return (int)__builtin_amdgcn_mbcnt_lo(~0u, 0u);
+#endif
+}}
+template <typename T>
+{q} T tvm_rocm_permute(T v, int src) {{
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.rocm shuffles move 32- or 64-bit values");
+  if constexpr (sizeof(T) == 4) {{
+    return __builtin_bit_cast(T, __builtin_amdgcn_ds_bpermute(src << 2, __builtin_bit_cast(int, v)));
+  }} else {{
+    long long b = __builtin_bit_cast(long long, v);
+    int lo = __builtin_amdgcn_ds_bpermute(src << 2, (int)b);
+    int hi = __builtin_amdgcn_ds_bpermute(src << 2, (int)(b >> 32));
+    return __builtin_bit_cast(T, ((long long)hi << 32) | (unsigned)lo);
+  }}
+}}
+// shuffles within segments of `width` lanes (CUDA's __shfl*_sync without a mask)
+template <typename T>
+{q} T tvm_rocm_shfl(T v, int src, int width) {{
+  int lane = tvm_rocm_lane_id();
+  return tvm_rocm_permute(v, (lane & ~(width - 1)) + (src & (width - 1)));
+}}
+template <typename T>
+{q} T tvm_rocm_shfl_down(T v, int d, int width) {{
+  int lane = tvm_rocm_lane_id();
+  T o = tvm_rocm_permute(v, lane + d);
+  return (lane & (width - 1)) + d < width ? o : v;
+}}
+template <typename T>
+{q} T tvm_rocm_shfl_up(T v, int d, int width) {{
+  int lane = tvm_rocm_lane_id();
+  T o = tvm_rocm_permute(v, lane - d);
+  return (lane & (width - 1)) >= d ? o : v;
+}}
+template <typename T>
+{q} T tvm_rocm_shfl_xor(T v, int m, int width) {{
+  int lane = tvm_rocm_lane_id();
+  int src = lane ^ m;
+  T o = tvm_rocm_permute(v, src);
+  return (src & ~(width - 1)) == (lane & ~(width - 1)) ? o : v;
+}}""",
+        )
+
+    def _width(self, e: E.PrimExpr) -> str:
+        from .script import WAVEFRONT
+
+        if isinstance(e, E.IntImm) and e.value == WAVEFRONT:
+            return "__AMDGCN_WAVEFRONT_SIZE"
+        return self.expr(e)
+
+    def _shuffle(self, name: str, call: E.Call) -> str:
+        self._wave_helpers()
+        value, lane, width = call.args
+        return f"tvm_rocm_{name}({self.expr(value)}, {self.expr(lane)}, {self._width(width)})"
+
+    def call_rocm_shfl(self, call: E.Call) -> str:
+        return self._shuffle("shfl", call)
+
+    def call_rocm_shfl_down(self, call: E.Call) -> str:
+        return self._shuffle("shfl_down", call)
+
+    def call_rocm_shfl_up(self, call: E.Call) -> str:
+        return self._shuffle("shfl_up", call)
+
+    def call_rocm_shfl_xor(self, call: E.Call) -> str:
+        return self._shuffle("shfl_xor", call)
+
+    def _reduce(self, kind: str, call: E.Call) -> str:
+        self._wave_helpers()
+        t = self.compute_type(call.dtype)
+        name = f"tvm_rocm_warp_{kind}_{t.replace(' ', '_')}"
+        combine = {"sum": "v + o", "max": "(o > v ? o : v)", "min": "(o < v ? o : v)"}[kind]
+        self.helpers.setdefault(
+            name,
+            f"""{self.HELPER_QUALIFIER} {t} {name}({t} v, int width) {{
+  for (int d = width >> 1; d > 0; d >>= 1) {{
+    {t} o = tvm_rocm_shfl_xor(v, d, width);
+    v = {combine};
+  }}
+  return v;
+}}""",
+        )
+        value, width = call.args
+        return f"{name}({self.expr(value)}, {self._width(width)})"
+
+    def call_rocm_warp_sum(self, call: E.Call) -> str:
+        return self._reduce("sum", call)
+
+    def call_rocm_warp_max(self, call: E.Call) -> str:
+        return self._reduce("max", call)
+
+    def call_rocm_warp_min(self, call: E.Call) -> str:
+        return self._reduce("min", call)
+
+    def call_rocm_lane_id(self, call: E.Call) -> str:
+        self._wave_helpers()
+        return "tvm_rocm_lane_id()"
+
+    def call_rocm_wavefront_size(self, call: E.Call) -> str:
+        return "__AMDGCN_WAVEFRONT_SIZE"
+
     def call_isnan(self, call: E.Call) -> str:
         return f"__builtin_isnan({self.expr(call.args[0])})"
 

@@ -16,6 +16,10 @@
 #define __builtin_amdgcn_s_barrier() ::tvm_emu::syncthreads()
 #define __builtin_amdgcn_fence(...) ((void)0)
 #define amdgpu_flat_work_group_size(...)
+// T.rocm on the emulator's 32-lane warps, as on a wave32 GPU (gfx1100)
+#define __AMDGCN_WAVEFRONT_SIZE 32
+#define __builtin_amdgcn_mbcnt_lo(mask, base) (::tvm_emu::lane_id() + (base))
+#define __builtin_amdgcn_ds_bpermute(addr, v) __shfl_sync(0xffffffffu, (int)(v), (addr) >> 2, 32)
 
 namespace tvm_emu {
 
