@@ -18,10 +18,23 @@ WAVEFRONT = {"gfx90a": 64, "gfx942": 64, "gfx1100": 32}
 MACH_NAME = {"gfx90a": "gfx90a", "gfx942": "gfx942", "gfx1100": "gfx1100"}
 
 
-@pytest.mark.parametrize("kernel", ["row_sum", "matmul_tiled", "vector_add"])
-def test_one_code_object_per_architecture_as_llvm_readelf_sees_it(kernel, readelf_path, tmp_path):
-    func = getattr(kernels, kernel)()
-    mod = tvm.compile(func, target="rocm")
+CONFORMANCE = {
+    **{
+        f"vector_add_{d}": (lambda d=d: kernels.vector_add(d))
+        for d in ("float32", "float16", "bfloat16", "int32", "int8", "uint8", "int64", "float64")
+    },
+    "row_sum": kernels.row_sum,
+    "row_softmax": kernels.row_softmax,
+    "matmul_tiled": kernels.matmul_tiled,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFORMANCE))
+def test_one_code_object_per_architecture_as_llvm_readelf_sees_it(case, readelf_path, tmp_path):
+    """Every conformance kernel: the machine and architecture, the kernel and its descriptor,
+    shared memory, wavefront size and launch bounds, for gfx90a, gfx942 and gfx1100."""
+    kernel = "vector_add" if case.startswith("vector_add") else case
+    mod = tvm.compile(CONFORMANCE[case](), target="rocm")
     source = mod.imports[0].inspect_source("hip")
     shared = sum(4 * int(n) for n in re.findall(r"__shared__ [^;]*float \w+\[(\d+)\];", source))
     bound = int(re.search(r"amdgpu_flat_work_group_size\(1, (\d+)\)", source).group(1))
