@@ -29,7 +29,7 @@ from .runtime import (  # noqa: E402
 )
 from . import _cpu_backend  # noqa: E402
 
-_LAZY_SUBMODULES = {"tir", "script", "ir", "transform", "codegen", "driver", "contrib", "testing"}
+_LAZY_SUBMODULES = {"tir", "script", "ir", "transform", "codegen", "driver", "contrib", "testing", "tune"}
 _LAZY_ATTRS = {"compile": ("tvm.driver", "compile"), "build": ("tvm.driver", "compile")}
 
 

@@ -57,7 +57,8 @@ def _functions(obj: Any) -> list[PrimFunc]:
 def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
     ``"cuda"``, a :class:`Target` or a dict; ``None`` takes the functions' ``target`` attribute)
-    into a runtime module.
+    into a runtime module. A :class:`tvm.tune.Tunable` compiles its configuration tuned for this
+    target and device (:func:`tvm.tune.tune`), or its default for the target.
 
     Functions are called as ``mod["name"](a, b, c)`` or ``mod.name(a, b, c)`` with
     ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
@@ -65,6 +66,8 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
     from tvm.codegen.c_host import generate_host
     from tvm.contrib import cc
 
+    if hasattr(func_or_mod, "select"):  # a tvm.tune.Tunable: its tuned configuration, else its default
+        func_or_mod = func_or_mod.select(normalize_target(target if target is not None else "c"))
     funcs = _functions(func_or_mod)
     if target is None:  # a target given in the function (T.func_attr({"target": ...})), else the CPU
         target = next((f.attrs["target"] for f in funcs if f.attrs.get("target") is not None), "c")

@@ -1,0 +1,76 @@
+"""What a tuning record is valid for: the device it was measured on, and what the target's ISA
+says about vector width and registers."""
+
+from __future__ import annotations
+
+import os
+import platform
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=None)
+def _cpuinfo() -> tuple[str, frozenset[str]]:
+    """(model name, flags) of this machine's CPU (Linux /proc/cpuinfo; elsewhere platform data)."""
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "Model", "CPU part") and model in ("", platform.machine()):
+                    model = value.strip()
+                elif key in ("flags", "Features"):
+                    flags.update(value.split())
+    except OSError:
+        pass
+    if platform.machine() in ("arm64", "aarch64"):
+        flags.add("neon")
+    return model, frozenset(flags)
+
+
+def isa_features(target: Any = None) -> frozenset[str]:
+    """The vector ISA features the CPU target compiles for: this machine's (``-mcpu=native`` or no
+    ``-mcpu``), or those implied by an x86 ``-mcpu`` name."""
+    mcpu = str(getattr(target, "attrs", {}).get("mcpu", "native")) if target is not None else "native"
+    if mcpu in ("native", "", "None"):
+        return _cpuinfo()[1] & {"sse4_2", "avx", "avx2", "fma", "avx512f", "neon", "asimd", "sve"}
+    if "avx512" in mcpu or mcpu in ("skylake-avx512", "icelake-server", "sapphirerapids", "znver4", "znver5"):
+        return frozenset({"avx2", "fma", "avx512f"})
+    if mcpu in ("haswell", "broadwell", "skylake", "znver1", "znver2", "znver3", "x86-64-v3"):
+        return frozenset({"avx2", "fma"})
+    return frozenset()
+
+
+def vector_lanes(target: Any = None, dtype_bits: int = 32) -> int:
+    """Lanes of the widest vector register the target has for ``dtype_bits`` elements: AVX-512 16,
+    AVX2 8, NEON/SSE 4 (float32)."""
+    feats = isa_features(target)
+    bits = 512 if "avx512f" in feats else 256 if "avx2" in feats or "avx" in feats else 128
+    return bits // dtype_bits
+
+
+def vector_registers(target: Any = None) -> int:
+    """How many vector registers the target has (AVX-512 and NEON 32, AVX2 16)."""
+    feats = isa_features(target)
+    return 32 if "avx512f" in feats or "neon" in feats or "asimd" in feats else 16
+
+
+def device_fingerprint(target: Any) -> str:
+    """What a measurement on ``target`` depends on besides the code: for a CPU target, the CPU
+    model, its vector ISA and the core count; for a device target, the device's name, compute
+    version and driver (device 0 of the target's kind), or the kind alone without a device."""
+    kind = getattr(getattr(target, "kind", None), "name", str(target))
+    if getattr(getattr(target, "kind", None), "codegen", None) is None:
+        model, _ = _cpuinfo()
+        feats = ",".join(sorted(isa_features(target)))
+        return f"cpu:{model}|{feats}|{os.cpu_count()} cores"
+    try:
+        import tvm
+
+        dev = tvm.device(kind, 0)
+        if dev.exist:
+            return f"{kind}:{dev.name}|{dev.attr('compute_version')}|{dev.attr('driver_version')}"
+    except Exception:  # noqa: BLE001 - no device: the kind alone
+        pass
+    return f"{kind}:no device"

@@ -1,0 +1,161 @@
+"""The search: every configuration of a tunable kernel (or a random sample within the time
+budget) compiled, checked against the reference and timed on the device."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .database import Database, default_database
+from .fingerprint import device_fingerprint
+from .tunable import Tunable
+
+
+@dataclass
+class TuneResult:
+    """What a search found: the best configuration and its time, every trial, and the key it was
+    stored under."""
+
+    kernel: str
+    target: str
+    fingerprint: str
+    best_config: dict
+    best_ms: float
+    default_config: dict
+    default_ms: float | None
+    trials: list[dict] = field(default_factory=list)
+
+    @property
+    def speedup_over_default(self) -> float | None:
+        """The default configuration's time over the best one's (None when it was not timed)."""
+        return None if not self.default_ms else self.default_ms / self.best_ms
+
+
+def _device_of(target: Any) -> Any:
+    import tvm
+
+    kind = target.kind
+    return tvm.cpu(0) if kind.codegen is None else tvm.device(kind.name, 0)
+
+
+def _time_ms(fn: Callable[[], None], sync: Callable[[], None], repeats: int) -> float:
+    """Best of ``repeats`` timed calls (after one warm-up), in milliseconds."""
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
+
+class _Progress:
+    """A status line on stderr: rewritten in place after every trial on a terminal, written once
+    at the end otherwise (logs get one line per search)."""
+
+    def __init__(self, kernel: str, total: int, enabled: bool):
+        self.kernel, self.total, self.start = kernel, total, time.time()
+        self.enabled = enabled and sys.stderr is not None
+        self.live = self.enabled and sys.stderr.isatty()
+        self.text = ""
+
+    def update(self, done: int, best: float | None, note: str = "") -> None:
+        best_text = f"best {best:.3f} ms" if best is not None else "no valid configuration yet"
+        self.text = f"tuning {self.kernel}: {done}/{self.total} configurations, {best_text}{note}"
+        if self.live:
+            sys.stderr.write(f"\r{self.text}   ")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write(f"{'' if self.live else self.text} ({time.time() - self.start:.1f} s)\n")
+
+
+def tune(
+    kernel: Tunable,
+    target: Any,
+    *,
+    inputs: Sequence[Any],
+    outputs: Sequence[tuple[tuple[int, ...], str]],
+    reference: Any,
+    budget_s: float = 120.0,
+    repeats: int = 5,
+    rtol: float = 1e-3,
+    atol: float = 1e-3,
+    database: Database | None = None,
+    progress: bool = True,
+    seed: int = 0,
+) -> TuneResult:
+    """Find the fastest configuration of ``kernel`` on ``target``'s device and store it.
+
+    ``inputs`` (NumPy arrays) and empty ``outputs`` (shape, dtype) are the function's arguments;
+    the last output must match ``reference`` (within ``rtol``/``atol``) before a configuration is
+    timed; one that fails to compile, raises or differs is recorded as such and skipped. All
+    configurations are tried when the default's time says they fit ``budget_s``, else a random
+    sample (seeded) until the budget is spent. The default configuration is always measured
+    first. ValueError when none is valid.
+    """
+    import numpy as np
+
+    import tvm
+    from tvm.driver import normalize_target
+
+    tgt = normalize_target(target)
+    dev = _device_of(tgt)
+    if not dev.exist:
+        raise RuntimeError(f"tvm.tune: no {tgt.kind.name} device here to measure on")
+    db = database if database is not None else default_database()
+    fingerprint = device_fingerprint(tgt)
+    default = kernel.default_config(tgt)
+    order = [default] + [c for c in kernel.configs() if c != default]
+    rest = order[1:]
+    random.Random(seed).shuffle(rest)
+    order = [default] + rest
+    args_in = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs]
+    expect = np.asarray(reference)
+    deadline = time.time() + budget_s
+    progress_line = _Progress(kernel.key, len(order), progress)
+    trials: list[dict] = []
+    best: dict | None = None
+    for i, config in enumerate(order):
+        if i > 0 and time.time() > deadline:
+            progress_line.update(i, best["ms"] if best else None, f", time budget of {budget_s:.0f} s spent")
+            break
+        trial = _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol)
+        trials.append(trial)
+        if "ms" in trial and (best is None or trial["ms"] < best["ms"]):
+            best = trial
+        progress_line.update(i + 1, best["ms"] if best else None)
+    progress_line.close()
+    if best is None:
+        reasons = "; ".join(f"{t['config']}: {t['error']}" for t in trials[:5])
+        raise ValueError(f"tvm.tune: no configuration of {kernel.key} is valid on {tgt}: {reasons}")
+    default_ms = trials[0].get("ms")
+    db.store(kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
+    return TuneResult(kernel.key, str(tgt), fingerprint, best["config"], best["ms"], default, default_ms, trials)
+
+
+def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol) -> dict:
+    """Compile, check and time one configuration: ``{"config", "ms"}`` or ``{"config", "error"}``."""
+    import numpy as np
+
+    import tvm
+
+    try:
+        func = kernel.build(config)
+        fn = tvm.compile(func, tgt)[func.global_symbol]
+        outs = [tvm.runtime.empty(shape, dtype, dev) for shape, dtype in outputs]
+        args = [*args_in, *outs]
+        fn(*args)
+        dev.sync()
+        got = outs[-1].numpy()
+        if not np.allclose(got.astype("float64"), expect.astype("float64"), rtol=rtol, atol=atol):
+            return {"config": config, "error": "wrong result (differs from the reference)"}
+        return {"config": config, "ms": _time_ms(lambda: fn(*args), dev.sync, repeats)}
+    except Exception as err:  # noqa: BLE001 - a configuration that fails is skipped, with why
+        return {"config": config, "error": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}

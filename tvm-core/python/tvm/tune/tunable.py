@@ -1,0 +1,94 @@
+"""Tunable kernels: a factory of PrimFuncs with named knobs."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Mapping, Sequence
+
+
+class Tunable:
+    """A kernel with knobs: ``factory(**config) -> PrimFunc`` for every combination of the knob
+    choices that ``constraint(config)`` accepts. ``default(target) -> config`` is used where no
+    tuning record exists. ``key`` names the kernel in the database (include its shapes)."""
+
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        knobs: Mapping[str, Sequence[Any]],
+        *,
+        key: str | None = None,
+        default: Callable[[Any], dict] | Mapping[str, Any] | None = None,
+        constraint: Callable[[dict], bool] | None = None,
+    ):
+        if not knobs:
+            raise ValueError("a tunable kernel needs at least one knob")
+        for name, choices in knobs.items():
+            if not list(choices):
+                raise ValueError(f"knob '{name}' has no choices")
+        self.factory = factory
+        self.knobs = {name: list(choices) for name, choices in knobs.items()}
+        self.key = key or getattr(factory, "__name__", "kernel")
+        self._default = default
+        self._constraint = constraint
+
+    def __repr__(self) -> str:
+        return f"Tunable({self.key!r}, knobs={self.knobs})"
+
+    def configs(self) -> list[dict]:
+        """Every valid configuration, in knob order."""
+        names = list(self.knobs)
+        out = [dict(zip(names, values)) for values in itertools.product(*self.knobs.values())]
+        return [c for c in out if self._constraint is None or self._constraint(c)]
+
+    def default_config(self, target: Any) -> dict:
+        """The configuration used without a tuning record: the kernel's default for ``target``,
+        else the first valid configuration."""
+        if callable(self._default):
+            config = dict(self._default(target))
+        elif self._default is not None:
+            config = dict(self._default)
+        else:
+            config = self.configs()[0]
+        self.check(config)
+        return config
+
+    def check(self, config: Mapping[str, Any]) -> None:
+        """ValueError naming the knob when ``config`` is not one of the kernel's configurations."""
+        for name, value in config.items():
+            if name not in self.knobs:
+                raise ValueError(f"{self.key}: unknown knob '{name}' (knobs: {', '.join(self.knobs)})")
+            if value not in self.knobs[name]:
+                raise ValueError(f"{self.key}: knob {name}={value!r} is not one of {self.knobs[name]}")
+        missing = [n for n in self.knobs if n not in config]
+        if missing:
+            raise ValueError(f"{self.key}: configuration {dict(config)} lacks knob(s) {', '.join(missing)}")
+        if self._constraint is not None and not self._constraint(dict(config)):
+            raise ValueError(f"{self.key}: configuration {dict(config)} is excluded by the kernel's constraint")
+
+    def build(self, config: Mapping[str, Any]) -> Any:
+        """The PrimFunc of ``config``."""
+        self.check(config)
+        return self.factory(**config)
+
+    def select(self, target: Any, database: Any = None) -> Any:
+        """The PrimFunc ``tvm.compile`` builds: the stored best configuration for this kernel,
+        target and device, else the default for the target."""
+        from .database import default_database
+        from .fingerprint import device_fingerprint
+
+        db = database if database is not None else default_database()
+        record = db.lookup(self.key, target, device_fingerprint(target))
+        config = record["config"] if record is not None else self.default_config(target)
+        return self.build(config)
+
+
+def tunable(
+    *,
+    key: str | None = None,
+    default: Callable[[Any], dict] | Mapping[str, Any] | None = None,
+    constraint: Callable[[dict], bool] | None = None,
+    **knobs: Sequence[Any],
+) -> Callable[[Callable[..., Any]], Tunable]:
+    """Decorator: ``@tunable(MR=[2, 4], NR=[8, 16])`` turns a factory ``f(MR, NR) -> PrimFunc``
+    into a :class:`Tunable`."""
+    return lambda factory: Tunable(factory, knobs, key=key, default=default, constraint=constraint)
