@@ -27,13 +27,14 @@ file): a JSON file an application can ship with itself.
 """
 
 from .database import Database, default_database
-from .fingerprint import device_fingerprint, isa_features, vector_lanes
+from .fingerprint import cpu_model, device_fingerprint, isa_features, vector_lanes
 from .search import TuneResult, tune
 from .tunable import Tunable, tunable
 
 __all__ = [
     "Database",
     "Tunable",
+    "cpu_model",
     "TuneResult",
     "default_database",
     "device_fingerprint",

@@ -29,6 +29,11 @@ def _cpuinfo() -> tuple[str, frozenset[str]]:
     return model, frozenset(flags)
 
 
+def cpu_model() -> str:
+    """This machine's CPU model name."""
+    return _cpuinfo()[0]
+
+
 def isa_features(target: Any = None) -> frozenset[str]:
     """The vector ISA features the CPU target compiles for: this machine's (``-mcpu=native`` or no
     ``-mcpu``), or those implied by an x86 ``-mcpu`` name."""
