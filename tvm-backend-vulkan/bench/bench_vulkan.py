@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import KernelCall, WgpuKernel, compare, summarize, write_json
+from tvm.testing.benchmark import KernelCall, WgpuKernel, compare, summarize, tuned_matmul_case, write_json
 
 GOAL = 0.95
 VADD_N = 1 << 22
@@ -191,8 +191,10 @@ def main(out_path: str) -> int:
         skipped.append("dispatch cases: wgpu-py not installed (pip install wgpu)")
     else:
         result["cases"] += dispatch_cases(dev)
+    tuning = tuned_matmul_case("vulkan", MM)  # the zoo's tunable matmul vs its untuned default
     if skipped:
         result["skipped"] = "; ".join(skipped)
+    result["cases"].append(tuning)
     result["all_meet_goal"] = bool(result["cases"]) and all(c["meets_goal"] for c in result["cases"])
     write_json(out_path, result)
     for c in result["cases"]:

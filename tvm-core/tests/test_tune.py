@@ -164,3 +164,14 @@ def test_knob_errors_name_the_knob():
         Tunable(kernel.factory, {"mr": [3, 4], "nr": [16]}, constraint=lambda c: 64 % c["mr"] == 0).build(
             {"mr": 3, "nr": 16}
         )
+
+
+def test_the_benchmark_case_compares_tuned_with_untuned(monkeypatch, tmp_path):
+    from tvm.testing.benchmark import tuned_vs_untuned
+
+    monkeypatch.setenv("TVM_TUNING_DATABASE", str(tmp_path / "untouched.json"))
+    a, b, ref = data(4)
+    case = tuned_vs_untuned(small_matmul(), TARGET, [a, b], ((64, 64), "float32"), ref, repeats=3)
+    assert case["params"]["untuned"] == {"mr": 4, "nr": 16} and case["configurations_tried"] == 16
+    assert case["tvm_ms"] > 0 and case["untuned_ms"] > 0 and case["ratio_best"] > 0
+    assert not (tmp_path / "untouched.json").exists()  # the benchmark keeps its records in memory

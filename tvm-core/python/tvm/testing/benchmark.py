@@ -125,6 +125,67 @@ def summarize(
     return case
 
 
+def tuned_vs_untuned(
+    kernel: Any,
+    target: str,
+    inputs: list[Any],
+    output: tuple[tuple[int, ...], str],
+    reference: Any,
+    goal: float = 1.2,
+    repeats: int = 9,
+    budget_s: float = 120.0,
+) -> dict[str, Any]:
+    """One case of a backend's benchmark: ``tvm.tune`` searches ``kernel`` (a
+    :class:`tvm.tune.Tunable`) on ``target``'s device, then its best configuration and its
+    untuned default run side by side (``untuned_ms``; ratio = untuned / tuned, ``goal`` on the
+    best repeats). The records stay in memory: the run's result does not depend on, or change,
+    the user's tuning database."""
+    import numpy as np
+
+    import tvm
+    from tvm.tune import Database
+
+    tgt = tvm.target.Target(target)
+    dev = tvm.cpu(0) if tgt.kind.codegen is None else tvm.device(tgt.kind.name, 0)
+    db = Database(None)
+    result = tvm.tune.tune(
+        kernel, tgt, inputs=inputs, outputs=[output], reference=reference, database=db, budget_s=budget_s
+    )
+    calls = []
+    for func in (kernel.select(tgt, database=db), kernel.build(result.default_config)):
+        fn = tvm.compile(func, tgt)[func.global_symbol]
+        args = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs] + [tvm.runtime.empty(*output, dev)]
+        calls.append((KernelCall(fn, args, dev), args[-1]))
+    (best, best_out), (untuned, untuned_out) = calls
+    t, u = compare((best.run, best.sync), (untuned.run, untuned.sync), batch=1, repeats=repeats)
+    for out in (best_out, untuned_out):
+        np.testing.assert_allclose(out.numpy(), reference, rtol=1e-3, atol=1e-3)
+    params = {"kernel": kernel.key, "tuned": result.best_config, "untuned": result.default_config}
+    case = summarize("tuned_vs_untuned", params, t, u, "untuned", goal)
+    case["configurations_tried"] = len(result.trials)
+    case["configurations_failed"] = sum("error" in trial for trial in result.trials)
+    return case
+
+
+def tuned_matmul_case(target: str, size: int, seed: int = 0, budget_s: float = 120.0) -> dict[str, Any]:
+    """:func:`tuned_vs_untuned` for the kernel zoo's tunable ``size``-cubed float32
+    ``matmul_tiled`` on ``target`` (the case every device backend's benchmark runs); prints a
+    summary line."""
+    import numpy as np
+
+    from tvm.testing import kernels
+
+    rng = np.random.default_rng(seed)
+    x, y = (rng.standard_normal((size, size), dtype="float32") for _ in range(2))
+    kernel = kernels.tunable_matmul_tiled(size, size, size, name="matmul")
+    case = tuned_vs_untuned(kernel, target, [x, y], ((size, size), "float32"), x @ y, budget_s=budget_s)
+    print(
+        f"tuned_vs_untuned {kernel.key} on {target}: {case['params']['tuned']} {case['tvm_ms']:.3f} ms, "
+        f"untuned {case['params']['untuned']} {case['untuned_ms']:.3f} ms, ratio best {case['ratio_best']:.3f}"
+    )
+    return case
+
+
 def write_json(path: str, data: dict) -> None:
     """Write a result file (indented, newline-terminated)."""
     with open(path, "w", encoding="utf-8") as f:
@@ -132,4 +193,13 @@ def write_json(path: str, data: dict) -> None:
         f.write("\n")
 
 
-__all__ = ["KernelCall", "WgpuKernel", "batch_ms", "compare", "summarize", "write_json"]
+__all__ = [
+    "KernelCall",
+    "WgpuKernel",
+    "batch_ms",
+    "compare",
+    "summarize",
+    "tuned_matmul_case",
+    "tuned_vs_untuned",
+    "write_json",
+]
