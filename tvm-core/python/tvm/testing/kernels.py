@@ -227,18 +227,18 @@ def matmul_cpu(
 
 def tunable_matmul_cpu(m: int = 1024, n: int = 1024, k: int = 1024, dtype: str = "float32", *, name: str = "matmul"):
     """:func:`matmul_cpu` as a :class:`tvm.tune.Tunable` over the register tile (``mr`` rows,
-    ``nr`` columns). Without a tuning record: ``nr`` = two vector registers of the target
-    (AVX2 16, AVX-512 32, NEON 8 float32) and ``mr`` = 4, which keeps the accumulators within
-    the target's register file."""
+    ``nr`` columns). Without a tuning record: ``nr`` = one vector register of the target (AVX2 8,
+    AVX-512 16, NEON 4 float32) and ``mr`` = 4: four accumulator vectors, which the C compiler
+    keeps in registers (larger tiles measured slower on AVX2: their accumulators stay in memory)."""
     from tvm.tune import Tunable, vector_lanes
 
     def default(target) -> dict:
-        nr = 2 * vector_lanes(target, int(dtype[-2:]) if dtype[-2:].isdigit() else 32)
+        nr = vector_lanes(target, int(dtype[-2:]) if dtype[-2:].isdigit() else 32)
         return {"mr": 4 if m % 4 == 0 else 1, "nr": nr if n % nr == 0 else 8}
 
     return Tunable(
         lambda mr, nr: matmul_cpu(m, n, k, mr, nr, dtype, name=name),
-        {"mr": [1, 2, 4, 8], "nr": [8, 16, 32, 64]},
+        {"mr": [1, 2, 4, 8], "nr": [4, 8, 16, 32, 64]},
         key=f"{name}:matmul_cpu:{m}x{n}x{k}:{dtype}",
         default=default,
         constraint=lambda c: m % c["mr"] == 0 and n % c["nr"] == 0,
