@@ -130,7 +130,8 @@ def main(out_path: str) -> int:
     qemu = os.environ.get("TVM_HEXAGON_QEMU") or shutil.which("qemu-hexagon") or shutil.which("qemu-hexagon-static")
     result.update(device=dev.name, simulator=simulator_version(qemu or "qemu-hexagon"))
     result["cases"] = [round_trip_case(dev)] + vector_add_cases(dev, "float32") + vector_add_cases(dev, "int32")
-    result["cases"].append(tuned_matmul_case("hexagon", 128))  # the zoo's tunable matmul vs its default
+    # the zoo's tunable matmul vs its default: small, since barrier kernels run as thread teams
+    result["cases"].append(tuned_matmul_case("hexagon", 64, budget_s=60))
     result["all_meet_goal"] = all(c["meets_goal"] and c.get("meets_hvx_goal", True) for c in result["cases"])
     write_json(out_path, result)
     for c in result["cases"][:-1]:  # the tuning case printed its own line
