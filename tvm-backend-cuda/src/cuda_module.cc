@@ -85,8 +85,7 @@ class CUDAModuleObj : public KernelModuleBase {
     for (const FunctionInfo& info : spec_.functions) {
       auto k = std::make_unique<KernelState>();
       k->info = info;
-      for (size_t i = 0; i < info.arg_types.size(); ++i)
-        k->kinds.push_back(ParseKernelArgType(info, i));
+      k->kinds = tvm::runtime::ParseKernelArgTypes(info);
       kernels_.push_back(std::move(k));
     }
   }

@@ -65,11 +65,8 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
       TVM_FFI_THROW(ValueError) << "hexagon module: unsupported payload format '" << spec_.fmt
                                 << "' (expected 'elf', a static Hexagon executable)";
     }
-    for (size_t k = 0; k < spec_.functions.size(); ++k) {
-      kinds_.emplace_back();
-      for (size_t i = 0; i < spec_.functions[k].arg_types.size(); ++i) {
-        kinds_.back().push_back(tvm::runtime::ParseKernelArgType(spec_.functions[k], i));
-      }
+    for (const FunctionInfo& info : spec_.functions) {
+      kinds_.push_back(tvm::runtime::ParseKernelArgTypes(info));
     }
     simulator_ = std::make_unique<Simulator>(spec_.payload, SimulatorCommand(),
                                              static_cast<uint32_t>(spec_.functions.size()));
@@ -87,11 +84,7 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
     tvm::runtime::CheckLaunchTensors(info, args, kDeviceType, true);
     if (cfg.empty()) return;
-    int64_t threads = 1;
-    for (int64_t b : cfg.block) {
-      threads = b > kMaxThreadsPerBlock ? kMaxThreadsPerBlock + 1 : threads * b;
-      if (threads > kMaxThreadsPerBlock) break;
-    }
+    int64_t threads = cfg.ThreadsPerBlock(kMaxThreadsPerBlock);
     if (threads > kMaxThreadsPerBlock) {
       TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": " << threads
                                 << " threads per block exceed " << kMaxThreadsPerBlock;

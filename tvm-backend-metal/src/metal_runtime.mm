@@ -148,25 +148,6 @@ class MetalDeviceAPI final : public tvm::runtime::DeviceAPI {
   }
 };
 
-size_t ScalarSize(KernelArgKind k) {
-  switch (k) {
-    case KernelArgKind::kI8:
-    case KernelArgKind::kU8:
-      return 1;
-    case KernelArgKind::kI16:
-    case KernelArgKind::kU16:
-    case KernelArgKind::kF16:
-    case KernelArgKind::kBF16:
-      return 2;
-    case KernelArgKind::kI32:
-    case KernelArgKind::kU32:
-    case KernelArgKind::kF32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 class MetalModuleObj final : public tvm::runtime::KernelModuleBase {
  public:
   explicit MetalModuleObj(DeviceModuleSpec spec) : KernelModuleBase("metal", std::move(spec)) {
@@ -209,7 +190,7 @@ class MetalModuleObj final : public tvm::runtime::KernelModuleBase {
           [enc setBuffer:buf offset:offset atIndex:binding++];
           continue;
         }
-        size_t n = ScalarSize(kind);
+        size_t n = tvm::runtime::KernelArgBytes(kind);
         size_t at = (scalars.size() + n - 1) / n * n;
         scalars.resize(at + n);
         uint64_t bits = 0;

@@ -64,30 +64,11 @@ struct ArgLayout {
   size_t size = 0;
 };
 
-size_t ArgSize(KernelArgKind kind) {
-  switch (kind) {
-    case KernelArgKind::kI8:
-    case KernelArgKind::kU8:
-      return 1;
-    case KernelArgKind::kI16:
-    case KernelArgKind::kU16:
-    case KernelArgKind::kF16:
-    case KernelArgKind::kBF16:
-      return 2;
-    case KernelArgKind::kI32:
-    case KernelArgKind::kU32:
-    case KernelArgKind::kF32:
-      return 4;
-    default:
-      return 8;  // pointers, 64-bit scalars
-  }
-}
-
 /*! \brief The AMDGPU kernel ABI: each argument at its natural alignment, in order. */
 ArgLayout LayoutOf(const std::vector<KernelArgKind>& kinds) {
   ArgLayout layout;
   for (KernelArgKind k : kinds) {
-    size_t n = ArgSize(k);
+    size_t n = tvm::runtime::KernelArgBytes(k);
     layout.size = (layout.size + n - 1) / n * n;
     layout.offsets.push_back(layout.size);
     layout.size += n;
@@ -104,12 +85,8 @@ class ROCmModuleObj final : public tvm::runtime::KernelModuleBase {
     }
     objects_ = ParseCodeObjects(spec_.payload);
     for (const FunctionInfo& info : spec_.functions) {
-      std::vector<KernelArgKind> kinds;
-      for (size_t i = 0; i < info.arg_types.size(); ++i) {
-        kinds.push_back(tvm::runtime::ParseKernelArgType(info, i));
-      }
-      layouts_.push_back(LayoutOf(kinds));
-      kinds_.push_back(std::move(kinds));
+      kinds_.push_back(tvm::runtime::ParseKernelArgTypes(info));
+      layouts_.push_back(LayoutOf(kinds_.back()));
     }
     functions_.resize(spec_.functions.size());
   }
@@ -136,7 +113,7 @@ class ROCmModuleObj final : public tvm::runtime::KernelModuleBase {
       if (kinds_[index][i] != KernelArgKind::kPointer) {
         uint64_t bits = 0;
         tvm::runtime::PackScalarArgument(kinds_[index][i], args[i], &bits);
-        std::memcpy(slot, &bits, ArgSize(kinds_[index][i]));
+        std::memcpy(slot, &bits, tvm::runtime::KernelArgBytes(kinds_[index][i]));
         continue;
       }
       void* p = nullptr;

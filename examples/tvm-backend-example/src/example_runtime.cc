@@ -111,12 +111,7 @@ class ExampleModuleObj final : public DeviceModuleBase {
       LaunchConfig cfg = LaunchConfig::Decode(info, args);
       tvm::runtime::CheckLaunchTensors(info, args, tvm::runtime::DeviceTypeOf("example"), true);
       if (cfg.empty()) return;
-      // Each extent is at most 2^31 - 1 (Decode): check before multiplying so nothing overflows.
-      int64_t threads = 1;
-      for (int64_t b : cfg.block) {
-        threads = b > kMaxThreadsPerBlock ? kMaxThreadsPerBlock + 1 : threads * b;
-        if (threads > kMaxThreadsPerBlock) break;
-      }
+      int64_t threads = cfg.ThreadsPerBlock(kMaxThreadsPerBlock);
       if (threads > kMaxThreadsPerBlock) {
         TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": " << threads
                                   << " threads per block exceed the example device's "

@@ -121,18 +121,8 @@ class CUDAPrinter(GPUCPrinter):
         return "tvm_lane_id()"
 
     def _warp_reduce(self, kind: str, call: E.Call) -> str:
-        t = self.compute_type(call.dtype)
-        name = f"tvm_warp_{kind}_{t}"
-        combine = {"sum": "v + o", "max": "(o > v ? o : v)", "min": "(o < v ? o : v)"}[kind]
-        self.helpers.setdefault(
-            name,
-            (
-                f"{self.HELPER_QUALIFIER} {t} {name}({t} v, int32_t width, uint32_t mask) {{\n"
-                f"  for (int32_t d = width >> 1; d > 0; d >>= 1) {{\n"
-                f"    {t} o = __shfl_xor_sync(mask, v, d, width);\n"
-                f"    v = {combine};\n"
-                f"  }}\n  return v;\n}}"
-            ),
+        name = self.warp_reduce_helper(
+            "tvm_warp", kind, call.dtype, "__shfl_xor_sync(mask, v, d, width)", extra_params=", uint32_t mask"
         )
         value, width, mask = (self.expr(a) for a in call.args)
         return f"{name}({value}, {width}, {mask})"

@@ -142,6 +142,7 @@ class HexagonPrinter(CFamilyPrinter):
     def __init__(self) -> None:
         super().__init__()
         self._threads_as_loops = False
+        self._modes: dict[str, int] = {}  # run_mode of each printed kernel, for kernel_table
         for name in (
             "hi_",
             "end_",
@@ -214,7 +215,8 @@ class HexagonPrinter(CFamilyPrinter):
     def print_kernel(self, func: PrimFunc, name: str | None = None) -> str:
         name = name or func.global_symbol
         self.reserve(name)
-        team = has_barrier(func)
+        self._modes[name] = run_mode(func)
+        team = self._modes[name] == TEAM
         self._threads_as_loops = not team and threads_nest_once(func.body) and not _offset_thread_bindings(func)
         self.emit(
             f"void {name}(const uint64_t* args, const int64_t* grid, const int64_t* block, int64_t tid_, "
@@ -262,8 +264,9 @@ class HexagonPrinter(CFamilyPrinter):
         return PRELUDE + super().prelude()
 
     def kernel_table(self, funcs: list[PrimFunc]) -> str:
-        """The table the kernel server dispatches on (index = position in the module)."""
-        rows = [f'  {{"{f.global_symbol}", {f.global_symbol}, {run_mode(f)}}},' for f in funcs]
+        """The table the kernel server dispatches on (index = position in the module); the
+        kernels must have been printed."""
+        rows = [f'  {{"{f.global_symbol}", {f.global_symbol}, {self._modes[f.global_symbol]}}},' for f in funcs]
         return (
             "\nconst struct tvm_hexagon_kernel tvm_hexagon_kernels[] = {\n"
             + "\n".join(rows or ['  {"", 0, 0},'])

@@ -97,34 +97,29 @@ static void* run_member(void* arg) {
 }
 
 /* Runs a barrier kernel: one POSIX thread per thread of the block, for every block. */
-static const char* run_team(const struct tvm_hexagon_kernel* k, const uint64_t* args,
-                            const struct launch_header* h, int64_t nthreads, int64_t nblocks) {
+static void run_team(const struct tvm_hexagon_kernel* k, const uint64_t* args,
+                     const struct launch_header* h, int64_t nthreads, int64_t nblocks) {
   static struct team_member members[MAX_TEAM];
   static pthread_t threads[MAX_TEAM];
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 128 * 1024);
   pthread_barrier_init(&team_barrier, NULL, (unsigned)nthreads);
-  const char* failed = NULL;
-  int64_t started = 0;
-  for (; started < nthreads; ++started) {
+  for (int64_t started = 0; started < nthreads; ++started) {
     members[started] = (struct team_member){k, args, h, started, nblocks};
     if (pthread_create(&threads[started], &attr, run_member, &members[started]) != 0) {
-      failed = "cannot start the threads of a block (pthread_create failed)";
-      break;
+      /* the started threads wait at a barrier that can never fill: end the process, the host
+         reports its death */
+      fprintf(stderr,
+              "hexagon server: cannot start the threads of a block (pthread_create failed; "
+              "%lld of %lld threads)\n",
+              (long long)started, (long long)nthreads);
+      _exit(3);
     }
   }
-  if (failed != NULL) {
-    /* the started threads wait at a barrier that can never fill: end the process, the host
-       reports its death */
-    fprintf(stderr, "hexagon server: %s (%lld of %lld threads)\n", failed, (long long)started,
-            (long long)nthreads);
-    _exit(3);
-  }
-  for (int64_t i = 0; i < started; ++i) pthread_join(threads[i], NULL);
+  for (int64_t i = 0; i < nthreads; ++i) pthread_join(threads[i], NULL);
   pthread_barrier_destroy(&team_barrier);
   pthread_attr_destroy(&attr);
-  return NULL;
 }
 
 /* The workers that share the blocks of a parallel kernel: the DSP's hardware threads. */
@@ -203,7 +198,7 @@ static const char* launch(const struct launch_header* h, const uint64_t* args) {
   } else if (nthreads > MAX_TEAM) {
     return "more threads per block than the simulator runs as a team (1024)";
   } else {
-    return run_team(k, args, h, nthreads, nblocks);
+    run_team(k, args, h, nthreads, nblocks);
   }
   return NULL;
 }

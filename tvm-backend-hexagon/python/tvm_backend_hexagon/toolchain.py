@@ -75,34 +75,18 @@ def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
     ]
 
 
-def _cache_path(key: str) -> Path | None:
-    from tvm._cache import cache_subdir
-
-    d = cache_subdir("hexagon")
-    return None if d is None else Path(d) / key[:2] / f"{key}.elf"
+@lru_cache(maxsize=None)
+def _server_source() -> str:
+    return SERVER_SOURCE.read_text()
 
 
 def build_executable(source: str, flags: list[str]) -> bytes:
     """The static executable of the kernels in ``source`` linked with the kernel server (cached).
     CompileError shows the compiler's log."""
-    server = SERVER_SOURCE.read_text()
-    key = hashlib.sha256("\0".join([source, server, *flags, zig_version()]).encode()).hexdigest()
-    path = _cache_path(key)
-    if path is not None:
-        from tvm._cache import read_entry
+    from tvm._cache import cached_entry
 
-        cached = read_entry(path)
-        if cached is not None:
-            return cached
-    elf = _compile(source, flags)
-    if path is not None:
-        from tvm._cache import write_entry
-
-        try:
-            write_entry(path, elf)
-        except OSError:
-            pass  # an unwritable cache costs a compile next time, nothing else
-    return elf
+    key = hashlib.sha256("\0".join([source, _server_source(), *flags, zig_version()]).encode()).hexdigest()
+    return cached_entry("hexagon", key, ".elf", lambda: _compile(source, flags))
 
 
 def _compile(source: str, flags: list[str]) -> bytes:

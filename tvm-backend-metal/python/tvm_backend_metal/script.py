@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tir.expr import Call, FloatImm, IntImm, PrimExpr
+from tvm.tir.expr import Call
+from tvm.tir.op import convert
 
 __all__ = [
     "simd_max",
@@ -26,24 +27,14 @@ __all__ = [
 ]
 
 
-def _expr(x: Any, dtype: str) -> PrimExpr:
-    if isinstance(x, PrimExpr):
-        return x
-    if isinstance(x, int) and not isinstance(x, bool):
-        return IntImm(dtype, x)
-    if isinstance(x, float):
-        return FloatImm("float32", x)
-    raise TypeError(f"T.metal: expected an expression or a number, got {type(x).__name__}")
-
-
 def _reduce(name: str, value: Any) -> Call:
-    v = _expr(value, "float32")
+    v = convert(value, "float32")
     return Call(v.dtype, f"metal.{name}", (v,))
 
 
 def _shuffle(name: str, value: Any, lane: Any) -> Call:
-    v = _expr(value, "float32")
-    return Call(v.dtype, f"metal.{name}", (v, _expr(lane, "uint32")))
+    v = convert(value, "float32")
+    return Call(v.dtype, f"metal.{name}", (v, convert(lane, "uint32")))
 
 
 def simd_sum(value: Any) -> Call:

@@ -74,12 +74,12 @@ def _explain_failure(clang: str, arch: str, log: str) -> str:
 def compile_object(source: str, arch: str, clang: str) -> bytes:
     """The code object of ``source`` for ``arch`` (cached); CompileError with clang's log."""
     key = hashlib.sha256("\0".join([source, arch, *FLAGS, clang_version(clang)]).encode()).hexdigest()
-    from tvm._cache import cache_subdir, read_entry, write_entry
+    from tvm._cache import cached_entry
 
-    d = cache_subdir("rocm")
-    path = None if d is None else Path(d) / key[:2] / f"{key}.hsaco"
-    if path is not None and (cached := read_entry(path)) is not None:
-        return cached
+    return cached_entry("rocm", key, ".hsaco", lambda: _compile(source, arch, clang))
+
+
+def _compile(source: str, arch: str, clang: str) -> bytes:
     with tempfile.TemporaryDirectory(prefix="tvm-rocm-") as tmp:
         src, out = Path(tmp) / "kernels.hip", Path(tmp) / f"kernels-{arch}.hsaco"
         src.write_text(source)
@@ -90,13 +90,7 @@ def compile_object(source: str, arch: str, clang: str) -> bytes:
             raise CompileError(f"cannot run the ROCm compiler {clang!r}: {err}. {INSTALL_HINT}") from err
         if proc.returncode != 0:
             raise CompileError(_explain_failure(clang, arch, (proc.stdout + proc.stderr).replace(tmp + os.sep, "")))
-        data = out.read_bytes()
-    if path is not None:
-        try:
-            write_entry(path, data)
-        except OSError:
-            pass  # an unwritable cache costs a compile next time, nothing else
-    return data
+        return out.read_bytes()
 
 
 def compile_objects(source: str, archs: list[str], clang: str) -> dict[str, bytes]:

@@ -20,6 +20,7 @@ from tvm.tir import expr as E
 from tvm.tir.function import PrimFunc
 
 from . import clang as _clang
+from .script import WAVEFRONT
 
 __all__ = ["HIPPrinter", "build", "generate_source", "function_infos"]
 
@@ -158,8 +159,6 @@ template <typename T>
         )
 
     def _width(self, e: E.PrimExpr) -> str:
-        from .script import WAVEFRONT
-
         if isinstance(e, E.IntImm) and e.value == WAVEFRONT:
             return "__AMDGCN_WAVEFRONT_SIZE"
         return self.expr(e)
@@ -183,19 +182,7 @@ template <typename T>
 
     def _reduce(self, kind: str, call: E.Call) -> str:
         self._wave_helpers()
-        t = self.compute_type(call.dtype)
-        name = f"tvm_rocm_warp_{kind}_{t.replace(' ', '_')}"
-        combine = {"sum": "v + o", "max": "(o > v ? o : v)", "min": "(o < v ? o : v)"}[kind]
-        self.helpers.setdefault(
-            name,
-            f"""{self.HELPER_QUALIFIER} {t} {name}({t} v, int width) {{
-  for (int d = width >> 1; d > 0; d >>= 1) {{
-    {t} o = tvm_rocm_shfl_xor(v, d, width);
-    v = {combine};
-  }}
-  return v;
-}}""",
-        )
+        name = self.warp_reduce_helper("tvm_rocm_warp", kind, call.dtype, "tvm_rocm_shfl_xor(v, d, width)")
         value, width = call.args
         return f"{name}({self.expr(value)}, {self._width(width)})"
 

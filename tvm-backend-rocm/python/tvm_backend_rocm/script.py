@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tir.expr import Call, FloatImm, IntImm, PrimExpr
+from tvm.tir.expr import Call, PrimExpr
+from tvm.tir.op import convert
 
 #: ``width`` standing for the architecture's whole wavefront.
 WAVEFRONT = -1
@@ -36,23 +37,13 @@ __all__ = [
 ]
 
 
-def _expr(x: Any, dtype: str = "int32") -> PrimExpr:
-    if isinstance(x, PrimExpr):
-        return x
-    if isinstance(x, int) and not isinstance(x, bool):
-        return IntImm(dtype, x)
-    if isinstance(x, float):
-        return FloatImm("float32", x)
-    raise TypeError(f"T.rocm: expected an expression or a number, got {type(x).__name__}")
-
-
 def _width(width: Any) -> PrimExpr:
-    return _expr(WAVEFRONT if width is None else width)
+    return convert(WAVEFRONT if width is None else width, "int32")
 
 
 def _shuffle(name: str, value: Any, lane: Any, width: Any) -> Call:
-    v = _expr(value, "float32")
-    return Call(v.dtype, f"rocm.{name}", (v, _expr(lane), _width(width)))
+    v = convert(value, "float32")
+    return Call(v.dtype, f"rocm.{name}", (v, convert(lane, "int32"), _width(width)))
 
 
 def shfl(value: Any, src_lane: Any, width: Any = None) -> Call:
@@ -76,7 +67,7 @@ def shfl_xor(value: Any, lane_mask: Any, width: Any = None) -> Call:
 
 
 def _reduce(name: str, value: Any, width: Any) -> Call:
-    v = _expr(value, "float32")
+    v = convert(value, "float32")
     return Call(v.dtype, f"rocm.{name}", (v, _width(width)))
 
 

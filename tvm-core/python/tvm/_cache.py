@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import _thread
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Callable
 
 from tvm._env import FALSE
 
@@ -90,3 +94,22 @@ def read_entry(path: str | os.PathLike) -> bytes | None:
     except OSError:
         pass
     return None
+
+
+def cached_entry(subdir: str, key: str, suffix: str, make: "Callable[[], bytes]") -> bytes:
+    """The bytes stored as entry ``<key><suffix>`` of cache ``subdir`` (sharded by the key's first
+    two characters); when it is absent or damaged, ``make()``'s result, stored for next time (an
+    unwritable cache only costs the work again). With caching off, always ``make()``."""
+    d = cache_subdir(subdir)
+    path = None if d is None else os.path.join(d, key[:2], key + suffix)
+    if path is not None:
+        hit = read_entry(path)
+        if hit is not None:
+            return hit
+    data = make()
+    if path is not None:
+        try:
+            write_entry(path, data)
+        except OSError:
+            pass
+    return data

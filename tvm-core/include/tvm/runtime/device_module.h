@@ -141,6 +141,36 @@ enum class KernelArgKind {
  */
 TVM_RUNTIME_DLL KernelArgKind ParseKernelArgType(const FunctionInfo& info, size_t index);
 
+/*! \brief ParseKernelArgType of every argument of `info`, in order (parse once per module). */
+inline std::vector<KernelArgKind> ParseKernelArgTypes(const FunctionInfo& info) {
+  std::vector<KernelArgKind> kinds;
+  for (size_t i = 0; i < info.arg_types.size(); ++i) kinds.push_back(ParseKernelArgType(info, i));
+  return kinds;
+}
+
+/*!
+ * \brief Bytes an argument of `kind` occupies as its C type (what PackScalarArgument writes; 8 for
+ *  a pointer): also its alignment in a packed argument buffer or struct.
+ */
+inline size_t KernelArgBytes(KernelArgKind kind) {
+  switch (kind) {
+    case KernelArgKind::kI8:
+    case KernelArgKind::kU8:
+      return 1;
+    case KernelArgKind::kI16:
+    case KernelArgKind::kU16:
+    case KernelArgKind::kF16:
+    case KernelArgKind::kBF16:
+      return 2;
+    case KernelArgKind::kI32:
+    case KernelArgKind::kU32:
+    case KernelArgKind::kF32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
 /*!
  * \brief Writes scalar `value` into `slot` (8 bytes) as `kind` expects; returns the bytes written
  *  (0 for kPointer, which callers pass themselves).
@@ -159,6 +189,20 @@ struct LaunchConfig {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t dyn_shmem_bytes = 0;
+
+  /*!
+   * \brief Threads per block when they are at most `cap` (a positive bound below 2^31), else some
+   *  count above `cap`: the product so far, or `cap + 1` for an extent above it. Each extent may be
+   *  up to kMaxLaunchValue, so the plain product could overflow.
+   */
+  int64_t ThreadsPerBlock(int64_t cap) const {
+    int64_t threads = 1;
+    for (int64_t b : block) {
+      threads = b > cap ? cap + 1 : threads * b;
+      if (threads > cap) break;
+    }
+    return threads;
+  }
 
   /*! \brief True when some extent is 0 (e.g. a symbolic size of 0): the launch does nothing. */
   bool empty() const {

@@ -75,6 +75,26 @@ class GPUCPrinter(CFamilyPrinter):
             self.helpers.setdefault(self._dyn_base, self.DYNAMIC_SHARED.format(name=self._dyn_base))
         return super().print_kernel(func, name)
 
+    def warp_reduce_helper(self, prefix: str, kind: str, dtype: str, shfl_xor: str, extra_params: str = "") -> str:
+        """Define (once) and name a helper ``<prefix>_<kind>_<type>(v, width<extra_params>)`` that
+        reduces ``v`` over ``width`` lanes with an xor butterfly, every lane getting the result;
+        ``kind`` is sum, max or min and ``shfl_xor`` the language's xor shuffle of ``v`` by ``d``
+        within ``width`` lanes (e.g. ``__shfl_xor_sync(mask, v, d, width)``)."""
+        t = self.compute_type(dtype)
+        name = f"{prefix}_{kind}_{t.replace(' ', '_')}"
+        combine = {"sum": "v + o", "max": "(o > v ? o : v)", "min": "(o < v ? o : v)"}[kind]
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} {t} {name}({t} v, int32_t width{extra_params}) {{\n"
+                f"  for (int32_t d = width >> 1; d > 0; d >>= 1) {{\n"
+                f"    {t} o = {shfl_xor};\n"
+                f"    v = {combine};\n"
+                f"  }}\n  return v;\n}}"
+            ),
+        )
+        return name
+
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
         if self.dynamic_shared_view(buf, self._dyn_base):

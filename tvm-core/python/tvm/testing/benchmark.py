@@ -146,7 +146,7 @@ def tuned_vs_untuned(
     from tvm.tune import Database
 
     tgt = tvm.target.Target(target)
-    dev = tvm.cpu(0) if tgt.kind.codegen is None else tvm.device(tgt.kind.name, 0)
+    dev = tvm.device(tgt.device_type, 0)
     db = Database(None)
     result = tvm.tune.tune(
         kernel, tgt, inputs=inputs, outputs=[output], reference=reference, database=db, budget_s=budget_s

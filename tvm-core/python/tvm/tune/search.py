@@ -34,13 +34,6 @@ class TuneResult:
         return None if not self.default_ms else self.default_ms / self.best_ms
 
 
-def _device_of(target: Any) -> Any:
-    import tvm
-
-    kind = target.kind
-    return tvm.cpu(0) if kind.codegen is None else tvm.device(kind.name, 0)
-
-
 def _time_ms(fn: Callable[[], None], sync: Callable[[], None], repeats: int) -> float:
     """Best of ``repeats`` timed calls (after one warm-up), in milliseconds."""
     fn()
@@ -106,16 +99,15 @@ def tune(
     from tvm.driver import normalize_target
 
     tgt = normalize_target(target)
-    dev = _device_of(tgt)
+    dev = tvm.device(tgt.device_type, 0)
     if not dev.exist:
         raise RuntimeError(f"tvm.tune: no {tgt.kind.name} device here to measure on")
     db = database if database is not None else default_database()
     fingerprint = device_fingerprint(tgt)
     default = kernel.default_config(tgt)
-    order = [default] + [c for c in kernel.configs() if c != default]
-    rest = order[1:]
+    rest = [c for c in kernel.configs() if c != default]
     random.Random(seed).shuffle(rest)
-    order = [default] + rest
+    order = [default, *rest]
     args_in = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs]
     expect = np.asarray(reference)
     deadline = time.time() + budget_s
