@@ -6,7 +6,9 @@ Measures, each against a reference on the same GPU:
   * float16 4096^3 matmul on tensor cores (tvm_backend_cuda.kernels.matmul_f16_tensorcore:
     cp.async + ldmatrix + mma.sync m16n8k16, float32 accumulation; a few tilings are timed and
     the best is reported) vs torch.matmul, plus the CUDA-core tiled kernel as a baseline;
-  * Python launch overhead of an empty kernel vs a Triton kernel and a CuPy RawKernel.
+  * Python launch overhead of an empty kernel vs a Triton kernel and a CuPy RawKernel;
+  * the kernel zoo's tunable matmul, row sum and row softmax tuned on the GPU (tvm.tune) vs their
+    untuned kernels, as on every backend (tvm.testing.benchmark.tuned_zoo_cases).
 Optional competitors (torch, triton, cupy) are recorded as unavailable when not importable.
 With a GPU it writes {"status": "ok", ..., "last_gpu_run": <the same figures>}. Without one it
 writes {"status": "skipped", "reason": ..., "host_launch_path": ..., "last_gpu_run": ...} and
@@ -325,6 +327,11 @@ def main(out_path: str) -> int:
     else:
         overhead["cupy"] = cupy
     results["launch_overhead"] = overhead
+
+    # 5. the zoo's tunable kernels, tuned on this GPU vs untuned (as on every backend) -----
+    from tvm.testing.benchmark import tuned_zoo_cases
+
+    results["tuned_vs_untuned"] = tuned_zoo_cases(str(target), 1024, 4096, 4096)
     _write(out_path, {**results, "last_gpu_run": {k: v for k, v in results.items() if k != "status"}})
     return 0
 

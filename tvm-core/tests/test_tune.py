@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 import tvm
-from tvm.testing import kernels
+from tvm.testing import tunables
 from tvm.tune import Database, Tunable, device_fingerprint, vector_lanes
 
 TARGET = "c"
@@ -17,7 +17,7 @@ TARGET = "c"
 
 def small_matmul(calls: list | None = None) -> Tunable:
     """A 64x64x64 matmul over mr/nr, recording which configuration each build used."""
-    inner = kernels.tunable_matmul_cpu(64, 64, 64, name="mm")
+    inner = tunables.tunable_matmul_cpu(64, 64, 64, name="mm")
 
     def factory(mr, nr):
         if calls is not None:
@@ -82,13 +82,13 @@ def test_without_a_record_compile_uses_the_targets_default(tmp_path, monkeypatch
     assert calls == [{"mr": 4, "nr": 16}]
     # the zoo's default follows the target's vector width (one register of float32)
     lanes = vector_lanes(tvm.target.Target("c -mcpu=native"))
-    assert kernels.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=native")) == {"mr": 4, "nr": lanes}
-    assert kernels.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=skylake-avx512"))["nr"] == 16
-    assert kernels.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=haswell"))["nr"] == 8
+    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=native")) == {"mr": 4, "nr": lanes}
+    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=skylake-avx512"))["nr"] == 16
+    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=haswell"))["nr"] == 8
 
 
 def test_wrong_or_failing_configurations_are_skipped_with_the_reason():
-    inner = kernels.tunable_matmul_cpu(64, 64, 64, name="mm")
+    inner = tunables.tunable_matmul_cpu(64, 64, 64, name="mm")
 
     def factory(mr, nr):
         if nr == 32:
@@ -169,6 +169,102 @@ def test_the_benchmark_case_compares_tuned_with_untuned(monkeypatch, tmp_path):
     monkeypatch.setenv("TVM_TUNING_DATABASE", str(tmp_path / "untouched.json"))
     a, b, ref = data(4)
     case = tuned_vs_untuned(small_matmul(), TARGET, [a, b], ((64, 64), "float32"), ref, repeats=3)
-    assert case["params"]["untuned"] == {"mr": 4, "nr": 16} and case["configurations_tried"] == 20
+    assert case["params"]["untuned"] == {"mr": 4, "nr": 16} == case["params"]["target_default"]
+    assert case["configurations_tried"] == 20 and case["search_best_ms"] > 0
     assert case["tvm_ms"] > 0 and case["untuned_ms"] > 0 and case["ratio_best"] > 0
     assert not (tmp_path / "untouched.json").exists()  # the benchmark keeps its records in memory
+
+
+@pytest.mark.parametrize("lanes,parts", [(8, 1), (32, 1), (64, 2), (128, 4), (16, 8)])
+def test_every_sum_configuration_matches_numpy(lanes, parts):
+    a = np.random.default_rng(5).random(1 << 14, dtype="float32")
+    func = tunables.sum_cpu(1 << 14, lanes, parts)
+    out = tvm.runtime.empty((1,), "float32")
+    tvm.compile(func, TARGET)["vector_sum"](tvm.runtime.tensor(a), out)
+    np.testing.assert_allclose(out.numpy()[0], a.astype("float64").sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("lanes", [4, 8, 16, 32, 64])
+def test_every_softmax_configuration_matches_numpy(lanes):
+    from tvm.testing.kernels import reference_softmax
+
+    x = np.random.default_rng(6).standard_normal((6, 128), dtype="float32") * 20
+    out = tvm.runtime.empty((6, 128), "float32")
+    tvm.compile(tunables.softmax_cpu(6, 128, lanes), TARGET)["row_softmax"](tvm.runtime.tensor(x), out)
+    np.testing.assert_allclose(out.numpy(), reference_softmax(x), rtol=1e-5, atol=1e-7)
+
+
+def test_cpu_defaults_follow_the_vector_isa():
+    avx512, avx2 = tvm.target.Target("c -mcpu=skylake-avx512"), tvm.target.Target("c -mcpu=haswell")
+    assert tunables.tunable_sum_cpu(1 << 20).default_config(avx512) == {"lanes": 64, "parts": 1}
+    assert tunables.tunable_sum_cpu(1 << 20).default_config(avx2) == {"lanes": 32, "parts": 1}
+    assert tunables.tunable_softmax_cpu(4, 1024).default_config(avx512) == {"lanes": 16}
+    assert tunables.tunable_softmax_cpu(4, 1024).default_config(avx2) == {"lanes": 8}
+    # a size the default does not divide leaves only the configurations that do
+    assert all(1000 % c["lanes"] == 0 for c in tunables.tunable_softmax_cpu(4, 1000).configs())
+
+
+GPU = {"max_threads": 1024, "warp_size": 32, "shared_memory": 49152}
+
+
+@pytest.mark.parametrize(
+    "limits,tile",
+    [
+        (GPU, 16),  # 256 threads at most by default
+        ({**GPU, "max_threads": 128}, 8),
+        ({**GPU, "shared_memory": 1024}, 8),  # two 16x16 float32 tiles need 2 KiB
+        ({**GPU, "warp_size": 64, "max_threads": 64}, 8),
+        ({"max_threads": 1, "warp_size": 1, "shared_memory": 1}, 4),
+    ],
+)
+def test_device_default_tile_follows_the_devices_limits(limits, tile):
+    assert tunables.default_tile(limits, 4, (512, 512, 512)) == tile
+    assert tunables.default_tile(GPU, 4, (24, 24, 24)) == 8  # must divide the sizes
+
+
+@pytest.mark.parametrize(
+    "limits,cols,block", [(GPU, 10_000, 256), (GPU, 100, 128), (GPU, 3, 32), ({**GPU, "max_threads": 64}, 10_000, 64)]
+)
+def test_device_default_block_follows_the_devices_limits_and_the_row(limits, cols, block):
+    assert tunables.default_block(limits, cols) == block
+
+
+def test_device_limits_come_from_the_target_without_a_device():
+    # cuda's target kind declares 1024 threads and 48 KiB; an attribute overrides the kind
+    pytest.importorskip("tvm_backend_cuda")
+    if tvm.device("cuda", 0).exist:
+        pytest.skip("a CUDA device exists: its own limits apply")
+    assert tvm.tune.device_limits(tvm.target.Target("cuda")) == {
+        "max_threads": 1024,
+        "warp_size": 32,
+        "shared_memory": 49152,
+    }
+    narrow = tvm.target.Target("cuda -max_num_threads=64 -max_shared_memory_per_block=1024")
+    assert tvm.tune.device_limits(narrow)["max_threads"] == 64
+    kernel = tunables.tunable_row_sum(8, 1000)
+    assert kernel.default_config(narrow) == {"block": 64}
+    assert [c["block"] for c in kernel.configs(narrow)] == [32, 64]
+    assert [c["tile"] for c in tunables.tunable_matmul_tiled(64, 64, 64).configs(narrow)] == [4, 8]
+
+
+def test_the_search_skips_configurations_that_do_not_fit_the_target():
+    inner = tunables.tunable_matmul_cpu(64, 64, 64, name="mm")
+    narrow = Tunable(
+        inner.factory,
+        inner.knobs,
+        key="mm-fits",
+        default={"mr": 4, "nr": 16},
+        constraint=inner._constraint,
+        fits=lambda config, target: config["nr"] <= 16,
+    )
+    a, b, ref = data(7)
+    result = tvm.tune.tune(
+        narrow,
+        TARGET,
+        inputs=[a, b],
+        outputs=[((64, 64), "float32")],
+        reference=ref,
+        database=Database(None),
+        progress=False,
+    )
+    assert len(result.trials) == 12 and all(t["config"]["nr"] <= 16 for t in result.trials)

@@ -14,7 +14,9 @@ and pytest runs every check below against the installed wheels:
 * the kernel zoo (:mod:`tvm.testing.kernels`): an elementwise kernel in every dtype of
   ``dtypes``, a shared-memory reduction, a row softmax, a tiled matmul, one compiled kernel over
   several symbolic sizes; compiled everywhere, run on the device and compared with NumPy where
-  the device exists (the skip names why it does not);
+  the device exists (the skip names why it does not); the zoo's tunable kernels
+  (:mod:`tvm.testing.tunables`): the largest configuration within the target's limits compiles
+  and the target's default configuration runs;
 * the fallback module: the same kind and the same bytes as the module the backend builds, a
   working ``inspect_source``, and functions that raise naming the backend and the reason;
 * export and reload in a fresh process, with backend autoload on and off, of the built module
@@ -166,6 +168,28 @@ class BackendConformance:
     def test_tiled_matmul(self):
         a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
         self.run_checked(kernels.matmul_tiled(), "matmul_tiled", [a, b], [((32, 16), "float32")], a @ b)
+
+    def test_tunable_kernels_fit_the_target(self):
+        """The zoo's tunable kernels: the largest configuration the target's limits admit
+        compiles, and the default for the target runs and matches NumPy."""
+        from tvm.testing import tunables
+
+        tgt = tvm.target.Target(self.target_name())
+        a, b = random_array((32, 32), "float32", 1), random_array((32, 32), "float32", 2)
+        x = random_array((5, 300), "float32")
+        cases = [
+            (tunables.tunable_matmul_tiled(32, 32, 32), [a, b], (32, 32), a @ b),
+            (tunables.tunable_row_sum(5, 300), [x], (5,), x.sum(axis=1)),
+            (tunables.tunable_row_softmax(5, 300), [x], (5, 300), kernels.reference_softmax(x)),
+        ]
+        for kernel, inputs, shape, expect in cases:
+            fitting = kernel.configs(tgt)
+            assert fitting, f"{kernel.key}: no configuration fits {tgt}"
+            tvm.compile(kernel.build(fitting[-1]), target=tgt)
+            default = kernel.default_config(tgt)
+            assert default in fitting, (default, fitting)
+            func = kernel.build(default)
+            self.run_checked(func, func.global_symbol, inputs, [(shape, "float32")], expect)
 
     # ------------------------------------------------------------------ fallback
 

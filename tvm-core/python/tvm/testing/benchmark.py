@@ -101,11 +101,18 @@ def compare(ours: Side, theirs: Side, batch: int, repeats: int) -> tuple[list[fl
 
 
 def summarize(
-    name: str, params: dict, ours: list[float], theirs: list[float], peer: str, goal: float, nbytes: int | None = None
+    name: str,
+    params: dict,
+    ours: list[float],
+    theirs: list[float],
+    peer: str,
+    goal: float | None,
+    nbytes: int | None = None,
 ) -> dict[str, Any]:
     """One case of a result file: medians and bests of both sides (``tvm_ms``, ``<peer>_ms``...),
-    ``ratio`` (medians), ``ratio_best`` and ``meets_goal`` (``ratio_best >= goal``), and the
-    bandwidth of both when ``nbytes`` (bytes moved per launch) is given."""
+    ``ratio`` (medians), ``ratio_best`` and ``meets_goal`` (``ratio_best >= goal``; absent for a
+    case recorded without a goal), and the bandwidth of both when ``nbytes`` (bytes moved per
+    launch) is given."""
     ours_ms, theirs_ms = statistics.median(ours), statistics.median(theirs)
     case: dict[str, Any] = {
         "name": name,
@@ -118,7 +125,8 @@ def summarize(
         "ratio_best": round(min(theirs) / min(ours), 4),
         "repeats": len(ours),
     }
-    case["meets_goal"] = case["ratio_best"] >= goal
+    if goal is not None:
+        case["meets_goal"] = case["ratio_best"] >= goal
     if nbytes is not None:
         case["gbps_tvm"] = round(nbytes / (ours_ms * 1e6), 3)
         case[f"gbps_{peer}"] = round(nbytes / (theirs_ms * 1e6), 3)
@@ -131,15 +139,18 @@ def tuned_vs_untuned(
     inputs: list[Any],
     output: tuple[tuple[int, ...], str],
     reference: Any,
-    goal: float = 1.2,
+    goal: float | None = 1.2,
     repeats: int = 9,
     budget_s: float = 120.0,
+    untuned: dict | None = None,
+    name: str = "tuned_vs_untuned",
 ) -> dict[str, Any]:
     """One case of a backend's benchmark: ``tvm.tune`` searches ``kernel`` (a
-    :class:`tvm.tune.Tunable`) on ``target``'s device, then its best configuration and its
-    untuned default run side by side (``untuned_ms``; ratio = untuned / tuned, ``goal`` on the
-    best repeats). The records stay in memory: the run's result does not depend on, or change,
-    the user's tuning database."""
+    :class:`tvm.tune.Tunable`) on ``target``'s device, then its best configuration and an untuned
+    one (``untuned``, else the kernel's default for the target) run side by side
+    (``untuned_ms``; ratio = untuned / tuned, ``goal`` on the best repeats). The target's default
+    configuration and its time in the search are recorded too. The records stay in memory: the
+    run's result does not depend on, or change, the user's tuning database."""
     import numpy as np
 
     import tvm
@@ -151,39 +162,98 @@ def tuned_vs_untuned(
     result = tvm.tune.tune(
         kernel, tgt, inputs=inputs, outputs=[output], reference=reference, database=db, budget_s=budget_s
     )
+    baseline = dict(untuned) if untuned is not None else result.default_config
     calls = []
-    for func in (kernel.select(tgt, database=db), kernel.build(result.default_config)):
+    for func in (kernel.select(tgt, database=db), kernel.build(baseline)):
         fn = tvm.compile(func, tgt)[func.global_symbol]
         args = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs] + [tvm.runtime.empty(*output, dev)]
         calls.append((KernelCall(fn, args, dev), args[-1]))
-    (best, best_out), (untuned, untuned_out) = calls
-    t, u = compare((best.run, best.sync), (untuned.run, untuned.sync), batch=1, repeats=repeats)
-    for out in (best_out, untuned_out):
+    (best, best_out), (other, other_out) = calls
+    t, u = compare((best.run, best.sync), (other.run, other.sync), batch=1, repeats=repeats)
+    for out in (best_out, other_out):
         np.testing.assert_allclose(out.numpy(), reference, rtol=1e-3, atol=1e-3)
-    params = {"kernel": kernel.key, "tuned": result.best_config, "untuned": result.default_config}
-    case = summarize("tuned_vs_untuned", params, t, u, "untuned", goal)
+    params = {
+        "kernel": kernel.key,
+        "tuned": result.best_config,
+        "untuned": baseline,
+        "target_default": result.default_config,
+    }
+    case = summarize(name, params, t, u, "untuned", goal)
+    case["search_best_ms"] = round(result.best_ms, 4)
+    case["search_default_ms"] = None if result.default_ms is None else round(result.default_ms, 4)
     case["configurations_tried"] = len(result.trials)
     case["configurations_failed"] = sum("error" in trial for trial in result.trials)
+    print(
+        f"{name} {kernel.key} on {target}: tuned {result.best_config} {case['tvm_ms']:.3f} ms, "
+        f"untuned {baseline} {case['untuned_ms']:.3f} ms (ratio best {case['ratio_best']:.3f}); "
+        f"target default {result.default_config} {case['search_default_ms']} ms in the search",
+        flush=True,
+    )
     return case
 
 
-def tuned_matmul_case(target: str, size: int, seed: int = 0, budget_s: float = 120.0) -> dict[str, Any]:
-    """:func:`tuned_vs_untuned` for the kernel zoo's tunable ``size``-cubed float32
-    ``matmul_tiled`` on ``target`` (the case every device backend's benchmark runs); prints a
-    summary line."""
+def tuned_matmul_case(
+    target: str, size: int, seed: int = 0, budget_s: float = 120.0, goal: float | None = None
+) -> dict[str, Any]:
+    """:func:`tuned_vs_untuned` for the zoo's tunable ``size``-cubed float32 ``matmul_tiled`` on
+    ``target`` against the kernel's fixed tile of 8."""
     import numpy as np
 
-    from tvm.testing import kernels
+    from tvm.testing import tunables
 
     rng = np.random.default_rng(seed)
     x, y = (rng.standard_normal((size, size), dtype="float32") for _ in range(2))
-    kernel = kernels.tunable_matmul_tiled(size, size, size, name="matmul")
-    case = tuned_vs_untuned(kernel, target, [x, y], ((size, size), "float32"), x @ y, budget_s=budget_s)
-    print(
-        f"tuned_vs_untuned {kernel.key} on {target}: {case['params']['tuned']} {case['tvm_ms']:.3f} ms, "
-        f"untuned {case['params']['untuned']} {case['untuned_ms']:.3f} ms, ratio best {case['ratio_best']:.3f}"
+    kernel = tunables.tunable_matmul_tiled(size, size, size, name="matmul")
+    return tuned_vs_untuned(
+        kernel, target, [x, y], ((size, size), "float32"), x @ y, goal, budget_s=budget_s, untuned={"tile": 8}
     )
-    return case
+
+
+def tuned_zoo_cases(
+    target: str,
+    matmul_size: int,
+    rows: int,
+    cols: int,
+    seed: int = 0,
+    budget_s: float = 120.0,
+    matmul_goal: float | None = None,
+) -> list[dict[str, Any]]:
+    """The zoo's tunable kernels tuned on ``target`` (the cases every device backend's benchmark
+    runs): :func:`tuned_matmul_case` (``matmul_goal``), then the row sum and row softmax of a
+    ``rows x cols`` float32 matrix against the kernels' fixed 64 threads per block (recorded
+    without a goal). ``budget_s`` is each search's time budget."""
+    import numpy as np
+
+    from tvm.testing import kernels, tunables
+
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, cols), dtype="float32")
+    out = ((rows,), "float32"), ((rows, cols), "float32")
+    return [
+        tuned_matmul_case(target, matmul_size, seed, budget_s, matmul_goal),
+        tuned_vs_untuned(
+            tunables.tunable_row_sum(rows, cols),
+            target,
+            [x],
+            out[0],
+            x.sum(axis=1),
+            None,
+            budget_s=budget_s,
+            untuned={"block": 64},
+            name="tuned_row_sum",
+        ),
+        tuned_vs_untuned(
+            tunables.tunable_row_softmax(rows, cols),
+            target,
+            [x],
+            out[1],
+            kernels.reference_softmax(x),
+            None,
+            budget_s=budget_s,
+            untuned={"block": 64},
+            name="tuned_row_softmax",
+        ),
+    ]
 
 
 def write_json(path: str, data: dict) -> None:
@@ -201,5 +271,6 @@ __all__ = [
     "summarize",
     "tuned_matmul_case",
     "tuned_vs_untuned",
+    "tuned_zoo_cases",
     "write_json",
 ]

@@ -27,7 +27,7 @@ file): a JSON file an application can ship with itself.
 """
 
 from .database import Database, default_database
-from .fingerprint import cpu_model, device_fingerprint, isa_features, vector_lanes
+from .fingerprint import cpu_model, device_fingerprint, device_limits, isa_features, vector_lanes
 from .search import TuneResult, tune
 from .tunable import Tunable, tunable
 
@@ -38,6 +38,7 @@ __all__ = [
     "TuneResult",
     "default_database",
     "device_fingerprint",
+    "device_limits",
     "isa_features",
     "tunable",
     "tune",

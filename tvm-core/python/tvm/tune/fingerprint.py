@@ -61,6 +61,41 @@ def vector_registers(target: Any = None) -> int:
     return 32 if "avx512f" in feats or "neon" in feats or "asimd" in feats else 16
 
 
+#: What a device kernel's default assumes where neither the device nor the target says more: a
+#: conservative block any GPU API accepts (WebGPU's portable limits).
+PORTABLE_LIMITS = {"max_threads": 256, "warp_size": 32, "shared_memory": 16384}
+
+
+def device_limits(target: Any) -> dict[str, int]:
+    """Threads per block (``max_threads``), lanes per warp/wavefront/sub-group (``warp_size``)
+    and bytes of shared memory per block (``shared_memory``) a default kernel configuration for
+    ``target`` may assume: the smaller of what device 0 of the target's kind reports and what
+    the target declares (its capabilities), else :data:`PORTABLE_LIMITS`."""
+    limits = dict(PORTABLE_LIMITS)
+    declared = {
+        "max_threads": target.capability("max_num_threads"),
+        "shared_memory": target.capability("max_shared_memory_per_block"),
+    }
+    reported: dict[str, Any] = {}
+    try:
+        import tvm
+
+        dev = tvm.device(target.kind.name, 0)
+        if dev.exist:
+            reported = {
+                "max_threads": dev.max_threads_per_block,
+                "warp_size": dev.warp_size,
+                "shared_memory": dev.max_shared_memory_per_block,
+            }
+    except Exception:  # noqa: BLE001 - no device: what the target declares
+        pass
+    for name in limits:
+        known = [int(v) for v in (declared.get(name), reported.get(name)) if isinstance(v, int) and v > 0]
+        if known:
+            limits[name] = min(known)
+    return limits
+
+
 def device_fingerprint(target: Any) -> str:
     """What a measurement on ``target`` depends on besides the code: for a CPU target, the CPU
     model, its vector ISA and the core count; for a device target, the device's name, compute

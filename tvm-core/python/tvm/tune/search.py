@@ -105,7 +105,7 @@ def tune(
     db = database if database is not None else default_database()
     fingerprint = device_fingerprint(tgt)
     default = kernel.default_config(tgt)
-    rest = [c for c in kernel.configs() if c != default]
+    rest = [c for c in kernel.configs(tgt) if c != default]
     random.Random(seed).shuffle(rest)
     order = [default, *rest]
     args_in = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs]

@@ -9,7 +9,9 @@ from typing import Any, Callable, Mapping, Sequence
 class Tunable:
     """A kernel with knobs: ``factory(**config) -> PrimFunc`` for every combination of the knob
     choices that ``constraint(config)`` accepts. ``default(target) -> config`` is used where no
-    tuning record exists. ``key`` names the kernel in the database (include its shapes)."""
+    tuning record exists. ``key`` names the kernel in the database (include its shapes).
+    ``fits(config, target)`` excludes configurations the target's devices cannot run (more
+    threads per block or shared memory than they have), so a search does not spend time on them."""
 
     def __init__(
         self,
@@ -19,6 +21,7 @@ class Tunable:
         key: str | None = None,
         default: Callable[[Any], dict] | Mapping[str, Any] | None = None,
         constraint: Callable[[dict], bool] | None = None,
+        fits: Callable[[dict, Any], bool] | None = None,
     ):
         if not knobs:
             raise ValueError("a tunable kernel needs at least one knob")
@@ -30,15 +33,20 @@ class Tunable:
         self.key = key or getattr(factory, "__name__", "kernel")
         self._default = default
         self._constraint = constraint
+        self._fits = fits
 
     def __repr__(self) -> str:
         return f"Tunable({self.key!r}, knobs={self.knobs})"
 
-    def configs(self) -> list[dict]:
-        """Every valid configuration, in knob order."""
+    def configs(self, target: Any = None) -> list[dict]:
+        """Every valid configuration, in knob order; with ``target``, only those that fit its
+        devices."""
         names = list(self.knobs)
         out = [dict(zip(names, values)) for values in itertools.product(*self.knobs.values())]
-        return [c for c in out if self._constraint is None or self._constraint(c)]
+        out = [c for c in out if self._constraint is None or self._constraint(c)]
+        if target is not None and self._fits is not None:
+            out = [c for c in out if self._fits(c, target)]
+        return out
 
     def default_config(self, target: Any) -> dict:
         """The configuration used without a tuning record: the kernel's default for ``target``,
