@@ -223,7 +223,16 @@ def test_device_default_tile_follows_the_devices_limits(limits, tile):
 
 
 @pytest.mark.parametrize(
-    "limits,cols,block", [(GPU, 10_000, 256), (GPU, 100, 128), (GPU, 3, 32), ({**GPU, "max_threads": 64}, 10_000, 64)]
+    "limits,cols,block",
+    [
+        (GPU, 10_000, 128),  # four warps
+        ({**GPU, "warp_size": 64}, 10_000, 256),
+        ({**GPU, "warp_size": 1}, 10_000, 32),  # CPU-backed devices
+        (GPU, 100, 128),
+        (GPU, 50, 64),  # no more threads than the row has elements
+        (GPU, 3, 32),
+        ({**GPU, "max_threads": 64, "warp_size": 64}, 10_000, 64),
+    ],
 )
 def test_device_default_block_follows_the_devices_limits_and_the_row(limits, cols, block):
     assert tunables.default_block(limits, cols) == block
@@ -242,7 +251,7 @@ def test_device_limits_come_from_the_target_without_a_device():
     narrow = tvm.target.Target("cuda -max_num_threads=64 -max_shared_memory_per_block=1024")
     assert tvm.tune.device_limits(narrow)["max_threads"] == 64
     kernel = tunables.tunable_row_sum(8, 1000)
-    assert kernel.default_config(narrow) == {"block": 64}
+    assert kernel.default_config(narrow) == {"block": 64}  # four warps would be 128
     assert [c["block"] for c in kernel.configs(narrow)] == [32, 64]
     assert [c["tile"] for c in tunables.tunable_matmul_tiled(64, 64, 64).configs(narrow)] == [4, 8]
 

@@ -226,10 +226,12 @@ def tunable_matmul_tiled(m: int, n: int, k: int, dtype: str = "float32", *, name
 
 
 def default_block(limits: dict[str, int], cols: int) -> int:
-    """Threads per block of a one-block-per-row reduction: a power of two up to
-    :data:`DEFAULT_BLOCK_THREADS` (and the device's limit), no more than the row has elements,
-    and at least one warp."""
-    threads = min(DEFAULT_BLOCK_THREADS, limits["max_threads"])
+    """Threads per block of a one-block-per-row reduction: four warps (Triton's default for a
+    row reduction), at least 32 and at most :data:`DEFAULT_BLOCK_THREADS` and the device's
+    limit, rounded down to a power of two, and no more than the row has elements. Devices whose
+    "warp" is narrow (CPU-backed OpenCL and Vulkan, where more threads per block only add
+    scheduling) so get small blocks, GPUs 128 (warp 32) or 256 (wavefront 64) threads."""
+    threads = min(DEFAULT_BLOCK_THREADS, limits["max_threads"], max(32, 4 * limits["warp_size"]))
     block = 32
     while block * 2 <= threads and block < cols:
         block *= 2

@@ -1,10 +1,12 @@
 """Host/device split: ``lower(func, target) -> LoweredFunc`` (the lowering contract of
 docs/development.md).
 
-Pipeline: :func:`verify` -> :func:`simplify` -> :func:`check_constant_bounds` (accesses whose index
-range is known must stay inside constant dimensions) -> :func:`flatten_buffers` -> :func:`simplify` ->
-split -> the target kind's passes and the capability check on every kernel
-(:mod:`.capabilities`).
+Pipeline: :func:`place_allocations` (device targets: shared and local buffers allocated outside
+the thread-bound loops move into the loops that use them) -> :func:`verify` -> :func:`simplify` ->
+:func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
+dimensions) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
+thread-bound nests stay on the host and launch once per iteration) -> the target kind's passes
+and the capability check on every kernel (:mod:`.capabilities`).
 
 CPU target (``target.kind.codegen is None``): no kernels; ``host`` is the flattened function;
 parallel / vectorized / unrolled loops stay as ``For`` kinds. Thread bindings are an error.
@@ -27,7 +29,9 @@ loops of one kernel with different constant extents launches with the largest; t
 widened and guarded (``if tx < extent``). ``kernel.attrs["launch_bounds"]`` gives, per launch
 parameter, its constant extent (-1 when it is not constant): the device module records it and a
 direct launch with more is refused. Host code outside the nests may only be scalar setup
-(let statements without buffer access, asserts, ``if`` on scalar conditions).
+(let statements without buffer access, asserts, ``if`` on scalar conditions) and serial loops
+around nests: each iteration launches the nests it holds, with the loop variable as a scalar
+argument, in order.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
+from .placement import place_allocations
 from .simplify import simplify
 from .verify import TIRVerifyError, is_device_target, verify, with_span
 
@@ -91,6 +96,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         from tvm.target import Target
 
         target = Target(target)
+    func = place_allocations(func, target)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)
@@ -133,6 +139,12 @@ class _Splitter:
             return IfThenElse(s.condition, self.host(s.then_case, bound), other, s.span)
         if isinstance(s, Evaluate) and isinstance(s.value, IntImm):
             return s
+        if isinstance(s, For) and s.kind is not ForKind.PARALLEL and _launches_kernels(s.body):
+            if expr_uses_buffer(s.min) or expr_uses_buffer(s.extent):
+                raise TIRVerifyError(_at(s, f"host loop over '{s.loop_var.name}' has bounds that read a buffer"))
+            kind = ForKind.SERIAL if s.kind is ForKind.VECTORIZED else s.kind
+            body = self.host(s.body, bound + [s.loop_var])
+            return For(s.loop_var, s.min, s.extent, kind, body, None, dict(s.annotations), s.span)
         what = type(s).__name__
         if isinstance(s, For):
             what = f"a {s.kind.value} loop over '{s.loop_var.name}'"
@@ -228,6 +240,21 @@ class _Splitter:
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
         return Evaluate(call, nest.span)
+
+
+def _launches_kernels(s: Stmt) -> bool:
+    """Whether ``s`` holds a thread-bound loop (so a loop around it is a host loop of launches)."""
+    found = []
+
+    class _Find(StmtExprVisitor):
+        def visit_For(self, f: For) -> None:
+            if f.kind is ForKind.THREAD_BINDING:
+                found.append(f)
+            elif not found:
+                super().visit_For(f)
+
+    _Find().visit_stmt(s)
+    return bool(found)
 
 
 def _pad_thread_loops(nest: Stmt, extents: dict) -> Stmt:

@@ -1,0 +1,134 @@
+"""Shared and local buffers allocated at the top of a device function (as Apache TVM's TVMScript
+writes them, in the root block) move into the thread-bound loops that use them; a buffer that
+must keep its values across a loop's iterations is never moved into that loop. Serial loops
+around thread-bound nests stay on the host and launch the nests once per iteration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+from tvm.tir.transform import TIRVerifyError
+
+
+def run(func, inputs, out_shape):
+    dev = tvm.device("example")
+    mod = tvm.compile(func, target="example")
+    out = tvm.runtime.empty(out_shape, "float32", dev)
+    mod[func.global_symbol](*[tvm.runtime.tensor(x, dev) for x in inputs], out)
+    return out.numpy(), mod
+
+
+def test_root_shared_and_local_buffers_move_into_the_kernel():
+    @T.prim_func
+    def reverse_scale(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        A_shared = T.alloc_buffer((128,), "float32", scope="shared")
+        acc = T.alloc_buffer((1,), "float32", scope="local")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                A_shared[tx] = A[tx]
+                T.tvm_storage_sync("shared")
+                acc[0] = A_shared[127 - tx] * T.float32(2)
+                B[tx] = acc[0]
+
+    a = np.random.default_rng(0).random(128, dtype="float32")
+    got, _ = run(reverse_scale, [a], (128,))
+    np.testing.assert_allclose(got, a[::-1] * 2)
+
+
+def test_sblock_alloc_in_the_root_block_with_a_branch():
+    @T.prim_func
+    def copy_if(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+        A_shared = T.sblock_alloc_buffer((4, 4), "float32", scope="shared")
+        for bx in T.thread_binding(1, "blockIdx.x"):
+            for tx in T.thread_binding(1, "threadIdx.x"):
+                if A[0, 0] > T.float32(-100):
+                    for i, j in T.grid(4, 4):
+                        A_shared[i, j] = A[i, j]
+                    for i, j in T.grid(4, 4):
+                        B[i, j] = A_shared[i, j] + T.float32(1)
+
+    a = np.random.default_rng(1).random((4, 4), dtype="float32")
+    got, _ = run(copy_if, [a], (4, 4))
+    np.testing.assert_allclose(got, a + 1)
+
+
+def test_an_accumulator_stays_above_the_loop_that_carries_it():
+    # every use of acc is inside the k loop: moving it into the loop body would lose the sum
+    @T.prim_func
+    def row_sums(A: T.Buffer((4, 32, 8), "float32"), B: T.Buffer((4, 32), "float32")):
+        acc = T.alloc_buffer((1,), "float32", scope="local")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                for k in range(8):
+                    if k == 0:
+                        acc[0] = T.float32(0)
+                    acc[0] = acc[0] + A[bx, tx, k]
+                    if k == 7:
+                        B[bx, tx] = acc[0]
+
+    a = np.random.default_rng(2).random((4, 32, 8), dtype="float32")
+    got, mod = run(row_sums, [a], (4, 32))
+    np.testing.assert_allclose(got, a.sum(axis=2), rtol=1e-5)
+    source = mod.imports[0].inspect_source()
+    assert source.index("float acc[1];") < source.index("for (int32_t k = 0;")  # per thread, above k
+
+
+def test_a_buffer_shared_by_two_kernels_is_an_error_that_names_it():
+    @T.prim_func
+    def two_kernels(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+        S = T.alloc_buffer((32,), "float32", scope="shared")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                S[tx] = A[tx]
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[tx] = S[tx]
+
+    with pytest.raises(TIRVerifyError, match="shared buffer 'S' must be allocated inside a thread-bound loop"):
+        tvm.compile(two_kernels, target="example")
+
+
+def test_cpu_targets_are_left_alone():
+    @T.prim_func
+    def cpu_scratch(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        tmp = T.alloc_buffer((8,), "float32", scope="local")
+        for i in range(8):
+            tmp[i] = A[i] * T.float32(3)
+        for i in range(8):
+            B[i] = tmp[7 - i]
+
+    a = np.arange(8, dtype="float32")
+    out = tvm.runtime.empty((8,), "float32")
+    tvm.compile(cpu_scratch, target="c")["cpu_scratch"](tvm.runtime.tensor(a), out)
+    np.testing.assert_allclose(out.numpy(), a[::-1] * 3)
+
+
+def test_a_serial_loop_around_kernels_launches_them_once_per_iteration_in_order():
+    @T.prim_func
+    def doubling(A: T.Buffer((5, 32), "float32")):
+        for k in range(1, 5):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    A[k, tx] = A[k - 1, tx] * T.float32(2)
+
+    dev = tvm.device("example")
+    a = np.zeros((5, 32), "float32")
+    a[0] = np.random.default_rng(3).random(32, dtype="float32")
+    t = tvm.runtime.tensor(a, dev)
+    mod = tvm.compile(doubling, target="example")
+    mod["doubling"](t)
+    np.testing.assert_allclose(t.numpy(), a[0] * (2.0 ** np.arange(5))[:, None])
+    assert "for" in mod.inspect_source()  # the loop stays on the host
+
+
+def test_a_host_loop_that_reads_a_buffer_in_its_bounds_is_refused():
+    @T.prim_func
+    def data_dependent(A: T.Buffer((32,), "int32"), B: T.Buffer((32,), "float32")):
+        for k in range(A[0]):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[tx] = B[tx] + T.float32(1)
+
+    with pytest.raises(TIRVerifyError, match="host loop over 'k' has bounds that read a buffer"):
+        tvm.compile(data_dependent, target="example")
