@@ -6,6 +6,7 @@ compiles and runs, compared with NumPy."""
 import numpy as np
 import pytest
 import tvm
+import tvm.contrib.cc
 from tvm.script import tir as T
 
 
@@ -69,6 +70,16 @@ def test_call_extern_and_ignored_attrs():
     b = tvm.runtime.empty((8,), "float32")
     tvm.compile(extern_calls, target="c")["extern_calls"](tvm.runtime.tensor(a), b)
     np.testing.assert_allclose(b.numpy(), np.sqrt(a) + a, rtol=1e-6)
+
+
+def test_call_extern_of_a_function_nothing_defines_names_it():
+    @T.prim_func
+    def calls_missing(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.call_extern("float32", "no_such_function_here", A[i])
+
+    with pytest.raises(tvm.contrib.cc.CompileError, match="undefined symbol 'no_such_function_here'"):
+        tvm.compile(calls_missing, target="c")
 
 
 @T.prim_func

@@ -184,6 +184,19 @@ def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequenc
     return flags
 
 
+def _undefined_symbols(log: str) -> str:
+    """``": undefined symbol(s) ..."`` naming what the linker could not find (a function named by
+    ``T.call_extern`` that no linked library defines), or ""."""
+    names = sorted(set(re.findall(r"undefined (?:reference to|symbol:?) [`'\"]?([A-Za-z_$][\w$.]*)", log)))
+    if not names:
+        return ""
+    listed = ", ".join(f"'{n}'" for n in names[:5])
+    return (
+        f": undefined symbol {listed}: a function the kernel calls (T.call_extern) is defined by no library "
+        f"it links with (libc, libm, tvm-ffi)"
+    )
+
+
 def _explain(log: str, sources: dict[str, str]) -> str:
     """The compiler log plus, for each ``file:line:`` it mentions, the surrounding source lines."""
     out = [log.rstrip()]
@@ -234,7 +247,8 @@ def run_compiler(
         if proc.returncode != 0:
             log = (proc.stdout + proc.stderr).replace(tmp + os.sep, "")
             raise CompileError(
-                f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}):\n" + _explain(log, sources)
+                f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}){_undefined_symbols(log)}:\n"
+                + _explain(log, sources)
             )
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         # a private temporary name: threads compiling the same key must not share one
