@@ -428,6 +428,8 @@ def Select(cond, true_value, false_value) -> PrimExpr:  # noqa: N802
 
 def evaluate(value) -> PrimExpr:
     """Evaluate an expression as a statement."""
+    if isinstance(value, ThreadAllreduceSpec):
+        return value
     return _op.convert(value)
 
 
@@ -636,9 +638,48 @@ def cast(value: Any, dtype: str) -> Any:
 @dataclass
 class AttrSpec:
     """``T.attr(node, key, value)``: an annotation over the rest of the block (or a ``with``
-    body). The keys this implementation accepts change nothing in the lowered code."""
+    body). The keys this implementation accepts change nothing in the lowered code, except
+    ``reduce_scope``, whose node (a :class:`CommReducerSpec`) is the combiner of the
+    ``T.tvm_thread_allreduce`` that follows."""
 
     key: str
+    node: Any = None
+
+
+@dataclass
+class CommReducerSpec:
+    """``T.comm_reducer(lambda x, y: ..., [identity])``: a commutative reduction of one value."""
+
+    combine: Callable[[Any, Any], Any]
+    identity: Any
+
+
+@dataclass
+class ThreadAllreduceSpec:
+    """``T.tvm_thread_allreduce(...)``: expanded by the parser in place (see
+    ``tvm.script.parser.cross_thread``)."""
+
+    args: tuple
+
+
+def comm_reducer(combine: Callable[..., Any], identity: Any) -> CommReducerSpec:
+    """A reducer for ``T.attr(reducer, "reduce_scope", ...)``: ``combine(x, y)`` and the
+    identity element (a list of one value; reducers of several values are not supported)."""
+    values = list(identity) if isinstance(identity, (list, tuple)) else [identity]
+    if len(values) != 1:
+        raise UnsupportedError(
+            f"T.comm_reducer of {len(values)} values (argmax-style) is not supported; reduce one value"
+        )
+    if not callable(combine):
+        raise TypeError("T.comm_reducer needs a combiner such as lambda x, y: x + y")
+    return CommReducerSpec(combine, values[0])
+
+
+def tvm_thread_allreduce(*args: Any, dtype: str = "handle") -> ThreadAllreduceSpec:
+    """``T.tvm_thread_allreduce(n, value, cond, result[i], thread_var, ...)``: ``result[i]`` of
+    every thread becomes the reduction (of the enclosing ``reduce_scope``) of ``value`` over the
+    threads that differ only in the thread variables listed; a statement (``T.evaluate``)."""
+    return ThreadAllreduceSpec(args)
 
 
 #: T.attr keys that name hardware scheduling hints only; the statements mean the same without
@@ -650,6 +691,10 @@ def attr(node: Any, key: str, value: Any) -> AttrSpec:
     """An annotation of the statements that follow; see :data:`IGNORED_ATTR_KEYS`."""
     if not isinstance(key, str):
         raise TypeError(f"T.attr key must be a string, got {key!r}")
+    if key == "reduce_scope":
+        if not isinstance(node, CommReducerSpec):
+            raise TypeError("T.attr(..., 'reduce_scope', ...) needs a T.comm_reducer(...) as its node")
+        return AttrSpec(key, node)
     if not key.startswith(IGNORED_ATTR_KEYS):
         hint = (
             "; bind threads with T.launch_thread or T.thread_binding"

@@ -13,8 +13,9 @@ and pytest runs every check below against the installed wheels:
 
 * the kernel zoo (:mod:`tvm.testing.kernels`): an elementwise kernel in every dtype of
   ``dtypes``, a shared-memory reduction, a row softmax, a tiled matmul, one compiled kernel over
-  several symbolic sizes; compiled everywhere, run on the device and compared with NumPy where
-  the device exists (the skip names why it does not); the zoo's tunable kernels
+  several symbolic sizes, a cross-thread reduction written as Apache TVM writes it (a block
+  whose reduction axis is bound to ``threadIdx.x``); compiled everywhere, run on the device and
+  compared with NumPy where the device exists (the skip names why it does not); the zoo's tunable kernels
   (:mod:`tvm.testing.tunables`): the largest configuration within the target's limits compiles
   and the target's default configuration runs;
 * the fallback module: the same kind and the same bytes as the module the backend builds, a
@@ -158,6 +159,10 @@ class BackendConformance:
     def test_shared_memory_reduction(self):
         a = random_array((7, 300), "float32")
         self.run_checked(kernels.row_sum(), "row_sum", [a], [((7,), "float32")], a.sum(axis=1))
+
+    def test_cross_thread_reduction(self):
+        a = random_array((6, 300), "float32")
+        self.run_checked(kernels.row_max_blocks(6, 300, 64), "row_max_blocks", [a], [((6,), "float32")], a.max(axis=1))
 
     def test_row_softmax(self):
         a = random_array((5, 200), "float32")

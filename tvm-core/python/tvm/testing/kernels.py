@@ -92,6 +92,30 @@ def row_sum(
     return _named(row_sum, name)
 
 
+def row_max_blocks(rows: int, cols: int, block: int = 64, *, name: str = "row_max_blocks") -> PrimFunc:
+    """``B[r] = max(A[r, :])`` (float32) written as Apache TVM schedules a reduction: a block whose
+    reduction axis is bound to ``threadIdx.x`` (a cross-thread reduction, which the parser lowers
+    to a shared-memory tree) inside a serial loop over chunks of ``block`` columns, with
+    ``T.where`` for the ragged last chunk."""
+
+    @T.prim_func
+    def row_max_blocks(A: T.Buffer((rows, cols), "float32"), B: T.Buffer((rows,), "float32")):
+        for r in T.thread_binding(rows, thread="blockIdx.x"):
+            for ko in range((cols + block - 1) // block):
+                for ki in T.thread_binding(block, thread="threadIdx.x"):
+                    with T.sblock("B"):
+                        vr = T.axis.spatial(rows, r)
+                        vk = T.axis.reduce(cols, ko * block + ki)
+                        T.where(ko * block + ki < cols)
+                        T.reads(A[vr, vk])
+                        T.writes(B[vr])
+                        with T.init():
+                            B[vr] = T.float32(-3.4e38)
+                        B[vr] = T.max(B[vr], A[vr, vk])
+
+    return _named(row_max_blocks, name)
+
+
 def row_softmax(
     rows: Optional[int] = None, cols: Optional[int] = None, block: int = 64, *, name: str = "row_softmax"
 ) -> PrimFunc:

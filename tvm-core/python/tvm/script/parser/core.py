@@ -54,6 +54,7 @@ from tvm.tir.stmt import (
 
 from .. import tir as T
 from ..diagnostics import Span, TVMScriptError
+from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 
 _PASSTHROUGH = (TVMScriptError,)
 
@@ -105,7 +106,11 @@ class Parser:
         self.depth = 0
         self.env_threads: dict[Var, str] = {}  # T.env_thread variables and their tags
         self.loop_starts: dict[Var, PrimExpr] = {}  # each loop variable's first value
-        self.blocks: list[list[tuple[Var, PrimExpr]]] = []  # per open block: its reduction axes
+        # per open block: its reduction axes (variable, first value, binding)
+        self.blocks: list[list[tuple[Var, PrimExpr, PrimExpr]]] = []
+        self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
+        self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
+        self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
 
     # ------------------------------------------------------------------ diagnostics
     def span(self, node: ast.AST) -> Span:
@@ -269,6 +274,7 @@ class Parser:
     def parse_block(self, nodes: list[ast.stmt], new_scope: bool = True) -> Stmt:
         if new_scope:
             self.scopes.append({})
+        threads_open = len(self.thread_loops)  # T.launch_thread statements bind threads to the block's end
         try:
             out: list[Stmt] = []
             for i, node in enumerate(nodes):
@@ -283,6 +289,7 @@ class Parser:
                 return Evaluate(IntImm("int32", 0))
             return seq(*out)
         finally:
+            del self.thread_loops[threads_open:]
             if new_scope:
                 self.scopes.pop()
 
@@ -333,7 +340,11 @@ class Parser:
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, None, node)
         if isinstance(val, T.AttrSpec):
+            if val.key == "reduce_scope":
+                self.reducer = val.node
             return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block: no effect
+        if isinstance(val, T.ThreadAllreduceSpec):
+            return self._thread_allreduce(val, node)
         if isinstance(val, (int, float)) and not isinstance(val, bool):
             return Evaluate(_op.convert(val))
         if isinstance(val, PrimExpr):
@@ -371,10 +382,14 @@ class Parser:
                 self.scopes[-1][name] = v
                 self.loop_starts[v] = mn
                 headers.append((v, mn, ext, spec, None))
+                if spec.kind is ForKind.THREAD_BINDING:
+                    self.thread_loops.append(ThreadLoop(v, spec.thread, ext))
             body = self.parse_block(node.body)
         finally:
             self.depth -= 1
             self.scopes.pop()
+            bound = sum(1 for h in headers if h[4] is None and h[3].kind is ForKind.THREAD_BINDING)
+            del self.thread_loops[len(self.thread_loops) - bound :]
         span = self.span(node)
         for v, mn, ext, spec, stepped in reversed(headers):
             if stepped is not None:  # the named variable is start + k * step over k = 0, 1, ...
@@ -690,13 +705,23 @@ class Parser:
             self.blocks.append([])
             self.depth += 1
             try:
-                return self.parse_block(node.body)
+                body = self.parse_block(node.body)
+                bindings = [binding for _, _, binding in self.blocks[-1]]
+                if len(self.blocks) in self.allreduce_blocks:  # already an explicit cross-thread reduction
+                    self.allreduce_blocks.discard(len(self.blocks))
+                    return body
+                try:
+                    return lower_block_reduction(body, val.name, bindings, self.thread_loops, self.span(node))
+                except CrossThreadError as err:
+                    raise self.error(node, str(err)) from None
             finally:
                 self.depth -= 1
                 self.blocks.pop()
         if isinstance(val, T.InitSpec):
             return self._init(node)
         if isinstance(val, T.AttrSpec):
+            if val.key == "reduce_scope":
+                self.reducer = val.node
             return self.parse_block(node.body)
         if not isinstance(val, T.LaunchThreadSpec):
             raise self.error(
@@ -709,10 +734,12 @@ class Parser:
             raise self.error(target, "T.launch_thread(...) as <name>: the target must be a name")
         self.scopes.append({})
         self.depth += 1
+        threads_open = len(self.thread_loops)
         try:
             wrap = self._launch(val, target, node)
             return wrap.build(self.parse_block(node.body, new_scope=False))
         finally:
+            del self.thread_loops[threads_open:]
             self.depth -= 1
             self.scopes.pop()
 
@@ -760,7 +787,7 @@ class Parser:
             self.bind(target.id, var, target)
             if ax.kind == "R":
                 start = ax.start if ax.start is not None else self.loop_starts.get(ax.binding, 0)
-                self.blocks[-1].append((var, _op.convert(start, value.dtype)))
+                self.blocks[-1].append((var, _op.convert(start, value.dtype), value))
             bound.append((var, value))
         span = self.span(node)
 
@@ -782,10 +809,40 @@ class Parser:
         finally:
             self.depth -= 1
         cond = None
-        for var, start in self.blocks[-1]:
+        for var, start, _ in self.blocks[-1]:
             first = _op.binary("eq", var, start)
             cond = first if cond is None else _op.binary("and", cond, first)
         return body if cond is None else IfThenElse(cond, body, None, self.span(node))
+
+    def _thread_allreduce(self, spec: T.ThreadAllreduceSpec, node: ast.AST) -> Stmt:
+        """``T.tvm_thread_allreduce(n, value, cond, result[i], k, ...)``: ``result[i]`` of every
+        thread = the reducer of the enclosing ``reduce_scope`` over the threads that differ in
+        ``k, ...`` (see :mod:`.cross_thread`)."""
+        args = spec.args
+        if self.reducer is None:
+            raise self.error(
+                node, 'T.tvm_thread_allreduce needs T.attr(T.comm_reducer(...), "reduce_scope", ...) before it'
+            )
+        if len(args) < 5 or not isinstance(args[3], BufferLoad):
+            raise self.error(node, "T.tvm_thread_allreduce(n, value, cond, result[i], thread_var, ...) expected")
+        if int(getattr(args[0], "value", args[0])) != 1:
+            raise self.error(node, "T.tvm_thread_allreduce of several values at once (argmax-style) is not supported")
+        value, cond, result = _op.convert(args[1]), _op.convert(args[2]), args[3]
+        if self.blocks:
+            self.allreduce_blocks.add(len(self.blocks))
+        threads = [t for t in self.thread_loops if t.tag.startswith("threadIdx")]
+        reduced = []
+        for v in args[4:]:
+            if not any(t.var is v for t in threads):
+                raise self.error(node, f"T.tvm_thread_allreduce: {v} is not a threadIdx variable of an enclosing loop")
+            reduced.append(v)
+        valid = None if isinstance(cond, IntImm) and cond.value else cond
+        identity = _op.cast(value.dtype, self.reducer.identity)
+        store = lambda total: [BufferStore(result.buffer, total, result.indices)]  # noqa: E731
+        try:
+            return allreduce(value, valid, self.reducer.combine, identity, reduced, threads, store, self.span(node))
+        except CrossThreadError as err:
+            raise self.error(node, str(err)) from None
 
     def _launch(self, spec: T.LaunchThreadSpec, target: Optional[ast.Name], node: ast.AST) -> _Wrap:
         """The thread-binding loop of ``T.launch_thread`` around what follows (a ``_Wrap``)."""
@@ -809,6 +866,7 @@ class Parser:
             raise self.error(node, f"T.launch_thread extent must be an integer, got {extent!r}")
         ext = _op.convert(extent, "int32")
         span = self.span(node)
+        self.thread_loops.append(ThreadLoop(var, tag, ext))
         return _Wrap(lambda body: For(var, IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, tag, {}, span))
 
     def stmt_FunctionDef(self, node):
@@ -825,6 +883,22 @@ class Parser:
             raise
         except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError, OverflowError) as e:
             raise self.error(node, str(e)) from None
+
+    def expr_Lambda(self, node: ast.Lambda):
+        """``lambda x, y: x + y`` (a T.comm_reducer's combiner): a Python function that evaluates
+        the body as TIR with its parameters bound to the arguments."""
+        names = [a.arg for a in node.args.args]
+
+        def call(*values: Any) -> Any:
+            if len(values) != len(names):
+                raise TypeError(f"the lambda takes {len(names)} argument(s), got {len(values)}")
+            self.scopes.append(dict(zip(names, values)))
+            try:
+                return self.eval_expr(node.body)
+            finally:
+                self.scopes.pop()
+
+        return call
 
     def expr_Constant(self, node: ast.Constant):
         return node.value

@@ -1,0 +1,177 @@
+"""Reductions across the threads of a block, as TVMScript writes them in two ways:
+
+* a block whose reduction axis is bound to a ``threadIdx`` loop
+  (``vk = T.axis.reduce(128, k)`` with ``k`` in ``T.thread_binding(128, "threadIdx.x")``) and
+  whose body updates one element (``B[vi] = B[vi] + A[vi, vk]``, or ``*``, ``T.max``,
+  ``T.min``): lowered as written, every thread would update ``B[vi]`` at once (a data race);
+* ``T.tvm_thread_allreduce(n, value, cond, result[i], k, ...)`` under
+  ``T.attr(T.comm_reducer(lambda x, y: ..., [identity]), "reduce_scope", ...)``.
+
+Both become the same code, which every thread of the block runs: its value (the reduction's
+identity where the block's predicate or ``cond`` is false) goes into a shared-memory scratch
+buffer with one slot per thread; a tree of ``log2(extent)`` steps, each followed by a barrier,
+combines the slots of the threads that differ only in the reduced thread indices; then the
+block's update is done once per group (by the thread whose reduced indices are 0, with the
+group's total in place of its own value), or every thread reads the total into ``result``.
+Thread extents must be constants; the code must be reached by every thread of the block (the
+barriers), as Apache TVM requires too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from tvm.tir import op as _op
+from tvm.tir.analysis import free_vars, structural_equal
+from tvm.tir.expr import Add, And, Buffer, BufferLoad, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
+from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
+
+
+class CrossThreadError(ValueError):
+    """A cross-thread reduction this lowering cannot express (the message says which part)."""
+
+
+@dataclass
+class ThreadLoop:
+    """An enclosing thread-bound loop: its variable, tag and extent."""
+
+    var: Var
+    tag: str
+    extent: PrimExpr
+
+
+#: The update operators a block reduction may use: op name, identity for a dtype.
+_COMBINERS: dict[type, tuple[str, Callable[[str], PrimExpr]]] = {
+    Add: ("add", lambda dt: const(0, dt)),
+    Mul: ("mul", lambda dt: const(1, dt)),
+    Max: ("max", _op.min_value),
+    Min: ("min", _op.max_value),
+}
+
+_names = itertools.count()
+
+
+def _sync() -> Stmt:
+    return Evaluate(_op.tvm_storage_sync("shared"))
+
+
+def _mentions(e: Optional[PrimExpr], names: set) -> bool:
+    return e is not None and any(v in names for v in free_vars(e))
+
+
+def allreduce(
+    value: PrimExpr,
+    valid: Optional[PrimExpr],
+    combine: Callable[[PrimExpr, PrimExpr], PrimExpr],
+    identity: PrimExpr,
+    reduced: list[Var],
+    threads: list[ThreadLoop],
+    tail: Callable[[PrimExpr], list[Stmt]],
+    span=None,
+) -> Stmt:
+    """Every thread's ``value`` (``identity`` where ``valid`` is false) combined over the threads
+    that differ only in ``reduced`` (variables of ``threads``, the enclosing ``threadIdx`` loops);
+    ``tail(total)`` is what runs next, ``total`` being the same load for every thread of a group."""
+    extents = []
+    for loop in threads:
+        if not isinstance(loop.extent, IntImm):
+            raise CrossThreadError(
+                f"a cross-thread reduction needs constant thread extents; {loop.tag} has {loop.extent}"
+            )
+        extents.append(loop.extent.value)
+    strides = [1] * len(threads)
+    for i in range(len(threads) - 2, -1, -1):
+        strides[i] = strides[i + 1] * extents[i + 1]
+    slot: PrimExpr = const(0, "int32")
+    for loop, stride in zip(threads, strides):
+        slot = _op.binary("add", slot, _op.binary("mul", loop.var, stride))
+    scratch = Buffer(f"red_buf{next(_names)}", (max(1, strides[0] * extents[0]) if threads else 1,), value.dtype,
+                     scope="shared")  # fmt: skip
+    own = value if valid is None else Select(valid, value, identity)
+    body: list[Stmt] = [BufferStore(scratch, own, (slot,)), _sync()]
+    base = slot
+    by_var = {loop.var: (ext, stride) for loop, ext, stride in zip(threads, extents, strides)}
+    for var in reduced:
+        lanes, stride = by_var[var]
+        step = 1 << max(0, (lanes - 1).bit_length() - 1)
+        while step >= 1:
+            cond = _op.binary("lt", var, step)
+            if lanes & (lanes - 1):  # not a power of two: the partner may be past the end
+                cond = _op.binary("and", cond, _op.binary("lt", _op.binary("add", var, step), lanes))
+            partner = BufferLoad(scratch, (_op.binary("add", slot, step * stride),))
+            update = BufferStore(scratch, combine(BufferLoad(scratch, (slot,)), partner), (slot,))
+            body += [IfThenElse(cond, update, None, span), _sync()]
+            step //= 2
+        base = _op.binary("sub", base, _op.binary("mul", var, stride))
+    body += tail(BufferLoad(scratch, (base,)))
+    body.append(_sync())
+    return Allocate(scratch, seq(*body), span)
+
+
+def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    return _conjuncts(e.a) + _conjuncts(e.b) if isinstance(e, And) else [e]
+
+
+def _all(conds: list[PrimExpr]) -> Optional[PrimExpr]:
+    out = None
+    for c in conds:
+        out = c if out is None else _op.binary("and", out, c)
+    return out
+
+
+def lower_block_reduction(
+    body: Stmt, block: str, reduce_bindings: list[PrimExpr], threads: list[ThreadLoop], span=None
+) -> Stmt:
+    """``body`` (a parsed block: its iteration variables' lets, an optional ``T.where`` guard,
+    an optional ``T.init`` and one update) as a cross-thread reduction when a reduction axis is
+    bound to a ``threadIdx`` loop; unchanged otherwise."""
+    in_scope = [t for t in threads if t.tag.startswith("threadIdx")]
+    reduced = [t.var for t in in_scope if any(_mentions(b, {t.var}) for b in reduce_bindings)]
+    if not reduced:
+        return body
+    lets, s = [], body
+    while isinstance(s, LetStmt):
+        lets.append(s)
+        s = s.body
+    where = None
+    if isinstance(s, IfThenElse) and s.else_case is None and not isinstance(s.then_case, BufferStore):
+        where, s = s.condition, s.then_case
+    init = None
+    if isinstance(s, SeqStmt) and len(s.seq) == 2 and isinstance(s.seq[0], IfThenElse):
+        init, s = s.seq[0], s.seq[1]
+    shape = (
+        f"block '{block}' reduces over {', '.join(v.name for v in reduced)} (bound to threadIdx): its body must be "
+        f"one update such as B[i] = B[i] + value (or *, T.max, T.min), after an optional T.init"
+    )
+    if not isinstance(s, BufferStore) or type(s.value) not in _COMBINERS:
+        raise CrossThreadError(shape)
+    a, b = s.value.a, s.value.b
+    own = [x for x in (a, b) if isinstance(x, BufferLoad) and x.buffer is s.buffer
+           and all(structural_equal(i, j) for i, j in zip(x.indices, s.indices))]  # fmt: skip
+    if not own:
+        raise CrossThreadError(shape)
+    value = b if own[0] is a else a
+    reduce_vars = {let.var for let in lets if _mentions(let.value, set(reduced))} | set(reduced)
+    if any(_mentions(i, reduce_vars) for i in s.indices):
+        raise CrossThreadError(f"block '{block}': the reduced element {s.buffer.name}{list(s.indices)} depends on "
+                               f"the thread-bound reduction axis")  # fmt: skip
+    name, identity_of = _COMBINERS[type(s.value)]
+    combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731
+    parts = _conjuncts(where) if where is not None else []
+    write_guard = _all([p for p in parts if not _mentions(p, reduce_vars)])
+    lane0 = _all([_op.binary("eq", v, 0) for v in reduced])
+
+    def tail(total: PrimExpr) -> list[Stmt]:
+        update: Stmt = BufferStore(s.buffer, combine(BufferLoad(s.buffer, s.indices), total), s.indices, s.span)
+        if init is not None:
+            update = seq(init, update)
+        if write_guard is not None:
+            update = IfThenElse(write_guard, update, None, span)
+        return [IfThenElse(lane0, update, None, span)]
+
+    out = allreduce(value, where, combine, identity_of(value.dtype), reduced, in_scope, tail, span)
+    for let in reversed(lets):
+        out = LetStmt(let.var, let.value, out, let.span)
+    return out

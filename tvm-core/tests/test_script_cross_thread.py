@@ -1,0 +1,112 @@
+"""Reductions across threads: a block whose reduction axis is bound to threadIdx, and
+T.tvm_thread_allreduce under a T.comm_reducer, both lowered to a shared-memory tree with
+barriers (every backend's conformance suite runs one on its device too)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+
+
+def run(func, a, out_shape):
+    dev = tvm.device("example")
+    mod = tvm.compile(func, target="example")
+    out = tvm.runtime.empty(out_shape, "float32", dev)
+    mod[func.global_symbol](tvm.runtime.tensor(a, dev), out)
+    return out.numpy(), mod
+
+
+def test_a_block_reduction_over_thread_x_with_a_serial_part_and_a_predicate():
+    @T.prim_func
+    def row_sum(A: T.Buffer((8, 1000), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.thread_binding(8, thread="blockIdx.x"):
+            for ko in range(8):
+                for ki in T.thread_binding(128, thread="threadIdx.x"):
+                    with T.sblock("B"):
+                        vi = T.axis.spatial(8, i)
+                        vk = T.axis.reduce(1000, ko * 128 + ki)
+                        T.where(ko * 128 + ki < 1000)
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
+
+    a = np.random.default_rng(0).random((8, 1000), dtype="float32")
+    got, mod = run(row_sum, a, (8,))
+    np.testing.assert_allclose(got, a.sum(axis=1), rtol=1e-5)
+    source = mod.imports[0].inspect_source()
+    assert "red_buf" in source  # the shared scratch of the tree, not one racing update
+
+
+def test_a_max_over_thread_x_in_groups_of_thread_y_of_a_size_not_a_power_of_two():
+    @T.prim_func
+    def group_max(A: T.Buffer((4, 3, 48), "float32"), B: T.Buffer((4, 3), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for ty in T.thread_binding(3, thread="threadIdx.y"):
+                for tx in T.thread_binding(48, thread="threadIdx.x"):
+                    with T.sblock("B"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, ty, tx])
+                        with T.init():
+                            B[vi, vj] = T.float32(-3.0e38)
+                        B[vi, vj] = T.max(B[vi, vj], A[vi, vj, vk])
+
+    a = np.random.default_rng(1).standard_normal((4, 3, 48), dtype="float32")
+    got, _ = run(group_max, a, (4, 3))
+    np.testing.assert_array_equal(got, a.max(axis=2))
+
+
+def test_tvm_thread_allreduce_under_a_comm_reducer():
+    @T.prim_func
+    def lowered(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, [16, 100], dtype="float32")
+        B = T.match_buffer(b, [16], dtype="float32")
+        for i in T.thread_binding(16, thread="blockIdx.x"):
+            for k in T.thread_binding(0, 100, thread="threadIdx.x"):
+                reduce_temp0 = T.alloc_buffer([1], dtype="float32", scope="local")
+                with T.sblock("B_cross_thread_reduction"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope", T.int32(0))
+                    T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[vi, vk], True, reduce_temp0[0], k, dtype="handle"))
+                with T.sblock("B_write_back"):
+                    vi = T.axis.spatial(16, i)
+                    T.where(k == 0)
+                    B[vi] = reduce_temp0[0]
+
+    a = np.random.default_rng(2).random((16, 100), dtype="float32")
+    got, _ = run(lowered, a, (16,))
+    np.testing.assert_allclose(got, a.sum(axis=1), rtol=1e-5)
+
+
+def test_a_block_reduction_that_is_not_one_update_is_an_error_naming_the_block():
+    with pytest.raises(TVMScriptError, match="block 'B' reduces over k .*one update"):
+
+        @T.prim_func
+        def two_updates(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+            for i in T.thread_binding(4, thread="blockIdx.x"):
+                for k in T.thread_binding(32, thread="threadIdx.x"):
+                    with T.sblock("B"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        B[vi] = B[vi] + A[vi, vk]
+                        B[vi] = B[vi] * T.float32(2)
+
+
+def test_reducer_errors_name_the_problem():
+    with pytest.raises(TVMScriptError, match="argmax-style"):
+
+        @T.prim_func
+        def two_values(A: T.Buffer((32,), "float32")):
+            for k in T.thread_binding(32, thread="threadIdx.x"):
+                T.attr(
+                    T.comm_reducer(lambda x0, x1, y0, y1: (x0 + y0, x1 + y1), [T.float32(0), T.float32(0)]),
+                    "reduce_scope",
+                    T.int32(0),
+                )
+
+    with pytest.raises(TVMScriptError, match="needs T.attr\\(T.comm_reducer"):
+
+        @T.prim_func
+        def no_scope(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+            for k in T.thread_binding(32, thread="threadIdx.x"):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[k], True, B[0], k, dtype="handle"))
