@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tvm
@@ -169,12 +170,12 @@ def test_non_bool_condition():
     with pytest.raises(TVMScriptError) as e:
 
         @T.prim_func
-        def f(A: T.Buffer((4,), "int32")):
+        def f(A: T.Buffer((4,), "float32")):
             for i in range(4):
                 if A[i]:  # E-cond
-                    A[i] = 0
+                    A[i] = T.float32(0)
 
-    check(e.value, "# E-cond", "boolean", "int32")
+    check(e.value, "# E-cond", "boolean", "float32")  # an integer condition means != 0, as in Python
 
 
 def test_bad_thread_tag():
@@ -253,17 +254,37 @@ def test_well_formedness_checked_at_parse_time():
     with pytest.raises(TVMScriptError) as e:
 
         @T.prim_func
-        def f(A: T.Buffer((4,), "float32")):
-            for tx in T.thread_binding(2, thread="threadIdx.x"):
-                for ty in T.thread_binding(2, thread="threadIdx.x"):  # E-twice
-                    A[tx * 2 + ty] = T.float32(0)
+        def f(A: T.Buffer((4,), "int32")):
+            A[0] = A[1] // 0  # E-div
 
-    check(e.value, "# E-twice", "bound twice")
+    check(e.value, "# E-div", "by the constant zero")
 
     @T.prim_func(check_well_formed=False)
-    def g(A: T.Buffer((4,), "float32")):
-        for tx in T.thread_binding(2, thread="threadIdx.x"):
-            for ty in T.thread_binding(2, thread="threadIdx.x"):
-                A[tx * 2 + ty] = T.float32(0)
+    def g(A: T.Buffer((4,), "int32")):
+        A[0] = A[1] // 0
 
     assert g.body is not None
+
+
+def test_a_thread_index_bound_again_inside_its_loop_is_the_same_thread():
+    # Apache TVM's schedules nest loops bound to one thread index (a cooperative copy inside a
+    # thread-bound loop): the inner loop runs on the same threads; a larger extent is an error
+    @T.prim_func
+    def same(A: T.Buffer((4,), "float32")):
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            for ty in T.thread_binding(2, thread="threadIdx.x"):
+                A[ty] = T.float32(1)
+
+    dev = tvm.device("example")
+    a = tvm.runtime.tensor(np.zeros(4, "float32"), dev)
+    tvm.compile(same, target="example")["same"](a)
+    np.testing.assert_array_equal(a.numpy(), [1, 1, 0, 0])  # threads 0 and 1 only, once each
+    with pytest.raises(TVMScriptError) as e:
+
+        @T.prim_func
+        def wider(A: T.Buffer((8,), "float32")):
+            for tx in T.thread_binding(2, thread="threadIdx.x"):
+                for ty in T.thread_binding(4, thread="threadIdx.x"):  # E-wider
+                    A[ty] = T.float32(0)
+
+    check(e.value, "# E-wider", "with extent 4, more than the enclosing loop's 2")

@@ -101,3 +101,22 @@ def test_virtual_threads_node_constructors_and_reinterpret():
     b = tvm.runtime.empty((2, 64), "int32", dev)
     tvm.compile(vthreads, target="example")["vthreads"](tvm.runtime.tensor(a, dev), b)
     np.testing.assert_array_equal(b.numpy(), a.view("int32") // (1 << 23))
+
+
+def test_address_of_isnullptr_undef_profile_hooks_and_integer_conditions():
+    @T.prim_func
+    def misc(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+        T.evaluate(T.start_profile_intrinsic(3))  # no profiler attached: nothing
+        for i in range(8):
+            if i:  # an integer condition means i != 0
+                B[i] = A[i] + T.Cast("int32", T.isnullptr(T.address_of(A[i])))
+            else:
+                B[i] = T.Cast("int32", T.isnullptr(T.address_of(A))) - 1
+                A[0] = T.undef(dtype="int32")  # stores nothing
+        T.evaluate(T.end_profile_intrinsic(3))
+
+    a = np.arange(8, dtype="int32") + 5
+    ta, b = tvm.runtime.tensor(a), tvm.runtime.empty((8,), "int32")
+    tvm.compile(misc, "c")["misc"](ta, b)
+    np.testing.assert_array_equal(b.numpy(), np.r_[-1, a[1:]])
+    np.testing.assert_array_equal(ta.numpy(), a)  # the undef store was dropped

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tvm import tir
@@ -148,14 +150,17 @@ def test_verify_shared_outside_thread_loop_on_device(gpu):
 
 
 def test_verify_nested_same_tag(gpu):
-    @T.prim_func(check_well_formed=False)
+    @T.prim_func
     def f(A: T.Buffer((4,), "float32")):
         for tx in T.thread_binding(2, thread="threadIdx.x"):
-            for ty in T.thread_binding(2, thread="threadIdx.x"):
-                A[tx * 2 + ty] = T.float32(0)
+            A[tx] = T.float32(0)
 
+    # the parser reads a nested loop of the same tag as the same thread; IR built otherwise is checked
+    outer = f.body
+    inner = tir.For(tir.Var("ty", "int32"), outer.min, outer.extent, ForKind.THREAD_BINDING, outer.body, "threadIdx.x")
+    nested = dataclasses.replace(f, body=dataclasses.replace(outer, body=inner))
     with pytest.raises(TIRVerifyError, match="bound twice"):
-        verify(f, gpu)
+        verify(nested, gpu)
 
 
 # ----------------------------------------------------------------------------- simplify

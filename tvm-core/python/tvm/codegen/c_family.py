@@ -505,6 +505,14 @@ class CFamilyPrinter(ExprFunctor[str]):
             raise CodegenError(f"call_extern needs a C function name, got {call.args[0]!r}")
         return f"{name}({', '.join(self.expr(a) for a in call.args[1:])})"
 
+    def call_address_of(self, call: E.Call) -> str:
+        """``T.address_of(A[i])``: a pointer to the element."""
+        load = call.args[0]
+        return f"(&{self.buffer_ref(load.buffer)}[{self.flat_index(load.buffer, load.indices)}])"
+
+    def call_isnullptr(self, call: E.Call) -> str:
+        return f"({self.expr(call.args[0])} == NULL)"
+
     def call_likely(self, call: E.Call) -> str:
         return self.expr(call.args[0])
 

@@ -37,7 +37,8 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.expr import FloatImm, IntImm, PrimExpr, StringImm
+from tvm.tir.expr import Buffer as _IRBuffer
+from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm
 from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     abs,
     acos,
@@ -683,8 +684,18 @@ def tvm_thread_allreduce(*args: Any, dtype: str = "handle") -> ThreadAllreduceSp
 
 
 #: T.attr keys that name hardware scheduling hints only; the statements mean the same without
-#: them (an async scope runs synchronously, a pragma is a hint).
-IGNORED_ATTR_KEYS = ("async_", "pragma_", "compute_scope", "device_id", "target", "storage_alignment")
+#: them (an async scope runs synchronously, a pragma is a hint, a double-buffering request leaves
+#: one buffer).
+IGNORED_ATTR_KEYS = (
+    "async_",
+    "pragma_",
+    "compute_scope",
+    "device_id",
+    "device_type",
+    "target",
+    "storage_alignment",
+    "double_buffer_",
+)
 
 
 def attr(node: Any, key: str, value: Any) -> AttrSpec:
@@ -703,6 +714,37 @@ def attr(node: Any, key: str, value: Any) -> AttrSpec:
         )
         raise UnsupportedError(f"T.attr key '{key}' is not supported by this TVMScript implementation{hint}")
     return AttrSpec(key)
+
+
+def address_of(value: Any) -> PrimExpr:
+    """The address of a buffer element (``T.address_of(A[i])``) or of a buffer's first element, as
+    a ``handle`` (C-family targets)."""
+    if isinstance(value, _IRBuffer):
+        value = value[tuple(0 for _ in value.shape)]
+    if not isinstance(value, BufferLoad):
+        raise TypeError(f"T.address_of needs a buffer element such as A[i], got {value!r}")
+    return Call("handle", "address_of", (value,))
+
+
+def isnullptr(handle: Any) -> PrimExpr:
+    """Whether a ``handle`` is the null pointer (C-family targets)."""
+    handle = _op.convert(handle)
+    if handle.dtype != "handle":
+        raise TypeError(f"T.isnullptr needs a handle, got {handle.dtype}")
+    return Call("bool", "isnullptr", (handle,))
+
+
+def undef(dtype: str = "int32") -> PrimExpr:
+    """An unspecified value: storing it (``A[i] = T.undef()``) stores nothing."""
+    return Call(dtype, "undef", ())
+
+
+def start_profile_intrinsic(id: Any) -> PrimExpr:  # noqa: A002 - Apache TVM's parameter name
+    """A profiling hook: nothing here (no profiler is attached), so the statement does nothing."""
+    return _op.convert(0)
+
+
+end_profile_intrinsic = start_profile_intrinsic
 
 
 def call_extern(*args: Any, dtype: Optional[str] = None) -> PrimExpr:

@@ -451,7 +451,10 @@ def infinity(dtype: str) -> PrimExpr:
 
 
 def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
-    """Barrier among threads sharing ``scope`` memory (``__syncthreads()`` for ``"shared"``)."""
+    """Barrier among threads sharing ``scope`` memory (``__syncthreads()`` for ``"shared"``;
+    ``"shared.dyn"``, dynamic shared memory, is the same barrier)."""
+    if scope == "shared.dyn":
+        scope = "shared"
     if scope not in ("shared", "global", "warp"):
         raise ValueError(f"tvm_storage_sync scope must be 'shared', 'global' or 'warp', got {scope!r}")
     return Call("void", "tvm_storage_sync", (StringImm(scope),))

@@ -33,6 +33,7 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
+from tvm.tir.analysis import structural_equal
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
@@ -57,6 +58,11 @@ from ..diagnostics import Span, TVMScriptError
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 
 _PASSTHROUGH = (TVMScriptError,)
+
+
+def _shown(e: PrimExpr) -> str:
+    """A constant as its value, anything else as its repr (for messages)."""
+    return str(e.value) if isinstance(e, IntImm) else repr(e)
 
 
 class _Region:
@@ -378,6 +384,12 @@ class Parser:
                     headers.append(self._stepped_header(name, spec, node.iter))
                     continue
                 mn, ext, dtype = self._loop_range(spec, node.iter)
+                outer = self._enclosing_thread(spec, mn, ext, node.iter)
+                if outer is not None:  # the same hardware index: the name means the enclosing loop's
+                    self.scopes[-1][name] = outer.var
+                    guard = None if structural_equal(outer.extent, ext) else _op.binary("lt", outer.var, ext)
+                    headers.append((outer.var, mn, ext, spec, ("same thread", guard)))
+                    continue
                 v = Var(name, dtype)
                 self.scopes[-1][name] = v
                 self.loop_starts[v] = mn
@@ -388,14 +400,39 @@ class Parser:
         finally:
             self.depth -= 1
             self.scopes.pop()
-            bound = sum(1 for h in headers if h[4] is None and h[3].kind is ForKind.THREAD_BINDING)
+            bound = sum(1 for h in headers if h[4] is None and h[3].kind is ForKind.THREAD_BINDING)  # pushed above
             del self.thread_loops[len(self.thread_loops) - bound :]
         span = self.span(node)
         for v, mn, ext, spec, stepped in reversed(headers):
+            if stepped is not None and stepped[0] == "same thread":
+                body = body if stepped[1] is None else IfThenElse(stepped[1], body, None, span)
+                continue
             if stepped is not None:  # the named variable is start + k * step over k = 0, 1, ...
                 body = LetStmt(stepped[0], stepped[1], body, span)
             body = For(v, mn, ext, spec.kind, body, spec.thread, dict(spec.annotations), span)
         return body
+
+    def _enclosing_thread(self, spec: T.LoopSpec, mn: PrimExpr, ext: PrimExpr, node: ast.AST) -> Optional[ThreadLoop]:
+        """The enclosing loop bound to the same thread index as this ``T.thread_binding`` loop, if
+        any (Apache TVM's schedules nest them: a cooperative copy inside a thread-bound loop). The
+        inner loop then runs on the same threads: its variable is the outer one's, guarded when its
+        extent is smaller; a larger extent or a nonzero start is an error."""
+        if spec.kind is not ForKind.THREAD_BINDING:
+            return None
+        outer = next((t for t in self.thread_loops if t.tag == spec.thread), None)
+        if outer is None:
+            return None
+        if not (isinstance(mn, IntImm) and mn.value == 0):
+            raise self.error(node, f"{spec.thread} is bound again inside a loop bound to it, starting at {_shown(mn)}")
+        if not structural_equal(outer.extent, ext) and not (
+            isinstance(ext, IntImm) and isinstance(outer.extent, IntImm) and ext.value < outer.extent.value
+        ):
+            raise self.error(
+                node,
+                f"{spec.thread} is bound again inside a loop bound to it with extent {_shown(ext)}, more than the "
+                f"enclosing loop's {_shown(outer.extent)}",
+            )
+        return outer
 
     def _stepped_header(self, name: str, spec: T.LoopSpec, node: ast.AST) -> tuple:
         """A loop with a step: a counter ``k`` over the trip count, and ``name`` bound to
@@ -469,9 +506,11 @@ class Parser:
                     else None
                 )
             raise self.error(node.test, f"if condition must be a boolean expression, got {type(cond).__name__}")
+        if _dt.is_integer(cond.dtype) and not _dt.is_bool(cond.dtype):
+            cond = _op.binary("ne", cond, 0)  # ``if i:`` as Python means it
         if not _dt.is_bool(cond.dtype):
             raise self.error(
-                node.test, f"if condition must be boolean, got {cond.dtype}; compare explicitly (e.g. x != 0)"
+                node.test, f"if condition must be boolean, got {cond.dtype}; compare explicitly (e.g. x != 0.0)"
             )
         self.depth += 1
         try:
@@ -546,6 +585,8 @@ class Parser:
         if isinstance(target, ast.Subscript):
             buf, idx = self._store_target(target)
             val = self.eval_expr(value_node)
+            if isinstance(val, Call) and val.op == "undef":
+                return None  # storing T.undef(): the element's value is unspecified, so nothing is stored
             return BufferStore(buf, self._store_value(buf, val, value_node), idx)
         val = self.eval_expr(value_node)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:
@@ -587,6 +628,9 @@ class Parser:
         if isinstance(val, T.VarSpec):
             self.bind(name, Var(name, val.dtype), target)
             return None
+        if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, BufferLoad):  # one element: A[i, j]
+            load = val.handle
+            val = T.MatchBufferSpec(_Region(load.buffer, list(load.indices), [False] * len(load.indices)), val.spec)
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, _Region):
             return self._match_region(name, val, target, node)
         if isinstance(val, T.MatchBufferSpec):

@@ -91,7 +91,10 @@ def allreduce(
                      scope="shared")  # fmt: skip
     own = value if valid is None else Select(valid, value, identity)
     body: list[Stmt] = [BufferStore(scratch, own, (slot,)), _sync()]
-    base = slot
+    base: PrimExpr = const(0, "int32")  # the group's first slot: its thread indices but the reduced ones
+    for loop, stride in zip(threads, strides):
+        if loop.var not in reduced:
+            base = _op.binary("add", base, _op.binary("mul", loop.var, stride))
     by_var = {loop.var: (ext, stride) for loop, ext, stride in zip(threads, extents, strides)}
     for var in reduced:
         lanes, stride = by_var[var]
@@ -104,7 +107,6 @@ def allreduce(
             update = BufferStore(scratch, combine(BufferLoad(scratch, (slot,)), partner), (slot,))
             body += [IfThenElse(cond, update, None, span), _sync()]
             step //= 2
-        base = _op.binary("sub", base, _op.binary("mul", var, stride))
     body += tail(BufferLoad(scratch, (base,)))
     body.append(_sync())
     return Allocate(scratch, seq(*body), span)
