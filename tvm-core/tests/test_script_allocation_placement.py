@@ -132,3 +132,99 @@ def test_a_host_loop_that_reads_a_buffer_in_its_bounds_is_refused():
 
     with pytest.raises(TIRVerifyError, match="host loop over 'k' has bounds that read a buffer"):
         tvm.compile(data_dependent, target="example")
+
+
+def test_shared_memory_on_a_cpu_target_is_ordinary_memory_its_parallel_loops_share():
+    @T.prim_func
+    def cpu_shared(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        S = T.alloc_buffer((64,), "float32", scope="shared")
+        for i in T.parallel(64):
+            S[i] = A[i] * T.float32(2)
+        for i in range(64):
+            B[i] = S[63 - i]
+
+    a = np.random.default_rng(4).random(64, dtype="float32")
+    out = tvm.runtime.empty((64,), "float32")
+    tvm.compile(cpu_shared, target="c")["cpu_shared"](tvm.runtime.tensor(a), out)
+    np.testing.assert_allclose(out.numpy(), a[::-1] * 2)
+    assert cpu_shared.body.buffer.scope == "shared"  # the function itself is unchanged
+
+
+@T.prim_func
+def scheduled_matmul(
+    A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")
+):
+    # as Apache TVM's schedules write a tiled matmul: whole-tensor shared and local buffers in the
+    # root block, a cooperative copy nested in the thread loops, and no barriers
+    A_shared = T.alloc_buffer((64, 64), scope="shared")
+    B_shared = T.alloc_buffer((64, 64), scope="shared")
+    C_local = T.alloc_buffer((64, 64), scope="local")
+    for by in T.thread_binding(4, thread="blockIdx.y"):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for ty in T.thread_binding(16, thread="threadIdx.y"):
+                for tx in T.thread_binding(16, thread="threadIdx.x"):
+                    with T.sblock("init"):
+                        vi = T.axis.spatial(64, by * 16 + ty)
+                        vj = T.axis.spatial(64, bx * 16 + tx)
+                        C_local[vi, vj] = T.float32(0)
+                    for ko in range(4):
+                        for ty2 in T.thread_binding(16, thread="threadIdx.y"):
+                            for tx2 in T.thread_binding(16, thread="threadIdx.x"):
+                                with T.sblock("A_shared"):
+                                    vi = T.axis.spatial(64, by * 16 + ty2)
+                                    vk = T.axis.spatial(64, ko * 16 + tx2)
+                                    A_shared[vi, vk] = A[vi, vk]
+                                with T.sblock("B_shared"):
+                                    vk = T.axis.spatial(64, ko * 16 + ty2)
+                                    vj = T.axis.spatial(64, bx * 16 + tx2)
+                                    B_shared[vk, vj] = B[vk, vj]
+                        for ki in range(16):
+                            with T.sblock("update"):
+                                vi = T.axis.spatial(64, by * 16 + ty)
+                                vj = T.axis.spatial(64, bx * 16 + tx)
+                                vk = T.axis.reduce(64, ko * 16 + ki)
+                                C_local[vi, vj] = C_local[vi, vj] + A_shared[vi, vk] * B_shared[vk, vj]
+                    with T.sblock("store"):
+                        vi = T.axis.spatial(64, by * 16 + ty)
+                        vj = T.axis.spatial(64, bx * 16 + tx)
+                        C[vi, vj] = C_local[vi, vj]
+
+
+def test_a_scheduled_matmul_gets_tile_sized_buffers_and_the_barriers_it_needs():
+    dev = tvm.device("example")
+    rng = np.random.default_rng(5)
+    a, b = rng.random((64, 64), dtype="float32"), rng.random((64, 64), dtype="float32")
+    mod = tvm.compile(scheduled_matmul, target="example")
+    c = tvm.runtime.empty((64, 64), "float32", dev)
+    mod["scheduled_matmul"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+    lowered = tvm.tir.transform.lower(scheduled_matmul, tvm.target.Target("example"))
+    (kernel,) = lowered.kernels
+    shapes, syncs = {}, []
+    tvm.tir.functor.post_order_visit(
+        kernel.body,
+        lambda n: (
+            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
+            if isinstance(n, tvm.tir.Allocate)
+            else syncs.append(n)
+            if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync"
+            else None
+        ),
+    )
+    # one 16x16 tile per k step (shared), one element per thread (local): 2 KiB, not 32 KiB
+    assert shapes == {"A_shared": [256], "B_shared": [256], "C_local": [1]}, shapes
+    assert len(syncs) == 2  # after the copy, and before the next step overwrites the tiles
+
+
+def test_a_race_under_a_thread_dependent_condition_is_an_error_naming_the_buffer():
+    @T.prim_func
+    def divergent(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+        S = T.alloc_buffer((32,), "float32", scope="shared")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                if tx < 16:
+                    S[tx] = A[tx]
+                    B[tx] = S[15 - tx]
+
+    with pytest.raises(TIRVerifyError, match="shared buffer S is written and read by different threads under a"):
+        tvm.compile(divergent, target="example")

@@ -2,7 +2,9 @@
 docs/development.md).
 
 Pipeline: :func:`place_allocations` (device targets: shared and local buffers allocated outside
-the thread-bound loops move into the loops that use them) -> :func:`verify` -> :func:`simplify` ->
+the thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (each
+shrinks to the region its kernel touches) -> :func:`insert_barriers` (where threads would race on
+shared memory) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
 dimensions) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
 thread-bound nests stay on the host and launch once per iteration) -> the target kind's passes
@@ -61,6 +63,8 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
+from .barriers import insert_barriers
+from .compact import compact_allocations
 from .placement import place_allocations
 from .simplify import simplify
 from .verify import TIRVerifyError, is_device_target, verify, with_span
@@ -96,7 +100,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         from tvm.target import Target
 
         target = Target(target)
-    func = place_allocations(func, target)
+    func = insert_barriers(compact_allocations(place_allocations(func, target), target), target)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)

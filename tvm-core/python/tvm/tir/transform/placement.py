@@ -7,13 +7,15 @@ them inside the thread-bound loops. A kernel can only hold them inside its launc
 
 * through thread-bound loops, sequences (when one statement of the sequence holds every use),
   ``if`` branches (when one branch does), let statements, asserts and other allocations;
-* a ``shared`` buffer stops above the first ``threadIdx`` loop (one copy per block), a ``local``
-  one may go below it (one copy per thread);
+* a ``shared`` buffer stops above the first loop bound to a thread (``threadIdx`` or a virtual
+  thread): one copy per block; a ``local`` one may go below it (one copy per thread);
 * never into a serial, parallel, vectorized or unrolled loop: a buffer allocated in a loop body
   would not keep its values from one iteration to the next.
 
 An allocation that cannot reach a thread-bound loop this way (uses in several kernels, or in a
-loop outside every thread binding) stays where it is, and the verifier says why.
+loop outside every thread binding) stays where it is, and the verifier says why. On a CPU target
+shared buffers become ordinary (global) memory: the function's parallel loops are its threads,
+and they all see it.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt,
     is inside the launch (a blockIdx loop for shared memory, any thread-bound loop for local)."""
     data = buf.data
     tag = (s.thread_tag or "") if isinstance(s, For) else ""
-    if _is_thread_loop(s) and not (buf.scope != "local" and tag.startswith("threadIdx")):
+    if _is_thread_loop(s) and (buf.scope == "local" or tag.startswith("blockIdx")):
         if not (_uses(s.min, data) or _uses(s.extent, data)):
             body, ok = _place(s.body, buf, in_block or tag.startswith("blockIdx"), True)
             return _replace(s, body=body), ok
@@ -136,11 +138,28 @@ class _Placer(StmtExprMutator):
         return placed
 
 
+class _SharedAsGlobal(StmtExprMutator):
+    """Every shared buffer of a CPU function as an ordinary (global) one."""
+
+    def __init__(self) -> None:
+        self.renamed: dict[int, Buffer] = {}
+
+    def mutate_buffer(self, b: Buffer) -> Buffer:
+        if b.scope not in ("shared", "shared.dyn"):
+            return b
+        if id(b) not in self.renamed:
+            self.renamed[id(b)] = dataclasses.replace(b, scope="global")
+        return self.renamed[id(b)]
+
+
 def place_allocations(func: PrimFunc, target: Any) -> PrimFunc:
     """``func`` with its shared and local allocations moved into the thread-bound loops that use
-    them (see the module docstring); unchanged for CPU targets."""
+    them (see the module docstring). On a CPU target, where the whole function is one block of
+    threads (its parallel loops), shared memory is ordinary memory: shared buffers become global."""
     if getattr(getattr(target, "kind", None), "codegen", None) is None:
-        return func
+        mutator = _SharedAsGlobal()
+        body = mutator.visit_stmt(func.body)
+        return func if not mutator.renamed else dataclasses.replace(func, body=body)
     placer = _Placer()
     body = placer.visit_stmt(func.body)
     if not placer.changed:

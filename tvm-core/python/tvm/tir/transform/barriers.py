@@ -1,0 +1,213 @@
+"""Barriers between the threads of a block where shared memory needs them.
+
+Apache TVM's schedules do not write barriers: its lowering adds ``__syncthreads()`` wherever one
+thread may read (or overwrite) shared memory another thread wrote (or read) since the last one.
+:func:`insert_barriers` does the same for every kernel of a device function, conservatively:
+
+* in a sequence of statements all threads of the block run, a barrier goes before a statement
+  that touches a shared buffer written since the last barrier, or writes one read since then;
+* in a loop all threads run, one also goes at the end of the body when the accesses after its
+  last barrier conflict with those before its first (the next iteration's);
+* statements under a condition that depends on the thread index (or in a thread loop narrower
+  than its tag's launch extent) are not run by every thread, so no barrier can go inside them;
+  a conflict there is an error naming the buffer, as Apache TVM reports it too.
+
+Explicit ``T.tvm_storage_sync("shared")`` statements count as barriers; kernels that already
+synchronize where needed are unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tvm.tir.analysis import free_vars
+from tvm.tir.expr import BufferLoad, Call, IntImm, Var
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.op import tvm_storage_sync
+from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+
+from .verify import TIRVerifyError
+
+_SHARED = ("shared", "shared.dyn")
+
+
+def _is_barrier(s: Stmt) -> bool:
+    return (
+        isinstance(s, Evaluate)
+        and isinstance(s.value, Call)
+        and s.value.op in ("tvm_storage_sync", "tir.tvm_storage_sync")
+    )
+
+
+class _SharedAccesses(StmtExprVisitor):
+    """The shared buffers (by handle) a statement reads and writes, and whether it holds a barrier."""
+
+    def __init__(self) -> None:
+        self.reads: set[Var] = set()
+        self.writes: set[Var] = set()
+        self.barrier = False
+
+    def visit_BufferLoad(self, e: BufferLoad) -> None:
+        if e.buffer.scope in _SHARED:
+            self.reads.add(e.buffer.data)
+        super().visit_BufferLoad(e)
+
+    def visit_BufferStore(self, s: BufferStore) -> None:
+        if s.buffer.scope in _SHARED:
+            self.writes.add(s.buffer.data)
+        super().visit_BufferStore(s)
+
+    def visit_Evaluate(self, s: Evaluate) -> None:
+        self.barrier = self.barrier or _is_barrier(s)
+        super().visit_Evaluate(s)
+
+
+def _accesses(s: Stmt) -> _SharedAccesses:
+    acc = _SharedAccesses()
+    acc.visit_stmt(s)
+    return acc
+
+
+def _conflict(reads: set, writes: set, then_reads: set, then_writes: set) -> set:
+    """Buffers that ``then_*`` accesses race with, after ``reads``/``writes`` without a barrier."""
+    return (writes & (then_reads | then_writes)) | (reads & then_writes)
+
+
+class _Barriers:
+    """Rewrites one kernel (a top-level thread-bound nest)."""
+
+    def __init__(self, nest: For):
+        self.thread_vars: set[Var] = set()
+        self.widest: dict[str, int] = {}
+        self.names: dict[Var, str] = {}
+
+        class _Threads(StmtExprVisitor):
+            def visit_For(inner, s: For) -> None:  # noqa: N805 - a visitor of the enclosing object
+                if s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx"):
+                    self.thread_vars.add(s.loop_var)
+                    if isinstance(s.extent, IntImm):
+                        self.widest[s.thread_tag] = max(self.widest.get(s.thread_tag, 0), s.extent.value)
+                super(type(inner), inner).visit_For(s)
+
+            def visit_Allocate(inner, s: Allocate) -> None:  # noqa: N805
+                self.names[s.buffer.data] = s.buffer.name
+                super(type(inner), inner).visit_Allocate(s)
+
+        _Threads().visit_stmt(nest)
+        self.thread_dependent = set(self.thread_vars)
+
+    def _depends_on_thread(self, e: Any) -> bool:
+        return any(v in self.thread_dependent for v in free_vars(e))
+
+    def stmt(self, s: Stmt, uniform: bool) -> Stmt:
+        if isinstance(s, SeqStmt):
+            return SeqStmt(tuple(self.seq(list(s.seq), uniform)), span=s.span)
+        if isinstance(s, For):
+            return self._loop(s, uniform)
+        if isinstance(s, IfThenElse):
+            inner = uniform and not self._depends_on_thread(s.condition)
+            then = self.stmt(s.then_case, inner)
+            other = self.stmt(s.else_case, inner) if s.else_case is not None else None
+            return dataclasses.replace(s, then_case=then, else_case=other)
+        if isinstance(s, LetStmt):
+            if self._depends_on_thread(s.value):
+                self.thread_dependent.add(s.var)
+            return dataclasses.replace(s, body=self.stmt(s.body, uniform))
+        if isinstance(s, (Allocate, AssertStmt)):
+            return dataclasses.replace(s, body=self.stmt(s.body, uniform))
+        return s
+
+    def _loop(self, s: For, uniform: bool) -> Stmt:
+        if s.kind is ForKind.THREAD_BINDING:
+            tag = s.thread_tag or ""
+            narrow = isinstance(s.extent, IntImm) and s.extent.value < self.widest.get(tag, 0)
+            return dataclasses.replace(s, body=self.stmt(s.body, uniform and not narrow))
+        inner = uniform and not (self._depends_on_thread(s.min) or self._depends_on_thread(s.extent))
+        parts = self.seq(list(s.body.seq) if isinstance(s.body, SeqStmt) else [s.body], inner)
+        lead_r, lead_w, trail_r, trail_w = self._ends(parts)
+        if inner and _conflict(trail_r, trail_w, lead_r, lead_w):
+            parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next iteration
+        body = parts[0] if len(parts) == 1 else SeqStmt(tuple(parts))
+        return dataclasses.replace(s, body=body)
+
+    @staticmethod
+    def _ends(parts: list[Stmt]) -> tuple[set, set, set, set]:
+        """Shared accesses before the first barrier of ``parts`` and after the last one."""
+        lead_r: set = set()
+        lead_w: set = set()
+        trail_r: set = set()
+        trail_w: set = set()
+        seen_barrier = False
+        for p in parts:
+            acc = _accesses(p)
+            if not seen_barrier:
+                lead_r |= acc.reads
+                lead_w |= acc.writes
+            if acc.barrier or _is_barrier(p):
+                seen_barrier = True
+                trail_r, trail_w = (set(acc.reads), set(acc.writes)) if not _is_barrier(p) else (set(), set())
+            else:
+                trail_r |= acc.reads
+                trail_w |= acc.writes
+        return lead_r, lead_w, trail_r, trail_w
+
+    def seq(self, stmts: list[Stmt], uniform: bool) -> list[Stmt]:
+        out: list[Stmt] = []
+        reads: set = set()
+        writes: set = set()
+        for child in stmts:
+            child = self.stmt(child, uniform)
+            if _is_barrier(child):
+                out.append(child)
+                reads, writes = set(), set()
+                continue
+            acc = _accesses(child)
+            racing = _conflict(reads, writes, acc.reads, acc.writes)
+            if racing:
+                if not uniform:
+                    names = ", ".join(sorted(self.names.get(v, v.name) for v in racing))
+                    raise TIRVerifyError(
+                        f"shared buffer {names} is written and read by different threads under a condition "
+                        f"that depends on the thread index; a barrier cannot go there: write the shared "
+                        f"memory, then T.tvm_storage_sync('shared') outside the condition, then read it"
+                    )
+                out.append(Evaluate(tvm_storage_sync("shared")))
+                reads, writes = set(), set()
+            out.append(child)
+            if acc.barrier:
+                reads, writes = set(acc.reads), set(acc.writes)  # conservative: all of it may follow
+            else:
+                reads |= acc.reads
+                writes |= acc.writes
+        return out
+
+
+def insert_barriers(func: PrimFunc, target: Any) -> PrimFunc:
+    """``func`` with a barrier wherever a kernel's threads would race on shared memory (see the
+    module docstring); unchanged for CPU targets and kernels without shared memory."""
+    if getattr(getattr(target, "kind", None), "codegen", None) is None:
+        return func
+    changed = False
+
+    class _Nests:
+        def rewrite(self, s: Stmt) -> Stmt:
+            nonlocal changed
+            if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+                if not _accesses(s).reads and not _accesses(s).writes:
+                    return s
+                new = _Barriers(s).stmt(s, True)
+                changed = changed or new is not s
+                return new
+            if isinstance(s, SeqStmt):
+                return SeqStmt(tuple(self.rewrite(x) for x in s.seq), span=s.span)
+            if isinstance(s, (LetStmt, Allocate, AssertStmt, For)):
+                return dataclasses.replace(s, body=self.rewrite(s.body))
+            if isinstance(s, IfThenElse):
+                other = self.rewrite(s.else_case) if s.else_case is not None else None
+                return dataclasses.replace(s, then_case=self.rewrite(s.then_case), else_case=other)
+            return s
+
+    body = _Nests().rewrite(func.body)
+    return dataclasses.replace(func, body=body) if changed else func

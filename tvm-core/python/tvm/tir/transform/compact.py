@@ -1,0 +1,351 @@
+"""Shrink each kernel-local allocation to the region its kernel touches.
+
+Apache TVM's schedules allocate a shared or local buffer with the shape of the whole tensor it
+caches (``A_shared = T.alloc_buffer((512, 4096), scope="shared")``) and index it with the
+tensor's coordinates; each block only touches a tile of it. Once the allocation sits inside the
+launch (:mod:`.placement`), :func:`compact_allocations` gives it the tile's shape: for every
+dimension, each access's index is split into a part fixed for the allocation's lifetime (the
+variables bound outside it: block indices; for a local buffer also the thread indices, since
+every thread runs the whole kernel with memory of its own) and a part
+that varies inside it (loop and let variables of its body, with constant ranges). When the fixed
+part is the same at every access and the varying parts have constant bounds, the dimension
+becomes ``max - min + 1`` long and each index ``varying - min``. For a shared buffer, the serial
+loops around all its accesses count as fixed too when each of their iterations writes the buffer
+before reading it (a tile loaded per step of a reduction loop): it then holds one iteration's
+tile. A buffer whose handle is used other than by loads and stores, or whose accesses cannot be
+bounded, keeps its shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from tvm.tir.analysis import structural_equal
+from tvm.tir.expr import (
+    Add,
+    Buffer,
+    BufferLoad,
+    Cast,
+    Div,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    PrimExpr,
+    Sub,
+    Var,
+)
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from tvm.tir.op import binary
+from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
+
+_SCOPES = ("shared", "local")
+
+
+@dataclass
+class _Range:
+    """An index as ``fixed + varying`` with ``varying`` in ``[lo, hi]`` (None: no such part)."""
+
+    fixed: Optional[PrimExpr]
+    varying: Optional[PrimExpr]
+    lo: int
+    hi: int
+
+
+def _plus(a: Optional[PrimExpr], b: Optional[PrimExpr], op: str = "add") -> Optional[PrimExpr]:
+    if b is None:
+        return a
+    if a is None:
+        return b if op == "add" else binary("mul", b, -1)
+    return binary(op, a, b)
+
+
+class _Bounds:
+    """Ranges of index expressions inside an allocation: ``loops`` maps its body's loop
+    variables to constant (lo, hi), ``lets`` its let variables to their values; variables in
+    ``unbounded`` (loops of non-constant range) make an index unboundable; any other variable is
+    fixed for the allocation's lifetime."""
+
+    def __init__(self) -> None:
+        self.loops: dict[Var, tuple[int, int]] = {}
+        self.lets: dict[Var, PrimExpr] = {}
+        self.unbounded: set[Var] = set()
+
+    def of(self, e: PrimExpr) -> Optional[_Range]:
+        if isinstance(e, IntImm):
+            return _Range(None, e, e.value, e.value)
+        if isinstance(e, Var):
+            if e in self.loops:
+                lo, hi = self.loops[e]
+                return _Range(None, e, lo, hi)
+            if e in self.lets:
+                return self.of(self.lets[e])
+            return None if e in self.unbounded else _Range(e, None, 0, 0)
+        if isinstance(e, Cast):
+            r = self.of(e.value)
+            return _Range(None, e, r.lo, r.hi) if r is not None and r.fixed is None else None
+        if isinstance(e, (Add, Sub)):
+            return self._sum(e)
+        if isinstance(e, Mul):
+            return self._product(e)
+        return self._varying_only(e)
+
+    def _sum(self, e: PrimExpr) -> Optional[_Range]:
+        a, b = self.of(e.a), self.of(e.b)
+        if a is None or b is None:
+            return None
+        if isinstance(e, Add):
+            return _Range(_plus(a.fixed, b.fixed), _plus(a.varying, b.varying), a.lo + b.lo, a.hi + b.hi)
+        return _Range(_plus(a.fixed, b.fixed, "sub"), _plus(a.varying, b.varying, "sub"), a.lo - b.hi, a.hi - b.lo)
+
+    def _product(self, e: Mul) -> Optional[_Range]:
+        if isinstance(e.b, IntImm):
+            const, other = e.b, e.a
+        elif isinstance(e.a, IntImm):
+            const, other = e.a, e.b
+        else:
+            return self._varying_only(e)
+        r, k = self.of(other), const.value
+        if r is None:
+            return None
+        lo, hi = sorted((r.lo * k, r.hi * k))
+        scale = lambda x: None if x is None else binary("mul", x, k)  # noqa: E731
+        return _Range(scale(r.fixed), scale(r.varying), lo, hi)
+
+    def _varying_only(self, e: PrimExpr) -> Optional[_Range]:
+        """Division, remainder, min and max: bounded when their operands have no fixed part
+        (a remainder by a constant always is)."""
+        if isinstance(e, (FloorDiv, FloorMod, Div, Mod)) and isinstance(e.b, IntImm) and e.b.value > 0:
+            k, a = e.b.value, self.of(e.a)
+            if isinstance(e, FloorMod) and (a is None or a.fixed is not None):
+                return _Range(None, e, 0, k - 1)
+            if a is None or a.fixed is not None or (isinstance(e, (Div, Mod)) and a.lo < 0):
+                return None
+            if isinstance(e, (FloorDiv, Div)):
+                return _Range(None, e, a.lo // k, a.hi // k)
+            if a.lo // k == a.hi // k:
+                return _Range(None, e, a.lo % k, a.hi % k)
+            return _Range(None, e, 0, k - 1)
+        if isinstance(e, Mul):
+            a, b = self.of(e.a), self.of(e.b)
+            if a is None or b is None or a.fixed is not None or b.fixed is not None:
+                return None
+            corners = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+            return _Range(None, e, min(corners), max(corners))
+        if isinstance(e, (Min, Max)):
+            a, b = self.of(e.a), self.of(e.b)
+            if a is None or b is None or a.fixed is not None or b.fixed is not None:
+                return None
+            pick = min if isinstance(e, Min) else max
+            return _Range(None, e, pick(a.lo, b.lo), pick(a.hi, b.hi))
+        return None
+
+
+class _Accesses(StmtExprVisitor):
+    """Every access of ``buf`` in an allocation's body (its indices and the serial loops around
+    it), the ranges of the body's loops and lets, and whether the handle escapes or another view
+    of the memory is used (then ``ok`` is False)."""
+
+    def __init__(self, buf: Buffer):
+        self.buf, self.bounds, self.ok = buf, _Bounds(), True
+        self.accesses: list[tuple[tuple, tuple]] = []  # (indices, enclosing serial loops)
+        self.serial: list[For] = []
+        self.thread_vars: set[Var] = set()  # threadIdx loops of the body: fixed for a local buffer
+        self.tag_vars: dict[str, Var] = {}
+        self.same_thread: dict[Var, Var] = {}
+
+    def visit_For(self, s: For) -> None:
+        if isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value > 0:
+            self.bounds.loops[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
+        else:
+            self.bounds.unbounded.add(s.loop_var)
+        if s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx"):
+            self.thread_vars.add(s.loop_var)  # every thread runs the kernel: local memory is its own
+            # sibling loops bound to one tag are the same hardware index
+            self.same_thread[s.loop_var] = self.tag_vars.setdefault(s.thread_tag, s.loop_var)
+        serial = s.kind in (ForKind.SERIAL, ForKind.UNROLLED)
+        self.serial += [s] if serial else []
+        try:
+            super().visit_For(s)
+        finally:
+            del self.serial[len(self.serial) - serial :]
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        self.bounds.lets[s.var] = s.value
+        super().visit_LetStmt(s)
+
+    def _access(self, buf: Buffer, indices: tuple) -> None:
+        if buf.data is self.buf.data:
+            self.ok = self.ok and buf is self.buf  # another view of the same memory: leave it
+            self.accesses.append((indices, tuple(self.serial)))
+
+    def visit_BufferLoad(self, e: BufferLoad) -> None:
+        self._access(e.buffer, e.indices)
+        super().visit_BufferLoad(e)
+
+    def visit_BufferStore(self, s: BufferStore) -> None:
+        self._access(s.buffer, s.indices)
+        super().visit_BufferStore(s)
+
+    def visit_Var(self, e: Var) -> None:
+        if e is self.buf.data:
+            self.ok = False  # the handle itself escapes (address_of, an extern call ...)
+
+
+def _reads(node: Any, data: Var) -> bool:
+    found = []
+
+    class _Find(StmtExprVisitor):
+        def visit_BufferLoad(self, e: BufferLoad) -> None:
+            if e.buffer.data is data:
+                found.append(e)
+            super().visit_BufferLoad(e)
+
+    _Find().visit_stmt(node) if not isinstance(node, PrimExpr) else _Find().visit_expr(node)
+    return bool(found)
+
+
+def _written_before_read(loop: For, buf: Buffer) -> bool:
+    """Whether every iteration of ``loop`` writes ``buf`` before reading it: the first statement
+    of its body that touches ``buf`` only writes it, and no store of ``buf`` reads ``buf`` (an
+    accumulator, which carries values from one iteration to the next, does)."""
+    body = loop.body
+    stmts = body.seq if isinstance(body, SeqStmt) else (body,)
+    rmw = []
+
+    class _Stores(StmtExprVisitor):
+        def visit_BufferStore(self, s: BufferStore) -> None:
+            if s.buffer.data is buf.data and _reads(s.value, buf.data):
+                rmw.append(s)
+            super().visit_BufferStore(s)
+
+    _Stores().visit_stmt(body)
+    if rmw:
+        return False
+    for st in stmts:
+        finder = _Accesses(buf)
+        finder.visit_stmt(st)
+        if finder.accesses:
+            return not _reads(st, buf.data)
+    return False
+
+
+def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> set:
+    """The serial loops around every access of a shared ``buf`` whose iterations each write it
+    before reading it: their variables count as fixed, so the buffer shrinks to one
+    iteration's region (shared memory is one static region per block in every GPU language, so
+    where the allocation is written does not change where it lives)."""
+    if buf.scope != "shared" or not accesses:
+        return set()
+    common = list(accesses[0][1])
+    for _, loops in accesses[1:]:
+        n = 0
+        while n < min(len(common), len(loops)) and common[n] is loops[n]:
+            n += 1
+        del common[n:]
+    fixed = set()
+    for loop in reversed(common):  # innermost first; an outer loop counts only with the inner ones
+        if not _written_before_read(loop, buf):
+            break
+        fixed.add(loop.loop_var)
+    return fixed
+
+
+def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], _Bounds]]:
+    """The compact shape of ``buf``, each dimension's smallest varying index and the bounds
+    that split its indices, or None."""
+    finder = _Accesses(buf)
+    finder.visit_stmt(body)
+    if not finder.ok or buf.strides or not finder.accesses:
+        return None
+    bounds = finder.bounds
+    for var in _fixed_loops(buf, finder.accesses) | (finder.thread_vars if buf.scope == "local" else set()):
+        bounds.loops.pop(var, None)
+    per_dim: list[list[_Range]] = [[] for _ in buf.shape]
+    for indices, _ in finder.accesses:
+        for dim, index in enumerate(indices):
+            r = bounds.of(index)
+            if r is None:
+                return None
+            per_dim[dim].append(r)
+    shape, mins = [], []
+    canonical = finder.same_thread if buf.scope == "local" else {}
+    for ranges in per_dim:
+        fixed = [None if r.fixed is None else substitute(r.fixed, canonical) for r in ranges]
+        if any(not _same(f, fixed[0]) for f in fixed[1:]):
+            return None
+        lo, hi = min(r.lo for r in ranges), max(r.hi for r in ranges)
+        shape.append(hi - lo + 1)
+        mins.append(lo)
+    old = [s.value if isinstance(s, IntImm) else None for s in buf.shape]
+    if None not in old and _product(shape) >= _product(old):
+        return None
+    return tuple(shape), mins, bounds
+
+
+def _product(xs: list[int]) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def _same(a: Optional[PrimExpr], b: Optional[PrimExpr]) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and structural_equal(a, b))
+
+
+class _Rewrite(StmtExprMutator):
+    """Accesses of ``old`` become accesses of ``new`` at ``varying - min`` per dimension."""
+
+    def __init__(self, old: Buffer, new: Buffer, mins: list[int], bounds: _Bounds):
+        self.old, self.new, self.mins, self.bounds = old, new, mins, bounds
+
+    def _indices(self, indices: tuple) -> tuple:
+        out = []
+        for index, lo in zip(indices, self.mins):
+            varying = self.bounds.of(index).varying
+            out.append(binary("sub", varying, lo) if varying is not None else IntImm("int32", -lo))
+        return tuple(out)
+
+    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+        if e.buffer is not self.old:
+            return super().visit_BufferLoad(e)
+        return BufferLoad(self.new, self._indices(tuple(self.visit_expr(i) for i in e.indices)), e.dtype, e.span)
+
+    def visit_BufferStore(self, s: BufferStore) -> BufferStore:
+        if s.buffer is not self.old:
+            return super().visit_BufferStore(s)
+        idx = self._indices(tuple(self.visit_expr(i) for i in s.indices))
+        return BufferStore(self.new, self.visit_expr(s.value), idx, s.span)
+
+
+class _Compactor(StmtExprMutator):
+    def __init__(self) -> None:
+        self.changed = False
+
+    def visit_Allocate(self, s: Allocate) -> Allocate:
+        body = self._body(self.visit_stmt(s.body))
+        buf = s.buffer
+        plan = _plan(buf, body) if buf.scope in _SCOPES else None
+        if plan is None:
+            return s if body is s.body else Allocate(buf, body, s.span)
+        shape, mins, bounds = plan
+        new = dataclasses.replace(buf, shape=tuple(IntImm("int32", x) for x in shape))
+        self.changed = True
+        return Allocate(new, _Rewrite(buf, new, mins, bounds).visit_stmt(body), s.span)
+
+
+def compact_allocations(func: PrimFunc, target: Any) -> PrimFunc:
+    """``func`` with each shared and local allocation of a device target shrunk to the region
+    its accesses touch (see the module docstring); unchanged for CPU targets."""
+    if getattr(getattr(target, "kind", None), "codegen", None) is None:
+        return func
+    compactor = _Compactor()
+    body = compactor.visit_stmt(func.body)
+    return dataclasses.replace(func, body=body) if compactor.changed else func
