@@ -10,7 +10,9 @@ thread may read (or overwrite) shared memory another thread wrote (or read) sinc
   last barrier conflict with those before its first (the next iteration's);
 * statements under a condition that depends on the thread index (or in a thread loop narrower
   than its tag's launch extent) are not run by every thread, so no barrier can go inside them;
-  a conflict there is an error naming the buffer, as Apache TVM reports it too.
+  there, a conflict on an element whose index depends on the thread (one thread writes what
+  another reads) is an error naming the buffer; each thread re-reading an element it wrote
+  itself needs none.
 
 Explicit ``T.tvm_storage_sync("shared")`` statements count as barriers; kernels that already
 synchronize where needed are unchanged.
@@ -42,21 +44,29 @@ def _is_barrier(s: Stmt) -> bool:
 
 
 class _SharedAccesses(StmtExprVisitor):
-    """The shared buffers (by handle) a statement reads and writes, and whether it holds a barrier."""
+    """The shared buffers (by handle) a statement reads and writes, those of them indexed by the
+    thread (``by_thread``: an index uses a variable of ``dependent``), and whether it holds a
+    barrier."""
 
-    def __init__(self) -> None:
+    def __init__(self, dependent: frozenset = frozenset()) -> None:
         self.reads: set[Var] = set()
         self.writes: set[Var] = set()
+        self.by_thread: set[Var] = set()
+        self.dependent = dependent
         self.barrier = False
 
+    def _note(self, buf: Any, indices: tuple, into: set) -> None:
+        if buf.scope in _SHARED:
+            into.add(buf.data)
+            if self.dependent and any(v in self.dependent for i in indices for v in free_vars(i)):
+                self.by_thread.add(buf.data)
+
     def visit_BufferLoad(self, e: BufferLoad) -> None:
-        if e.buffer.scope in _SHARED:
-            self.reads.add(e.buffer.data)
+        self._note(e.buffer, e.indices, self.reads)
         super().visit_BufferLoad(e)
 
     def visit_BufferStore(self, s: BufferStore) -> None:
-        if s.buffer.scope in _SHARED:
-            self.writes.add(s.buffer.data)
+        self._note(s.buffer, s.indices, self.writes)
         super().visit_BufferStore(s)
 
     def visit_Evaluate(self, s: Evaluate) -> None:
@@ -64,8 +74,8 @@ class _SharedAccesses(StmtExprVisitor):
         super().visit_Evaluate(s)
 
 
-def _accesses(s: Stmt) -> _SharedAccesses:
-    acc = _SharedAccesses()
+def _accesses(s: Stmt, dependent: frozenset = frozenset()) -> _SharedAccesses:
+    acc = _SharedAccesses(dependent)
     acc.visit_stmt(s)
     return acc
 
@@ -157,14 +167,19 @@ class _Barriers:
         out: list[Stmt] = []
         reads: set = set()
         writes: set = set()
+        by_thread: set = set()
         for child in stmts:
             child = self.stmt(child, uniform)
             if _is_barrier(child):
                 out.append(child)
-                reads, writes = set(), set()
+                reads, writes, by_thread = set(), set(), set()
                 continue
-            acc = _accesses(child)
+            acc = _accesses(child, frozenset(self.thread_dependent))
             racing = _conflict(reads, writes, acc.reads, acc.writes)
+            if not uniform:
+                # where only some threads run, each one reads what it wrote itself unless an
+                # index depends on the thread
+                racing &= by_thread | acc.by_thread
             if racing:
                 if not uniform:
                     names = ", ".join(sorted(self.names.get(v, v.name) for v in racing))
@@ -174,13 +189,15 @@ class _Barriers:
                         f"memory, then T.tvm_storage_sync('shared') outside the condition, then read it"
                     )
                 out.append(Evaluate(tvm_storage_sync("shared")))
-                reads, writes = set(), set()
+                reads, writes, by_thread = set(), set(), set()
             out.append(child)
             if acc.barrier:
                 reads, writes = set(acc.reads), set(acc.writes)  # conservative: all of it may follow
+                by_thread = set(acc.by_thread)
             else:
                 reads |= acc.reads
                 writes |= acc.writes
+                by_thread |= acc.by_thread
         return out
 
 

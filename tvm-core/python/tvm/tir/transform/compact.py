@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tvm.tir.analysis import structural_equal
+from tvm.tir.analysis import free_vars, structural_equal
 from tvm.tir.expr import (
     Add,
     Buffer,
@@ -87,6 +87,8 @@ class _Bounds:
             if e in self.lets:
                 return self.of(self.lets[e])
             return None if e in self.unbounded else _Range(e, None, 0, 0)
+        if not any(v in self.loops or v in self.lets or v in self.unbounded for v in free_vars(e)):
+            return _Range(e, None, 0, 0)  # fixed for the allocation's lifetime, whatever its form
         if isinstance(e, Cast):
             r = self.of(e.value)
             return _Range(None, e, r.lo, r.hi) if r is not None and r.fixed is None else None
