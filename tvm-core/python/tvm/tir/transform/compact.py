@@ -8,7 +8,8 @@ dimension, each access's index is split into a part fixed for the allocation's l
 variables bound outside it: block indices; for a local buffer also the thread indices, since
 every thread runs the whole kernel with memory of its own) and a part
 that varies inside it (loop and let variables of its body, with constant ranges). When the fixed
-part is the same at every access and the varying parts have constant bounds, the dimension
+part is the same at every access (up to a constant, compared as a linear form) and the varying
+parts have constant bounds, the dimension
 becomes ``max - min + 1`` long and each index ``varying - min``. For a shared buffer, the serial
 loops around all its accesses count as fixed too when each of their iterations writes the buffer
 before reading it (a tile loaded per step of a reduction loop): it then holds one iteration's
@@ -22,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tvm.tir.analysis import free_vars, structural_equal
+from tvm.tir.analysis import free_vars
 from tvm.tir.expr import (
     Add,
     Buffer,
@@ -253,13 +254,15 @@ def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> set:
         del common[n:]
     fixed = set()
     for loop in reversed(common):  # innermost first; an outer loop counts only with the inner ones
+        if isinstance(loop.extent, IntImm) and loop.extent.value == 1:
+            continue  # one iteration: its variable is a constant
         if not _written_before_read(loop, buf):
             break
         fixed.add(loop.loop_var)
     return fixed
 
 
-def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], _Bounds]]:
+def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
     """The compact shape of ``buf``, each dimension's smallest varying index and the bounds
     that split its indices, or None."""
     finder = _Accesses(buf)
@@ -279,16 +282,37 @@ def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], 
     shape, mins = [], []
     canonical = finder.same_thread if buf.scope == "local" else {}
     for ranges in per_dim:
-        fixed = [None if r.fixed is None else substitute(r.fixed, canonical) for r in ranges]
-        if any(not _same(f, fixed[0]) for f in fixed[1:]):
+        parts = [_linear(substitute(r.fixed, canonical)) if r.fixed is not None else ({}, 0) for r in ranges]
+        if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
-        lo, hi = min(r.lo for r in ranges), max(r.hi for r in ranges)
+        lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
+        hi = max(r.hi + const for r, (_, const) in zip(ranges, parts))
         shape.append(hi - lo + 1)
         mins.append(lo)
     old = [s.value if isinstance(s, IntImm) else None for s in buf.shape]
     if None not in old and _product(shape) >= _product(old):
         return None
-    return tuple(shape), mins, bounds
+    return tuple(shape), mins, bounds, canonical
+
+
+def _linear(e: PrimExpr) -> tuple[dict, int]:
+    """``e`` as a sum of terms times constant coefficients plus a constant: ``({term key:
+    coefficient}, constant)``, so that ``x * 32 * 2`` and ``x * 64 + 1 - 1`` compare equal."""
+    if isinstance(e, IntImm):
+        return {}, e.value
+    if isinstance(e, (Add, Sub)):
+        (ta, ca), (tb, cb) = _linear(e.a), _linear(e.b)
+        sign = 1 if isinstance(e, Add) else -1
+        terms = dict(ta)
+        for key, coeff in tb.items():
+            terms[key] = terms.get(key, 0) + sign * coeff
+        return {k: v for k, v in terms.items() if v}, ca + sign * cb
+    if isinstance(e, Mul) and (isinstance(e.a, IntImm) or isinstance(e.b, IntImm)):
+        k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
+        terms, const = _linear(other)
+        return {key: coeff * k for key, coeff in terms.items() if coeff * k}, const * k
+    key = (repr(e), tuple(id(v) for v in free_vars(e)))  # the same expression of the same variables
+    return {key: 1}, 0
 
 
 def _product(xs: list[int]) -> int:
@@ -298,21 +322,18 @@ def _product(xs: list[int]) -> int:
     return out
 
 
-def _same(a: Optional[PrimExpr], b: Optional[PrimExpr]) -> bool:
-    return (a is None and b is None) or (a is not None and b is not None and structural_equal(a, b))
-
-
 class _Rewrite(StmtExprMutator):
     """Accesses of ``old`` become accesses of ``new`` at ``varying - min`` per dimension."""
 
-    def __init__(self, old: Buffer, new: Buffer, mins: list[int], bounds: _Bounds):
-        self.old, self.new, self.mins, self.bounds = old, new, mins, bounds
+    def __init__(self, old: Buffer, new: Buffer, mins: list[int], bounds: _Bounds, canonical: dict):
+        self.old, self.new, self.mins, self.bounds, self.canonical = old, new, mins, bounds, canonical
 
     def _indices(self, indices: tuple) -> tuple:
         out = []
         for index, lo in zip(indices, self.mins):
-            varying = self.bounds.of(index).varying
-            out.append(binary("sub", varying, lo) if varying is not None else IntImm("int32", -lo))
+            r = self.bounds.of(index)
+            shift = _linear(substitute(r.fixed, self.canonical))[1] - lo if r.fixed is not None else -lo
+            out.append(binary("add", r.varying, shift) if r.varying is not None else IntImm("int32", shift))
         return tuple(out)
 
     def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
@@ -337,10 +358,10 @@ class _Compactor(StmtExprMutator):
         plan = _plan(buf, body) if buf.scope in _SCOPES else None
         if plan is None:
             return s if body is s.body else Allocate(buf, body, s.span)
-        shape, mins, bounds = plan
+        shape, mins, bounds, canonical = plan
         new = dataclasses.replace(buf, shape=tuple(IntImm("int32", x) for x in shape))
         self.changed = True
-        return Allocate(new, _Rewrite(buf, new, mins, bounds).visit_stmt(body), s.span)
+        return Allocate(new, _Rewrite(buf, new, mins, bounds, canonical).visit_stmt(body), s.span)
 
 
 def compact_allocations(func: PrimFunc, target: Any) -> PrimFunc:
