@@ -110,3 +110,34 @@ def test_reducer_errors_name_the_problem():
         def no_scope(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
             for k in T.thread_binding(32, thread="threadIdx.x"):
                 T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[k], True, B[0], k, dtype="handle"))
+
+
+def test_a_reduction_into_a_local_buffer_leaves_the_total_in_every_thread():
+    # dlight's rfactor schedule: partial sums per thread (local), a cross-thread reduction into a
+    # local buffer with T.init, then code outside the thread loop that every thread runs reads it
+    @T.prim_func
+    def rfactor_sum(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8,), "float32")):
+        total_local = T.alloc_buffer((8,), scope="local")
+        part_local = T.alloc_buffer((32, 8), scope="local")
+        for bx in T.thread_binding(8, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                with T.sblock("part_init"):
+                    vt, v0 = T.axis.remap("SS", [tx, bx])
+                    part_local[vt, v0] = T.float32(0)
+                for ko in range(2):
+                    with T.sblock("part"):
+                        vt, v0, vk = T.axis.remap("SSR", [tx, bx, ko])
+                        part_local[vt, v0] = part_local[vt, v0] + A[v0, vk * 32 + vt]
+            for t in T.thread_binding(32, thread="threadIdx.x"):
+                with T.sblock("total"):
+                    vt, v0 = T.axis.remap("RS", [t, bx])
+                    with T.init():
+                        total_local[v0] = T.float32(0)
+                    total_local[v0] = total_local[v0] + part_local[vt, v0]
+            with T.sblock("out"):
+                v0 = T.axis.spatial(8, bx)
+                B[v0] = total_local[v0] + T.float32(1)
+
+    a = np.random.default_rng(3).random((8, 64), dtype="float32")
+    got, _ = run(rfactor_sum, a, (8,))
+    np.testing.assert_allclose(got, a.sum(axis=1) + 1, rtol=1e-5)

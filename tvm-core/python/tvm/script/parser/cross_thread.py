@@ -12,7 +12,8 @@ identity where the block's predicate or ``cond`` is false) goes into a shared-me
 buffer with one slot per thread; a tree of ``log2(extent)`` steps, each followed by a barrier,
 combines the slots of the threads that differ only in the reduced thread indices; then the
 block's update is done once per group (by the thread whose reduced indices are 0, with the
-group's total in place of its own value), or every thread reads the total into ``result``.
+group's total in place of its own value; by every thread when the updated buffer is local, so
+each keeps the total), or every thread reads the total into ``result``.
 Thread extents must be constants; the code must be reached by every thread of the block (the
 barriers), as Apache TVM requires too.
 """
@@ -25,6 +26,7 @@ from typing import Callable, Optional
 
 from tvm.tir import op as _op
 from tvm.tir.analysis import free_vars, structural_equal
+from tvm.tir.functor import substitute
 from tvm.tir.expr import Add, And, Buffer, BufferLoad, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
 
@@ -159,6 +161,10 @@ def lower_block_reduction(
     if any(_mentions(i, reduce_vars) for i in s.indices):
         raise CrossThreadError(f"block '{block}': the reduced element {s.buffer.name}{list(s.indices)} depends on "
                                f"the thread-bound reduction axis")  # fmt: skip
+    if init is not None:  # the group's first step, whichever thread runs the update
+        zero = {v: const(0, v.dtype) for v in reduced}
+        zero.update({let.var: substitute(let.value, zero) for let in lets if _mentions(let.value, set(reduced))})
+        init = IfThenElse(substitute(init.condition, zero), init.then_case, init.else_case, init.span)
     name, identity_of = _COMBINERS[type(s.value)]
     combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731
     parts = _conjuncts(where) if where is not None else []
@@ -171,6 +177,8 @@ def lower_block_reduction(
             update = seq(init, update)
         if write_guard is not None:
             update = IfThenElse(write_guard, update, None, span)
+        if s.buffer.scope == "local":
+            return [update]  # every thread keeps the total in its own copy, as later code reads it
         return [IfThenElse(lane0, update, None, span)]
 
     out = allreduce(value, where, combine, identity_of(value.dtype), reduced, in_scope, tail, span)
