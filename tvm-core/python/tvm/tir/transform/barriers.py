@@ -14,14 +14,16 @@ thread may read (or overwrite) shared memory another thread wrote (or read) sinc
   another reads) is an error naming the buffer; each thread re-reading an element it wrote
   itself needs none.
 
-Explicit ``T.tvm_storage_sync("shared")`` statements count as barriers; kernels that already
-synchronize where needed are unchanged.
+Explicit ``T.tvm_storage_sync("shared")`` statements count as barriers. The lowering runs this
+only on kernels that use shared buffers allocated outside the launch (Apache TVM's schedules);
+a kernel that allocates its own shared memory is written with its own barriers (pipelines that
+overlap copies and compute need exactly those) and is left as written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Optional
 
 from tvm.tir.analysis import free_vars
 from tvm.tir.expr import BufferLoad, Call, IntImm, Var
@@ -201,9 +203,12 @@ class _Barriers:
         return out
 
 
-def insert_barriers(func: PrimFunc, target: Any) -> PrimFunc:
+def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
     """``func`` with a barrier wherever a kernel's threads would race on shared memory (see the
-    module docstring); unchanged for CPU targets and kernels without shared memory."""
+    module docstring); with ``only``, just in kernels that use a shared buffer whose handle is in
+    it (those allocated outside the launch, as Apache TVM's schedules write them: a kernel that
+    allocates its own shared memory is written with its barriers, and is left as written).
+    Unchanged for CPU targets and kernels without shared memory."""
     if getattr(getattr(target, "kind", None), "codegen", None) is None:
         return func
     changed = False
@@ -212,7 +217,9 @@ def insert_barriers(func: PrimFunc, target: Any) -> PrimFunc:
         def rewrite(self, s: Stmt) -> Stmt:
             nonlocal changed
             if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
-                if not _accesses(s).reads and not _accesses(s).writes:
+                acc = _accesses(s)
+                used = acc.reads | acc.writes
+                if not used or (only is not None and not used & only):
                     return s
                 new = _Barriers(s).stmt(s, True)
                 changed = changed or new is not s

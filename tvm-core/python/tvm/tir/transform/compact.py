@@ -349,13 +349,15 @@ class _Rewrite(StmtExprMutator):
 
 
 class _Compactor(StmtExprMutator):
-    def __init__(self) -> None:
+    def __init__(self, only: Optional[set]) -> None:
         self.changed = False
+        self.only = only
 
     def visit_Allocate(self, s: Allocate) -> Allocate:
         body = self._body(self.visit_stmt(s.body))
         buf = s.buffer
-        plan = _plan(buf, body) if buf.scope in _SCOPES else None
+        wanted = buf.scope in _SCOPES and (self.only is None or buf.data in self.only)
+        plan = _plan(buf, body) if wanted else None
         if plan is None:
             return s if body is s.body else Allocate(buf, body, s.span)
         shape, mins, bounds, canonical = plan
@@ -364,11 +366,12 @@ class _Compactor(StmtExprMutator):
         return Allocate(new, _Rewrite(buf, new, mins, bounds, canonical).visit_stmt(body), s.span)
 
 
-def compact_allocations(func: PrimFunc, target: Any) -> PrimFunc:
-    """``func`` with each shared and local allocation of a device target shrunk to the region
-    its accesses touch (see the module docstring); unchanged for CPU targets."""
+def compact_allocations(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
+    """``func`` with each shared and local allocation of a device target (those whose handles are
+    in ``only``, when given) shrunk to the region its accesses touch (see the module docstring);
+    unchanged for CPU targets."""
     if getattr(getattr(target, "kind", None), "codegen", None) is None:
         return func
-    compactor = _Compactor()
+    compactor = _Compactor(only)
     body = compactor.visit_stmt(func.body)
     return dataclasses.replace(func, body=body) if compactor.changed else func

@@ -2,9 +2,9 @@
 docs/development.md).
 
 Pipeline: :func:`place_allocations` (device targets: shared and local buffers allocated outside
-the thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (each
-shrinks to the region its kernel touches) -> :func:`insert_barriers` (where threads would race on
-shared memory) -> :func:`verify` -> :func:`simplify` ->
+the thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (those
+moved shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels using a
+moved shared buffer, where threads would race on it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
 dimensions) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
 thread-bound nests stay on the host and launch once per iteration) -> the target kind's passes
@@ -100,7 +100,9 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         from tvm.target import Target
 
         target = Target(target)
-    func = insert_barriers(compact_allocations(place_allocations(func, target), target), target)
+    moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
+    func = place_allocations(func, target, moved)
+    func = insert_barriers(compact_allocations(func, target, moved), target, moved)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)

@@ -21,7 +21,7 @@ and they all see it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Optional
 
 from tvm.tir.expr import Buffer, BufferLoad, Var
 from tvm.tir.function import PrimFunc
@@ -116,9 +116,10 @@ def _replace(s: Stmt, **fields: Any) -> Stmt:
 class _Placer(StmtExprMutator):
     """Moves the movable allocations that sit outside every thread-bound loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, moved: Optional[set]) -> None:
         self.thread_depth = 0
         self.changed = False
+        self.moved = moved
 
     def visit_For(self, s: For) -> Stmt:
         self.thread_depth += _is_thread_loop(s)
@@ -135,6 +136,8 @@ class _Placer(StmtExprMutator):
         if not ok:
             return s if body is s.body else _replace(s, body=body)
         self.changed = True
+        if self.moved is not None:
+            self.moved.add(s.buffer.data)
         return placed
 
 
@@ -152,15 +155,16 @@ class _SharedAsGlobal(StmtExprMutator):
         return self.renamed[id(b)]
 
 
-def place_allocations(func: PrimFunc, target: Any) -> PrimFunc:
+def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) -> PrimFunc:
     """``func`` with its shared and local allocations moved into the thread-bound loops that use
-    them (see the module docstring). On a CPU target, where the whole function is one block of
-    threads (its parallel loops), shared memory is ordinary memory: shared buffers become global."""
+    them (see the module docstring); the handles of the buffers moved are added to ``moved``. On a
+    CPU target, where the whole function is one block of threads (its parallel loops), shared
+    memory is ordinary memory: shared buffers become global."""
     if getattr(getattr(target, "kind", None), "codegen", None) is None:
         mutator = _SharedAsGlobal()
         body = mutator.visit_stmt(func.body)
         return func if not mutator.renamed else dataclasses.replace(func, body=body)
-    placer = _Placer()
+    placer = _Placer(moved)
     body = placer.visit_stmt(func.body)
     if not placer.changed:
         return func
