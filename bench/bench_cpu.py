@@ -135,8 +135,9 @@ def tuned_rows(
     compiled from the record (``<key>``); ``goals`` are (tuned, untuned)."""
     tgt = tvm.target.Target(TARGET)
     default = kernel.default_config(tgt)
-    name = kernel.build(default).global_symbol
-    f_default = tvm.compile(kernel.build(default), TARGET)[name]
+    func = kernel.build(default)
+    name = func.global_symbol
+    f_default = tvm.compile(func, TARGET)[name]
     t = time.perf_counter()
     tuned = tvm.tune.tune(kernel, TARGET, inputs=inputs, outputs=[output], reference=reference)
     tuning_s = time.perf_counter() - t

@@ -27,6 +27,15 @@ def small_matmul(calls: list | None = None) -> Tunable:
     return Tunable(factory, inner.knobs, key=inner.key, default={"mr": 4, "nr": 16}, constraint=inner._constraint)
 
 
+def tune_64(kernel: Tunable, a, b, ref, **options):
+    """``tvm.tune.tune`` of a 64x64x64 matmul kernel on TARGET without a progress line, its
+    records in memory unless ``database`` is given."""
+    options.setdefault("database", Database(None))
+    return tvm.tune.tune(
+        kernel, TARGET, inputs=[a, b], outputs=[((64, 64), "float32")], reference=ref, progress=False, **options
+    )
+
+
 def data(seed: int = 0):
     rng = np.random.default_rng(seed)
     a, b = rng.random((64, 64), dtype="float32"), rng.random((64, 64), dtype="float32")
@@ -36,15 +45,7 @@ def data(seed: int = 0):
 def test_tune_stores_the_best_and_compile_uses_it_without_searching(tmp_path):
     db = Database(tmp_path / "tuning.json")
     a, b, ref = data()
-    result = tvm.tune.tune(
-        small_matmul(),
-        TARGET,
-        inputs=[a, b],
-        outputs=[((64, 64), "float32")],
-        reference=ref,
-        database=db,
-        progress=False,
-    )
+    result = tune_64(small_matmul(), a, b, ref, database=db)
     timed = [t for t in result.trials if "ms" in t]
     assert len(result.trials) == 20 and len(timed) == 20
     assert result.best_ms == min(t["ms"] for t in timed)
@@ -97,15 +98,7 @@ def test_wrong_or_failing_configurations_are_skipped_with_the_reason():
 
     a, b, ref = data(2)
     flaky = Tunable(factory, inner.knobs, key="mm-some-fail", default={"mr": 4, "nr": 16}, constraint=inner._constraint)
-    result = tvm.tune.tune(
-        flaky,
-        TARGET,
-        inputs=[a, b],
-        outputs=[((64, 64), "float32")],
-        reference=ref,
-        database=Database(None),
-        progress=False,
-    )
+    result = tune_64(flaky, a, b, ref)
     failed = [t for t in result.trials if "error" in t]
     assert len(failed) == 4 and all("RuntimeError: no build" in t["error"] for t in failed)
     assert result.best_config["nr"] != 32
@@ -114,29 +107,12 @@ def test_wrong_or_failing_configurations_are_skipped_with_the_reason():
         inner.factory, inner.knobs, key="mm-wrong", default={"mr": 4, "nr": 16}, constraint=inner._constraint
     )
     with pytest.raises(ValueError, match="no configuration of mm-wrong is valid.*wrong result"):
-        tvm.tune.tune(
-            wrong,
-            TARGET,
-            inputs=[a, b],
-            outputs=[((64, 64), "float32")],
-            reference=ref * 2,
-            database=Database(None),
-            progress=False,
-        )
+        tune_64(wrong, a, b, ref * 2)
 
 
 def test_the_time_budget_stops_the_search_after_the_default(tmp_path):
     a, b, ref = data(3)
-    result = tvm.tune.tune(
-        small_matmul(),
-        TARGET,
-        inputs=[a, b],
-        outputs=[((64, 64), "float32")],
-        reference=ref,
-        budget_s=0,
-        database=Database(None),
-        progress=False,
-    )
+    result = tune_64(small_matmul(), a, b, ref, budget_s=0)
     assert [t["config"] for t in result.trials] == [{"mr": 4, "nr": 16}]
 
 
@@ -267,13 +243,5 @@ def test_the_search_skips_configurations_that_do_not_fit_the_target():
         fits=lambda config, target: config["nr"] <= 16,
     )
     a, b, ref = data(7)
-    result = tvm.tune.tune(
-        narrow,
-        TARGET,
-        inputs=[a, b],
-        outputs=[((64, 64), "float32")],
-        reference=ref,
-        database=Database(None),
-        progress=False,
-    )
+    result = tune_64(narrow, a, b, ref)
     assert len(result.trials) == 12 and all(t["config"]["nr"] <= 16 for t in result.trials)

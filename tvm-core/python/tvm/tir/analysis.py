@@ -340,3 +340,43 @@ def expr_uses_buffer(node: Any) -> bool:
 
     _V().visit_stmt(node) if isinstance(node, Stmt) else _V().visit_expr(node)
     return bool(found)
+
+
+class _Found(Exception):
+    pass
+
+
+class _HandleUse(StmtExprVisitor):
+    """Raises :class:`_Found` at the first use of the handle ``data`` (loads and stores of a
+    buffer over it count; with ``loads_only``, nothing else does)."""
+
+    def __init__(self, data: Var, loads_only: bool):
+        self.data, self.loads_only = data, loads_only
+
+    def visit_Var(self, e: Var) -> None:
+        if e is self.data and not self.loads_only:
+            raise _Found
+
+    def visit_BufferLoad(self, e: BufferLoad) -> None:
+        if e.buffer.data is self.data:
+            raise _Found
+        super().visit_BufferLoad(e)
+
+    def visit_BufferStore(self, s: BufferStore) -> None:
+        if s.buffer.data is self.data and not self.loads_only:
+            raise _Found
+        super().visit_BufferStore(s)
+
+
+def uses_handle(node: Any, data: Var, loads_only: bool = False) -> bool:
+    """Whether ``node`` (a statement, an expression or None) uses the buffer memory whose handle
+    is ``data``: loads or stores through any buffer over it, or the handle itself (only loads
+    with ``loads_only``). Stops at the first use."""
+    if node is None:
+        return False
+    finder = _HandleUse(data, loads_only)
+    try:
+        finder.visit_stmt(node) if isinstance(node, Stmt) else finder.visit_expr(node)
+    except _Found:
+        return True
+    return False

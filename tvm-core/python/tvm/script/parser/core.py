@@ -346,9 +346,8 @@ class Parser:
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, None, node)
         if isinstance(val, T.AttrSpec):
-            if val.key == "reduce_scope":
-                self.reducer = val.node
-            return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block: no effect
+            self._enter_attr(val)
+            return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block
         if isinstance(val, T.ThreadAllreduceSpec):
             return self._thread_allreduce(val, node)
         if isinstance(val, (int, float)) and not isinstance(val, bool):
@@ -375,42 +374,42 @@ class Parser:
                 "a loop must iterate over range(), T.serial, T.parallel, "
                 "T.vectorized, T.unroll, T.thread_binding or T.grid",
             )
+        span = self.span(node)
         self.scopes.append({})
         self.depth += 1
+        threads_open = len(self.thread_loops)
         try:
-            headers = []
-            for (name, tnode), spec in zip(names, specs):
-                if spec.step != 1:
-                    headers.append(self._stepped_header(name, spec, node.iter))
-                    continue
-                mn, ext, dtype = self._loop_range(spec, node.iter)
-                outer = self._enclosing_thread(spec, mn, ext, node.iter)
-                if outer is not None:  # the same hardware index: the name means the enclosing loop's
-                    self.scopes[-1][name] = outer.var
-                    guard = None if structural_equal(outer.extent, ext) else _op.binary("lt", outer.var, ext)
-                    headers.append((outer.var, mn, ext, spec, ("same thread", guard)))
-                    continue
-                v = Var(name, dtype)
-                self.scopes[-1][name] = v
-                self.loop_starts[v] = mn
-                headers.append((v, mn, ext, spec, None))
-                if spec.kind is ForKind.THREAD_BINDING:
-                    self.thread_loops.append(ThreadLoop(v, spec.thread, ext))
+            wraps = [self._loop_header(name, spec, node.iter, span) for (name, _), spec in zip(names, specs)]
             body = self.parse_block(node.body)
         finally:
+            del self.thread_loops[threads_open:]
             self.depth -= 1
             self.scopes.pop()
-            bound = sum(1 for h in headers if h[4] is None and h[3].kind is ForKind.THREAD_BINDING)  # pushed above
-            del self.thread_loops[len(self.thread_loops) - bound :]
-        span = self.span(node)
-        for v, mn, ext, spec, stepped in reversed(headers):
-            if stepped is not None and stepped[0] == "same thread":
-                body = body if stepped[1] is None else IfThenElse(stepped[1], body, None, span)
-                continue
-            if stepped is not None:  # the named variable is start + k * step over k = 0, 1, ...
-                body = LetStmt(stepped[0], stepped[1], body, span)
-            body = For(v, mn, ext, spec.kind, body, spec.thread, dict(spec.annotations), span)
+        for wrap in reversed(wraps):
+            body = wrap(body)
         return body
+
+    def _loop_header(self, name: str, spec: T.LoopSpec, node: ast.AST, span: Span) -> Callable[[Stmt], Stmt]:
+        """Bind loop variable ``name`` in the current scope and return what wraps the loop's body:
+        the ``For`` (with a let of the named variable for a loop with a step), or for a loop bound
+        to the thread index of an enclosing loop, nothing or the guard of a narrower extent."""
+        if spec.step != 1:
+            return self._stepped_header(name, spec, node, span)
+        mn, ext, dtype = self._loop_range(spec, node)
+        outer = self._enclosing_thread(spec, mn, ext, node)
+        if outer is not None:  # the same hardware index: the name means the enclosing loop's
+            self.scopes[-1][name] = outer.var
+            if structural_equal(outer.extent, ext):
+                return lambda body: body
+            guard = _op.binary("lt", outer.var, ext)
+            return lambda body: IfThenElse(guard, body, None, span)
+        v = Var(name, dtype)
+        self.scopes[-1][name] = v
+        self.loop_starts[v] = mn
+        if spec.kind is ForKind.THREAD_BINDING:
+            self.thread_loops.append(ThreadLoop(v, spec.thread, ext))
+        annotations = dict(spec.annotations)
+        return lambda body: For(v, mn, ext, spec.kind, body, spec.thread, annotations, span)
 
     def _enclosing_thread(self, spec: T.LoopSpec, mn: PrimExpr, ext: PrimExpr, node: ast.AST) -> Optional[ThreadLoop]:
         """The enclosing loop bound to the same thread index as this ``T.thread_binding`` loop, if
@@ -434,9 +433,9 @@ class Parser:
             )
         return outer
 
-    def _stepped_header(self, name: str, spec: T.LoopSpec, node: ast.AST) -> tuple:
+    def _stepped_header(self, name: str, spec: T.LoopSpec, node: ast.AST, span: Span) -> Callable[[Stmt], Stmt]:
         """A loop with a step: a counter ``k`` over the trip count, and ``name`` bound to
-        ``start + k * step`` (TIR loops step by one)."""
+        ``start + k * step`` (TIR loops step by one); what wraps the loop's body."""
         start, stop, step = spec.start, spec.stop, spec.step
         mn, _, dtype = self._loop_range(T.serial(start, stop), node)
         if isinstance(start, int) and isinstance(stop, int):
@@ -454,7 +453,8 @@ class Parser:
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         value = _op.binary("add", mn, _op.binary("mul", k, IntImm(dtype, step)))
-        return (k, IntImm(dtype, 0), trips, spec, (v, value))
+        zero, kind, annotations = IntImm(dtype, 0), spec.kind, dict(spec.annotations)
+        return lambda body: For(k, zero, trips, kind, LetStmt(v, value, body, span), spec.thread, annotations, span)
 
     def _target_names(self, target: ast.expr, n: int) -> list[tuple[str, ast.AST]]:
         if isinstance(target, ast.Name):
@@ -764,8 +764,7 @@ class Parser:
         if isinstance(val, T.InitSpec):
             return self._init(node)
         if isinstance(val, T.AttrSpec):
-            if val.key == "reduce_scope":
-                self.reducer = val.node
+            self._enter_attr(val)
             return self.parse_block(node.body)
         if not isinstance(val, T.LaunchThreadSpec):
             raise self.error(
@@ -857,6 +856,12 @@ class Parser:
             first = _op.binary("eq", var, start)
             cond = first if cond is None else _op.binary("and", cond, first)
         return body if cond is None else IfThenElse(cond, body, None, self.span(node))
+
+    def _enter_attr(self, spec: T.AttrSpec) -> None:
+        """A ``T.attr`` scope begins: only ``reduce_scope`` changes anything (the reducer of the
+        ``T.tvm_thread_allreduce`` that follows); the other keys accepted are hints."""
+        if spec.key == "reduce_scope":
+            self.reducer = spec.node
 
     def _thread_allreduce(self, spec: T.ThreadAllreduceSpec, node: ast.AST) -> Stmt:
         """``T.tvm_thread_allreduce(n, value, cond, result[i], k, ...)``: ``result[i]`` of every

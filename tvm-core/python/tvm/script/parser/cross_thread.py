@@ -21,6 +21,7 @@ barriers), as Apache TVM requires too.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -83,14 +84,11 @@ def allreduce(
                 f"a cross-thread reduction needs constant thread extents; {loop.tag} has {loop.extent}"
             )
         extents.append(loop.extent.value)
-    strides = [1] * len(threads)
-    for i in range(len(threads) - 2, -1, -1):
-        strides[i] = strides[i + 1] * extents[i + 1]
+    strides = [math.prod(extents[i + 1 :]) for i in range(len(extents))]  # row-major over the loops
     slot: PrimExpr = const(0, "int32")
     for loop, stride in zip(threads, strides):
         slot = _op.binary("add", slot, _op.binary("mul", loop.var, stride))
-    scratch = Buffer(f"red_buf{next(_names)}", (max(1, strides[0] * extents[0]) if threads else 1,), value.dtype,
-                     scope="shared")  # fmt: skip
+    scratch = Buffer(f"red_buf{next(_names)}", (math.prod(extents),), value.dtype, scope="shared")
     own = value if valid is None else Select(valid, value, identity)
     body: list[Stmt] = [BufferStore(scratch, own, (slot,)), _sync()]
     base: PrimExpr = const(0, "int32")  # the group's first slot: its thread indices but the reduced ones
@@ -157,13 +155,14 @@ def lower_block_reduction(
     if not own:
         raise CrossThreadError(shape)
     value = b if own[0] is a else a
-    reduce_vars = {let.var for let in lets if _mentions(let.value, set(reduced))} | set(reduced)
+    reduced_lets = [let for let in lets if _mentions(let.value, set(reduced))]  # block vars of the reduced threads
+    reduce_vars = {let.var for let in reduced_lets} | set(reduced)
     if any(_mentions(i, reduce_vars) for i in s.indices):
         raise CrossThreadError(f"block '{block}': the reduced element {s.buffer.name}{list(s.indices)} depends on "
                                f"the thread-bound reduction axis")  # fmt: skip
     if init is not None:  # the group's first step, whichever thread runs the update
         zero = {v: const(0, v.dtype) for v in reduced}
-        zero.update({let.var: substitute(let.value, zero) for let in lets if _mentions(let.value, set(reduced))})
+        zero.update({let.var: substitute(let.value, zero) for let in reduced_lets})
         init = IfThenElse(substitute(init.condition, zero), init.then_case, init.else_case, init.span)
     name, identity_of = _COMBINERS[type(s.value)]
     combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731

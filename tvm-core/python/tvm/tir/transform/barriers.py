@@ -28,11 +28,11 @@ from typing import Any, Optional
 from tvm.tir.analysis import free_vars
 from tvm.tir.expr import BufferLoad, Call, IntImm, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.functor import StmtExprVisitor, post_order_visit
 from tvm.tir.op import tvm_storage_sync
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
-from .verify import TIRVerifyError
+from .verify import TIRVerifyError, is_device_target
 
 _SHARED = ("shared", "shared.dyn")
 
@@ -92,30 +92,25 @@ class _Barriers:
 
     def __init__(self, nest: For):
         self.thread_vars: set[Var] = set()
-        self.widest: dict[str, int] = {}
+        self.widest: dict[str, int] = {}  # the launch extent of each threadIdx tag
         self.names: dict[Var, str] = {}
-
-        class _Threads(StmtExprVisitor):
-            def visit_For(inner, s: For) -> None:  # noqa: N805 - a visitor of the enclosing object
-                if s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx"):
-                    self.thread_vars.add(s.loop_var)
-                    if isinstance(s.extent, IntImm):
-                        self.widest[s.thread_tag] = max(self.widest.get(s.thread_tag, 0), s.extent.value)
-                super(type(inner), inner).visit_For(s)
-
-            def visit_Allocate(inner, s: Allocate) -> None:  # noqa: N805
-                self.names[s.buffer.data] = s.buffer.name
-                super(type(inner), inner).visit_Allocate(s)
-
-        _Threads().visit_stmt(nest)
+        post_order_visit(nest, self._note)
         self.thread_dependent = set(self.thread_vars)
+
+    def _note(self, n: Any) -> None:
+        if isinstance(n, For) and n.kind is ForKind.THREAD_BINDING and (n.thread_tag or "").startswith("threadIdx"):
+            self.thread_vars.add(n.loop_var)
+            if isinstance(n.extent, IntImm):
+                self.widest[n.thread_tag] = max(self.widest.get(n.thread_tag, 0), n.extent.value)
+        elif isinstance(n, Allocate):
+            self.names[n.buffer.data] = n.buffer.name
 
     def _depends_on_thread(self, e: Any) -> bool:
         return any(v in self.thread_dependent for v in free_vars(e))
 
     def stmt(self, s: Stmt, uniform: bool) -> Stmt:
         if isinstance(s, SeqStmt):
-            return SeqStmt(tuple(self.seq(list(s.seq), uniform)), span=s.span)
+            return SeqStmt(tuple(self.seq(list(s.seq), uniform)[0]), span=s.span)
         if isinstance(s, For):
             return self._loop(s, uniform)
         if isinstance(s, IfThenElse):
@@ -137,44 +132,27 @@ class _Barriers:
             narrow = isinstance(s.extent, IntImm) and s.extent.value < self.widest.get(tag, 0)
             return dataclasses.replace(s, body=self.stmt(s.body, uniform and not narrow))
         inner = uniform and not (self._depends_on_thread(s.min) or self._depends_on_thread(s.extent))
-        parts = self.seq(list(s.body.seq) if isinstance(s.body, SeqStmt) else [s.body], inner)
-        lead_r, lead_w, trail_r, trail_w = self._ends(parts)
-        if inner and _conflict(trail_r, trail_w, lead_r, lead_w):
+        parts, lead, trail = self.seq(list(s.body.seq) if isinstance(s.body, SeqStmt) else [s.body], inner)
+        if inner and _conflict(*trail, *lead):
             parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next iteration
         body = parts[0] if len(parts) == 1 else SeqStmt(tuple(parts))
         return dataclasses.replace(s, body=body)
 
-    @staticmethod
-    def _ends(parts: list[Stmt]) -> tuple[set, set, set, set]:
-        """Shared accesses before the first barrier of ``parts`` and after the last one."""
-        lead_r: set = set()
-        lead_w: set = set()
-        trail_r: set = set()
-        trail_w: set = set()
-        seen_barrier = False
-        for p in parts:
-            acc = _accesses(p)
-            if not seen_barrier:
-                lead_r |= acc.reads
-                lead_w |= acc.writes
-            if acc.barrier or _is_barrier(p):
-                seen_barrier = True
-                trail_r, trail_w = (set(acc.reads), set(acc.writes)) if not _is_barrier(p) else (set(), set())
-            else:
-                trail_r |= acc.reads
-                trail_w |= acc.writes
-        return lead_r, lead_w, trail_r, trail_w
-
-    def seq(self, stmts: list[Stmt], uniform: bool) -> list[Stmt]:
+    def seq(self, stmts: list[Stmt], uniform: bool) -> tuple[list[Stmt], tuple[set, set], tuple[set, set]]:
+        """``stmts`` with the barriers they need, and the shared (reads, writes) before their
+        first barrier and after their last (what a loop's next iteration meets)."""
         out: list[Stmt] = []
         reads: set = set()
         writes: set = set()
         by_thread: set = set()
+        lead_reads: set = set()
+        lead_writes: set = set()
+        leading = True  # no barrier yet
         for child in stmts:
             child = self.stmt(child, uniform)
             if _is_barrier(child):
                 out.append(child)
-                reads, writes, by_thread = set(), set(), set()
+                reads, writes, by_thread, leading = set(), set(), set(), False
                 continue
             acc = _accesses(child, frozenset(self.thread_dependent))
             racing = _conflict(reads, writes, acc.reads, acc.writes)
@@ -191,8 +169,12 @@ class _Barriers:
                         f"memory, then T.tvm_storage_sync('shared') outside the condition, then read it"
                     )
                 out.append(Evaluate(tvm_storage_sync("shared")))
-                reads, writes, by_thread = set(), set(), set()
+                reads, writes, by_thread, leading = set(), set(), set(), False
             out.append(child)
+            if leading:
+                lead_reads |= acc.reads
+                lead_writes |= acc.writes
+                leading = not acc.barrier
             if acc.barrier:
                 reads, writes = set(acc.reads), set(acc.writes)  # conservative: all of it may follow
                 by_thread = set(acc.by_thread)
@@ -200,7 +182,7 @@ class _Barriers:
                 reads |= acc.reads
                 writes |= acc.writes
                 by_thread |= acc.by_thread
-        return out
+        return out, (lead_reads, lead_writes), (reads, writes)
 
 
 def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
@@ -209,7 +191,7 @@ def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> 
     it (those allocated outside the launch, as Apache TVM's schedules write them: a kernel that
     allocates its own shared memory is written with its barriers, and is left as written).
     Unchanged for CPU targets and kernels without shared memory."""
-    if getattr(getattr(target, "kind", None), "codegen", None) is None:
+    if not is_device_target(target):
         return func
     changed = False
 

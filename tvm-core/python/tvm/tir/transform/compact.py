@@ -20,10 +20,11 @@ bounded, keeps its shape.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tvm.tir.analysis import free_vars
+from tvm.tir.analysis import free_vars, uses_handle
 from tvm.tir.expr import (
     Add,
     Buffer,
@@ -42,9 +43,11 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from tvm.tir.op import binary
 from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
+
+from .verify import is_device_target
 
 _SCOPES = ("shared", "local")
 
@@ -201,42 +204,27 @@ class _Accesses(StmtExprVisitor):
             self.ok = False  # the handle itself escapes (address_of, an extern call ...)
 
 
-def _reads(node: Any, data: Var) -> bool:
-    found = []
-
-    class _Find(StmtExprVisitor):
-        def visit_BufferLoad(self, e: BufferLoad) -> None:
-            if e.buffer.data is data:
-                found.append(e)
-            super().visit_BufferLoad(e)
-
-    _Find().visit_stmt(node) if not isinstance(node, PrimExpr) else _Find().visit_expr(node)
-    return bool(found)
-
-
 def _written_before_read(loop: For, buf: Buffer) -> bool:
     """Whether every iteration of ``loop`` writes ``buf`` before reading it: the first statement
     of its body that touches ``buf`` only writes it, and no store of ``buf`` reads ``buf`` (an
     accumulator, which carries values from one iteration to the next, does)."""
     body = loop.body
     stmts = body.seq if isinstance(body, SeqStmt) else (body,)
-    rmw = []
-
-    class _Stores(StmtExprVisitor):
-        def visit_BufferStore(self, s: BufferStore) -> None:
-            if s.buffer.data is buf.data and _reads(s.value, buf.data):
-                rmw.append(s)
-            super().visit_BufferStore(s)
-
-    _Stores().visit_stmt(body)
+    rmw: list = []
+    post_order_visit(
+        body,
+        lambda n: (
+            rmw.append(n)
+            if isinstance(n, BufferStore)
+            and n.buffer.data is buf.data
+            and uses_handle(n.value, buf.data, loads_only=True)
+            else None
+        ),
+    )
     if rmw:
         return False
-    for st in stmts:
-        finder = _Accesses(buf)
-        finder.visit_stmt(st)
-        if finder.accesses:
-            return not _reads(st, buf.data)
-    return False
+    first = next((st for st in stmts if uses_handle(st, buf.data)), None)
+    return first is not None and not uses_handle(first, buf.data, loads_only=True)
 
 
 def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> set:
@@ -290,7 +278,7 @@ def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], 
         shape.append(hi - lo + 1)
         mins.append(lo)
     old = [s.value if isinstance(s, IntImm) else None for s in buf.shape]
-    if None not in old and _product(shape) >= _product(old):
+    if None not in old and math.prod(shape) >= math.prod(old):
         return None
     return tuple(shape), mins, bounds, canonical
 
@@ -313,13 +301,6 @@ def _linear(e: PrimExpr) -> tuple[dict, int]:
         return {key: coeff * k for key, coeff in terms.items() if coeff * k}, const * k
     key = (repr(e), tuple(id(v) for v in free_vars(e)))  # the same expression of the same variables
     return {key: 1}, 0
-
-
-def _product(xs: list[int]) -> int:
-    out = 1
-    for x in xs:
-        out *= x
-    return out
 
 
 class _Rewrite(StmtExprMutator):
@@ -370,7 +351,7 @@ def compact_allocations(func: PrimFunc, target: Any, only: Optional[set] = None)
     """``func`` with each shared and local allocation of a device target (those whose handles are
     in ``only``, when given) shrunk to the region its accesses touch (see the module docstring);
     unchanged for CPU targets."""
-    if getattr(getattr(target, "kind", None), "codegen", None) is None:
+    if not is_device_target(target):
         return func
     compactor = _Compactor(only)
     body = compactor.visit_stmt(func.body)

@@ -23,52 +23,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from tvm.tir.expr import Buffer, BufferLoad, Var
+from tvm.tir.analysis import uses_handle
+from tvm.tir.expr import Buffer
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, StmtExprVisitor
-from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tvm.tir.functor import StmtExprMutator
+from tvm.tir.stmt import Allocate, AssertStmt, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
-_MOVABLE_SCOPES = ("shared", "shared.dyn", "local")
+from .verify import is_device_target
 
-
-class _Found(Exception):
-    pass
-
-
-class _UseFinder(StmtExprVisitor):
-    """Raises :class:`_Found` at the first reference to ``data`` (the buffer's handle)."""
-
-    def __init__(self, data: Var):
-        self.data = data
-
-    def visit_Var(self, e: Var) -> None:
-        if e is self.data:
-            raise _Found
-
-    def visit_BufferLoad(self, e: BufferLoad) -> None:
-        if e.buffer.data is self.data:
-            raise _Found
-        super().visit_BufferLoad(e)
-
-    def visit_BufferStore(self, s: BufferStore) -> None:
-        if s.buffer.data is self.data:
-            raise _Found
-        super().visit_BufferStore(s)
-
-
-def _uses(node: Any, data: Var) -> bool:
-    """Whether ``node`` (a statement or expression) refers to the buffer whose handle is ``data``."""
-    if node is None:
-        return False
-    finder = _UseFinder(data)
-    try:
-        if isinstance(node, Stmt):
-            finder.visit_stmt(node)
-        else:
-            finder.visit_expr(node)
-    except _Found:
-        return True
-    return False
+_SHARED_SCOPES = ("shared", "shared.dyn")
+_MOVABLE_SCOPES = (*_SHARED_SCOPES, "local")
 
 
 def _is_thread_loop(s: Stmt) -> bool:
@@ -81,25 +45,25 @@ def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt,
     data = buf.data
     tag = (s.thread_tag or "") if isinstance(s, For) else ""
     if _is_thread_loop(s) and (buf.scope == "local" or tag.startswith("blockIdx")):
-        if not (_uses(s.min, data) or _uses(s.extent, data)):
+        if not (uses_handle(s.min, data) or uses_handle(s.extent, data)):
             body, ok = _place(s.body, buf, in_block or tag.startswith("blockIdx"), True)
             return _replace(s, body=body), ok
     elif isinstance(s, SeqStmt):
-        users = [i for i, x in enumerate(s.seq) if _uses(x, data)]
+        users = [i for i, x in enumerate(s.seq) if uses_handle(x, data)]
         if len(users) == 1:
             (i,) = users
             inner, ok = _place(s.seq[i], buf, in_block, in_thread)
             return SeqStmt(s.seq[:i] + (inner,) + s.seq[i + 1 :], span=s.span), ok
     elif isinstance(s, (LetStmt, AssertStmt)):
         head = s.value if isinstance(s, LetStmt) else s.condition
-        if not _uses(head, data):
+        if not uses_handle(head, data):
             body, ok = _place(s.body, buf, in_block, in_thread)
             return _replace(s, body=body), ok
-    elif isinstance(s, Allocate) and not any(_uses(x, data) for x in s.buffer.shape):
+    elif isinstance(s, Allocate) and not any(uses_handle(x, data) for x in s.buffer.shape):
         body, ok = _place(s.body, buf, in_block, in_thread)
         return _replace(s, body=body), ok
-    elif isinstance(s, IfThenElse) and not _uses(s.condition, data):
-        then_use, else_use = _uses(s.then_case, data), _uses(s.else_case, data)
+    elif isinstance(s, IfThenElse) and not uses_handle(s.condition, data):
+        then_use, else_use = uses_handle(s.then_case, data), uses_handle(s.else_case, data)
         if then_use != else_use:
             branch = s.then_case if then_use else s.else_case
             inner, ok = _place(branch, buf, in_block, in_thread)
@@ -148,7 +112,7 @@ class _SharedAsGlobal(StmtExprMutator):
         self.renamed: dict[int, Buffer] = {}
 
     def mutate_buffer(self, b: Buffer) -> Buffer:
-        if b.scope not in ("shared", "shared.dyn"):
+        if b.scope not in _SHARED_SCOPES:
             return b
         if id(b) not in self.renamed:
             self.renamed[id(b)] = dataclasses.replace(b, scope="global")
@@ -160,7 +124,7 @@ def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) 
     them (see the module docstring); the handles of the buffers moved are added to ``moved``. On a
     CPU target, where the whole function is one block of threads (its parallel loops), shared
     memory is ordinary memory: shared buffers become global."""
-    if getattr(getattr(target, "kind", None), "codegen", None) is None:
+    if not is_device_target(target):
         mutator = _SharedAsGlobal()
         body = mutator.visit_stmt(func.body)
         return func if not mutator.renamed else dataclasses.replace(func, body=body)
