@@ -180,6 +180,8 @@ class VulkanModuleObj final : public KernelModuleBase {
   SpirvSummary summary_;
   bool validated_ = false;  // by ValidateSpirv (guarded by mu_)
   std::vector<KernelLayout> layouts_;
+  /*! \brief Per kernel, its loop-iteration bound from the SPIR-V ("" when it has none). */
+  std::vector<std::string> loop_bounds_;
   std::mutex mu_;
   std::unordered_map<int, std::unique_ptr<DeviceProgram>> programs_;
 };
@@ -210,6 +212,10 @@ VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
                                 << ")";
     }
     layouts_.push_back(MakeLayout(info));
+    loop_bounds_.emplace_back();
+    for (const auto& kv : summary_.loop_bounds) {
+      if (kv.first == info.name) loop_bounds_.back() = kv.second;
+    }
   }
   CheckInterface();
 }
@@ -556,6 +562,8 @@ void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   buffers.reserve(layout.buffers.size());
   dev_id = ResolveBuffers(index, args, rt, dev_id, &buffers);
   CheckLimits(index, cfg, rt->Info(dev_id));
+  tvm::runtime::CheckLoopIterationBound("vulkan", info, loop_bounds_[index], args,
+                                        rt->Info(dev_id).name);
   // One packing rule for every backend (tvm/runtime/device_module.h), at the ABI's offsets; the
   // block goes into the push constants or the uniform arena (Record).
   std::array<uint64_t, 32> inline_scalars{};

@@ -16,6 +16,7 @@ namespace tvm_backend_vulkan {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203;
+constexpr uint32_t kOpString = 7;
 constexpr uint32_t kOpEntryPoint = 15;
 constexpr uint32_t kOpCapability = 17;
 constexpr uint32_t kOpDecorate = 71;
@@ -25,8 +26,10 @@ constexpr uint32_t kExecutionModelGLCompute = 5;
 /*! \brief SPIR-V 1.3: the newest version Vulkan 1.1 accepts. */
 constexpr uint32_t kMaxSpirvVersion = 0x00010300;
 
-/*! \brief The literal string operand starting at words[begin], within [begin, end). */
-std::string LiteralString(const std::vector<uint32_t>& words, size_t begin, size_t end) {
+/*! \brief The literal string operand of instruction `what` starting at words[begin], within
+ *  [begin, end). */
+std::string LiteralString(const std::vector<uint32_t>& words, size_t begin, size_t end,
+                          const char* what) {
   std::string out;
   for (size_t i = begin; i < end; ++i) {
     for (int b = 0; b < 4; ++b) {
@@ -35,7 +38,8 @@ std::string LiteralString(const std::vector<uint32_t>& words, size_t begin, size
       out.push_back(c);
     }
   }
-  TVM_FFI_THROW(ValueError) << "malformed SPIR-V: an OpEntryPoint name is not terminated";
+  TVM_FFI_THROW(ValueError) << "malformed SPIR-V: the string of an " << what
+                            << " is not terminated";
 }
 
 // ---- the slice of SPIRV-Tools' C API (libspirv.h) used here -----------------------------------
@@ -147,7 +151,16 @@ SpirvSummary ParseSpirv(const std::vector<uint32_t>& words) {
     }
     if (opcode == kOpCapability && count >= 2) out.capabilities.push_back(words[i + 1]);
     if (opcode == kOpEntryPoint && count >= 4 && words[i + 1] == kExecutionModelGLCompute) {
-      out.entry_points.push_back(LiteralString(words, i + 3, i + count));
+      out.entry_points.push_back(LiteralString(words, i + 3, i + count, "OpEntryPoint"));
+    }
+    if (opcode == kOpString && count >= 3) {
+      std::string text = LiteralString(words, i + 2, i + count, "OpString");
+      size_t colon = text.rfind(':');
+      if (text.compare(0, std::strlen(kLoopBoundMark), kLoopBoundMark) == 0 &&
+          colon != std::string::npos) {
+        size_t name_at = std::strlen(kLoopBoundMark);
+        out.loop_bounds.emplace_back(text.substr(name_at, colon - name_at), text.substr(colon + 1));
+      }
     }
     if (opcode == kOpDecorate && count >= 4 && words[i + 2] == kDecorationBinding) {
       out.bindings.push_back(words[i + 3]);

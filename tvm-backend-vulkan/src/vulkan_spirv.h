@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tvm_backend_vulkan {
@@ -24,7 +25,15 @@ struct SpirvSummary {
   /*! \brief Operands of every DescriptorSet / Binding decoration (the resource interface). */
   std::vector<uint32_t> descriptor_sets;
   std::vector<uint32_t> bindings;
+  /*!
+   * \brief (kernel, bound) of each OpString "tvm.loop_bound:<kernel>:<bound>": an upper bound on
+   *  the loop iterations one thread runs, for tvm::runtime::CheckLoopIterationBound.
+   */
+  std::vector<std::pair<std::string, std::string>> loop_bounds;
 };
+
+/*! \brief The prefix of the OpStrings that carry SpirvSummary::loop_bounds. */
+constexpr const char* kLoopBoundMark = "tvm.loop_bound:";
 
 /*! \brief The payload as 32-bit words; ValueError when its size is not a multiple of 4. */
 std::vector<uint32_t> SpirvWords(const std::string& payload);

@@ -156,3 +156,11 @@ def test_while_and_break_are_refused_by_name():
 
     with pytest.raises(CodegenError, match="cannot compile statement While"):
         tvm.compile(spin, target="vulkan")
+
+
+def test_each_kernel_carries_its_loop_iteration_bound():
+    """An OpString per kernel bounds one thread's loop iterations from its scalar arguments, for
+    the runtime to refuse launches a driver would cut short (lavapipe: 65,535)."""
+    asm = _assembly(kernels.serial_row_sum())
+    assert '= OpString "tvm.loop_bound:serial_row_sum_kernel0:$3"' in asm
+    assert "tvm.loop_bound" not in _assembly(kernels.vector_add())  # no loops

@@ -3,7 +3,8 @@
  * \brief The "webgpu" device module: WGSL shaders, pipelines per workgroup size, launches.
  *
  * Payload (format "wgsl"): the shaders of the kernels one after another, each after a line
- * "//! kernel <name>"; each shader's entry point is `main`. Calling convention (what
+ * "//! kernel <name>", its first line "//! loop_bound <bound>" when the code generator bounded the
+ * loop iterations of one thread; each shader's entry point is `main`. Calling convention (what
  * tvm_backend_webgpu.codegen emits):
  *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a storage buffer
  *    (`var<storage, read_write>`, or `var<storage, read>` when the kernel only reads it: bound
@@ -49,6 +50,15 @@ using tvm::runtime::LaunchConfig;
 namespace {
 
 constexpr const char* kKernelMark = "//! kernel ";
+constexpr const char* kLoopBoundMark = "//! loop_bound ";
+
+/*! \brief The bound of the "//! loop_bound <bound>" line a shader starts with, or "" (see
+ *  tvm::runtime::CheckLoopIterationBound). */
+std::string LoopBound(const std::string& shader) {
+  size_t n = std::strlen(kLoopBoundMark);
+  if (shader.compare(0, n, kLoopBoundMark) != 0) return "";
+  return shader.substr(n, shader.find('\n') - n);
+}
 
 /*! \brief Each kernel's shader, by name, split off the payload; ValueError when malformed. */
 std::map<std::string, std::string> SplitShaders(const std::string& payload) {
@@ -126,6 +136,7 @@ struct Kernel {
   std::vector<size_t> scalars;  // argument index of uniform member k
   std::vector<KernelArgKind> kinds;
   std::string shader;
+  std::string loop_bound;  // "//! loop_bound" of the shader, or ""
   WGPUShaderModule module = nullptr;
   WGPUBindGroupLayout bind_layout = nullptr;
   WGPUPipelineLayout layout = nullptr;
@@ -163,6 +174,7 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     }
     k.shader = it->second;
     k.fixed = FixedWorkgroupSize(k.shader);
+    k.loop_bound = LoopBound(k.shader);
     for (const std::string& tag : info.launch_param_tags) {
       if (tag.compare(0, 9, "dyn_shmem") == 0) {
         TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "
@@ -381,6 +393,7 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   if (cfg.empty()) return;
   CheckLimits(index, cfg, dev->limits);
   const Kernel& k = kernels_[index];
+  tvm::runtime::CheckLoopIterationBound("webgpu", info, k.loop_bound, args, dev->name);
   std::vector<uint32_t> scalars(k.scalars.size());
   for (size_t s = 0; s < k.scalars.size(); ++s) {
     uint64_t slot = 0;

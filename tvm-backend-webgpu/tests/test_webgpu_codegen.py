@@ -31,7 +31,7 @@ def test_interface_of_a_kernel():
 
 def test_shared_memory_barriers_and_float16():
     src = wgsl(kernels.row_sum(dtype="float16"))
-    assert src.startswith("//! kernel row_sum_kernel0\nenable f16;\n")
+    assert re.match(r"//! kernel row_sum_kernel0\n//! loop_bound [^\n]+\nenable f16;\n", src), src[:120]
     assert "var<workgroup> red: array<f16, 64>;" in src
     assert "workgroupBarrier();" in src
     # each statement's first line names its TVMScript line, so WGSL compiler errors lead back
@@ -144,3 +144,12 @@ def test_fallback_bytes_equal_without_a_runtime(monkeypatch):
     fallback = tvm.compile(kernels.row_softmax(), target="webgpu").imports[0]
     assert fallback.kind == "webgpu" and fallback.save_to_bytes() == built.save_to_bytes()
     assert np.frombuffer(built.save_to_bytes(), "uint8").size > 0
+
+
+def test_each_shader_starts_with_its_loop_iteration_bound():
+    """``//! loop_bound`` bounds one thread's loop iterations from the scalar arguments, for the
+    runtime to refuse launches a driver would cut short (llvmpipe: 65,535)."""
+    tvm.backend.load("webgpu")
+    mod = tvm.compile(kernels.serial_row_sum(), target="webgpu")
+    src = mod.imports[0].inspect_source()
+    assert src.startswith("//! kernel serial_row_sum_kernel0\n//! loop_bound $3\n"), src[:120]

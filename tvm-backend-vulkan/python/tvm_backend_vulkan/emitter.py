@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.codegen.c_family import CodegenError
-from tvm.codegen.device_module import binding_interface
+from tvm.codegen.device_module import binding_interface, loop_bound
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -126,6 +126,12 @@ def _size_of(arg_type: str) -> int:
 
 #: Bytes of push constants every Vulkan device offers (maxPushConstantsSize >= 128).
 PUSH_CONSTANT_LIMIT = 128
+
+#: Prefix of the ``OpString`` "tvm.loop_bound:<kernel>:<bound>" each kernel whose serial loop
+#: iterations per thread can be bounded carries (:func:`tvm.codegen.device_module.loop_bound`):
+#: lavapipe ends every shader invocation after 65535 loop iterations, silently, so the runtime
+#: refuses a launch that could run longer there.
+LOOP_BOUND_MARK = "tvm.loop_bound:"
 
 
 def scalar_block(arg_types: list[str]) -> tuple[list[int], int, bool]:
@@ -635,6 +641,9 @@ class KernelEmitter(ExprFunctor[int]):
         label = instruction(Op.Label, (entry,))
         m.functions.extend(head + label + self.local_vars + self.code[len(label) :] + instruction(Op.FunctionEnd, ()))
         m.add("entry_points", Op.EntryPoint, EXEC_GLCOMPUTE, fn, *encode_string(name), *sorted(self.interface))
+        bound = loop_bound(func)
+        if bound not in (None, "0"):  # for drivers that end long-running invocations (see LOOP_BOUND_MARK)
+            m.string(f"{LOOP_BOUND_MARK}{name}:{bound}")
 
     def _bind_parameters(self, func: PrimFunc) -> None:
         """Storage buffers for buffer parameters, one block for the scalars (push constants, or a

@@ -19,6 +19,7 @@ VERSION = 0x00010300
 class Op:
     """Opcodes used by the emitter (SPIR-V specification, section 3.52)."""
 
+    String = 7
     Name = 5
     MemberName = 6
     Extension = 10
@@ -203,6 +204,7 @@ class Module:
         "memory_model",
         "entry_points",
         "execution_modes",
+        "strings",
         "names",
         "decorations",
         "globals",
@@ -243,6 +245,12 @@ class Module:
     def name(self, target: int, text: str) -> None:
         """Debug name of an id (shown by the disassembler)."""
         self.add("names", Op.Name, target, *encode_string(text))
+
+    def string(self, text: str) -> int:
+        """An ``OpString`` (debug information drivers ignore); returns its id."""
+        sid = self.new_id()
+        self.add("strings", Op.String, sid, *encode_string(text))
+        return sid
 
     def decorate(self, target: int, decoration: int, *literals: int) -> None:
         """Decorate an id."""

@@ -2,7 +2,8 @@
 
 Each kernel becomes one WGSL shader whose entry point is ``main`` (:mod:`.wgsl`); the module's
 payload (format ``wgsl``) is the shaders one after another, each introduced by a line
-``//! kernel <name>``. The interface the runtime binds (``src/webgpu_module.cc``):
+``//! kernel <name>`` (and ``//! loop_bound <bound>``, see :func:`generate`). The interface the
+runtime binds (``src/webgpu_module.cc``):
 
 * buffer parameter k (counting buffers only, in parameter order) is
   ``@group(0) @binding(k) var<storage, read_write>``, an ``array`` of its element type, or
@@ -57,6 +58,7 @@ _SCALAR_ARG = {"bool": "int32", "float16": "float32"}
 
 #: Marks the start of each kernel's shader in the payload.
 KERNEL_MARK = "//! kernel "
+LOOP_BOUND_MARK = "//! loop_bound "
 
 
 class WGSLTypeError(TIRVerifyError):
@@ -176,8 +178,18 @@ def kernel_shader(kernel: PrimFunc) -> str:
 
 
 def generate(kernels: list[PrimFunc]) -> str:
-    """The payload: every kernel's shader after its ``//! kernel <name>`` line."""
-    return "".join(f"{KERNEL_MARK}{k.global_symbol}\n{kernel_shader(k)}" for k in kernels)
+    """The payload: every kernel's shader after its ``//! kernel <name>`` line, the shader first
+    saying ``//! loop_bound <bound>`` when its loop iterations per thread can be bounded
+    (:func:`tvm.codegen.device_module.loop_bound`; the runtime refuses launches that could run
+    longer than a driver allows)."""
+    parts = []
+    for k in kernels:
+        bound = device_module.loop_bound(k)
+        parts.append(f"{KERNEL_MARK}{k.global_symbol}\n")
+        if bound not in (None, "0"):
+            parts.append(f"{LOOP_BOUND_MARK}{bound}\n")
+        parts.append(kernel_shader(k))
+    return "".join(parts)
 
 
 def function_table(kernels: list[PrimFunc]) -> list[list]:
@@ -193,4 +205,13 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
     return device_module.create_device_module("webgpu", "wgsl", function_table(kernels), text, [["wgsl", text]])
 
 
-__all__ = ["KERNEL_MARK", "LIMITS", "WGSLTypeError", "build", "function_table", "generate", "kernel_shader"]
+__all__ = [
+    "KERNEL_MARK",
+    "LIMITS",
+    "LOOP_BOUND_MARK",
+    "WGSLTypeError",
+    "build",
+    "function_table",
+    "generate",
+    "kernel_shader",
+]

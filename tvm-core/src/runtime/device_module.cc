@@ -276,6 +276,49 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
   return cfg;
 }
 
+namespace {
+
+/*! \brief Parse "<f>*<f>..." (integers and "$k" scalar arguments of `info`) into `factors`
+ * (see BufferArgType::size_factors); false when it is not of that form. */
+bool ParseArgProduct(const FunctionInfo& info, const std::string& expr,
+                     std::vector<int64_t>* factors) {
+  factors->clear();
+  for (size_t pos = 0; pos <= expr.size();) {
+    size_t end = expr.find('*', pos);
+    if (end == std::string::npos) end = expr.size();
+    std::string term = expr.substr(pos, end - pos);
+    try {
+      if (!term.empty() && term[0] == '$') {
+        size_t k = std::stoul(term.substr(1));
+        if (k >= info.arg_types.size() || IsBufferArgType(info.arg_types[k])) return false;
+        factors->push_back(-1 - static_cast<int64_t>(k));
+      } else {
+        size_t used = 0;
+        int64_t v = std::stoll(term, &used);
+        if (v < 0 || used != term.size()) return false;
+        factors->push_back(v);
+      }
+    } catch (const std::logic_error&) {
+      return false;  // not a term this runtime understands
+    }
+    pos = end + 1;
+  }
+  return true;
+}
+
+/*! \brief The product `factors` stand for in call `args`; -1 when a "$k" argument is negative. */
+int64_t EvaluateArgProduct(const std::vector<int64_t>& factors, ffi::PackedArgs args) {
+  int64_t product = 1;
+  for (int64_t f : factors) {
+    int64_t v = f >= 0 ? f : args[static_cast<size_t>(-1 - f)].cast<int64_t>();
+    if (v < 0) return -1;
+    product = (v != 0 && product > INT64_MAX / v) ? INT64_MAX : product * v;
+  }
+  return product;
+}
+
+}  // namespace
+
 /*! \brief Parse "handle:<dtype>:<f>*<f>..." (see BufferArgType); anything not understood is left
  * unknown. */
 BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& type) {
@@ -291,28 +334,39 @@ BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& ty
     }
   }
   if (colon == std::string::npos) return out;
-  std::string expr = type.substr(colon + 1);
+  out.has_size = ParseArgProduct(info, type.substr(colon + 1), &out.size_factors);
+  return out;
+}
+
+int64_t EvaluateArgPolynomial(const FunctionInfo& info, const std::string& expr,
+                              ffi::PackedArgs args) {
+  if (expr.empty()) return -1;
+  int64_t sum = 0;
+  std::vector<int64_t> factors;
   for (size_t pos = 0; pos <= expr.size();) {
-    size_t end = expr.find('*', pos);
+    size_t end = expr.find('+', pos);
     if (end == std::string::npos) end = expr.size();
-    std::string term = expr.substr(pos, end - pos);
-    try {
-      if (!term.empty() && term[0] == '$') {
-        size_t k = std::stoul(term.substr(1));
-        if (k >= info.arg_types.size() || IsBufferArgType(info.arg_types[k])) return out;
-        out.size_factors.push_back(-1 - static_cast<int64_t>(k));
-      } else {
-        int64_t v = std::stoll(term);
-        if (v < 0) return out;
-        out.size_factors.push_back(v);
-      }
-    } catch (const std::logic_error&) {
-      return out;  // not a term this runtime understands: no size check
-    }
+    if (!ParseArgProduct(info, expr.substr(pos, end - pos), &factors)) return -1;
+    int64_t term = EvaluateArgProduct(factors, args);
+    if (term < 0) return -1;
+    sum = term > INT64_MAX - sum ? INT64_MAX : sum + term;
     pos = end + 1;
   }
-  out.has_size = true;
-  return out;
+  return sum;
+}
+
+void CheckLoopIterationBound(const char* kind, const FunctionInfo& info, const std::string& bound,
+                             ffi::PackedArgs args, const std::string& device_name) {
+  constexpr int64_t kLlvmpipeLoopLimit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS, shared by all loops
+  if (bound.empty() || device_name.compare(0, 8, "llvmpipe") != 0) return;
+  int64_t most = EvaluateArgPolynomial(info, bound, args);
+  if (most < kLlvmpipeLoopLimit) return;
+  TVM_FFI_THROW(RuntimeError)
+      << kind << " kernel " << info.name << ": one thread may run up to " << most
+      << " loop iterations with these arguments, but device '" << device_name
+      << "' (Mesa's llvmpipe) stops a thread after " << kLlvmpipeLoopLimit
+      << " loop iterations without an error, so the results would be wrong. Bind more of the "
+         "loops to threads (less serial work per thread), or use another driver";
 }
 
 void ParseBufferArgs(FunctionInfo* info) {
@@ -452,12 +506,8 @@ void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor*
                              << ", got a tensor of " << ffi::DLDataTypeToString(t->dtype);
   }
   if (!want.has_size) return;
-  int64_t need = 1;
-  for (int64_t f : want.size_factors) {
-    int64_t v = f >= 0 ? f : args[static_cast<size_t>(-1 - f)].cast<int64_t>();
-    if (v < 0) return;  // a negative size argument: not a size this check can judge
-    need = (v != 0 && need > INT64_MAX / v) ? INT64_MAX : need * v;
-  }
+  int64_t need = EvaluateArgProduct(want.size_factors, args);
+  if (need < 0) return;  // a negative size argument: not a size this check can judge
   int64_t have = 1;
   for (int i = 0; i < t->ndim; ++i) have *= t->shape[i];
   if (need > have) {

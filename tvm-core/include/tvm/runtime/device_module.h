@@ -105,6 +105,27 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
                                          ffi::PackedArgs args);
 
 /*!
+ * \brief The value of `expr` for this call of kernel `info`: a sum ("+") of products ("*") of
+ *  non-negative integers and "$k" terms (the value of scalar argument k), saturating at
+ *  INT64_MAX, e.g. "4*$2+260". Returns -1 when `expr` is empty or not of that form, or a "$k"
+ *  argument is negative. Code generators write such bounds (tvm.codegen.device_module.loop_bound).
+ */
+TVM_RUNTIME_DLL int64_t EvaluateArgPolynomial(const FunctionInfo& info, const std::string& expr,
+                                              ffi::PackedArgs args);
+
+/*!
+ * \brief Refuses a launch of kernel `info` (of module kind `kind`) on device `device_name` when
+ *  one thread may run more loop iterations than the device's driver allows: `bound` is the
+ *  kernel's EvaluateArgPolynomial bound ("" when unknown: not checked). Mesa's llvmpipe (behind
+ *  lavapipe, and WebGPU or OpenGL on it) silently ends a shader thread after 65535 loop
+ *  iterations in all; other drivers have no such limit. Throws RuntimeError naming the kernel,
+ *  the bound, the limit and the fix.
+ */
+TVM_RUNTIME_DLL void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,
+                                             const std::string& bound, ffi::PackedArgs args,
+                                             const std::string& device_name);
+
+/*!
  * \brief Checks every tensor passed for a buffer argument of a launch of kernel `info` and picks
  *  the launch device: each tensor must be on `device_type` (and, with `same_device`, on the
  *  device of the first one) and pass CheckBufferArgument. Returns the device id of the first

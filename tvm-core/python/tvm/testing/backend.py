@@ -174,6 +174,22 @@ class BackendConformance:
         a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
         self.run_checked(kernels.matmul_tiled(), "matmul_tiled", [a, b], [((32, 16), "float32")], a @ b)
 
+    def test_long_serial_loops_are_right_or_refused(self):
+        """A thread that loops 70,000 times gives the right sum or a RuntimeError saying why
+        (Mesa's llvmpipe ends a thread after 65,535 loop iterations): never a cut-short result.
+        The same kernel with short rows runs everywhere."""
+        mod = tvm.compile(kernels.serial_row_sum(), target=self.target_name())
+        dev = self.dev()
+        for cols in (1000, 70000):
+            a = random_array((3, cols), "int32", cols)
+            b = tvm.runtime.empty((3,), "int32", dev)
+            try:
+                mod["serial_row_sum"](tvm.runtime.tensor(a, dev), b)
+            except RuntimeError as err:
+                assert cols > 65535 and "loop iterations" in str(err), err
+                continue
+            np.testing.assert_array_equal(b.numpy(), a.sum(axis=1, dtype="int32"))
+
     def test_tunable_kernels_fit_the_target(self):
         """The zoo's tunable kernels: the largest configuration the target's limits admit
         compiles, and the default for the target runs and matches NumPy."""

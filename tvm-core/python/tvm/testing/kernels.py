@@ -92,6 +92,29 @@ def row_sum(
     return _named(row_sum, name)
 
 
+def serial_row_sum(dtype: str = "int32", block: int = 64, *, name: str = "serial_row_sum") -> PrimFunc:
+    """``B[r] = sum(A[r, :])`` with one thread per row running a serial loop over its ``n``
+    columns (both sizes symbolic): one thread's loop iterations grow with ``n``, which drivers
+    that end long-running threads must refuse rather than cut short."""
+
+    @T.prim_func
+    def serial_row_sum(a: T.handle, b: T.handle):
+        m = T.int32()
+        n = T.int32()
+        A = T.match_buffer(a, (m, n), dtype)
+        B = T.match_buffer(b, (m,), dtype)
+        for bx in T.thread_binding((m + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < m:
+                    acc = T.alloc_buffer((1,), dtype, scope="local")
+                    acc[0] = T.Cast(dtype, 0)
+                    for k in range(n):
+                        acc[0] = acc[0] + A[bx * block + tx, k]
+                    B[bx * block + tx] = acc[0]
+
+    return _named(serial_row_sum, name)
+
+
 def row_max_blocks(rows: int, cols: int, block: int = 64, *, name: str = "row_max_blocks") -> PrimFunc:
     """``B[r] = max(A[r, :])`` (float32) written as Apache TVM schedules a reduction: a block whose
     reduction axis is bound to ``threadIdx.x`` (a cross-thread reduction, which the parser lowers

@@ -380,3 +380,119 @@ def uses_handle(node: Any, data: Var, loads_only: bool = False) -> bool:
     except _Found:
         return True
     return False
+
+
+# A polynomial with non-negative integer coefficients over scalar parameters: {sorted tuple of
+# parameter positions (a monomial; () is the constant term): coefficient}.
+Polynomial = dict
+
+
+def _poly_add(a: Polynomial, b: Polynomial) -> Polynomial:
+    out = dict(a)
+    for mono, c in b.items():
+        out[mono] = out.get(mono, 0) + c
+    return out
+
+
+def _poly_mul(a: Polynomial, b: Polynomial) -> Polynomial:
+    out: Polynomial = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            mono = tuple(sorted(ma + mb))
+            out[mono] = out.get(mono, 0) + ca * cb
+    return out
+
+
+def _const(value: int) -> Polynomial:
+    return {(): max(int(value), 0)}
+
+
+class _NoBound(Exception):
+    pass
+
+
+class _IterationBound(StmtExprVisitor):
+    """Sums, over every serial loop, its extent times the extents of the serial loops around it;
+    each value is replaced by an upper bound over the parameters (see
+    :func:`serial_iteration_bound`)."""
+
+    def __init__(self, params: dict):
+        self.env: dict = {p: {(i,): 1} for p, i in params.items()}
+        self.scale: Polynomial = _const(1)
+        self.total: Polynomial = {}
+
+    def upper(self, e: PrimExpr) -> Polynomial:  # noqa: C901 - one case per expression kind
+        """An upper bound of ``e`` assuming every variable is non-negative."""
+        if isinstance(e, IntImm):
+            return _const(e.value)
+        if isinstance(e, Var):
+            if e not in self.env:
+                raise _NoBound
+            return self.env[e]
+        if isinstance(e, Cast):
+            return self.upper(e.value)
+        if isinstance(e, Let):
+            self.env[e.var] = self.upper(e.value)
+            return self.upper(e.body)
+        if isinstance(e, Select):
+            return _poly_add(self.upper(e.true_value), self.upper(e.false_value))
+        op = e.op.removeprefix("tir.") if isinstance(e, Call) else ""
+        if op == "if_then_else":
+            return _poly_add(self.upper(e.args[1]), self.upper(e.args[2]))
+        kind = type(e).__name__ if isinstance(e, BinaryOp) else op
+        args = (e.a, e.b) if isinstance(e, BinaryOp) else getattr(e, "args", ())
+        if kind in ("Add", "Max"):
+            return _poly_add(self.upper(args[0]), self.upper(args[1]))
+        if kind == "Mul":
+            return _poly_mul(self.upper(args[0]), self.upper(args[1]))
+        if kind in ("Sub", "Div", "FloorDiv", "shift_right"):
+            return self.upper(args[0])  # the subtrahend is >= 0; a divisor is >= 1
+        if kind in ("Mod", "FloorMod", "bitwise_and", "Min"):
+            limit = args[1]
+            if isinstance(limit, IntImm) and limit.value > 0:
+                return _const(limit.value - (0 if kind in ("bitwise_and", "Min") else 1))
+            return self.upper(args[0])
+        raise _NoBound
+
+    def visit_For(self, s: For) -> None:
+        extent = self.upper(s.extent)
+        self.env[s.loop_var] = _poly_add(self.upper(s.min), extent)
+        if s.kind.name in ("THREAD_BINDING", "PARALLEL", "VECTORIZED"):
+            self.visit_stmt(s.body)
+            return
+        outer = self.scale
+        self.scale = _poly_mul(outer, extent)
+        self.total = _poly_add(self.total, self.scale)
+        self.visit_stmt(s.body)
+        self.scale = outer
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        try:
+            self.env[s.var] = self.upper(s.value)
+        except _NoBound:
+            pass  # only an error if a loop extent depends on it
+        self.visit_stmt(s.body)
+
+    def visit_While(self, s: While) -> None:
+        raise _NoBound
+
+    def generic_visit_expr(self, e: PrimExpr) -> None:
+        pass
+
+    def visit_expr(self, e: PrimExpr) -> None:
+        pass  # expressions hold no loops
+
+
+def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
+    """An upper bound on the loop iterations one thread of kernel ``func`` runs: the sum over its
+    serial loops of each loop's extent times those of the serial loops around it (loops bound to
+    threads do not count), as a :data:`Polynomial` over the positions of ``func``'s scalar
+    parameters (assumed non-negative, as sizes are). None when an extent depends on anything else
+    (a value loaded from memory, a ``while`` loop)."""
+    params = {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and p.dtype != "handle"}
+    bound = _IterationBound(params)
+    try:
+        bound.visit_stmt(func.body)
+    except _NoBound:
+        return None
+    return {mono: c for mono, c in bound.total.items() if c}

@@ -1,0 +1,60 @@
+"""loop_bound: the upper bound on one thread's loop iterations a code generator writes for
+runtimes whose driver ends long-running threads (tvm::runtime::CheckLoopIterationBound)."""
+
+from __future__ import annotations
+
+import tvm
+from tvm.codegen.device_module import loop_bound
+from tvm.driver import lower
+from tvm.script import tir as T
+from tvm.testing import kernels
+
+
+def _kernel(func) -> tvm.tir.PrimFunc:
+    (kernel,) = lower(func, tvm.target.Target("example")).kernels
+    return kernel
+
+
+def test_nested_constant_loops_count_every_iteration() -> None:
+    @T.prim_func
+    def f(out: T.Buffer((4,), "int32")):
+        for tx in T.thread_binding(2, thread="threadIdx.x"):
+            for i in range(3):
+                for j in range(16):
+                    for a in range(100):
+                        out[tx] = out[tx] + 1
+                    for b in range(7):
+                        out[tx] = out[tx] + 2
+
+    # 3 + 3*16 + 3*16*100 + 3*16*7; the thread-bound loop is not a loop of the kernel
+    assert loop_bound(_kernel(f)) == str(3 + 48 + 4800 + 336)
+
+
+def test_symbolic_extents_become_products_of_scalar_arguments() -> None:
+    kernel = _kernel(kernels.serial_row_sum())
+    positions = {p.name: i for i, p in enumerate(kernel.params)}
+    assert loop_bound(kernel) == f"${positions['n']}"
+
+
+def test_divisions_and_thread_dependent_extents_are_bounded_from_above() -> None:
+    @T.prim_func
+    def f(a: T.handle, n: T.int32):
+        A = T.match_buffer(a, (n,), "float32")
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            for k in range((n + 15) // 16 - tx):  # at most n + 15 iterations
+                for r in range(T.min(n, 4)):  # at most 4
+                    A[k] = A[k] + T.float32(1)
+
+    kernel = _kernel(f)
+    n = next(i for i, p in enumerate(kernel.params) if p.name == "n")
+    assert loop_bound(kernel) == f"75+5*${n}"
+
+
+def test_extents_read_from_memory_have_no_bound() -> None:
+    @T.prim_func
+    def f(a: T.Buffer((4,), "int32")):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            for k in range(a[0]):
+                a[1] = a[1] + k
+
+    assert loop_bound(_kernel(f)) is None
