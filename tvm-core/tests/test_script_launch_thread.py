@@ -77,6 +77,29 @@ def test_launch_thread_is_a_thread_binding():
     np.testing.assert_allclose(b.numpy(), a + 1)
 
 
+@T.prim_func
+def launched_vthread(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16, 16), "float32")
+    C = T.match_buffer(c, (16, 16), "float32")
+    i0 = T.env_thread("blockIdx.x")
+    i1 = T.env_thread("threadIdx.x")
+    i2 = T.env_thread("vthread")
+    T.launch_thread(i0, 4)
+    T.launch_thread(i1, 2)
+    T.launch_thread(i2, 2)
+    for j in range(16):
+        C[i0 * 4 + i1 * 2 + i2, j] = A[i0 * 4 + i1 * 2 + i2, j] * T.float32(2)
+
+
+def test_a_launched_virtual_thread_is_a_serial_loop_in_each_thread():
+    mod = tvm.compile(launched_vthread, target="example")
+    dev = tvm.device("example")
+    a = np.random.rand(16, 16).astype("float32")
+    c = tvm.runtime.empty((16, 16), "float32", dev)
+    mod["launched_vthread"](tvm.runtime.tensor(a, dev), c)
+    np.testing.assert_allclose(c.numpy()[:16], a * 2)
+
+
 def test_launch_thread_errors_name_the_problem():
     with pytest.raises(ValueError, match="unknown thread tag 'threadIdx.w'"):
         T.env_thread("threadIdx.w")

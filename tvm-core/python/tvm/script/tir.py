@@ -427,6 +427,26 @@ def Select(cond, true_value, false_value) -> PrimExpr:  # noqa: N802
     return _op.select(cond, true_value, false_value)
 
 
+def ramp(base: Any, stride: Any, lanes: Any) -> PrimExpr:
+    """The integer vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``: the index of
+    a vector load or store, ``C[T.ramp(i * 4, 1, 4)] = A[T.ramp(i * 4, 1, 4)] + 1.0``."""
+    return _op.ramp(base, stride, lanes)
+
+
+def broadcast(value: Any, lanes: Any) -> PrimExpr:
+    """A vector of ``lanes`` copies of ``value``."""
+    return _op.broadcast(value, lanes)
+
+
+def shuffle(vectors: Any, indices: Any) -> PrimExpr:
+    """The lanes ``indices`` picks from the concatenation of ``vectors``:
+    ``T.shuffle([x, y], [1, 0])``."""
+    return _op.shuffle(vectors, indices)
+
+
+Ramp, Broadcast, Shuffle = ramp, broadcast, shuffle  # Apache TVM's node-style spellings
+
+
 def evaluate(value) -> PrimExpr:
     """Evaluate an expression as a statement."""
     if isinstance(value, ThreadAllreduceSpec):
@@ -771,11 +791,34 @@ for _name in (
 del _name
 
 
+def _vector_dtype_helper(name: str):
+    element, lanes = _dt.element_of(name), _dt.lanes(name)
+
+    def f(value: Any = None):
+        if value is None:
+            return VarSpec(name)
+        if isinstance(value, PrimExpr) and _dt.lanes(value.dtype) == lanes:
+            return value.astype(name)
+        return _op.broadcast(globals()[element](value), lanes)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``T.{name}(x)``: every lane ``x`` (a constant or a scalar); ``T.{name}()`` a variable."
+    f._tir_dtype = name  # type: ignore[attr-defined]
+    return f
+
+
 def __getattr__(name: str):
     from . import namespaces
 
     if name.startswith("__"):
         raise AttributeError(name)
+    if "x" in name and _dt.element_of(name) in _dt.SCALAR_DTYPES:
+        try:
+            if _dt.lanes(name) > 1:
+                globals()[name] = _vector_dtype_helper(name)  # T.float32x4
+                return globals()[name]
+        except ValueError:
+            pass
     try:
         mod = namespaces.get(name)
     except Exception as e:  # the backend's namespace module failed to import

@@ -156,6 +156,10 @@ class BackendConformance:
             mod["vector_add"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
             np.testing.assert_allclose(c.numpy(), a + b, **tolerance("float32"))
 
+    def test_vector_lanes(self):
+        a = random_array((1024,), "float32")
+        self.run_checked(kernels.vector_lanes(), "vector_lanes", [a], [((1024,), "float32")], a * a + 1)
+
     def test_shared_memory_reduction(self):
         a = random_array((7, 300), "float32")
         self.run_checked(kernels.row_sum(), "row_sum", [a], [((7,), "float32")], a.sum(axis=1))

@@ -115,6 +115,23 @@ def serial_row_sum(dtype: str = "int32", block: int = 64, *, name: str = "serial
     return _named(serial_row_sum, name)
 
 
+def vector_lanes(n: int = 1024, lanes: int = 4, block: int = 64, *, name: str = "vector_lanes") -> PrimFunc:
+    """``C = A * A + 1`` over ``n`` float32 elements, each thread a vector of ``lanes`` (``T.ramp``
+    loads and stores, a ``T.broadcast``); ``n`` a multiple of ``lanes * block``."""
+    assert n % (lanes * block) == 0, "n must be a multiple of lanes * block"
+
+    @T.prim_func
+    def vector_lanes(a: T.handle, c: T.handle):
+        A = T.match_buffer(a, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding(n // (lanes * block), thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                at = T.ramp((bx * block + tx) * lanes, 1, lanes)
+                C[at] = A[at] * A[at] + T.broadcast(T.float32(1), lanes)
+
+    return _named(vector_lanes, name)
+
+
 def row_max_blocks(rows: int, cols: int, block: int = 64, *, name: str = "row_max_blocks") -> PrimFunc:
     """``B[r] = max(A[r, :])`` (float32) written as Apache TVM schedules a reduction: a block whose
     reduction axis is bound to ``threadIdx.x`` (a cross-thread reduction, which the parser lowers

@@ -12,6 +12,7 @@ import math
 from typing import Any, Optional
 
 from .expr import (
+    Add,
     BinaryOp,
     Buffer,
     BufferLoad,
@@ -20,10 +21,12 @@ from .expr import (
     FloatImm,
     IntImm,
     Let,
+    Mul,
     Not,
     PrimExpr,
     Select,
     StringImm,
+    Sub,
     Var,
 )
 from .function import PrimFunc
@@ -496,3 +499,23 @@ def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
     except _NoBound:
         return None
     return {mono: c for mono, c in bound.total.items() if c}
+
+
+def linear_form(e: PrimExpr) -> tuple[dict, int]:
+    """``e`` as a sum of terms times constant coefficients plus a constant: ``({term key:
+    coefficient}, constant)``, so that ``x * 32 * 2`` and ``x * 64 + 1 - 1`` compare equal."""
+    if isinstance(e, IntImm):
+        return {}, e.value
+    if isinstance(e, (Add, Sub)):
+        (ta, ca), (tb, cb) = linear_form(e.a), linear_form(e.b)
+        sign = 1 if isinstance(e, Add) else -1
+        terms = dict(ta)
+        for key, coeff in tb.items():
+            terms[key] = terms.get(key, 0) + sign * coeff
+        return {k: v for k, v in terms.items() if v}, ca + sign * cb
+    if isinstance(e, Mul) and (isinstance(e.a, IntImm) or isinstance(e.b, IntImm)):
+        k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
+        terms, const = linear_form(other)
+        return {key: coeff * k for key, coeff in terms.items() if coeff * k}, const * k
+    key = (repr(e), tuple(id(v) for v in free_vars(e)))  # the same expression of the same variables
+    return {key: 1}, 0

@@ -104,6 +104,10 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "tvm_storage_sync": (1, "void"),
     "ret": (1, "void"),  # a host function's return value (``return x`` in TVMScript)
     "tir.launch_kernel": (None, "int32"),
+    # vectors (tvm.tir.transform.vectors spells them lane by lane before code generation)
+    "ramp": (3, "explicit"),
+    "broadcast": (2, "explicit"),
+    "shuffle": (None, "explicit"),
 }
 
 _FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}
@@ -166,6 +170,9 @@ def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
         a = _literal_like(a, b)
     elif not isinstance(b, PrimExpr):
         b = _literal_like(b, a)
+    la, lb = _dt.lanes(a.dtype), _dt.lanes(b.dtype)
+    if la != lb and 1 in (la, lb):  # a scalar next to a vector is every lane's value
+        a, b = (broadcast(a, lb), b) if la == 1 else (a, broadcast(b, la))
     if a.dtype != b.dtype:
         dt = promote_dtypes(a.dtype, b.dtype)
         a, b = a.astype(dt), b.astype(dt)
@@ -173,7 +180,11 @@ def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
 
 
 def _literal_like(value: Any, other: PrimExpr) -> PrimExpr:
-    """A Python literal next to an expression: it takes the expression's dtype when it fits."""
+    """A Python literal next to an expression: it takes the expression's dtype when it fits (the
+    element dtype of a vector, whose lanes it then fills)."""
+    if _dt.lanes(other.dtype) > 1:
+        element = _literal_like(value, Cast(_dt.element_of(other.dtype), other))
+        return broadcast(element, _dt.lanes(other.dtype))
     if isinstance(value, bool):
         return IntImm("bool", int(value)) if _dt.is_bool(other.dtype) else convert(int(value), other.dtype)
     if isinstance(value, int):
@@ -222,6 +233,53 @@ def _as_bool(x: ExprLike) -> PrimExpr:
     if not _dt.is_bool(x.dtype):
         raise TypeError(f"expected a boolean condition, got {x.dtype}")
     return x
+
+
+# --------------------------------------------------------------------------- vectors
+
+
+def _lane_count(lanes: Any) -> int:
+    value = lanes.value if isinstance(lanes, IntImm) else lanes
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64:
+        raise TypeError(f"vector lanes must be a constant integer from 1 to 64, got {lanes!r}")
+    return value
+
+
+def ramp(base: ExprLike, stride: ExprLike, lanes: Any) -> PrimExpr:
+    """The integer vector ``[base, base + stride, ..., base + (lanes - 1) * stride]`` (the index
+    of a vector load or store: ``A[T.ramp(i, 1, 4)]``)."""
+    base, stride = _pair(base, stride)
+    if not _dt.is_integer(base.dtype) or _dt.lanes(base.dtype) != 1:
+        raise TypeError(f"ramp needs scalar integer base and stride, got {base.dtype}")
+    n = _lane_count(lanes)
+    return base if n == 1 else Call(_dt.with_lanes(base.dtype, n), "ramp", (base, stride, IntImm("int32", n)))
+
+
+def broadcast(value: ExprLike, lanes: Any) -> PrimExpr:
+    """A vector of ``lanes`` copies of the scalar ``value``."""
+    value = convert(value)
+    if _dt.lanes(value.dtype) != 1:
+        raise TypeError(f"broadcast needs a scalar, got {value.dtype}")
+    n = _lane_count(lanes)
+    return value if n == 1 else Call(_dt.with_lanes(value.dtype, n), "broadcast", (value, IntImm("int32", n)))
+
+
+def shuffle(vectors: Any, indices: Any) -> PrimExpr:
+    """The vector of lanes ``indices`` picks from the concatenation of ``vectors`` (scalars count as
+    one lane): ``shuffle([x, y], [1, 0])`` is ``[y, x]``."""
+    vectors = [convert(v) for v in (vectors if isinstance(vectors, (list, tuple)) else [vectors])]
+    element = _dt.element_of(vectors[0].dtype) if vectors else None
+    if not vectors or any(_dt.element_of(v.dtype) != element for v in vectors):
+        raise TypeError(f"shuffle needs vectors of one element type, got {[v.dtype for v in vectors]}")
+    total = sum(_dt.lanes(v.dtype) for v in vectors)
+    picks = []
+    for i in indices if isinstance(indices, (list, tuple)) else [indices]:
+        i = i.value if isinstance(i, IntImm) else i
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < total:
+            raise TypeError(f"shuffle index {i!r} is not a constant lane in [0, {total})")
+        picks.append(IntImm("int32", i))
+    n = _lane_count(len(picks))
+    return Call(_dt.with_lanes(element, n), "shuffle", (IntImm("int32", len(vectors)), *vectors, *picks))
 
 
 # --------------------------------------------------------------------------- intrinsics
@@ -492,6 +550,7 @@ __all__ = [
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
+    "broadcast",
     "call_intrin",
     "cast",
     "ceil",
@@ -526,12 +585,14 @@ __all__ = [
     "nearbyint",
     "pow",
     "promote_dtypes",
+    "ramp",
     "result_dtype",
     "round",
     "rsqrt",
     "select",
     "shift_left",
     "shift_right",
+    "shuffle",
     "sigmoid",
     "sin",
     "sinh",

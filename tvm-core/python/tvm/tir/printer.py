@@ -173,8 +173,14 @@ class _Printer:
             return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})"), _ATOM
         if isinstance(e, BufferLoad):
             return f"{self.buf(e.buffer)}[{self.indices(e.indices)}]", _ATOM
+        if isinstance(e, Call) and e.op == "shuffle":  # T.shuffle([vectors], [lanes])
+            count = e.args[0].value
+            vectors = ", ".join(self.expr(a) for a in e.args[1 : 1 + count])
+            return f"T.shuffle([{vectors}], [{', '.join(str(a.value) for a in e.args[1 + count :])}])", _ATOM
         if isinstance(e, Call):
             args = ", ".join(self.expr(a) for a in e.args)
+            if e.op in ("ramp", "broadcast"):
+                return f"T.{e.op}({args})", _ATOM
             if (
                 e.op in INTRINSICS
                 and "." not in e.op

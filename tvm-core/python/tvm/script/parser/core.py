@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.analysis import structural_equal
+from tvm.tir.analysis import linear_form, structural_equal
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
@@ -55,6 +55,8 @@ from tvm.tir.stmt import (
 
 from .. import tir as T
 from ..diagnostics import Span, TVMScriptError
+from tvm.tir.transform.vectors import masked_store
+
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 
 _PASSTHROUGH = (TVMScriptError,)
@@ -354,6 +356,8 @@ class Parser:
             return Evaluate(_op.convert(val))
         if isinstance(val, PrimExpr):
             return Evaluate(val)
+        if isinstance(val, Stmt):  # buf.vstore(...)
+            return val
         raise self.error(node, f"expression statement of type {type(val).__name__} has no effect in TIR")
 
     def stmt_For(self, node: ast.For):
@@ -587,7 +591,8 @@ class Parser:
             val = self.eval_expr(value_node)
             if isinstance(val, Call) and val.op == "undef":
                 return None  # storing T.undef(): the element's value is unspecified, so nothing is stored
-            return BufferStore(buf, self._store_value(buf, val, value_node), idx)
+            lanes = max((_dt.lanes(i.dtype) for i in idx), default=1)
+            return BufferStore(buf, self._store_value(buf, val, value_node, lanes), idx)
         val = self.eval_expr(value_node)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:
             if all(isinstance(v, T.AxisSpec) for v in val):
@@ -628,9 +633,11 @@ class Parser:
         if isinstance(val, T.VarSpec):
             self.bind(name, Var(name, val.dtype), target)
             return None
-        if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, BufferLoad):  # one element: A[i, j]
+        if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, BufferLoad):  # A[i, j] or A[i, 0:4]
             load = val.handle
-            val = T.MatchBufferSpec(_Region(load.buffer, list(load.indices), [False] * len(load.indices)), val.spec)
+            starts = [i.args[0] if _dt.lanes(i.dtype) > 1 else i for i in load.indices]
+            sliced = [_dt.lanes(i.dtype) > 1 for i in load.indices]
+            val = T.MatchBufferSpec(_Region(load.buffer, starts, sliced), val.spec)
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, _Region):
             return self._match_region(name, val, target, node)
         if isinstance(val, T.MatchBufferSpec):
@@ -678,33 +685,62 @@ class Parser:
             raise self.error(target.value, f"only buffer elements can be assigned, not {type(buf).__name__}")
         return buf, self._indices(buf, target)
 
-    def _store_value(self, buf: Buffer, val: Any, node: ast.AST) -> PrimExpr:
+    def _store_value(self, buf: Buffer, val: Any, node: ast.AST, lanes: int = 1) -> PrimExpr:
+        """``val`` as a value of ``buf``'s dtype (with ``lanes`` lanes for a vector index)."""
         if isinstance(val, bool):
             val = IntImm("bool", int(val)) if _dt.is_bool(buf.dtype) else int(val)
         if isinstance(val, (int, float)):
             try:
-                return _op.convert(val, buf.dtype)
+                return _op.broadcast(_op.convert(val, buf.dtype), lanes)
             except (TypeError, ValueError) as e:
                 raise self.error(node, f"cannot store {val!r} into {buf.dtype} buffer {buf.name}: {e}") from None
         if not isinstance(val, PrimExpr):
             raise self.error(node, f"cannot store a {type(val).__name__} into buffer {buf.name}")
-        if val.dtype == buf.dtype:
+        if lanes > 1 and _dt.lanes(val.dtype) == 1:
+            val = _op.broadcast(val, lanes)
+        want = _dt.with_lanes(buf.dtype, lanes * _dt.lanes(buf.dtype))
+        if val.dtype == want:
             return val
-        if _same_family(val.dtype, buf.dtype):
-            return val.astype(buf.dtype)
+        if _dt.lanes(val.dtype) != _dt.lanes(want):
+            raise self.error(node, f"cannot store a {val.dtype} value at {lanes} lane(s) of buffer {buf.name}")
+        if _same_family(val.dtype, want):
+            return val.astype(want)
         raise self.error(
             node,
             f"cannot store a {val.dtype} value into {buf.dtype} buffer {buf.name} "
             f'without a cast; write T.Cast("{buf.dtype}", ...)',
         )
 
+    def _slice_lanes(self, buf: Buffer, dim: int, e: ast.Slice) -> Optional[PrimExpr]:
+        """``A[i:i + 4]`` as the vector index ``T.ramp(i, 1, 4)``; None unless the slice has a
+        constant length of 2 to 64 lanes and a constant step."""
+        start = self.eval_expr(e.lower) if e.lower is not None else 0
+        stop = self.eval_expr(e.upper) if e.upper is not None else buf.shape[dim]
+        step = self.eval_expr(e.step) if e.step is not None else 1
+        if not all(isinstance(x, (int, PrimExpr)) and not isinstance(x, bool) for x in (start, stop, step)):
+            return None
+        terms, length = linear_form(_op.binary("sub", stop, start))
+        step = step.value if isinstance(step, IntImm) else step
+        if terms or not isinstance(step, int) or step <= 0:
+            return None
+        lanes = -(-length // step)
+        return _op.ramp(start, step, lanes) if 2 <= lanes <= 64 else None
+
     def _indices(self, buf: Buffer, sub: ast.Subscript) -> tuple:
         sl = sub.slice
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         out = []
-        for e in elts:
+        if sum(isinstance(e, ast.Slice) for e in elts) > 1:
+            raise self.error(sub, "only one dimension of a buffer access can be a slice (a vector); "
+                             "write a loop over the others")  # fmt: skip
+        for dim, e in enumerate(elts):
             if isinstance(e, ast.Slice):
-                raise self.error(e, "buffer slices are not supported; index one element at a time")
+                ramp = self._slice_lanes(buf, dim, e) if dim < len(buf.shape) else None
+                if ramp is None:
+                    raise self.error(e, "a buffer slice here must be one vector: a constant length of 2 to 64 "
+                                     "lanes (A[i:i + 4]); index one element at a time otherwise")  # fmt: skip
+                out.append(ramp)
+                continue
             v = self.eval_expr(e)
             if isinstance(v, bool):
                 raise self.error(e, "buffer index must be an integer, got bool")
@@ -915,6 +951,11 @@ class Parser:
             raise self.error(node, f"T.launch_thread extent must be an integer, got {extent!r}")
         ext = _op.convert(extent, "int32")
         span = self.span(node)
+        if tag in T.VIRTUAL_THREAD_TAGS:  # as T.thread_binding: a serial loop in each thread
+            annotations = {"virtual_thread": tag}
+            return _Wrap(
+                lambda body: For(var, IntImm(ext.dtype, 0), ext, ForKind.SERIAL, body, None, annotations, span)
+            )
         self.thread_loops.append(ThreadLoop(var, tag, ext))
         return _Wrap(lambda body: For(var, IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, tag, {}, span))
 
@@ -957,6 +998,8 @@ class Parser:
 
     def expr_Attribute(self, node: ast.Attribute):
         base = self.eval_expr(node.value)
+        if isinstance(base, Buffer) and node.attr in ("vload", "vstore"):
+            return self._vector_access(base, node.attr)
         if isinstance(base, Buffer) and node.attr not in (
             "shape",
             "dtype",
@@ -972,6 +1015,37 @@ class Parser:
             return getattr(base, node.attr)
         except AttributeError as e:
             raise self.error(node, str(e)) from None
+
+    def _vector_load(self, buf: Buffer, indices: tuple) -> BufferLoad:
+        """``buf[indices]``: as many lanes as the widest index (a ``T.ramp``)."""
+        lanes = max(_dt.lanes(i.dtype) for i in indices) if indices else 1
+        return BufferLoad(buf, indices, _dt.with_lanes(buf.dtype, lanes))
+
+    def _vector_access(self, buf: Buffer, method: str) -> Callable:
+        """``buf.vload(indices, dtype=None, predicate=None)`` and ``buf.vstore(indices, value,
+        predicate=None)``: a vector dtype widens the last index to a ramp; lanes whose predicate
+        is false read zero and store nothing."""
+
+        def index(indices: Any, dtype: Optional[str]) -> tuple:
+            indices = [_op.convert(i) for i in (indices if isinstance(indices, (list, tuple)) else [indices])]
+            if len(indices) != len(buf.shape):
+                raise TypeError(f"buffer {buf.name} has {len(buf.shape)} dimension(s), got {len(indices)} index(es)")
+            if dtype is not None and _dt.lanes(dtype) > 1 and _dt.lanes(indices[-1].dtype) == 1:
+                indices[-1] = _op.ramp(indices[-1], 1, _dt.lanes(dtype))
+            return tuple(indices)
+
+        def vload(indices: Any, dtype: Optional[str] = None, predicate: Any = None) -> PrimExpr:
+            load = self._vector_load(buf, index(indices, dtype))
+            if predicate is None:
+                return load
+            return _op.if_then_else(predicate, load, _op.broadcast(_op.convert(0, buf.dtype), _dt.lanes(load.dtype)))
+
+        def vstore(indices: Any, value: Any, predicate: Any = None) -> Stmt:
+            value = _op.convert(value, _dt.element_of(buf.dtype)) if not isinstance(value, PrimExpr) else value
+            store = BufferStore(buf, value, index(indices, value.dtype))
+            return store if predicate is None else masked_store(store, predicate)
+
+        return vload if method == "vload" else vstore
 
     def expr_Tuple(self, node: ast.Tuple):
         return tuple(self.eval_expr(e) for e in node.elts)
@@ -1020,14 +1094,19 @@ class Parser:
     def expr_Subscript(self, node: ast.Subscript):
         base = self.eval_expr(node.value)
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if isinstance(base, Buffer) and any(isinstance(e, ast.Slice) for e in elts):
+        slices = [i for i, e in enumerate(elts) if isinstance(e, ast.Slice)]
+        if isinstance(base, Buffer) and len(slices) == 1 and len(elts) == len(base.shape):
+            ramp = self._slice_lanes(base, slices[0], elts[slices[0]])
+            if ramp is not None:  # A[i, 0:4]: a vector load (a region where T.match_buffer takes one)
+                return self._vector_load(base, self._indices(base, node))
+        if isinstance(base, Buffer) and slices:
             if len(elts) != len(base.shape):
                 raise self.error(node, f"buffer {base.name} has {len(base.shape)} dimension(s), region has {len(elts)}")
             starts = [self.eval_expr(e.lower) if isinstance(e, ast.Slice) and e.lower else
                       (0 if isinstance(e, ast.Slice) else self.eval_expr(e)) for e in elts]  # fmt: skip
             return _Region(base, starts, [isinstance(e, ast.Slice) for e in elts])
         if isinstance(base, Buffer):
-            return BufferLoad(base, self._indices(base, node))
+            return self._vector_load(base, self._indices(base, node))
         if isinstance(node.slice, ast.Slice):
             raise self.error(node, "slices are not supported")
         return base[self.eval_expr(node.slice)]

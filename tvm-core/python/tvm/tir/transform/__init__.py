@@ -9,6 +9,8 @@
   operations (a target pass for emitters that are not the C printer)
 * :func:`legalize_bfloat16` -- bfloat16 arithmetic emulated in float32 with integer rounding, so an
   emitter only stores bfloat16 as 16-bit integers (a target pass)
+* :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
+  loads and stores) spelled lane by lane (the first step of :func:`lower`)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
@@ -21,6 +23,7 @@ from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buff
 from .legalize import legalize_arithmetic
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
+from .vectors import scalarize_vectors
 from .verify import TIRVerifyError, verify, well_formed
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "legalize_arithmetic",
     "legalize_bfloat16",
     "lower",
+    "scalarize_vectors",
     "simplify",
     "simplify_expr",
     "simplify_stmt",

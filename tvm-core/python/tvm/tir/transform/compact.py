@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tvm.tir.analysis import free_vars, uses_handle
+from tvm.tir.analysis import free_vars, linear_form, uses_handle
 from tvm.tir.expr import (
     Add,
     Buffer,
@@ -270,7 +270,7 @@ def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], 
     shape, mins = [], []
     canonical = finder.same_thread if buf.scope == "local" else {}
     for ranges in per_dim:
-        parts = [_linear(substitute(r.fixed, canonical)) if r.fixed is not None else ({}, 0) for r in ranges]
+        parts = [linear_form(substitute(r.fixed, canonical)) if r.fixed is not None else ({}, 0) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
         lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
@@ -283,26 +283,6 @@ def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], 
     return tuple(shape), mins, bounds, canonical
 
 
-def _linear(e: PrimExpr) -> tuple[dict, int]:
-    """``e`` as a sum of terms times constant coefficients plus a constant: ``({term key:
-    coefficient}, constant)``, so that ``x * 32 * 2`` and ``x * 64 + 1 - 1`` compare equal."""
-    if isinstance(e, IntImm):
-        return {}, e.value
-    if isinstance(e, (Add, Sub)):
-        (ta, ca), (tb, cb) = _linear(e.a), _linear(e.b)
-        sign = 1 if isinstance(e, Add) else -1
-        terms = dict(ta)
-        for key, coeff in tb.items():
-            terms[key] = terms.get(key, 0) + sign * coeff
-        return {k: v for k, v in terms.items() if v}, ca + sign * cb
-    if isinstance(e, Mul) and (isinstance(e.a, IntImm) or isinstance(e.b, IntImm)):
-        k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
-        terms, const = _linear(other)
-        return {key: coeff * k for key, coeff in terms.items() if coeff * k}, const * k
-    key = (repr(e), tuple(id(v) for v in free_vars(e)))  # the same expression of the same variables
-    return {key: 1}, 0
-
-
 class _Rewrite(StmtExprMutator):
     """Accesses of ``old`` become accesses of ``new`` at ``varying - min`` per dimension."""
 
@@ -313,7 +293,7 @@ class _Rewrite(StmtExprMutator):
         out = []
         for index, lo in zip(indices, self.mins):
             r = self.bounds.of(index)
-            shift = _linear(substitute(r.fixed, self.canonical))[1] - lo if r.fixed is not None else -lo
+            shift = linear_form(substitute(r.fixed, self.canonical))[1] - lo if r.fixed is not None else -lo
             out.append(binary("add", r.varying, shift) if r.varying is not None else IntImm("int32", shift))
         return tuple(out)
 

@@ -1,9 +1,10 @@
 """Host/device split: ``lower(func, target) -> LoweredFunc`` (the lowering contract of
 docs/development.md).
 
-Pipeline: :func:`place_allocations` (device targets: shared and local buffers allocated outside
-the thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (those
-moved shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels using a
+Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
+:func:`place_allocations` (device targets: shared and local buffers allocated outside the
+thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (those moved
+shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels using a
 moved shared buffer, where threads would race on it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
 dimensions) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
@@ -67,6 +68,7 @@ from .barriers import insert_barriers
 from .compact import compact_allocations
 from .placement import place_allocations
 from .simplify import simplify
+from .vectors import scalarize_vectors
 from .verify import TIRVerifyError, is_device_target, verify, with_span
 
 LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -101,7 +103,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
 
         target = Target(target)
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
-    func = place_allocations(func, target, moved)
+    func = place_allocations(scalarize_vectors(func), target, moved)
     func = insert_barriers(compact_allocations(func, target, moved), target, moved)
     verify(func, target)
     f = check_constant_bounds(simplify(func))

@@ -245,7 +245,8 @@ class _Verifier(StmtExprVisitor):
     def visit_BufferStore(self, s: BufferStore) -> None:
         self.check_access(s.buffer, s.indices)
         self.visit_expr(s.value)
-        if s.value.dtype != s.buffer.dtype:
+        lanes = max((_dt.lanes(i.dtype) for i in s.indices), default=1)  # a vector index stores lanes
+        if s.value.dtype != _dt.with_lanes(s.buffer.dtype, lanes * _dt.lanes(s.buffer.dtype)):
             self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer '{s.buffer.name}' (insert a Cast)")
 
     def visit_IfThenElse(self, s: IfThenElse) -> None:
@@ -262,7 +263,7 @@ class _Verifier(StmtExprVisitor):
 
     # ------------------------------------------------------------------ expressions
     def need_bool(self, e: PrimExpr, what: str):
-        if not _dt.is_bool(e.dtype):
+        if not _dt.is_bool(_dt.element_of(e.dtype)):
             self.fail(f"{what} must be bool, got {e.dtype}")
 
     def check_access(self, buf: Buffer, indices: tuple):

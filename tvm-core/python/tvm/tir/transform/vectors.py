@@ -1,0 +1,247 @@
+"""Vector expressions (``float32x4`` values: ``T.ramp``, ``T.broadcast``, ``T.shuffle``, loads and
+stores through a vector index) spelled lane by lane, so every code generator gets them.
+
+:func:`scalarize_vectors` runs first in the lowering. A store of an ``n``-lane value becomes ``n``
+scalar stores, each of one lane's expression (a ramp's lane ``l`` is ``base + l * stride``, a
+broadcast's every lane its scalar, a shuffle's lane the lane it picks, arithmetic and math lane by
+lane); when the value reads the buffer it stores to, every lane is computed before the first
+store, as a vector store does. A vector ``let`` becomes one variable per lane. C compilers and
+drivers vectorize the unrolled lanes again where the hardware has vectors.
+
+Not supported, each refused by name: buffers whose element type is a vector, vector conditions
+of ``if``, vector loop bounds, and intrinsics without a lane-by-lane meaning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir.analysis import uses_handle
+from tvm.tir.expr import (
+    And,
+    BinaryOp,
+    Buffer,
+    BufferLoad,
+    Call,
+    Cast,
+    CmpOp,
+    FloatImm,
+    IntImm,
+    Let,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    Var,
+)
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprMutator, post_order_visit
+from tvm.tir.op import binary, broadcast
+from tvm.tir.stmt import BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
+
+from .verify import TIRVerifyError, with_span
+
+#: Calls that build vectors; every other call is applied lane by lane.
+VECTOR_OPS = ("ramp", "broadcast", "shuffle")
+
+
+def lanes_of(e: PrimExpr) -> int:
+    """The lanes of ``e``'s value (a comparison of vectors has as many as its operands)."""
+    if isinstance(e, (CmpOp, And, Or)):
+        return max(lanes_of(e.a), lanes_of(e.b))
+    if isinstance(e, Not):
+        return lanes_of(e.a)
+    return 1 if e.dtype == "void" else _dt.lanes(e.dtype)
+
+
+def _store_lanes(s: BufferStore) -> int:
+    return max([lanes_of(s.value), *(lanes_of(i) for i in s.indices)])
+
+
+def _has_vectors(func: PrimFunc) -> bool:
+    found = []
+
+    def visit(node):
+        if isinstance(node, PrimExpr) and lanes_of(node) > 1:
+            found.append(node)
+
+    post_order_visit(func.body, visit)
+    return bool(found) or any(_dt.lanes(b.dtype) > 1 for b in func.buffer_map.values())
+
+
+class _Scalarize(StmtExprMutator):
+    def __init__(self) -> None:
+        self.lane_vars: dict[Var, list[PrimExpr]] = {}  # a vector variable's value per lane
+        self.stmt: Optional[Stmt] = None
+
+    def fail(self, msg: str) -> TIRVerifyError:
+        span = getattr(self.stmt, "span", None)
+        return TIRVerifyError(with_span(msg, span), msg, span)
+
+    def visit_stmt(self, s: Stmt) -> Optional[Stmt]:
+        outer, self.stmt = self.stmt, s
+        try:
+            return super().visit_stmt(s)
+        finally:
+            self.stmt = outer
+
+    # ---- statements with vector values
+    def visit_BufferStore(self, s: BufferStore) -> Optional[Stmt]:
+        self._scalar_buffer(s.buffer)
+        if _store_lanes(s) == 1:
+            return super().visit_BufferStore(s)
+        return self._lanewise_store(s, None)
+
+    def _lanewise_store(self, s: BufferStore, predicate: Optional[PrimExpr]) -> Stmt:
+        """One scalar store per lane (only where ``predicate``'s lane is true, when given)."""
+        n = _store_lanes(s)
+        self._one_vector_index(s.buffer, s.indices)
+        if lanes_of(s.value) not in (1, n) or (predicate is not None and lanes_of(predicate) not in (1, n)):
+            raise self.fail(f"storing a {s.value.dtype} value at {n} lanes of buffer {s.buffer.name}")
+        values = [self.lane(s.value, k) for k in range(n)]
+        indices = [tuple(self.lane(i, k) for i in s.indices) for k in range(n)]
+        temps = values
+        if uses_handle(s.value, s.buffer.data, loads_only=True):  # every lane read before the first store
+            temps = [Var(f"{s.buffer.name}_lane{k}", _dt.element_of(s.value.dtype)) for k in range(n)]
+        stores = [BufferStore(s.buffer, t, idx, s.span) for t, idx in zip(temps, indices)]
+        if predicate is not None:
+            stores = [IfThenElse(self.lane(predicate, k), st, None, s.span) for k, st in enumerate(stores)]
+        body = seq(*stores)
+        if temps is not values:
+            for t, v in reversed(list(zip(temps, values))):
+                body = LetStmt(t, v, body, s.span)
+        return body
+
+    def visit_LetStmt(self, s: LetStmt) -> Optional[Stmt]:
+        n = lanes_of(s.value)
+        if n == 1:
+            return super().visit_LetStmt(s)
+        parts = [Var(f"{s.var.name}_{k}", _dt.element_of(s.var.dtype)) for k in range(n)]
+        values = [self.lane(s.value, k) for k in range(n)]
+        self.lane_vars[s.var] = parts
+        body = self._body(self.visit_stmt(s.body))
+        for var, value in reversed(list(zip(parts, values))):
+            body = LetStmt(var, value, body, s.span)
+        return body
+
+    def visit_IfThenElse(self, s: IfThenElse) -> Optional[Stmt]:
+        if lanes_of(s.condition) == 1:
+            return super().visit_IfThenElse(s)
+        store = s.then_case
+        if isinstance(store, BufferStore) and s.else_case is None and _store_lanes(store) == lanes_of(s.condition):
+            self._scalar_buffer(store.buffer)
+            return self._lanewise_store(store, s.condition)
+        raise self.fail(f"an if condition must be one boolean, got a vector of {lanes_of(s.condition)} lanes")
+
+    def visit_For(self, s: For) -> Optional[Stmt]:
+        if lanes_of(s.min) > 1 or lanes_of(s.extent) > 1:
+            raise self.fail(f"loop {s.loop_var.name} has a vector bound")
+        return super().visit_For(s)
+
+    def visit_Evaluate(self, s: Evaluate) -> Optional[Stmt]:
+        n = lanes_of(s.value)
+        if n == 1:
+            return super().visit_Evaluate(s)
+        return seq(*(Evaluate(self.lane(s.value, k), s.span) for k in range(n)))
+
+    def mutate_buffer(self, b: Buffer) -> Buffer:
+        self._scalar_buffer(b)
+        return super().mutate_buffer(b)
+
+    def _one_vector_index(self, b: Buffer, indices: tuple) -> None:
+        if sum(lanes_of(i) > 1 for i in indices) > 1:
+            raise self.fail(
+                f"an access of buffer {b.name} has vector indices in several dimensions; a vector runs "
+                f"along one dimension (a region of several is a loop nest)"
+            )
+
+    def _scalar_buffer(self, b: Buffer) -> None:
+        if _dt.lanes(b.dtype) > 1:
+            raise self.fail(
+                f"buffer {b.name} has vector elements ({b.dtype}); declare it with the element dtype "
+                f"({_dt.element_of(b.dtype)}) and access lanes with a vector index, e.g. {b.name}[T.ramp(i, 1, 4)]"
+            )
+
+    # ---- a scalar expression holding a one-lane vector operation (T.shuffle(v, [2]))
+    def visit_Call(self, e: Call) -> PrimExpr:
+        if e.op in VECTOR_OPS:
+            return self.lane(e, 0)
+        return super().visit_Call(e)
+
+    def visit_Var(self, e: Var) -> PrimExpr:
+        if e in self.lane_vars:
+            raise self.fail(f"vector variable {e.name} is used where one value is expected")
+        return e
+
+    # ---- one lane of a vector expression
+    def lane(self, e: PrimExpr, k: int) -> PrimExpr:  # noqa: C901 - one case per expression kind
+        """Lane ``k`` of ``e``'s value (a scalar ``e`` is the same in every lane)."""
+        if lanes_of(e) == 1:
+            return self.visit_expr(e)
+        if isinstance(e, Var):
+            return self.lane_vars[e][k]
+        if isinstance(e, Call) and e.op in VECTOR_OPS:
+            return self._vector_op_lane(e, k)
+        if isinstance(e, BufferLoad):
+            self._scalar_buffer(e.buffer)
+            self._one_vector_index(e.buffer, e.indices)
+            indices = tuple(self.lane(i, k) for i in e.indices)
+            return BufferLoad(e.buffer, indices, _dt.element_of(e.dtype), e.span)
+        if isinstance(e, (IntImm, FloatImm)):
+            return type(e)(_dt.element_of(e.dtype), e.value)
+        if isinstance(e, BinaryOp):
+            return type(e)(self.lane(e.a, k), self.lane(e.b, k), e.span)
+        if isinstance(e, Not):
+            return Not(self.lane(e.a, k), span=e.span)
+        if isinstance(e, Cast):
+            return Cast(_dt.element_of(e.dtype), self.lane(e.value, k), e.span)
+        if isinstance(e, Select):
+            parts = (self.lane(x, k) for x in (e.condition, e.true_value, e.false_value))
+            return Select(*parts, _dt.element_of(e.dtype), e.span)
+        if isinstance(e, Let):
+            self.lane_vars[e.var] = [self.lane(e.value, j) for j in range(lanes_of(e.value))]
+            return self.lane(e.body, k)
+        if isinstance(e, Call) and (e.op != "reinterpret" or lanes_of(e.args[0]) == lanes_of(e)):
+            return Call(_dt.element_of(e.dtype), e.op, tuple(self.lane(a, k) for a in e.args), e.span)
+        raise self.fail(f"{type(e).__name__} {getattr(e, 'op', '')} of {e.dtype} cannot be computed lane by lane")
+
+    def _vector_op_lane(self, e: Call, k: int) -> PrimExpr:
+        if e.op == "ramp":
+            base, stride = self.visit_expr(e.args[0]), self.visit_expr(e.args[1])
+            return base if k == 0 else binary("add", base, binary("mul", stride, k))
+        if e.op == "broadcast":
+            return self.visit_expr(e.args[0])
+        count = e.args[0].value
+        vectors, picks = e.args[1 : 1 + count], e.args[1 + count :]
+        pick = picks[k].value
+        for v in vectors:
+            n = lanes_of(v)
+            if pick < n:
+                return self.lane(v, pick)
+            pick -= n
+        raise self.fail(f"shuffle picks lane {picks[k].value}, past the end of its vectors")
+
+
+def masked_store(store: BufferStore, predicate: PrimExpr) -> Stmt:
+    """``store`` (a vector store) writing only the lanes whose ``predicate`` lane is true: an ``if``
+    on the vector predicate around the store, which :func:`scalarize_vectors` spells per lane."""
+    n = _store_lanes(store)
+    if lanes_of(predicate) not in (1, n) or not _dt.is_bool(_dt.element_of(predicate.dtype)):
+        raise TypeError(f"a store of {n} lanes needs a predicate of {n} booleans, got {predicate.dtype}")
+    if lanes_of(predicate) == 1 and n > 1:
+        predicate = broadcast(predicate, n)
+    return IfThenElse(predicate, store, None, store.span)
+
+
+def scalarize_vectors(func: PrimFunc) -> PrimFunc:
+    """``func`` with every vector value computed lane by lane (see the module docstring); the
+    function itself when it has none."""
+    if not _has_vectors(func):
+        return func
+    body = _Scalarize().visit_stmt(func.body)
+    return dataclasses.replace(func, body=StmtExprMutator._body(body), buffer_map=dict(func.buffer_map))
+
+
+__all__ = ["VECTOR_OPS", "lanes_of", "masked_store", "scalarize_vectors"]

@@ -1,0 +1,165 @@
+"""Vectors as Apache TVM writes them (``T.Ramp``/``T.ramp``, ``T.Broadcast``/``T.broadcast``,
+``T.Shuffle``, vector slices ``A[i:i + 4]``, ``vload``/``vstore``, ``float32x4`` values): each
+kernel compiles, runs and matches NumPy; what has no lane-by-lane meaning is refused by name."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+from tvm.tir.transform import scalarize_vectors
+from tvm.tir.transform.verify import TIRVerifyError
+
+
+def _run(func, *arrays):
+    mod = tvm.compile(func, target="c")
+    tensors = [tvm.runtime.tensor(a) for a in arrays]
+    mod[func.global_symbol](*tensors)
+    return [t.numpy() for t in tensors]
+
+
+@T.prim_func
+def ramp_add(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    for i in T.serial(32):
+        C[T.Ramp(i * 2, 1, 2)] = A[T.Ramp(i * 2, 1, 2)] + T.Broadcast(T.float32(1), 2)
+
+
+def test_ramp_loads_and_stores_with_a_broadcast():
+    a = np.random.rand(64).astype("float32")
+    _, c = _run(ramp_add, a, np.zeros(64, "float32"))
+    np.testing.assert_allclose(c, a + 1)
+
+
+@T.prim_func
+def reverse_quads(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(4):
+        x = A[i * 4 : i * 4 + 4]
+        C[i * 4 : i * 4 + 4] = T.Shuffle([x], [3, 2, 1, 0]) * 2.0
+
+
+def test_slices_are_vectors_and_shuffle_picks_lanes():
+    a = np.arange(16, dtype="float32")
+    _, c = _run(reverse_quads, a, np.zeros(16, "float32"))
+    np.testing.assert_array_equal(c, (a.reshape(4, 4)[:, ::-1] * 2).reshape(-1))
+
+
+@T.prim_func
+def strided_vstore(b: T.handle):
+    B = T.match_buffer(b, (8,), "float32")
+    B.vstore([T.Ramp(0, 2, 4)], T.Broadcast(1.0, 4), predicate=T.Broadcast(T.bool(True), 4))
+
+
+@T.prim_func
+def masked_tail(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (6,), "float32")
+    C = T.match_buffer(c, (6,), "float32")
+    lane = T.ramp(4, 1, 4)
+    C.vstore([lane], A.vload([lane], predicate=lane < 6) + 1.0, predicate=lane < 6)
+    C.vstore([0], A.vload([0], "float32x4") * 3.0)
+
+
+def test_vload_and_vstore_with_predicates():
+    (b,) = _run(strided_vstore, np.zeros(8, "float32"))
+    np.testing.assert_array_equal(b, [1, 0, 1, 0, 1, 0, 1, 0])
+    a = np.arange(6, dtype="float32") + 1
+    _, c = _run(masked_tail, a, np.zeros(6, "float32"))
+    np.testing.assert_array_equal(c, [3, 6, 9, 12, 6, 7])  # lanes 6 and 7 are neither read nor written
+
+
+@T.prim_func
+def shift_left_by_one(A: T.Buffer((8,), "int32")):
+    A[0:4] = A[1:5]
+    A[5:8] = T.int32x3(-1)
+
+
+def test_a_vector_store_reads_every_lane_first():
+    (a,) = _run(shift_left_by_one, np.arange(8, dtype="int32"))
+    np.testing.assert_array_equal(a, [1, 2, 3, 4, 4, -1, -1, -1])
+
+
+@T.prim_func
+def lanewise_math(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+    for i in range(2):
+        v: T.float32x4 = T.Cast("float32x4", A[T.ramp(i * 4, 1, 4)])
+        B[i * 4 : i * 4 + 4] = T.exp(v * T.float32(0.5)) + T.Select(v > 2.0, v, T.float32x4(0))
+
+
+def test_casts_math_and_selects_lane_by_lane():
+    a = np.arange(8, dtype="int32")
+    _, b = _run(lanewise_math, a, np.zeros(8, "float32"))
+    x = a.astype("float32")
+    np.testing.assert_allclose(b, np.exp(x * 0.5) + np.where(x > 2, x, 0), rtol=1e-6)
+
+
+@T.prim_func
+def vector_kernel(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (256,), "float32")
+    C = T.match_buffer(c, (256,), "float32")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            base = (bx * 32 + tx) * 4
+            C[T.ramp(base, 1, 4)] = A[T.ramp(base, 1, 4)] * A[T.ramp(base, 1, 4)]
+
+
+def test_device_kernels_take_vectors():
+    a = np.random.rand(256).astype("float32")
+    mod = tvm.compile(vector_kernel, target="example")
+    dev = tvm.device("example")
+    c = tvm.runtime.empty((256,), "float32", dev)
+    mod["vector_kernel"](tvm.runtime.tensor(a, dev), c)
+    np.testing.assert_allclose(c.numpy(), a * a, rtol=1e-6)
+
+
+def test_scalarized_function_has_no_vector_left():
+    f = scalarize_vectors(reverse_quads)
+    assert "T.ramp" in reverse_quads.script() and "T.shuffle([x], [3, 2, 1, 0])" in reverse_quads.script()
+    assert "x4" not in f.script() and "ramp" not in f.script(), f.script()
+
+
+def test_buffers_of_vector_elements_are_refused_with_the_fix():
+    @T.prim_func
+    def f(x: T.int32, y: T.int32, buffer: T.Buffer((1,), "int32x2")):
+        buffer[0] = T.Shuffle([x, y], [0, 1])
+
+    with pytest.raises(TIRVerifyError, match=r"vector elements \(int32x2\).*int32"):
+        tvm.compile(f, target="c")
+
+
+def test_a_slice_without_a_constant_length_is_refused():
+    with pytest.raises(TVMScriptError, match="constant length of 2 to 64 lanes"):
+
+        @T.prim_func
+        def f(A: T.Buffer((16,), "float32"), n: T.int32):
+            A[0:n] = T.float32(0)
+
+
+def test_bad_lanes_and_shuffle_indices_name_the_problem():
+    with pytest.raises(TVMScriptError, match="lanes must be a constant integer"):
+
+        @T.prim_func
+        def f(A: T.Buffer((16,), "float32"), n: T.int32):
+            A[T.ramp(0, 1, n)] = T.broadcast(T.float32(0), n)
+
+    with pytest.raises(TVMScriptError, match="shuffle index 4 is not a constant lane in"):
+
+        @T.prim_func
+        def g(A: T.Buffer((16,), "float32")):
+            A[0:2] = T.shuffle([A[0:4]], [0, 4])
+
+
+def test_a_store_to_a_region_of_several_dimensions_is_refused():
+    with pytest.raises(TVMScriptError, match="only one dimension of a buffer access can be a slice"):
+
+        @T.prim_func
+        def f(A: T.Buffer((16, 16), "float32")):
+            A[0:4, 0:4] = T.float32(0)
+
+
+def test_a_vector_condition_is_refused():
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32")):
+        if A[0:4] > T.float32x4(0):
+            A[0] = 1.0
+
+    with pytest.raises(TIRVerifyError, match="an if condition must be one boolean, got a vector of 4 lanes"):
+        tvm.compile(f, target="c")
