@@ -13,8 +13,10 @@
     lib = tvm.compile(Module, target="c")   # one library with main and helper
 
 The class becomes a :class:`tvm.tir.IRModule` of its ``@T.prim_func`` methods, each under its
-method name (a private function gets that name as its symbol). Calls from one function of the
-module to another are not supported yet.
+method name (a private function gets that name as its symbol). A function may call another as
+``Module.f(args)``: as a statement (``Module.fill(A.data)``), or as a value when ``f`` only
+returns one (``-> T.float32`` and ``return a + b``); each call is replaced by ``f``'s body
+(:func:`tvm.tir.transform.inline_calls`), on the host and in kernels alike.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ from typing import Any, Callable, Optional
 from tvm.tir.function import IRModule, PrimFunc
 
 
-def ir_module(cls: Optional[type] = None, *, check_well_formed: bool = True) -> Any:
-    """Decorator: the class's ``@T.prim_func`` methods as an :class:`IRModule` by name."""
+def ir_module(cls: Optional[type] = None, *, check_well_formed: bool = True, s_tir: bool = False) -> Any:
+    """Decorator: the class's ``@T.prim_func`` methods as an :class:`IRModule` by name, calls
+    between them inlined (``s_tir`` is accepted for Apache TVM's spelling and changes nothing)."""
+    from tvm.tir.transform.inline import inline_calls
 
     def wrap(c: type) -> IRModule:
         funcs = {name: value for name, value in vars(c).items() if isinstance(value, PrimFunc)}
         if not funcs:
             raise TypeError(f"@I.ir_module class {c.__name__} defines no @T.prim_func")
-        return IRModule(funcs)
+        return IRModule(inline_calls(funcs))
 
     return wrap(cls) if cls is not None else wrap
 

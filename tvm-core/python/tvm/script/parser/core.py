@@ -58,6 +58,7 @@ from ..diagnostics import Span, TVMScriptError
 from tvm.tir.transform.vectors import masked_store
 
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
+from .module_calls import ModuleFunctions, enclosing_class
 
 _PASSTHROUGH = (TVMScriptError,)
 
@@ -1299,6 +1300,18 @@ def _checked(func: PrimFunc, check: bool) -> PrimFunc:
     return func
 
 
+def _bind_module_class(func: Callable, env: dict, file_lines: list[str], start: int, filename: str) -> None:
+    """A method of a class (an ``@I.ir_module`` being defined): its class name means the module's
+    functions (``Module.f(...)``, see :mod:`.module_calls`) while the class does not exist yet."""
+    parts = func.__qualname__.split(".")
+    owner = parts[-2] if len(parts) >= 2 and parts[-2] != "<locals>" else None
+    if owner is None:
+        return
+    class_def = enclosing_class(file_lines, start, owner)
+    if class_def is not None:
+        env[owner] = ModuleFunctions(class_def, lambda node: eval(compile(ast.Expression(node), filename, "eval"), env))
+
+
 def parse_function(func: Callable, private: bool = False, check_well_formed: bool = True) -> PrimFunc:
     """Parse a Python function object written in TVMScript into a PrimFunc (verified unless
     ``check_well_formed=False``)."""
@@ -1336,6 +1349,7 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
             except ValueError:
                 pass
     env.setdefault("T", T)
+    _bind_module_class(func, env, file_lines, start, filename)
     fdef = _find_def(tree)
     return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check_well_formed)
 

@@ -337,6 +337,11 @@ class _Verifier(StmtExprVisitor):
                 self.fail(f"if_then_else branches/result disagree: {e.args[1].dtype}, {e.args[2].dtype}")
             if rule == "arg1":
                 self.need_bool(e.args[0], "if_then_else condition")
+        if e.op == "call_function" and self.target is not None:
+            self.fail(
+                f"a call of {e.args[0].value if e.args else '?'}, another function of its @I.ir_module: compile "
+                f"the module (tvm.compile(Module)), which links the calls"
+            )
         if e.op == "tvm_storage_sync" and self.device and not self.thread_tags:
             self.fail("tvm_storage_sync outside any thread-bound loop")
         if e.op == "ret" and self.thread_tags:

@@ -1,0 +1,80 @@
+"""``Module.f(...)`` inside a function of an ``@I.ir_module class Module``: a call of another
+function of the same module.
+
+The class does not exist yet while its methods are parsed, so a method's parser binds the class
+name to :class:`ModuleFunctions`, whose attributes build placeholder calls
+(``Call(<f's return dtype>, "call_function", (StringImm("f"), *args))``); ``@I.ir_module`` then
+replaces each placeholder by the callee's body (:func:`tvm.tir.transform.inline_calls`). The return
+dtype comes from the callee's return annotation in the class's source (``-> T.float32``; none:
+a statement, ``void``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any, Callable, Optional
+
+from tvm.tir import op as _op
+from tvm.tir.expr import Call, PrimExpr, StringImm
+from tvm.tir.transform.inline import CALL_FUNCTION
+
+
+@functools.lru_cache(maxsize=32)
+def _file_tree(source: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def enclosing_class(lines: list[str], def_line: int, class_name: str) -> Optional[ast.ClassDef]:
+    """The class ``class_name`` of the file ``lines`` whose body holds the function defined at line
+    ``def_line`` (1-based, decorators included), or None."""
+    tree = _file_tree("".join(lines))
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for item in node.body:
+                first = min([item.lineno, *(d.lineno for d in getattr(item, "decorator_list", ()))])
+                if isinstance(item, ast.FunctionDef) and first <= def_line <= item.lineno:
+                    return node
+    return None
+
+
+class ModuleFunctions:
+    """What ``Module`` means while one of its methods is parsed: ``Module.f(*args)`` is a
+    placeholder call of the module's function ``f``."""
+
+    def __init__(self, class_def: ast.ClassDef, evaluate: Callable[[ast.expr], Any]):
+        self._name = class_def.name
+        self._defs = {f.name: f for f in class_def.body if isinstance(f, ast.FunctionDef)}
+        self._evaluate = evaluate
+
+    def __getattr__(self, name: str) -> Callable[..., PrimExpr]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fdef = self._defs.get(name)
+        if fdef is None:
+            known = ", ".join(sorted(self._defs)) or "none"
+            raise AttributeError(f"module {self._name} has no function '{name}' (it has: {known})")
+        dtype = self._return_dtype(fdef)
+
+        def call(*args: Any) -> PrimExpr:
+            return Call(dtype, CALL_FUNCTION, (StringImm(name), *(_op.convert(a) for a in args)))
+
+        return call
+
+    def _return_dtype(self, fdef: ast.FunctionDef) -> str:
+        from .. import tir as T
+
+        if fdef.returns is None or (isinstance(fdef.returns, ast.Constant) and fdef.returns.value is None):
+            return "void"
+        dtype = T.dtype_of_annotation(self._evaluate(fdef.returns))
+        if dtype is None:
+            raise TypeError(f"{self._name}.{fdef.name}: its return annotation is not a dtype (e.g. -> T.float32)")
+        return dtype
+
+
+__all__ = ["ModuleFunctions", "enclosing_class"]

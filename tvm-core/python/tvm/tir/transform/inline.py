@@ -1,0 +1,135 @@
+"""Calls between the functions of one module, replaced by the callee's body.
+
+TVMScript's ``Module.f(args)`` (inside an ``@I.ir_module class Module``) parses to a placeholder
+``Call(dtype, "call_function", (StringImm("f"), *args))``. :func:`inline_calls` replaces each one,
+so every target, host and device alike, compiles the module without a calling convention between
+its functions:
+
+* a call used as a statement becomes ``f``'s body with its parameters bound to the arguments (a
+  buffer parameter's memory to the handle passed for it);
+* a call used as a value needs ``f`` to compute one value: a body of ``let`` statements ending in
+  ``return <expression>``, which becomes that expression (the lets as ``T.let``).
+
+A private function (``@T.prim_func(private=True)``) that other functions call is not kept on
+its own. A call of a function the module lacks, a recursive call, or a value call of a function that does
+more than return a value is a :class:`TIRVerifyError` naming the functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional
+
+from tvm.tir.expr import Buffer, Call, Let, PrimExpr, StringImm, Var
+from tvm.tir.function import PrimFunc
+from tvm.tir.functor import StmtExprMutator
+from tvm.tir.stmt import Evaluate, LetStmt, Stmt
+
+from .verify import TIRVerifyError
+
+CALL_FUNCTION = "call_function"
+
+
+class _Bind(StmtExprMutator):
+    """The callee's body with its parameters (and the memory of its buffer parameters) replaced."""
+
+    def __init__(self, vmap: dict):
+        self.vmap = vmap
+        self.buffers: dict[Buffer, Buffer] = {}
+
+    def visit_Var(self, e: Var) -> PrimExpr:
+        return self.vmap.get(e, e)
+
+    def mutate_buffer(self, b: Buffer) -> Buffer:
+        if b not in self.buffers:
+            data = self.vmap.get(b.data, b.data)
+            shape = tuple(self.visit_expr(x) for x in b.shape)
+            self.buffers[b] = (
+                b if data is b.data and shape == tuple(b.shape) else dataclasses.replace(b, data=data, shape=shape)
+            )
+        return self.buffers[b]
+
+
+class _Inline(StmtExprMutator):
+    def __init__(self, caller: str, resolve: Callable[[str], PrimFunc]):
+        self.caller, self.resolve = caller, resolve
+
+    def _callee(self, e: Call) -> tuple[PrimFunc, list]:
+        name = e.args[0].value if isinstance(e.args[0], StringImm) else "?"
+        callee = self.resolve(name)
+        args = [self.visit_expr(a) for a in e.args[1:]]
+        if len(args) != len(callee.params):
+            raise TIRVerifyError(
+                f"{self.caller} calls {name} with {len(args)} argument(s); it takes {len(callee.params)}"
+            )
+        return callee, args
+
+    def _bind(self, callee: PrimFunc, args: list) -> _Bind:
+        vmap = {}
+        for param, arg in zip(callee.params, args):
+            vmap[param] = arg
+            buf = callee.buffer_map.get(param)
+            if buf is not None:
+                vmap[buf.data] = arg  # the memory the caller passes (A.data)
+        return _Bind(vmap)
+
+    def visit_Evaluate(self, s: Evaluate) -> Optional[Stmt]:
+        e = s.value
+        if not (isinstance(e, Call) and e.op == CALL_FUNCTION):
+            return super().visit_Evaluate(s)
+        callee, args = self._callee(e)
+        if _returned(callee.body) is not None:  # a value nobody uses: the body has no effect
+            return None
+        return self._bind(callee, args).visit_stmt(callee.body)
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        if e.op != CALL_FUNCTION:
+            return super().visit_Call(e)
+        callee, args = self._callee(e)
+        value = _returned(callee.body)
+        if value is None:
+            raise TIRVerifyError(
+                f"{self.caller} uses the result of {callee.name}, whose body does more than return one "
+                f"value (a function called in an expression must be lets and 'return <expression>')"
+            )
+        return self._bind(callee, args).visit_expr(value)
+
+
+def _returned(body: Stmt) -> Optional[PrimExpr]:
+    """``return x`` after let statements, as one expression (the lets as ``Let``), else None."""
+    if isinstance(body, LetStmt):
+        inner = _returned(body.body)
+        return None if inner is None else Let(body.var, body.value, inner, inner.dtype)
+    if isinstance(body, Evaluate) and isinstance(body.value, Call) and body.value.op == "ret":
+        return body.value.args[0]
+    return None
+
+
+def inline_calls(funcs: dict[str, PrimFunc]) -> dict[str, PrimFunc]:
+    """The module ``funcs`` (by name) with every call between its functions replaced by the
+    callee's body (see the module docstring)."""
+    done: dict[str, PrimFunc] = {}
+    called: set[str] = set()
+
+    def resolve(name: str, stack: tuple) -> PrimFunc:
+        if stack:
+            called.add(name)
+        if name in done:
+            return done[name]
+        if name not in funcs:
+            raise TIRVerifyError(
+                f"{stack[-1]} calls {name}, which is not a function of the module (it has: {', '.join(sorted(funcs))})"
+            )
+        if name in stack:
+            raise TIRVerifyError(f"recursive calls between module functions: {' -> '.join((*stack, name))}")
+        f = funcs[name]
+        body = _Inline(name, lambda callee: resolve(callee, (*stack, name))).visit_stmt(f.body)
+        done[name] = f if body is f.body else f.with_body(StmtExprMutator._body(body))
+        return done[name]
+
+    linked = {name: resolve(name, ()) for name in funcs}
+    # a private function (no global_symbol) that others call lives on only inside them
+    return {name: f for name, f in linked.items() if name not in called or "global_symbol" in f.attrs}
+
+
+__all__ = ["CALL_FUNCTION", "inline_calls"]

@@ -1,0 +1,139 @@
+"""Calls between the functions of an ``@I.ir_module`` (``Module.f(...)``), as Apache TVM writes
+them: each call is replaced by the callee's body, on the host and in kernels; the results are
+compared with NumPy, and what cannot be linked says why."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import ir as I
+from tvm.script import tir as T
+from tvm.tir.transform.verify import TIRVerifyError
+
+
+def test_a_host_subroutine_writes_through_the_handle_it_is_given():
+    @I.ir_module(s_tir=True)
+    class Module:
+        @T.prim_func(s_tir=True)
+        def main(A: T.Buffer(4, dtype="float32")):
+            Module.fill(A.data, T.float32(42))
+            A[3] = Module.twice(A[0])
+
+        @T.prim_func(private=True, s_tir=True)
+        def fill(A_data: T.handle("float32"), value: T.float32):
+            A = T.decl_buffer(4, dtype="float32", data=A_data)
+            for i in range(3):
+                A[i] = value + T.float32(i)
+
+        @T.prim_func(private=True)
+        def twice(x: T.float32) -> T.float32:
+            return x * T.float32(2)
+
+    assert sorted(Module.functions) == ["main"]  # the private helpers live on inside main only
+    a = np.zeros(4, "float32")
+    tvm.compile(Module, target="c")["main"](a)
+    np.testing.assert_array_equal(a, [42, 43, 44, 84])
+
+
+def test_a_function_called_from_the_host_and_from_a_kernel():
+    @I.ir_module
+    class Module:
+        @T.prim_func(private=True, s_tir=True)
+        def add(a: T.int32, b: T.int32) -> T.int32:
+            return a + b
+
+        @T.prim_func(s_tir=True)
+        def main(A: T.Buffer((16, 16), "int32"), B: T.Buffer((16, 16), "int32"), C: T.Buffer((16, 16), "int32")):
+            length: T.let[T.int32] = Module.add(8, 8)  # on the host
+            for bx in T.thread_binding(length, "blockIdx.x"):
+                for tx in T.thread_binding(length, "threadIdx.x"):
+                    C[bx, tx] = Module.add(A[bx, tx], Module.add(B[bx, tx], 1))  # in the kernel
+
+    dev = tvm.device("example")
+    a, b = (np.random.randint(0, 9, (16, 16)).astype("int32") for _ in range(2))
+    c = tvm.runtime.empty((16, 16), "int32", dev)
+    tvm.compile(Module, target="example")["main"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
+    np.testing.assert_array_equal(c.numpy(), a + b + 1)
+
+
+def test_a_public_callee_stays_a_function_of_its_own():
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer(2, "int32")):
+            Module.mark(A.data)
+            A[1] = 7
+
+        @T.prim_func
+        def mark(A_data: T.handle("int32")):
+            A = T.decl_buffer(2, "int32", data=A_data)
+            A[0] = 5
+
+    lib = tvm.compile(Module, target="c")
+    a, b = np.zeros(2, "int32"), np.zeros(2, "int32")
+    lib["main"](a)
+    lib["mark"](b)
+    np.testing.assert_array_equal(a, [5, 7])
+    np.testing.assert_array_equal(b, [5, 0])
+
+
+def test_calling_a_function_the_module_lacks_names_what_it_has():
+    with pytest.raises(TVMScriptError, match=r"module Module has no function 'missing' \(it has: helper, main\)"):
+
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def main(A: T.Buffer(1, "int32")):
+                Module.missing(A.data)
+
+            @T.prim_func
+            def helper(A: T.Buffer(1, "int32")):
+                A[0] = 1
+
+
+def test_recursion_is_refused():
+    with pytest.raises(TIRVerifyError, match="recursive calls between module functions: main -> ping -> pong -> ping"):
+
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def main(A: T.Buffer(1, "int32")):
+                Module.ping(A.data)
+
+            @T.prim_func(private=True)
+            def ping(A_data: T.handle("int32")):
+                Module.pong(A_data)
+
+            @T.prim_func(private=True)
+            def pong(A_data: T.handle("int32")):
+                Module.ping(A_data)
+
+
+def test_using_the_value_of_a_function_that_does_more_is_refused():
+    with pytest.raises(TIRVerifyError, match="uses the result of work, whose body does more than return one value"):
+
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def main(A: T.Buffer(1, "int32")):
+                A[0] = Module.work(A.data)
+
+            @T.prim_func(private=True)
+            def work(A_data: T.handle("int32")) -> T.int32:
+                A = T.decl_buffer(1, "int32", data=A_data)
+                A[0] = 3
+                return 4
+
+
+def test_a_method_compiled_without_its_module_says_to_compile_the_module():
+    class Kernels:  # not an @I.ir_module: nothing links the call
+        @T.prim_func
+        def main(A: T.Buffer(1, "int32")):
+            Kernels.helper(A.data)
+
+        @T.prim_func
+        def helper(A: T.Buffer(1, "int32")):
+            A[0] = 1
+
+    with pytest.raises(TIRVerifyError, match="another function of its @I.ir_module: compile the module"):
+        tvm.compile(Kernels.main, target="c")
