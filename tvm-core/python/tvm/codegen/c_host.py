@@ -186,6 +186,7 @@ class CPrinter(CFamilyPrinter):
         self.has_parallel = False
         self._parallel_depth = 0
         self._launch_handles: dict[str, str] = {}
+        self._views: list[str] = []  # tensor views made for the T.call_packed being printed
         self._loop_heaps: list[list[str]] = []  # per enclosing loop: heap buffers live in its body
 
     def call_ret(self, call: E.Call) -> str:
@@ -280,7 +281,77 @@ class CPrinter(CFamilyPrinter):
         if isinstance(v, E.Call) and v.op in ("tir.launch_kernel", "launch_kernel"):
             self.print_launch(v)
             return
+        if isinstance(v, E.Call) and v.op == "call_packed":
+            self.print_call_packed(v)
+            return
         super().visit_Evaluate(s)
+
+    def call_call_packed(self, call: E.Call) -> str:
+        raise CodegenError("the result of T.call_packed cannot be used: call it as a statement")
+
+    def _pack_args(self, array: str, args: tuple) -> None:
+        """Declare ``TVMFFIAny array[]`` holding ``args``: handles as opaque pointers, numbers as
+        ints or floats, ``tensor_of`` (a buffer in T.call_packed) as a DLTensor on the stack."""
+        self.emit(f"TVMFFIAny {array}[{max(len(args), 1)}];")
+        for i, a in enumerate(args):
+            if isinstance(a, E.Call) and a.op == "tensor_of":
+                tidx, field_, val = "kTVMFFITensor", "v_obj", f"(TVMFFIObject*){self._tensor_view(a)}"
+            elif a.dtype == "handle":
+                tidx, field_, val = "kTVMFFIOpaquePtr", "v_ptr", f"(void*)({self.expr(a)})"
+            elif _dt.is_float(a.dtype):
+                tidx, field_, val = "kTVMFFIFloat", "v_float64", f"(double)({self.expr(a)})"
+            else:
+                tidx, field_, val = "kTVMFFIInt", "v_int64", f"(int64_t)({self.expr(a)})"
+            self.emit(
+                f"{array}[{i}].type_index = {tidx}; {array}[{i}].zero_padding = 0; {array}[{i}].{field_} = {val};"
+            )
+
+    def _tensor_view(self, a: E.Call) -> str:
+        """A tvm-ffi Tensor viewing ``tensor_of(dtype, data, *shape)`` (CPU memory; the view owns
+        only its metadata, so a callee may keep it); returns the handle's variable."""
+        self.helpers.setdefault("tvm_tensor_view", _TENSOR_VIEW_HELPER)
+        code, bits, lanes = _dlpack_dtype(a.args[0].value)
+        shape = a.args[2:]
+        name = f"tvm_view{len(self._views)}"
+        self._views.append(name)
+        dims = ", ".join(f"(int64_t)({self.expr(d)})" for d in shape) or "1"
+        self.emit(f"int64_t {name}_shape[{max(len(shape), 1)}] = {{{dims}}};")
+        self.emit(
+            f"TVMFFIObjectHandle {name} = tvm_tensor_view((void*)({self.expr(a.args[1])}), "
+            f"(DLDataType){{{code}, {bits}, {lanes}}}, {len(shape)}, {name}_shape);"
+        )
+        self.emit(f"if (TVM_UNLIKELY({name} == NULL)) return -1;")
+        return name
+
+    def print_call_packed(self, call: E.Call) -> None:
+        """``T.call_packed(name, args...)``: the global function, looked up on every call (a
+        registration may change), called with the packed arguments; its error propagates."""
+        if self._parallel_depth:
+            raise CodegenError("T.call_packed cannot be inside a parallel loop")
+        name = call.args[0].value if isinstance(call.args[0], E.StringImm) else None
+        if name is None:
+            raise CodegenError("T.call_packed needs the function's name as its first argument")
+        literal = name.replace("\\", "\\\\").replace('"', '\\"')
+        self.emit("{")
+        self._indent += 1
+        self.emit(f'TVMFFIByteArray fname = {{"{literal}", {len(name.encode())}}};')
+        self.emit("TVMFFIObjectHandle fn = NULL;")
+        self.emit("if (TVMFFIFunctionGetGlobal(&fname, &fn) != 0) return -1;")
+        self.emit(
+            f'if (fn == NULL) return tvm_raise("RuntimeError", "T.call_packed: no global function '
+            f"'{literal.replace('%', '%%')}' is registered (register it with tvm_ffi.register_global_func)\");"
+        )
+        self._views = []
+        self._pack_args("pargs", call.args[1:])
+        self.emit("TVMFFIAny pret; pret.type_index = kTVMFFINone; pret.zero_padding = 0; pret.v_int64 = 0;")
+        self.emit(f"int prc = TVMFFIFunctionCall(fn, pargs, {len(call.args) - 1}, &pret);")
+        self.emit("TVMFFIObjectDecRef(fn);")
+        for view in self._views:
+            self.emit(f"TVMFFIObjectDecRef({view});")
+        self.emit("if (prc != 0) return -1;")
+        self.emit("if (pret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(pret.v_obj);")
+        self._indent -= 1
+        self.emit("}")
 
     def print_launch(self, call: E.Call) -> None:
         """A device kernel launch: look the kernel up once, then call it with args + extents."""
@@ -301,15 +372,7 @@ class CPrinter(CFamilyPrinter):
             f"if (TVM_UNLIKELY({handle} == NULL) && TVMFFIEnvModLookupFromImports("
             f'__tvm_ffi__library_ctx, "{kname}", &{handle}) != 0) return -1;'
         )
-        self.emit(f"TVMFFIAny kargs[{max(n, 1)}];")
-        for i, a in enumerate(rest):
-            if a.dtype == "handle":
-                tidx, field_, val = "kTVMFFIOpaquePtr", "v_ptr", f"(void*)({self.expr(a)})"
-            elif _dt.is_float(a.dtype):
-                tidx, field_, val = "kTVMFFIFloat", "v_float64", f"(double)({self.expr(a)})"
-            else:
-                tidx, field_, val = "kTVMFFIInt", "v_int64", f"(int64_t)({self.expr(a)})"
-            self.emit(f"kargs[{i}].type_index = {tidx}; kargs[{i}].zero_padding = 0; kargs[{i}].{field_} = {val};")
+        self._pack_args("kargs", rest)
         self.emit("TVMFFIAny kret; kret.type_index = kTVMFFINone; kret.zero_padding = 0; kret.v_int64 = 0;")
         self.emit(f"if (TVMFFIFunctionCall({handle}, kargs, {n}, &kret) != 0) return -1;")
         self.emit("if (kret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(kret.v_obj);")
@@ -325,6 +388,44 @@ class HostModuleSource:
     function_names: list[str]
     has_parallel: bool = False
     has_launch: bool = False
+
+
+_TENSOR_VIEW_HELPER = r"""static void tvm_view_deleter(DLManagedTensor* self) { free(self); }
+
+/* a tvm-ffi Tensor over CPU memory it does not own (T.call_packed's buffer arguments); its
+   metadata lives as long as the Tensor; NULL with the error set on failure */
+static TVMFFIObjectHandle tvm_tensor_view(void* data, DLDataType dtype, int ndim, const int64_t* shape) {
+  DLManagedTensor* m = (DLManagedTensor*)malloc(sizeof(DLManagedTensor) + sizeof(int64_t) * (ndim + 1));
+  if (m == NULL) {
+    tvm_raise("MemoryError", "cannot allocate a tensor view for T.call_packed");
+    return NULL;
+  }
+  int64_t* dims = (int64_t*)(m + 1);
+  for (int i = 0; i < ndim; ++i) dims[i] = shape[i];
+  m->dl_tensor.data = data;
+  m->dl_tensor.device.device_type = kDLCPU;
+  m->dl_tensor.device.device_id = 0;
+  m->dl_tensor.ndim = ndim;
+  m->dl_tensor.dtype = dtype;
+  m->dl_tensor.shape = dims;
+  m->dl_tensor.strides = NULL;
+  m->dl_tensor.byte_offset = 0;
+  m->manager_ctx = NULL;
+  m->deleter = tvm_view_deleter;
+  TVMFFIObjectHandle out = NULL;
+  if (TVMFFITensorFromDLPack(m, 0, 0, &out) != 0) {
+    free(m);
+    return NULL;
+  }
+  return out;
+}"""
+
+
+def _dlpack_dtype(dtype: str) -> tuple[str, int, int]:
+    """DLPack's (type code, bits, lanes) of ``dtype`` as C initializers."""
+    family, bits, lanes = _dt.parse(dtype)
+    code = {"int": "kDLInt", "uint": "kDLUInt", "float": "kDLFloat", "bfloat": "kDLBfloat", "bool": "kDLBool"}
+    return code.get(family, "kDLOpaqueHandle"), 8 if family == "bool" else bits, lanes
 
 
 def _dtype_check(dtype: str) -> str:

@@ -783,6 +783,21 @@ def call_extern(*args: Any, dtype: Optional[str] = None) -> PrimExpr:
 call_pure_extern = call_extern
 
 
+def call_packed(name: str, *args: Any) -> PrimExpr:
+    """A call of the global function ``name`` (registered with tvm-ffi, e.g.
+    ``tvm_ffi.register_global_func``) from host code: ``T.call_packed("my_func", A, A.data, n)``.
+    A buffer argument arrives as a tensor (a view of its memory, shape and dtype), a handle as an
+    opaque pointer, numbers as ints and floats. A statement: its result is not used."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.call_packed needs the function's name as a string, got {name!r}")
+    operands = []
+    for a in args:
+        if isinstance(a, _IRBuffer):  # a DLTensor view of the buffer, made where the call is
+            a = Call("handle", "tensor_of", (StringImm(a.dtype), a.data, *a.shape))
+        operands.append(_op.convert(a))
+    return Call("int32", "call_packed", (StringImm(name), *operands))
+
+
 for _name in (
     "allocate",
     "decl_buffer_ptr",

@@ -1,0 +1,53 @@
+"""``T.call_packed``: host code calls a global function registered with tvm-ffi, passing buffers
+as tensors, handles as pointers and numbers as numbers; the callee's effect and errors arrive."""
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm.script import tir as T
+
+_seen = []
+
+
+@tvm_ffi.register_global_func("testing.tvm_core.scale_in_place", override=True)
+def _scale_in_place(tensor, data, n, factor):
+    view = np.from_dlpack(tensor)
+    _seen.append((view.shape, str(view.dtype), data is not None, n, factor))
+    view *= factor
+
+
+@tvm_ffi.register_global_func("testing.tvm_core.fail", override=True)
+def _fail():
+    raise ValueError("the callback failed")
+
+
+@T.prim_func
+def scaled(A: T.Buffer((4, 3), "float32"), n: T.int32):
+    A[0, 0] = A[0, 0] + T.float32(1)
+    T.call_packed("testing.tvm_core.scale_in_place", A, A.data, n, T.float32(2.5))
+    A[3, 2] = A[3, 2] + T.float32(1)
+
+
+def test_the_callee_sees_the_buffer_as_a_tensor_and_writes_through_it():
+    a = np.ones((4, 3), "float32")
+    tvm.compile(scaled, target="c")["scaled"](a, 7)
+    want = np.full((4, 3), 2.5, "float32")
+    want[0, 0], want[3, 2] = 5.0, 3.5
+    np.testing.assert_array_equal(a, want)
+    assert _seen[-1] == ((4, 3), "float32", True, 7, 2.5)
+
+
+def test_an_unregistered_function_and_a_failing_callee_raise():
+    @T.prim_func
+    def missing(A: T.Buffer((4,), "float32")):
+        T.call_packed("testing.tvm_core.not_registered", A)
+
+    @T.prim_func
+    def failing(A: T.Buffer((4,), "float32")):
+        T.call_packed("testing.tvm_core.fail")
+
+    with pytest.raises(RuntimeError, match="no global function 'testing.tvm_core.not_registered' is registered"):
+        tvm.compile(missing, target="c")["missing"](np.ones(4, "float32"))
+    with pytest.raises(ValueError, match="the callback failed"):
+        tvm.compile(failing, target="c")["failing"](np.ones(4, "float32"))
