@@ -229,7 +229,9 @@ def test_device_limits_come_from_the_target_without_a_device():
     kernel = tunables.tunable_row_sum(8, 1000)
     assert kernel.default_config(narrow) == {"block": 64}  # four warps would be 128
     assert [c["block"] for c in kernel.configs(narrow)] == [32, 64]
-    assert [c["tile"] for c in tunables.tunable_matmul_tiled(64, 64, 64).configs(narrow)] == [4, 8]
+    fitting = tunables.tunable_matmul_tiled(64, 64, 64).configs(narrow)
+    assert sorted({c["tile"] for c in fitting}) == [4, 8]  # 16 x 16 threads would be 256
+    assert all(2 * c["tile"] ** 2 * c["work"] * 4 <= 1024 for c in fitting)  # both staged tiles fit
 
 
 def test_the_search_skips_configurations_that_do_not_fit_the_target():
@@ -245,3 +247,14 @@ def test_the_search_skips_configurations_that_do_not_fit_the_target():
     a, b, ref = data(7)
     result = tune_64(narrow, a, b, ref)
     assert len(result.trials) == 12 and all(t["config"]["nr"] <= 16 for t in result.trials)
+
+
+def test_a_record_of_older_knobs_falls_back_to_the_default_with_a_warning():
+    kernel = tunables.tunable_matmul_tiled(64, 64, 64, name="mm")
+    target = tvm.target.Target("example")
+    db = Database(None)
+    db.store(kernel.key, target, device_fingerprint(target), {"config": {"tile": 8}, "ms": 1.0})  # no "work"
+    with pytest.warns(UserWarning, match="lacks knob\\(s\\) work.*the tuning record no longer fits the kernel"):
+        func = kernel.select(target, database=db)
+    default = kernel.default_config(target)
+    assert func.script() == kernel.build(default).script()

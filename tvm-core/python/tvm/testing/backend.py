@@ -202,7 +202,9 @@ class BackendConformance:
         tgt = tvm.target.Target(self.target_name())
         a, b = random_array((32, 32), "float32", 1), random_array((32, 32), "float32", 2)
         x = random_array((5, 300), "float32")
+        u, v = random_array((1001,), "float32", 3), random_array((1001,), "float32", 4)  # a partial last block
         cases = [
+            (tunables.tunable_vector_add(), [u, v], (1001,), u + v),
             (tunables.tunable_matmul_tiled(32, 32, 32), [a, b], (32, 32), a @ b),
             (tunables.tunable_row_sum(5, 300), [x], (5,), x.sum(axis=1)),
             (tunables.tunable_row_softmax(5, 300), [x], (5, 300), kernels.reference_softmax(x)),

@@ -133,6 +133,28 @@ def summarize(
     return case
 
 
+def tuned_function(
+    kernel: Any,
+    target: str,
+    inputs: list[Any],
+    output: tuple[tuple[int, ...], str],
+    reference: Any,
+    budget_s: float = 120.0,
+) -> tuple[Any, Any]:
+    """``kernel`` (a :class:`tvm.tune.Tunable`) searched on ``target``'s device with an in-memory
+    database (a benchmark neither reads nor changes the user's records): its best PrimFunc and the
+    :class:`tvm.tune.TuneResult`."""
+    import tvm
+    from tvm.tune import Database
+
+    tgt = tvm.target.Target(target)
+    db = Database(None)
+    result = tvm.tune.tune(
+        kernel, tgt, inputs=inputs, outputs=[output], reference=reference, database=db, budget_s=budget_s
+    )
+    return kernel.select(tgt, database=db), result
+
+
 def tuned_vs_untuned(
     kernel: Any,
     target: str,
@@ -154,17 +176,13 @@ def tuned_vs_untuned(
     import numpy as np
 
     import tvm
-    from tvm.tune import Database
 
     tgt = tvm.target.Target(target)
     dev = tvm.device(tgt.device_type, 0)
-    db = Database(None)
-    result = tvm.tune.tune(
-        kernel, tgt, inputs=inputs, outputs=[output], reference=reference, database=db, budget_s=budget_s
-    )
+    tuned, result = tuned_function(kernel, target, inputs, output, reference, budget_s)
     baseline = dict(untuned) if untuned is not None else result.default_config
     calls = []
-    for func in (kernel.select(tgt, database=db), kernel.build(baseline)):
+    for func in (tuned, kernel.build(baseline)):
         fn = tvm.compile(func, tgt)[func.global_symbol]
         args = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs] + [tvm.runtime.empty(*output, dev)]
         calls.append((KernelCall(fn, args, dev), args[-1]))
@@ -196,7 +214,7 @@ def tuned_matmul_case(
     target: str, size: int, seed: int = 0, budget_s: float = 120.0, goal: float | None = None
 ) -> dict[str, Any]:
     """:func:`tuned_vs_untuned` for the zoo's tunable ``size``-cubed float32 ``matmul_tiled`` on
-    ``target`` against the kernel's fixed tile of 8."""
+    ``target`` against a fixed tile of 8 with one output per thread."""
     import numpy as np
 
     from tvm.testing import tunables
@@ -205,7 +223,14 @@ def tuned_matmul_case(
     x, y = (rng.standard_normal((size, size), dtype="float32") for _ in range(2))
     kernel = tunables.tunable_matmul_tiled(size, size, size, name="matmul")
     return tuned_vs_untuned(
-        kernel, target, [x, y], ((size, size), "float32"), x @ y, goal, budget_s=budget_s, untuned={"tile": 8}
+        kernel,
+        target,
+        [x, y],
+        ((size, size), "float32"),
+        x @ y,
+        goal,
+        budget_s=budget_s,
+        untuned={"tile": 8, "work": 1},
     )
 
 
@@ -269,6 +294,7 @@ __all__ = [
     "batch_ms",
     "compare",
     "summarize",
+    "tuned_function",
     "tuned_matmul_case",
     "tuned_vs_untuned",
     "tuned_zoo_cases",

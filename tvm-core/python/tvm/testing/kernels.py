@@ -36,8 +36,11 @@ def _size(value: Optional[int]):
     return T.int32() if value is None else value
 
 
-def vector_add(dtype: str = "float32", block: int = 64, *, name: str = "vector_add") -> PrimFunc:
-    """``C[i] = A[i] + B[i]`` over a symbolic length ``n``, one thread per element."""
+def vector_add(dtype: str = "float32", block: int = 64, *, lanes: int = 1, name: str = "vector_add") -> PrimFunc:
+    """``C[i] = A[i] + B[i]`` over a symbolic length ``n``: ``block`` threads per block, each
+    thread adding ``lanes`` elements one grid apart (``i``, ``i + grid threads``, ...: neighbouring
+    threads touch neighbouring elements at every step)."""
+    per_block = lanes * block
 
     @T.prim_func
     def vector_add(a: T.handle, b: T.handle, c: T.handle):
@@ -45,10 +48,12 @@ def vector_add(dtype: str = "float32", block: int = 64, *, name: str = "vector_a
         A = T.match_buffer(a, (n,), dtype)
         B = T.match_buffer(b, (n,), dtype)
         C = T.match_buffer(c, (n,), dtype)
-        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+        for bx in T.thread_binding((n + per_block - 1) // per_block, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
-                if bx * block + tx < n:
-                    C[bx * block + tx] = A[bx * block + tx] + B[bx * block + tx]
+                for lane in T.unroll(lanes):
+                    if bx * block + tx + lane * ((n + per_block - 1) // per_block * block) < n:
+                        i = bx * block + tx + lane * ((n + per_block - 1) // per_block * block)
+                        C[i] = A[i] + B[i]
 
     return _named(vector_add, name)
 
@@ -211,12 +216,17 @@ def matmul_tiled(
     tile: int = 8,
     dtype: str = "float32",
     *,
+    work: int = 1,
     name: str = "matmul_tiled",
 ) -> PrimFunc:
-    """``C = A @ B`` with ``tile x tile`` thread blocks staging tiles of A and B in shared memory
-    and accumulating in a local register. Sizes must be multiples of ``tile`` (checked here for
-    fixed sizes; symbolic ones are the caller's promise)."""
-    assert all(s is None or s % tile == 0 for s in (m, n, k)), "sizes must be multiples of tile"
+    """``C = A @ B`` with ``tile x tile`` thread blocks staging tiles of A and B in shared memory,
+    each thread accumulating ``work x work`` outputs in registers (``tile`` apart, so neighbouring
+    threads touch neighbouring elements): a block computes a ``tile * work`` square of ``C``. M and
+    N must be multiples of ``tile * work``, K of ``tile`` (checked here for fixed sizes; symbolic
+    ones are the caller's promise)."""
+    side = tile * work
+    assert all(s is None or s % side == 0 for s in (m, n)), "M and N must be multiples of tile * work"
+    assert k is None or k % tile == 0, "K must be a multiple of tile"
 
     @T.prim_func
     def matmul_tiled(a: T.handle, b: T.handle, c: T.handle):
@@ -226,22 +236,28 @@ def matmul_tiled(
         A = T.match_buffer(a, (M, K), dtype)
         B = T.match_buffer(b, (K, N), dtype)
         C = T.match_buffer(c, (M, N), dtype)
-        for by in T.thread_binding(M // tile, thread="blockIdx.y"):
-            for bx in T.thread_binding(N // tile, thread="blockIdx.x"):
-                As = T.alloc_buffer((tile, tile), dtype, scope="shared")
-                Bs = T.alloc_buffer((tile, tile), dtype, scope="shared")
+        for by in T.thread_binding(M // side, thread="blockIdx.y"):
+            for bx in T.thread_binding(N // side, thread="blockIdx.x"):
+                As = T.alloc_buffer((side, tile), dtype, scope="shared")
+                Bs = T.alloc_buffer((tile, side), dtype, scope="shared")
                 for ty in T.thread_binding(tile, thread="threadIdx.y"):
                     for tx in T.thread_binding(tile, thread="threadIdx.x"):
-                        acc = T.alloc_buffer((1,), dtype, scope="local")
-                        acc[0] = T.Cast(dtype, 0)
+                        acc = T.alloc_buffer((work * work,), dtype, scope="local")
+                        for r in T.unroll(work * work):
+                            acc[r] = T.Cast(dtype, 0)
                         for ko in range(K // tile):
-                            As[ty, tx] = A[by * tile + ty, ko * tile + tx]
-                            Bs[ty, tx] = B[ko * tile + ty, bx * tile + tx]
+                            for i in T.unroll(work):
+                                As[i * tile + ty, tx] = A[by * side + i * tile + ty, ko * tile + tx]
+                                Bs[ty, i * tile + tx] = B[ko * tile + ty, bx * side + i * tile + tx]
                             T.tvm_storage_sync("shared")
                             for ki in range(tile):
-                                acc[0] = acc[0] + As[ty, ki] * Bs[ki, tx]
+                                for i, j in T.grid(work, work):
+                                    acc[i * work + j] = (
+                                        acc[i * work + j] + As[i * tile + ty, ki] * Bs[ki, j * tile + tx]
+                                    )
                             T.tvm_storage_sync("shared")
-                        C[by * tile + ty, bx * tile + tx] = acc[0]
+                        for i, j in T.grid(work, work):
+                            C[by * side + i * tile + ty, bx * side + j * tile + tx] = acc[i * work + j]
 
     return _named(matmul_tiled, name)
 

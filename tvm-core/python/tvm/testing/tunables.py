@@ -211,17 +211,50 @@ def default_tile(limits: dict[str, int], dtype_bytes: int, sizes: tuple[int, ...
     return 4
 
 
-def tunable_matmul_tiled(m: int, n: int, k: int, dtype: str = "float32", *, name: str = "matmul_tiled") -> Tunable:
-    """:func:`tvm.testing.kernels.matmul_tiled` over its tile (``tile x tile`` threads per block).
-    Default: :func:`default_tile` for the target's device."""
-    nbytes = _bits(dtype) // 8
+def tunable_vector_add(dtype: str = "float32", *, name: str = "vector_add") -> Tunable:
+    """:func:`tvm.testing.kernels.vector_add` over its threads per block and the elements each
+    thread adds. Default: four elements per thread (fewer threads to schedule, each with
+    independent loads) in blocks of four warps, at least 64 and at most 256 threads."""
+
+    def default(target: Any) -> dict:
+        limits = device_limits(target)
+        return {"block": min(256, limits["max_threads"], max(64, 4 * limits["warp_size"])), "lanes": 4}
+
     return Tunable(
-        lambda tile: kernels.matmul_tiled(m, n, k, tile, dtype, name=name),
-        {"tile": [4, 8, 16, 32]},
+        lambda block, lanes: kernels.vector_add(dtype, block, lanes=lanes, name=name),
+        {"block": [64, 128, 256], "lanes": [1, 2, 4, 8]},
+        key=f"{name}:vector_add:{dtype}",
+        default=default,
+        fits=lambda c, target: _fits(c["block"], 0, target),
+    )
+
+
+def default_work(tile: int, sizes: tuple[int, int]) -> int:
+    """Outputs per thread along each side of :func:`tvm.testing.kernels.matmul_tiled`'s block: 2
+    (four accumulators per thread: fewer shared-memory reads per multiply-add) where the sizes
+    allow it, else 1."""
+    return 2 if all(s % (2 * tile) == 0 for s in sizes) else 1
+
+
+def tunable_matmul_tiled(m: int, n: int, k: int, dtype: str = "float32", *, name: str = "matmul_tiled") -> Tunable:
+    """:func:`tvm.testing.kernels.matmul_tiled` over its tile (``tile x tile`` threads per block)
+    and the outputs per thread (``work x work``). Default: :func:`default_tile` and
+    :func:`default_work` for the target's device."""
+    nbytes = _bits(dtype) // 8
+
+    def default(target: Any) -> dict:
+        tile = default_tile(device_limits(target), nbytes, (m, n, k))
+        return {"tile": tile, "work": default_work(tile, (m, n))}
+
+    return Tunable(
+        lambda tile, work: kernels.matmul_tiled(m, n, k, tile, dtype, work=work, name=name),
+        {"tile": [4, 8, 16, 32], "work": [1, 2, 4]},
         key=f"{name}:matmul_tiled:{m}x{n}x{k}:{dtype}",
-        default=lambda target: {"tile": default_tile(device_limits(target), nbytes, (m, n, k))},
-        constraint=lambda c: all(s % c["tile"] == 0 for s in (m, n, k)),
-        fits=lambda c, target: _fits(c["tile"] ** 2, 2 * c["tile"] ** 2 * nbytes, target),
+        default=default,
+        constraint=lambda c: (
+            m % (c["tile"] * c["work"]) == 0 and n % (c["tile"] * c["work"]) == 0 and k % c["tile"] == 0
+        ),
+        fits=lambda c, target: _fits(c["tile"] ** 2, 2 * c["tile"] ** 2 * c["work"] * nbytes, target),
     )
 
 
@@ -272,6 +305,7 @@ __all__ = [
     "DEFAULT_BLOCK_THREADS",
     "default_block",
     "default_tile",
+    "default_work",
     "matmul_cpu",
     "softmax_cpu",
     "sum_cpu",
@@ -281,4 +315,5 @@ __all__ = [
     "tunable_row_sum",
     "tunable_softmax_cpu",
     "tunable_sum_cpu",
+    "tunable_vector_add",
 ]

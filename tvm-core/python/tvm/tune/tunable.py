@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 
@@ -86,8 +87,16 @@ class Tunable:
 
         db = database if database is not None else default_database()
         record = db.lookup(self.key, target, device_fingerprint(target))
-        config = record["config"] if record is not None else self.default_config(target)
-        return self.build(config)
+        if record is not None:
+            try:
+                return self.build(record["config"])
+            except ValueError as err:  # recorded for an older version of the kernel's knobs
+                warnings.warn(
+                    f"{err}; the tuning record no longer fits the kernel, so its default configuration "
+                    f"is used (tune it again to replace the record)",
+                    stacklevel=2,
+                )
+        return self.build(self.default_config(target))
 
 
 def tunable(
