@@ -8,6 +8,7 @@
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/device_api.h>
+#include <tvm/runtime/device_attributes.h>
 #include <tvm/runtime/owned_streams.h>
 
 #include "cuda_driver.h"
@@ -30,34 +31,28 @@ class CUDADeviceAPI final : public DeviceAPI {
       TVM_CUDA_CALL(Driver().cuDeviceGetName(name, sizeof(name) - 1, d));
       return tvm::ffi::String(name);
     }
-    if (key == "max_threads_per_block") {
-      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    }
-    if (key == "warp_size") return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-    if (key == "max_shared_memory_per_block") {
-      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    }
-    if (key == "max_shared_memory_per_block_optin") {
-      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    }
-    if (key == "compute_version") {
-      int major = DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-      int minor = DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-      return tvm::ffi::String(std::to_string(major) + "." + std::to_string(minor));
-    }
-    if (key == "multi_processor_count") {
-      return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    }
-    if (key == "max_clock_rate") return DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    static const tvm::runtime::IntegerAttributeCodes kCodes = [] {
+      tvm::runtime::IntegerAttributeCodes c;
+      c.max_threads_per_block = CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+      c.warp_size = CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+      c.max_shared_memory_per_block = CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK;
+      c.max_shared_memory_per_block_optin = CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+      c.multi_processor_count = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+      c.max_clock_rate = CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
+      c.compute_capability_major = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+      c.compute_capability_minor = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
+      c.max_block_dim[0] = CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X;
+      c.max_block_dim[1] = CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y;
+      c.max_block_dim[2] = CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z;
+      return c;
+    }();
+    auto value = tvm::runtime::IntegerDeviceAttribute(
+        key, kCodes, [d](int code) { return DeviceAttribute(d, code); });
+    if (value) return *value;
     if (key == "total_global_memory") {
       size_t bytes = 0;
       TVM_CUDA_CALL(Driver().cuDeviceTotalMem(&bytes, d));
       return static_cast<int64_t>(bytes);
-    }
-    if (key == "max_thread_dimensions") {
-      return tvm::ffi::Array<int64_t>{DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
-                                      DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
-                                      DeviceAttribute(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
     }
     if (key == "driver_version" || key == "api_version") {
       int v = 0;

@@ -6,6 +6,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/base.h>
 #include <tvm/runtime/device_api.h>
+#include <tvm/runtime/device_attributes.h>
 #include <tvm/runtime/owned_streams.h>
 
 #include "rocm_hip.h"
@@ -84,29 +85,27 @@ class ROCmDeviceAPI final : public DeviceAPI {
       TVM_HIP_CALL(HIP().hipDeviceGetName(name, sizeof(name) - 1, d));
       return tvm::ffi::String(name);
     }
-    static const std::pair<const char*, int> kTable[] = {
-        {"max_threads_per_block", hipDeviceAttributeMaxThreadsPerBlock},
-        {"warp_size", hipDeviceAttributeWarpSize},
-        {"max_shared_memory_per_block", hipDeviceAttributeMaxSharedMemoryPerBlock},
-        {"multi_processor_count", hipDeviceAttributeMultiprocessorCount},
-        {"max_clock_rate", hipDeviceAttributeClockRate}};
-    for (const auto& [name, attr] : kTable) {
-      if (key == name) return Attribute(d, attr);
-    }
-    if (key == "compute_version") {
-      return tvm::ffi::String(
-          std::to_string(Attribute(d, hipDeviceAttributeComputeCapabilityMajor)) + "." +
-          std::to_string(Attribute(d, hipDeviceAttributeComputeCapabilityMinor)));
-    }
+    static const tvm::runtime::IntegerAttributeCodes kCodes = [] {
+      tvm::runtime::IntegerAttributeCodes c;
+      c.max_threads_per_block = hipDeviceAttributeMaxThreadsPerBlock;
+      c.warp_size = hipDeviceAttributeWarpSize;
+      c.max_shared_memory_per_block = hipDeviceAttributeMaxSharedMemoryPerBlock;
+      c.multi_processor_count = hipDeviceAttributeMultiprocessorCount;
+      c.max_clock_rate = hipDeviceAttributeClockRate;
+      c.compute_capability_major = hipDeviceAttributeComputeCapabilityMajor;
+      c.compute_capability_minor = hipDeviceAttributeComputeCapabilityMinor;
+      c.max_block_dim[0] = hipDeviceAttributeMaxBlockDimX;
+      c.max_block_dim[1] = hipDeviceAttributeMaxBlockDimY;
+      c.max_block_dim[2] = hipDeviceAttributeMaxBlockDimZ;
+      return c;
+    }();
+    auto value = tvm::runtime::IntegerDeviceAttribute(key, kCodes,
+                                                      [d](int code) { return Attribute(d, code); });
+    if (value) return *value;
     if (key == "total_global_memory") {
       size_t bytes = 0;
       TVM_HIP_CALL(HIP().hipDeviceTotalMem(&bytes, d));
       return static_cast<int64_t>(bytes);
-    }
-    if (key == "max_thread_dimensions") {
-      return tvm::ffi::Array<int64_t>{Attribute(d, hipDeviceAttributeMaxBlockDimX),
-                                      Attribute(d, hipDeviceAttributeMaxBlockDimY),
-                                      Attribute(d, hipDeviceAttributeMaxBlockDimZ)};
     }
     if (key == "driver_version" || key == "api_version") {
       int v = 0;
