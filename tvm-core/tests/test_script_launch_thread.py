@@ -106,3 +106,22 @@ def test_launch_thread_errors_name_the_problem():
     with pytest.raises(ValueError, match="step must be a nonzero integer"):
         T.serial(0, 4, 0)
     assert issubclass(TVMScriptError, Exception)
+
+
+@T.prim_func
+def let_expression(A: T.Buffer((4,), "int32")):
+    x = T.int32()
+    A[0] = T.let(x, A[1] + 1, x * x)
+
+
+def test_let_expression_binds_a_declared_variable_and_round_trips():
+    for func in (let_expression, tvm.script.parse(let_expression.script(), {})):
+        a = np.array([0, 3, 0, 0], "int32")
+        tvm.compile(func, target="c")["let_expression"](a)
+        assert a.tolist() == [16, 3, 0, 0]
+    assert "x = T.int32()" in let_expression.script()
+    with pytest.raises(TVMScriptError, match="T.let binds a variable"):
+
+        @T.prim_func
+        def bad(A: T.Buffer((4,), "int32")):
+            A[0] = T.let(3, 4, 5)

@@ -626,10 +626,23 @@ writes = block_attr = sblock_attr = reads
 
 
 class _Let:
-    """``x: T.let[T.float32] = value``: an annotated binding (``T.let[dtype]`` is ``dtype``)."""
+    """``x: T.let[T.float32] = value``: an annotated binding (``T.let[dtype]`` is ``dtype``);
+    ``T.let(x, value, body)``: the expression ``body`` with ``x`` bound to ``value`` (``x`` a
+    variable declared with ``x = T.int32()``)."""
 
     def __getitem__(self, annotation: Any) -> Any:
         return annotation
+
+    def __call__(self, var: Any, value: Any, body: Any) -> PrimExpr:
+        from tvm.tir.expr import Let, Var
+
+        if not isinstance(var, Var):
+            raise TypeError(f"T.let binds a variable (x = T.int32(); T.let(x, value, body)), got {var!r}")
+        value = _op.convert(value, var.dtype)
+        if value.dtype != var.dtype:
+            raise TypeError(f"T.let: variable {var.name} is {var.dtype}, its value {value.dtype}")
+        body = _op.convert(body)
+        return Let(var, value, body, body.dtype)
 
 
 let = _Let()

@@ -46,6 +46,7 @@ from .expr import (
     Var,
 )
 from .function import PrimFunc
+from .functor import post_order_visit
 from .op import INTRINSICS, result_dtype
 from .stmt import (
     Allocate,
@@ -319,11 +320,12 @@ class _Printer:
             self.name_of(p, p.name if p.name != b.name else f"var_{b.name}")
         decls = []
         declared: set = {p for p in f.params if p not in bufs}
-        for vs in shape_vars.values():
-            for v in vs:
-                if v not in declared:
-                    declared.add(v)
-                    decls.append(v)
+        let_vars: list = []  # T.let(x, value, body) needs x declared (x = T.int32()) before it
+        post_order_visit(f.body, lambda n: let_vars.append(n.var) if isinstance(n, Let) else None)
+        for v in [*(v for vs in shape_vars.values() for v in vs), *let_vars]:
+            if v not in declared:
+                declared.add(v)
+                decls.append(v)
         sig = []
         for p in f.params:
             b = bufs.get(p)
