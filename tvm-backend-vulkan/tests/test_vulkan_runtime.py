@@ -191,3 +191,27 @@ def test_a_view_of_shared_memory_aliases_it(dev):
 
     a = np.arange(64, dtype="float32")
     np.testing.assert_array_equal(_run(reverse, "reverse", dev, [a], [((64,), "float32")]), a[::-1])
+
+
+@T.prim_func
+def data_dependent_loops(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        acc = T.alloc_buffer((1,), "int32", scope="local")
+        acc[0] = 0
+        for k in range(A[tx]):
+            acc[0] = acc[0] + 2
+        B[tx] = acc[0]
+
+
+def test_loops_whose_bounds_are_read_from_memory_are_announced_on_llvmpipe(dev, capfd):
+    """Their iterations per thread cannot be bounded before the launch: on llvmpipe, which ends a
+    thread after 65,535 loop iterations, one warning per kernel says so; the run itself is right."""
+    mod = tvm.compile(data_dependent_loops, target="vulkan")
+    assert "tvm.loop_bound:data_dependent_loops_kernel0:?" in mod.imports[0].inspect_source()
+    a = tvm.runtime.tensor(np.arange(8, dtype="int32"), dev)
+    b = tvm.runtime.empty((8,), "int32", dev)
+    for _ in range(2):
+        mod["data_dependent_loops"](a, b)
+    np.testing.assert_array_equal(b.numpy(), 2 * np.arange(8))
+    warnings = capfd.readouterr().err.count("runs loops whose trip counts are read from memory")
+    assert warnings == (1 if dev.attr("name").startswith("llvmpipe") else 0)

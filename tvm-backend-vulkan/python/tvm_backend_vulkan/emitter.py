@@ -642,7 +642,7 @@ class KernelEmitter(ExprFunctor[int]):
         m.functions.extend(head + label + self.local_vars + self.code[len(label) :] + instruction(Op.FunctionEnd, ()))
         m.add("entry_points", Op.EntryPoint, EXEC_GLCOMPUTE, fn, *encode_string(name), *sorted(self.interface))
         bound = loop_bound(func)
-        if bound not in (None, "0"):  # for drivers that end long-running invocations (see LOOP_BOUND_MARK)
+        if bound != "0":  # for drivers that end long-running invocations (see LOOP_BOUND_MARK)
             m.string(f"{LOOP_BOUND_MARK}{name}:{bound}")
 
     def _bind_parameters(self, func: PrimFunc) -> None:

@@ -186,7 +186,7 @@ def generate(kernels: list[PrimFunc]) -> str:
     for k in kernels:
         bound = device_module.loop_bound(k)
         parts.append(f"{KERNEL_MARK}{k.global_symbol}\n")
-        if bound not in (None, "0"):
+        if bound != "0":
             parts.append(f"{LOOP_BOUND_MARK}{bound}\n")
         parts.append(kernel_shader(k))
     return "".join(parts)

@@ -116,9 +116,10 @@ TVM_RUNTIME_DLL int64_t EvaluateArgPolynomial(const FunctionInfo& info, const st
 /*!
  * \brief Refuses a launch of kernel `info` (of module kind `kind`) on device `device_name` when
  *  one thread may run more loop iterations than the device's driver allows: `bound` is the
- *  kernel's EvaluateArgPolynomial bound ("" when unknown: not checked). Mesa's llvmpipe (behind
- *  lavapipe, and WebGPU or OpenGL on it) silently ends a shader thread after 65535 loop
- *  iterations in all; other drivers have no such limit. Throws RuntimeError naming the kernel,
+ *  kernel's EvaluateArgPolynomial bound ("": none written, not checked;
+ *  "?": the loops' trip counts are read from memory, which one warning per kernel says). Mesa's
+ * llvmpipe (behind lavapipe, and WebGPU or OpenGL on it) silently ends a shader thread after 65535
+ * loop iterations in all; other drivers have no such limit. Throws RuntimeError naming the kernel,
  *  the bound, the limit and the fix.
  */
 TVM_RUNTIME_DLL void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,

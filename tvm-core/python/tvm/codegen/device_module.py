@@ -57,16 +57,17 @@ def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype
     return out
 
 
-def loop_bound(kernel: Any) -> Optional[str]:
+def loop_bound(kernel: Any) -> str:
     """An upper bound on the loop iterations one thread of ``kernel`` runs, for runtimes whose
     driver ends long-running shaders: a sum ("+") of products ("*") of integers and ``$k`` (the
-    value of scalar argument k of the launch), e.g. ``"4*$2+260"``; None when the loops' extents
-    depend on more than the scalar arguments (see :func:`tvm.tir.analysis.serial_iteration_bound`)."""
+    value of scalar argument k of the launch), e.g. ``"4*$2+260"``; ``"?"`` when the loops'
+    extents depend on more than the scalar arguments (see
+    :func:`tvm.tir.analysis.serial_iteration_bound`)."""
     from tvm.tir.analysis import serial_iteration_bound
 
     bound = serial_iteration_bound(kernel)
     if bound is None:
-        return None
+        return "?"
     terms = ["*".join([str(c)] * (c != 1 or not mono) + [f"${k}" for k in mono]) for mono, c in sorted(bound.items())]
     return "+".join(terms) or "0"
 
