@@ -92,6 +92,20 @@ def test_a_block_reduction_that_is_not_one_update_is_an_error_naming_the_block()
                         B[vi] = B[vi] * T.float32(2)
 
 
+def test_a_reduction_bound_to_blockidx_is_refused():
+    with pytest.raises(TVMScriptError, match="reduces over k, which is bound to blockIdx: blocks cannot combine"):
+
+        @T.prim_func
+        def racy(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
+            for i in T.serial(8):
+                for k in T.thread_binding(128, thread="blockIdx.x"):
+                    with T.sblock("B"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
+
+
 def test_reducer_errors_name_the_problem():
     with pytest.raises(TVMScriptError, match="argmax-style"):
 

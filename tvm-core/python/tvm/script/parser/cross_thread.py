@@ -129,6 +129,15 @@ def lower_block_reduction(
     """``body`` (a parsed block: its iteration variables' lets, an optional ``T.where`` guard,
     an optional ``T.init`` and one update) as a cross-thread reduction when a reduction axis is
     bound to a ``threadIdx`` loop; unchanged otherwise."""
+    across_blocks = [
+        t.var for t in threads if t.tag.startswith("blockIdx") and any(_mentions(b, {t.var}) for b in reduce_bindings)
+    ]
+    if across_blocks:  # blocks cannot wait for each other: every block would race on the total
+        raise CrossThreadError(
+            f"block '{block}' reduces over {', '.join(v.name for v in across_blocks)}, which is bound to blockIdx: "
+            f"blocks cannot combine partial results (they would race on the total); bind the reduction axis to "
+            f"threadIdx or keep it a serial loop"
+        )
     in_scope = [t for t in threads if t.tag.startswith("threadIdx")]
     reduced = [t.var for t in in_scope if any(_mentions(b, {t.var}) for b in reduce_bindings)]
     if not reduced:
