@@ -162,5 +162,5 @@ def test_each_kernel_carries_its_loop_iteration_bound():
     """An OpString per kernel bounds one thread's loop iterations from its scalar arguments, for
     the runtime to refuse launches a driver would cut short (lavapipe: 65,535)."""
     asm = _assembly(kernels.serial_row_sum())
-    assert '= OpString "tvm.loop_bound:serial_row_sum_kernel0:$3"' in asm
+    assert '= OpString "tvm.loop_bound:serial_row_sum_kernel0:1+$3"' in asm  # n passes + the leaving one
     assert "tvm.loop_bound" not in _assembly(kernels.vector_add())  # no loops

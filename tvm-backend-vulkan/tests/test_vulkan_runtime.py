@@ -215,3 +215,28 @@ def test_loops_whose_bounds_are_read_from_memory_are_announced_on_llvmpipe(dev, 
     np.testing.assert_array_equal(b.numpy(), 2 * np.arange(8))
     warnings = capfd.readouterr().err.count("runs loops whose trip counts are read from memory")
     assert warnings == (1 if dev.attr("name").startswith("llvmpipe") else 0)
+
+
+@T.prim_func
+def nested_count(B: T.Buffer((1,), "int32"), m: T.int32, n: T.int32):
+    for tx in T.thread_binding(1, thread="threadIdx.x"):
+        acc = T.alloc_buffer((1,), "int32", scope="local")
+        acc[0] = 0
+        for i in range(m):
+            for j in range(n):
+                acc[0] = acc[0] + 1
+        B[0] = acc[0]
+
+
+@pytest.mark.parametrize("m, n", [(1000, 64), (100, 640)])
+def test_nested_loops_near_the_llvmpipe_limit_are_right_or_refused(dev, m, n):
+    """1000 x 64 iterations are under 65,535, but llvmpipe also counts each loop's leaving pass
+    (1000 x 65 + 1001): refused there; 100 x 640 fits and runs."""
+    mod = tvm.compile(nested_count, target="vulkan")
+    b = tvm.runtime.empty((1,), "int32", dev)
+    if dev.attr("name").startswith("llvmpipe") and m * (n + 1) + m + 1 >= 65535:
+        with pytest.raises(RuntimeError, match=f"up to {m * (n + 1) + m + 1} loop iterations"):
+            mod["nested_count"](b, m, n)
+    else:
+        mod["nested_count"](b, m, n)
+        assert b.numpy()[0] == m * n

@@ -152,4 +152,4 @@ def test_each_shader_starts_with_its_loop_iteration_bound():
     tvm.backend.load("webgpu")
     mod = tvm.compile(kernels.serial_row_sum(), target="webgpu")
     src = mod.imports[0].inspect_source()
-    assert src.startswith("//! kernel serial_row_sum_kernel0\n//! loop_bound $3\n"), src[:120]
+    assert src.startswith("//! kernel serial_row_sum_kernel0\n//! loop_bound 1+$3\n"), src[:120]

@@ -99,6 +99,46 @@ def test_guarded_and_in_bounds_accesses_still_compile_and_run() -> None:
     np.testing.assert_array_equal(b, want_b)
 
 
+def test_accesses_through_lets_and_under_simple_conditions_are_judged() -> None:
+    """A let of a known range is followed, and an ``if`` comparing variables with constants
+    bounds them for its branch: these accesses would write past the buffers at run time."""
+
+    @T.prim_func
+    def through_a_let(A: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(16, thread="blockIdx.x"):
+            for tx in T.thread_binding(4, thread="threadIdx.x"):
+                idx = bx * 4 + tx
+                if T.likely(idx < 64):
+                    A[idx * 2 + 1] = T.float32(1)
+
+    @T.prim_func
+    def block_relative(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+        for i in T.thread_binding(16, thread="blockIdx.x"):
+            with T.sblock("outer"):
+                vi = T.axis.spatial(16, i)
+                A_shared = T.sblock_alloc_buffer([1, 16], dtype="float32", scope="shared")
+                for ax1 in range(16):
+                    A_shared[vi, ax1] = A[vi, ax1]
+                for j in T.thread_binding(16, thread="threadIdx.x"):
+                    B[vi] = A_shared[vi, j]
+
+    with pytest.raises(TIRVerifyError, match=r"buffer 'A' has extent 64 .* got indices 1 to 127"):
+        tvm.tir.transform.lower(through_a_let, tvm.target.Target("example"))
+    with pytest.raises(TIRVerifyError, match=r"buffer 'A_shared' has extent 1 .* got indices 0 to 15"):
+        tvm.tir.transform.lower(block_relative, tvm.target.Target("example"))
+
+    @T.prim_func
+    def narrowed(A: T.Buffer((32,), "float32")):
+        for i in range(256):
+            k = i // 2
+            if k < 16 and i >= 0:
+                A[k * 2] = T.float32(k)
+
+    a = np.zeros(32, "float32")
+    _compile(narrowed)["narrowed"](a)
+    np.testing.assert_array_equal(a[::2], np.arange(16))
+
+
 # --------------------------------------------------------------------------- 64-bit loops
 def test_loop_bounds_past_int32_get_a_64_bit_loop_variable() -> None:
     """range(2**32 + 5, 2**32 + 9) used to get an int32 variable that wrapped and looped forever."""

@@ -51,3 +51,31 @@ def test_an_unregistered_function_and_a_failing_callee_raise():
         tvm.compile(missing, target="c")["missing"](np.ones(4, "float32"))
     with pytest.raises(ValueError, match="the callback failed"):
         tvm.compile(failing, target="c")["failing"](np.ones(4, "float32"))
+
+
+@tvm_ffi.register_global_func("testing.tvm_core.rows", override=True)
+def _rows(tensor):
+    _seen.append(np.from_dlpack(tensor).copy())
+
+
+@T.prim_func
+def region(A: T.Buffer((4, 8), "float32")):
+    S = T.match_buffer(A[2:4, 0:8], (2, 8), "float32")
+    T.call_packed("testing.tvm_core.rows", S)
+
+
+def test_a_view_of_a_region_starts_where_the_region_does():
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    tvm.compile(region, target="c")["region"](a)
+    np.testing.assert_array_equal(_seen[-1], a[2:4])
+
+
+def test_a_call_inside_a_kernel_is_refused():
+    @T.prim_func
+    def in_kernel(A: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                T.call_packed("testing.tvm_core.rows", A)
+
+    with pytest.raises(tvm.tir.transform.TIRVerifyError, match="T.call_packed calls a host function"):
+        tvm.compile(in_kernel, target="example")

@@ -137,3 +137,45 @@ def test_a_method_compiled_without_its_module_says_to_compile_the_module():
 
     with pytest.raises(TIRVerifyError, match="another function of its @I.ir_module: compile the module"):
         tvm.compile(Kernels.main, target="c")
+
+
+def test_each_call_gets_its_own_locals_and_arguments_take_the_parameter_types():
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32")):
+            Module.bump(A.data, 0)
+            Module.bump(A.data, 1)
+            A[3] = Module.half(7)
+
+        @T.prim_func(private=True)
+        def bump(A_data: T.handle("float32"), i: T.int32):
+            A = T.decl_buffer(4, "float32", data=A_data)
+            j: T.let[T.int32] = i + 1
+            t = T.alloc_buffer((1,), "float32")
+            t[0] = A[i] + T.float32(1)
+            A[j] = t[0]
+
+        @T.prim_func(private=True)
+        def half(x: T.float32) -> T.float32:
+            return x / T.float32(2)
+
+    a = np.zeros(4, "float32")
+    tvm.compile(Module, target="c")["main"](a)
+    np.testing.assert_array_equal(a, [0, 1, 2, 3.5])
+
+
+def test_a_callee_whose_buffer_size_comes_from_its_argument_says_to_pass_the_size():
+    with pytest.raises(TIRVerifyError, match="whose buffer A takes its size \\(n\\) from its argument's shape"):
+
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def main(A: T.Buffer((4,), "float32")):
+                Module.fill(A.data)
+
+            @T.prim_func(private=True)
+            def fill(a: T.handle):
+                n = T.int32()
+                A = T.match_buffer(a, (n,), "float32")
+                A[0] = T.float32(1)

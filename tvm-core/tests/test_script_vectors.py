@@ -163,3 +163,28 @@ def test_a_vector_condition_is_refused():
 
     with pytest.raises(TIRVerifyError, match="an if condition must be one boolean, got a vector of 4 lanes"):
         tvm.compile(f, target="c")
+
+
+@T.prim_func
+def one_lane_and_scalar_lets(A: T.Buffer((8,), "int32")):
+    A[7] = T.Shuffle([A[0:4]], [2])
+    x = T.int32()
+    A[4:7] = T.let(x, 1, A[T.ramp(x, 1, 3)]) * 10
+
+
+def test_a_one_lane_shuffle_and_a_scalar_let_in_a_vector():
+    (a,) = _run(one_lane_and_scalar_lets, np.arange(8, dtype="int32"))
+    np.testing.assert_array_equal(a, [0, 1, 2, 3, 10, 20, 30, 2])
+
+
+@T.prim_func
+def predicate_and_index_read_the_stored_buffer(A: T.Buffer((8,), "int32")):
+    A.vstore([T.ramp(1, 1, 4)], T.int32x4(0), predicate=A[T.ramp(0, 1, 4)] > 0)
+    A[T.ramp(A[7], 1, 2)] = T.int32x2(5)
+
+
+def test_a_vector_store_reads_its_predicate_and_indices_before_it_writes():
+    a = np.ones(8, "int32")
+    a[7] = 6  # the second store writes A[6:8]: its index reads A[7] before the store changes it
+    (a,) = _run(predicate_and_index_read_the_stored_buffer, a)
+    np.testing.assert_array_equal(a, [1, 0, 0, 0, 0, 1, 5, 5])

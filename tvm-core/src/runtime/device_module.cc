@@ -301,6 +301,12 @@ bool ParseArgProduct(const FunctionInfo& info, const std::string& expr,
         if (v < 0 || used != term.size()) return false;
         factors->push_back(v);
       }
+    } catch (const std::out_of_range&) {
+      if (term.empty() || term[0] == '$' ||
+          term.find_first_not_of("0123456789") != std::string::npos) {
+        return false;
+      }
+      factors->push_back(INT64_MAX);  // a constant past int64: as large as can be
     } catch (const std::logic_error&) {
       return false;  // not a term this runtime understands
     }
@@ -350,8 +356,12 @@ int64_t EvaluateArgPolynomial(const FunctionInfo& info, const std::string& expr,
     size_t end = expr.find('+', pos);
     if (end == std::string::npos) end = expr.size();
     if (!ParseArgProduct(info, expr.substr(pos, end - pos), &factors)) return -1;
-    int64_t term = EvaluateArgProduct(factors, args);
-    if (term < 0) return -1;
+    int64_t term = 1;
+    for (int64_t f : factors) {  // a negative size runs its loops zero times: it counts as 0
+      int64_t v =
+          f >= 0 ? f : std::max<int64_t>(0, args[static_cast<size_t>(-1 - f)].cast<int64_t>());
+      term = (v != 0 && term > INT64_MAX / v) ? INT64_MAX : term * v;
+    }
     sum = term > INT64_MAX - sum ? INT64_MAX : sum + term;
     pos = end + 1;
   }

@@ -107,8 +107,9 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
 /*!
  * \brief The value of `expr` for this call of kernel `info`: a sum ("+") of products ("*") of
  *  non-negative integers and "$k" terms (the value of scalar argument k), saturating at
- *  INT64_MAX, e.g. "4*$2+260". Returns -1 when `expr` is empty or not of that form, or a "$k"
- *  argument is negative. Code generators write such bounds (tvm.codegen.device_module.loop_bound).
+ *  INT64_MAX, e.g. "4*$2+260"; a negative "$k" argument counts as 0 (a size below zero runs its
+ *  loops zero times). Returns -1 when `expr` is empty or not of that form. Code generators write
+ *  such bounds (tvm.codegen.device_module.loop_bound).
  */
 TVM_RUNTIME_DLL int64_t EvaluateArgPolynomial(const FunctionInfo& info, const std::string& expr,
                                               ffi::PackedArgs args);

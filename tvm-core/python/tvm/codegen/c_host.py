@@ -307,21 +307,29 @@ class CPrinter(CFamilyPrinter):
             )
 
     def _tensor_view(self, a: E.Call) -> str:
-        """A tvm-ffi Tensor viewing ``tensor_of(dtype, data, *shape)`` (CPU memory; the view owns
-        only its metadata, so a callee may keep it); returns the handle's variable."""
+        """A tvm-ffi Tensor viewing ``tensor_of(dtype, data, elem_offset, ndim, *shape, *strides)``
+        (CPU memory; the view owns only its metadata, so a callee may keep it); returns the
+        handle's variable."""
         self.helpers.setdefault("tvm_tensor_view", _TENSOR_VIEW_HELPER)
         code, bits, lanes = _dlpack_dtype(a.args[0].value)
-        shape = a.args[2:]
+        ndim = a.args[3].value
+        shape, strides = a.args[4 : 4 + ndim], a.args[4 + ndim :]
         name = f"tvm_view{len(self._views)}"
-        self._views.append(name)
-        dims = ", ".join(f"(int64_t)({self.expr(d)})" for d in shape) or "1"
-        self.emit(f"int64_t {name}_shape[{max(len(shape), 1)}] = {{{dims}}};")
+        dims = ", ".join(f"(int64_t)({self.expr(d)})" for d in (*shape, *strides)) or "1"
+        self.emit(f"int64_t {name}_dims[{max(len(shape) + len(strides), 1)}] = {{{dims}}};")
+        itemsize = (bits * lanes + 7) // 8
         self.emit(
             f"TVMFFIObjectHandle {name} = tvm_tensor_view((void*)({self.expr(a.args[1])}), "
-            f"(DLDataType){{{code}, {bits}, {lanes}}}, {len(shape)}, {name}_shape);"
+            f"(uint64_t)({self.expr(a.args[2])}) * {itemsize}, (DLDataType){{{code}, {bits}, {lanes}}}, "
+            f"{ndim}, {name}_dims, {1 if strides else 0});"
         )
-        self.emit(f"if (TVM_UNLIKELY({name} == NULL)) return -1;")
+        self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {{ {self._release_call_objects()} return -1; }}")
+        self._views.append(name)
         return name
+
+    def _release_call_objects(self) -> str:
+        """C statements releasing what the T.call_packed being printed holds so far."""
+        return " ".join(f"TVMFFIObjectDecRef({h});" for h in ("fn", *self._views))
 
     def print_call_packed(self, call: E.Call) -> None:
         """``T.call_packed(name, args...)``: the global function, looked up on every call (a
@@ -345,9 +353,7 @@ class CPrinter(CFamilyPrinter):
         self._pack_args("pargs", call.args[1:])
         self.emit("TVMFFIAny pret; pret.type_index = kTVMFFINone; pret.zero_padding = 0; pret.v_int64 = 0;")
         self.emit(f"int prc = TVMFFIFunctionCall(fn, pargs, {len(call.args) - 1}, &pret);")
-        self.emit("TVMFFIObjectDecRef(fn);")
-        for view in self._views:
-            self.emit(f"TVMFFIObjectDecRef({view});")
+        self.emit(self._release_call_objects())
         self.emit("if (prc != 0) return -1;")
         self.emit("if (pret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(pret.v_obj);")
         self._indent -= 1
@@ -392,24 +398,27 @@ class HostModuleSource:
 
 _TENSOR_VIEW_HELPER = r"""static void tvm_view_deleter(DLManagedTensor* self) { free(self); }
 
-/* a tvm-ffi Tensor over CPU memory it does not own (T.call_packed's buffer arguments); its
-   metadata lives as long as the Tensor; NULL with the error set on failure */
-static TVMFFIObjectHandle tvm_tensor_view(void* data, DLDataType dtype, int ndim, const int64_t* shape) {
-  DLManagedTensor* m = (DLManagedTensor*)malloc(sizeof(DLManagedTensor) + sizeof(int64_t) * (ndim + 1));
+/* a tvm-ffi Tensor over CPU memory it does not own (T.call_packed's buffer arguments): dims holds
+   the shape, then the strides when has_strides; the metadata lives as long as the Tensor; NULL
+   with the error set on failure */
+static TVMFFIObjectHandle tvm_tensor_view(void* data, uint64_t byte_offset, DLDataType dtype, int ndim,
+                                          const int64_t* dims, int has_strides) {
+  int n = ndim * (has_strides ? 2 : 1);
+  DLManagedTensor* m = (DLManagedTensor*)malloc(sizeof(DLManagedTensor) + sizeof(int64_t) * (n + 1));
   if (m == NULL) {
     tvm_raise("MemoryError", "cannot allocate a tensor view for T.call_packed");
     return NULL;
   }
-  int64_t* dims = (int64_t*)(m + 1);
-  for (int i = 0; i < ndim; ++i) dims[i] = shape[i];
+  int64_t* copy = (int64_t*)(m + 1);
+  for (int i = 0; i < n; ++i) copy[i] = dims[i];
   m->dl_tensor.data = data;
   m->dl_tensor.device.device_type = kDLCPU;
   m->dl_tensor.device.device_id = 0;
   m->dl_tensor.ndim = ndim;
   m->dl_tensor.dtype = dtype;
-  m->dl_tensor.shape = dims;
-  m->dl_tensor.strides = NULL;
-  m->dl_tensor.byte_offset = 0;
+  m->dl_tensor.shape = copy;
+  m->dl_tensor.strides = has_strides ? copy + ndim : NULL;
+  m->dl_tensor.byte_offset = byte_offset;
   m->manager_ctx = NULL;
   m->deleter = tvm_view_deleter;
   TVMFFIObjectHandle out = NULL;

@@ -805,8 +805,10 @@ def call_packed(name: str, *args: Any) -> PrimExpr:
         raise TypeError(f"T.call_packed needs the function's name as a string, got {name!r}")
     operands = []
     for a in args:
-        if isinstance(a, _IRBuffer):  # a DLTensor view of the buffer, made where the call is
-            a = Call("handle", "tensor_of", (StringImm(a.dtype), a.data, *a.shape))
+        if isinstance(a, _IRBuffer):  # a tensor viewing the buffer, made where the call is
+            offset = a.elem_offset if a.elem_offset is not None else IntImm("int32", 0)
+            rank = IntImm("int32", len(a.shape))
+            a = Call("handle", "tensor_of", (StringImm(a.dtype), a.data, offset, rank, *a.shape, *a.strides))
         operands.append(_op.convert(a))
     return Call("int32", "call_packed", (StringImm(name), *operands))
 

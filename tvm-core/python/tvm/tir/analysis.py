@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+from . import dtype as _dt
 from .expr import (
     Add,
     BinaryOp,
@@ -415,9 +416,9 @@ class _NoBound(Exception):
 
 
 class _IterationBound(StmtExprVisitor):
-    """Sums, over every serial loop, its extent times the extents of the serial loops around it;
-    each value is replaced by an upper bound over the parameters (see
-    :func:`serial_iteration_bound`)."""
+    """Sums, over every loop a thread runs, its passes (extent + 1: the pass that leaves it
+    counts) times the iterations of the loops around it; each value is replaced by an upper
+    bound over the parameters (see :func:`serial_iteration_bound`)."""
 
     def __init__(self, params: dict):
         self.env: dict = {p: {(i,): 1} for p, i in params.items()}
@@ -460,12 +461,13 @@ class _IterationBound(StmtExprVisitor):
     def visit_For(self, s: For) -> None:
         extent = self.upper(s.extent)
         self.env[s.loop_var] = _poly_add(self.upper(s.min), extent)
-        if s.kind.name in ("THREAD_BINDING", "PARALLEL", "VECTORIZED"):
+        if s.kind.name == "THREAD_BINDING":
             self.visit_stmt(s.body)
             return
         outer = self.scale
+        # each entry of the loop runs its body `extent` times plus the pass that leaves it
+        self.total = _poly_add(self.total, _poly_mul(outer, _poly_add(extent, _const(1))))
         self.scale = _poly_mul(outer, extent)
-        self.total = _poly_add(self.total, self.scale)
         self.visit_stmt(s.body)
         self.scale = outer
 
@@ -487,12 +489,13 @@ class _IterationBound(StmtExprVisitor):
 
 
 def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
-    """An upper bound on the loop iterations one thread of kernel ``func`` runs: the sum over its
-    serial loops of each loop's extent times those of the serial loops around it (loops bound to
-    threads do not count), as a :data:`Polynomial` over the positions of ``func``'s scalar
+    """An upper bound on the loop passes one thread of kernel ``func`` makes: the sum over its
+    loops (serial, unrolled or vectorized: a device runs each as a loop; loops bound to threads
+    do not count) of each loop's extent plus one (the pass that leaves it) times the iterations of
+    the loops around it, as a :data:`Polynomial` over the positions of ``func``'s integer scalar
     parameters (assumed non-negative, as sizes are). None when an extent depends on anything else
     (a value loaded from memory, a ``while`` loop)."""
-    params = {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and p.dtype != "handle"}
+    params = {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and _dt.is_integer(p.dtype)}
     bound = _IterationBound(params)
     try:
         bound.visit_stmt(func.body)

@@ -87,16 +87,18 @@ class Tunable:
 
         db = database if database is not None else default_database()
         record = db.lookup(self.key, target, device_fingerprint(target))
+        config = None
         if record is not None:
             try:
-                return self.build(record["config"])
+                self.check(record["config"])
+                config = record["config"]
             except ValueError as err:  # recorded for an older version of the kernel's knobs
                 warnings.warn(
                     f"{err}; the tuning record no longer fits the kernel, so its default configuration "
                     f"is used (tune it again to replace the record)",
                     stacklevel=2,
                 )
-        return self.build(self.default_config(target))
+        return self.build(config if config is not None else self.default_config(target))
 
 
 def tunable(

@@ -4,9 +4,12 @@ An index made of constants and of loop variables with constant bounds (serial, p
 unrolled, vectorized and thread-bound loops alike) has an interval; when that interval leaves a
 constant dimension of the buffer, the access is out of bounds on some iteration, and
 :func:`check_constant_bounds` raises :class:`TIRVerifyError` naming the buffer, the dimension,
-the range and the extent. Accesses under a condition (``if``, ``T.Select``, ``T.if_then_else``)
-are not judged: the condition may be what keeps them in bounds. Indices the interval arithmetic
-cannot follow (symbolic sizes, let-bound values, loads) are left to the runtime checks.
+the range and the extent. Let-bound values of known range are followed. Accesses under an ``if``
+whose condition compares variables of known range with constants (``if i < 64``, also in
+``T.likely`` and joined by ``and``) are judged within the ranges it leaves; under any other
+condition (``if``, ``T.Select``, ``T.if_then_else``) they are not: the condition may be what keeps
+them in bounds. Indices the interval arithmetic cannot follow (symbolic sizes, loads) are left to
+the runtime checks.
 """
 
 from __future__ import annotations
@@ -15,7 +18,12 @@ from typing import Optional
 
 from tvm.tir.analysis import free_vars, leaves_loop_early
 from tvm.tir.expr import (
+    GE,
+    GT,
+    LE,
+    LT,
     Add,
+    And,
     Buffer,
     BufferLoad,
     Call,
@@ -33,24 +41,27 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
-from tvm.tir.stmt import BufferStore, For, IfThenElse
+from tvm.tir.stmt import BufferStore, For, IfThenElse, LetStmt
 
 from .verify import TIRVerifyError, with_span
 
 Interval = tuple[int, int]
 
 
-def _interval(e: PrimExpr, ranges: dict[Var, Interval]) -> Optional[Interval]:
-    """The smallest and largest value ``e`` takes over ``ranges`` (None when unknown)."""
+def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = None) -> Optional[Interval]:
+    """The smallest and largest value ``e`` takes over ``ranges`` (None when unknown); a variable
+    bound by a let in ``lets`` has the interval of its value over the same ranges."""
     if isinstance(e, IntImm):
         return (e.value, e.value)
     if isinstance(e, Var):
-        return ranges.get(e)
+        if e in ranges:
+            return ranges[e]
+        return _interval(lets[e], ranges, lets) if lets and e in lets else None
     if isinstance(e, Cast):
-        return _interval(e.value, ranges) if e.dtype.startswith(("int", "uint")) else None
+        return _interval(e.value, ranges, lets) if e.dtype.startswith(("int", "uint")) else None
     if not isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod, Min, Max)):
         return None
-    a, b = _interval(e.a, ranges), _interval(e.b, ranges)
+    a, b = _interval(e.a, ranges, lets), _interval(e.b, ranges, lets)
     if a is None or b is None:
         return None
     if isinstance(e, Add):
@@ -71,15 +82,45 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval]) -> Optional[Interval]:
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
 
 
+def _narrowed(cond: PrimExpr, ranges: dict[Var, Interval], lets: dict) -> Optional[dict[Var, Interval]]:
+    """The ranges of variables inside ``if cond`` when ``cond`` is a conjunction of comparisons of
+    a variable of known range with a constant (``i < 64``, ``T.likely(...)``); None for any other
+    condition (then the branch is not judged)."""
+    if isinstance(cond, Call) and cond.op in ("likely", "unlikely") and cond.args:
+        return _narrowed(cond.args[0], ranges, lets)
+    if isinstance(cond, And):
+        a, b = _narrowed(cond.a, ranges, lets), _narrowed(cond.b, ranges, lets)
+        if a is None or b is None:
+            return None
+        merged = dict(a)
+        for v, (lo, hi) in b.items():
+            old = merged.get(v, (lo, hi))
+            merged[v] = (max(lo, old[0]), min(hi, old[1]))
+        return merged
+    if not isinstance(cond, (LT, LE, GT, GE)):
+        return None
+    var, const, op = cond.a, cond.b, type(cond)
+    if isinstance(var, IntImm) and isinstance(const, Var):  # 64 > i
+        var, const, op = const, var, {LT: GT, LE: GE, GT: LT, GE: LE}[op]
+    known = _interval(var, ranges, lets) if isinstance(var, Var) else None
+    if known is None or not isinstance(const, IntImm):
+        return None
+    lo, hi = known
+    c = const.value
+    lo, hi = {LT: (lo, min(hi, c - 1)), LE: (lo, min(hi, c)), GT: (max(lo, c + 1), hi), GE: (max(lo, c), hi)}[op]
+    return {var: (lo, hi)} if lo <= hi else None
+
+
 class _BoundsChecker(StmtExprVisitor):
     def __init__(self, func: PrimFunc) -> None:
         self.func = func
         self.ranges: dict[Var, Interval] = {}
+        self.lets: dict[Var, PrimExpr] = {}
         self.loops: dict[Var, For] = {}
         self.guarded = 0
 
     def visit_For(self, s: For) -> None:
-        lo, n = _interval(s.min, self.ranges), _interval(s.extent, self.ranges)
+        lo, n = _interval(s.min, self.ranges, self.lets), _interval(s.extent, self.ranges, self.lets)
         known = lo is not None and lo[0] == lo[1] and n is not None and n[0] == n[1] and n[0] > 0
         known = known and not leaves_loop_early(s.body)  # after a break, later iterations never run
         if known:
@@ -102,9 +143,24 @@ class _BoundsChecker(StmtExprVisitor):
         finally:
             self.guarded -= 1
 
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        self.visit_expr(s.value)
+        self.lets[s.var] = s.value  # its uses are judged through its value, over the ranges there
+        self.visit_stmt(s.body)
+        self.lets.pop(s.var, None)
+
     def visit_IfThenElse(self, s: IfThenElse) -> None:
         self.visit_expr(s.condition)
-        self._guarded(s.then_case, s.else_case)
+        narrowed = _narrowed(s.condition, self.ranges, self.lets)
+        if narrowed is None:
+            self._guarded(s.then_case, s.else_case)
+            return
+        outer = dict(self.ranges)  # the condition only bounds variables: judge the branch within them
+        self.ranges.update(narrowed)
+        self.visit_stmt(s.then_case)
+        self.ranges = outer
+        if s.else_case is not None:
+            self._guarded(s.else_case)
 
     def visit_Select(self, e: Select) -> None:
         self.visit_expr(e.condition)
@@ -131,7 +187,7 @@ class _BoundsChecker(StmtExprVisitor):
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             if not isinstance(extent, IntImm):
                 continue
-            span = _interval(index, self.ranges)
+            span = _interval(index, self.ranges, self.lets)
             if span is None or (0 <= span[0] and span[1] < extent.value):
                 continue
             used = set(free_vars(index))

@@ -20,10 +20,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional
 
+from tvm.tir.analysis import free_vars
 from tvm.tir.expr import Buffer, Call, Let, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.stmt import Evaluate, LetStmt, Stmt
+from tvm.tir.op import cast
+from tvm.tir.stmt import Allocate, Evaluate, For, LetStmt, Stmt
 
 from .verify import TIRVerifyError
 
@@ -31,7 +33,9 @@ CALL_FUNCTION = "call_function"
 
 
 class _Bind(StmtExprMutator):
-    """The callee's body with its parameters (and the memory of its buffer parameters) replaced."""
+    """The callee's body with its parameters (and the memory of its buffer parameters) replaced,
+    and every variable and buffer it defines (lets, loops, allocations) a fresh copy, so that two
+    calls in one scope do not define the same names."""
 
     def __init__(self, vmap: dict):
         self.vmap = vmap
@@ -40,14 +44,35 @@ class _Bind(StmtExprMutator):
     def visit_Var(self, e: Var) -> PrimExpr:
         return self.vmap.get(e, e)
 
+    def _fresh(self, var: Var) -> Var:
+        self.vmap[var] = Var(var.name, var.dtype)
+        return self.vmap[var]
+
     def mutate_buffer(self, b: Buffer) -> Buffer:
         if b not in self.buffers:
             data = self.vmap.get(b.data, b.data)
             shape = tuple(self.visit_expr(x) for x in b.shape)
-            self.buffers[b] = (
-                b if data is b.data and shape == tuple(b.shape) else dataclasses.replace(b, data=data, shape=shape)
-            )
+            same = data is b.data and all(x is y for x, y in zip(shape, b.shape))
+            self.buffers[b] = b if same else dataclasses.replace(b, data=data, shape=shape)
         return self.buffers[b]
+
+    def visit_For(self, s: For) -> Optional[Stmt]:
+        mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
+        var = self._fresh(s.loop_var)
+        body = self._body(self.visit_stmt(s.body))
+        return For(var, mn, ext, s.kind, body, s.thread_tag, dict(s.annotations), s.span)
+
+    def visit_LetStmt(self, s: LetStmt) -> Optional[Stmt]:
+        value = self.visit_expr(s.value)
+        return LetStmt(self._fresh(s.var), value, self._body(self.visit_stmt(s.body)), s.span)
+
+    def visit_Let(self, e: Let) -> PrimExpr:
+        value = self.visit_expr(e.value)
+        return Let(self._fresh(e.var), value, self.visit_expr(e.body), e.dtype, e.span)
+
+    def visit_Allocate(self, s: Allocate) -> Optional[Stmt]:
+        self._fresh(s.buffer.data)
+        return Allocate(self.mutate_buffer(s.buffer), self._body(self.visit_stmt(s.body)), s.span)
 
 
 class _Inline(StmtExprMutator):
@@ -67,10 +92,19 @@ class _Inline(StmtExprMutator):
     def _bind(self, callee: PrimFunc, args: list) -> _Bind:
         vmap = {}
         for param, arg in zip(callee.params, args):
+            if param.dtype != arg.dtype and "handle" not in (param.dtype, arg.dtype):
+                arg = cast(param.dtype, arg)  # a call converts its arguments to the parameters' types
             vmap[param] = arg
             buf = callee.buffer_map.get(param)
             if buf is not None:
                 vmap[buf.data] = arg  # the memory the caller passes (A.data)
+                unbound = [v.name for dim in buf.shape for v in free_vars(dim) if v not in callee.params]
+                if unbound:
+                    raise TIRVerifyError(
+                        f"{self.caller} calls {callee.name}, whose buffer {buf.name} takes its size "
+                        f"({', '.join(unbound)}) from its argument's shape; a call passes only memory: make "
+                        f"the size a parameter of {callee.name}"
+                    )
         return _Bind(vmap)
 
     def visit_Evaluate(self, s: Evaluate) -> Optional[Stmt]:

@@ -101,17 +101,33 @@ class _Scalarize(StmtExprMutator):
         if lanes_of(s.value) not in (1, n) or (predicate is not None and lanes_of(predicate) not in (1, n)):
             raise self.fail(f"storing a {s.value.dtype} value at {n} lanes of buffer {s.buffer.name}")
         values = [self.lane(s.value, k) for k in range(n)]
-        indices = [tuple(self.lane(i, k) for i in s.indices) for k in range(n)]
-        temps = values
-        if uses_handle(s.value, s.buffer.data, loads_only=True):  # every lane read before the first store
-            temps = [Var(f"{s.buffer.name}_lane{k}", _dt.element_of(s.value.dtype)) for k in range(n)]
-        stores = [BufferStore(s.buffer, t, idx, s.span) for t, idx in zip(temps, indices)]
-        if predicate is not None:
-            stores = [IfThenElse(self.lane(predicate, k), st, None, s.span) for k, st in enumerate(stores)]
+        indices = [list(self.lane(i, k) for i in s.indices) for k in range(n)]
+        guards = [self.lane(predicate, k) for k in range(n)] if predicate is not None else None
+        lets: list[tuple[Var, PrimExpr]] = []
+        reads_self = any(
+            uses_handle(x, s.buffer.data, loads_only=True) for x in (s.value, *s.indices, predicate) if x is not None
+        )
+        if reads_self:  # a vector store reads every lane (value, index, predicate) before it writes one
+
+            def early(expr: PrimExpr, name: str) -> PrimExpr:
+                if isinstance(expr, (IntImm, FloatImm, Var)):
+                    return expr
+                var = Var(name, expr.dtype)
+                lets.append((var, expr))
+                return var
+
+            values = [early(v, f"{s.buffer.name}_lane{k}") for k, v in enumerate(values)]
+            indices = [
+                [early(i, f"{s.buffer.name}_at{k}_{d}") for d, i in enumerate(idx)] for k, idx in enumerate(indices)
+            ]
+            if guards is not None:
+                guards = [early(g, f"{s.buffer.name}_mask{k}") for k, g in enumerate(guards)]
+        stores = [BufferStore(s.buffer, v, tuple(idx), s.span) for v, idx in zip(values, indices)]
+        if guards is not None:
+            stores = [IfThenElse(g, st, None, s.span) for g, st in zip(guards, stores)]
         body = seq(*stores)
-        if temps is not values:
-            for t, v in reversed(list(zip(temps, values))):
-                body = LetStmt(t, v, body, s.span)
+        for var, value in reversed(lets):
+            body = LetStmt(var, value, body, s.span)
         return body
 
     def visit_LetStmt(self, s: LetStmt) -> Optional[Stmt]:
@@ -167,8 +183,14 @@ class _Scalarize(StmtExprMutator):
     # ---- a scalar expression holding a one-lane vector operation (T.shuffle(v, [2]))
     def visit_Call(self, e: Call) -> PrimExpr:
         if e.op in VECTOR_OPS:
-            return self.lane(e, 0)
+            return self._vector_op_lane(e, 0)
         return super().visit_Call(e)
+
+    def visit_Let(self, e: Let) -> PrimExpr:
+        if lanes_of(e.value) == 1:
+            return super().visit_Let(e)
+        self.lane_vars[e.var] = [self.lane(e.value, j) for j in range(lanes_of(e.value))]  # T.let(v, vec, ...)
+        return self.visit_expr(e.body)
 
     def visit_Var(self, e: Var) -> PrimExpr:
         if e in self.lane_vars:
@@ -200,6 +222,8 @@ class _Scalarize(StmtExprMutator):
         if isinstance(e, Select):
             parts = (self.lane(x, k) for x in (e.condition, e.true_value, e.false_value))
             return Select(*parts, _dt.element_of(e.dtype), e.span)
+        if isinstance(e, Let) and lanes_of(e.value) == 1:  # a scalar bound for a vector body
+            return Let(e.var, self.visit_expr(e.value), self.lane(e.body, k), _dt.element_of(e.dtype), e.span)
         if isinstance(e, Let):
             self.lane_vars[e.var] = [self.lane(e.value, j) for j in range(lanes_of(e.value))]
             return self.lane(e.body, k)

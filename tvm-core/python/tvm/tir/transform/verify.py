@@ -342,6 +342,8 @@ class _Verifier(StmtExprVisitor):
                 f"a call of {e.args[0].value if e.args else '?'}, another function of its @I.ir_module: compile "
                 f"the module (tvm.compile(Module)), which links the calls"
             )
+        if e.op == "call_packed" and self.device and self.thread_tags:
+            self.fail("T.call_packed calls a host function: it cannot run inside a kernel (a thread-bound loop)")
         if e.op == "tvm_storage_sync" and self.device and not self.thread_tags:
             self.fail("tvm_storage_sync outside any thread-bound loop")
         if e.op == "ret" and self.thread_tags:
