@@ -180,8 +180,8 @@ class VulkanModuleObj final : public KernelModuleBase {
   SpirvSummary summary_;
   bool validated_ = false;  // by ValidateSpirv (guarded by mu_)
   std::vector<KernelLayout> layouts_;
-  /*! \brief Per kernel, its loop-iteration bound from the SPIR-V ("" when it has none). */
-  std::vector<std::string> loop_bounds_;
+  /*! \brief Per kernel, its loop-iteration bound from the SPIR-V (parsed once). */
+  std::vector<tvm::runtime::LoopIterationBound> loop_bounds_;
   std::mutex mu_;
   std::unordered_map<int, std::unique_ptr<DeviceProgram>> programs_;
 };
@@ -212,10 +212,11 @@ VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
                                 << ")";
     }
     layouts_.push_back(MakeLayout(info));
-    loop_bounds_.emplace_back();
+    std::string bound;
     for (const auto& kv : summary_.loop_bounds) {
-      if (kv.first == info.name) loop_bounds_.back() = kv.second;
+      if (kv.first == info.name) bound = kv.second;
     }
+    loop_bounds_.push_back(tvm::runtime::ParseLoopIterationBound(info, bound));
   }
   CheckInterface();
 }

@@ -136,7 +136,7 @@ struct Kernel {
   std::vector<size_t> scalars;  // argument index of uniform member k
   std::vector<KernelArgKind> kinds;
   std::string shader;
-  std::string loop_bound;  // "//! loop_bound" of the shader, or ""
+  tvm::runtime::LoopIterationBound loop_bound;  // from the shader's "//! loop_bound", parsed once
   WGPUShaderModule module = nullptr;
   WGPUBindGroupLayout bind_layout = nullptr;
   WGPUPipelineLayout layout = nullptr;
@@ -174,7 +174,7 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     }
     k.shader = it->second;
     k.fixed = FixedWorkgroupSize(k.shader);
-    k.loop_bound = LoopBound(k.shader);
+    k.loop_bound = tvm::runtime::ParseLoopIterationBound(info, LoopBound(k.shader));
     for (const std::string& tag : info.launch_param_tags) {
       if (tag.compare(0, 9, "dyn_shmem") == 0) {
         TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "

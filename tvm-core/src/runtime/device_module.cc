@@ -12,10 +12,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <cstdio>
-#include <set>
+#include <cstring>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <sstream>
 #include <unordered_map>
@@ -315,12 +315,17 @@ bool ParseArgProduct(const FunctionInfo& info, const std::string& expr,
   return true;
 }
 
-/*! \brief The product `factors` stand for in call `args`; -1 when a "$k" argument is negative. */
-int64_t EvaluateArgProduct(const std::vector<int64_t>& factors, ffi::PackedArgs args) {
+/*!
+ * \brief The product `factors` stand for in call `args`, saturating at INT64_MAX; a negative
+ *  "$k" argument gives -1, or counts as 0 with `negative_as_zero`.
+ */
+int64_t EvaluateArgProduct(const std::vector<int64_t>& factors, ffi::PackedArgs args,
+                           bool negative_as_zero = false) {
   int64_t product = 1;
   for (int64_t f : factors) {
     int64_t v = f >= 0 ? f : args[static_cast<size_t>(-1 - f)].cast<int64_t>();
-    if (v < 0) return -1;
+    if (v < 0 && !negative_as_zero) return -1;
+    v = std::max<int64_t>(v, 0);
     product = (v != 0 && product > INT64_MAX / v) ? INT64_MAX : product * v;
   }
   return product;
@@ -347,32 +352,27 @@ BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& ty
   return out;
 }
 
-int64_t EvaluateArgPolynomial(const FunctionInfo& info, const std::string& expr,
-                              ffi::PackedArgs args) {
-  if (expr.empty()) return -1;
-  int64_t sum = 0;
-  std::vector<int64_t> factors;
-  for (size_t pos = 0; pos <= expr.size();) {
-    size_t end = expr.find('+', pos);
-    if (end == std::string::npos) end = expr.size();
-    if (!ParseArgProduct(info, expr.substr(pos, end - pos), &factors)) return -1;
-    int64_t term = 1;
-    for (int64_t f : factors) {  // a negative size runs its loops zero times: it counts as 0
-      int64_t v =
-          f >= 0 ? f : std::max<int64_t>(0, args[static_cast<size_t>(-1 - f)].cast<int64_t>());
-      term = (v != 0 && term > INT64_MAX / v) ? INT64_MAX : term * v;
-    }
-    sum = term > INT64_MAX - sum ? INT64_MAX : sum + term;
+LoopIterationBound ParseLoopIterationBound(const FunctionInfo& info, const std::string& text) {
+  LoopIterationBound out;
+  if (text == "?") out.kind = LoopIterationBound::kUnknown;
+  if (text.empty() || text == "?") return out;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t end = text.find('+', pos);
+    if (end == std::string::npos) end = text.size();
+    out.terms.emplace_back();
+    if (!ParseArgProduct(info, text.substr(pos, end - pos), &out.terms.back())) return {};
     pos = end + 1;
   }
-  return sum;
+  out.kind = LoopIterationBound::kPolynomial;
+  return out;
 }
 
-void CheckLoopIterationBound(const char* kind, const FunctionInfo& info, const std::string& bound,
-                             ffi::PackedArgs args, const std::string& device_name) {
+void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,
+                             const LoopIterationBound& bound, ffi::PackedArgs args,
+                             const std::string& device_name) {
   constexpr int64_t kLlvmpipeLoopLimit = 65535;  // LP_MAX_TGSI_LOOP_ITERATIONS, shared by all loops
-  if (bound.empty() || device_name.compare(0, 8, "llvmpipe") != 0) return;
-  if (bound == "?") {  // loop bounds read from memory: say so once per kernel
+  if (bound.kind == LoopIterationBound::kNone || device_name.compare(0, 8, "llvmpipe") != 0) return;
+  if (bound.kind == LoopIterationBound::kUnknown) {  // trip counts read from memory: say so once
     static std::mutex mu;
     static std::set<std::string> warned;
     std::lock_guard<std::mutex> lock(mu);
@@ -386,7 +386,11 @@ void CheckLoopIterationBound(const char* kind, const FunctionInfo& info, const s
     }
     return;
   }
-  int64_t most = EvaluateArgPolynomial(info, bound, args);
+  int64_t most = 0;
+  for (const std::vector<int64_t>& term : bound.terms) {
+    int64_t v = EvaluateArgProduct(term, args, /*negative_as_zero=*/true);
+    most = v > INT64_MAX - most ? INT64_MAX : most + v;
+  }
   if (most < kLlvmpipeLoopLimit) return;
   TVM_FFI_THROW(RuntimeError)
       << kind << " kernel " << info.name << ": one thread may run up to " << most

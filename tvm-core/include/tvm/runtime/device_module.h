@@ -105,26 +105,33 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
                                          ffi::PackedArgs args);
 
 /*!
- * \brief The value of `expr` for this call of kernel `info`: a sum ("+") of products ("*") of
- *  non-negative integers and "$k" terms (the value of scalar argument k), saturating at
- *  INT64_MAX, e.g. "4*$2+260"; a negative "$k" argument counts as 0 (a size below zero runs its
- *  loops zero times). Returns -1 when `expr` is empty or not of that form. Code generators write
- *  such bounds (tvm.codegen.device_module.loop_bound).
+ * \brief A kernel's upper bound on the loop passes one thread makes, as a code generator writes
+ *  it (tvm.codegen.device_module.loop_bound): a sum ("+") of products ("*") of non-negative
+ *  integers and "$k" terms (the value of scalar argument k), e.g. "4*$2+260", or "?" when the
+ *  loops' trip counts are read from memory. Parsed once per kernel by ParseLoopIterationBound.
  */
-TVM_RUNTIME_DLL int64_t EvaluateArgPolynomial(const FunctionInfo& info, const std::string& expr,
-                                              ffi::PackedArgs args);
+struct LoopIterationBound {
+  /*! \brief kNone: nothing to check (no bound written, or one this runtime does not understand). */
+  enum Kind { kNone, kUnknown, kPolynomial } kind = kNone;
+  /*! \brief Per term, its factors as BufferArgType::size_factors. */
+  std::vector<std::vector<int64_t>> terms;
+};
+
+/*! \brief Parse the bound `text` written for kernel `info` ("" gives kNone). */
+TVM_RUNTIME_DLL LoopIterationBound ParseLoopIterationBound(const FunctionInfo& info,
+                                                           const std::string& text);
 
 /*!
  * \brief Refuses a launch of kernel `info` (of module kind `kind`) on device `device_name` when
- *  one thread may run more loop iterations than the device's driver allows: `bound` is the
- *  kernel's EvaluateArgPolynomial bound ("": none written, not checked;
- *  "?": the loops' trip counts are read from memory, which one warning per kernel says). Mesa's
- * llvmpipe (behind lavapipe, and WebGPU or OpenGL on it) silently ends a shader thread after 65535
- * loop iterations in all; other drivers have no such limit. Throws RuntimeError naming the kernel,
- *  the bound, the limit and the fix.
+ *  one thread may run more loop iterations than the device's driver allows (a negative "$k"
+ *  argument counts as 0: such loops run zero times; products and sums saturate at INT64_MAX).
+ *  Mesa's llvmpipe (behind lavapipe, and WebGPU or OpenGL on it) silently ends a shader thread
+ *  after 65535 loop iterations in all; other drivers have no such limit. A kUnknown bound gets one
+ *  warning per kernel there. Throws RuntimeError naming the kernel, the bound, the limit and the
+ *  fix.
  */
 TVM_RUNTIME_DLL void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,
-                                             const std::string& bound, ffi::PackedArgs args,
+                                             const LoopIterationBound& bound, ffi::PackedArgs args,
                                              const std::string& device_name);
 
 /*!

@@ -433,8 +433,7 @@ static TVMFFIObjectHandle tvm_tensor_view(void* data, uint64_t byte_offset, DLDa
 def _dlpack_dtype(dtype: str) -> tuple[str, int, int]:
     """DLPack's (type code, bits, lanes) of ``dtype`` as C initializers."""
     family, bits, lanes = _dt.parse(dtype)
-    code = {"int": "kDLInt", "uint": "kDLUInt", "float": "kDLFloat", "bfloat": "kDLBfloat", "bool": "kDLBool"}
-    return code.get(family, "kDLOpaqueHandle"), 8 if family == "bool" else bits, lanes
+    return str(_DL_CODE.get(family, 3)), 8 if family == "bool" else bits, lanes  # 3: kDLOpaqueHandle
 
 
 def _dtype_check(dtype: str) -> str:

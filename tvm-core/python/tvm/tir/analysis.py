@@ -481,9 +481,6 @@ class _IterationBound(StmtExprVisitor):
     def visit_While(self, s: While) -> None:
         raise _NoBound
 
-    def generic_visit_expr(self, e: PrimExpr) -> None:
-        pass
-
     def visit_expr(self, e: PrimExpr) -> None:
         pass  # expressions hold no loops
 

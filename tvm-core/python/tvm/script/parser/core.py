@@ -53,10 +53,10 @@ from tvm.tir.stmt import (
     seq,
 )
 
-from .. import tir as T
-from ..diagnostics import Span, TVMScriptError
 from tvm.tir.transform.vectors import masked_store
 
+from .. import tir as T
+from ..diagnostics import Span, TVMScriptError
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 from .module_calls import ModuleFunctions, enclosing_class
 
@@ -727,7 +727,9 @@ class Parser:
         lanes = -(-length // step)
         return _op.ramp(start, step, lanes) if 2 <= lanes <= 64 else None
 
-    def _indices(self, buf: Buffer, sub: ast.Subscript) -> tuple:
+    def _indices(self, buf: Buffer, sub: ast.Subscript, region_ok: bool = False) -> Optional[tuple]:
+        """The indices of ``buf[...]``, a slice as a vector index (``T.ramp``); with ``region_ok``,
+        None for a slice that is not one vector (the caller takes it as a region)."""
         sl = sub.slice
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         out = []
@@ -737,6 +739,8 @@ class Parser:
         for dim, e in enumerate(elts):
             if isinstance(e, ast.Slice):
                 ramp = self._slice_lanes(buf, dim, e) if dim < len(buf.shape) else None
+                if ramp is None and region_ok:
+                    return None
                 if ramp is None:
                     raise self.error(e, "a buffer slice here must be one vector: a constant length of 2 to 64 "
                                      "lanes (A[i:i + 4]); index one element at a time otherwise")  # fmt: skip
@@ -952,13 +956,12 @@ class Parser:
             raise self.error(node, f"T.launch_thread extent must be an integer, got {extent!r}")
         ext = _op.convert(extent, "int32")
         span = self.span(node)
-        if tag in T.VIRTUAL_THREAD_TAGS:  # as T.thread_binding: a serial loop in each thread
-            annotations = {"virtual_thread": tag}
-            return _Wrap(
-                lambda body: For(var, IntImm(ext.dtype, 0), ext, ForKind.SERIAL, body, None, annotations, span)
-            )
-        self.thread_loops.append(ThreadLoop(var, tag, ext))
-        return _Wrap(lambda body: For(var, IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, tag, {}, span))
+        spec = T.thread_binding(ext, thread=tag)  # a virtual thread is a serial loop, as there
+        if spec.kind is ForKind.THREAD_BINDING:
+            self.thread_loops.append(ThreadLoop(var, tag, ext))
+        return _Wrap(
+            lambda body: For(var, IntImm(ext.dtype, 0), ext, spec.kind, body, spec.thread, dict(spec.annotations), span)
+        )
 
     def stmt_FunctionDef(self, node):
         raise self.error(node, "nested functions are not supported inside a prim_func")
@@ -1097,9 +1100,9 @@ class Parser:
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         slices = [i for i, e in enumerate(elts) if isinstance(e, ast.Slice)]
         if isinstance(base, Buffer) and len(slices) == 1 and len(elts) == len(base.shape):
-            ramp = self._slice_lanes(base, slices[0], elts[slices[0]])
-            if ramp is not None:  # A[i, 0:4]: a vector load (a region where T.match_buffer takes one)
-                return self._vector_load(base, self._indices(base, node))
+            indices = self._indices(base, node, region_ok=True)
+            if indices is not None:  # A[i, 0:4]: a vector load (a region where T.match_buffer takes one)
+                return self._vector_load(base, indices)
         if isinstance(base, Buffer) and slices:
             if len(elts) != len(base.shape):
                 raise self.error(node, f"buffer {base.name} has {len(base.shape)} dimension(s), region has {len(elts)}")

@@ -21,25 +21,28 @@ from tvm.tir.transform.inline import CALL_FUNCTION
 
 
 @functools.lru_cache(maxsize=32)
-def _file_tree(source: str) -> Optional[ast.Module]:
+def _file_classes(source: str) -> dict[str, list[ast.ClassDef]]:
+    """Every class of a source file by name (one parse and walk per file, whatever the number of
+    its methods)."""
     try:
-        return ast.parse(source)
+        tree = ast.parse(source)
     except SyntaxError:
-        return None
+        return {}
+    out: dict[str, list[ast.ClassDef]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            out.setdefault(node.name, []).append(node)
+    return out
 
 
 def enclosing_class(lines: list[str], def_line: int, class_name: str) -> Optional[ast.ClassDef]:
     """The class ``class_name`` of the file ``lines`` whose body holds the function defined at line
     ``def_line`` (1-based, decorators included), or None."""
-    tree = _file_tree("".join(lines))
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            for item in node.body:
-                first = min([item.lineno, *(d.lineno for d in getattr(item, "decorator_list", ()))])
-                if isinstance(item, ast.FunctionDef) and first <= def_line <= item.lineno:
-                    return node
+    for node in _file_classes("".join(lines)).get(class_name, ()):
+        for item in node.body:
+            first = min([item.lineno, *(d.lineno for d in getattr(item, "decorator_list", ()))])
+            if isinstance(item, ast.FunctionDef) and first <= def_line <= item.lineno:
+                return node
     return None
 
 

@@ -23,7 +23,7 @@ from typing import Callable, Optional
 from tvm.tir.analysis import free_vars
 from tvm.tir.expr import Buffer, Call, Let, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import StmtExprMutator, Substitute
 from tvm.tir.op import cast
 from tvm.tir.stmt import Allocate, Evaluate, For, LetStmt, Stmt
 
@@ -32,17 +32,14 @@ from .verify import TIRVerifyError
 CALL_FUNCTION = "call_function"
 
 
-class _Bind(StmtExprMutator):
+class _Bind(Substitute):
     """The callee's body with its parameters (and the memory of its buffer parameters) replaced,
     and every variable and buffer it defines (lets, loops, allocations) a fresh copy, so that two
     calls in one scope do not define the same names."""
 
     def __init__(self, vmap: dict):
-        self.vmap = vmap
+        super().__init__(vmap)
         self.buffers: dict[Buffer, Buffer] = {}
-
-    def visit_Var(self, e: Var) -> PrimExpr:
-        return self.vmap.get(e, e)
 
     def _fresh(self, var: Var) -> Var:
         self.vmap[var] = Var(var.name, var.dtype)

@@ -60,15 +60,24 @@ def _store_lanes(s: BufferStore) -> int:
     return max([lanes_of(s.value), *(lanes_of(i) for i in s.indices)])
 
 
+class _Found(Exception):
+    pass
+
+
 def _has_vectors(func: PrimFunc) -> bool:
-    found = []
+    """Whether ``func`` holds a vector anywhere (stops at the first)."""
 
     def visit(node):
         if isinstance(node, PrimExpr) and lanes_of(node) > 1:
-            found.append(node)
+            raise _Found
 
-    post_order_visit(func.body, visit)
-    return bool(found) or any(_dt.lanes(b.dtype) > 1 for b in func.buffer_map.values())
+    if any(_dt.lanes(b.dtype) > 1 for b in func.buffer_map.values()):
+        return True
+    try:
+        post_order_visit(func.body, visit)
+    except _Found:
+        return True
+    return False
 
 
 class _Scalarize(StmtExprMutator):
@@ -97,6 +106,7 @@ class _Scalarize(StmtExprMutator):
     def _lanewise_store(self, s: BufferStore, predicate: Optional[PrimExpr]) -> Stmt:
         """One scalar store per lane (only where ``predicate``'s lane is true, when given)."""
         n = _store_lanes(s)
+        self._scalar_buffer(s.buffer)
         self._one_vector_index(s.buffer, s.indices)
         if lanes_of(s.value) not in (1, n) or (predicate is not None and lanes_of(predicate) not in (1, n)):
             raise self.fail(f"storing a {s.value.dtype} value at {n} lanes of buffer {s.buffer.name}")
@@ -147,7 +157,6 @@ class _Scalarize(StmtExprMutator):
             return super().visit_IfThenElse(s)
         store = s.then_case
         if isinstance(store, BufferStore) and s.else_case is None and _store_lanes(store) == lanes_of(s.condition):
-            self._scalar_buffer(store.buffer)
             return self._lanewise_store(store, s.condition)
         raise self.fail(f"an if condition must be one boolean, got a vector of {lanes_of(s.condition)} lanes")
 
@@ -189,8 +198,13 @@ class _Scalarize(StmtExprMutator):
     def visit_Let(self, e: Let) -> PrimExpr:
         if lanes_of(e.value) == 1:
             return super().visit_Let(e)
-        self.lane_vars[e.var] = [self.lane(e.value, j) for j in range(lanes_of(e.value))]  # T.let(v, vec, ...)
+        self._vector_let(e)  # T.let(v, vector, scalar body)
         return self.visit_expr(e.body)
+
+    def _vector_let(self, e: Let) -> None:
+        """Bind ``e``'s vector variable to its value's lanes (once, whichever lane asks first)."""
+        if e.var not in self.lane_vars:
+            self.lane_vars[e.var] = [self.lane(e.value, j) for j in range(lanes_of(e.value))]
 
     def visit_Var(self, e: Var) -> PrimExpr:
         if e in self.lane_vars:
@@ -225,7 +239,7 @@ class _Scalarize(StmtExprMutator):
         if isinstance(e, Let) and lanes_of(e.value) == 1:  # a scalar bound for a vector body
             return Let(e.var, self.visit_expr(e.value), self.lane(e.body, k), _dt.element_of(e.dtype), e.span)
         if isinstance(e, Let):
-            self.lane_vars[e.var] = [self.lane(e.value, j) for j in range(lanes_of(e.value))]
+            self._vector_let(e)
             return self.lane(e.body, k)
         if isinstance(e, Call) and (e.op != "reinterpret" or lanes_of(e.args[0]) == lanes_of(e)):
             return Call(_dt.element_of(e.dtype), e.op, tuple(self.lane(a, k) for a in e.args), e.span)
