@@ -51,8 +51,10 @@ def vector_add(dtype: str = "float32", block: int = 64, *, lanes: int = 1, name:
         for bx in T.thread_binding((n + per_block - 1) // per_block, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 for lane in T.unroll(lanes):
-                    i = bx * block + tx + lane * ((n + per_block - 1) // per_block * block)
-                    if i < n:
+                    # the guard spells the index out: the Hexagon code generator turns `if tx + x < n`
+                    # into the loop bound of the thread loop
+                    if bx * block + tx + lane * ((n + per_block - 1) // per_block * block) < n:
+                        i = bx * block + tx + lane * ((n + per_block - 1) // per_block * block)
                         C[i] = A[i] + B[i]
 
     return _named(vector_add, name)
