@@ -10,6 +10,7 @@
 #define TVM_BACKEND_CUDA_CUDA_DRIVER_H_
 
 #include <tvm/runtime/driver_loader.h>
+#include <tvm/runtime/gpu_driver.h>
 
 #include <cstddef>
 #include <string>
@@ -106,28 +107,9 @@ std::string LoadDriver();
 /*! \brief The resolved table; only valid after LoadDriver() returned "". */
 const DriverAPI& Driver();
 
-/*! \brief "CUDA_ERROR_X (description)" for a CUresult. */
-std::string ErrorString(CUresult r);
-
-/*! \brief Throws RuntimeError "<what> failed: CUDA_ERROR_X (...)" when r != CUDA_SUCCESS. */
-void Check(CUresult r, const char* what);
-
-/*! \brief The primary context of device `dev_id`, retained once and made current on this thread. */
-CUcontext SetDevice(int dev_id);
-
-/*! \brief Number of CUDA devices. */
-int DeviceCount();
-
-/*! \brief Most devices this backend addresses (per-device tables are this long; SetDevice checks).
- */
-constexpr int kMaxDevices = 64;
-
-/*! \brief Driver attribute `attr` (CU_DEVICE_ATTRIBUTE_*) of `dev`; throws naming the call on
- * failure. */
-int DeviceAttribute(CUdevice dev, int attr);
+/*! \brief The driver's verbs for the kit (GPUDeviceAPI, GPUKernelModule); after LoadDriver(). */
+tvm::runtime::GPUDriver& CUDA();
 
 }  // namespace tvm_backend_cuda
-
-#define TVM_CUDA_CALL(expr) ::tvm_backend_cuda::Check((expr), #expr)
 
 #endif  // TVM_BACKEND_CUDA_CUDA_DRIVER_H_

@@ -279,7 +279,7 @@ except TypeError as e:
     lines = [l for l in out.splitlines() if l.startswith("E")]
     assert "loading the cuda module (cubin, 11 bytes) on cuda(0, sm_90) failed: CUDA_ERROR_INVALID_IMAGE" in lines[0]
     assert "JIT log" in out and "compile with target tvm.target.detect_target_from_device" in out
-    assert "kernel 'not_in_image' is not in the loaded cuda module: CUDA_ERROR_NOT_FOUND" in out
+    assert "kernel 'not_in_image' is not in the cuda module loaded on cuda(0): CUDA_ERROR_NOT_FOUND" in out
     assert "E3 cuda module: unsupported payload format 'sass'" in out
     assert "argument 1 has unsupported type 'complex64'" in out
 

@@ -36,18 +36,12 @@ std::string& SimulatorCommand() {
 
 /*! \brief Arena offset of buffer argument `i`, a hexagon tensor or a raw device pointer. */
 int64_t BufferOffset(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
-  const char* data = nullptr;
+  tvm::runtime::BufferArgument arg = tvm::runtime::BufferArgumentOf("hexagon", info, args, i);
+  const char* data = static_cast<const char*>(arg.address());
   size_t nbytes = 0;
-  if (auto t = args[i].try_cast<DLTensor*>()) {
-    data = static_cast<const char*>((*t)->data) + (*t)->byte_offset;
-    nbytes = ((*t)->dtype.bits * (*t)->dtype.lanes + 7) / 8;
-    for (int d = 0; d < (*t)->ndim; ++d) nbytes *= static_cast<size_t>((*t)->shape[d]);
-  } else if (auto p = args[i].try_cast<void*>()) {
-    data = static_cast<const char*>(*p);
-  } else {
-    TVM_FFI_THROW(TypeError) << "hexagon kernel " << info.name << ": argument " << i
-                             << " must be a tensor or a device pointer, got "
-                             << args[i].GetTypeKey();
+  if (const DLTensor* t = arg.tensor) {
+    nbytes = (t->dtype.bits * t->dtype.lanes + 7) / 8;
+    for (int d = 0; d < t->ndim; ++d) nbytes *= static_cast<size_t>(t->shape[d]);
   }
   int64_t offset = Arena::Get().OffsetOf(data, nbytes);
   if (offset < 0) {

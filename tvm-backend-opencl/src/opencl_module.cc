@@ -232,21 +232,13 @@ class OpenCLModuleObj final : public KernelModuleBase {
   /*! \brief The cl_mem of buffer argument `i` (an opaque pointer or an OpenCL tensor). */
   static void* BufferArg(const FunctionInfo& info, ffi::PackedArgs args, size_t i,
                          BufferInfo* where) {
-    void* ptr = nullptr;
-    if (auto p = args[i].try_cast<void*>()) {
-      ptr = *p;
-    } else if (auto t = args[i].try_cast<DLTensor*>()) {
-      DLTensor* tensor = *t;  // device, layout, dtype and size: CheckLaunchTensors in Launch
-      if (tensor->byte_offset != 0) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
-                                  << " has a byte offset; OpenCL buffers cannot be offset";
-      }
-      ptr = tensor->data;
-    } else {
-      TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << i
-                               << " must be an OpenCL buffer (cl_mem handle), got "
-                               << args[i].GetTypeKey();
+    // A tensor's device, layout, dtype and size: CheckLaunchTensors in Launch.
+    tvm::runtime::BufferArgument arg = tvm::runtime::BufferArgumentOf("opencl", info, args, i);
+    if (arg.byte_offset != 0) {
+      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
+                                << " has a byte offset; OpenCL buffers cannot be offset";
     }
+    void* ptr = arg.data;
     if (!Workspace::Global()->LookupBuffer(ptr, where)) {
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " (" << ptr
                                 << ") is not a live OpenCL buffer allocated by TVM";

@@ -10,6 +10,7 @@
 #define TVM_BACKEND_ROCM_HIP_H_
 
 #include <tvm/runtime/driver_loader.h>
+#include <tvm/runtime/gpu_driver.h>
 
 #include <cstddef>
 #include <string>
@@ -34,6 +35,7 @@ constexpr int hipDeviceAttributeComputeCapabilityMajor = 23;
 constexpr int hipDeviceAttributeMaxBlockDimX = 26;
 constexpr int hipDeviceAttributeMaxBlockDimY = 27;
 constexpr int hipDeviceAttributeMaxBlockDimZ = 28;
+constexpr int hipDeviceAttributeMaxGridDimX = 29;  // Y = 30, Z = 31
 constexpr int hipDeviceAttributeMaxThreadsPerBlock = 56;
 constexpr int hipDeviceAttributeComputeCapabilityMinor = 61;
 constexpr int hipDeviceAttributeMultiprocessorCount = 63;
@@ -78,19 +80,9 @@ TVM_DRIVER_TABLE(HIPAPI, TVM_HIP_SYMBOLS);
 std::string LoadHIP();
 /*! \brief The resolved table (valid after LoadHIP returned ""). */
 const HIPAPI& HIP();
-/*! \brief "hipErrorX (description)". */
-std::string ErrorString(hipError_t r);
-/*! \brief Throws RuntimeError "ROCm: <what> failed: ..." when r != hipSuccess. */
-void Check(hipError_t r, const char* what);
-/*! \brief Number of HIP devices. */
-int DeviceCount();
-/*! \brief Makes rocm(dev_id) current on this thread; ValueError when it does not exist. */
-void SetDevice(int dev_id);
-/*! \brief Most devices this backend addresses. */
-constexpr int kMaxDevices = 64;
+/*! \brief The runtime's verbs for the kit (GPUDeviceAPI, GPUKernelModule). */
+tvm::runtime::GPUDriver& ROCm();
 
 }  // namespace tvm_backend_rocm
-
-#define TVM_HIP_CALL(expr) ::tvm_backend_rocm::Check((expr), #expr)
 
 #endif  // TVM_BACKEND_ROCM_HIP_H_

@@ -398,18 +398,10 @@ int VulkanModuleObj::ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRu
                                     int dev_id, std::vector<VkDescriptorBufferInfo>* out) const {
   const std::string& kname = spec_.functions[index].name;
   for (size_t i : layouts_[index].buffers) {
-    const void* ptr = nullptr;
-    const DLTensor* tensor = nullptr;
-    if (auto t = args[i].try_cast<DLTensor*>()) {
-      tensor = *t;
-      ptr = tensor->data;
-    } else if (auto p = args[i].try_cast<void*>()) {
-      ptr = *p;
-    } else {
-      TVM_FFI_THROW(TypeError) << "vulkan kernel " << kname << ": argument " << i
-                               << " must be a Vulkan tensor or buffer handle, got "
-                               << args[i].GetTypeKey();
-    }
+    tvm::runtime::BufferArgument arg =
+        tvm::runtime::BufferArgumentOf("vulkan", spec_.functions[index], args, i);
+    const void* ptr = arg.data;
+    const DLTensor* tensor = arg.tensor;
     VulkanBuffer* buf = rt->LookupBuffer(ptr);
     if (buf == nullptr) {
       TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i << " (" << ptr

@@ -331,18 +331,10 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
   std::vector<WGPUBindGroupEntry> entries(k.buffers.size() + (k.scalars.empty() ? 0 : 1));
   for (size_t b = 0; b < k.buffers.size(); ++b) {
     size_t i = k.buffers[b];
-    const void* ptr = nullptr;
-    uint64_t offset = 0;
-    if (auto t = args[i].try_cast<DLTensor*>()) {
-      ptr = (*t)->data;
-      offset = (*t)->byte_offset;
-    } else if (auto p = args[i].try_cast<void*>()) {
-      ptr = *p;
-    } else {
-      TVM_FFI_THROW(TypeError) << "webgpu kernel " << name << ": argument " << i
-                               << " must be a WebGPU tensor or buffer, got "
-                               << args[i].GetTypeKey();
-    }
+    tvm::runtime::BufferArgument arg =
+        tvm::runtime::BufferArgumentOf("webgpu", spec_.functions[index], args, i);
+    const void* ptr = arg.data;
+    uint64_t offset = arg.byte_offset;
     if (!dev->IsLive(ptr)) {
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i << " (" << ptr
                                 << ") is not a live WebGPU buffer allocated by TVM";

@@ -99,6 +99,13 @@ hipError_t hipDeviceGetAttribute(int* v, int attr, int d) {
     case 28:
       *v = 1024;
       return OK; /* MaxBlockDim */
+    case 29:
+      *v = 2147483647;
+      return OK; /* MaxGridDimX */
+    case 30:
+    case 31:
+      *v = 65535;
+      return OK; /* MaxGridDimY, Z */
     case 56:
       *v = 1024;
       return OK; /* MaxThreadsPerBlock */

@@ -29,6 +29,7 @@ struct IntegerAttributeCodes {
   int compute_capability_major = -1;
   int compute_capability_minor = -1;
   int max_block_dim[3] = {-1, -1, -1};
+  int max_grid_dim[3] = {-1, -1, -1};  // launch limits only (no GetAttr key)
 };
 
 /*!

@@ -16,6 +16,7 @@
 #include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
+#include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 #include <tvm/runtime/base.h>
@@ -143,6 +144,38 @@ TVM_RUNTIME_DLL void CheckLoopIterationBound(const char* kind, const FunctionInf
  */
 TVM_RUNTIME_DLL int CheckLaunchTensors(const FunctionInfo& info, ffi::PackedArgs args,
                                        int device_type, bool same_device);
+
+/*! \brief A buffer argument of a launch: a tensor, or a raw device pointer (or address). */
+struct BufferArgument {
+  void* data = nullptr;              // the tensor's data, or the pointer itself
+  uint64_t byte_offset = 0;          // the tensor's byte_offset (0 for a pointer)
+  const DLTensor* tensor = nullptr;  // null for a pointer
+  /*! \brief Where the kernel's buffer starts. */
+  void* address() const { return static_cast<char*>(data) + byte_offset; }
+};
+
+/*!
+ * \brief Argument `index` of a launch of `info` as a buffer; TypeError "<kind> kernel <name>:
+ *  argument <index> must be a tensor or a device pointer, got <type>" for anything else.
+ */
+inline BufferArgument BufferArgumentOf(const char* kind, const FunctionInfo& info,
+                                       ffi::PackedArgs args, size_t index) {
+  BufferArgument out;
+  if (auto t = args[index].try_cast<DLTensor*>()) {
+    out.tensor = *t;
+    out.data = (*t)->data;
+    out.byte_offset = (*t)->byte_offset;
+  } else if (auto p = args[index].try_cast<void*>()) {
+    out.data = *p;
+  } else if (auto v = args[index].try_cast<int64_t>()) {
+    out.data = reinterpret_cast<void*>(static_cast<uintptr_t>(*v));
+  } else {
+    TVM_FFI_THROW(TypeError) << kind << " kernel " << info.name << ": argument " << index
+                             << " must be a tensor or a device pointer, got "
+                             << args[index].GetTypeKey();
+  }
+  return out;
+}
 
 /*!
  * \brief How one kernel argument travels to the device: a pointer (any "handle..." type), or a
