@@ -51,6 +51,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         keys=("gpu", "cuda"),
         default_attrs={"arch": None},
         aliases=("nvptx",),
+        passes=("tvm.tir.transform:legalize_float16",),  # float16 stored, computed in float
         # a detected target carries the device's own limits, and the launch checks them
         capabilities={
             "max_num_threads": 1024,

@@ -43,6 +43,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         keys=("gpu", "hexagon"),
         default_attrs={"mcpu": "hexagonv66", "hvx": 128},
         capabilities=CAPABILITIES,
+        passes=("tvm.tir.transform:legalize_float16",),  # float16 stored, computed in float
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_hexagon.detect:detect")
     ctx.declare_module_kind("hexagon")

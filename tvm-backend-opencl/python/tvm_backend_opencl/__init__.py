@@ -35,6 +35,8 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_opencl.codegen:build",
         keys=("gpu", "opencl"),
         aliases=("cl",),
+        # float16 without cl_khr_fp16 is storage only: compute in float, round per operation
+        passes=("tvm_backend_opencl.codegen:legalize_half",),
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_opencl.detect:detect")
     ctx.declare_module_kind("opencl")

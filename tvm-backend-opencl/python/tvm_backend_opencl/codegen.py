@@ -14,6 +14,9 @@ OpenCL C's differences:
   no extension; with target attribute ``supports_float16`` (set by the detector when the device
   has ``cl_khr_fp16``) half is a native type under the ``cl_khr_fp16`` pragma instead;
 * ``bfloat16`` is stored as ``ushort`` and computed in float;
+* vectors are native: stores to consecutive elements (what ``float32x4`` values and ``T.ramp``
+  indices lower to) are one ``vstoreN`` of a ``floatN`` value built with ``vloadN``, vector
+  arithmetic and ``convert_floatN`` (:mod:`tvm.codegen.vector_runs`);
 * ``bool`` is stored as ``uchar`` (OpenCL forbids bool in buffers and kernel parameters);
 * float16/bfloat16 scalar parameters are printed as ``float`` (arg type ``float32``);
 * with a ``dyn_shmem`` launch parameter the kernel takes a trailing ``__local uchar*`` argument
@@ -32,6 +35,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import post_order_visit
+from tvm.tir.transform import legalize_float16
 
 #: OpenCL C vector widths.
 _VECTOR_LANES = (2, 3, 4, 8, 16)
@@ -44,6 +48,14 @@ _MATH = (
 
 FP64_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
 FP16_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"
+
+
+def legalize_half(kernel: PrimFunc, target: Any) -> PrimFunc:
+    """The target pass of kind ``opencl``: float16 arithmetic computed in float and rounded per
+    operation (:func:`tvm.tir.transform.legalize_float16`), unless the device computes in half
+    itself (target attribute ``supports_float16``, from ``cl_khr_fp16``)."""
+    native = (getattr(target, "attrs", None) or {}).get("supports_float16", False)
+    return kernel if native else legalize_float16(kernel, target)
 
 
 class OpenCLPrinter(CFamilyPrinter):
@@ -82,6 +94,14 @@ class OpenCLPrinter(CFamilyPrinter):
     BARRIER = "barrier(CLK_LOCAL_MEM_FENCE);"
     BARRIERS = {"global": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"}
     UNROLL_PRAGMA = "#pragma unroll {n}"
+    VECTOR_WIDTHS = _VECTOR_LANES
+    VECTOR_SPELLING = {
+        "load": "vload{n}(0, {ptr})",
+        "store": "vstore{n}({value}, 0, {ptr});",
+        "broadcast": "(({type})({value}))",
+        "of": "(({type})({values}))",
+        "cast": "convert_{type}({value})",
+    }
     INTRINSICS: dict[str, Any] = {**{op: op for op in _MATH}, "round": "rint", "nearbyint": "rint"}
 
     def __init__(self, native_half: bool = False) -> None:

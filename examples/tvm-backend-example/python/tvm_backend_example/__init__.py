@@ -27,6 +27,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         keys=("gpu", "example"),
         default_attrs={"max_num_threads": 256},
         capabilities={"max_shared_memory_per_block": 48 * 1024},
+        passes=("tvm.tir.transform:legalize_float16",),  # float16 stored, computed in float
     )
     ctx.register_device_target_detector(device_type, "tvm_backend_example.detect:detect")
     ctx.register_script_namespace("example", "tvm_backend_example.script")

@@ -17,6 +17,8 @@ between the languages is a class attribute (a table) or a small method that a ba
 ``BARRIERS``                 per-scope overrides of it (``{"warp": "__syncwarp()"}``)
 ``UNROLL_PRAGMA``            pragma before UNROLLED loops (``{n}`` = extent)
 ``INTRINSICS``               op -> ``(float32 name, float64 name)`` or one name for every dtype
+``VECTOR_WIDTHS``/``VECTOR_SPELLING``  vector widths and spellings (``vload{n}(0, {ptr})``):
+                             runs of stores to consecutive elements become vector stores
 ``HALF_NATIVE``/``BF16_NATIVE``  True when the language computes in half/bfloat16 itself;
                              otherwise values are stored as ``uint16_t`` and computed as float
                              through the prelude's conversion helpers.
@@ -43,6 +45,8 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
 from tvm.tir.op import binary
+
+from .vector_runs import VECTOR_ELEMENTS, VectorBuilder, group_store_runs
 
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -129,6 +133,12 @@ class CFamilyPrinter(ExprFunctor[str]):
         "nextafter": ("nextafterf", "nextafter"),
         "ldexp": ("ldexpf", "ldexp"),
     }
+    #: Vector widths of the language, and how it spells vector loads, stores, broadcasts, lane
+    #: lists and conversions (``{n}`` lanes, ``{type}`` the vector type, ``{ptr}`` an element's
+    #: address): a run of stores to consecutive elements is then one vector store
+    #: (:mod:`tvm.codegen.vector_runs`). Empty: every store is printed on its own.
+    VECTOR_WIDTHS: tuple[int, ...] = ()
+    VECTOR_SPELLING: dict[str, str] = {}
     #: ops printed as infix ``a <op> b``
     _INFIX = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<", "shift_right": ">>"}
 
@@ -626,8 +636,15 @@ class CFamilyPrinter(ExprFunctor[str]):
         fn(s)
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> None:
-        for x in s.seq:
-            self.stmt(x)
+        if not self.VECTOR_SPELLING:
+            for x in s.seq:
+                self.stmt(x)
+            return
+        for item in group_store_runs(s.seq, self.VECTOR_WIDTHS, VECTOR_ELEMENTS):
+            if isinstance(item, list):
+                self.emit(VectorBuilder(self).store(item))
+            else:
+                self.stmt(item)
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
         value = self.expr(s.value)

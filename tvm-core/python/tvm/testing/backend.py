@@ -147,6 +147,20 @@ class BackendConformance:
             a, b = random_array((1000,), dtype, 1), random_array((1000,), dtype, 2)
             self.run_checked(kernels.vector_add(dtype), "vector_add", [a, b], [((1000,), dtype)], a + b, dtype)
 
+    def test_float16_rounds_like_numpy(self):
+        """Every float16 operation's result is rounded to float16, as NumPy (and float16
+        hardware) round it: bit for bit, not merely close."""
+        if "float16" not in self.dtypes:
+            pytest.skip(f"{self.backend} does not list float16 among its dtypes")
+        a = (random_array((4096,), "float32", 3) * 4).astype("float16")
+        b = random_array((4096,), "float16", 4)
+        mod = tvm.compile(kernels.float16_chain(), target=self.target_name())
+        dev = self.dev()
+        args = [tvm.runtime.tensor(x, dev) for x in (a, b)] + [tvm.runtime.empty((4096,), "float16", dev)]
+        mod["float16_chain"](*args)
+        want = a * a + a / np.float16(3) - b * np.float16(0.7)
+        np.testing.assert_array_equal(args[-1].numpy().view("uint16"), want.view("uint16"))
+
     def test_one_kernel_over_symbolic_sizes(self):
         mod = tvm.compile(kernels.vector_add(), target=self.target_name())
         dev = self.dev()

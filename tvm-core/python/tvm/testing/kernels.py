@@ -60,6 +60,23 @@ def vector_add(dtype: str = "float32", block: int = 64, *, lanes: int = 1, name:
     return _named(vector_add, name)
 
 
+def float16_chain(n: int = 4096, block: int = 64, *, name: str = "float16_chain") -> PrimFunc:
+    """``C = A * A + A / 3 - B * 0.7`` in float16 (``n`` a multiple of ``block``): several
+    operations, each of whose results float16 arithmetic rounds to float16."""
+
+    @T.prim_func
+    def float16_chain(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (n,), "float16")
+        B = T.match_buffer(b, (n,), "float16")
+        C = T.match_buffer(c, (n,), "float16")
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                i = bx * block + tx
+                C[i] = A[i] * A[i] + A[i] / T.float16(3) - B[i] * T.float16(0.7)
+
+    return _named(float16_chain, name)
+
+
 def row_sum(
     rows: Optional[int] = None,
     cols: Optional[int] = None,

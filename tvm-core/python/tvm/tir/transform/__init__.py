@@ -9,6 +9,8 @@
   operations (a target pass for emitters that are not the C printer)
 * :func:`legalize_bfloat16` -- bfloat16 arithmetic emulated in float32 with integer rounding, so an
   emitter only stores bfloat16 as 16-bit integers (a target pass)
+* :func:`legalize_float16` -- float16 arithmetic computed in float32 and rounded to float16 per
+  operation, so an emitter only loads, stores and converts float16 (a target pass)
 * :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
   loads and stores) spelled lane by lane (the first step of :func:`lower`)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
@@ -17,6 +19,7 @@
 """
 
 from .bfloat16 import legalize_bfloat16
+from .float16 import legalize_float16
 from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
@@ -39,6 +42,7 @@ __all__ = [
     "flattened_buffer",
     "legalize_arithmetic",
     "legalize_bfloat16",
+    "legalize_float16",
     "lower",
     "scalarize_vectors",
     "simplify",

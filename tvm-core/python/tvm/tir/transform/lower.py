@@ -64,6 +64,7 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
+from .float16 import legalize_float16
 from .barriers import insert_barriers
 from .compact import compact_allocations
 from .placement import place_allocations
@@ -109,8 +110,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)
     f = simplify(f)
-    if not is_device_target(target):
-        return LoweredFunc(f, [], target)
+    if not is_device_target(target):  # C has no float16 arithmetic: round per operation
+        return LoweredFunc(legalize_float16(f), [], target)
     return _split(f, target)
 
 

@@ -144,6 +144,8 @@ class _Scalarize(StmtExprMutator):
         n = lanes_of(s.value)
         if n == 1:
             return super().visit_LetStmt(s)
+        if isinstance(s.value, Call) and s.value.op in ("ramp", "broadcast"):
+            return self._uniform_let(s)
         parts = [Var(f"{s.var.name}_{k}", _dt.element_of(s.var.dtype)) for k in range(n)]
         values = [self.lane(s.value, k) for k in range(n)]
         self.lane_vars[s.var] = parts
@@ -151,6 +153,20 @@ class _Scalarize(StmtExprMutator):
         for var, value in reversed(list(zip(parts, values))):
             body = LetStmt(var, value, body, s.span)
         return body
+
+    def _uniform_let(self, s: LetStmt) -> Stmt:
+        """A vector let of a ramp or a broadcast: one variable for the first lane, the others
+        computed from it (``at_0 + 1``, ...), so accesses through it stay visibly consecutive."""
+        value = s.value
+        first = self.visit_expr(value.args[0])
+        base = Var(f"{s.var.name}_0", first.dtype)
+        n = lanes_of(value)
+        if value.op == "broadcast":
+            self.lane_vars[s.var] = [base] * n
+        else:
+            stride = self.visit_expr(value.args[1])
+            self.lane_vars[s.var] = [base] + [binary("add", base, binary("mul", stride, k)) for k in range(1, n)]
+        return LetStmt(base, first, self._body(self.visit_stmt(s.body)), s.span)
 
     def visit_IfThenElse(self, s: IfThenElse) -> Optional[Stmt]:
         if lanes_of(s.condition) == 1:
