@@ -1,6 +1,8 @@
 """``T.call_packed``: host code calls a global function registered with tvm-ffi, passing buffers
 as tensors, handles as pointers and numbers as numbers; the callee's effect and errors arrive."""
 
+import os
+
 import numpy as np
 import pytest
 import tvm
@@ -79,3 +81,34 @@ def test_a_call_inside_a_kernel_is_refused():
 
     with pytest.raises(tvm.tir.transform.TIRVerifyError, match="T.call_packed calls a host function"):
         tvm.compile(in_kernel, target="example")
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@T.prim_func
+def scratch_then_fail(A: T.Buffer((4,), "float32"), fail_assert: T.int32):
+    S = T.alloc_buffer((1 << 20,), "float32")  # 4 MiB: a heap buffer
+    for i in range(1 << 20):
+        S[i] = T.float32(1)
+    A[0] = S[5]
+    assert fail_assert == 0, "asked to fail"
+    T.call_packed("testing.tvm_core.fail")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads resident memory from /proc (Linux)")
+def test_heap_buffers_are_freed_when_a_call_or_an_assert_fails():
+    f = tvm.compile(scratch_then_fail, target="c")["scratch_then_fail"]
+    a = np.zeros(4, "float32")
+    for fail_assert in (0, 1):  # the callee raises / the assert fails
+        with pytest.raises((ValueError, RuntimeError)):
+            f(a, fail_assert)
+    before = _resident_bytes()
+    for k in range(120):
+        with pytest.raises(RuntimeError if k % 2 else ValueError):
+            f(a, k % 2)
+    assert a[0] == 1
+    # 120 leaked buffers would be 480 MiB
+    assert _resident_bytes() - before < 64 << 20

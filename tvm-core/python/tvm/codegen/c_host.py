@@ -188,6 +188,15 @@ class CPrinter(CFamilyPrinter):
         self._launch_handles: dict[str, str] = {}
         self._views: list[str] = []  # tensor views made for the T.call_packed being printed
         self._loop_heaps: list[list[str]] = []  # per enclosing loop: heap buffers live in its body
+        self._heaps: list[str] = []  # heap buffers live at this point (outside parallel loops)
+
+    def _free_heaps(self) -> str:
+        return "".join(f"free({name}); " for name in reversed(self._heaps))
+
+    def fail_return(self, value: str) -> str:
+        """``return value;`` for an error, freeing the heap buffers live here first."""
+        frees = self._free_heaps()
+        return f"{{ {frees}return {value}; }}" if frees else f"return {value};"
 
     def call_ret(self, call: E.Call) -> str:
         """``return x``: ``x`` into the packed function's result, then leave the implementation."""
@@ -198,8 +207,9 @@ class CPrinter(CFamilyPrinter):
             kind, field, ctype = "kTVMFFIFloat", "v_float64", "double"
         else:
             kind, field, ctype = "kTVMFFIInt", "v_int64", "int64_t"
-        value = self.expr(v)
-        return f"{{ result->type_index = {kind}; result->{field} = ({ctype})({value}); return 0; }}"
+        value = self.expr(v)  # read before the heap buffers it may use are freed
+        frees = self._free_heaps()
+        return f"{{ result->type_index = {kind}; result->{field} = ({ctype})({value}); {frees}return 0; }}"
 
     def loop_pragma(self, s: S.For) -> None:
         if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 1:  # (counted in visit_For)
@@ -259,21 +269,23 @@ class CPrinter(CFamilyPrinter):
         size = " * ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
         self.emit(f"{t}* {name} = ({t}*)aligned_alloc(64, (({size}) * sizeof({t}) + 63) & ~(size_t)63);")
         if self._parallel_depth == 0:
-            self.emit(
-                f'if (TVM_UNLIKELY({name} == NULL)) return tvm_raise("MemoryError", '
-                f'"cannot allocate buffer {buf.name}");'
-            )
+            fail = self.fail_return(f'tvm_raise("MemoryError", "cannot allocate buffer {buf.name}")')
+            self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {fail}")
+            self._heaps.append(name)
         if self._loop_heaps:
             self._loop_heaps[-1].append(name)
         self.stmt(s.body)
         if self._loop_heaps:
             self._loop_heaps[-1].remove(name)
+        if name in self._heaps:
+            self._heaps.remove(name)
         self.emit(f"free({name});")
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         if self._parallel_depth == 0:
             msg = s.message.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-            self.emit(f'if (TVM_UNLIKELY(!({self.expr(s.condition)}))) return tvm_raise("RuntimeError", "{msg}");')
+            fail = self.fail_return(f'tvm_raise("RuntimeError", "{msg}")')
+            self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) {fail}")
         self.stmt(s.body)
 
     def visit_Evaluate(self, s: S.Evaluate) -> None:
@@ -323,7 +335,7 @@ class CPrinter(CFamilyPrinter):
             f"(uint64_t)({self.expr(a.args[2])}) * {itemsize}, (DLDataType){{{code}, {bits}, {lanes}}}, "
             f"{ndim}, {name}_dims, {1 if strides else 0});"
         )
-        self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {{ {self._release_call_objects()} return -1; }}")
+        self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {{ {self._release_call_objects()} {self.fail_return('-1')} }}")
         self._views.append(name)
         return name
 
@@ -344,17 +356,18 @@ class CPrinter(CFamilyPrinter):
         self._indent += 1
         self.emit(f'TVMFFIByteArray fname = {{"{literal}", {len(name.encode())}}};')
         self.emit("TVMFFIObjectHandle fn = NULL;")
-        self.emit("if (TVMFFIFunctionGetGlobal(&fname, &fn) != 0) return -1;")
-        self.emit(
-            f'if (fn == NULL) return tvm_raise("RuntimeError", "T.call_packed: no global function '
-            f"'{literal.replace('%', '%%')}' is registered (register it with tvm_ffi.register_global_func)\");"
+        self.emit(f"if (TVMFFIFunctionGetGlobal(&fname, &fn) != 0) {self.fail_return('-1')}")
+        missing = (
+            f'tvm_raise("RuntimeError", "T.call_packed: no global function \'{literal.replace("%", "%%")}\' '
+            f'is registered (register it with tvm_ffi.register_global_func)")'
         )
+        self.emit(f"if (fn == NULL) {self.fail_return(missing)}")
         self._views = []
         self._pack_args("pargs", call.args[1:])
         self.emit("TVMFFIAny pret; pret.type_index = kTVMFFINone; pret.zero_padding = 0; pret.v_int64 = 0;")
         self.emit(f"int prc = TVMFFIFunctionCall(fn, pargs, {len(call.args) - 1}, &pret);")
         self.emit(self._release_call_objects())
-        self.emit("if (prc != 0) return -1;")
+        self.emit(f"if (prc != 0) {self.fail_return('-1')}")
         self.emit("if (pret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(pret.v_obj);")
         self._indent -= 1
         self.emit("}")
@@ -376,11 +389,11 @@ class CPrinter(CFamilyPrinter):
         self._indent += 1
         self.emit(
             f"if (TVM_UNLIKELY({handle} == NULL) && TVMFFIEnvModLookupFromImports("
-            f'__tvm_ffi__library_ctx, "{kname}", &{handle}) != 0) return -1;'
+            f'__tvm_ffi__library_ctx, "{kname}", &{handle}) != 0) {self.fail_return("-1")}'
         )
         self._pack_args("kargs", rest)
         self.emit("TVMFFIAny kret; kret.type_index = kTVMFFINone; kret.zero_padding = 0; kret.v_int64 = 0;")
-        self.emit(f"if (TVMFFIFunctionCall({handle}, kargs, {n}, &kret) != 0) return -1;")
+        self.emit(f"if (TVMFFIFunctionCall({handle}, kargs, {n}, &kret) != 0) {self.fail_return('-1')}")
         self.emit("if (kret.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(kret.v_obj);")
         self._indent -= 1
         self.emit("}")
