@@ -292,9 +292,23 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](DLDevice dev) {
              return reinterpret_cast<int64_t>(DeviceAPI::Get(dev.device_type)->CreateStream(dev));
            })
-      .def("runtime.DeviceFreeStream", [](DLDevice dev, int64_t stream) {
-        DeviceAPI::Get(dev.device_type)
-            ->FreeStream(dev, reinterpret_cast<TVMFFIStreamHandle>(stream));
+      .def("runtime.DeviceFreeStream",
+           [](DLDevice dev, int64_t stream) {
+             DeviceAPI::Get(dev.device_type)
+                 ->FreeStream(dev, reinterpret_cast<TVMFFIStreamHandle>(stream));
+           })
+      // Device memory the host code of a device function allocates for its kernels (a buffer
+      // one kernel writes and the next reads), freed when the function returns.
+      .def("runtime.DeviceAllocData",
+           [](int64_t device_type, int64_t device_id, int64_t nbytes) -> void* {
+             if (nbytes < 0) TVM_FFI_THROW(ValueError) << "cannot allocate " << nbytes << " bytes";
+             DLDevice dev{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+             return DeviceAPI::Get(dev.device_type)
+                 ->AllocDataSpace(dev, static_cast<size_t>(nbytes), 64);
+           })
+      .def("runtime.DeviceFreeData", [](int64_t device_type, int64_t device_id, void* ptr) {
+        DLDevice dev{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+        DeviceAPI::Get(dev.device_type)->FreeDataSpace(dev, ptr);
       });
 }
 

@@ -187,11 +187,16 @@ class CPrinter(CFamilyPrinter):
         self._parallel_depth = 0
         self._launch_handles: dict[str, str] = {}
         self._views: list[str] = []  # tensor views made for the T.call_packed being printed
-        self._loop_heaps: list[list[str]] = []  # per enclosing loop: heap buffers live in its body
-        self._heaps: list[str] = []  # heap buffers live at this point (outside parallel loops)
+        #: per enclosing loop: the statements releasing the buffers allocated in its body
+        self._loop_heaps: list[list[str]] = []
+        #: the statements releasing the buffers live at this point (outside parallel loops)
+        self._heaps: list[str] = []
+        #: DLPack device type of the functions printed (not kDLCPU: the host code of a device
+        #: function, whose "global" allocations are device memory for its kernels)
+        self.device_type = 1
 
     def _free_heaps(self) -> str:
-        return "".join(f"free({name}); " for name in reversed(self._heaps))
+        return "".join(f"{release} " for release in reversed(self._heaps))
 
     def fail_return(self, value: str) -> str:
         """``return value;`` for an error, freeing the heap buffers live here first."""
@@ -239,8 +244,8 @@ class CPrinter(CFamilyPrinter):
 
     def _free_loop_heaps(self) -> None:
         """Before ``break``/``continue``: free the heap buffers allocated in this iteration."""
-        for name in reversed(self._loop_heaps[-1] if self._loop_heaps else []):
-            self.emit(f"free({name});")
+        for release in reversed(self._loop_heaps[-1] if self._loop_heaps else []):
+            self.emit(release)
 
     def visit_Break(self, s: S.Break) -> None:
         self._free_loop_heaps()
@@ -267,19 +272,31 @@ class CPrinter(CFamilyPrinter):
             self.stmt(s.body)
             return
         size = " * ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
-        self.emit(f"{t}* {name} = ({t}*)aligned_alloc(64, (({size}) * sizeof({t}) + 63) & ~(size_t)63);")
+        if self.device_type != 1:  # device memory the function's kernels share
+            self.helpers.setdefault("tvm_device_alloc", _DEVICE_ALLOC_HELPER)
+            self.emit(f"void* {name} = NULL;")
+            fail = self.fail_return("-1")
+            self.emit(
+                f"if (tvm_device_alloc({self.device_type}, tvm_device_id, ({size}) * (int64_t)sizeof({t}), "
+                f'"{buf.name}", &{name}) != 0) {fail}'
+            )
+            release = f"tvm_device_free({self.device_type}, tvm_device_id, {name});"
+        else:
+            self.emit(f"{t}* {name} = ({t}*)aligned_alloc(64, (({size}) * sizeof({t}) + 63) & ~(size_t)63);")
+            if self._parallel_depth == 0:
+                fail = self.fail_return(f'tvm_raise("MemoryError", "cannot allocate buffer {buf.name}")')
+                self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {fail}")
+            release = f"free({name});"
         if self._parallel_depth == 0:
-            fail = self.fail_return(f'tvm_raise("MemoryError", "cannot allocate buffer {buf.name}")')
-            self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {fail}")
-            self._heaps.append(name)
+            self._heaps.append(release)
         if self._loop_heaps:
-            self._loop_heaps[-1].append(name)
+            self._loop_heaps[-1].append(release)
         self.stmt(s.body)
         if self._loop_heaps:
-            self._loop_heaps[-1].remove(name)
-        if name in self._heaps:
-            self._heaps.remove(name)
-        self.emit(f"free({name});")
+            self._loop_heaps[-1].remove(release)
+        if release in self._heaps:
+            self._heaps.remove(release)
+        self.emit(release)
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         if self._parallel_depth == 0:
@@ -409,6 +426,43 @@ class HostModuleSource:
     has_launch: bool = False
 
 
+_DEVICE_ALLOC_HELPER = r"""static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
+                           TVMFFIAny third, TVMFFIAny* ret) {
+  TVMFFIByteArray name = {fname, strlen(fname)};
+  TVMFFIObjectHandle fn = NULL;
+  if (TVMFFIFunctionGetGlobal(&name, &fn) != 0) return -1;
+  if (fn == NULL) return tvm_raise("RuntimeError", "%s is not registered: libtvm_runtime is not loaded", fname);
+  TVMFFIAny args[3];
+  args[0].type_index = kTVMFFIInt; args[0].zero_padding = 0; args[0].v_int64 = device_type;
+  args[1].type_index = kTVMFFIInt; args[1].zero_padding = 0; args[1].v_int64 = device_id;
+  args[2] = third;
+  ret->type_index = kTVMFFINone; ret->zero_padding = 0; ret->v_int64 = 0;
+  int rc = TVMFFIFunctionCall(fn, args, 3, ret);
+  TVMFFIObjectDecRef(fn);
+  return rc;
+}
+static int tvm_device_alloc(int32_t device_type, int32_t device_id, int64_t nbytes, const char* buffer,
+                            void** out) {
+  TVMFFIAny n; n.type_index = kTVMFFIInt; n.zero_padding = 0; n.v_int64 = nbytes;
+  TVMFFIAny ret;
+  if (tvm_device_call("runtime.DeviceAllocData", device_type, device_id, n, &ret) != 0) return -1;
+  if (ret.type_index != kTVMFFIOpaquePtr || ret.v_ptr == NULL)
+    return tvm_raise("MemoryError", "cannot allocate buffer %s (%lld bytes) on the device", buffer, (long long)nbytes);
+  *out = ret.v_ptr;
+  return 0;
+}
+static void tvm_device_free(int32_t device_type, int32_t device_id, void* ptr) {
+  if (ptr == NULL) return;
+  TVMFFIAny p; p.type_index = kTVMFFIOpaquePtr; p.zero_padding = 0; p.v_ptr = ptr;
+  TVMFFIAny ret;
+  if (tvm_device_call("runtime.DeviceFreeData", device_type, device_id, p, &ret) != 0) {
+    TVMFFIObjectHandle err = NULL;  /* a failed free is not the caller's error: drop it */
+    TVMFFIErrorMoveFromRaised(&err);
+    if (err != NULL) TVMFFIObjectDecRef(err);
+  }
+}
+"""
+
 _TENSOR_VIEW_HELPER = r"""static void tvm_view_deleter(DLManagedTensor* self) { free(self); }
 
 /* a tvm-ffi Tensor over CPU memory it does not own (T.call_packed's buffer arguments): dims holds
@@ -500,11 +554,15 @@ class HostFunctionPrinter:
         for v in extra:
             decls.append(f"{p.compute_type(v.dtype)} {p.name_of(v)}")
             args.append(p.name_of(v))
+        if self.device_type != 1:  # where the function's device allocations go
+            decls.append("int32_t tvm_device_id")
+            args.append("tvm_device_id")
         return decls, args
 
     def print(self) -> str:
         """The C text of this function (implementation + exported entry)."""
         p, func, name = self.p, self.func, self.name
+        p.device_type = self.device_type
         decls, call_args = self._impl_params()
         impl = f"tvm_impl_{name}"
         p.reserve(impl)
@@ -544,6 +602,8 @@ class HostFunctionPrinter:
             self._bind_scalar(i, prm)
             bound[prm] = f"argument '{prm.name}'"
         first_tensor = True
+        if self.device_type != 1 and not func.buffer_map:
+            p.emit("int32_t tvm_device_id = 0;  /* no tensor argument names a device */")
         for i, prm in enumerate(func.params):
             buf = func.buffer_map.get(prm)
             if buf is None:

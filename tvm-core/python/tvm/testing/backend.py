@@ -147,6 +147,12 @@ class BackendConformance:
             a, b = random_array((1000,), dtype, 1), random_array((1000,), dtype, 2)
             self.run_checked(kernels.vector_add(dtype), "vector_add", [a, b], [((1000,), dtype)], a + b, dtype)
 
+    def test_buffer_shared_between_kernels(self):
+        """A buffer allocated outside the kernels is device memory the host code allocates for
+        the call: one kernel writes it, the next reads it."""
+        a = random_array((1000,), "float32")
+        self.run_checked(kernels.two_stage(), "two_stage", [a], [((1000,), "float32")], (np.roll(a, -1) + 1) * 2)
+
     def test_float16_rounds_like_numpy(self):
         """Every float16 operation's result is rounded to float16, as NumPy (and float16
         hardware) round it: bit for bit, not merely close."""

@@ -60,6 +60,29 @@ def vector_add(dtype: str = "float32", block: int = 64, *, lanes: int = 1, name:
     return _named(vector_add, name)
 
 
+def two_stage(block: int = 64, *, name: str = "two_stage") -> PrimFunc:
+    """``D[i] = (A[(i + 1) % n] + 1) * 2`` over a symbolic ``n`` in two kernels: the first writes
+    ``C = A + 1`` into a buffer the function allocates (``T.alloc_buffer`` outside the kernels:
+    device memory the host allocates), the second reads a neighbour's element of it."""
+
+    @T.prim_func
+    def two_stage(a: T.handle, d: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        D = T.match_buffer(d, (n,), "float32")
+        C = T.alloc_buffer((n,), "float32")
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < n:
+                    C[bx * block + tx] = A[bx * block + tx] + T.float32(1)
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < n:
+                    D[bx * block + tx] = C[(bx * block + tx + 1) % n] * T.float32(2)
+
+    return _named(two_stage, name)
+
+
 def float16_chain(n: int = 4096, block: int = 64, *, name: str = "float16_chain") -> PrimFunc:
     """``C = A * A + A / 3 - B * 0.7`` in float16 (``n`` a multiple of ``block``): several
     operations, each of whose results float16 arithmetic rounds to float16."""

@@ -148,6 +148,12 @@ class _Splitter:
             return IfThenElse(s.condition, self.host(s.then_case, bound), other, s.span)
         if isinstance(s, Evaluate) and isinstance(s.value, IntImm):
             return s
+        if isinstance(s, Allocate) and s.buffer.scope == "global":
+            # device memory the kernels inside share (one writes it, a later one reads it): the
+            # host allocates it on the function's device for the duration of the body
+            if any(expr_uses_buffer(d) for d in s.buffer.shape):
+                raise TIRVerifyError(_at(s, f"the size of buffer '{s.buffer.name}' reads a buffer"))
+            return Allocate(s.buffer, self.host(s.body, bound), s.span)
         if isinstance(s, For) and s.kind is not ForKind.PARALLEL and _launches_kernels(s.body):
             if expr_uses_buffer(s.min) or expr_uses_buffer(s.extent):
                 raise TIRVerifyError(_at(s, f"host loop over '{s.loop_var.name}' has bounds that read a buffer"))
