@@ -120,3 +120,23 @@ def test_address_of_isnullptr_undef_profile_hooks_and_integer_conditions():
     tvm.compile(misc, "c")["misc"](ta, b)
     np.testing.assert_array_equal(b.numpy(), np.r_[-1, a[1:]])
     np.testing.assert_array_equal(ta.numpy(), a)  # the undef store was dropped
+
+
+@T.prim_func
+def block_buffer_with_expression_offset(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    R = T.sblock_alloc_buffer([128], elem_offset=T.int64(0), align=64, offset_factor=1)
+    for i in range(128):
+        with T.sblock("r"):
+            vi = T.axis.S(128, i)
+            R[vi] = A[vi] * T.float32(3)
+    for i in range(128):
+        with T.sblock("b"):
+            vi = T.axis.S(128, i)
+            B[vi] = R[127 - vi]
+
+
+def test_block_buffer_whose_elem_offset_is_an_expression():
+    a = np.arange(128, dtype="float32")
+    b = np.zeros(128, "float32")
+    tvm.compile(block_buffer_with_expression_offset, target="c")["block_buffer_with_expression_offset"](a, b)
+    np.testing.assert_array_equal(b, a[::-1] * 3)

@@ -330,7 +330,9 @@ def Buffer(
     ``"float"`` and ``"int"`` mean float32 and int32 (:data:`DTYPE_ALIASES`)."""
     dtype = DTYPE_ALIASES.get(dtype, dtype)
     _dt.parse(dtype)
-    return BufferSpec(_shape(shape), dtype, tuple(strides or ()), elem_offset or 0, scope, align, data)
+    return BufferSpec(
+        _shape(shape), dtype, tuple(strides or ()), 0 if elem_offset is None else elem_offset, scope, align, data
+    )
 
 
 def match_buffer(
