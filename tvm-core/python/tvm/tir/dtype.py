@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 SCALAR_DTYPES = (
     "bool",
@@ -76,6 +77,12 @@ def bits(d: str) -> int:
 def lanes(d: str) -> int:
     """Vector lanes."""
     return parse(d)[2]
+
+
+def access_lanes(indices: Iterable) -> int:
+    """Lanes of a buffer access: those of its widest index (a ``T.ramp`` index reads or writes
+    that many elements), 1 without a vector index."""
+    return max((lanes(i.dtype) for i in indices), default=1)
 
 
 def element_of(d: str) -> str:

@@ -592,8 +592,7 @@ class Parser:
             val = self.eval_expr(value_node)
             if isinstance(val, Call) and val.op == "undef":
                 return None  # storing T.undef(): the element's value is unspecified, so nothing is stored
-            lanes = max((_dt.lanes(i.dtype) for i in idx), default=1)
-            return BufferStore(buf, self._store_value(buf, val, value_node, lanes), idx)
+            return BufferStore(buf, self._store_value(buf, val, value_node, _dt.access_lanes(idx)), idx)
         val = self.eval_expr(value_node)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:
             if all(isinstance(v, T.AxisSpec) for v in val):
@@ -1022,8 +1021,7 @@ class Parser:
 
     def _vector_load(self, buf: Buffer, indices: tuple) -> BufferLoad:
         """``buf[indices]``: as many lanes as the widest index (a ``T.ramp``)."""
-        lanes = max(_dt.lanes(i.dtype) for i in indices) if indices else 1
-        return BufferLoad(buf, indices, _dt.with_lanes(buf.dtype, lanes))
+        return BufferLoad(buf, indices, _dt.with_lanes(buf.dtype, _dt.access_lanes(indices)))
 
     def _vector_access(self, buf: Buffer, method: str) -> Callable:
         """``buf.vload(indices, dtype=None, predicate=None)`` and ``buf.vstore(indices, value,

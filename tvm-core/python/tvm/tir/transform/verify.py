@@ -245,7 +245,7 @@ class _Verifier(StmtExprVisitor):
     def visit_BufferStore(self, s: BufferStore) -> None:
         self.check_access(s.buffer, s.indices)
         self.visit_expr(s.value)
-        lanes = max((_dt.lanes(i.dtype) for i in s.indices), default=1)  # a vector index stores lanes
+        lanes = _dt.access_lanes(s.indices)  # a vector index stores lanes
         if s.value.dtype != _dt.with_lanes(s.buffer.dtype, lanes * _dt.lanes(s.buffer.dtype)):
             self.fail(f"storing a {s.value.dtype} value into {s.buffer.dtype} buffer '{s.buffer.name}' (insert a Cast)")
 
