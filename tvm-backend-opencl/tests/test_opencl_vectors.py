@@ -140,3 +140,21 @@ def test_half_vectors_stay_scalar(dev):
     a = np.random.default_rng(2).standard_normal(N).astype("float16")
     _, c = _run(dev, half_lanes, a, np.zeros(N, "float16"))
     np.testing.assert_array_equal(c, a * a + a)
+
+
+@T.prim_func
+def extern_lanes(a: T.handle, c: T.handle):
+    """Lanes that call an extern function stay one store each, in order."""
+    A = T.match_buffer(a, (N,), "float32")
+    C = T.match_buffer(c, (N,), "float32")
+    for bx in T.thread_binding(N // 64, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            at = T.ramp((bx * 16 + tx) * 4, 1, 4)
+            C[at] = T.call_pure_extern("float32x4", "fabs", A[at])
+
+
+def test_extern_calls_stay_lane_by_lane(dev):
+    assert "vstore" not in _source(extern_lanes)
+    a = np.random.default_rng(3).standard_normal(N).astype("float32")
+    _, c = _run(dev, extern_lanes, a, np.zeros(N, "float32"))
+    np.testing.assert_array_equal(c, np.abs(a))

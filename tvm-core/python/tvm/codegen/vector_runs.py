@@ -18,11 +18,28 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.analysis import linear_form, uses_handle
+from tvm.tir.functor import post_order_visit
 
 #: Element dtypes a vector may have: wider integers keep C's promotions out of the question.
 VECTOR_ELEMENTS = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 _OPS = {E.Add: "+", E.Sub: "-", E.Mul: "*"}
+
+
+#: Calls whose effects or results may depend on when they run: a run never holds them (a vector's
+#: lanes are computed in no particular order).
+_ORDERED_CALLS = ("call_extern", "call_pure_extern", "call_packed", "tvm_storage_sync")
+
+
+def _has_ordered_call(e: E.PrimExpr) -> bool:
+    found = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, E.Call) and str(node.op).removeprefix("tir.") in _ORDERED_CALLS:
+            found.append(node)
+
+    post_order_visit(e, visit)
+    return bool(found)
 
 
 def _offset(index: E.PrimExpr, base: tuple[dict, int]) -> int | None:
@@ -40,7 +57,7 @@ def _store_of(s: S.Stmt, elements: Sequence[str]) -> S.BufferStore | None:
         return None
     if uses_handle(s.value, s.buffer.data, loads_only=True) or uses_handle(s.indices[0], s.buffer.data):
         return None
-    return s
+    return None if _has_ordered_call(s.value) else s
 
 
 def _run_length(stmts: Sequence[S.Stmt], start: int, elements: Sequence[str]) -> int:
