@@ -3,10 +3,10 @@
 The lowering spells every vector lane by lane (:func:`tvm.tir.transform.scalarize_vectors`), so
 every code generator can print it. A printer whose language has vector types (its
 ``VECTOR_SPELLING``) gathers the lanes again: a run of stores ``B[i], B[i+1], ..., B[i+n-1]``
-(one buffer, indices one element apart, no store reading ``B``) becomes one store of an
-``n``-lane value built lane-parallel: an expression equal in every lane is broadcast, loads one
-element apart are one vector load, ``+ - *`` (and ``/`` of floats) and casts apply to whole
-vectors, and any other expression is the vector of its lanes. No store of the run reads what an
+(one buffer, indices one element apart, no store reading ``B`` or calling an extern function)
+becomes one store of an ``n``-lane value built lane-parallel: an expression equal in every lane
+is broadcast, loads one element apart are one vector load, ``+ - *`` (and ``/`` of floats) and
+casts apply to whole vectors, and any other expression is the vector of its lanes. No store of the run reads what an
 earlier one wrote, so the vector store writes what the scalar stores would.
 """
 
