@@ -140,3 +140,22 @@ def test_block_buffer_whose_elem_offset_is_an_expression():
     b = np.zeros(128, "float32")
     tvm.compile(block_buffer_with_expression_offset, target="c")["block_buffer_with_expression_offset"](a, b)
     np.testing.assert_array_equal(b, a[::-1] * 3)
+
+
+@T.prim_func
+def clear_with_access_ptr(A: T.Buffer((4, 8), "float32")):
+    T.evaluate(A.access_ptr("r"))  # an address alone does nothing
+    T.evaluate(T.call_extern("handle", "memset", A.access_ptr("w", offset=12), 0, 4 * 4))
+
+
+def test_buffer_access_ptr_is_the_address_of_an_element():
+    a = np.ones((4, 8), "float32")
+    tvm.compile(clear_with_access_ptr, target="c")["clear_with_access_ptr"](a)
+    want = np.ones(32, "float32")
+    want[12:16] = 0
+    np.testing.assert_array_equal(a.reshape(-1), want)
+    with pytest.raises(Exception, match="access mask must be made of 'r' and 'w'"):
+
+        @T.prim_func
+        def bad(A: T.Buffer((4,), "float32")):
+            T.evaluate(A.access_ptr("x"))

@@ -1003,6 +1003,8 @@ class Parser:
         base = self.eval_expr(node.value)
         if isinstance(base, Buffer) and node.attr in ("vload", "vstore"):
             return self._vector_access(base, node.attr)
+        if isinstance(base, Buffer) and node.attr == "access_ptr":
+            return self._access_ptr(base)
         if isinstance(base, Buffer) and node.attr not in (
             "shape",
             "dtype",
@@ -1022,6 +1024,31 @@ class Parser:
     def _vector_load(self, buf: Buffer, indices: tuple) -> BufferLoad:
         """``buf[indices]``: as many lanes as the widest index (a ``T.ramp``)."""
         return BufferLoad(buf, indices, _dt.with_lanes(buf.dtype, _dt.access_lanes(indices)))
+
+    @staticmethod
+    def _access_ptr(buf: Buffer) -> Callable:
+        """``buf.access_ptr(mask, ptr_type="handle", content_lanes=1, offset=0, extent=None)``: the
+        address of element ``offset`` (counted row-major) of ``buf``, as ``T.address_of`` of that
+        element. The access mask and the extent only annotate Apache TVM's analyses."""
+
+        def access_ptr(
+            access_mask: Any = "rw",
+            ptr_type: str = "handle",
+            content_lanes: int = 1,
+            offset: Any = 0,
+            extent: Any = None,
+        ) -> PrimExpr:
+            if isinstance(access_mask, str) and not set(access_mask) <= set("rw") or not access_mask:
+                raise ValueError(f"access mask must be made of 'r' and 'w', got {access_mask!r}")
+            flat = _op.convert(offset)
+            indices = []
+            for d in reversed(range(len(buf.shape))):
+                extent_d = buf.shape[d]
+                indices.insert(0, flat if d == 0 else _op.binary("floormod", flat, extent_d))
+                flat = _op.binary("floordiv", flat, extent_d)
+            return Call("handle", "address_of", (BufferLoad(buf, tuple(indices), buf.dtype),))
+
+        return access_ptr
 
     def _vector_access(self, buf: Buffer, method: str) -> Callable:
         """``buf.vload(indices, dtype=None, predicate=None)`` and ``buf.vstore(indices, value,
