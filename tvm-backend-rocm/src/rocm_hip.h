@@ -32,10 +32,8 @@ constexpr hipError_t hipErrorNoBinaryForGpu = 209;
 
 constexpr int hipDeviceAttributeClockRate = 5;
 constexpr int hipDeviceAttributeComputeCapabilityMajor = 23;
-constexpr int hipDeviceAttributeMaxBlockDimX = 26;
-constexpr int hipDeviceAttributeMaxBlockDimY = 27;
-constexpr int hipDeviceAttributeMaxBlockDimZ = 28;
-constexpr int hipDeviceAttributeMaxGridDimX = 29;  // Y = 30, Z = 31
+constexpr int hipDeviceAttributeMaxBlockDimX = 26;  // Y = 27, Z = 28
+constexpr int hipDeviceAttributeMaxGridDimX = 29;   // Y = 30, Z = 31
 constexpr int hipDeviceAttributeMaxThreadsPerBlock = 56;
 constexpr int hipDeviceAttributeComputeCapabilityMinor = 61;
 constexpr int hipDeviceAttributeMultiprocessorCount = 63;

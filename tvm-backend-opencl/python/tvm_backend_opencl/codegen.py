@@ -50,12 +50,19 @@ FP64_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
 FP16_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"
 
 
+def _attrs(target: Any) -> dict:
+    return getattr(target, "attrs", None) or {}
+
+
+def _native_half(target: Any) -> bool:
+    """Whether ``target``'s device computes in half itself (``supports_float16``: cl_khr_fp16)."""
+    return bool(_attrs(target).get("supports_float16", False))
+
+
 def legalize_half(kernel: PrimFunc, target: Any) -> PrimFunc:
     """The target pass of kind ``opencl``: float16 arithmetic computed in float and rounded per
-    operation (:func:`tvm.tir.transform.legalize_float16`), unless the device computes in half
-    itself (target attribute ``supports_float16``, from ``cl_khr_fp16``)."""
-    native = (getattr(target, "attrs", None) or {}).get("supports_float16", False)
-    return kernel if native else legalize_float16(kernel, target)
+    operation (:func:`tvm.tir.transform.legalize_float16`), unless the device computes in half."""
+    return kernel if _native_half(target) else legalize_float16(kernel, target)
 
 
 class OpenCLPrinter(CFamilyPrinter):
@@ -279,8 +286,8 @@ def _const_shape(buf: E.Buffer) -> bool:
 
 def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
     """The OpenCL C translation unit holding every kernel in ``kernels``."""
-    attrs = getattr(target, "attrs", None) or {}
-    printer = OpenCLPrinter(native_half=bool(attrs.get("supports_float16", False)))
+    attrs = _attrs(target)
+    printer = OpenCLPrinter(native_half=_native_half(target))
     source = printer.print_module(list(kernels))
     if attrs.get("supports_float64") is False and FP64_PRAGMA in source:
         names = ", ".join(k.global_symbol for k in kernels)

@@ -50,49 +50,48 @@ class KernelArgPack {
     if (n > small_slots_.size()) {
       big_slots_.resize(n);
       big_params_.resize(n);
+      slots_ = big_slots_.data();
+      params_ = big_params_.data();
     }
-    uint64_t* slots = Slots();
     for (size_t i = 0; i < n; ++i) {
-      slots[i] = 0;
-      Params()[i] = &slots[i];
+      slots_[i] = 0;
+      params_[i] = &slots_[i];
       if (kinds[i] == KernelArgKind::kPointer) {
         void* p = BufferArgumentOf(kind, info, args, i).address();
-        std::memcpy(&slots[i], &p, sizeof(p));
+        std::memcpy(&slots_[i], &p, sizeof(p));
       } else {
-        PackScalarArgument(kinds[i], args[i], &slots[i]);
+        PackScalarArgument(kinds[i], args[i], &slots_[i]);
       }
     }
   }
+  KernelArgPack(const KernelArgPack&) = delete;  // params_ point into this object
+  KernelArgPack& operator=(const KernelArgPack&) = delete;
 
   /*! \brief One pointer per argument, to its value. */
-  void** Params() { return big_params_.empty() ? small_params_.data() : big_params_.data(); }
+  void** Params() { return params_; }
 
   /*! \brief The arguments in order, each at its natural alignment (at least 8 bytes in all). */
   std::vector<char> Packed() const {
-    std::vector<size_t> offsets;
-    size_t size = 0;
-    for (KernelArgKind k : kinds_) {
-      size_t bytes = KernelArgBytes(k);
-      size = (size + bytes - 1) / bytes * bytes;
-      offsets.push_back(size);
-      size += bytes;
-    }
-    std::vector<char> out(size < 8 ? 8 : size, 0);
-    const uint64_t* slots = big_slots_.empty() ? small_slots_.data() : big_slots_.data();
+    std::vector<char> out;
+    out.reserve(8 * kinds_.size() + 8);
     for (size_t i = 0; i < kinds_.size(); ++i) {
-      std::memcpy(out.data() + offsets[i], &slots[i], KernelArgBytes(kinds_[i]));
+      size_t bytes = KernelArgBytes(kinds_[i]);
+      size_t at = (out.size() + bytes - 1) / bytes * bytes;
+      out.resize(at + bytes, 0);
+      std::memcpy(out.data() + at, &slots_[i], bytes);
     }
+    if (out.size() < 8) out.resize(8, 0);
     return out;
   }
 
  private:
-  uint64_t* Slots() { return big_slots_.empty() ? small_slots_.data() : big_slots_.data(); }
-
   const std::vector<KernelArgKind>& kinds_;
   std::array<uint64_t, 32> small_slots_;  // no allocation for the common launch
   std::array<void*, 32> small_params_;
   std::vector<uint64_t> big_slots_;
   std::vector<void*> big_params_;
+  uint64_t* slots_ = small_slots_.data();
+  void** params_ = small_params_.data();
 };
 
 /*!

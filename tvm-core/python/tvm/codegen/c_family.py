@@ -46,7 +46,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
 from tvm.tir.op import binary
 
-from .vector_runs import VECTOR_ELEMENTS, VectorBuilder, group_store_runs
+from .vector_runs import VectorBuilder, group_store_runs
 
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -640,7 +640,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             for x in s.seq:
                 self.stmt(x)
             return
-        for item in group_store_runs(s.seq, self.VECTOR_WIDTHS, VECTOR_ELEMENTS):
+        for item in group_store_runs(s.seq, self.VECTOR_WIDTHS):
             if isinstance(item, list):
                 self.emit(VectorBuilder(self).store(item))
             else:

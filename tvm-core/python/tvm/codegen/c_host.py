@@ -181,19 +181,19 @@ class CPrinter(CFamilyPrinter):
     #: allocations with more elements than this (or non-constant) go on the heap
     STACK_LIMIT = 16384
 
-    def __init__(self) -> None:
+    def __init__(self, device_type: int = 1) -> None:
         super().__init__()
         self.has_parallel = False
         self._parallel_depth = 0
         self._launch_handles: dict[str, str] = {}
         self._views: list[str] = []  # tensor views made for the T.call_packed being printed
-        #: per enclosing loop: the statements releasing the buffers allocated in its body
-        self._loop_heaps: list[list[str]] = []
-        #: the statements releasing the buffers live at this point (outside parallel loops)
+        #: the statements releasing the heap buffers live at this point, innermost last
         self._heaps: list[str] = []
+        #: per enclosing loop: how many of ``_heaps`` were live when its body began
+        self._loop_marks: list[int] = []
         #: DLPack device type of the functions printed (not kDLCPU: the host code of a device
         #: function, whose "global" allocations are device memory for its kernels)
-        self.device_type = 1
+        self.device_type = device_type
 
     def _free_heaps(self) -> str:
         return "".join(f"{release} " for release in reversed(self._heaps))
@@ -228,23 +228,23 @@ class CPrinter(CFamilyPrinter):
     def visit_For(self, s: S.For) -> None:
         par = s.kind is S.ForKind.PARALLEL
         self._parallel_depth += par
-        self._loop_heaps.append([])
+        self._loop_marks.append(len(self._heaps))
         try:
             super().visit_For(s)
         finally:
             self._parallel_depth -= par
-            self._loop_heaps.pop()
+            self._loop_marks.pop()
 
     def visit_While(self, s: S.While) -> None:
-        self._loop_heaps.append([])
+        self._loop_marks.append(len(self._heaps))
         try:
             super().visit_While(s)
         finally:
-            self._loop_heaps.pop()
+            self._loop_marks.pop()
 
     def _free_loop_heaps(self) -> None:
         """Before ``break``/``continue``: free the heap buffers allocated in this iteration."""
-        for release in reversed(self._loop_heaps[-1] if self._loop_heaps else []):
+        for release in reversed(self._heaps[self._loop_marks[-1] :] if self._loop_marks else []):
             self.emit(release)
 
     def visit_Break(self, s: S.Break) -> None:
@@ -287,15 +287,9 @@ class CPrinter(CFamilyPrinter):
                 fail = self.fail_return(f'tvm_raise("MemoryError", "cannot allocate buffer {buf.name}")')
                 self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {fail}")
             release = f"free({name});"
-        if self._parallel_depth == 0:
-            self._heaps.append(release)
-        if self._loop_heaps:
-            self._loop_heaps[-1].append(release)
+        self._heaps.append(release)
         self.stmt(s.body)
-        if self._loop_heaps:
-            self._loop_heaps[-1].remove(release)
-        if release in self._heaps:
-            self._heaps.remove(release)
+        self._heaps.pop()
         self.emit(release)
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
@@ -522,10 +516,10 @@ def _shape_text(buf: E.Buffer, p: CPrinter) -> str:
 class HostFunctionPrinter:
     """Prints the implementation and the checked ``__tvm_ffi_<name>`` entry of one host PrimFunc."""
 
-    def __init__(self, printer: CPrinter, func: PrimFunc, device_type: int):
+    def __init__(self, printer: CPrinter, func: PrimFunc):
         self.p = printer
         self.func = func
-        self.device_type = device_type
+        self.device_type = printer.device_type
         self.name = func.global_symbol
 
     def _impl_params(self) -> tuple[list[str], list[str]]:
@@ -562,7 +556,6 @@ class HostFunctionPrinter:
     def print(self) -> str:
         """The C text of this function (implementation + exported entry)."""
         p, func, name = self.p, self.func, self.name
-        p.device_type = self.device_type
         decls, call_args = self._impl_params()
         impl = f"tvm_impl_{name}"
         p.reserve(impl)
@@ -778,7 +771,7 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSour
     ``device_type`` is the DLPack device type tensor arguments must live on (1 = CPU for the ``c``
     target; the device's type for host functions that launch device kernels).
     """
-    printer = CPrinter()
+    printer = CPrinter(device_type)
     for reserved in ("args", "num_args", "result", "self", "kargs", "kret", "tvm_device_id"):
         printer.reserve(reserved)
     bodies = []
@@ -791,7 +784,7 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSour
             )
         # every function gets its own name scope (but one helper set)
         printer._names, printer._used = {}, set(printer._used)
-        bodies.append(HostFunctionPrinter(printer, f, device_type).print())
+        bodies.append(HostFunctionPrinter(printer, f).print())
         names.append(f.global_symbol)
     handles = printer._launch_handles
     head = [_RUNTIME_PRELUDE]

@@ -17,8 +17,7 @@ from typing import Any, Sequence
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
-from tvm.tir.analysis import linear_form, uses_handle
-from tvm.tir.functor import post_order_visit
+from tvm.tir.analysis import any_node, linear_form, uses_handle
 
 #: Element dtypes a vector may have: wider integers keep C's promotions out of the question.
 VECTOR_ELEMENTS = ("int32", "uint32", "int64", "uint64", "float32", "float64")
@@ -32,14 +31,7 @@ _ORDERED_CALLS = ("call_extern", "call_pure_extern", "call_packed", "tvm_storage
 
 
 def _has_ordered_call(e: E.PrimExpr) -> bool:
-    found = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, E.Call) and str(node.op).removeprefix("tir.") in _ORDERED_CALLS:
-            found.append(node)
-
-    post_order_visit(e, visit)
-    return bool(found)
+    return any_node(e, lambda n: isinstance(n, E.Call) and str(n.op).removeprefix("tir.") in _ORDERED_CALLS)
 
 
 def _offset(index: E.PrimExpr, base: tuple[dict, int]) -> int | None:
@@ -48,27 +40,27 @@ def _offset(index: E.PrimExpr, base: tuple[dict, int]) -> int | None:
     return const - base[1] if terms == base[0] else None
 
 
-def _store_of(s: S.Stmt, elements: Sequence[str]) -> S.BufferStore | None:
+def _store_of(s: S.Stmt) -> S.BufferStore | None:
     """``s`` when it is a store a run may hold: one flat index, a vector-able element type, no
     read of its own buffer."""
     if not isinstance(s, S.BufferStore) or len(s.indices) != 1 or s.value.dtype != s.buffer.dtype:
         return None
-    if s.buffer.dtype not in elements or s.buffer.strides:
+    if s.buffer.dtype not in VECTOR_ELEMENTS or s.buffer.strides:
         return None
     if uses_handle(s.value, s.buffer.data, loads_only=True) or uses_handle(s.indices[0], s.buffer.data):
         return None
     return None if _has_ordered_call(s.value) else s
 
 
-def _run_length(stmts: Sequence[S.Stmt], start: int, elements: Sequence[str]) -> int:
+def _run_length(stmts: Sequence[S.Stmt], start: int) -> int:
     """Length of the run of consecutive stores starting at ``stmts[start]`` (0 if none)."""
-    first = _store_of(stmts[start], elements)
+    first = _store_of(stmts[start])
     if first is None:
         return 0
     base = linear_form(first.indices[0])
     n = 1
     while start + n < len(stmts):
-        s = _store_of(stmts[start + n], elements)
+        s = _store_of(stmts[start + n])
         if s is None or s.buffer.data is not first.buffer.data or s.buffer.dtype != first.buffer.dtype:
             break
         if _offset(s.indices[0], base) != n:
@@ -77,13 +69,13 @@ def _run_length(stmts: Sequence[S.Stmt], start: int, elements: Sequence[str]) ->
     return n
 
 
-def group_store_runs(stmts: Sequence[S.Stmt], widths: Sequence[int], elements: Sequence[str]) -> list:
+def group_store_runs(stmts: Sequence[S.Stmt], widths: Sequence[int]) -> list:
     """``stmts`` with each run of consecutive stores cut into the widest ``widths`` that fit: a
     run is a list of stores, anything else the statement itself."""
     out: list = []
     i = 0
     while i < len(stmts):
-        n = _run_length(stmts, i, elements)
+        n = _run_length(stmts, i)
         width = max((w for w in widths if w <= n), default=0)
         if width >= 2:
             out.append(list(stmts[i : i + width]))

@@ -118,16 +118,20 @@ class BackendConformance:
             pytest.skip(why)
         return tvm.device(cls.device or cls.backend)
 
-    def run_checked(
-        self, func: Any, name: str, inputs: list[np.ndarray], outputs: list[tuple], expect: Any, dtype: str = "float32"
-    ) -> None:
+    def run(self, func: Any, name: str, inputs: list[np.ndarray], outputs: list[tuple]) -> np.ndarray:
         """Compile ``func``, run it on the device with ``inputs`` and empty ``outputs`` (shape,
-        dtype), and compare the last output with ``expect``."""
+        dtype), and return the last output."""
         mod = tvm.compile(func, target=self.target_name())
         dev = self.dev()
         args = [tvm.runtime.tensor(x, dev) for x in inputs] + [tvm.runtime.empty(s, d, dev) for s, d in outputs]
         mod[name](*args)
-        got = args[-1].numpy()
+        return args[-1].numpy()
+
+    def run_checked(
+        self, func: Any, name: str, inputs: list[np.ndarray], outputs: list[tuple], expect: Any, dtype: str = "float32"
+    ) -> None:
+        """:meth:`run`, then compare the last output with ``expect``."""
+        got = self.run(func, name, inputs, outputs)
         np.testing.assert_allclose(got.astype("float64"), np.asarray(expect).astype("float64"), **tolerance(dtype))
 
     # ------------------------------------------------------------------ activation
@@ -160,12 +164,9 @@ class BackendConformance:
             pytest.skip(f"{self.backend} does not list float16 among its dtypes")
         a = (random_array((4096,), "float32", 3) * 4).astype("float16")
         b = random_array((4096,), "float16", 4)
-        mod = tvm.compile(kernels.float16_chain(), target=self.target_name())
-        dev = self.dev()
-        args = [tvm.runtime.tensor(x, dev) for x in (a, b)] + [tvm.runtime.empty((4096,), "float16", dev)]
-        mod["float16_chain"](*args)
+        got = self.run(kernels.float16_chain(), "float16_chain", [a, b], [((4096,), "float16")])
         want = a * a + a / np.float16(3) - b * np.float16(0.7)
-        np.testing.assert_array_equal(args[-1].numpy().view("uint16"), want.view("uint16"))
+        np.testing.assert_array_equal(got.view("uint16"), want.view("uint16"))
 
     def test_one_kernel_over_symbolic_sizes(self):
         mod = tvm.compile(kernels.vector_add(), target=self.target_name())

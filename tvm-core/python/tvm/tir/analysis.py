@@ -31,7 +31,7 @@ from .expr import (
     Var,
 )
 from .function import PrimFunc
-from .functor import StmtExprVisitor
+from .functor import StmtExprVisitor, post_order_visit
 from .stmt import (
     Allocate,
     AssertStmt,
@@ -370,6 +370,21 @@ class _HandleUse(StmtExprVisitor):
         if s.buffer.data is self.data and not self.loads_only:
             raise _Found
         super().visit_BufferStore(s)
+
+
+def any_node(node: Any, predicate) -> bool:
+    """Whether ``predicate`` holds for ``node`` (a statement or an expression) or any node below
+    it; stops at the first."""
+
+    def visit(n: Any) -> None:
+        if predicate(n):
+            raise _Found
+
+    try:
+        post_order_visit(node, visit)
+    except _Found:
+        return True
+    return False
 
 
 def uses_handle(node: Any, data: Var, loads_only: bool = False) -> bool:

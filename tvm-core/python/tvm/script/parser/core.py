@@ -1046,7 +1046,7 @@ class Parser:
                 extent_d = buf.shape[d]
                 indices.insert(0, flat if d == 0 else _op.binary("floormod", flat, extent_d))
                 flat = _op.binary("floordiv", flat, extent_d)
-            return Call("handle", "address_of", (BufferLoad(buf, tuple(indices), buf.dtype),))
+            return T.address_of(BufferLoad(buf, tuple(indices), buf.dtype))
 
         return access_ptr
 

@@ -25,10 +25,9 @@ from tvm.tir.functor import StmtExprMutator
 
 F16, F32 = "float16", "float32"
 
-#: Calls that move or pick float16 values without computing with them.
-_NOT_ARITHMETIC = frozenset(
-    ("reinterpret", "if_then_else", "likely", "call_extern", "call_pure_extern", "shuffle", "broadcast")
-)
+#: Calls that move or pick float16 values without computing with them (vector calls have vector
+#: dtypes, never float16).
+_NOT_ARITHMETIC = frozenset(("reinterpret", "if_then_else", "likely", "call_extern", "call_pure_extern"))
 
 
 def _float16_value(value: float) -> float:

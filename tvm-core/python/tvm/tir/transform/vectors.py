@@ -18,7 +18,7 @@ import dataclasses
 from typing import Optional
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import uses_handle
+from tvm.tir.analysis import any_node, uses_handle
 from tvm.tir.expr import (
     And,
     BinaryOp,
@@ -37,7 +37,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, post_order_visit
+from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import binary, broadcast
 from tvm.tir.stmt import BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
 
@@ -60,24 +60,16 @@ def _store_lanes(s: BufferStore) -> int:
     return max([lanes_of(s.value), *(lanes_of(i) for i in s.indices)])
 
 
-class _Found(Exception):
-    pass
+def _ramp_lane(base: PrimExpr, stride: PrimExpr, k: int) -> PrimExpr:
+    """Lane ``k`` of ``T.ramp(base, stride, n)``."""
+    return base if k == 0 else binary("add", base, binary("mul", stride, k))
 
 
 def _has_vectors(func: PrimFunc) -> bool:
     """Whether ``func`` holds a vector anywhere (stops at the first)."""
-
-    def visit(node):
-        if isinstance(node, PrimExpr) and lanes_of(node) > 1:
-            raise _Found
-
     if any(_dt.lanes(b.dtype) > 1 for b in func.buffer_map.values()):
         return True
-    try:
-        post_order_visit(func.body, visit)
-    except _Found:
-        return True
-    return False
+    return any_node(func.body, lambda node: isinstance(node, PrimExpr) and lanes_of(node) > 1)
 
 
 class _Scalarize(StmtExprMutator):
@@ -165,7 +157,7 @@ class _Scalarize(StmtExprMutator):
             self.lane_vars[s.var] = [base] * n
         else:
             stride = self.visit_expr(value.args[1])
-            self.lane_vars[s.var] = [base] + [binary("add", base, binary("mul", stride, k)) for k in range(1, n)]
+            self.lane_vars[s.var] = [_ramp_lane(base, stride, k) for k in range(n)]
         return LetStmt(base, first, self._body(self.visit_stmt(s.body)), s.span)
 
     def visit_IfThenElse(self, s: IfThenElse) -> Optional[Stmt]:
@@ -263,8 +255,7 @@ class _Scalarize(StmtExprMutator):
 
     def _vector_op_lane(self, e: Call, k: int) -> PrimExpr:
         if e.op == "ramp":
-            base, stride = self.visit_expr(e.args[0]), self.visit_expr(e.args[1])
-            return base if k == 0 else binary("add", base, binary("mul", stride, k))
+            return _ramp_lane(self.visit_expr(e.args[0]), self.visit_expr(e.args[1]), k)
         if e.op == "broadcast":
             return self.visit_expr(e.args[0])
         count = e.args[0].value
