@@ -43,7 +43,11 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         keys=("gpu", "vulkan"),
         capabilities=CAPABILITIES,
         # bfloat16 first: its float32 arithmetic is then legalized like any other
-        passes=("tvm.tir.transform:legalize_bfloat16", "tvm.tir.transform:legalize_arithmetic"),
+        passes=(
+            "tvm.tir.transform:legalize_bfloat16",
+            "tvm.tir.transform:legalize_arithmetic",
+            "tvm.tir.transform:legalize_bool_storage",
+        ),
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_vulkan.detect:detect")
     ctx.register_script_namespace("vulkan", "tvm_backend_vulkan.script")

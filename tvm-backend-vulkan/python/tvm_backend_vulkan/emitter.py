@@ -4,7 +4,7 @@ The kernel interface (what the runtime binds; see the package README):
 
 * buffer parameter k (counting buffers only, in parameter order) is a storage buffer at
   descriptor set 0, binding k: a ``Block`` struct holding one runtime array of the element type
-  (``bool`` is stored as one byte);
+  (bool buffers arrive as ``uint8`` ones: ``legalize_bool_storage`` is a pass of the target kind);
 * scalar parameters are members of one ``Block``, in parameter order, each at an offset aligned to
   its size; narrower scalars travel as 32-bit values (see :func:`scalar_arg_type`). The block is
   push constants, or when it is over 128 bytes a uniform buffer at descriptor set 0, binding
@@ -254,10 +254,6 @@ class KernelEmitter(ExprFunctor[int]):
         kind = "sint" if _dt.is_int(dtype) else "int"
         return self.m.constant(self.ty(dtype), int(value), kind, _dt.bits(dtype))
 
-    def storage_dtype(self, dtype: str) -> str:
-        """The element type a buffer holds in memory (bool as one byte)."""
-        return "uint8" if dtype == "bool" else dtype
-
     def declare_storage_caps(self, dtype: str) -> None:
         """The capability a storage-buffer element of ``dtype`` needs for loads and stores."""
         bits = _dt.bits(dtype)
@@ -334,10 +330,7 @@ class KernelEmitter(ExprFunctor[int]):
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> int:
         b = self._binding(e.buffer)
-        value = self.ins(Op.Load, b.elem, self._element_pointer(b, e.buffer, e.indices))
-        if e.buffer.dtype == "bool" and b.dtype == "uint8":
-            return self.ins(Op.INotEqual, self.m.bool(), value, self.const("uint8", 0))
-        return value
+        return self.ins(Op.Load, b.elem, self._element_pointer(b, e.buffer, e.indices))
 
     def visit_Call(self, e: E.Call) -> int:
         op = e.op[4:] if e.op.startswith("tir.") else e.op
@@ -530,8 +523,6 @@ class KernelEmitter(ExprFunctor[int]):
     def visit_BufferStore(self, s: S.BufferStore) -> None:
         b = self._binding(s.buffer)
         value = self.visit_expr(s.value)
-        if s.buffer.dtype == "bool" and b.dtype == "uint8":
-            value = self.cast(value, "bool", "uint8")
         self.raw(Op.Store, self._element_pointer(b, s.buffer, s.indices), value)
 
     def visit_IfThenElse(self, s: S.IfThenElse) -> None:
@@ -657,7 +648,7 @@ class KernelEmitter(ExprFunctor[int]):
 
     def _bind_storage_buffer(self, buf: E.Buffer, binding: int, kernel: str) -> None:
         m = self.m
-        dtype = self.storage_dtype(_dt.element_of(buf.dtype))
+        dtype = _dt.element_of(buf.dtype)
         self.declare_storage_caps(dtype)
         elem = self.ty(dtype)
         block = m.block_struct([m.runtime_array(elem, _dt.bits(dtype) // 8)], [0])

@@ -94,6 +94,9 @@ class BackendConformance:
     device: ClassVar[str] = ""
     #: The dtypes the elementwise kernel is checked in.
     dtypes: ClassVar[tuple[str, ...]] = ("float32", "int32")
+    #: Whether buffer parameters may hold bool (one byte per element); False skips the check,
+    #: for a language whose device memory holds no bytes.
+    bool_buffers: ClassVar[bool] = True
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -156,6 +159,21 @@ class BackendConformance:
         the call: one kernel writes it, the next reads it."""
         a = random_array((1000,), "float32")
         self.run_checked(kernels.two_stage(), "two_stage", [a], [((1000,), "float32")], (np.roll(a, -1) + 1) * 2)
+
+    def test_bool_buffers(self):
+        """A bool tensor is one byte per element on every backend: read, written, and a bool
+        local array in between."""
+        if not self.bool_buffers:
+            pytest.skip(f"{self.backend} declares that its buffers cannot hold bool")
+        a = random_array((1000,), "float32")
+        m = random_array((1000,), "int32", 2) % 2 == 1
+        mod = tvm.compile(kernels.bool_select(), target=self.target_name())
+        dev = self.dev()
+        args = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(m, dev)]
+        args += [tvm.runtime.empty((1000,), "bool", dev), tvm.runtime.empty((1000,), "float32", dev)]
+        mod["bool_select"](*args)
+        np.testing.assert_array_equal(args[2].numpy(), a > 0)
+        np.testing.assert_array_equal(args[3].numpy(), np.where(m & ~(a > 0), -a, a))
 
     def test_float16_rounds_like_numpy(self):
         """Every float16 operation's result is rounded to float16, as NumPy (and float16

@@ -83,6 +83,29 @@ def two_stage(block: int = 64, *, name: str = "two_stage") -> PrimFunc:
     return _named(two_stage, name)
 
 
+def bool_select(block: int = 64, *, name: str = "bool_select") -> PrimFunc:
+    """Bool buffers in and out, over a symbolic ``n``: ``P[i] = A[i] > 0`` and
+    ``C[i] = -A[i] if M[i] and not P[i] else A[i]``, the test kept in a thread's local bool array
+    (``M`` and ``P`` hold one byte per element, as NumPy stores bool)."""
+
+    @T.prim_func
+    def bool_select(a: T.handle, m: T.handle, p: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        M = T.match_buffer(m, (n,), "bool")
+        P = T.match_buffer(p, (n,), "bool")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                flip = T.alloc_buffer((1,), "bool", scope="local")
+                if bx * block + tx < n:
+                    P[bx * block + tx] = A[bx * block + tx] > T.float32(0)
+                    flip[0] = M[bx * block + tx] and not P[bx * block + tx]
+                    C[bx * block + tx] = T.Select(flip[0], -A[bx * block + tx], A[bx * block + tx])
+
+    return _named(bool_select, name)
+
+
 def float16_chain(n: int = 4096, block: int = 64, *, name: str = "float16_chain") -> PrimFunc:
     """``C = A * A + A / 3 - B * 0.7`` in float16 (``n`` a multiple of ``block``): several
     operations, each of whose results float16 arithmetic rounds to float16."""

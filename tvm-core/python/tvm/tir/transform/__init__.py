@@ -9,6 +9,8 @@
   operations (a target pass for emitters that are not the C printer)
 * :func:`legalize_bfloat16` -- bfloat16 arithmetic emulated in float32 with integer rounding, so an
   emitter only stores bfloat16 as 16-bit integers (a target pass)
+* :func:`legalize_bool_storage` -- global bool buffers as ``uint8`` buffers of 0/1, so an emitter
+  whose bool cannot live in device memory sees none (a target pass)
 * :func:`legalize_float16` -- float16 arithmetic computed in float32 and rounded to float16 per
   operation, so an emitter only loads, stores and converts float16 (a target pass)
 * :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
@@ -19,6 +21,7 @@
 """
 
 from .bfloat16 import legalize_bfloat16
+from .bool_storage import legalize_bool_storage
 from .float16 import legalize_float16
 from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
@@ -42,6 +45,7 @@ __all__ = [
     "flattened_buffer",
     "legalize_arithmetic",
     "legalize_bfloat16",
+    "legalize_bool_storage",
     "legalize_float16",
     "lower",
     "scalarize_vectors",
