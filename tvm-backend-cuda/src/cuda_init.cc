@@ -38,10 +38,7 @@ class CUDADriver final : public tvm::runtime::GPUDriver {
     codes_.max_clock_rate = CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
     codes_.compute_capability_major = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
     codes_.compute_capability_minor = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
-    for (int a = 0; a < 3; ++a) {
-      codes_.max_block_dim[a] = CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + a;
-      codes_.max_grid_dim[a] = CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + a;
-    }
+    codes_.SetDimensions(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
   }
 
   int DeviceCount() final { return g_count; }

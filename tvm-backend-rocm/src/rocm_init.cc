@@ -27,10 +27,7 @@ class ROCmDriver final : public tvm::runtime::GPUDriver {
     codes_.max_clock_rate = hipDeviceAttributeClockRate;
     codes_.compute_capability_major = hipDeviceAttributeComputeCapabilityMajor;
     codes_.compute_capability_minor = hipDeviceAttributeComputeCapabilityMinor;
-    for (int a = 0; a < 3; ++a) {
-      codes_.max_block_dim[a] = hipDeviceAttributeMaxBlockDimX + a;
-      codes_.max_grid_dim[a] = hipDeviceAttributeMaxGridDimX + a;
-    }
+    codes_.SetDimensions(hipDeviceAttributeMaxBlockDimX, hipDeviceAttributeMaxGridDimX);
   }
 
   int DeviceCount() final { return g_count; }

@@ -53,13 +53,9 @@ std::vector<std::pair<std::string, std::string>> ParseCodeObjects(const std::str
 
 class ROCmModuleObj final : public tvm::runtime::GPUKernelModule {
  public:
-  explicit ROCmModuleObj(DeviceModuleSpec spec) : GPUKernelModule(&ROCm(), std::move(spec)) {
-    if (spec_.fmt != "hsaco") {
-      TVM_FFI_THROW(ValueError) << "rocm module: unsupported payload format '" << spec_.fmt
-                                << "' (expected 'hsaco')";
-    }
-    objects_ = ParseCodeObjects(spec_.payload);
-  }
+  explicit ROCmModuleObj(DeviceModuleSpec spec)
+      : GPUKernelModule(&ROCm(), std::move(spec), {"hsaco"}),
+        objects_(ParseCodeObjects(spec_.payload)) {}
 
  protected:
   /*! \brief The first code object rocm(dev_id) accepts (one per architecture; a device rejects

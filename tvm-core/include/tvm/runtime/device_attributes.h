@@ -30,6 +30,15 @@ struct IntegerAttributeCodes {
   int compute_capability_minor = -1;
   int max_block_dim[3] = {-1, -1, -1};
   int max_grid_dim[3] = {-1, -1, -1};  // launch limits only (no GetAttr key)
+
+  /*! \brief Block and grid dimension codes numbered x, y, z from `block_x` and `grid_x`, as
+   *  CUDA's and HIP's attribute enums number them. */
+  void SetDimensions(int block_x, int grid_x) {
+    for (int a = 0; a < 3; ++a) {
+      max_block_dim[a] = block_x + a;
+      max_grid_dim[a] = grid_x + a;
+    }
+  }
 };
 
 /*!

@@ -15,6 +15,7 @@
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_attributes.h>
@@ -23,6 +24,8 @@
 
 #include <array>
 #include <cstring>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -175,6 +178,18 @@ class GPUDriver {
     return value;
   }
 
+  /*! \brief Device `dev_id`'s compute capability as major * 10 + minor (90 for 9.0), or -1 when
+   *  the driver has no codes for it or cannot answer. */
+  int ComputeCapability(int dev_id) {
+    int major = 0, minor = 0;
+    if (codes_.compute_capability_major < 0 ||
+        Attribute(dev_id, codes_.compute_capability_major, &major) != 0 ||
+        Attribute(dev_id, codes_.compute_capability_minor, &minor) != 0) {
+      return -1;
+    }
+    return major * 10 + minor;
+  }
+
   /*! \brief Launch limits of one device: read once (the driver calls are not free). */
   struct Limits {
     std::array<int64_t, 3> grid{};
@@ -313,8 +328,11 @@ class GPUDeviceAPI final : public DeviceAPI {
  */
 class GPUKernelModule : public KernelModuleBase {
  public:
-  GPUKernelModule(GPUDriver* driver, DeviceModuleSpec spec)
+  /*! \param formats The payload formats LoadImage accepts; any other is a ValueError. */
+  GPUKernelModule(GPUDriver* driver, DeviceModuleSpec spec,
+                  std::initializer_list<const char*> formats)
       : KernelModuleBase(driver->kind(), std::move(spec)), d_(driver) {
+    CheckFormat(formats);
     for (const FunctionInfo& info : spec_.functions) kinds_.push_back(ParseKernelArgTypes(info));
     functions_.resize(spec_.functions.size());
     shared_set_.resize(spec_.functions.size());
@@ -353,9 +371,41 @@ class GPUKernelModule : public KernelModuleBase {
     }
   }
 
+  /*!
+   * \brief The module's source payload compiled for `arch` by the global function `hook`
+   *  (payload, arch) -> bytes, once per architecture: for a module exported where the compiler
+   *  was missing. `missing` tells the user how to get the hook registered.
+   */
+  const std::string& CompiledForArchitecture(const std::string& arch, const char* hook,
+                                             const char* missing) {
+    auto found = compiled_.find(arch);
+    if (found != compiled_.end()) return found->second;
+    auto compile = ffi::Function::GetGlobal(hook);
+    if (!compile.has_value()) {
+      TVM_FFI_THROW(RuntimeError) << "this " << kind() << " module holds " << spec_.fmt
+                                  << " source to be compiled on first use, but its compiler hook "
+                                  << hook << " is not registered: " << missing;
+    }
+    ffi::Bytes out = (*compile)(ffi::String(spec_.payload), ffi::String(arch)).cast<ffi::Bytes>();
+    return compiled_[arch] = std::string(out.data(), out.size());
+  }
+
   GPUDriver* d_;
 
  private:
+  void CheckFormat(std::initializer_list<const char*> formats) {
+    std::string expected;
+    size_t i = 0;
+    for (const char* f : formats) {
+      if (spec_.fmt == f) return;
+      if (i > 0) expected += i + 1 == formats.size() ? " or " : ", ";
+      expected += f;
+      ++i;
+    }
+    TVM_FFI_THROW(ValueError) << kind() << " module: unsupported payload format '" << spec_.fmt
+                              << "' (expected " << expected << ")";
+  }
+
   /*! \brief That of the first tensor argument (all checked), else of the first raw pointer the
    *  driver can place, else 0: a tensor elsewhere would reach the kernel as a pointer of the
    *  launch device (a fault, or silently wrong data). */
@@ -436,6 +486,7 @@ class GPUKernelModule : public KernelModuleBase {
   std::array<void*, kMaxGPUDevices> modules_{};
   std::vector<std::array<void*, kMaxGPUDevices>> functions_;
   std::vector<std::array<int64_t, kMaxGPUDevices>> shared_set_;
+  std::map<std::string, std::string> compiled_;  // CompiledForArchitecture's images
 };
 
 }  // namespace runtime
