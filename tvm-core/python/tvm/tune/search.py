@@ -27,6 +27,8 @@ class TuneResult:
     default_config: dict
     default_ms: float | None
     trials: list[dict] = field(default_factory=list)
+    #: Seconds the search took, compiling and timing every trial.
+    search_s: float = 0.0
 
     @property
     def speedup_over_default(self) -> float | None:
@@ -110,6 +112,7 @@ def tune(
     order = [default, *rest]
     args_in = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs]
     expect = np.asarray(reference)
+    started = time.perf_counter()
     deadline = time.time() + budget_s
     progress_line = _Progress(kernel.key, len(order), progress)
     trials: list[dict] = []
@@ -129,7 +132,17 @@ def tune(
         raise ValueError(f"tvm.tune: no configuration of {kernel.key} is valid on {tgt}: {reasons}")
     default_ms = trials[0].get("ms")
     db.store(kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
-    return TuneResult(kernel.key, str(tgt), fingerprint, best["config"], best["ms"], default, default_ms, trials)
+    return TuneResult(
+        kernel.key,
+        str(tgt),
+        fingerprint,
+        best["config"],
+        best["ms"],
+        default,
+        default_ms,
+        trials,
+        time.perf_counter() - started,
+    )
 
 
 def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol) -> dict:
