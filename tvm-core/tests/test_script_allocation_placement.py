@@ -228,3 +228,55 @@ def test_a_race_under_a_thread_dependent_condition_is_an_error_naming_the_buffer
 
     with pytest.raises(TIRVerifyError, match="shared buffer S is written and read by different threads under a"):
         tvm.compile(divergent, target="example")
+
+
+def test_a_local_buffer_enters_a_host_loop_when_each_launch_writes_it_first():
+    # one launch per row; no launch sees another's registers, and none needs to
+    @T.prim_func
+    def per_row(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
+        tmp = T.alloc_buffer((1,), "float32", scope="local")
+        for i in range(8):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                tmp[0] = A[i, tx] * T.float32(3)
+                B[i, tx] = tmp[0] + T.float32(1)
+
+    a = np.random.default_rng(5).random((8, 64), dtype="float32")
+    got, _ = run(per_row, [a], (8, 64))
+    np.testing.assert_allclose(got, a * 3 + 1, rtol=1e-6)
+
+
+def test_a_local_buffer_a_launch_reads_before_writing_stays_refused():
+    # the read would see the previous launch's value, which no GPU keeps
+    @T.prim_func
+    def carried(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
+        tmp = T.alloc_buffer((1,), "float32", scope="local")
+        for i in range(8):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                B[i, tx] = tmp[0]
+                tmp[0] = A[i, tx]
+
+    with pytest.raises(TIRVerifyError, match="local buffer 'tmp' must be allocated inside a thread-bound loop"):
+        tvm.compile(carried, target="example")
+
+
+def test_a_local_buffer_of_symbolic_size_shrinks_to_what_each_thread_touches():
+    # dlight-style: the local buffer has the whole tensor's (symbolic) shape; each thread uses
+    # one element, indexed through a one-thread axis and a one-iteration loop
+    @T.prim_func
+    def scaled(a: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for bx in T.thread_binding((n + 63) // 64, thread="blockIdx.x"):
+            acc = T.alloc_buffer((n,), "float32", scope="local")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                for ty in T.thread_binding(1, thread="threadIdx.y"):
+                    for k in range(1):
+                        if bx * 64 + tx < n:
+                            acc[bx * 64 + tx + ty + k] = A[bx * 64 + tx] * T.float32(2)
+                            B[bx * 64 + tx] = acc[bx * 64 + tx] + T.float32(1)
+
+    a = np.random.default_rng(6).random(1000, dtype="float32")
+    got, mod = run(scaled, [a], (1000,))
+    np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
+    assert "acc[1];" in mod.imports[0].inspect_source()

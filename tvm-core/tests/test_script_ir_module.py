@@ -36,3 +36,17 @@ def test_a_class_without_functions_is_an_error():
         @I.ir_module
         class Empty:
             x = 1
+
+
+def test_the_older_tvm_script_ir_module_spelling():
+    @tvm.script.ir_module
+    class Older:
+        @T.prim_func
+        def add_one(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+            for i in range(4):
+                B[i] = A[i] + 1
+
+    lib = tvm.compile(Older, target="c")
+    b = tvm.runtime.empty((4,), "int32")
+    lib["add_one"](tvm.runtime.tensor(np.arange(4, dtype="int32")), b)
+    np.testing.assert_array_equal(b.numpy(), np.arange(4) + 1)

@@ -13,6 +13,10 @@ def __getattr__(name: str) -> Any:
         from . import diagnostics
 
         return getattr(diagnostics, name)
+    if name == "ir_module":  # @tvm.script.ir_module, Apache TVM's older spelling of @I.ir_module
+        from .ir import ir_module
+
+        return ir_module
     raise AttributeError(f"module 'tvm.script' has no attribute '{name}'")
 
 
@@ -25,4 +29,4 @@ def parse(source: str, extra_vars=None, filename: str = "<tvmscript>", check_wel
 
 from_source = parse
 
-__all__ = ["Span", "TVMScriptError", "from_source", "parse"]
+__all__ = ["Span", "TVMScriptError", "from_source", "ir_module", "parse"]

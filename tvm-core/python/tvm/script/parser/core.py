@@ -590,8 +590,6 @@ class Parser:
         if isinstance(target, ast.Subscript):
             buf, idx = self._store_target(target)
             val = self.eval_expr(value_node)
-            if isinstance(val, Call) and val.op == "undef":
-                return None  # storing T.undef(): the element's value is unspecified, so nothing is stored
             return BufferStore(buf, self._store_value(buf, val, value_node, _dt.access_lanes(idx)), idx)
         val = self.eval_expr(value_node)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:

@@ -47,6 +47,7 @@ from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, 
 from tvm.tir.op import binary
 from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
 
+from .simplify import simplify_expr
 from .verify import is_device_target
 
 _SCOPES = ("shared", "local")
@@ -80,8 +81,14 @@ class _Bounds:
         self.loops: dict[Var, tuple[int, int]] = {}
         self.lets: dict[Var, PrimExpr] = {}
         self.unbounded: set[Var] = set()
+        self.constants: dict[Var, IntImm] = {}  # variables of one-iteration loops
 
     def of(self, e: PrimExpr) -> Optional[_Range]:
+        if self.constants and not isinstance(e, (Var, IntImm)):
+            used = {v: self.constants[v] for v in free_vars(e) if v in self.constants}
+            e = simplify_expr(substitute(e, used)) if used else e
+        if isinstance(e, Var) and e in self.constants:
+            e = self.constants[e]
         if isinstance(e, IntImm):
             return _Range(None, e, e.value, e.value)
         if isinstance(e, Var):
@@ -167,14 +174,19 @@ class _Accesses(StmtExprVisitor):
         self.same_thread: dict[Var, Var] = {}
 
     def visit_For(self, s: For) -> None:
-        if isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value > 0:
+        one = isinstance(s.extent, IntImm) and s.extent.value == 1
+        if isinstance(s.min, IntImm) and one and s.kind is not ForKind.THREAD_BINDING:
+            self.bounds.constants[s.loop_var] = s.min
+        elif isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value > 0:
             self.bounds.loops[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
         else:
             self.bounds.unbounded.add(s.loop_var)
         if s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx"):
             self.thread_vars.add(s.loop_var)  # every thread runs the kernel: local memory is its own
-            # sibling loops bound to one tag are the same hardware index
-            self.same_thread[s.loop_var] = self.tag_vars.setdefault(s.thread_tag, s.loop_var)
+            # sibling loops bound to one tag are the same hardware index; a tag of extent 1 is 0
+            one = isinstance(s.extent, IntImm) and s.extent.value == 1 and isinstance(s.min, IntImm)
+            first = self.tag_vars.setdefault(s.thread_tag, s.loop_var)
+            self.same_thread[s.loop_var] = s.min if one else first
         serial = s.kind in (ForKind.SERIAL, ForKind.UNROLLED)
         self.serial += [s] if serial else []
         try:
@@ -250,10 +262,19 @@ def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> set:
     return fixed
 
 
-def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
+def _fixed_form(r: _Range, canonical: dict) -> tuple[dict, int]:
+    """The linear form of ``r``'s fixed part, each thread index in its canonical spelling."""
+    if r.fixed is None:
+        return {}, 0
+    return linear_form(simplify_expr(substitute(r.fixed, canonical)) if canonical else r.fixed)
+
+
+def _plan(buf: Buffer, body: Any, outer: dict) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
     """The compact shape of ``buf``, each dimension's smallest varying index and the bounds
-    that split its indices, or None."""
+    that split its indices, or None. ``outer``: the variables of one-iteration loops around the
+    allocation, with their values."""
     finder = _Accesses(buf)
+    finder.bounds.constants.update(outer)
     finder.visit_stmt(body)
     if not finder.ok or buf.strides or not finder.accesses:
         return None
@@ -270,7 +291,7 @@ def _plan(buf: Buffer, body: Any) -> Optional[tuple[tuple[int, ...], list[int], 
     shape, mins = [], []
     canonical = finder.same_thread if buf.scope == "local" else {}
     for ranges in per_dim:
-        parts = [linear_form(substitute(r.fixed, canonical)) if r.fixed is not None else ({}, 0) for r in ranges]
+        parts = [_fixed_form(r, canonical) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
         lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
@@ -293,7 +314,7 @@ class _Rewrite(StmtExprMutator):
         out = []
         for index, lo in zip(indices, self.mins):
             r = self.bounds.of(index)
-            shift = linear_form(substitute(r.fixed, self.canonical))[1] - lo if r.fixed is not None else -lo
+            shift = _fixed_form(r, self.canonical)[1] - lo
             out.append(binary("add", r.varying, shift) if r.varying is not None else IntImm("int32", shift))
         return tuple(out)
 
@@ -313,12 +334,23 @@ class _Compactor(StmtExprMutator):
     def __init__(self, only: Optional[set]) -> None:
         self.changed = False
         self.only = only
+        self.outer: dict[Var, IntImm] = {}  # one-iteration loops around the current statement
+
+    def visit_For(self, s: For) -> For:
+        one = isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value == 1
+        if one:
+            self.outer[s.loop_var] = s.min
+        try:
+            return super().visit_For(s)
+        finally:
+            self.outer.pop(s.loop_var, None)
 
     def visit_Allocate(self, s: Allocate) -> Allocate:
         body = self._body(self.visit_stmt(s.body))
         buf = s.buffer
-        wanted = buf.scope in _SCOPES and (self.only is None or buf.data in self.only)
-        plan = _plan(buf, body) if wanted else None
+        symbolic_local = buf.scope == "local" and not all(isinstance(d, IntImm) for d in buf.shape)
+        wanted = buf.scope in _SCOPES and (self.only is None or buf.data in self.only or symbolic_local)
+        plan = _plan(buf, body, self.outer) if wanted else None
         if plan is None:
             return s if body is s.body else Allocate(buf, body, s.span)
         shape, mins, bounds, canonical = plan
@@ -329,8 +361,8 @@ class _Compactor(StmtExprMutator):
 
 def compact_allocations(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
     """``func`` with each shared and local allocation of a device target (those whose handles are
-    in ``only``, when given) shrunk to the region its accesses touch (see the module docstring);
-    unchanged for CPU targets."""
+    in ``only``, when given, and local ones of symbolic size, which a kernel cannot hold) shrunk
+    to the region its accesses touch (see the module docstring); unchanged for CPU targets."""
     if not is_device_target(target):
         return func
     compactor = _Compactor(only)

@@ -69,6 +69,7 @@ from .barriers import insert_barriers
 from .compact import compact_allocations
 from .placement import place_allocations
 from .simplify import simplify
+from .undef import remove_undef_stores
 from .vectors import scalarize_vectors
 from .verify import TIRVerifyError, is_device_target, verify, with_span
 
@@ -104,7 +105,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
 
         target = Target(target)
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
-    func = place_allocations(scalarize_vectors(func), target, moved)
+    func = place_allocations(scalarize_vectors(remove_undef_stores(func)), target, moved)
     func = insert_barriers(compact_allocations(func, target, moved), target, moved)
     verify(func, target)
     f = check_constant_bounds(simplify(func))

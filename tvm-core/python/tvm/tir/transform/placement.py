@@ -10,7 +10,10 @@ them inside the thread-bound loops. A kernel can only hold them inside its launc
 * a ``shared`` buffer stops above the first loop bound to a thread (``threadIdx`` or a virtual
   thread): one copy per block; a ``local`` one may go below it (one copy per thread);
 * never into a serial, parallel, vectorized or unrolled loop: a buffer allocated in a loop body
-  would not keep its values from one iteration to the next.
+  would not keep its values from one iteration to the next. The exception is a ``local``
+  buffer and a serial host loop around a kernel launch (outside every thread binding) whose
+  body writes the buffer before it reads it on every path: no launch sees another's registers,
+  and none needs to.
 
 An allocation that cannot reach a thread-bound loop this way (uses in several kernels, or in a
 loop outside every thread binding) stays where it is, and the verifier says why. On a CPU target
@@ -24,10 +27,10 @@ import dataclasses
 from typing import Any, Optional
 
 from tvm.tir.analysis import uses_handle
-from tvm.tir.expr import Buffer
+from tvm.tir.expr import Buffer, IntImm
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.stmt import Allocate, AssertStmt, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .verify import is_device_target
 
@@ -39,6 +42,45 @@ def _is_thread_loop(s: Stmt) -> bool:
     return isinstance(s, For) and s.kind is ForKind.THREAD_BINDING
 
 
+def _writes_first(s: Optional[Stmt], data: Any) -> Optional[bool]:
+    """Whether ``s`` writes the buffer over ``data`` before it can read it on every path (True),
+    may read it first (False), or does not use it (None). Conservative: any use other than a
+    store that does not read the buffer, met first, counts as a read."""
+    if s is None or not uses_handle(s, data):
+        return None
+    if isinstance(s, SeqStmt):
+        for x in s.seq:
+            first = _writes_first(x, data)
+            if first is not None:
+                return first
+        return None
+    if isinstance(s, BufferStore) and s.buffer.data is data:
+        return not (uses_handle(s.value, data) or any(uses_handle(i, data) for i in s.indices))
+    if isinstance(s, For):
+        runs = s.kind is ForKind.THREAD_BINDING or (
+            isinstance(s.extent, IntImm) and s.extent.value > 0 and not uses_handle(s.min, data)
+        )
+        return _writes_first(s.body, data) if runs else False
+    if isinstance(s, (LetStmt, AssertStmt)):
+        head = s.value if isinstance(s, LetStmt) else s.condition
+        return False if uses_handle(head, data) else _writes_first(s.body, data)
+    if isinstance(s, Allocate):
+        return _writes_first(s.body, data)
+    return False
+
+
+def _is_host_loop_into_launch(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> bool:
+    """A serial loop around a kernel launch that a local buffer may enter (module docstring)."""
+    return (
+        isinstance(s, For)
+        and s.kind is ForKind.SERIAL
+        and buf.scope == "local"
+        and not (in_block or in_thread)
+        and not (uses_handle(s.min, buf.data) or uses_handle(s.extent, buf.data))
+        and _writes_first(s.body, buf.data) is True
+    )
+
+
 def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt, bool]:
     """``s`` with ``buf``'s allocation moved as far down as it may go, and whether the place found
     is inside the launch (a blockIdx loop for shared memory, any thread-bound loop for local)."""
@@ -47,6 +89,10 @@ def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt,
     if _is_thread_loop(s) and (buf.scope == "local" or tag.startswith("blockIdx")):
         if not (uses_handle(s.min, data) or uses_handle(s.extent, data)):
             body, ok = _place(s.body, buf, in_block or tag.startswith("blockIdx"), True)
+            return _replace(s, body=body), ok
+    elif _is_host_loop_into_launch(s, buf, in_block, in_thread):
+        body, ok = _place(s.body, buf, in_block, in_thread)
+        if ok:
             return _replace(s, body=body), ok
     elif isinstance(s, SeqStmt):
         users = [i for i, x in enumerate(s.seq) if uses_handle(x, data)]
