@@ -112,3 +112,26 @@ def test_heap_buffers_are_freed_when_a_call_or_an_assert_fails():
     assert a[0] == 1
     # 120 leaked buffers would be 480 MiB
     assert _resident_bytes() - before < 64 << 20
+
+
+def test_a_static_handle_is_one_slot_per_call_site_kept_across_calls():
+    import ctypes
+
+    slots = []
+    tvm_ffi.register_global_func(
+        "testing.tvm_core.keep_slot", lambda h, tag: slots.append((h.value, tag)), override=True
+    )
+
+    @T.prim_func
+    def cached(A: T.Buffer((2,), "int32")):
+        T.call_packed("testing.tvm_core.keep_slot", T.call_intrin("handle", "tirx.tvm_static_handle"), A[0])
+        T.call_packed("testing.tvm_core.keep_slot", T.call_intrin("handle", "tirx.tvm_static_handle"), A[1])
+
+    f = tvm.compile(cached, target="c")["cached"]
+    a = tvm.runtime.tensor(np.array([10, 20], dtype="int32"))
+    f(a)
+    f(a)
+    (first, _), (second, _), (first_again, _), (second_again, _) = slots
+    assert [t for _, t in slots] == [10, 20, 10, 20]
+    assert first != second and (first, second) == (first_again, second_again)
+    assert ctypes.c_void_p.from_address(first).value is None  # NULL until a callee stores there

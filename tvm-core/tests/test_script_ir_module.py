@@ -50,3 +50,20 @@ def test_the_older_tvm_script_ir_module_spelling():
     b = tvm.runtime.empty((4,), "int32")
     lib["add_one"](tvm.runtime.tensor(np.arange(4, dtype="int32")), b)
     np.testing.assert_array_equal(b.numpy(), np.arange(4) + 1)
+
+
+def test_two_functions_exported_under_one_name_are_refused_by_name():
+    @I.ir_module
+    class Clash:
+        @T.prim_func
+        def first(A: T.Buffer((1,), "float32")):
+            T.func_attr({"global_symbol": "same"})
+            A[0] = T.float32(1)
+
+        @T.prim_func
+        def second(A: T.Buffer((1,), "float32")):
+            T.func_attr({"global_symbol": "same"})
+            A[0] = T.float32(2)
+
+    with pytest.raises(ValueError, match="'first' and 'second' are both exported as 'same'"):
+        tvm.compile(Clash, target="c")

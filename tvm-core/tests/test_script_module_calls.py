@@ -179,3 +179,30 @@ def test_a_callee_whose_buffer_size_comes_from_its_argument_says_to_pass_the_siz
                 n = T.int32()
                 A = T.match_buffer(a, (n,), "float32")
                 A[0] = T.float32(1)
+
+
+def test_a_subroutine_over_pointers_the_caller_computes():
+    # the callee declares its buffers over raw pointer parameters; the caller passes addresses
+    # of elements (T.address_of), each row's sums start at a different row of A
+    @I.ir_module
+    class Rows:
+        @T.prim_func
+        def main(A: T.Buffer((80, 16), "float32"), B: T.Buffer((64, 16), "float32")):
+            for i in range(64):
+                Rows.row_sums(T.address_of(A[i, 0]), T.address_of(B[i, 0]))
+
+        @T.prim_func(private=True)
+        def row_sums(A_data: T.handle("float32"), B_data: T.handle("float32")):
+            A = T.decl_buffer((16, 16), "float32", data=A_data)
+            B = T.decl_buffer((16,), "float32", data=B_data)
+            for r in range(16):
+                B[r] = T.float32(0)
+                for j in range(16):
+                    B[r] = B[r] + A[r, j]
+
+    a = np.random.default_rng(0).random((80, 16), dtype="float32")
+    b = tvm.runtime.empty((64, 16), "float32")
+    tvm.compile(Rows, target="c")["main"](tvm.runtime.tensor(a), b)
+    sums = a.sum(axis=1)
+    want = np.stack([sums[i : i + 16] for i in range(64)])
+    np.testing.assert_allclose(b.numpy(), want, rtol=1e-5)

@@ -136,6 +136,11 @@ def test_storage_sync_and_call_intrin():
         op.tvm_storage_sync("texture")
     c = op.call_intrin("float32", "cuda.shfl_down", tir.Var("x", "float32"), 1)
     assert c.dtype == "float32" and c.args[1].dtype == "int32"
+    # Apache TVM's newer "tirx." names are the "tir." ones
+    bits = op.call_intrin("float32", "tirx.reinterpret", tir.Var("u", "uint32"))
+    assert bits.op == "tir.reinterpret" and bits.dtype == "float32"
+    with pytest.raises(ValueError, match="reinterpret from uint32 to uint8 changes the width"):
+        op.call_intrin("uint8", "tirx.reinterpret", tir.Var("u", "uint32"))
 
 
 def test_intrinsics_table_is_complete():

@@ -356,6 +356,22 @@ def test_lower_device_rejects_host_loops(gpu):
     assert "for i in range(4):" in str(e.value)
 
 
+def test_lower_device_keeps_an_evaluate_that_computes_nothing_on_the_host(gpu):
+    @T.prim_func
+    def f(n: T.int32):
+        T.evaluate(n + 1)
+
+    low = lower(f, gpu)
+    assert low.kernels == [] and isinstance(low.host.body, tir.Evaluate)
+
+    @T.prim_func
+    def g(A: T.Buffer((4,), "float32")):
+        T.evaluate(A[0])  # reads device memory: not host work
+
+    with pytest.raises(TIRVerifyError, match="Evaluate is outside any thread-bound loop"):
+        lower(g, gpu)
+
+
 def test_lower_extent_depending_on_kernel_local(gpu):
     @T.prim_func
     def f(A: T.Buffer((64,), "float32")):

@@ -203,6 +203,14 @@ class CPrinter(CFamilyPrinter):
         frees = self._free_heaps()
         return f"{{ {frees}return {value}; }}" if frees else f"return {value};"
 
+    def call_tvm_static_handle(self, call: E.Call) -> str:
+        """``T.tvm_static_handle()``: the address of a pointer-sized slot of its own (NULL when
+        the library loads) that keeps its value from one call to the next, for state a callee
+        caches (``T.call_packed("f", T.tvm_static_handle(), ...)``)."""
+        name = f"tvm_static_slot{sum(key.startswith('tvm_static_slot') for key in self.helpers)}"
+        self.helpers[name] = f"static void* {name} = NULL;"
+        return f"((void*)&{name})"
+
     def call_ret(self, call: E.Call) -> str:
         """``return x``: ``x`` into the packed function's result, then leave the implementation."""
         v = call.args[0]

@@ -50,8 +50,16 @@ def _functions(obj: Any) -> list[PrimFunc]:
             raise TypeError(f"tvm.compile: '{name}' is a {type(f).__name__}, not a PrimFunc")
         if "global_symbol" not in f.attrs:
             f = PrimFunc(f.params, f.body, dict(f.buffer_map), {**f.attrs, "global_symbol": name}, name, f.span)
-        out.append(f)
-    return out
+        out.append((name, f))
+    exported: dict[str, str] = {}
+    for name, f in out:
+        other = exported.setdefault(f.global_symbol, name)
+        if other != name:
+            raise ValueError(
+                f"tvm.compile: functions '{other}' and '{name}' are both exported as '{f.global_symbol}'; "
+                f"give one another global_symbol (T.func_attr)"
+            )
+    return [f for _, f in out]
 
 
 def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001

@@ -519,8 +519,14 @@ def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
 
 
 def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
-    """A ``Call`` with an explicit result dtype (any intrinsic, including backend ones)."""
-    return Call(dtype, op, tuple(convert(a) for a in args))
+    """A ``Call`` with an explicit result dtype (any intrinsic, including backend ones; ``tirx.``
+    names are the ``tir.`` ones)."""
+    if op.startswith("tirx."):
+        op = "tir." + op[len("tirx.") :]
+    values = tuple(convert(a) for a in args)
+    if op in ("reinterpret", "tir.reinterpret") and len(values) == 1 and _dt.bits(dtype) != _dt.bits(values[0].dtype):
+        raise ValueError(f"reinterpret from {values[0].dtype} to {dtype} changes the width")
+    return Call(dtype, op, values)
 
 
 def result_dtype(op: str, args: tuple) -> Optional[str]:

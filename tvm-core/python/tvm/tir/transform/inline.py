@@ -86,11 +86,17 @@ class _Inline(StmtExprMutator):
             )
         return callee, args
 
-    def _bind(self, callee: PrimFunc, args: list) -> _Bind:
-        vmap = {}
+    def _bind(self, callee: PrimFunc, args: list) -> tuple[_Bind, list]:
+        """The binder of ``callee``'s parameters to ``args``, and the (variable, value) pairs to
+        bind first: a pointer argument that is an expression (``T.address_of(A[i, 0])``) goes
+        through a variable, since buffers are views of a variable's memory."""
+        vmap, lets = {}, []
         for param, arg in zip(callee.params, args):
             if param.dtype != arg.dtype and "handle" not in (param.dtype, arg.dtype):
                 arg = cast(param.dtype, arg)  # a call converts its arguments to the parameters' types
+            if param.dtype == "handle" and not isinstance(arg, Var):
+                lets.append((Var(param.name, "handle"), arg))
+                arg = lets[-1][0]
             vmap[param] = arg
             buf = callee.buffer_map.get(param)
             if buf is not None:
@@ -102,7 +108,7 @@ class _Inline(StmtExprMutator):
                         f"({', '.join(unbound)}) from its argument's shape; a call passes only memory: make "
                         f"the size a parameter of {callee.name}"
                     )
-        return _Bind(vmap)
+        return _Bind(vmap), lets
 
     def visit_Evaluate(self, s: Evaluate) -> Optional[Stmt]:
         e = s.value
@@ -111,7 +117,11 @@ class _Inline(StmtExprMutator):
         callee, args = self._callee(e)
         if _returned(callee.body) is not None:  # a value nobody uses: the body has no effect
             return None
-        return self._bind(callee, args).visit_stmt(callee.body)
+        binder, lets = self._bind(callee, args)
+        body = binder.visit_stmt(callee.body)
+        for var, value in reversed(lets):
+            body = LetStmt(var, value, body, s.span)
+        return body
 
     def visit_Call(self, e: Call) -> PrimExpr:
         if e.op != CALL_FUNCTION:
@@ -123,7 +133,11 @@ class _Inline(StmtExprMutator):
                 f"{self.caller} uses the result of {callee.name}, whose body does more than return one "
                 f"value (a function called in an expression must be lets and 'return <expression>')"
             )
-        return self._bind(callee, args).visit_expr(value)
+        binder, lets = self._bind(callee, args)
+        out = binder.visit_expr(value)
+        for var, bound in reversed(lets):
+            out = Let(var, bound, out, out.dtype)
+        return out
 
 
 def _returned(body: Stmt) -> Optional[PrimExpr]:

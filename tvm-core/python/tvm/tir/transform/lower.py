@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import expr_uses_buffer, free_vars, free_vars_and_buffers, structural_equal
-from tvm.tir.expr import Buffer, Call, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.analysis import any_node, expr_uses_buffer, free_vars, free_vars_and_buffers, structural_equal
+from tvm.tir.expr import Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import binary
@@ -147,8 +147,8 @@ class _Splitter:
         if isinstance(s, IfThenElse) and not expr_uses_buffer(s.condition):
             other = self.host(s.else_case, bound) if s.else_case is not None else None
             return IfThenElse(s.condition, self.host(s.then_case, bound), other, s.span)
-        if isinstance(s, Evaluate) and isinstance(s.value, IntImm):
-            return s
+        if isinstance(s, Evaluate) and not any_node(s.value, lambda n: isinstance(n, (Call, BufferLoad))):
+            return s  # T.evaluate(n): nothing to compute, on the host or on the device
         if isinstance(s, Allocate) and s.buffer.scope == "global":
             # device memory the kernels inside share (one writes it, a later one reads it): the
             # host allocates it on the function's device for the duration of the body
