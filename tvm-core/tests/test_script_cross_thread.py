@@ -79,8 +79,8 @@ def test_tvm_thread_allreduce_under_a_comm_reducer():
     np.testing.assert_allclose(got, a.sum(axis=1), rtol=1e-5)
 
 
-def test_a_block_reduction_that_is_not_one_update_is_an_error_naming_the_block():
-    with pytest.raises(TVMScriptError, match="block 'B' reduces over k .*one update"):
+def test_a_block_reduction_updating_one_buffer_twice_is_an_error_naming_the_block():
+    with pytest.raises(TVMScriptError, match="block 'B' reduces over k .*each of its own element"):
 
         @T.prim_func
         def two_updates(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
@@ -155,3 +155,68 @@ def test_a_reduction_into_a_local_buffer_leaves_the_total_in_every_thread():
     a = np.random.default_rng(3).random((8, 64), dtype="float32")
     got, _ = run(rfactor_sum, a, (8,))
     np.testing.assert_allclose(got, a.sum(axis=1) + 1, rtol=1e-5)
+
+
+def test_a_block_reducing_into_two_buffers_through_lets():
+    # dlight's layer norm: a sum and a sum of squares in one block, each through a T.let
+    @T.prim_func
+    def moments(A: T.Buffer((8, 300), "float32"), S: T.Buffer((8,), "float32"), Q: T.Buffer((8,), "float32")):
+        S_shared = T.alloc_buffer((8,), "float32", scope="shared")
+        Q_shared = T.alloc_buffer((8,), "float32", scope="shared")
+        for bx in T.thread_binding(8, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                for ko in T.serial(5):
+                    with T.sblock("moments"):
+                        vi = T.axis.spatial(8, bx)
+                        vk = T.axis.reduce(320, ko * 64 + tx)
+                        T.where(ko * 64 + tx < 300)
+                        with T.init():
+                            S_shared[vi] = T.float32(0)
+                            Q_shared[vi] = T.float32(0)
+                        s_new: T.let[T.float32] = S_shared[vi] + A[vi, vk]
+                        q_new: T.let[T.float32] = Q_shared[vi] + A[vi, vk] * A[vi, vk]
+                        S_shared[vi] = s_new
+                        Q_shared[vi] = q_new
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                if tx == 0:
+                    S[bx] = S_shared[bx]
+                    Q[bx] = Q_shared[bx]
+
+    a = np.random.default_rng(0).random((8, 300), dtype="float32")
+    dev = tvm.device("example")
+    s, q = (tvm.runtime.empty((8,), "float32", dev) for _ in range(2))
+    tvm.compile(moments, target="example")["moments"](tvm.runtime.tensor(a, dev), s, q)
+    np.testing.assert_allclose(s.numpy(), a.sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(q.numpy(), (a * a).sum(axis=1), rtol=1e-5)
+
+
+def test_a_block_without_init_into_a_local_buffer_is_each_threads_own_partial():
+    # Apache TVM's lowered form: per-thread partials (a block without T.init writing a local
+    # buffer is not a reduction block), then an explicit allreduce of the partials
+    @T.prim_func
+    def row_sums(A: T.Buffer((16, 120), "float32"), B: T.Buffer((16,), "float32")):
+        partial = T.alloc_buffer((1,), "float32", scope="local")
+        total = T.alloc_buffer((1,), "float32", scope="local")
+        for i in T.thread_binding(16, thread="blockIdx.x"):
+            for ki in T.thread_binding(32, thread="threadIdx.x"):
+                with T.sblock("in_thread_init"):
+                    partial[0] = T.float32(0)
+                for ko in T.serial(4):
+                    with T.sblock("in_thread"):
+                        vi = T.axis.spatial(16, i)
+                        vk = T.axis.reduce(120, ko * 32 + ki)
+                        T.where(ko * 32 + ki < 120)
+                        partial[0] = partial[0] + A[vi, vk]
+                with T.sblock("cross_thread"):
+                    T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope", T.int32(0))
+                    T.tvm_thread_allreduce(T.uint32(1), partial[0], True, total[0], ki)
+                with T.sblock("write_back"):
+                    vi = T.axis.spatial(16, i)
+                    T.where(ki == 0)
+                    B[vi] = total[0]
+
+    a = np.random.default_rng(2).random((16, 120), dtype="float32")
+    dev = tvm.device("example")
+    b = tvm.runtime.empty((16,), "float32", dev)
+    tvm.compile(row_sums, target="example")["row_sums"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_allclose(b.numpy(), a.sum(axis=1), rtol=1e-5)

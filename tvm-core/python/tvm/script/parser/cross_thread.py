@@ -15,7 +15,9 @@ block's update is done once per group (by the thread whose reduced indices are 0
 group's total in place of its own value; by every thread when the updated buffer is local, so
 each keeps the total), or every thread reads the total into ``result``.
 Thread extents must be constants; the code must be reached by every thread of the block (the
-barriers), as Apache TVM requires too.
+barriers), as Apache TVM requires too. A block without ``T.init`` that updates only ``local``
+buffers is not a reduction block (as in Apache TVM): each thread accumulates its own partial
+result, as the in-thread half of a lowered cross-thread reduction does.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from tvm.tir import op as _op
-from tvm.tir.analysis import free_vars, structural_equal
-from tvm.tir.functor import substitute
+from tvm.tir.analysis import any_node, free_vars, structural_equal
+from tvm.tir.functor import post_order_visit, substitute
 from tvm.tir.expr import Add, And, Buffer, BufferLoad, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
 
@@ -123,11 +125,56 @@ def _all(conds: list[PrimExpr]) -> Optional[PrimExpr]:
     return out
 
 
+@dataclass
+class _Update:
+    """One reduction update of a block: ``store`` combines its element with ``value``."""
+
+    store: BufferStore
+    value: PrimExpr
+    combiner: str
+
+
+def _local_stores(s: Stmt) -> bool:
+    """Whether every store of ``s`` is to a ``local`` buffer (a thread's own memory)."""
+    stores: list[BufferStore] = []
+    post_order_visit(s, lambda n: stores.append(n) if isinstance(n, BufferStore) else None)
+    return bool(stores) and all(x.buffer.scope == "local" for x in stores)
+
+
+def _updates(s: Stmt, shape: str) -> list[_Update]:
+    """The updates of a block body after its init: one store, or several independent ones
+    (each reading only its own element), possibly through ``T.let`` values (as dlight writes a
+    sum and a sum of squares)."""
+    lets: dict[Var, PrimExpr] = {}
+    while isinstance(s, LetStmt):
+        lets[s.var] = substitute(s.value, lets)
+        s = s.body
+    stores = list(s.seq) if isinstance(s, SeqStmt) else [s]
+    if not all(isinstance(x, BufferStore) for x in stores):
+        raise CrossThreadError(shape)
+    updated = {x.buffer.data for x in stores}
+    if len(updated) != len(stores):  # two updates of one buffer are not independent reductions
+        raise CrossThreadError(shape)
+    out = []
+    for store in stores:
+        combined = substitute(store.value, lets) if lets else store.value
+        if type(combined) not in _COMBINERS:
+            raise CrossThreadError(shape)
+        a, b = combined.a, combined.b
+        own = [x for x in (a, b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
+               and all(structural_equal(i, j) for i, j in zip(x.indices, store.indices))]  # fmt: skip
+        value = (b if own[0] is a else a) if own else None
+        if value is None or any_node(value, lambda n: isinstance(n, BufferLoad) and n.buffer.data in updated):
+            raise CrossThreadError(shape)
+        out.append(_Update(store, value, _COMBINERS[type(combined)][0]))
+    return out
+
+
 def lower_block_reduction(
     body: Stmt, block: str, reduce_bindings: list[PrimExpr], threads: list[ThreadLoop], span=None
 ) -> Stmt:
     """``body`` (a parsed block: its iteration variables' lets, an optional ``T.where`` guard,
-    an optional ``T.init`` and one update) as a cross-thread reduction when a reduction axis is
+    an optional ``T.init`` and its updates) as a cross-thread reduction when a reduction axis is
     bound to a ``threadIdx`` loop; unchanged otherwise."""
     across_blocks = [
         t.var for t in threads if t.tag.startswith("blockIdx") and any(_mentions(b, {t.var}) for b in reduce_bindings)
@@ -154,42 +201,67 @@ def lower_block_reduction(
         init, s = s.seq[0], s.seq[1]
     shape = (
         f"block '{block}' reduces over {', '.join(v.name for v in reduced)} (bound to threadIdx): its body must be "
-        f"one update such as B[i] = B[i] + value (or *, T.max, T.min), after an optional T.init"
+        f"updates such as B[i] = B[i] + value (or *, T.max, T.min), each of its own element, after an optional "
+        f"T.init"
     )
-    if not isinstance(s, BufferStore) or type(s.value) not in _COMBINERS:
-        raise CrossThreadError(shape)
-    a, b = s.value.a, s.value.b
-    own = [x for x in (a, b) if isinstance(x, BufferLoad) and x.buffer is s.buffer
-           and all(structural_equal(i, j) for i, j in zip(x.indices, s.indices))]  # fmt: skip
-    if not own:
-        raise CrossThreadError(shape)
-    value = b if own[0] is a else a
+    if init is None and _local_stores(s):
+        return body  # no T.init: not a reduction block; each thread accumulates its own copy
+    updates = _updates(s, shape)
     reduced_lets = [let for let in lets if _mentions(let.value, set(reduced))]  # block vars of the reduced threads
     reduce_vars = {let.var for let in reduced_lets} | set(reduced)
-    if any(_mentions(i, reduce_vars) for i in s.indices):
-        raise CrossThreadError(f"block '{block}': the reduced element {s.buffer.name}{list(s.indices)} depends on "
-                               f"the thread-bound reduction axis")  # fmt: skip
+    for u in updates:
+        if any(_mentions(i, reduce_vars) for i in u.store.indices):
+            raise CrossThreadError(f"block '{block}': the reduced element {u.store.buffer.name}"
+                                   f"{list(u.store.indices)} depends on the thread-bound reduction axis")  # fmt: skip
     if init is not None:  # the group's first step, whichever thread runs the update
         zero = {v: const(0, v.dtype) for v in reduced}
         zero.update({let.var: substitute(let.value, zero) for let in reduced_lets})
         init = IfThenElse(substitute(init.condition, zero), init.then_case, init.else_case, init.span)
-    name, identity_of = _COMBINERS[type(s.value)]
-    combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731
     parts = _conjuncts(where) if where is not None else []
-    write_guard = _all([p for p in parts if not _mentions(p, reduce_vars)])
-    lane0 = _all([_op.binary("eq", v, 0) for v in reduced])
-
-    def tail(total: PrimExpr) -> list[Stmt]:
-        update: Stmt = BufferStore(s.buffer, combine(BufferLoad(s.buffer, s.indices), total), s.indices, s.span)
-        if init is not None:
-            update = seq(init, update)
-        if write_guard is not None:
-            update = IfThenElse(write_guard, update, None, span)
-        if s.buffer.scope == "local":
-            return [update]  # every thread keeps the total in its own copy, as later code reads it
-        return [IfThenElse(lane0, update, None, span)]
-
-    out = allreduce(value, where, combine, identity_of(value.dtype), reduced, in_scope, tail, span)
+    guards = _Guards(
+        _all([p for p in parts if not _mentions(p, reduce_vars)]), _all([_op.binary("eq", v, 0) for v in reduced])
+    )
+    out: Optional[Stmt] = None
+    for k, u in enumerate(reversed(updates)):  # built innermost first: each runs after the previous
+        first = k == len(updates) - 1
+        out = _reduce_one(u, where, reduced, in_scope, init if first else None, guards, out, span)
     for let in reversed(lets):
         out = LetStmt(let.var, let.value, out, let.span)
     return out
+
+
+@dataclass
+class _Guards:
+    """Who performs a reduction's update: where the block's predicate allows (``write``), and in
+    shared memory only the group's first thread (``lane0``)."""
+
+    write: Optional[PrimExpr]
+    lane0: Optional[PrimExpr]
+
+
+def _reduce_one(
+    u: _Update,
+    where: Optional[PrimExpr],
+    reduced: list[Var],
+    threads: list[ThreadLoop],
+    init: Optional[Stmt],
+    guards: _Guards,
+    then: Optional[Stmt],
+    span=None,
+) -> Stmt:
+    """The allreduce of one update, its update (after ``init``), then ``then``."""
+    combine = lambda x, y: _op.binary(u.combiner, x, y)  # noqa: E731
+    identity = next(ident for name, ident in _COMBINERS.values() if name == u.combiner)(u.value.dtype)
+
+    def tail(total: PrimExpr) -> list[Stmt]:
+        st = u.store
+        update: Stmt = BufferStore(st.buffer, combine(BufferLoad(st.buffer, st.indices), total), st.indices, st.span)
+        if init is not None:
+            update = seq(init, update)
+        if guards.write is not None:
+            update = IfThenElse(guards.write, update, None, span)
+        if st.buffer.scope != "local":  # a local buffer: every thread keeps the total in its own copy
+            update = IfThenElse(guards.lane0, update, None, span)
+        return [update] if then is None else [update, then]
+
+    return allreduce(u.value, where, combine, identity, reduced, threads, tail, span)
