@@ -280,3 +280,27 @@ def test_a_local_buffer_of_symbolic_size_shrinks_to_what_each_thread_touches():
     got, mod = run(scaled, [a], (1000,))
     np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
     assert "acc[1];" in mod.imports[0].inspect_source()
+
+
+def test_warp_memory_lives_in_shared_memory_and_tagged_scopes_in_their_base():
+    # each warp reverses its 32 values through "warp" memory: lanes read each other's elements
+    @T.prim_func
+    def reverse_in_warps(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        W = T.alloc_buffer((4, 32), "float32", scope="warp")
+        tmp = T.alloc_buffer((1,), "float32", scope="local.L0A")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for wy in T.thread_binding(4, thread="threadIdx.y"):
+                for lane in T.thread_binding(32, thread="threadIdx.x"):
+                    W[wy, lane] = A[wy * 32 + lane]
+                    tmp[0] = W[wy, 31 - lane]
+                    B[wy * 32 + lane] = tmp[0]
+
+    a = np.random.default_rng(7).random(128, dtype="float32")
+    got, _ = run(reverse_in_warps, [a], (128,))
+    np.testing.assert_array_equal(got, a.reshape(4, 32)[:, ::-1].reshape(-1))
+    with pytest.raises(Exception, match="unknown storage scope 'texture'"):
+
+        @T.prim_func
+        def bad(A: T.Buffer((4,), "float32")):
+            X = T.alloc_buffer((4,), "float32", scope="texture")
+            X[0] = A[0]

@@ -311,6 +311,20 @@ def _shape(shape) -> tuple:
     return (shape,)
 
 
+def storage_scope(scope: str) -> str:
+    """The scope a buffer of Apache TVM's ``scope`` lives in here: ``"warp"`` memory (threads of
+    a warp reading each other's elements) in shared memory, which holds it on every GPU; tagged
+    scopes (``"local.L0A"``, ``"global.texture"``) in their base scope. ValueError otherwise."""
+    if scope in ("global", "shared", "local", "shared.dyn"):
+        return scope
+    if scope == "warp":
+        return "shared"
+    base = scope.split(".", 1)[0]
+    if base in ("global", "local") and "." in scope:
+        return base
+    raise ValueError(f"unknown storage scope {scope!r}; expected 'global', 'shared' or 'local'")
+
+
 #: Short dtype names Apache TVM's kernels use, and the dtype each means.
 DTYPE_ALIASES = {"float": "float32", "int": "int32", "uint": "uint32"}
 
@@ -331,7 +345,13 @@ def Buffer(
     dtype = DTYPE_ALIASES.get(dtype, dtype)
     _dt.parse(dtype)
     return BufferSpec(
-        _shape(shape), dtype, tuple(strides or ()), 0 if elem_offset is None else elem_offset, scope, align, data
+        _shape(shape),
+        dtype,
+        tuple(strides or ()),
+        0 if elem_offset is None else elem_offset,
+        storage_scope(scope),
+        align,
+        data,
     )
 
 
@@ -363,8 +383,7 @@ def alloc_buffer(
     """Allocate a buffer (``scope="shared"`` or ``"local"`` in kernels) for the rest of the block;
     with ``data=X.data``, declare a view of ``X``'s memory instead (nothing is allocated: writes
     through the view are writes to ``X``), as ``T.Buffer(..., data=X.data)`` does."""
-    if scope not in ("global", "shared", "local", "shared.dyn", "warp"):
-        raise ValueError(f"unknown storage scope {scope!r}; expected 'global', 'shared' or 'local'")
+    scope = storage_scope(scope)
     if data is not None:
         return Buffer(shape, dtype, data, strides, elem_offset, scope, align)
     return AllocSpec(Buffer(shape, dtype, None, strides, elem_offset, scope, align))
