@@ -65,17 +65,6 @@ def test_float_index():
     check(e.value, "# E-floatidx", "index", "float32")
 
 
-def test_store_float_into_int_needs_cast():
-    with pytest.raises(TVMScriptError) as e:
-
-        @T.prim_func
-        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
-            for i in range(4):
-                B[i] = A[i] * 2  # E-storecast
-
-    check(e.value, "# E-storecast", "float32", "int32", "T.Cast")
-
-
 def test_store_nonintegral_literal_into_int():
     with pytest.raises(TVMScriptError) as e:
 

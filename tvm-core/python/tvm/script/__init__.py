@@ -9,7 +9,7 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     # Imported lazily: backends register T.<namespace> at `import tvm`, which must stay cheap.
-    if name in ("Span", "TVMScriptError"):
+    if name in ("Span", "TVMScriptError", "TVMScriptWarning"):
         from . import diagnostics
 
         return getattr(diagnostics, name)
@@ -29,4 +29,4 @@ def parse(source: str, extra_vars=None, filename: str = "<tvmscript>", check_wel
 
 from_source = parse
 
-__all__ = ["Span", "TVMScriptError", "from_source", "ir_module", "parse"]
+__all__ = ["Span", "TVMScriptError", "TVMScriptWarning", "from_source", "ir_module", "parse"]

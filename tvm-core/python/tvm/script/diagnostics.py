@@ -1,4 +1,4 @@
-"""Source locations and the TVMScript error type."""
+"""Source locations, the TVMScript error type and its warning type."""
 
 from __future__ import annotations
 
@@ -41,3 +41,8 @@ class TVMScriptError(ValueError):
         self.text = span.text if span else None
         msg = f"{reason}\n{span.render()}" if span else reason
         super().__init__(msg)
+
+
+class TVMScriptWarning(UserWarning):
+    """Something TVMScript accepts, as Apache TVM does, that may not be what was meant (a float
+    value stored into an integer buffer loses its fraction); the message shows the source line."""

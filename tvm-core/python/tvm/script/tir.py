@@ -679,10 +679,10 @@ def meta_var(value: Any) -> Any:
     return value
 
 
-def assume(condition: Any) -> None:
-    """A fact the optimizer may use (``T.assume(i < n)``); this implementation uses none, so it
-    has no effect."""
-    return None
+def assume(condition: Any) -> PrimExpr:
+    """A fact the optimizer may use (``T.assume(i < n)``, also ``T.evaluate(T.assume(...))``);
+    this implementation uses none, so it has no effect (a constant 0 to evaluate)."""
+    return IntImm("int32", 0)
 
 
 def cast(value: Any, dtype: str) -> Any:

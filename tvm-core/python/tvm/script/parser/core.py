@@ -29,6 +29,7 @@ import builtins
 import inspect
 import linecache
 import textwrap
+import warnings
 from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
@@ -56,7 +57,7 @@ from tvm.tir.stmt import (
 from tvm.tir.transform.vectors import masked_store
 
 from .. import tir as T
-from ..diagnostics import Span, TVMScriptError
+from ..diagnostics import Span, TVMScriptError, TVMScriptWarning
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 from .module_calls import ModuleFunctions, enclosing_class
 
@@ -701,13 +702,19 @@ class Parser:
             return val
         if _dt.lanes(val.dtype) != _dt.lanes(want):
             raise self.error(node, f"cannot store a {val.dtype} value at {lanes} lane(s) of buffer {buf.name}")
-        if _same_family(val.dtype, want):
-            return val.astype(want)
-        raise self.error(
-            node,
-            f"cannot store a {val.dtype} value into {buf.dtype} buffer {buf.name} "
-            f'without a cast; write T.Cast("{buf.dtype}", ...)',
-        )
+        if not _same_family(val.dtype, want) and _dt.is_float(val.dtype) and not _dt.is_float(want):
+            warnings.warn(
+                str(
+                    self.error(
+                        node,
+                        f"storing a {val.dtype} value into {buf.dtype} buffer {buf.name} converts "
+                        f"it (the fraction is dropped)",
+                    )
+                ),
+                TVMScriptWarning,
+                stacklevel=2,
+            )
+        return val.astype(want)  # as Apache TVM's parser does: a store converts to the buffer's type
 
     def _slice_lanes(self, buf: Buffer, dim: int, e: ast.Slice) -> Optional[PrimExpr]:
         """``A[i:i + 4]`` as the vector index ``T.ramp(i, 1, 4)``; None unless the slice has a
