@@ -5,7 +5,9 @@ memory silently, losing the writes)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tvm
+from tvm.script import TVMScriptError
 from tvm.script import tir as T
 from tvm.tir import stmt as S
 from tvm.tir.functor import post_order_visit
@@ -56,3 +58,33 @@ def test_alloc_buffer_with_data_aliases_the_allocation():
     expect = a * 3 + 1
     tvm.compile(through_alloc_buffer, target="c")["through_alloc_buffer"](a)
     np.testing.assert_array_equal(a, expect)
+
+
+def test_a_view_at_an_element_address_and_t_let_with_where():
+    # T.decl_buffer(..., data=T.address_of(A[2, 0])) views row 2 of A; T.Let(body, where={x: v})
+    @T.prim_func
+    def f(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        x = T.float32()
+        for i, j in T.grid(4, 8):
+            C[i, j] = T.Let(5.0 * x + T.cast(j, "float32"), where={x: T.cast(i + 1, "float32")})
+        row = T.decl_buffer((8,), "float32", data=T.address_of(A[2, 0]))
+        for j in range(8):
+            row[j] = row[j] + C[0, j]
+
+    a = np.random.default_rng(0).random((4, 8), dtype="float32")
+    A, C = tvm.runtime.tensor(a), tvm.runtime.empty((4, 8), "float32")
+    tvm.compile(f, target="c")["f"](A, C)
+    i, j = np.meshgrid(np.arange(4), np.arange(8), indexing="ij")
+    np.testing.assert_allclose(C.numpy(), 5.0 * (i + 1) + j)
+    want = a.copy()
+    want[2] += 5.0 + np.arange(8)
+    np.testing.assert_allclose(A.numpy(), want, rtol=1e-6)
+
+
+def test_a_view_at_an_element_of_another_dtype_is_refused():
+    with pytest.raises(TVMScriptError, match="a view at an element of A \\(float32\\) must have that dtype"):
+
+        @T.prim_func
+        def g(A: T.Buffer((8,), "float32")):
+            B = T.decl_buffer((4,), "int32", data=T.address_of(A[4]))
+            B[0] = 1

@@ -669,6 +669,17 @@ class _Let:
 let = _Let()
 
 
+def Let(body: Any, where: dict) -> PrimExpr:  # noqa: N802 - Apache TVM's spelling
+    """``T.Let(body, where={x: value, ...})``: ``body`` with each variable bound to its value
+    (the first binding outermost)."""
+    if not isinstance(where, dict) or not where:
+        raise TypeError("T.Let(body, where={x: value}) needs at least one binding")
+    out = _op.convert(body)
+    for var, value in reversed(list(where.items())):
+        out = let(var, value, out)
+    return out
+
+
 def bind(value: Any) -> Any:
     """``x = T.bind(value)``: bind a name to ``value`` for the rest of the block."""
     return value

@@ -25,6 +25,7 @@ other mismatch (float into int, int into float, anything into bool) is an error 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import builtins
 import inspect
 import linecache
@@ -54,6 +55,7 @@ from tvm.tir.stmt import (
     seq,
 )
 
+from tvm.tir.transform.flatten import flat_index
 from tvm.tir.transform.vectors import masked_store
 
 from .. import tir as T
@@ -651,6 +653,8 @@ class Parser:
             self.matched[h] = buf
             self.bind(name, buf, target)
             return None
+        if isinstance(val, T.BufferSpec) and _is_element_address(val.data):
+            val = self._view_at_element(val, node.value)
         if isinstance(val, T.BufferSpec):
             if not isinstance(val.data, Var) or val.data.dtype != "handle":
                 raise self.error(
@@ -674,6 +678,18 @@ class Parser:
             return _Wrap(lambda body: LetStmt(v, val, body, span))
         self.bind(name, val, target)  # a Python value (constant, tuple, buffer alias ...)
         return None
+
+    def _view_at_element(self, spec: T.BufferSpec, node: ast.AST) -> T.BufferSpec:
+        """``T.decl_buffer(shape, dtype, data=T.address_of(A[i, j]))``: a view of ``A``'s memory
+        starting at that element (its offset the element's flat index)."""
+        load = spec.data.args[0]
+        base = load.buffer
+        if _dt.element_of(spec.dtype) != _dt.element_of(base.dtype):
+            raise self.error(
+                node, f"a view at an element of {base.name} ({base.dtype}) must have that dtype, not {spec.dtype}"
+            )
+        offset = flat_index(base, load.indices)
+        return dataclasses.replace(spec, data=base.data, elem_offset=offset, scope=base.scope)
 
     def _handle_params(self) -> list[Var]:
         return [v for s in self.scopes[:1] for v in s.values() if isinstance(v, Var) and v.dtype == "handle"]
@@ -1232,6 +1248,16 @@ class Parser:
 
 def _zero_like(v: PrimExpr) -> PrimExpr:
     return FloatImm(v.dtype, 0.0) if _dt.is_float(v.dtype) else IntImm(v.dtype, 0)
+
+
+def _is_element_address(data: Any) -> bool:
+    """Whether ``data`` is ``T.address_of(A[...])``, the address of one buffer element."""
+    return (
+        isinstance(data, Call)
+        and str(data.op).removeprefix("tir.") == "address_of"
+        and isinstance(data.args[0], BufferLoad)
+        and all(_dt.lanes(i.dtype) == 1 for i in data.args[0].indices)
+    )
 
 
 def _same_family(a: str, b: str) -> bool:
