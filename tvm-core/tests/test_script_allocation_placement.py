@@ -304,3 +304,22 @@ def test_warp_memory_lives_in_shared_memory_and_tagged_scopes_in_their_base():
         def bad(A: T.Buffer((4,), "float32")):
             X = T.alloc_buffer((4,), "float32", scope="texture")
             X[0] = A[0]
+
+
+def test_a_kernel_without_block_loops_keeps_its_shared_buffer_in_its_one_block():
+    # threadIdx only: the root shared buffer belongs to the kernel's one block; each thread
+    # writes a row and reads a column, so the barrier between the loops matters
+    @T.prim_func
+    def transpose_plus_one(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+        B = T.alloc_buffer((64, 64), scope="shared")
+        for i in T.thread_binding(64, thread="threadIdx.x"):
+            for j in T.serial(64):
+                B[i, j] = A[i, j] * T.float32(2)
+            for j in T.serial(64):
+                C[j, i] = B[j, i] + T.float32(1)
+
+    a = np.random.default_rng(8).random((64, 64), dtype="float32")
+    got, mod = run(transpose_plus_one, [a], (64, 64))
+    np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
+    cuda = tvm.compile(transpose_plus_one, target="cuda").imports[0].inspect_source("cuda")
+    assert "__shared__ __align__(16) float B[4096];" in cuda

@@ -141,8 +141,9 @@ def test_verify_shared_outside_thread_loop_on_device(gpu):
     @T.prim_func
     def f(A: T.Buffer((4,), "float32")):
         S = T.alloc_buffer((4,), "float32", scope="shared")
-        for tx in T.thread_binding(4, thread="threadIdx.x"):
-            S[tx] = A[tx]
+        for k in range(2):  # a host loop: S would have to outlive each launch
+            for tx in T.thread_binding(4, thread="threadIdx.x"):
+                S[tx] = A[tx]
 
     with pytest.raises(TIRVerifyError, match="inside a thread-bound loop") as e:
         verify(f, gpu)

@@ -71,7 +71,7 @@ from .placement import place_allocations
 from .simplify import simplify
 from .undef import remove_undef_stores
 from .vectors import scalarize_vectors
-from .verify import TIRVerifyError, is_device_target, verify, with_span
+from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, verify, with_span
 
 LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
@@ -130,7 +130,7 @@ class _Splitter:
     def host(self, s: Stmt, bound: list) -> Stmt:
         if isinstance(s, SeqStmt):
             return seq(*[self.host(x, bound) for x in s.seq])
-        if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+        if (isinstance(s, For) and s.kind is ForKind.THREAD_BINDING) or opens_block_less_kernel(s):
             return self.make_kernel(s, bound)
         if isinstance(s, LetStmt):
             if expr_uses_buffer(s.value):
@@ -175,7 +175,7 @@ class _Splitter:
             )
         )
 
-    def make_kernel(self, nest: For, bound: list) -> Stmt:
+    def make_kernel(self, nest: Stmt, bound: list) -> Stmt:
         name = f"{self.symbol}_kernel{len(self.kernels)}"
         extents: dict[str, PrimExpr] = {}
         local: set = set()

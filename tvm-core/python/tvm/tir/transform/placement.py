@@ -8,7 +8,8 @@ them inside the thread-bound loops. A kernel can only hold them inside its launc
 * through thread-bound loops, sequences (when one statement of the sequence holds every use),
   ``if`` branches (when one branch does), let statements, asserts and other allocations;
 * a ``shared`` buffer stops above the first loop bound to a thread (``threadIdx`` or a virtual
-  thread): one copy per block; a ``local`` one may go below it (one copy per thread);
+  thread): one copy per block (in a kernel without ``blockIdx`` loops, above its outermost
+  thread loop: the kernel's one block); a ``local`` one may go below it (one copy per thread);
 * never into a serial, parallel, vectorized or unrolled loop: a buffer allocated in a loop body
   would not keep its values from one iteration to the next. The exception is a ``local``
   buffer and a serial host loop around a kernel launch (outside every thread binding) whose
@@ -32,7 +33,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
-from .verify import is_device_target
+from .verify import is_device_target, opens_block_less_kernel
 
 _SHARED_SCOPES = ("shared", "shared.dyn")
 _MOVABLE_SCOPES = (*_SHARED_SCOPES, "local")
@@ -116,6 +117,8 @@ def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt,
             cases = {"then_case": inner} if then_use else {"else_case": inner}
             return _replace(s, **cases), ok
     placed = Allocate(buf, s, span=getattr(s, "span", None))
+    if not (in_block or in_thread) and opens_block_less_kernel(placed):
+        return placed, True  # the one block of a kernel without blockIdx loops
     return placed, (in_thread if buf.scope == "local" else in_block)
 
 

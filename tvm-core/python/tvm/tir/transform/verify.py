@@ -84,6 +84,15 @@ def with_span(msg: str, span: Any) -> str:
     return f"{msg}\n{render()}" if render else f"{msg} ({span})"
 
 
+def opens_block_less_kernel(s: Stmt) -> bool:
+    """Whether ``s`` is a kernel without ``blockIdx`` loops (one block) with its shared and local
+    allocations hoisted above its outermost thread loop: allocations down to a loop bound to
+    ``threadIdx``. The allocations belong to that kernel's one block."""
+    while isinstance(s, Allocate) and s.buffer.scope in ("shared", "shared.dyn", "local"):
+        s = s.body
+    return isinstance(s, For) and s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx")
+
+
 class _Verifier(StmtExprVisitor):
     def __init__(self, func: PrimFunc, target: Any):
         self.func = func
@@ -222,13 +231,14 @@ class _Verifier(StmtExprVisitor):
                     f"shared buffer '{buf.name}' on CPU target '{self.target.kind.name}'; use "
                     f'scope "local" or "global"'
                 )
-            if self.device and not any(t.startswith("blockIdx") or t.startswith("threadIdx") for t in self.thread_tags):
+            in_launch = any(t.startswith("blockIdx") or t.startswith("threadIdx") for t in self.thread_tags)
+            if self.device and not in_launch and not opens_block_less_kernel(s):
                 self.fail(
                     f"shared buffer '{buf.name}' must be allocated inside a thread-bound loop "
                     f"(T.thread_binding) on a device target"
                 )
         elif buf.scope == "local":
-            if self.device and not self.thread_tags:
+            if self.device and not self.thread_tags and not opens_block_less_kernel(s):
                 self.fail(f"local buffer '{buf.name}' must be allocated inside a thread-bound loop on a device target")
         elif buf.scope == "global":
             if self.device and self.thread_tags:
