@@ -116,12 +116,28 @@ def test_scalarized_function_has_no_vector_left():
     assert "x4" not in f.script() and "ramp" not in f.script(), f.script()
 
 
-def test_buffers_of_vector_elements_are_refused_with_the_fix():
+def test_buffers_of_vector_elements_hold_their_lanes_in_one_more_dimension():
+    # T.Buffer((4,), "float32x4") takes a (4, 4) float32 array; A[i] is all four lanes of row i
     @T.prim_func
-    def f(x: T.int32, y: T.int32, buffer: T.Buffer((1,), "int32x2")):
-        buffer[0] = T.Shuffle([x, y], [0, 1])
+    def f(A: T.Buffer((4,), "float32x4"), B: T.Buffer((16,), "float32"), x: T.int32, y: T.int32,
+          P: T.Buffer((1,), "int32x2")):  # fmt: skip
+        for i in range(4):
+            A[i] = A[i] * T.Broadcast(T.float32(2), 4) + B[i * 4 : i * 4 + 4]
+        P[0] = T.Shuffle([x, y], [1, 0])
 
-    with pytest.raises(TIRVerifyError, match=r"vector elements \(int32x2\).*int32"):
+    a = np.arange(16, dtype="float32").reshape(4, 4)
+    A, P = tvm.runtime.tensor(a), tvm.runtime.empty((1, 2), "int32")
+    tvm.compile(f, target="c")["f"](A, tvm.runtime.tensor(np.ones(16, dtype="float32")), 3, 5, P)
+    np.testing.assert_allclose(A.numpy(), a * 2 + 1)
+    np.testing.assert_array_equal(P.numpy(), [[5, 3]])
+
+
+def test_a_vector_index_into_vector_elements_is_refused():
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32x4"), B: T.Buffer((2,), "float32x8")):
+        B[0] = A[0:2]
+
+    with pytest.raises(TIRVerifyError, match=r"vector elements \(float32x4\) and a vector index"):
         tvm.compile(f, target="c")
 
 

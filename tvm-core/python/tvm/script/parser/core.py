@@ -1044,7 +1044,7 @@ class Parser:
 
     def _vector_load(self, buf: Buffer, indices: tuple) -> BufferLoad:
         """``buf[indices]``: as many lanes as the widest index (a ``T.ramp``)."""
-        return BufferLoad(buf, indices, _dt.with_lanes(buf.dtype, _dt.access_lanes(indices)))
+        return BufferLoad(buf, indices, _dt.with_lanes(buf.dtype, _dt.lanes(buf.dtype) * _dt.access_lanes(indices)))
 
     @staticmethod
     def _access_ptr(buf: Buffer) -> Callable:

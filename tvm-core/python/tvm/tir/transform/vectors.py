@@ -38,7 +38,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.op import binary, broadcast
+from tvm.tir.op import binary, broadcast, ramp
 from tvm.tir.stmt import BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
 
 from .verify import TIRVerifyError, with_span
@@ -280,9 +280,71 @@ def masked_store(store: BufferStore, predicate: PrimExpr) -> Stmt:
     return IfThenElse(predicate, store, None, store.span)
 
 
+class _UnpackVectorBuffers(StmtExprMutator):
+    """Buffers of vector elements (``T.Buffer((4,), "float32x4")``) as buffers of their element
+    type with the lanes as one more, innermost dimension; each access reads or writes all the
+    lanes of one element (an index vector ``T.ramp(0, 1, lanes)`` in that dimension)."""
+
+    def __init__(self) -> None:
+        self.unpacked: dict[int, Buffer] = {}
+
+    def mutate_buffer(self, b: Buffer) -> Buffer:
+        lanes = _dt.lanes(b.dtype)
+        if lanes == 1 or b.strides:
+            return b  # strided vector elements stay refused, naming the buffer
+        if id(b) not in self.unpacked:
+            offset = b.elem_offset
+            if not (isinstance(offset, IntImm) and offset.value == 0):
+                offset = binary("mul", offset, lanes)
+            shape = (*b.shape, IntImm("int32", lanes))
+            self.unpacked[id(b)] = dataclasses.replace(
+                b, shape=shape, dtype=_dt.element_of(b.dtype), elem_offset=offset
+            )
+        return self.unpacked[id(b)]
+
+    def _element(self, b: Buffer, indices: tuple, span) -> tuple:
+        if any(lanes_of(i) > 1 for i in indices):
+            raise TIRVerifyError(
+                with_span(
+                    f"buffer {b.name} has vector elements ({b.dtype}) and a vector index: use the element "
+                    f"dtype ({_dt.element_of(b.dtype)}) to access several elements at once",
+                    span,
+                )
+            )
+        return (*indices, ramp(IntImm(indices[0].dtype if indices else "int32", 0), 1, _dt.lanes(b.dtype)))
+
+    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+        new = self.mutate_buffer(e.buffer)
+        if new is e.buffer:
+            return super().visit_BufferLoad(e)
+        return BufferLoad(new, self._element(e.buffer, self._exprs(e.indices), e.span), e.buffer.dtype, e.span)
+
+    def visit_BufferStore(self, s: BufferStore) -> Stmt:
+        new = self.mutate_buffer(s.buffer)
+        if new is s.buffer:
+            return super().visit_BufferStore(s)
+        indices = self._element(s.buffer, self._exprs(s.indices), s.span)
+        return BufferStore(new, self.visit_expr(s.value), indices, s.span)
+
+
+def _unpack_vector_buffers(func: PrimFunc) -> PrimFunc:
+    vector_buffers = any(_dt.lanes(b.dtype) > 1 for b in func.buffer_map.values()) or any_node(
+        func.body, lambda n: isinstance(n, (BufferLoad, BufferStore)) and _dt.lanes(n.buffer.dtype) > 1
+    )
+    if not vector_buffers:
+        return func
+    mutator = _UnpackVectorBuffers()
+    body = mutator.visit_stmt(func.body)
+    params = {p: mutator.mutate_buffer(b) for p, b in func.buffer_map.items()}
+    return dataclasses.replace(func, body=StmtExprMutator._body(body), buffer_map=params)
+
+
 def scalarize_vectors(func: PrimFunc) -> PrimFunc:
     """``func`` with every vector value computed lane by lane (see the module docstring); the
-    function itself when it has none."""
+    function itself when it has none. Buffers of vector elements become buffers of their element
+    type with one more dimension, the lanes (a parameter ``T.Buffer((n,), "float32x4")`` takes an
+    array of shape ``(n, 4)``)."""
+    func = _unpack_vector_buffers(func)
     if not _has_vectors(func):
         return func
     body = _Scalarize().visit_stmt(func.body)
