@@ -258,6 +258,18 @@ def test_a_local_buffer_a_launch_reads_before_writing_stays_refused():
     with pytest.raises(TIRVerifyError, match="local buffer 'tmp' must be allocated inside a thread-bound loop"):
         tvm.compile(carried, target="example")
 
+    # written first, but element 1 is read and only element 0 written: element 1 would be carried
+    @T.prim_func
+    def other_element(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
+        tmp = T.alloc_buffer((2,), "float32", scope="local")
+        for i in range(8):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                tmp[0] = A[i, tx]
+                B[i, tx] = tmp[1]
+
+    with pytest.raises(TIRVerifyError, match="local buffer 'tmp' must be allocated inside a thread-bound loop"):
+        tvm.compile(other_element, target="example")
+
 
 def test_a_local_buffer_of_symbolic_size_shrinks_to_what_each_thread_touches():
     # dlight-style: the local buffer has the whole tensor's (symbolic) shape; each thread uses

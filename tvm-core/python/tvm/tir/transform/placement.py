@@ -13,8 +13,8 @@ them inside the thread-bound loops. A kernel can only hold them inside its launc
 * never into a serial, parallel, vectorized or unrolled loop: a buffer allocated in a loop body
   would not keep its values from one iteration to the next. The exception is a ``local``
   buffer and a serial host loop around a kernel launch (outside every thread binding) whose
-  body writes the buffer before it reads it on every path: no launch sees another's registers,
-  and none needs to.
+  body writes the buffer before it reads it on every path, always the same element: no launch
+  sees another's registers, and none needs to.
 
 An allocation that cannot reach a thread-bound loop this way (uses in several kernels, or in a
 loop outside every thread binding) stays where it is, and the verifier says why. On a CPU target
@@ -27,10 +27,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from tvm.tir.analysis import uses_handle
-from tvm.tir.expr import Buffer, IntImm
+from tvm.tir.analysis import structural_equal, uses_handle
+from tvm.tir.expr import Buffer, BufferLoad, IntImm
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import StmtExprMutator, post_order_visit
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .verify import is_device_target, opens_block_less_kernel
@@ -70,6 +70,20 @@ def _writes_first(s: Optional[Stmt], data: Any) -> Optional[bool]:
     return False
 
 
+def _one_element(body: Stmt, data: Any) -> bool:
+    """Whether every access of the buffer over ``data`` in ``body`` is to the same element (so a
+    write before the first read covers every read)."""
+    accesses: list = []
+    post_order_visit(
+        body,
+        lambda n: accesses.append(n) if isinstance(n, (BufferLoad, BufferStore)) and n.buffer.data is data else None,
+    )
+    return all(
+        len(a.indices) == len(accesses[0].indices) and all(map(structural_equal, a.indices, accesses[0].indices))
+        for a in accesses
+    )
+
+
 def _is_host_loop_into_launch(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> bool:
     """A serial loop around a kernel launch that a local buffer may enter (module docstring)."""
     return (
@@ -79,6 +93,7 @@ def _is_host_loop_into_launch(s: Stmt, buf: Buffer, in_block: bool, in_thread: b
         and not (in_block or in_thread)
         and not (uses_handle(s.min, buf.data) or uses_handle(s.extent, buf.data))
         and _writes_first(s.body, buf.data) is True
+        and _one_element(s.body, buf.data)
     )
 
 
