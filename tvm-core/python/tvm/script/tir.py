@@ -287,12 +287,7 @@ for _name, _binop in (
 
 def reinterpret(dtype: str, value: Any) -> PrimExpr:
     """The bits of ``value`` read as ``dtype`` (of the same width)."""
-    from tvm.tir.expr import Call as _Call
-
-    v = _op.convert(value)
-    if _dt.bits(dtype) != _dt.bits(v.dtype):
-        raise ValueError(f"T.reinterpret from {v.dtype} to {dtype} changes the width")
-    return _Call(dtype, "reinterpret", (v,))
+    return _op.reinterpret(dtype, value)
 
 
 def grid(*extents) -> GridSpec:

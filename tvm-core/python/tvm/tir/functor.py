@@ -11,6 +11,7 @@ Dispatch is by node class name: override ``visit_For(self, op)``, ``visit_Buffer
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Generic, Optional, TypeVar
 
 from .expr import (
@@ -29,6 +30,7 @@ from .expr import (
     StringImm,
     Var,
 )
+from .function import PrimFunc
 from .stmt import (
     Allocate,
     AssertStmt,
@@ -347,6 +349,35 @@ class StmtExprMutator:
         if buf is e.buffer and idx is e.indices:
             return e
         return BufferLoad(buf, idx, buf.dtype if buf.dtype != e.buffer.dtype else e.dtype, e.span)
+
+
+class BufferReplacer(StmtExprMutator):
+    """Replaces buffers everywhere they appear (parameters, allocations, loads, stores): each
+    buffer for which :meth:`replacement` gives changed fields is replaced by one copy with them."""
+
+    def __init__(self) -> None:
+        self.replaced: dict[int, Buffer] = {}
+
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        """The fields of ``b`` to change (``{"dtype": "uint8"}``), or None to keep it."""
+        return None
+
+    def mutate_buffer(self, b: Buffer) -> Buffer:
+        new = self.replaced.get(id(b))
+        if new is None:
+            fields = self.replacement(b)
+            if not fields:
+                return b
+            new = self.replaced[id(b)] = dataclasses.replace(b, **fields)
+        return new
+
+    def rewrite(self, func: PrimFunc) -> PrimFunc:
+        """``func`` with its buffers replaced; ``func`` itself when nothing changed."""
+        params = {p: self.mutate_buffer(b) for p, b in func.buffer_map.items()}
+        body = self._body(self.visit_stmt(func.body))
+        if not self.replaced and body is func.body:
+            return func
+        return dataclasses.replace(func, body=body, buffer_map=params)
 
 
 def post_order_visit(node: Any, fn) -> None:

@@ -518,15 +518,23 @@ def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
     return Call("void", "tvm_storage_sync", (StringImm(scope),))
 
 
+def reinterpret(dtype: str, value: ExprLike, op: str = "reinterpret") -> PrimExpr:
+    """The bits of ``value`` read as ``dtype``, of the same width (ValueError naming both
+    otherwise); ``op`` is the call's name (``"tir.reinterpret"`` from :func:`call_intrin`)."""
+    v = convert(value)
+    if _dt.bits(dtype) != _dt.bits(v.dtype):
+        raise ValueError(f"reinterpret from {v.dtype} to {dtype} changes the width")
+    return Call(dtype, op, (v,))
+
+
 def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
     """A ``Call`` with an explicit result dtype (any intrinsic, including backend ones; ``tirx.``
     names are the ``tir.`` ones)."""
     if op.startswith("tirx."):
         op = "tir." + op[len("tirx.") :]
-    values = tuple(convert(a) for a in args)
-    if op in ("reinterpret", "tir.reinterpret") and len(values) == 1 and _dt.bits(dtype) != _dt.bits(values[0].dtype):
-        raise ValueError(f"reinterpret from {values[0].dtype} to {dtype} changes the width")
-    return Call(dtype, op, values)
+    if op in ("reinterpret", "tir.reinterpret") and len(args) == 1:
+        return reinterpret(dtype, args[0], op)
+    return Call(dtype, op, tuple(convert(a) for a in args))
 
 
 def result_dtype(op: str, args: tuple) -> Optional[str]:
@@ -592,6 +600,7 @@ __all__ = [
     "pow",
     "promote_dtypes",
     "ramp",
+    "reinterpret",
     "result_dtype",
     "round",
     "rsqrt",

@@ -131,7 +131,7 @@ class _Update:
 
     store: BufferStore
     value: PrimExpr
-    combiner: str
+    op: type  # the combining expression's class, a key of _COMBINERS
 
 
 def _local_stores(s: Stmt) -> bool:
@@ -166,7 +166,7 @@ def _updates(s: Stmt, shape: str) -> list[_Update]:
         value = (b if own[0] is a else a) if own else None
         if value is None or any_node(value, lambda n: isinstance(n, BufferLoad) and n.buffer.data in updated):
             raise CrossThreadError(shape)
-        out.append(_Update(store, value, _COMBINERS[type(combined)][0]))
+        out.append(_Update(store, value, type(combined)))
     return out
 
 
@@ -250,8 +250,8 @@ def _reduce_one(
     span=None,
 ) -> Stmt:
     """The allreduce of one update, its update (after ``init``), then ``then``."""
-    combine = lambda x, y: _op.binary(u.combiner, x, y)  # noqa: E731
-    identity = next(ident for name, ident in _COMBINERS.values() if name == u.combiner)(u.value.dtype)
+    name, identity_of = _COMBINERS[u.op]
+    combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731
 
     def tail(total: PrimExpr) -> list[Stmt]:
         st = u.store
@@ -264,4 +264,4 @@ def _reduce_one(
             update = IfThenElse(guards.lane0, update, None, span)
         return [update] if then is None else [update, then]
 
-    return allreduce(u.value, where, combine, identity, reduced, threads, tail, span)
+    return allreduce(u.value, where, combine, identity_of(u.value.dtype), reduced, threads, tail, span)

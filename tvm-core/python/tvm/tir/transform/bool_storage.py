@@ -11,12 +11,11 @@ target pass.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import Any, Optional
 
 from tvm.tir.expr import NE, Buffer, BufferLoad, Call, Cast, IntImm, PrimExpr
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import BufferReplacer
 from tvm.tir.stmt import BufferStore, Stmt
 
 BOOL, BYTE = "bool", "uint8"
@@ -26,16 +25,9 @@ def _in_memory(buf: Buffer) -> bool:
     return buf.dtype == BOOL and buf.scope == "global"
 
 
-class _BytesForBool(StmtExprMutator):
-    def __init__(self) -> None:
-        self.retyped: dict[int, Buffer] = {}
-
-    def mutate_buffer(self, b: Buffer) -> Buffer:
-        if not _in_memory(b):
-            return b
-        if id(b) not in self.retyped:
-            self.retyped[id(b)] = dataclasses.replace(b, dtype=BYTE)
-        return self.retyped[id(b)]
+class _BytesForBool(BufferReplacer):
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        return {"dtype": BYTE} if _in_memory(b) else None
 
     def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
         out = super().visit_BufferLoad(e)
@@ -59,12 +51,7 @@ class _BytesForBool(StmtExprMutator):
 def legalize_bool_storage(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with its global bool buffers as ``uint8`` buffers of 0/1 (see the module
     docstring); ``func`` itself when it has none."""
-    mutator = _BytesForBool()
-    body = mutator.visit_stmt(func.body)
-    params = {p: mutator.mutate_buffer(b) for p, b in func.buffer_map.items()}
-    if body is func.body and all(params[p] is b for p, b in func.buffer_map.items()):
-        return func
-    return dataclasses.replace(func, body=body, buffer_map=params)
+    return _BytesForBool().rewrite(func)
 
 
 __all__ = ["legalize_bool_storage"]

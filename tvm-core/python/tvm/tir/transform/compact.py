@@ -71,6 +71,12 @@ def _plus(a: Optional[PrimExpr], b: Optional[PrimExpr], op: str = "add") -> Opti
     return binary(op, a, b)
 
 
+def _single_value(s: For) -> Optional[IntImm]:
+    """The one value of ``s``'s variable when it runs one iteration from a constant, else None."""
+    one = isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value == 1
+    return s.min if one else None
+
+
 class _Bounds:
     """Ranges of index expressions inside an allocation: ``loops`` maps its body's loop
     variables to constant (lo, hi), ``lets`` its let variables to their values; variables in
@@ -174,9 +180,9 @@ class _Accesses(StmtExprVisitor):
         self.same_thread: dict[Var, Var] = {}
 
     def visit_For(self, s: For) -> None:
-        one = isinstance(s.extent, IntImm) and s.extent.value == 1
-        if isinstance(s.min, IntImm) and one and s.kind is not ForKind.THREAD_BINDING:
-            self.bounds.constants[s.loop_var] = s.min
+        single = _single_value(s)
+        if single is not None and s.kind is not ForKind.THREAD_BINDING:
+            self.bounds.constants[s.loop_var] = single
         elif isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value > 0:
             self.bounds.loops[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
         else:
@@ -184,9 +190,8 @@ class _Accesses(StmtExprVisitor):
         if s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx"):
             self.thread_vars.add(s.loop_var)  # every thread runs the kernel: local memory is its own
             # sibling loops bound to one tag are the same hardware index; a tag of extent 1 is 0
-            one = isinstance(s.extent, IntImm) and s.extent.value == 1 and isinstance(s.min, IntImm)
             first = self.tag_vars.setdefault(s.thread_tag, s.loop_var)
-            self.same_thread[s.loop_var] = s.min if one else first
+            self.same_thread[s.loop_var] = single if single is not None else first
         serial = s.kind in (ForKind.SERIAL, ForKind.UNROLLED)
         self.serial += [s] if serial else []
         try:
@@ -337,9 +342,9 @@ class _Compactor(StmtExprMutator):
         self.outer: dict[Var, IntImm] = {}  # one-iteration loops around the current statement
 
     def visit_For(self, s: For) -> For:
-        one = isinstance(s.min, IntImm) and isinstance(s.extent, IntImm) and s.extent.value == 1
-        if one:
-            self.outer[s.loop_var] = s.min
+        single = _single_value(s)
+        if single is not None:
+            self.outer[s.loop_var] = single
         try:
             return super().visit_For(s)
         finally:

@@ -30,7 +30,7 @@ from typing import Any, Optional
 from tvm.tir.analysis import structural_equal, uses_handle
 from tvm.tir.expr import Buffer, BufferLoad, IntImm
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, post_order_visit
+from tvm.tir.functor import BufferReplacer, StmtExprMutator, post_order_visit
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .verify import is_device_target, opens_block_less_kernel
@@ -169,18 +169,11 @@ class _Placer(StmtExprMutator):
         return placed
 
 
-class _SharedAsGlobal(StmtExprMutator):
+class _SharedAsGlobal(BufferReplacer):
     """Every shared buffer of a CPU function as an ordinary (global) one."""
 
-    def __init__(self) -> None:
-        self.renamed: dict[int, Buffer] = {}
-
-    def mutate_buffer(self, b: Buffer) -> Buffer:
-        if b.scope not in _SHARED_SCOPES:
-            return b
-        if id(b) not in self.renamed:
-            self.renamed[id(b)] = dataclasses.replace(b, scope="global")
-        return self.renamed[id(b)]
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        return {"scope": "global"} if b.scope in _SHARED_SCOPES else None
 
 
 def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) -> PrimFunc:
@@ -189,9 +182,7 @@ def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) 
     CPU target, where the whole function is one block of threads (its parallel loops), shared
     memory is ordinary memory: shared buffers become global."""
     if not is_device_target(target):
-        mutator = _SharedAsGlobal()
-        body = mutator.visit_stmt(func.body)
-        return func if not mutator.renamed else dataclasses.replace(func, body=body)
+        return _SharedAsGlobal().rewrite(func)
     placer = _Placer(moved)
     body = placer.visit_stmt(func.body)
     if not placer.changed:

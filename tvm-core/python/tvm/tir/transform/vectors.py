@@ -37,7 +37,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import BufferReplacer, StmtExprMutator
 from tvm.tir.op import binary, broadcast, ramp
 from tvm.tir.stmt import BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
 
@@ -280,27 +280,19 @@ def masked_store(store: BufferStore, predicate: PrimExpr) -> Stmt:
     return IfThenElse(predicate, store, None, store.span)
 
 
-class _UnpackVectorBuffers(StmtExprMutator):
+class _UnpackVectorBuffers(BufferReplacer):
     """Buffers of vector elements (``T.Buffer((4,), "float32x4")``) as buffers of their element
     type with the lanes as one more, innermost dimension; each access reads or writes all the
     lanes of one element (an index vector ``T.ramp(0, 1, lanes)`` in that dimension)."""
 
-    def __init__(self) -> None:
-        self.unpacked: dict[int, Buffer] = {}
-
-    def mutate_buffer(self, b: Buffer) -> Buffer:
+    def replacement(self, b: Buffer) -> Optional[dict]:
         lanes = _dt.lanes(b.dtype)
         if lanes == 1 or b.strides:
-            return b  # strided vector elements stay refused, naming the buffer
-        if id(b) not in self.unpacked:
-            offset = b.elem_offset
-            if not (isinstance(offset, IntImm) and offset.value == 0):
-                offset = binary("mul", offset, lanes)
-            shape = (*b.shape, IntImm("int32", lanes))
-            self.unpacked[id(b)] = dataclasses.replace(
-                b, shape=shape, dtype=_dt.element_of(b.dtype), elem_offset=offset
-            )
-        return self.unpacked[id(b)]
+            return None  # strided vector elements stay refused, naming the buffer
+        offset = b.elem_offset
+        if not (isinstance(offset, IntImm) and offset.value == 0):
+            offset = binary("mul", offset, lanes)
+        return {"shape": (*b.shape, IntImm("int32", lanes)), "dtype": _dt.element_of(b.dtype), "elem_offset": offset}
 
     def _element(self, b: Buffer, indices: tuple, span) -> tuple:
         if any(lanes_of(i) > 1 for i in indices):
@@ -327,24 +319,12 @@ class _UnpackVectorBuffers(StmtExprMutator):
         return BufferStore(new, self.visit_expr(s.value), indices, s.span)
 
 
-def _unpack_vector_buffers(func: PrimFunc) -> PrimFunc:
-    vector_buffers = any(_dt.lanes(b.dtype) > 1 for b in func.buffer_map.values()) or any_node(
-        func.body, lambda n: isinstance(n, (BufferLoad, BufferStore)) and _dt.lanes(n.buffer.dtype) > 1
-    )
-    if not vector_buffers:
-        return func
-    mutator = _UnpackVectorBuffers()
-    body = mutator.visit_stmt(func.body)
-    params = {p: mutator.mutate_buffer(b) for p, b in func.buffer_map.items()}
-    return dataclasses.replace(func, body=StmtExprMutator._body(body), buffer_map=params)
-
-
 def scalarize_vectors(func: PrimFunc) -> PrimFunc:
     """``func`` with every vector value computed lane by lane (see the module docstring); the
     function itself when it has none. Buffers of vector elements become buffers of their element
     type with one more dimension, the lanes (a parameter ``T.Buffer((n,), "float32x4")`` takes an
     array of shape ``(n, 4)``)."""
-    func = _unpack_vector_buffers(func)
+    func = _UnpackVectorBuffers().rewrite(func)
     if not _has_vectors(func):
         return func
     body = _Scalarize().visit_stmt(func.body)
