@@ -6,6 +6,9 @@
 
 #include <tvm/ffi/error.h>
 
+#include <string>
+#include <utility>
+
 namespace tvm_backend_opencl {
 namespace cl {
 
@@ -39,154 +42,59 @@ const Api& Get() {
 }
 
 std::string ErrorString(cl_int code) {
-  const char* name = nullptr;
-  switch (code) {
-    case 0:
-      name = "CL_SUCCESS";
-      break;
-    case -1:
-      name = "CL_DEVICE_NOT_FOUND";
-      break;
-    case -2:
-      name = "CL_DEVICE_NOT_AVAILABLE";
-      break;
-    case -3:
-      name = "CL_COMPILER_NOT_AVAILABLE";
-      break;
-    case -4:
-      name = "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-      break;
-    case -5:
-      name = "CL_OUT_OF_RESOURCES";
-      break;
-    case -6:
-      name = "CL_OUT_OF_HOST_MEMORY";
-      break;
-    case -7:
-      name = "CL_PROFILING_INFO_NOT_AVAILABLE";
-      break;
-    case -8:
-      name = "CL_MEM_COPY_OVERLAP";
-      break;
-    case -11:
-      name = "CL_BUILD_PROGRAM_FAILURE";
-      break;
-    case -12:
-      name = "CL_MAP_FAILURE";
-      break;
-    case -13:
-      name = "CL_MISALIGNED_SUB_BUFFER_OFFSET";
-      break;
-    case -14:
-      name = "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
-      break;
-    case -15:
-      name = "CL_COMPILE_PROGRAM_FAILURE";
-      break;
-    case -16:
-      name = "CL_LINKER_NOT_AVAILABLE";
-      break;
-    case -17:
-      name = "CL_LINK_PROGRAM_FAILURE";
-      break;
-    case -30:
-      name = "CL_INVALID_VALUE";
-      break;
-    case -31:
-      name = "CL_INVALID_DEVICE_TYPE";
-      break;
-    case -32:
-      name = "CL_INVALID_PLATFORM";
-      break;
-    case -33:
-      name = "CL_INVALID_DEVICE";
-      break;
-    case -34:
-      name = "CL_INVALID_CONTEXT";
-      break;
-    case -35:
-      name = "CL_INVALID_QUEUE_PROPERTIES";
-      break;
-    case -36:
-      name = "CL_INVALID_COMMAND_QUEUE";
-      break;
-    case -37:
-      name = "CL_INVALID_HOST_PTR";
-      break;
-    case -38:
-      name = "CL_INVALID_MEM_OBJECT";
-      break;
-    case -42:
-      name = "CL_INVALID_BINARY";
-      break;
-    case -43:
-      name = "CL_INVALID_BUILD_OPTIONS";
-      break;
-    case -44:
-      name = "CL_INVALID_PROGRAM";
-      break;
-    case -45:
-      name = "CL_INVALID_PROGRAM_EXECUTABLE";
-      break;
-    case -46:
-      name = "CL_INVALID_KERNEL_NAME";
-      break;
-    case -47:
-      name = "CL_INVALID_KERNEL_DEFINITION";
-      break;
-    case -48:
-      name = "CL_INVALID_KERNEL";
-      break;
-    case -49:
-      name = "CL_INVALID_ARG_INDEX";
-      break;
-    case -50:
-      name = "CL_INVALID_ARG_VALUE";
-      break;
-    case -51:
-      name = "CL_INVALID_ARG_SIZE";
-      break;
-    case -52:
-      name = "CL_INVALID_KERNEL_ARGS";
-      break;
-    case -53:
-      name = "CL_INVALID_WORK_DIMENSION";
-      break;
-    case -54:
-      name = "CL_INVALID_WORK_GROUP_SIZE";
-      break;
-    case -55:
-      name = "CL_INVALID_WORK_ITEM_SIZE";
-      break;
-    case -56:
-      name = "CL_INVALID_GLOBAL_OFFSET";
-      break;
-    case -57:
-      name = "CL_INVALID_EVENT_WAIT_LIST";
-      break;
-    case -58:
-      name = "CL_INVALID_EVENT";
-      break;
-    case -59:
-      name = "CL_INVALID_OPERATION";
-      break;
-    case -61:
-      name = "CL_INVALID_BUFFER_SIZE";
-      break;
-    case -63:
-      name = "CL_INVALID_GLOBAL_WORK_SIZE";
-      break;
-    case -64:
-      name = "CL_INVALID_PROPERTY";
-      break;
-    case -1001:
-      name = "CL_PLATFORM_NOT_FOUND_KHR";
-      break;
-    default:
-      break;
+  static const std::pair<cl_int, const char*> kNames[] = {
+      {0, "CL_SUCCESS"},
+      {-1, "CL_DEVICE_NOT_FOUND"},
+      {-2, "CL_DEVICE_NOT_AVAILABLE"},
+      {-3, "CL_COMPILER_NOT_AVAILABLE"},
+      {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"},
+      {-5, "CL_OUT_OF_RESOURCES"},
+      {-6, "CL_OUT_OF_HOST_MEMORY"},
+      {-7, "CL_PROFILING_INFO_NOT_AVAILABLE"},
+      {-8, "CL_MEM_COPY_OVERLAP"},
+      {-11, "CL_BUILD_PROGRAM_FAILURE"},
+      {-12, "CL_MAP_FAILURE"},
+      {-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET"},
+      {-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"},
+      {-15, "CL_COMPILE_PROGRAM_FAILURE"},
+      {-16, "CL_LINKER_NOT_AVAILABLE"},
+      {-17, "CL_LINK_PROGRAM_FAILURE"},
+      {-30, "CL_INVALID_VALUE"},
+      {-31, "CL_INVALID_DEVICE_TYPE"},
+      {-32, "CL_INVALID_PLATFORM"},
+      {-33, "CL_INVALID_DEVICE"},
+      {-34, "CL_INVALID_CONTEXT"},
+      {-35, "CL_INVALID_QUEUE_PROPERTIES"},
+      {-36, "CL_INVALID_COMMAND_QUEUE"},
+      {-37, "CL_INVALID_HOST_PTR"},
+      {-38, "CL_INVALID_MEM_OBJECT"},
+      {-42, "CL_INVALID_BINARY"},
+      {-43, "CL_INVALID_BUILD_OPTIONS"},
+      {-44, "CL_INVALID_PROGRAM"},
+      {-45, "CL_INVALID_PROGRAM_EXECUTABLE"},
+      {-46, "CL_INVALID_KERNEL_NAME"},
+      {-47, "CL_INVALID_KERNEL_DEFINITION"},
+      {-48, "CL_INVALID_KERNEL"},
+      {-49, "CL_INVALID_ARG_INDEX"},
+      {-50, "CL_INVALID_ARG_VALUE"},
+      {-51, "CL_INVALID_ARG_SIZE"},
+      {-52, "CL_INVALID_KERNEL_ARGS"},
+      {-53, "CL_INVALID_WORK_DIMENSION"},
+      {-54, "CL_INVALID_WORK_GROUP_SIZE"},
+      {-55, "CL_INVALID_WORK_ITEM_SIZE"},
+      {-56, "CL_INVALID_GLOBAL_OFFSET"},
+      {-57, "CL_INVALID_EVENT_WAIT_LIST"},
+      {-58, "CL_INVALID_EVENT"},
+      {-59, "CL_INVALID_OPERATION"},
+      {-61, "CL_INVALID_BUFFER_SIZE"},
+      {-63, "CL_INVALID_GLOBAL_WORK_SIZE"},
+      {-64, "CL_INVALID_PROPERTY"},
+      {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
+  };
+  for (const auto& entry : kNames) {
+    if (entry.first == code) return std::string(entry.second) + " (" + std::to_string(code) + ")";
   }
-  std::string out = name != nullptr ? name : "unknown OpenCL error";
-  return out + " (" + std::to_string(code) + ")";
+  return "unknown OpenCL error (" + std::to_string(code) + ")";
 }
 
 }  // namespace cl

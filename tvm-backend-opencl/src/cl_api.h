@@ -159,15 +159,4 @@ std::string ErrorString(cl_int code);
 }  // namespace cl
 }  // namespace tvm_backend_opencl
 
-/*! \brief Call an OpenCL function that returns cl_int and throw a RuntimeError naming it on
- * failure. */
-#define TVM_OPENCL_CALL(func, ...)                                                                \
-  do {                                                                                            \
-    ::tvm_backend_opencl::cl::cl_int _cl_err = ::tvm_backend_opencl::cl::Get().func(__VA_ARGS__); \
-    if (_cl_err != ::tvm_backend_opencl::cl::CL_SUCCESS) {                                        \
-      TVM_FFI_THROW(RuntimeError) << "OpenCL error: " #func " failed with "                       \
-                                  << ::tvm_backend_opencl::cl::ErrorString(_cl_err);              \
-    }                                                                                             \
-  } while (0)
-
 #endif  // TVM_BACKEND_OPENCL_CL_API_H_

@@ -1,52 +1,93 @@
 /*!
  * \file opencl_module.cc
- * \brief The "opencl" device module: program build (source or binary), kernel lookup, launch.
+ * \brief The "opencl" device module: its program built per device (from the binary cache, the
+ *        carried binary or the source); kernels, launches and checks come from the kit.
  */
 #include "opencl_module.h"
 
-#include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/map.h>
-#include <tvm/ffi/container/tensor.h>
-#include <tvm/ffi/string.h>
-#include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
-#include <tvm/runtime/device_api.h>
+#include <tvm/runtime/disk_cache.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <mutex>
-#include <sstream>
-#include <unordered_map>
-#include <vector>
+#include <string>
 
-#include "opencl_workspace.h"
-#include "program_cache.h"
+#include "opencl_driver.h"
 
 namespace tvm_backend_opencl {
 
-namespace ffi = ::tvm::ffi;
-using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
-
 namespace {
 
-/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS (e.g.
- * "-cl-fast-relaxed-math"). */
-std::string BuildOptions() {
-  const char* env = std::getenv("TVM_OPENCL_BUILD_OPTIONS");
-  return env != nullptr ? env : "";
+/*!
+ * The on-disk cache of program binaries, so that a program built from source once is loaded as a
+ * binary by later processes (where the platform offers binaries): the core's disk cache
+ * ($TVM_CACHE_DIR/opencl, CRC-checked entries); $TVM_OPENCL_CACHE_DIR names another folder and
+ * TVM_OPENCL_CACHE=0 turns it off. Entries are keyed by the source, the build options and the
+ * device's identity. Every failure (unwritable folder, corrupted or stale entry) falls back to
+ * building from source: a corrupted entry never reaches the driver.
+ */
+struct CacheStats {
+  std::atomic<int64_t> hits{0};
+  std::atomic<int64_t> stores{0};
+  std::atomic<int64_t> rejected{0};  // entries the device refused: rebuilt from source
+};
+CacheStats& GlobalCacheStats() {
+  static CacheStats stats;
+  return stats;
 }
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+/*! \brief The cache folder, or "" when the cache is off. */
+std::string CacheDir() {
+  std::string flag = Env("TVM_OPENCL_CACHE");
+  if (flag == "0" || flag == "off" || flag == "false" || flag == "no") return "";
+  std::string dir = Env("TVM_OPENCL_CACHE_DIR");
+  return dir.empty() ? disk_cache::Dir("opencl") : dir;
+}
+
+/*! \brief The file holding the binary of `source` built for `dev` ("" when the cache is off). */
+std::string CachePath(const std::string& source, const DeviceInfo& dev) {
+  std::string dir = CacheDir();
+  if (dir.empty()) return "";
+  std::string key = "tvm-opencl-cache-v2\n" + dev.platform_name + '\n' + dev.name + '\n' +
+                    dev.version + '\n' + dev.driver_version + '\n' +
+                    Env("TVM_OPENCL_BUILD_OPTIONS") + '\n' + source;
+  return dir + "/" + disk_cache::Key(key) + ".clbin";
+}
+
+/*! \brief The binary of a built single-device program, or "" when the platform gives none. */
+std::string ProgramBinaryOf(cl_program prog) {
+  size_t size = 0;
+  if (Get().clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) !=
+          CL_SUCCESS ||
+      size == 0) {
+    return "";
+  }
+  std::string binary(size, '\0');
+  unsigned char* ptr = reinterpret_cast<unsigned char*>(&binary[0]);
+  if (Get().clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) != CL_SUCCESS) {
+    return "";
+  }
+  return binary;
+}
+
+/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS ("-cl-fast-relaxed-math"). */
+std::string BuildOptions() { return Env("TVM_OPENCL_BUILD_OPTIONS"); }
 
 std::string BuildLog(cl_program prog, cl_device_id dev) {
   size_t size = 0;
-  if (Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) !=
+  std::string log;
+  if (Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) ==
       CL_SUCCESS) {
-    return "(no build log available)";
-  }
-  std::string log(size, '\0');
-  if (size > 0 && Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, &log[0],
-                                              nullptr) != CL_SUCCESS) {
-    return "(no build log available)";
+    log.resize(size);
+    if (size > 0)
+      Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr);
   }
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log.empty() ? "(empty build log)" : log;
@@ -57,33 +98,17 @@ std::string BuildLog(cl_program prog, cl_device_id dev) {
  *        (the generated code enables cl_khr_fp64 / cl_khr_fp16 with a pragma when it uses them).
  */
 void CheckExtensions(const std::string& source, const DeviceInfo& dev, const std::string& kernel) {
-  struct Need {
-    const char* ext;
-    const char* what;
-  };
-  for (const Need& need : {Need{"cl_khr_fp64", "float64 (double precision)"},
-                           Need{"cl_khr_fp16", "float16 arithmetic (half precision)"}}) {
-    std::string pragma = std::string("OPENCL EXTENSION ") + need.ext;
-    if (source.find(pragma) != std::string::npos && !dev.HasExtension(need.ext)) {
-      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << kernel << "' uses " << need.what
+  static const std::pair<const char*, const char*> kNeeds[] = {
+      {"cl_khr_fp64", "float64 (double precision)"},
+      {"cl_khr_fp16", "float16 arithmetic (half precision)"}};
+  for (const auto& need : kNeeds) {
+    if (source.find(std::string("OPENCL EXTENSION ") + need.first) != std::string::npos &&
+        !dev.HasExtension(need.first)) {
+      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << kernel << "' uses " << need.second
                                   << ", but device '" << dev.name << "' (" << dev.platform_name
-                                  << ") lacks the " << need.ext << " extension; use another dtype "
-                                  << "or a device that supports it";
+                                  << ") lacks the " << need.first << " extension; use another "
+                                  << "dtype or a device that supports it";
     }
-  }
-}
-
-/*! \brief Build `prog` for `dev`; throws with the build log on failure. */
-void BuildOrThrow(cl_program prog, const DeviceInfo& dev, const std::string& kernel) {
-  std::string options = BuildOptions();
-  cl_int rc = Get().clBuildProgram(prog, 1, &dev.device, options.c_str(), nullptr, nullptr);
-  if (rc != CL_SUCCESS) {
-    std::string log = BuildLog(prog, dev.device);
-    Get().clReleaseProgram(prog);
-    TVM_FFI_THROW(RuntimeError) << "building the OpenCL program of kernel '" << kernel
-                                << "' for device '" << dev.name << "' failed with "
-                                << ErrorString(rc) << ". Build log:\n"
-                                << log;
   }
 }
 
@@ -94,11 +119,19 @@ cl_program ProgramFromSource(const std::string& source, const DeviceInfo& dev,
   size_t len = source.size();
   cl_int rc = CL_SUCCESS;
   cl_program prog = Get().clCreateProgramWithSource(dev.context, 1, &text, &len, &rc);
-  if (rc != CL_SUCCESS || prog == nullptr) {
-    TVM_FFI_THROW(RuntimeError) << "OpenCL error: clCreateProgramWithSource failed with "
+  if (rc != CL_SUCCESS) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL: clCreateProgramWithSource failed with "
                                 << ErrorString(rc) << " (kernel '" << kernel << "')";
   }
-  BuildOrThrow(prog, dev, kernel);
+  rc = Get().clBuildProgram(prog, 1, &dev.device, BuildOptions().c_str(), nullptr, nullptr);
+  if (rc != CL_SUCCESS) {
+    std::string log = BuildLog(prog, dev.device);
+    Get().clReleaseProgram(prog);
+    TVM_FFI_THROW(RuntimeError) << "building the OpenCL program of kernel '" << kernel
+                                << "' for device '" << dev.name << "' failed with "
+                                << ErrorString(rc) << ". Build log:\n"
+                                << log;
+  }
   return prog;
 }
 
@@ -109,16 +142,12 @@ cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev) {
   cl_int status = CL_SUCCESS, rc = CL_SUCCESS;
   cl_program prog =
       Get().clCreateProgramWithBinary(dev.context, 1, &dev.device, &len, &bytes, &status, &rc);
-  if (rc != CL_SUCCESS || status != CL_SUCCESS || prog == nullptr) {
-    if (prog != nullptr) Get().clReleaseProgram(prog);
-    return nullptr;
+  if (rc == CL_SUCCESS && status == CL_SUCCESS && prog != nullptr) {
+    rc = Get().clBuildProgram(prog, 1, &dev.device, BuildOptions().c_str(), nullptr, nullptr);
+    if (rc == CL_SUCCESS) return prog;
   }
-  std::string options = BuildOptions();
-  if (Get().clBuildProgram(prog, 1, &dev.device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
-    Get().clReleaseProgram(prog);
-    return nullptr;
-  }
-  return prog;
+  if (prog != nullptr) Get().clReleaseProgram(prog);
+  return nullptr;
 }
 
 /*!
@@ -128,50 +157,28 @@ cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev) {
 cl_program CachedProgram(const std::string& source, const DeviceInfo& dev,
                          const std::string& kernel) {
   CheckExtensions(source, dev, kernel);
-  std::string path = CachePath(source, BuildOptions(), dev);
+  std::string path = CachePath(source, dev);
   std::string binary;
-  if (CacheLoad(path, &binary)) {
+  bool corrupted = false;
+  if (!path.empty() && disk_cache::Read(path, &binary, &corrupted)) {
     if (cl_program prog = ProgramFromBinary(binary, dev)) {
       ++GlobalCacheStats().hits;
       return prog;
     }
-    ++GlobalCacheStats().rejected;
   }
+  if (corrupted || !binary.empty()) ++GlobalCacheStats().rejected;
   cl_program prog = ProgramFromSource(source, dev, kernel);
-  if (!path.empty()) CacheStore(path, ProgramBinaryOf(prog));
+  if (!path.empty() && disk_cache::Write(path, ProgramBinaryOf(prog))) ++GlobalCacheStats().stores;
   return prog;
 }
 
-/*! \brief Device-side objects of one module on one device. */
-/*! \brief A kernel object and the __local memory it declares statically (queried once). */
-struct KernelObject {
-  cl_kernel kernel = nullptr;
-  cl_ulong static_local_bytes = 0;
-};
-
-struct DeviceProgram {
-  cl_program program = nullptr;
-  std::unordered_map<std::string, KernelObject> kernels;
-};
-
-class OpenCLModuleObj final : public KernelModuleBase {
+class OpenCLModule final : public HandleKernelModule {
  public:
-  explicit OpenCLModuleObj(DeviceModuleSpec spec) : KernelModuleBase("opencl", std::move(spec)) {
-    if (spec_.fmt != "cl" && spec_.fmt != "clbin") {
-      TVM_FFI_THROW(ValueError)
-          << "an opencl module needs format 'cl' (OpenCL C source) or 'clbin' "
-          << "(program binary), got '" << spec_.fmt << "'";
-    }
+  explicit OpenCLModule(DeviceModuleSpec spec)
+      : HandleKernelModule(OpenCLDriver::Global(), std::move(spec), {"cl", "clbin"}) {
     if (spec_.fmt == "clbin" && Source().empty()) {
       TVM_FFI_THROW(ValueError) << "an opencl 'clbin' module must also carry its source as "
                                 << "('opencl', text), so that other devices can rebuild it";
-    }
-  }
-
-  ~OpenCLModuleObj() {
-    for (auto& entry : programs_) {
-      for (auto& kv : entry.second.kernels) Get().clReleaseKernel(kv.second.kernel);
-      if (entry.second.program != nullptr) Get().clReleaseProgram(entry.second.program);
     }
   }
 
@@ -185,170 +192,25 @@ class OpenCLModuleObj final : public KernelModuleBase {
     return "";
   }
 
-  /*! \brief The kernel object of `name` on device `id`, building the program on first use. */
-  const KernelObject& GetKernel(int id, const std::string& name) {
-    const DeviceInfo& dev = Workspace::Global()->Device(id);
-    DeviceProgram& dp = programs_[id];
-    if (dp.program == nullptr) {
-      if (spec_.fmt == "clbin") {
-        CheckExtensions(Source(), dev, name);
-        dp.program = ProgramFromBinary(spec_.payload, dev);
-      }
-      if (dp.program == nullptr) dp.program = CachedProgram(Source(), dev, name);
+  void* BuildImage(int dev_id) final {
+    const DeviceInfo& dev = OpenCLDriver::Global()->Device(dev_id);
+    std::string first = spec_.functions.empty() ? "<program>" : spec_.functions[0].name;
+    if (spec_.fmt == "clbin") {
+      CheckExtensions(Source(), dev, first);
+      if (cl_program prog = ProgramFromBinary(spec_.payload, dev)) return prog;
     }
-    auto it = dp.kernels.find(name);
-    if (it != dp.kernels.end()) return it->second;
-    cl_int rc = CL_SUCCESS;
-    cl_kernel k = Get().clCreateKernel(dp.program, name.c_str(), &rc);
-    if (rc != CL_SUCCESS || k == nullptr) {
-      TVM_FFI_THROW(RuntimeError) << "OpenCL kernel '" << name
-                                  << "' is not in its program on device '" << dev.name
-                                  << "': clCreateKernel failed with " << ErrorString(rc);
-    }
-    KernelObject& obj = dp.kernels[name];
-    obj.kernel = k;
-    // Before any argument is set this is the kernel's own __local declarations (drivers that do
-    // not report them, such as PoCL, give 0: the compile-time check covers those).
-    Get().clGetKernelWorkGroupInfo(k, dev.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(cl_ulong),
-                                   &obj.static_local_bytes, nullptr);
-    return obj;
+    return CachedProgram(Source(), dev, first);
   }
-
-  /*!
-   * \brief A work-group's __local memory (declared plus dynamic) must fit the device: past it a
-   *  launch fails inside the driver, or worse. Checked before the launch, naming the amounts.
-   */
-  static void CheckLocalMemory(const FunctionInfo& info, const KernelObject& k,
-                               const DeviceInfo& dev, int64_t dyn_bytes) {
-    cl_ulong need = k.static_local_bytes + static_cast<cl_ulong>(dyn_bytes > 0 ? dyn_bytes : 0);
-    if (dev.local_mem_size == 0 || need <= dev.local_mem_size) return;
-    TVM_FFI_THROW(ValueError) << "OpenCL kernel '" << info.name << "' needs " << need
-                              << " bytes of local (shared) memory per work-group ("
-                              << k.static_local_bytes << " declared + "
-                              << (need - k.static_local_bytes) << " dynamic); device '" << dev.name
-                              << "' has " << dev.local_mem_size;
-  }
-
-  /*! \brief The cl_mem of buffer argument `i` (an opaque pointer or an OpenCL tensor). */
-  static void* BufferArg(const FunctionInfo& info, ffi::PackedArgs args, size_t i,
-                         BufferInfo* where) {
-    // A tensor's device, layout, dtype and size: CheckLaunchTensors in Launch.
-    tvm::runtime::BufferArgument arg = tvm::runtime::BufferArgumentOf("opencl", info, args, i);
-    if (arg.byte_offset != 0) {
-      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
-                                << " has a byte offset; OpenCL buffers cannot be offset";
-    }
-    void* ptr = arg.data;
-    if (!Workspace::Global()->LookupBuffer(ptr, where)) {
-      TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " (" << ptr
-                                << ") is not a live OpenCL buffer allocated by TVM";
-    }
-    return ptr;
-  }
-
-  /*! \brief clSetKernelArg for scalar argument `i`, packed as its arg type says. */
-  static void SetScalarArg(cl_kernel k, const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
-    const std::string& type = info.arg_types[i];
-    auto set = [&](const void* value, size_t size) {
-      cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(i), size, value);
-      if (rc != CL_SUCCESS) {
-        TVM_FFI_THROW(RuntimeError) << "kernel " << info.name << ": setting argument " << i << " ("
-                                    << type << ") failed with " << ErrorString(rc);
-      }
-    };
-    uint64_t slot = 0;  // one packing rule for every backend (tvm/runtime/device_module.h)
-    set(&slot, PackScalarArgument(ParseKernelArgType(info, i), args[i], &slot));
-  }
-
-  void Launch(size_t index, ffi::PackedArgs args) final {
-    const FunctionInfo& info = spec_.functions[index];
-    // The first launch may be what discovers the devices; without one, say so before anything else.
-    Workspace* ws = Workspace::TryGlobal();
-    if (ws == nullptr)
-      Workspace::ThrowUnavailable("cannot launch OpenCL kernel '" + info.name + "'");
-    LaunchConfig cfg = LaunchConfig::Decode(info, args);
-    // buffers may sit on several devices of one platform (checked below), so not same_device
-    CheckLaunchTensors(info, args, kDLOpenCL, /*same_device=*/false);
-    if (cfg.empty()) return;
-    size_t nargs = info.arg_types.size();
-    std::vector<void*> mems(nargs, nullptr);
-    int dev_id = -1;
-    for (size_t i = 0; i < nargs; ++i) {
-      if (!IsBufferArgType(info.arg_types[i])) continue;
-      BufferInfo where{};
-      mems[i] = BufferArg(info, args, i, &where);
-      if (dev_id < 0) {
-        dev_id = where.device_id;
-      } else if (ws->Device(where.device_id).context != ws->Device(dev_id).context) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i
-                                  << " lives on opencl(" << where.device_id
-                                  << "), another OpenCL platform than opencl(" << dev_id << ")";
-      }
-    }
-    if (dev_id < 0) dev_id = 0;  // no buffer arguments: the first device
-    const DeviceInfo& dev = ws->Device(dev_id);
-    cl_command_queue queue =
-        ws->Queue(dev_id, DeviceAPI::CurrentStream(DLDevice{kDLOpenCL, dev_id}));
-
-    size_t global[3], local[3];
-    cl_uint work_dim = 1;
-    for (int d = 0; d < 3; ++d) {
-      local[d] = static_cast<size_t>(cfg.block[d]);
-      global[d] = static_cast<size_t>(cfg.grid[d]) * local[d];
-      if (cfg.grid[d] > 1 || cfg.block[d] > 1) work_dim = static_cast<cl_uint>(d + 1);
-    }
-
-    std::lock_guard<std::mutex> lock(mu_);  // kernel objects hold argument state
-    const KernelObject& obj = GetKernel(dev_id, info.name);
-    CheckLocalMemory(info, obj, dev, cfg.dyn_shmem_bytes);
-    cl_kernel k = obj.kernel;
-    for (size_t i = 0; i < nargs; ++i) {
-      if (IsBufferArgType(info.arg_types[i])) {
-        cl_mem mem = static_cast<cl_mem>(mems[i]);
-        cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(i), sizeof(cl_mem), &mem);
-        if (rc != CL_SUCCESS) {
-          TVM_FFI_THROW(RuntimeError) << "kernel " << info.name << ": setting buffer argument " << i
-                                      << " failed with " << ErrorString(rc);
-        }
-      } else {
-        SetScalarArg(k, info, args, i);
-      }
-    }
-    bool has_dyn = false;
-    for (const std::string& tag : info.launch_param_tags) has_dyn |= tag == "dyn_shmem";
-    if (has_dyn) {
-      size_t bytes = cfg.dyn_shmem_bytes > 0 ? static_cast<size_t>(cfg.dyn_shmem_bytes) : 1;
-      cl_int rc = Get().clSetKernelArg(k, static_cast<cl_uint>(nargs), bytes, nullptr);
-      if (rc != CL_SUCCESS) {
-        TVM_FFI_THROW(RuntimeError)
-            << "kernel " << info.name << ": setting " << bytes
-            << " bytes of dynamic local memory failed with " << ErrorString(rc);
-      }
-    }
-    cl_int rc = Get().clEnqueueNDRangeKernel(queue, k, work_dim, nullptr, global, local, 0, nullptr,
-                                             nullptr);
-    if (rc != CL_SUCCESS) {
-      TVM_FFI_THROW(RuntimeError) << "launching OpenCL kernel '" << info.name << "' on '"
-                                  << dev.name << "' with global size (" << global[0] << ", "
-                                  << global[1] << ", " << global[2] << ") and local size ("
-                                  << local[0] << ", " << local[1] << ", " << local[2]
-                                  << ") failed with " << ErrorString(rc);
-    }
-  }
-
-  std::mutex mu_;
-  std::unordered_map<int, DeviceProgram> programs_;
 };
 
 }  // namespace
 
 ffi::Module CreateOpenCLModule(DeviceModuleSpec spec) {
-  return ffi::Module(ffi::make_object<OpenCLModuleObj>(std::move(spec)));
+  return ffi::Module(ffi::make_object<OpenCLModule>(std::move(spec)));
 }
 
 std::string BuildProgramBinary(const std::string& source, int device_id) {
-  const DeviceInfo& dev =
-      Workspace::Global("cannot build an OpenCL program binary")->Device(device_id);
+  const DeviceInfo& dev = OpenCLDriver::Global()->Device(device_id);
   cl_program prog = ProgramFromSource(source, dev, "<program>");
   std::string binary = ProgramBinaryOf(prog);
   Get().clReleaseProgram(prog);
@@ -359,32 +221,29 @@ std::string BuildProgramBinary(const std::string& source, int device_id) {
 }
 
 void RegisterModuleFunctions() {
-  RegisterDeviceModuleKind(
-      "opencl", [](DeviceModuleSpec spec) { return CreateOpenCLModule(std::move(spec)); });
-  ffi::Function::SetGlobal("opencl.ProgramCacheInfo", ffi::Function::FromTyped([]() {
-                             CacheStats& st = GlobalCacheStats();
-                             ffi::Map<ffi::String, ffi::Any> info;
-                             info.Set("dir", ffi::String(CacheDir()));
-                             info.Set("hits", st.hits.load());
-                             info.Set("stores", st.stores.load());
-                             info.Set("rejected", st.rejected.load());
-                             return info;
-                           }),
-                           true);
+  RegisterDeviceModuleKind("opencl", CreateOpenCLModule);
+  auto cache_info = []() {
+    CacheStats& st = GlobalCacheStats();
+    ffi::Map<ffi::String, ffi::Any> info;
+    info.Set("dir", ffi::String(CacheDir()));
+    info.Set("hits", st.hits.load());
+    info.Set("stores", st.stores.load());
+    info.Set("rejected", st.rejected.load());
+    return info;
+  };
+  ffi::Function::SetGlobal("opencl.ProgramCacheInfo", ffi::Function::FromTyped(cache_info), true);
   ffi::Function::SetGlobal("opencl.ProgramBinary",
                            ffi::Function::FromTyped([](ffi::String source, int device_id) {
                              return ffi::Bytes(BuildProgramBinary(source, device_id));
                            }),
                            true);
   // Whether platform/device discovery has run (it runs on first use, never at activation).
-  ffi::Function::SetGlobal("opencl.Discovered",
-                           ffi::Function::FromTyped([]() { return Workspace::Discovered(); }),
-                           true);
+  ffi::Function::SetGlobal(
+      "opencl.Discovered",
+      ffi::Function::FromTyped([]() { return OpenCLDriver::Global()->Discovered(); }), true);
   // Why no OpenCL device is usable ("" when discovery found one); runs discovery if needed.
   ffi::Function::SetGlobal("opencl.UnavailableReason", ffi::Function::FromTyped([]() {
-                             std::string why;
-                             Workspace::TryGlobal(&why);
-                             return ffi::String(why);
+                             return ffi::String(OpenCLDriver::Global()->UnavailableReason());
                            }),
                            true);
 }

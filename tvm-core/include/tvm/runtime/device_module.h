@@ -17,6 +17,7 @@
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 #include <tvm/runtime/base.h>
@@ -24,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -326,6 +328,20 @@ class KernelModuleBase : public DeviceModuleBase {
  protected:
   /*! \brief Launch kernel `index` (of spec().functions) with the call's arguments. */
   virtual void Launch(size_t index, ffi::PackedArgs args) = 0;
+
+  /*! \brief ValueError unless the payload format is one of `formats`. */
+  void CheckFormat(std::initializer_list<const char*> formats) const {
+    std::string expected;
+    size_t i = 0;
+    for (const char* f : formats) {
+      if (spec_.fmt == f) return;
+      if (i > 0) expected += i + 1 == formats.size() ? " or " : ", ";
+      expected += f;
+      ++i;
+    }
+    TVM_FFI_THROW(ValueError) << kind() << " module: unsupported payload format '" << spec_.fmt
+                              << "' (expected " << expected << ")";
+  }
 };
 
 /*!

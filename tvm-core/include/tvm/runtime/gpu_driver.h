@@ -20,6 +20,7 @@
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_attributes.h>
 #include <tvm/runtime/device_module.h>
+#include <tvm/runtime/launch_limits.h>
 #include <tvm/runtime/owned_streams.h>
 
 #include <array>
@@ -190,31 +191,21 @@ class GPUDriver {
     return major * 10 + minor;
   }
 
-  /*! \brief Launch limits of one device: read once (the driver calls are not free). */
-  struct Limits {
-    std::array<int64_t, 3> grid{};
-    std::array<int64_t, 3> block{};
-    int64_t threads_per_block = 0;
-    int64_t shared_bytes = 0;
-    bool shared_opt_in = false;  // shared_bytes is the opt-in limit (RaiseSharedMemoryLimit)
-  };
-  const Limits& LimitsOf(int dev_id) {
-    std::lock_guard<std::mutex> lock(limits_mu_);
-    std::unique_ptr<Limits>& slot = limits_[dev_id];
-    if (slot == nullptr) {
+  /*! \brief Device `dev_id`'s launch limits (read once). */
+  const LaunchLimits& LimitsOf(int dev_id) {
+    return limits_.Get(dev_id, [&] {
       auto attr = [&](int code) { return code < 0 ? kMaxLaunchValue : AttributeOf(dev_id, code); };
-      auto lim = std::make_unique<Limits>();
+      LaunchLimits lim;
       for (int a = 0; a < 3; ++a) {
-        lim->grid[a] = attr(codes_.max_grid_dim[a]);
-        lim->block[a] = attr(codes_.max_block_dim[a]);
+        lim.grid[a] = attr(codes_.max_grid_dim[a]);
+        lim.block[a] = attr(codes_.max_block_dim[a]);
       }
-      lim->threads_per_block = attr(codes_.max_threads_per_block);
-      lim->shared_opt_in = codes_.max_shared_memory_per_block_optin >= 0;
-      lim->shared_bytes = attr(lim->shared_opt_in ? codes_.max_shared_memory_per_block_optin
-                                                  : codes_.max_shared_memory_per_block);
-      slot = std::move(lim);
-    }
-    return *slot;
+      lim.threads_per_block = attr(codes_.max_threads_per_block);
+      lim.shared_opt_in = codes_.max_shared_memory_per_block_optin >= 0;
+      lim.shared_bytes = attr(lim.shared_opt_in ? codes_.max_shared_memory_per_block_optin
+                                                : codes_.max_shared_memory_per_block);
+      return lim;
+    });
   }
 
  protected:
@@ -224,8 +215,7 @@ class GPUDriver {
   int device_type_;
   std::string kind_;
   std::string label_;
-  std::mutex limits_mu_;
-  std::array<std::unique_ptr<Limits>, kMaxGPUDevices> limits_;
+  LaunchLimitsCache<kMaxGPUDevices> limits_;
 };
 
 /*! \brief The DeviceAPI of a GPUDriver's devices: attributes, memory, copies, owned streams. */
@@ -354,7 +344,7 @@ class GPUKernelModule : public KernelModuleBase {
     int dev_id = LaunchDevice(index, args);
     d_->UseDevice(dev_id);
     if (cfg.empty()) return;  // a symbolic size of 0: nothing to launch
-    CheckLimits(info, cfg, dev_id);
+    CheckLaunchLimits(kind(), info, cfg, d_->LimitsOf(dev_id), d_->DeviceLabel(dev_id));
     void* f = Function(index, dev_id, cfg.dyn_shmem_bytes);
     KernelArgPack pack(kind(), info, kinds_[index], args);
     void* stream =
@@ -393,19 +383,6 @@ class GPUKernelModule : public KernelModuleBase {
   GPUDriver* d_;
 
  private:
-  void CheckFormat(std::initializer_list<const char*> formats) {
-    std::string expected;
-    size_t i = 0;
-    for (const char* f : formats) {
-      if (spec_.fmt == f) return;
-      if (i > 0) expected += i + 1 == formats.size() ? " or " : ", ";
-      expected += f;
-      ++i;
-    }
-    TVM_FFI_THROW(ValueError) << kind() << " module: unsupported payload format '" << spec_.fmt
-                              << "' (expected " << expected << ")";
-  }
-
   /*! \brief That of the first tensor argument (all checked), else of the first raw pointer the
    *  driver can place, else 0: a tensor elsewhere would reach the kernel as a pointer of the
    *  launch device (a fault, or silently wrong data). */
@@ -419,39 +396,6 @@ class GPUKernelModule : public KernelModuleBase {
       if (owner >= 0) return owner;
     }
     return 0;
-  }
-
-  /*! \brief The device's limits LaunchConfig::Decode's generic range checks do not know: past
-   *  them the driver would truncate an extent or fail with an opaque error. */
-  void CheckLimits(const FunctionInfo& info, const LaunchConfig& cfg, int dev_id) {
-    const GPUDriver::Limits& lim = d_->LimitsOf(dev_id);
-    const std::string where = " of " + d_->DeviceLabel(dev_id);
-    static const char* kAxis[3] = {"x", "y", "z"};
-    for (int a = 0; a < 3; ++a) {
-      if (cfg.grid[a] > lim.grid[a]) {
-        TVM_FFI_THROW(ValueError) << kind() << " kernel " << info.name << ": grid extent blockIdx."
-                                  << kAxis[a] << " = " << cfg.grid[a] << " exceeds the limit "
-                                  << lim.grid[a] << where;
-      }
-      if (cfg.block[a] > lim.block[a]) {
-        TVM_FFI_THROW(ValueError) << kind() << " kernel " << info.name
-                                  << ": block extent threadIdx." << kAxis[a] << " = "
-                                  << cfg.block[a] << " exceeds the limit " << lim.block[a] << where;
-      }
-    }
-    int64_t threads = cfg.ThreadsPerBlock(lim.threads_per_block);
-    if (threads > lim.threads_per_block) {
-      TVM_FFI_THROW(ValueError) << kind() << " kernel " << info.name << ": block (" << cfg.block[0]
-                                << ", " << cfg.block[1] << ", " << cfg.block[2] << ") has "
-                                << threads << " threads, more than the limit "
-                                << lim.threads_per_block << " threads per block" << where;
-    }
-    if (cfg.dyn_shmem_bytes > lim.shared_bytes) {
-      TVM_FFI_THROW(ValueError) << kind() << " kernel " << info.name << ": " << cfg.dyn_shmem_bytes
-                                << " bytes of dynamic shared memory exceed the limit "
-                                << lim.shared_bytes << " bytes per block"
-                                << (lim.shared_opt_in ? " (opt-in)" : "") << where;
-    }
   }
 
   /*! \brief Kernel `index` on device `dev_id` (loading the image there first), allowed
