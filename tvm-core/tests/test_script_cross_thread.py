@@ -40,6 +40,28 @@ def test_a_block_reduction_over_thread_x_with_a_serial_part_and_a_predicate():
     assert "red_buf" in source  # the shared scratch of the tree, not one racing update
 
 
+def test_a_predicate_written_before_the_block_axes_and_more_threads_than_elements():
+    """Meta-schedule writes T.where before T.axis; threads past the predicate contribute the
+    identity (here 256 threads reduce 100 elements)."""
+
+    @T.prim_func
+    def row_max(A: T.Buffer((4, 100), "float32"), B: T.Buffer((4,), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for k_0 in T.serial(1):
+                for k_1 in T.thread_binding(256, thread="threadIdx.x"):
+                    with T.sblock("B"):
+                        T.where(k_0 * 256 + k_1 < 100)
+                        vi = T.axis.spatial(4, i)
+                        vk = T.axis.reduce(100, k_0 * 256 + k_1)
+                        with T.init():
+                            B[vi] = T.float32(-3.4028234663852886e38)
+                        B[vi] = T.max(B[vi], A[vi, vk])
+
+    a = np.random.default_rng(2).standard_normal((4, 100), dtype="float32")
+    got, _ = run(row_max, a, (4,))
+    np.testing.assert_array_equal(got, a.max(axis=1))
+
+
 def test_a_max_over_thread_x_in_groups_of_thread_y_of_a_size_not_a_power_of_two():
     @T.prim_func
     def group_max(A: T.Buffer((4, 3, 48), "float32"), B: T.Buffer((4, 3), "float32")):

@@ -189,13 +189,20 @@ def lower_block_reduction(
     reduced = [t.var for t in in_scope if any(_mentions(b, {t.var}) for b in reduce_bindings)]
     if not reduced:
         return body
-    lets, s = [], body
-    while isinstance(s, LetStmt):
-        lets.append(s)
-        s = s.body
-    where = None
-    if isinstance(s, IfThenElse) and s.else_case is None and not isinstance(s.then_case, BufferStore):
-        where, s = s.condition, s.then_case
+    lets, where, s = [], None, body
+    while True:  # the iteration variables' lets and the T.where guard, written in either order
+        if isinstance(s, LetStmt):
+            lets.append(s)
+            s = s.body
+        elif (
+            where is None
+            and isinstance(s, IfThenElse)
+            and s.else_case is None
+            and not isinstance(s.then_case, BufferStore)
+        ):
+            where, s = s.condition, s.then_case
+        else:
+            break
     init = None
     if isinstance(s, SeqStmt) and len(s.seq) == 2 and isinstance(s.seq[0], IfThenElse):
         init, s = s.seq[0], s.seq[1]
