@@ -101,6 +101,44 @@ def test_tvm_thread_allreduce_under_a_comm_reducer():
     np.testing.assert_allclose(got, a.sum(axis=1), rtol=1e-5)
 
 
+def test_an_argmax_over_threads_with_a_reducer_of_two_values():
+    """T.tvm_thread_allreduce of an (index, value) pair, as Apache TVM lowers argmax: each step of
+    the tree combines both values of two threads at once."""
+
+    @T.prim_func
+    def argmax(val: T.Buffer((8, 96), "float32"), out_idx: T.Buffer((8,), "int32"), out_val: T.Buffer((8,), "float32")):
+        best_idx = T.alloc_buffer([1], dtype="int32", scope="local")
+        best_val = T.alloc_buffer([1], dtype="float32", scope="local")
+        for i in T.thread_binding(8, thread="blockIdx.x"):
+            for k in T.thread_binding(96, thread="threadIdx.x"):
+                with T.sblock("argmax_cross_thread"):
+                    T.attr(
+                        T.comm_reducer(
+                            lambda x0, x1, y0, y1: (T.Select(x1 >= y1, x0, y0), T.Select(x1 >= y1, x1, y1)),
+                            [-1, T.float32(-3.4028234663852886e38)],
+                        ),
+                        "reduce_scope",
+                        T.int32(0),
+                    )
+                    T.evaluate(
+                        T.tvm_thread_allreduce(
+                            T.uint32(2), k, val[i, k], True, best_idx[0], best_val[0], k, dtype="handle"
+                        )
+                    )
+                with T.sblock("write_back"):
+                    T.where(k == 0)
+                    out_idx[i] = best_idx[0]
+                    out_val[i] = best_val[0]
+
+    dev = tvm.device("example")
+    mod = tvm.compile(argmax, target="example")
+    a = np.random.default_rng(3).permutation(8 * 96).reshape(8, 96).astype("float32")
+    idx, val = tvm.runtime.empty((8,), "int32", dev), tvm.runtime.empty((8,), "float32", dev)
+    mod["argmax"](tvm.runtime.tensor(a, dev), idx, val)
+    np.testing.assert_array_equal(idx.numpy(), a.argmax(axis=1))
+    np.testing.assert_array_equal(val.numpy(), a.max(axis=1))
+
+
 def test_a_block_reduction_updating_one_buffer_twice_is_an_error_naming_the_block():
     with pytest.raises(TVMScriptError, match="block 'B' reduces over k .*each of its own element"):
 
@@ -129,16 +167,17 @@ def test_a_reduction_bound_to_blockidx_is_refused():
 
 
 def test_reducer_errors_name_the_problem():
-    with pytest.raises(TVMScriptError, match="argmax-style"):
+    with pytest.raises(TVMScriptError, match="T.tvm_thread_allreduce of 1 value\\(s\\) under a T.comm_reducer of 2"):
 
         @T.prim_func
-        def two_values(A: T.Buffer((32,), "float32")):
+        def two_values(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
             for k in T.thread_binding(32, thread="threadIdx.x"):
                 T.attr(
                     T.comm_reducer(lambda x0, x1, y0, y1: (x0 + y0, x1 + y1), [T.float32(0), T.float32(0)]),
                     "reduce_scope",
                     T.int32(0),
                 )
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[k], True, B[0], k, dtype="handle"))
 
     with pytest.raises(TVMScriptError, match="needs T.attr\\(T.comm_reducer"):
 

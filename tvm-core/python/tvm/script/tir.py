@@ -709,10 +709,16 @@ class AttrSpec:
 
 @dataclass
 class CommReducerSpec:
-    """``T.comm_reducer(lambda x, y: ..., [identity])``: a commutative reduction of one value."""
+    """``T.comm_reducer(lambda x, y: ..., [identity])``: a commutative reduction of one value, or
+    of several at once (``lambda x0, x1, y0, y1: (..., ...)`` with one identity each: argmax)."""
 
-    combine: Callable[[Any, Any], Any]
-    identity: Any
+    combine: Callable[..., Any]
+    identity: list
+
+    def pairwise(self, xs: list, ys: list) -> list:
+        """The combiner on two lists of values (the reducer's own and a partner's)."""
+        out = self.combine(*xs, *ys)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 @dataclass
@@ -725,15 +731,14 @@ class ThreadAllreduceSpec:
 
 def comm_reducer(combine: Callable[..., Any], identity: Any) -> CommReducerSpec:
     """A reducer for ``T.attr(reducer, "reduce_scope", ...)``: ``combine(x, y)`` and the
-    identity element (a list of one value; reducers of several values are not supported)."""
+    identity element, a list of one value; for n values at once, ``combine(x0, .., y0, ..)``
+    returns a tuple of n and the list holds n identities."""
     values = list(identity) if isinstance(identity, (list, tuple)) else [identity]
-    if len(values) != 1:
-        raise UnsupportedError(
-            f"T.comm_reducer of {len(values)} values (argmax-style) is not supported; reduce one value"
-        )
+    if not values:
+        raise ValueError("T.comm_reducer needs one identity element per reduced value")
     if not callable(combine):
         raise TypeError("T.comm_reducer needs a combiner such as lambda x, y: x + y")
-    return CommReducerSpec(combine, values[0])
+    return CommReducerSpec(combine, values)
 
 
 def tvm_thread_allreduce(*args: Any, dtype: str = "handle") -> ThreadAllreduceSpec:

@@ -933,24 +933,31 @@ class Parser:
             raise self.error(
                 node, 'T.tvm_thread_allreduce needs T.attr(T.comm_reducer(...), "reduce_scope", ...) before it'
             )
-        if len(args) < 5 or not isinstance(args[3], BufferLoad):
-            raise self.error(node, "T.tvm_thread_allreduce(n, value, cond, result[i], thread_var, ...) expected")
-        if int(getattr(args[0], "value", args[0])) != 1:
-            raise self.error(node, "T.tvm_thread_allreduce of several values at once (argmax-style) is not supported")
-        value, cond, result = _op.convert(args[1]), _op.convert(args[2]), args[3]
+        n = int(getattr(args[0], "value", args[0])) if args else 0
+        results = list(args[n + 2 : 2 * n + 2])
+        if n < 1 or len(args) < 2 * n + 3 or not all(isinstance(r, BufferLoad) for r in results):
+            raise self.error(
+                node,
+                "T.tvm_thread_allreduce(n, value_1..value_n, cond, result_1[i]..result_n[i], thread_var, ...) expected",
+            )
+        if len(self.reducer.identity) != n:
+            raise self.error(
+                node, f"T.tvm_thread_allreduce of {n} value(s) under a T.comm_reducer of {len(self.reducer.identity)}"
+            )
+        values, cond = [_op.convert(v) for v in args[1 : n + 1]], _op.convert(args[n + 1])
         if self.blocks:
             self.allreduce_blocks.add(len(self.blocks))
         threads = [t for t in self.thread_loops if t.tag.startswith("threadIdx")]
         reduced = []
-        for v in args[4:]:
+        for v in args[2 * n + 2 :]:
             if not any(t.var is v for t in threads):
                 raise self.error(node, f"T.tvm_thread_allreduce: {v} is not a threadIdx variable of an enclosing loop")
             reduced.append(v)
         valid = None if isinstance(cond, IntImm) and cond.value else cond
-        identity = _op.cast(value.dtype, self.reducer.identity)
-        store = lambda total: [BufferStore(result.buffer, total, result.indices)]  # noqa: E731
+        identities = [_op.cast(v.dtype, i) for v, i in zip(values, self.reducer.identity)]
+        store = lambda totals: [BufferStore(r.buffer, t, r.indices) for r, t in zip(results, totals)]  # noqa: E731
         try:
-            return allreduce(value, valid, self.reducer.combine, identity, reduced, threads, store, self.span(node))
+            return allreduce(values, valid, self.reducer.pairwise, identities, reduced, threads, store, self.span(node))
         except CrossThreadError as err:
             raise self.error(node, str(err)) from None
 

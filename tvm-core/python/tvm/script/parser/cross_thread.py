@@ -4,8 +4,9 @@
   (``vk = T.axis.reduce(128, k)`` with ``k`` in ``T.thread_binding(128, "threadIdx.x")``) and
   whose body updates one element (``B[vi] = B[vi] + A[vi, vk]``, or ``*``, ``T.max``,
   ``T.min``): lowered as written, every thread would update ``B[vi]`` at once (a data race);
-* ``T.tvm_thread_allreduce(n, value, cond, result[i], k, ...)`` under
-  ``T.attr(T.comm_reducer(lambda x, y: ..., [identity]), "reduce_scope", ...)``.
+* ``T.tvm_thread_allreduce(n, value.., cond, result[i].., k, ...)`` under
+  ``T.attr(T.comm_reducer(lambda x, y: ..., [identity]), "reduce_scope", ...)``, of one value
+  or of ``n`` at once (an argmax's index and value: one scratch buffer each, combined together).
 
 Both become the same code, which every thread of the block runs: its value (the reduction's
 identity where the block's predicate or ``cond`` is false) goes into a shared-memory scratch
@@ -67,18 +68,20 @@ def _mentions(e: Optional[PrimExpr], names: set) -> bool:
 
 
 def allreduce(
-    value: PrimExpr,
+    values: list[PrimExpr],
     valid: Optional[PrimExpr],
-    combine: Callable[[PrimExpr, PrimExpr], PrimExpr],
-    identity: PrimExpr,
+    combine: Callable[[list[PrimExpr], list[PrimExpr]], list[PrimExpr]],
+    identities: list[PrimExpr],
     reduced: list[Var],
     threads: list[ThreadLoop],
-    tail: Callable[[PrimExpr], list[Stmt]],
+    tail: Callable[[list[PrimExpr]], list[Stmt]],
     span=None,
 ) -> Stmt:
-    """Every thread's ``value`` (``identity`` where ``valid`` is false) combined over the threads
-    that differ only in ``reduced`` (variables of ``threads``, the enclosing ``threadIdx`` loops);
-    ``tail(total)`` is what runs next, ``total`` being the same load for every thread of a group."""
+    """Every thread's ``values`` (``identities`` where ``valid`` is false) combined over the
+    threads that differ only in ``reduced`` (variables of ``threads``, the enclosing ``threadIdx``
+    loops) by ``combine(own, partner)``, a list of as many values (one for a sum; an index and a
+    value for an argmax); ``tail(totals)`` is what runs next, each total the same load for every
+    thread of a group."""
     extents = []
     for loop in threads:
         if not isinstance(loop.extent, IntImm):
@@ -90,9 +93,11 @@ def allreduce(
     slot: PrimExpr = const(0, "int32")
     for loop, stride in zip(threads, strides):
         slot = _op.binary("add", slot, _op.binary("mul", loop.var, stride))
-    scratch = Buffer(f"red_buf{next(_names)}", (math.prod(extents),), value.dtype, scope="shared")
-    own = value if valid is None else Select(valid, value, identity)
-    body: list[Stmt] = [BufferStore(scratch, own, (slot,)), _sync()]
+    scratch = [Buffer(f"red_buf{next(_names)}", (math.prod(extents),), v.dtype, scope="shared") for v in values]
+    body: list[Stmt] = []
+    for buf, value, identity in zip(scratch, values, identities):
+        body.append(BufferStore(buf, value if valid is None else Select(valid, value, identity), (slot,)))
+    body.append(_sync())
     base: PrimExpr = const(0, "int32")  # the group's first slot: its thread indices but the reduced ones
     for loop, stride in zip(threads, strides):
         if loop.var not in reduced:
@@ -105,13 +110,32 @@ def allreduce(
             cond = _op.binary("lt", var, step)
             if lanes & (lanes - 1):  # not a power of two: the partner may be past the end
                 cond = _op.binary("and", cond, _op.binary("lt", _op.binary("add", var, step), lanes))
-            partner = BufferLoad(scratch, (_op.binary("add", slot, step * stride),))
-            update = BufferStore(scratch, combine(BufferLoad(scratch, (slot,)), partner), (slot,))
-            body += [IfThenElse(cond, update, None, span), _sync()]
+            partner = _op.binary("add", slot, step * stride)
+            body += [IfThenElse(cond, _combine_slots(scratch, slot, partner, combine), None, span), _sync()]
             step //= 2
-    body += tail(BufferLoad(scratch, (base,)))
+    body += tail([BufferLoad(buf, (base,)) for buf in scratch])
     body.append(_sync())
-    return Allocate(scratch, seq(*body), span)
+    out = seq(*body)
+    for buf in reversed(scratch):
+        out = Allocate(buf, out, span)
+    return out
+
+
+def _combine_slots(
+    scratch: list[Buffer], slot: PrimExpr, partner: PrimExpr, combine: Callable[..., list[PrimExpr]]
+) -> Stmt:
+    """``slot`` of every scratch buffer = ``combine`` of its values and ``partner``'s; every new
+    value is computed (into a let) before any is stored, as each may read all old ones."""
+    new = combine([BufferLoad(b, (slot,)) for b in scratch], [BufferLoad(b, (partner,)) for b in scratch])
+    if len(new) != len(scratch):
+        raise CrossThreadError(f"the reducer combines {len(scratch)} value(s) into {len(new)}")
+    if len(new) == 1:
+        return BufferStore(scratch[0], new[0], (slot,))
+    temps = [Var(f"{b.name}_next", b.dtype) for b in scratch]
+    out: Stmt = seq(*[BufferStore(b, t, (slot,)) for b, t in zip(scratch, temps)])
+    for t, value in reversed(list(zip(temps, new))):
+        out = LetStmt(t, value, out)
+    return out
 
 
 def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
@@ -260,7 +284,8 @@ def _reduce_one(
     name, identity_of = _COMBINERS[u.op]
     combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731
 
-    def tail(total: PrimExpr) -> list[Stmt]:
+    def tail(totals: list[PrimExpr]) -> list[Stmt]:
+        (total,) = totals
         st = u.store
         update: Stmt = BufferStore(st.buffer, combine(BufferLoad(st.buffer, st.indices), total), st.indices, st.span)
         if init is not None:
@@ -271,4 +296,5 @@ def _reduce_one(
             update = IfThenElse(guards.lane0, update, None, span)
         return [update] if then is None else [update, then]
 
-    return allreduce(u.value, where, combine, identity_of(u.value.dtype), reduced, threads, tail, span)
+    pairwise = lambda xs, ys: [combine(xs[0], ys[0])]  # noqa: E731
+    return allreduce([u.value], where, pairwise, [identity_of(u.value.dtype)], reduced, threads, tail, span)
