@@ -139,6 +139,46 @@ def test_an_argmax_over_threads_with_a_reducer_of_two_values():
     np.testing.assert_array_equal(val.numpy(), a.max(axis=1))
 
 
+@pytest.mark.parametrize("better", ["ge", "le"])
+def test_an_argmax_block_over_threads_keeps_index_and_value_together(better):
+    """The block form Apache TVM's schedules write for argmax/argmin: two updates selecting
+    between the kept (index, value) and the new one under one condition, after a T.init."""
+    cmp = (lambda a, b: a >= b) if better == "ge" else (lambda a, b: a <= b)
+    start = T.float32(-3.4028234663852886e38) if better == "ge" else T.float32(3.4028234663852886e38)
+
+    @T.prim_func
+    def arg_best(
+        idx: T.Buffer((6, 128), "int32"),
+        val: T.Buffer((6, 128), "float32"),
+        best_idx: T.Buffer((6,), "int32"),
+        best_val: T.Buffer((6,), "float32"),
+    ):
+        for i0 in T.thread_binding(6, thread="blockIdx.x"):
+            for i1_0 in T.serial(2):
+                for i1_1 in T.thread_binding(64, thread="threadIdx.x"):
+                    with T.sblock("argbest"):
+                        i = T.axis.spatial(6, i0)
+                        k = T.axis.reduce(128, i1_0 * 64 + i1_1)
+                        with T.init():
+                            best_idx[i] = -1
+                            best_val[i] = start
+                        v0: T.let[T.int32] = T.Select(cmp(best_val[i], val[i, k]), best_idx[i], idx[i, k])
+                        v1: T.let[T.float32] = T.Select(cmp(best_val[i], val[i, k]), best_val[i], val[i, k])
+                        best_idx[i] = v0
+                        best_val[i] = v1
+
+    dev = tvm.device("example")
+    mod = tvm.compile(arg_best, target="example")
+    rng = np.random.default_rng(4)
+    val = rng.permutation(6 * 128).reshape(6, 128).astype("float32")
+    idx = np.broadcast_to(np.arange(128, dtype="int32") * 10, (6, 128)).copy()
+    out_i, out_v = tvm.runtime.empty((6,), "int32", dev), tvm.runtime.empty((6,), "float32", dev)
+    mod["arg_best"](tvm.runtime.tensor(idx, dev), tvm.runtime.tensor(val, dev), out_i, out_v)
+    pick = val.argmax(axis=1) if better == "ge" else val.argmin(axis=1)
+    np.testing.assert_array_equal(out_i.numpy(), pick * 10)
+    np.testing.assert_array_equal(out_v.numpy(), val[np.arange(6), pick])
+
+
 def test_a_block_reduction_updating_one_buffer_twice_is_an_error_naming_the_block():
     with pytest.raises(TVMScriptError, match="block 'B' reduces over k .*each of its own element"):
 

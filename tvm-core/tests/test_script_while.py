@@ -135,3 +135,28 @@ def test_a_one_trip_loop_with_break_keeps_its_loop():
         a = tvm.runtime.tensor(np.array(start, "int32"))
         mod["single_trip"](a)
         np.testing.assert_array_equal(a.numpy(), want)
+
+
+def test_a_counter_assigned_again_in_the_loop_changes_as_in_python():
+    """``i = T.int32(0)`` then ``i = i + 1`` in the loop: the name holds a changing value (a
+    one-element local buffer), so the loop ends; ``+=`` on such a name works too."""
+
+    @T.prim_func
+    def bump_until_large(A: T.Buffer((10,), "int32"), B: T.Buffer((1,), "int32")):
+        i = T.int32(0)
+        total = T.int32(0)
+        while i < 10:
+            if A[i] > 5:
+                break
+            A[i] = A[i] + 1
+            total += A[i]
+            i = i + 1
+        B[0] = total
+
+    a = np.array([1, 2, 3, 9, 1, 1, 1, 1, 1, 1], dtype="int32")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.empty((1,), "int32")
+    tvm.compile(bump_until_large, target="c")["bump_until_large"](ta, tb)
+    expect = a.copy()
+    expect[:3] += 1
+    np.testing.assert_array_equal(ta.numpy(), expect)
+    assert tb.numpy()[0] == expect[:3].sum()

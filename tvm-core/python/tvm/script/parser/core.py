@@ -86,6 +86,44 @@ class _Wrap:
         self.build = build
 
 
+class _MutableScalar:
+    """A name assigned again after its first value (``i = i + 1`` in a while loop): a one-element
+    ``local`` buffer that each assignment stores into and each use reads."""
+
+    def __init__(self, buffer: Buffer):
+        self.buffer = buffer
+
+    def load(self) -> BufferLoad:
+        return BufferLoad(self.buffer, (IntImm("int32", 0),))
+
+
+def _assigned_name(st: ast.stmt) -> Optional[str]:
+    """The name a statement assigns (``x = ...``, ``x: T.int32 = ...``, ``x += ...``), if any."""
+    target = None
+    if isinstance(st, ast.Assign) and len(st.targets) == 1:
+        target = st.targets[0]
+    elif isinstance(st, (ast.AnnAssign, ast.AugAssign)):
+        target = st.target
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _reassigned_names(body: list[ast.stmt]) -> set[str]:
+    """Names assigned by a statement and assigned again by a later statement of the same body
+    (or inside one): those hold a value that changes, as in Python."""
+    out: set[str] = set()
+    for k, st in enumerate(body):
+        name = _assigned_name(st)
+        if name is not None and any(
+            _assigned_name(n) == name for later in body[k + 1 :] for n in ast.walk(later) if isinstance(n, ast.stmt)
+        ):
+            out.add(name)
+        for field in ("body", "orelse"):
+            nested = getattr(st, field, None)
+            if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                out |= _reassigned_names(nested)
+    return out
+
+
 def _is_zero(x: Any) -> bool:
     return (isinstance(x, int) and not isinstance(x, bool) and x == 0) or (isinstance(x, IntImm) and x.value == 0)
 
@@ -167,6 +205,7 @@ class Parser:
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error(fn, "prim_func parameters must be plain positional parameters")
         self._predeclare(fn.body)
+        self.mutable_names = _reassigned_names(fn.body)
         # scalar params first, so buffer annotations can use them; then buffers in order
         annos: dict[str, Any] = {}
         for a in args.args:
@@ -551,6 +590,13 @@ class Parser:
         return _Wrap(build)
 
     def stmt_AugAssign(self, node: ast.AugAssign):
+        if isinstance(node.target, ast.Name) and self.is_bound(node.target.id):
+            scalar = self.lookup(node.target.id, node.target)
+            if isinstance(scalar, _MutableScalar):
+                val = self._binop(node.op, scalar.load(), self.eval_expr(node.value), node)
+                return BufferStore(
+                    scalar.buffer, self._store_value(scalar.buffer, val, node.value), (IntImm("int32", 0),)
+                )
         if not isinstance(node.target, ast.Subscript):
             name = getattr(node.target, "id", "?")
             raise self.error(
@@ -618,6 +664,20 @@ class Parser:
             raise self.error(target, "assignment target must be a name or a buffer element")
         return self._assign_value(target, val, node)
 
+    def _assign_mutable(self, target: ast.Name, val: PrimExpr, node: ast.stmt):
+        """An assignment of a name assigned again later: its first one allocates the value's
+        one-element local buffer, every one stores into it."""
+        if val.dtype == "void":
+            raise self.error(node.value, "this call has no value")
+        zero = (IntImm("int32", 0),)
+        if self.is_bound(target.id) and isinstance(self.lookup(target.id, target), _MutableScalar):
+            buf = self.lookup(target.id, target).buffer
+            return BufferStore(buf, self._store_value(buf, val, node.value), zero)
+        buf = Buffer(target.id, (1,), val.dtype, scope="local")
+        self.bind(target.id, _MutableScalar(buf), target)
+        span = self.span(node)
+        return _Wrap(lambda body: Allocate(buf, seq(BufferStore(buf, val, zero), body), span))
+
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
         if isinstance(val, T.EnvThreadSpec):
@@ -669,6 +729,8 @@ class Parser:
             self.bind(name, buf, target)
             span = self.span(node)
             return _Wrap(lambda body: Allocate(buf, body, span))
+        if isinstance(val, PrimExpr) and name in self.mutable_names:
+            return self._assign_mutable(target, val, node)
         if isinstance(val, PrimExpr):
             if val.dtype == "void":
                 raise self.error(node.value, "this call has no value")
@@ -1025,7 +1087,8 @@ class Parser:
         return node.value
 
     def expr_Name(self, node: ast.Name):
-        return self.lookup(node.id, node)
+        value = self.lookup(node.id, node)
+        return value.load() if isinstance(value, _MutableScalar) else value
 
     def expr_Attribute(self, node: ast.Attribute):
         base = self.eval_expr(node.value)

@@ -30,7 +30,7 @@ from typing import Callable, Optional
 
 from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, free_vars, structural_equal
-from tvm.tir.functor import post_order_visit, substitute
+from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
 from tvm.tir.expr import Add, And, Buffer, BufferLoad, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
 
@@ -150,12 +150,75 @@ def _all(conds: list[PrimExpr]) -> Optional[PrimExpr]:
 
 
 @dataclass
-class _Update:
-    """One reduction update of a block: ``store`` combines its element with ``value``."""
+class _Reduction:
+    """A reduction of a block: ``stores`` (one element each) combine their elements with the
+    thread's ``values`` by ``combine(elements, values)`` (lists of as many values), starting from
+    ``identities``."""
 
-    store: BufferStore
-    value: PrimExpr
-    op: type  # the combining expression's class, a key of _COMBINERS
+    stores: list[BufferStore]
+    values: list[PrimExpr]
+    combine: Callable[[list[PrimExpr], list[PrimExpr]], list[PrimExpr]]
+    identities: list[PrimExpr]
+
+
+def _binary_reduction(store: BufferStore, value: PrimExpr, op: type) -> _Reduction:
+    """``store``'s element combined with ``value`` by ``op`` (a key of _COMBINERS)."""
+    name, identity_of = _COMBINERS[op]
+    return _Reduction([store], [value], lambda xs, ys: [_op.binary(name, xs[0], ys[0])], [identity_of(value.dtype)])
+
+
+def _owns(load: PrimExpr, store: BufferStore) -> bool:
+    """Whether ``load`` reads the element ``store`` writes."""
+    return (
+        isinstance(load, BufferLoad)
+        and load.buffer is store.buffer
+        and all(structural_equal(i, j) for i, j in zip(load.indices, store.indices))
+    )
+
+
+class _Replace(StmtExprMutator):
+    """Each subexpression structurally equal to a key of ``pairs`` becomes its value."""
+
+    def __init__(self, pairs: list[tuple[PrimExpr, PrimExpr]]):
+        self.pairs = pairs
+
+    def visit_expr(self, e: PrimExpr) -> PrimExpr:
+        for old, new in self.pairs:
+            if structural_equal(e, old):
+                return new
+        return super().visit_expr(e)
+
+
+def _select_reduction(stores: list[BufferStore], values: list[PrimExpr], init: Optional[Stmt]) -> Optional[_Reduction]:
+    """Updates ``B_k[i] = T.Select(C, B_k[i], y_k)`` sharing one condition ``C`` of the elements
+    and the ``y``s (an argmax: keep the best index and value, or take the new ones), with a
+    ``T.init`` giving each element's start: one reduction of all of them; None otherwise."""
+    if init is None or len({id(x.buffer) for x in stores}) != len(stores):
+        return None
+    starts = {}
+    for st in init.then_case.seq if isinstance(init.then_case, SeqStmt) else [init.then_case]:
+        if isinstance(st, BufferStore):
+            starts.update({k: st.value for k, x in enumerate(stores) if _owns(BufferLoad(st.buffer, st.indices), x)})
+    if len(starts) != len(stores) or not all(isinstance(v, Select) for v in values):
+        return None
+    cond = values[0].condition
+    ys = [v.false_value for v in values]
+    if not all(structural_equal(v.condition, cond) and _owns(v.true_value, x) for v, x in zip(values, stores)):
+        return None
+    if any(any_node(y, lambda n: isinstance(n, BufferLoad) and any(n.buffer is x.buffer for x in stores)) for y in ys):
+        return None
+    xvars = [Var(f"x{k}", x.buffer.dtype) for k, x in enumerate(stores)]
+    yvars = [Var(f"y{k}", y.dtype) for k, y in enumerate(ys)]
+    pairs = [(BufferLoad(x.buffer, x.indices), v) for x, v in zip(stores, xvars)] + list(zip(ys, yvars))
+    generic = _Replace(pairs).visit_expr(cond)
+    if any_node(generic, lambda n: isinstance(n, BufferLoad)):
+        return None  # the condition reads something other than the elements and the values
+
+    def combine(xs: list[PrimExpr], others: list[PrimExpr]) -> list[PrimExpr]:
+        c = substitute(generic, dict(zip(xvars + yvars, xs + others)))
+        return [Select(c, x, y) for x, y in zip(xs, others)]
+
+    return _Reduction(stores, ys, combine, [starts[k] for k in range(len(stores))])
 
 
 def _local_stores(s: Stmt) -> bool:
@@ -165,10 +228,10 @@ def _local_stores(s: Stmt) -> bool:
     return bool(stores) and all(x.buffer.scope == "local" for x in stores)
 
 
-def _updates(s: Stmt, shape: str) -> list[_Update]:
-    """The updates of a block body after its init: one store, or several independent ones
+def _updates(s: Stmt, init: Optional[Stmt], shape: str) -> list[_Reduction]:
+    """The reductions of a block body after its init: one update, or several independent ones
     (each reading only its own element), possibly through ``T.let`` values (as dlight writes a
-    sum and a sum of squares)."""
+    sum and a sum of squares), or an argmax's selects (one reduction of two elements)."""
     lets: dict[Var, PrimExpr] = {}
     while isinstance(s, LetStmt):
         lets[s.var] = substitute(s.value, lets)
@@ -176,21 +239,22 @@ def _updates(s: Stmt, shape: str) -> list[_Update]:
     stores = list(s.seq) if isinstance(s, SeqStmt) else [s]
     if not all(isinstance(x, BufferStore) for x in stores):
         raise CrossThreadError(shape)
+    values = [substitute(x.value, lets) if lets else x.value for x in stores]
+    selected = _select_reduction(stores, values, init)
+    if selected is not None:
+        return [selected]
     updated = {x.buffer.data for x in stores}
     if len(updated) != len(stores):  # two updates of one buffer are not independent reductions
         raise CrossThreadError(shape)
     out = []
-    for store in stores:
-        combined = substitute(store.value, lets) if lets else store.value
+    for store, combined in zip(stores, values):
         if type(combined) not in _COMBINERS:
             raise CrossThreadError(shape)
-        a, b = combined.a, combined.b
-        own = [x for x in (a, b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
-               and all(structural_equal(i, j) for i, j in zip(x.indices, store.indices))]  # fmt: skip
-        value = (b if own[0] is a else a) if own else None
+        own = [x for x in (combined.a, combined.b) if _owns(x, store)]
+        value = (combined.b if own[0] is combined.a else combined.a) if own else None
         if value is None or any_node(value, lambda n: isinstance(n, BufferLoad) and n.buffer.data in updated):
             raise CrossThreadError(shape)
-        out.append(_Update(store, value, type(combined)))
+        out.append(_binary_reduction(store, value, type(combined)))
     return out
 
 
@@ -237,13 +301,13 @@ def lower_block_reduction(
     )
     if init is None and _local_stores(s):
         return body  # no T.init: not a reduction block; each thread accumulates its own copy
-    updates = _updates(s, shape)
+    updates = _updates(s, init, shape)
     reduced_lets = [let for let in lets if _mentions(let.value, set(reduced))]  # block vars of the reduced threads
     reduce_vars = {let.var for let in reduced_lets} | set(reduced)
-    for u in updates:
-        if any(_mentions(i, reduce_vars) for i in u.store.indices):
-            raise CrossThreadError(f"block '{block}': the reduced element {u.store.buffer.name}"
-                                   f"{list(u.store.indices)} depends on the thread-bound reduction axis")  # fmt: skip
+    for st in (st for u in updates for st in u.stores):
+        if any(_mentions(i, reduce_vars) for i in st.indices):
+            raise CrossThreadError(f"block '{block}': the reduced element {st.buffer.name}"
+                                   f"{list(st.indices)} depends on the thread-bound reduction axis")  # fmt: skip
     if init is not None:  # the group's first step, whichever thread runs the update
         zero = {v: const(0, v.dtype) for v in reduced}
         zero.update({let.var: substitute(let.value, zero) for let in reduced_lets})
@@ -271,7 +335,7 @@ class _Guards:
 
 
 def _reduce_one(
-    u: _Update,
+    r: _Reduction,
     where: Optional[PrimExpr],
     reduced: list[Var],
     threads: list[ThreadLoop],
@@ -280,21 +344,22 @@ def _reduce_one(
     then: Optional[Stmt],
     span=None,
 ) -> Stmt:
-    """The allreduce of one update, its update (after ``init``), then ``then``."""
-    name, identity_of = _COMBINERS[u.op]
-    combine = lambda x, y: _op.binary(name, x, y)  # noqa: E731
+    """The allreduce of one reduction, its update (after ``init``), then ``then``."""
 
     def tail(totals: list[PrimExpr]) -> list[Stmt]:
-        (total,) = totals
-        st = u.store
-        update: Stmt = BufferStore(st.buffer, combine(BufferLoad(st.buffer, st.indices), total), st.indices, st.span)
+        elements = [BufferLoad(st.buffer, st.indices) for st in r.stores]
+        new = r.combine(elements, totals)
+        temps = [Var(f"{st.buffer.name}_total", st.buffer.dtype) for st in r.stores] if len(new) > 1 else []
+        stored = temps or new  # several elements: every new value is computed before any is stored
+        update: Stmt = seq(*[BufferStore(st.buffer, v, st.indices, st.span) for st, v in zip(r.stores, stored)])
+        for t, v in reversed(list(zip(temps, new))):
+            update = LetStmt(t, v, update)
         if init is not None:
             update = seq(init, update)
         if guards.write is not None:
             update = IfThenElse(guards.write, update, None, span)
-        if st.buffer.scope != "local":  # a local buffer: every thread keeps the total in its own copy
+        if any(st.buffer.scope != "local" for st in r.stores):  # local: every thread keeps the total
             update = IfThenElse(guards.lane0, update, None, span)
         return [update] if then is None else [update, then]
 
-    pairwise = lambda xs, ys: [combine(xs[0], ys[0])]  # noqa: E731
-    return allreduce([u.value], where, pairwise, [identity_of(u.value.dtype)], reduced, threads, tail, span)
+    return allreduce(r.values, where, r.combine, r.identities, reduced, threads, tail, span)
