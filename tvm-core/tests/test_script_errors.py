@@ -150,14 +150,21 @@ def test_init_outside_a_block():
     check(e.value, "# E-init", "T.init() belongs inside a 'with T.block")
 
 
-def test_attr_is_unsupported():
+def test_attr_errors_name_the_problem():
     with pytest.raises(TVMScriptError) as e:
 
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             T.attr(A.data, "thread_extent", 1)  # E-attr
 
-    check(e.value, "# E-attr", "T.attr key 'thread_extent' is not supported")
+    check(e.value, "# E-attr", 'needs a thread tag such as "threadIdx.x" or a T.env_thread variable')
+    with pytest.raises(TVMScriptError) as e:
+
+        @T.prim_func
+        def g(A: T.Buffer((4,), "float32")):
+            T.attr(0, "no_such_key", 1)  # E-attr-key
+
+    check(e.value, "# E-attr-key", "T.attr key 'no_such_key' is not supported")
 
 
 def test_non_bool_condition():

@@ -100,6 +100,31 @@ def test_a_launched_virtual_thread_is_a_serial_loop_in_each_thread():
     np.testing.assert_allclose(c.numpy()[:16], a * 2)
 
 
+@T.prim_func
+def attr_launched(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (128,), "float32")
+    B = T.match_buffer(b, (128,), "float32")
+    tx0 = T.env_thread("threadIdx.x")
+    with T.attr(tx0, "thread_extent", 128):
+        B[tx0] = A[tx0] * T.float32(2)
+    for i in range(3):  # one single-thread kernel per iteration
+        T.attr(0, "device_scope", 0)
+        B[i] = B[i] + T.float32(1)
+
+
+def test_thread_extent_and_device_scope_attrs_are_launches():
+    """Lowered TIR's spellings: ``T.attr(tx, "thread_extent", n)`` is ``T.launch_thread(tx, n)``;
+    ``T.attr(0, "device_scope", 0)`` runs what follows on the device, in one thread."""
+    mod = tvm.compile(attr_launched, target="example")
+    dev = tvm.device("example")
+    a = np.random.rand(128).astype("float32")
+    b = tvm.runtime.empty((128,), "float32", dev)
+    mod["attr_launched"](tvm.runtime.tensor(a, dev), b)
+    want = a * 2
+    want[:3] += 1
+    np.testing.assert_allclose(b.numpy(), want, rtol=1e-6)
+
+
 def test_launch_thread_errors_name_the_problem():
     with pytest.raises(ValueError, match="unknown thread tag 'threadIdx.w'"):
         T.env_thread("threadIdx.w")

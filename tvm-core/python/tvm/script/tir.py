@@ -763,21 +763,23 @@ IGNORED_ATTR_KEYS = (
 )
 
 
-def attr(node: Any, key: str, value: Any) -> AttrSpec:
-    """An annotation of the statements that follow; see :data:`IGNORED_ATTR_KEYS`."""
+def attr(node: Any, key: str, value: Any) -> AttrSpec | LaunchThreadSpec:
+    """An annotation of the statements that follow; see :data:`IGNORED_ATTR_KEYS`.
+    ``T.attr(tx, "thread_extent", n)`` (``tx`` from :func:`env_thread`) is
+    ``T.launch_thread(tx, n)``, and ``T.attr(0, "device_scope", 0)`` a launch of one thread: the
+    statements run on the device."""
     if not isinstance(key, str):
         raise TypeError(f"T.attr key must be a string, got {key!r}")
     if key == "reduce_scope":
         if not isinstance(node, CommReducerSpec):
             raise TypeError("T.attr(..., 'reduce_scope', ...) needs a T.comm_reducer(...) as its node")
         return AttrSpec(key, node)
+    if key in ("thread_extent", "virtual_thread"):
+        return LaunchThreadSpec(node, value)
+    if key == "device_scope":
+        return LaunchThreadSpec("blockIdx.x", 1)
     if not key.startswith(IGNORED_ATTR_KEYS):
-        hint = (
-            "; bind threads with T.launch_thread or T.thread_binding"
-            if key in ("thread_extent", "virtual_thread")
-            else ""
-        )
-        raise UnsupportedError(f"T.attr key '{key}' is not supported by this TVMScript implementation{hint}")
+        raise UnsupportedError(f"T.attr key '{key}' is not supported by this TVMScript implementation")
     return AttrSpec(key)
 
 
