@@ -56,10 +56,6 @@ class CUDAModuleObj final : public tvm::runtime::GPUKernelModule {
 };
 }  // namespace
 
-void RegisterModuleFactories() {
-  tvm::runtime::RegisterDeviceModuleKind("cuda", [](DeviceModuleSpec spec) {
-    return ffi::Module(ffi::make_object<CUDAModuleObj>(std::move(spec)));
-  });
-}
+void RegisterModuleFactories() { tvm::runtime::RegisterDeviceModuleClass<CUDAModuleObj>("cuda"); }
 
 }  // namespace tvm_backend_cuda

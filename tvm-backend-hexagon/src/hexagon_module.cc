@@ -118,9 +118,7 @@ int HexagonBackendInit(char* err, int err_len) {
   if (qemu.empty()) return tvm::runtime::BackendInitFailed(err, err_len, why);
   SimulatorCommand() = qemu;
   RegisterDeviceAPI(qemu.substr(qemu.rfind('/') + 1));
-  tvm::runtime::RegisterDeviceModuleKind("hexagon", [](DeviceModuleSpec spec) {
-    return ffi::Module(ffi::make_object<HexagonModuleObj>(std::move(spec)));
-  });
+  tvm::runtime::RegisterDeviceModuleClass<HexagonModuleObj>("hexagon");
   return 0;
 }
 

@@ -252,9 +252,7 @@ int MetalBackendInit(char* err, int err_len) {
   }
   static MetalDeviceAPI* api = new MetalDeviceAPI();
   tvm::runtime::DeviceAPI::Register(kDLMetal, api);
-  tvm::runtime::RegisterDeviceModuleKind("metal", [](DeviceModuleSpec spec) {
-    return ffi::Module(ffi::make_object<MetalModuleObj>(std::move(spec)));
-  });
+  tvm::runtime::RegisterDeviceModuleClass<MetalModuleObj>("metal");
   return 0;
 }
 

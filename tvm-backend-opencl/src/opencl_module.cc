@@ -205,10 +205,6 @@ class OpenCLModule final : public HandleKernelModule {
 
 }  // namespace
 
-ffi::Module CreateOpenCLModule(DeviceModuleSpec spec) {
-  return ffi::Module(ffi::make_object<OpenCLModule>(std::move(spec)));
-}
-
 std::string BuildProgramBinary(const std::string& source, int device_id) {
   const DeviceInfo& dev = OpenCLDriver::Global()->Device(device_id);
   cl_program prog = ProgramFromSource(source, dev, "<program>");
@@ -221,7 +217,7 @@ std::string BuildProgramBinary(const std::string& source, int device_id) {
 }
 
 void RegisterModuleFunctions() {
-  RegisterDeviceModuleKind("opencl", CreateOpenCLModule);
+  RegisterDeviceModuleClass<OpenCLModule>("opencl");
   auto cache_info = []() {
     CacheStats& st = GlobalCacheStats();
     ffi::Map<ffi::String, ffi::Any> info;

@@ -24,9 +24,6 @@ namespace tvm_backend_opencl {
 namespace ffi = ::tvm::ffi;
 using namespace ::tvm::runtime;  // NOLINT(build/namespaces): the backend implements its interfaces
 
-/*! \brief A real (runnable) OpenCL module from a spec; throws ValueError for unknown formats. */
-ffi::Module CreateOpenCLModule(DeviceModuleSpec spec);
-
 /*! \brief Build `source` for device `device_id` and return the program binary the platform gives.
  */
 std::string BuildProgramBinary(const std::string& source, int device_id);

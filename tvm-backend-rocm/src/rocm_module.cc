@@ -91,10 +91,6 @@ class ROCmModuleObj final : public tvm::runtime::GPUKernelModule {
 
 }  // namespace
 
-void RegisterModuleFactories() {
-  tvm::runtime::RegisterDeviceModuleKind("rocm", [](DeviceModuleSpec spec) {
-    return ffi::Module(ffi::make_object<ROCmModuleObj>(std::move(spec)));
-  });
-}
+void RegisterModuleFactories() { tvm::runtime::RegisterDeviceModuleClass<ROCmModuleObj>("rocm"); }
 
 }  // namespace tvm_backend_rocm

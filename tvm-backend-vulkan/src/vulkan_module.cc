@@ -581,13 +581,8 @@ void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
 
 }  // namespace
 
-ffi::Module CreateVulkanModule(DeviceModuleSpec spec) {
-  return ffi::Module(ffi::make_object<VulkanModuleObj>(std::move(spec)));
-}
-
 void RegisterModuleFunctions() {
-  tvm::runtime::RegisterDeviceModuleKind(
-      "vulkan", [](DeviceModuleSpec spec) { return CreateVulkanModule(std::move(spec)); });
+  tvm::runtime::RegisterDeviceModuleClass<VulkanModuleObj>("vulkan");
   // Whether device discovery has run (it runs on first use, never at activation).
   ffi::Function::SetGlobal("vulkan.Discovered",
                            ffi::Function::FromTyped([]() { return VulkanRuntime::Discovered(); }),

@@ -26,9 +26,6 @@
 
 namespace tvm_backend_vulkan {
 
-/*! \brief A runnable Vulkan module from a spec; throws ValueError for a malformed one. */
-tvm::ffi::Module CreateVulkanModule(tvm::runtime::DeviceModuleSpec spec);
-
 /*! \brief Register ffi.Module.create.vulkan, ffi.Module.load_from_bytes.vulkan and the
  *  "vulkan.*" global functions. */
 void RegisterModuleFunctions();

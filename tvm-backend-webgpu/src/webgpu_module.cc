@@ -420,9 +420,7 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
 }  // namespace
 
 void RegisterModuleFunctions() {
-  tvm::runtime::RegisterDeviceModuleKind("webgpu", [](DeviceModuleSpec spec) {
-    return ffi::Module(ffi::make_object<WebGPUModuleObj>(std::move(spec)));
-  });
+  tvm::runtime::RegisterDeviceModuleClass<WebGPUModuleObj>("webgpu");
 }
 
 }  // namespace tvm_backend_webgpu

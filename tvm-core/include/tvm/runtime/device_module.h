@@ -366,6 +366,14 @@ TVM_RUNTIME_DLL DeviceModuleSpec SpecFromCreateArgs(ffi::PackedArgs args);
 TVM_RUNTIME_DLL void RegisterDeviceModuleKind(const std::string& kind,
                                               std::function<ffi::Module(DeviceModuleSpec)> make);
 
+/*! \brief RegisterDeviceModuleKind for a module class constructed from its spec. */
+template <typename ModuleObj>
+void RegisterDeviceModuleClass(const std::string& kind) {
+  RegisterDeviceModuleKind(kind, [](DeviceModuleSpec spec) {
+    return ffi::Module(ffi::make_object<ModuleObj>(std::move(spec)));
+  });
+}
+
 }  // namespace runtime
 }  // namespace tvm
 
