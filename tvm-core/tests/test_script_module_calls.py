@@ -206,3 +206,47 @@ def test_a_subroutine_over_pointers_the_caller_computes():
     sums = a.sum(axis=1)
     want = np.stack([sums[i : i + 16] for i in range(64)])
     np.testing.assert_allclose(b.numpy(), want, rtol=1e-5)
+
+
+def test_a_cpu_function_calling_a_kernel_function_of_a_device_target():
+    """Functions name their own targets (``T.func_attr({"target": ...})``), as Apache TVM's host
+    and kernel functions do: a CPU function calling a kernel function of one device target
+    compiles for that device (``tvm.compile(mod)`` takes the functions' targets)."""
+
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer(16, "float32")):
+            T.func_attr({"target": T.target("llvm")})
+            Module.kernel(A.data)
+
+        @T.prim_func
+        def kernel(A_data: T.handle("float32")):
+            T.func_attr({"target": T.target("example"), "global_symbol": "kernel"})
+            A = T.decl_buffer(16, dtype="float32", data=A_data)
+            i = T.launch_thread("threadIdx.x", 16)
+            A[i] = A[i] + T.float32(i)
+
+    dev = tvm.device("example")
+    a = tvm.runtime.tensor(np.ones(16, "float32"), dev)
+    tvm.compile(Module)["main"](a)
+    np.testing.assert_array_equal(a.numpy(), 1 + np.arange(16, dtype="float32"))
+
+
+def test_functions_of_two_device_targets_in_one_compile_are_refused():
+    pytest.importorskip("tvm_backend_opencl", reason="needs a second device target: tvm-backend-opencl")
+
+    @T.prim_func
+    def kernel(A: T.Buffer(16, "float32")):
+        T.func_attr({"target": T.target("example")})
+        for i in T.thread_binding(16, thread="threadIdx.x"):
+            A[i] = T.float32(1)
+
+    @T.prim_func
+    def other(A: T.Buffer(16, "float32")):
+        T.func_attr({"target": T.target("opencl")})
+        for i in T.thread_binding(16, thread="threadIdx.x"):
+            A[i] = T.float32(0)
+
+    with pytest.raises(ValueError, match=r"the functions target several devices \(example, opencl\)"):
+        tvm.compile({"kernel": kernel, "other": other})

@@ -62,11 +62,32 @@ def _functions(obj: Any) -> list[PrimFunc]:
     return [f for _, f in out]
 
 
-def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module:  # noqa: A001
+def _functions_target(funcs: list[PrimFunc]) -> Any:
+    """The target the functions name (``T.func_attr({"target": ...})``), else the CPU. A module
+    whose host functions (a CPU target) call kernel functions of one device target compiles for
+    that device: the calls are inlined, so the callers launch its kernels from their host code."""
+    given = [f.attrs["target"] for f in funcs if f.attrs.get("target") is not None]
+    if not given:
+        return "c"
+    devices = {}
+    for t in given:
+        tgt = normalize_target(t)
+        if tgt.kind.codegen is not None:
+            devices.setdefault(tgt.kind.name, tgt)
+    if len(devices) > 1:
+        raise ValueError(
+            f"tvm.compile: the functions target several devices ({', '.join(sorted(devices))}); "
+            f"compile the functions of each device separately"
+        )
+    return next(iter(devices.values())) if devices else given[0]
+
+
+def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
-    ``"cuda"``, a :class:`Target` or a dict; ``None`` takes the functions' ``target`` attribute)
-    into a runtime module. A :class:`tvm.tune.Tunable` compiles its configuration tuned for this
-    target and device (:func:`tvm.tune.tune`), or its default for the target.
+    ``"cuda"``, a :class:`Target` or a dict; ``None``, the default, takes the functions' ``target``
+    attribute, else ``"c"``) into a runtime module. A :class:`tvm.tune.Tunable` compiles its
+    configuration tuned for this target and device (:func:`tvm.tune.tune`), or its default for
+    the target.
 
     Functions are called as ``mod["name"](a, b, c)`` or ``mod.name(a, b, c)`` with
     ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
@@ -77,9 +98,7 @@ def compile(func_or_mod: Any, target: Any = "c", *, name: str = "lib") -> Module
     if hasattr(func_or_mod, "select"):  # a tvm.tune.Tunable: its tuned configuration, else its default
         func_or_mod = func_or_mod.select(normalize_target(target if target is not None else "c"))
     funcs = _functions(func_or_mod)
-    if target is None:  # a target given in the function (T.func_attr({"target": ...})), else the CPU
-        target = next((f.attrs["target"] for f in funcs if f.attrs.get("target") is not None), "c")
-    tgt = normalize_target(target)
+    tgt = normalize_target(_functions_target(funcs) if target is None else target)
     if not funcs:
         raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
     hosts, kernels = [], []
