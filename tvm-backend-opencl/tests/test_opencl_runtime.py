@@ -169,6 +169,10 @@ def test_streams(dev):
         dev.sync()
         np.testing.assert_array_equal(c.numpy(), np.full(64, 2, "float32"))
     free(dev, stream)
+    with pytest.raises(ValueError, match=r"is not a live stream of opencl\(0\)"):
+        free(dev, stream)  # freed already
+    with pytest.raises(ValueError, match=r"is not a live stream of opencl\(0\)"), tvm_ffi.use_raw_stream(dev, stream):
+        mod.get_function("vadd")(a, a, c, 64, 1, 64)  # a launch on a freed stream
 
 
 def test_save_and_load_bytes(dev):

@@ -196,8 +196,10 @@ class HandleDriver {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = queues_.find(stream);
     if (it == queues_.end()) {
-      TVM_FFI_THROW(ValueError) << "stream " << stream << " was not created for a " << label_
-                                << " device (use Device.create_stream)";
+      TVM_FFI_THROW(ValueError) << "stream " << stream << " is not a live stream of "
+                                << DeviceLabel(dev_id)
+                                << " (streams come from runtime.DeviceCreateStream; a freed one "
+                                   "is gone)";
     }
     if (it->second != dev_id) {
       TVM_FFI_THROW(ValueError) << "stream " << stream << " belongs to " << DeviceLabel(it->second)
