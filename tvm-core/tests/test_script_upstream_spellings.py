@@ -103,6 +103,20 @@ def test_virtual_threads_node_constructors_and_reinterpret():
     np.testing.assert_array_equal(b.numpy(), a.view("int32") // (1 << 23))
 
 
+def test_reinterpret_with_the_dtype_as_a_keyword():
+    """``T.reinterpret(x, dtype="int32")``, the spelling Apache TVM's printer writes."""
+
+    @T.prim_func
+    def bits(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "int32")):
+        for i in range(8):
+            B[i] = T.reinterpret(A[i], dtype="int32")
+
+    a = np.random.rand(8).astype("float32")
+    b = tvm.runtime.empty((8,), "int32")
+    tvm.compile(bits, target="c")["bits"](tvm.runtime.tensor(a), b)
+    np.testing.assert_array_equal(b.numpy(), a.view("int32"))
+
+
 def test_address_of_isnullptr_undef_profile_hooks_and_integer_conditions():
     @T.prim_func
     def misc(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):

@@ -285,9 +285,14 @@ for _name, _binop in (
     globals()[_name] = _node(_name, _binop)
 
 
-def reinterpret(dtype: str, value: Any) -> PrimExpr:
-    """The bits of ``value`` read as ``dtype`` (of the same width)."""
-    return _op.reinterpret(dtype, value)
+def reinterpret(*args: Any, dtype: Optional[str] = None) -> PrimExpr:
+    """The bits of a value read as a dtype of the same width: ``T.reinterpret("int32", x)`` or
+    ``T.reinterpret(x, dtype="int32")``."""
+    if dtype is not None:
+        args = (dtype, *args)
+    if len(args) != 2:
+        raise TypeError('T.reinterpret takes a dtype and a value: T.reinterpret("int32", x)')
+    return _op.reinterpret(args[0], args[1])
 
 
 def grid(*extents) -> GridSpec:
