@@ -173,3 +173,36 @@ def test_buffer_access_ptr_is_the_address_of_an_element():
         @T.prim_func
         def bad(A: T.Buffer((4,), "float32")):
             T.evaluate(A.access_ptr("x"))
+
+
+def test_call_extern_of_a_function_the_process_loaded(tmp_path):
+    """A function of the caller's own library, loaded with RTLD_GLOBAL before compiling: declared
+    from the call's types (C would assume it returns int), bound when the library loads; an
+    exported library loaded where that function is missing says which function and the fix."""
+    import ctypes
+    import subprocess
+    import sys
+
+    from tvm.contrib import cc
+
+    src = tmp_path / "scale.c"
+    src.write_text("float tvm_test_scale_by_three(float x) { return 3.0f * x; }\n")
+    lib = tmp_path / "libscale.so"
+    subprocess.run([*cc.compiler(), "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+
+    @T.prim_func
+    def scaled(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.call_extern("float32", "tvm_test_scale_by_three", A[i])
+
+    ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+    mod = tvm.compile(scaled, target="c")
+    a = tvm.runtime.tensor(np.arange(4, dtype="float32"))
+    mod["scaled"](a)
+    np.testing.assert_array_equal(a.numpy(), 3 * np.arange(4, dtype="float32"))
+    out = tmp_path / "scaled.so"
+    mod.export_library(str(out))
+    probe = f"import tvm\ntry:\n    tvm.runtime.load_module({str(out)!r})\nexcept RuntimeError as e:\n    print(e)\n"
+    said = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "calls the function 'tvm_test_scale_by_three', which no library loaded" in said, said
+    assert "RTLD_GLOBAL" in said

@@ -17,6 +17,7 @@ opaque pointers, scalars as int64 / float64 values) followed by the launch exten
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Collection
 
 from tvm.runtime.device import DEVICE_NAMES
 from tvm.tir import dtype as _dt
@@ -773,11 +774,31 @@ def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: st
     )
 
 
-def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSource:
+def extern_prototypes(printer: CFamilyPrinter, funcs: list[PrimFunc], names: Collection[str]) -> list[str]:
+    """C prototypes of the ``T.call_extern`` functions ``names`` from their calls' types (the C
+    headers declare no such function: without one C would assume ``int f()``)."""
+    found: dict[str, str] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, E.Call) and node.op == "call_extern" and isinstance(node.args[0], E.StringImm):
+            name = node.args[0].value
+            if name in names:
+                params = ", ".join(printer.type_name(a.dtype) for a in node.args[1:]) or "void"
+                proto = f"extern {printer.type_name(node.dtype)} {name}({params});"
+                if found.setdefault(name, proto) != proto:
+                    raise CodegenError(f"T.call_extern of '{name}' with two signatures: {found[name]} and {proto}")
+
+    for f in funcs:
+        post_order_visit(f.body, visit)
+    return [found[n] for n in sorted(found)]
+
+
+def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collection[str] = ()) -> HostModuleSource:
     """C source of a host library exporting one checked tvm-ffi function per PrimFunc.
 
     ``device_type`` is the DLPack device type tensor arguments must live on (1 = CPU for the ``c``
-    target; the device's type for host functions that launch device kernels).
+    target; the device's type for host functions that launch device kernels). ``declare`` names
+    ``T.call_extern`` functions no included header declares (they get prototypes).
     """
     printer = CPrinter(device_type)
     for reserved in ("args", "num_args", "result", "self", "kargs", "kret", "tvm_device_id"):
@@ -795,7 +816,7 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1) -> HostModuleSour
         bodies.append(HostFunctionPrinter(printer, f).print())
         names.append(f.global_symbol)
     handles = printer._launch_handles
-    head = [_RUNTIME_PRELUDE]
+    head = [_RUNTIME_PRELUDE, *extern_prototypes(printer, funcs, declare)]
     if printer.helpers:
         head.append(printer.prelude())
     if handles:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import os
@@ -34,7 +35,14 @@ from tvm._cache import atomic_write
 
 
 class CompileError(RuntimeError):
-    """The C compiler rejected generated code (message: log + offending source lines)."""
+    """The C compiler rejected generated code (message: log + offending source lines);
+    ``undefined`` names the symbols the linker could not find, ``undeclared`` the functions the
+    code calls that no header declares."""
+
+    def __init__(self, message: str, undefined: Sequence[str] = (), undeclared: Sequence[str] = ()):
+        super().__init__(message)
+        self.undefined = list(undefined)
+        self.undeclared = list(undeclared)
 
 
 #: What to do when no C compiler is found (the CPU target compiles generated C).
@@ -165,7 +173,17 @@ def cache_dir() -> Path | None:
 
 def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequence[str] = ()) -> list[str]:
     """Compiler flags for a shared library of generated host code."""
-    flags = ["-O3", "-std=gnu11", "-fPIC", "-shared", "-fno-math-errno", "-fvisibility=hidden"]
+    # a call of an undeclared function would be compiled as returning int (a wrong value)
+    flags = [
+        "-O3",
+        "-std=gnu11",
+        "-fPIC",
+        "-shared",
+        "-fno-math-errno",
+        "-fvisibility=hidden",
+        "-Werror=implicit-function-declaration",
+    ]
+    binding_at_load = _BIND_AT_LOAD in extra
     if openmp and not has_openmp(compiler()):
         warnings.warn(
             f"{' '.join(compiler())} has no OpenMP runtime: parallel loops run on one thread "
@@ -177,23 +195,29 @@ def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequenc
     flags.append("-fopenmp" if openmp else "-fopenmp-simd")
     if mcpu:
         flags.append(f"-march={mcpu}")
-    if sys.platform.startswith("linux"):
+    if sys.platform.startswith("linux") and not binding_at_load:
         flags.append("-Wl,-z,defs")  # an undefined symbol is a link error, not a crash at call time
     flags += [f"-I{d}" for d in ffi_include_dirs()]
     flags += list(extra)
     return flags
 
 
+def _undefined_names(log: str) -> list[str]:
+    """The symbols a linker log says are undefined."""
+    return sorted(set(re.findall(r"undefined (?:reference to|symbol:?) [`'\"]?([A-Za-z_$][\w$.]*)", log)))
+
+
 def _undefined_symbols(log: str) -> str:
     """``": undefined symbol(s) ..."`` naming what the linker could not find (a function named by
     ``T.call_extern`` that no linked library defines), or ""."""
-    names = sorted(set(re.findall(r"undefined (?:reference to|symbol:?) [`'\"]?([A-Za-z_$][\w$.]*)", log)))
+    names = _undefined_names(log)
     if not names:
         return ""
     listed = ", ".join(f"'{n}'" for n in names[:5])
     return (
         f": undefined symbol {listed}: a function the kernel calls (T.call_extern) is defined by no library "
-        f"it links with (libc, libm, tvm-ffi)"
+        f"it links with (libc, libm, tvm-ffi) nor this process (load the library that defines it with "
+        f"ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first)"
     )
 
 
@@ -248,7 +272,9 @@ def run_compiler(
             log = (proc.stdout + proc.stderr).replace(tmp + os.sep, "")
             raise CompileError(
                 f"C compilation failed ({' '.join(cmd)} exited with {proc.returncode}){_undefined_symbols(log)}:\n"
-                + _explain(log, sources)
+                + _explain(log, sources),
+                _undefined_names(log),
+                sorted(set(re.findall(r"implicit declaration of function [`'\"\u2018]?([A-Za-z_]\w*)", log))),
             )
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         # a private temporary name: threads compiling the same key must not share one
@@ -339,7 +365,11 @@ def compile_shared(
     cached = path is not None
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / f"{name}.so"
-    run_compiler({f"{name}.c": code}, str(path), flags)
+    try:
+        run_compiler({f"{name}.c": code}, str(path), flags)
+    except CompileError as err:
+        relaxed = [*extra_flags, *_flags_binding_process_symbols(err, flags)]
+        return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name)
     if cached:
         _seal(path)
         atomic_write(path.with_suffix(".c"), code.encode())
@@ -363,6 +393,21 @@ def compile_object(
     return str(path)
 
 
+#: Replaces "-Wl,-z,defs" when extern functions come from the process: bound at load, eagerly.
+_BIND_AT_LOAD = "-Wl,-z,now"
+
+
+def _flags_binding_process_symbols(err: CompileError, flags: Sequence[str]) -> list[str]:
+    """When every symbol the link missed is defined in this process (a library the caller loaded
+    with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``), the extra flag that leaves them to the
+    loader: bound when the library is loaded, so a process without them gets a load error naming
+    them, never a crash at the call. Re-raises ``err`` otherwise (or when already relaxed)."""
+    process = ctypes.CDLL(None)
+    if not err.undefined or _BIND_AT_LOAD in flags or not all(hasattr(process, n) for n in err.undefined):
+        raise err
+    return [_BIND_AT_LOAD]
+
+
 def create_shared(
     output: str,
     sources: dict[str, str],
@@ -373,4 +418,13 @@ def create_shared(
     extra_flags: Sequence[str] = (),
 ) -> None:
     """Link a shared library at ``output`` from C sources and object files (no cache; export)."""
-    run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), objects)
+    flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
+    try:
+        run_compiler(sources, output, flags, objects)
+    except CompileError as err:
+        run_compiler(
+            sources,
+            output,
+            build_flags(openmp=openmp, mcpu=mcpu, extra=[*extra_flags, *_flags_binding_process_symbols(err, flags)]),
+            objects,
+        )

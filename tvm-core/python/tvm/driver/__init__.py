@@ -119,7 +119,14 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     src = generate_host(hosts, device_type)
     mcpu = host_target.attrs.get("mcpu")
     mcpu = None if mcpu in (None, True, "") else str(mcpu)
-    path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
+    try:
+        path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
+    except cc.CompileError as err:
+        if not err.undeclared:
+            raise
+        # T.call_extern functions no header declares (the user's own): declared from their calls
+        src = generate_host(hosts, device_type, declare=err.undeclared)
+        path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
     lib = _load_host(path, src.has_launch, device_modules)
     device_modules = list(lib.imports)
     info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)

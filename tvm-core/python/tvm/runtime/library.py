@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -76,21 +77,36 @@ def reuse(key: tuple, load: Any) -> tvm_ffi.Module:
     return mod
 
 
+def _dlopen(path: str) -> tvm_ffi.Module:
+    """``tvm_ffi.load_module(path)``; a function the library calls that nothing loaded defines (a
+    ``T.call_extern`` of the caller's own library) is named with the fix."""
+    try:
+        return tvm_ffi.load_module(path)
+    except RuntimeError as err:
+        missing = re.search(r"undefined symbol: ([A-Za-z_]\w*)", str(err))
+        if missing is None:
+            raise
+        raise RuntimeError(
+            f"{path} calls the function '{missing.group(1)}', which no library loaded in this process defines: "
+            f"load the library that defines it with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first"
+        ) from None
+
+
 def load_library(path: str, private: bool) -> tvm_ffi.Module:
     """``tvm_ffi.load_module(path)``; ``private`` libraries (those with kernel launches keep
     per-library state: the library context and cached kernel handles) are loaded from a fresh copy
     when the same file is already loaded in this process."""
     if not private:
-        return tvm_ffi.load_module(path)
+        return _dlopen(path)
     with _loaded_lock:
         if path not in _loaded_private:
             _loaded_private.add(path)
-            return tvm_ffi.load_module(path)
+            return _dlopen(path)
     tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
     try:
         copy = os.path.join(tmpdir, os.path.basename(path))
         shutil.copyfile(path, copy)
-        return tvm_ffi.load_module(copy)
+        return _dlopen(copy)
     finally:  # the loaded copy stays mapped; its file is not needed any more
         shutil.rmtree(tmpdir, ignore_errors=True)
 
