@@ -402,8 +402,10 @@ def _flags_binding_process_symbols(err: CompileError, flags: Sequence[str]) -> l
     with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``), the extra flag that leaves them to the
     loader: bound when the library is loaded, so a process without them gets a load error naming
     them, never a crash at the call. Re-raises ``err`` otherwise (or when already relaxed)."""
+    if not err.undefined or _BIND_AT_LOAD in flags or not sys.platform.startswith("linux"):
+        raise err
     process = ctypes.CDLL(None)
-    if not err.undefined or _BIND_AT_LOAD in flags or not all(hasattr(process, n) for n in err.undefined):
+    if not all(hasattr(process, n) for n in err.undefined):
         raise err
     return [_BIND_AT_LOAD]
 
