@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tvm
+from tvm.script import tir as T
 
 
 def test_cpu_device_attributes():
@@ -170,3 +171,18 @@ def test_cache_disabled_writes_nothing(tmp_path):
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in script.parent.iterdir()) == ["kernel.py"]  # no "0/" cache folder
     assert not (home / ".cache" / "tvm").exists()
+
+
+def test_a_zero_dimensional_tensor_round_trips_and_runs():
+    """A 0-d array keeps its shape () (np.ascontiguousarray would make it (1,)), on the way in
+    and out, and a kernel over 0-d buffers reads and writes it."""
+
+    @T.prim_func
+    def doubled(A: T.Buffer((), "float32"), B: T.Buffer((), "float32")):
+        B[()] = A[()] * T.float32(2)
+
+    a = tvm.runtime.tensor(np.array(3.5, dtype="float32"))
+    assert tuple(a.shape) == () and a.numpy().shape == () and a.numpy() == np.float32(3.5)
+    b = tvm.runtime.empty((), "float32")
+    tvm.compile(doubled, target="c")["doubled"](a, b)
+    assert b.numpy() == np.float32(7)

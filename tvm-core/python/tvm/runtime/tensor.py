@@ -66,7 +66,7 @@ class Tensor(tvm_ffi.Tensor):
         if isinstance(source, tvm_ffi.Tensor):
             _copy(source, self, False, True)
             return self
-        arr = np.ascontiguousarray(source, dtype=numpy_dtype(str(self.dtype)))
+        arr = np.asarray(source, dtype=numpy_dtype(str(self.dtype)), order="C")  # 0-d stays 0-d
         if arr.shape != tuple(self.shape):
             raise ValueError(f"copyfrom: shape {arr.shape} does not match tensor shape {tuple(self.shape)}")
         _copy(_host_view(arr), self, True, True)
