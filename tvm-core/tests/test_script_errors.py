@@ -289,3 +289,19 @@ def test_a_thread_index_bound_again_inside_its_loop_is_the_same_thread():
                     A[ty] = T.float32(0)
 
     check(e.value, "# E-wider", "with extent 4, more than the enclosing loop's 2")
+
+
+def test_strides_of_another_rank_are_refused():
+    """One stride for a 2-d buffer used to index it by its first coordinate only (a silently
+    wrong result): refused, naming the buffer and the counts."""
+    with pytest.raises(TVMScriptError) as e:
+
+        @T.prim_func
+        def f(A: T.Buffer((4, 4), "int32")):
+            X = T.alloc_buffer([4, 4], dtype="int32", strides=[1])  # E-strides
+            for i, j in T.grid(4, 4):
+                X[i, j] = i * 4 + j
+            for i, j in T.grid(4, 4):
+                A[i, j] = X[i, j]
+
+    check(e.value, "# E-strides", "buffer X: 1 stride(s) for 2 dimension(s)")

@@ -334,6 +334,12 @@ class Buffer:
 
     def __post_init__(self):
         self.shape = tuple(const(s, "int32") if isinstance(s, int) else s for s in self.shape)
+        self.strides = tuple(self.strides)
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(
+                f"buffer {self.name}: {len(self.strides)} stride(s) for {len(self.shape)} dimension(s); "
+                f"give one stride per dimension, or none for a compact row-major buffer"
+            )
         if self.data is None:
             self.data = Var(self.name, "handle")
 
