@@ -139,6 +139,46 @@ def test_accesses_through_lets_and_under_simple_conditions_are_judged() -> None:
     np.testing.assert_array_equal(a[::2], np.arange(16))
 
 
+def test_else_branches_and_equalities_are_judged_too() -> None:
+    """``if i == 0 ... elif i < 64`` leaves [1, 63] to the ``elif`` branch: a read of column 63 of
+    a 63-column buffer there (one of Apache TVM's test kernels does it) is refused; in-bounds
+    if/elif/else chains compile and run."""
+
+    @T.prim_func
+    def past_the_end(P: T.Buffer((4, 63), "int8"), Q: T.Buffer((4, 1), "int8"), C: T.Buffer((4, 64), "int8")):
+        for r in range(4):
+            for i in range(64):
+                if i == 0:
+                    C[r, i] = Q[r, 0]
+                elif i < 64:
+                    C[r, i] = P[r, i]
+
+    with pytest.raises(
+        TIRVerifyError, match=r"buffer 'P' has extent 63 \(valid indices: \[0, 62\]\), got indices 1 to 63"
+    ):
+        _compile(past_the_end)
+
+    @T.prim_func
+    def concat(P: T.Buffer((4, 63), "int8"), Q: T.Buffer((4, 1), "int8"), C: T.Buffer((4, 128), "int8")):
+        for r in range(4):
+            for i in range(128):
+                if i == 0:
+                    C[r, i] = Q[r, 0]
+                elif not (i >= 64):
+                    C[r, i] = P[r, i - 1]
+                elif i != 127:
+                    C[r, i] = P[r, i - 64] + T.int8(1)
+                else:
+                    C[r, i] = Q[r, 0]
+
+    p = np.arange(4 * 63, dtype="int8").reshape(4, 63)
+    q = np.full((4, 1), 7, "int8")
+    c = np.zeros((4, 128), "int8")
+    _compile(concat)["concat"](p, q, c)
+    want = np.concatenate([q, p, p[:, :63] + 1, q], axis=1)
+    np.testing.assert_array_equal(c, want)
+
+
 # --------------------------------------------------------------------------- 64-bit loops
 def test_loop_bounds_past_int32_get_a_64_bit_loop_variable() -> None:
     """range(2**32 + 5, 2**32 + 9) used to get an int32 variable that wrapped and looped forever."""

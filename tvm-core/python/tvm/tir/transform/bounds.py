@@ -5,8 +5,9 @@ unrolled, vectorized and thread-bound loops alike) has an interval; when that in
 constant dimension of the buffer, the access is out of bounds on some iteration, and
 :func:`check_constant_bounds` raises :class:`TIRVerifyError` naming the buffer, the dimension,
 the range and the extent. Let-bound values of known range are followed. Accesses under an ``if``
-whose condition compares variables of known range with constants (``if i < 64``, also in
-``T.likely`` and joined by ``and``) are judged within the ranges it leaves; under any other
+whose condition compares variables of known range with constants (``if i < 64``, ``i == 0``,
+also in ``T.likely``, negated, joined by ``and``) are judged within the ranges it leaves, and
+those of its ``else`` branch within the ranges its negation leaves; under any other
 condition (``if``, ``T.Select``, ``T.if_then_else``) they are not: the condition may be what keeps
 them in bounds. Indices the interval arithmetic cannot follow (symbolic sizes, loads) are left to
 the runtime checks.
@@ -18,10 +19,12 @@ from typing import Optional
 
 from tvm.tir.analysis import free_vars, leaves_loop_early
 from tvm.tir.expr import (
+    EQ,
     GE,
     GT,
     LE,
     LT,
+    NE,
     Add,
     And,
     Buffer,
@@ -34,6 +37,8 @@ from tvm.tir.expr import (
     Max,
     Min,
     Mul,
+    Not,
+    Or,
     PrimExpr,
     Select,
     Sub,
@@ -82,32 +87,54 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
 
 
-def _narrowed(cond: PrimExpr, ranges: dict[Var, Interval], lets: dict) -> Optional[dict[Var, Interval]]:
-    """The ranges of variables inside ``if cond`` when ``cond`` is a conjunction of comparisons of
-    a variable of known range with a constant (``i < 64``, ``T.likely(...)``); None for any other
-    condition (then the branch is not judged)."""
-    if isinstance(cond, Call) and cond.op in ("likely", "unlikely") and cond.args:
-        return _narrowed(cond.args[0], ranges, lets)
-    if isinstance(cond, And):
-        a, b = _narrowed(cond.a, ranges, lets), _narrowed(cond.b, ranges, lets)
-        if a is None or b is None:
+_FLIPPED = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}  # a op b == b flipped(op) a
+_NEGATED = {LT: GE, LE: GT, GT: LE, GE: LT, EQ: NE, NE: EQ}
+
+
+def _merge(a: dict[Var, Interval], b: dict[Var, Interval]) -> Optional[dict[Var, Interval]]:
+    """Both sets of ranges at once (None when some variable has none left)."""
+    merged = dict(a)
+    for v, (lo, hi) in b.items():
+        old = merged.get(v, (lo, hi))
+        merged[v] = (max(lo, old[0]), min(hi, old[1]))
+        if merged[v][0] > merged[v][1]:
             return None
-        merged = dict(a)
-        for v, (lo, hi) in b.items():
-            old = merged.get(v, (lo, hi))
-            merged[v] = (max(lo, old[0]), min(hi, old[1]))
-        return merged
-    if not isinstance(cond, (LT, LE, GT, GE)):
+    return merged
+
+
+def _narrowed(
+    cond: PrimExpr, ranges: dict[Var, Interval], lets: dict, negate: bool = False
+) -> Optional[dict[Var, Interval]]:
+    """The ranges of variables where ``cond`` holds (where it fails, with ``negate``: the
+    ``else`` branch) when it is a conjunction of comparisons of a variable of known range with a
+    constant (``i < 64``, ``i == 0``, ``T.likely(...)``, ``not``); None for any other condition,
+    or one that leaves no value (then the branch is not judged)."""
+    if isinstance(cond, Call) and cond.op in ("likely", "unlikely") and cond.args:
+        return _narrowed(cond.args[0], ranges, lets, negate)
+    if isinstance(cond, Not):
+        return _narrowed(cond.a, ranges, lets, not negate)
+    if isinstance(cond, And if not negate else Or):  # not (a or b) == not a and not b
+        a, b = _narrowed(cond.a, ranges, lets, negate), _narrowed(cond.b, ranges, lets, negate)
+        return None if a is None or b is None else _merge(a, b)
+    op = type(cond)
+    if op not in _NEGATED:
         return None
-    var, const, op = cond.a, cond.b, type(cond)
+    var, const = cond.a, cond.b
     if isinstance(var, IntImm) and isinstance(const, Var):  # 64 > i
-        var, const, op = const, var, {LT: GT, LE: GE, GT: LT, GE: LE}[op]
+        var, const, op = const, var, _FLIPPED[op]
     known = _interval(var, ranges, lets) if isinstance(var, Var) else None
     if known is None or not isinstance(const, IntImm):
         return None
+    op = _NEGATED[op] if negate else op
     lo, hi = known
     c = const.value
-    lo, hi = {LT: (lo, min(hi, c - 1)), LE: (lo, min(hi, c)), GT: (max(lo, c + 1), hi), GE: (max(lo, c), hi)}[op]
+    if op is NE:  # an interval only when c is an end of the range (a hole inside is not one)
+        if lo < c < hi:
+            return None
+        lo, hi = (lo + 1 if c == lo else lo), (hi - 1 if c == hi else hi)
+    else:
+        bounds = {LT: (lo, min(hi, c - 1)), LE: (lo, min(hi, c)), GT: (max(lo, c + 1), hi), GE: (max(lo, c), hi)}
+        lo, hi = bounds[op] if op is not EQ else (max(lo, c), min(hi, c))
     return {var: (lo, hi)} if lo <= hi else None
 
 
@@ -155,12 +182,20 @@ class _BoundsChecker(StmtExprVisitor):
         if narrowed is None:
             self._guarded(s.then_case, s.else_case)
             return
-        outer = dict(self.ranges)  # the condition only bounds variables: judge the branch within them
-        self.ranges.update(narrowed)
-        self.visit_stmt(s.then_case)
-        self.ranges = outer
+        self._within(narrowed, s.then_case)
         if s.else_case is not None:
-            self._guarded(s.else_case)
+            otherwise = _narrowed(s.condition, self.ranges, self.lets, negate=True)
+            if otherwise is None:
+                self._guarded(s.else_case)
+            else:
+                self._within(otherwise, s.else_case)
+
+    def _within(self, narrowed: dict[Var, Interval], body) -> None:
+        """Judge ``body`` with the ranges a condition leaves (it only bounds variables)."""
+        outer = dict(self.ranges)
+        self.ranges.update(narrowed)
+        self.visit_stmt(body)
+        self.ranges = outer
 
     def visit_Select(self, e: Select) -> None:
         self.visit_expr(e.condition)
