@@ -179,6 +179,30 @@ def test_else_branches_and_equalities_are_judged_too() -> None:
     np.testing.assert_array_equal(c, want)
 
 
+def test_a_condition_on_other_variables_does_not_hide_an_out_of_bounds_column() -> None:
+    """``T.if_then_else(row < 127, A[row, col], 0)`` with ``col`` in [0, 127] of a 127-column
+    buffer: the condition says nothing about ``col`` (one of Apache TVM's test kernels reads
+    column 127 so); a condition on the index's own variables still keeps it in bounds."""
+
+    @T.prim_func
+    def padded(A: T.Buffer((127, 127), "float32"), B: T.Buffer((128, 128), "float32")):
+        for r, c in T.grid(128, 128):
+            B[r, c] = T.if_then_else(r < 127, A[r, c], T.float32(0))
+
+    with pytest.raises(TIRVerifyError, match=r"dimension 1 of buffer 'A' has extent 127 .* got indices 0 to 127"):
+        _compile(padded)
+
+    @T.prim_func
+    def guarded(A: T.Buffer((127, 127), "float32"), B: T.Buffer((128, 128), "float32")):
+        for r, c in T.grid(128, 128):
+            B[r, c] = T.if_then_else(r < 127 and c < 127, A[r, c], T.float32(0))
+
+    a = np.random.default_rng(5).random((127, 127), dtype="float32")
+    b = np.zeros((128, 128), "float32")
+    _compile(guarded)["guarded"](a, b)
+    np.testing.assert_array_equal(b, np.pad(a, ((0, 1), (0, 1))))
+
+
 # --------------------------------------------------------------------------- 64-bit loops
 def test_loop_bounds_past_int32_get_a_64_bit_loop_variable() -> None:
     """range(2**32 + 5, 2**32 + 9) used to get an int32 variable that wrapped and looped forever."""

@@ -8,16 +8,17 @@ the range and the extent. Let-bound values of known range are followed. Accesses
 whose condition compares variables of known range with constants (``if i < 64``, ``i == 0``,
 also in ``T.likely``, negated, joined by ``and``) are judged within the ranges it leaves, and
 those of its ``else`` branch within the ranges its negation leaves; under any other
-condition (``if``, ``T.Select``, ``T.if_then_else``) they are not: the condition may be what keeps
-them in bounds. Indices the interval arithmetic cannot follow (symbolic sizes, loads) are left to
-the runtime checks.
+condition (``if``, ``T.Select``, ``T.if_then_else``) only the dimensions whose index shares no
+variable with the condition are judged (the condition may be what keeps the others in bounds),
+and nothing under a condition that reads memory. Indices the interval arithmetic cannot follow
+(symbolic sizes, loads) are left to the runtime checks.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from tvm.tir.analysis import free_vars, leaves_loop_early
+from tvm.tir.analysis import any_node, free_vars, leaves_loop_early
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -144,7 +145,8 @@ class _BoundsChecker(StmtExprVisitor):
         self.ranges: dict[Var, Interval] = {}
         self.lets: dict[Var, PrimExpr] = {}
         self.loops: dict[Var, For] = {}
-        self.guarded = 0
+        # the variables of each enclosing condition not judged by ranges; None: it reads memory
+        self.guards: list[Optional[set[Var]]] = []
 
     def visit_For(self, s: For) -> None:
         lo, n = _interval(s.min, self.ranges, self.lets), _interval(s.extent, self.ranges, self.lets)
@@ -157,8 +159,17 @@ class _BoundsChecker(StmtExprVisitor):
         self.ranges.pop(s.loop_var, None)
         self.loops.pop(s.loop_var, None)
 
-    def _guarded(self, *parts) -> None:
-        self.guarded += 1
+    def _vars(self, e: PrimExpr) -> set[Var]:
+        """The variables ``e`` depends on, through the values of let-bound ones."""
+        out: set[Var] = set()
+        for v in free_vars(e):
+            out |= self._vars(self.lets[v]) if v in self.lets else {v}
+        return out
+
+    def _guarded(self, cond: PrimExpr, *parts) -> None:
+        reads = any_node(cond, lambda n: isinstance(n, (BufferLoad, Call)) and not _is_pure_hint(n))
+        names = None if reads else self._vars(cond)
+        self.guards.append(names or None)  # a constant condition may be false: what it guards, dead
         try:
             for p in parts:
                 if p is None:
@@ -168,7 +179,7 @@ class _BoundsChecker(StmtExprVisitor):
                 else:
                     self.visit_stmt(p)
         finally:
-            self.guarded -= 1
+            self.guards.pop()
 
     def visit_LetStmt(self, s: LetStmt) -> None:
         self.visit_expr(s.value)
@@ -180,13 +191,13 @@ class _BoundsChecker(StmtExprVisitor):
         self.visit_expr(s.condition)
         narrowed = _narrowed(s.condition, self.ranges, self.lets)
         if narrowed is None:
-            self._guarded(s.then_case, s.else_case)
+            self._guarded(s.condition, s.then_case, s.else_case)
             return
         self._within(narrowed, s.then_case)
         if s.else_case is not None:
             otherwise = _narrowed(s.condition, self.ranges, self.lets, negate=True)
             if otherwise is None:
-                self._guarded(s.else_case)
+                self._guarded(s.condition, s.else_case)
             else:
                 self._within(otherwise, s.else_case)
 
@@ -199,12 +210,12 @@ class _BoundsChecker(StmtExprVisitor):
 
     def visit_Select(self, e: Select) -> None:
         self.visit_expr(e.condition)
-        self._guarded(e.true_value, e.false_value)
+        self._guarded(e.condition, e.true_value, e.false_value)
 
     def visit_Call(self, e: Call) -> None:
         if e.op == "if_then_else":
             self.visit_expr(e.args[0])
-            self._guarded(*e.args[1:])
+            self._guarded(e.args[0], *e.args[1:])
         else:
             super().visit_Call(e)
 
@@ -217,11 +228,12 @@ class _BoundsChecker(StmtExprVisitor):
         super().visit_BufferLoad(e)
 
     def check(self, buf: Buffer, indices: tuple, node: object) -> None:
-        if self.guarded:
+        if any(g is None for g in self.guards):
             return
+        guard_vars = set().union(*self.guards) if self.guards else set()
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
-            if not isinstance(extent, IntImm):
-                continue
+            if not isinstance(extent, IntImm) or self._vars(index) & guard_vars:
+                continue  # a condition on the index's variables may be what keeps it in bounds
             span = _interval(index, self.ranges, self.lets)
             if span is None or (0 <= span[0] and span[1] < extent.value):
                 continue
@@ -238,6 +250,11 @@ class _BoundsChecker(StmtExprVisitor):
                     getattr(node, "span", None) or (self.loops[loops[0]].span if loops else None),
                 )
             )
+
+
+def _is_pure_hint(n: object) -> bool:
+    """``T.likely`` / ``T.unlikely``: a condition's hint, not a read."""
+    return isinstance(n, Call) and n.op in ("likely", "unlikely")
 
 
 def check_constant_bounds(func: PrimFunc) -> PrimFunc:
