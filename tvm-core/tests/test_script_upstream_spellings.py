@@ -83,6 +83,13 @@ def test_call_extern_of_a_function_nothing_defines_names_it():
     with pytest.raises(tvm.contrib.cc.CompileError, match="undefined symbol 'no_such_function_here'"):
         tvm.compile(calls_missing, target="c")
 
+    @T.prim_func
+    def calls_missing_void():
+        T.call_pure_extern("no_such_void_function_here", dtype="void")
+
+    with pytest.raises(tvm.contrib.cc.CompileError, match="undefined symbol 'no_such_void_function_here'"):
+        tvm.compile(calls_missing_void, target="c")
+
 
 @T.prim_func
 def vthreads(a: T.handle, b: T.handle):

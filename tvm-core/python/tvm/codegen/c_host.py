@@ -784,7 +784,8 @@ def extern_prototypes(printer: CFamilyPrinter, funcs: list[PrimFunc], names: Col
             name = node.args[0].value
             if name in names:
                 params = ", ".join(printer.type_name(a.dtype) for a in node.args[1:]) or "void"
-                proto = f"extern {printer.type_name(node.dtype)} {name}({params});"
+                ret = "void" if node.dtype == "void" else printer.type_name(node.dtype)
+                proto = f"extern {ret} {name}({params});"
                 if found.setdefault(name, proto) != proto:
                     raise CodegenError(f"T.call_extern of '{name}' with two signatures: {found[name]} and {proto}")
 
