@@ -155,8 +155,9 @@ def test_else_branches_and_equalities_are_judged_too() -> None:
 
     with pytest.raises(
         TIRVerifyError, match=r"buffer 'P' has extent 63 \(valid indices: \[0, 62\]\), got indices 1 to 63"
-    ):
+    ) as e:
         _compile(past_the_end)
+    assert "C[r, i] = P[r, i]" in str(e.value)  # the statement reading it, not the loop
 
     @T.prim_func
     def concat(P: T.Buffer((4, 63), "int8"), Q: T.Buffer((4, 1), "int8"), C: T.Buffer((4, 128), "int8")):

@@ -147,6 +147,7 @@ class _BoundsChecker(StmtExprVisitor):
         self.loops: dict[Var, For] = {}
         # the variables of each enclosing condition not judged by ranges; None: it reads memory
         self.guards: list[Optional[set[Var]]] = []
+        self.store_span = None  # of the store whose value is being judged (loads have no span)
 
     def visit_For(self, s: For) -> None:
         lo, n = _interval(s.min, self.ranges, self.lets), _interval(s.extent, self.ranges, self.lets)
@@ -221,7 +222,11 @@ class _BoundsChecker(StmtExprVisitor):
 
     def visit_BufferStore(self, s: BufferStore) -> None:
         self.check(s.buffer, s.indices, s)
-        super().visit_BufferStore(s)
+        outer, self.store_span = self.store_span, s.span or self.store_span
+        try:
+            super().visit_BufferStore(s)
+        finally:
+            self.store_span = outer
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
         self.check(e.buffer, e.indices, e)
@@ -247,7 +252,7 @@ class _BoundsChecker(StmtExprVisitor):
                 with_span(
                     f"out-of-bounds access in {self.func.global_symbol}: dimension {dim} of buffer '{buf.name}' "
                     f"has extent {extent.value} (valid indices: {valid}), got {got}",
-                    getattr(node, "span", None) or (self.loops[loops[0]].span if loops else None),
+                    getattr(node, "span", None) or self.store_span or (self.loops[loops[0]].span if loops else None),
                 )
             )
 
