@@ -51,13 +51,15 @@ std::string CacheDir() {
   return dir.empty() ? disk_cache::Dir("opencl") : dir;
 }
 
+/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS ("-cl-fast-relaxed-math"). */
+std::string BuildOptions() { return Env("TVM_OPENCL_BUILD_OPTIONS"); }
+
 /*! \brief The file holding the binary of `source` built for `dev` ("" when the cache is off). */
 std::string CachePath(const std::string& source, const DeviceInfo& dev) {
   std::string dir = CacheDir();
   if (dir.empty()) return "";
   std::string key = "tvm-opencl-cache-v2\n" + dev.platform_name + '\n' + dev.name + '\n' +
-                    dev.version + '\n' + dev.driver_version + '\n' +
-                    Env("TVM_OPENCL_BUILD_OPTIONS") + '\n' + source;
+                    dev.version + '\n' + dev.driver_version + '\n' + BuildOptions() + '\n' + source;
   return dir + "/" + disk_cache::Key(key) + ".clbin";
 }
 
@@ -76,9 +78,6 @@ std::string ProgramBinaryOf(cl_program prog) {
   }
   return binary;
 }
-
-/*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS ("-cl-fast-relaxed-math"). */
-std::string BuildOptions() { return Env("TVM_OPENCL_BUILD_OPTIONS"); }
 
 std::string BuildLog(cl_program prog, cl_device_id dev) {
   size_t size = 0;
@@ -112,9 +111,10 @@ void CheckExtensions(const std::string& source, const DeviceInfo& dev, const std
   }
 }
 
+/*! \brief `source` built for `dev` (its extensions checked by the caller); throws with the
+ *  build log on failure. */
 cl_program ProgramFromSource(const std::string& source, const DeviceInfo& dev,
                              const std::string& kernel) {
-  CheckExtensions(source, dev, kernel);
   const char* text = source.c_str();
   size_t len = source.size();
   cl_int rc = CL_SUCCESS;
@@ -156,7 +156,6 @@ cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev) {
  */
 cl_program CachedProgram(const std::string& source, const DeviceInfo& dev,
                          const std::string& kernel) {
-  CheckExtensions(source, dev, kernel);
   std::string path = CachePath(source, dev);
   std::string binary;
   bool corrupted = false;
@@ -195,11 +194,12 @@ class OpenCLModule final : public HandleKernelModule {
   void* BuildImage(int dev_id) final {
     const DeviceInfo& dev = OpenCLDriver::Global()->Device(dev_id);
     std::string first = spec_.functions.empty() ? "<program>" : spec_.functions[0].name;
+    std::string source = Source();
+    CheckExtensions(source, dev, first);
     if (spec_.fmt == "clbin") {
-      CheckExtensions(Source(), dev, first);
       if (cl_program prog = ProgramFromBinary(spec_.payload, dev)) return prog;
     }
-    return CachedProgram(Source(), dev, first);
+    return CachedProgram(source, dev, first);
   }
 };
 
@@ -207,6 +207,7 @@ class OpenCLModule final : public HandleKernelModule {
 
 std::string BuildProgramBinary(const std::string& source, int device_id) {
   const DeviceInfo& dev = OpenCLDriver::Global()->Device(device_id);
+  CheckExtensions(source, dev, "<program>");
   cl_program prog = ProgramFromSource(source, dev, "<program>");
   std::string binary = ProgramBinaryOf(prog);
   Get().clReleaseProgram(prog);

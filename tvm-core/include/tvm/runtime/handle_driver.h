@@ -382,6 +382,7 @@ class HandleKernelModule : public KernelModuleBase {
                                         static_cast<DLDeviceType>(d_->device_type()), dev_id}));
     std::vector<uint64_t> slots(handles.size(), 0);
     std::vector<HandleArg> packed;
+    packed.reserve(handles.size() + 1);
     for (size_t i = 0; i < handles.size(); ++i) {
       if (kinds_[index][i] == KernelArgKind::kPointer) {
         packed.push_back(HandleArg{&handles[i], sizeof(void*)});
@@ -419,7 +420,8 @@ class HandleKernelModule : public KernelModuleBase {
   };
 
   /*! \brief The handles of the buffer arguments (live buffers of devices sharing memory, with no
-   *  byte offset) into `handles`; returns their device (0 when there are none). */
+   *  byte offset) into `handles`; returns their device (0, which exists once the devices were
+   *  found, when there are none). */
   int BufferHandles(size_t index, ffi::PackedArgs args, std::vector<void*>* handles) {
     const FunctionInfo& info = spec_.functions[index];
     int dev_id = -1;
@@ -446,9 +448,7 @@ class HandleKernelModule : public KernelModuleBase {
       }
       (*handles)[i] = arg.data;
     }
-    if (dev_id < 0) dev_id = 0;
-    d_->Require("launch on", dev_id);
-    return dev_id;
+    return dev_id < 0 ? 0 : dev_id;
   }
 
   /*! \brief Kernel `index` on device `dev_id`, building the image there first (mu_ held). */

@@ -368,7 +368,7 @@ def compile_shared(
     try:
         run_compiler({f"{name}.c": code}, str(path), flags)
     except CompileError as err:
-        relaxed = [*extra_flags, *_flags_binding_process_symbols(err, flags)]
+        relaxed = _binding_process_symbols(err, flags, extra_flags)
         return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name)
     if cached:
         _seal(path)
@@ -397,17 +397,17 @@ def compile_object(
 _BIND_AT_LOAD = "-Wl,-z,now"
 
 
-def _flags_binding_process_symbols(err: CompileError, flags: Sequence[str]) -> list[str]:
+def _binding_process_symbols(err: CompileError, flags: Sequence[str], extra: Sequence[str]) -> list[str]:
     """When every symbol the link missed is defined in this process (a library the caller loaded
-    with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``), the extra flag that leaves them to the
-    loader: bound when the library is loaded, so a process without them gets a load error naming
-    them, never a crash at the call. Re-raises ``err`` otherwise (or when already relaxed)."""
+    with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``), ``extra`` plus the flag that leaves them
+    to the loader: bound when the library is loaded, so a process without them gets a load error
+    naming them, never a crash at the call. Re-raises ``err`` otherwise (or when already relaxed)."""
     if not err.undefined or _BIND_AT_LOAD in flags or not sys.platform.startswith("linux"):
         raise err
     process = ctypes.CDLL(None)
     if not all(hasattr(process, n) for n in err.undefined):
         raise err
-    return [_BIND_AT_LOAD]
+    return [*extra, _BIND_AT_LOAD]
 
 
 def create_shared(
@@ -424,9 +424,5 @@ def create_shared(
     try:
         run_compiler(sources, output, flags, objects)
     except CompileError as err:
-        run_compiler(
-            sources,
-            output,
-            build_flags(openmp=openmp, mcpu=mcpu, extra=[*extra_flags, *_flags_binding_process_symbols(err, flags)]),
-            objects,
-        )
+        relaxed = _binding_process_symbols(err, flags, extra_flags)
+        run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=relaxed), objects)

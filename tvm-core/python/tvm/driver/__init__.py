@@ -62,6 +62,10 @@ def _functions(obj: Any) -> list[PrimFunc]:
     return [f for _, f in out]
 
 
+#: ``T.call_extern`` names the C headers of generated host code do not declare (seen so far).
+_UNDECLARED_EXTERNS: set[str] = set()
+
+
 def _functions_target(funcs: list[PrimFunc]) -> Any:
     """The target the functions name (``T.func_attr({"target": ...})``), else the CPU. A module
     whose host functions (a CPU target) call kernel functions of one device target compiles for
@@ -116,7 +120,9 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         device_modules.append(tgt.kind.codegen(kernels, tgt))
     host_target = tgt.host if (tgt.kind.codegen is not None and tgt.host is not None) else tgt
     device_type = tgt.device_type
-    src = generate_host(hosts, device_type)
+    # T.call_extern functions no header declares (the user's own) are declared from their calls;
+    # each is learned once per process from the compiler's error, not by failing every compile
+    src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
     mcpu = host_target.attrs.get("mcpu")
     mcpu = None if mcpu in (None, True, "") else str(mcpu)
     try:
@@ -124,8 +130,8 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     except cc.CompileError as err:
         if not err.undeclared:
             raise
-        # T.call_extern functions no header declares (the user's own): declared from their calls
-        src = generate_host(hosts, device_type, declare=err.undeclared)
+        _UNDECLARED_EXTERNS.update(err.undeclared)
+        src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
         path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
     lib = _load_host(path, src.has_launch, device_modules)
     device_modules = list(lib.imports)

@@ -92,9 +92,13 @@ class _MutableScalar:
 
     def __init__(self, buffer: Buffer):
         self.buffer = buffer
+        self.index = (IntImm("int32", 0),)
 
     def load(self) -> BufferLoad:
-        return BufferLoad(self.buffer, (IntImm("int32", 0),))
+        return BufferLoad(self.buffer, self.index)
+
+    def store(self, value: PrimExpr) -> BufferStore:
+        return BufferStore(self.buffer, value, self.index)
 
 
 def _assigned_name(st: ast.stmt) -> Optional[str]:
@@ -594,9 +598,7 @@ class Parser:
             scalar = self.lookup(node.target.id, node.target)
             if isinstance(scalar, _MutableScalar):
                 val = self._binop(node.op, scalar.load(), self.eval_expr(node.value), node)
-                return BufferStore(
-                    scalar.buffer, self._store_value(scalar.buffer, val, node.value), (IntImm("int32", 0),)
-                )
+                return scalar.store(self._store_value(scalar.buffer, val, node.value))
         if not isinstance(node.target, ast.Subscript):
             name = getattr(node.target, "id", "?")
             raise self.error(
@@ -667,16 +669,13 @@ class Parser:
     def _assign_mutable(self, target: ast.Name, val: PrimExpr, node: ast.stmt):
         """An assignment of a name assigned again later: its first one allocates the value's
         one-element local buffer, every one stores into it."""
-        if val.dtype == "void":
-            raise self.error(node.value, "this call has no value")
-        zero = (IntImm("int32", 0),)
-        if self.is_bound(target.id) and isinstance(self.lookup(target.id, target), _MutableScalar):
-            buf = self.lookup(target.id, target).buffer
-            return BufferStore(buf, self._store_value(buf, val, node.value), zero)
-        buf = Buffer(target.id, (1,), val.dtype, scope="local")
-        self.bind(target.id, _MutableScalar(buf), target)
+        scalar = self.lookup(target.id, target) if self.is_bound(target.id) else None
+        if isinstance(scalar, _MutableScalar):
+            return scalar.store(self._store_value(scalar.buffer, val, node.value))
+        scalar = _MutableScalar(Buffer(target.id, (1,), val.dtype, scope="local"))
+        self.bind(target.id, scalar, target)
         span = self.span(node)
-        return _Wrap(lambda body: Allocate(buf, seq(BufferStore(buf, val, zero), body), span))
+        return _Wrap(lambda body: Allocate(scalar.buffer, seq(scalar.store(val), body), span))
 
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
@@ -729,11 +728,11 @@ class Parser:
             self.bind(name, buf, target)
             span = self.span(node)
             return _Wrap(lambda body: Allocate(buf, body, span))
-        if isinstance(val, PrimExpr) and name in self.mutable_names:
-            return self._assign_mutable(target, val, node)
         if isinstance(val, PrimExpr):
             if val.dtype == "void":
                 raise self.error(node.value, "this call has no value")
+            if name in self.mutable_names:
+                return self._assign_mutable(target, val, node)
             v = Var(name, val.dtype)
             self.bind(name, v, target)
             span = self.span(node)

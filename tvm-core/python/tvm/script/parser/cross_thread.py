@@ -129,12 +129,18 @@ def _combine_slots(
     new = combine([BufferLoad(b, (slot,)) for b in scratch], [BufferLoad(b, (partner,)) for b in scratch])
     if len(new) != len(scratch):
         raise CrossThreadError(f"the reducer combines {len(scratch)} value(s) into {len(new)}")
-    if len(new) == 1:
-        return BufferStore(scratch[0], new[0], (slot,))
-    temps = [Var(f"{b.name}_next", b.dtype) for b in scratch]
-    out: Stmt = seq(*[BufferStore(b, t, (slot,)) for b, t in zip(scratch, temps)])
-    for t, value in reversed(list(zip(temps, new))):
-        out = LetStmt(t, value, out)
+    return _store_together([BufferStore(b, v, (slot,)) for b, v in zip(scratch, new)], "next")
+
+
+def _store_together(stores: list[BufferStore], suffix: str) -> Stmt:
+    """``stores`` as if at once: with several, every value is computed (into a let named after
+    its buffer and ``suffix``) before any is stored, as each may read the others' elements."""
+    if len(stores) == 1:
+        return stores[0]
+    temps = [Var(f"{st.buffer.name}_{suffix}", st.buffer.dtype) for st in stores]
+    out: Stmt = seq(*[BufferStore(st.buffer, t, st.indices, st.span) for st, t in zip(stores, temps)])
+    for t, st in reversed(list(zip(temps, stores))):
+        out = LetStmt(t, st.value, out)
     return out
 
 
@@ -347,13 +353,10 @@ def _reduce_one(
     """The allreduce of one reduction, its update (after ``init``), then ``then``."""
 
     def tail(totals: list[PrimExpr]) -> list[Stmt]:
-        elements = [BufferLoad(st.buffer, st.indices) for st in r.stores]
-        new = r.combine(elements, totals)
-        temps = [Var(f"{st.buffer.name}_total", st.buffer.dtype) for st in r.stores] if len(new) > 1 else []
-        stored = temps or new  # several elements: every new value is computed before any is stored
-        update: Stmt = seq(*[BufferStore(st.buffer, v, st.indices, st.span) for st, v in zip(r.stores, stored)])
-        for t, v in reversed(list(zip(temps, new))):
-            update = LetStmt(t, v, update)
+        new = r.combine([BufferLoad(st.buffer, st.indices) for st in r.stores], totals)
+        update = _store_together(
+            [BufferStore(st.buffer, v, st.indices, st.span) for st, v in zip(r.stores, new)], "total"
+        )
         if init is not None:
             update = seq(init, update)
         if guards.write is not None:

@@ -134,8 +134,13 @@ def _narrowed(
             return None
         lo, hi = (lo + 1 if c == lo else lo), (hi - 1 if c == hi else hi)
     else:
-        bounds = {LT: (lo, min(hi, c - 1)), LE: (lo, min(hi, c)), GT: (max(lo, c + 1), hi), GE: (max(lo, c), hi)}
-        lo, hi = bounds[op] if op is not EQ else (max(lo, c), min(hi, c))
+        lo, hi = {
+            LT: (lo, min(hi, c - 1)),
+            LE: (lo, min(hi, c)),
+            GT: (max(lo, c + 1), hi),
+            GE: (max(lo, c), hi),
+            EQ: (max(lo, c), min(hi, c)),
+        }[op]
     return {var: (lo, hi)} if lo <= hi else None
 
 
@@ -237,7 +242,7 @@ class _BoundsChecker(StmtExprVisitor):
             return
         guard_vars = set().union(*self.guards) if self.guards else set()
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
-            if not isinstance(extent, IntImm) or self._vars(index) & guard_vars:
+            if not isinstance(extent, IntImm) or (guard_vars and self._vars(index) & guard_vars):
                 continue  # a condition on the index's variables may be what keeps it in bounds
             span = _interval(index, self.ranges, self.lets)
             if span is None or (0 <= span[0] and span[1] < extent.value):
