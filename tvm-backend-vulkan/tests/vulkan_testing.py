@@ -3,7 +3,9 @@ with other packages' test helpers when every suite runs in one pytest session)."
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -25,6 +27,7 @@ def enable_validation_layer() -> Path | None:
     if not layer_installed():
         return None
     folder = Path(tempfile.mkdtemp(prefix="tvm_vk_layer_"))
+    atexit.register(shutil.rmtree, folder, True)
     log = folder / "validation.log"
     log.touch()
     (folder / "vk_layer_settings.txt").write_text(

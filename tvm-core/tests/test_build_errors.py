@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -212,12 +214,15 @@ def test_cache_off_and_unwritable_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("TVM_CACHE_DIR", "off")
     path, hit = cc.compile_shared("int f(void) { return 1; }")
     assert not hit and "tvm-build-" in path
+    cc.discard_scratch(path)
+    assert not os.path.exists(os.path.dirname(path))
     blocker = tmp_path / "blocker"
     blocker.write_text("")  # a file where the cache folder should be: unwritable, for root too
     monkeypatch.setenv("TVM_CACHE_DIR", str(blocker))
     with pytest.warns(RuntimeWarning, match="not writable"):
         path, hit = cc.compile_shared("int g(void) { return 2; }")
     assert not hit
+    cc.discard_scratch(path)
     # export_library (an object file, then a link) works wherever compile does
     with pytest.warns(RuntimeWarning, match="not writable"):
         mod = tvm.compile(vector_add(16), "c")
@@ -225,6 +230,23 @@ def test_cache_off_and_unwritable_cache(monkeypatch, tmp_path):
     a, c = np.arange(16, dtype="float32"), f32(16)
     tvm.runtime.load_module(str(tmp_path / "add.so"))["add"](a, a, c)
     np.testing.assert_array_equal(c, 2 * a)
+
+
+def test_cache_off_leaves_no_files_behind(monkeypatch, tmp_path):
+    """Without the cache, compiles, exports and failed compiles remove their scratch folders;
+    the loaded library keeps working after its file is gone."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("TVM_CACHE_DIR", "off")
+    mod = tvm.compile(vector_add(16, name="scratch_add"), "c")
+    mod.export_library(str(tmp_path / "add.so"))
+    with pytest.raises(cc.CompileError):
+        cc.compile_object("int broken(void) { return }")
+    a, c = np.arange(16, dtype="float32"), f32(16)
+    mod["scratch_add"](a, a, c)
+    np.testing.assert_array_equal(c, 2 * a)
+    assert list(scratch.iterdir()) == []
 
 
 def test_time_evaluator(add_mod):

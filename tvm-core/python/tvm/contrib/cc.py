@@ -350,13 +350,32 @@ def _cache_slot(code: str, flags: Sequence[str], suffix: str) -> tuple[Path | No
     return path, False
 
 
+#: Outputs of uncached compiles, each alone in a private folder that :func:`discard_scratch` removes.
+_SCRATCH: set[str] = set()
+
+
+def _scratch_path(filename: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / filename
+    _SCRATCH.add(str(path))
+    return path
+
+
+def discard_scratch(path: str) -> None:
+    """Remove ``path`` and its private folder when it is the output of an uncached compile (the
+    caller has loaded or linked it: a loaded library stays mapped); cached outputs are kept."""
+    if path in _SCRATCH:
+        _SCRATCH.discard(path)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
 def compile_shared(
     code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "lib"
 ) -> tuple[str, bool]:
     """Compile C ``code`` into a shared library; returns ``(path, cache_hit)``.
 
     With the cache on (default) the library lives in the cache directory under its key and a
-    second compile of the same code and flags does not run the compiler.
+    second compile of the same code and flags does not run the compiler. Without it the library
+    is written to a private folder, which the caller removes with :func:`discard_scratch`.
     """
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
     path, hit = _cache_slot(code, flags, ".so")
@@ -364,10 +383,11 @@ def compile_shared(
         return str(path), True
     cached = path is not None
     if path is None:
-        path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / f"{name}.so"
+        path = _scratch_path(f"{name}.so")
     try:
         run_compiler({f"{name}.c": code}, str(path), flags)
     except CompileError as err:
+        discard_scratch(str(path))
         relaxed = _binding_process_symbols(err, flags, extra_flags)
         return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name)
     if cached:
@@ -386,8 +406,12 @@ def compile_object(
         return str(path)
     cached = path is not None
     if path is None:
-        path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / f"{name}.o"
-    run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
+        path = _scratch_path(f"{name}.o")
+    try:
+        run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
+    except CompileError:
+        discard_scratch(str(path))
+        raise
     if cached:
         _seal(path)
     return str(path)

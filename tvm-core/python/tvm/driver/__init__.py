@@ -133,7 +133,10 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         _UNDECLARED_EXTERNS.update(err.undeclared)
         src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
         path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
-    lib = _load_host(path, src.has_launch, device_modules)
+    try:
+        lib = _load_host(path, src.has_launch, device_modules)
+    finally:
+        cc.discard_scratch(path)
     device_modules = list(lib.imports)
     info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
     return Module(lib, info)

@@ -67,5 +67,8 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
         children: list = []
         _collect(module.ffi_module, modules, children)
         sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(modules, children))
-    cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
+    try:
+        cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
+    finally:
+        cc.discard_scratch(host_obj)
     append_checksum(path)
