@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tvm
 from tvm.script import tir as T
-from tvm.tir.transform import TIRVerifyError
+from tvm.tir.transform import SingleThreadKernelWarning, TIRVerifyError
 
 
 def run(func, inputs, out_shape):
@@ -35,6 +35,29 @@ def test_root_shared_and_local_buffers_move_into_the_kernel():
     a = np.random.default_rng(0).random(128, dtype="float32")
     got, _ = run(reverse_scale, [a], (128,))
     np.testing.assert_allclose(got, a[::-1] * 2)
+
+
+def test_a_device_function_without_thread_bindings_runs_as_one_thread():
+    """As in Apache TVM: an unscheduled function compiled for a device is one kernel of one
+    thread (with a warning), its global scratch buffer allocated by the host around it."""
+
+    @T.prim_func
+    def unscheduled(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        tmp = T.alloc_buffer((16,), "float32")
+        acc = T.alloc_buffer((1,), "float32", scope="local")
+        for i in range(16):
+            acc[0] = A[i] * T.float32(2)
+            tmp[i] = acc[0]
+        for i in range(16):
+            with T.block("reverse"):
+                vi = T.axis.spatial(16, i)
+                B[15 - vi] = tmp[vi] + T.float32(1)
+
+    a = np.random.default_rng(1).random(16, dtype="float32")
+    with pytest.warns(SingleThreadKernelWarning, match="runs as one example kernel of one thread"):
+        got, mod = run(unscheduled, [a], (16,))
+    np.testing.assert_allclose(got, (a * 2 + 1)[::-1])
+    assert "blockIdx" in mod.imports[0].inspect_source()
 
 
 def test_sblock_alloc_in_the_root_block_with_a_branch():

@@ -13,6 +13,7 @@ from tvm.target.target import TargetKind, register_target_kind, unregister_targe
 from tvm.tir import ForKind
 from tvm.tir.analysis import structural_equal
 from tvm.tir.transform import (
+    SingleThreadKernelWarning,
     TIRVerifyError,
     flatten_buffers,
     lower,
@@ -346,11 +347,25 @@ def test_lower_host_scalar_setup_becomes_kernel_param(gpu):
     assert isinstance(low.host.body, tir.LetStmt)
 
 
-def test_lower_device_rejects_host_loops(gpu):
+def test_lower_device_function_without_threads_is_one_thread_kernel(gpu):
     @T.prim_func
     def f(A: T.Buffer((4,), "float32")):
         for i in range(4):
             A[i] = T.float32(0)
+
+    with pytest.warns(SingleThreadKernelWarning, match="'f' has no thread-bound loop"):
+        low = lower(f, gpu)
+    (k,) = low.kernels
+    assert k.attrs["launch_params"] == ["blockIdx.x"] and k.attrs["launch_bounds"] == [1]
+
+
+def test_lower_device_rejects_host_loops_beside_launches(gpu):
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.float32(0)
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            A[tx] = A[tx] + T.float32(1)
 
     with pytest.raises(TIRVerifyError, match="outside any thread-bound loop") as e:
         lower(f, gpu)
@@ -368,6 +383,8 @@ def test_lower_device_keeps_an_evaluate_that_computes_nothing_on_the_host(gpu):
     @T.prim_func
     def g(A: T.Buffer((4,), "float32")):
         T.evaluate(A[0])  # reads device memory: not host work
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            A[tx] = T.float32(1)
 
     with pytest.raises(TIRVerifyError, match="Evaluate is outside any thread-bound loop"):
         lower(g, gpu)

@@ -15,6 +15,8 @@
   operation, so an emitter only loads, stores and converts float16 (a target pass)
 * :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
   loads and stores) spelled lane by lane (the first step of :func:`lower`)
+* :func:`launch_as_one_thread` -- a device function that binds no thread becomes a launch of one
+  thread, as in Apache TVM (with a :class:`SingleThreadKernelWarning`)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
@@ -29,12 +31,14 @@ from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buff
 from .legalize import legalize_arithmetic
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
+from .single_thread import SingleThreadKernelWarning, launch_as_one_thread
 from .vectors import scalarize_vectors
 from .verify import TIRVerifyError, verify, well_formed
 
 __all__ = [
     "LAUNCH_ORDER",
     "LoweredFunc",
+    "SingleThreadKernelWarning",
     "TIRVerifyError",
     "buffer_strides",
     "check_capabilities",
@@ -47,6 +51,7 @@ __all__ = [
     "legalize_bfloat16",
     "legalize_bool_storage",
     "legalize_float16",
+    "launch_as_one_thread",
     "lower",
     "scalarize_vectors",
     "simplify",

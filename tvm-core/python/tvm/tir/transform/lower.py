@@ -2,6 +2,7 @@
 docs/development.md).
 
 Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
+:func:`launch_as_one_thread` (a device function that binds no thread runs as one thread) ->
 :func:`place_allocations` (device targets: shared and local buffers allocated outside the
 thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (those moved
 shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels using a
@@ -69,6 +70,7 @@ from .barriers import insert_barriers
 from .compact import compact_allocations
 from .placement import place_allocations
 from .simplify import simplify
+from .single_thread import launch_as_one_thread
 from .undef import remove_undef_stores
 from .vectors import scalarize_vectors
 from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, verify, with_span
@@ -105,7 +107,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
 
         target = Target(target)
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
-    func = place_allocations(scalarize_vectors(remove_undef_stores(func)), target, moved)
+    func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
+    func = place_allocations(func, target, moved)
     func = insert_barriers(compact_allocations(func, target, moved), target, moved)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
