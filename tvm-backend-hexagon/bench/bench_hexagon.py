@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import KernelCall, compare, summarize, tuned_zoo_cases, write_json
+from tvm.testing.benchmark import KernelCall, bench_device, compare, summarize, tuned_zoo_cases, write_json
 
 PEER = "process_per_launch"
 ROUND_TRIP_GOAL_US = 100.0
@@ -112,18 +112,8 @@ def main(out_path: str) -> int:
         "python": platform.python_version(),
         "cases": [],
     }
-    try:
-        import tvm
-        from tvm.testing.backend import unavailable_reason
-
-        why = unavailable_reason("hexagon")
-        if why:
-            raise RuntimeError(why)
-        dev = tvm.device("hexagon", 0)
-    except Exception as err:  # noqa: BLE001 - report why nothing ran
-        result["skipped"] = f"{type(err).__name__}: {err}"
-        write_json(out_path, result)
-        print(result["skipped"])
+    dev = bench_device("hexagon", result, out_path)
+    if dev is None:
         return 0
     import shutil
 

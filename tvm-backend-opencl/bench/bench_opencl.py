@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from tvm.testing import kernels
-from tvm.testing.benchmark import compare, summarize, tuned_zoo_cases, write_json
+from tvm.testing.benchmark import bench_device, compare, summarize, tuned_zoo_cases, write_json
 
 GOAL = 0.95
 VADD_N = 1 << 22
@@ -135,19 +135,9 @@ def main(out_path: str) -> int:
         "python": platform.python_version(),
         "cases": [],
     }
-    try:
-        import tvm
-
-        if not tvm.opencl(0).exist:
-            rec = tvm.backend.load("opencl")
-            raise RuntimeError(f"no OpenCL device: {rec.reason or rec.status}")
-        import pyopencl  # noqa: F401
-    except Exception as err:  # noqa: BLE001 - report why nothing ran
-        result["skipped"] = f"{type(err).__name__}: {err}"
-        write_json(out_path, result)
-        print(result["skipped"])
+    dev = bench_device("opencl", result, out_path, requires=("pyopencl",))
+    if dev is None:
         return 0
-    dev = tvm.opencl(0)
     result["device"] = dev.name
     result["opencl_version"] = dev.compute_version
     result["driver_version"] = dev.attr("driver_version")

@@ -1,22 +1,9 @@
 """The OpenCL backend passes the conformance suite (on PoCL where it is installed)."""
 
-from tvm.testing.backend import BackendConformance
+from tvm.testing.backend import ALL_DTYPES, BackendConformance
 
 
 class TestOpenCLConformance(BackendConformance):
     backend = "opencl"
-    dtypes = (
-        "float32",
-        "float64",
-        "float16",
-        "bfloat16",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-    )
+    dtypes = ALL_DTYPES
     no_driver_env = {"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so.1"}

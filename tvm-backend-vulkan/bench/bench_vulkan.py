@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import KernelCall, WgpuKernel, compare, summarize, tuned_zoo_cases, write_json
+from tvm.testing.benchmark import KernelCall, bench_device, WgpuKernel, compare, summarize, tuned_zoo_cases, write_json
 
 GOAL = 0.95
 VADD_N = 1 << 22
@@ -166,18 +166,8 @@ def main(out_path: str) -> int:
         "python": platform.python_version(),
         "cases": [],
     }
-    try:
-        import tvm
-
-        dev = tvm.vulkan(0)
-        if not dev.exist:
-            import tvm_backend_vulkan
-
-            raise RuntimeError(f"no Vulkan device: {tvm_backend_vulkan.unavailable_reason()}")
-    except Exception as err:  # noqa: BLE001 - report why nothing ran
-        result["skipped"] = f"{type(err).__name__}: {err}"
-        write_json(out_path, result)
-        print(result["skipped"])
+    dev = bench_device("vulkan", result, out_path)
+    if dev is None:
         return 0
     result.update(device=dev.name, vulkan_api=dev.attr("api_version"), driver_version=dev.attr("driver_version"))
     skipped = []

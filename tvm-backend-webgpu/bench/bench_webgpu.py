@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import KernelCall, WgpuKernel, compare, summarize, tuned_zoo_cases, write_json
+from tvm.testing.benchmark import KernelCall, bench_device, WgpuKernel, compare, summarize, tuned_zoo_cases, write_json
 
 GOAL = 1.0
 VADD_N = 1 << 22
@@ -149,17 +149,8 @@ def main(out_path: str) -> int:
         "python": platform.python_version(),
         "cases": [],
     }
-    try:
-        import tvm
-        import wgpu  # noqa: F401
-
-        dev = tvm.webgpu(0)
-        if not dev.exist:
-            raise RuntimeError(f"no WebGPU device: {dev.attr('unavailable_reason')}")
-    except Exception as err:  # noqa: BLE001 - report why nothing ran
-        result["skipped"] = f"{type(err).__name__}: {err}"
-        write_json(out_path, result)
-        print(result["skipped"])
+    dev = bench_device("webgpu", result, out_path, requires=("wgpu",))
+    if dev is None:
         return 0
     result.update(adapter=dev.name, backend=dev.attr("backend"), wgpu_native=dev.attr("driver_version"))
     result["cases"] = kernel_cases(dev) + dispatch_cases(dev)

@@ -82,6 +82,23 @@ def unavailable_reason(backend: str, device: str | None = None, fix: str = "") -
     return ""
 
 
+#: Every dtype the elementwise conformance kernel can be checked in.
+ALL_DTYPES: tuple[str, ...] = (
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+)
+
+
 class BackendConformance:
     """Subclass as ``Test<Something>`` and set :attr:`backend` (and what differs from the
     defaults); pytest collects the checks from the subclass."""
@@ -92,7 +109,8 @@ class BackendConformance:
     target: ClassVar[str] = ""
     #: The device the kernels run on (default: the backend's name).
     device: ClassVar[str] = ""
-    #: The dtypes the elementwise kernel is checked in.
+    #: The dtypes the elementwise kernel is checked in (:data:`ALL_DTYPES` for a backend that
+    #: supports every one).
     dtypes: ClassVar[tuple[str, ...]] = ("float32", "int32")
     #: Whether buffer parameters may hold bool (one byte per element); False skips the check,
     #: for a language whose device memory holds no bytes.

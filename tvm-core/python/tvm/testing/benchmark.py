@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 Side = tuple[Callable[[], None], Callable[[], None]]
 
@@ -281,6 +281,29 @@ def tuned_zoo_cases(
     ]
 
 
+def bench_device(backend: str, result: dict, out_path: str, requires: Sequence[str] = ()) -> Any:
+    """The device ``<backend>(0)`` a benchmark runs on; or None, after writing ``result`` to
+    ``out_path`` with ``skipped`` saying why nothing can run: the backend does not load, no
+    device exists, or a module of ``requires`` (the peer's package) is not installed."""
+    import importlib
+
+    import tvm
+    from tvm.testing.backend import unavailable_reason
+
+    try:
+        why = unavailable_reason(backend)
+        if why:
+            raise RuntimeError(why)
+        for name in requires:
+            importlib.import_module(name)
+        return tvm.device(backend, 0)
+    except Exception as err:  # noqa: BLE001 - report why nothing ran
+        result["skipped"] = f"{type(err).__name__}: {err}"
+        write_json(out_path, result)
+        print(result["skipped"])
+        return None
+
+
 def write_json(path: str, data: dict) -> None:
     """Write a result file (indented, newline-terminated)."""
     with open(path, "w", encoding="utf-8") as f:
@@ -290,6 +313,7 @@ def write_json(path: str, data: dict) -> None:
 
 __all__ = [
     "KernelCall",
+    "bench_device",
     "WgpuKernel",
     "batch_ms",
     "compare",
