@@ -51,6 +51,16 @@ class CUDAPrinter(GPUCPrinter):
     """CUDA C flavour of the kit's CUDA/HIP dialect."""
 
     BARRIERS = {"warp": "__syncwarp()"}
+    WARP_NAMESPACE = "cuda"
+    CALL_TEMPLATES = {  # T.cuda.* (tvm_backend_cuda.script): value, lane/offset, width, mask
+        "cuda.shfl_sync": "__shfl_sync({3}, {0}, {1}, {2})",
+        "cuda.shfl_down": "__shfl_down_sync({3}, {0}, {1}, {2})",
+        "cuda.shfl_up": "__shfl_up_sync({3}, {0}, {1}, {2})",
+        "cuda.shfl_xor": "__shfl_xor_sync({3}, {0}, {1}, {2})",
+        "cuda.ballot": "__ballot_sync({1}, {0})",
+        "cuda.activemask": "__activemask()",
+        "cuda.syncwarp": "__syncwarp({0})",
+    }
 
     def __init__(self, arch: Optional[str] = None) -> None:
         super().__init__()
@@ -84,32 +94,6 @@ class CUDAPrinter(GPUCPrinter):
         return _PRELUDE + "\n" + super().prelude()
 
     # ------------------------------------------------------------------ intrinsics
-    def _shfl(self, builtin: str, call: E.Call) -> str:
-        value, lane, width, mask = (self.expr(a) for a in call.args)
-        return f"{builtin}({mask}, {value}, {lane}, {width})"
-
-    def call_cuda_shfl_down(self, call: E.Call) -> str:
-        return self._shfl("__shfl_down_sync", call)
-
-    def call_cuda_shfl_up(self, call: E.Call) -> str:
-        return self._shfl("__shfl_up_sync", call)
-
-    def call_cuda_shfl_xor(self, call: E.Call) -> str:
-        return self._shfl("__shfl_xor_sync", call)
-
-    def call_cuda_shfl_sync(self, call: E.Call) -> str:
-        return self._shfl("__shfl_sync", call)
-
-    def call_cuda_ballot(self, call: E.Call) -> str:
-        pred, mask = (self.expr(a) for a in call.args)
-        return f"__ballot_sync({mask}, {pred})"
-
-    def call_cuda_activemask(self, call: E.Call) -> str:
-        return "__activemask()"
-
-    def call_cuda_syncwarp(self, call: E.Call) -> str:
-        return f"__syncwarp({self.expr(call.args[0])})"
-
     def call_cuda_lane_id(self, call: E.Call) -> str:
         self.helpers.setdefault(
             "tvm_lane_id",
@@ -120,21 +104,12 @@ class CUDAPrinter(GPUCPrinter):
         )
         return "tvm_lane_id()"
 
-    def _warp_reduce(self, kind: str, call: E.Call) -> str:
+    def warp_reduce(self, kind: str, call: E.Call) -> str:
         name = self.warp_reduce_helper(
             "tvm_warp", kind, call.dtype, "__shfl_xor_sync(mask, v, d, width)", extra_params=", uint32_t mask"
         )
         value, width, mask = (self.expr(a) for a in call.args)
         return f"{name}({value}, {width}, {mask})"
-
-    def call_cuda_warp_sum(self, call: E.Call) -> str:
-        return self._warp_reduce("sum", call)
-
-    def call_cuda_warp_max(self, call: E.Call) -> str:
-        return self._warp_reduce("max", call)
-
-    def call_cuda_warp_min(self, call: E.Call) -> str:
-        return self._warp_reduce("min", call)
 
     # ------------------------------------------------------------------ tensor cores
     def _check_tc(self, call: E.Call) -> None:

@@ -72,6 +72,7 @@ class HIPPrinter(GPUCPrinter):
     """HIP C++ for AMD GPUs, compiled without ROCm's headers or device library."""
 
     LANGUAGE = "HIP"
+    WARP_NAMESPACE = "rocm"
     SHARED_QUALIFIER = "__shared__ __attribute__((aligned(16))) "
     HELPER_QUALIFIER = "static __device__ inline __attribute__((always_inline))"
     THREAD_INDEX = {
@@ -180,20 +181,11 @@ template <typename T>
     def call_rocm_shfl_xor(self, call: E.Call) -> str:
         return self._shuffle("shfl_xor", call)
 
-    def _reduce(self, kind: str, call: E.Call) -> str:
+    def warp_reduce(self, kind: str, call: E.Call) -> str:
         self._wave_helpers()
         name = self.warp_reduce_helper("tvm_rocm_warp", kind, call.dtype, "tvm_rocm_shfl_xor(v, d, width)")
         value, width = call.args
         return f"{name}({self.expr(value)}, {self._width(width)})"
-
-    def call_rocm_warp_sum(self, call: E.Call) -> str:
-        return self._reduce("sum", call)
-
-    def call_rocm_warp_max(self, call: E.Call) -> str:
-        return self._reduce("max", call)
-
-    def call_rocm_warp_min(self, call: E.Call) -> str:
-        return self._reduce("min", call)
 
     def call_rocm_lane_id(self, call: E.Call) -> str:
         self._wave_helpers()

@@ -17,6 +17,7 @@ between the languages is a class attribute (a table) or a small method that a ba
 ``BARRIERS``                 per-scope overrides of it (``{"warp": "__syncwarp()"}``)
 ``UNROLL_PRAGMA``            pragma before UNROLLED loops (``{n}`` = extent)
 ``INTRINSICS``               op -> ``(float32 name, float64 name)`` or one name for every dtype
+``CALL_TEMPLATES``           op -> C text over the printed arguments (``"__syncwarp({0})"``)
 ``VECTOR_WIDTHS``/``VECTOR_SPELLING``  vector widths and spellings (``vload{n}(0, {ptr})``):
                              runs of stores to consecutive elements become vector stores
 ``HALF_NATIVE``/``BF16_NATIVE``  True when the language computes in half/bfloat16 itself;
@@ -95,6 +96,9 @@ class CFamilyPrinter(ExprFunctor[str]):
     HALF_NATIVE = False
     BF16_NATIVE = False
     INDENT = "  "
+    #: Calls printed as text over their printed arguments ``{0}``, ``{1}``, ... (a backend's
+    #: intrinsics that map to one function of its language).
+    CALL_TEMPLATES: dict[str, str] = {}
     INTRINSICS: dict[str, Any] = {
         "exp": ("expf", "exp"),
         "exp2": ("exp2f", "exp2"),
@@ -470,12 +474,16 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     # ------------------------------------------------------------------ calls
     def print_call(self, call: E.Call) -> str:
-        """Print an intrinsic call: a ``call_<op>`` method, the infix table, or ``INTRINSICS``."""
+        """Print an intrinsic call: a ``call_<op>`` method, ``CALL_TEMPLATES``, the infix table, or
+        ``INTRINSICS``."""
         op = call.op[4:] if call.op.startswith("tir.") else call.op
         special = getattr(self, "call_" + op.replace(".", "_"), None)
         if special is not None:
             return special(call)
         args = [self.expr(a) for a in call.args]
+        template = self.CALL_TEMPLATES.get(op)
+        if template is not None:
+            return template.format(*args)
         if op in self._INFIX and len(args) == 2:
             return f"({args[0]} {self._INFIX[op]} {args[1]})"
         if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid"):

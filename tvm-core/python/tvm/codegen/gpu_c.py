@@ -75,6 +75,21 @@ class GPUCPrinter(CFamilyPrinter):
             self.helpers.setdefault(self._dyn_base, self.DYNAMIC_SHARED.format(name=self._dyn_base))
         return super().print_kernel(func, name)
 
+    #: Namespace of the backend's warp reductions (``T.<namespace>.warp_sum/max/min``), printed
+    #: by :meth:`warp_reduce`.
+    WARP_NAMESPACE = ""
+
+    def print_call(self, call: E.Call) -> str:
+        namespace, _, name = call.op.removeprefix("tir.").partition(".")
+        if namespace == self.WARP_NAMESPACE and name in ("warp_sum", "warp_max", "warp_min"):
+            return self.warp_reduce(name.removeprefix("warp_"), call)
+        return super().print_call(call)
+
+    def warp_reduce(self, kind: str, call: E.Call) -> str:
+        """A warp reduction (``kind``: sum, max or min) of ``call``'s arguments, usually through
+        :meth:`warp_reduce_helper`."""
+        raise CodegenError(f"{self.LANGUAGE} has no warp reductions")
+
     def warp_reduce_helper(self, prefix: str, kind: str, dtype: str, shfl_xor: str, extra_params: str = "") -> str:
         """Define (once) and name a helper ``<prefix>_<kind>_<type>(v, width<extra_params>)`` that
         reduces ``v`` over ``width`` lanes with an xor butterfly, every lane getting the result;
