@@ -19,7 +19,18 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import post_order_visit
 
-__all__ = ["GPUCPrinter", "threads_per_block", "gpu_function_table"]
+__all__ = ["FIXED_WIDTH_TYPEDEFS", "GPUCPrinter", "threads_per_block", "gpu_function_table"]
+
+#: The fixed-width integer types the printer names, for a prelude compiled without any header.
+FIXED_WIDTH_TYPEDEFS = """typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+"""
 
 
 class GPUCPrinter(CFamilyPrinter):
