@@ -105,3 +105,27 @@ def test_math_intrinsics_and_integer_division():
     tdiv = np.trunc(i / 3).astype("int32")
     ref_j = (i // 3) * 1000 + (i % 3) * 100 + tdiv * 10 + (i - tdiv * 3)
     np.testing.assert_array_equal(j.numpy(), ref_j)
+
+
+def test_condition_hints_keep_their_condition():
+    """``T.likely``, ``T.tvm_thread_invariant`` and ``T.ignore_loop_partition`` are hints: the
+    branch they wrap runs exactly when the condition holds."""
+
+    @T.prim_func
+    def f(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+        for i in range(16):
+            B[i] = 0
+            if T.ignore_loop_partition(i < 10):
+                B[i] = B[i] + 1
+            if T.tvm_thread_invariant(A[0] > 0):
+                B[i] = B[i] + 10
+            if T.likely(A[i] % 2 == 0):
+                B[i] = B[i] + 100
+
+    a = np.arange(16, dtype="int32") - 3
+    for first in (5, -5):
+        a[0] = first
+        b = tvm.runtime.empty((16,), "int32")
+        tvm.compile(f, "c")["f"](tvm.runtime.tensor(a), b)
+        ref = (np.arange(16) < 10) * 1 + (a[0] > 0) * 10 + (a % 2 == 0) * 100
+        np.testing.assert_array_equal(b.numpy(), ref)

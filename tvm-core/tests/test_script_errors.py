@@ -54,6 +54,23 @@ def test_unknown_name():
     assert lines[-2].index("undefined_thing") == lines[-1].index("^")
 
 
+def test_apache_names_not_implemented_say_what_to_do_instead():
+    with pytest.raises(
+        TVMScriptError,
+        match="T.vscale is Apache TVM TVMScript that this implementation does not support: scalable vectors",
+    ):
+
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[0] = T.vscale()
+
+    with pytest.raises(TVMScriptError, match="T.tvm_mma_sync .* T.cuda.ldmatrix"):
+
+        @T.prim_func
+        def g(A: T.Buffer((4,), "int32")):
+            T.evaluate(T.tvm_mma_sync(A.data, 0, A.data, 0, A.data, 0, A.data, 0))
+
+
 def test_float_index():
     with pytest.raises(TVMScriptError) as e:
 

@@ -422,6 +422,17 @@ def likely(cond):
     return cond
 
 
+def tvm_thread_invariant(cond: Any) -> Any:
+    """A condition with the same value on every thread of a block (a hint for barrier placement);
+    ``cond`` unchanged."""
+    return cond
+
+
+def ignore_loop_partition(cond: Any) -> Any:
+    """A condition loop partitioning should not split on (a scheduling hint); ``cond`` unchanged."""
+    return cond
+
+
 def target(spec, host=None):
     """``T.target("cuda")``: a :class:`tvm.target.Target` (for ``T.func_attr``)."""
     from tvm.target import Target
@@ -876,6 +887,37 @@ def _vector_dtype_helper(name: str):
     return f
 
 
+_LOWERED = "it belongs to IR that Apache TVM's own passes produce; write the TVMScript it is lowered from"
+_TENSOR_CORE = (
+    "tensor-core fragments; with tvm-backend-cuda use T.cuda.ldmatrix / T.cuda.mma_m16n8k16_* on shared memory"
+)
+
+#: Names of Apache TVM's TVMScript that are not implemented here, with what to do instead.
+_UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
+    "vscale": "scalable vectors (SVE, RVV) need a scalable-vector target; use fixed-width vectors such as float32x4",
+    "get_active_lane_mask": "predicated scalable vectors need a scalable-vector target; use fixed-width vectors",
+    "ptx": "raw PTX; with tvm-backend-cuda use the T.cuda intrinsics (ldmatrix, mma_m16n8k16_*, cp_async)",
+    "ptx_legacy": "raw PTX; with tvm-backend-cuda use the T.cuda intrinsics (ldmatrix, mma_m16n8k16_*, cp_async)",
+    "tvm_fill_fragment": _TENSOR_CORE,
+    "tvm_load_matrix_sync": _TENSOR_CORE,
+    "tvm_store_matrix_sync": _TENSOR_CORE,
+    "tvm_mma_sync": _TENSOR_CORE,
+    "tvm_bmma_sync": _TENSOR_CORE,
+    "call_llvm_intrin": "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic",
+    "call_llvm_pure_intrin": "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic",
+    "tvm_stack_alloca": _LOWERED,
+    "tvm_stack_make_array": _LOWERED,
+    "tvm_stack_make_shape": _LOWERED,
+    "tvm_struct_get": _LOWERED,
+    "tvm_struct_set": _LOWERED,
+    "device_entry": _LOWERED,
+    "thread_return": _LOWERED,
+    "tvm_warp_shuffle": "use a backend's warp intrinsics (T.cuda.shfl_*, T.rocm.shfl_*) or a cross-thread reduction",
+    "q_multiply_shift": "fixed-point requantization is not implemented; compute it in int64 arithmetic",
+    "q_multiply_shift_per_axis": "fixed-point requantization is not implemented; compute it in int64 arithmetic",
+}
+
+
 def __getattr__(name: str):
     from . import namespaces
 
@@ -903,6 +945,11 @@ def __getattr__(name: str):
                     f"Fix: {install_hint(name)}"
                 )
             raise AttributeError(f"T.{name}: the {name} backend ({rec.describe()}) provides no TVMScript namespace")
+        if name in _UNSUPPORTED_APACHE_NAMES:
+            raise AttributeError(
+                f"T.{name} is Apache TVM TVMScript that this implementation does not support: "
+                f"{_UNSUPPORTED_APACHE_NAMES[name]}"
+            )
         known = [n for n in globals() if not n.startswith("_")] + namespaces.names()
         raise AttributeError(f"T.{name} is not part of TVMScript.{closest_names(name, known)}")
     return mod
