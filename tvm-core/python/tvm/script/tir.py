@@ -888,6 +888,7 @@ def _vector_dtype_helper(name: str):
 
 
 _LOWERED = "it belongs to IR that Apache TVM's own passes produce; write the TVMScript it is lowered from"
+_NO_LLVM = "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic"
 _TENSOR_CORE = (
     "tensor-core fragments; with tvm-backend-cuda use T.cuda.ldmatrix / T.cuda.mma_m16n8k16_* on shared memory"
 )
@@ -903,8 +904,8 @@ _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "tvm_store_matrix_sync": _TENSOR_CORE,
     "tvm_mma_sync": _TENSOR_CORE,
     "tvm_bmma_sync": _TENSOR_CORE,
-    "call_llvm_intrin": "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic",
-    "call_llvm_pure_intrin": "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic",
+    "call_llvm_intrin": _NO_LLVM,
+    "call_llvm_pure_intrin": _NO_LLVM,
     "tvm_stack_alloca": _LOWERED,
     "tvm_stack_make_array": _LOWERED,
     "tvm_stack_make_shape": _LOWERED,
