@@ -204,3 +204,29 @@ def test_a_vector_store_reads_its_predicate_and_indices_before_it_writes():
     a[7] = 6  # the second store writes A[6:8]: its index reads A[7] before the store changes it
     (a,) = _run(predicate_and_index_read_the_stored_buffer, a)
     np.testing.assert_array_equal(a, [1, 0, 0, 0, 0, 1, 5, 5])
+
+
+@T.prim_func
+def regroup_bits(
+    A: T.Buffer((16,), "uint8"),
+    B: T.Buffer((4,), "int32"),
+    C: T.Buffer((16,), "uint8"),
+    D: T.Buffer((8,), "float16"),
+    E: T.Buffer((4,), "uint32"),
+):
+    for i in range(4):
+        B[i] = T.reinterpret(A.vload([i * 4], "uint8x4"), dtype="int32")
+        C[T.ramp(i * 4, 1, 4)] = T.reinterpret(B[i], dtype="uint8x4")
+        E[i] = T.reinterpret(D[T.ramp(i * 2, 1, 2)], dtype="uint32")
+
+
+def test_reinterpret_regroups_lanes_of_the_same_total_width():
+    """``uint8x4`` <-> ``int32`` and ``float16x2`` -> ``uint32``, lane 0 in the low bits, as
+    NumPy's ``view`` on a little-endian machine."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 256, 16).astype("uint8")
+    d = rng.standard_normal(8).astype("float16")
+    _, b, c, _, e = _run(regroup_bits, a, np.zeros(4, "int32"), np.zeros(16, "uint8"), d, np.zeros(4, "uint32"))
+    np.testing.assert_array_equal(b, a.view("int32"))
+    np.testing.assert_array_equal(c, a)
+    np.testing.assert_array_equal(e, d.view("uint32"))

@@ -162,6 +162,28 @@ class OpenCLPrinter(CFamilyPrinter):
         )
         return ("tvm_bf2f", "tvm_f2bf")
 
+    def emulated_bits(self, value: E.PrimExpr) -> str:
+        if _dt.element_of(value.dtype) != "float16":
+            return super().emulated_bits(value)
+        if isinstance(value, E.BufferLoad) and value.buffer.scope == "global":
+            index = self.flat_index(value.buffer, value.indices)
+            return f"((__global const ushort*){self.buffer_ref(value.buffer)})[{index}]"
+        self.helpers.setdefault(
+            "tvm_half_bits",
+            f"{self.HELPER_QUALIFIER} ushort tvm_half_bits(float v) {{\n"
+            "  ushort h;\n  vstore_half(v, 0, (half*)&h);\n  return h;\n}",
+        )
+        return f"tvm_half_bits({self.expr(value)})"
+
+    def emulated_from_bits(self, bits: str, dtype: str) -> str:
+        if _dt.element_of(dtype) != "float16":
+            return super().emulated_from_bits(bits, dtype)
+        self.helpers.setdefault(
+            "tvm_half_from_bits",
+            f"{self.HELPER_QUALIFIER} float tvm_half_from_bits(ushort h) {{ return vload_half(0, (const half*)&h); }}",
+        )
+        return f"tvm_half_from_bits({bits})"
+
     def visit_Cast(self, e: E.Cast) -> str:
         dst = e.dtype
         if self.is_emulated(dst):
@@ -182,6 +204,11 @@ class OpenCLPrinter(CFamilyPrinter):
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
         buf = s.buffer
+        bits = self.stored_bits(s) if self._half_storage(buf) and buf.scope == "global" else None
+        if bits is not None:
+            index = self.flat_index(buf, s.indices)
+            self.emit(f"((__global ushort*){self.buffer_ref(buf)})[{index}] = {bits};")
+            return
         if self._half_storage(buf):
             value = self.expr(s.value)
             idx = self.flat_index(buf, s.indices)
@@ -195,11 +222,9 @@ class OpenCLPrinter(CFamilyPrinter):
         super().visit_BufferStore(s)
 
     # ------------------------------------------------------------------ statements
-    def call_reinterpret(self, call: E.Call) -> str:
-        src = call.args[0]
-        if _dt.bits(src.dtype) != _dt.bits(call.dtype):
-            raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype} changes the width")
-        return f"as_{self.type_name(call.dtype)}({self.expr(src)})"
+    def bitcast(self, value: str, src_dtype: str, dtype: str) -> str:
+        st, dt_ = self.type_name(src_dtype), self.type_name(dtype)
+        return value if st == dt_ else f"as_{dt_}({value})"
 
     def call_isinf(self, call: E.Call) -> str:
         return f"(isinf({self.expr(call.args[0])}) != 0)"

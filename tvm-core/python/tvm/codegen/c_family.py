@@ -557,8 +557,47 @@ class CFamilyPrinter(ExprFunctor[str]):
         src = call.args[0]
         if _dt.bits(src.dtype) != _dt.bits(call.dtype):
             raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype} changes the width")
-        name = f"tvm_bitcast_{self.type_name(src.dtype)}_{self.type_name(call.dtype)}".replace(" ", "_")
-        st, dt_ = self.type_name(src.dtype), self.type_name(call.dtype)
+        if not (self.is_emulated(src.dtype) or self.is_emulated(call.dtype)):
+            return self.bitcast(self.expr(src), src.dtype, call.dtype)
+        # an emulated 16-bit float is a float in expressions and its uint16 bits in memory
+        if self.is_emulated(src.dtype):
+            bits = self.emulated_bits(src)
+        else:
+            bits = self.bitcast(self.expr(src), src.dtype, "uint16")
+        if self.is_emulated(call.dtype):
+            return self.emulated_from_bits(bits, call.dtype)
+        return self.bitcast(bits, "uint16", call.dtype)
+
+    def emulated_bits(self, value: E.PrimExpr) -> str:
+        """The uint16 bits of an emulated float16/bfloat16 ``value`` (a load reads them as stored)."""
+        if isinstance(value, E.BufferLoad):
+            return f"{self.buffer_ref(value.buffer)}[{self.flat_index(value.buffer, value.indices)}]"
+        return f"{self.half_converters(value.dtype)[1]}({self.expr(value)})"
+
+    def stored_bits(self, s: S.BufferStore) -> str | None:
+        """The uint16 bits ``s`` stores into an emulated 16-bit float buffer when its value is a
+        reinterpret of bits (stored as given, NaN payloads kept); None otherwise."""
+        v = s.value
+        if not (
+            self.is_emulated(s.buffer.dtype) and isinstance(v, E.Call) and v.op in ("reinterpret", "tir.reinterpret")
+        ):
+            return None
+        src = v.args[0]
+        if self.is_emulated(src.dtype) or _dt.bits(src.dtype) != 16:
+            return None
+        return self.bitcast(self.expr(src), src.dtype, "uint16")
+
+    def emulated_from_bits(self, bits: str, dtype: str) -> str:
+        """The value (a float) of emulated ``dtype`` whose uint16 bits are ``bits``."""
+        return f"{self.half_converters(dtype)[0]}({bits})"
+
+    def bitcast(self, value: str, src_dtype: str, dtype: str) -> str:
+        """``value`` (C text of a ``src_dtype`` value) with its bits read as ``dtype``, of the same
+        width (a union helper; a language with a bitcast builtin overrides this)."""
+        st, dt_ = self.type_name(src_dtype), self.type_name(dtype)
+        if st == dt_:
+            return value
+        name = f"tvm_bitcast_{st}_{dt_}".replace(" ", "_")
         self.helpers.setdefault(
             name,
             (
@@ -566,7 +605,7 @@ class CFamilyPrinter(ExprFunctor[str]):
                 f"u.a = v; return u.b; }}"
             ),
         )
-        return f"{name}({self.expr(src)})"
+        return f"{name}({value})"
 
     # ------------------------------------------------------------------ buffers
     def buffer_ref(self, buf: E.Buffer) -> str:
@@ -655,6 +694,10 @@ class CFamilyPrinter(ExprFunctor[str]):
                 self.stmt(item)
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
+        bits = self.stored_bits(s)
+        if bits is not None:
+            self.emit(f"{self.buffer_ref(s.buffer)}[{self.flat_index(s.buffer, s.indices)}] = {bits};")
+            return
         value = self.expr(s.value)
         if self.is_emulated(s.buffer.dtype):
             value = f"{self.half_converters(s.buffer.dtype)[1]}({value})"

@@ -204,6 +204,25 @@ class BackendConformance:
         want = a * a + a / np.float16(3) - b * np.float16(0.7)
         np.testing.assert_array_equal(got.view("uint16"), want.view("uint16"))
 
+    def test_16_bit_float_bits(self):
+        """T.reinterpret between a 16-bit float and uint16 gives the stored bits both ways,
+        whether the language computes in that float or emulates it."""
+        import ml_dtypes
+
+        bits = ((np.arange(256, dtype="uint32") * 257 + 3) % 65536).astype("uint16")  # NaN payloads too
+        listed = [d for d in ("float16", "bfloat16") if d in self.dtypes]
+        if not listed:
+            pytest.skip(f"{self.backend} lists neither float16 nor bfloat16 among its dtypes")
+        for dtype in listed:
+            a = bits.view(np.float16 if dtype == "float16" else ml_dtypes.bfloat16)
+            mod = tvm.compile(kernels.half_bits_round_trip(dtype), target=self.target_name())
+            dev = self.dev()
+            args = [tvm.runtime.tensor(a, dev), tvm.runtime.empty((256,), "uint16", dev)]
+            args.append(tvm.runtime.empty((256,), dtype, dev))
+            mod["half_bits"](*args)
+            np.testing.assert_array_equal(args[1].numpy(), bits)
+            np.testing.assert_array_equal(args[2].numpy().view("uint16"), bits)
+
     def test_one_kernel_over_symbolic_sizes(self):
         mod = tvm.compile(kernels.vector_add(), target=self.target_name())
         dev = self.dev()

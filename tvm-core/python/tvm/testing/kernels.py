@@ -123,6 +123,24 @@ def float16_chain(n: int = 4096, block: int = 64, *, name: str = "float16_chain"
     return _named(float16_chain, name)
 
 
+def half_bits_round_trip(dtype: str = "float16", n: int = 256, block: int = 64, *, name: str = "half_bits") -> PrimFunc:
+    """``B = reinterpret(A, uint16)`` and ``C = reinterpret(B + 0, dtype)`` for a 16-bit float
+    ``dtype``: the bits as stored, read back, whatever the values (NaN payloads, subnormals)."""
+
+    @T.prim_func
+    def half_bits(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), "uint16")
+        C = T.match_buffer(c, (n,), dtype)
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                i = bx * block + tx
+                B[i] = T.reinterpret(A[i], dtype="uint16")
+                C[i] = T.reinterpret(B[i] + T.uint16(0), dtype=dtype)
+
+    return _named(half_bits, name)
+
+
 def row_sum(
     rows: Optional[int] = None,
     cols: Optional[int] = None,

@@ -519,10 +519,11 @@ def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
 
 
 def reinterpret(dtype: str, value: ExprLike, op: str = "reinterpret") -> PrimExpr:
-    """The bits of ``value`` read as ``dtype``, of the same width (ValueError naming both
-    otherwise); ``op`` is the call's name (``"tir.reinterpret"`` from :func:`call_intrin`)."""
+    """The bits of ``value`` read as ``dtype``, of the same total width (ValueError naming both
+    otherwise): lanes may regroup, ``uint8x4`` <-> ``int32`` (lane 0 in the low bits); ``op`` is
+    the call's name (``"tir.reinterpret"`` from :func:`call_intrin`)."""
     v = convert(value)
-    if _dt.bits(dtype) != _dt.bits(v.dtype):
+    if _dt.bits(dtype) * _dt.lanes(dtype) != _dt.bits(v.dtype) * _dt.lanes(v.dtype):
         raise ValueError(f"reinterpret from {v.dtype} to {dtype} changes the width")
     return Call(dtype, op, (v,))
 

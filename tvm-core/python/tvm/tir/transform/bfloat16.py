@@ -85,6 +85,15 @@ def _bfloat16_value(value: float) -> float:
     return struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0]
 
 
+def _is_bits_to_bfloat16(e: PrimExpr) -> bool:
+    return (
+        isinstance(e, Call)
+        and e.op in ("reinterpret", "tir.reinterpret")
+        and e.dtype == BF16
+        and e.args[0].dtype != BF16
+    )
+
+
 class _Emulator(StmtExprMutator):
     """Every bfloat16 expression is rewritten to a float32 one holding a bfloat16 value."""
 
@@ -133,6 +142,9 @@ class _Emulator(StmtExprMutator):
         if e.op in ("reinterpret", "tir.reinterpret") and BF16 in (e.dtype, e.args[0].dtype):
             if e.dtype == BF16:
                 return from_bfloat16(_call(BF16, "reinterpret", *args))
+            src = e.args[0]
+            if isinstance(src, BufferLoad):  # the bits as stored: through float32 a signaling NaN turns quiet
+                return _call(e.dtype, "reinterpret", super().visit_BufferLoad(src))
             return _call(e.dtype, "reinterpret", to_bfloat16(args[0]))
         if e.dtype != BF16:
             return Call(e.dtype, e.op, args, e.span)
@@ -143,6 +155,9 @@ class _Emulator(StmtExprMutator):
         out = super().visit_BufferStore(s)
         if s.buffer.dtype != BF16:
             return out
+        if _is_bits_to_bfloat16(s.value):  # stored as given: through float32 a signaling NaN turns quiet
+            bits = self.visit_expr(s.value.args[0])
+            return BufferStore(out.buffer, _call(BF16, "reinterpret", bits), out.indices, s.span)
         return BufferStore(out.buffer, to_bfloat16(out.value), out.indices, s.span)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:

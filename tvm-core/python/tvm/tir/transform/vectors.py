@@ -38,7 +38,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator
-from tvm.tir.op import binary, broadcast, ramp
+from tvm.tir.op import binary, bitwise_or, broadcast, ramp, shift_left, shift_right
 from tvm.tir.stmt import BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
 
 from .verify import TIRVerifyError, with_span
@@ -58,6 +58,12 @@ def lanes_of(e: PrimExpr) -> int:
 
 def _store_lanes(s: BufferStore) -> int:
     return max([lanes_of(s.value), *(lanes_of(i) for i in s.indices)])
+
+
+def _regroups_lanes(e: Call) -> bool:
+    """Whether ``e`` is a reinterpret between dtypes of different lane widths (``uint8x4`` ->
+    ``int32``): its lanes are not computed one from one."""
+    return e.op in ("reinterpret", "tir.reinterpret") and _dt.bits(e.args[0].dtype) != _dt.bits(e.dtype)
 
 
 def _ramp_lane(base: PrimExpr, stride: PrimExpr, k: int) -> PrimExpr:
@@ -201,6 +207,8 @@ class _Scalarize(StmtExprMutator):
     def visit_Call(self, e: Call) -> PrimExpr:
         if e.op in VECTOR_OPS:
             return self._vector_op_lane(e, 0)
+        if _regroups_lanes(e):
+            return self._regrouped_lane(e, 0)
         return super().visit_Call(e)
 
     def visit_Let(self, e: Let) -> PrimExpr:
@@ -249,9 +257,34 @@ class _Scalarize(StmtExprMutator):
         if isinstance(e, Let):
             self._vector_let(e)
             return self.lane(e.body, k)
-        if isinstance(e, Call) and (e.op != "reinterpret" or lanes_of(e.args[0]) == lanes_of(e)):
+        if isinstance(e, Call) and _regroups_lanes(e):
+            return self._regrouped_lane(e, k)
+        if isinstance(e, Call):
             return Call(_dt.element_of(e.dtype), e.op, tuple(self.lane(a, k) for a in e.args), e.span)
         raise self.fail(f"{type(e).__name__} {getattr(e, 'op', '')} of {e.dtype} cannot be computed lane by lane")
+
+    def _regrouped_lane(self, e: Call, k: int) -> PrimExpr:
+        """Lane ``k`` of a reinterpret whose lanes have another width than its operand's: the
+        operand's lanes as unsigned bits, packed (lane 0 lowest) or shifted out, little-endian."""
+        src, dst = e.args[0], _dt.element_of(e.dtype)
+        src_bits, dst_bits = _dt.bits(src.dtype), _dt.bits(dst)
+
+        def bits_of(j: int) -> PrimExpr:
+            lane = self.lane(src, j)
+            return Call(f"uint{src_bits}", e.op, (lane,), e.span) if not lane.dtype.startswith("uint") else lane
+
+        word = f"uint{max(src_bits, dst_bits)}"
+        if dst_bits > src_bits:  # several source lanes make one
+            r = dst_bits // src_bits
+            parts = [shift_left(Cast(word, bits_of(k * r + j)), IntImm(word, j * src_bits)) for j in range(r)]
+            packed = parts[0]
+            for p in parts[1:]:
+                packed = bitwise_or(packed, p)
+        else:  # one source lane holds several
+            r = src_bits // dst_bits
+            shifted = shift_right(bits_of(k // r), IntImm(word, (k % r) * dst_bits))
+            packed = Cast(f"uint{dst_bits}", shifted)
+        return packed if dst == packed.dtype else Call(dst, e.op, (packed,), e.span)
 
     def _vector_op_lane(self, e: Call, k: int) -> PrimExpr:
         if e.op == "ramp":
