@@ -45,7 +45,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
-from tvm.tir.op import binary
+from tvm.tir.op import binary, is_reinterpret
 
 from .vector_runs import VectorBuilder, group_store_runs
 
@@ -577,12 +577,9 @@ class CFamilyPrinter(ExprFunctor[str]):
     def stored_bits(self, s: S.BufferStore) -> str | None:
         """The uint16 bits ``s`` stores into an emulated 16-bit float buffer when its value is a
         reinterpret of bits (stored as given, NaN payloads kept); None otherwise."""
-        v = s.value
-        if not (
-            self.is_emulated(s.buffer.dtype) and isinstance(v, E.Call) and v.op in ("reinterpret", "tir.reinterpret")
-        ):
+        if not (self.is_emulated(s.buffer.dtype) and is_reinterpret(s.value)):
             return None
-        src = v.args[0]
+        src = s.value.args[0]
         if self.is_emulated(src.dtype) or _dt.bits(src.dtype) != 16:
             return None
         return self.bitcast(self.expr(src), src.dtype, "uint16")

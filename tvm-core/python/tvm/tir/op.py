@@ -528,6 +528,11 @@ def reinterpret(dtype: str, value: ExprLike, op: str = "reinterpret") -> PrimExp
     return Call(dtype, op, (v,))
 
 
+def is_reinterpret(e: Any) -> bool:
+    """Whether ``e`` is a reinterpret call (spelled ``reinterpret`` or ``tir.reinterpret``)."""
+    return isinstance(e, Call) and e.op in ("reinterpret", "tir.reinterpret")
+
+
 def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
     """A ``Call`` with an explicit result dtype (any intrinsic, including backend ones; ``tirx.``
     names are the ``tir.`` ones)."""
@@ -583,6 +588,7 @@ __all__ = [
     "fmod",
     "if_then_else",
     "infinity",
+    "is_reinterpret",
     "isfinite",
     "isinf",
     "isnan",

@@ -31,6 +31,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
+from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, LetStmt, Stmt
 
 from .legalize import _bind
@@ -85,15 +86,6 @@ def _bfloat16_value(value: float) -> float:
     return struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0]
 
 
-def _is_bits_to_bfloat16(e: PrimExpr) -> bool:
-    return (
-        isinstance(e, Call)
-        and e.op in ("reinterpret", "tir.reinterpret")
-        and e.dtype == BF16
-        and e.args[0].dtype != BF16
-    )
-
-
 class _Emulator(StmtExprMutator):
     """Every bfloat16 expression is rewritten to a float32 one holding a bfloat16 value."""
 
@@ -138,26 +130,27 @@ class _Emulator(StmtExprMutator):
         return Let(var, value, body, body.dtype, e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:
-        args = tuple(self.visit_expr(a) for a in e.args)
-        if e.op in ("reinterpret", "tir.reinterpret") and BF16 in (e.dtype, e.args[0].dtype):
-            if e.dtype == BF16:
-                return from_bfloat16(_call(BF16, "reinterpret", *args))
+        if is_reinterpret(e) and BF16 in (e.dtype, e.args[0].dtype):
             src = e.args[0]
+            if e.dtype == BF16:
+                return from_bfloat16(_call(BF16, "reinterpret", self.visit_expr(src)))
             if isinstance(src, BufferLoad):  # the bits as stored: through float32 a signaling NaN turns quiet
                 return _call(e.dtype, "reinterpret", super().visit_BufferLoad(src))
-            return _call(e.dtype, "reinterpret", to_bfloat16(args[0]))
+            return _call(e.dtype, "reinterpret", to_bfloat16(self.visit_expr(src)))
+        args = tuple(self.visit_expr(a) for a in e.args)
         if e.dtype != BF16:
             return Call(e.dtype, e.op, args, e.span)
         out = Call(F32, e.op, args, e.span)
         return out if e.op in ("if_then_else", "tir.if_then_else") else round_to_bfloat16(out)
 
     def visit_BufferStore(self, s: BufferStore) -> Stmt:
+        bits_given = s.buffer.dtype == BF16 and is_reinterpret(s.value) and s.value.args[0].dtype != BF16
+        if bits_given:  # stored as given: through float32 a signaling NaN turns quiet
+            out = super().visit_BufferStore(dataclasses.replace(s, value=s.value.args[0]))
+            return BufferStore(out.buffer, _call(BF16, "reinterpret", out.value), out.indices, s.span)
         out = super().visit_BufferStore(s)
         if s.buffer.dtype != BF16:
             return out
-        if _is_bits_to_bfloat16(s.value):  # stored as given: through float32 a signaling NaN turns quiet
-            bits = self.visit_expr(s.value.args[0])
-            return BufferStore(out.buffer, _call(BF16, "reinterpret", bits), out.indices, s.span)
         return BufferStore(out.buffer, to_bfloat16(out.value), out.indices, s.span)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:

@@ -70,7 +70,7 @@ from .barriers import insert_barriers
 from .compact import compact_allocations
 from .placement import place_allocations
 from .simplify import simplify
-from .single_thread import launch_as_one_thread
+from .single_thread import binds_threads, launch_as_one_thread
 from .undef import remove_undef_stores
 from .vectors import scalarize_vectors
 from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, verify, with_span
@@ -158,7 +158,7 @@ class _Splitter:
             if any(expr_uses_buffer(d) for d in s.buffer.shape):
                 raise TIRVerifyError(_at(s, f"the size of buffer '{s.buffer.name}' reads a buffer"))
             return Allocate(s.buffer, self.host(s.body, bound), s.span)
-        if isinstance(s, For) and s.kind is not ForKind.PARALLEL and _launches_kernels(s.body):
+        if isinstance(s, For) and s.kind is not ForKind.PARALLEL and binds_threads(s.body):
             if expr_uses_buffer(s.min) or expr_uses_buffer(s.extent):
                 raise TIRVerifyError(_at(s, f"host loop over '{s.loop_var.name}' has bounds that read a buffer"))
             kind = ForKind.SERIAL if s.kind is ForKind.VECTORIZED else s.kind
@@ -259,21 +259,6 @@ class _Splitter:
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
         return Evaluate(call, nest.span)
-
-
-def _launches_kernels(s: Stmt) -> bool:
-    """Whether ``s`` holds a thread-bound loop (so a loop around it is a host loop of launches)."""
-    found = []
-
-    class _Find(StmtExprVisitor):
-        def visit_For(self, f: For) -> None:
-            if f.kind is ForKind.THREAD_BINDING:
-                found.append(f)
-            elif not found:
-                super().visit_For(f)
-
-    _Find().visit_stmt(s)
-    return bool(found)
 
 
 def _pad_thread_loops(nest: Stmt, extents: dict) -> Stmt:

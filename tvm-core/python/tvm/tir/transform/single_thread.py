@@ -24,8 +24,9 @@ class SingleThreadKernelWarning(UserWarning):
     """A device function without thread bindings was compiled as a kernel of one thread."""
 
 
-def _binds_threads(node: Any) -> bool:
-    return isinstance(node, For) and node.kind is ForKind.THREAD_BINDING
+def binds_threads(node: Any) -> bool:
+    """Whether ``node`` (a statement) holds a thread-bound loop."""
+    return any_node(node, lambda n: isinstance(n, For) and n.kind is ForKind.THREAD_BINDING)
 
 
 def _device_work(node: Any) -> bool:
@@ -40,7 +41,7 @@ def launch_as_one_thread(func: PrimFunc, target: Any) -> PrimFunc:
     ``target`` is a device target, nothing in ``func`` binds a thread and the body does device
     work; else ``func`` unchanged."""
     body = func.body
-    if not is_device_target(target) or any_node(body, _binds_threads) or not any_node(body, _device_work):
+    if not is_device_target(target) or binds_threads(body) or not any_node(body, _device_work):
         return func
     warnings.warn(
         f"device function '{func.global_symbol}' has no thread-bound loop: it runs as one "

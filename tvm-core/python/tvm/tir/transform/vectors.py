@@ -38,7 +38,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator
-from tvm.tir.op import binary, bitwise_or, broadcast, ramp, shift_left, shift_right
+from tvm.tir.op import binary, bitwise_or, broadcast, is_reinterpret, ramp, shift_left, shift_right
 from tvm.tir.stmt import BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
 
 from .verify import TIRVerifyError, with_span
@@ -63,7 +63,7 @@ def _store_lanes(s: BufferStore) -> int:
 def _regroups_lanes(e: Call) -> bool:
     """Whether ``e`` is a reinterpret between dtypes of different lane widths (``uint8x4`` ->
     ``int32``): its lanes are not computed one from one."""
-    return e.op in ("reinterpret", "tir.reinterpret") and _dt.bits(e.args[0].dtype) != _dt.bits(e.dtype)
+    return is_reinterpret(e) and _dt.bits(e.args[0].dtype) != _dt.bits(e.dtype)
 
 
 def _ramp_lane(base: PrimExpr, stride: PrimExpr, k: int) -> PrimExpr:
@@ -271,7 +271,7 @@ class _Scalarize(StmtExprMutator):
 
         def bits_of(j: int) -> PrimExpr:
             lane = self.lane(src, j)
-            return Call(f"uint{src_bits}", e.op, (lane,), e.span) if not lane.dtype.startswith("uint") else lane
+            return lane if _dt.is_uint(lane.dtype) else Call(f"uint{src_bits}", e.op, (lane,), e.span)
 
         word = f"uint{max(src_bits, dst_bits)}"
         if dst_bits > src_bits:  # several source lanes make one
