@@ -239,6 +239,109 @@ def test_a_scheduled_matmul_gets_tile_sized_buffers_and_the_barriers_it_needs():
     assert len(syncs) == 2  # after the copy, and before the next step overwrites the tiles
 
 
+@T.prim_func
+def block_alloc_matmul(
+    A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")
+):
+    # a block inside the thread loops allocates whole-tensor shared buffers each reduction step;
+    # 16 threads copy a 16x16 tile through one fused index; no barriers written
+    for by in T.thread_binding(4, thread="blockIdx.y"):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for ty in T.thread_binding(4, thread="threadIdx.y"):
+                for tx in T.thread_binding(4, thread="threadIdx.x"):
+                    for ko in range(4):
+                        with T.sblock():
+                            A_shared = T.sblock_alloc_buffer((64, 64), "float32", scope="shared")
+                            B_shared = T.sblock_alloc_buffer((64, 64), "float32", scope="shared")
+                            for f in range(16):
+                                with T.sblock("A_shared"):
+                                    vi = T.axis.spatial(64, by * 16 + (f * 16 + ty * 4 + tx) // 16)
+                                    vk = T.axis.spatial(64, ko * 16 + (f * 16 + ty * 4 + tx) % 16)
+                                    A_shared[vi, vk] = A[vi, vk]
+                            for f in range(16):
+                                with T.sblock("B_shared"):
+                                    vk = T.axis.spatial(64, ko * 16 + (f * 16 + ty * 4 + tx) // 16)
+                                    vj = T.axis.spatial(64, bx * 16 + (f * 16 + ty * 4 + tx) % 16)
+                                    B_shared[vk, vj] = B[vk, vj]
+                            for ki, i, j in T.grid(16, 4, 4):
+                                with T.sblock("C"):
+                                    vi = T.axis.spatial(64, by * 16 + ty * 4 + i)
+                                    vj = T.axis.spatial(64, bx * 16 + tx * 4 + j)
+                                    vk = T.axis.reduce(64, ko * 16 + ki)
+                                    with T.init():
+                                        C[vi, vj] = T.float32(0)
+                                    C[vi, vj] = C[vi, vj] + A_shared[vi, vk] * B_shared[vk, vj]
+
+
+def test_buffers_a_block_allocates_inside_the_launch_shrink_to_the_tile_and_get_barriers():
+    dev = tvm.device("example")
+    rng = np.random.default_rng(8)
+    a, b = rng.random((64, 64), dtype="float32"), rng.random((64, 64), dtype="float32")
+    mod = tvm.compile(block_alloc_matmul, target="example")
+    c = tvm.runtime.empty((64, 64), "float32", dev)
+    mod["block_alloc_matmul"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
+    np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
+    (kernel,) = tvm.tir.transform.lower(block_alloc_matmul, tvm.target.Target("example")).kernels
+    shapes, syncs = {}, []
+    tvm.tir.functor.post_order_visit(
+        kernel.body,
+        lambda n: (
+            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
+            if isinstance(n, tvm.tir.Allocate)
+            else syncs.append(n)
+            if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync"
+            else None
+        ),
+    )
+    # the threads of a block share one 16x16 tile of each (a thread's own loops cover 4x4 of it)
+    assert shapes == {"A_shared": [256], "B_shared": [256]}, shapes
+    assert syncs, "the copies and the reads of the tiles need barriers between them"
+
+
+def test_an_element_passed_as_an_address_keeps_the_buffer_whole():
+    @T.prim_func
+    def by_address(A: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            R = T.alloc_buffer((8,), "float32", scope="local")
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                R[0] = A[bx * 32 + tx]
+                T.evaluate(T.call_extern("int32", "fill_eight", T.address_of(R[0])))
+                A[bx * 32 + tx] = R[3]
+
+    (kernel,) = tvm.tir.transform.lower(by_address, tvm.target.Target("example")).kernels
+    shapes = {}
+    tvm.tir.functor.post_order_visit(
+        kernel.body,
+        lambda n: (
+            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
+            if isinstance(n, tvm.tir.Allocate)
+            else None
+        ),
+    )
+    assert shapes == {"R": [8]}, "fill_eight may write all eight elements through the address"
+
+
+def test_a_kernel_with_barriers_of_its_own_is_left_as_written():
+    @T.prim_func
+    def own_barriers(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            S = T.alloc_buffer((32,), "float32", scope="shared")
+            S[tx] = A[tx]
+            T.tvm_storage_sync("shared")
+            B[tx] = S[31 - tx]
+            B[tx] = B[tx] + S[tx]
+
+    (kernel,) = tvm.tir.transform.lower(own_barriers, tvm.target.Target("example")).kernels
+    syncs = []
+    tvm.tir.functor.post_order_visit(
+        kernel.body, lambda n: syncs.append(n) if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync" else None
+    )
+    assert len(syncs) == 1
+    a = np.random.default_rng(9).random(32, dtype="float32")
+    got, _ = run(own_barriers, [a], (32,))
+    np.testing.assert_allclose(got, a[::-1] + a)
+
+
 def test_a_race_under_a_thread_dependent_condition_is_an_error_naming_the_buffer():
     @T.prim_func
     def divergent(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):

@@ -56,8 +56,9 @@ def big_shared(a: T.handle):
     for bx in T.thread_binding(1, thread="blockIdx.x"):
         S = T.alloc_buffer((2048,), "float32", scope="shared")
         for tx in T.thread_binding(64, thread="threadIdx.x"):
-            S[tx] = T.float32(1)
-            A[tx] = S[tx]
+            for i in range(32):  # every element used: the buffer keeps its size
+                S[tx * 32 + i] = T.float32(1)
+            A[tx] = S[tx * 32]
 
 
 @T.prim_func

@@ -15,9 +15,12 @@ thread may read (or overwrite) shared memory another thread wrote (or read) sinc
   itself needs none.
 
 Explicit ``T.tvm_storage_sync("shared")`` statements count as barriers. The lowering runs this
-only on kernels that use shared buffers allocated outside the launch (Apache TVM's schedules);
-a kernel that allocates its own shared memory is written with its own barriers (pipelines that
-overlap copies and compute need exactly those) and is left as written.
+on kernels that use shared buffers allocated outside the launch (Apache TVM's schedules) and on
+kernels that use shared memory without a single barrier (Apache TVM's blocks allocate theirs
+inside the launch and leave the barriers to the compiler). A kernel that has barriers of its own
+is written with them (pipelines that overlap copies and compute need exactly those) and is left
+as written; so is a barrier-less kernel whose conflicts sit under a thread-dependent condition
+(the barriers cannot be placed, and each thread may only be reading what it wrote).
 """
 
 from __future__ import annotations
@@ -188,9 +191,9 @@ class _Barriers:
 def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
     """``func`` with a barrier wherever a kernel's threads would race on shared memory (see the
     module docstring); with ``only``, just in kernels that use a shared buffer whose handle is in
-    it (those allocated outside the launch, as Apache TVM's schedules write them: a kernel that
-    allocates its own shared memory is written with its barriers, and is left as written).
-    Unchanged for CPU targets and kernels without shared memory."""
+    it (those allocated outside the launch, as Apache TVM's schedules write them) and in kernels
+    without any barrier of their own. Unchanged for CPU targets and kernels without shared
+    memory."""
     if not is_device_target(target):
         return func
     changed = False
@@ -201,9 +204,16 @@ def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> 
             if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
                 acc = _accesses(s)
                 used = acc.reads | acc.writes
-                if not used or (only is not None and not used & only):
+                moved = only is None or bool(used & only)
+                if not used or (not moved and acc.barrier):
                     return s
-                new = _Barriers(s).stmt(s, True)
+                try:
+                    new = _Barriers(s).stmt(s, True)
+                except TIRVerifyError:
+                    if moved:
+                        raise
+                    return s  # its own shared memory: see the module docstring
+
                 changed = changed or new is not s
                 return new
             if isinstance(s, SeqStmt):

@@ -3,18 +3,21 @@
 Apache TVM's schedules allocate a shared or local buffer with the shape of the whole tensor it
 caches (``A_shared = T.alloc_buffer((512, 4096), scope="shared")``) and index it with the
 tensor's coordinates; each block only touches a tile of it. Once the allocation sits inside the
-launch (:mod:`.placement`), :func:`compact_allocations` gives it the tile's shape: for every
+launch (:mod:`.placement`, or a block inside the launch allocated it),
+:func:`compact_allocations` gives it the tile's shape: for every
 dimension, each access's index is split into a part fixed for the allocation's lifetime (the
 variables bound outside it: block indices; for a local buffer also the thread indices, since
 every thread runs the whole kernel with memory of its own) and a part
-that varies inside it (loop and let variables of its body, with constant ranges). When the fixed
+that varies inside it (loop and let variables of its body, with constant ranges; for a shared
+buffer also the thread indices bound around it, since the block's threads share one copy). When the fixed
 part is the same at every access (up to a constant, compared as a linear form) and the varying
 parts have constant bounds, the dimension
 becomes ``max - min + 1`` long and each index ``varying - min``. For a shared buffer, the serial
 loops around all its accesses count as fixed too when each of their iterations writes the buffer
 before reading it (a tile loaded per step of a reduction loop): it then holds one iteration's
-tile. A buffer whose handle is used other than by loads and stores, or whose accesses cannot be
-bounded, keeps its shape.
+tile. A buffer whose handle is used other than by loads and stores, one of whose elements is
+handed to a call that is not arithmetic (``T.address_of(S[i])``, a backend's matrix load: the
+element may stand for its address), or whose accesses cannot be bounded, keeps its shape.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from tvm.tir.expr import (
     Add,
     Buffer,
     BufferLoad,
+    Call,
     Cast,
     Div,
     FloorDiv,
@@ -44,7 +48,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
-from tvm.tir.op import binary
+from tvm.tir.op import INTRINSICS, binary, is_reinterpret
 from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
 
 from .simplify import simplify_expr
@@ -187,7 +191,7 @@ class _Accesses(StmtExprVisitor):
             self.bounds.loops[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
         else:
             self.bounds.unbounded.add(s.loop_var)
-        if s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx"):
+        if _is_thread_index(s):
             self.thread_vars.add(s.loop_var)  # every thread runs the kernel: local memory is its own
             # sibling loops bound to one tag are the same hardware index; a tag of extent 1 is 0
             first = self.tag_vars.setdefault(s.thread_tag, s.loop_var)
@@ -218,7 +222,19 @@ class _Accesses(StmtExprVisitor):
 
     def visit_Var(self, e: Var) -> None:
         if e is self.buf.data:
-            self.ok = False  # the handle itself escapes (address_of, an extern call ...)
+            self.ok = False  # the handle itself escapes (an extern call, a pointer ...)
+
+    def visit_Call(self, e: Call) -> None:
+        if str(e.op).removeprefix("tir.") not in INTRINSICS and not is_reinterpret(e):
+            # an element handed to anything but arithmetic may stand for its address (address_of,
+            # a backend's matrix loads): the callee may touch the elements after it
+            if any(isinstance(a, BufferLoad) and a.buffer.data is self.buf.data for a in e.args):
+                self.ok = False
+        super().visit_Call(e)
+
+
+def _is_thread_index(s: For) -> bool:
+    return s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx")
 
 
 def _written_before_read(loop: For, buf: Buffer) -> bool:
@@ -274,12 +290,17 @@ def _fixed_form(r: _Range, canonical: dict) -> tuple[dict, int]:
     return linear_form(simplify_expr(substitute(r.fixed, canonical)) if canonical else r.fixed)
 
 
-def _plan(buf: Buffer, body: Any, outer: dict) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
+def _plan(
+    buf: Buffer, body: Any, outer: dict, threads: dict
+) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
     """The compact shape of ``buf``, each dimension's smallest varying index and the bounds
     that split its indices, or None. ``outer``: the variables of one-iteration loops around the
-    allocation, with their values."""
+    allocation, with their values; ``threads``: the thread indices bound around it, with their
+    ranges (a shared buffer is one per block, so they vary over its lifetime)."""
     finder = _Accesses(buf)
     finder.bounds.constants.update(outer)
+    if buf.scope == "shared":
+        finder.bounds.loops.update(threads)
     finder.visit_stmt(body)
     if not finder.ok or buf.strides or not finder.accesses:
         return None
@@ -336,26 +357,27 @@ class _Rewrite(StmtExprMutator):
 
 
 class _Compactor(StmtExprMutator):
-    def __init__(self, only: Optional[set]) -> None:
+    def __init__(self) -> None:
         self.changed = False
-        self.only = only
         self.outer: dict[Var, IntImm] = {}  # one-iteration loops around the current statement
+        self.threads: dict[Var, tuple[int, int]] = {}  # threadIdx loops around it, with their ranges
 
     def visit_For(self, s: For) -> For:
         single = _single_value(s)
         if single is not None:
             self.outer[s.loop_var] = single
+        elif _is_thread_index(s) and isinstance(s.min, IntImm) and isinstance(s.extent, IntImm):
+            self.threads[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
         try:
             return super().visit_For(s)
         finally:
             self.outer.pop(s.loop_var, None)
+            self.threads.pop(s.loop_var, None)
 
     def visit_Allocate(self, s: Allocate) -> Allocate:
         body = self._body(self.visit_stmt(s.body))
         buf = s.buffer
-        symbolic_local = buf.scope == "local" and not all(isinstance(d, IntImm) for d in buf.shape)
-        wanted = buf.scope in _SCOPES and (self.only is None or buf.data in self.only or symbolic_local)
-        plan = _plan(buf, body, self.outer) if wanted else None
+        plan = _plan(buf, body, self.outer, self.threads) if buf.scope in _SCOPES else None
         if plan is None:
             return s if body is s.body else Allocate(buf, body, s.span)
         shape, mins, bounds, canonical = plan
@@ -364,12 +386,11 @@ class _Compactor(StmtExprMutator):
         return Allocate(new, _Rewrite(buf, new, mins, bounds, canonical).visit_stmt(body), s.span)
 
 
-def compact_allocations(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
-    """``func`` with each shared and local allocation of a device target (those whose handles are
-    in ``only``, when given, and local ones of symbolic size, which a kernel cannot hold) shrunk
-    to the region its accesses touch (see the module docstring); unchanged for CPU targets."""
+def compact_allocations(func: PrimFunc, target: Any) -> PrimFunc:
+    """``func`` with each shared and local allocation of a device target shrunk to the region its
+    accesses touch (see the module docstring); unchanged for CPU targets."""
     if not is_device_target(target):
         return func
-    compactor = _Compactor(only)
+    compactor = _Compactor()
     body = compactor.visit_stmt(func.body)
     return dataclasses.replace(func, body=body) if compactor.changed else func

@@ -4,9 +4,10 @@ docs/development.md).
 Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
 :func:`launch_as_one_thread` (a device function that binds no thread runs as one thread) ->
 :func:`place_allocations` (device targets: shared and local buffers allocated outside the
-thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (those moved
-shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels using a
-moved shared buffer, where threads would race on it) -> :func:`verify` -> :func:`simplify` ->
+thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (shared and
+local buffers shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels
+using a moved shared buffer or shared memory without any barrier, where threads would race on
+it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
 dimensions) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
 thread-bound nests stay on the host and launch once per iteration) -> the target kind's passes
@@ -109,7 +110,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
     func = place_allocations(func, target, moved)
-    func = insert_barriers(compact_allocations(func, target, moved), target, moved)
+    func = insert_barriers(compact_allocations(func, target), target, moved)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)
