@@ -298,6 +298,23 @@ def test_buffers_a_block_allocates_inside_the_launch_shrink_to_the_tile_and_get_
     assert syncs, "the copies and the reads of the tiles need barriers between them"
 
 
+def test_a_block_buffer_indexed_by_a_loop_around_it_holds_one_iteration():
+    # B is declared with extent 1 in the dimension that the loop around its block indexes: the
+    # region each allocation touches is one column, as Apache TVM's compaction defines it
+    @T.prim_func
+    def per_step(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for i in range(16):
+                with T.sblock():
+                    B = T.sblock_alloc_buffer((16, 1), "float32", scope="shared")
+                    B[tx, i] = A[tx, i] * T.float32(2)
+                    C[tx, i] = B[tx, i] + T.float32(1)
+
+    a = np.random.default_rng(10).random((16, 16), dtype="float32")
+    got, _ = run(per_step, [a], (16, 16))
+    np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
+
+
 def test_an_element_passed_as_an_address_keeps_the_buffer_whole():
     @T.prim_func
     def by_address(A: T.Buffer((64,), "float32")):

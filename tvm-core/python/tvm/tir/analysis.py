@@ -516,13 +516,14 @@ def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
     return {mono: c for mono, c in bound.total.items() if c}
 
 
-def linear_form(e: PrimExpr) -> tuple[dict, int]:
+def linear_form(e: PrimExpr, terms_of: Optional[dict] = None) -> tuple[dict, int]:
     """``e`` as a sum of terms times constant coefficients plus a constant: ``({term key:
-    coefficient}, constant)``, so that ``x * 32 * 2`` and ``x * 64 + 1 - 1`` compare equal."""
+    coefficient}, constant)``, so that ``x * 32 * 2`` and ``x * 64 + 1 - 1`` compare equal.
+    ``terms_of``, when given, receives each term key's expression."""
     if isinstance(e, IntImm):
         return {}, e.value
     if isinstance(e, (Add, Sub)):
-        (ta, ca), (tb, cb) = linear_form(e.a), linear_form(e.b)
+        (ta, ca), (tb, cb) = linear_form(e.a, terms_of), linear_form(e.b, terms_of)
         sign = 1 if isinstance(e, Add) else -1
         terms = dict(ta)
         for key, coeff in tb.items():
@@ -530,7 +531,9 @@ def linear_form(e: PrimExpr) -> tuple[dict, int]:
         return {k: v for k, v in terms.items() if v}, ca + sign * cb
     if isinstance(e, Mul) and (isinstance(e.a, IntImm) or isinstance(e.b, IntImm)):
         k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
-        terms, const = linear_form(other)
+        terms, const = linear_form(other, terms_of)
         return {key: coeff * k for key, coeff in terms.items() if coeff * k}, const * k
     key = (repr(e), tuple(id(v) for v in free_vars(e)))  # the same expression of the same variables
+    if terms_of is not None:
+        terms_of[key] = e
     return {key: 1}, 0

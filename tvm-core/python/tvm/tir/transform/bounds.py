@@ -4,13 +4,15 @@ An index made of constants and of loop variables with constant bounds (serial, p
 unrolled, vectorized and thread-bound loops alike) has an interval; when that interval leaves a
 constant dimension of the buffer, the access is out of bounds on some iteration, and
 :func:`check_constant_bounds` raises :class:`TIRVerifyError` naming the buffer, the dimension,
-the range and the extent. Let-bound values of known range are followed. Accesses under an ``if``
-whose condition compares variables of known range with constants (``if i < 64``, ``i == 0``,
-also in ``T.likely``, negated, joined by ``and``) are judged within the ranges it leaves, and
-those of its ``else`` branch within the ranges its negation leaves; under any other
-condition (``if``, ``T.Select``, ``T.if_then_else``) only the dimensions whose index shares no
-variable with the condition are judged (the condition may be what keeps the others in bounds),
-and nothing under a condition that reads memory. Indices the interval arithmetic cannot follow
+the range and the extent. Let-bound values of known range are followed, and terms that cancel
+(``vi - i * 16`` with ``vi = i * 16 + x``) are cancelled before an access is called out of
+bounds. Accesses under an ``if`` whose condition compares variables of known range with
+constants (``if i < 64``, ``i == 0``, also in ``T.likely``, negated, joined by ``and``) are
+judged within the ranges it leaves, and those of its ``else`` branch within the ranges its
+negation leaves; under any other condition (``if``, ``T.Select``, ``T.if_then_else``) only the
+dimensions whose index shares no variable with the condition are judged (the condition may be
+what keeps the others in bounds), and nothing under a condition that reads memory. Indices the
+interval arithmetic cannot follow
 (symbolic sizes, loads) are left to the runtime checks.
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tvm.tir.analysis import any_node, free_vars, leaves_loop_early
+from tvm.tir.analysis import any_node, free_vars, leaves_loop_early, linear_form
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -46,7 +48,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.functor import StmtExprVisitor, substitute
 from tvm.tir.stmt import BufferStore, For, IfThenElse, LetStmt
 
 from .verify import TIRVerifyError, with_span
@@ -86,6 +88,25 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
     if isinstance(e, FloorDiv):
         return (a[0] // b[0], a[1] // b[0])
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
+
+
+def _cancelled_interval(e: PrimExpr, ranges: dict[Var, Interval], lets: dict) -> Optional[Interval]:
+    """The interval of ``e`` with its let variables expanded and equal terms cancelled: ``vi - i *
+    16`` where ``vi = i * 16 + x`` is ``x``'s range, not the difference of two ranges."""
+    for _ in range(16):  # lets of lets (block iteration variables of nested blocks)
+        inner = {v: lets[v] for v in free_vars(e) if v in lets}
+        if not inner:
+            break
+        e = substitute(e, inner)
+    exprs: dict = {}
+    terms, lo = linear_form(e, exprs)
+    hi = lo
+    for key, coeff in terms.items():
+        span = _interval(exprs[key], ranges, lets)
+        if span is None:
+            return None
+        lo, hi = lo + min(span[0] * coeff, span[1] * coeff), hi + max(span[0] * coeff, span[1] * coeff)
+    return lo, hi
 
 
 _FLIPPED = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}  # a op b == b flipped(op) a
@@ -246,6 +267,9 @@ class _BoundsChecker(StmtExprVisitor):
                 continue  # a condition on the index's variables may be what keeps it in bounds
             span = _interval(index, self.ranges, self.lets)
             if span is None or (0 <= span[0] and span[1] < extent.value):
+                continue
+            span = _cancelled_interval(index, self.ranges, self.lets) or span
+            if 0 <= span[0] and span[1] < extent.value:
                 continue
             used = set(free_vars(index))
             loops = [v for v in self.loops if v in used]

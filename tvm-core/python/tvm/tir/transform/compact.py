@@ -1,23 +1,25 @@
-"""Shrink each kernel-local allocation to the region its kernel touches.
+"""Shrink each shared and local allocation to the region its accesses touch.
 
 Apache TVM's schedules allocate a shared or local buffer with the shape of the whole tensor it
 caches (``A_shared = T.alloc_buffer((512, 4096), scope="shared")``) and index it with the
 tensor's coordinates; each block only touches a tile of it. Once the allocation sits inside the
-launch (:mod:`.placement`, or a block inside the launch allocated it),
-:func:`compact_allocations` gives it the tile's shape: for every
-dimension, each access's index is split into a part fixed for the allocation's lifetime (the
-variables bound outside it: block indices; for a local buffer also the thread indices, since
-every thread runs the whole kernel with memory of its own) and a part
-that varies inside it (loop and let variables of its body, with constant ranges; for a shared
-buffer also the thread indices bound around it, since the block's threads share one copy). When the fixed
-part is the same at every access (up to a constant, compared as a linear form) and the varying
-parts have constant bounds, the dimension
-becomes ``max - min + 1`` long and each index ``varying - min``. For a shared buffer, the serial
-loops around all its accesses count as fixed too when each of their iterations writes the buffer
-before reading it (a tile loaded per step of a reduction loop): it then holds one iteration's
-tile. A buffer whose handle is used other than by loads and stores, one of whose elements is
-handed to a call that is not arithmetic (``T.address_of(S[i])``, a backend's matrix load: the
-element may stand for its address), or whose accesses cannot be bounded, keeps its shape.
+launch (:mod:`.placement` moves it there, or a block inside the launch allocated it),
+:func:`compact_allocations` gives it the tile's shape, as Apache TVM's compaction does.
+
+For every dimension, each access's index is split into a part fixed for the allocation's
+lifetime (the variables bound outside it: block indices; for a local buffer also the thread
+indices, since every thread has memory of its own) and a part that varies inside it (loop and
+let variables of its body, with constant ranges; for a shared buffer also the thread indices
+bound around it, since the block's threads share one copy). When the fixed part is the same at
+every access (up to a constant, compared as a linear form) and the varying parts have constant
+bounds, the dimension becomes ``max - min + 1`` long and each index ``varying - min``; a buffer
+never grows. For a shared buffer, the serial loops around all its accesses count as fixed too
+when each of their iterations writes the buffer before reading it (a tile loaded per step of a
+reduction loop): it then holds one iteration's tile. On a CPU target the same holds with no
+thread indices. A buffer whose handle is used other than by loads and stores, one of whose
+elements is handed to a call that is not arithmetic (``T.address_of(S[i])``, a backend's matrix
+load: the element may stand for its address), or whose accesses cannot be bounded, keeps its
+shape.
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ from tvm.tir.op import INTRINSICS, binary, is_reinterpret
 from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
 
 from .simplify import simplify_expr
-from .verify import is_device_target
 
 _SCOPES = ("shared", "local")
 
@@ -314,7 +315,7 @@ def _plan(
             if r is None:
                 return None
             per_dim[dim].append(r)
-    shape, mins = [], []
+    shape, mins, shifted = [], [], False
     canonical = finder.same_thread if buf.scope == "local" else {}
     for ranges in per_dim:
         parts = [_fixed_form(r, canonical) for r in ranges]
@@ -324,8 +325,12 @@ def _plan(
         hi = max(r.hi + const for r, (_, const) in zip(ranges, parts))
         shape.append(hi - lo + 1)
         mins.append(lo)
+        shifted = shifted or lo != 0 or bool(parts[0][0])
     old = [s.value if isinstance(s, IntImm) else None for s in buf.shape]
-    if None not in old and math.prod(shape) >= math.prod(old):
+    # never grow a buffer; one of the same size is still rewritten when its indices move (a
+    # declared extent of 1 indexed by a loop fixed for the allocation's lifetime is the region
+    # the block touches, as Apache TVM's compaction defines it)
+    if None not in old and (math.prod(shape) > math.prod(old) or (shape == old and not shifted)):
         return None
     return tuple(shape), mins, bounds, canonical
 
@@ -387,10 +392,9 @@ class _Compactor(StmtExprMutator):
 
 
 def compact_allocations(func: PrimFunc, target: Any) -> PrimFunc:
-    """``func`` with each shared and local allocation of a device target shrunk to the region its
-    accesses touch (see the module docstring); unchanged for CPU targets."""
-    if not is_device_target(target):
-        return func
+    """``func`` with each shared and local allocation shrunk to the region its accesses touch
+    (see the module docstring). On a CPU target there are no thread indices: a function's
+    parallel loops inside an allocation vary like any other loop of its body."""
     compactor = _Compactor()
     body = compactor.visit_stmt(func.body)
     return dataclasses.replace(func, body=body) if compactor.changed else func
