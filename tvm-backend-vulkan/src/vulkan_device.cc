@@ -224,33 +224,18 @@ VulkanDevice& VulkanRuntime::Device(int id) {
 
 VulkanBuffer* VulkanRuntime::Alloc(int id, size_t nbytes) {
   VulkanBuffer* buf = Device(id).CreateBuffer(nbytes);
-  std::lock_guard<std::mutex> lock(buffers_mu_);
-  buffers_.insert(buf);
+  buffers_.Add(buf, id, nbytes);
   return buf;
 }
 
 void VulkanRuntime::Free(void* ptr) {
-  if (ptr == nullptr) return;
-  {
-    std::lock_guard<std::mutex> lock(buffers_mu_);
-    if (buffers_.erase(ptr) == 0) {
-      std::fprintf(stderr, "[tvm vulkan] warning: ignoring free of %p: not a live Vulkan buffer\n",
-                   ptr);
-      return;
-    }
-  }
+  if (ptr == nullptr || !buffers_.Remove(ptr)) return;
   auto* buf = static_cast<VulkanBuffer*>(ptr);
   try {
     Device(buf->device_id).ReleaseBuffer(buf);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "[tvm vulkan] warning: freeing buffer %p failed: %s\n", ptr, e.what());
   }
-}
-
-VulkanBuffer* VulkanRuntime::LookupBuffer(const void* ptr) {
-  std::lock_guard<std::mutex> lock(buffers_mu_);
-  if (buffers_.count(ptr) == 0) return nullptr;
-  return static_cast<VulkanBuffer*>(const_cast<void*>(ptr));
 }
 
 // ---- logical device ----------------------------------------------------------------------------

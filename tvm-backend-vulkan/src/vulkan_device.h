@@ -28,6 +28,7 @@
 #ifndef TVM_BACKEND_VULKAN_VULKAN_DEVICE_H_
 #define TVM_BACKEND_VULKAN_VULKAN_DEVICE_H_
 
+#include <tvm/runtime/buffer_registry.h>
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/lazy_discovery.h>
 
@@ -278,8 +279,14 @@ class VulkanRuntime {
   VulkanBuffer* Alloc(int id, size_t nbytes);
   /*! \brief Release a buffer; never throws (warns on stderr about unknown handles). */
   void Free(void* ptr);
-  /*! \brief The record of `ptr`, or null when it is not a live buffer allocated here. */
-  VulkanBuffer* LookupBuffer(const void* ptr);
+  /*! \brief The buffers allocated here and not yet freed. */
+  const tvm::runtime::BufferRegistry& buffers() const { return buffers_; }
+  /*! \brief The record of a copy's `role`, [offset, offset + nbytes) inside it; ValueError
+   *  otherwise. */
+  VulkanBuffer* CopyBuffer(const void* ptr, size_t offset, size_t nbytes, const char* role) const {
+    buffers_.ForCopy(ptr, offset, nbytes, role);
+    return static_cast<VulkanBuffer*>(const_cast<void*>(ptr));
+  }
 
  private:
   friend class tvm::runtime::LazyDiscovery<VulkanRuntime>;
@@ -293,8 +300,7 @@ class VulkanRuntime {
   std::vector<PhysicalDeviceInfo> infos_;
   std::mutex devices_mu_;
   std::unique_ptr<std::atomic<VulkanDevice*>[]> devices_;
-  std::mutex buffers_mu_;
-  std::unordered_set<const void*> buffers_;
+  tvm::runtime::BufferRegistry buffers_{"vulkan", "Vulkan"};
 };
 
 /*! \brief The DeviceAPI of kDLVulkan (defined in vulkan_device_api.cc; never destroyed). */

@@ -114,21 +114,6 @@ VulkanRuntime* Require(const char* what, int id) {
                                ")");
 }
 
-/*! \brief The record of `ptr`, checking that [offset, offset + nbytes) lies inside it. */
-VulkanBuffer* CheckedBuffer(VulkanRuntime* rt, const void* ptr, size_t offset, size_t nbytes,
-                            const char* role) {
-  VulkanBuffer* buf = rt->LookupBuffer(ptr);
-  if (buf == nullptr) {
-    TVM_FFI_THROW(ValueError) << "copy " << role << " " << ptr
-                              << " is not a live Vulkan buffer allocated by TVM";
-  }
-  if (offset > buf->nbytes || nbytes > buf->nbytes - offset) {
-    TVM_FFI_THROW(ValueError) << "copy " << role << " range [" << offset << ", " << offset + nbytes
-                              << ") is outside its " << buf->nbytes << "-byte Vulkan buffer";
-  }
-  return buf;
-}
-
 /*!
  * \brief Buffers are VulkanBuffer records (the DLTensor data pointer is the record); memory is
  *  host-visible, so every copy is a memcpy after the pending kernels of every stream of the device
@@ -205,12 +190,12 @@ void VulkanDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
   // Kernels queued on any stream of either device may read or write these buffers: finish them
   // all first (the next submission makes the host's writes visible to the device).
   if (from_vk) {
-    VulkanBuffer* buf = CheckedBuffer(rt, from, from_offset, nbytes, "source");
+    VulkanBuffer* buf = rt->CopyBuffer(from, from_offset, nbytes, "source");
     rt->Device(buf->device_id).Sync();
     src = buf->host + from_offset;
   }
   if (to_vk) {
-    VulkanBuffer* buf = CheckedBuffer(rt, to, to_offset, nbytes, "destination");
+    VulkanBuffer* buf = rt->CopyBuffer(to, to_offset, nbytes, "destination");
     if (!from_vk ||
         buf->device_id != static_cast<VulkanBuffer*>(const_cast<void*>(from))->device_id) {
       rt->Device(buf->device_id).Sync();

@@ -402,11 +402,8 @@ int VulkanModuleObj::ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRu
         tvm::runtime::BufferArgumentOf("vulkan", spec_.functions[index], args, i);
     const void* ptr = arg.data;
     const DLTensor* tensor = arg.tensor;
-    VulkanBuffer* buf = rt->LookupBuffer(ptr);
-    if (buf == nullptr) {
-      TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i << " (" << ptr
-                                << ") is not a live Vulkan buffer allocated by TVM";
-    }
+    rt->buffers().ForArgument(ptr, kname, i);
+    auto* buf = static_cast<VulkanBuffer*>(const_cast<void*>(ptr));
     if (dev_id < 0) dev_id = buf->device_id;
     if (buf->device_id != dev_id) {
       TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i

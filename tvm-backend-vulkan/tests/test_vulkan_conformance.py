@@ -5,5 +5,6 @@ from tvm.testing.backend import ALL_DTYPES, BackendConformance
 
 class TestVulkanConformance(BackendConformance):
     backend = "vulkan"
+    buffers_are_handles = True
     dtypes = ALL_DTYPES
     no_driver_env = {"TVM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"}

@@ -117,13 +117,13 @@ class WebGPUDeviceAPI final : public DeviceAPI {
                               from_gpu ? dev_from.device_id : dev_to.device_id);
     if (nbytes == 0) return;
     if (from_gpu && to_gpu) {
-      d->Copy(d->Lookup(from, from_offset, nbytes, "copy source"), from_offset,
-              d->Lookup(to, to_offset, nbytes, "copy destination"), to_offset, nbytes);
+      d->Copy(d->Lookup(from, from_offset, nbytes, "source"), from_offset,
+              d->Lookup(to, to_offset, nbytes, "destination"), to_offset, nbytes);
     } else if (from_gpu) {
-      d->Read(d->Lookup(from, from_offset, nbytes, "copy source"), from_offset,
+      d->Read(d->Lookup(from, from_offset, nbytes, "source"), from_offset,
               static_cast<char*>(to) + to_offset, nbytes);
     } else {
-      d->Write(d->Lookup(to, to_offset, nbytes, "copy destination"), to_offset,
+      d->Write(d->Lookup(to, to_offset, nbytes, "destination"), to_offset,
                static_cast<const char*>(from) + from_offset, nbytes);
     }
   }

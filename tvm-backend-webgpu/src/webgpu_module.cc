@@ -335,10 +335,7 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
         tvm::runtime::BufferArgumentOf("webgpu", spec_.functions[index], args, i);
     const void* ptr = arg.data;
     uint64_t offset = arg.byte_offset;
-    if (!dev->IsLive(ptr)) {
-      TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i << " (" << ptr
-                                << ") is not a live WebGPU buffer allocated by TVM";
-    }
+    dev->buffers().ForArgument(ptr, name, i);
     auto* buf = static_cast<WebGPUBuffer*>(const_cast<void*>(ptr));
     if (offset % dev->limits.minStorageBufferOffsetAlignment != 0 || offset >= buf->size) {
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i

@@ -214,28 +214,14 @@ WebGPUBuffer* WebGPUDevice::Alloc(size_t nbytes) {
       Checked([&] { return api.DeviceCreateBuffer(device, &desc); }, "allocating ", bytes);
   ThrowIfScopeFailed("out of memory allocating ", bytes);
   auto* buffer = new WebGPUBuffer{handle, size};
-  live_.insert(buffer);
-  return buffer;
-}
-
-WebGPUBuffer* WebGPUDevice::Lookup(const void* ptr, uint64_t offset, uint64_t nbytes,
-                                   const char* role) {
-  std::lock_guard<std::mutex> lock(mu);
-  if (!IsLive(ptr)) {
-    TVM_FFI_THROW(ValueError) << role << " (" << ptr
-                              << ") is not a live WebGPU buffer allocated by TVM";
-  }
-  auto* buffer = static_cast<WebGPUBuffer*>(const_cast<void*>(ptr));
-  if (offset > buffer->size || nbytes > buffer->size - offset) {
-    TVM_FFI_THROW(ValueError) << role << " range [" << offset << ", " << offset + nbytes
-                              << ") is outside its " << buffer->size << "-byte WebGPU buffer";
-  }
+  buffers_.Add(buffer, 0, nbytes);
   return buffer;
 }
 
 void WebGPUDevice::Free(WebGPUBuffer* buffer) {
+  if (buffer == nullptr) return;
   std::lock_guard<std::mutex> lock(mu);
-  if (live_.erase(buffer) == 0) return;
+  if (!buffers_.Remove(buffer)) return;
   Flush();  // recorded dispatches may use it; wgpu frees it once submitted work is done
   api.BufferRelease(buffer->handle);
   delete buffer;

@@ -16,6 +16,7 @@
 #ifndef TVM_BACKEND_WEBGPU_WEBGPU_RUNTIME_H_
 #define TVM_BACKEND_WEBGPU_WEBGPU_RUNTIME_H_
 
+#include <tvm/runtime/buffer_registry.h>
 #include <tvm/runtime/driver_loader.h>
 #include <tvm/runtime/lazy_discovery.h>
 #include <webgpu.h>
@@ -24,7 +25,6 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace tvm_backend_webgpu {
@@ -126,11 +126,14 @@ class WebGPUDevice {
   void Free(WebGPUBuffer* buffer);
   /*!
    * \brief `ptr` as a live buffer of this device holding [offset, offset + nbytes); ValueError
-   *  naming `role` otherwise.
+   *  naming the copy's `role` ("source") otherwise.
    */
-  WebGPUBuffer* Lookup(const void* ptr, uint64_t offset, uint64_t nbytes, const char* role);
-  /*! \brief Whether `ptr` is a live buffer of this device. Caller holds mu. */
-  bool IsLive(const void* ptr) const { return live_.count(ptr) != 0; }
+  WebGPUBuffer* Lookup(const void* ptr, uint64_t offset, uint64_t nbytes, const char* role) const {
+    buffers_.ForCopy(ptr, offset, nbytes, role);
+    return static_cast<WebGPUBuffer*>(const_cast<void*>(ptr));
+  }
+  /*! \brief The buffers allocated here and not yet freed. */
+  const tvm::runtime::BufferRegistry& buffers() const { return buffers_; }
   /*! \brief Host to device; any offset and size (unaligned edges are read, patched, written). */
   void Write(WebGPUBuffer* dst, uint64_t offset, const void* src, uint64_t nbytes);
   /*! \brief Device to host (waits for pending work). */
@@ -193,7 +196,7 @@ class WebGPUDevice {
   size_t dispatches_ = 0;
   std::vector<uint8_t> arena_host_;
   uint64_t arena_used_ = 0;
-  std::unordered_set<const void*> live_;
+  tvm::runtime::BufferRegistry buffers_{"webgpu", "WebGPU"};
   WGPUBuffer staging_ = nullptr;
   uint64_t staging_size_ = 0;
 };

@@ -6,6 +6,7 @@ from tvm.testing.backend import BackendConformance
 
 class TestWebGPUConformance(BackendConformance):
     backend = "webgpu"
+    buffers_are_handles = True
     # WGSL has no 64-bit, 8/16-bit integer or bfloat16 types (see test_webgpu_codegen.py)
     dtypes = ("float32", "int32", "uint32")
     bool_buffers = False  # WGSL storage holds 32-bit words only; bool buffers are refused by name

@@ -19,6 +19,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+#include <tvm/runtime/buffer_registry.h>
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_module.h>
 #include <tvm/runtime/launch_limits.h>
@@ -38,12 +39,6 @@ namespace runtime {
 
 /*! \brief Most devices of one type a HandleDriver addresses. */
 constexpr int kMaxHandleDevices = 64;
-
-/*! \brief A live buffer: its device and size. */
-struct HandleBuffer {
-  int device_id;
-  size_t nbytes;
-};
 
 /*! \brief One kernel argument as the driver sets it: `size` bytes at `value` (a buffer's handle or
  *  a scalar in PackScalarArgument's layout); `value` null for the trailing dynamic shared memory
@@ -71,7 +66,8 @@ class HandleDriver {
       : device_type_(device_type),
         kind_(std::move(kind)),
         label_(std::move(label)),
-        fix_(std::move(fix)) {}
+        fix_(std::move(fix)),
+        buffers_(kind_, label_) {}
   virtual ~HandleDriver() = default;
 
   /*! \brief "" when devices are usable, else why not; the first call discovers them. */
@@ -154,25 +150,14 @@ class HandleDriver {
     void* buffer = nullptr;
     Check(Allocate(dev_id, nbytes == 0 ? 1 : nbytes, &buffer),
           "allocating " + std::to_string(nbytes) + " bytes on " + DeviceLabel(dev_id));
-    std::lock_guard<std::mutex> lock(mu_);
-    buffers_[buffer] = HandleBuffer{dev_id, nbytes};
+    buffers_.Add(buffer, dev_id, nbytes);
     return buffer;
   }
 
   /*! \brief Releases a live buffer; never throws (tensor destructors call it), warns about
    *  anything else. */
   void Free(void* buffer) {
-    if (buffer == nullptr) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (buffers_.erase(buffer) == 0) {
-        std::fprintf(stderr,
-                     "[tvm %s] warning: ignoring free of %p, not a %s buffer allocated by "
-                     "TVM\n",
-                     kind_.c_str(), buffer, label_.c_str());
-        return;
-      }
-    }
+    if (buffer == nullptr || !buffers_.Remove(buffer)) return;
     int status = Release(buffer);
     if (status != 0) {
       std::fprintf(stderr, "[tvm %s] warning: releasing a buffer failed: %s\n", kind_.c_str(),
@@ -180,14 +165,8 @@ class HandleDriver {
     }
   }
 
-  /*! \brief The record of live buffer `buffer`; false for anything else. */
-  bool Find(const void* buffer, HandleBuffer* where) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = buffers_.find(buffer);
-    if (it == buffers_.end()) return false;
-    *where = it->second;
-    return true;
-  }
+  /*! \brief The live buffers (every copy and launch checks its pointers here). */
+  const BufferRegistry& buffers() const { return buffers_; }
 
   /*! \brief The queue of `stream` on `dev_id`: the default queue for null, else one CreateStream
    *  made there. */
@@ -231,7 +210,7 @@ class HandleDriver {
   std::string label_;
   std::string fix_;
   std::mutex mu_;
-  std::unordered_map<const void*, HandleBuffer> buffers_;
+  BufferRegistry buffers_;
   std::unordered_map<const void*, int> queues_;
   LaunchLimitsCache<kMaxHandleDevices> limits_;
 };
@@ -272,14 +251,14 @@ class HandleDeviceAPI final : public DeviceAPI {
     d_->Require(src_dev ? "copy from" : "copy to", src_dev ? dev_from.device_id : dev_to.device_id);
     if (src_dev && dst_dev) return CopyBetween(from, from_offset, to, to_offset, nbytes, stream);
     if (dst_dev) {  // blocking, so the caller may free its host memory right away
-      HandleBuffer dst = Checked(to, to_offset, nbytes, "destination");
+      HandleBuffer dst = d_->buffers().ForCopy(to, to_offset, nbytes, "destination");
       d_->Check(
           d_->Write(d_->Queue(dst.device_id, stream), to, to_offset,
                     static_cast<const char*>(from) + from_offset, nbytes),
           "copying " + std::to_string(nbytes) + " bytes to " + d_->DeviceLabel(dst.device_id));
       return;
     }
-    HandleBuffer src = Checked(from, from_offset, nbytes, "source");
+    HandleBuffer src = d_->buffers().ForCopy(from, from_offset, nbytes, "source");
     d_->Check(
         d_->Read(d_->Queue(src.device_id, stream), from, from_offset,
                  static_cast<char*>(to) + to_offset, nbytes),
@@ -303,27 +282,12 @@ class HandleDeviceAPI final : public DeviceAPI {
   }
 
  private:
-  /*! \brief The record of `ptr`, checking that [offset, offset + nbytes) lies inside it. */
-  HandleBuffer Checked(const void* ptr, size_t offset, size_t nbytes, const char* role) {
-    HandleBuffer buf{};
-    if (!d_->Find(ptr, &buf)) {
-      TVM_FFI_THROW(ValueError) << "copy " << role << " " << ptr << " is not a live " << d_->label()
-                                << " buffer allocated by TVM";
-    }
-    if (offset > buf.nbytes || nbytes > buf.nbytes - offset) {
-      TVM_FFI_THROW(ValueError) << "copy " << role << " range [" << offset << ", "
-                                << offset + nbytes << ") is outside its " << buf.nbytes << "-byte "
-                                << d_->label() << " buffer";
-    }
-    return buf;
-  }
-
   /*! \brief A copy between two buffers: queued where the devices share memory, else staged
    *  through the host. */
   void CopyBetween(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
                    TVMFFIStreamHandle stream) {
-    HandleBuffer src = Checked(from, from_offset, nbytes, "source");
-    HandleBuffer dst = Checked(to, to_offset, nbytes, "destination");
+    HandleBuffer src = d_->buffers().ForCopy(from, from_offset, nbytes, "source");
+    HandleBuffer dst = d_->buffers().ForCopy(to, to_offset, nbytes, "destination");
     std::string what = "copying " + std::to_string(nbytes) + " bytes from " +
                        d_->DeviceLabel(src.device_id) + " to " + d_->DeviceLabel(dst.device_id);
     void* queue = d_->Queue(src.device_id, stream);
@@ -433,12 +397,7 @@ class HandleKernelModule : public KernelModuleBase {
                                   << " has a byte offset; " << d_->label()
                                   << " buffers cannot be offset";
       }
-      HandleBuffer where{};
-      if (!d_->Find(arg.data, &where)) {
-        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << i << " ("
-                                  << arg.data << ") is not a live " << d_->label()
-                                  << " buffer allocated by TVM";
-      }
+      HandleBuffer where = d_->buffers().ForArgument(arg.data, info.name, i);
       if (dev_id < 0) {
         dev_id = where.device_id;
       } else if (!d_->SharesMemory(where.device_id, dev_id)) {

@@ -29,6 +29,8 @@ and pytest runs every check below against the installed wheels:
 
 from __future__ import annotations
 
+import ctypes
+
 import re
 from typing import Any, ClassVar
 
@@ -103,6 +105,10 @@ class BackendConformance:
     #: Whether buffer parameters may hold bool (one byte per element); False skips the check,
     #: for a language whose device memory holds no bytes.
     bool_buffers: ClassVar[bool] = True
+    #: Whether the device's buffers are driver objects the runtime tracks (cl_mem, Vulkan and
+    #: WebGPU buffers), so that a raw pointer that is none of them can be refused; False for
+    #: buffers that are device addresses, which no runtime can tell from any other pointer.
+    buffers_are_handles: ClassVar[bool] = False
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -353,9 +359,9 @@ class BackendConformance:
         with pytest.raises(ValueError, match="shape"):
             mod["vector_add"](a, tvm.runtime.tensor(np.zeros(15, "float32"), dev), c)
 
-    def test_direct_launch_past_the_compiled_extents_is_refused(self):
-        """A raw kernel handle launched with a grid or block larger than the one its body
-        indexes for (grid 100000 x block 4096 over 1024 elements) is refused before the launch."""
+    def _raw_fill_kernel(self) -> Any:
+        """The device kernel of ``A[i] = 3`` over 1024 elements (16 blocks of 64 threads), called
+        directly: (buffer, grid, block)."""
         from tvm.script import tir as T
 
         @T.prim_func
@@ -366,7 +372,25 @@ class BackendConformance:
                     A[bx * 64 + tx] = T.float32(3)
 
         mod = tvm.compile(fill, target=self.target_name())
-        raw = mod.imports[0].get_function("fill_kernel0")  # the lowering's name for its first kernel
+        return mod.imports[0].get_function("fill_kernel0")  # the lowering's name for its first kernel
+
+    def test_a_pointer_that_is_no_live_buffer_is_refused(self):
+        """Where buffers are driver objects, a raw pointer that is none of the device's live
+        buffers (host memory here) is refused naming the kernel and the argument, before the
+        driver sees it."""
+        if not self.buffers_are_handles:
+            pytest.skip(f"{self.backend} buffers are device addresses: a raw pointer cannot be told apart")
+        raw = self._raw_fill_kernel()
+        self.dev()
+        host = np.zeros(1024, "float32")
+        with pytest.raises(ValueError, match=r"kernel fill_kernel0: argument 0 \(.*\) is not a live .* buffer"):
+            raw(ctypes.c_void_p(host.ctypes.data), 16, 64)
+        np.testing.assert_array_equal(host, np.zeros(1024, "float32"))
+
+    def test_direct_launch_past_the_compiled_extents_is_refused(self):
+        """A raw kernel handle launched with a grid or block larger than the one its body
+        indexes for (grid 100000 x block 4096 over 1024 elements) is refused before the launch."""
+        raw = self._raw_fill_kernel()
         dev = self.dev()
         a = tvm.runtime.empty((1024,), "float32", dev)
         with pytest.raises(ValueError, match=r"launch extent blockIdx.x = 100000 exceeds 16"):
