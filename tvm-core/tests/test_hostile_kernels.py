@@ -149,6 +149,25 @@ def test_a_block_buffer_indexed_relative_to_its_block_holds_the_block_region() -
     np.testing.assert_allclose(out.numpy(), a[:, ::-1] * 2)
 
     @T.prim_func
+    def row_relative_cpu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+        for i in range(16):  # the same on the CPU, where shared memory is ordinary memory
+            with T.sblock("outer"):
+                vi = T.axis.spatial(16, i)
+                A_shared = T.sblock_alloc_buffer([1, 16], dtype="float32", scope="shared")
+                for ax1 in range(16):
+                    A_shared[vi, ax1] = A[vi, ax1]
+                for j in range(16):
+                    with T.sblock("inner"):
+                        vj = T.axis.reduce(16, j)
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A_shared[vi, vj]
+
+    b = np.zeros(16, "float32")
+    _compile(row_relative_cpu)["row_relative_cpu"](a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+    @T.prim_func
     def tile_relative(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
         for i0, j0 in T.grid(4, 4):
             with T.sblock("tile"):

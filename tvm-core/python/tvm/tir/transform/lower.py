@@ -4,8 +4,9 @@ docs/development.md).
 Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
 :func:`launch_as_one_thread` (a device function that binds no thread runs as one thread) ->
 :func:`place_allocations` (device targets: shared and local buffers allocated outside the
-thread-bound loops move into the loops that use them) -> :func:`compact_allocations` (shared and
-local buffers shrink to the region their kernel touches) -> :func:`insert_barriers` (in kernels
+thread-bound loops move into the loops that use them; on a CPU target, after compaction, shared
+buffers become ordinary memory) -> :func:`compact_allocations` (shared and local buffers shrink
+to the region their kernel touches) -> :func:`insert_barriers` (in kernels
 using a moved shared buffer or shared memory without any barrier, where threads would race on
 it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
@@ -109,8 +110,10 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         target = Target(target)
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
-    func = place_allocations(func, target, moved)
-    func = insert_barriers(compact_allocations(func, target), target, moved)
+    if is_device_target(target):  # buffers first move into the launch, then shrink
+        func = insert_barriers(compact_allocations(place_allocations(func, target, moved), target), target, moved)
+    else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
+        func = place_allocations(compact_allocations(func, target), target, moved)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)
