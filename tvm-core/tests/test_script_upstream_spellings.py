@@ -215,3 +215,22 @@ def test_call_extern_of_a_function_the_process_loaded(tmp_path):
     said = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert "calls the function 'tvm_test_scale_by_three', which no library loaded" in said, said
     assert "RTLD_GLOBAL" in said
+
+
+def test_count_leading_zeros_in_both_spellings():
+    @T.prim_func
+    def leading(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int64"), C: T.Buffer((8,), "int32")):
+        for i in range(8):
+            C[i] = T.clz(A[i]) * 100 + T.call_intrin("int32", "tir.clz", B[i])
+
+    a = np.array([0, 1, -1, 2, 255, 1 << 20, 2**31 - 1, -(2**31)], "int32")
+    b = np.array([0, 1, -1, 2**40, 7, 2**62, 2**63 - 1, -(2**63)], "int64")
+    c = np.zeros(8, "int32")
+    tvm.compile(leading, target="c")["leading"](a, b, c)
+    want = [
+        (32 - (int(x) & (2**32 - 1)).bit_length()) * 100 + 64 - (int(y) & (2**64 - 1)).bit_length()
+        for x, y in zip(a, b)
+    ]
+    np.testing.assert_array_equal(c, want)
+    with pytest.raises(TypeError, match="clz expects a 32- or 64-bit integer, got float32"):
+        T.clz(tvm.tir.const(1.0, "float32"))

@@ -51,6 +51,7 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     bitwise_xor,
     call_intrin,
     ceil,
+    clz,
     cos,
     cosh,
     erf,

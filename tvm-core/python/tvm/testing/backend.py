@@ -217,6 +217,22 @@ class BackendConformance:
             np.testing.assert_array_equal(args[1].numpy(), bits)
             np.testing.assert_array_equal(args[2].numpy().view("uint16"), bits)
 
+    def test_count_leading_zeros(self):
+        """T.clz of 32-bit integers (and of 64-bit ones where the backend lists uint64), 0 and
+        all-ones included, against Python's bit lengths."""
+        dev = self.dev()
+        rng = np.random.default_rng(21)
+        for dtype in [d for d in ("int32", "uint64") if d == "int32" or d in self.dtypes]:
+            bits = 32 if dtype == "int32" else 64
+            raw = rng.integers(0, 2**63, 256, dtype=np.uint64) >> rng.integers(0, 64, 256).astype(np.uint64)
+            a = raw.astype(np.uint64 if bits == 64 else np.uint32).view(dtype if bits == 64 else np.int32)
+            a[:3] = np.array([0, 1, -1 if bits == 32 else 2**64 - 1]).astype(a.dtype)
+            want = np.array([bits - (int(x) & (2**bits - 1)).bit_length() for x in a], "int32")
+            mod = tvm.compile(kernels.count_leading_zeros(dtype), target=self.target_name())
+            out = tvm.runtime.empty((256,), "int32", dev)
+            mod["clz"](tvm.runtime.tensor(a, dev), out)
+            np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
+
     def test_one_kernel_over_symbolic_sizes(self):
         mod = tvm.compile(kernels.vector_add(), target=self.target_name())
         dev = self.dev()

@@ -141,6 +141,20 @@ def half_bits_round_trip(dtype: str = "float16", n: int = 256, block: int = 64, 
     return _named(half_bits, name)
 
 
+def count_leading_zeros(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "clz") -> PrimFunc:
+    """``B[i] = T.clz(A[i])`` (int32 counts) for a 32- or 64-bit integer ``dtype``."""
+
+    @T.prim_func
+    def clz(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), "int32")
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                B[bx * block + tx] = T.clz(A[bx * block + tx])
+
+    return _named(clz, name)
+
+
 def row_sum(
     rows: Optional[int] = None,
     cols: Optional[int] = None,

@@ -44,6 +44,7 @@ from .expr import (
     FloorDiv,
     FloorMod,
     IntImm,
+    Let,
     Max,
     Min,
     Mod,
@@ -54,6 +55,7 @@ from .expr import (
     Select,
     StringImm,
     Sub,
+    Var,
     const,
 )
 
@@ -388,6 +390,36 @@ bitwise_or = _int_binary("bitwise_or")
 bitwise_xor = _int_binary("bitwise_xor")
 
 
+def clz(x: ExprLike) -> PrimExpr:
+    """The number of leading zero bits of a 32- or 64-bit integer, as int32: ``T.clz(x)``. 0 gives
+    the bit width (Apache TVM leaves it undefined). Spelled with shifts and selects, so every
+    target computes it the same way."""
+    x = convert(x)
+    bits = _dt.bits(x.dtype)
+    if not _dt.is_integer(x.dtype) or bits not in (32, 64) or _dt.lanes(x.dtype) != 1:
+        raise TypeError(f"clz expects a 32- or 64-bit integer, got {x.dtype}")
+    unsigned = f"uint{bits}"
+    value = Var("clz_x", unsigned)
+    bindings = [(value, x if x.dtype == unsigned else reinterpret(unsigned, x))]
+    count: PrimExpr = IntImm("int32", 0)
+    shifted: PrimExpr = value
+    step = bits // 2
+    while step:  # halve the window: a zero top half adds its width and moves the rest up
+        top_zero = binary("eq", shift_right(shifted, bits - step), IntImm(unsigned, 0))
+        amount = Var("clz_s", "int32")  # no bool variable: vectorizers choke on vectors of them
+        bindings.append((amount, Select(top_zero, IntImm("int32", step), IntImm("int32", 0))))
+        count = binary("add", count, amount)
+        moved = Var("clz_v", unsigned)
+        bindings.append((moved, shift_left(shifted, Cast(unsigned, amount))))
+        shifted, step = moved, step // 2
+    total = Var("clz_n", "int32")
+    bindings.append((total, count))
+    body: PrimExpr = Select(binary("eq", value, IntImm(unsigned, 0)), IntImm("int32", bits), total)
+    for var, bound in reversed(bindings):
+        body = Let(var, bound, body)
+    return body
+
+
 def bitwise_not(x: ExprLike) -> PrimExpr:
     """``~x`` on an integer."""
     x = convert(x)
@@ -540,6 +572,8 @@ def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
         op = "tir." + op[len("tirx.") :]
     if op in ("reinterpret", "tir.reinterpret") and len(args) == 1:
         return reinterpret(dtype, args[0], op)
+    if op in ("clz", "tir.clz") and len(args) == 1:
+        return clz(args[0])
     return Call(dtype, op, tuple(convert(a) for a in args))
 
 
@@ -574,6 +608,7 @@ __all__ = [
     "call_intrin",
     "cast",
     "ceil",
+    "clz",
     "convert",
     "cos",
     "cosh",
