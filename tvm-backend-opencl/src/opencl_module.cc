@@ -238,11 +238,6 @@ void RegisterModuleFunctions() {
   ffi::Function::SetGlobal(
       "opencl.Discovered",
       ffi::Function::FromTyped([]() { return OpenCLDriver::Global()->Discovered(); }), true);
-  // Why no OpenCL device is usable ("" when discovery found one); runs discovery if needed.
-  ffi::Function::SetGlobal("opencl.UnavailableReason", ffi::Function::FromTyped([]() {
-                             return ffi::String(OpenCLDriver::Global()->UnavailableReason());
-                           }),
-                           true);
 }
 
 }  // namespace tvm_backend_opencl

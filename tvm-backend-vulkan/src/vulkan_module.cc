@@ -584,13 +584,6 @@ void RegisterModuleFunctions() {
   ffi::Function::SetGlobal("vulkan.Discovered",
                            ffi::Function::FromTyped([]() { return VulkanRuntime::Discovered(); }),
                            true);
-  // Why no Vulkan device is usable ("" when discovery found one); runs discovery if needed.
-  ffi::Function::SetGlobal("vulkan.UnavailableReason", ffi::Function::FromTyped([]() {
-                             std::string why;
-                             VulkanRuntime::TryGlobal(&why);
-                             return ffi::String(why);
-                           }),
-                           true);
   // The SPIRV-Tools library that validates every module ("" when none was found).
   ffi::Function::SetGlobal(
       "vulkan.SpirvValidator",

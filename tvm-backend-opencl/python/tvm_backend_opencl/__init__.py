@@ -56,12 +56,9 @@ def discovered() -> bool:
 
 def unavailable_reason() -> str:
     """Why no OpenCL device can be used here ("" when one can); discovers devices if needed."""
-    import tvm_ffi
+    from tvm.backend.api import device_unavailable_reason
 
-    func = tvm_ffi.get_global_func("opencl.UnavailableReason", allow_missing=True)
-    if func is None:
-        return "the OpenCL runtime is not loaded (see `python -m tvm.backend`)"
-    return str(func())
+    return device_unavailable_reason("opencl")
 
 
 __all__ = ["DEVICE_TYPE", "INSTALL_HINT", "activate", "discovered", "unavailable_reason"]

@@ -56,12 +56,9 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
 
 def unavailable_reason() -> str:
     """Why no Vulkan device can be used here ("" when one can); discovers devices if needed."""
-    import tvm_ffi
+    from tvm.backend.api import device_unavailable_reason
 
-    func = tvm_ffi.get_global_func("vulkan.UnavailableReason", allow_missing=True)
-    if func is None:
-        return "the Vulkan runtime is not loaded (see `python -m tvm.backend`)"
-    return str(func())
+    return device_unavailable_reason("vulkan")
 
 
 __all__ = ["CAPABILITIES", "DEVICE_TYPE", "INSTALL_HINT", "activate", "unavailable_reason"]

@@ -195,6 +195,19 @@ print(t.kind.name)
     assert lines[-1] == "no_driver"  # code generation stays available
 
 
+def test_device_unavailable_reason_names_what_is_missing(run_python):
+    code = """
+from tvm.backend.api import device_unavailable_reason
+print(device_unavailable_reason("no_driver"))
+print(device_unavailable_reason("nonexistent"))
+"""
+    r = run_python(code, plugins=("no_driver",))
+    assert r.returncode == 0, r.stderr
+    no_driver, unknown = r.stdout.strip().splitlines()[-2:]
+    assert no_driver.startswith("the no_driver runtime is not loaded: ") and "libfakedriver.so" in no_driver
+    assert unknown.startswith("the nonexistent backend does not load: "), unknown
+
+
 def test_strict_mode_raises(run_python):
     r = run_python("import tvm", plugins=("hook_raises",), env={"TVM_BACKEND_STRICT": "1"})
     assert r.returncode != 0

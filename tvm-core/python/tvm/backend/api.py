@@ -21,7 +21,13 @@ import tvm_ffi
 from . import _ownership
 from ._registry import RUNTIME_UNAVAILABLE, BackendError, BackendRecord, RuntimeUnavailable, lazy_callable
 
-__all__ = ["BackendContext", "BackendABIError", "RuntimeUnavailable", "runtime_library_path"]
+__all__ = [
+    "BackendContext",
+    "BackendABIError",
+    "RuntimeUnavailable",
+    "device_unavailable_reason",
+    "runtime_library_path",
+]
 
 
 def runtime_library_path(package_file: str | os.PathLike[str], stem: str) -> Path:
@@ -31,6 +37,22 @@ def runtime_library_path(package_file: str | os.PathLike[str], stem: str) -> Pat
     from tvm._lib import shared_library_path
 
     return shared_library_path(Path(package_file).resolve().parent / "lib", stem)
+
+
+def device_unavailable_reason(kind: str) -> str:
+    """Why no ``kind`` device can be used here ("" when one can): why the backend's runtime is not
+    loaded, else its DeviceAPI's ``unavailable_reason`` (the first query discovers the devices).
+    A backend's own ``unavailable_reason()`` is this with its name."""
+    import tvm.backend
+    from tvm.runtime.device import device
+
+    try:
+        record = tvm.backend.load(kind)
+    except Exception as err:  # noqa: BLE001 - any failure is the reason
+        return f"the {kind} backend does not load: {err}"
+    if record.status != tvm.backend.ACTIVE:
+        return f"the {kind} runtime is not loaded: {record.reason} (see `python -m tvm.backend`)"
+    return str(device(kind, 0).attr("unavailable_reason") or "")
 
 
 class BackendABIError(BackendError):
