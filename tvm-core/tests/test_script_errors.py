@@ -322,3 +322,19 @@ def test_strides_of_another_rank_are_refused():
                 A[i, j] = X[i, j]
 
     check(e.value, "# E-strides", "buffer X: 1 stride(s) for 2 dimension(s)")
+
+
+@pytest.mark.parametrize(
+    "dtype, what",
+    [("float8_e4m3fn", "an 8-bit float"), ("float4_e2m1fn", "a 4- or 6-bit float"), ("int4", "a sub-byte integer")],
+)
+def test_low_precision_dtypes_say_they_are_not_supported_and_what_to_do(dtype, what):
+    with pytest.raises(ValueError, match=rf"dtype '{dtype}' \({what}\) is not supported by this implementation; "):
+        T.Buffer((8,), dtype)  # a parameter's annotation
+
+    with pytest.raises(TVMScriptError, match=rf"T.alloc_buffer: dtype '{dtype}' .* (store|pack) .*\n.*line"):
+
+        @T.prim_func
+        def g(B: T.Buffer((8,), "float32")):
+            A = T.alloc_buffer((8,), dtype)
+            B[0] = T.Cast("float32", A[0])

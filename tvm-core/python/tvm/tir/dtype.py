@@ -24,9 +24,23 @@ SCALAR_DTYPES = (
 _RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+))?$")
 
 
+#: Low-precision dtypes other compilers know, and what to write here instead.
+_LOW_PRECISION = (
+    (re.compile(r"^float8_\w+(x\d+)?$"), "an 8-bit float", "store its bits as uint8"),
+    (re.compile(r"^float[46]_\w+(x\d+)?$"), "a 4- or 6-bit float", "pack its bits into uint8"),
+    (re.compile(r"^u?int[1-7](x\d+)?$"), "a sub-byte integer", "pack the values into int8 or uint8"),
+)
+
+
 def parse(dtype: str) -> tuple[str, int, int]:
     """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``; raises ValueError when invalid."""
     m = _RE.match(dtype)
+    for pattern, what, instead in _LOW_PRECISION:
+        if pattern.match(dtype):
+            raise ValueError(
+                f"dtype '{dtype}' ({what}) is not supported by this implementation; {instead} and convert "
+                f"with integer operations (supported: {', '.join(SCALAR_DTYPES)})"
+            )
     if not m:
         raise ValueError(f"unknown dtype '{dtype}'")
     family, bits, lanes = m.group(1), m.group(2), m.group(3)
