@@ -114,6 +114,16 @@ def run_mode(func: PrimFunc) -> int:
     return SERIAL if shared else PARALLEL
 
 
+def leaves_a_loop_early(body: S.Stmt) -> bool:
+    """Whether ``body`` holds a ``break`` or ``continue``. A module with one is built as scalar
+    code: its HVX build gave wrong results under the simulator (a ``for`` loop left by ``break``
+    inside a block's thread loop; conformance check ``test_while_break_and_continue``), while
+    the scalar build is right."""
+    found = []
+    post_order_visit(body, lambda n: found.append(n) if isinstance(n, (S.Break, S.Continue)) else None)
+    return bool(found)
+
+
 def has_barrier(func: PrimFunc) -> bool:
     """Whether ``func`` synchronizes its threads (then they run as a team of POSIX threads)."""
     found = []
@@ -291,7 +301,8 @@ def build(kernels: list[PrimFunc], target: Any) -> object:
     for k in kernels:
         _check_launch(k)
     attrs = getattr(target, "attrs", {}) or {}
-    flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), int(attrs.get("hvx", 128)))
+    hvx = 0 if any(leaves_a_loop_early(k.body) for k in kernels) else int(attrs.get("hvx", 128))
+    flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), hvx)
     printer = HexagonPrinter()
     source = printer.print_module(kernels) + printer.kernel_table(kernels)
     try:
@@ -304,4 +315,4 @@ def build(kernels: list[PrimFunc], target: Any) -> object:
     return create_device_module("hexagon", "elf", function_table(kernels), elf, [["c", source]])
 
 
-__all__ = ["HexagonPrinter", "build", "has_barrier"]
+__all__ = ["HexagonPrinter", "build", "has_barrier", "leaves_a_loop_early"]

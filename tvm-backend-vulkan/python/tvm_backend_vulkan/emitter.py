@@ -207,6 +207,7 @@ class KernelEmitter(ExprFunctor[int]):
         self.buffers: dict[E.Var, _Binding] = {}
         self.interface: set[int] = set()
         self.span: Any = None
+        self.loops: list[tuple[int, int]] = []  # (merge, continue) block of each enclosing loop
 
     # ------------------------------------------------------------------ instructions
     def ins(self, opcode: int, type_id: int, *operands: int) -> int:
@@ -565,12 +566,49 @@ class KernelEmitter(ExprFunctor[int]):
         self.raw(Op.BranchConditional, cond, body, merge)
         self.start_block(body)
         self.values[s.loop_var] = v
-        self.stmt(s.body)
+        self._loop_body(s.body, merge, cont)
         self.branch(cont)
         self.start_block(cont)
         self.code.extend(instruction(Op.IAdd, (t, nxt, v, self.const(s.loop_var.dtype, 1))))
         self.branch(header)
         self.start_block(merge)
+
+    def _loop_body(self, body: S.Stmt, merge: int, cont: int) -> None:
+        """``body`` of a loop whose ``break`` goes to ``merge`` and ``continue`` to ``cont``."""
+        self.loops.append((merge, cont))
+        try:
+            self.stmt(body)
+        finally:
+            self.loops.pop()
+
+    def visit_While(self, s: S.While) -> None:
+        # The condition gets a block of its own: evaluating it may branch (a select of loads), and
+        # the header may hold nothing but the loop merge and one branch.
+        header, check, body, cont, merge = (self.m.new_id() for _ in range(5))
+        self.branch(header)
+        self.start_block(header)
+        self.raw(Op.LoopMerge, merge, cont, 0)
+        self.branch(check)
+        self.start_block(check)
+        self.raw(Op.BranchConditional, self.visit_expr(s.condition), body, merge)
+        self.start_block(body)
+        self._loop_body(s.body, merge, cont)
+        self.branch(cont)
+        self.start_block(cont)
+        self.branch(header)
+        self.start_block(merge)
+
+    def _leave(self, which: int, what: str) -> None:
+        if not self.loops:
+            raise CodegenError(f"{what} outside a serial loop of the kernel")
+        self.branch(self.loops[-1][which])
+        self.start_block(self.m.new_id())  # what follows in this block is unreachable
+
+    def visit_Break(self, s: S.Break) -> None:
+        self._leave(0, "break")
+
+    def visit_Continue(self, s: S.Continue) -> None:
+        self._leave(1, "continue")
 
     def _thread_binding(self, s: S.For) -> None:
         tag = s.thread_tag or ""

@@ -233,6 +233,24 @@ class BackendConformance:
             mod["clz"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
 
+    def test_while_break_and_continue(self):
+        """A ``while`` loop with ``break`` and ``continue`` in every thread, and a ``for`` loop
+        left by ``break``."""
+
+        def steps(x: int, limit: int = 100) -> int:
+            count = 0
+            while x > 1 and count < limit:
+                x, count = (x // 2 if x % 2 == 0 else 3 * x + 1), count + 1
+            return count
+
+        a = np.arange(256, dtype="int32") * 37 % 1000
+        a[:3] = [0, 1, 27]  # 27 takes 111 steps: past the limit
+        dev = self.dev()
+        args = [tvm.runtime.tensor(a, dev)] + [tvm.runtime.empty((256,), "int32", dev) for _ in range(2)]
+        tvm.compile(kernels.bounded_collatz(), target=self.target_name())["collatz"](*args)
+        np.testing.assert_array_equal(args[1].numpy(), [steps(int(x)) for x in a])
+        np.testing.assert_array_equal(args[2].numpy(), [(int(x) & -int(x)).bit_length() - 1 for x in a])
+
     def test_one_kernel_over_symbolic_sizes(self):
         mod = tvm.compile(kernels.vector_add(), target=self.target_name())
         dev = self.dev()

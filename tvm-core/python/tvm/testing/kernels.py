@@ -155,6 +155,38 @@ def count_leading_zeros(dtype: str = "int32", n: int = 256, block: int = 64, *, 
     return _named(clz, name)
 
 
+def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:
+    """``B[i]`` = the Collatz steps from ``A[i]`` to 1, or ``limit`` when it takes longer: a
+    ``while`` loop with a ``break`` and a ``continue`` in every thread, and a ``for`` loop that
+    ``break`` leaves (``C[i]`` = the first bit set in ``A[i]``, or -1)."""
+
+    @T.prim_func
+    def collatz(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (n,), "int32")
+        B = T.match_buffer(b, (n,), "int32")
+        C = T.match_buffer(c, (n,), "int32")
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                x = T.alloc_buffer((1,), "int32", scope="local")
+                x[0] = A[bx * block + tx]
+                B[bx * block + tx] = 0
+                while x[0] > 1:
+                    if B[bx * block + tx] >= limit:
+                        break
+                    B[bx * block + tx] = B[bx * block + tx] + 1
+                    if x[0] % 2 == 0:
+                        x[0] = x[0] // 2
+                        continue
+                    x[0] = 3 * x[0] + 1
+                C[bx * block + tx] = -1
+                for k in range(31):
+                    if (A[bx * block + tx] >> k) % 2 == 1:
+                        C[bx * block + tx] = k
+                        break
+
+    return _named(collatz, name)
+
+
 def row_sum(
     rows: Optional[int] = None,
     cols: Optional[int] = None,
