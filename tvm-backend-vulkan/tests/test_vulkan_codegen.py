@@ -152,6 +152,23 @@ def test_while_break_and_continue_are_structured_loops():
     assert asm.count("OpLoopMerge") == 2, asm  # the while loop and the for loop over bits
 
 
+def test_a_view_of_memory_as_another_dtype_is_refused_by_name():
+    """SPIR-V has no pointer casts: a float32 view of float16 shared memory cannot be emitted."""
+
+    @T.prim_func
+    def punned(a: T.handle):
+        A = T.match_buffer(a, (32,), "float32")
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            S = T.alloc_buffer((32,), "float16", scope="shared")
+            F = T.decl_buffer((16,), "float32", data=S.data, scope="shared")
+            S[tx] = T.Cast("float16", A[tx])
+            T.tvm_storage_sync("shared")
+            A[tx] = F[tx % 16]
+
+    with pytest.raises(CodegenError, match="buffer 'F' reads memory that holds float16 as float32: SPIR-V has no"):
+        tvm.compile(punned, target="vulkan")
+
+
 def test_each_kernel_carries_its_loop_iteration_bound():
     """An OpString per kernel bounds one thread's loop iterations from its scalar arguments, for
     the runtime to refuse launches a driver would cut short (lavapipe: 65,535)."""

@@ -483,9 +483,16 @@ class KernelEmitter(ExprFunctor[int]):
     # ------------------------------------------------------------------ buffers
     def _binding(self, buf: E.Buffer) -> _Binding:
         try:
-            return self.buffers[buf.data]
+            b = self.buffers[buf.data]
         except KeyError:
             raise CodegenError(f"buffer '{buf.name}' is used outside its allocation") from None
+        if _dt.element_of(buf.dtype) != _dt.element_of(b.dtype):
+            raise CodegenError(
+                f"buffer '{buf.name}' reads memory that holds {_dt.element_of(b.dtype)} as "
+                f"{_dt.element_of(buf.dtype)}: SPIR-V has no pointer casts; give each dtype an allocation "
+                f"of its own, or convert the values with T.reinterpret"
+            )
+        return b
 
     def _element_pointer(self, b: _Binding, buf: E.Buffer, indices: Any) -> int:
         index = self.visit_expr(_flat_index(buf, list(indices)))
