@@ -315,6 +315,46 @@ def test_a_block_buffer_indexed_by_a_loop_around_it_holds_one_iteration():
     np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
 
 
+def test_a_local_tile_reloaded_every_step_holds_one_step():
+    """dlight's pattern: a whole-tensor local buffer at the root, loaded by a copy nested in the
+    reduction loops and read right after, indexed by the row split across block and thread
+    (``(by * 64 + ty * 16 + i) // 16``): each thread holds one step's 16 values."""
+
+    @T.prim_func
+    def reload(A: T.Buffer((16, 4, 16), "float32"), W: T.Buffer((4, 16), "float32"), C: T.Buffer((64, 16), "float32")):
+        A_local = T.alloc_buffer((64, 4, 16), "float32", scope="local")
+        for by in T.thread_binding(1, thread="blockIdx.y"):
+            for ty in T.thread_binding(4, thread="threadIdx.y"):
+                for tx in T.thread_binding(16, thread="threadIdx.x"):
+                    for i in range(16):
+                        C[by * 64 + ty * 16 + tx, i] = T.float32(0)
+                    for k0, k1 in T.grid(2, 2):
+                        for v in range(16):
+                            A_local[by * 4 + ty, k0 * 2 + k1, v] = A[by * 16 + ty * 4 + tx // 4, k0 * 2 + k1, v]
+                        for i in range(16):
+                            C[by * 64 + ty * 16 + tx, i] = (
+                                C[by * 64 + ty * 16 + tx, i]
+                                + A_local[(by * 64 + ty * 16 + i) // 16, k0 * 2 + k1, i] * W[k0 * 2 + k1, i]
+                            )
+
+    rng = np.random.default_rng(13)
+    a, w = rng.random((16, 4, 16), dtype="float32"), rng.random((4, 16), dtype="float32")
+    got, _ = run(reload, [a, w], (64, 16))
+    rows = [r // 16 * 4 + r % 16 // 4 for r in range(64)]
+    np.testing.assert_allclose(got, (a[rows] * w).sum(axis=1), rtol=1e-5)
+    (kernel,) = tvm.tir.transform.lower(reload, tvm.target.Target("example")).kernels
+    shapes = {}
+    tvm.tir.functor.post_order_visit(
+        kernel.body,
+        lambda n: (
+            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
+            if isinstance(n, tvm.tir.Allocate)
+            else None
+        ),
+    )
+    assert shapes == {"A_local": [16]}, shapes  # flattened: one step of one row
+
+
 def test_an_element_passed_as_an_address_keeps_the_buffer_whole():
     @T.prim_func
     def by_address(A: T.Buffer((64,), "float32")):

@@ -149,6 +149,8 @@ class _Bounds:
             k, a = e.b.value, self.of(e.a)
             if isinstance(e, FloorMod) and (a is None or a.fixed is not None):
                 return _Range(None, e, 0, k - 1)
+            if isinstance(e, FloorDiv) and a is not None and a.fixed is not None:
+                return _divided(a, k)
             if a is None or a.fixed is not None or (isinstance(e, (Div, Mod)) and a.lo < 0):
                 return None
             if isinstance(e, (FloorDiv, Div)):
@@ -169,6 +171,20 @@ class _Bounds:
             pick = min if isinstance(e, Min) else max
             return _Range(None, e, pick(a.lo, b.lo), pick(a.hi, b.hi))
         return None
+
+
+def _divided(a: _Range, k: int) -> Optional[_Range]:
+    """``(fixed + varying) // k`` when every coefficient of the fixed part is a multiple of ``k``:
+    ``fixed / k + varying // k`` (``(bx * 64 + ty * 16 + i) // 16`` is ``bx * 4 + ty + i // 16``)."""
+    exprs: dict = {}
+    terms, const = linear_form(a.fixed, exprs)
+    if const % k or any(c % k for c in terms.values()):
+        return None
+    fixed: PrimExpr = IntImm(a.fixed.dtype, const // k)
+    for key, c in terms.items():
+        fixed = binary("add", fixed, binary("mul", exprs[key], c // k))
+    varying = binary("floordiv", a.varying, k) if a.varying is not None else None
+    return _Range(fixed, varying, a.lo // k, a.hi // k)
 
 
 class _Accesses(StmtExprVisitor):
@@ -240,8 +256,9 @@ def _is_thread_index(s: For) -> bool:
 
 def _written_before_read(loop: For, buf: Buffer) -> bool:
     """Whether every iteration of ``loop`` writes ``buf`` before reading it: the first statement
-    of its body that touches ``buf`` only writes it, and no store of ``buf`` reads ``buf`` (an
-    accumulator, which carries values from one iteration to the next, does)."""
+    of its body that touches ``buf`` only writes it (or is a loop of constant, non-zero extent
+    of which this holds), and no store of ``buf`` reads ``buf`` (an accumulator, which carries
+    values from one iteration to the next, does)."""
     body = loop.body
     stmts = body.seq if isinstance(body, SeqStmt) else (body,)
     rmw: list = []
@@ -258,15 +275,21 @@ def _written_before_read(loop: For, buf: Buffer) -> bool:
     if rmw:
         return False
     first = next((st for st in stmts if uses_handle(st, buf.data)), None)
-    return first is not None and not uses_handle(first, buf.data, loads_only=True)
+    if first is None:
+        return False
+    if not uses_handle(first, buf.data, loads_only=True):
+        return True
+    # a loop that runs at least once and writes the buffer before reading it in every iteration
+    runs = isinstance(first, For) and isinstance(first.extent, IntImm) and first.extent.value > 0
+    return runs and _written_before_read(first, buf)
 
 
 def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> set:
-    """The serial loops around every access of a shared ``buf`` whose iterations each write it
-    before reading it: their variables count as fixed, so the buffer shrinks to one
-    iteration's region (shared memory is one static region per block in every GPU language, so
-    where the allocation is written does not change where it lives)."""
-    if buf.scope != "shared" or not accesses:
+    """The serial loops around every access of ``buf`` whose iterations each write it before
+    reading it: their variables count as fixed, so the buffer shrinks to one iteration's region
+    (no iteration reads what another wrote; and shared memory is one static region per block in
+    every GPU language, so where the allocation is written does not change where it lives)."""
+    if not accesses:
         return set()
     common = list(accesses[0][1])
     for _, loops in accesses[1:]:
