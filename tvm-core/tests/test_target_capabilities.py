@@ -32,6 +32,7 @@ def capped_kind():
         capabilities={
             "max_num_threads": 256,
             "max_shared_memory_per_block": 4096,
+            "max_local_memory_per_block": 8192,
             "max_kernel_args": 4,
             "supports_float64": False,
         },
@@ -93,6 +94,27 @@ def test_shared_memory_over_the_limit(capped_kind):
         TIRVerifyError, match=r"needs 8192 bytes of static shared memory \(S\); target 'capped' allows at most 4096"
     ):
         lower(big_shared, Target("capped"))
+
+
+@T.prim_func
+def big_local(a: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            R = T.alloc_buffer((64,), "float32", scope="local")
+            for i in range(64):
+                R[i] = T.float32(1)
+            A[tx] = R[tx]
+
+
+def test_local_memory_of_a_block_over_the_limit(capped_kind):
+    with pytest.raises(
+        TIRVerifyError,
+        match=r"kernel 'big_local_kernel0' needs 256 bytes of local memory per thread \(R\), 16384 for its 64 "
+        r"threads; target 'capped' allows at most 8192 per block",
+    ):
+        lower(big_local, Target("capped"))
+    lower(big_local, Target("capped -max_local_memory_per_block=16384"))
 
 
 def test_a_target_attribute_overrides_the_kind(capped_kind):

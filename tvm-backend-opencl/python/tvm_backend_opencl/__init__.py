@@ -15,6 +15,11 @@ DEVICE_TYPE = 4
 #: What to install when no OpenCL runtime is found.
 INSTALL_HINT = "apt-get install pocl-opencl-icd ocl-icd-libopencl1 (or your vendor's OpenCL ICD)"
 
+#: What target ``opencl`` assumes: a CPU device (PoCL) keeps the private memory of a whole
+#: work-group on one thread's stack (8 MiB), and a kernel past it crashes the process, so a
+#: block's threads may hold 4 MiB of local memory together.
+CAPABILITIES = {"max_local_memory_per_block": 4 * 1024 * 1024}
+
 
 def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
     """Register the OpenCL device, runtime, target kind ``opencl`` (alias ``cl``) and detector.
@@ -35,6 +40,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_opencl.codegen:build",
         keys=("gpu", "opencl"),
         aliases=("cl",),
+        capabilities=CAPABILITIES,
         # float16 without cl_khr_fp16 is storage only: compute in float, round per operation
         passes=("tvm_backend_opencl.codegen:legalize_half",),
     )
@@ -61,4 +67,4 @@ def unavailable_reason() -> str:
     return device_unavailable_reason("opencl")
 
 
-__all__ = ["DEVICE_TYPE", "INSTALL_HINT", "activate", "discovered", "unavailable_reason"]
+__all__ = ["CAPABILITIES", "DEVICE_TYPE", "INSTALL_HINT", "activate", "discovered", "unavailable_reason"]

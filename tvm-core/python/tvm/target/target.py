@@ -20,6 +20,9 @@ CAPABILITIES: dict[str, Any] = {
     # bytes of shared memory, static and dynamic ("shared.dyn") together, a block may opt in to
     # (None: the static limit above)
     "max_dynamic_shared_memory_per_block": None,
+    # bytes of "local" (per-thread) memory of all threads of a block together: a CPU device
+    # that runs a block's threads on one stack overflows it past its size
+    "max_local_memory_per_block": None,
     "opaque_buffer_handles": False,  # buffers are handles without pointer arithmetic (SPIR-V, WGSL)
     "max_kernel_args": None,  # parameters one kernel may take
 }

@@ -1,5 +1,6 @@
-"""Device kernels against what their target's devices can do (``Target.capability``): threads and
-statically sized shared memory per block, kernel arguments, and the dtypes a target lacks. A
+"""Device kernels against what their target's devices can do (``Target.capability``): threads,
+statically sized shared memory and local memory per block, kernel arguments, and the dtypes a
+target lacks. A
 kernel over a limit is a compile-time :class:`TIRVerifyError` naming the kernel, the amount and
 the limit (with the TVMScript line where one is known), instead of a launch failure or a crash."""
 
@@ -45,13 +46,13 @@ def _threads_per_block(kernel: PrimFunc) -> tuple[int, Any]:
     return math.prod(extents.values()) if extents else 1, span
 
 
-def _shared_allocations(kernel: PrimFunc) -> list[tuple[str, int, str, Any]]:
-    """(scope, bytes, name, span) of each constant-size shared allocation (sizes of the others
-    are checked at launch)."""
+def _allocations(kernel: PrimFunc, scopes: tuple[str, ...]) -> list[tuple[str, int, str, Any]]:
+    """(scope, bytes, name, span) of each constant-size allocation in ``scopes`` (sizes of the
+    others are checked at launch)."""
     found = []
 
     def visit(node: Any) -> None:
-        if isinstance(node, Allocate) and node.buffer.scope in ("shared", "shared.dyn"):
+        if isinstance(node, Allocate) and node.buffer.scope in scopes:
             dims = [_constant(d) for d in node.buffer.shape]
             if None not in dims:
                 elem = max(1, _dt.bits(node.buffer.dtype) * _dt.lanes(node.buffer.dtype) // 8)
@@ -130,7 +131,7 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
         )
     static_limit = target.capability("max_shared_memory_per_block")
     dynamic_limit = target.capability("max_dynamic_shared_memory_per_block") or static_limit
-    allocations = _shared_allocations(kernel)
+    allocations = _allocations(kernel, ("shared", "shared.dyn"))
     for scopes, limit, what in (
         (("shared",), static_limit, "static shared memory"),
         (("shared", "shared.dyn"), dynamic_limit, "shared memory (static and dynamic)"),
@@ -144,6 +145,7 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
                     span,
                 )
             )
+    _check_local_memory(kernel, target, threads)
     limit = target.capability("max_kernel_args")
     if limit is not None and len(kernel.params) > int(limit):
         raise TIRVerifyError(
@@ -157,6 +159,21 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
             raise TIRVerifyError(
                 with_span(f"kernel '{name}' uses {use[0]}; target '{kind}' has no {elements[0]}", use[2])
             )
+
+
+def _check_local_memory(kernel: PrimFunc, target: Any, threads: int) -> None:
+    limit = target.capability("max_local_memory_per_block")
+    used, names, span = _shared_bytes(_allocations(kernel, ("local",)), ("local",))
+    if limit is not None and used * threads > int(limit):
+        raise TIRVerifyError(
+            with_span(
+                f"kernel '{kernel.global_symbol}' needs {used} bytes of local memory per thread "
+                f"({', '.join(names)}), {used * threads} for its {threads} threads; target "
+                f"'{target.kind.name}' allows at most {limit} per block: use fewer threads per block, "
+                f"smaller local buffers, or shared memory",
+                span,
+            )
+        )
 
 
 def apply_target_passes(kernels: list[PrimFunc], target: Any) -> list[PrimFunc]:
