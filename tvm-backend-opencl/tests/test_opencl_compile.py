@@ -217,20 +217,10 @@ def test_local_memory_over_the_device_limit_is_a_compile_error_for_the_detected_
 def test_local_memory_past_a_cpu_devices_stack_is_a_compile_error():
     """PoCL keeps a work-group's private memory on one thread's stack: 64 KiB per work-item for
     128 work-items overflowed it and crashed the process; the target refuses it instead."""
-    from tvm.script import tir as T
+    from tvm.testing.kernels import per_thread_array
     from tvm.tir.transform.verify import TIRVerifyError
-
-    @T.prim_func
-    def big_private(a: T.handle):
-        A = T.match_buffer(a, (128,), "float32")
-        for bx in T.thread_binding(1, thread="blockIdx.x"):
-            for tx in T.thread_binding(128, thread="threadIdx.x"):
-                R = T.alloc_buffer((16384,), "float32", scope="local")
-                for i in range(16384):
-                    R[i] = T.Cast("float32", i + tx)
-                A[tx] = R[tx * 7 % 16384]
 
     with pytest.raises(
         TIRVerifyError, match=r"needs 65536 bytes of local memory per thread \(R\), 8388608 for its 128"
     ):
-        tvm.compile(big_private, target="opencl")
+        tvm.compile(per_thread_array(128, 16384), target="opencl")

@@ -20,6 +20,24 @@ def run(func, inputs, out_shape):
     return out.numpy(), mod
 
 
+def allocations_and_barriers(func) -> tuple[dict, int]:
+    """The (flattened) shape of each allocation of ``func``'s one example kernel, and how many
+    barriers it holds."""
+    (kernel,) = tvm.tir.transform.lower(func, tvm.target.Target("example")).kernels
+    shapes, syncs = {}, []
+    tvm.tir.functor.post_order_visit(
+        kernel.body,
+        lambda n: (
+            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
+            if isinstance(n, tvm.tir.Allocate)
+            else syncs.append(n)
+            if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync"
+            else None
+        ),
+    )
+    return shapes, len(syncs)
+
+
 def test_root_shared_and_local_buffers_move_into_the_kernel():
     @T.prim_func
     def reverse_scale(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
@@ -221,22 +239,10 @@ def test_a_scheduled_matmul_gets_tile_sized_buffers_and_the_barriers_it_needs():
     c = tvm.runtime.empty((64, 64), "float32", dev)
     mod["scheduled_matmul"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
     np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
-    lowered = tvm.tir.transform.lower(scheduled_matmul, tvm.target.Target("example"))
-    (kernel,) = lowered.kernels
-    shapes, syncs = {}, []
-    tvm.tir.functor.post_order_visit(
-        kernel.body,
-        lambda n: (
-            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
-            if isinstance(n, tvm.tir.Allocate)
-            else syncs.append(n)
-            if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync"
-            else None
-        ),
-    )
+    shapes, syncs = allocations_and_barriers(scheduled_matmul)
     # one 16x16 tile per k step (shared), one element per thread (local): 2 KiB, not 32 KiB
     assert shapes == {"A_shared": [256], "B_shared": [256], "C_local": [1]}, shapes
-    assert len(syncs) == 2  # after the copy, and before the next step overwrites the tiles
+    assert syncs == 2  # after the copy, and before the next step overwrites the tiles
 
 
 @T.prim_func
@@ -281,18 +287,7 @@ def test_buffers_a_block_allocates_inside_the_launch_shrink_to_the_tile_and_get_
     c = tvm.runtime.empty((64, 64), "float32", dev)
     mod["block_alloc_matmul"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
     np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-4)
-    (kernel,) = tvm.tir.transform.lower(block_alloc_matmul, tvm.target.Target("example")).kernels
-    shapes, syncs = {}, []
-    tvm.tir.functor.post_order_visit(
-        kernel.body,
-        lambda n: (
-            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
-            if isinstance(n, tvm.tir.Allocate)
-            else syncs.append(n)
-            if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync"
-            else None
-        ),
-    )
+    shapes, syncs = allocations_and_barriers(block_alloc_matmul)
     # the threads of a block share one 16x16 tile of each (a thread's own loops cover 4x4 of it)
     assert shapes == {"A_shared": [256], "B_shared": [256]}, shapes
     assert syncs, "the copies and the reads of the tiles need barriers between them"
@@ -342,16 +337,7 @@ def test_a_local_tile_reloaded_every_step_holds_one_step():
     got, _ = run(reload, [a, w], (64, 16))
     rows = [r // 16 * 4 + r % 16 // 4 for r in range(64)]
     np.testing.assert_allclose(got, (a[rows] * w).sum(axis=1), rtol=1e-5)
-    (kernel,) = tvm.tir.transform.lower(reload, tvm.target.Target("example")).kernels
-    shapes = {}
-    tvm.tir.functor.post_order_visit(
-        kernel.body,
-        lambda n: (
-            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
-            if isinstance(n, tvm.tir.Allocate)
-            else None
-        ),
-    )
+    shapes, _ = allocations_and_barriers(reload)
     assert shapes == {"A_local": [16]}, shapes  # flattened: one step of one row
 
 
@@ -365,16 +351,7 @@ def test_an_element_passed_as_an_address_keeps_the_buffer_whole():
                 T.evaluate(T.call_extern("int32", "fill_eight", T.address_of(R[0])))
                 A[bx * 32 + tx] = R[3]
 
-    (kernel,) = tvm.tir.transform.lower(by_address, tvm.target.Target("example")).kernels
-    shapes = {}
-    tvm.tir.functor.post_order_visit(
-        kernel.body,
-        lambda n: (
-            shapes.update({n.buffer.name: [x.value for x in n.buffer.shape]})
-            if isinstance(n, tvm.tir.Allocate)
-            else None
-        ),
-    )
+    shapes, _ = allocations_and_barriers(by_address)
     assert shapes == {"R": [8]}, "fill_eight may write all eight elements through the address"
 
 
@@ -388,12 +365,7 @@ def test_a_kernel_with_barriers_of_its_own_is_left_as_written():
             B[tx] = S[31 - tx]
             B[tx] = B[tx] + S[tx]
 
-    (kernel,) = tvm.tir.transform.lower(own_barriers, tvm.target.Target("example")).kernels
-    syncs = []
-    tvm.tir.functor.post_order_visit(
-        kernel.body, lambda n: syncs.append(n) if isinstance(n, tvm.tir.Call) and n.op == "tvm_storage_sync" else None
-    )
-    assert len(syncs) == 1
+    assert allocations_and_barriers(own_barriers)[1] == 1
     a = np.random.default_rng(9).random(32, dtype="float32")
     got, _ = run(own_barriers, [a], (32,))
     np.testing.assert_allclose(got, a[::-1] + a)

@@ -9,6 +9,7 @@ import pytest
 
 import tvm
 from tvm.script import tir as T
+from tvm.testing import kernels
 from tvm.target.target import Target, TargetKind, register_target_kind, unregister_target_kind
 from tvm.tir.transform import lower
 from tvm.tir.transform.verify import TIRVerifyError
@@ -96,25 +97,14 @@ def test_shared_memory_over_the_limit(capped_kind):
         lower(big_shared, Target("capped"))
 
 
-@T.prim_func
-def big_local(a: T.handle):
-    A = T.match_buffer(a, (64,), "float32")
-    for bx in T.thread_binding(1, thread="blockIdx.x"):
-        for tx in T.thread_binding(64, thread="threadIdx.x"):
-            R = T.alloc_buffer((64,), "float32", scope="local")
-            for i in range(64):
-                R[i] = T.float32(1)
-            A[tx] = R[tx]
-
-
 def test_local_memory_of_a_block_over_the_limit(capped_kind):
     with pytest.raises(
         TIRVerifyError,
-        match=r"kernel 'big_local_kernel0' needs 256 bytes of local memory per thread \(R\), 16384 for its 64 "
-        r"threads; target 'capped' allows at most 8192 per block",
+        match=r"kernel 'per_thread_array_kernel0' needs 256 bytes of local memory per thread \(R\), 16384 for its "
+        r"64 threads; target 'capped' allows at most 8192 per block",
     ):
-        lower(big_local, Target("capped"))
-    lower(big_local, Target("capped -max_local_memory_per_block=16384"))
+        lower(kernels.per_thread_array(64, 64), Target("capped"))
+    lower(kernels.per_thread_array(64, 64), Target("capped -max_local_memory_per_block=16384"))
 
 
 def test_a_target_attribute_overrides_the_kind(capped_kind):

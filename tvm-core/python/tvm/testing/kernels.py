@@ -187,6 +187,23 @@ def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: st
     return _named(collatz, name)
 
 
+def per_thread_array(threads: int, elements: int, *, name: str = "per_thread_array") -> PrimFunc:
+    """Each of ``threads`` threads fills a local array of ``elements`` float32 (``R[i] = i + t``)
+    and writes one of them: ``A[t] = R[t * 7919 % elements]``."""
+
+    @T.prim_func
+    def per_thread_array(a: T.handle):
+        A = T.match_buffer(a, (threads,), "float32")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(threads, thread="threadIdx.x"):
+                R = T.alloc_buffer((elements,), "float32", scope="local")
+                for i in range(elements):
+                    R[i] = T.Cast("float32", i + tx)
+                A[tx] = R[tx * 7919 % elements]
+
+    return _named(per_thread_array, name)
+
+
 def row_sum(
     rows: Optional[int] = None,
     cols: Optional[int] = None,
