@@ -341,6 +341,26 @@ def test_a_local_tile_reloaded_every_step_holds_one_step():
     assert shapes == {"A_local": [16]}, shapes  # flattened: one step of one row
 
 
+def test_a_loop_whose_variable_only_some_accesses_use_stays_varying():
+    """Meta-schedule's virtual threads: each step of ``v`` reloads the tile (so ``v`` could
+    count as fixed), but only the reads use ``v``; the tile then spans both steps' reads."""
+
+    @T.prim_func
+    def steps(A: T.Buffer((64,), "float32"), B: T.Buffer((128,), "float32")):
+        S = T.alloc_buffer((64,), "float32", scope="shared")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for v in range(2):
+                for tx in T.thread_binding(16, thread="threadIdx.x"):
+                    S[tx] = A[bx * 16 + tx]
+                    B[bx * 32 + v * 16 + tx] = S[v * 8 + tx % 8]
+
+    a = np.random.default_rng(14).random(64, dtype="float32")
+    got, _ = run(steps, [a], (128,))
+    want = [a[i // 32 * 16 + (i % 32 // 16) * 8 + i % 8] for i in range(128)]
+    np.testing.assert_allclose(got, want)
+    assert allocations_and_barriers(steps)[0] == {"S": [16]}
+
+
 def test_an_element_passed_as_an_address_keeps_the_buffer_whole():
     @T.prim_func
     def by_address(A: T.Buffer((64,), "float32")):

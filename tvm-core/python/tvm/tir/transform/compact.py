@@ -24,6 +24,7 @@ shape.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -284,26 +285,27 @@ def _written_before_read(loop: For, buf: Buffer) -> bool:
     return runs and _written_before_read(first, buf)
 
 
-def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> set:
-    """The serial loops around every access of ``buf`` whose iterations each write it before
-    reading it: their variables count as fixed, so the buffer shrinks to one iteration's region
-    (no iteration reads what another wrote; and shared memory is one static region per block in
-    every GPU language, so where the allocation is written does not change where it lives)."""
+def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> list:
+    """The variables of the serial loops around every access of ``buf`` whose iterations each
+    write it before reading it, innermost first: they may count as fixed, so the buffer shrinks
+    to one iteration's region (no iteration reads what another wrote; and shared memory is one
+    static region per block in every GPU language, so where the allocation is written does not
+    change where it lives)."""
     if not accesses:
-        return set()
+        return []
     common = list(accesses[0][1])
     for _, loops in accesses[1:]:
         n = 0
         while n < min(len(common), len(loops)) and common[n] is loops[n]:
             n += 1
         del common[n:]
-    fixed = set()
+    fixed = []
     for loop in reversed(common):  # innermost first; an outer loop counts only with the inner ones
         if isinstance(loop.extent, IntImm) and loop.extent.value == 1:
             continue  # one iteration: its variable is a constant
         if not _written_before_read(loop, buf):
             break
-        fixed.add(loop.loop_var)
+        fixed.append(loop.loop_var)
     return fixed
 
 
@@ -328,8 +330,24 @@ def _plan(
     finder.visit_stmt(body)
     if not finder.ok or buf.strides or not finder.accesses:
         return None
-    bounds = finder.bounds
-    for var in _fixed_loops(buf, finder.accesses) | (finder.thread_vars if buf.scope == "local" else set()):
+    fixed = _fixed_loops(buf, finder.accesses)
+    # the most loops fixed first; fewer when the accesses' fixed parts then differ (a copy that
+    # does not use a loop's variable beside a compute that does)
+    for n in range(len(fixed), -1, -1):
+        plan = _plan_with(buf, finder, set(fixed[:n]))
+        if plan is not None:
+            return plan
+    return None
+
+
+def _plan_with(
+    buf: Buffer, finder: _Accesses, fixed: set
+) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
+    """:func:`_plan` with the variables in ``fixed`` counted as fixed for the allocation's
+    lifetime."""
+    bounds = copy.copy(finder.bounds)
+    bounds.loops = dict(finder.bounds.loops)
+    for var in fixed | (finder.thread_vars if buf.scope == "local" else set()):
         bounds.loops.pop(var, None)
     per_dim: list[list[_Range]] = [[] for _ in buf.shape]
     for indices, _ in finder.accesses:
