@@ -13,10 +13,11 @@ let variables of its body, with constant ranges; for a shared buffer also the th
 bound around it, since the block's threads share one copy). When the fixed part is the same at
 every access (up to a constant, compared as a linear form) and the varying parts have constant
 bounds, the dimension becomes ``max - min + 1`` long and each index ``varying - min``; a buffer
-never grows. For a shared buffer, the serial loops around all its accesses count as fixed too
-when each of their iterations writes the buffer before reading it (a tile loaded per step of a
-reduction loop): it then holds one iteration's tile. On a CPU target the same holds with no
-thread indices. A buffer whose handle is used other than by loads and stores, one of whose
+never grows. The serial loops around all its accesses count as fixed too when each of their
+iterations writes the buffer before reading it (a tile loaded per step of a reduction loop): it
+then holds one iteration's tile; when the accesses' fixed parts then differ (only some use such
+a loop's variable), fewer of those loops count. On a CPU target the same holds with no thread
+indices. A buffer whose handle is used other than by loads and stores, one of whose
 elements is handed to a call that is not arithmetic (``T.address_of(S[i])``, a backend's matrix
 load: the element may stand for its address), or whose accesses cannot be bounded, keeps its
 shape.
