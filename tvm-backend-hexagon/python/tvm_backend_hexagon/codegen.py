@@ -30,7 +30,7 @@ from tvm.codegen.device_module import create_device_module, function_table
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import free_vars
+from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.functor import post_order_visit
 
 from . import toolchain
@@ -119,9 +119,7 @@ def leaves_a_loop_early(body: S.Stmt) -> bool:
     code: its HVX build gave wrong results under the simulator (a ``for`` loop left by ``break``
     inside a block's thread loop; conformance check ``test_while_break_and_continue``), while
     the scalar build is right."""
-    found = []
-    post_order_visit(body, lambda n: found.append(n) if isinstance(n, (S.Break, S.Continue)) else None)
-    return bool(found)
+    return any_node(body, lambda n: isinstance(n, (S.Break, S.Continue)))
 
 
 def has_barrier(func: PrimFunc) -> bool:

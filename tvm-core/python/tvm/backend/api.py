@@ -27,6 +27,7 @@ __all__ = [
     "RuntimeUnavailable",
     "device_unavailable_reason",
     "runtime_library_path",
+    "runtime_unavailable_reason",
 ]
 
 
@@ -39,12 +40,10 @@ def runtime_library_path(package_file: str | os.PathLike[str], stem: str) -> Pat
     return shared_library_path(Path(package_file).resolve().parent / "lib", stem)
 
 
-def device_unavailable_reason(kind: str) -> str:
-    """Why no ``kind`` device can be used here ("" when one can): why the backend's runtime is not
-    loaded, else its DeviceAPI's ``unavailable_reason`` (the first query discovers the devices).
-    A backend's own ``unavailable_reason()`` is this with its name."""
+def runtime_unavailable_reason(kind: str) -> str:
+    """Why the runtime of backend ``kind`` is not loaded ("" when it is; loads the backend when
+    autoload is off)."""
     import tvm.backend
-    from tvm.runtime.device import device
 
     try:
         record = tvm.backend.load(kind)
@@ -52,7 +51,16 @@ def device_unavailable_reason(kind: str) -> str:
         return f"the {kind} backend does not load: {err}"
     if record.status != tvm.backend.ACTIVE:
         return f"the {kind} runtime is not loaded: {record.reason} (see `python -m tvm.backend`)"
-    return str(device(kind, 0).attr("unavailable_reason") or "")
+    return ""
+
+
+def device_unavailable_reason(kind: str) -> str:
+    """Why no ``kind`` device can be used here ("" when one can): why the backend's runtime is not
+    loaded, else its DeviceAPI's ``unavailable_reason`` (the first query discovers the devices).
+    A backend's own ``unavailable_reason()`` is this with its name."""
+    from tvm.runtime.device import device
+
+    return runtime_unavailable_reason(kind) or str(device(kind, 0).attr("unavailable_reason") or "")
 
 
 class BackendABIError(BackendError):

@@ -71,13 +71,12 @@ def unavailable_reason(backend: str, device: str | None = None, fix: str = "") -
     """ "" when kernels can run on ``<device>(0)`` (default: the backend's name), else why not:
     the backend does not load, its runtime is unavailable, or no device exists (the runtime's
     ``unavailable_reason`` attribute); ``fix`` (what to install) is appended in parentheses."""
+    from tvm.backend.api import runtime_unavailable_reason
+
     hint = f" ({fix})" if fix else ""
-    try:
-        rec = tvm.backend.load(backend)
-    except Exception as err:  # noqa: BLE001 - any failure is a reason to skip
-        return f"the {backend} backend does not load: {err}"
-    if rec.status != tvm.backend.ACTIVE:
-        return f"{backend} runtime unavailable: {rec.reason}{hint}"
+    why = runtime_unavailable_reason(backend)
+    if why:
+        return f"{why}{hint}"
     dev = tvm.device(device or backend, 0)
     if not dev.exist:
         why = dev.attr("unavailable_reason") or f"{dev} does not exist"

@@ -32,17 +32,23 @@ _LOW_PRECISION = (
 )
 
 
-def parse(dtype: str) -> tuple[str, int, int]:
-    """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``; raises ValueError when invalid."""
-    m = _RE.match(dtype)
+def _invalid(dtype: str, message: str) -> ValueError:
+    """The error for an invalid ``dtype``: what a low-precision dtype of other compilers is and
+    what to write instead, else ``message``."""
     for pattern, what, instead in _LOW_PRECISION:
         if pattern.match(dtype):
-            raise ValueError(
+            return ValueError(
                 f"dtype '{dtype}' ({what}) is not supported by this implementation; {instead} and convert "
                 f"with integer operations (supported: {', '.join(SCALAR_DTYPES)})"
             )
+    return ValueError(message)
+
+
+def parse(dtype: str) -> tuple[str, int, int]:
+    """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``; raises ValueError when invalid."""
+    m = _RE.match(dtype)
     if not m:
-        raise ValueError(f"unknown dtype '{dtype}'")
+        raise _invalid(dtype, f"unknown dtype '{dtype}'")
     family, bits, lanes = m.group(1), m.group(2), m.group(3)
     if family == "bool":
         return "bool", 1, int(lanes or 1)
@@ -53,7 +59,7 @@ def parse(dtype: str) -> tuple[str, int, int]:
     b = int(bits)
     ok = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,)}
     if b not in ok[family]:
-        raise ValueError(f"unsupported dtype '{dtype}'")
+        raise _invalid(dtype, f"unsupported dtype '{dtype}'")
     return family, b, int(lanes or 1)
 
 

@@ -35,7 +35,7 @@ from tvm.tir.functor import StmtExprVisitor, post_order_visit
 from tvm.tir.op import tvm_storage_sync
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
-from .verify import TIRVerifyError, is_device_target
+from .verify import TIRVerifyError, is_device_target, is_thread_index_loop
 
 _SHARED = ("shared", "shared.dyn")
 
@@ -101,7 +101,7 @@ class _Barriers:
         self.thread_dependent = set(self.thread_vars)
 
     def _note(self, n: Any) -> None:
-        if isinstance(n, For) and n.kind is ForKind.THREAD_BINDING and (n.thread_tag or "").startswith("threadIdx"):
+        if is_thread_index_loop(n):
             self.thread_vars.add(n.loop_var)
             if isinstance(n.extent, IntImm):
                 self.widest[n.thread_tag] = max(self.widest.get(n.thread_tag, 0), n.extent.value)
@@ -213,7 +213,6 @@ def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> 
                     if moved:
                         raise
                     return s  # its own shared memory: see the module docstring
-
                 changed = changed or new is not s
                 return new
             if isinstance(s, SeqStmt):

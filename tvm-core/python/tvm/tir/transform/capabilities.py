@@ -13,9 +13,9 @@ from tvm.tir import dtype as _dt
 from tvm.tir.expr import IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
-from tvm.tir.stmt import Allocate, For, ForKind, LetStmt
+from tvm.tir.stmt import Allocate, For, LetStmt
 
-from .verify import TIRVerifyError, with_span
+from .verify import TIRVerifyError, is_thread_index_loop, with_span
 
 #: Capability -> the dtype element types it covers.
 _DTYPE_CAPABILITIES = {
@@ -36,7 +36,7 @@ def _threads_per_block(kernel: PrimFunc) -> tuple[int, Any]:
 
     def visit(node: Any) -> None:
         nonlocal span
-        if isinstance(node, For) and node.kind is ForKind.THREAD_BINDING and node.thread_tag.startswith("threadIdx"):
+        if is_thread_index_loop(node):
             n = _constant(node.extent)
             if n is not None and n > extents.get(node.thread_tag, 0):
                 extents[node.thread_tag] = n
@@ -62,7 +62,7 @@ def _allocations(kernel: PrimFunc, scopes: tuple[str, ...]) -> list[tuple[str, i
     return found
 
 
-def _shared_bytes(allocations: list[tuple[str, int, str, Any]], scopes: tuple[str, ...]) -> tuple[int, list[str], Any]:
+def _total_bytes(allocations: list[tuple[str, int, str, Any]], scopes: tuple[str, ...]) -> tuple[int, list[str], Any]:
     """Bytes of ``allocations`` in ``scopes``, their names, and the span of the largest."""
     mine = [a for a in allocations if a[0] in scopes]
     largest = max(mine, key=lambda a: a[1], default=None)
@@ -136,7 +136,7 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
         (("shared",), static_limit, "static shared memory"),
         (("shared", "shared.dyn"), dynamic_limit, "shared memory (static and dynamic)"),
     ):
-        used, names, span = _shared_bytes(allocations, scopes)
+        used, names, span = _total_bytes(allocations, scopes)
         if limit is not None and used > int(limit):
             raise TIRVerifyError(
                 with_span(
@@ -163,8 +163,10 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
 
 def _check_local_memory(kernel: PrimFunc, target: Any, threads: int) -> None:
     limit = target.capability("max_local_memory_per_block")
-    used, names, span = _shared_bytes(_allocations(kernel, ("local",)), ("local",))
-    if limit is not None and used * threads > int(limit):
+    if limit is None:
+        return
+    used, names, span = _total_bytes(_allocations(kernel, ("local",)), ("local",))
+    if used * threads > int(limit):
         raise TIRVerifyError(
             with_span(
                 f"kernel '{kernel.global_symbol}' needs {used} bytes of local memory per thread "

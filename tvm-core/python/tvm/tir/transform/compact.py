@@ -56,6 +56,7 @@ from tvm.tir.op import INTRINSICS, binary, is_reinterpret
 from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
 
 from .simplify import simplify_expr
+from .verify import is_thread_index_loop
 
 _SCOPES = ("shared", "local")
 
@@ -210,7 +211,7 @@ class _Accesses(StmtExprVisitor):
             self.bounds.loops[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
         else:
             self.bounds.unbounded.add(s.loop_var)
-        if _is_thread_index(s):
+        if is_thread_index_loop(s):
             self.thread_vars.add(s.loop_var)  # every thread runs the kernel: local memory is its own
             # sibling loops bound to one tag are the same hardware index; a tag of extent 1 is 0
             first = self.tag_vars.setdefault(s.thread_tag, s.loop_var)
@@ -250,10 +251,6 @@ class _Accesses(StmtExprVisitor):
             if any(isinstance(a, BufferLoad) and a.buffer.data is self.buf.data for a in e.args):
                 self.ok = False
         super().visit_Call(e)
-
-
-def _is_thread_index(s: For) -> bool:
-    return s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx")
 
 
 def _written_before_read(loop: For, buf: Buffer) -> bool:
@@ -413,7 +410,7 @@ class _Compactor(StmtExprMutator):
         single = _single_value(s)
         if single is not None:
             self.outer[s.loop_var] = single
-        elif _is_thread_index(s) and isinstance(s.min, IntImm) and isinstance(s.extent, IntImm):
+        elif is_thread_index_loop(s) and isinstance(s.min, IntImm) and isinstance(s.extent, IntImm):
             self.threads[s.loop_var] = (s.min.value, s.min.value + s.extent.value - 1)
         try:
             return super().visit_For(s)

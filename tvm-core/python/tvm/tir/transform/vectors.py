@@ -15,6 +15,7 @@ of ``if``, vector loop bounds, and intrinsics without a lane-by-lane meaning.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Optional
 
 from tvm.tir import dtype as _dt
@@ -277,9 +278,7 @@ class _Scalarize(StmtExprMutator):
         if dst_bits > src_bits:  # several source lanes make one
             r = dst_bits // src_bits
             parts = [shift_left(Cast(word, bits_of(k * r + j)), IntImm(word, j * src_bits)) for j in range(r)]
-            packed = parts[0]
-            for p in parts[1:]:
-                packed = bitwise_or(packed, p)
+            packed = functools.reduce(bitwise_or, parts)
         else:  # one source lane holds several
             r = src_bits // dst_bits
             shifted = shift_right(bits_of(k // r), IntImm(word, (k % r) * dst_bits))

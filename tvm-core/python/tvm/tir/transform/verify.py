@@ -84,13 +84,18 @@ def with_span(msg: str, span: Any) -> str:
     return f"{msg}\n{render()}" if render else f"{msg} ({span})"
 
 
+def is_thread_index_loop(s: Any) -> bool:
+    """Whether ``s`` is a loop bound to a thread index (``threadIdx.x/y/z``)."""
+    return isinstance(s, For) and s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx")
+
+
 def opens_block_less_kernel(s: Stmt) -> bool:
     """Whether ``s`` is a kernel without ``blockIdx`` loops (one block) with its shared and local
     allocations hoisted above its outermost thread loop: allocations down to a loop bound to
     ``threadIdx``. The allocations belong to that kernel's one block."""
     while isinstance(s, Allocate) and s.buffer.scope in ("shared", "shared.dyn", "local"):
         s = s.body
-    return isinstance(s, For) and s.kind is ForKind.THREAD_BINDING and (s.thread_tag or "").startswith("threadIdx")
+    return is_thread_index_loop(s)
 
 
 class _Verifier(StmtExprVisitor):
