@@ -69,14 +69,11 @@ def test_vectorized_loops_ask_for_hvx_and_hvx_0_builds_scalar_code(dev):
         np.testing.assert_array_equal(b.numpy(), x * 3 + 7)
 
 
-def test_a_module_with_break_or_continue_is_built_as_scalar_code():
-    """Its HVX build gave wrong results under the simulator; the scalar build is right (the
-    conformance check test_while_break_and_continue runs it)."""
-    with_break = tvm.compile(kernels.bounded_collatz(), target="hexagon").imports[0].save_to_bytes()
-    scalar = tvm.compile(kernels.bounded_collatz(), target="hexagon -hvx=0").imports[0].save_to_bytes()
-    assert with_break == scalar
-    assert codegen.leaves_a_loop_early(kernels.bounded_collatz().body)
-    assert not codegen.leaves_a_loop_early(kernels.vector_add().body)
+def test_hvx_builds_keep_loops_left_early_scalar():
+    """HVX code for a loop left by `break` loses lanes under qemu-hexagon 7.2; the vectorizer's
+    early-exit mode is off in HVX builds (test_while_break_and_continue runs such a loop)."""
+    assert "-enable-early-exit-vectorization=false" in toolchain.compile_flags(hvx=128)
+    assert "-enable-early-exit-vectorization=false" not in toolchain.compile_flags(hvx=0)
 
 
 def test_an_unsupported_hvx_length_is_refused():

@@ -30,7 +30,7 @@ from tvm.codegen.device_module import create_device_module, function_table
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import any_node, free_vars
+from tvm.tir.analysis import free_vars
 from tvm.tir.functor import post_order_visit
 
 from . import toolchain
@@ -112,14 +112,6 @@ def run_mode(func: PrimFunc) -> int:
         lambda n: shared.append(n) if isinstance(n, S.Allocate) and n.buffer.scope.startswith("shared") else None,
     )
     return SERIAL if shared else PARALLEL
-
-
-def leaves_a_loop_early(body: S.Stmt) -> bool:
-    """Whether ``body`` holds a ``break`` or ``continue``. A module with one is built as scalar
-    code: its HVX build gave wrong results under the simulator (a ``for`` loop left by ``break``
-    inside a block's thread loop; conformance check ``test_while_break_and_continue``), while
-    the scalar build is right."""
-    return any_node(body, lambda n: isinstance(n, (S.Break, S.Continue)))
 
 
 def has_barrier(func: PrimFunc) -> bool:
@@ -299,8 +291,7 @@ def build(kernels: list[PrimFunc], target: Any) -> object:
     for k in kernels:
         _check_launch(k)
     attrs = getattr(target, "attrs", {}) or {}
-    hvx = 0 if any(leaves_a_loop_early(k.body) for k in kernels) else int(attrs.get("hvx", 128))
-    flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), hvx)
+    flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), int(attrs.get("hvx", 128)))
     printer = HexagonPrinter()
     source = printer.print_module(kernels) + printer.kernel_table(kernels)
     try:
@@ -313,4 +304,4 @@ def build(kernels: list[PrimFunc], target: Any) -> object:
     return create_device_module("hexagon", "elf", function_table(kernels), elf, [["c", source]])
 
 
-__all__ = ["HexagonPrinter", "build", "has_barrier", "leaves_a_loop_early"]
+__all__ = ["HexagonPrinter", "build", "has_barrier"]

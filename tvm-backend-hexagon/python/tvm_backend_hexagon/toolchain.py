@@ -71,7 +71,9 @@ def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
         "-fno-math-errno",
         "-mllvm",
         f"-hexagon-autohvx={'true' if hvx else 'false'}",
-        *(() if hvx else ("-fno-vectorize", "-fno-slp-vectorize")),
+        # HVX code for a loop left early (the `for` of a search that ends in `break`) computes
+        # only the first lane of each vector right under qemu-hexagon 7.2: such loops stay scalar.
+        *(("-mllvm", "-enable-early-exit-vectorization=false") if hvx else ("-fno-vectorize", "-fno-slp-vectorize")),
     ]
 
 
