@@ -3,8 +3,9 @@
  * \brief The "webgpu" device module: WGSL shaders, pipelines per workgroup size, launches.
  *
  * Payload (format "wgsl"): the shaders of the kernels one after another, each after a line
- * "//! kernel <name>", its first line "//! loop_bound <bound>" when the code generator bounded the
- * loop iterations of one thread; each shader's entry point is `main`. Calling convention (what
+ * "//! kernel <name>", its first lines "//! loop_bound <bound>" when the code generator bounded the
+ * loop iterations of one thread and "//! local_scalars <n>" when one thread holds arrays of n
+ * scalars in all; each shader's entry point is `main`. Calling convention (what
  * tvm_backend_webgpu.codegen emits):
  *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a storage buffer
  *    (`var<storage, read_write>`, or `var<storage, read>` when the kernel only reads it: bound
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -51,13 +53,42 @@ namespace {
 
 constexpr const char* kKernelMark = "//! kernel ";
 constexpr const char* kLoopBoundMark = "//! loop_bound ";
+constexpr const char* kLocalScalarsMark = "//! local_scalars ";
 
-/*! \brief The bound of the "//! loop_bound <bound>" line a shader starts with, or "" (see
- *  tvm::runtime::CheckLoopIterationBound). */
-std::string LoopBound(const std::string& shader) {
-  size_t n = std::strlen(kLoopBoundMark);
-  if (shader.compare(0, n, kLoopBoundMark) != 0) return "";
-  return shader.substr(n, shader.find('\n') - n);
+/*! \brief The value of the "<mark><value>" line among the "//! " lines a shader starts with, or
+ *  "" when it has none. */
+std::string HeaderValue(const std::string& shader, const char* mark) {
+  size_t n = std::strlen(mark);
+  for (size_t pos = 0; shader.compare(pos, 4, "//! ") == 0;) {
+    size_t end = std::min(shader.find('\n', pos), shader.size());
+    if (shader.compare(pos, n, mark) == 0) return shader.substr(pos + n, end - pos - n);
+    pos = end + 1;
+  }
+  return "";
+}
+
+/*!
+ * \brief Refuses to build kernel `name` on Mesa's llvmpipe when its threads hold more array
+ *  scalars than TVM_WEBGPU_LOCAL_SCALARS (default 1024): WGSL zero-initializes function-scope
+ *  arrays, and llvmpipe's pipeline build then takes a time that grows with the square of their
+ *  size (1,024 float32: 15 s; 4,096: minutes), which looks like a hang.
+ */
+void CheckLocalArrays(const std::string& name, const std::string& shader,
+                      const std::string& device_name) {
+  if (device_name.compare(0, 8, "llvmpipe") != 0) return;
+  int64_t scalars = std::atoll(HeaderValue(shader, kLocalScalarsMark).c_str());
+  const char* env = std::getenv("TVM_WEBGPU_LOCAL_SCALARS");
+  int64_t limit = env != nullptr && *env != '\0' ? std::atoll(env) : 1024;
+  if (scalars <= limit || limit <= 0) return;
+  TVM_FFI_THROW(RuntimeError)
+      << "webgpu kernel " << name << ": each thread holds " << scalars
+      << " scalars in local arrays, and building it on adapter '" << device_name
+      << "' (Mesa's llvmpipe) takes longer than the limit of " << limit
+      << " allows (WGSL zero-initializes local arrays, and llvmpipe's build time grows with the "
+         "square of their size: 1,024 scalars about 15 s, 4,096 several minutes)"
+      << ". Run it with target 'vulkan' on this device (no zero-initialization), keep less in "
+         "each thread (more threads, or shared memory), or set TVM_WEBGPU_LOCAL_SCALARS to a "
+         "higher limit (0: none) to wait for the build";
 }
 
 /*! \brief Each kernel's shader, by name, split off the payload; ValueError when malformed. */
@@ -174,7 +205,8 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     }
     k.shader = it->second;
     k.fixed = FixedWorkgroupSize(k.shader);
-    k.loop_bound = tvm::runtime::ParseLoopIterationBound(info, LoopBound(k.shader));
+    k.loop_bound =
+        tvm::runtime::ParseLoopIterationBound(info, HeaderValue(k.shader, kLoopBoundMark));
     for (const std::string& tag : info.launch_param_tags) {
       if (tag.compare(0, 9, "dyn_shmem") == 0) {
         TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "
@@ -240,6 +272,7 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << " uses float16, but adapter '"
                                 << dev->name << "' lacks the WebGPU feature shader-f16";
     }
+    CheckLocalArrays(name, k.shader, dev->name);
     WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
     source.code = View(k.shader);
     WGPUShaderModuleDescriptor desc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;

@@ -154,3 +154,26 @@ def test_each_shader_starts_with_its_loop_iteration_bound():
     mod = tvm.compile(kernels.serial_row_sum(), target="webgpu")
     src = mod.imports[0].inspect_source()
     assert src.startswith("//! kernel serial_row_sum_kernel0\n//! loop_bound 1+$3\n"), src[:120]
+
+
+def test_shaders_of_threads_holding_arrays_say_how_many_scalars():
+    """``//! local_scalars`` counts the array scalars one thread holds (a lone scalar is a register),
+    for the runtime to refuse builds llvmpipe would take minutes over."""
+
+    @T.prim_func
+    def two_arrays(a: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            R = T.alloc_buffer((4, 8), "float32", scope="local")
+            S = T.alloc_buffer((3,), "int32", scope="local")
+            acc = T.alloc_buffer((1,), "float32", scope="local")
+            for i, j in T.grid(4, 8):
+                R[i, j] = T.Cast("float32", i * j)
+            for k in range(3):
+                S[k] = k
+            acc[0] = R[tx % 4, tx % 8] + T.Cast("float32", S[tx % 3])
+            A[tx] = acc[0]
+
+    src = wgsl(two_arrays)
+    assert re.match(r"//! kernel two_arrays_kernel0\n(//! loop_bound [^\n]+\n)?//! local_scalars 35\n", src), src[:160]
+    assert "local_scalars" not in wgsl(kernels.vector_add())

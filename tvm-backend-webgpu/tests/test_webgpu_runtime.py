@@ -164,3 +164,34 @@ def test_workgroup_size_constant_or_overridden(dev):
         y = tvm.runtime.empty((300,), "float32", dev)
         mod["scale"](tvm.runtime.tensor(x, dev), y, threads)
         np.testing.assert_allclose(y.numpy(), x * 3, rtol=1e-6)
+
+
+def _thread_array(n: int):
+    @T.prim_func
+    def thread_array(a: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            R = T.alloc_buffer((n,), "float32", scope="local")
+            for i in range(n):
+                R[i] = T.Cast("float32", i + tx)
+            A[tx] = R[(tx * 7) % n]
+
+    return thread_array
+
+
+def test_large_thread_arrays_are_refused_on_llvmpipe_and_small_ones_run(dev, monkeypatch):
+    """WGSL zero-initializes local arrays and llvmpipe's pipeline build grows with the square of
+    their size (4,096 float32: minutes): past TVM_WEBGPU_LOCAL_SCALARS (1,024) the build is
+    refused there, naming the kernel, the count and the fixes; other adapters build it."""
+    small = tvm.compile(_thread_array(64), target="webgpu")
+    a = tvm.runtime.empty((64,), "float32", dev)
+    small["thread_array"](a)
+    np.testing.assert_array_equal(a.numpy(), [(t * 7) % 64 + t for t in range(64)])
+    if not dev.attr("name").startswith("llvmpipe"):
+        pytest.skip(f"adapter {dev.attr('name')!r} is not llvmpipe: nothing is refused there")
+    big = tvm.compile(_thread_array(4096), target="webgpu")
+    with pytest.raises(RuntimeError, match=r"thread_array_kernel0: each thread holds 4096 scalars.*target 'vulkan'"):
+        big["thread_array"](a)
+    monkeypatch.setenv("TVM_WEBGPU_LOCAL_SCALARS", "32")
+    with pytest.raises(RuntimeError, match="the limit of 32"):
+        tvm.compile(_thread_array(48), target="webgpu")["thread_array"](a)

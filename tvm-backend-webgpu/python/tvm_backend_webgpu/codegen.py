@@ -59,6 +59,9 @@ _SCALAR_ARG = {"bool": "int32", "float16": "float32"}
 #: Marks the start of each kernel's shader in the payload.
 KERNEL_MARK = "//! kernel "
 LOOP_BOUND_MARK = "//! loop_bound "
+#: Then, when one thread holds arrays, how many scalars they hold in all (the runtime refuses to
+#: build such a pipeline on llvmpipe past its limit: see :func:`local_array_scalars`).
+LOCAL_SCALARS_MARK = "//! local_scalars "
 
 
 class WGSLTypeError(TIRVerifyError):
@@ -177,17 +180,41 @@ def kernel_shader(kernel: PrimFunc) -> str:
     return printer.print_shader(kernel, bindings, extents)
 
 
+def local_array_scalars(kernel: PrimFunc) -> int:
+    """How many scalars the function-scope arrays of one thread of ``kernel`` hold in all. WGSL
+    zero-initializes them on entry, and Mesa's llvmpipe takes a time that grows with the square
+    of that count to build the pipeline (1,024 float32: 15 s; 4,096: minutes), so its runtime
+    refuses past a limit."""
+    total = 0
+
+    def visit(node: Any) -> None:
+        nonlocal total
+        if not isinstance(node, S.Allocate) or node.buffer.scope != "local":
+            return
+        count = _dt.lanes(node.buffer.dtype)
+        for extent in node.buffer.shape:
+            count *= int(extent.value) if isinstance(extent, E.IntImm) else 1
+        total += count if count > 1 else 0  # a single scalar is a register
+
+    post_order_visit(kernel.body, visit)
+    return total
+
+
 def generate(kernels: list[PrimFunc]) -> str:
     """The payload: every kernel's shader after its ``//! kernel <name>`` line, the shader first
     saying ``//! loop_bound <bound>`` when its loop iterations per thread can be bounded
     (:func:`tvm.codegen.device_module.loop_bound`; the runtime refuses launches that could run
-    longer than a driver allows)."""
+    longer than a driver allows), then ``//! local_scalars <n>`` when its threads hold arrays
+    (:func:`local_array_scalars`)."""
     parts = []
     for k in kernels:
         bound = device_module.loop_bound(k)
         parts.append(f"{KERNEL_MARK}{k.global_symbol}\n")
         if bound != "0":
             parts.append(f"{LOOP_BOUND_MARK}{bound}\n")
+        scalars = local_array_scalars(k)
+        if scalars:
+            parts.append(f"{LOCAL_SCALARS_MARK}{scalars}\n")
         parts.append(kernel_shader(k))
     return "".join(parts)
 
@@ -208,10 +235,12 @@ def build(kernels: list[PrimFunc], target: Any) -> Any:
 __all__ = [
     "KERNEL_MARK",
     "LIMITS",
+    "LOCAL_SCALARS_MARK",
     "LOOP_BOUND_MARK",
     "WGSLTypeError",
     "build",
     "function_table",
     "generate",
     "kernel_shader",
+    "local_array_scalars",
 ]
