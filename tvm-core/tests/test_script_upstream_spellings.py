@@ -234,3 +234,45 @@ def test_count_leading_zeros_in_both_spellings():
     np.testing.assert_array_equal(c, want)
     with pytest.raises(TypeError, match="clz expects a 32- or 64-bit integer, got float32"):
         T.clz(tvm.tir.const(1.0, "float32"))
+
+
+def _fixed_point(x: int, y: int, q: int, left: int, right: int) -> int:
+    """The exact requantization: round half up of x * 2**left * y / 2**(q + right), as int32."""
+    total = q + right
+    value = ((x << left) * y + (1 << (total - 1))) >> total
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def test_fixed_point_requantization_in_both_forms():
+    """T.q_multiply_shift (shift s: left when positive) and T.q_multiply_shift_per_axis (shifts
+    apart, the left one optional), as quantized kernels spell them, in int64 on every target."""
+
+    @T.prim_func
+    def requantize(
+        X: T.Buffer((64,), "int32"),
+        S: T.Buffer((64,), "int32"),
+        L: T.Buffer((64,), "int32"),
+        R: T.Buffer((64,), "int32"),
+        out: T.Buffer((4, 64), "int32"),
+    ):
+        for i in range(64):
+            out[0, i] = T.q_multiply_shift(X[i], 1963325822, 31, S[i], dtype="int32")
+            out[1, i] = T.q_multiply_shift_per_axis(X[i], 1408572815, L[i], R[i], 31, False, True, dtype="int32")
+            out[2, i] = T.q_multiply_shift_per_axis(X[i], 1408572815, L[i], R[i], 31, T.bool(True), True)
+            out[3, i] = T.call_intrin("int32", "tir.q_multiply_shift", X[i], 1 << 30, 31, -2)
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.integers(-(2**20), 2**20, 60), [0, -1, 2**31 - 1, -(2**31)]]).astype("int32")
+    s, left, right = (rng.integers(lo, hi, 64).astype("int32") for lo, hi in ((-8, 8), (0, 4), (0, 8)))
+    left[60:] = 0  # the int32 extremes shifted left times y would leave int64
+    out = np.zeros((4, 64), "int32")
+    tvm.compile(requantize, target="c")["requantize"](x, s, left, right, out)
+    want = [
+        [_fixed_point(int(a), 1963325822, 31, max(int(b), 0), max(-int(b), 0)) for a, b in zip(x, s)],
+        [_fixed_point(int(a), 1408572815, 31, 0, int(r)) for a, r in zip(x, right)],
+        [_fixed_point(int(a), 1408572815, 31, int(l), int(r)) for a, l, r in zip(x, left, right)],
+        [_fixed_point(int(a), 1 << 30, 31, 0, 2) for a in x],
+    ]
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(TypeError, match="q_multiply_shift multiplies int32 Q-numbers, got float32"):
+        T.q_multiply_shift(tvm.tir.const(1.0, "float32"), 3, 31, 0)

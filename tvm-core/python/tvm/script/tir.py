@@ -81,6 +81,8 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     min_value,
     nearbyint,
     pow,
+    q_multiply_shift,
+    q_multiply_shift_per_axis,
     round,
     rsqrt,
     shift_left,
@@ -915,8 +917,6 @@ _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "device_entry": _LOWERED,
     "thread_return": _LOWERED,
     "tvm_warp_shuffle": "use a backend's warp intrinsics (T.cuda.shfl_*, T.rocm.shfl_*) or a cross-thread reduction",
-    "q_multiply_shift": "fixed-point requantization is not implemented; compute it in int64 arithmetic",
-    "q_multiply_shift_per_axis": "fixed-point requantization is not implemented; compute it in int64 arithmetic",
 }
 
 

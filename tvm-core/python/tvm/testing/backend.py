@@ -232,6 +232,25 @@ class BackendConformance:
             mod["clz"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
 
+    def test_fixed_point_requantization(self):
+        """T.q_multiply_shift of int32 Q-numbers (int64 arithmetic, rounding half up, shifts
+        either way) against Python's exact integers."""
+        if "int64" not in self.dtypes:
+            pytest.skip(f"{self.backend} does not list int64 among its dtypes (T.q_multiply_shift computes in it)")
+        dev = self.dev()
+        a = np.random.default_rng(22).integers(-(2**24), 2**24, 256).astype("int32")
+        a[:2] = [2**24 - 1, -(2**24)]
+
+        def exact(x: int, s: int) -> int:
+            total = 31 + max(-s, 0)
+            return ((x << max(s, 0)) * 1963325822 + (1 << (total - 1))) >> total
+
+        want = np.array([exact(int(x), i % 64 % 9 - 4) for i, x in enumerate(a)], "int32")
+        mod = tvm.compile(kernels.requantize(), target=self.target_name())
+        out = tvm.runtime.empty((256,), "int32", dev)
+        mod["requantize"](tvm.runtime.tensor(a, dev), out)
+        np.testing.assert_array_equal(out.numpy(), want)
+
     def test_while_break_and_continue(self):
         """A ``while`` loop with ``break`` and ``continue`` in every thread, and a ``for`` loop
         left by ``break``."""

@@ -155,6 +155,21 @@ def count_leading_zeros(dtype: str = "int32", n: int = 256, block: int = 64, *, 
     return _named(clz, name)
 
 
+def requantize(n: int = 256, block: int = 64, multiplier: int = 1963325822, *, name: str = "requantize") -> PrimFunc:
+    """``B[i] = T.q_multiply_shift(A[i], multiplier, 31, s)`` with the shift ``s = tx % 9 - 4``
+    (right and left shifts, and none), computed in int64."""
+
+    @T.prim_func
+    def requantize(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (n,), "int32")
+        B = T.match_buffer(b, (n,), "int32")
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                B[bx * block + tx] = T.q_multiply_shift(A[bx * block + tx], multiplier, 31, tx % 9 - 4)
+
+    return _named(requantize, name)
+
+
 def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:
     """``B[i]`` = the Collatz steps from ``A[i]`` to 1, or ``limit`` when it takes longer: a
     ``while`` loop with a ``break`` and a ``continue`` in every thread, and a ``for`` loop that

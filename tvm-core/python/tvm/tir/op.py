@@ -420,6 +420,60 @@ def clz(x: ExprLike) -> PrimExpr:
     return body
 
 
+def _int32_operand(name: str, x: ExprLike) -> PrimExpr:
+    x = convert(x)
+    if _dt.element_of(x.dtype) != "int32":
+        raise TypeError(f"{name} multiplies int32 Q-numbers, got {x.dtype}")
+    return x
+
+
+def _fixed_point_product(name: str, x: ExprLike, y: ExprLike, q: ExprLike, left: PrimExpr, right: PrimExpr) -> PrimExpr:
+    """``int32((int64(x) << left) * int64(y) + 2**(right + q - 1)) >> (right + q))``, lane-wise."""
+    x, y = _int32_operand(name, x), _int32_operand(name, y)
+    lanes = _dt.lanes(x.dtype)
+    wide = _dt.with_lanes("int64", lanes)
+    product = binary("mul", shift_left(Cast(wide, x), Cast("int64", left)), Cast(wide, y))
+    total = Var(f"{name}_shift", "int64")
+    half = shift_left(IntImm("int64", 1), binary("sub", total, IntImm("int64", 1)))
+    rounded = shift_right(binary("add", product, half), total)
+    bound = binary("add", Cast("int64", right), Cast("int64", convert(q)))
+    return Let(total, bound, Cast(_dt.with_lanes("int32", lanes), rounded))
+
+
+def q_multiply_shift(x: ExprLike, y: ExprLike, q: ExprLike, s: ExprLike, dtype: str = "int32") -> PrimExpr:
+    """The product of two int32 Q-numbers with ``q`` fractional bits, shifted by ``s`` (left when
+    positive) and rounded half up: ``round(x * y * 2**(s - q))`` as int32, computed in int64
+    (Apache TVM's ``T.q_multiply_shift``): exact while ``x * 2**s * y`` fits in int64; the result
+    wraps when it leaves the int32 range."""
+    if dtype != "int32":
+        raise TypeError(f"q_multiply_shift gives int32, got dtype={dtype!r}")
+    shift = Var("q_multiply_shift_s", "int32")
+    zero = IntImm("int32", 0)
+    positive = binary("gt", shift, zero)
+    left, right = Select(positive, shift, zero), Select(positive, zero, binary("sub", zero, shift))
+    return Let(shift, cast("int32", s), _fixed_point_product("q_multiply_shift", x, y, q, left, right))
+
+
+def q_multiply_shift_per_axis(
+    x: ExprLike,
+    y: ExprLike,
+    ls: ExprLike,
+    rs: ExprLike,
+    q: ExprLike,
+    is_lshift_required: Any,
+    is_rshift_required: Any,
+    dtype: str = "int32",
+) -> PrimExpr:
+    """:func:`q_multiply_shift` with the left shift ``ls`` and right shift ``rs`` given apart (per
+    output channel in quantized kernels); ``is_lshift_required`` false skips the left shift, and
+    ``is_rshift_required`` is accepted for Apache TVM's signature (a right shift of 0 is exact)."""
+    if dtype != "int32":
+        raise TypeError(f"q_multiply_shift_per_axis gives int32, got dtype={dtype!r}")
+    flag = is_lshift_required.value if isinstance(is_lshift_required, IntImm) else is_lshift_required
+    left = cast("int32", ls) if bool(flag) else IntImm("int32", 0)
+    return _fixed_point_product("q_multiply_shift_per_axis", x, y, q, left, cast("int32", rs))
+
+
 def bitwise_not(x: ExprLike) -> PrimExpr:
     """``~x`` on an integer."""
     x = convert(x)
@@ -574,6 +628,10 @@ def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
         return reinterpret(dtype, args[0], op)
     if op in ("clz", "tir.clz") and len(args) == 1:
         return clz(args[0])
+    if op in ("q_multiply_shift", "tir.q_multiply_shift") and len(args) == 4:
+        return q_multiply_shift(*args, dtype=dtype)
+    if op in ("q_multiply_shift_per_axis", "tir.q_multiply_shift_per_axis") and len(args) == 7:
+        return q_multiply_shift_per_axis(*args, dtype=dtype)
     return Call(dtype, op, tuple(convert(a) for a in args))
 
 
@@ -640,6 +698,8 @@ __all__ = [
     "min_value",
     "nearbyint",
     "pow",
+    "q_multiply_shift",
+    "q_multiply_shift_per_axis",
     "promote_dtypes",
     "ramp",
     "reinterpret",
