@@ -138,3 +138,39 @@ def test_match_buffer_of_a_region_is_a_view():
             tile = a[i * 16 : i * 16 + 16, j * 16 : j * 16 + 16]
             want[i * 16 : i * 16 + 16, j * 16 : j * 16 + 16] = tile * 2 + a[i * 16 + 3, j * 16 : j * 16 + 16]
     np.testing.assert_allclose(b.numpy(), want, rtol=1e-6)
+
+
+@T.prim_func
+def batched_tile_views(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (2, 8, 8), "float32")
+    B = T.match_buffer(b, (2, 8, 8), "float32")
+    for n, i in T.grid(2, 2):
+        with T.block("tile"):
+            vn, vi = T.axis.remap("SS", [n, i])
+            AA = T.match_buffer(A[vn : vn + 1, vi * 4 : vi * 4 + 4, 0:8], (4, 8))
+            BB = T.match_buffer(B[vn : vn + 1, vi * 4 : vi * 4 + 4, 0:8], (4, 8))
+            corner = T.match_buffer(A[vn, vi * 4, 0], (1,))
+            for x, y in T.grid(4, 8):
+                BB[x, y] = AA[x, y] + corner[0]
+
+
+def test_match_buffer_drops_leading_dimensions_of_extent_one():
+    """As in Apache TVM, a view with fewer dimensions than its region drops the region's leading
+    ones when they have extent 1 (a slice ``n:n + 1`` or an index)."""
+    a = np.random.rand(2, 8, 8).astype("float32")
+    b = np.zeros_like(a)
+    tvm.compile(batched_tile_views, target="c")["batched_tile_views"](a, b)
+    corners = np.repeat(a[:, ::4, 0], 4, axis=1)[:, :, None]
+    np.testing.assert_allclose(b, a + corners, rtol=1e-6)
+    source = """
+@T.prim_func
+def f(a: T.handle):
+    A = T.match_buffer(a, (2, 8, 8), "float32")
+    for n in range(2):
+        with T.block("tile"):
+            vn = T.axis.spatial(2, n)
+            AA = T.match_buffer(A[vn : vn + 2, 0:4, 0:8], (4, 8))
+            AA[0, 0] = T.float32(1)
+"""
+    with pytest.raises(TVMScriptError, match="a 2-d view of a region of A needs 3 sliced dimension"):
+        tvm.script.parse(source)

@@ -72,11 +72,12 @@ def _shown(e: PrimExpr) -> str:
 
 
 class _Region:
-    """``A[i, 0:4]``: a region of a buffer (its start per dimension and which dimensions are
-    slices), usable only where a region is meant (``T.match_buffer(A[...], shape)``)."""
+    """``A[i, 0:4]``: a region of a buffer (its start per dimension, which dimensions are slices
+    and, where known, each dimension's extent: 1 for an index, None for a slice of unknown
+    length), usable only where a region is meant (``T.match_buffer(A[...], shape)``)."""
 
-    def __init__(self, buffer: Buffer, starts: list, sliced: list[bool]):
-        self.buffer, self.starts, self.sliced = buffer, starts, sliced
+    def __init__(self, buffer: Buffer, starts: list, sliced: list[bool], extents: list[Optional[int]]):
+        self.buffer, self.starts, self.sliced, self.extents = buffer, starts, sliced, extents
 
 
 class _Wrap:
@@ -697,7 +698,8 @@ class Parser:
             load = val.handle
             starts = [i.args[0] if _dt.lanes(i.dtype) > 1 else i for i in load.indices]
             sliced = [_dt.lanes(i.dtype) > 1 for i in load.indices]
-            val = T.MatchBufferSpec(_Region(load.buffer, starts, sliced), val.spec)
+            extents = [_dt.lanes(i.dtype) for i in load.indices]
+            val = T.MatchBufferSpec(_Region(load.buffer, starts, sliced, extents), val.spec)
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, _Region):
             return self._match_region(name, val, target, node)
         if isinstance(val, T.MatchBufferSpec):
@@ -915,10 +917,13 @@ class Parser:
         region, spec = val.handle, val.spec
         parent = region.buffer
         strides = list(parent.strides) or _row_major_strides(parent.shape)
+        leading = len(strides) - len(spec.shape)  # Apache TVM drops leading dimensions of extent 1
         if len(spec.shape) == sum(region.sliced):
             view_strides = [st for st, sl in zip(strides, region.sliced) if sl]
         elif len(spec.shape) == len(strides):
             view_strides = strides
+        elif leading > 0 and all(extent == 1 for extent in region.extents[:leading]):
+            view_strides = strides[leading:]
         else:
             raise self.error(node.value, f"T.match_buffer: a {len(spec.shape)}-d view of a region of {parent.name} "
                              f"needs {sum(region.sliced)} sliced dimension(s)")  # fmt: skip
@@ -1210,6 +1215,19 @@ class Parser:
         except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError) as e:
             raise self.error(node, _call_message(fn, e)) from None
 
+    def _slice_extent(self, e: ast.Slice) -> Optional[int]:
+        """The length of slice ``lo:hi`` when it is a constant (``i:i + 16`` included), else None."""
+        if e.upper is None:
+            return None
+        lower = e.lower if e.lower is not None else ast.Constant(0)
+        upper = e.upper
+        if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and isinstance(upper.right, ast.Constant):
+            if ast.dump(upper.left) == ast.dump(lower) and isinstance(upper.right.value, int):
+                return upper.right.value
+        lo, hi = self.eval_expr(lower), self.eval_expr(upper)
+        lo, hi = (v.value if isinstance(v, IntImm) else v for v in (lo, hi))
+        return hi - lo if isinstance(lo, int) and isinstance(hi, int) else None
+
     def expr_Subscript(self, node: ast.Subscript):
         base = self.eval_expr(node.value)
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -1223,7 +1241,8 @@ class Parser:
                 raise self.error(node, f"buffer {base.name} has {len(base.shape)} dimension(s), region has {len(elts)}")
             starts = [self.eval_expr(e.lower) if isinstance(e, ast.Slice) and e.lower else
                       (0 if isinstance(e, ast.Slice) else self.eval_expr(e)) for e in elts]  # fmt: skip
-            return _Region(base, starts, [isinstance(e, ast.Slice) for e in elts])
+            extents = [self._slice_extent(e) if isinstance(e, ast.Slice) else 1 for e in elts]
+            return _Region(base, starts, [isinstance(e, ast.Slice) for e in elts], extents)
         if isinstance(base, Buffer):
             return self._vector_load(base, self._indices(base, node))
         if isinstance(node.slice, ast.Slice):
