@@ -67,3 +67,23 @@ def test_two_functions_exported_under_one_name_are_refused_by_name():
 
     with pytest.raises(ValueError, match="'first' and 'second' are both exported as 'same'"):
         tvm.compile(Clash, target="c")
+
+
+def test_module_attributes_are_kept_and_compile_changes_nothing():
+    @I.ir_module
+    class WithAttrs:
+        I.module_attrs({"system_lib_prefix": "modA_"})
+
+        @T.prim_func
+        def inc(x: T.Buffer((12,), "float32")):
+            for i in range(12):
+                x[i] = x[i] + T.float32(1)
+
+    assert WithAttrs.attrs == {"system_lib_prefix": "modA_"}
+    x = np.arange(12, dtype="float32")
+    tvm.compile(WithAttrs, target="c")["inc"](x)
+    np.testing.assert_array_equal(x, np.arange(12) + 1)
+    with pytest.raises(TypeError, match="dict with string keys"):
+        I.module_attrs([("a", 1)])
+    with pytest.raises(TypeError, match="body of an @I.ir_module class"):
+        I.module_attrs({"a": 1})

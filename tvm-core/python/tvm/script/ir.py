@@ -21,6 +21,7 @@ returns one (``-> T.float32`` and ``return a + b``); each call is replaced by ``
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Optional
 
 from tvm.tir.function import IRModule, PrimFunc
@@ -35,7 +36,7 @@ def ir_module(cls: Optional[type] = None, *, check_well_formed: bool = True, s_t
         funcs = {name: value for name, value in vars(c).items() if isinstance(value, PrimFunc)}
         if not funcs:
             raise TypeError(f"@I.ir_module class {c.__name__} defines no @T.prim_func")
-        return IRModule(inline_calls(funcs))
+        return IRModule(inline_calls(funcs), dict(vars(c).get(_ATTRS, {})))
 
     return wrap(cls) if cls is not None else wrap
 
@@ -48,8 +49,22 @@ def _not_supported(name: str) -> Callable[..., Any]:
     return f
 
 
+_ATTRS = "__tvm_module_attrs__"
+
+
+def module_attrs(attrs: dict) -> None:
+    """``I.module_attrs({...})`` in an ``@I.ir_module`` class body: the module's attributes
+    (``IRModule.attrs``). They are kept, not interpreted: ``system_lib_prefix`` and the like
+    change nothing in how the module compiles."""
+    if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
+        raise TypeError(f"I.module_attrs takes a dict with string keys, got {type(attrs).__name__}")
+    namespace = sys._getframe(1).f_locals  # the class body being executed
+    if "__qualname__" not in namespace:
+        raise TypeError("I.module_attrs belongs in the body of an @I.ir_module class")
+    namespace.setdefault(_ATTRS, {}).update(attrs)
+
+
 GlobalVar = _not_supported("GlobalVar")
-module_attrs = _not_supported("module_attrs")
 module_global_infos = _not_supported("module_global_infos")
 
 __all__ = ["GlobalVar", "IRModule", "ir_module", "module_attrs", "module_global_infos"]

@@ -54,6 +54,8 @@ class IRModule:
     """A set of PrimFuncs by name (``tvm.IRModule``-like)."""
 
     functions: Dict[str, PrimFunc] = field(default_factory=dict)
+    #: Module attributes (``I.module_attrs``), kept for the user; compilation reads none of them.
+    attrs: Dict[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> PrimFunc:
         return self.functions[name]
