@@ -5,12 +5,9 @@
  */
 #include "opencl_module.h"
 
-#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/function.h>
-#include <tvm/runtime/disk_cache.h>
+#include <tvm/runtime/program_cache.h>
 
-#include <atomic>
-#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -21,46 +18,28 @@ namespace tvm_backend_opencl {
 namespace {
 
 /*!
- * The on-disk cache of program binaries, so that a program built from source once is loaded as a
- * binary by later processes (where the platform offers binaries): the core's disk cache
- * ($TVM_CACHE_DIR/opencl, CRC-checked entries); $TVM_OPENCL_CACHE_DIR names another folder and
- * TVM_OPENCL_CACHE=0 turns it off. Entries are keyed by the source, the build options and the
- * device's identity. Every failure (unwritable folder, corrupted or stale entry) falls back to
- * building from source: a corrupted entry never reaches the driver.
+ * Program binaries on disk (the kit's ProgramCache: $TVM_CACHE_DIR/opencl, or
+ * $TVM_OPENCL_CACHE_DIR; TVM_OPENCL_CACHE=0 turns it off), so that a program built from source
+ * once is loaded as a binary by later processes where the platform offers binaries. Entries are
+ * keyed by the source, the build options and the device's identity.
  */
-struct CacheStats {
-  std::atomic<int64_t> hits{0};
-  std::atomic<int64_t> stores{0};
-  std::atomic<int64_t> rejected{0};  // entries the device refused: rebuilt from source
-};
-CacheStats& GlobalCacheStats() {
-  static CacheStats stats;
-  return stats;
-}
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
-/*! \brief The cache folder, or "" when the cache is off. */
-std::string CacheDir() {
-  std::string flag = Env("TVM_OPENCL_CACHE");
-  if (flag == "0" || flag == "off" || flag == "false" || flag == "no") return "";
-  std::string dir = Env("TVM_OPENCL_CACHE_DIR");
-  return dir.empty() ? disk_cache::Dir("opencl") : dir;
+ProgramCache& Cache() {
+  static auto* cache = new ProgramCache("opencl");  // its info function outlives any scope
+  return *cache;
 }
 
 /*! \brief Extra clBuildProgram options from TVM_OPENCL_BUILD_OPTIONS ("-cl-fast-relaxed-math"). */
-std::string BuildOptions() { return Env("TVM_OPENCL_BUILD_OPTIONS"); }
+std::string BuildOptions() {
+  const char* v = std::getenv("TVM_OPENCL_BUILD_OPTIONS");
+  return v != nullptr ? v : "";
+}
 
-/*! \brief The file holding the binary of `source` built for `dev` ("" when the cache is off). */
+/*! \brief The cache entry of `source` built for `dev` ("" when the cache is off). */
 std::string CachePath(const std::string& source, const DeviceInfo& dev) {
-  std::string dir = CacheDir();
-  if (dir.empty()) return "";
-  std::string key = "tvm-opencl-cache-v2\n" + dev.platform_name + '\n' + dev.name + '\n' +
-                    dev.version + '\n' + dev.driver_version + '\n' + BuildOptions() + '\n' + source;
-  return dir + "/" + disk_cache::Key(key) + ".clbin";
+  return Cache().PathOf("tvm-opencl-cache-v2\n" + dev.platform_name + '\n' + dev.name + '\n' +
+                            dev.version + '\n' + dev.driver_version + '\n' + BuildOptions() + '\n' +
+                            source,
+                        ".clbin");
 }
 
 /*! \brief The binary of a built single-device program, or "" when the platform gives none. */
@@ -157,17 +136,13 @@ cl_program ProgramFromBinary(const std::string& binary, const DeviceInfo& dev) {
 cl_program CachedProgram(const std::string& source, const DeviceInfo& dev,
                          const std::string& kernel) {
   std::string path = CachePath(source, dev);
-  std::string binary;
-  bool corrupted = false;
-  if (!path.empty() && disk_cache::Read(path, &binary, &corrupted)) {
-    if (cl_program prog = ProgramFromBinary(binary, dev)) {
-      ++GlobalCacheStats().hits;
-      return prog;
-    }
-  }
-  if (corrupted || !binary.empty()) ++GlobalCacheStats().rejected;
-  cl_program prog = ProgramFromSource(source, dev, kernel);
-  if (!path.empty() && disk_cache::Write(path, ProgramBinaryOf(prog))) ++GlobalCacheStats().stores;
+  cl_program prog = nullptr;
+  auto load = [&](const std::string& binary) {
+    return (prog = ProgramFromBinary(binary, dev)) != nullptr;
+  };
+  if (Cache().Load(path, load)) return prog;
+  prog = ProgramFromSource(source, dev, kernel);
+  Cache().Store(path, ProgramBinaryOf(prog));
   return prog;
 }
 
@@ -219,16 +194,7 @@ std::string BuildProgramBinary(const std::string& source, int device_id) {
 
 void RegisterModuleFunctions() {
   RegisterDeviceModuleClass<OpenCLModule>("opencl");
-  auto cache_info = []() {
-    CacheStats& st = GlobalCacheStats();
-    ffi::Map<ffi::String, ffi::Any> info;
-    info.Set("dir", ffi::String(CacheDir()));
-    info.Set("hits", st.hits.load());
-    info.Set("stores", st.stores.load());
-    info.Set("rejected", st.rejected.load());
-    return info;
-  };
-  ffi::Function::SetGlobal("opencl.ProgramCacheInfo", ffi::Function::FromTyped(cache_info), true);
+  Cache().RegisterInfo();
   ffi::Function::SetGlobal("opencl.ProgramBinary",
                            ffi::Function::FromTyped([](ffi::String source, int device_id) {
                              return ffi::Bytes(BuildProgramBinary(source, device_id));

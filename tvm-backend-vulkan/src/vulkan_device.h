@@ -281,12 +281,6 @@ class VulkanRuntime {
   void Free(void* ptr);
   /*! \brief The buffers allocated here and not yet freed. */
   const tvm::runtime::BufferRegistry& buffers() const { return buffers_; }
-  /*! \brief The record of a copy's `role`, [offset, offset + nbytes) inside it; ValueError
-   *  otherwise. */
-  VulkanBuffer* CopyBuffer(const void* ptr, size_t offset, size_t nbytes, const char* role) const {
-    buffers_.ForCopy(ptr, offset, nbytes, role);
-    return static_cast<VulkanBuffer*>(const_cast<void*>(ptr));
-  }
 
  private:
   friend class tvm::runtime::LazyDiscovery<VulkanRuntime>;

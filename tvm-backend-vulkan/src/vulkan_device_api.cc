@@ -190,12 +190,13 @@ void VulkanDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void*
   // Kernels queued on any stream of either device may read or write these buffers: finish them
   // all first (the next submission makes the host's writes visible to the device).
   if (from_vk) {
-    VulkanBuffer* buf = rt->CopyBuffer(from, from_offset, nbytes, "source");
+    VulkanBuffer* buf = rt->buffers().CopyRecord<VulkanBuffer>(from, from_offset, nbytes, "source");
     rt->Device(buf->device_id).Sync();
     src = buf->host + from_offset;
   }
   if (to_vk) {
-    VulkanBuffer* buf = rt->CopyBuffer(to, to_offset, nbytes, "destination");
+    VulkanBuffer* buf =
+        rt->buffers().CopyRecord<VulkanBuffer>(to, to_offset, nbytes, "destination");
     if (!from_vk ||
         buf->device_id != static_cast<VulkanBuffer*>(const_cast<void*>(from))->device_id) {
       rt->Device(buf->device_id).Sync();

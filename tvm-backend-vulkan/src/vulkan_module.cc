@@ -402,8 +402,7 @@ int VulkanModuleObj::ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRu
         tvm::runtime::BufferArgumentOf("vulkan", spec_.functions[index], args, i);
     const void* ptr = arg.data;
     const DLTensor* tensor = arg.tensor;
-    rt->buffers().ForArgument(ptr, kname, i);
-    auto* buf = static_cast<VulkanBuffer*>(const_cast<void*>(ptr));
+    auto* buf = rt->buffers().ArgumentRecord<VulkanBuffer>(ptr, kname, i);
     if (dev_id < 0) dev_id = buf->device_id;
     if (buf->device_id != dev_id) {
       TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i

@@ -116,14 +116,17 @@ class WebGPUDeviceAPI final : public DeviceAPI {
     WebGPUDevice* d = Require(from_gpu ? "copy from" : "copy to",
                               from_gpu ? dev_from.device_id : dev_to.device_id);
     if (nbytes == 0) return;
+    auto buffer = [d, nbytes](const void* ptr, size_t offset, const char* role) {
+      return d->buffers().CopyRecord<WebGPUBuffer>(ptr, offset, nbytes, role);
+    };
     if (from_gpu && to_gpu) {
-      d->Copy(d->Lookup(from, from_offset, nbytes, "source"), from_offset,
-              d->Lookup(to, to_offset, nbytes, "destination"), to_offset, nbytes);
+      d->Copy(buffer(from, from_offset, "source"), from_offset,
+              buffer(to, to_offset, "destination"), to_offset, nbytes);
     } else if (from_gpu) {
-      d->Read(d->Lookup(from, from_offset, nbytes, "source"), from_offset,
-              static_cast<char*>(to) + to_offset, nbytes);
+      d->Read(buffer(from, from_offset, "source"), from_offset, static_cast<char*>(to) + to_offset,
+              nbytes);
     } else {
-      d->Write(d->Lookup(to, to_offset, nbytes, "destination"), to_offset,
+      d->Write(buffer(to, to_offset, "destination"), to_offset,
                static_cast<const char*>(from) + from_offset, nbytes);
     }
   }

@@ -368,8 +368,7 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
         tvm::runtime::BufferArgumentOf("webgpu", spec_.functions[index], args, i);
     const void* ptr = arg.data;
     uint64_t offset = arg.byte_offset;
-    dev->buffers().ForArgument(ptr, name, i);
-    auto* buf = static_cast<WebGPUBuffer*>(const_cast<void*>(ptr));
+    auto* buf = dev->buffers().ArgumentRecord<WebGPUBuffer>(ptr, name, i);
     if (offset % dev->limits.minStorageBufferOffsetAlignment != 0 || offset >= buf->size) {
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": argument " << i
                                 << " starts at byte " << offset << " of its buffer, which is not "

@@ -124,14 +124,6 @@ class WebGPUDevice {
 
   WebGPUBuffer* Alloc(size_t nbytes);
   void Free(WebGPUBuffer* buffer);
-  /*!
-   * \brief `ptr` as a live buffer of this device holding [offset, offset + nbytes); ValueError
-   *  naming the copy's `role` ("source") otherwise.
-   */
-  WebGPUBuffer* Lookup(const void* ptr, uint64_t offset, uint64_t nbytes, const char* role) const {
-    buffers_.ForCopy(ptr, offset, nbytes, role);
-    return static_cast<WebGPUBuffer*>(const_cast<void*>(ptr));
-  }
   /*! \brief The buffers allocated here and not yet freed. */
   const tvm::runtime::BufferRegistry& buffers() const { return buffers_; }
   /*! \brief Host to device; any offset and size (unaligned edges are read, patched, written). */

@@ -87,6 +87,21 @@ class BufferRegistry {
     return buf;
   }
 
+  /*! \brief ForCopy's check, then `ptr` as the backend's own buffer record `Record` (for backends
+   *  whose data pointers are their records). */
+  template <typename Record>
+  Record* CopyRecord(const void* ptr, size_t offset, size_t nbytes, const char* role) const {
+    ForCopy(ptr, offset, nbytes, role);
+    return static_cast<Record*>(const_cast<void*>(ptr));
+  }
+
+  /*! \brief ForArgument's check, then `ptr` as the backend's own buffer record `Record`. */
+  template <typename Record>
+  Record* ArgumentRecord(const void* ptr, const std::string& kernel, size_t index) const {
+    ForArgument(ptr, kernel, index);
+    return static_cast<Record*>(const_cast<void*>(ptr));
+  }
+
  private:
   std::string kind_;
   std::string label_;
