@@ -772,7 +772,10 @@ class CFamilyPrinter(ExprFunctor[str]):
         total = 1
         for d in buf.shape:
             if not isinstance(d, E.IntImm):
-                raise CodegenError(f"allocation {buf.name} needs a constant shape, got {buf.shape}")
+                raise CodegenError(
+                    f"allocation {buf.name} needs a constant shape, or one with a constant upper bound "
+                    f"below 2**31 elements (such as T.min(n, 64)), got {buf.shape}"
+                )
             total *= int(d.value)
         return str(total)
 

@@ -251,6 +251,17 @@ class BackendConformance:
         mod["requantize"](tvm.runtime.tensor(a, dev), out)
         np.testing.assert_array_equal(out.numpy(), want)
 
+    def test_local_array_of_a_bounded_symbolic_size(self):
+        """A local array of ``T.min(n, 64)`` elements takes the bound (64) as its size."""
+        dev = self.dev()
+        a = np.random.default_rng(23).random(64 * 64).astype("float32")
+        mod = tvm.compile(kernels.bounded_scratch(), target=self.target_name())
+        for n in (10, 100):
+            out = tvm.runtime.empty((64,), "float32", dev)
+            mod["scratch"](tvm.runtime.tensor(a, dev), out, n)
+            want = 2 * a.reshape(64, 64)[:, : min(n, 64)].sum(axis=1)
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, err_msg=f"n={n}")
+
     def test_while_break_and_continue(self):
         """A ``while`` loop with ``break`` and ``continue`` in every thread, and a ``for`` loop
         left by ``break``."""

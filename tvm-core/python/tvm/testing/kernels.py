@@ -170,6 +170,25 @@ def requantize(n: int = 256, block: int = 64, multiplier: int = 1963325822, *, n
     return _named(requantize, name)
 
 
+def bounded_scratch(block: int = 64, most: int = 64, *, name: str = "scratch") -> PrimFunc:
+    """``B[t] = 2 * sum(A[t * most : t * most + min(n, most)])`` through a local array of
+    ``T.min(n, most)`` elements (a symbolic size with a constant upper bound)."""
+
+    @T.prim_func
+    def scratch(a: T.handle, b: T.handle, n: T.int32):
+        A = T.match_buffer(a, (block * most,), "float32")
+        B = T.match_buffer(b, (block,), "float32")
+        for tx in T.thread_binding(block, thread="threadIdx.x"):
+            R = T.alloc_buffer((T.min(n, most),), "float32", scope="local")
+            for i in range(T.min(n, most)):
+                R[i] = A[tx * most + i] * T.float32(2)
+            B[tx] = T.float32(0)
+            for i in range(T.min(n, most)):
+                B[tx] = B[tx] + R[i]
+
+    return _named(scratch, name)
+
+
 def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:
     """``B[i]`` = the Collatz steps from ``A[i]`` to 1, or ``limit`` when it takes longer: a
     ``while`` loop with a ``break`` and a ``continue`` in every thread, and a ``for`` loop that

@@ -310,6 +310,33 @@ def leaves_loop_early(body: Optional[Stmt]) -> bool:
     return leaves_loop_early(getattr(body, "body", None))
 
 
+def size_upper_bound(e: PrimExpr) -> Optional[int]:
+    """A constant no smaller than the size ``e`` (an allocation's extent, whose factors are
+    non-negative), or None: ``T.min(n, 64) * 2`` is at most 128 whatever ``n`` is."""
+    if isinstance(e, IntImm):
+        return e.value
+    if isinstance(e, Cast) and _dt.is_integer(e.dtype):
+        return size_upper_bound(e.value)
+    if isinstance(e, Select):
+        a, b = size_upper_bound(e.true_value), size_upper_bound(e.false_value)
+        return None if a is None or b is None else max(a, b)
+    if not isinstance(e, BinaryOp):
+        return None
+    a, b = size_upper_bound(e.a), size_upper_bound(e.b)
+    kind = type(e).__name__
+    if kind == "Min":
+        return b if a is None else a if b is None else min(a, b)
+    if a is None or b is None:
+        return None
+    if kind in ("Add", "Max"):
+        return a + b if kind == "Add" else max(a, b)
+    if kind == "Mul":
+        return a * b
+    if kind == "FloorDiv" and isinstance(e.b, IntImm) and e.b.value > 0:
+        return a // e.b.value
+    return None
+
+
 def free_vars(node: Any, defined=()) -> list[Var]:
     """Vars used in ``node`` (statement or expression) but not defined inside it, in order of first
     use. Buffer data handles are not included (see :func:`used_buffers`); ``defined`` lists vars to

@@ -9,6 +9,7 @@ shape is the number of elements (for strided buffers: the span the strides reach
 
 from __future__ import annotations
 
+from tvm.tir.analysis import size_upper_bound
 from tvm.tir.expr import Buffer, BufferLoad, IntImm, PrimExpr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
@@ -53,7 +54,9 @@ def buffer_strides(buf: Buffer) -> tuple:
 
 
 def flattened_buffer(buf: Buffer) -> Buffer:
-    """The 1-D view of ``buf`` (same data Var, dtype, scope)."""
+    """The 1-D view of ``buf`` (same data Var, dtype, scope). A local buffer of symbolic size
+    takes the size's constant upper bound where it has one (``T.min(n, 64)``: 64), so that it
+    fits in a kernel's registers or stack like a constant one."""
     size: PrimExpr = IntImm("int32", 1)
     if buf.strides:
         for s, st in zip(buf.shape, buf.strides):
@@ -63,6 +66,9 @@ def flattened_buffer(buf: Buffer) -> Buffer:
     else:
         for s in buf.shape:
             size = _mul(size, s)
+    bound = size_upper_bound(size) if buf.scope == "local" and not isinstance(size, IntImm) else None
+    if bound is not None and 0 <= bound < 2**31:
+        size = IntImm("int32", bound)
     return Buffer(buf.name, (size,), buf.dtype, buf.data, (), IntImm("int32", 0), buf.scope, buf.align, buf.span)
 
 
@@ -78,16 +84,19 @@ def _is_flat(buf: Buffer) -> bool:
     return buf.ndim == 1 and not buf.strides and _is_const(buf.elem_offset, 0)
 
 
+def _bounded(buf: Buffer) -> bool:
+    """Whether flattening gives ``buf`` (a local buffer of symbolic size) a constant size."""
+    return buf.scope == "local" and not all(isinstance(d, IntImm) for d in buf.shape)
+
+
 class _Flatten(StmtExprMutator):
     def __init__(self):
         self.map: dict[Buffer, Buffer] = {}
 
     def mutate_buffer(self, b: Buffer) -> Buffer:
-        if _is_flat(b):
-            return b
         nb = self.map.get(b)
         if nb is None:
-            nb = self.map[b] = flattened_buffer(b)
+            nb = self.map[b] = b if _is_flat(b) and not _bounded(b) else flattened_buffer(b)
         return nb
 
     def _flat(self, buf: Buffer, indices: tuple) -> tuple:
