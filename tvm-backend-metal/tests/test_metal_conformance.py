@@ -7,3 +7,4 @@ from tvm.testing.backend import BackendConformance
 class TestMetalConformance(BackendConformance):
     backend = "metal"
     dtypes = ("float32", "float16", "bfloat16", "int32", "int8", "uint8", "int64")
+    dynamic_shared_memory = False

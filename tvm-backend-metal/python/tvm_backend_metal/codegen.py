@@ -126,8 +126,8 @@ class MetalPrinter(CFamilyPrinter):
         name = name or func.global_symbol
         if "dyn_shmem" in [str(t) for t in func.attrs.get("launch_params", ())]:
             raise CodegenError(
-                f"Metal kernel {name}: dynamic threadgroup memory is not supported yet; "
-                "allocate shared buffers with a constant shape"
+                f"Metal kernel {name}: dynamic shared memory (threadgroup memory sized at launch) is not "
+                "supported yet; allocate shared buffers with a constant shape"
             )
         _, scalars = binding_interface(func, "Metal")
         if scalars:

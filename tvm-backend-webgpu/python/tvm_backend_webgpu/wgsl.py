@@ -22,6 +22,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.transform import dynamic_shared_bytes
 
 #: Words WGSL reserves (keywords and reserved words that kernels plausibly use as names).
 _WGSL_RESERVED = frozenset(
@@ -235,6 +236,11 @@ class WGSLPrinter(CFamilyPrinter):
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
+        if dynamic_shared_bytes(buf) is not None:
+            raise CodegenError(
+                f"allocation {buf.name} needs dynamic shared memory (a size known at launch), which WebGPU "
+                "does not have: allocate it with scope 'shared' and a constant size"
+            )
         name, elem, size = self.name_of(buf.data, buf.name), self.type_name(buf.dtype), self.alloc_size(buf)
         decl = f"{name}: array<{elem}, {size}>"
         if buf.scope == "local" and size == "1":

@@ -57,7 +57,7 @@ class ExamplePrinter(CFamilyPrinter):
         barrier = []
 
         def visit(node):
-            if isinstance(node, S.Allocate) and node.buffer.scope == "shared":
+            if isinstance(node, S.Allocate) and node.buffer.scope in ("shared", "shared.dyn"):
                 shared.append(node)
             elif isinstance(node, E.Call) and node.op == "tvm_storage_sync":
                 barrier.append(node)
@@ -86,10 +86,17 @@ class ExamplePrinter(CFamilyPrinter):
         self.emit("for (int64_t by_ = 0; by_ < grid[1]; ++by_)")
         self.emit("for (int64_t bx_ = 0; bx_ < grid[0]; ++bx_) {")
         self._indent += 1
-        for alloc in shared:
+        for alloc in shared:  # one array per block, which every thread of the team sees
             self._hoisted.add(id(alloc))
             buf = alloc.buffer
-            self.emit(f"{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{self.alloc_size(buf)}];")
+            size = buf.shape[0] if buf.shape else E.IntImm("int32", 1)
+            # dynamic shared memory (a size known at launch) is a C variable-length array
+            length = (
+                self.alloc_size(buf)
+                if isinstance(size, E.IntImm)
+                else f"({self.expr(size)}) > 0 ? ({self.expr(size)}) : 1"
+            )
+            self.emit(f"{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{length}];")
         if barrier:
             self.emit('_Pragma("omp parallel num_threads(nthreads_)")')
             self.emit("{")

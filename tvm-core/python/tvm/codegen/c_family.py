@@ -739,9 +739,19 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.stmt(s.body)
 
     def visit_Allocate(self, s: S.Allocate) -> None:
+        from tvm.tir.transform import dynamic_shared_bytes
+
         buf = s.buffer
+        if dynamic_shared_bytes(buf) is not None:  # a printer that places it overrides this method
+            raise CodegenError(
+                f"allocation {buf.name} needs dynamic shared memory (scope 'shared.dyn', or 'shared' of a size "
+                "known only at run time), which this backend does not support: allocate it with scope 'shared' "
+                "and a constant size"
+            )
+        if buf.scope not in ("shared", "local"):
+            raise CodegenError(f"allocation {buf.name}: scope '{buf.scope}' has no place in a kernel of this backend")
         size = self.alloc_size(buf)
-        qual = {"shared": self.SHARED_QUALIFIER, "local": self.LOCAL_QUALIFIER}.get(buf.scope, self.LOCAL_QUALIFIER)
+        qual = self.SHARED_QUALIFIER if buf.scope == "shared" else self.LOCAL_QUALIFIER
         self.emit(f"{qual}{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{size}];")
         self.stmt(s.body)
 

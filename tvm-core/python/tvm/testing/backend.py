@@ -108,6 +108,9 @@ class BackendConformance:
     #: WebGPU buffers), so that a raw pointer that is none of them can be refused; False for
     #: buffers that are device addresses, which no runtime can tell from any other pointer.
     buffers_are_handles: ClassVar[bool] = False
+    #: Whether kernels may use dynamic shared memory (scope ``shared.dyn``, sized at launch);
+    #: False checks that compiling such a kernel is refused with a message saying so.
+    dynamic_shared_memory: ClassVar[bool] = True
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -261,6 +264,20 @@ class BackendConformance:
             mod["scratch"](tvm.runtime.tensor(a, dev), out, n)
             want = 2 * a.reshape(64, 64)[:, : min(n, 64)].sum(axis=1)
             np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, err_msg=f"n={n}")
+
+    def test_dynamic_shared_memory(self):
+        """A ``shared.dyn`` buffer sized by a scalar argument, shared by a block's threads; where
+        the backend has none, compiling the kernel says so (never a per-thread array)."""
+        if not self.dynamic_shared_memory:
+            with pytest.raises(Exception, match="dynamic shared memory"):
+                tvm.compile(kernels.reverse_in_dynamic_shared(), target=self.target_name())
+            return
+        dev = self.dev()
+        a = random_array((256,), "float32")
+        mod = tvm.compile(kernels.reverse_in_dynamic_shared(), target=self.target_name())
+        out = tvm.runtime.empty((256,), "float32", dev)
+        mod["reverse"](tvm.runtime.tensor(a, dev), out, 3)
+        np.testing.assert_array_equal(out.numpy(), a.reshape(4, 64)[:, ::-1].reshape(-1))
 
     def test_while_break_and_continue(self):
         """A ``while`` loop with ``break`` and ``continue`` in every thread, and a ``for`` loop

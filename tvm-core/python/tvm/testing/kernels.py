@@ -189,6 +189,24 @@ def bounded_scratch(block: int = 64, most: int = 64, *, name: str = "scratch") -
     return _named(scratch, name)
 
 
+def reverse_in_dynamic_shared(block: int = 64, *, name: str = "reverse") -> PrimFunc:
+    """``B`` = each ``block``-element slice of ``A`` reversed, through a buffer of scope
+    ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at launch)."""
+
+    @T.prim_func
+    def reverse(a: T.handle, b: T.handle, n: T.int32):
+        A = T.match_buffer(a, (4 * block,), "float32")
+        B = T.match_buffer(b, (4 * block,), "float32")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                S = T.alloc_buffer((block + n,), "float32", scope="shared.dyn")
+                S[tx] = A[bx * block + tx]
+                T.tvm_storage_sync("shared")
+                B[bx * block + tx] = S[block - 1 - tx]
+
+    return _named(reverse, name)
+
+
 def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:
     """``B[i]`` = the Collatz steps from ``A[i]`` to 1, or ``limit`` when it takes longer: a
     ``while`` loop with a ``break`` and a ``continue`` in every thread, and a ``for`` loop that
