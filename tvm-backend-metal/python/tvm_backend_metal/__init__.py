@@ -23,6 +23,7 @@ INSTALL_HINT = (
 #: What target ``metal`` assumes: Apple GPUs (1024 threads and 32 KiB of threadgroup memory per
 #: threadgroup; no double precision).
 CAPABILITIES = {
+    "dynamic_shared_memory": False,
     "max_num_threads": 1024,
     "max_shared_memory_per_block": 32768,
     "supports_float64": False,

@@ -26,6 +26,7 @@ INSTALL_HINT = (
 #: What target ``webgpu`` assumes: WebGPU's default limits, which every adapter and browser
 #: offers; no 64-bit types.
 CAPABILITIES = {
+    "dynamic_shared_memory": False,
     "max_num_threads": 256,
     "max_shared_memory_per_block": 16384,
     "opaque_buffer_handles": True,

@@ -266,18 +266,22 @@ class BackendConformance:
             np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, err_msg=f"n={n}")
 
     def test_dynamic_shared_memory(self):
-        """A ``shared.dyn`` buffer sized by a scalar argument, shared by a block's threads; where
-        the backend has none, compiling the kernel says so (never a per-thread array)."""
+        """A ``shared.dyn`` buffer shared by a block's threads: of constant size on every backend,
+        sized by a scalar argument where the backend has dynamic shared memory (elsewhere compiling
+        that kernel says so: never a per-thread array)."""
+        sizes = (False, True) if self.dynamic_shared_memory else (False,)
         if not self.dynamic_shared_memory:
             with pytest.raises(Exception, match="dynamic shared memory"):
                 tvm.compile(kernels.reverse_in_dynamic_shared(), target=self.target_name())
-            return
+        mods = [
+            tvm.compile(kernels.reverse_in_dynamic_shared(sized_at_launch=s), target=self.target_name()) for s in sizes
+        ]
         dev = self.dev()
         a = random_array((256,), "float32")
-        mod = tvm.compile(kernels.reverse_in_dynamic_shared(), target=self.target_name())
-        out = tvm.runtime.empty((256,), "float32", dev)
-        mod["reverse"](tvm.runtime.tensor(a, dev), out, 3)
-        np.testing.assert_array_equal(out.numpy(), a.reshape(4, 64)[:, ::-1].reshape(-1))
+        for mod in mods:
+            out = tvm.runtime.empty((256,), "float32", dev)
+            mod["reverse"](tvm.runtime.tensor(a, dev), out, 3)
+            np.testing.assert_array_equal(out.numpy(), a.reshape(4, 64)[:, ::-1].reshape(-1))
 
     def test_while_break_and_continue(self):
         """A ``while`` loop with ``break`` and ``continue`` in every thread, and a ``for`` loop

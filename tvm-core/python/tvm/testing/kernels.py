@@ -189,12 +189,13 @@ def bounded_scratch(block: int = 64, most: int = 64, *, name: str = "scratch") -
     return _named(scratch, name)
 
 
-def reverse_in_dynamic_shared(block: int = 64, *, name: str = "reverse") -> PrimFunc:
+def reverse_in_dynamic_shared(block: int = 64, sized_at_launch: bool = True, *, name: str = "reverse") -> PrimFunc:
     """``B`` = each ``block``-element slice of ``A`` reversed, through a buffer of scope
-    ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at launch)."""
+    ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at launch),
+    or of ``block`` elements (``n`` unused)."""
 
     @T.prim_func
-    def reverse(a: T.handle, b: T.handle, n: T.int32):
+    def sized_at_launch_(a: T.handle, b: T.handle, n: T.int32):
         A = T.match_buffer(a, (4 * block,), "float32")
         B = T.match_buffer(b, (4 * block,), "float32")
         for bx in T.thread_binding(4, thread="blockIdx.x"):
@@ -204,7 +205,18 @@ def reverse_in_dynamic_shared(block: int = 64, *, name: str = "reverse") -> Prim
                 T.tvm_storage_sync("shared")
                 B[bx * block + tx] = S[block - 1 - tx]
 
-    return _named(reverse, name)
+    @T.prim_func
+    def constant_size(a: T.handle, b: T.handle, n: T.int32):
+        A = T.match_buffer(a, (4 * block,), "float32")
+        B = T.match_buffer(b, (4 * block,), "float32")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                S = T.alloc_buffer((block,), "float32", scope="shared.dyn")
+                S[tx] = A[bx * block + tx]
+                T.tvm_storage_sync("shared")
+                B[bx * block + tx] = S[block - 1 - tx]
+
+    return _named(sized_at_launch_ if sized_at_launch else constant_size, name)
 
 
 def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:

@@ -70,7 +70,7 @@ from .flatten import flatten_buffers
 from .float16 import legalize_float16
 from .barriers import insert_barriers
 from .compact import compact_allocations
-from .placement import place_allocations
+from .placement import place_allocations, without_dynamic_shared_memory
 from .simplify import simplify
 from .single_thread import binds_threads, launch_as_one_thread
 from .undef import remove_undef_stores
@@ -111,6 +111,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
     if is_device_target(target):  # buffers first move into the launch, then shrink
+        func = without_dynamic_shared_memory(func, target)
         func = insert_barriers(compact_allocations(place_allocations(func, target, moved), target), target, moved)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = place_allocations(compact_allocations(func, target), target, moved)

@@ -33,7 +33,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, post_order_visit
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
-from .verify import is_device_target, opens_block_less_kernel
+from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, with_span
 
 _SHARED_SCOPES = ("shared", "shared.dyn")
 _MOVABLE_SCOPES = (*_SHARED_SCOPES, "local")
@@ -174,6 +174,37 @@ class _SharedAsGlobal(BufferReplacer):
 
     def replacement(self, b: Buffer) -> Optional[dict]:
         return {"scope": "global"} if b.scope in _SHARED_SCOPES else None
+
+
+class _StaticShared(BufferReplacer):
+    """``shared.dyn`` buffers of constant size as static shared ones."""
+
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        return {"scope": "shared"} if b.scope == "shared.dyn" else None
+
+
+def without_dynamic_shared_memory(func: PrimFunc, target: Any) -> PrimFunc:
+    """For a target without dynamic shared memory (capability ``dynamic_shared_memory``): its
+    ``shared.dyn`` buffers of constant size become static shared buffers (the size is fixed
+    anyway); a shared buffer whose size is known only at launch is a :class:`TIRVerifyError`."""
+    if target.capability("dynamic_shared_memory"):
+        return func
+    found: list[Allocate] = []
+    post_order_visit(
+        func.body,
+        lambda n: found.append(n) if isinstance(n, Allocate) and n.buffer.scope in _SHARED_SCOPES else None,
+    )
+    for alloc in found:
+        if not all(isinstance(d, IntImm) for d in alloc.buffer.shape):
+            raise TIRVerifyError(
+                with_span(
+                    f"in function '{func.global_symbol}': shared buffer '{alloc.buffer.name}' has a size known only "
+                    f"at launch ({alloc.buffer.shape}), which needs dynamic shared memory; target "
+                    f"'{target.kind.name}' has none: give it a constant size",
+                    alloc.span,
+                )
+            )
+    return _StaticShared().rewrite(func) if found else func
 
 
 def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) -> PrimFunc:
