@@ -195,28 +195,17 @@ def reverse_in_dynamic_shared(block: int = 64, sized_at_launch: bool = True, *, 
     or of ``block`` elements (``n`` unused)."""
 
     @T.prim_func
-    def sized_at_launch_(a: T.handle, b: T.handle, n: T.int32):
+    def reverse(a: T.handle, b: T.handle, n: T.int32):
         A = T.match_buffer(a, (4 * block,), "float32")
         B = T.match_buffer(b, (4 * block,), "float32")
         for bx in T.thread_binding(4, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
-                S = T.alloc_buffer((block + n,), "float32", scope="shared.dyn")
+                S = T.alloc_buffer((block + n,) if sized_at_launch else (block,), "float32", scope="shared.dyn")
                 S[tx] = A[bx * block + tx]
                 T.tvm_storage_sync("shared")
                 B[bx * block + tx] = S[block - 1 - tx]
 
-    @T.prim_func
-    def constant_size(a: T.handle, b: T.handle, n: T.int32):
-        A = T.match_buffer(a, (4 * block,), "float32")
-        B = T.match_buffer(b, (4 * block,), "float32")
-        for bx in T.thread_binding(4, thread="blockIdx.x"):
-            for tx in T.thread_binding(block, thread="threadIdx.x"):
-                S = T.alloc_buffer((block,), "float32", scope="shared.dyn")
-                S[tx] = A[bx * block + tx]
-                T.tvm_storage_sync("shared")
-                B[bx * block + tx] = S[block - 1 - tx]
-
-    return _named(sized_at_launch_ if sized_at_launch else constant_size, name)
+    return _named(reverse, name)
 
 
 def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:
