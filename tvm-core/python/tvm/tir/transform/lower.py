@@ -6,7 +6,9 @@ Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
 :func:`place_allocations` (device targets: shared and local buffers allocated outside the
 thread-bound loops move into the loops that use them; on a CPU target, after compaction, shared
 buffers become ordinary memory) -> :func:`compact_allocations` (shared and local buffers shrink
-to the region their kernel touches) -> :func:`insert_barriers` (in kernels
+to the region their kernel touches) -> :func:`without_dynamic_shared_memory` (targets without
+dynamic shared memory hold constant-size ``shared.dyn`` buffers as static ones and refuse
+launch-sized ones) -> :func:`insert_barriers` (in kernels
 using a moved shared buffer or shared memory without any barrier, where threads would race on
 it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
@@ -26,7 +28,8 @@ shape variables, host let variables; parameters first in parameter order, then b
 The host replaces the nest by ``Evaluate(Call("int32", "tir.launch_kernel", (StringImm(name),
 *kernel_params, *launch_extents)))``; ``kernel.attrs["launch_params"]`` lists the thread tags in
 the order of the extents (``blockIdx.x/y/z`` then ``threadIdx.x/y/z``, only those used), plus
-``"dyn_shmem"`` (bytes) when the kernel has dynamic shared memory: allocations of scope
+``"dyn_shmem"`` (bytes) when the kernel has dynamic shared memory (on targets with the capability
+``dynamic_shared_memory``): allocations of scope
 ``"shared.dyn"`` (any size, so a block may opt in to more than the static limit) and ``"shared"``
 allocations of non-constant size. Each is a view at an offset into one launch-sized region, in
 the order the body allocates them, each rounded up to 16 bytes (:func:`dynamic_shared_bytes`;
@@ -111,8 +114,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
     if is_device_target(target):  # buffers first move into the launch, then shrink
-        func = without_dynamic_shared_memory(func, target)
-        func = insert_barriers(compact_allocations(place_allocations(func, target, moved), target), target, moved)
+        func = compact_allocations(place_allocations(func, target, moved), target)
+        func = insert_barriers(without_dynamic_shared_memory(func, target), target, moved)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = place_allocations(compact_allocations(func, target), target, moved)
     verify(func, target)
