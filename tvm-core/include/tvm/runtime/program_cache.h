@@ -79,7 +79,8 @@ class ProgramCache {
     if (disk_cache::Write(path, binary)) ++stores_;
   }
 
-  /*! \brief Publishes the counts as the global function "<name>.ProgramCacheInfo". */
+  /*! \brief Publishes the counts as the global function "<name>.ProgramCacheInfo" (which holds
+   *  this object: create it with `new` and never delete it, as a backend's other globals). */
   void RegisterInfo() {
     auto info = [this]() {
       ffi::Map<ffi::String, ffi::Any> out;
