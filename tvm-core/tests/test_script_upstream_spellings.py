@@ -276,3 +276,19 @@ def test_fixed_point_requantization_in_both_forms():
     np.testing.assert_array_equal(out, want)
     with pytest.raises(TypeError, match="q_multiply_shift multiplies int32 Q-numbers, got float32"):
         T.q_multiply_shift(tvm.tir.const(1.0, "float32"), 3, 31, 0)
+
+
+def test_population_count_in_both_spellings():
+    @T.prim_func
+    def count(A: T.Buffer((8,), "int8"), B: T.Buffer((8,), "uint64"), C: T.Buffer((8,), "int32")):
+        for i in range(8):
+            C[i] = T.Cast("int32", T.popcount(A[i])) * 100 + T.call_intrin("int32", "tir.popcount", B[i])
+
+    a = np.array([0, 1, -1, 3, 127, -128, 85, -86], "int8")
+    b = np.array([0, 1, 2**64 - 1, 2**40 + 7, 255, 2**63, 2**63 - 1, 6], "uint64")
+    c = np.zeros(8, "int32")
+    tvm.compile(count, target="c")["count"](a, b, c)
+    want = [bin(int(x) & 0xFF).count("1") * 100 + bin(int(y)).count("1") for x, y in zip(a, b)]
+    np.testing.assert_array_equal(c, want)
+    with pytest.raises(TypeError, match="popcount expects an 8-, 16-, 32- or 64-bit integer, got float32"):
+        T.popcount(tvm.tir.const(1.0, "float32"))

@@ -80,6 +80,7 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     min,
     min_value,
     nearbyint,
+    popcount,
     pow,
     q_multiply_shift,
     q_multiply_shift_per_axis,

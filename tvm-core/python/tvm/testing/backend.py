@@ -235,6 +235,21 @@ class BackendConformance:
             mod["clz"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
 
+    def test_population_count(self):
+        """T.popcount in every integer dtype the backend lists (int32 always), negative values,
+        0 and all-ones included, against Python's bit counts."""
+        dev = self.dev()
+        rng = np.random.default_rng(24)
+        for dtype in [d for d in ALL_DTYPES if d == "int32" or (d in self.dtypes and d[:3] in ("int", "uin"))]:
+            info = np.iinfo(dtype)
+            a = rng.integers(info.min, info.max, 256, dtype=dtype, endpoint=True)
+            a[:3] = np.array([0, info.max, info.min], dtype)
+            want = np.array([bin(int(x) & (2**info.bits - 1)).count("1") for x in a], dtype)
+            mod = tvm.compile(kernels.population_count(dtype), target=self.target_name())
+            out = tvm.runtime.empty((256,), dtype, dev)
+            mod["popcount"](tvm.runtime.tensor(a, dev), out)
+            np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
+
     def test_fixed_point_requantization(self):
         """T.q_multiply_shift of int32 Q-numbers (int64 arithmetic, rounding half up, shifts
         either way) against Python's exact integers."""

@@ -155,6 +155,20 @@ def count_leading_zeros(dtype: str = "int32", n: int = 256, block: int = 64, *, 
     return _named(clz, name)
 
 
+def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "popcount") -> PrimFunc:
+    """``B[i] = T.popcount(A[i])`` (in ``dtype``) for an 8-, 16-, 32- or 64-bit integer ``dtype``."""
+
+    @T.prim_func
+    def popcount(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), dtype)
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                B[bx * block + tx] = T.popcount(A[bx * block + tx])
+
+    return _named(popcount, name)
+
+
 def requantize(n: int = 256, block: int = 64, multiplier: int = 1963325822, *, name: str = "requantize") -> PrimFunc:
     """``B[i] = T.q_multiply_shift(A[i], multiplier, 31, s)`` with the shift ``s = tx % 9 - 4``
     (right and left shifts, and none), computed in int64."""

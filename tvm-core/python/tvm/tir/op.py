@@ -420,6 +420,45 @@ def clz(x: ExprLike) -> PrimExpr:
     return body
 
 
+def popcount(x: ExprLike) -> PrimExpr:
+    """The number of set bits of an 8-, 16-, 32- or 64-bit integer, in its own dtype:
+    ``T.popcount(x)`` (a negative value counts its two's complement bits). Spelled with shifts,
+    masks and adds, so every target computes it the same way."""
+    x = convert(x)
+    bits = _dt.bits(x.dtype)
+    if not _dt.is_integer(x.dtype) or bits not in (8, 16, 32, 64) or _dt.lanes(x.dtype) != 1:
+        raise TypeError(f"popcount expects an 8-, 16-, 32- or 64-bit integer, got {x.dtype}")
+    unsigned = f"uint{bits}"
+
+    def const(byte: int) -> PrimExpr:  # ``byte`` repeated over the width
+        return IntImm(unsigned, int.from_bytes(bytes([byte]) * (bits // 8), "little"))
+
+    def shifted(v: PrimExpr, n: int) -> PrimExpr:
+        return shift_right(v, IntImm(unsigned, n))
+
+    bindings: list[tuple[Var, PrimExpr]] = []
+
+    def bind(name: str, value: PrimExpr) -> Var:
+        var = Var(f"popcount_{name}", unsigned)
+        bindings.append((var, value))
+        return var
+
+    v = bind("x", x if x.dtype == unsigned else reinterpret(unsigned, x))
+    pairs = bind("pairs", binary("sub", v, bitwise_and(shifted(v, 1), const(0x55))))
+    nibbles = bind(
+        "nibbles", binary("add", bitwise_and(pairs, const(0x33)), bitwise_and(shifted(pairs, 2), const(0x33)))
+    )
+    total = bind("bytes", bitwise_and(binary("add", nibbles, shifted(nibbles, 4)), const(0x0F)))
+    width = 8
+    while width < bits:  # add the byte counts pairwise: each sum stays below 2 ** 7
+        total = bind(f"sum{width}", binary("add", total, shifted(total, width)))
+        width *= 2
+    body: PrimExpr = Cast(x.dtype, bitwise_and(total, IntImm(unsigned, 0x7F)))
+    for var, bound in reversed(bindings):
+        body = Let(var, bound, body)
+    return body
+
+
 def _int32_operand(name: str, x: ExprLike) -> PrimExpr:
     x = convert(x)
     if _dt.element_of(x.dtype) != "int32":
@@ -628,6 +667,8 @@ def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
         return reinterpret(dtype, args[0], op)
     if op in ("clz", "tir.clz") and len(args) == 1:
         return clz(args[0])
+    if op in ("popcount", "tir.popcount") and len(args) == 1:
+        return cast(dtype, popcount(args[0]))
     if op in ("q_multiply_shift", "tir.q_multiply_shift") and len(args) == 4:
         return q_multiply_shift(*args, dtype=dtype)
     if op in ("q_multiply_shift_per_axis", "tir.q_multiply_shift_per_axis") and len(args) == 7:
@@ -697,6 +738,7 @@ __all__ = [
     "min",
     "min_value",
     "nearbyint",
+    "popcount",
     "pow",
     "q_multiply_shift",
     "q_multiply_shift_per_axis",
