@@ -8,4 +8,5 @@ class TestVulkanConformance(BackendConformance):
     buffers_are_handles = True
     dtypes = ALL_DTYPES
     dynamic_shared_memory = False
+    typed_views = False
     no_driver_env = {"TVM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"}

@@ -86,6 +86,9 @@ class MetalPrinter(CFamilyPrinter):
     BF16_NATIVE = False
     INTRINSICS = {**{name: name for name in _MATH}, "round": "rint", "nearbyint": "rint"}
 
+    def view_qualifier(self, allocation: E.Buffer) -> str:
+        return "threadgroup " if allocation.scope == "shared" else "thread "
+
     def __init__(self) -> None:
         super().__init__()
         for name in ("blockIdx", "threadIdx", "args"):

@@ -126,6 +126,19 @@ class OpenCLPrinter(CFamilyPrinter):
             raise CodegenError(f"OpenCL codegen does not support vector dtype '{dtype}'")
         return f"{self.TYPE_NAMES[elem]}{n}"
 
+    def view_qualifier(self, allocation: E.Buffer) -> str:
+        return self.SHARED_QUALIFIER if allocation.scope == "shared" else ""
+
+    def typed_view(self, allocation: E.Buffer, view: E.Buffer, name: str) -> str:
+        if self._half_storage(allocation) or self._half_storage(view):
+            raise CodegenError(
+                f"buffer '{view.name}' views the memory of '{allocation.name}' ({allocation.dtype}) as {view.dtype}, "
+                "but unless the target computes in half (supports_float16: a device with cl_khr_fp16) float16 "
+                "arrays hold floats, whose bits cannot be reinterpreted: give each dtype an allocation of its own, "
+                "or convert with T.reinterpret"
+            )
+        return super().typed_view(allocation, view, name)
+
     def _half_storage(self, buf: E.Buffer) -> bool:
         """True for a float16 buffer accessed through vload_half/vstore_half."""
         return _dt.element_of(buf.dtype) == "float16" and not self.HALF_NATIVE

@@ -219,6 +219,12 @@ class WGSLPrinter(CFamilyPrinter):
             line = f"{line}  // tvmscript line {n}"
         super().emit(line)
 
+    def typed_view(self, allocation: E.Buffer, view: E.Buffer, name: str) -> str:
+        raise CodegenError(
+            f"buffer '{view.name}' views the memory of '{allocation.name}' ({allocation.dtype}) as {view.dtype}: "
+            "WGSL has no pointer casts; give each dtype an allocation of its own, or convert with T.reinterpret"
+        )
+
     def visit_BufferLoad(self, e: E.BufferLoad) -> str:
         if e.buffer.data in self._registers:
             return self.buffer_ref(e.buffer)

@@ -155,6 +155,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.helpers: dict[str, str] = {}  # helper name -> definition (the prelude collects them)
         self._dyn_offset: E.PrimExpr | None = None  # next free byte of dynamic shared memory
         self._untyped: set[Any] = set()  # handle parameters declared void*: buffers over them cast
+        self._allocated: dict[Any, E.Buffer] = {}  # data Var of an allocation -> its buffer
 
     # ------------------------------------------------------------------ output
     def emit(self, line: str) -> None:
@@ -611,7 +612,20 @@ class CFamilyPrinter(ExprFunctor[str]):
         name = self.name_of(buf.data, buf.name)
         if buf.data in self._untyped:
             return f"(({self.GLOBAL_PTR_QUALIFIER}{self.type_name(buf.dtype)}*){name})"
+        owner = self._allocated.get(buf.data)
+        if owner is not None and owner.dtype != buf.dtype:  # T.decl_buffer(..., data=S.data)
+            return self.typed_view(owner, buf, name)
         return name
+
+    def typed_view(self, allocation: E.Buffer, view: E.Buffer, name: str) -> str:
+        """``name``, the array of ``allocation``, as a pointer to the elements of ``view``, which
+        reads the same bytes as another dtype. A language without pointer casts, or a printer
+        that widens a dtype in memory, raises :class:`CodegenError` instead."""
+        return f"(({self.view_qualifier(allocation)}{self.type_name(view.dtype)}*){name})"
+
+    def view_qualifier(self, allocation: E.Buffer) -> str:
+        """The address-space qualifier of a pointer into ``allocation`` (OpenCL's ``__local``)."""
+        return ""
 
     def flat_index(self, buf: E.Buffer, indices: Iterable[E.PrimExpr]) -> str:
         """The element offset of ``indices`` in ``buf`` (row-major unless the buffer has strides)."""
@@ -677,6 +691,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         fn = getattr(self, "visit_" + type(s).__name__, None)
         if fn is None:
             raise CodegenError(f"{type(self).__name__} cannot print statement {type(s).__name__}")
+        if isinstance(s, S.Allocate):  # views of its memory in another dtype cast its pointer
+            self._allocated[s.buffer.data] = s.buffer
         fn(s)
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> None:

@@ -111,6 +111,9 @@ class BackendConformance:
     #: Whether kernels may use dynamic shared memory (scope ``shared.dyn``, sized at launch);
     #: False checks that compiling such a kernel is refused with a message saying so.
     dynamic_shared_memory: ClassVar[bool] = True
+    #: Whether a buffer may view memory allocated with another dtype (``T.decl_buffer(...,
+    #: data=S.data)``, read bit for bit); False checks that such a kernel is refused by name.
+    typed_views: ClassVar[bool] = True
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -234,6 +237,24 @@ class BackendConformance:
             out = tvm.runtime.empty((256,), "int32", dev)
             mod["clz"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
+
+    def test_view_of_shared_memory_as_another_dtype(self):
+        """float16 shared memory read as float32 through a view gives the float32 of those bits
+        (where float16 is listed and views are possible; elsewhere the kernel is refused by name)."""
+        if not self.typed_views:
+            with pytest.raises(Exception, match="views the memory|pointer casts|holds float16 as float32"):
+                tvm.compile(kernels.halves_as_floats(), target=self.target_name())
+            return
+        if "float16" not in self.dtypes:
+            pytest.skip(f"{self.backend} does not list float16 among its dtypes")
+        dev = self.dev()
+        a = random_array((128,), "float32")
+        halves = a.astype("float16").reshape(4, 32)
+        want = np.concatenate([np.tile(block.view("float32"), 2) for block in halves])
+        mod = tvm.compile(kernels.halves_as_floats(), target=self.target_name())
+        out = tvm.runtime.empty((128,), "float32", dev)
+        mod["halves_as_floats"](tvm.runtime.tensor(a, dev), out)
+        np.testing.assert_array_equal(out.numpy().view("uint32"), want.view("uint32"))
 
     def test_population_count(self):
         """T.popcount in every integer dtype the backend lists (int32 always), negative values,

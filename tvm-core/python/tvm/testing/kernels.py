@@ -169,6 +169,26 @@ def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
     return _named(popcount, name)
 
 
+def halves_as_floats(block: int = 32, *, name: str = "halves_as_floats") -> PrimFunc:
+    """Each block rounds its ``block`` floats of ``A`` to float16 in shared memory and reads that
+    memory back as float32 through a view (``T.decl_buffer(..., data=S.data)``): ``B[t]`` = the
+    float32 whose bits are halves ``2 * (t % (block // 2))`` and the next (little-endian)."""
+
+    @T.prim_func
+    def halves_as_floats(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (4 * block,), "float32")
+        B = T.match_buffer(b, (4 * block,), "float32")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                halves = T.alloc_buffer((block,), "float16", scope="shared")
+                floats = T.decl_buffer((block // 2,), "float32", data=halves.data, scope="shared")
+                halves[tx] = T.Cast("float16", A[bx * block + tx])
+                T.tvm_storage_sync("shared")
+                B[bx * block + tx] = floats[tx % (block // 2)]
+
+    return _named(halves_as_floats, name)
+
+
 def requantize(n: int = 256, block: int = 64, multiplier: int = 1963325822, *, name: str = "requantize") -> PrimFunc:
     """``B[i] = T.q_multiply_shift(A[i], multiplier, 31, s)`` with the shift ``s = tx % 9 - 4``
     (right and left shifts, and none), computed in int64."""
