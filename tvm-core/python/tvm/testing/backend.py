@@ -261,7 +261,7 @@ class BackendConformance:
         0 and all-ones included, against Python's bit counts."""
         dev = self.dev()
         rng = np.random.default_rng(24)
-        for dtype in [d for d in ALL_DTYPES if d == "int32" or (d in self.dtypes and d[:3] in ("int", "uin"))]:
+        for dtype in [d for d in ALL_DTYPES if d == "int32" or (d in self.dtypes and d.startswith(("int", "uint")))]:
             info = np.iinfo(dtype)
             a = rng.integers(info.min, info.max, 256, dtype=dtype, endpoint=True)
             a[:3] = np.array([0, info.max, info.min], dtype)
