@@ -292,3 +292,42 @@ def test_population_count_in_both_spellings():
     np.testing.assert_array_equal(c, want)
     with pytest.raises(TypeError, match="popcount expects an 8-, 16-, 32- or 64-bit integer, got float32"):
         T.popcount(tvm.tir.const(1.0, "float32"))
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float32", 2e-6), ("float64", 1e-13), ("float16", 2e-3)])
+def test_composite_math_functions(dtype, rtol):
+    """T.asinh, T.acosh, T.atanh, T.hypot, T.copysign and T.ldexp against NumPy, from tiny to huge
+    magnitudes (where the textbook formulas cancel or overflow), signed zeros included."""
+    n = 512
+
+    @T.prim_func
+    def math(a: T.handle, b: T.handle, c: T.handle, e: T.handle, o: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), dtype)
+        C = T.match_buffer(c, (n,), dtype)
+        E = T.match_buffer(e, (n,), "int32")
+        O = T.match_buffer(o, (6, n), dtype)
+        for i in range(n):
+            O[0, i] = T.asinh(A[i])
+            O[1, i] = T.acosh(C[i])
+            O[2, i] = T.atanh(B[i])
+            O[3, i] = T.hypot(A[i], B[i])
+            O[4, i] = T.copysign(A[i], B[i])
+            O[5, i] = T.ldexp(B[i], E[i])
+
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(n) * np.logspace(-6, 4 if dtype == "float16" else 20, n)).astype(dtype)
+    b = rng.uniform(-0.999, 0.999, n).astype(dtype)
+    b[:4] = [0.0, -0.0, 0.5, -0.5]
+    c = (np.abs(a) + 1).astype(dtype)
+    e = rng.integers(-20, 20, n).astype("int32")
+    out = np.zeros((6, n), dtype)
+    tvm.compile(math, target="c")["math"](a, b, c, e, out)
+    wide = [v.astype("float64") for v in (a, b, c)]
+    want = [np.arcsinh(wide[0]), np.arccosh(wide[2]), np.arctanh(wide[1]), np.hypot(wide[0], wide[1]),
+            np.copysign(a, b), np.ldexp(wide[1], e)]  # fmt: skip
+    for k, name in enumerate(["asinh", "acosh", "atanh", "hypot", "copysign", "ldexp"]):
+        with np.errstate(over="ignore"):  # float16 ldexp results past 65504 are inf on both sides
+            expected = np.asarray(want[k]).astype(dtype)
+        np.testing.assert_allclose(out[k], expected, rtol=rtol, atol=0, err_msg=name)
+    assert np.signbit(out[4][1]) and not np.signbit(out[4][0])  # the sign of -0.0 is copied

@@ -39,6 +39,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.expr import Buffer as _IRBuffer
 from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm
+from tvm.tir.composite_math import acosh, asinh, atanh, copysign, hypot, ldexp  # noqa: F401 (T.<name>)
 from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     abs,
     acos,

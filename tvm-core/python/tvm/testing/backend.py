@@ -256,6 +256,27 @@ class BackendConformance:
         mod["halves_as_floats"](tvm.runtime.tensor(a, dev), out)
         np.testing.assert_array_equal(out.numpy().view("uint32"), want.view("uint32"))
 
+    def test_composite_math(self):
+        """T.hypot (huge and tiny magnitudes, where x² would overflow or underflow), T.copysign
+        (signed zeros) and T.ldexp (exponents both ways) in float32 against NumPy."""
+        dev = self.dev()
+        rng = np.random.default_rng(25)
+        a = (rng.standard_normal(256) * np.logspace(-30, 30, 256)).astype("float32")
+        b = rng.uniform(-1, 1, 256).astype("float32")
+        b[:2] = [0.0, -0.0]
+        e = rng.integers(-40, 40, 256).astype("int32")
+        mod = tvm.compile(kernels.portable_math(), target=self.target_name())
+        out = tvm.runtime.empty((3, 256), "float32", dev)
+        mod["portable_math"](*(tvm.runtime.tensor(x, dev) for x in (a, b, e)), out)
+        got = out.numpy()
+        np.testing.assert_allclose(
+            got[0], np.hypot(a.astype("float64"), b).astype("float32"), rtol=3e-6, err_msg="hypot"
+        )
+        np.testing.assert_array_equal(got[1], np.copysign(a, b), err_msg="copysign")
+        np.testing.assert_allclose(
+            got[2], np.ldexp(b.astype("float64"), e).astype("float32"), rtol=1e-6, err_msg="ldexp"
+        )
+
     def test_population_count(self):
         """T.popcount in every integer dtype the backend lists (int32 always), negative values,
         0 and all-ones included, against Python's bit counts."""

@@ -189,6 +189,25 @@ def halves_as_floats(block: int = 32, *, name: str = "halves_as_floats") -> Prim
     return _named(halves_as_floats, name)
 
 
+def portable_math(n: int = 256, block: int = 64, *, name: str = "portable_math") -> PrimFunc:
+    """``O[0] = T.hypot(A, B)``, ``O[1] = T.copysign(A, B)``, ``O[2] = T.ldexp(B, E)`` (float32),
+    the composite math functions every backend computes."""
+
+    @T.prim_func
+    def portable_math(a: T.handle, b: T.handle, e: T.handle, o: T.handle):
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        E = T.match_buffer(e, (n,), "int32")
+        O = T.match_buffer(o, (3, n), "float32")
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                O[0, bx * block + tx] = T.hypot(A[bx * block + tx], B[bx * block + tx])
+                O[1, bx * block + tx] = T.copysign(A[bx * block + tx], B[bx * block + tx])
+                O[2, bx * block + tx] = T.ldexp(B[bx * block + tx], E[bx * block + tx])
+
+    return _named(portable_math, name)
+
+
 def requantize(n: int = 256, block: int = 64, multiplier: int = 1963325822, *, name: str = "requantize") -> PrimFunc:
     """``B[i] = T.q_multiply_shift(A[i], multiplier, 31, s)`` with the shift ``s = tx % 9 - 4``
     (right and left shifts, and none), computed in int64."""
