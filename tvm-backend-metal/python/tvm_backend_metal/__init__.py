@@ -46,6 +46,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         keys=("gpu", "metal"),
         default_attrs={"max_num_threads": 1024, "thread_warp_size": 32},
         capabilities=CAPABILITIES,
+        passes=("tvm.tir.transform:legalize_log1p",),  # the Metal standard library has no log1p
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_metal.detect:detect")
     ctx.register_script_namespace("metal", "tvm_backend_metal.script")

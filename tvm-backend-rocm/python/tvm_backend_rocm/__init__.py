@@ -39,7 +39,8 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         keys=("gpu", "rocm"),
         default_attrs={"max_num_threads": 1024, "thread_warp_size": 64},
         capabilities=CAPABILITIES,
-        passes=("tvm.tir.transform:legalize_float16",),  # float16 stored, computed in float
+        # float16 stored, computed in float; log1p from log (ocml, which has it, is not linked)
+        passes=("tvm.tir.transform:legalize_float16", "tvm.tir.transform:legalize_log1p"),
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_rocm.detect:detect")
     ctx.register_script_namespace("rocm", "tvm_backend_rocm.script")

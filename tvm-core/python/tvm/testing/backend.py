@@ -258,24 +258,24 @@ class BackendConformance:
 
     def test_composite_math(self):
         """T.hypot (huge and tiny magnitudes, where x² would overflow or underflow), T.copysign
-        (signed zeros) and T.ldexp (exponents both ways) in float32 against NumPy."""
+        (signed zeros), T.ldexp (exponents both ways) and T.asinh / T.acosh / T.atanh (through
+        log1p, spelled out where the language lacks it) in float32 against NumPy."""
         dev = self.dev()
         rng = np.random.default_rng(25)
         a = (rng.standard_normal(256) * np.logspace(-30, 30, 256)).astype("float32")
-        b = rng.uniform(-1, 1, 256).astype("float32")
+        b = rng.uniform(-0.999, 0.999, 256).astype("float32")
         b[:2] = [0.0, -0.0]
+        c = (1 + np.abs(rng.standard_normal(256)) * np.logspace(-6, 20, 256)).astype("float32")
         e = rng.integers(-40, 40, 256).astype("int32")
         mod = tvm.compile(kernels.portable_math(), target=self.target_name())
-        out = tvm.runtime.empty((3, 256), "float32", dev)
-        mod["portable_math"](*(tvm.runtime.tensor(x, dev) for x in (a, b, e)), out)
+        out = tvm.runtime.empty((6, 256), "float32", dev)
+        mod["portable_math"](*(tvm.runtime.tensor(x, dev) for x in (a, b, c, e)), out)
         got = out.numpy()
-        np.testing.assert_allclose(
-            got[0], np.hypot(a.astype("float64"), b).astype("float32"), rtol=3e-6, err_msg="hypot"
-        )
-        np.testing.assert_array_equal(got[1], np.copysign(a, b), err_msg="copysign")
-        np.testing.assert_allclose(
-            got[2], np.ldexp(b.astype("float64"), e).astype("float32"), rtol=1e-6, err_msg="ldexp"
-        )
+        wide = [x.astype("float64") for x in (a, b, c)]
+        want = [np.hypot(wide[0], wide[1]), np.copysign(a, b), np.ldexp(wide[1], e), np.arcsinh(wide[0]),
+                np.arccosh(wide[2]), np.arctanh(wide[1])]  # fmt: skip
+        for k, name in enumerate(["hypot", "copysign", "ldexp", "asinh", "acosh", "atanh"]):
+            np.testing.assert_allclose(got[k], np.asarray(want[k]).astype("float32"), rtol=4e-6, err_msg=name)
 
     def test_population_count(self):
         """T.popcount in every integer dtype the backend lists (int32 always), negative values,

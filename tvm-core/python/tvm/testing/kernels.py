@@ -190,20 +190,25 @@ def halves_as_floats(block: int = 32, *, name: str = "halves_as_floats") -> Prim
 
 
 def portable_math(n: int = 256, block: int = 64, *, name: str = "portable_math") -> PrimFunc:
-    """``O[0] = T.hypot(A, B)``, ``O[1] = T.copysign(A, B)``, ``O[2] = T.ldexp(B, E)`` (float32),
-    the composite math functions every backend computes."""
+    """``O[0..5] = T.hypot(A, B)``, ``T.copysign(A, B)``, ``T.ldexp(B, E)``, ``T.asinh(A)``,
+    ``T.acosh(C)``, ``T.atanh(B)`` (float32): the composite math functions."""
 
     @T.prim_func
-    def portable_math(a: T.handle, b: T.handle, e: T.handle, o: T.handle):
+    def portable_math(a: T.handle, b: T.handle, c: T.handle, e: T.handle, o: T.handle):
         A = T.match_buffer(a, (n,), "float32")
         B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
         E = T.match_buffer(e, (n,), "int32")
-        O = T.match_buffer(o, (3, n), "float32")
+        O = T.match_buffer(o, (6, n), "float32")
         for bx in T.thread_binding(n // block, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
-                O[0, bx * block + tx] = T.hypot(A[bx * block + tx], B[bx * block + tx])
-                O[1, bx * block + tx] = T.copysign(A[bx * block + tx], B[bx * block + tx])
-                O[2, bx * block + tx] = T.ldexp(B[bx * block + tx], E[bx * block + tx])
+                i = bx * block + tx
+                O[0, i] = T.hypot(A[i], B[i])
+                O[1, i] = T.copysign(A[i], B[i])
+                O[2, i] = T.ldexp(B[i], E[i])
+                O[3, i] = T.asinh(A[i])
+                O[4, i] = T.acosh(C[i])
+                O[5, i] = T.atanh(B[i])
 
     return _named(portable_math, name)
 

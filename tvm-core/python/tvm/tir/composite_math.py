@@ -3,7 +3,7 @@
 
 Each is an expression of ``log1p``, ``log``, ``sqrt``, ``fabs``, selects and bit views, so that
 every backend computes it alike without a library function of its own (``asinh``, ``acosh`` and
-``atanh`` need ``log1p``, which the vulkan and webgpu backends lack: they refuse those by name).
+``atanh`` use ``log1p``, which the arithmetic legalization spells out for SPIR-V and WGSL).
 The forms avoid the cancellations and overflows of the textbook ones (``asinh(x) = log(x +
 sqrt(x * x + 1))`` loses everything for large negative ``x``): they stay within a few ulps of
 NumPy. float16 and bfloat16 arguments are computed in float32 and rounded once.

@@ -28,7 +28,7 @@ from .float16 import legalize_float16
 from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
-from .legalize import legalize_arithmetic
+from .legalize import legalize_arithmetic, legalize_log1p
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
 from .single_thread import SingleThreadKernelWarning, launch_as_one_thread
@@ -48,6 +48,7 @@ __all__ = [
     "flatten_buffers",
     "flattened_buffer",
     "legalize_arithmetic",
+    "legalize_log1p",
     "legalize_bfloat16",
     "legalize_bool_storage",
     "legalize_float16",

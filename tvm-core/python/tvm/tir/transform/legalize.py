@@ -11,6 +11,8 @@ infinity; ``Min``/``Max`` pick an operand by ``<``/``>``. After :func:`legalize_
   undefined behaviour; the special divisors are handled by ``Select``;
 * float ``FloorDiv`` becomes ``floor(a / b)``, float ``FloorMod`` and ``Mod`` become ``fmod``
   (with the divisor's sign for ``FloorMod``);
+* ``log1p(u)`` becomes a series in ``u`` where ``1 + u`` would round away ``u``'s low bits
+  (``|u| < 0.1``) and ``log(1 + u)`` elsewhere (SPIR-V and WGSL have no log1p);
 * each operand is evaluated once (``Let``), whatever the emitter does with ``Select``.
 
 Integer arithmetic in the result relies on two's-complement wrapping (``0 - x``), which SPIR-V and
@@ -39,6 +41,7 @@ from tvm.tir.expr import (
     Max,
     Min,
     Mod,
+    Mul,
     Or,
     PrimExpr,
     Select,
@@ -99,6 +102,31 @@ class _Legalizer(StmtExprMutator):
     def visit_Max(self, e: Max) -> PrimExpr:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         return _bind(a, lambda x: _bind(b, lambda y: Select(LT(y, x), x, y)))
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        return _expand_log1p(super().visit_Call(e))
+
+
+class _Log1p(StmtExprMutator):
+    def visit_Call(self, e: Call) -> PrimExpr:
+        return _expand_log1p(super().visit_Call(e))
+
+
+def _expand_log1p(call: PrimExpr) -> PrimExpr:
+    if isinstance(call, Call) and str(call.op).removeprefix("tir.") == "log1p" and _dt.is_float(call.dtype):
+        return _bind(call.args[0], lambda u: _log1p(u, call.dtype))
+    return call
+
+
+def _log1p(u: Var, dtype: str) -> PrimExpr:
+    """``log(1 + u)``: the alternating series ``u - u²/2 + u³/3 - ...`` (to below the dtype's
+    precision) for ``|u| < 0.1``, ``log(1 + u)`` beyond, where rounding ``1 + u`` costs a few ulps."""
+    terms = 17 if _dt.bits(dtype) == 64 else 9
+    series: PrimExpr = FloatImm(dtype, (-1.0) ** (terms + 1) / terms)
+    for k in range(terms - 1, 0, -1):  # Horner: c1 + u * (c2 + u * (...))
+        series = Add(FloatImm(dtype, (-1.0) ** (k + 1) / k), Mul(u, series))
+    small = LT(Call(dtype, "fabs", (u,)), FloatImm(dtype, 0.1))
+    return Select(small, Mul(u, series), Call(dtype, "log", (Add(FloatImm(dtype, 1.0), u),)))
 
 
 def _special(b: Var, dtype: str) -> PrimExpr:
@@ -177,4 +205,11 @@ def legalize_arithmetic(func: PrimFunc, target: Any = None) -> PrimFunc:
     return func if body is func.body else func.with_body(body)
 
 
-__all__ = ["legalize_arithmetic"]
+def legalize_log1p(func: PrimFunc, target: Any = None) -> PrimFunc:
+    """``func`` with ``log1p`` spelled with ``log`` and a series (for a language without it, such
+    as Metal; :func:`legalize_arithmetic` does it too). Usable as a target pass."""
+    body = _Log1p().visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+__all__ = ["legalize_arithmetic", "legalize_log1p"]
