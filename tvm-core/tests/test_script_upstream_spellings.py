@@ -331,3 +331,29 @@ def test_composite_math_functions(dtype, rtol):
             expected = np.asarray(want[k]).astype(dtype)
         np.testing.assert_allclose(out[k], expected, rtol=rtol, atol=0, err_msg=name)
     assert np.signbit(out[4][1]) and not np.signbit(out[4][0])  # the sign of -0.0 is copied
+
+
+def test_fused_multiply_add_rounds_once():
+    """T.fma near cancellation (c = -a * b to three digits), where a separately rounded product
+    would lose most bits, against the exactly rounded result."""
+    from fractions import Fraction
+
+    @T.prim_func
+    def fused(
+        A: T.Buffer((64,), "float64"),
+        B: T.Buffer((64,), "float64"),
+        C: T.Buffer((64,), "float64"),
+        O: T.Buffer((64,), "float64"),
+    ):
+        for i in range(64):
+            O[i] = T.fma(A[i], B[i], C[i])
+
+    rng = np.random.default_rng(6)
+    a, b = rng.uniform(-2, 2, 64), rng.uniform(-2, 2, 64)
+    c = -(a * b) * (1 + rng.uniform(-1e-3, 1e-3, 64))
+    out = np.zeros(64)
+    tvm.compile(fused, target="c")["fused"](a, b, c, out)
+    want = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)]
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(TypeError, match="fma expects float arguments, got int32"):
+        T.fma(tvm.tir.const(1, "int32"), 2, 3)

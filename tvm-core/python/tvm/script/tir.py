@@ -63,6 +63,7 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     floor,
     floordiv,
     floormod,
+    fma,
     fmod,
     if_then_else,
     infinity,

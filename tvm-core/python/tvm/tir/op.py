@@ -92,6 +92,7 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "pow": (2, "float"),
     "atan2": (2, "float"),
     "fmod": (2, "float"),
+    "fma": (3, "float"),
     "abs": (1, "int"),
     "isnan": (1, "bool"),
     "isinf": (1, "bool"),
@@ -342,6 +343,18 @@ def _binary_float(name: str):
 pow = _binary_float("pow")  # noqa: A001
 atan2 = _binary_float("atan2")
 fmod = _binary_float("fmod")
+
+
+def fma(a: ExprLike, b: ExprLike, c: ExprLike) -> PrimExpr:
+    """``a * b + c`` through the language's fused multiply-add, for float operands promoted to a
+    common dtype: rounded once in C, CUDA, OpenCL, Metal and HIP; SPIR-V's and WGSL's ``fma``
+    may round the product first (llvmpipe does)."""
+    a, b = _pair(a, b)
+    a, c = _pair(a, c)
+    b = b if b.dtype == a.dtype else cast(a.dtype, b)
+    if not _dt.is_float(a.dtype):
+        raise TypeError(f"fma expects float arguments, got {a.dtype}; cast with T.Cast")
+    return Call(a.dtype, "fma", (a, b, c))
 
 
 def abs(x: ExprLike) -> PrimExpr:  # noqa: A001
@@ -719,6 +732,7 @@ __all__ = [
     "floor",
     "floordiv",
     "floormod",
+    "fma",
     "fmod",
     "if_then_else",
     "infinity",
