@@ -73,10 +73,8 @@ std::string HeaderValue(const std::string& shader, const char* mark) {
  *  arrays, and llvmpipe's pipeline build then takes a time that grows with the square of their
  *  size (1,024 float32: 15 s; 4,096: minutes), which looks like a hang.
  */
-void CheckLocalArrays(const std::string& name, const std::string& shader,
-                      const std::string& device_name) {
+void CheckLocalArrays(const std::string& name, int64_t scalars, const std::string& device_name) {
   if (device_name.compare(0, 8, "llvmpipe") != 0) return;
-  int64_t scalars = std::atoll(HeaderValue(shader, kLocalScalarsMark).c_str());
   const char* env = std::getenv("TVM_WEBGPU_LOCAL_SCALARS");
   int64_t limit = env != nullptr && *env != '\0' ? std::atoll(env) : 1024;
   if (scalars <= limit || limit <= 0) return;
@@ -168,6 +166,7 @@ struct Kernel {
   std::vector<KernelArgKind> kinds;
   std::string shader;
   tvm::runtime::LoopIterationBound loop_bound;  // from the shader's "//! loop_bound", parsed once
+  int64_t local_scalars = 0;                    // from the shader's "//! local_scalars"
   WGPUShaderModule module = nullptr;
   WGPUBindGroupLayout bind_layout = nullptr;
   WGPUPipelineLayout layout = nullptr;
@@ -207,6 +206,7 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     k.fixed = FixedWorkgroupSize(k.shader);
     k.loop_bound =
         tvm::runtime::ParseLoopIterationBound(info, HeaderValue(k.shader, kLoopBoundMark));
+    k.local_scalars = std::atoll(HeaderValue(k.shader, kLocalScalarsMark).c_str());
     for (const std::string& tag : info.launch_param_tags) {
       if (tag.compare(0, 9, "dyn_shmem") == 0) {
         TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "
@@ -272,7 +272,7 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << " uses float16, but adapter '"
                                 << dev->name << "' lacks the WebGPU feature shader-f16";
     }
-    CheckLocalArrays(name, k.shader, dev->name);
+    CheckLocalArrays(name, k.local_scalars, dev->name);
     WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
     source.code = View(k.shader);
     WGPUShaderModuleDescriptor desc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;

@@ -91,11 +91,8 @@ class ExamplePrinter(CFamilyPrinter):
             buf = alloc.buffer
             size = buf.shape[0] if buf.shape else E.IntImm("int32", 1)
             # dynamic shared memory (a size known at launch) is a C variable-length array
-            length = (
-                self.alloc_size(buf)
-                if isinstance(size, E.IntImm)
-                else f"({self.expr(size)}) > 0 ? ({self.expr(size)}) : 1"
-            )
+            n = self.alloc_size(buf) if isinstance(size, E.IntImm) else self.expr(size)
+            length = n if isinstance(size, E.IntImm) else f"({n}) > 0 ? ({n}) : 1"
             self.emit(f"{self.type_name(buf.dtype)} {self.name_of(buf.data, buf.name)}[{length}];")
         if barrier:
             self.emit('_Pragma("omp parallel num_threads(nthreads_)")')

@@ -15,7 +15,7 @@ import math
 
 from . import dtype as _dt
 from .expr import Cast, FloatImm, IntImm, Let, PrimExpr, Select, Var
-from .op import ExprLike, binary, convert, fabs, isinf, log, log1p, reinterpret, sqrt
+from .op import ExprLike, binary, convert, exp2, fabs, isinf, log, log1p, reinterpret, sqrt
 
 #: Past this magnitude ``x * x`` would overflow: ``asinh`` / ``acosh`` are ``log(2|x|)`` there.
 _HUGE = {"float32": 1e18, "float64": 1e150}
@@ -138,7 +138,6 @@ def ldexp(x: ExprLike, exponent: ExprLike) -> PrimExpr:
     if not _dt.is_integer(e.dtype):
         raise TypeError(f"ldexp expects an integer exponent, got {e.dtype}")
     t = v.dtype
-    from .op import exp2
 
     def of(n: PrimExpr) -> PrimExpr:
         half = binary("floordiv", n, IntImm("int32", 2))

@@ -403,6 +403,13 @@ bitwise_or = _int_binary("bitwise_or")
 bitwise_xor = _int_binary("bitwise_xor")
 
 
+def _with_lets(bindings: list[tuple[Var, PrimExpr]], body: PrimExpr) -> PrimExpr:
+    """``body`` inside ``Let``s of ``bindings``, the first binding outermost."""
+    for var, bound in reversed(bindings):
+        body = Let(var, bound, body)
+    return body
+
+
 def clz(x: ExprLike) -> PrimExpr:
     """The number of leading zero bits of a 32- or 64-bit integer, as int32: ``T.clz(x)``. 0 gives
     the bit width (Apache TVM leaves it undefined). Spelled with shifts and selects, so every
@@ -427,10 +434,7 @@ def clz(x: ExprLike) -> PrimExpr:
         shifted, step = moved, step // 2
     total = Var("clz_n", "int32")
     bindings.append((total, count))
-    body: PrimExpr = Select(binary("eq", value, IntImm(unsigned, 0)), IntImm("int32", bits), total)
-    for var, bound in reversed(bindings):
-        body = Let(var, bound, body)
-    return body
+    return _with_lets(bindings, Select(binary("eq", value, IntImm(unsigned, 0)), IntImm("int32", bits), total))
 
 
 def popcount(x: ExprLike) -> PrimExpr:
@@ -466,10 +470,7 @@ def popcount(x: ExprLike) -> PrimExpr:
     while width < bits:  # add the byte counts pairwise: each sum stays below 2 ** 7
         total = bind(f"sum{width}", binary("add", total, shifted(total, width)))
         width *= 2
-    body: PrimExpr = Cast(x.dtype, bitwise_and(total, IntImm(unsigned, 0x7F)))
-    for var, bound in reversed(bindings):
-        body = Let(var, bound, body)
-    return body
+    return _with_lets(bindings, Cast(x.dtype, bitwise_and(total, IntImm(unsigned, 0x7F))))
 
 
 def _int32_operand(name: str, x: ExprLike) -> PrimExpr:
