@@ -64,11 +64,11 @@ def test_apache_names_not_implemented_say_what_to_do_instead():
         def f(A: T.Buffer((4,), "int32")):
             A[0] = T.vscale()
 
-    with pytest.raises(TVMScriptError, match="T.tvm_mma_sync .* T.cuda.ldmatrix"):
+    with pytest.raises(TVMScriptError, match="T.tvm_bmma_sync .* 1-bit tensor-core fragments"):
 
         @T.prim_func
         def g(A: T.Buffer((4,), "int32")):
-            T.evaluate(T.tvm_mma_sync(A.data, 0, A.data, 0, A.data, 0, A.data, 0))
+            T.evaluate(T.tvm_bmma_sync(A.data, 0, A.data, 0, A.data, 0, A.data, 0))
 
 
 def test_float_index():

@@ -474,6 +474,9 @@ def test_simplify_integer_reassociation():
     assert simplify_expr(tir.FloorDiv(x * 16, c(16))) is x
     assert simplify_expr(tir.Div(x * 16, c(16))) is x
     assert simplify_expr(tir.FloorMod(x * 16, c(16))).value == 0
-    assert isinstance(simplify_expr(tir.FloorDiv(x * 16, c(8))), tir.FloorDiv)  # not rewritten
+    assert structural_equal(simplify_expr(tir.FloorDiv(x * 16, c(8))), x * 2)  # 8 divides 16: exact
+    assert simplify_expr(tir.FloorMod(x * 16, c(8))).value == 0
+    assert isinstance(simplify_expr(tir.FloorDiv(x * 8, c(16))), tir.FloorDiv)  # not rewritten
+    assert isinstance(simplify_expr(tir.FloorMod(x * 8, c(16))), tir.FloorMod)
     f = tir.Var("f", "float32")
     assert isinstance(simplify_expr(f * tir.FloatImm("float32", 2.0) * tir.FloatImm("float32", 3.0)).a, tir.Mul)

@@ -39,6 +39,15 @@ from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.expr import Buffer as _IRBuffer
 from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm
+from tvm.tir.expr import FRAGMENT_SCOPES
+from tvm.script.fragments import (  # noqa: F401 (T.<name>)
+    tvm_access_ptr,
+    tvm_fill_fragment,
+    tvm_load_matrix_sync,
+    tvm_mma_sync,
+    tvm_store_matrix_sync,
+    type_annotation,
+)
 from tvm.tir.composite_math import acosh, asinh, atanh, copysign, hypot, ldexp  # noqa: F401 (T.<name>)
 from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     abs,
@@ -320,8 +329,9 @@ def _shape(shape) -> tuple:
 def storage_scope(scope: str) -> str:
     """The scope a buffer of Apache TVM's ``scope`` lives in here: ``"warp"`` memory (threads of
     a warp reading each other's elements) in shared memory, which holds it on every GPU; tagged
-    scopes (``"local.L0A"``, ``"global.texture"``) in their base scope. ValueError otherwise."""
-    if scope in ("global", "shared", "local", "shared.dyn"):
+    scopes (``"local.L0A"``, ``"global.texture"``) in their base scope; tensor-core fragments
+    (``"wmma.matrix_a"`` ...) keep theirs (:mod:`tvm.script.fragments`). ValueError otherwise."""
+    if scope in ("global", "shared", "local", "shared.dyn") or scope in FRAGMENT_SCOPES:
         return scope
     if scope == "warp":
         return "shared"
@@ -895,9 +905,7 @@ def _vector_dtype_helper(name: str):
 
 _LOWERED = "it belongs to IR that Apache TVM's own passes produce; write the TVMScript it is lowered from"
 _NO_LLVM = "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic"
-_TENSOR_CORE = (
-    "tensor-core fragments; with tvm-backend-cuda use T.cuda.ldmatrix / T.cuda.mma_m16n8k16_* on shared memory"
-)
+_TENSOR_CORE = "1-bit tensor-core fragments; the float16 ones (T.tvm_mma_sync) are supported"
 
 #: Names of Apache TVM's TVMScript that are not implemented here, with what to do instead.
 _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
@@ -905,10 +913,6 @@ _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "get_active_lane_mask": "predicated scalable vectors need a scalable-vector target; use fixed-width vectors",
     "ptx": "raw PTX; with tvm-backend-cuda use the T.cuda intrinsics (ldmatrix, mma_m16n8k16_*, cp_async)",
     "ptx_legacy": "raw PTX; with tvm-backend-cuda use the T.cuda intrinsics (ldmatrix, mma_m16n8k16_*, cp_async)",
-    "tvm_fill_fragment": _TENSOR_CORE,
-    "tvm_load_matrix_sync": _TENSOR_CORE,
-    "tvm_store_matrix_sync": _TENSOR_CORE,
-    "tvm_mma_sync": _TENSOR_CORE,
     "tvm_bmma_sync": _TENSOR_CORE,
     "call_llvm_intrin": _NO_LLVM,
     "call_llvm_pure_intrin": _NO_LLVM,

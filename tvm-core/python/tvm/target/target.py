@@ -28,6 +28,9 @@ CAPABILITIES: dict[str, Any] = {
     "max_local_memory_per_block": None,
     "opaque_buffer_handles": False,  # buffers are handles without pointer arithmetic (SPIR-V, WGSL)
     "max_kernel_args": None,  # parameters one kernel may take
+    # tensor-core fragment operations (T.tvm_mma_sync ...) reach the code generator; without it
+    # each thread computes whole tiles in local memory (tvm.tir.transform.fragments)
+    "warp_fragments": False,
 }
 
 

@@ -277,6 +277,19 @@ class BackendConformance:
         for k, name in enumerate(["hypot", "copysign", "ldexp", "asinh", "acosh", "atanh"]):
             np.testing.assert_allclose(got[k], np.asarray(want[k]).astype("float32"), rtol=4e-6, err_msg=name)
 
+    def test_tensor_core_fragments(self):
+        """Apache TVM's tensorized wmma GEMM (fragments, T.tvm_load_matrix_sync row- and
+        column-major, T.tvm_mma_sync over two k tiles, T.tvm_store_matrix_sync) against NumPy, in
+        float16 where the backend lists it, else float32."""
+        dtype = "float16" if "float16" in self.dtypes else "float32"
+        a, bt = random_array((32, 32), dtype, seed=26), random_array((32, 32), dtype, seed=27)
+        mod = tvm.compile(kernels.tensor_core_gemm(dtype), target=self.target_name())  # compiles everywhere
+        dev = self.dev()
+        out = tvm.runtime.empty((32, 32), "float32", dev)
+        mod["tensor_core_gemm"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(bt, dev), out)
+        want = a.astype("float64") @ bt.astype("float64").T
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-4)
+
     def test_population_count(self):
         """T.popcount in every integer dtype the backend lists (int32 always), negative values,
         0 and all-ones included, against Python's bit counts."""

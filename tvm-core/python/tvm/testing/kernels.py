@@ -249,8 +249,9 @@ def bounded_scratch(block: int = 64, most: int = 64, *, name: str = "scratch") -
 
 def reverse_in_dynamic_shared(block: int = 64, sized_at_launch: bool = True, *, name: str = "reverse") -> PrimFunc:
     """``B`` = each ``block``-element slice of ``A`` reversed, through a buffer of scope
-    ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at launch),
-    or of ``block`` elements (``n`` unused)."""
+    ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at launch;
+    thread 0 zeroes the ``n`` after the slice, so the whole size is used), or of ``block``
+    elements (``n`` unused)."""
 
     @T.prim_func
     def reverse(a: T.handle, b: T.handle, n: T.int32):
@@ -260,6 +261,9 @@ def reverse_in_dynamic_shared(block: int = 64, sized_at_launch: bool = True, *, 
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 S = T.alloc_buffer((block + n,) if sized_at_launch else (block,), "float32", scope="shared.dyn")
                 S[tx] = A[bx * block + tx]
+                if sized_at_launch and tx == 0:
+                    for i in range(n):
+                        S[block + i] = T.float32(0)
                 T.tvm_storage_sync("shared")
                 B[bx * block + tx] = S[block - 1 - tx]
 
@@ -523,3 +527,97 @@ def reference_softmax(a: np.ndarray) -> np.ndarray:
     """NumPy row softmax."""
     e = np.exp(a - a.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def tensor_core_gemm(dtype: str = "float16", *, name: str = "tensor_core_gemm") -> PrimFunc:
+    """``C = A @ Bt.T`` (32 x 32, float32) by tensor-core fragments, written as Apache TVM's
+    tensorized schedules write it: blocks whose ``T.match_buffer`` views are one 16 x 16 tile,
+    ``T.tvm_fill_fragment``, ``T.tvm_load_matrix_sync`` (A row-major, Bt column-major: its rows
+    are B's columns), ``T.tvm_mma_sync`` over two k tiles and ``T.tvm_store_matrix_sync``, with
+    pointers from ``T.tvm_access_ptr``. Each of the 2 x 2 blocks is one warp and one C tile."""
+    f32 = "float32"
+
+    @T.prim_func
+    def tensor_core_gemm(A: T.Buffer((32, 32), dtype), Bt: T.Buffer((32, 32), dtype), C: T.Buffer((32, 32), f32)):
+        for by in T.thread_binding(2, thread="blockIdx.y"):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    As = T.alloc_buffer((32, 32), dtype, scope="shared")
+                    Bs = T.alloc_buffer((32, 32), dtype, scope="shared")
+                    Af = T.alloc_buffer((32, 32), dtype, scope="wmma.matrix_a")
+                    Bf = T.alloc_buffer((32, 32), dtype, scope="wmma.matrix_b")
+                    Cf = T.alloc_buffer((32, 32), f32, scope="wmma.accumulator")
+                    for i in range(16):
+                        As[by * 16 + i, tx] = A[by * 16 + i, tx]
+                        Bs[bx * 16 + i, tx] = Bt[bx * 16 + i, tx]
+                    T.tvm_storage_sync("shared")
+                    with T.block("init"):
+                        acc = T.match_buffer(
+                            Cf[by * 16 : by * 16 + 16, bx * 16 : bx * 16 + 16], (16, 16), f32, strides=(32, 1),
+                            scope="wmma.accumulator",
+                        )  # fmt: skip
+                        acc_index = acc.elem_offset // 512 * 2 + acc.elem_offset % 32 // 16
+                        T.tvm_fill_fragment(acc.data, 16, 16, 16, acc_index, T.float32(0))
+                    for k in range(2):
+                        with T.block("load_a"):
+                            src = T.match_buffer(
+                                As[by * 16 : by * 16 + 16, k * 16 : k * 16 + 16], (16, 16), dtype, strides=(32, 1),
+                                scope="shared",
+                            )  # fmt: skip
+                            dst = T.match_buffer(
+                                Af[by * 16 : by * 16 + 16, k * 16 : k * 16 + 16], (16, 16), dtype, strides=(32, 1),
+                                scope="wmma.matrix_a",
+                            )  # fmt: skip
+                            T.tvm_load_matrix_sync(
+                                dst.data, 16, 16, 16, dst.elem_offset // 512 * 2 + dst.elem_offset % 32 // 16,
+                                T.tvm_access_ptr(T.type_annotation(dtype), src.data, src.elem_offset, 256, 1),
+                                src.strides[0], "row_major",
+                            )  # fmt: skip
+                        with T.block("load_b"):
+                            src = T.match_buffer(
+                                Bs[bx * 16 : bx * 16 + 16, k * 16 : k * 16 + 16], (16, 16), dtype, strides=(32, 1),
+                                scope="shared",
+                            )  # fmt: skip
+                            dst = T.match_buffer(
+                                Bf[k * 16 : k * 16 + 16, bx * 16 : bx * 16 + 16], (16, 16), dtype, strides=(32, 1),
+                                scope="wmma.matrix_b",
+                            )  # fmt: skip
+                            T.tvm_load_matrix_sync(
+                                dst.data, 16, 16, 16, dst.elem_offset // 512 * 2 + dst.elem_offset % 32 // 16,
+                                T.tvm_access_ptr(T.type_annotation(dtype), src.data, src.elem_offset, 256, 1),
+                                src.strides[0], "col_major",
+                            )  # fmt: skip
+                        with T.block("mma"):
+                            a = T.match_buffer(
+                                Af[by * 16 : by * 16 + 16, k * 16 : k * 16 + 16], (16, 16), dtype, strides=(32, 1),
+                                scope="wmma.matrix_a",
+                            )  # fmt: skip
+                            b = T.match_buffer(
+                                Bf[k * 16 : k * 16 + 16, bx * 16 : bx * 16 + 16], (16, 16), dtype, strides=(32, 1),
+                                scope="wmma.matrix_b",
+                            )  # fmt: skip
+                            c = T.match_buffer(
+                                Cf[by * 16 : by * 16 + 16, bx * 16 : bx * 16 + 16], (16, 16), f32, strides=(32, 1),
+                                scope="wmma.accumulator",
+                            )  # fmt: skip
+                            T.tvm_mma_sync(
+                                c.data, c.elem_offset // 512 * 2 + c.elem_offset % 32 // 16,
+                                a.data, a.elem_offset // 512 * 2 + a.elem_offset % 32 // 16,
+                                b.data, b.elem_offset // 512 * 2 + b.elem_offset % 32 // 16,
+                                c.data, c.elem_offset // 512 * 2 + c.elem_offset % 32 // 16,
+                            )  # fmt: skip
+                    with T.block("store"):
+                        acc = T.match_buffer(
+                            Cf[by * 16 : by * 16 + 16, bx * 16 : bx * 16 + 16], (16, 16), f32, strides=(32, 1),
+                            scope="wmma.accumulator",
+                        )  # fmt: skip
+                        out = T.match_buffer(
+                            C[by * 16 : by * 16 + 16, bx * 16 : bx * 16 + 16], (16, 16), f32, strides=(32, 1)
+                        )  # fmt: skip
+                        T.tvm_store_matrix_sync(
+                            acc.data, 16, 16, 16, acc.elem_offset // 512 * 2 + acc.elem_offset % 32 // 16,
+                            T.tvm_access_ptr(T.type_annotation(f32), out.data, out.elem_offset, 256, 2),
+                            out.strides[0], "row_major",
+                        )  # fmt: skip
+
+    return _named(tensor_core_gemm, name)

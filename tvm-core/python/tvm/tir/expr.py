@@ -313,6 +313,16 @@ class BufferLoad(PrimExpr):
             object.__setattr__(self, "dtype", self.buffer.dtype)
 
 
+#: Tensor-core fragment scopes (:mod:`tvm.script.fragments`) and the role of each.
+FRAGMENT_SCOPES = {"wmma.matrix_a": "matrix_a", "wmma.matrix_b": "matrix_b", "wmma.accumulator": "accumulator"}
+
+
+def is_per_thread(scope: str) -> bool:
+    """Whether memory of ``scope`` belongs to one thread (``"local"``) or to its warp (a
+    fragment): allocation placement and compaction treat both alike."""
+    return scope == "local" or scope in FRAGMENT_SCOPES
+
+
 @dataclass(eq=False)
 class Buffer:
     """A typed, shaped view of memory.

@@ -397,6 +397,11 @@ def _vars_in(e: Any) -> list:
     return free_vars(e) if isinstance(e, PrimExpr) else []
 
 
+def expr_text(e: Any) -> str:
+    """An expression as TVMScript writes it (``by * 16 + 4``), for messages."""
+    return _Printer().expr(e)
+
+
 def script(func: PrimFunc) -> str:
     """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``."""
     return _Printer().func(func)

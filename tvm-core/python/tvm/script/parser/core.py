@@ -58,6 +58,7 @@ from tvm.tir.stmt import (
 from tvm.tir.transform.flatten import flat_index
 from tvm.tir.transform.vectors import masked_store
 
+from .. import fragments
 from .. import tir as T
 from ..diagnostics import Span, TVMScriptError, TVMScriptWarning
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
@@ -931,8 +932,31 @@ class Parser:
         for start, stride in zip(region.starts, strides):
             offset = _op.binary("add", offset, _op.binary("mul", start, stride))
         view = T.BufferSpec(spec.shape, spec.dtype, tuple(view_strides), offset, parent.scope, spec.align, parent.data)
-        self.bind(name, self.make_buffer(name, view, node.value, data=parent.data), target)
-        return None
+        buf = self.make_buffer(name, view, node.value, data=parent.data)
+        dims = range(len(strides))
+        if len(spec.shape) == sum(region.sliced):
+            dims = [d for d in dims if region.sliced[d]]
+        fragments.note_view(buf, parent, region.starts, list(dims)[len(dims) - len(spec.shape) :])
+        self.bind(name, buf, target)
+        return self._bind_view_layout(spec, buf)
+
+    @staticmethod
+    def _bind_view_layout(spec: T.BufferSpec, view: Buffer) -> Optional[_Wrap]:
+        """Variables the spec names as the view's strides or offset (``strides=[s1, s0]`` with
+        ``s1 = T.int32()``) bound to the view's actual ones over the rest of the block."""
+        named = list(zip(spec.strides or (), view.strides)) + [(spec.elem_offset, view.elem_offset)]
+        lets = [(v, _op.cast(v.dtype, x) if x.dtype != v.dtype else x) for v, x in named if isinstance(v, Var)]
+        if not lets:
+            return None
+        for var, value in lets:
+            fragments.note_binding(var, value)
+
+        def build(body: Stmt) -> Stmt:
+            for var, value in reversed(lets):
+                body = LetStmt(var, value, body)
+            return body
+
+        return _Wrap(build)
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
         try:
@@ -1100,6 +1124,8 @@ class Parser:
             return self._vector_access(base, node.attr)
         if isinstance(base, Buffer) and node.attr == "access_ptr":
             return self._access_ptr(base)
+        if isinstance(base, Buffer) and node.attr == "ty":
+            return base  # Apache TVM's C.ty.elem_offset: the buffer's type holds its layout
         if isinstance(base, Buffer) and node.attr not in (
             "shape",
             "dtype",
@@ -1111,6 +1137,8 @@ class Parser:
             "elem_offset",
         ):
             raise self.error(node, f"buffer has no attribute '{node.attr}'")
+        if isinstance(base, Buffer) and node.attr == "data":
+            fragments.note_data(base)
         try:
             return getattr(base, node.attr)
         except AttributeError as e:

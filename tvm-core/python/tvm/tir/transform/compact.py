@@ -33,6 +33,7 @@ from typing import Any, Optional
 
 from tvm.tir.analysis import free_vars, linear_form, uses_handle
 from tvm.tir.expr import (
+    FRAGMENT_SCOPES,
     Add,
     Buffer,
     BufferLoad,
@@ -49,16 +50,18 @@ from tvm.tir.expr import (
     PrimExpr,
     Sub,
     Var,
+    is_per_thread,
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from tvm.tir.op import INTRINSICS, binary, is_reinterpret
-from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt
+from tvm.tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, LetStmt, SeqStmt
 
+from .fragments import FRAGMENT_OPS, is_fragment_op, only_writes, reads_and_writes
 from .simplify import simplify_expr
 from .verify import is_thread_index_loop
 
-_SCOPES = ("shared", "local")
+_SCOPES = ("shared", "shared.dyn", "local", *FRAGMENT_SCOPES)
 
 
 @dataclass
@@ -245,7 +248,8 @@ class _Accesses(StmtExprVisitor):
             self.ok = False  # the handle itself escapes (an extern call, a pointer ...)
 
     def visit_Call(self, e: Call) -> None:
-        if str(e.op).removeprefix("tir.") not in INTRINSICS and not is_reinterpret(e):
+        if str(e.op).removeprefix("tir.") not in INTRINSICS and not is_reinterpret(e) and e.op not in FRAGMENT_OPS:
+            # (fragment operations name each tile by its first and last element: accesses as any other)
             # an element handed to anything but arithmetic may stand for its address (address_of,
             # a backend's matrix loads): the callee may touch the elements after it
             if any(isinstance(a, BufferLoad) and a.buffer.data is self.buf.data for a in e.args):
@@ -268,6 +272,8 @@ def _written_before_read(loop: For, buf: Buffer) -> bool:
             if isinstance(n, BufferStore)
             and n.buffer.data is buf.data
             and uses_handle(n.value, buf.data, loads_only=True)
+            or is_fragment_op(n)
+            and reads_and_writes(n, buf.data)
             else None
         ),
     )
@@ -276,6 +282,8 @@ def _written_before_read(loop: For, buf: Buffer) -> bool:
     first = next((st for st in stmts if uses_handle(st, buf.data)), None)
     if first is None:
         return False
+    if isinstance(first, Evaluate) and is_fragment_op(first.value):
+        return only_writes(first.value, buf.data)
     if not uses_handle(first, buf.data, loads_only=True):
         return True
     # a loop that runs at least once and writes the buffer before reading it in every iteration
@@ -323,7 +331,7 @@ def _plan(
     ranges (a shared buffer is one per block, so they vary over its lifetime)."""
     finder = _Accesses(buf)
     finder.bounds.constants.update(outer)
-    if buf.scope == "shared":
+    if buf.scope in ("shared", "shared.dyn"):
         finder.bounds.loops.update(threads)
     finder.visit_stmt(body)
     if not finder.ok or buf.strides or not finder.accesses:
@@ -345,7 +353,7 @@ def _plan_with(
     lifetime."""
     bounds = copy.copy(finder.bounds)
     bounds.loops = dict(finder.bounds.loops)
-    for var in fixed | (finder.thread_vars if buf.scope == "local" else set()):
+    for var in fixed | (finder.thread_vars if is_per_thread(buf.scope) else set()):
         bounds.loops.pop(var, None)
     per_dim: list[list[_Range]] = [[] for _ in buf.shape]
     for indices, _ in finder.accesses:
@@ -355,7 +363,7 @@ def _plan_with(
                 return None
             per_dim[dim].append(r)
     shape, mins, shifted = [], [], False
-    canonical = finder.same_thread if buf.scope == "local" else {}
+    canonical = finder.same_thread if is_per_thread(buf.scope) else {}
     for ranges in per_dim:
         parts = [_fixed_form(r, canonical) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):

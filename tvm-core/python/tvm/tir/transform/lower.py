@@ -6,7 +6,9 @@ Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
 :func:`place_allocations` (device targets: shared and local buffers allocated outside the
 thread-bound loops move into the loops that use them; on a CPU target, after compaction, shared
 buffers become ordinary memory) -> :func:`compact_allocations` (shared and local buffers shrink
-to the region their kernel touches) -> :func:`without_dynamic_shared_memory` (targets without
+to the region their kernel touches) -> :func:`lower_fragments` (tensor-core fragments in local
+memory, their operations as loops, unless the target has ``warp_fragments``) ->
+:func:`without_dynamic_shared_memory` (targets without
 dynamic shared memory hold constant-size ``shared.dyn`` buffers as static ones and refuse
 launch-sized ones) -> :func:`insert_barriers` (in kernels
 using a moved shared buffer or shared memory without any barrier, where threads would race on
@@ -70,6 +72,7 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
+from .fragments import lower_fragments
 from .float16 import legalize_float16
 from .barriers import insert_barriers
 from .compact import compact_allocations
@@ -114,10 +117,10 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
     if is_device_target(target):  # buffers first move into the launch, then shrink
-        func = compact_allocations(place_allocations(func, target, moved), target)
+        func = lower_fragments(compact_allocations(place_allocations(func, target, moved), target), target)
         func = insert_barriers(without_dynamic_shared_memory(func, target), target, moved)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
-        func = place_allocations(compact_allocations(func, target), target, moved)
+        func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
     f = flatten_buffers(f)

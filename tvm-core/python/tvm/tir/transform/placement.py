@@ -28,7 +28,7 @@ import dataclasses
 from typing import Any, Optional
 
 from tvm.tir.analysis import structural_equal, uses_handle
-from tvm.tir.expr import Buffer, BufferLoad, IntImm
+from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, IntImm, is_per_thread
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, post_order_visit
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
@@ -36,7 +36,7 @@ from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThen
 from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, with_span
 
 _SHARED_SCOPES = ("shared", "shared.dyn")
-_MOVABLE_SCOPES = (*_SHARED_SCOPES, "local")
+_MOVABLE_SCOPES = (*_SHARED_SCOPES, "local", *FRAGMENT_SCOPES)
 
 
 def _is_thread_loop(s: Stmt) -> bool:
@@ -89,7 +89,7 @@ def _is_host_loop_into_launch(s: Stmt, buf: Buffer, in_block: bool, in_thread: b
     return (
         isinstance(s, For)
         and s.kind is ForKind.SERIAL
-        and buf.scope == "local"
+        and is_per_thread(buf.scope)
         and not (in_block or in_thread)
         and not (uses_handle(s.min, buf.data) or uses_handle(s.extent, buf.data))
         and _writes_first(s.body, buf.data) is True
@@ -102,7 +102,7 @@ def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt,
     is inside the launch (a blockIdx loop for shared memory, any thread-bound loop for local)."""
     data = buf.data
     tag = (s.thread_tag or "") if isinstance(s, For) else ""
-    if _is_thread_loop(s) and (buf.scope == "local" or tag.startswith("blockIdx")):
+    if _is_thread_loop(s) and (is_per_thread(buf.scope) or tag.startswith("blockIdx")):
         if not (uses_handle(s.min, data) or uses_handle(s.extent, data)):
             body, ok = _place(s.body, buf, in_block or tag.startswith("blockIdx"), True)
             return _replace(s, body=body), ok
@@ -134,7 +134,7 @@ def _place(s: Stmt, buf: Buffer, in_block: bool, in_thread: bool) -> tuple[Stmt,
     placed = Allocate(buf, s, span=getattr(s, "span", None))
     if not (in_block or in_thread) and opens_block_less_kernel(placed):
         return placed, True  # the one block of a kernel without blockIdx loops
-    return placed, (in_thread if buf.scope == "local" else in_block)
+    return placed, (in_thread if is_per_thread(buf.scope) else in_block)
 
 
 def _replace(s: Stmt, **fields: Any) -> Stmt:

@@ -91,6 +91,17 @@ def _val(x: PrimExpr):
     return x.value if isinstance(x, (IntImm, FloatImm)) else None
 
 
+def _divides(b: PrimExpr, a: PrimExpr) -> bool:
+    """Whether ``a`` is ``x * c1`` and ``b`` a constant ``c2 != 0`` that divides ``c1``."""
+    return (
+        isinstance(b, IntImm)
+        and b.value != 0
+        and isinstance(a, Mul)
+        and isinstance(a.b, IntImm)
+        and a.b.value % b.value == 0
+    )
+
+
 def _fold(e: BinaryOp) -> Optional[PrimExpr]:
     a, b = _val(e.a), _val(e.b)
     if a is None or b is None:
@@ -173,27 +184,14 @@ class _Simplify(StmtExprMutator):
         elif t in (Div, FloorDiv):
             if _is(b, 1):
                 return a
-            # (x * c) / c -> x for integers (exact, no rounding involved)
-            if (
-                isint
-                and isinstance(b, IntImm)
-                and b.value != 0
-                and isinstance(a, Mul)
-                and isinstance(a.b, IntImm)
-                and a.b.value == b.value
-            ):
-                return a.a
+            # (x * c1) / c2 -> x * (c1 / c2) for integers when c2 divides c1 (exact, no rounding)
+            if _divides(b, a) and isint:
+                k = a.b.value // b.value
+                return a.a if k == 1 else Mul(a.a, _const(d, k))
         elif t in (Mod, FloorMod):
             if isint and _is(b, 1):
                 return IntImm(d, 0)
-            if (
-                isint
-                and isinstance(b, IntImm)
-                and b.value != 0
-                and isinstance(a, Mul)
-                and isinstance(a.b, IntImm)
-                and a.b.value == b.value
-            ):
+            if _divides(b, a) and isint:  # (x * c1) % c2 -> 0 when c2 divides c1
                 return IntImm(d, 0)
         elif t in (Min, Max):
             if a is b:

@@ -39,6 +39,7 @@ from tvm.tir.expr import (
     PrimExpr,
     Select,
     Var,
+    is_per_thread,
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
@@ -242,7 +243,7 @@ class _Verifier(StmtExprVisitor):
                     f"shared buffer '{buf.name}' must be allocated inside a thread-bound loop "
                     f"(T.thread_binding) on a device target"
                 )
-        elif buf.scope == "local":
+        elif is_per_thread(buf.scope):
             if self.device and not self.thread_tags and not opens_block_less_kernel(s):
                 self.fail(f"local buffer '{buf.name}' must be allocated inside a thread-bound loop on a device target")
         elif buf.scope == "global":

@@ -1,0 +1,263 @@
+"""Tensor-core fragments as Apache TVM's TVMScript writes them.
+
+A buffer of scope ``"wmma.matrix_a"``, ``"wmma.matrix_b"`` or ``"wmma.accumulator"`` holds tiles
+(``m x k``, ``k x n`` and ``m x n`` elements) that a warp loads, multiplies and stores together;
+its elements are reached only through these intrinsics:
+
+.. code-block:: python
+
+    T.tvm_fill_fragment(C_frag.data, 16, 16, 16, 0, T.float32(0))
+    T.tvm_load_matrix_sync(A_frag.data, 16, 16, 16, 0, A_shared.access_ptr("r"), 16, "row_major")
+    T.tvm_mma_sync(C_frag.data, 0, A_frag.data, 0, B_frag.data, 0, C_frag.data, 0)
+    T.tvm_store_matrix_sync(C_frag.data, 16, 16, 16, 0, C.access_ptr("w"), 16, "row_major")
+
+The fragment index counts tiles row-major over the fragment buffer's two dimensions (a
+``(32, 32)`` accumulator of 16 x 16 tiles holds tiles 0..3), or is ignored when the buffer (a
+``T.match_buffer`` view) is one tile. Memory operands are pointers to a tile's first element
+(``A.access_ptr("r")``, ``T.tvm_access_ptr(T.type_annotation("float16"), A.data, off, extent,
+"r")``, ``T.address_of(A[i, j])``) with a row stride in elements; on a buffer of two or more
+dimensions the stride must be its row length, so the tile is a block of its last two dimensions.
+
+In the IR each operand becomes two elements, the tile's first and last, of the buffer that owns
+the memory (views are resolved to the buffer they view), so allocation placement and compaction
+see the region a tile covers: ``Evaluate(Call("handle", "tir.tvm_load_matrix_sync", (frag_first,
+frag_last, m, n, k, mem_first, mem_last, stride, layout)))``; fill is ``(frag_first, frag_last,
+m, n, k, value)``, mma ``(d_first, d_last, a_first, a_last, b_first, b_last, c_first, c_last, m,
+n, k)``. :mod:`tvm.tir.transform.fragments` lowers them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.tir import op as _op
+from tvm.tir.analysis import free_vars, structural_equal
+from tvm.tir.functor import substitute
+from tvm.tir.printer import expr_text
+from tvm.tir.expr import Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.expr import FRAGMENT_SCOPES
+from tvm.tir.transform.simplify import simplify_expr
+
+#: The tile shapes (m, n, k) Apache TVM's wmma intrinsics take.
+TILE_SHAPES = ((16, 16, 16), (8, 32, 16), (32, 8, 16))
+LAYOUTS = ("row_major", "col_major")
+
+# id(data Var) -> (Var, the buffer whose ``.data`` was read last): ``X.data`` names X's memory
+_data_owner: dict[int, tuple[Var, Buffer]] = {}
+# id(view) -> (view, parent, parent indices of the view's first element, parent dims it spans)
+_views: dict[int, tuple[Buffer, Buffer, tuple, tuple]] = {}
+# id(Var) -> (Var, value): variables a view's spec names as its strides or offset
+_bound: dict[int, tuple[Var, PrimExpr]] = {}
+# id(fragment data Var) -> (Var, (m, n, k)) from the fills, loads and stores that name it
+_shapes: dict[int, tuple[Var, tuple]] = {}
+
+
+class FragmentError(ValueError):
+    """A tensor-core fragment intrinsic used in a way that has no meaning."""
+
+
+def note_data(buf: Buffer) -> None:
+    """The parser read ``buf.data``: a pointer argument naming that memory means ``buf``."""
+    _data_owner[id(buf.data)] = (buf.data, buf)
+
+
+def note_view(view: Buffer, parent: Buffer, starts: list, dims: list) -> None:
+    """``view`` is ``T.match_buffer(parent[region], ...)``: its index ``d`` adds to the parent's
+    dimension ``dims[d]``, from ``starts``."""
+    _views[id(view)] = (view, parent, tuple(starts), tuple(dims))
+
+
+def note_binding(var: Var, value: PrimExpr) -> None:
+    """The parser bound ``var`` (named in a view's ``strides=`` or ``elem_offset=``) to ``value``."""
+    _bound[id(var)] = (var, value)
+
+
+def _resolve(e: PrimExpr) -> PrimExpr:
+    """``e`` with the variables views bound replaced by their values."""
+    mapping = {entry[0]: entry[1] for v in free_vars(e) if (entry := _bound.get(id(v))) is not None and entry[0] is v}
+    return substitute(e, mapping) if mapping else e
+
+
+def _owner(data: Any) -> Buffer:
+    entry = _data_owner.get(id(data)) if isinstance(data, Var) else None
+    if entry is None or entry[0] is not data:
+        got = expr_text(data) if isinstance(data, PrimExpr) else repr(data)
+        raise FragmentError(f"expected the .data of a buffer (such as A_frag.data), got {got}")
+    return entry[1]
+
+
+def element(buf: Buffer, indices: tuple) -> BufferLoad:
+    """``buf[indices]`` on the buffer that owns the memory (through views of views)."""
+    entry = _views.get(id(buf))
+    while entry is not None and entry[0] is buf:
+        _, parent, starts, dims = entry
+        full = list(starts)
+        for d, i in zip(dims, indices):
+            full[d] = _op.binary("add", full[d], i)
+        buf, indices = parent, tuple(full)
+        entry = _views.get(id(buf))
+    return BufferLoad(buf, tuple(_op.convert(i) for i in indices))
+
+
+def _int(what: str, value: Any) -> int:
+    value = getattr(value, "value", value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        got = expr_text(value) if isinstance(value, PrimExpr) else repr(value)
+        raise FragmentError(f"{what} must be a constant integer, got {got}")
+    return value
+
+
+def _tile_shape(m: Any, n: Any, k: Any) -> tuple:
+    shape = (_int("m", m), _int("n", n), _int("k", k))
+    if shape not in TILE_SHAPES:
+        raise FragmentError(f"tile shape m, n, k = {shape} is not one of {list(TILE_SHAPES)}")
+    return shape
+
+
+def _extent(role: str, shape: tuple) -> tuple:
+    m, n, k = shape
+    return {"matrix_a": (m, k), "matrix_b": (k, n), "accumulator": (m, n)}[role]
+
+
+def _last(first: BufferLoad, rows: int, cols: int) -> BufferLoad:
+    idx = list(first.indices)
+    idx[-2] = _op.binary("add", idx[-2], rows - 1)
+    idx[-1] = _op.binary("add", idx[-1], cols - 1)
+    return BufferLoad(first.buffer, tuple(idx))
+
+
+def _fragment(data: Any, index: Any, shape: tuple, roles: tuple = ()) -> tuple:
+    """The first and last element of tile ``index`` of the fragment whose ``.data`` is ``data``."""
+    buf = _owner(data)
+    role = FRAGMENT_SCOPES.get(buf.scope)
+    if role is not None and roles and role not in roles:
+        want = " or ".join(f"wmma.{r}" for r in roles)
+        raise FragmentError(f"{buf.name} has scope {buf.scope!r}; a fragment of scope {want} is expected")
+    if role is None:  # a buffer of another scope: refused when compiled (intrinsic descriptions parse)
+        role = roles[0] if roles else "accumulator"
+    _shapes[id(buf.data)] = (buf.data, shape)
+    rows, cols = _extent(role, shape)
+    dims = [getattr(d, "value", None) for d in buf.shape]
+    if None in dims or len(dims) < 2:
+        shape_text = ", ".join(expr_text(d) for d in buf.shape)
+        raise FragmentError(f"fragment {buf.name} needs a constant shape of two or more dimensions, got ({shape_text})")
+    if id(buf) in _views and dims[-2:] == [rows, cols] and all(d == 1 for d in dims[:-2]):
+        start = (0,) * len(dims)  # a view of one tile: the index names it in the buffer viewed
+    elif len(dims) == 2 and dims[0] % rows == 0 and dims[1] % cols == 0:
+        per_row = dims[1] // cols
+        index = _op.convert(index)
+        start = (
+            _op.binary("mul", _op.floordiv(index, per_row), rows),
+            _op.binary("mul", _op.floormod(index, per_row), cols),
+        )
+    else:
+        raise FragmentError(f"fragment {buf.name} of shape {tuple(dims)} is not made of {rows} x {cols} tiles")
+    first = element(buf, start)
+    return first, _last(first, rows, cols)
+
+
+def _memory(ptr: Any, stride: Any, rows: int, cols: int) -> tuple:
+    """The first and last element of a ``rows x cols`` tile at ``ptr`` with row stride ``stride``."""
+    if not (isinstance(ptr, Call) and ptr.op == "address_of" and isinstance(ptr.args[0], BufferLoad)):
+        got = (
+            f"the variable '{ptr.name}' (write the pointer in the call itself)"
+            if isinstance(ptr, Var)
+            else expr_text(ptr)
+        )
+        raise FragmentError(f"expected a pointer such as A.access_ptr('r') or T.address_of(A[i, j]), got {got}")
+    first = element(ptr.args[0].buffer, ptr.args[0].indices)
+    buf, stride = first.buffer, _op.convert(stride)
+    if buf.ndim == 1:
+        offset = _op.binary("add", _op.binary("mul", stride, rows - 1), cols - 1)
+        return first, BufferLoad(buf, (_op.binary("add", first.indices[0], offset),))
+    row_length = buf.strides[-2] if buf.strides else buf.shape[-1]
+    same = simplify_expr(_op.binary("eq", _resolve(stride), row_length))
+    if not (isinstance(same, IntImm) and same.value):
+        raise FragmentError(
+            f"stride {expr_text(stride)} is not the row length {expr_text(row_length)} of {buf.name}; a tile "
+            f"of a buffer of {buf.ndim} dimensions is a block of its last two (use a 1-d view for other strides)"
+        )
+    return first, _last(first, rows, cols)
+
+
+def _layout(layout: Any) -> str:
+    layout = getattr(layout, "value", layout)
+    if layout not in LAYOUTS:
+        raise FragmentError(f"layout must be 'row_major' or 'col_major', got {layout!r}")
+    return layout
+
+
+def tvm_fill_fragment(data: Any, m: Any, n: Any, k: Any, index: Any, value: Any, dtype: str = "handle") -> PrimExpr:
+    """``T.tvm_fill_fragment(frag.data, m, n, k, index, value)``: every element of tile ``index``
+    of an accumulator fragment becomes ``value``."""
+    shape = _tile_shape(m, n, k)
+    first, last = _fragment(data, index, shape, ("accumulator",))
+    return Call("handle", "tir.tvm_fill_fragment", (first, last, *map(_op.convert, shape), _op.convert(value)))
+
+
+def _move(op: str, data: Any, m: Any, n: Any, k: Any, index: Any, ptr: Any, stride: Any, layout: Any) -> PrimExpr:
+    shape = _tile_shape(m, n, k)
+    first, last = _fragment(data, index, shape, () if op == "tvm_load_matrix_sync" else ("accumulator",))
+    rows, cols = _extent(FRAGMENT_SCOPES.get(first.buffer.scope, "accumulator"), shape)
+    layout = _layout(layout)
+    mem_first, mem_last = _memory(ptr, stride, *((rows, cols) if layout == "row_major" else (cols, rows)))
+    args = (first, last, *map(_op.convert, shape), mem_first, mem_last, _op.convert(stride), StringImm(layout))
+    return Call("handle", f"tir.{op}", args)
+
+
+def tvm_load_matrix_sync(
+    data: Any, m: Any, n: Any, k: Any, index: Any, ptr: Any, stride: Any, layout: Any, dtype: str = "handle"
+) -> PrimExpr:
+    """``T.tvm_load_matrix_sync(frag.data, m, n, k, index, ptr, stride, layout)``: tile ``index``
+    of the fragment from memory at ``ptr`` (rows ``stride`` elements apart; ``"col_major"``: the
+    tile's columns are the memory's rows)."""
+    return _move("tvm_load_matrix_sync", data, m, n, k, index, ptr, stride, layout)
+
+
+def tvm_store_matrix_sync(
+    data: Any, m: Any, n: Any, k: Any, index: Any, ptr: Any, stride: Any, layout: Any, dtype: str = "handle"
+) -> PrimExpr:
+    """``T.tvm_store_matrix_sync(frag.data, m, n, k, index, ptr, stride, layout)``: tile ``index``
+    of an accumulator fragment to memory at ``ptr``."""
+    return _move("tvm_store_matrix_sync", data, m, n, k, index, ptr, stride, layout)
+
+
+def tvm_mma_sync(d: Any, di: Any, a: Any, ai: Any, b: Any, bi: Any, c: Any, ci: Any, dtype: str = "handle") -> PrimExpr:
+    """``T.tvm_mma_sync(d.data, di, a.data, ai, b.data, bi, c.data, ci)``: tile ``di`` of ``d`` =
+    tile ``ai`` of ``a`` times tile ``bi`` of ``b`` plus tile ``ci`` of ``c``. The tile shape is
+    the one the fills, loads and stores of these fragments use (16 x 16 x 16 if none)."""
+    known = [_shapes[id(x)][1] for x in (d, a, b, c) if id(x) in _shapes and _shapes[id(x)][0] is x]
+    shape = known[0] if known else (16, 16, 16)
+    tiles = []
+    for data, index, role in ((d, di, "accumulator"), (a, ai, "matrix_a"), (b, bi, "matrix_b"), (c, ci, "accumulator")):
+        tiles += _fragment(data, index, shape, (role,))
+    return Call("handle", "tir.tvm_mma_sync", (*tiles, *map(_op.convert, shape)))
+
+
+def tvm_access_ptr(ptr_type: Any, data: Any, offset: Any, extent: Any, rw_mask: Any, dtype: str = "handle") -> PrimExpr:
+    """``T.tvm_access_ptr(T.type_annotation(dtype), X.data, offset, extent, rw)``: the address of
+    element ``offset`` of X's memory (counted from X's first element ``X.elem_offset``)."""
+    buf = _owner(data)
+    offset = _op.convert(offset)
+    rel = simplify_expr(_op.binary("sub", offset, buf.elem_offset))
+    if structural_equal(offset, buf.elem_offset) or isinstance(rel, IntImm) and rel.value == 0:
+        indices: tuple = (0,) * buf.ndim
+    elif buf.ndim == 1 and not buf.strides:
+        indices = (rel,)
+    elif not buf.strides:
+        flat, parts = rel, []
+        for extent_d in reversed(buf.shape[1:]):
+            parts.insert(0, _op.floormod(flat, extent_d))
+            flat = _op.floordiv(flat, extent_d)
+        indices = (flat, *parts)
+    else:
+        raise FragmentError(
+            f"offset {expr_text(offset)} inside the strided view {buf.name}; point at its first "
+            f"element (offset {buf.name}.elem_offset) or use T.address_of({buf.name}[i, j])"
+        )
+    return Call("handle", "address_of", (element(buf, indices),))
+
+
+def type_annotation(dtype: str = "handle") -> PrimExpr:
+    """``T.type_annotation(dtype)``: names a dtype where an intrinsic takes one (T.tvm_access_ptr)."""
+    return Call(str(dtype), "type_annotation", ())

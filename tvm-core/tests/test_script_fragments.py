@@ -1,0 +1,199 @@
+"""Tensor-core fragments as Apache TVM writes them (``wmma.*`` buffers, T.tvm_fill_fragment,
+T.tvm_load_matrix_sync, T.tvm_mma_sync, T.tvm_store_matrix_sync, T.tvm_access_ptr): compiled
+for the example device (each thread computes whole tiles) and for the CPU, checked against NumPy."""
+
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import TVMScriptError
+from tvm.script import tir as T
+from tvm.testing import kernels
+from tvm.tir.stmt import Allocate
+from tvm.tir.functor import post_order_visit
+from tvm.tir.transform import lower
+from tvm.tir.transform.verify import TIRVerifyError
+
+
+def _run(func, target, *arrays, out_shape=(32, 32), out_dtype="float32"):
+    dev = tvm.device(target, 0)
+    out = tvm.runtime.tensor(np.zeros(out_shape, out_dtype), dev)
+    tvm.compile(func, target=target)[func.name](*(tvm.runtime.tensor(a, dev) for a in arrays), out)
+    return out.numpy()
+
+
+def _inputs(dtype="float16", shape=(32, 32), seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+
+
+@T.prim_func
+def gemm_by_fragment_index(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
+                           C: T.Buffer((32, 32), "float32")):  # fmt: skip
+    # fragments of two tiles named by index; pointers from access_ptr (2-d and 1-d shared
+    # memory, an offset), T.tvm_access_ptr and T.address_of
+    for by in T.thread_binding(2, thread="blockIdx.y"):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                As = T.alloc_buffer((16, 32), "float16", scope="shared")
+                Bs = T.alloc_buffer((512,), "float16", scope="shared")
+                Af = T.alloc_buffer((16, 32), "float16", scope="wmma.matrix_a")
+                Bf = T.alloc_buffer((32, 16), "float16", scope="wmma.matrix_b")
+                Cf = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+                for i in range(16):
+                    As[i, tx] = A[by * 16 + i, tx]
+                    Bs[i * 32 + tx] = B[(i * 32 + tx) // 16, bx * 16 + (i * 32 + tx) % 16]
+                T.tvm_storage_sync("shared")
+                T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, T.float32(0))
+                for kk in range(2):
+                    T.tvm_load_matrix_sync(Af.data, 16, 16, 16, kk,
+                                           T.tvm_access_ptr(T.type_annotation("float16"), As.data, kk * 16, 256, 1),
+                                           32, "row_major")  # fmt: skip
+                    T.tvm_load_matrix_sync(
+                        Bf.data, 16, 16, 16, kk, Bs.access_ptr("r", offset=kk * 256), 16, "row_major"
+                    )
+                for kk in range(2):
+                    T.tvm_mma_sync(Cf.data, 0, Af.data, kk, Bf.data, kk, Cf.data, 0)
+                T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 0, T.address_of(C[by * 16, bx * 16]), 32, "row_major")
+
+
+def test_fragments_named_by_index_multiply_like_numpy():
+    a, b = _inputs()
+    got = _run(gemm_by_fragment_index, "example", a, b)
+    np.testing.assert_allclose(got, a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_tensorized_gemm_as_apache_writes_it(dtype):
+    """Blocks whose match_buffer views are one tile, fragment indices from elem_offset, a
+    column-major B, T.tvm_access_ptr pointers."""
+    a, bt = _inputs(dtype)
+    got = _run(kernels.tensor_core_gemm(dtype), "example", a, bt)
+    np.testing.assert_allclose(got, a.astype("float64") @ bt.astype("float64").T, rtol=1e-5, atol=1e-5)
+
+
+def _tile_gemm(m: int, n: int, k: int, acc: str):
+    """One warp: C (m x n, ``acc``) = A (m x k) @ B (k x n), B column-major in memory (Bt)."""
+
+    @T.prim_func
+    def tile_gemm(A: T.Buffer((m, k), "float16"), Bt: T.Buffer((n, k), "float16"), C: T.Buffer((m, n), acc)):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            Af = T.alloc_buffer((m, k), "float16", scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((k, n), "float16", scope="wmma.matrix_b")
+            Cf = T.alloc_buffer((m, n), acc, scope="wmma.accumulator")
+            T.tvm_fill_fragment(Cf.data, m, n, k, 0, T.Cast(acc, 0.5))
+            T.tvm_load_matrix_sync(Af.data, m, n, k, 0, A.access_ptr("r"), k, "row_major")
+            T.tvm_load_matrix_sync(Bf.data, m, n, k, 0, Bt.access_ptr("r"), k, "col_major")
+            T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
+            T.tvm_store_matrix_sync(Cf.data, m, n, k, 0, C.access_ptr("w"), n, "row_major")
+
+    return tile_gemm
+
+
+@pytest.mark.parametrize("shape", [(16, 16, 16), (8, 32, 16), (32, 8, 16)])
+@pytest.mark.parametrize("acc", ["float32", "float16"])
+def test_every_tile_shape_and_accumulator(shape, acc):
+    m, n, k = shape
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal((m, k)) / 4).astype("float16")
+    bt = (rng.standard_normal((n, k)) / 4).astype("float16")
+    got = _run(_tile_gemm(m, n, k, acc), "example", a, bt, out_shape=(m, n), out_dtype=acc)
+    want = a.astype("float64") @ bt.astype("float64").T + 0.5
+    np.testing.assert_allclose(got.astype("float64"), want, rtol=1e-2 if acc == "float16" else 1e-5, atol=1e-2)
+
+
+def test_fragments_on_the_cpu():
+    @T.prim_func
+    def cpu_gemm(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16"), C: T.Buffer((16, 16), "float32")):
+        Af = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+        Bf = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_b")
+        Cf = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+        T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, T.float32(0))
+        T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major")
+        T.tvm_load_matrix_sync(Bf.data, 16, 16, 16, 0, B.access_ptr("r"), 16, "row_major")
+        T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
+        T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 0, C.access_ptr("w"), 16, "row_major")
+
+    a, b = _inputs(shape=(16, 16))
+    got = _run(cpu_gemm, "c", a, b, out_shape=(16, 16))
+    np.testing.assert_allclose(got, a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+def test_fragments_reloaded_per_step_shrink_to_one_tile():
+    """A fragment written (loaded) before it is read in each k step holds one tile, as Apache
+    TVM's compaction gives it; the accumulator, carried across steps, keeps its tile."""
+    kernel = lower(kernels.tensor_core_gemm(), "example").kernels[0]
+    shapes = {}
+    post_order_visit(
+        kernel.body, lambda n: shapes.__setitem__(n.buffer.name, n.buffer.shape) if isinstance(n, Allocate) else None
+    )
+    assert {name: [d.value for d in shapes[name]] for name in ("Af", "Bf", "Cf")} == {
+        "Af": [256],
+        "Bf": [256],
+        "Cf": [256],
+    }
+
+
+def _fragment_kernel(statement: str):
+    """A kernel whose last statement is ``statement`` (TVMScript) over fragments Af, Bf, Cf."""
+    source = f"""
+@T.prim_func
+def bad(A: T.Buffer((16, 16), "float16"), C: T.Buffer((16, 16), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        Af = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+        Cf = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+        {statement}
+"""
+    filename = f"<fragments {len(linecache.cache)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # the parser reads it
+    namespace = {"T": T}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (test kernels)
+    return namespace["bad"]
+
+
+@pytest.mark.parametrize(
+    "statement, message",
+    # fmt: off
+    [
+        (
+            "T.tvm_fill_fragment(Af.data, 16, 16, 16, 0, T.float32(0))",
+            "Af has scope 'wmma.matrix_a'; a fragment of scope wmma.accumulator",
+        ),
+        (
+            "T.tvm_fill_fragment(Cf.data, 16, 16, 8, 0, T.float32(0))",
+            r"tile shape m, n, k = \(16, 16, 8\) is not one of",
+        ),
+        (
+            "T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr('r'), 16, 'diagonal')",
+            "layout must be 'row_major' or 'col_major'",
+        ),
+        (
+            "T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr('r'), 8, 'row_major')",
+            "stride 8 is not the row length 16 of A",
+        ),
+        (
+            "T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.data, 16, 'row_major')",
+            "expected a pointer such as A.access_ptr",
+        ),
+    ],
+)
+def test_misuse_is_named(statement, message):
+    with pytest.raises(TVMScriptError, match=message):
+        _fragment_kernel(statement)
+
+
+def test_element_access_and_non_fragment_operands_are_refused_at_compile_time():
+    with pytest.raises(TIRVerifyError, match="fragment 'Cf' .* is read or written element by element"):
+        tvm.compile(_fragment_kernel("Cf[0, 0] = T.float32(1)"), target="example")
+
+    @T.prim_func
+    def description(a: T.handle, c: T.handle):  # a tensor intrinsic's description parses
+        A = T.match_buffer(a, (16, 16), "float16")
+        C = T.match_buffer(c, (16, 16), "float32")
+        T.tvm_load_matrix_sync(C.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major")
+
+    with pytest.raises(TIRVerifyError, match="'C' has scope 'global'; its fragment operands must be"):
+        tvm.compile(description, target="c")
