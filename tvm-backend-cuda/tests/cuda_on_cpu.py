@@ -3,7 +3,7 @@
 See the kit's ``tvm/testing/gpu_on_cpu.h`` for the execution model. The generated source is compiled
 unchanged except for its inline PTX: the helpers that wrap it (float16 conversions, the lane id,
 ldmatrix, mma, cp.async) are swapped for calls into the emulator's models, the cp.async group
-statements likewise, ``#if __CUDA_ARCH__`` branches take their portable ``#else``, and
+statements likewise (wmma fragments included), ``#if __CUDA_ARCH__`` branches take their portable ``#else``, and
 ``extern __shared__`` (dynamic shared memory) names the emulator's buffer. Inline PTX without a
 model is refused with a reason.
 """
@@ -44,6 +44,26 @@ _HOST_HELPER_PATTERNS = [
         ),
     ),
     (
+        re.compile(r"tvm_wmma_load_([abc])_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)$"),
+        lambda m: _wmma_load(m),
+    ),
+    (
+        re.compile(r"tvm_wmma_store_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)$"),
+        lambda m: (
+            f"static inline void {m.group(0)}(void* p, const void* r, int32_t stride) "
+            f"{{ ::tvm_emu::wmma_store(p, r, stride, {str(m.group(1) == 'col').lower()}, {m.group(2)}, "
+            f"{m.group(3)}, {str(m.group(5) == 'f32').lower()}, 8); }}"
+        ),
+    ),
+    (
+        re.compile(r"tvm_wmma_mma_(?:row|col)_(?:row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)(f16|f32)$"),
+        lambda m: (
+            f"static inline void {m.group(0)}(void* d, const void* a, const void* b, const void* c) "
+            f"{{ ::tvm_emu::wmma_mma(d, a, b, c, {m.group(1)}, {m.group(2)}, {m.group(3)}, "
+            f"{str(m.group(4) == 'f32').lower()}, {str(m.group(5) == 'f32').lower()}); }}"
+        ),
+    ),
+    (
         re.compile(r"tvm_cp_async_(\d+)$"),
         lambda m: (
             f"static inline void {m.group(0)}(void* smem, const void* gmem) "
@@ -51,6 +71,21 @@ _HOST_HELPER_PATTERNS = [
         ),
     ),
 ]
+
+
+def _wmma_load(m: re.Match) -> str:
+    """The model of ``tvm_wmma_load_<a|b|c>_<layout>_m<M>n<N>k<K>_<type>``: a tile of A (M x K),
+    B (K x N) or C (M x N), 16 half slots per lane for A and B, 8 for C."""
+    which, layout, mm, nn, kk, kind = m.groups()
+    rows, cols = {"a": (mm, kk), "b": (kk, nn), "c": (mm, nn)}[which]
+    slots = 8 if which == "c" else 16
+    return (
+        f"static inline void {m.group(0)}(void* r, const void* p, int32_t stride) "
+        f"{{ ::tvm_emu::wmma_load(r, p, stride, {str(layout == 'col').lower()}, {rows}, {cols}, "
+        f"{str(kind == 'f32').lower()}, {slots}); }}"
+    )
+
+
 _INLINE_PTX = [
     (re.compile(r'asm volatile\("cp\.async\.commit_group;" ::: "memory"\)'), "::tvm_emu::cp_async_commit()"),
     (re.compile(r'asm volatile\("cp\.async\.wait_group (\d+);" ::: "memory"\)'), r"::tvm_emu::cp_async_wait(\1)"),

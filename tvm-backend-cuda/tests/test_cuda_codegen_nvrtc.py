@@ -114,7 +114,7 @@ def test_dynamic_shared_memory_and_launch_tags() -> None:
     )
     f = kernels.kernel("rev", [x], {x: X}, body, ["threadIdx.x", "dyn_shmem"])
     src = codegen.generate_source([f])
-    assert "extern __shared__ __align__(16) unsigned char tvm_dyn_shmem[];" in src
+    assert "extern __shared__ __align__(32) unsigned char tvm_dyn_shmem[];" in src
     mod = codegen.build([f], tvm.target.Target("cuda -arch=sm_90"))
     assert ".extern .shared" in mod.inspect_source("ptx")
     assert codegen.function_infos([f])[0][2] == ["threadIdx.x", "dyn_shmem"]

@@ -178,6 +178,38 @@ for name, (M, N, K, kw) in sorted(CONFIGS.items()):
     assert out.split() == ["mma_tile", "ok"] + [w for n in sorted(test_cuda_tensorcore.CONFIGS) for w in (n, "ok")]
 
 
+def test_wmma_fragments_match_numpy(mock_driver_dir) -> None:
+    """Apache TVM's wmma fragments as PTX wmma (the CPU build runs the emulator's models of
+    wmma.load/store/mma): the tensorized GEMM, and one tile of every shape with float32 and
+    float16 accumulators."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+from tvm.testing import kernels as zoo
+rng = np.random.default_rng(5)
+t = lambda a: tvm.runtime.tensor(a, dev)
+mod = emulate(tvm.compile(zoo.tensor_core_gemm(), target=target))
+assert "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in mod.imports[0].inspect_source("cuda")
+a, bt = rng.standard_normal((32, 32)).astype("float16"), rng.standard_normal((32, 32)).astype("float16")
+c = tvm.runtime.empty((32, 32), "float32", dev)
+mod["tensor_core_gemm"](t(a), t(bt), c)
+np.testing.assert_allclose(c.numpy(), a.astype("float64") @ bt.astype("float64").T, rtol=1e-5, atol=1e-4)
+print("gemm ok")
+for (m, n, k) in [(16, 16, 16), (8, 32, 16), (32, 8, 16)]:
+    for acc in ["float32", "float16"]:
+        mod = emulate(tvm.compile(zoo.tensor_core_tile(m, n, k, acc), target=target))
+        a, bt = (rng.standard_normal(s).astype("float16") / 4 for s in ((m, k), (n, k)))
+        c = tvm.runtime.empty((m, n), acc, dev)
+        mod["tile_gemm"](t(a), t(bt), c)
+        want = a.astype("float64") @ bt.astype("float64").T + 0.5
+        tol = 1e-2 if acc == "float16" else 1e-5
+        np.testing.assert_allclose(c.numpy().astype("float64"), want, rtol=tol, atol=tol, err_msg=f"{m} {n} {k} {acc}")
+        print("tile ok")
+""",
+    )
+    assert out.split() == ["gemm", "ok"] + ["tile", "ok"] * 6, out
+
+
 def test_shared_tvmscript_kernels_through_tvm_compile(mock_driver_dir) -> None:
     """The core's TVMScript kernel zoo (the OpenCL and example backends run the same ones),
     compiled for cuda with symbolic sizes bound from the arguments at call time."""

@@ -274,7 +274,7 @@ def test_gemm_compiles_to_cubin_with_tensor_core_ptx(arch: str) -> None:
     # fragments and accumulators live in registers: no local memory at all
     assert ".local" not in ptx
     assert "__launch_bounds__(256)" in src and src.count("__syncthreads();") == 1
-    assert ".shared .align 16 .b8" in ptx
+    assert ".shared .align 32 .b8" in ptx
 
 
 @needs_nvrtc
@@ -512,8 +512,8 @@ def test_shared_dyn_buffers_are_aligned_views_of_one_launch_sized_region() -> No
     (kern,) = lowered(k)
     assert list(kern.attrs["launch_params"]) == ["threadIdx.x", "dyn_shmem"]
     src = codegen.generate_source([kern], "sm_80")
-    assert "extern __shared__ __align__(16) unsigned char tvm_dyn_shmem[];" in src
-    assert "(float*)(tvm_dyn_shmem + 0)" in src and "*)(tvm_dyn_shmem + 400)" in src
+    assert "extern __shared__ __align__(32) unsigned char tvm_dyn_shmem[];" in src
+    assert "(float*)(tvm_dyn_shmem + 0)" in src and "*)(tvm_dyn_shmem + 416)" in src
     if nvrtc.available():
         nvrtc.compile_cuda(src, "sm_80")
 

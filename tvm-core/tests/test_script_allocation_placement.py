@@ -509,4 +509,4 @@ def test_a_kernel_without_block_loops_keeps_its_shared_buffer_in_its_one_block()
     got, mod = run(transpose_plus_one, [a], (64, 64))
     np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
     cuda = tvm.compile(transpose_plus_one, target="cuda").imports[0].inspect_source("cuda")
-    assert "__shared__ __align__(16) float B[4096];" in cuda
+    assert "__shared__ __align__(32) float B[4096];" in cuda

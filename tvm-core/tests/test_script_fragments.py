@@ -75,24 +75,6 @@ def test_tensorized_gemm_as_apache_writes_it(dtype):
     np.testing.assert_allclose(got, a.astype("float64") @ bt.astype("float64").T, rtol=1e-5, atol=1e-5)
 
 
-def _tile_gemm(m: int, n: int, k: int, acc: str):
-    """One warp: C (m x n, ``acc``) = A (m x k) @ B (k x n), B column-major in memory (Bt)."""
-
-    @T.prim_func
-    def tile_gemm(A: T.Buffer((m, k), "float16"), Bt: T.Buffer((n, k), "float16"), C: T.Buffer((m, n), acc)):
-        for tx in T.thread_binding(32, thread="threadIdx.x"):
-            Af = T.alloc_buffer((m, k), "float16", scope="wmma.matrix_a")
-            Bf = T.alloc_buffer((k, n), "float16", scope="wmma.matrix_b")
-            Cf = T.alloc_buffer((m, n), acc, scope="wmma.accumulator")
-            T.tvm_fill_fragment(Cf.data, m, n, k, 0, T.Cast(acc, 0.5))
-            T.tvm_load_matrix_sync(Af.data, m, n, k, 0, A.access_ptr("r"), k, "row_major")
-            T.tvm_load_matrix_sync(Bf.data, m, n, k, 0, Bt.access_ptr("r"), k, "col_major")
-            T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
-            T.tvm_store_matrix_sync(Cf.data, m, n, k, 0, C.access_ptr("w"), n, "row_major")
-
-    return tile_gemm
-
-
 @pytest.mark.parametrize("shape", [(16, 16, 16), (8, 32, 16), (32, 8, 16)])
 @pytest.mark.parametrize("acc", ["float32", "float16"])
 def test_every_tile_shape_and_accumulator(shape, acc):
@@ -100,7 +82,7 @@ def test_every_tile_shape_and_accumulator(shape, acc):
     rng = np.random.default_rng(1)
     a = (rng.standard_normal((m, k)) / 4).astype("float16")
     bt = (rng.standard_normal((n, k)) / 4).astype("float16")
-    got = _run(_tile_gemm(m, n, k, acc), "example", a, bt, out_shape=(m, n), out_dtype=acc)
+    got = _run(kernels.tensor_core_tile(m, n, k, acc), "example", a, bt, out_shape=(m, n), out_dtype=acc)
     want = a.astype("float64") @ bt.astype("float64").T + 0.5
     np.testing.assert_allclose(got.astype("float64"), want, rtol=1e-2 if acc == "float16" else 1e-5, atol=1e-2)
 

@@ -5,8 +5,9 @@
 ``__shared__`` and ``extern __shared__`` for dynamic shared memory, ``__syncthreads``) with what
 is CUDA's alone: ``threadIdx``/``blockIdx`` builtins, float vs double math (``expf`` vs ``exp``), the ``T.cuda``
 warp intrinsics (``__shfl_down_sync`` ...) and the tensor-core intrinsics (``ldmatrix``,
-``mma.sync.m16n8k16``, ``cp.async``) as inline PTX in small ``__forceinline__`` helpers. The
-tensor-core intrinsics are checked against the target's arch (sm_80+; ldmatrix sm_75+).
+``mma.sync.m16n8k16``, ``cp.async``) as inline PTX in small ``__forceinline__`` helpers, and
+Apache TVM's ``wmma`` fragments (:mod:`.wmma`). The tensor-core intrinsics are checked against
+the target's arch (sm_80+; ldmatrix sm_75+; wmma sm_70+).
 
 float16/bfloat16 are stored as 16-bit integers and computed in float, converted with the
 hardware's ``cvt`` instructions. The generated source defines these (and the fixed-width integer
@@ -26,6 +27,7 @@ from tvm.tir import expr as E
 from tvm.tir.function import PrimFunc
 
 from . import script as _script
+from .wmma import WmmaPrinter
 
 __all__ = ["CUDAPrinter", "build", "generate_source", "function_infos", "threads_per_block"]
 
@@ -42,7 +44,7 @@ _PRELUDE = (
 )
 
 
-class CUDAPrinter(GPUCPrinter):
+class CUDAPrinter(WmmaPrinter, GPUCPrinter):
     """CUDA C flavour of the kit's CUDA/HIP dialect."""
 
     BARRIERS = {"warp": "__syncwarp()"}
@@ -87,6 +89,13 @@ class CUDAPrinter(GPUCPrinter):
 
     def prelude(self) -> str:
         return _PRELUDE + "\n" + super().prelude()
+
+    def visit_Allocate(self, s: Any) -> None:
+        if s.buffer.scope in E.FRAGMENT_SCOPES:  # registers of tensor-core tiles (.wmma)
+            self.declare_fragment(s.buffer)
+            self.stmt(s.body)
+            return
+        super().visit_Allocate(s)
 
     # ------------------------------------------------------------------ intrinsics
     def call_cuda_lane_id(self, call: E.Call) -> str:

@@ -41,7 +41,7 @@ class GPUCPrinter(CFamilyPrinter):
     RESTRICT = "__restrict__"
     EXTERN_C = 'extern "C" '
     KERNEL_QUALIFIER = "__global__ void"
-    SHARED_QUALIFIER = "__shared__ __align__(16) "
+    SHARED_QUALIFIER = "__shared__ __align__(32) "
     LOCAL_QUALIFIER = ""
     HELPER_QUALIFIER = "static __device__ __forceinline__"
     THREAD_INDEX = {
@@ -59,7 +59,7 @@ class GPUCPrinter(CFamilyPrinter):
     #: Attribute before a kernel's name bounding its threads per block (``{n}``: the bound).
     LAUNCH_BOUNDS = "__launch_bounds__({n}) "
     #: Declaration of the module's dynamic shared memory (``{name}``: the array).
-    DYNAMIC_SHARED = "extern __shared__ __align__(16) unsigned char {name}[];"
+    DYNAMIC_SHARED = "extern __shared__ __align__(32) unsigned char {name}[];"
 
     def __init__(self) -> None:
         super().__init__()

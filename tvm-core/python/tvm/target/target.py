@@ -28,9 +28,10 @@ CAPABILITIES: dict[str, Any] = {
     "max_local_memory_per_block": None,
     "opaque_buffer_handles": False,  # buffers are handles without pointer arithmetic (SPIR-V, WGSL)
     "max_kernel_args": None,  # parameters one kernel may take
-    # tensor-core fragment operations (T.tvm_mma_sync ...) reach the code generator; without it
-    # each thread computes whole tiles in local memory (tvm.tir.transform.fragments)
-    "warp_fragments": False,
+    # (input dtype, accumulator dtype) pairs of tensor-core fragments (T.tvm_mma_sync ...) the
+    # code generator emits itself (tvm.tir.transform.fragments_native); for the others each
+    # thread computes whole tiles in local memory (tvm.tir.transform.fragments)
+    "warp_fragments": (),
 }
 
 

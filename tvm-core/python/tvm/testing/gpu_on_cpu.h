@@ -16,8 +16,8 @@
 // (__shfl_*_sync, __ballot_sync, __syncwarp, __activemask) when every lane named by its mask
 // waits at one. A state where nothing can proceed (a divergent barrier) fails the launch with a
 // message instead of hanging. The tensor-core instructions (ldmatrix, mma.m16n8k16, cp.async
-// groups) are modelled from the PTX ISA below. Not emulated: atomics, races between threads
-// (cuda_tc_emulator.py checks the tensor-core kernels for those), anything about timing.
+// groups, wmma fragments) are modelled from the PTX ISA below. Not emulated: atomics, races between
+// threads (cuda_tc_emulator.py checks the tensor-core kernels for those), anything about timing.
 #pragma once
 
 #include <ucontext.h>
@@ -82,6 +82,7 @@ struct Block {
   ucontext_t scheduler;
   std::function<void()> body;
   Dim3 idx, dim, grid;  // blockIdx, blockDim, gridDim of the block being run
+  std::string fault;    // what a thread did that the hardware would fault on (ends the launch)
 };
 
 inline Block& block() {
@@ -280,6 +281,7 @@ inline std::string run_block() {
       if (f.state != State::kRunnable) continue;
       b.current = &f;
       swapcontext(&b.scheduler, &f.ctx);
+      if (!b.fault.empty()) return b.fault;
       ran = true;
     }
     if (!live) return "";
@@ -312,6 +314,7 @@ int launch(void (*kernel)(A...), void** args, const unsigned* grid, const unsign
     b.stacks.assign(kMaxThreads, std::vector<char>(kStackBytes));
   }
   b.count = threads;
+  b.fault.clear();
   b.dim = Dim3{blk[0], blk[1], blk[2]};
   b.grid = Dim3{grid[0], grid[1], grid[2]};
   b.body = [&]() { call_kernel(kernel, args, std::index_sequence_for<A...>{}); };
@@ -416,6 +419,110 @@ inline void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b, const f
                          bool bf16) {
   Mma p{d, a, b, c, bf16};
   collective(&mma_collective, &p);
+}
+
+// wmma.{load,store,mma}.sync.aligned (shapes m16n16k16, m8n32k16, m32n8k16; f16 inputs, f16
+// or f32 accumulators). PTX leaves the fragment layout unspecified; this model's: slot s of a
+// lane (a half of register s / 2 for f16, register s for f32) holds element
+// (32 * s + lane) mod (rows * cols) of the tile, row-major, so every element has a slot and
+// every lane a share. Addresses must be 32-byte aligned, as the hardware requires.
+inline float wmma_slot(const void* regs, bool f32, int s) {
+  if (f32) return static_cast<const float*>(regs)[s];
+  uint32_t r = static_cast<const uint32_t*>(regs)[s / 2];
+  return half_to_float(static_cast<uint16_t>(r >> (16 * (s % 2))));
+}
+
+inline uint16_t float_to_half(float f);
+
+inline void wmma_set_slot(void* regs, bool f32, int s, float v) {
+  if (f32) {
+    static_cast<float*>(regs)[s] = v;
+    return;
+  }
+  uint32_t* r = static_cast<uint32_t*>(regs) + s / 2;
+  unsigned shift = 16 * (s % 2);
+  *r = (*r & ~(0xffffu << shift)) | static_cast<uint32_t>(float_to_half(v)) << shift;
+}
+
+inline bool wmma_aligned(const void* p, const char* what) {
+  if (reinterpret_cast<uintptr_t>(p) % 32 == 0) return true;
+  if (block().fault.empty())
+    block().fault =
+        describe(self()) + ": " + what + " address is not 32-byte aligned (wmma needs it)";
+  return false;
+}
+
+// Element (r, c) of a tile at p: rows stride elements apart (col: columns stride apart).
+inline float* wmma_f32(const void* p, int r, int c, int stride, bool col) {
+  return const_cast<float*>(static_cast<const float*>(p)) + (col ? c * stride + r : r * stride + c);
+}
+inline uint16_t* wmma_f16(const void* p, int r, int c, int stride, bool col) {
+  return const_cast<uint16_t*>(static_cast<const uint16_t*>(p)) +
+         (col ? c * stride + r : r * stride + c);
+}
+
+inline void wmma_load(void* regs, const void* p, int stride, bool col, int rows, int cols, bool f32,
+                      int slots) {
+  if (!wmma_aligned(p, "wmma.load")) return;
+  for (int s = 0; s < slots; ++s) {
+    int e = (32 * s + static_cast<int>(lane_id())) % (rows * cols), r = e / cols, c = e % cols;
+    float v =
+        f32 ? *wmma_f32(p, r, c, stride, col) : half_to_float(*wmma_f16(p, r, c, stride, col));
+    wmma_set_slot(regs, f32, s, v);
+  }
+}
+
+inline void wmma_store(void* p, const void* regs, int stride, bool col, int rows, int cols,
+                       bool f32, int slots) {
+  if (!wmma_aligned(p, "wmma.store")) return;
+  for (int s = 0; s < slots; ++s) {
+    int e = (32 * s + static_cast<int>(lane_id())) % (rows * cols), r = e / cols, c = e % cols;
+    float v = wmma_slot(regs, f32, s);
+    if (f32)
+      *wmma_f32(p, r, c, stride, col) = v;
+    else
+      *wmma_f16(p, r, c, stride, col) = float_to_half(v);
+  }
+}
+
+struct Wmma {
+  void* d;
+  const void* a;
+  const void* b;
+  const void* c;
+  int m, n, k;
+  bool d_f32, c_f32;
+};
+
+inline void wmma_mma_collective(void* const payloads[32], uint32_t members) {
+  if (members != 0xffffffffu) return;
+  const Wmma* first = static_cast<Wmma*>(payloads[0]);
+  int m = first->m, n = first->n, k = first->k;
+  std::vector<float> A(m * k), B(k * n), C(m * n);
+  auto gather = [&](std::vector<float>& out, int count, const void* Wmma::* regs, bool f32,
+                    int slots) {
+    for (int l = 0; l < 32; ++l)
+      for (int s = 0; s < slots; ++s)
+        out[(32 * s + l) % count] = wmma_slot(static_cast<Wmma*>(payloads[l])->*regs, f32, s);
+  };
+  gather(A, m * k, &Wmma::a, false, 16);
+  gather(B, k * n, &Wmma::b, false, 16);
+  gather(C, m * n, &Wmma::c, first->c_f32, 8);
+  for (int l = 0; l < 32; ++l) {
+    const Wmma* p = static_cast<Wmma*>(payloads[l]);
+    for (int s = 0; s < 8; ++s) {
+      int e = (32 * s + l) % (m * n), r = e / n, c = e % n;
+      float acc = C[e];
+      for (int i = 0; i < k; ++i) acc += A[r * k + i] * B[i * n + c];
+      wmma_set_slot(p->d, p->d_f32, s, acc);
+    }
+  }
+}
+
+inline void wmma_mma(void* d, const void* a, const void* b, const void* c, int m, int n, int k,
+                     bool d_f32, bool c_f32) {
+  Wmma p{d, a, b, c, m, n, k, d_f32, c_f32};
+  collective(&wmma_mma_collective, &p);
 }
 
 // cp.async: a copy is queued in the thread's current group and lands (reads global, writes

@@ -621,3 +621,24 @@ def tensor_core_gemm(dtype: str = "float16", *, name: str = "tensor_core_gemm") 
                         )  # fmt: skip
 
     return _named(tensor_core_gemm, name)
+
+
+def tensor_core_tile(
+    m: int = 16, n: int = 16, k: int = 16, acc: str = "float32", *, name: str = "tile_gemm"
+) -> PrimFunc:
+    """One warp: ``C`` (m x n, ``acc``) = ``A`` (m x k, float16) @ ``Bt.T`` + 0.5, with ``Bt``
+    (n x k) loaded column-major as B, through one fragment of each role (tile shape m, n, k)."""
+
+    @T.prim_func
+    def tile_gemm(A: T.Buffer((m, k), "float16"), Bt: T.Buffer((n, k), "float16"), C: T.Buffer((m, n), acc)):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            Af = T.alloc_buffer((m, k), "float16", scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((k, n), "float16", scope="wmma.matrix_b")
+            Cf = T.alloc_buffer((m, n), acc, scope="wmma.accumulator")
+            T.tvm_fill_fragment(Cf.data, m, n, k, 0, T.Cast(acc, 0.5))
+            T.tvm_load_matrix_sync(Af.data, m, n, k, 0, A.access_ptr("r"), k, "row_major")
+            T.tvm_load_matrix_sync(Bf.data, m, n, k, 0, Bt.access_ptr("r"), k, "col_major")
+            T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
+            T.tvm_store_matrix_sync(Cf.data, m, n, k, 0, C.access_ptr("w"), n, "row_major")
+
+    return _named(tile_gemm, name)

@@ -6,8 +6,9 @@ every thread of the warp runs each operation with the same operands. So each thr
 whole tile and compute all of it: :func:`lower_fragments` gives every fragment buffer scope
 ``"local"`` and spells each operation as loops over its tile (fill, copy from or to memory in
 either layout, multiply-accumulate in the accumulator's dtype). The result equals the warp's on
-every target; it is as fast as scalar code. A target whose capability ``warp_fragments`` is true
-keeps the operations for its code generator (tensor-core instructions).
+every target; it is as fast as scalar code. A target whose capability ``warp_fragments`` lists
+the kernel's (input, accumulator) dtype pair keeps them for its code generator instead
+(tensor-core instructions: :mod:`.fragments_native`).
 """
 
 from __future__ import annotations
@@ -187,8 +188,8 @@ def _store(first: BufferLoad, i: PrimExpr, j: PrimExpr, value: PrimExpr) -> Buff
 
 
 def lower_fragments(func: PrimFunc, target: Any) -> PrimFunc:
-    """``func`` with its fragments in per-thread memory and their operations as loops (see the
-    module docstring); unchanged on a target with the capability ``warp_fragments``."""
+    """``func`` with its fragments in per-thread memory and their operations as loops, or kept
+    for the code generator where the target's ``warp_fragments`` allows (module docstring)."""
     finder = _ElementAccess()
     finder.visit_stmt(func.body)
     if finder.found is not None:
@@ -201,7 +202,12 @@ def lower_fragments(func: PrimFunc, target: Any) -> PrimFunc:
                 finder.span,
             )
         )
-    if target.capability("warp_fragments"):
-        return func
+    pairs = target.capability("warp_fragments")
+    if pairs:
+        from .fragments_native import native_fragments
+
+        kept = native_fragments(func, tuple(pairs))
+        if kept is not None:
+            return kept
     body = _Lower().visit_stmt(func.body)
     return func if body is func.body else dataclasses.replace(func, body=body)

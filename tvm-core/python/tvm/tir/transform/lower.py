@@ -34,7 +34,7 @@ the order of the extents (``blockIdx.x/y/z`` then ``threadIdx.x/y/z``, only thos
 ``dynamic_shared_memory``): allocations of scope
 ``"shared.dyn"`` (any size, so a block may opt in to more than the static limit) and ``"shared"``
 allocations of non-constant size. Each is a view at an offset into one launch-sized region, in
-the order the body allocates them, each rounded up to 16 bytes (:func:`dynamic_shared_bytes`;
+the order the body allocates them, each rounded up to 32 bytes (:func:`dynamic_shared_bytes`;
 code generators place their views with the same function). A tag bound by several
 loops of one kernel with different constant extents launches with the largest; the smaller loops are
 widened and guarded (``if tx < extent``). ``kernel.attrs["launch_bounds"]`` gives, per launch
@@ -87,16 +87,16 @@ LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "thread
 
 
 def dynamic_shared_bytes(buf: Buffer) -> PrimExpr | None:
-    """Bytes ``buf`` takes in a kernel's dynamic shared memory, rounded up to 16 so every view is
-    16-byte aligned; None when it is not dynamic (not ``"shared.dyn"`` and not a ``"shared"``
-    buffer of non-constant size). ``buf`` is a flattened (1-D) allocation."""
+    """Bytes ``buf`` takes in a kernel's dynamic shared memory, rounded up to 32 so every view is
+    32-byte aligned (as tensor-core tiles need); None when it is not dynamic (not ``"shared.dyn"``
+    and not a ``"shared"`` buffer of non-constant size). ``buf`` is a flattened (1-D) allocation."""
     size = buf.shape[0] if buf.shape else IntImm("int32", 1)
     if buf.scope != "shared.dyn" and not (buf.scope == "shared" and not isinstance(size, IntImm)):
         return None
     elem = max(1, _dt.bits(buf.dtype) * _dt.lanes(buf.dtype) // 8)
     if isinstance(size, IntImm):
-        return IntImm(size.dtype, -(-size.value * elem // 16) * 16)
-    return binary("mul", binary("floordiv", binary("add", binary("mul", size, elem), 15), 16), 16)
+        return IntImm(size.dtype, -(-size.value * elem // 32) * 32)
+    return binary("mul", binary("floordiv", binary("add", binary("mul", size, elem), 31), 32), 32)
 
 
 @dataclass

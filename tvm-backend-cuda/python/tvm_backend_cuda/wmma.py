@@ -1,0 +1,141 @@
+"""Tensor-core fragments (Apache TVM's ``wmma.*`` buffers) as PTX ``wmma`` instructions.
+
+The lowering keeps a kernel's fragments for this printer when they are float16 tiles with float32
+or float16 accumulators (``warp_fragments`` of the cuda target kind; see
+:mod:`tvm.tir.transform.fragments_native`): each fragment buffer is an array of tiles, and each
+tile gets the registers PTX gives it per thread (A and B: 8 x f16x2; C/D: 8 x f32 or 4 x f16x2).
+Fill, load, store and multiply-accumulate are small ``__forceinline__`` helpers around inline
+PTX (``wmma.load.a.sync.aligned.row.m16n16k16.f16`` ...), named after what they do so the tests'
+CPU build can put its models of the instructions in their place. The instructions need sm_70,
+32-byte aligned addresses and strides that are multiples of 16 bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.codegen.c_family import CodegenError
+from tvm.tir import expr as E
+
+#: (role, dtype) -> (C type of a register, registers per tile)
+REGISTERS = {
+    ("matrix_a", "float16"): ("uint32_t", 8),
+    ("matrix_b", "float16"): ("uint32_t", 8),
+    ("accumulator", "float32"): ("float", 8),
+    ("accumulator", "float16"): ("uint32_t", 4),
+}
+MIN_SM = 70
+
+
+def _regs(buf: E.Buffer) -> tuple[str, int]:
+    return REGISTERS[(E.FRAGMENT_SCOPES[buf.scope], buf.dtype)]
+
+
+def _suffix(dtype: str) -> str:
+    return {"float16": "f16", "float32": "f32"}[dtype]
+
+
+def _shape(call: E.Call) -> str:
+    m, n, k = (int(x.value) for x in call.args[-3:])
+    return f"m{m}n{n}k{k}"
+
+
+def _operand_list(first: int, count: int) -> str:
+    return "{" + ", ".join(f"%{first + i}" for i in range(count)) + "}"
+
+
+def _constraints(kind: str, name: str, count: int, ctype: str) -> list[str]:
+    letter = "f" if ctype == "float" else "r"
+    return [f'"{kind}{letter}"({name}[{i}])' for i in range(count)]
+
+
+class WmmaPrinter:
+    """Mixin of :class:`tvm_backend_cuda.codegen.CUDAPrinter`: fragment arrays and operations."""
+
+    def declare_fragment(self: Any, buf: E.Buffer) -> None:
+        """``uint32_t A_frag[tiles * 8];`` for a fragment buffer of ``tiles`` tiles."""
+        self.check_wmma_arch()
+        ctype, count = _regs(buf)
+        self.emit(f"{ctype} {self.name_of(buf.data, buf.name)}[{self.alloc_size(buf)} * {count}];")
+
+    def check_wmma_arch(self: Any) -> None:
+        """Fragments need tensor cores (sm_70+); an older arch is a compile-time error."""
+        if self.arch_sm is not None and self.arch_sm < MIN_SM:
+            raise CodegenError(
+                f"tensor-core fragments (T.tvm_mma_sync ...) need sm_{MIN_SM} or newer; target arch is {self.arch}"
+            )
+
+    def _tile(self: Any, load: E.BufferLoad) -> str:
+        count = _regs(load.buffer)[1]
+        return f"(&{self.name_of(load.buffer.data, load.buffer.name)}[({self.expr(load.indices[0])}) * {count}])"
+
+    def _helper(self: Any, name: str, params: str, body: str) -> str:
+        self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} void {name}({params}) {{\n{body}\n}}")
+        return name
+
+    def call_fragment_fill(self: Any, call: E.Call) -> str:
+        frag, value = call.args[0], call.args[1]
+        ctype, count = _regs(frag.buffer)
+        if ctype == "float":
+            name = self._helper("tvm_wmma_fill_f32", "float* r, float v", "  for (int i = 0; i < 8; ++i) r[i] = v;")
+        else:
+            _, to_half = self.half_converters("float16")
+            body = f"  uint32_t h = {to_half}(v);\n  for (int i = 0; i < {count}; ++i) r[i] = h | (h << 16);"
+            name = self._helper("tvm_wmma_fill_f16", "uint32_t* r, float v", body)
+        return f"{name}({self._tile(frag)}, (float)({self.expr(value)}))"
+
+    def _move(self: Any, call: E.Call, store: bool) -> str:
+        frag, mem, stride, layout = call.args[:4]
+        role = E.FRAGMENT_SCOPES[frag.buffer.scope]
+        ctype, count = _regs(frag.buffer)
+        shape, row = _shape(call), "row" if layout.value == "row_major" else "col"
+        mem_type = _suffix(mem.buffer.dtype)
+        if mem.buffer.dtype != frag.buffer.dtype:
+            raise CodegenError(
+                f"T.tvm_{'store' if store else 'load'}_matrix_sync: memory {mem.buffer.name} is {mem.buffer.dtype}, "
+                f"fragment {frag.buffer.name} is {frag.buffer.dtype}; PTX wmma moves tiles of the fragment's dtype"
+            )
+        regs = _operand_list(0 if not store else 1, count)
+        if store:
+            name = f"tvm_wmma_store_{row}_{shape}_{mem_type}"
+            ins = ['"l"(p)', *_constraints("", "r", count, ctype), '"r"(stride)']
+            asm = f'"wmma.store.d.sync.aligned.{row}.{shape}.{mem_type} [%0], {regs}, %{count + 1};"'
+            body = f'  asm volatile({asm}\n               :: {", ".join(ins)} : "memory");'
+            params = f"void* p, const {ctype}* r, int32_t stride"
+        else:
+            which = {"matrix_a": "a", "matrix_b": "b", "accumulator": "c"}[role]
+            name = f"tvm_wmma_load_{which}_{row}_{shape}_{mem_type}"
+            outs = _constraints("=", "r", count, ctype)
+            asm = f'"wmma.load.{which}.sync.aligned.{row}.{shape}.{mem_type} {regs}, [%{count}], %{count + 1};"'
+            body = f'  asm volatile({asm}\n               : {", ".join(outs)} : "l"(p), "r"(stride) : "memory");'
+            params = f"{ctype}* r, const void* p, int32_t stride"
+        self._helper(name, params, body)
+        pointer = self.address_of(mem)
+        if store:
+            return f"{name}({pointer}, {self._tile(frag)}, {self.expr(stride)})"
+        return f"{name}({self._tile(frag)}, {pointer}, {self.expr(stride)})"
+
+    def call_fragment_load(self: Any, call: E.Call) -> str:
+        return self._move(call, store=False)
+
+    def call_fragment_store(self: Any, call: E.Call) -> str:
+        return self._move(call, store=True)
+
+    def call_fragment_mma(self: Any, call: E.Call) -> str:
+        d, a, b, c = call.args[:4]
+        rows = tuple("row" if x.value == "row_major" else "col" for x in call.args[4:6])
+        (d_type, d_count), (c_type, c_count) = _regs(d.buffer), _regs(c.buffer)
+        dt, ct = _suffix(d.buffer.dtype), _suffix(c.buffer.dtype)
+        name = f"tvm_wmma_mma_{rows[0]}_{rows[1]}_{_shape(call)}_{dt}{ct}"
+        operands = ", ".join(
+            _operand_list(first, count)
+            for first, count in ((0, d_count), (d_count, 8), (d_count + 8, 8), (d_count + 16, c_count))
+        )
+        outs = _constraints("=", "d", d_count, d_type)
+        ins = _constraints("", "a", 8, "uint32_t") + _constraints("", "b", 8, "uint32_t")
+        ins += _constraints("", "c", c_count, c_type)
+        asm = f'"wmma.mma.sync.aligned.{rows[0]}.{rows[1]}.{_shape(call)}.{dt}.{ct} {operands};"'
+        body = f"  asm volatile({asm}\n               : {', '.join(outs)}\n               : {', '.join(ins)});"
+        params = f"{d_type}* d, const uint32_t* a, const uint32_t* b, const {c_type}* c"
+        self._helper(name, params, body)
+        return f"{name}({', '.join(self._tile(x) for x in (d, a, b, c))})"
