@@ -168,8 +168,8 @@ def test_misuse_is_named(statement, message):
 
 
 def test_element_access_and_non_fragment_operands_are_refused_at_compile_time():
-    with pytest.raises(TIRVerifyError, match="fragment 'Cf' .* is read or written element by element"):
-        tvm.compile(_fragment_kernel("Cf[0, 0] = T.float32(1)"), target="example")
+    with pytest.raises(TIRVerifyError, match="fragment 'Cf' .* element by element inside a threadIdx.x loop"):
+        tvm.compile(_fragment_kernel("Cf[tx // 2, 0] = T.float32(1)"), target="example")
 
     @T.prim_func
     def description(a: T.handle, c: T.handle):  # a tensor intrinsic's description parses
@@ -179,3 +179,37 @@ def test_element_access_and_non_fragment_operands_are_refused_at_compile_time():
 
     with pytest.raises(TIRVerifyError, match="'C' has scope 'global'; its fragment operands must be"):
         tvm.compile(description, target="c")
+
+
+@T.prim_func
+def fragments_before_tensorization(A: T.Buffer((32, 16), "float16"), B: T.Buffer((16, 16), "float16"),
+                                   C: T.Buffer((32, 16), "float32")):  # fmt: skip
+    # Apache TVM's schedule before tensorization: fragment buffers read and written element by
+    # element, by one thread per tile (no threadIdx.x loop), as local memory is
+    Af = T.alloc_buffer((32, 16), "float16", scope="wmma.matrix_a")
+    Cf = T.alloc_buffer((32, 16), "float32", scope="wmma.accumulator")
+    for ty in T.thread_binding(2, thread="threadIdx.y"):
+        for i, k in T.grid(16, 16):
+            with T.block("A_frag"):
+                Af[ty * 16 + i, k] = A[ty * 16 + i, k]
+        for i, j, k in T.grid(16, 16, 16):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    Cf[ty * 16 + vi, vj] = T.float32(0)
+                Cf[ty * 16 + vi, vj] = Cf[ty * 16 + vi, vj] + T.Cast("float32", Af[ty * 16 + vi, vk]) * T.Cast(
+                    "float32", B[vk, vj]
+                )
+        for i, j in T.grid(16, 16):
+            C[ty * 16 + i, j] = Cf[ty * 16 + i, j]
+
+
+@pytest.mark.parametrize("target", ["example", "cuda"])
+def test_fragments_read_element_by_element_outside_lane_loops_are_local_memory(target):
+    a, b = _inputs(shape=(32, 16))[0], _inputs(shape=(16, 16), seed=1)[1]
+    if target == "cuda":  # compiles (per-thread tiles: no PTX wmma for element accesses)
+        source = tvm.compile(fragments_before_tensorization, target="cuda").imports[0].inspect_source("cuda")
+        assert "wmma" not in source and "float Cf[256];" in source
+        return
+    got = _run(fragments_before_tensorization, target, a, b, out_shape=(32, 16))
+    np.testing.assert_allclose(got, a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5)

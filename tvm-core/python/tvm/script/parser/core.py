@@ -945,7 +945,12 @@ class Parser:
         """Variables the spec names as the view's strides or offset (``strides=[s1, s0]`` with
         ``s1 = T.int32()``) bound to the view's actual ones over the rest of the block."""
         named = list(zip(spec.strides or (), view.strides)) + [(spec.elem_offset, view.elem_offset)]
-        lets = [(v, _op.cast(v.dtype, x) if x.dtype != v.dtype else x) for v, x in named if isinstance(v, Var)]
+        values: dict[Var, list] = {}
+        for v, x in named:
+            if isinstance(v, Var):
+                values.setdefault(v, []).append(_op.cast(v.dtype, x) if x.dtype != v.dtype else x)
+        # a variable named for two different values (strides=[s, s]) stays unbound: a use is an error
+        lets = [(v, xs[0]) for v, xs in values.items() if all(structural_equal(x, xs[0]) for x in xs)]
         if not lets:
             return None
         for var, value in lets:

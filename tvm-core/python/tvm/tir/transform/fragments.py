@@ -3,12 +3,13 @@ lowered to loops every target runs.
 
 A fragment belongs to a warp, and its elements are reached only through the four operations;
 every thread of the warp runs each operation with the same operands. So each thread may keep the
-whole tile and compute all of it: :func:`lower_fragments` gives every fragment buffer scope
-``"local"`` and spells each operation as loops over its tile (fill, copy from or to memory in
-either layout, multiply-accumulate in the accumulator's dtype). The result equals the warp's on
-every target; it is as fast as scalar code. A target whose capability ``warp_fragments`` lists
-the kernel's (input, accumulator) dtype pair keeps them for its code generator instead
-(tensor-core instructions: :mod:`.fragments_native`).
+whole tile and compute all of it (element accesses outside a ``threadIdx.x`` loop, as in Apache
+TVM's schedules before tensorization, are the same in every lane, so they may too):
+:func:`lower_fragments` gives every fragment buffer scope ``"local"`` and spells each operation
+as loops over its tile (fill, copy from or to memory in either layout, multiply-accumulate in the
+accumulator's dtype). The result equals the warp's on every target; it is as fast as scalar code.
+A target whose capability ``warp_fragments`` lists the kernel's (input, accumulator) dtype pair
+keeps them for its code generator instead (tensor-core instructions: :mod:`.fragments_native`).
 """
 
 from __future__ import annotations
@@ -61,11 +62,24 @@ def reads_and_writes(e: Call, data: Var) -> bool:
 
 
 class _ElementAccess(StmtExprVisitor):
-    """Finds a fragment element read or written outside the four operations."""
+    """Fragments read or written element by element (outside the four operations): each lane
+    of a warp holds its own copy then, which is the warp's fragment only when no access is
+    inside a ``threadIdx.x`` loop (where lanes would touch different elements); ``found`` is the
+    first such access."""
 
     def __init__(self) -> None:
         self.found: Any = None
         self.span: Any = None
+        self.by_element: set = set()  # data Vars of fragments accessed element by element
+        self.lanes = 0  # threadIdx.x loops around the statement visited
+
+    def visit_For(self, s: For) -> None:
+        lane = s.kind is ForKind.THREAD_BINDING and s.thread_tag == "threadIdx.x"
+        self.lanes += lane
+        try:
+            super().visit_For(s)
+        finally:
+            self.lanes -= lane
 
     def visit_Evaluate(self, s: Evaluate) -> None:
         if is_fragment_op(s.value):
@@ -73,14 +87,18 @@ class _ElementAccess(StmtExprVisitor):
             return  # its operands are tile corners, not element accesses
         super().visit_Evaluate(s)
 
+    def _element(self, buf: Buffer, span: Any) -> None:
+        if buf.scope in FRAGMENT_SCOPES:
+            self.by_element.add(buf.data)
+            if self.lanes and self.found is None:
+                self.found, self.span = buf, span
+
     def visit_BufferLoad(self, e: BufferLoad) -> None:
-        if e.buffer.scope in FRAGMENT_SCOPES and self.found is None:
-            self.found = e.buffer
+        self._element(e.buffer, None)
         super().visit_BufferLoad(e)
 
     def visit_BufferStore(self, s: BufferStore) -> None:
-        if s.buffer.scope in FRAGMENT_SCOPES and self.found is None:
-            self.found, self.span = s.buffer, s.span
+        self._element(s.buffer, s.span)
         super().visit_BufferStore(s)
 
     def visit_Call(self, e: Call) -> None:
@@ -196,14 +214,14 @@ def lower_fragments(func: PrimFunc, target: Any) -> PrimFunc:
         raise TIRVerifyError(
             with_span(
                 f"fragment '{finder.found.name}' (scope {finder.found.scope!r}) is read or written element by "
-                "element; a tensor-core fragment is reached only through T.tvm_fill_fragment, "
-                "T.tvm_load_matrix_sync, T.tvm_mma_sync and T.tvm_store_matrix_sync (tensorize the block, "
-                "or give the buffer scope 'local')",
+                "element inside a threadIdx.x loop, where the lanes of a warp would share it element by element; "
+                "a tensor-core fragment is reached only through T.tvm_fill_fragment, T.tvm_load_matrix_sync, "
+                "T.tvm_mma_sync and T.tvm_store_matrix_sync (tensorize the block, or give the buffer scope 'local')",
                 finder.span,
             )
         )
     pairs = target.capability("warp_fragments")
-    if pairs:
+    if pairs and not finder.by_element:
         from .fragments_native import native_fragments
 
         kept = native_fragments(func, tuple(pairs))
