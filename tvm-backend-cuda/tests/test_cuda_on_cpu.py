@@ -210,6 +210,25 @@ for (m, n, k) in [(16, 16, 16), (8, 32, 16), (32, 8, 16)]:
     assert out.split() == ["gemm", "ok"] + ["tile", "ok"] * 6, out
 
 
+def test_static_shared_memory_past_48_kib_runs_from_dynamic(mock_driver_dir) -> None:
+    """A 64 KiB shared tile (static in the kernel) is placed in dynamic shared memory, which the
+    runtime raises the kernel's limit for at launch."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+from tvm.testing import kernels as zoo
+mod = emulate(tvm.compile(zoo.transpose_through_shared(128), target=target))
+assert "extern __shared__" in mod.imports[0].inspect_source("cuda")
+a = np.random.default_rng(6).standard_normal((128, 128)).astype("float32")
+b = tvm.runtime.empty((128, 128), "float32", dev)
+mod["transpose"](tvm.runtime.tensor(a, dev), b)
+np.testing.assert_array_equal(b.numpy(), a.T)
+print("ok")
+""",
+    )
+    assert out.strip() == "ok", out
+
+
 def test_shared_tvmscript_kernels_through_tvm_compile(mock_driver_dir) -> None:
     """The core's TVMScript kernel zoo (the OpenCL and example backends run the same ones),
     compiled for cuda with symbolic sizes bound from the arguments at call time."""

@@ -9,6 +9,7 @@ import pytest
 from tvm import tir
 from tvm.script import tir as T
 from tvm.target import Target
+from tvm.testing import kernels
 from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
 from tvm.tir import ForKind
 from tvm.tir.analysis import structural_equal
@@ -415,8 +416,22 @@ def test_lower_dynamic_shared_memory(gpu):
     assert k.attrs["launch_params"] == ["threadIdx.x", "dyn_shmem"]
     (call,) = launches(low.host)
     n = f.params[1]
-    # n halves, rounded up to whole 16-byte units (every view starts 16-byte aligned)
+    # n halves, rounded up to whole 32-byte units (every view starts 32-byte aligned)
     assert structural_equal(call.args[-1], tir.floordiv(n * 2 + 31, 32) * 32)
+
+
+def test_static_shared_memory_past_the_static_limit_moves_to_dynamic():
+    """cuda allows 48 KiB of static shared memory per block and opts in to up to 227 KiB of
+    dynamic: a 64 KiB tile becomes dynamic shared memory; 32 KiB stays static; 256 KiB is refused."""
+    from tvm.target import Target
+
+    cuda = Target("cuda")
+    kernel = lower(kernels.transpose_through_shared(128), cuda).kernels[0]
+    assert kernel.attrs["launch_params"][-1] == "dyn_shmem"
+    small = lower(kernels.transpose_through_shared(64), cuda).kernels[0]
+    assert "dyn_shmem" not in small.attrs["launch_params"]
+    with pytest.raises(TIRVerifyError, match=r"needs 262144 bytes of static .* up to 232448 bytes in all move to dyn"):
+        lower(kernels.transpose_through_shared(512), cuda)
 
 
 def test_lower_int64_symbolic(gpu):

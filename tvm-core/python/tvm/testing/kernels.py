@@ -642,3 +642,22 @@ def tensor_core_tile(
             T.tvm_store_matrix_sync(Cf.data, m, n, k, 0, C.access_ptr("w"), n, "row_major")
 
     return _named(tile_gemm, name)
+
+
+def transpose_through_shared(rows: int = 128, *, name: str = "transpose") -> PrimFunc:
+    """``B = A.T`` for ``A`` of ``rows`` x 128 float32, one block of 128 threads staging all of
+    ``A`` in one shared buffer (``rows * 512`` bytes: 64 KiB for 128 rows, past cuda's 48 KiB of
+    static shared memory)."""
+
+    @T.prim_func
+    def transpose(A: T.Buffer((rows, 128), "float32"), B: T.Buffer((128, rows), "float32")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                S = T.alloc_buffer((rows, 128), "float32", scope="shared")
+                for i in range(rows):
+                    S[i, tx] = A[i, tx]
+                T.tvm_storage_sync("shared")
+                for i in range(rows):
+                    B[tx, i] = S[i, tx]
+
+    return _named(transpose, name)

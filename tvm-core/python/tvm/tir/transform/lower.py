@@ -10,7 +10,8 @@ to the region their kernel touches) -> :func:`lower_fragments` (tensor-core frag
 memory, their operations as loops, unless the target has ``warp_fragments``) ->
 :func:`without_dynamic_shared_memory` (targets without
 dynamic shared memory hold constant-size ``shared.dyn`` buffers as static ones and refuse
-launch-sized ones) -> :func:`insert_barriers` (in kernels
+launch-sized ones) -> :func:`shared_beyond_static_limit` (a kernel's static shared buffers past
+the static limit but within the opt-in one move to dynamic shared memory) -> :func:`insert_barriers` (in kernels
 using a moved shared buffer or shared memory without any barrier, where threads would race on
 it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
@@ -76,7 +77,7 @@ from .fragments import lower_fragments
 from .float16 import legalize_float16
 from .barriers import insert_barriers
 from .compact import compact_allocations
-from .placement import place_allocations, without_dynamic_shared_memory
+from .placement import place_allocations, shared_beyond_static_limit, without_dynamic_shared_memory
 from .simplify import simplify
 from .single_thread import binds_threads, launch_as_one_thread
 from .undef import remove_undef_stores
@@ -118,7 +119,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
     if is_device_target(target):  # buffers first move into the launch, then shrink
         func = lower_fragments(compact_allocations(place_allocations(func, target, moved), target), target)
-        func = insert_barriers(without_dynamic_shared_memory(func, target), target, moved)
+        func = shared_beyond_static_limit(without_dynamic_shared_memory(func, target), target)
+        func = insert_barriers(func, target, moved)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
     verify(func, target)

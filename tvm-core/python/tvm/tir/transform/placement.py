@@ -25,8 +25,10 @@ and they all see it.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Optional
 
+from tvm.tir import dtype as _dt
 from tvm.tir.analysis import structural_equal, uses_handle
 from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, IntImm, is_per_thread
 from tvm.tir.function import PrimFunc
@@ -205,6 +207,72 @@ def without_dynamic_shared_memory(func: PrimFunc, target: Any) -> PrimFunc:
                 )
             )
     return _StaticShared().rewrite(func) if found else func
+
+
+class _DynamicShared(BufferReplacer):
+    """Constant-size ``shared`` buffers of the given memories as ``shared.dyn`` ones."""
+
+    def __init__(self, datas: set) -> None:
+        super().__init__()
+        self.datas = datas
+
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        return {"scope": "shared.dyn"} if b.scope == "shared" and b.data in self.datas else None
+
+
+def _static_shared(nest: Stmt) -> tuple[int, set]:
+    """Bytes of the constant-size ``shared`` buffers a kernel's loop nest allocates, and their
+    memories."""
+    total, datas = 0, set()
+
+    def visit(n: Any) -> None:
+        nonlocal total
+        if (
+            isinstance(n, Allocate)
+            and n.buffer.scope == "shared"
+            and all(isinstance(d, IntImm) for d in n.buffer.shape)
+        ):
+            elems = math.prod(d.value for d in n.buffer.shape)
+            total += elems * max(1, _dt.bits(n.buffer.dtype) * _dt.lanes(n.buffer.dtype) // 8)
+            datas.add(n.buffer.data)
+
+    post_order_visit(nest, visit)
+    return total, datas
+
+
+def shared_beyond_static_limit(func: PrimFunc, target: Any) -> PrimFunc:
+    """On a target with dynamic shared memory whose blocks may opt in to more than the static limit
+    (cuda: 48 KiB static, up to 227 KiB dynamic), a kernel whose static shared buffers exceed the
+    static limit but fit the larger one gets them in dynamic shared memory (``shared.dyn``): tiles
+    that Apache TVM's schedules size past 48 KiB run instead of failing to compile."""
+    static = target.capability("max_shared_memory_per_block")
+    dynamic = target.capability("max_dynamic_shared_memory_per_block")
+    if not target.capability("dynamic_shared_memory") or static is None or dynamic is None or dynamic <= static:
+        return func
+    datas: set = set()
+
+    def visit(s: Any) -> None:
+        # an outermost thread-bound loop is one kernel; so is the shared allocation around the
+        # thread loops of a kernel without blockIdx loops (one block)
+        if _is_thread_loop(s) or isinstance(s, Allocate) and opens_block_less_kernel(s):
+            total, found = _static_shared(s)
+            if static < total <= dynamic:
+                datas.update(found)
+            return
+        for child in _children(s):
+            visit(child)
+
+    visit(func.body)
+    return _DynamicShared(datas).rewrite(func) if datas else func
+
+
+def _children(s: Stmt) -> list:
+    if isinstance(s, SeqStmt):
+        return list(s.seq)
+    if isinstance(s, IfThenElse):
+        return [s.then_case] + ([s.else_case] if s.else_case is not None else [])
+    body = getattr(s, "body", None)
+    return [body] if isinstance(body, Stmt) else []
 
 
 def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) -> PrimFunc:
