@@ -28,7 +28,8 @@ n, k)``. :mod:`tvm.tir.transform.fragments` lowers them.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 from tvm.tir import op as _op
 from tvm.tir.analysis import free_vars, structural_equal
@@ -50,6 +51,19 @@ _views: dict[int, tuple[Buffer, Buffer, tuple, tuple]] = {}
 _bound: dict[int, tuple[Var, PrimExpr]] = {}
 # id(fragment data Var) -> (Var, (m, n, k)) from the fills, loads and stores that name it
 _shapes: dict[int, tuple[Var, tuple]] = {}
+
+
+@contextlib.contextmanager
+def names_of_one_function() -> Iterator[None]:
+    """While one function is parsed: what its ``.data`` reads, views and bindings name (the
+    previous function's, if one is being parsed around it, come back after)."""
+    global _data_owner, _views, _bound, _shapes
+    saved = (_data_owner, _views, _bound, _shapes)
+    _data_owner, _views, _bound, _shapes = {}, {}, {}, {}
+    try:
+        yield
+    finally:
+        _data_owner, _views, _bound, _shapes = saved
 
 
 class FragmentError(ValueError):

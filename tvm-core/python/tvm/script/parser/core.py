@@ -206,6 +206,10 @@ class Parser:
 
     # ------------------------------------------------------------------ function
     def parse(self) -> PrimFunc:
+        with fragments.names_of_one_function():
+            return self._parse()
+
+    def _parse(self) -> PrimFunc:
         fn = self.tree
         args = fn.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
