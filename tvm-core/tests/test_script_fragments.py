@@ -160,6 +160,11 @@ def bad(A: T.Buffer((16, 16), "float16"), C: T.Buffer((16, 16), "float32")):
             "T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.data, 16, 'row_major')",
             "expected a pointer such as A.access_ptr",
         ),
+        ("T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, 'x')", "value must be a number, got 'x'"),
+        ("T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, A)", "value must be a number, got buffer A"),
+        ("T.tvm_fill_fragment(Cf.data, 16, 16, 16, -1, T.float32(0))", "tile -1 of fragment Cf, which holds tiles 0"),
+        ("T.tvm_fill_fragment(Cf.data, 16, 16, 16, T.float32(1), T.float32(0))", "tile index must be an integer"),
+        ("T.tvm_mma_sync(None, 0, Af.data, 0, Af.data, 0, Cf.data, 0)", "expected the .data of a buffer"),
     ],
 )
 def test_misuse_is_named(statement, message):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.analysis import free_vars, structural_equal
 from tvm.tir.functor import substitute
@@ -158,8 +159,12 @@ def _fragment(data: Any, index: Any, shape: tuple, roles: tuple = ()) -> tuple:
     if id(buf) in _views and dims[-2:] == [rows, cols] and all(d == 1 for d in dims[:-2]):
         start = (0,) * len(dims)  # a view of one tile: the index names it in the buffer viewed
     elif len(dims) == 2 and dims[0] % rows == 0 and dims[1] % cols == 0:
-        per_row = dims[1] // cols
+        per_row, tiles = dims[1] // cols, dims[0] // rows * (dims[1] // cols)
         index = _op.convert(index)
+        if not _dt.is_integer(index.dtype):
+            raise FragmentError(f"the tile index must be an integer, got {index.dtype}")
+        if isinstance(index, IntImm) and not 0 <= index.value < tiles:
+            raise FragmentError(f"tile {index.value} of fragment {buf.name}, which holds tiles 0 to {tiles - 1}")
         start = (
             _op.binary("mul", _op.floordiv(index, per_row), rows),
             _op.binary("mul", _op.floormod(index, per_row), cols),
@@ -206,7 +211,13 @@ def tvm_fill_fragment(data: Any, m: Any, n: Any, k: Any, index: Any, value: Any,
     of an accumulator fragment becomes ``value``."""
     shape = _tile_shape(m, n, k)
     first, last = _fragment(data, index, shape, ("accumulator",))
-    return Call("handle", "tir.tvm_fill_fragment", (first, last, *map(_op.convert, shape), _op.convert(value)))
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, PrimExpr)):
+        got = f"buffer {value.name}" if isinstance(value, Buffer) else repr(value)[:80]
+        raise FragmentError(f"value must be a number, got {got}")
+    value = _op.convert(value)
+    if not _dt.is_float(value.dtype) and not _dt.is_integer(value.dtype):
+        raise FragmentError(f"value must be a number, got a {value.dtype}")
+    return Call("handle", "tir.tvm_fill_fragment", (first, last, *map(_op.convert, shape), value))
 
 
 def _move(op: str, data: Any, m: Any, n: Any, k: Any, index: Any, ptr: Any, stride: Any, layout: Any) -> PrimExpr:
