@@ -229,6 +229,28 @@ print("ok")
     assert out.strip() == "ok", out
 
 
+def test_float8_matches_ml_dtypes(mock_driver_dir) -> None:
+    """float8_e4m3fn / float8_e5m2 conversions and arithmetic as the CUDA C helpers spell them."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import ml_dtypes
+from tvm.testing import kernels as zoo
+a = (np.random.default_rng(7).standard_normal(4096) * np.logspace(-12, 6, 4096)).astype("float32")
+a[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e30, 3 * 2.0**-11]
+for dtype in ["float8_e4m3fn", "float8_e5m2"]:
+    mod = emulate(tvm.compile(zoo.float8_arithmetic(dtype), target=target))
+    b, c, d = (tvm.runtime.empty((4096,), t, dev) for t in (dtype, "float32", dtype))
+    mod["float8"](tvm.runtime.tensor(a, dev), b, c, d)
+    want = a.astype(getattr(ml_dtypes, dtype))
+    np.testing.assert_array_equal(b.numpy().view("uint8"), want.view("uint8"))
+    np.testing.assert_array_equal(c.numpy(), want.astype("float32"))
+    print(dtype, "ok")
+""",
+    )
+    assert out.split() == ["float8_e4m3fn", "ok", "float8_e5m2", "ok"], out
+
+
 def test_shared_tvmscript_kernels_through_tvm_compile(mock_driver_dir) -> None:
     """The core's TVMScript kernel zoo (the OpenCL and example backends run the same ones),
     compiled for cuda with symbolic sizes bound from the arguments at call time."""

@@ -326,7 +326,11 @@ def test_strides_of_another_rank_are_refused():
 
 @pytest.mark.parametrize(
     "dtype, what",
-    [("float8_e4m3fn", "an 8-bit float"), ("float4_e2m1fn", "a 4- or 6-bit float"), ("int4", "a sub-byte integer")],
+    [
+        ("float8_e4m3fnuz", "an 8-bit float other than float8_e4m3fn and float8_e5m2"),
+        ("float4_e2m1fn", "a 4- or 6-bit float"),
+        ("int4", "a sub-byte integer"),
+    ],
 )
 def test_low_precision_dtypes_say_they_are_not_supported_and_what_to_do(dtype, what):
     with pytest.raises(ValueError, match=rf"dtype '{dtype}' \({what}\) is not supported by this implementation; "):

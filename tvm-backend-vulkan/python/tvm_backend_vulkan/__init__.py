@@ -23,6 +23,7 @@ CAPABILITIES = {
     "max_num_threads": 256,
     "max_shared_memory_per_block": 32768,
     "opaque_buffer_handles": True,
+    "supports_float8": False,  # float8 buffers would need the SPIR-V emitter's 8-bit storage path
 }
 
 

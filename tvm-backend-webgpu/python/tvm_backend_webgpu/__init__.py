@@ -33,6 +33,7 @@ CAPABILITIES = {
     "supports_int64": False,
     "supports_float64": False,
     "supports_bfloat16": False,
+    "supports_float8": False,  # WGSL has no 8-bit storage
 }
 
 

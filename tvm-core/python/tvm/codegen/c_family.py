@@ -222,6 +222,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         """The storage type of ``dtype`` (vector dtypes go through :meth:`vector_type`)."""
         if dtype == "handle":
             return self.TYPE_NAMES["handle"]
+        if dtype in _dt.FLOAT8_DTYPES:  # bytes (the lowering computes float8 in float32)
+            return self.type_name("uint8")
         if _dt.lanes(dtype) > 1:
             return self.vector_type(dtype)
         try:
@@ -478,6 +480,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         """Print an intrinsic call: a ``call_<op>`` method, ``CALL_TEMPLATES``, the infix table, or
         ``INTRINSICS``."""
         op = call.op[4:] if call.op.startswith("tir.") else call.op
+        if op.startswith(("float8_decode_", "float8_encode_")):
+            return f"{self.float8_helper(op)}({self.expr(call.args[0])})"
         special = getattr(self, "call_" + op.replace(".", "_"), None)
         if special is not None:
             return special(call)
@@ -653,6 +657,33 @@ class CFamilyPrinter(ExprFunctor[str]):
         """(to_float, from_float) helper names for an emulated 16-bit float dtype."""
         self.helpers.setdefault("tvm_half", self.half_helpers())
         return ("tvm_h2f", "tvm_f2h") if _dt.element_of(dtype) == "float16" else ("tvm_bf2f", "tvm_f2bf")
+
+    def float8_helper(self, op: str) -> str:
+        """Define (once) and name the helper of a float8 conversion (``float8_decode_<dtype>``,
+        ``float8_encode_<dtype>``): a function of one value whose body is the conversion's
+        steps (:func:`tvm.tir.transform.float8.conversion_steps`) printed in this language."""
+        name = f"tvm_{op}"
+        if name in self.helpers:
+            return name
+        from tvm.tir.transform.float8 import conversion_steps
+
+        steps = conversion_steps(op)
+        saved = dict(self._subst)
+        try:
+            self._subst[steps.param] = steps.param.name
+            lines = []
+            for var, value in steps.steps:
+                lines.append(f"  {self.compute_type(var.dtype)} {var.name} = {self.expr(value)};")
+                self._subst[var] = var.name
+            result = self.expr(steps.result)
+        finally:
+            self._subst = saved
+        signature = (
+            f"{self.type_name(steps.result.dtype)} {name}({self.type_name(steps.param.dtype)} {steps.param.name})"
+        )
+        body = "\n".join(lines)
+        self.helpers[name] = f"{self.HELPER_QUALIFIER} {signature} {{\n{body}\n  return {result};\n}}"
+        return name
 
     def half_helpers(self) -> str:
         """C definitions of the float16/bfloat16 <-> float conversions (round to nearest even)."""

@@ -29,7 +29,7 @@ from tvm.tir.functor import post_order_visit
 from .c_family import CFamilyPrinter, CodegenError
 
 # DLPack type codes used in generated checks
-_DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6}
+_DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6, "float8_e4m3fn": 10, "float8_e5m2": 12}
 #: devices whose DLTensor.data is an opaque runtime handle rather than an address
 _OPAQUE_HANDLE_DEVICES = frozenset({4, 7, 8, 15})
 
@@ -65,6 +65,8 @@ static TVM_COLD const char* tvm_dtype_str(DLDataType t, char* buf, size_t n) {
   static const char* fam[] = {"int", "uint", "float", "handle", "bfloat", "complex", "bool"};
   const char* f = t.code < 7 ? fam[t.code] : "custom";
   if (t.code == 6 && t.bits == 8) snprintf(buf, n, "bool");
+  else if ((t.code == 10 || t.code == 12) && t.bits == 8 && t.lanes == 1)
+    snprintf(buf, n, t.code == 10 ? "float8_e4m3fn" : "float8_e5m2");
   else if (t.lanes == 1) snprintf(buf, n, "%s%d", f, (int)t.bits);
   else snprintf(buf, n, "%s%dx%d", f, (int)t.bits, (int)t.lanes);
   return buf;

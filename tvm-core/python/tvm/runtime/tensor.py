@@ -14,11 +14,15 @@ _empty = tvm_ffi.get_global_func("runtime.TensorEmpty")
 _copy = tvm_ffi.get_global_func("runtime.TensorCopyFromTo")  # (src, dst, bitcast, sync)
 
 
+#: ml_dtypes' types that TVM tensors hold (NumPy cannot export them through DLPack)
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
 def _host_view(arr: np.ndarray) -> tvm_ffi.Tensor:
     """A zero-copy DLPack view of a C-contiguous NumPy array; dtypes NumPy cannot export
-    (ml_dtypes' bfloat16) are viewed as the unsigned integer of the same width. NumPy exports a
+    (ml_dtypes' bfloat16 and float8) are viewed as the unsigned integer of the same width. NumPy exports a
     read-only array only through versioned DLPack (or, when it cannot, it is copied)."""
-    if arr.dtype.kind == "V" or arr.dtype.name == "bfloat16":
+    if arr.dtype.kind == "V" or arr.dtype.name in _ML_DTYPES:
         arr = arr.view(f"uint{arr.dtype.itemsize * 8}")
     if not arr.flags.writeable:
         try:
@@ -29,13 +33,13 @@ def _host_view(arr: np.ndarray) -> tvm_ffi.Tensor:
 
 
 def numpy_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype that holds a TVM dtype (bfloat16 through ml_dtypes)."""
-    if dtype == "bfloat16":
+    """The NumPy dtype that holds a TVM dtype (bfloat16 and the float8 formats through ml_dtypes)."""
+    if dtype in _ML_DTYPES:
         try:
             import ml_dtypes
         except ImportError as err:
-            raise ImportError("bfloat16 tensors need 'ml_dtypes' (pip install ml_dtypes)") from err
-        return np.dtype(ml_dtypes.bfloat16)
+            raise ImportError(f"{dtype} tensors need 'ml_dtypes' (pip install ml_dtypes)") from err
+        return np.dtype(getattr(ml_dtypes, dtype))
     if dtype == "bool":
         return np.dtype("bool")
     return np.dtype(dtype)

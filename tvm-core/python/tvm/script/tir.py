@@ -541,7 +541,7 @@ def _dtype_helper(name: str):
     return f
 
 
-for _name in _dt.SCALAR_DTYPES:
+for _name in _dt.SCALAR_DTYPES + _dt.FLOAT8_DTYPES:
     globals()[_name] = _dtype_helper(_name)
 del _name
 

@@ -15,6 +15,7 @@ CAPABILITIES: dict[str, Any] = {
     "supports_float64": True,  # double precision in kernels
     "supports_float16": True,  # half arithmetic (storage may be emulated by the code generator)
     "supports_bfloat16": True,
+    "supports_float8": True,  # float8_e4m3fn / float8_e5m2 buffers (bytes; computed in float32)
     "max_num_threads": None,  # threads per block (None: unknown, not checked)
     "max_shared_memory_per_block": None,  # bytes of statically sized shared memory per block
     # bytes of shared memory, static and dynamic ("shared.dyn") together, a block may opt in to

@@ -290,6 +290,36 @@ class BackendConformance:
         want = a.astype("float64") @ bt.astype("float64").T
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-4)
 
+    def test_float8(self):
+        """float8_e4m3fn and float8_e5m2 buffers (bytes, computed in float32): conversions from
+        float32 (zeros, infinities, NaN, overflow, subnormals), back, and arithmetic rounded per
+        operation, bit for bit against ml_dtypes; where the target has no float8
+        (``supports_float8``), the kernel is refused by name."""
+        ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (pip install ml_dtypes) gives the reference")
+        from tvm.target import Target
+
+        target = self.target_name()
+        if not Target(target).capability("supports_float8"):
+            with pytest.raises(Exception, match="has no float8_e4m3fn"):
+                tvm.compile(kernels.float8_arithmetic("float8_e4m3fn"), target=target)
+            return
+        rng = np.random.default_rng(28)
+        a = (rng.standard_normal(4096) * np.logspace(-12, 6, 4096)).astype("float32")
+        a[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e30, 3 * 2.0**-11]
+        mods = {d: tvm.compile(kernels.float8_arithmetic(d), target=target) for d in ("float8_e4m3fn", "float8_e5m2")}
+        dev = self.dev()
+        for dtype, mod in mods.items():
+            f8 = getattr(ml_dtypes, dtype)
+            b, c, d = (tvm.runtime.empty((4096,), t, dev) for t in (dtype, "float32", dtype))
+            mod["float8"](tvm.runtime.tensor(a, dev), b, c, d)
+            want = a.astype(f8)
+            np.testing.assert_array_equal(b.numpy().view("uint8"), want.view("uint8"), err_msg=dtype)
+            np.testing.assert_array_equal(c.numpy(), want.astype("float32"), err_msg=dtype)
+            got, expect = d.numpy(), want * want + f8(0.5)
+            nan = np.isnan(expect.astype("float32"))  # a NaN's sign from arithmetic is the machine's
+            np.testing.assert_array_equal(np.isnan(got.astype("float32")), nan, err_msg=dtype)
+            np.testing.assert_array_equal(got.view("uint8")[~nan], expect.view("uint8")[~nan], err_msg=dtype)
+
     def test_population_count(self):
         """T.popcount in every integer dtype the backend lists (int32 always), negative values,
         0 and all-ones included, against Python's bit counts."""

@@ -661,3 +661,22 @@ def transpose_through_shared(rows: int = 128, *, name: str = "transpose") -> Pri
                     B[tx, i] = S[i, tx]
 
     return _named(transpose, name)
+
+
+def float8_arithmetic(
+    dtype: str = "float8_e4m3fn", n: int = 4096, block: int = 64, *, name: str = "float8"
+) -> PrimFunc:
+    """``B = A`` rounded to ``dtype`` (a float8 format), ``C`` = B's values as float32, ``D = B * B +
+    0.5`` computed in ``dtype`` (each operation rounded, as ml_dtypes computes it)."""
+
+    @T.prim_func
+    def float8(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), dtype), C: T.Buffer((n,), "float32"),
+               D: T.Buffer((n,), dtype)):  # fmt: skip
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                i = bx * block + tx
+                B[i] = T.Cast(dtype, A[i])
+                C[i] = T.Cast("float32", B[i])
+                D[i] = B[i] * B[i] + T.Cast(dtype, 0.5)
+
+    return _named(float8, name)

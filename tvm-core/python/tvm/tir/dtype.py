@@ -1,5 +1,6 @@
-"""DType strings: "bool", "int8".."int64", "uint8".."uint64", "float16", "bfloat16", "float32",
-"float64", "handle"; vector types carry a lane suffix ("float32x4")."""
+"""DType strings: "bool", "int8".."int64", "uint8".."uint64", "float8_e4m3fn", "float8_e5m2",
+"float16", "bfloat16", "float32", "float64", "handle"; vector types carry a lane suffix
+("float32x4")."""
 
 from __future__ import annotations
 
@@ -22,11 +23,18 @@ SCALAR_DTYPES = (
     "float64",
 )
 _RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+))?$")
+#: 8-bit float formats (stored as bytes, computed in float32: tvm.tir.transform.float8)
+FLOAT8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+_RE_FLOAT8 = re.compile(r"^(float8_e4m3fn|float8_e5m2)(?:x(\d+))?$")
 
 
 #: Low-precision dtypes other compilers know, and what to write here instead.
 _LOW_PRECISION = (
-    (re.compile(r"^float8_\w+(x\d+)?$"), "an 8-bit float", "store its bits as uint8"),
+    (
+        re.compile(r"^float8_\w+(x\d+)?$"),
+        "an 8-bit float other than float8_e4m3fn and float8_e5m2",
+        "store its bits as uint8",
+    ),
     (re.compile(r"^float[46]_\w+(x\d+)?$"), "a 4- or 6-bit float", "pack its bits into uint8"),
     (re.compile(r"^u?int[1-7](x\d+)?$"), "a sub-byte integer", "pack the values into int8 or uint8"),
 )
@@ -45,7 +53,11 @@ def _invalid(dtype: str, message: str) -> ValueError:
 
 
 def parse(dtype: str) -> tuple[str, int, int]:
-    """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``; raises ValueError when invalid."""
+    """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``, ``"float8_e5m2" ->
+    ("float8_e5m2", 8, 1)``; raises ValueError when invalid."""
+    m8 = _RE_FLOAT8.match(dtype)
+    if m8:
+        return m8.group(1), 8, int(m8.group(2) or 1)
     m = _RE.match(dtype)
     if not m:
         raise _invalid(dtype, f"unknown dtype '{dtype}'")

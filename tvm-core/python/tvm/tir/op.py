@@ -111,6 +111,11 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "ramp": (3, "explicit"),
     "broadcast": (2, "explicit"),
     "shuffle": (None, "explicit"),
+    # float8 <-> float32 (tvm.tir.transform.float8; the float8 side is its uint8 bits)
+    "float8_decode_float8_e4m3fn": (1, "explicit"),
+    "float8_decode_float8_e5m2": (1, "explicit"),
+    "float8_encode_float8_e4m3fn": (1, "explicit"),
+    "float8_encode_float8_e5m2": (1, "explicit"),
 }
 
 _FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}

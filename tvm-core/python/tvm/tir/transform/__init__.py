@@ -9,6 +9,8 @@
   operations (a target pass for emitters that are not the C printer)
 * :func:`legalize_bfloat16` -- bfloat16 arithmetic emulated in float32 with integer rounding, so an
   emitter only stores bfloat16 as 16-bit integers (a target pass)
+* :func:`legalize_float8` -- float8 (e4m3fn, e5m2) values computed in float32 and stored as bytes,
+  so no emitter sees a float8 operation (the lowering runs it on every function)
 * :func:`legalize_bool_storage` -- global bool buffers as ``uint8`` buffers of 0/1, so an emitter
   whose bool cannot live in device memory sees none (a target pass)
 * :func:`legalize_float16` -- float16 arithmetic computed in float32 and rounded to float16 per
@@ -25,6 +27,7 @@
 from .bfloat16 import legalize_bfloat16
 from .bool_storage import legalize_bool_storage
 from .float16 import legalize_float16
+from .float8 import legalize_float8
 from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
@@ -50,6 +53,7 @@ __all__ = [
     "legalize_arithmetic",
     "legalize_log1p",
     "legalize_bfloat16",
+    "legalize_float8",
     "legalize_bool_storage",
     "legalize_float16",
     "launch_as_one_thread",

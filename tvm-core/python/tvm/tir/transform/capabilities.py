@@ -22,6 +22,7 @@ _DTYPE_CAPABILITIES = {
     "supports_float64": ("float64",),
     "supports_int64": ("int64", "uint64"),
     "supports_bfloat16": ("bfloat16",),
+    "supports_float8": ("float8_e4m3fn", "float8_e5m2"),
 }
 
 

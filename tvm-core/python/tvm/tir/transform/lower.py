@@ -3,6 +3,7 @@ docs/development.md).
 
 Pipeline: :func:`scalarize_vectors` (vector values spelled lane by lane) ->
 :func:`launch_as_one_thread` (a device function that binds no thread runs as one thread) ->
+:func:`legalize_float8` (float8 computed in float32, stored as bytes) ->
 :func:`place_allocations` (device targets: shared and local buffers allocated outside the
 thread-bound loops move into the loops that use them; on a CPU target, after compaction, shared
 buffers become ordinary memory) -> :func:`compact_allocations` (shared and local buffers shrink
@@ -73,6 +74,7 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
+from .float8 import legalize_float8
 from .fragments import lower_fragments
 from .float16 import legalize_float16
 from .barriers import insert_barriers
@@ -116,7 +118,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
 
         target = Target(target)
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
-    func = launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target)
+    func = legalize_float8(launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target), target)
     if is_device_target(target):  # buffers first move into the launch, then shrink
         func = lower_fragments(compact_allocations(place_allocations(func, target, moved), target), target)
         func = shared_beyond_static_limit(without_dynamic_shared_memory(func, target), target)
