@@ -17,24 +17,20 @@ from typing import Any
 from tvm.tir.expr import (
     GT,
     Add,
-    BinaryOp,
     BufferLoad,
     Call,
     Cast,
-    CmpOp,
-    FloatImm,
     IntImm,
-    Let,
     PrimExpr,
     Select,
-    Var,
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import is_reinterpret
-from tvm.tir.stmt import BufferStore, LetStmt, Stmt
+from tvm.tir.stmt import BufferStore, Stmt
 
 from .legalize import _bind
+from .narrow_float import NarrowFloatEmulator
 
 BF16, F32, U32 = "bfloat16", "float32", "uint32"
 
@@ -86,87 +82,47 @@ def _bfloat16_value(value: float) -> float:
     return struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0]
 
 
-class _Emulator(StmtExprMutator):
+class _Emulator(NarrowFloatEmulator):
     """Every bfloat16 expression is rewritten to a float32 one holding a bfloat16 value."""
 
-    def __init__(self, renamed: dict[Var, Var]):
-        self.renamed = renamed
+    def narrow(self, dtype: str) -> bool:
+        return dtype == BF16
 
-    def _f32_var(self, v: Var) -> Var:
-        if v not in self.renamed:
-            self.renamed[v] = Var(v.name, F32)
-        return self.renamed[v]
+    def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
+        return round_to_bfloat16(f)
 
-    def visit_Var(self, e: Var) -> PrimExpr:
-        return self._f32_var(e) if e.dtype == BF16 else e
+    def constant(self, dtype: str, value: float) -> float:
+        return _bfloat16_value(value)
 
-    def visit_FloatImm(self, e: FloatImm) -> PrimExpr:
-        return FloatImm(F32, _bfloat16_value(e.value), e.span) if e.dtype == BF16 else e
-
-    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
-        load = super().visit_BufferLoad(e)
-        return from_bfloat16(load) if e.dtype == BF16 else load
-
-    def visit_Cast(self, e: Cast) -> PrimExpr:
-        v = self.visit_expr(e.value)
-        if e.dtype == BF16:
-            return round_to_bfloat16(v if v.dtype == F32 else Cast(F32, v))
-        if e.value.dtype == BF16:
-            return v if e.dtype == F32 else Cast(e.dtype, v, e.span)
-        return e if v is e.value else Cast(e.dtype, v, e.span)
-
-    def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
-        out = super().visit_BinaryOp(e)
-        return round_to_bfloat16(out) if e.dtype == BF16 and not isinstance(e, CmpOp) else out
-
-    def visit_Select(self, e: Select) -> PrimExpr:
-        out = super().visit_Select(e)
-        return Select(out.condition, out.true_value, out.false_value, F32, e.span) if e.dtype == BF16 else out
-
-    def visit_Let(self, e: Let) -> PrimExpr:
-        value = self.visit_expr(e.value)
-        var = self._f32_var(e.var) if e.var.dtype == BF16 else e.var
-        body = self.visit_expr(e.body)
-        return Let(var, value, body, body.dtype, e.span)
-
-    def visit_Call(self, e: Call) -> PrimExpr:
-        if is_reinterpret(e) and BF16 in (e.dtype, e.args[0].dtype):
-            src = e.args[0]
-            if e.dtype == BF16:
-                return from_bfloat16(_call(BF16, "reinterpret", self.visit_expr(src)))
-            if isinstance(src, BufferLoad):  # the bits as stored: through float32 a signaling NaN turns quiet
-                return _call(e.dtype, "reinterpret", super().visit_BufferLoad(src))
-            return _call(e.dtype, "reinterpret", to_bfloat16(self.visit_expr(src)))
-        args = tuple(self.visit_expr(a) for a in e.args)
-        if e.dtype != BF16:
-            return Call(e.dtype, e.op, args, e.span)
-        out = Call(F32, e.op, args, e.span)
-        return out if e.op in ("if_then_else", "tir.if_then_else") else round_to_bfloat16(out)
+    def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
+        return from_bfloat16(load)
 
     def visit_BufferStore(self, s: BufferStore) -> Stmt:
         bits_given = s.buffer.dtype == BF16 and is_reinterpret(s.value) and s.value.args[0].dtype != BF16
         if bits_given:  # stored as given: through float32 a signaling NaN turns quiet
-            out = super().visit_BufferStore(dataclasses.replace(s, value=s.value.args[0]))
+            out = StmtExprMutator.visit_BufferStore(self, dataclasses.replace(s, value=s.value.args[0]))
             return BufferStore(out.buffer, _call(BF16, "reinterpret", out.value), out.indices, s.span)
-        out = super().visit_BufferStore(s)
-        if s.buffer.dtype != BF16:
-            return out
+        return super().visit_BufferStore(s)
+
+    def store(self, s: BufferStore, out: BufferStore) -> Stmt:
         return BufferStore(out.buffer, to_bfloat16(out.value), out.indices, s.span)
 
-    def visit_LetStmt(self, s: LetStmt) -> Stmt:
-        out = super().visit_LetStmt(s)
-        if s.var.dtype != BF16:
-            return out
-        return LetStmt(self._f32_var(s.var), out.value, out.body, s.span)
+    def reinterpret(self, e: Call) -> PrimExpr:
+        src = e.args[0]
+        if e.dtype == BF16:
+            return from_bfloat16(_call(BF16, "reinterpret", self.visit_expr(src)))
+        if isinstance(src, BufferLoad):  # the bits as stored: through float32 a signaling NaN turns quiet
+            return _call(e.dtype, "reinterpret", StmtExprMutator.visit_BufferLoad(self, src))
+        return _call(e.dtype, "reinterpret", to_bfloat16(self.visit_expr(src)))
 
 
 def legalize_bfloat16(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with bfloat16 arithmetic emulated in float32 (see the module docstring)."""
-    renamed: dict[Var, Var] = {}
-    body = _Emulator(renamed).visit_stmt(func.body)
-    if body is func.body and not renamed:
+    emulator = _Emulator()
+    body = emulator.visit_stmt(func.body)
+    if body is func.body and not emulator.renamed:
         return func
-    params = [renamed.get(p, p) for p in func.params]
+    params = [emulator.renamed.get(p, p) for p in func.params]
     return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map))
 
 

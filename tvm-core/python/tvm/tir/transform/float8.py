@@ -27,15 +27,12 @@ from tvm.tir.expr import (
     GE,
     GT,
     Add,
-    BinaryOp,
     Buffer,
     BufferLoad,
     Call,
     Cast,
-    CmpOp,
     FloatImm,
     IntImm,
-    Let,
     Max,
     Min,
     Mul,
@@ -46,9 +43,9 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.op import is_reinterpret
-from tvm.tir.stmt import BufferStore, LetStmt, Stmt
+from tvm.tir.stmt import BufferStore, Stmt
 
+from .narrow_float import NarrowFloatEmulator
 from .verify import TIRVerifyError, with_span
 
 F32, U32, I32, U8 = "float32", "uint32", "int32", "uint8"
@@ -223,12 +220,12 @@ def rounded(dtype: str, f: PrimExpr) -> PrimExpr:
     return decode(dtype, encode(dtype, f))
 
 
-class _Float8(StmtExprMutator):
+class _Float8(NarrowFloatEmulator):
     """Every float8 expression becomes a float32 one holding a float8 value; float8 buffers are
     read and written as bytes."""
 
     def __init__(self) -> None:
-        self.renamed: dict[Var, Var] = {}
+        super().__init__()
         self.views: dict[int, Buffer] = {}
 
     def mutate_buffer(self, b: Buffer) -> Buffer:
@@ -238,77 +235,30 @@ class _Float8(StmtExprMutator):
             self.views[id(b)] = dataclasses.replace(b, dtype=U8)
         return self.views[id(b)]
 
-    def _f32_var(self, v: Var) -> Var:
-        if v not in self.renamed:
-            self.renamed[v] = Var(v.name, F32)
-        return self.renamed[v]
+    def narrow(self, dtype: str) -> bool:
+        return is_float8(dtype)
 
-    def visit_Var(self, e: Var) -> PrimExpr:
-        return self._f32_var(e) if is_float8(e.dtype) else e
+    def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
+        return rounded(dtype, f)
 
-    def visit_FloatImm(self, e: FloatImm) -> PrimExpr:
-        if not is_float8(e.dtype):
-            return e
-        fmt = FORMATS[e.dtype]
-        return FloatImm(F32, _decode_value(fmt, _encode_value(fmt, e.value)), e.span)
+    def constant(self, dtype: str, value: float) -> float:
+        return _decode_value(FORMATS[dtype], _encode_value(FORMATS[dtype], value))
 
-    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
-        load = super().visit_BufferLoad(e)
-        if not is_float8(e.dtype):
-            return load
-        return decode(e.dtype, BufferLoad(load.buffer, load.indices, U8, e.span))
+    def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
+        return decode(original.dtype, BufferLoad(load.buffer, load.indices, U8, original.span))
 
-    def visit_BufferStore(self, s: BufferStore) -> Stmt:
-        out = super().visit_BufferStore(s)
-        if not is_float8(s.buffer.dtype):
-            return out
+    def store(self, s: BufferStore, out: BufferStore) -> Stmt:
         value = out.value if out.value.dtype == F32 else Cast(F32, out.value)
         return BufferStore(out.buffer, encode(s.buffer.dtype, value), out.indices, s.span)
 
-    def visit_Cast(self, e: Cast) -> PrimExpr:
-        v = self.visit_expr(e.value)
-        if is_float8(e.dtype):
-            return rounded(e.dtype, v if v.dtype == F32 else Cast(F32, v))
-        if is_float8(e.value.dtype):
-            return v if e.dtype == F32 else Cast(e.dtype, v, e.span)
-        return e if v is e.value else Cast(e.dtype, v, e.span)
-
-    def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
-        out = super().visit_BinaryOp(e)
-        if not is_float8(e.dtype) or isinstance(e, CmpOp):
-            return out
-        return rounded(e.dtype, type(out)(out.a, out.b, e.span))
-
-    def visit_Select(self, e: Select) -> PrimExpr:
-        out = super().visit_Select(e)
-        return Select(out.condition, out.true_value, out.false_value, F32, e.span) if is_float8(e.dtype) else out
-
-    def visit_Let(self, e: Let) -> PrimExpr:
-        value = self.visit_expr(e.value)
-        var = self._f32_var(e.var) if is_float8(e.var.dtype) else e.var
-        body = self.visit_expr(e.body)
-        return Let(var, value, body, body.dtype, e.span)
-
-    def visit_Call(self, e: Call) -> PrimExpr:
-        if is_reinterpret(e) and (is_float8(e.dtype) or is_float8(e.args[0].dtype)):
-            src = e.args[0]
-            if is_float8(e.dtype):  # bits given as a uint8 (or int8): decoded
-                return decode(e.dtype, Cast(U8, self.visit_expr(src)))
-            if isinstance(src, BufferLoad):  # the byte as stored
-                load = super().visit_BufferLoad(src)
-                return Cast(e.dtype, BufferLoad(load.buffer, load.indices, U8, src.span))
-            return Cast(e.dtype, encode(src.dtype, self.visit_expr(src)))
-        args = tuple(self.visit_expr(a) for a in e.args)
-        if not is_float8(e.dtype):
-            return Call(e.dtype, e.op, args, e.span)
-        out = Call(F32, e.op, args, e.span)
-        return out if e.op in ("if_then_else", "tir.if_then_else") else rounded(e.dtype, out)
-
-    def visit_LetStmt(self, s: LetStmt) -> Stmt:
-        out = super().visit_LetStmt(s)
-        if not is_float8(s.var.dtype):
-            return out
-        return LetStmt(self._f32_var(s.var), out.value, out.body, s.span)
+    def reinterpret(self, e: Call) -> PrimExpr:
+        src = e.args[0]
+        if is_float8(e.dtype):  # bits given as a uint8 (or int8): decoded
+            return decode(e.dtype, Cast(U8, self.visit_expr(src)))
+        if isinstance(src, BufferLoad):  # the byte as stored
+            load = StmtExprMutator.visit_BufferLoad(self, src)
+            return Cast(e.dtype, BufferLoad(load.buffer, load.indices, U8, src.span))
+        return Cast(e.dtype, encode(src.dtype, self.visit_expr(src)))
 
 
 def legalize_float8(func: PrimFunc, target: Any = None) -> PrimFunc:

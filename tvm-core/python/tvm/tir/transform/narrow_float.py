@@ -1,0 +1,108 @@
+"""The shared part of emulating a float dtype in float32 (bfloat16, float8): every expression of
+the narrow dtype becomes a float32 one holding a value of it; operations, casts and constants are
+computed in float32 and rounded back. A subclass says which dtypes are narrow, how a value is
+rounded, how a stored value is read and written, and what ``reinterpret`` to and from its bits is.
+"""
+
+from __future__ import annotations
+
+from tvm.tir.expr import BinaryOp, BufferLoad, Call, Cast, CmpOp, FloatImm, Let, PrimExpr, Select, Var
+from tvm.tir.functor import StmtExprMutator
+from tvm.tir.op import is_reinterpret
+from tvm.tir.stmt import BufferStore, LetStmt, Stmt
+
+F32 = "float32"
+
+
+class NarrowFloatEmulator(StmtExprMutator):
+    """Rewrites the narrow dtype's expressions to float32 (module docstring); ``renamed`` maps
+    each variable of the narrow dtype to its float32 replacement."""
+
+    def __init__(self) -> None:
+        self.renamed: dict[Var, Var] = {}
+
+    # ------------------------------------------------------------------ what a subclass says
+    def narrow(self, dtype: str) -> bool:
+        """Whether ``dtype`` is emulated."""
+        raise NotImplementedError
+
+    def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
+        """float32 ``f`` rounded to ``dtype``, as a float32."""
+        raise NotImplementedError
+
+    def constant(self, dtype: str, value: float) -> float:
+        """``value`` rounded to ``dtype``."""
+        raise NotImplementedError
+
+    def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
+        """The float32 value of a load of the narrow dtype (``load``: its indices visited)."""
+        raise NotImplementedError
+
+    def store(self, s: BufferStore, out: BufferStore) -> Stmt:
+        """A store into a buffer of the narrow dtype (``out``: ``s`` with its parts visited)."""
+        raise NotImplementedError
+
+    def reinterpret(self, e: Call) -> PrimExpr:
+        """``reinterpret`` from or to the narrow dtype."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the rewriting
+    def _f32_var(self, v: Var) -> Var:
+        if v not in self.renamed:
+            self.renamed[v] = Var(v.name, F32)
+        return self.renamed[v]
+
+    def visit_Var(self, e: Var) -> PrimExpr:
+        return self._f32_var(e) if self.narrow(e.dtype) else e
+
+    def visit_FloatImm(self, e: FloatImm) -> PrimExpr:
+        return FloatImm(F32, self.constant(e.dtype, e.value), e.span) if self.narrow(e.dtype) else e
+
+    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+        load = super().visit_BufferLoad(e)
+        return self.widen(e, load) if self.narrow(e.dtype) else load
+
+    def visit_BufferStore(self, s: BufferStore) -> Stmt:
+        out = super().visit_BufferStore(s)
+        return self.store(s, out) if self.narrow(s.buffer.dtype) else out
+
+    def visit_Cast(self, e: Cast) -> PrimExpr:
+        v = self.visit_expr(e.value)
+        if self.narrow(e.dtype):
+            return self.rounded(e.dtype, v if v.dtype == F32 else Cast(F32, v))
+        if self.narrow(e.value.dtype):
+            return v if e.dtype == F32 else Cast(e.dtype, v, e.span)
+        return e if v is e.value else Cast(e.dtype, v, e.span)
+
+    def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
+        out = super().visit_BinaryOp(e)
+        if not self.narrow(e.dtype) or isinstance(e, CmpOp):
+            return out
+        return self.rounded(e.dtype, type(out)(out.a, out.b, e.span))
+
+    def visit_Select(self, e: Select) -> PrimExpr:
+        out = super().visit_Select(e)
+        if not self.narrow(e.dtype):
+            return out
+        return Select(out.condition, out.true_value, out.false_value, F32, e.span)
+
+    def visit_Let(self, e: Let) -> PrimExpr:
+        value = self.visit_expr(e.value)
+        var = self._f32_var(e.var) if self.narrow(e.var.dtype) else e.var
+        body = self.visit_expr(e.body)
+        return Let(var, value, body, body.dtype, e.span)
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        if is_reinterpret(e) and (self.narrow(e.dtype) or self.narrow(e.args[0].dtype)):
+            return self.reinterpret(e)
+        args = tuple(self.visit_expr(a) for a in e.args)
+        if not self.narrow(e.dtype):
+            return Call(e.dtype, e.op, args, e.span)
+        out = Call(F32, e.op, args, e.span)
+        return out if e.op in ("if_then_else", "tir.if_then_else") else self.rounded(e.dtype, out)
+
+    def visit_LetStmt(self, s: LetStmt) -> Stmt:
+        out = super().visit_LetStmt(s)
+        if not self.narrow(s.var.dtype):
+            return out
+        return LetStmt(self._f32_var(s.var), out.value, out.body, s.span)
