@@ -93,3 +93,30 @@ def test_float8_errors_name_the_problem():
         @T.prim_func
         def other(A: T.Buffer((4,), "float8_e4m3fnuz")):
             A[0] = A[1]
+
+
+def test_bits_stored_through_reinterpret_are_kept():
+    """A float8 store of ``T.reinterpret`` of bits writes those bits (a NaN keeps its payload)."""
+
+    @T.prim_func
+    def copy_bits(A: T.Buffer((256,), "uint8"), B: T.Buffer((256,), "float8_e5m2")):
+        for i in range(256):
+            B[i] = T.reinterpret("float8_e5m2", A[i])
+
+    codes = np.arange(256, dtype=np.uint8)
+    out = tvm.runtime.empty((256,), "float8_e5m2")
+    tvm.compile(copy_bits, target="c")["copy_bits"](tvm.runtime.tensor(codes), out)
+    np.testing.assert_array_equal(out.numpy().view("uint8"), codes)
+
+
+def test_constants_round_like_ml_dtypes():
+    @T.prim_func
+    def constants(B: T.Buffer((3,), "float8_e4m3fn")):
+        B[0] = T.float8_e4m3fn(1.0625 + 1e-12)  # through float32: a tie, to even
+        B[1] = T.float8_e4m3fn(464.0)
+        B[2] = T.float8_e4m3fn(-1e300)
+
+    out = tvm.runtime.empty((3,), "float8_e4m3fn")
+    tvm.compile(constants, target="c")["constants"](out)
+    want = np.array([1.0625 + 1e-12, 464.0, -1e300]).astype(ml_dtypes.float8_e4m3fn)
+    np.testing.assert_array_equal(out.numpy().view("uint8"), want.view("uint8"))

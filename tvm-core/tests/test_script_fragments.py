@@ -218,3 +218,107 @@ def test_fragments_read_element_by_element_outside_lane_loops_are_local_memory(t
         return
     got = _run(fragments_before_tensorization, target, a, b, out_shape=(32, 16))
     np.testing.assert_allclose(got, a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+@T.prim_func
+def mma_into_another_tile(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16"),
+                          C: T.Buffer((16, 32), "float32")):  # fmt: skip
+    # D and C are two views of one accumulator: tile 0 = A @ B + tile 1 (which holds 2)
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        Af = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+        Bf = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_b")
+        Cf = T.alloc_buffer((16, 32), "float32", scope="wmma.accumulator")
+        T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, T.float32(0))
+        T.tvm_fill_fragment(Cf.data, 16, 16, 16, 1, T.float32(2))
+        T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major")
+        T.tvm_load_matrix_sync(Bf.data, 16, 16, 16, 0, B.access_ptr("r"), 16, "row_major")
+        with T.block("mma"):
+            d = T.match_buffer(Cf[0:16, 0:16], (16, 16), "float32", strides=(32, 1), scope="wmma.accumulator")
+            c = T.match_buffer(Cf[0:16, 16:32], (16, 16), "float32", strides=(32, 1), scope="wmma.accumulator")
+            T.tvm_mma_sync(d.data, 0, Af.data, 0, Bf.data, 0, c.data, 1)
+        T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 0, C.access_ptr("w"), 32, "row_major")
+        T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 1, T.address_of(C[0, 16]), 32, "row_major")
+
+
+def test_mma_of_two_views_of_one_accumulator_keeps_them_apart():
+    a, b = _inputs(shape=(16, 16))
+    got = _run(mma_into_another_tile, "example", a, b, out_shape=(16, 32))
+    np.testing.assert_allclose(got[:, :16], a.astype("float32") @ b.astype("float32") + 2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, 16:], np.full((16, 16), 2, "float32"))
+
+
+def test_mma_of_fragments_used_with_two_tile_shapes_is_refused():
+    with pytest.raises(TVMScriptError, match="different tile shapes"):
+
+        @T.prim_func
+        def shapes(A: T.Buffer((16, 16), "float16")):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                Af = T.alloc_buffer((32, 16), "float16", scope="wmma.matrix_a")
+                Bf = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_b")
+                Cf = T.alloc_buffer((32, 16), "float32", scope="wmma.accumulator")
+                T.tvm_fill_fragment(Cf.data, 32, 8, 16, 0, T.float32(0))
+                T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major")
+                T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
+
+
+@T.prim_func
+def store_through_shared(A: T.Buffer((16, 16), "float16"), C: T.Buffer((32, 16), "float32")):
+    # two warps each store a tile into shared memory; every thread then reads rows the other
+    # warp stored: a barrier must separate them (the store is a write of shared memory)
+    for ty in T.thread_binding(2, thread="threadIdx.y"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            S = T.alloc_buffer((32, 16), "float32", scope="shared")
+            Af = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_b")
+            Cf = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+            T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, T.Cast("float32", ty))
+            T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major")
+            T.tvm_load_matrix_sync(Bf.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "col_major")
+            T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
+            T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 0, T.address_of(S[ty * 16, 0]), 16, "row_major")
+            for i in range(8):
+                C[(1 - ty) * 16 + i * 2 + tx // 16, tx % 16] = S[(1 - ty) * 16 + i * 2 + tx // 16, tx % 16]
+
+
+@pytest.mark.parametrize("target", ["example", "cuda"])
+def test_a_fragment_store_into_shared_memory_is_followed_by_a_barrier(target):
+    from tvm.tir.functor import post_order_visit as visit
+    from tvm.tir.stmt import Evaluate
+
+    kernel = lower(store_through_shared, target).kernels[0]
+    syncs = []
+
+    def note(n):
+        if isinstance(n, Evaluate) and "storage_sync" in str(getattr(n.value, "op", "")):
+            syncs.append(n)
+
+    visit(kernel.body, note)
+    assert syncs, "no barrier between the fragment store and the reads of other warps' rows"
+    if target == "example":
+        a = _inputs(shape=(16, 16))[0]
+        got = _run(store_through_shared, target, a, out_shape=(32, 16))
+        prod = a.astype("float32") @ a.astype("float32").T
+        np.testing.assert_allclose(got, np.concatenate([prod, prod + 1]), rtol=1e-5, atol=1e-4)
+
+
+def test_rows_not_16_bytes_apart_are_computed_per_thread_on_cuda():
+    """PTX wmma needs rows a multiple of 16 bytes apart: a 1-d tile with rows 20 halves apart
+    compiles for cuda without wmma (each thread computes the tile)."""
+
+    @T.prim_func
+    def odd_stride(A: T.Buffer((320,), "float16"), C: T.Buffer((16, 16), "float32")):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            Af = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_b")
+            Cf = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+            T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, T.float32(0))
+            T.tvm_load_matrix_sync(Af.data, 16, 16, 16, 0, A.access_ptr("r"), 20, "row_major")
+            T.tvm_load_matrix_sync(Bf.data, 16, 16, 16, 0, A.access_ptr("r"), 20, "row_major")
+            T.tvm_mma_sync(Cf.data, 0, Af.data, 0, Bf.data, 0, Cf.data, 0)
+            T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 0, C.access_ptr("w"), 16, "row_major")
+
+    assert "wmma" not in tvm.compile(odd_stride, target="cuda").imports[0].inspect_source("cuda")
+    a = np.random.default_rng(2).standard_normal(320).astype("float16")
+    tile = a[: 16 * 20].reshape(16, 20)[:, :16].astype("float32")
+    got = _run(odd_stride, "example", a, out_shape=(16, 16))
+    np.testing.assert_allclose(got, tile @ tile, rtol=1e-4, atol=1e-3)

@@ -256,7 +256,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         """A floating-point constant of ``dtype`` (inf and nan included)."""
         double = _dt.element_of(dtype) == "float64"
         if math.isnan(value):
-            text = "NAN" if not double else "((double)NAN)"
+            text = "NAN" if math.copysign(1.0, value) > 0 else "(-NAN)"  # the sign bit kept
+            text = f"((double){text})" if double else text
         elif math.isinf(value):
             text = "INFINITY" if value > 0 else "-INFINITY"
             text = f"((double){text})" if double else text

@@ -45,7 +45,7 @@ TILE_SHAPES = ((16, 16, 16), (8, 32, 16), (32, 8, 16))
 LAYOUTS = ("row_major", "col_major")
 
 # id(data Var) -> (Var, the buffer whose ``.data`` was read last): ``X.data`` names X's memory
-_data_owner: dict[int, tuple[Var, Buffer]] = {}
+_data_reads: list[tuple[Var, Buffer]] = []  # the .data reads of the statement being parsed, in order
 # id(view) -> (view, parent, parent indices of the view's first element, parent dims it spans)
 _views: dict[int, tuple[Buffer, Buffer, tuple, tuple]] = {}
 # id(Var) -> (Var, value): variables a view's spec names as its strides or offset
@@ -58,13 +58,18 @@ _shapes: dict[int, tuple[Var, tuple]] = {}
 def names_of_one_function() -> Iterator[None]:
     """While one function is parsed: what its ``.data`` reads, views and bindings name (the
     previous function's, if one is being parsed around it, come back after)."""
-    global _data_owner, _views, _bound, _shapes
-    saved = (_data_owner, _views, _bound, _shapes)
-    _data_owner, _views, _bound, _shapes = {}, {}, {}, {}
+    global _data_reads, _views, _bound, _shapes
+    saved = (_data_reads, _views, _bound, _shapes)
+    _data_reads, _views, _bound, _shapes = [], {}, {}, {}
     try:
         yield
     finally:
-        _data_owner, _views, _bound, _shapes = saved
+        _data_reads, _views, _bound, _shapes = saved
+
+
+def new_statement() -> None:
+    """The parser starts a statement: ``.data`` reads of earlier ones name nothing any more."""
+    _data_reads.clear()
 
 
 class FragmentError(ValueError):
@@ -72,8 +77,9 @@ class FragmentError(ValueError):
 
 
 def note_data(buf: Buffer) -> None:
-    """The parser read ``buf.data``: a pointer argument naming that memory means ``buf``."""
-    _data_owner[id(buf.data)] = (buf.data, buf)
+    """The parser read ``buf.data``: the next argument naming that memory means ``buf`` (views
+    share their parent's ``data``, so each read is matched to the argument in order)."""
+    _data_reads.append((buf.data, buf))
 
 
 def note_view(view: Buffer, parent: Buffer, starts: list, dims: list) -> None:
@@ -94,11 +100,11 @@ def _resolve(e: PrimExpr) -> PrimExpr:
 
 
 def _owner(data: Any) -> Buffer:
-    entry = _data_owner.get(id(data)) if isinstance(data, Var) else None
-    if entry is None or entry[0] is not data:
+    index = next((i for i, (var, _) in enumerate(_data_reads) if var is data), None)
+    if index is None:
         got = expr_text(data) if isinstance(data, PrimExpr) else repr(data)
         raise FragmentError(f"expected the .data of a buffer (such as A_frag.data), got {got}")
-    return entry[1]
+    return _data_reads.pop(index)[1]
 
 
 def element(buf: Buffer, indices: tuple) -> BufferLoad:
@@ -251,8 +257,10 @@ def tvm_mma_sync(d: Any, di: Any, a: Any, ai: Any, b: Any, bi: Any, c: Any, ci: 
     """``T.tvm_mma_sync(d.data, di, a.data, ai, b.data, bi, c.data, ci)``: tile ``di`` of ``d`` =
     tile ``ai`` of ``a`` times tile ``bi`` of ``b`` plus tile ``ci`` of ``c``. The tile shape is
     the one the fills, loads and stores of these fragments use (16 x 16 x 16 if none)."""
-    known = [_shapes[id(x)][1] for x in (d, a, b, c) if id(x) in _shapes and _shapes[id(x)][0] is x]
-    shape = known[0] if known else (16, 16, 16)
+    known = {_shapes[id(x)][1] for x in (d, a, b, c) if id(x) in _shapes and _shapes[id(x)][0] is x}
+    if len(known) > 1:
+        raise FragmentError(f"the fragments were filled, loaded or stored with different tile shapes {sorted(known)}")
+    shape = known.pop() if known else (16, 16, 16)
     tiles = []
     for data, index, role in ((d, di, "accumulator"), (a, ai, "matrix_a"), (b, bi, "matrix_b"), (c, ci, "accumulator")):
         tiles += _fragment(data, index, shape, (role,))

@@ -355,6 +355,7 @@ class Parser:
                 self.scopes.pop()
 
     def visit_stmt(self, node: ast.stmt):
+        fragments.new_statement()
         m = getattr(self, "stmt_" + type(node).__name__, None)
         if m is None:
             raise self.error(node, f"unsupported statement '{type(node).__name__}' in TVMScript")

@@ -35,6 +35,7 @@ from tvm.tir.functor import StmtExprVisitor, post_order_visit
 from tvm.tir.op import tvm_storage_sync
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
+from .fragments import memory_accesses
 from .verify import TIRVerifyError, is_device_target, is_thread_index_loop
 
 _SHARED = ("shared", "shared.dyn")
@@ -76,7 +77,13 @@ class _SharedAccesses(StmtExprVisitor):
 
     def visit_Evaluate(self, s: Evaluate) -> None:
         self.barrier = self.barrier or _is_barrier(s)
-        super().visit_Evaluate(s)
+        tiles = memory_accesses(s.value) if isinstance(s.value, Call) else []
+        for first, written in tiles:  # the lanes of a warp share the tile: as if indexed by thread
+            if first.buffer.scope in _SHARED:
+                (self.writes if written else self.reads).add(first.buffer.data)
+                self.by_thread.add(first.buffer.data)
+        if not tiles:
+            super().visit_Evaluate(s)
 
 
 def _accesses(s: Stmt, dependent: frozenset = frozenset()) -> _SharedAccesses:

@@ -12,7 +12,8 @@ print one from :func:`conversion_steps` (integer and bit operations only).
 Formats (OCP 8-bit floats): e4m3fn has 4 exponent bits (bias 7), 3 mantissa bits, no infinity,
 NaN ``S.1111.111``, largest finite 448: a value that rounds past it becomes NaN. e5m2 has 5
 exponent bits (bias 15), 2 mantissa bits, infinities and NaNs as IEEE: past 57344 it rounds to
-infinity; a NaN becomes ``S.11111.10``.
+infinity; a NaN becomes ``S.11111.10``. A float64 value is rounded to float32 first, as
+ml_dtypes converts one.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
+from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .narrow_float import NarrowFloatEmulator
@@ -183,23 +185,27 @@ def conversion_steps(op: str) -> _Steps:
 
 
 def _encode_value(fmt: Format, value: float) -> int:
-    """:func:`encode` of a Python float (rounded to float32 first), for constants."""
+    """The code of the float8 nearest to ``value`` (a constant), rounded through float32 as
+    ml_dtypes converts a double, then to nearest even as :func:`encode_steps` rounds."""
     try:
-        (u,) = struct.unpack("<I", struct.pack("<f", value))
+        (value,) = struct.unpack("<f", struct.pack("<f", value))
     except OverflowError:  # past float32's range: infinity
-        u = 0x7F800000 | (0x80000000 if value < 0 else 0)
-    sign, a, drop = u >> 31, u & 0x7FFFFFFF, 23 - fmt.mantissa
-    exp = (a >> 23) - 127 + fmt.bias
-    if a > 0x7F800000:
-        return sign << 7 | fmt.nan_code
-    if exp >= 1:
-        magnitude = ((a + (1 << (drop - 1)) - 1 + ((a >> drop) & 1)) >> drop) - ((127 - fmt.bias) << fmt.mantissa)
+        value = math.copysign(math.inf, value)
+    sign = 0x80 if math.copysign(1.0, value) < 0 else 0
+    if math.isnan(value):
+        return sign | fmt.nan_code
+    if math.isinf(value):
+        return sign | fmt.overflow_code
+    if value == 0:
+        return sign
+    exponent = max(math.frexp(abs(value))[1] - 1, 1 - fmt.bias)  # of the leading bit, or subnormal
+    quantum = 2.0 ** (exponent - fmt.mantissa)
+    n = round(abs(value) / quantum)  # exact division by a power of two; round() ties to even
+    if exponent == 1 - fmt.bias and n < (1 << fmt.mantissa):
+        code = n  # subnormal
     else:
-        shift = min(24 - fmt.mantissa - exp, 31)
-        sig = (a & 0x7FFFFF) | 0x800000
-        magnitude = (sig + (1 << (shift - 1)) - 1 + ((sig >> shift) & 1)) >> shift
-    magnitude = fmt.overflow_code if magnitude > fmt.largest_code else magnitude
-    return sign << 7 | magnitude
+        code = ((exponent + fmt.bias) << fmt.mantissa) + n - (1 << fmt.mantissa)
+    return sign | (fmt.overflow_code if code > fmt.largest_code else code)
 
 
 def _decode_value(fmt: Format, byte: int) -> float:
@@ -207,7 +213,7 @@ def _decode_value(fmt: Format, byte: int) -> float:
     sign = -1.0 if byte & 0x80 else 1.0
     exp, man = (byte >> fmt.mantissa) & ((1 << fmt.exponent) - 1), byte & ((1 << fmt.mantissa) - 1)
     if not fmt.ieee and byte & 0x7F == 0x7F or fmt.ieee and exp == (1 << fmt.exponent) - 1 and man:
-        return math.nan
+        return math.copysign(math.nan, sign)
     if fmt.ieee and exp == (1 << fmt.exponent) - 1:
         return sign * math.inf
     if exp == 0:
@@ -246,6 +252,14 @@ class _Float8(NarrowFloatEmulator):
 
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return decode(original.dtype, BufferLoad(load.buffer, load.indices, U8, original.span))
+
+    def visit_BufferStore(self, s: BufferStore) -> Stmt:
+        v = s.value
+        if is_float8(s.buffer.dtype) and is_reinterpret(v) and not is_float8(v.args[0].dtype):
+            # bits stored as given (a NaN's payload kept)
+            out = StmtExprMutator.visit_BufferStore(self, dataclasses.replace(s, value=v.args[0]))
+            return BufferStore(out.buffer, Cast(U8, out.value), out.indices, s.span)
+        return super().visit_BufferStore(s)
 
     def store(self, s: BufferStore, out: BufferStore) -> Stmt:
         value = out.value if out.value.dtype == F32 else Cast(F32, out.value)

@@ -32,6 +32,13 @@ FILL, LOAD, STORE, MMA = (
     "tir.tvm_mma_sync",
 )
 FRAGMENT_OPS = (FILL, LOAD, STORE, MMA)
+#: The operations as a code generator that has the instructions gets them (:mod:`.fragments_native`)
+NATIVE_FILL, NATIVE_LOAD, NATIVE_STORE, NATIVE_MMA = (
+    "tir.fragment_fill",
+    "tir.fragment_load",
+    "tir.fragment_store",
+    "tir.fragment_mma",
+)
 
 
 def is_fragment_op(e: Any) -> bool:
@@ -47,6 +54,17 @@ def tile_accesses(e: Call) -> list[tuple[BufferLoad, BufferLoad, bool]]:
     if e.op in (LOAD, STORE):
         tiles.append(e.args[5:7])
     return [(first, last, w) for (first, last), w in zip(tiles, written)]
+
+
+def memory_accesses(e: Call) -> list[tuple[BufferLoad, bool]]:
+    """(first element, written) of the memory tile a fragment operation reads or writes, in
+    either form (``tir.tvm_*`` before :func:`lower_fragments`, ``tir.fragment_*`` kept for a
+    code generator); empty for fill and mma."""
+    if e.op in (LOAD, STORE):
+        return [(e.args[5], e.op == STORE)]
+    if e.op in (NATIVE_LOAD, NATIVE_STORE):
+        return [(e.args[1], e.op == NATIVE_STORE)]
+    return []
 
 
 def only_writes(e: Call, data: Var) -> bool:
@@ -164,8 +182,9 @@ class _Lower(StmtExprMutator):
             return self._mma(tiles, m, n, k)
         frag = tiles[0][0]
         if e.op == FILL:
-            return _grid((m, n), lambda i, j: _store(frag, i, j, e.args[5]))
-        mem, stride, layout = tiles[1][0], e.args[7], e.args[8].value
+            value = self.visit_expr(e.args[5])
+            return _grid((m, n), lambda i, j: _store(frag, i, j, value))
+        mem, stride, layout = tiles[1][0], self.visit_expr(e.args[7]), e.args[8].value
 
         def mem_at(i: PrimExpr, j: PrimExpr) -> tuple:
             return _at(mem, stride, i, j) if layout == "row_major" else _at(mem, stride, j, i)

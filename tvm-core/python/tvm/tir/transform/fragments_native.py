@@ -14,7 +14,8 @@ generator gives every tile its registers) and each operation as one of
 
 where ``t`` counts the tiles of the fragment buffer row-major. A kernel that does not fit (a dtype
 pair not listed, a fragment buffer whose dimensions before the last two are not all 1, a tile not
-provably on the tile grid, a fragment used with two tile shapes, or
+provably on the tile grid, memory of another dtype than its fragment or whose rows are not a
+constant multiple of 16 bytes apart, a fragment used with two tile shapes, or
 an A or B fragment loaded in both layouts) gets None: its fragments are computed per thread
 instead (:mod:`.fragments`).
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
+from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.analysis import linear_form
 from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm
@@ -31,13 +33,16 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, post_order_visit
 from tvm.tir.stmt import Allocate, Evaluate
 
-from .fragments import FILL, LOAD, MMA, is_fragment_op, tile_accesses
-
-NATIVE_FILL, NATIVE_LOAD, NATIVE_STORE, NATIVE_MMA = (
-    "tir.fragment_fill",
-    "tir.fragment_load",
-    "tir.fragment_store",
-    "tir.fragment_mma",
+from .fragments import (
+    FILL,
+    LOAD,
+    MMA,
+    NATIVE_FILL,
+    NATIVE_LOAD,
+    NATIVE_MMA,
+    NATIVE_STORE,
+    is_fragment_op,
+    tile_accesses,
 )
 
 
@@ -139,6 +144,11 @@ class _Keep(StmtExprMutator):
             return Evaluate(Call("handle", NATIVE_MMA, args), s.span)
         mem = self.visit_expr(e.args[5])
         stride = self.visit_expr(e.args[7]) if mem.buffer.ndim == 1 else _row_length(mem.buffer)
+        if mem.buffer.dtype != e.args[0].buffer.dtype:
+            raise _NotNative(f"{mem.buffer.name} is {mem.buffer.dtype}, its fragment {e.args[0].buffer.dtype}")
+        row_bytes = stride.value * _dt.bits(mem.buffer.dtype) // 8 if isinstance(stride, IntImm) else None
+        if row_bytes is None or row_bytes % 16:  # the instructions need rows 16-byte aligned
+            raise _NotNative(f"rows of {mem.buffer.name} {stride!r} elements apart, not a multiple of 16 bytes")
         op = NATIVE_LOAD if e.op == LOAD else NATIVE_STORE
         return Evaluate(Call("handle", op, (tiles[0], mem, stride, e.args[8], *mnk)), s.span)
 

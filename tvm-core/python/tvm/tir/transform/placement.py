@@ -221,8 +221,8 @@ class _DynamicShared(BufferReplacer):
 
 
 def _static_shared(nest: Stmt) -> tuple[int, set]:
-    """Bytes of the constant-size ``shared`` buffers a kernel's loop nest allocates, and their
-    memories."""
+    """Bytes of the constant-size ``shared`` buffers a kernel's loop nest allocates (each rounded
+    up to 32, as views into dynamic shared memory are), and their memories."""
     total, datas = 0, set()
 
     def visit(n: Any) -> None:
@@ -233,7 +233,8 @@ def _static_shared(nest: Stmt) -> tuple[int, set]:
             and all(isinstance(d, IntImm) for d in n.buffer.shape)
         ):
             elems = math.prod(d.value for d in n.buffer.shape)
-            total += elems * max(1, _dt.bits(n.buffer.dtype) * _dt.lanes(n.buffer.dtype) // 8)
+            size = elems * max(1, _dt.bits(n.buffer.dtype) * _dt.lanes(n.buffer.dtype) // 8)
+            total += -(-size // 32) * 32  # as dynamic shared memory places it (dynamic_shared_bytes)
             datas.add(n.buffer.data)
 
     post_order_visit(nest, visit)

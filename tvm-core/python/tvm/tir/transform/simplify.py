@@ -92,9 +92,11 @@ def _val(x: PrimExpr):
 
 
 def _divides(b: PrimExpr, a: PrimExpr) -> bool:
-    """Whether ``a`` is ``x * c1`` and ``b`` a constant ``c2 != 0`` that divides ``c1``."""
+    """Whether ``a`` is ``x * c1`` and ``b`` a constant ``c2 != 0`` that divides ``c1``, of a
+    signed integer dtype (an unsigned ``x * c1`` wraps around, and the identities fail then)."""
     return (
-        isinstance(b, IntImm)
+        _dt.is_int(a.dtype)
+        and isinstance(b, IntImm)
         and b.value != 0
         and isinstance(a, Mul)
         and isinstance(a.b, IntImm)
