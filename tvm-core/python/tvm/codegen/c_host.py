@@ -740,7 +740,7 @@ class HostFunctionPrinter:
                 f'return tvm_err_strides({fn}, "{an}");'
             )
         ctype = p.type_name(buf.dtype)
-        elem = max(1, _dt.bits(buf.dtype) // 8) * _dt.lanes(buf.dtype)
+        elem = _dt.nbytes(buf.dtype)
         if dev in _OPAQUE_HANDLE_DEVICES:
             # data is a runtime handle (cl_mem, VkBuffer ...): no pointer arithmetic on it
             p.emit(

@@ -36,22 +36,20 @@ from tvm.tir import op as _op
 from tvm.tir.analysis import free_vars, structural_equal
 from tvm.tir.functor import substitute
 from tvm.tir.printer import expr_text
-from tvm.tir.expr import Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
-from tvm.tir.expr import FRAGMENT_SCOPES
+from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.transform.flatten import buffer_strides, unravel_index
+from tvm.tir.transform.fragments import FILL, LOAD, MMA, STORE, tile_extent
 from tvm.tir.transform.simplify import simplify_expr
 
 #: The tile shapes (m, n, k) Apache TVM's wmma intrinsics take.
 TILE_SHAPES = ((16, 16, 16), (8, 32, 16), (32, 8, 16))
 LAYOUTS = ("row_major", "col_major")
 
-# id(data Var) -> (Var, the buffer whose ``.data`` was read last): ``X.data`` names X's memory
+# What the function being parsed names (its objects stay alive while it is parsed):
 _data_reads: list[tuple[Var, Buffer]] = []  # the .data reads of the statement being parsed, in order
-# id(view) -> (view, parent, parent indices of the view's first element, parent dims it spans)
-_views: dict[int, tuple[Buffer, Buffer, tuple, tuple]] = {}
-# id(Var) -> (Var, value): variables a view's spec names as its strides or offset
-_bound: dict[int, tuple[Var, PrimExpr]] = {}
-# id(fragment data Var) -> (Var, (m, n, k)) from the fills, loads and stores that name it
-_shapes: dict[int, tuple[Var, tuple]] = {}
+_views: dict[Buffer, tuple[Buffer, tuple, tuple]] = {}  # view -> (parent, its first element there, dims)
+_bound: dict[Var, PrimExpr] = {}  # variables a view's spec names as its strides or offset -> values
+_shapes: dict[Var, tuple] = {}  # fragment data -> (m, n, k) of the fills, loads and stores naming it
 
 
 @contextlib.contextmanager
@@ -85,17 +83,17 @@ def note_data(buf: Buffer) -> None:
 def note_view(view: Buffer, parent: Buffer, starts: list, dims: list) -> None:
     """``view`` is ``T.match_buffer(parent[region], ...)``: its index ``d`` adds to the parent's
     dimension ``dims[d]``, from ``starts``."""
-    _views[id(view)] = (view, parent, tuple(starts), tuple(dims))
+    _views[view] = (parent, tuple(starts), tuple(dims))
 
 
 def note_binding(var: Var, value: PrimExpr) -> None:
     """The parser bound ``var`` (named in a view's ``strides=`` or ``elem_offset=``) to ``value``."""
-    _bound[id(var)] = (var, value)
+    _bound[var] = value
 
 
 def _resolve(e: PrimExpr) -> PrimExpr:
     """``e`` with the variables views bound replaced by their values."""
-    mapping = {entry[0]: entry[1] for v in free_vars(e) if (entry := _bound.get(id(v))) is not None and entry[0] is v}
+    mapping = {v: _bound[v] for v in free_vars(e) if v in _bound}
     return substitute(e, mapping) if mapping else e
 
 
@@ -109,14 +107,12 @@ def _owner(data: Any) -> Buffer:
 
 def element(buf: Buffer, indices: tuple) -> BufferLoad:
     """``buf[indices]`` on the buffer that owns the memory (through views of views)."""
-    entry = _views.get(id(buf))
-    while entry is not None and entry[0] is buf:
-        _, parent, starts, dims = entry
+    while buf in _views:
+        parent, starts, dims = _views[buf]
         full = list(starts)
         for d, i in zip(dims, indices):
             full[d] = _op.binary("add", full[d], i)
         buf, indices = parent, tuple(full)
-        entry = _views.get(id(buf))
     return BufferLoad(buf, tuple(_op.convert(i) for i in indices))
 
 
@@ -135,11 +131,6 @@ def _tile_shape(m: Any, n: Any, k: Any) -> tuple:
     return shape
 
 
-def _extent(role: str, shape: tuple) -> tuple:
-    m, n, k = shape
-    return {"matrix_a": (m, k), "matrix_b": (k, n), "accumulator": (m, n)}[role]
-
-
 def _last(first: BufferLoad, rows: int, cols: int) -> BufferLoad:
     idx = list(first.indices)
     idx[-2] = _op.binary("add", idx[-2], rows - 1)
@@ -148,7 +139,8 @@ def _last(first: BufferLoad, rows: int, cols: int) -> BufferLoad:
 
 
 def _fragment(data: Any, index: Any, shape: tuple, roles: tuple = ()) -> tuple:
-    """The first and last element of tile ``index`` of the fragment whose ``.data`` is ``data``."""
+    """The first and last element of tile ``index`` of the fragment whose ``.data`` is ``data``,
+    and the tile's rows and columns."""
     buf = _owner(data)
     role = FRAGMENT_SCOPES.get(buf.scope)
     if role is not None and roles and role not in roles:
@@ -156,13 +148,13 @@ def _fragment(data: Any, index: Any, shape: tuple, roles: tuple = ()) -> tuple:
         raise FragmentError(f"{buf.name} has scope {buf.scope!r}; a fragment of scope {want} is expected")
     if role is None:  # a buffer of another scope: refused when compiled (intrinsic descriptions parse)
         role = roles[0] if roles else "accumulator"
-    _shapes[id(buf.data)] = (buf.data, shape)
-    rows, cols = _extent(role, shape)
+    _shapes[buf.data] = shape
+    rows, cols = tile_extent(role, shape)
     dims = [getattr(d, "value", None) for d in buf.shape]
     if None in dims or len(dims) < 2:
         shape_text = ", ".join(expr_text(d) for d in buf.shape)
         raise FragmentError(f"fragment {buf.name} needs a constant shape of two or more dimensions, got ({shape_text})")
-    if id(buf) in _views and dims[-2:] == [rows, cols] and all(d == 1 for d in dims[:-2]):
+    if buf in _views and dims[-2:] == [rows, cols] and all(d == 1 for d in dims[:-2]):
         start = (0,) * len(dims)  # a view of one tile: the index names it in the buffer viewed
     elif len(dims) == 2 and dims[0] % rows == 0 and dims[1] % cols == 0:
         per_row, tiles = dims[1] // cols, dims[0] // rows * (dims[1] // cols)
@@ -178,7 +170,7 @@ def _fragment(data: Any, index: Any, shape: tuple, roles: tuple = ()) -> tuple:
     else:
         raise FragmentError(f"fragment {buf.name} of shape {tuple(dims)} is not made of {rows} x {cols} tiles")
     first = element(buf, start)
-    return first, _last(first, rows, cols)
+    return first, _last(first, rows, cols), (rows, cols)
 
 
 def _memory(ptr: Any, stride: Any, rows: int, cols: int) -> tuple:
@@ -195,7 +187,7 @@ def _memory(ptr: Any, stride: Any, rows: int, cols: int) -> tuple:
     if buf.ndim == 1:
         offset = _op.binary("add", _op.binary("mul", stride, rows - 1), cols - 1)
         return first, BufferLoad(buf, (_op.binary("add", first.indices[0], offset),))
-    row_length = buf.strides[-2] if buf.strides else buf.shape[-1]
+    row_length = buffer_strides(buf)[-2]
     same = simplify_expr(_op.binary("eq", _resolve(stride), row_length))
     if not (isinstance(same, IntImm) and same.value):
         raise FragmentError(
@@ -216,24 +208,23 @@ def tvm_fill_fragment(data: Any, m: Any, n: Any, k: Any, index: Any, value: Any,
     """``T.tvm_fill_fragment(frag.data, m, n, k, index, value)``: every element of tile ``index``
     of an accumulator fragment becomes ``value``."""
     shape = _tile_shape(m, n, k)
-    first, last = _fragment(data, index, shape, ("accumulator",))
+    first, last, _ = _fragment(data, index, shape, ("accumulator",))
     if isinstance(value, (bool, str)) or not isinstance(value, (int, float, PrimExpr)):
         got = f"buffer {value.name}" if isinstance(value, Buffer) else repr(value)[:80]
         raise FragmentError(f"value must be a number, got {got}")
     value = _op.convert(value)
     if not _dt.is_float(value.dtype) and not _dt.is_integer(value.dtype):
         raise FragmentError(f"value must be a number, got a {value.dtype}")
-    return Call("handle", "tir.tvm_fill_fragment", (first, last, *map(_op.convert, shape), value))
+    return Call("handle", FILL, (first, last, *map(_op.convert, shape), value))
 
 
 def _move(op: str, data: Any, m: Any, n: Any, k: Any, index: Any, ptr: Any, stride: Any, layout: Any) -> PrimExpr:
     shape = _tile_shape(m, n, k)
-    first, last = _fragment(data, index, shape, () if op == "tvm_load_matrix_sync" else ("accumulator",))
-    rows, cols = _extent(FRAGMENT_SCOPES.get(first.buffer.scope, "accumulator"), shape)
+    first, last, (rows, cols) = _fragment(data, index, shape, () if op == LOAD else ("accumulator",))
     layout = _layout(layout)
     mem_first, mem_last = _memory(ptr, stride, *((rows, cols) if layout == "row_major" else (cols, rows)))
     args = (first, last, *map(_op.convert, shape), mem_first, mem_last, _op.convert(stride), StringImm(layout))
-    return Call("handle", f"tir.{op}", args)
+    return Call("handle", op, args)
 
 
 def tvm_load_matrix_sync(
@@ -242,7 +233,7 @@ def tvm_load_matrix_sync(
     """``T.tvm_load_matrix_sync(frag.data, m, n, k, index, ptr, stride, layout)``: tile ``index``
     of the fragment from memory at ``ptr`` (rows ``stride`` elements apart; ``"col_major"``: the
     tile's columns are the memory's rows)."""
-    return _move("tvm_load_matrix_sync", data, m, n, k, index, ptr, stride, layout)
+    return _move(LOAD, data, m, n, k, index, ptr, stride, layout)
 
 
 def tvm_store_matrix_sync(
@@ -250,21 +241,21 @@ def tvm_store_matrix_sync(
 ) -> PrimExpr:
     """``T.tvm_store_matrix_sync(frag.data, m, n, k, index, ptr, stride, layout)``: tile ``index``
     of an accumulator fragment to memory at ``ptr``."""
-    return _move("tvm_store_matrix_sync", data, m, n, k, index, ptr, stride, layout)
+    return _move(STORE, data, m, n, k, index, ptr, stride, layout)
 
 
 def tvm_mma_sync(d: Any, di: Any, a: Any, ai: Any, b: Any, bi: Any, c: Any, ci: Any, dtype: str = "handle") -> PrimExpr:
     """``T.tvm_mma_sync(d.data, di, a.data, ai, b.data, bi, c.data, ci)``: tile ``di`` of ``d`` =
     tile ``ai`` of ``a`` times tile ``bi`` of ``b`` plus tile ``ci`` of ``c``. The tile shape is
     the one the fills, loads and stores of these fragments use (16 x 16 x 16 if none)."""
-    known = {_shapes[id(x)][1] for x in (d, a, b, c) if id(x) in _shapes and _shapes[id(x)][0] is x}
+    known = {_shapes[x] for x in (d, a, b, c) if isinstance(x, Var) and x in _shapes}
     if len(known) > 1:
         raise FragmentError(f"the fragments were filled, loaded or stored with different tile shapes {sorted(known)}")
     shape = known.pop() if known else (16, 16, 16)
     tiles = []
     for data, index, role in ((d, di, "accumulator"), (a, ai, "matrix_a"), (b, bi, "matrix_b"), (c, ci, "accumulator")):
-        tiles += _fragment(data, index, shape, (role,))
-    return Call("handle", "tir.tvm_mma_sync", (*tiles, *map(_op.convert, shape)))
+        tiles += _fragment(data, index, shape, (role,))[:2]
+    return Call("handle", MMA, (*tiles, *map(_op.convert, shape)))
 
 
 def tvm_access_ptr(ptr_type: Any, data: Any, offset: Any, extent: Any, rw_mask: Any, dtype: str = "handle") -> PrimExpr:
@@ -275,14 +266,8 @@ def tvm_access_ptr(ptr_type: Any, data: Any, offset: Any, extent: Any, rw_mask: 
     rel = simplify_expr(_op.binary("sub", offset, buf.elem_offset))
     if structural_equal(offset, buf.elem_offset) or isinstance(rel, IntImm) and rel.value == 0:
         indices: tuple = (0,) * buf.ndim
-    elif buf.ndim == 1 and not buf.strides:
-        indices = (rel,)
     elif not buf.strides:
-        flat, parts = rel, []
-        for extent_d in reversed(buf.shape[1:]):
-            parts.insert(0, _op.floormod(flat, extent_d))
-            flat = _op.floordiv(flat, extent_d)
-        indices = (flat, *parts)
+        indices = unravel_index(rel, buf.shape)
     else:
         raise FragmentError(
             f"offset {expr_text(offset)} inside the strided view {buf.name}; point at its first "

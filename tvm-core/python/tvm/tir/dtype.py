@@ -106,6 +106,11 @@ def bits(d: str) -> int:
     return 8 if fam == "bool" else b
 
 
+def nbytes(d: str) -> int:
+    """Bytes one value of ``d`` (all its lanes) takes in memory."""
+    return bits(d) * lanes(d) // 8
+
+
 def lanes(d: str) -> int:
     """Vector lanes."""
     return parse(d)[2]

@@ -112,10 +112,7 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "broadcast": (2, "explicit"),
     "shuffle": (None, "explicit"),
     # float8 <-> float32 (tvm.tir.transform.float8; the float8 side is its uint8 bits)
-    "float8_decode_float8_e4m3fn": (1, "explicit"),
-    "float8_decode_float8_e5m2": (1, "explicit"),
-    "float8_encode_float8_e4m3fn": (1, "explicit"),
-    "float8_encode_float8_e5m2": (1, "explicit"),
+    **{f"float8_{way}_{d}": (1, "explicit") for way in ("decode", "encode") for d in _dt.FLOAT8_DTYPES},
 }
 
 _FLOAT_RANK = {"float16": 0, "bfloat16": 0, "float32": 1, "float64": 2}

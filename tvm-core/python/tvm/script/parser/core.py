@@ -55,7 +55,7 @@ from tvm.tir.stmt import (
     seq,
 )
 
-from tvm.tir.transform.flatten import flat_index
+from tvm.tir.transform.flatten import flat_index, unravel_index
 from tvm.tir.transform.vectors import masked_store
 
 from .. import fragments
@@ -1173,13 +1173,8 @@ class Parser:
         ) -> PrimExpr:
             if isinstance(access_mask, str) and not set(access_mask) <= set("rw") or not access_mask:
                 raise ValueError(f"access mask must be made of 'r' and 'w', got {access_mask!r}")
-            flat = _op.convert(offset)
-            indices = []
-            for d in reversed(range(len(buf.shape))):
-                extent_d = buf.shape[d]
-                indices.insert(0, flat if d == 0 else _op.binary("floormod", flat, extent_d))
-                flat = _op.binary("floordiv", flat, extent_d)
-            return T.address_of(BufferLoad(buf, tuple(indices), buf.dtype))
+            indices = unravel_index(_op.convert(offset), buf.shape)
+            return T.address_of(BufferLoad(buf, indices, buf.dtype))
 
         return access_ptr
 

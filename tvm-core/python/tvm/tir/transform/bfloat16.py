@@ -26,7 +26,6 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .legalize import _bind
@@ -97,15 +96,12 @@ class _Emulator(NarrowFloatEmulator):
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return from_bfloat16(load)
 
-    def visit_BufferStore(self, s: BufferStore) -> Stmt:
-        bits_given = s.buffer.dtype == BF16 and is_reinterpret(s.value) and s.value.args[0].dtype != BF16
-        if bits_given:  # stored as given: through float32 a signaling NaN turns quiet
-            out = StmtExprMutator.visit_BufferStore(self, dataclasses.replace(s, value=s.value.args[0]))
-            return BufferStore(out.buffer, _call(BF16, "reinterpret", out.value), out.indices, s.span)
-        return super().visit_BufferStore(s)
-
     def store(self, s: BufferStore, out: BufferStore) -> Stmt:
         return BufferStore(out.buffer, to_bfloat16(out.value), out.indices, s.span)
+
+    def store_bits(self, s: BufferStore, out: BufferStore) -> Stmt:
+        # through float32 a signaling NaN would turn quiet
+        return BufferStore(out.buffer, _call(BF16, "reinterpret", out.value), out.indices, s.span)
 
     def reinterpret(self, e: Call) -> PrimExpr:
         src = e.args[0]

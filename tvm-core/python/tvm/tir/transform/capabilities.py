@@ -22,7 +22,7 @@ _DTYPE_CAPABILITIES = {
     "supports_float64": ("float64",),
     "supports_int64": ("int64", "uint64"),
     "supports_bfloat16": ("bfloat16",),
-    "supports_float8": ("float8_e4m3fn", "float8_e5m2"),
+    "supports_float8": _dt.FLOAT8_DTYPES,
 }
 
 
@@ -56,8 +56,9 @@ def _allocations(kernel: PrimFunc, scopes: tuple[str, ...]) -> list[tuple[str, i
         if isinstance(node, Allocate) and node.buffer.scope in scopes:
             dims = [_constant(d) for d in node.buffer.shape]
             if None not in dims:
-                elem = max(1, _dt.bits(node.buffer.dtype) * _dt.lanes(node.buffer.dtype) // 8)
-                found.append((node.buffer.scope, math.prod(dims) * elem, node.buffer.name, node.span))
+                found.append(
+                    (node.buffer.scope, math.prod(dims) * _dt.nbytes(node.buffer.dtype), node.buffer.name, node.span)
+                )
 
     post_order_visit(kernel.body, visit)
     return found

@@ -80,6 +80,16 @@ def flat_index(buf: Buffer, indices: tuple) -> PrimExpr:
     return idx
 
 
+def unravel_index(flat: PrimExpr, shape: tuple) -> tuple:
+    """The indices of element ``flat`` (counted row-major) of a compact buffer of ``shape``: the
+    inverse of :func:`flat_index` there."""
+    parts: list = []
+    for extent in reversed(tuple(shape)[1:]):
+        parts.insert(0, binary("floormod", flat, extent))
+        flat = binary("floordiv", flat, extent)
+    return (flat, *parts)
+
+
 def _is_flat(buf: Buffer) -> bool:
     return buf.ndim == 1 and not buf.strides and _is_const(buf.elem_offset, 0)
 

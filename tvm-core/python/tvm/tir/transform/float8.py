@@ -23,6 +23,7 @@ import math
 import struct
 from typing import Any
 
+from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -44,7 +45,6 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .narrow_float import NarrowFloatEmulator
@@ -77,7 +77,7 @@ class Format:
         return 0x7E if self.ieee else 0x7F
 
 
-FORMATS = {"float8_e4m3fn": Format(4, 3, 7, False), "float8_e5m2": Format(5, 2, 15, True)}
+FORMATS = dict(zip(_dt.FLOAT8_DTYPES, (Format(4, 3, 7, False), Format(5, 2, 15, True))))
 
 
 def is_float8(dtype: str) -> bool:
@@ -253,17 +253,12 @@ class _Float8(NarrowFloatEmulator):
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return decode(original.dtype, BufferLoad(load.buffer, load.indices, U8, original.span))
 
-    def visit_BufferStore(self, s: BufferStore) -> Stmt:
-        v = s.value
-        if is_float8(s.buffer.dtype) and is_reinterpret(v) and not is_float8(v.args[0].dtype):
-            # bits stored as given (a NaN's payload kept)
-            out = StmtExprMutator.visit_BufferStore(self, dataclasses.replace(s, value=v.args[0]))
-            return BufferStore(out.buffer, Cast(U8, out.value), out.indices, s.span)
-        return super().visit_BufferStore(s)
-
     def store(self, s: BufferStore, out: BufferStore) -> Stmt:
         value = out.value if out.value.dtype == F32 else Cast(F32, out.value)
         return BufferStore(out.buffer, encode(s.buffer.dtype, value), out.indices, s.span)
+
+    def store_bits(self, s: BufferStore, out: BufferStore) -> Stmt:
+        return BufferStore(out.buffer, Cast(U8, out.value), out.indices, s.span)
 
     def reinterpret(self, e: Call) -> PrimExpr:
         src = e.args[0]

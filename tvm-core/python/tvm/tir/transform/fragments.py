@@ -15,12 +15,12 @@ keeps them for its code generator instead (tensor-core instructions: :mod:`.frag
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Optional
 
 from tvm.tir import op as _op
 from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, Call, PrimExpr, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, StmtExprVisitor
+from tvm.tir.functor import BufferReplacer, StmtExprVisitor
 from tvm.tir.stmt import BufferStore, Evaluate, For, ForKind, Stmt, seq
 
 from .verify import TIRVerifyError, with_span
@@ -46,6 +46,18 @@ def is_fragment_op(e: Any) -> bool:
     return isinstance(e, Call) and e.op in FRAGMENT_OPS
 
 
+def tile_shape(e: Call) -> tuple:
+    """The tile shape ``(m, n, k)`` of a fragment operation."""
+    return tuple(int(x.value) for x in (e.args[-3:] if e.op == MMA else e.args[2:5]))
+
+
+def tile_extent(role: str, shape: tuple) -> tuple:
+    """Rows and columns of a ``role`` tile (``"matrix_a"``, ``"matrix_b"``, ``"accumulator"``) of
+    an ``(m, n, k)`` operation."""
+    m, n, k = shape
+    return {"matrix_a": (m, k), "matrix_b": (k, n), "accumulator": (m, n)}[role]
+
+
 def tile_accesses(e: Call) -> list[tuple[BufferLoad, BufferLoad, bool]]:
     """(first element, last element, written) of each tile a fragment operation touches:
     fragments first, then the memory tile of a load or store."""
@@ -54,6 +66,11 @@ def tile_accesses(e: Call) -> list[tuple[BufferLoad, BufferLoad, bool]]:
     if e.op in (LOAD, STORE):
         tiles.append(e.args[5:7])
     return [(first, last, w) for (first, last), w in zip(tiles, written)]
+
+
+def fragment_tiles(e: Call) -> list[tuple[BufferLoad, BufferLoad, bool]]:
+    """The entries of :func:`tile_accesses` that are fragments (not the memory tile)."""
+    return tile_accesses(e)[: 4 if e.op == MMA else 1]
 
 
 def memory_accesses(e: Call) -> list[tuple[BufferLoad, bool]]:
@@ -127,8 +144,7 @@ class _ElementAccess(StmtExprVisitor):
 
 def _check_operands(e: Call, span: Any) -> None:
     """Every fragment operand of ``e`` is a buffer of a fragment scope."""
-    fragments = tile_accesses(e)[: 4 if e.op == MMA else 1]
-    for first, _, _ in fragments:
+    for first, _, _ in fragment_tiles(e):
         if first.buffer.scope not in FRAGMENT_SCOPES:
             raise TIRVerifyError(
                 with_span(
@@ -160,24 +176,18 @@ def _at(first: BufferLoad, stride: PrimExpr, row: PrimExpr, col: PrimExpr) -> tu
     return tuple(idx)
 
 
-class _Lower(StmtExprMutator):
-    def __init__(self) -> None:
-        self.local: dict[int, Buffer] = {}
-
-    def mutate_buffer(self, b: Buffer) -> Buffer:
-        if b.scope not in FRAGMENT_SCOPES:
-            return b
-        if id(b) not in self.local:
-            self.local[id(b)] = dataclasses.replace(b, scope="local")
-        return self.local[id(b)]
+class _Lower(BufferReplacer):
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        return {"scope": "local"} if b.scope in FRAGMENT_SCOPES else None
 
     def visit_Evaluate(self, s: Evaluate) -> Any:
         e = s.value
         if not is_fragment_op(e):
             return super().visit_Evaluate(s)
-        role_scope = e.args[0].buffer.scope  # before the fragments become local buffers
+        role = FRAGMENT_SCOPES.get(e.args[0].buffer.scope, "accumulator")  # before it becomes local
         tiles = [(self.visit_expr(a), self.visit_expr(b)) for a, b, _ in tile_accesses(e)]
-        m, n, k = (int(x.value) for x in (e.args[-3:] if e.op == MMA else e.args[2:5]))
+        shape = tile_shape(e)
+        m, n, k = shape
         if e.op == MMA:
             return self._mma(tiles, m, n, k)
         frag = tiles[0][0]
@@ -189,7 +199,7 @@ class _Lower(StmtExprMutator):
         def mem_at(i: PrimExpr, j: PrimExpr) -> tuple:
             return _at(mem, stride, i, j) if layout == "row_major" else _at(mem, stride, j, i)
 
-        extent = _tile_extent(role_scope, m, n, k)
+        extent = tile_extent(role, shape)
         if e.op == LOAD:
             return _grid(extent, lambda i, j: _store(frag, i, j, BufferLoad(mem.buffer, mem_at(i, j))))
         return _grid(extent, lambda i, j: BufferStore(mem.buffer, _cast(mem.buffer, _load(frag, i, j)), mem_at(i, j)))
@@ -206,10 +216,6 @@ class _Lower(StmtExprMutator):
             return seq(_store(d, i, j, _load(c, i, j)), total)
 
         return _grid((m, n), update)
-
-
-def _tile_extent(scope: str, m: int, n: int, k: int) -> tuple:
-    return {"matrix_a": (m, k), "matrix_b": (k, n), "accumulator": (m, n)}[FRAGMENT_SCOPES.get(scope, "accumulator")]
 
 
 def _load(first: BufferLoad, i: PrimExpr, j: PrimExpr) -> BufferLoad:

@@ -41,23 +41,16 @@ from .fragments import (
     NATIVE_LOAD,
     NATIVE_MMA,
     NATIVE_STORE,
+    fragment_tiles,
     is_fragment_op,
-    tile_accesses,
+    tile_extent,
+    tile_shape,
 )
+from .flatten import buffer_strides
 
 
 class _NotNative(Exception):
     """The kernel's fragments cannot be kept (the module docstring says when)."""
-
-
-def _shape(e: Call) -> tuple:
-    return tuple(int(x.value) for x in (e.args[-3:] if e.op == MMA else e.args[2:5]))
-
-
-def tile_extent(role: str, shape: tuple) -> tuple:
-    """Rows and columns of a ``role`` tile of an ``(m, n, k)`` operation."""
-    m, n, k = shape
-    return {"matrix_a": (m, k), "matrix_b": (k, n), "accumulator": (m, n)}[role]
 
 
 def _uses(func: PrimFunc) -> tuple[dict, dict]:
@@ -68,8 +61,8 @@ def _uses(func: PrimFunc) -> tuple[dict, dict]:
     def visit(n: Any) -> None:
         if isinstance(n, Evaluate) and is_fragment_op(n.value):
             e = n.value
-            for first, _, _ in tile_accesses(e)[: 4 if e.op == MMA else 1]:
-                shapes.setdefault(first.buffer.data, set()).add(_shape(e))
+            for first, _, _ in fragment_tiles(e):
+                shapes.setdefault(first.buffer.data, set()).add(tile_shape(e))
             if e.op == LOAD and e.args[0].buffer.scope != "wmma.accumulator":
                 layouts.setdefault(e.args[0].buffer.data, set()).add(e.args[8].value)
 
@@ -133,9 +126,9 @@ class _Keep(StmtExprMutator):
         e = s.value
         if not is_fragment_op(e):
             return super().visit_Evaluate(s)
-        shape = _shape(e)
+        shape = tile_shape(e)
         mnk = tuple(IntImm("int32", x) for x in shape)
-        tiles = [self._tile(first, shape) for first, _, _ in tile_accesses(e)[: 4 if e.op == MMA else 1]]
+        tiles = [self._tile(first, shape) for first, _, _ in fragment_tiles(e)]
         if e.op == FILL:
             return Evaluate(Call("handle", NATIVE_FILL, (tiles[0], self.visit_expr(e.args[5]), *mnk)), s.span)
         if e.op == MMA:
@@ -143,18 +136,14 @@ class _Keep(StmtExprMutator):
             args = (*tiles, StringImm(a_layout), StringImm(b_layout), *mnk)
             return Evaluate(Call("handle", NATIVE_MMA, args), s.span)
         mem = self.visit_expr(e.args[5])
-        stride = self.visit_expr(e.args[7]) if mem.buffer.ndim == 1 else _row_length(mem.buffer)
+        stride = self.visit_expr(e.args[7]) if mem.buffer.ndim == 1 else buffer_strides(mem.buffer)[-2]
         if mem.buffer.dtype != e.args[0].buffer.dtype:
             raise _NotNative(f"{mem.buffer.name} is {mem.buffer.dtype}, its fragment {e.args[0].buffer.dtype}")
-        row_bytes = stride.value * _dt.bits(mem.buffer.dtype) // 8 if isinstance(stride, IntImm) else None
+        row_bytes = stride.value * _dt.nbytes(mem.buffer.dtype) if isinstance(stride, IntImm) else None
         if row_bytes is None or row_bytes % 16:  # the instructions need rows 16-byte aligned
             raise _NotNative(f"rows of {mem.buffer.name} {stride!r} elements apart, not a multiple of 16 bytes")
         op = NATIVE_LOAD if e.op == LOAD else NATIVE_STORE
         return Evaluate(Call("handle", op, (tiles[0], mem, stride, e.args[8], *mnk)), s.span)
-
-
-def _row_length(buf: Buffer) -> PrimExpr:
-    return buf.strides[-2] if buf.strides else buf.shape[-1]
 
 
 def native_fragments(func: PrimFunc, pairs: tuple) -> Optional[PrimFunc]:

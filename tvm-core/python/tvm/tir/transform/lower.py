@@ -96,7 +96,7 @@ def dynamic_shared_bytes(buf: Buffer) -> PrimExpr | None:
     size = buf.shape[0] if buf.shape else IntImm("int32", 1)
     if buf.scope != "shared.dyn" and not (buf.scope == "shared" and not isinstance(size, IntImm)):
         return None
-    elem = max(1, _dt.bits(buf.dtype) * _dt.lanes(buf.dtype) // 8)
+    elem = _dt.nbytes(buf.dtype)
     if isinstance(size, IntImm):
         return IntImm(size.dtype, -(-size.value * elem // 32) * 32)
     return binary("mul", binary("floordiv", binary("add", binary("mul", size, elem), 31), 32), 32)

@@ -6,6 +6,8 @@ rounded, how a stored value is read and written, and what ``reinterpret`` to and
 
 from __future__ import annotations
 
+import dataclasses
+
 from tvm.tir.expr import BinaryOp, BufferLoad, Call, Cast, CmpOp, FloatImm, Let, PrimExpr, Select, Var
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import is_reinterpret
@@ -42,6 +44,11 @@ class NarrowFloatEmulator(StmtExprMutator):
         """A store into a buffer of the narrow dtype (``out``: ``s`` with its parts visited)."""
         raise NotImplementedError
 
+    def store_bits(self, s: BufferStore, out: BufferStore) -> Stmt:
+        """A store of ``T.reinterpret(<narrow dtype>, bits)``: the bits as given (``out``: ``s``
+        with the bits as its value, visited), so a NaN keeps its payload."""
+        raise NotImplementedError
+
     def reinterpret(self, e: Call) -> PrimExpr:
         """``reinterpret`` from or to the narrow dtype."""
         raise NotImplementedError
@@ -63,8 +70,12 @@ class NarrowFloatEmulator(StmtExprMutator):
         return self.widen(e, load) if self.narrow(e.dtype) else load
 
     def visit_BufferStore(self, s: BufferStore) -> Stmt:
-        out = super().visit_BufferStore(s)
-        return self.store(s, out) if self.narrow(s.buffer.dtype) else out
+        if not self.narrow(s.buffer.dtype):
+            return super().visit_BufferStore(s)
+        v = s.value
+        if is_reinterpret(v) and not self.narrow(v.args[0].dtype):  # stored as given
+            return self.store_bits(s, super().visit_BufferStore(dataclasses.replace(s, value=v.args[0])))
+        return self.store(s, super().visit_BufferStore(s))
 
     def visit_Cast(self, e: Cast) -> PrimExpr:
         v = self.visit_expr(e.value)

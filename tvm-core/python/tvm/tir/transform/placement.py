@@ -233,7 +233,7 @@ def _static_shared(nest: Stmt) -> tuple[int, set]:
             and all(isinstance(d, IntImm) for d in n.buffer.shape)
         ):
             elems = math.prod(d.value for d in n.buffer.shape)
-            size = elems * max(1, _dt.bits(n.buffer.dtype) * _dt.lanes(n.buffer.dtype) // 8)
+            size = elems * _dt.nbytes(n.buffer.dtype)
             total += -(-size // 32) * 32  # as dynamic shared memory places it (dynamic_shared_bytes)
             datas.add(n.buffer.data)
 
