@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.util
 import os
@@ -388,7 +387,7 @@ def compile_shared(
         run_compiler({f"{name}.c": code}, str(path), flags)
     except CompileError as err:
         discard_scratch(str(path))
-        relaxed = _binding_process_symbols(err, flags, extra_flags)
+        relaxed = _binding_at_load(err, flags, extra_flags)
         return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name)
     if cached:
         _seal(path)
@@ -417,19 +416,18 @@ def compile_object(
     return str(path)
 
 
-#: Replaces "-Wl,-z,defs" when extern functions come from the process: bound at load, eagerly.
+#: Replaces "-Wl,-z,defs" when extern functions are left to the loader: bound at load, eagerly.
 _BIND_AT_LOAD = "-Wl,-z,now"
 
 
-def _binding_process_symbols(err: CompileError, flags: Sequence[str], extra: Sequence[str]) -> list[str]:
-    """When every symbol the link missed is defined in this process (a library the caller loaded
-    with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``), ``extra`` plus the flag that leaves them
-    to the loader: bound when the library is loaded, so a process without them gets a load error
-    naming them, never a crash at the call. Re-raises ``err`` otherwise (or when already relaxed)."""
+def _binding_at_load(err: CompileError, flags: Sequence[str], extra: Sequence[str]) -> list[str]:
+    """When the link missed only functions (``T.call_extern`` of a library the caller provides),
+    ``extra`` plus the flag that leaves them to the loader: bound eagerly when the library is
+    loaded, in this process once a library defines them (``ctypes.CDLL(path,
+    mode=ctypes.RTLD_GLOBAL)``) or wherever an exported library runs, so a process without them
+    gets a load error naming them, never a crash at the call. Re-raises ``err`` otherwise (or when
+    already relaxed, or where the linker has no such flag)."""
     if not err.undefined or _BIND_AT_LOAD in flags or not sys.platform.startswith("linux"):
-        raise err
-    process = ctypes.CDLL(None)
-    if not all(hasattr(process, n) for n in err.undefined):
         raise err
     return [*extra, _BIND_AT_LOAD]
 
@@ -448,5 +446,5 @@ def create_shared(
     try:
         run_compiler(sources, output, flags, objects)
     except CompileError as err:
-        relaxed = _binding_process_symbols(err, flags, extra_flags)
+        relaxed = _binding_at_load(err, flags, extra_flags)
         run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=relaxed), objects)

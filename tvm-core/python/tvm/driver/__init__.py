@@ -14,12 +14,14 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import tvm_ffi
 
-from tvm.runtime.library import BuildInfo, load_library, reuse
+from tvm.runtime.library import BuildInfo, UnresolvedSymbolError, load_library, reuse
 from tvm.runtime.module import Module
 from tvm.target import Target
 from tvm.tir.function import IRModule, PrimFunc
@@ -133,16 +135,53 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         _UNDECLARED_EXTERNS.update(err.undeclared)
         src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
         path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
+    info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
     try:
         lib = _load_host(path, src.has_launch, device_modules)
-    finally:
+    except UnresolvedSymbolError as err:
+        return _loaded_when_defined(info, src.has_launch, err)
+    except BaseException:
         cc.discard_scratch(path)
-    device_modules = list(lib.imports)
-    info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
+        raise
+    cc.discard_scratch(path)
+    info.device_modules = list(lib.imports)
     return Module(lib, info)
 
 
 build = compile
+
+
+def _loaded_when_defined(info: BuildInfo, has_launch: bool, err: UnresolvedSymbolError) -> Module:
+    """The module of a library that calls a function no loaded library defines yet (a
+    ``T.call_extern`` of the caller's own library): it can be exported now, and loads at its first
+    use once a library defining the function is loaded; until then a use says what is missing."""
+    from tvm.contrib import cc
+
+    warnings.warn(
+        f"tvm.compile: the compiled functions call '{err.symbol}', which no library loaded in this process "
+        f"defines; the module loads when a library defining it is (ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)), "
+        f"and export_library works now",
+        stacklevel=3,
+    )
+
+    def load() -> tvm_ffi.Module:
+        try:
+            lib = _load_host(info.lib_path, has_launch, info.device_modules)
+        except UnresolvedSymbolError as again:
+            raise UnresolvedSymbolError(
+                f"this module (tvm.compile) calls the function '{again.symbol}', which no library loaded in this "
+                f"process defines: load the library that defines it with ctypes.CDLL(path, "
+                f"mode=ctypes.RTLD_GLOBAL) and use the module again, or export it with export_library and "
+                f"load it where that library is loaded",
+                again.symbol,
+            ) from None
+        cc.discard_scratch(info.lib_path)
+        info.device_modules = list(lib.imports)
+        return lib
+
+    module = Module(None, info, load=load)
+    weakref.finalize(module, cc.discard_scratch, info.lib_path)
+    return module
 
 
 def _reuse_key(path: str, device_modules: list) -> tuple | None:

@@ -27,16 +27,20 @@ def _c_array(name: str, data: bytes) -> str:
 
 def _collect(mod: tvm_ffi.Module, modules: list, children: list) -> int:
     idx = len(modules)
-    modules.append(None)
+    modules.append((mod.kind, bytes(tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")(mod))))
     children.append([])
-    if idx == 0:
-        modules[0] = ("_lib", b"")
-    else:
-        data = bytes(tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")(mod))
-        modules[idx] = (mod.kind, data)
     for sub in mod.imports:
         children[idx].append(_collect(sub, modules, children))
     return idx
+
+
+def _device_tree(device_modules: list[tvm_ffi.Module]) -> tuple[list, list]:
+    """The import tree of a host library (module 0) with ``device_modules`` as its children."""
+    modules: list = [("_lib", b"")]
+    children: list = [[]]
+    for dm in device_modules:
+        children[0].append(_collect(dm, modules, children))
+    return modules, children
 
 
 def export_library(module: Module, path: str, **kwargs: Any) -> None:
@@ -62,11 +66,10 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     extra = list(kwargs.get("options", ()))
     host_obj = cc.compile_object(info.host_source, openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
     sources = {}
-    if list(module.ffi_module.imports):
-        modules: list = []
-        children: list = []
-        _collect(module.ffi_module, modules, children)
-        sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(modules, children))
+    # a module not loaded yet (see Module.is_loaded) has its device modules only in ``info``
+    device_modules = list(module.ffi_module.imports) if module.is_loaded else info.device_modules
+    if device_modules:
+        sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(*_device_tree(device_modules)))
     try:
         cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
     finally:

@@ -41,6 +41,15 @@ class ModuleLoadError(RuntimeError):
     """A library cannot be loaded: a module kind in it has no loader, or the file is malformed."""
 
 
+class UnresolvedSymbolError(RuntimeError):
+    """A library calls a function (``T.call_extern``) that no library loaded in this process
+    defines; ``symbol`` names it."""
+
+    def __init__(self, message: str, symbol: str):
+        super().__init__(message)
+        self.symbol = symbol
+
+
 @dataclass
 class BuildInfo:
     """What ``tvm.compile`` produced, kept on the module for ``inspect_source`` and export."""
@@ -79,16 +88,18 @@ def reuse(key: tuple, load: Any) -> tvm_ffi.Module:
 
 def _dlopen(path: str) -> tvm_ffi.Module:
     """``tvm_ffi.load_module(path)``; a function the library calls that nothing loaded defines (a
-    ``T.call_extern`` of the caller's own library) is named with the fix."""
+    ``T.call_extern`` of the caller's own library) is an :class:`UnresolvedSymbolError` naming it
+    with the fix."""
     try:
         return tvm_ffi.load_module(path)
     except RuntimeError as err:
         missing = re.search(r"undefined symbol: ([A-Za-z_]\w*)", str(err))
         if missing is None:
             raise
-        raise RuntimeError(
+        raise UnresolvedSymbolError(
             f"{path} calls the function '{missing.group(1)}', which no library loaded in this process defines: "
-            f"load the library that defines it with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first"
+            f"load the library that defines it with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first",
+            missing.group(1),
         ) from None
 
 

@@ -34,10 +34,31 @@ def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
 class Module:
     """A runtime module: call its functions with tensors; see also ``export_library``."""
 
-    def __init__(self, mod: tvm_ffi.Module, build_info: Any = None):
-        self._mod = mod
+    def __init__(
+        self,
+        mod: tvm_ffi.Module | None,
+        build_info: Any = None,
+        *,
+        load: Callable[[], tvm_ffi.Module] | None = None,
+    ):
+        """``mod``, or None and ``load``: a module that loads when first used (``load`` raises
+        why it cannot yet, and is tried again at the next use)."""
+        self._loaded = mod
+        self._load = load
         self._build_info = build_info
         self._funcs: dict[str, Callable[..., Any]] = {}  # looked up once: mod["f"](...) is a hot path
+
+    @property
+    def _mod(self) -> tvm_ffi.Module:
+        if self._loaded is None:
+            self._loaded = self._load()  # type: ignore[misc]
+        return self._loaded
+
+    @property
+    def is_loaded(self) -> bool:
+        """False for a compiled module that could not be loaded yet (it calls a function that no
+        loaded library defines; it loads at its first use once one does)."""
+        return self._loaded is not None
 
     @property
     def ffi_module(self) -> tvm_ffi.Module:
@@ -125,6 +146,8 @@ class Module:
         export.export_library(self, path, **kwargs)
 
     def __repr__(self) -> str:
+        if not self.is_loaded:
+            return "Module(kind='library', not loaded yet)"
         return f"Module(kind={self.kind!r}, imports={[m.kind for m in self._mod.imports]})"
 
 
