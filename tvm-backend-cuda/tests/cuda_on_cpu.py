@@ -44,6 +44,10 @@ _HOST_HELPER_PATTERNS = [
         ),
     ),
     (
+        re.compile(r"tvm_mma_m(\d+)n(\d+)k(\d+)_(\w+?)_(\w+?)_(\w+?)_([a-z0-9]+?)(_satfinite)?$"),
+        lambda m: _mma_sync(m),
+    ),
+    (
         re.compile(r"tvm_wmma_load_([abc])_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)$"),
         lambda m: _wmma_load(m),
     ),
@@ -71,6 +75,20 @@ _HOST_HELPER_PATTERNS = [
         ),
     ),
 ]
+
+
+_MMA_TYPES = {"f16": "kF16", "bf16": "kBF16", "tf32": "kTF32", "f32": "kF32", "f64": "kF64", "s8": "kS8"}
+_MMA_TYPES.update({"u8": "kU8", "s32": "kS32"})
+
+
+def _mma_sync(m: re.Match) -> str:
+    """The model of ``tvm_mma_m<M>n<N>k<K>_<d>_<a>_<b>_<c>[_satfinite]`` (PTX type names)."""
+    td, ta, tb, tc = (f"::tvm_emu::MmaType::{_MMA_TYPES[t]}" for t in m.group(4, 5, 6, 7))
+    return (
+        f"static inline void {m.group(0)}(void* d, const void* a, const void* b, const void* c) "
+        f"{{ ::tvm_emu::mma_sync(d, a, b, c, {m.group(1)}, {m.group(2)}, {m.group(3)}, {ta}, {tb}, {tc}, {td}, "
+        f"{'true' if m.group(8) else 'false'}); }}"
+    )
 
 
 def _wmma_load(m: re.Match) -> str:

@@ -22,3 +22,64 @@ def warp_reduce(a: T.handle, b: T.handle):
             s = T.cuda.warp_sum(A[bx, tx])
             if tx == 0:
                 B[bx] = s
+
+
+def ptx_mma_tile(shape: str, a_type: str, b_type: str, c_type: str, saturate: bool = False):
+    """C += A @ B.T on one warp with Apache TVM's ``T.ptx_legacy.mma``: each lane gathers its
+    fragments from A (m x k), B (n x k) and C (m x n) as PTX's fragment layout places them, and
+    scatters its D elements back into C. tf32 operands are float32 buffers."""
+    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
+    stored = {t: "float32" if t == "tf32" else t for t in (a_type, b_type, c_type)}
+    sa, sb, sc = stored[a_type], stored[b_type], stored[c_type]
+    per_reg = {t: {"float16": 2, "bfloat16": 2, "int8": 4, "uint8": 4}.get(t, 1) for t in (a_type, b_type)}
+    ea, eb = per_reg[a_type], per_reg[b_type]
+    na, nb, nc = m * k // 32, k * n // 32, m * n // 32
+    tall = m // 16  # A's odd registers hold rows g + 8 only when m is 16
+
+    @T.prim_func
+    def ptx_mma(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (m, k), sa)
+        B = T.match_buffer(b, (n, k), sb)
+        C = T.match_buffer(c, (m, n), sc)
+        tx = T.env_thread("threadIdx.x")
+        T.launch_thread(tx, 32)
+        fa = T.decl_buffer([na], sa, scope="local")
+        fb = T.decl_buffer([nb], sb, scope="local")
+        acc = T.decl_buffer([nc], sc, scope="local")
+        for j in range(na):
+            fa[j] = A[tx // 4 + 8 * tall * (j // ea % 2), tx % 4 * ea + j % ea + k // 2 * (j // ea // 2)]
+        for j in range(nb):
+            fb[j] = B[tx // 4, tx % 4 * eb + j % eb + k // 2 * (j // eb)]
+        for j in range(nc):
+            acc[j] = C[tx // 4 + 8 * (j // 2), tx % 4 * 2 + j % 2]
+        T.evaluate(
+            T.ptx_legacy.mma(shape, "row", "col", a_type, b_type, c_type, fa.data, 0, fb.data, 0, acc.data, 0, saturate)
+        )
+        for j in range(nc):
+            C[tx // 4 + 8 * (j // 2), tx % 4 * 2 + j % 2] = acc[j]
+
+    return ptx_mma
+
+
+def ptx_ldmatrix(num: int, trans: bool):
+    """Out[lane, :] = the ``2 * num`` float16 this lane receives from ``T.ptx_legacy.ldmatrix`` of
+    ``num`` 8x8 matrices of A (16 x 16, staged in shared memory): lane ``l`` passes the address
+    of row ``l % 16``, column ``8 * (l // 16)``, so matrix j is the block (rows 8 (j % 2), columns
+    8 (j // 2))."""
+
+    @T.prim_func
+    def ldmatrix(A: T.Buffer((16, 16), "float16"), Out: T.Buffer((32, 2 * num), "float16")):
+        tx = T.env_thread("threadIdx.x")
+        T.launch_thread(tx, 32)
+        A_shared = T.alloc_buffer((16, 16), "float16", scope="shared")
+        frag = T.alloc_buffer((2 * num,), "float16", scope="local")
+        for i in range(8):
+            A_shared[i * 2 + tx // 16, tx % 16] = A[i * 2 + tx // 16, tx % 16]
+        T.tvm_storage_sync("shared")
+        T.evaluate(
+            T.ptx_legacy.ldmatrix(trans, num, ".b16", frag.data, 0, A_shared.data, 16 * (tx % 16) + 8 * (tx // 16))
+        )
+        for i in range(2 * num):
+            Out[tx, i] = frag[i]
+
+    return ldmatrix

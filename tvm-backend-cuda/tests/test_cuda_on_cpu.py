@@ -289,3 +289,65 @@ print("matmul_tiled ok")
 """,
     )
     assert out.count(" ok") == 7, out
+
+
+def test_ptx_legacy_mma_and_ldmatrix_match_numpy(mock_driver_dir) -> None:
+    """Apache TVM's T.ptx_legacy.mma of every shape and type the backend emits, and ldmatrix of
+    1, 2 and 4 matrices with and without .trans, run on the emulator's models of the PTX
+    instructions and compared with NumPy (integer mma wraps, or saturates with .satfinite)."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import cuda_script_kernels as sk
+rng = np.random.default_rng(11)
+t = lambda a: tvm.runtime.tensor(a, dev)
+cases = [
+    ("m16n8k16", "float16", "float16", "float32"), ("m16n8k16", "float16", "float16", "float16"),
+    ("m16n8k8", "float16", "float16", "float32"), ("m16n8k16", "bfloat16", "bfloat16", "float32"),
+    ("m16n8k8", "bfloat16", "bfloat16", "float32"), ("m16n8k8", "tf32", "tf32", "float32"),
+    ("m16n8k4", "tf32", "tf32", "float32"), ("m8n8k4", "float64", "float64", "float64"),
+    ("m8n8k16", "int8", "uint8", "int32"), ("m16n8k16", "int8", "int8", "int32"),
+    ("m16n8k32", "uint8", "int8", "int32"),
+]
+for shape, ta, tb, tc in cases:
+    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
+    mod = emulate(tvm.compile(sk.ptx_mma_tile(shape, ta, tb, tc), target=target))
+    store = lambda d: "float32" if d == "tf32" else d
+    if ta in ("int8", "uint8"):
+        lo = lambda d: -128 if d == "int8" else 0
+        a = rng.integers(lo(ta), lo(ta) + 256, (m, k)).astype(ta)
+        b = rng.integers(lo(tb), lo(tb) + 256, (n, k)).astype(tb)
+        c = rng.integers(-1000, 1000, (m, n)).astype("int32")
+        want = c.astype(np.int64) + a.astype(np.int64) @ b.astype(np.int64).T
+    else:
+        a, b = rng.standard_normal((m, k)).astype(store(ta)), rng.standard_normal((n, k)).astype(store(tb))
+        if ta == "bfloat16":
+            import ml_dtypes
+            a, b = (x.astype("float32").astype(ml_dtypes.bfloat16) for x in (a, b))
+        if ta == "tf32":  # the tensor cores read 10 mantissa bits
+            a, b = ((x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for x in (a, b))
+        c = rng.standard_normal((m, n)).astype(tc)
+        want = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64).T
+    ct = t(c)
+    mod["ptx_mma"](t(a), t(b), ct)
+    tol = 2e-2 if tc == "float16" else 1e-5
+    np.testing.assert_allclose(ct.numpy().astype(np.float64), want, rtol=tol, atol=tol, err_msg=shape + ta)
+    print("mma ok")
+for num in (1, 2, 4):
+    for trans in (False, True):
+        mod = emulate(tvm.compile(sk.ptx_ldmatrix(num, trans), target=target))
+        a = rng.standard_normal((16, 16)).astype("float16")
+        out = t(np.zeros((32, 2 * num), "float16"))
+        mod["ldmatrix"](t(a), out)
+        lane = np.arange(32)
+        want = np.zeros((32, 2 * num), "float16")
+        for j in range(num):
+            mat = a[8 * (j % 2) : 8 * (j % 2) + 8, 8 * (j // 2) : 8 * (j // 2) + 8]
+            mat = mat.T if trans else mat
+            for i in range(2):
+                want[:, 2 * j + i] = mat[lane // 4, 2 * (lane % 4) + i]
+        np.testing.assert_array_equal(out.numpy(), want, err_msg=f"x{num} trans={trans}")
+        print("ldmatrix ok")
+""",
+    )
+    assert out.split() == ["mma", "ok"] * 11 + ["ldmatrix", "ok"] * 6, out

@@ -531,3 +531,57 @@ def test_more_than_48kib_of_shared_memory_is_dynamic_up_to_the_opt_in_limit() ->
     capped = tvm.target.Target("cuda -arch=sm_90 -max_dynamic_shared_memory_per_block=65536")
     with pytest.raises(tvm.tir.transform.TIRVerifyError, match=r"98304 bytes of shared memory \(static and dynamic\)"):
         tvm.tir.transform.lower(f, capped)
+
+
+# ----------------------------------------------------------------------------- T.ptx_legacy
+
+
+def _ptx_mma_statement(shape: str, layouts: tuple, types: tuple, sizes: tuple, saturate: bool = False):
+    """A kernel with one T.ptx_legacy.mma on fragments of ``sizes`` elements (types A, B, C)."""
+    (ta, tb, tc), (na, nb, nc) = types, sizes
+    sa, sb, sc = ("float32" if t == "tf32" else t for t in types)
+    la, lb = layouts
+
+    @T.prim_func
+    def one_mma():
+        tx = T.env_thread("threadIdx.x")
+        T.launch_thread(tx, 32)
+        fa = T.decl_buffer([na], sa, scope="local")
+        fb = T.decl_buffer([nb], sb, scope="local")
+        acc = T.decl_buffer([nc], sc, scope="local")
+        T.evaluate(T.ptx_legacy.mma(shape, la, lb, ta, tb, tc, fa.data, 0, fb.data, 0, acc.data, 0, saturate))
+
+    return one_mma
+
+
+@pytest.mark.parametrize(
+    "shape, layouts, types, sizes, saturate, said",
+    [
+        ("m8n8k4", ("row", "row"), ("float16",) * 3, (4, 4, 8), False, "only row-major A and column-major B"),
+        ("m8n8k4", ("row", "col"), ("float16",) * 3, (4, 4, 8), False, "Volta's quad-pair layout"),
+        ("m16n8k16", ("row", "col"), ("float16", "bfloat16", "float32"), (8, 4, 4), False, "one type"),
+        ("m16n8k16", ("row", "col"), ("bfloat16", "bfloat16", "float16"), (8, 4, 4), False, "C must be float32"),
+        ("m16n8k16", ("row", "col"), ("float16", "float16", "float32"), (8, 4, 4), True, "integer mma only"),
+        ("m16n8k16", ("row", "col"), ("float16", "float16", "float32"), (4, 4, 4), False, "needs 8 float16"),
+        ("m16n8k16", ("row", "col"), ("float8_e4m3fn",) * 2 + ("float32",), (16, 8, 4), False, "type 'float8_e4m3fn' is not"),
+    ],
+)
+def test_ptx_legacy_mma_misuse_is_named(shape, layouts, types, sizes, saturate, said):
+    with pytest.raises(Exception, match=re.escape(said)):
+        _ptx_mma_statement(shape, layouts, types, sizes, saturate)
+
+
+def test_ptx_legacy_needs_constant_selectors_and_a_new_enough_arch():
+    with pytest.raises(Exception, match="num must be a constant"):
+
+        @T.prim_func
+        def runtime_num(num: T.int32):
+            tx = T.env_thread("threadIdx.x")
+            T.launch_thread(tx, 32)
+            S = T.alloc_buffer((16, 16), "float16", scope="shared")
+            f = T.alloc_buffer((8,), "float16", scope="local")
+            T.evaluate(T.ptx_legacy.ldmatrix(False, num, ".b16", f.data, 0, S.data, 16 * (tx % 16)))
+
+    kernel = _ptx_mma_statement("m16n8k16", ("row", "col"), ("float16", "float16", "float32"), (8, 4, 4))
+    with pytest.raises(Exception, match="needs sm_80 or newer; the target is sm_75"):
+        codegen.generate_source(tvm.tir.transform.lower(kernel, tvm.target.Target("cuda")).kernels, "sm_75")

@@ -26,6 +26,7 @@ from tvm.codegen.gpu_c import FIXED_WIDTH_TYPEDEFS, GPUCPrinter, gpu_function_ta
 from tvm.tir import expr as E
 from tvm.tir.function import PrimFunc
 
+from . import mma as _mma
 from . import script as _script
 from .wmma import WmmaPrinter
 
@@ -48,6 +49,8 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
     """CUDA C flavour of the kit's CUDA/HIP dialect."""
 
     BARRIERS = {"warp": "__syncwarp()"}
+    # tensor-core instructions read and write a local array of 8- or 16-bit elements as 32-bit registers
+    LOCAL_QUALIFIER = "__align__(16) "
     WARP_NAMESPACE = "cuda"
     CALL_TEMPLATES = {  # T.cuda.* (tvm_backend_cuda.script): value, lane/offset, width, mask
         "cuda.shfl_sync": "__shfl_sync({3}, {0}, {1}, {2})",
@@ -154,7 +157,18 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
                 f'               : {outs} : "r"(tvm_smem_addr(smem)) : "memory");\n}}'
             ),
         )
-        return f"{name}({self.address_of(call.args[0])}, {self.address_of(call.args[1])})"
+        return f"{name}((uint32_t*){self.address_of(call.args[0])}, {self.address_of(call.args[1])})"
+
+    def call_cuda_mma(self, call: E.Call) -> str:
+        self._check_tc(call)
+        operands, shape, types, saturate = _mma.call_parts(call)
+        name = _mma.helper_name(shape, types, saturate)
+        self.helpers.setdefault(name, _mma.helper(self.HELPER_QUALIFIER, shape, types, saturate))
+        d, a, b, c = (
+            f"({_mma.registers(shape, role, t)[0]}*){self.address_of(x)}"
+            for role, x, t in zip("dabc", operands, (types[3], *types[:3]))
+        )
+        return f"{name}({d}, {a}, {b}, {c})"
 
     def _mma(self, call: E.Call, ab: str) -> str:
         self._check_tc(call)

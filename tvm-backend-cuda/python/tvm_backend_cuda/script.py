@@ -34,6 +34,8 @@ from typing import Any
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr
 
+from . import mma as _mma
+
 FULL_MASK = 0xFFFFFFFF
 
 __all__ = [
@@ -178,6 +180,8 @@ _B16 = ("float16", "bfloat16", "int16", "uint16")
 def _public(op: str, args: tuple = ()) -> str:
     """The user-facing spelling of an intrinsic Call (``T.cuda.ldmatrix_x4_trans`` ...)."""
     name = op.split(".", 1)[1]
+    if name == "mma":
+        return "T.ptx_legacy.mma"
     if name == "ldmatrix" and len(args) == 4 and isinstance(args[2], IntImm) and isinstance(args[3], IntImm):
         return f"T.cuda.ldmatrix_x{args[2].value}" + ("_trans" if args[3].value else "")
     return f"T.cuda.{name}"
@@ -264,8 +268,15 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
         num = int(args[2].value)
         if num not in (1, 2, 4):
             raise IntrinsicError(f"T.cuda.ldmatrix: num must be 1, 2 or 4 matrices, got {num}")
-        _operand(intrin, "dst", args[0], ("uint32",), ("local",), num)
+        per_register = 2 if isinstance(args[0], BufferLoad) and args[0].buffer.dtype in _B16 else 1
+        # a fragment in registers; Apache TVM's "warp" memory (shared here) takes it too
+        _operand(intrin, "dst", args[0], ("uint32", *_B16), ("local", "shared"), num * per_register)
         _operand(intrin, "src", args[1], _B16, ("shared",))
+    elif op == "cuda.mma":
+        try:
+            _mma.check(call, arch_sm, lambda role, x, dts, n: _operand(intrin, role, x, dts, ("local",), n))
+        except _mma.MmaError as err:
+            raise IntrinsicError(str(err)) from None
     elif op in ("cuda.mma_m16n8k16_f16f32", "cuda.mma_m16n8k16_bf16f32"):
         if len(args) != 4:
             raise IntrinsicError(f"{intrin}: expected (d, a, b, c), got {len(args)} operands")

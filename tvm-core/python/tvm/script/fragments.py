@@ -261,8 +261,25 @@ def tvm_mma_sync(d: Any, di: Any, a: Any, ai: Any, b: Any, bi: Any, c: Any, ci: 
 def tvm_access_ptr(ptr_type: Any, data: Any, offset: Any, extent: Any, rw_mask: Any, dtype: str = "handle") -> PrimExpr:
     """``T.tvm_access_ptr(T.type_annotation(dtype), X.data, offset, extent, rw)``: the address of
     element ``offset`` of X's memory (counted from X's first element ``X.elem_offset``)."""
-    buf = _owner(data)
+    return Call("handle", "address_of", (pointer_element(data, offset),))
+
+
+def pointer_element(pointer: Any, offset: Any) -> BufferLoad:
+    """The element ``offset`` elements past ``pointer``, where ``pointer`` is ``X.data`` (X's
+    memory from its start, as Apache TVM's pointer arguments count: ``X.elem_offset`` first) or an
+    address such as ``X.access_ptr("r")``; as an element of the buffer that owns the memory."""
     offset = _op.convert(offset)
+    if isinstance(pointer, Call) and pointer.op == "address_of" and isinstance(pointer.args[0], BufferLoad):
+        first = pointer.args[0]
+        start = _op.convert(first.buffer.elem_offset)
+        for index, stride in zip(first.indices, buffer_strides(first.buffer)):
+            start = _op.binary("add", start, _op.binary("mul", index, stride))
+        return _element_at(first.buffer, _op.binary("add", start, offset))
+    return _element_at(_owner(pointer), offset)
+
+
+def _element_at(buf: Buffer, offset: PrimExpr) -> BufferLoad:
+    """Element ``offset`` of ``buf``'s memory, counted from its start (``buf.elem_offset`` first)."""
     rel = simplify_expr(_op.binary("sub", offset, buf.elem_offset))
     if structural_equal(offset, buf.elem_offset) or isinstance(rel, IntImm) and rel.value == 0:
         indices: tuple = (0,) * buf.ndim
@@ -273,7 +290,7 @@ def tvm_access_ptr(ptr_type: Any, data: Any, offset: Any, extent: Any, rw_mask: 
             f"offset {expr_text(offset)} inside the strided view {buf.name}; point at its first "
             f"element (offset {buf.name}.elem_offset) or use T.address_of({buf.name}[i, j])"
         )
-    return Call("handle", "address_of", (element(buf, indices),))
+    return element(buf, indices)
 
 
 def type_annotation(dtype: str = "handle") -> PrimExpr:

@@ -911,8 +911,8 @@ _TENSOR_CORE = "1-bit tensor-core fragments; the float16 ones (T.tvm_mma_sync) a
 _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "vscale": "scalable vectors (SVE, RVV) need a scalable-vector target; use fixed-width vectors such as float32x4",
     "get_active_lane_mask": "predicated scalable vectors need a scalable-vector target; use fixed-width vectors",
-    "ptx": "raw PTX; with tvm-backend-cuda use the T.cuda intrinsics (ldmatrix, mma_m16n8k16_*, cp_async)",
-    "ptx_legacy": "raw PTX; with tvm-backend-cuda use the T.cuda intrinsics (ldmatrix, mma_m16n8k16_*, cp_async)",
+    "ptx": "raw PTX; with tvm-backend-cuda use T.ptx_legacy.mma/ldmatrix or the T.cuda intrinsics (cp_async ...)",
+    "ptx_legacy": "its mma and ldmatrix come with the cuda backend: pip install tvm-backend-cuda",
     "tvm_bmma_sync": _TENSOR_CORE,
     "call_llvm_intrin": _NO_LLVM,
     "call_llvm_pure_intrin": _NO_LLVM,

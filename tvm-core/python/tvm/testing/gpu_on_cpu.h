@@ -421,6 +421,108 @@ inline void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b, const f
   collective(&mma_collective, &p);
 }
 
+// mma.sync.aligned.<shape>.row.col[.satfinite].<d>.<a>.<b>.<c> of the shapes m16n8k{4,8,16,32}
+// and m8n8k{4,16}: a lane's fragment holds its elements packed lowest first, e per 32-bit
+// register (e = 32 / bits; 1 for tf32 and f64). Element j of A (register r = j / e, i = j % e) is
+// (g + 8 [m = 16 and r odd], t e + i + k/2 [r >= 2]); of B (k index, column) (t e + i + k/2 r, g);
+// of C and D (g + 8 [j >= 2], 2t + j % 2).
+inline uint16_t float_to_half(float f);
+enum class MmaType { kF16, kBF16, kTF32, kF32, kF64, kS8, kU8, kS32 };
+
+struct MmaSync {
+  void* d;
+  const void* a;
+  const void* b;
+  const void* c;
+  int m, n, k;
+  MmaType ta, tb, tc, td;
+  bool satfinite;
+};
+
+inline int mma_per_register(MmaType t) {
+  return t == MmaType::kF16 || t == MmaType::kBF16 ? 2
+         : t == MmaType::kS8 || t == MmaType::kU8  ? 4
+                                                   : 1;
+}
+
+inline double mma_get(const void* p, MmaType t, int j) {
+  switch (t) {
+    case MmaType::kF16:
+      return half_to_float(static_cast<const uint16_t*>(p)[j]);
+    case MmaType::kBF16:
+      return bf16_to_float(static_cast<const uint16_t*>(p)[j]);
+    case MmaType::kTF32:
+      return from_bits<float>(static_cast<const uint32_t*>(p)[j] & 0xffffe000u);
+    case MmaType::kF32:
+      return static_cast<const float*>(p)[j];
+    case MmaType::kF64:
+      return static_cast<const double*>(p)[j];
+    case MmaType::kS8:
+      return static_cast<const int8_t*>(p)[j];
+    case MmaType::kU8:
+      return static_cast<const uint8_t*>(p)[j];
+    case MmaType::kS32:
+      return static_cast<const int32_t*>(p)[j];
+  }
+  return 0;
+}
+
+inline void mma_put(void* p, MmaType t, int j, double v, bool satfinite) {
+  switch (t) {
+    case MmaType::kF16:
+      static_cast<uint16_t*>(p)[j] = float_to_half(static_cast<float>(v));
+      return;
+    case MmaType::kF32:
+      static_cast<float*>(p)[j] = static_cast<float>(v);
+      return;
+    case MmaType::kF64:
+      static_cast<double*>(p)[j] = v;
+      return;
+    default: {  // s32: wraps, or clamps with .satfinite
+      int64_t x = static_cast<int64_t>(v);
+      if (satfinite) x = x < INT32_MIN ? INT32_MIN : x > INT32_MAX ? INT32_MAX : x;
+      static_cast<int32_t*>(p)[j] = static_cast<int32_t>(static_cast<uint32_t>(x));
+    }
+  }
+}
+
+inline void mma_sync_collective(void* const payloads[32], uint32_t members) {
+  if (members != 0xffffffffu) return;
+  const MmaSync& s = *static_cast<MmaSync*>(payloads[0]);
+  double A[16][32] = {}, B[32][8] = {}, C[16][8] = {};
+  int ea = mma_per_register(s.ta), eb = mma_per_register(s.tb);
+  for (int l = 0; l < 32; ++l) {
+    const MmaSync* p = static_cast<MmaSync*>(payloads[l]);
+    int g = l / 4, t = l % 4;
+    for (int j = 0; j < s.m * s.k / 32; ++j) {
+      int r = j / ea, i = j % ea;
+      A[g + 8 * (s.m == 16 && r % 2)][t * ea + i + s.k / 2 * (r / 2)] = mma_get(p->a, s.ta, j);
+    }
+    for (int j = 0; j < s.k * s.n / 32; ++j) {
+      int r = j / eb, i = j % eb;
+      B[t * eb + i + s.k / 2 * r][g] = mma_get(p->b, s.tb, j);
+    }
+    for (int j = 0; j < s.m * s.n / 32; ++j)
+      C[g + 8 * (j / 2)][2 * t + j % 2] = mma_get(p->c, s.tc, j);
+  }
+  for (int l = 0; l < 32; ++l) {
+    const MmaSync* p = static_cast<MmaSync*>(payloads[l]);
+    int g = l / 4, t = l % 4;
+    for (int j = 0; j < s.m * s.n / 32; ++j) {
+      int row = g + 8 * (j / 2), col = 2 * t + j % 2;
+      double acc = C[row][col];
+      for (int kk = 0; kk < s.k; ++kk) acc += A[row][kk] * B[kk][col];
+      mma_put(p->d, s.td, j, acc, s.satfinite);
+    }
+  }
+}
+
+inline void mma_sync(void* d, const void* a, const void* b, const void* c, int m, int n, int k,
+                     MmaType ta, MmaType tb, MmaType tc, MmaType td, bool satfinite) {
+  MmaSync p{d, a, b, c, m, n, k, ta, tb, tc, td, satfinite};
+  collective(&mma_sync_collective, &p);
+}
+
 // wmma.{load,store,mma}.sync.aligned (shapes m16n16k16, m8n32k16, m32n8k16; f16 inputs, f16
 // or f32 accumulators). PTX leaves the fragment layout unspecified; this model's: slot s of a
 // lane (a half of register s / 2 for f16, register s for f32) holds element

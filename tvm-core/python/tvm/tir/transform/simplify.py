@@ -21,7 +21,7 @@ import struct
 from typing import Optional
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import leaves_loop_early
+from tvm.tir.analysis import leaves_loop_early, structural_equal
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -146,6 +146,27 @@ def _fold(e: BinaryOp) -> Optional[PrimExpr]:
     return None
 
 
+def _scaled(e: PrimExpr) -> tuple[PrimExpr, int]:
+    """``e`` as (x, k) with ``e == x * k`` for a constant ``k`` (1 when there is none)."""
+    if isinstance(e, Mul) and isinstance(e.b, IntImm):
+        return e.a, int(e.b.value)
+    return e, 1
+
+
+def _rejoined(a: PrimExpr, b: PrimExpr) -> Optional[PrimExpr]:
+    """``(y // n) * (n * k) + (y % n) * k`` -> ``y * k`` (floor division; ``k`` a constant, 1
+    when absent): an index split into a buffer's dimensions and flattened again."""
+    (q, outer), (r, inner) = _scaled(a), _scaled(b)
+    if not (isinstance(q, FloorDiv) and isinstance(r, FloorMod) and isinstance(q.b, IntImm)):
+        return None
+    n = q.b.value
+    if not (isinstance(r.b, IntImm) and r.b.value == n and n > 0 and outer == n * inner):
+        return None
+    if not (q.a is r.a or structural_equal(q.a, r.a)):
+        return None
+    return q.a if inner == 1 else Mul(q.a, _const(q.a.dtype, inner))
+
+
 class _Simplify(StmtExprMutator):
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
         e = super().visit_BinaryOp(e)
@@ -165,6 +186,9 @@ class _Simplify(StmtExprMutator):
             if isint and isinstance(b, IntImm) and isinstance(a, Add) and isinstance(a.b, IntImm):
                 c = _const(d, a.b.value + b.value)
                 return a.a if c.value == 0 else Add(a.a, c)
+            rejoined = _rejoined(a, b) if isint else None
+            if rejoined is not None:
+                return rejoined
         elif t is Sub:
             if _is(b, 0):
                 return a
