@@ -27,6 +27,9 @@ _HOST_HELPERS = {
     "tvm_f2h": "static inline uint16_t tvm_f2h(float f) { return ::tvm_emu::float_to_half(f); }",
     "tvm_lane_id": "static inline int32_t tvm_lane_id() { return (int32_t)::tvm_emu::lane_id(); }",
     "tvm_smem_addr": "",  # only the PTX helpers below used it
+    # without a programmatic dependent launch (the emulator has none) both return at once
+    "tvm_griddepcontrol_wait": "static inline void tvm_griddepcontrol_wait() {}",
+    "tvm_griddepcontrol_launch_dependents": "static inline void tvm_griddepcontrol_launch_dependents() {}",
 }
 _HOST_HELPER_PATTERNS = [
     (

@@ -83,3 +83,38 @@ def ptx_ldmatrix(num: int, trans: bool):
             Out[tx, i] = frag[i]
 
     return ldmatrix
+
+
+@T.prim_func
+def ptx_scalar_f32(a: T.handle, b: T.handle, c: T.handle):
+    """C[0] = A + B, C[1] = A * B, C[2] = max(A, B) (a NaN operand gives the other) with Apache
+    TVM's newer T.ptx namespace, between T.ptx.griddepcontrol.wait and launch_dependents."""
+    A = T.match_buffer(a, (64,), "float32")
+    B = T.match_buffer(b, (64,), "float32")
+    C = T.match_buffer(c, (3, 64), "float32")
+    bx = T.env_thread("blockIdx.x")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(bx, 2)
+    T.launch_thread(tx, 32)
+    T.ptx.griddepcontrol.wait()
+    T.ptx.add.rn.f32(C[0, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.mul.rn.f32(C[1, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.max.f32(C[2, bx * 32 + tx], A[bx * 32 + tx], B[bx * 32 + tx])
+    T.ptx.griddepcontrol.launch_dependents()
+
+
+@T.prim_func
+def ptx_async_groups(a: T.handle, b: T.handle):
+    """B = A reversed per row, staged through shared memory by T.cuda.cp_async copies that
+    T.ptx.cp.async_.commit_group / wait_group close and wait for."""
+    A = T.match_buffer(a, (32, 4), "float32")
+    B = T.match_buffer(b, (32, 4), "float32")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(tx, 32)
+    S = T.alloc_buffer((32, 4), "float32", scope="shared")
+    T.cuda.cp_async_16(S[tx, 0], A[tx, 0])
+    T.evaluate(T.ptx.cp.async_.commit_group())
+    T.evaluate(T.ptx.cp.async_.wait_group(0))
+    T.tvm_storage_sync("shared")
+    for i in range(4):
+        B[tx, i] = S[31 - tx, 3 - i]

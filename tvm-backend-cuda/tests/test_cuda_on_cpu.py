@@ -351,3 +351,32 @@ for num in (1, 2, 4):
 """,
     )
     assert out.split() == ["mma", "ok"] * 11 + ["ldmatrix", "ok"] * 6, out
+
+
+def test_ptx_namespace_instructions_match_numpy(mock_driver_dir) -> None:
+    """T.ptx.add.rn.f32 / mul.rn.f32 / max.f32 (NaN operands included), griddepcontrol and the
+    cp.async group instructions of Apache TVM's newer T.ptx namespace, on the emulator."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import cuda_script_kernels as sk
+target90 = tvm.target.Target("cuda -arch=sm_90")
+t = lambda a: tvm.runtime.tensor(a, dev)
+rng = np.random.default_rng(2)
+a, b = rng.standard_normal(64).astype("float32"), rng.standard_normal(64).astype("float32")
+a[3], b[5], a[7], b[7] = np.nan, np.nan, np.nan, np.nan
+mod = emulate(tvm.compile(sk.ptx_scalar_f32, target=target90))
+assert "griddepcontrol.wait;" in mod.imports[0].inspect_source("cuda")
+c = t(np.zeros((3, 64), "float32"))
+mod["ptx_scalar_f32"](t(a), t(b), c)
+np.testing.assert_array_equal(c.numpy(), np.stack([a + b, a * b, np.fmax(a, b)]))
+print("scalar ok")
+x = rng.standard_normal((32, 4)).astype("float32")
+mod = emulate(tvm.compile(sk.ptx_async_groups, target=target))
+y = t(np.zeros((32, 4), "float32"))
+mod["ptx_async_groups"](t(x), y)
+np.testing.assert_array_equal(y.numpy(), x[::-1, ::-1])
+print("async ok")
+""",
+    )
+    assert out.split() == ["scalar", "ok", "async", "ok"], out

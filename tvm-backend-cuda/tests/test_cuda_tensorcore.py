@@ -563,7 +563,14 @@ def _ptx_mma_statement(shape: str, layouts: tuple, types: tuple, sizes: tuple, s
         ("m16n8k16", ("row", "col"), ("bfloat16", "bfloat16", "float16"), (8, 4, 4), False, "C must be float32"),
         ("m16n8k16", ("row", "col"), ("float16", "float16", "float32"), (8, 4, 4), True, "integer mma only"),
         ("m16n8k16", ("row", "col"), ("float16", "float16", "float32"), (4, 4, 4), False, "needs 8 float16"),
-        ("m16n8k16", ("row", "col"), ("float8_e4m3fn",) * 2 + ("float32",), (16, 8, 4), False, "type 'float8_e4m3fn' is not"),
+        (
+            "m16n8k16",
+            ("row", "col"),
+            ("float8_e4m3fn",) * 2 + ("float32",),
+            (16, 8, 4),
+            False,
+            "type 'float8_e4m3fn' is not",
+        ),
     ],
 )
 def test_ptx_legacy_mma_misuse_is_named(shape, layouts, types, sizes, saturate, said):
@@ -585,3 +592,25 @@ def test_ptx_legacy_needs_constant_selectors_and_a_new_enough_arch():
     kernel = _ptx_mma_statement("m16n8k16", ("row", "col"), ("float16", "float16", "float32"), (8, 4, 4))
     with pytest.raises(Exception, match="needs sm_80 or newer; the target is sm_75"):
         codegen.generate_source(tvm.tir.transform.lower(kernel, tvm.target.Target("cuda")).kernels, "sm_75")
+
+
+def test_ptx_namespace_names_what_it_implements():
+    with pytest.raises(
+        Exception, match=r"T.ptx.mma.sp.sync is not implemented by the cuda backend; implemented: add.rn"
+    ):
+
+        @T.prim_func
+        def sparse():
+            T.ptx.mma.sp.sync()
+
+    with pytest.raises(Exception, match="destination must be a float32 buffer element"):
+
+        @T.prim_func
+        def wrong_type(A: T.Buffer((4,), "int32")):
+            T.ptx.add.rn.f32(A[0], A[1], A[2])
+
+    import cuda_script_kernels as sk
+
+    kernels = tvm.tir.transform.lower(sk.ptx_scalar_f32, tvm.target.Target("cuda")).kernels
+    with pytest.raises(Exception, match="T.ptx.griddepcontrol.wait needs sm_90 or newer; the target is sm_80"):
+        codegen.generate_source(kernels, "sm_80")

@@ -63,5 +63,6 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_cuda.detect:detect")
     ctx.register_script_namespace("cuda", "tvm_backend_cuda.script")
-    ctx.register_script_namespace("ptx_legacy", "tvm_backend_cuda.ptx_legacy")  # Apache TVM's spelling
+    ctx.register_script_namespace("ptx_legacy", "tvm_backend_cuda.ptx_legacy")  # Apache TVM's spellings
+    ctx.register_script_namespace("ptx", "tvm_backend_cuda.ptx")
     ctx.declare_module_kind("cuda")

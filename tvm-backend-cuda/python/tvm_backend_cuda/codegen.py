@@ -215,6 +215,20 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
         self._check_tc(call)
         return 'asm volatile("cp.async.commit_group;" ::: "memory")'
 
+    def _griddepcontrol(self, call: E.Call, what: str) -> str:
+        self._check_tc(call)
+        name = f"tvm_griddepcontrol_{what}"
+        self.helpers.setdefault(
+            name, f'{self.HELPER_QUALIFIER} void {name}() {{ asm volatile("griddepcontrol.{what};" ::: "memory"); }}'
+        )
+        return f"{name}()"
+
+    def call_cuda_griddepcontrol_wait(self, call: E.Call) -> str:
+        return self._griddepcontrol(call, "wait")
+
+    def call_cuda_griddepcontrol_launch_dependents(self, call: E.Call) -> str:
+        return self._griddepcontrol(call, "launch_dependents")
+
     def call_cuda_cp_async_wait(self, call: E.Call) -> str:
         self._check_tc(call)
         return f'asm volatile("cp.async.wait_group {int(call.args[0].value)};" ::: "memory")'

@@ -172,6 +172,8 @@ MIN_SM = {
     "cuda.cp_async": 80,
     "cuda.cp_async_commit": 80,
     "cuda.cp_async_wait": 80,
+    "cuda.griddepcontrol_wait": 90,
+    "cuda.griddepcontrol_launch_dependents": 90,
 }
 
 _B16 = ("float16", "bfloat16", "int16", "uint16")
@@ -182,6 +184,8 @@ def _public(op: str, args: tuple = ()) -> str:
     name = op.split(".", 1)[1]
     if name == "mma":
         return "T.ptx_legacy.mma"
+    if name.startswith("griddepcontrol_"):
+        return "T.ptx.griddepcontrol." + name.split("_", 1)[1]
     if name == "ldmatrix" and len(args) == 4 and isinstance(args[2], IntImm) and isinstance(args[3], IntImm):
         return f"T.cuda.ldmatrix_x{args[2].value}" + ("_trans" if args[3].value else "")
     return f"T.cuda.{name}"
