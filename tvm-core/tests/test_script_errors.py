@@ -55,15 +55,6 @@ def test_unknown_name():
 
 
 def test_apache_names_not_implemented_say_what_to_do_instead():
-    with pytest.raises(
-        TVMScriptError,
-        match="T.vscale is Apache TVM TVMScript that this implementation does not support: scalable vectors",
-    ):
-
-        @T.prim_func
-        def f(A: T.Buffer((4,), "int32")):
-            A[0] = T.vscale()
-
     with pytest.raises(TVMScriptError, match="T.tvm_bmma_sync .* 1-bit tensor-core fragments"):
 
         @T.prim_func

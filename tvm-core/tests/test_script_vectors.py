@@ -230,3 +230,29 @@ def test_reinterpret_regroups_lanes_of_the_same_total_width():
     np.testing.assert_array_equal(b, a.view("int32"))
     np.testing.assert_array_equal(c, a)
     np.testing.assert_array_equal(e, d.view("uint32"))
+
+
+@T.prim_func
+def scalable_tail_add(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (14,), "float32")
+    B = T.match_buffer(b, (14,), "float32")
+    for i_0 in range(T.ceildiv(14, 4 * T.vscale())):
+        lanes = T.meta_var(T.Ramp(i_0 * 4 * T.vscale(), 1, 4 * T.vscale()))
+        mask = T.meta_var(T.get_active_lane_mask("uint1x4", i_0 * 4 * T.vscale(), 14))
+        B.vstore([lanes], A.vload([lanes], predicate=mask) + T.Broadcast(T.float32(1), 4), predicate=mask)
+
+
+@T.prim_func
+def scalable_fill(A: T.Buffer((16,), "float32")):
+    for j in T.vectorized(0, 4 * T.vscale()):
+        A[j] = 13
+
+
+def test_scalable_vectors_run_with_vscale_one():
+    """Kernels written for SVE (T.vscale, T.get_active_lane_mask) run with 128-bit vectors: the
+    tail lanes past the mask are neither read nor written."""
+    a = np.arange(14, dtype="float32")
+    _, b = _run(scalable_tail_add, a, np.full(14, -5, "float32"))
+    np.testing.assert_array_equal(b, a + 1)
+    (c,) = _run(scalable_fill, np.zeros(16, "float32"))
+    np.testing.assert_array_equal(c, [13] * 4 + [0] * 12)

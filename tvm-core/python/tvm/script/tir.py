@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math
+import re as _re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -825,6 +826,25 @@ def address_of(value: Any) -> PrimExpr:
     return Call("handle", "address_of", (value,))
 
 
+def vscale() -> PrimExpr:
+    """The scalable-vector multiple (SVE, RVV): the vector registers hold ``vscale`` times 128
+    bits. Every target here has fixed-width vectors, so it is 1: a kernel written for scalable
+    vectors, correct for every ``vscale``, runs with 128-bit vectors (``4 * T.vscale()`` float32
+    lanes are 4)."""
+    return IntImm("int32", 1)
+
+
+def get_active_lane_mask(dtype: str, base: Any, limit: Any) -> PrimExpr:
+    """The mask of a loop's tail (``dtype`` such as ``"uint1x4"`` or ``"boolx4"`` gives the lanes):
+    lane ``i`` is on when ``base + i < limit``; a ``predicate=`` of ``vload``/``vstore``."""
+    match = _re.fullmatch(r"(?:uint1|bool)x(\d+)", str(dtype))
+    if match is None:
+        raise ValueError(f"T.get_active_lane_mask: dtype must be a mask such as 'uint1x4' or 'boolx4', got {dtype!r}")
+    lanes = int(match.group(1))
+    base, limit = _op.convert(base), _op.convert(limit)
+    return _op.binary("lt", _op.ramp(base, 1, lanes), _op.broadcast(limit, lanes))
+
+
 def isnullptr(handle: Any) -> PrimExpr:
     """Whether a ``handle`` is the null pointer (C-family targets)."""
     handle = _op.convert(handle)
@@ -909,8 +929,6 @@ _TENSOR_CORE = "1-bit tensor-core fragments; the float16 ones (T.tvm_mma_sync) a
 
 #: Names of Apache TVM's TVMScript that are not implemented here, with what to do instead.
 _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
-    "vscale": "scalable vectors (SVE, RVV) need a scalable-vector target; use fixed-width vectors such as float32x4",
-    "get_active_lane_mask": "predicated scalable vectors need a scalable-vector target; use fixed-width vectors",
     "ptx": "raw PTX; with tvm-backend-cuda use T.ptx_legacy.mma/ldmatrix or the T.cuda intrinsics (cp_async ...)",
     "ptx_legacy": "its mma and ldmatrix come with the cuda backend: pip install tvm-backend-cuda",
     "tvm_bmma_sync": _TENSOR_CORE,

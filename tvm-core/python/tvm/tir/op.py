@@ -244,6 +244,10 @@ def _as_bool(x: ExprLike) -> PrimExpr:
 
 
 def _lane_count(lanes: Any) -> int:
+    if isinstance(lanes, PrimExpr) and not isinstance(lanes, IntImm):  # 4 * T.vscale()
+        from tvm.tir.transform.simplify import simplify_expr
+
+        lanes = simplify_expr(lanes)
     value = lanes.value if isinstance(lanes, IntImm) else lanes
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64:
         raise TypeError(f"vector lanes must be a constant integer from 1 to 64, got {lanes!r}")

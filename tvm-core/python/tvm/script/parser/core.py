@@ -671,6 +671,9 @@ class Parser:
             return None
         if not isinstance(target, ast.Name):
             raise self.error(target, "assignment target must be a name or a buffer element")
+        if self._is_meta_var(value_node):  # x = T.meta_var(expr): x stands for expr itself, bound to no variable
+            self.bind(target.id, val, target)
+            return None
         return self._assign_value(target, val, node)
 
     def _assign_mutable(self, target: ast.Name, val: PrimExpr, node: ast.stmt):
@@ -967,6 +970,15 @@ class Parser:
             return body
 
         return _Wrap(build)
+
+    def _is_meta_var(self, value: ast.expr) -> bool:
+        """Whether ``value`` is a call of ``T.meta_var``."""
+        if not isinstance(value, ast.Call):
+            return False
+        try:
+            return self.eval_expr(value.func) is T.meta_var
+        except TVMScriptError:
+            return False
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
         try:
