@@ -4,6 +4,7 @@ the CUDA-specific ones (``T.cuda`` intrinsics) are written here."""
 
 from __future__ import annotations
 
+from tvm.script import ir as I
 from tvm.script import tir as T
 from tvm.testing import kernels as zoo
 
@@ -118,3 +119,28 @@ def ptx_async_groups(a: T.handle, b: T.handle):
     T.tvm_storage_sync("shared")
     for i in range(4):
         B[tx, i] = S[31 - tx, 3 - i]
+
+
+@I.ir_module
+class split_host_device:
+    """A module as Apache TVM's host/device split writes it: the host launches the kernel (a
+    function of calling convention 2) with T.call_packed, passing its thread extent last."""
+
+    @T.prim_func
+    def main(A: T.Buffer(64, "float32"), n: T.int32):
+        T.func_attr({"target": T.target("cuda", host="llvm")})
+        T.call_packed("split_kernel", A.data, n, n)
+
+    @T.prim_func
+    def split_kernel(A_data: T.handle("float32"), n: T.int32):
+        T.func_attr(
+            {
+                "target": T.target("cuda"),
+                "calling_conv": 2,
+                "tirx.kernel_launch_params": ["threadIdx.x"],
+                "global_symbol": "split_kernel",
+            }
+        )
+        A = T.decl_buffer(64, dtype="float32", data=A_data)
+        i = T.launch_thread("threadIdx.x", n)
+        A[i] = A[i] * T.float32(2) + T.Cast("float32", i)

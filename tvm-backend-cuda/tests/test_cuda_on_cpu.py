@@ -380,3 +380,21 @@ print("async ok")
 """,
     )
     assert out.split() == ["scalar", "ok", "async", "ok"], out
+
+
+def test_split_host_device_module_launches_its_kernel(mock_driver_dir) -> None:
+    """A module written after Apache TVM's host/device split (T.call_packed of a calling
+    convention 2 kernel) runs its kernel with the extent the host passes."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import cuda_script_kernels as sk
+mod = emulate(tvm.compile(sk.split_host_device, target=target))
+a = np.arange(64, dtype="float32")
+t = tvm.runtime.tensor(a, dev)
+mod["main"](t, 48)
+np.testing.assert_array_equal(t.numpy(), np.concatenate([a[:48] * 3, a[48:]]))
+print("split ok")
+""",
+    )
+    assert out.split() == ["split", "ok"], out

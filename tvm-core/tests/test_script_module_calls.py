@@ -250,3 +250,28 @@ def test_functions_of_two_device_targets_in_one_compile_are_refused():
 
     with pytest.raises(ValueError, match=r"the functions target several devices \(example, opencl\)"):
         tvm.compile({"kernel": kernel, "other": other})
+
+
+def test_a_host_launch_of_a_split_device_kernel_is_a_call():
+    """Apache TVM's host/device split writes T.call_packed(<kernel's global symbol>, args...,
+    launch extents...) in the host and the kernel as a function of calling convention 2 whose body
+    launches its own threads; the launch becomes a call (the extents are not needed)."""
+
+    @I.ir_module
+    class Split:
+        @T.prim_func
+        def main(A: T.Buffer(16, "float32"), n: T.int32):
+            T.call_packed("fill_kernel_symbol", A.data, n, n + 1)
+
+        @T.prim_func
+        def fill_kernel(A_data: T.handle("float32"), n: T.int32):
+            T.func_attr(
+                {"calling_conv": 2, "tirx.kernel_launch_params": ["threadIdx.x"], "global_symbol": "fill_kernel_symbol"}
+            )
+            A = T.decl_buffer(16, dtype="float32", data=A_data)
+            for i in range(n + 1):
+                A[i] = T.float32(7) + T.Cast("float32", i)
+
+    a = np.zeros(16, "float32")
+    tvm.compile(Split, target="c")["main"](a, 5)
+    np.testing.assert_array_equal(a, [7, 8, 9, 10, 11, 12] + [0] * 10)

@@ -3,7 +3,8 @@
 TVMScript's ``Module.f(args)`` (inside an ``@I.ir_module class Module``) parses to a placeholder
 ``Call(dtype, "call_function", (StringImm("f"), *args))``. :func:`inline_calls` replaces each one,
 so every target, host and device alike, compiles the module without a calling convention between
-its functions:
+its functions (a host's ``T.call_packed`` of a device kernel of the module, as Apache TVM's
+host/device split writes them, is such a call too):
 
 * a call used as a statement becomes ``f``'s body with its parameters bound to the arguments (a
   buffer parameter's memory to the handle passed for it);
@@ -150,9 +151,48 @@ def _returned(body: Stmt) -> Optional[PrimExpr]:
     return None
 
 
+#: Apache TVM's calling convention of a device kernel its host/device split made (``calling_conv``)
+DEVICE_KERNEL_LAUNCH = 2
+
+
+class _Launches(StmtExprMutator):
+    """``T.call_packed(symbol, *args, *launch_extents)`` of a module function that is a device
+    kernel, as a call of that function: its body launches its threads itself, so the extents
+    (``tirx.kernel_launch_params``) the launch passes after the arguments are not needed."""
+
+    def __init__(self, kernels: dict[str, tuple[str, int]]):
+        self.kernels = kernels  # global symbol -> (function name, parameter count)
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        e = super().visit_Call(e)
+        symbol = e.args[0].value if e.op == "call_packed" and isinstance(e.args[0], StringImm) else None
+        if symbol not in self.kernels:
+            return e
+        name, count = self.kernels[symbol]
+        return Call(e.dtype, CALL_FUNCTION, (StringImm(name), *e.args[1 : 1 + count]))
+
+
+def _launched_kernels_as_calls(funcs: dict[str, PrimFunc]) -> dict[str, PrimFunc]:
+    """``funcs`` with the host's launches of device kernels (functions of calling convention
+    :data:`DEVICE_KERNEL_LAUNCH`, as Apache TVM's host/device split writes a module) made calls."""
+    kernels = {
+        f.attrs.get("global_symbol", name): (name, len(f.params))
+        for name, f in funcs.items()
+        if getattr(f.attrs.get("calling_conv"), "value", f.attrs.get("calling_conv")) == DEVICE_KERNEL_LAUNCH
+    }
+    if not kernels:
+        return funcs
+    out = {}
+    for name, f in funcs.items():
+        body = _Launches(kernels).visit_stmt(f.body)
+        out[name] = f if body is f.body else f.with_body(StmtExprMutator._body(body))
+    return out
+
+
 def inline_calls(funcs: dict[str, PrimFunc]) -> dict[str, PrimFunc]:
     """The module ``funcs`` (by name) with every call between its functions replaced by the
     callee's body (see the module docstring)."""
+    funcs = _launched_kernels_as_calls(funcs)
     done: dict[str, PrimFunc] = {}
     called: set[str] = set()
 
