@@ -150,3 +150,28 @@ def test_let_expression_binds_a_declared_variable_and_round_trips():
         @T.prim_func
         def bad(A: T.Buffer((4,), "int32")):
             A[0] = T.let(3, 4, 5)
+
+
+@T.prim_func
+def iter_var_launched(A: T.Buffer((256,), "float32")):
+    threadIdx_x = T.int32()
+    T.attr(T.iter_var(threadIdx_x, T.Range(0, 256), "ThreadIndex", "threadIdx.x"), "thread_extent", 256)
+    A[threadIdx_x] = A[threadIdx_x] + T.float32(1)
+
+
+def test_thread_extent_of_an_iter_var_is_a_launch():
+    """Apache TVM's older spelling ``T.attr(T.iter_var(v, dom, "ThreadIndex", tag), "thread_extent",
+    n)`` launches ``v`` as the thread ``tag`` over ``n``."""
+    mod = tvm.compile(iter_var_launched, target="example")
+    dev = tvm.device("example")
+    a = np.random.rand(256).astype("float32")
+    t = tvm.runtime.tensor(a, dev)
+    mod["iter_var_launched"](t)
+    np.testing.assert_allclose(t.numpy(), a + 1)
+    with pytest.raises(TVMScriptError, match="thread tag must be one of"):
+
+        @T.prim_func
+        def bad_tag(A: T.Buffer((4,), "float32")):
+            v = T.int32()
+            T.attr(T.iter_var(v, T.Range(0, 4), "ThreadIndex", "threadIdx.w"), "thread_extent", 4)
+            A[v] = T.float32(0)

@@ -565,6 +565,28 @@ def launch_thread(thread: Any, extent: Any) -> LaunchThreadSpec:
     return LaunchThreadSpec(thread, extent)
 
 
+@dataclass
+class IterVarSpec:
+    """``T.iter_var(var, dom, iter_type, thread_tag)``: ``var`` as a thread of ``thread_tag``, for
+    ``T.attr(<it>, "thread_extent", n)`` (Apache TVM's older spelling of :func:`launch_thread`)."""
+
+    var: Any
+    tag: str
+
+
+def iter_var(var: Any, dom: Any = None, iter_type: Any = None, thread_tag: str = "") -> IterVarSpec:
+    """The thread variable ``var`` of ``thread_tag`` (``dom`` and ``iter_type`` change nothing:
+    the ``thread_extent`` attribute gives the extent)."""
+    if thread_tag not in THREAD_TAGS:
+        raise ValueError(f"T.iter_var: thread tag must be one of {', '.join(THREAD_TAGS)}, got {thread_tag!r}")
+    return IterVarSpec(var, thread_tag)
+
+
+def Range(begin: Any, end: Any = None) -> tuple:  # noqa: N802 - Apache TVM's spelling
+    """``T.Range(begin, end)``: a half-open domain, as ``(begin, end)``."""
+    return (begin, end) if end is not None else (0, begin)
+
+
 def env_thread(tag: str) -> EnvThreadSpec:
     """A thread variable for ``tag`` (``"threadIdx.x"`` ...), launched by :func:`launch_thread`."""
     if tag not in THREAD_TAGS:

@@ -1086,6 +1086,8 @@ class Parser:
             var, tag = thread, self.env_threads[thread]
             if target is not None:
                 self.bind(target.id, var, target)
+        elif isinstance(thread, T.IterVarSpec) and isinstance(thread.var, Var) and thread.var.dtype == "int32":
+            var, tag = thread.var, thread.tag
         else:
             raise self.error(
                 node, 'T.launch_thread needs a thread tag such as "threadIdx.x" or a T.env_thread variable'
