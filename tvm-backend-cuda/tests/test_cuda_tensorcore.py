@@ -614,3 +614,54 @@ def test_ptx_namespace_names_what_it_implements():
     kernels = tvm.tir.transform.lower(sk.ptx_scalar_f32, tvm.target.Target("cuda")).kernels
     with pytest.raises(Exception, match="T.ptx.griddepcontrol.wait needs sm_90 or newer; the target is sm_80"):
         codegen.generate_source(kernels, "sm_80")
+
+
+def test_ptx_legacy_spellings_and_register_alignment():
+    """The newer spelling's leading dtype and PTX's dotted type names are accepted; a fragment of
+    16-bit elements that does not start a 32-bit register is refused by name."""
+
+    @T.prim_func
+    def leading_dtype():
+        tx = T.env_thread("threadIdx.x")
+        T.launch_thread(tx, 32)
+        fa = T.decl_buffer([8], "float16", scope="local")
+        fb = T.decl_buffer([4], "float16", scope="local")
+        acc = T.decl_buffer([4], "float32", scope="local")
+        T.evaluate(
+            T.ptx_legacy.mma(
+                "float32", "m16n8k16", "row", "col", ".f16", ".f16", ".f32", fa.data, 0, fb.data, 0, acc.data, 0, False
+            )
+        )
+
+    source = codegen.generate_source(tvm.tir.transform.lower(leading_dtype, tvm.target.Target("cuda")).kernels)
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in source
+    with pytest.raises(Exception, match="element 1 does not start a 32-bit register"):
+
+        @T.prim_func
+        def misaligned():
+            tx = T.env_thread("threadIdx.x")
+            T.launch_thread(tx, 32)
+            fa = T.decl_buffer([9], "float16", scope="local")
+            fb = T.decl_buffer([4], "float16", scope="local")
+            acc = T.decl_buffer([4], "float32", scope="local")
+            T.evaluate(
+                T.ptx_legacy.mma(
+                    "m16n8k16", "row", "col", "float16", "float16", "float32", fa.data, 1, fb.data, 0, acc.data, 0
+                )
+            )
+
+
+@needs_nvrtc
+def test_ptx_add_and_mul_rn_are_never_fused():
+    """add.rn / mul.rn round each operation: a product then a sum stays two instructions."""
+
+    @T.prim_func
+    def two_roundings(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"), D: T.Buffer((32,), "float32")):
+        tx = T.env_thread("threadIdx.x")
+        T.launch_thread(tx, 32)
+        t = T.alloc_buffer((1,), "float32", scope="local")
+        T.ptx.mul.rn.f32(t[0], A[tx], B[tx])
+        T.ptx.add.rn.f32(D[tx], t[0], A[tx])
+
+    ptx = tvm.compile(two_roundings, target="cuda -arch=sm_80").imports[0].inspect_source("ptx")
+    assert "fma" not in ptx and "mul.rn.f32" in ptx and "add.rn.f32" in ptx, ptx

@@ -275,3 +275,19 @@ def test_a_host_launch_of_a_split_device_kernel_is_a_call():
     a = np.zeros(16, "float32")
     tvm.compile(Split, target="c")["main"](a, 5)
     np.testing.assert_array_equal(a, [7, 8, 9, 10, 11, 12] + [0] * 10)
+
+
+def test_a_launch_with_the_wrong_number_of_arguments_is_refused():
+    with pytest.raises(TIRVerifyError, match="main launches fill with 2 argument.*it takes 2 and 1 launch extent"):
+
+        @I.ir_module
+        class Split:
+            @T.prim_func
+            def main(A: T.Buffer(16, "float32"), n: T.int32):
+                T.call_packed("fill", A.data, n)  # the launch extent is missing
+
+            @T.prim_func
+            def fill(A_data: T.handle("float32"), n: T.int32):
+                T.func_attr({"calling_conv": 2, "tirx.kernel_launch_params": ["threadIdx.x"]})
+                A = T.decl_buffer(16, dtype="float32", data=A_data)
+                A[n] = T.float32(1)

@@ -418,3 +418,37 @@ def test_fused_multiply_add_rounds_once():
     np.testing.assert_array_equal(out, want)
     with pytest.raises(TypeError, match="fma expects float arguments, got int32"):
         T.fma(tvm.tir.const(1, "int32"), 2, 3)
+
+
+def test_only_functions_the_kernel_calls_are_left_to_the_loader():
+    """A missing symbol the code does not call with T.call_extern (a data symbol here) is a
+    defect of the code: a compile error, not a library that fails to load later."""
+    from tvm.contrib import cc
+
+    code = "extern int tvm_test_missing_data; int reads_it(void) { return tvm_test_missing_data; }"
+    with pytest.raises(cc.CompileError, match="undefined symbol 'tvm_test_missing_data'"):
+        cc.compile_shared(code, late_bound=("some_other_function",))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="binding at load uses GNU ld's -z now (Linux)")
+def test_a_module_waiting_for_its_library_loads_once_across_threads(tmp_path):
+    import ctypes
+    from concurrent.futures import ThreadPoolExecutor
+
+    @T.prim_func
+    def scaled_by_seven(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.call_extern("float32", "tvm_test_scale_by_seven", A[i])
+
+    with pytest.warns(UserWarning, match="tvm_test_scale_by_seven"):
+        mod = tvm.compile(scaled_by_seven, target="c")
+    assert not hasattr(mod, "scaled_by_seven")  # not loadable yet: an attribute error, not a crash
+    ctypes.CDLL(str(_scaling_library(tmp_path, "tvm_test_scale_by_seven", 7.0)), mode=ctypes.RTLD_GLOBAL)
+
+    def run(_):
+        a = tvm.runtime.tensor(np.ones(4, "float32"))
+        mod["scaled_by_seven"](a)
+        return a.numpy().tolist()
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(run, range(16))) == [[7.0] * 4] * 16

@@ -238,7 +238,7 @@ def scalable_tail_add(a: T.handle, b: T.handle):
     B = T.match_buffer(b, (14,), "float32")
     for i_0 in range(T.ceildiv(14, 4 * T.vscale())):
         lanes = T.meta_var(T.Ramp(i_0 * 4 * T.vscale(), 1, 4 * T.vscale()))
-        mask = T.meta_var(T.get_active_lane_mask("uint1x4", i_0 * 4 * T.vscale(), 14))
+        mask = T.meta_var(T.get_active_lane_mask("uint1xvscalex4", i_0 * 4 * T.vscale(), 14))
         B.vstore([lanes], A.vload([lanes], predicate=mask) + T.Broadcast(T.float32(1), 4), predicate=mask)
 
 
@@ -256,3 +256,18 @@ def test_scalable_vectors_run_with_vscale_one():
     np.testing.assert_array_equal(b, a + 1)
     (c,) = _run(scalable_fill, np.zeros(16, "float32"))
     np.testing.assert_array_equal(c, [13] * 4 + [0] * 12)
+
+
+@T.prim_func
+def meta_var_forms(A: T.Buffer((4,), "int32")):
+    x = T.meta_var(A[0])
+    x = x + 1  # a name assigned again is an ordinary variable
+    v = T.meta_var(A[1])
+    A[1] = 50
+    A[2] = v  # v stands for A[1] itself: read here, after the store
+    A[3] = x
+
+
+def test_meta_var_stands_for_its_expression_where_used():
+    (a,) = _run(meta_var_forms, np.array([1, 2, 3, 4], "int32"))
+    np.testing.assert_array_equal(a, [1, 50, 50, 2])

@@ -34,6 +34,7 @@ PTX_TYPES = {
 }
 #: Apache TVM's spellings of the operand types, besides the dtype names themselves
 ALIASES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "s8": "int8", "u8": "uint8"}
+ALIASES.update({"." + ptx: dtype for dtype, ptx in PTX_TYPES.items()})  # ".f16", ".s8" ...
 
 #: (shape, input type) -> (accumulator types, minimum SM)
 SHAPES = {
@@ -137,6 +138,24 @@ def check(call: Call, arch_sm: int | None, operand: Any) -> None:
         if not isinstance(load, BufferLoad):
             raise MmaError(f"T.ptx_legacy.mma: operand {role} must be a fragment in local memory")
         operand(role, load, (stored,), elements(shape, role))
+        check_register_aligned(f"T.ptx_legacy.mma: operand {role}", load)
+
+
+def check_register_aligned(what: str, load: BufferLoad) -> None:
+    """A fragment of 8- or 16-bit elements is read as 32-bit registers: its first element must
+    start one (checked when its position is a constant)."""
+    per_register = 32 // _dt.bits(load.buffer.dtype) if _dt.bits(load.buffer.dtype) < 32 else 1
+    indices = [getattr(i, "value", None) for i in load.indices]
+    if per_register == 1 or None in indices or load.buffer.strides:
+        return
+    flat = 0
+    for index, extent in zip(indices, load.buffer.shape):
+        flat = flat * int(getattr(extent, "value", 1)) + index
+    if flat % per_register:
+        raise MmaError(
+            f"{what}: '{load.buffer.name}' element {flat} does not start a 32-bit register "
+            f"({per_register} {load.buffer.dtype} per register): use an offset that is a multiple of {per_register}"
+        )
 
 
 def helper_name(shape: str, types: tuple, saturate: bool) -> str:

@@ -10,7 +10,8 @@ The name after ``T.ptx`` is the instruction's, dot by dot (a trailing ``_`` is d
   programmatic dependent launch they return at once);
 * ``add.rn.f32(d, a, b)``, ``mul.rn.f32(d, a, b)``, ``max.f32(d, a, b)``: ``d = a + b``,
   ``a * b`` (each rounded once, to nearest even) and ``fmaxf(a, b)`` (a NaN operand gives the other),
-  stored to the buffer element ``d``.
+  stored to the buffer element ``d`` (CUDA's ``__fadd_rn`` / ``__fmul_rn``: never fused with a
+  neighbouring operation into an FMA, as add.rn / mul.rn are not).
 
 Any other name is an error that lists these.
 """
@@ -40,14 +41,19 @@ def _stored(name: str, combine: Callable[[PrimExpr, PrimExpr], PrimExpr]) -> Cal
     return store
 
 
+def _extern(name: str, a: PrimExpr, b: PrimExpr) -> Call:
+    return Call("float32", "call_extern", (StringImm(name), a, b))
+
+
 INSTRUCTIONS: dict[str, Callable[..., Any]] = {
     "cp.async.commit_group": _script.cp_async_commit,
     "cp.async.wait_group": _script.cp_async_wait,
     "griddepcontrol.wait": lambda: Call("void", "cuda.griddepcontrol_wait", ()),
     "griddepcontrol.launch_dependents": lambda: Call("void", "cuda.griddepcontrol_launch_dependents", ()),
-    "add.rn.f32": _stored("add.rn.f32", lambda a, b: _op.binary("add", a, b)),
-    "mul.rn.f32": _stored("mul.rn.f32", lambda a, b: _op.binary("mul", a, b)),
-    "max.f32": _stored("max.f32", lambda a, b: Call("float32", "call_extern", (StringImm("fmaxf"), a, b))),
+    # CUDA's __fadd_rn / __fmul_rn: rounded once and, like add.rn / mul.rn, never fused into an FMA
+    "add.rn.f32": _stored("add.rn.f32", lambda a, b: _extern("__fadd_rn", a, b)),
+    "mul.rn.f32": _stored("mul.rn.f32", lambda a, b: _extern("__fmul_rn", a, b)),
+    "max.f32": _stored("max.f32", lambda a, b: _extern("fmaxf", a, b)),
 }
 
 

@@ -15,6 +15,7 @@ points at, so the calls are the same ``T.cuda`` intrinsics (:mod:`.script`) with
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tvm.script.fragments import pointer_element
@@ -24,6 +25,8 @@ from . import mma as _mma
 from . import script as _script
 
 __all__ = ["ldmatrix", "mma"]
+
+_SHAPE = re.compile(r"m\d+n\d+k\d+")
 
 
 def _constant(intrin: str, what: str, value: Any) -> int:
@@ -58,7 +61,16 @@ def ldmatrix(*args: Any, dtype: str = "float16") -> Call:
     return _script.ldmatrix(dst, src, _constant(intrin, "num", num), bool(_constant(intrin, "trans", trans)))
 
 
-def mma(
+def mma(*args: Any, **kwargs: Any) -> Call:
+    """``T.ptx_legacy.mma([dtype,] shape, "row", "col", A type, B type, C type, a_ptr, a_offset,
+    b_ptr, b_offset, c_ptr, c_offset, saturate)``: the warp's ``C += A @ B`` (``mma.sync.aligned``)
+    on each lane's fragments of A, B and C (C is also D)."""
+    if args and isinstance(args[0], str) and not _SHAPE.fullmatch(args[0]) and len(args) >= 13:
+        args = args[1:]  # the leading result dtype of the newer spelling
+    return _warp_mma(*args, **kwargs)
+
+
+def _warp_mma(
     shape: Any,
     a_layout: Any,
     b_layout: Any,
@@ -75,9 +87,7 @@ def mma(
     operator: Any = None,
     dtype: str = "void",
 ) -> Call:
-    """``T.ptx_legacy.mma(shape, "row", "col", A type, B type, C type, a_ptr, a_offset, b_ptr,
-    b_offset, c_ptr, c_offset, saturate)``: the warp's ``C += A @ B`` (``mma.sync.aligned``) on
-    each lane's fragments of A, B and C (C is also D)."""
+    """The mma of :func:`mma`'s arguments without the leading dtype."""
     shape = str(getattr(shape, "value", shape))
     layouts = tuple(str(getattr(x, "value", x)) for x in (a_layout, b_layout))
     if layouts != ("row", "col"):

@@ -236,9 +236,10 @@ def _operand(intrin: str, role: str, x: Any, dtypes: tuple, scopes: tuple, count
         )
     scope = "shared" if buf.scope == "shared.dyn" else buf.scope
     if scope not in scopes:
+        warp = " (Apache TVM's 'warp' memory is shared memory here)" if scope == "shared" else ""
         raise IntrinsicError(
             f"{intrin}: operand '{role}' must be in {' or '.join(repr(s) for s in scopes)} "
-            f"memory, got '{buf.name}' in scope '{buf.scope}'"
+            f"memory, got '{buf.name}' in scope '{buf.scope}'{warp}"
         )
     if count is not None:
         size = _const_size(buf)
@@ -276,6 +277,10 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
         # a fragment in registers; Apache TVM's "warp" memory (shared here) takes it too
         _operand(intrin, "dst", args[0], ("uint32", *_B16), ("local", "shared"), num * per_register)
         _operand(intrin, "src", args[1], _B16, ("shared",))
+        try:
+            _mma.check_register_aligned(f"{intrin}: operand 'dst'", args[0])
+        except _mma.MmaError as err:
+            raise IntrinsicError(str(err)) from None
     elif op == "cuda.mma":
         try:
             _mma.check(call, arch_sm, lambda role, x, dts, n: _operand(intrin, role, x, dts, ("local",), n))

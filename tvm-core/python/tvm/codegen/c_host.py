@@ -16,7 +16,7 @@ opaque pointers, scalars as int64 / float64 values) followed by the launch exten
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Collection
 
 from tvm.runtime.device import DEVICE_NAMES
@@ -429,6 +429,7 @@ class HostModuleSource:
     function_names: list[str]
     has_parallel: bool = False
     has_launch: bool = False
+    extern_functions: list[str] = field(default_factory=list)  # what T.call_extern names
 
 
 _DEVICE_ALLOC_HELPER = r"""static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
@@ -827,4 +828,17 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collecti
         for h in handles.values():
             head.append(f"static TVMFFIObjectHandle {h} = NULL;")
     code = "\n".join(head) + "\n\n" + "\n".join(bodies)
-    return HostModuleSource(code, names, printer.has_parallel, bool(handles))
+    return HostModuleSource(code, names, printer.has_parallel, bool(handles), extern_function_names(funcs))
+
+
+def extern_function_names(funcs: list[PrimFunc]) -> list[str]:
+    """The C functions ``funcs`` call with ``T.call_extern`` (sorted)."""
+    found: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, E.Call) and node.op == "call_extern" and isinstance(node.args[0], E.StringImm):
+            found.add(node.args[0].value)
+
+    for f in funcs:
+        post_order_visit(f.body, visit)
+    return sorted(found)

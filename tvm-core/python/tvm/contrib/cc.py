@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import os
@@ -28,7 +29,7 @@ import warnings
 import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 from tvm._cache import atomic_write
 
@@ -368,13 +369,21 @@ def discard_scratch(path: str) -> None:
 
 
 def compile_shared(
-    code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "lib"
+    code: str,
+    *,
+    openmp: bool = False,
+    mcpu: str | None = None,
+    extra_flags: Sequence[str] = (),
+    name: str = "lib",
+    late_bound: Collection[str] = (),
 ) -> tuple[str, bool]:
     """Compile C ``code`` into a shared library; returns ``(path, cache_hit)``.
 
     With the cache on (default) the library lives in the cache directory under its key and a
     second compile of the same code and flags does not run the compiler. Without it the library
     is written to a private folder, which the caller removes with :func:`discard_scratch`.
+    Functions of ``late_bound`` (those the code calls with ``T.call_extern``) that no library
+    defines are left to the loader (Linux; see :func:`_binding_at_load`).
     """
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
     path, hit = _cache_slot(code, flags, ".so")
@@ -387,8 +396,8 @@ def compile_shared(
         run_compiler({f"{name}.c": code}, str(path), flags)
     except CompileError as err:
         discard_scratch(str(path))
-        relaxed = _binding_at_load(err, flags, extra_flags)
-        return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name)
+        relaxed = _binding_at_load(err, flags, extra_flags, late_bound)
+        return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name, late_bound=late_bound)
     if cached:
         _seal(path)
         atomic_write(path.with_suffix(".c"), code.encode())
@@ -420,14 +429,20 @@ def compile_object(
 _BIND_AT_LOAD = "-Wl,-z,now"
 
 
-def _binding_at_load(err: CompileError, flags: Sequence[str], extra: Sequence[str]) -> list[str]:
-    """When the link missed only functions (``T.call_extern`` of a library the caller provides),
-    ``extra`` plus the flag that leaves them to the loader: bound eagerly when the library is
-    loaded, in this process once a library defines them (``ctypes.CDLL(path,
-    mode=ctypes.RTLD_GLOBAL)``) or wherever an exported library runs, so a process without them
-    gets a load error naming them, never a crash at the call. Re-raises ``err`` otherwise (or when
-    already relaxed, or where the linker has no such flag)."""
+def _binding_at_load(
+    err: CompileError, flags: Sequence[str], extra: Sequence[str], late_bound: Collection[str]
+) -> list[str]:
+    """When every symbol the link missed is a function of ``late_bound`` (what the code calls with
+    ``T.call_extern``: a library the caller provides) or is defined in this process (a library
+    loaded with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``), ``extra`` plus the flag that
+    leaves them to the loader: bound eagerly when the library is loaded, so a process without them
+    gets a load error naming them, never a crash at the call. Re-raises ``err`` otherwise (another
+    missing symbol is a defect of the code, reported at compile), when already relaxed, or where
+    the linker has no such flag (Linux only)."""
     if not err.undefined or _BIND_AT_LOAD in flags or not sys.platform.startswith("linux"):
+        raise err
+    process = ctypes.CDLL(None)
+    if not all(n in late_bound or hasattr(process, n) for n in err.undefined):
         raise err
     return [*extra, _BIND_AT_LOAD]
 
@@ -440,11 +455,13 @@ def create_shared(
     openmp: bool = False,
     mcpu: str | None = None,
     extra_flags: Sequence[str] = (),
+    late_bound: Collection[str] = (),
 ) -> None:
-    """Link a shared library at ``output`` from C sources and object files (no cache; export)."""
+    """Link a shared library at ``output`` from C sources and object files (no cache; export);
+    ``late_bound`` as in :func:`compile_shared`."""
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
     try:
         run_compiler(sources, output, flags, objects)
     except CompileError as err:
-        relaxed = _binding_at_load(err, flags, extra_flags)
+        relaxed = _binding_at_load(err, flags, extra_flags, late_bound)
         run_compiler(sources, output, build_flags(openmp=openmp, mcpu=mcpu, extra=relaxed), objects)

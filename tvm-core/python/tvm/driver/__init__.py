@@ -128,14 +128,20 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     mcpu = host_target.attrs.get("mcpu")
     mcpu = None if mcpu in (None, True, "") else str(mcpu)
     try:
-        path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
+        path, hit = cc.compile_shared(
+            src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
+        )
     except cc.CompileError as err:
         if not err.undeclared:
             raise
         _UNDECLARED_EXTERNS.update(err.undeclared)
         src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
-        path, hit = cc.compile_shared(src.code, openmp=src.has_parallel, mcpu=mcpu, name=name)
-    info = BuildInfo(src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit)
+        path, hit = cc.compile_shared(
+            src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
+        )
+    info = BuildInfo(
+        src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit, src.extern_functions
+    )
     try:
         lib = _load_host(path, src.has_launch, device_modules)
     except UnresolvedSymbolError as err:

@@ -71,7 +71,15 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     if device_modules:
         sources["devc.c"] = _c_array(LIBRARY_BIN, pack_library_bin(*_device_tree(device_modules)))
     try:
-        cc.create_shared(path, sources, objects=[host_obj], openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
+        cc.create_shared(
+            path,
+            sources,
+            objects=[host_obj],
+            openmp=info.openmp,
+            mcpu=info.mcpu,
+            extra_flags=extra,
+            late_bound=info.extern_functions,
+        )
     finally:
         cc.discard_scratch(host_obj)
     append_checksum(path)

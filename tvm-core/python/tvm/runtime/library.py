@@ -62,6 +62,7 @@ class BuildInfo:
     device_modules: list[tvm_ffi.Module] = field(default_factory=list)
     function_names: list[str] = field(default_factory=list)
     cache_hit: bool = False
+    extern_functions: list[str] = field(default_factory=list)  # T.call_extern names, bound at load
 
 
 _loaded_lock = threading.Lock()
@@ -93,13 +94,15 @@ def _dlopen(path: str) -> tvm_ffi.Module:
     try:
         return tvm_ffi.load_module(path)
     except RuntimeError as err:
-        missing = re.search(r"undefined symbol: ([A-Za-z_]\w*)", str(err))
+        # glibc: "undefined symbol: f"; musl: "Error relocating lib.so: f: symbol not found"
+        missing = re.search(r"undefined symbol: ([A-Za-z_]\w*)|: ([A-Za-z_]\w*): symbol not found", str(err))
         if missing is None:
             raise
+        symbol = missing.group(1) or missing.group(2)
         raise UnresolvedSymbolError(
-            f"{path} calls the function '{missing.group(1)}', which no library loaded in this process defines: "
+            f"{path} calls the function '{symbol}', which no library loaded in this process defines: "
             f"load the library that defines it with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first",
-            missing.group(1),
+            symbol,
         ) from None
 
 

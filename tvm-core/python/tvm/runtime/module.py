@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import tvm_ffi
@@ -45,14 +46,19 @@ class Module:
         why it cannot yet, and is tried again at the next use)."""
         self._loaded = mod
         self._load = load
+        self._load_lock = threading.Lock()  # threads using a module first at once load it once
         self._build_info = build_info
         self._funcs: dict[str, Callable[..., Any]] = {}  # looked up once: mod["f"](...) is a hot path
 
     @property
     def _mod(self) -> tvm_ffi.Module:
-        if self._loaded is None:
-            self._loaded = self._load()  # type: ignore[misc]
-        return self._loaded
+        loaded = self._loaded
+        if loaded is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    self._loaded = self._load()  # type: ignore[misc]
+                loaded = self._loaded
+        return loaded
 
     @property
     def is_loaded(self) -> bool:
@@ -96,6 +102,11 @@ class Module:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
+        if not self.is_loaded:
+            try:
+                _ = self.ffi_module
+            except RuntimeError as err:  # not loadable yet: hasattr(mod, "f") is False, mod.f says why
+                raise AttributeError(str(err)) from err
         func = self.__dict__[name] = self[name]  # later mod.f skips __getattr__
         return func
 

@@ -857,11 +857,12 @@ def vscale() -> PrimExpr:
 
 
 def get_active_lane_mask(dtype: str, base: Any, limit: Any) -> PrimExpr:
-    """The mask of a loop's tail (``dtype`` such as ``"uint1x4"`` or ``"boolx4"`` gives the lanes):
+    """The mask of a loop's tail (``dtype`` such as ``"uint1x4"``, ``"uint1xvscalex4"`` or
+    ``"boolx4"`` gives the lanes):
     lane ``i`` is on when ``base + i < limit``; a ``predicate=`` of ``vload``/``vstore``."""
-    match = _re.fullmatch(r"(?:uint1|bool)x(\d+)", str(dtype))
+    match = _re.fullmatch(r"(?:uint1|bool)x(?:vscalex)?(\d+)", str(dtype))  # vscale is 1 (see vscale)
     if match is None:
-        raise ValueError(f"T.get_active_lane_mask: dtype must be a mask such as 'uint1x4' or 'boolx4', got {dtype!r}")
+        raise ValueError(f"dtype must be a mask such as 'uint1x4', 'uint1xvscalex4' or 'boolx4', got {dtype!r}")
     lanes = int(match.group(1))
     base, limit = _op.convert(base), _op.convert(limit)
     return _op.binary("lt", _op.ramp(base, 1, lanes), _op.broadcast(limit, lanes))

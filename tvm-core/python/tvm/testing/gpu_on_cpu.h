@@ -715,6 +715,15 @@ inline float __int_as_float(int v) { return tvm_emu::from_bits<float>(static_cas
 inline float __uint_as_float(uint32_t v) { return tvm_emu::from_bits<float>(v); }
 inline int __float_as_int(float f) { return static_cast<int>(tvm_emu::to_bits(f)); }
 inline uint32_t __float_as_uint(float f) { return static_cast<uint32_t>(tvm_emu::to_bits(f)); }
+// Rounded once and never fused into an FMA (the host compiler may contract a * b + c otherwise).
+inline float __fadd_rn(float a, float b) {
+  volatile float r = a + b;
+  return r;
+}
+inline float __fmul_rn(float a, float b) {
+  volatile float r = a * b;
+  return r;
+}
 inline double __longlong_as_double(long long v) {
   return tvm_emu::from_bits<double>(static_cast<uint64_t>(v));
 }

@@ -81,6 +81,13 @@ class _Region:
         self.buffer, self.starts, self.sliced, self.extents = buffer, starts, sliced, extents
 
 
+def _is_plain_value(value: Any) -> bool:
+    """An expression or a Python value (not a buffer, thread or other specification)."""
+    if isinstance(value, (tuple, list)):
+        return all(_is_plain_value(v) for v in value)
+    return isinstance(value, (PrimExpr, int, float, str))
+
+
 class _Wrap:
     """A statement that scopes over the rest of its block (LetStmt, Allocate, AssertStmt)."""
 
@@ -671,8 +678,8 @@ class Parser:
             return None
         if not isinstance(target, ast.Name):
             raise self.error(target, "assignment target must be a name or a buffer element")
-        if self._is_meta_var(value_node):  # x = T.meta_var(expr): x stands for expr itself, bound to no variable
-            self.bind(target.id, val, target)
+        if self._is_meta_var(value_node) and target.id not in self.mutable_names and _is_plain_value(val):
+            self.bind(target.id, val, target)  # x = T.meta_var(expr): x stands for expr itself, read where used
             return None
         return self._assign_value(target, val, node)
 
@@ -971,14 +978,10 @@ class Parser:
 
         return _Wrap(build)
 
-    def _is_meta_var(self, value: ast.expr) -> bool:
-        """Whether ``value`` is a call of ``T.meta_var``."""
-        if not isinstance(value, ast.Call):
-            return False
-        try:
-            return self.eval_expr(value.func) is T.meta_var
-        except TVMScriptError:
-            return False
+    @staticmethod
+    def _is_meta_var(value: ast.expr) -> bool:
+        """Whether ``value`` is a call spelled ``T.meta_var(...)``."""
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "meta_var"
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
         try:

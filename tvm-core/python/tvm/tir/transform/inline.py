@@ -160,23 +160,34 @@ class _Launches(StmtExprMutator):
     kernel, as a call of that function: its body launches its threads itself, so the extents
     (``tirx.kernel_launch_params``) the launch passes after the arguments are not needed."""
 
-    def __init__(self, kernels: dict[str, tuple[str, int]]):
-        self.kernels = kernels  # global symbol -> (function name, parameter count)
+    def __init__(self, caller: str, kernels: dict[str, tuple[str, int, int]]):
+        self.caller = caller
+        self.kernels = kernels  # global symbol -> (function name, parameter count, launch extents)
 
     def visit_Call(self, e: Call) -> PrimExpr:
         e = super().visit_Call(e)
         symbol = e.args[0].value if e.op == "call_packed" and isinstance(e.args[0], StringImm) else None
         if symbol not in self.kernels:
             return e
-        name, count = self.kernels[symbol]
+        name, count, extents = self.kernels[symbol]
+        if len(e.args) - 1 != count + extents:
+            raise TIRVerifyError(
+                f"{self.caller} launches {name} with {len(e.args) - 1} argument(s); it takes {count} and "
+                f"{extents} launch extent(s) (tirx.kernel_launch_params)"
+            )
         return Call(e.dtype, CALL_FUNCTION, (StringImm(name), *e.args[1 : 1 + count]))
+
+
+def _launch_params(f: PrimFunc) -> tuple:
+    """The launch extents a host passes after a split kernel's arguments (both spellings)."""
+    return tuple(f.attrs.get("tirx.kernel_launch_params", f.attrs.get("tir.kernel_launch_params", ())))
 
 
 def _launched_kernels_as_calls(funcs: dict[str, PrimFunc]) -> dict[str, PrimFunc]:
     """``funcs`` with the host's launches of device kernels (functions of calling convention
     :data:`DEVICE_KERNEL_LAUNCH`, as Apache TVM's host/device split writes a module) made calls."""
     kernels = {
-        f.attrs.get("global_symbol", name): (name, len(f.params))
+        f.attrs.get("global_symbol", name): (name, len(f.params), len(_launch_params(f)))
         for name, f in funcs.items()
         if getattr(f.attrs.get("calling_conv"), "value", f.attrs.get("calling_conv")) == DEVICE_KERNEL_LAUNCH
     }
@@ -184,7 +195,7 @@ def _launched_kernels_as_calls(funcs: dict[str, PrimFunc]) -> dict[str, PrimFunc
         return funcs
     out = {}
     for name, f in funcs.items():
-        body = _Launches(kernels).visit_stmt(f.body)
+        body = _Launches(name, kernels).visit_stmt(f.body)
         out[name] = f if body is f.body else f.with_body(StmtExprMutator._body(body))
     return out
 
