@@ -144,3 +144,19 @@ class split_host_device:
         A = T.decl_buffer(64, dtype="float32", data=A_data)
         i = T.launch_thread("threadIdx.x", n)
         A[i] = A[i] * T.float32(2) + T.Cast("float32", i)
+
+
+@T.prim_func
+def ptx_legacy_async_copy(a: T.handle, b: T.handle):
+    """B = A doubled, staged through shared memory with T.ptx_legacy.cp_async (16 bytes per thread)."""
+    A = T.match_buffer(a, (128,), "float32")
+    B = T.match_buffer(b, (128,), "float32")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(tx, 32)
+    S = T.alloc_buffer((128,), "float32", scope="shared")
+    T.evaluate(T.ptx_legacy.cp_async("float32", S.data, tx * 4, A.data, tx * 4, 16))
+    T.evaluate(T.ptx_legacy.commit_group())
+    T.evaluate(T.ptx_legacy.wait_group(0))
+    T.tvm_storage_sync("shared")
+    for i in range(4):
+        B[tx * 4 + i] = S[(tx * 4 + i + 4) % 128] * T.float32(2)

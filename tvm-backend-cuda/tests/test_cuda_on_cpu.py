@@ -377,9 +377,15 @@ y = t(np.zeros((32, 4), "float32"))
 mod["ptx_async_groups"](t(x), y)
 np.testing.assert_array_equal(y.numpy(), x[::-1, ::-1])
 print("async ok")
+mod = emulate(tvm.compile(sk.ptx_legacy_async_copy, target=target))
+x = rng.standard_normal(128).astype("float32")
+y = t(np.zeros(128, "float32"))
+mod["ptx_legacy_async_copy"](t(x), y)
+np.testing.assert_array_equal(y.numpy(), np.roll(x, -4) * 2)
+print("legacy ok")
 """,
     )
-    assert out.split() == ["scalar", "ok", "async", "ok"], out
+    assert out.split() == ["scalar", "ok", "async", "ok", "legacy", "ok"], out
 
 
 def test_split_host_device_module_launches_its_kernel(mock_driver_dir) -> None:

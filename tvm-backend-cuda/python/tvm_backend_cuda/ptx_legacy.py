@@ -10,7 +10,8 @@ points at, so the calls are the same ``T.cuda`` intrinsics (:mod:`.script`) with
     T.ptx_legacy.mma("m16n8k16", "row", "col", "float16", "float16", "float32",
                      A_local.data, 0, B_local.data, 0, C_local.data, 0, False)
 
-``mma`` computes ``C += A @ B`` in place on the lane's fragments (layouts in :mod:`.mma`).
+``mma`` computes ``C += A @ B`` in place on the lane's fragments (layouts in :mod:`.mma`);
+``cp_async`` / ``commit_group`` / ``wait_group`` are the asynchronous copies of ``T.cuda``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tvm.tir.expr import Call, IntImm
 from . import mma as _mma
 from . import script as _script
 
-__all__ = ["ldmatrix", "mma"]
+__all__ = ["cp_async", "commit_group", "ldmatrix", "mma", "wait_group"]
 
 _SHAPE = re.compile(r"m\d+n\d+k\d+")
 
@@ -104,3 +105,29 @@ def _warp_mma(
     )
     _script.check_intrinsic(call)
     return call
+
+
+def cp_async(*args: Any, dtype: str = "void") -> Call:
+    """``T.ptx_legacy.cp_async([dtype,] shared_ptr, shared_offset, global_ptr, global_offset,
+    bytes)``: :func:`tvm_backend_cuda.script.cp_async` of ``bytes`` (4, 8 or 16) from global to
+    shared memory, completed by :func:`commit_group` and :func:`wait_group`."""
+    if args and isinstance(args[0], str):
+        args = args[1:]
+    if len(args) != 5:
+        raise _script.IntrinsicError(
+            f"T.ptx_legacy.cp_async: expected (shared_ptr, shared_offset, global_ptr, global_offset, bytes), "
+            f"got {len(args)} arguments"
+        )
+    shared_ptr, shared_offset, global_ptr, global_offset, nbytes = args
+    dst, src = pointer_element(shared_ptr, shared_offset), pointer_element(global_ptr, global_offset)
+    return _script.cp_async(dst, src, _constant("T.ptx_legacy.cp_async", "bytes", nbytes))
+
+
+def commit_group() -> Call:
+    """``T.ptx_legacy.commit_group()``: :func:`tvm_backend_cuda.script.cp_async_commit`."""
+    return _script.cp_async_commit()
+
+
+def wait_group(n: Any) -> Call:
+    """``T.ptx_legacy.wait_group(n)``: :func:`tvm_backend_cuda.script.cp_async_wait` (``n`` a constant)."""
+    return _script.cp_async_wait(_constant("T.ptx_legacy.wait_group", "n", n))
