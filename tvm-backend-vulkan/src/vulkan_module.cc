@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -125,8 +126,12 @@ KernelLayout MakeLayout(const FunctionInfo& info) {
   return layout;
 }
 
-/*! \brief A workgroup size: the key of a kernel's pipelines. */
-using BlockDims = std::array<uint32_t, 3>;
+/*!
+ * \brief What a kernel's pipelines are specialized for, the key of its pipelines: the workgroup
+ *  size (specialization constants 0..2) and the bytes of its launch-sized shared buffer (constant
+ *  3; 0 for a kernel without one).
+ */
+using PipelineKey = std::array<uint32_t, 4>;
 
 /*! \brief One kernel's Vulkan objects on one device. */
 struct KernelObjects {
@@ -134,7 +139,7 @@ struct KernelObjects {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   /*! \brief Whether bindings are pushed (VK_KHR_push_descriptor) rather than allocated. */
   bool push = false;
-  std::map<BlockDims, VkPipeline> pipelines;
+  std::map<PipelineKey, VkPipeline> pipelines;
 };
 
 /*! \brief The module's Vulkan objects on one device. */
@@ -167,11 +172,11 @@ class VulkanModuleObj final : public KernelModuleBase {
                      std::vector<VkDescriptorBufferInfo>* out) const;
   void CheckLimits(size_t index, const LaunchConfig& cfg, const PhysicalDeviceInfo& dev) const;
   void CheckCapabilities(const VulkanDevice& dev) const;
-  BoundKernel Prepare(VulkanDevice* dev, size_t index, const BlockDims& block);
+  BoundKernel Prepare(VulkanDevice* dev, size_t index, const PipelineKey& block);
   DeviceProgram& Program(VulkanDevice* dev);
   KernelObjects& Kernel(DeviceProgram* prog, size_t index);
   VkPipeline CreatePipeline(DeviceProgram* prog, size_t index, const KernelObjects& k,
-                            const BlockDims& block);
+                            const PipelineKey& block);
   void Record(VulkanDevice* dev, VulkanStream* stream, const BoundKernel& k, size_t nbuf,
               const std::vector<VkDescriptorBufferInfo>& buffers, const void* scalars,
               uint32_t scalar_size, const LaunchConfig& cfg);
@@ -182,6 +187,9 @@ class VulkanModuleObj final : public KernelModuleBase {
   std::vector<KernelLayout> layouts_;
   /*! \brief Per kernel, its loop-iteration bound from the SPIR-V (parsed once). */
   std::vector<tvm::runtime::LoopIterationBound> loop_bounds_;
+  /*! \brief Per kernel, its constant-size shared bytes when it also sizes one at launch, else -1.
+   */
+  std::vector<int64_t> static_shared_;
   std::mutex mu_;
   std::unordered_map<int, std::unique_ptr<DeviceProgram>> programs_;
 };
@@ -195,13 +203,11 @@ VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
   words_ = SpirvWords(spec_.payload);
   summary_ = ParseSpirv(words_);
   for (const FunctionInfo& info : spec_.functions) {
-    for (const std::string& tag : info.launch_param_tags) {
-      if (tag.compare(0, 9, "dyn_shmem") == 0) {
-        TVM_FFI_THROW(ValueError) << "vulkan kernel " << info.name << " takes dynamic shared "
-                                  << "memory (a 'dyn_shmem' launch argument), which Vulkan "
-                                  << "kernels do not support: declare workgroup memory statically";
-      }
+    int64_t static_shared = -1;  // -1: the kernel sizes no shared buffer at launch
+    for (const auto& kv : summary_.static_shared) {
+      if (kv.first == info.name) static_shared = std::strtoll(kv.second.c_str(), nullptr, 10);
     }
+    static_shared_.push_back(static_shared);
     bool found = false;
     for (const std::string& ep : summary_.entry_points) found |= ep == info.name;
     if (!found) {
@@ -349,10 +355,10 @@ KernelObjects& VulkanModuleObj::Kernel(DeviceProgram* prog, size_t index) {
 }
 
 VkPipeline VulkanModuleObj::CreatePipeline(DeviceProgram* prog, size_t index,
-                                           const KernelObjects& k, const BlockDims& block) {
+                                           const KernelObjects& k, const PipelineKey& block) {
   const std::string& name = spec_.functions[index].name;
-  const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-  VkSpecializationInfo spec{3, entries, sizeof(BlockDims), block.data()};
+  const VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}};
+  VkSpecializationInfo spec{4, entries, sizeof(PipelineKey), block.data()};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -372,7 +378,7 @@ VkPipeline VulkanModuleObj::CreatePipeline(DeviceProgram* prog, size_t index,
   return pipeline;
 }
 
-BoundKernel VulkanModuleObj::Prepare(VulkanDevice* dev, size_t index, const BlockDims& block) {
+BoundKernel VulkanModuleObj::Prepare(VulkanDevice* dev, size_t index, const PipelineKey& block) {
   std::lock_guard<std::mutex> lock(mu_);
   DeviceProgram& prog = Program(dev);
   KernelObjects& k = Kernel(&prog, index);
@@ -459,6 +465,13 @@ void VulkanModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
                               << " threads per block exceed the device's limit of "
                               << lim.maxComputeWorkGroupInvocations
                               << " (maxComputeWorkGroupInvocations)";
+  }
+  int64_t shared = static_shared_[index] + cfg.dyn_shmem_bytes;
+  if (static_shared_[index] >= 0 && shared > static_cast<int64_t>(lim.maxComputeSharedMemorySize)) {
+    TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": " << cfg.dyn_shmem_bytes
+                              << " bytes of shared memory sized at launch and "
+                              << static_shared_[index] << " declared exceed the device's limit of "
+                              << lim.maxComputeSharedMemorySize << " (maxComputeSharedMemorySize)";
   }
   const KernelLayout& layout = layouts_[index];
   if (layout.uniform && layout.scalar_size > lim.maxUniformBufferRange) {
@@ -569,8 +582,12 @@ void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   // a freed or unknown handle is a ValueError.
   std::shared_ptr<VulkanStream> stream =
       dev.Stream(tvm::runtime::DeviceAPI::CurrentStream(DLDevice{kDLVulkan, dev_id}));
-  BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
-                     static_cast<uint32_t>(cfg.block[2])};
+  // a launch-sized shared array holds at least one element (of at most 32 bytes)
+  uint32_t shared = static_shared_[index] < 0
+                        ? 0u
+                        : static_cast<uint32_t>(std::max<int64_t>(cfg.dyn_shmem_bytes, 32));
+  PipelineKey block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
+                       static_cast<uint32_t>(cfg.block[2]), shared};
   BoundKernel k = Prepare(&dev, index, block);
   Record(&dev, stream.get(), k, buffers.size(), buffers, scalars, layout.scalar_size, cfg);
 }

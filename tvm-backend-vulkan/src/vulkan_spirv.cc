@@ -156,10 +156,13 @@ SpirvSummary ParseSpirv(const std::vector<uint32_t>& words) {
     if (opcode == kOpString && count >= 3) {
       std::string text = LiteralString(words, i + 2, i + count, "OpString");
       size_t colon = text.rfind(':');
-      if (text.compare(0, std::strlen(kLoopBoundMark), kLoopBoundMark) == 0 &&
-          colon != std::string::npos) {
-        size_t name_at = std::strlen(kLoopBoundMark);
-        out.loop_bounds.emplace_back(text.substr(name_at, colon - name_at), text.substr(colon + 1));
+      for (auto mark : {std::make_pair(kLoopBoundMark, &out.loop_bounds),
+                        std::make_pair(kStaticSharedMark, &out.static_shared)}) {
+        size_t name_at = std::strlen(mark.first);
+        if (text.compare(0, name_at, mark.first) == 0 && colon != std::string::npos &&
+            colon >= name_at) {
+          mark.second->emplace_back(text.substr(name_at, colon - name_at), text.substr(colon + 1));
+        }
       }
     }
     if (opcode == kOpDecorate && count >= 4 && words[i + 2] == kDecorationBinding) {

@@ -30,10 +30,17 @@ struct SpirvSummary {
    *  the loop iterations one thread runs, for tvm::runtime::CheckLoopIterationBound.
    */
   std::vector<std::pair<std::string, std::string>> loop_bounds;
+  /*!
+   * \brief (kernel, bytes) of each OpString "tvm.static_shared:<kernel>:<bytes>": the constant-size
+   *  workgroup memory of a kernel that also sizes one shared buffer at launch.
+   */
+  std::vector<std::pair<std::string, std::string>> static_shared;
 };
 
 /*! \brief The prefix of the OpStrings that carry SpirvSummary::loop_bounds. */
 constexpr const char* kLoopBoundMark = "tvm.loop_bound:";
+/*! \brief The prefix of the OpStrings that carry SpirvSummary::static_shared. */
+constexpr const char* kStaticSharedMark = "tvm.static_shared:";
 
 /*! \brief The payload as 32-bit words; ValueError when its size is not a multiple of 4. */
 std::vector<uint32_t> SpirvWords(const std::string& payload);

@@ -175,3 +175,20 @@ def test_each_kernel_carries_its_loop_iteration_bound():
     asm = _assembly(kernels.serial_row_sum())
     assert '= OpString "tvm.loop_bound:serial_row_sum_kernel0:1+$3"' in asm  # n passes + the leaving one
     assert "tvm.loop_bound" not in _assembly(kernels.vector_add())  # no loops
+
+
+def test_two_shared_buffers_sized_at_launch_are_refused_by_name():
+    @T.prim_func
+    def two(a: T.handle, n: T.int32):
+        A = T.match_buffer(a, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            S = T.alloc_buffer((64 + n,), "float32", scope="shared.dyn")
+            R = T.alloc_buffer((64 + n,), "float32", scope="shared.dyn")
+            for k in range(n + 1):  # both use all of their launch sizes
+                S[tx + k] = A[tx]
+                R[tx + k] = A[tx]
+            T.tvm_storage_sync("shared")
+            A[tx] = S[63 - tx] + R[tx]
+
+    with pytest.raises(Exception, match="target 'vulkan' holds one such buffer per kernel"):
+        tvm.compile(two, target="vulkan")

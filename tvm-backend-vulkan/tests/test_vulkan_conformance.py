@@ -7,6 +7,6 @@ class TestVulkanConformance(BackendConformance):
     backend = "vulkan"
     buffers_are_handles = True
     dtypes = ALL_DTYPES
-    dynamic_shared_memory = False
+    dynamic_shared_memory = True
     typed_views = False
     no_driver_env = {"TVM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"}

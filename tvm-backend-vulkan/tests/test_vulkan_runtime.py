@@ -240,3 +240,16 @@ def test_nested_loops_near_the_llvmpipe_limit_are_right_or_refused(dev, m, n):
     else:
         mod["nested_count"](b, m, n)
         assert b.numpy()[0] == m * n
+
+
+def test_a_shared_buffer_sized_at_launch_past_the_device_limit(dev):
+    """Sizes that fit run (the conformance suite checks their results); one that does not, with
+    the declared shared memory, is refused at launch naming the device's limit."""
+    mod = tvm.compile(kernels.window_sums(), target="vulkan")
+    a = tvm.runtime.tensor(np.ones(8192, "float32"), dev)
+    b = tvm.runtime.empty((64,), "float32", dev)
+    mod["window_sums"](a, b, 10)
+    np.testing.assert_array_equal(b.numpy(), np.full(64, 11, "float32"))
+    limit = dev.max_shared_memory_per_block
+    with pytest.raises(ValueError, match=rf"exceed the device's limit of {limit} \(maxComputeSharedMemorySize\)"):
+        mod["window_sums"](a, b, limit // 4)

@@ -4,7 +4,9 @@
  *
  * Payload (format "wgsl"): the shaders of the kernels one after another, each after a line
  * "//! kernel <name>", its first lines "//! loop_bound <bound>" when the code generator bounded the
- * loop iterations of one thread and "//! local_scalars <n>" when one thread holds arrays of n
+ * loop iterations of one thread, "//! static_shared <bytes>" (its other workgroup memory) when it
+ * sizes a workgroup array at launch (the override constant tvm_dyn_shmem: the launch's dynamic
+ * shared bytes), and "//! local_scalars <n>" when one thread holds arrays of n
  * scalars in all; each shader's entry point is `main`. Calling convention (what
  * tvm_backend_webgpu.codegen emits):
  *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a storage buffer
@@ -54,6 +56,7 @@ namespace {
 constexpr const char* kKernelMark = "//! kernel ";
 constexpr const char* kLoopBoundMark = "//! loop_bound ";
 constexpr const char* kLocalScalarsMark = "//! local_scalars ";
+constexpr const char* kStaticSharedMark = "//! static_shared ";
 
 /*! \brief The value of the "<mark><value>" line among the "//! " lines a shader starts with, or
  *  "" when it has none. */
@@ -133,8 +136,13 @@ bool ReadOnlyBinding(const std::string& shader, size_t k) {
   return shader.find(decl) != std::string::npos;
 }
 
-/*! \brief A workgroup size: the key of a kernel's pipelines. */
+/*! \brief A workgroup size. */
 using BlockDims = std::array<uint32_t, 3>;
+/*!
+ * \brief The key of a kernel's pipelines: its workgroup size (the override constants
+ *  tvm_wg_x/y/z) and the bytes of its launch-sized workgroup array (tvm_dyn_shmem; 0 without one).
+ */
+using PipelineKey = std::array<uint32_t, 4>;
 
 /*!
  * \brief The constant workgroup size `shader` declares (`@workgroup_size(16, 16, 1)`), or
@@ -167,10 +175,12 @@ struct Kernel {
   std::string shader;
   tvm::runtime::LoopIterationBound loop_bound;  // from the shader's "//! loop_bound", parsed once
   int64_t local_scalars = 0;                    // from the shader's "//! local_scalars"
+  int64_t static_shared =
+      -1;  // "//! static_shared": its other workgroup bytes; -1: no tvm_dyn_shmem
   WGPUShaderModule module = nullptr;
   WGPUBindGroupLayout bind_layout = nullptr;
   WGPUPipelineLayout layout = nullptr;
-  std::map<BlockDims, WGPUComputePipeline> pipelines;
+  std::map<PipelineKey, WGPUComputePipeline> pipelines;
 };
 
 class WebGPUModuleObj final : public KernelModuleBase {
@@ -179,7 +189,7 @@ class WebGPUModuleObj final : public KernelModuleBase {
 
  private:
   void Launch(size_t index, ffi::PackedArgs args) final;
-  WGPUComputePipeline Pipeline(WebGPUDevice* dev, size_t index, const BlockDims& block);
+  WGPUComputePipeline Pipeline(WebGPUDevice* dev, size_t index, const PipelineKey& block);
   void CreateLayout(WebGPUDevice* dev, size_t index);
   void CheckLimits(size_t index, const LaunchConfig& cfg, const WGPULimits& lim) const;
   WGPUBindGroup BindGroup(WebGPUDevice* dev, size_t index, ffi::PackedArgs args,
@@ -207,12 +217,8 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     k.loop_bound =
         tvm::runtime::ParseLoopIterationBound(info, HeaderValue(k.shader, kLoopBoundMark));
     k.local_scalars = std::atoll(HeaderValue(k.shader, kLocalScalarsMark).c_str());
-    for (const std::string& tag : info.launch_param_tags) {
-      if (tag.compare(0, 9, "dyn_shmem") == 0) {
-        TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes dynamic shared "
-                                  << "memory, which WebGPU kernels do not support";
-      }
-    }
+    std::string static_shared = HeaderValue(k.shader, kStaticSharedMark);
+    if (!static_shared.empty()) k.static_shared = std::atoll(static_shared.c_str());
     for (size_t i = 0; i < info.arg_types.size(); ++i) {
       if (tvm::runtime::IsBufferArgType(info.arg_types[i])) {
         k.read_only.push_back(ReadOnlyBinding(k.shader, k.buffers.size()));
@@ -262,7 +268,7 @@ void WebGPUModuleObj::CreateLayout(WebGPUDevice* dev, size_t index) {
 }
 
 WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
-                                              const BlockDims& block) {
+                                              const PipelineKey& block) {
   Kernel& k = kernels_[index];
   auto found = k.pipelines.find(block);
   if (found != k.pipelines.end()) return found->second;
@@ -285,23 +291,26 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
     }
     CreateLayout(dev, index);
   }
-  static const char* const kNames[] = {"tvm_wg_x", "tvm_wg_y", "tvm_wg_z"};
-  std::array<WGPUConstantEntry, 3> constants;
-  std::array<std::string, 3> keys;
-  for (int d = 0; d < 3; ++d) {
-    keys[d] = kNames[d];
-    constants[d] = WGPU_CONSTANT_ENTRY_INIT;
-    constants[d].key = View(keys[d]);
-    constants[d].value = block[d];
+  // only the overrides the shader declares (another key is a validation error)
+  static const char* const kNames[] = {"tvm_wg_x", "tvm_wg_y", "tvm_wg_z", "tvm_dyn_shmem"};
+  std::array<WGPUConstantEntry, 4> constants;
+  std::array<std::string, 4> keys;
+  size_t count = 0;
+  for (int c = 0; c < 4; ++c) {
+    if (c < 3 ? k.fixed[0] != 0 : k.static_shared < 0) continue;
+    keys[count] = kNames[c];
+    constants[count] = WGPU_CONSTANT_ENTRY_INIT;
+    constants[count].key = View(keys[count]);
+    constants[count].value = block[c];
+    ++count;
   }
   WGPUComputePipelineDescriptor desc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
   desc.layout = k.layout;
   desc.compute.module = k.module;
   std::string entry = "main";
   desc.compute.entryPoint = View(entry);
-  bool overridable = k.fixed[0] == 0;
-  desc.compute.constantCount = overridable ? constants.size() : 0;
-  desc.compute.constants = overridable ? constants.data() : nullptr;
+  desc.compute.constantCount = count;
+  desc.compute.constants = count > 0 ? constants.data() : nullptr;
   WGPUComputePipeline pipeline;
   try {
     pipeline = dev->Checked([&] { return api.DeviceCreateComputePipeline(dev->device, &desc); },
@@ -335,6 +344,13 @@ void WebGPUModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
                               << " invocations per workgroup exceed the device's "
                               << "maxComputeInvocationsPerWorkgroup ("
                               << lim.maxComputeInvocationsPerWorkgroup << ")";
+  }
+  int64_t declared = kernels_[index].static_shared;
+  if (declared >= 0 && declared + cfg.dyn_shmem_bytes > lim.maxComputeWorkgroupStorageSize) {
+    TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": " << cfg.dyn_shmem_bytes
+                              << " bytes of workgroup memory sized at launch and " << declared
+                              << " declared exceed the device's maxComputeWorkgroupStorageSize ("
+                              << lim.maxComputeWorkgroupStorageSize << ")";
   }
   uint64_t most = lim.maxComputeWorkgroupsPerDimension;
   if (groups > most * most * most || groups > 0xffffffffull) {
@@ -423,6 +439,9 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   }
   BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
                      static_cast<uint32_t>(cfg.block[2])};
+  // a launch-sized workgroup array holds at least one element (of at most 32 bytes)
+  uint32_t shared =
+      k.static_shared < 0 ? 0u : static_cast<uint32_t>(std::max<int64_t>(cfg.dyn_shmem_bytes, 32));
   if (k.fixed[0] != 0 && block != k.fixed) {
     TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name
                               << " was compiled for workgroup size (" << k.fixed[0] << ", "
@@ -433,7 +452,7 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   std::lock_guard<std::mutex> lock(dev->mu);
   if (!dev->uncaptured.empty())
     dev->ThrowIfUncaptured("before launching webgpu kernel " + info.name);
-  WGPUComputePipeline pipeline = Pipeline(dev, index, block);
+  WGPUComputePipeline pipeline = Pipeline(dev, index, {block[0], block[1], block[2], shared});
   uint64_t uniform_offset =
       scalars.empty() ? 0
                       : dev->PushUniform(scalars.data(), static_cast<uint32_t>(scalars.size() * 4));

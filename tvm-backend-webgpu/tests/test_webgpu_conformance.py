@@ -9,7 +9,7 @@ class TestWebGPUConformance(BackendConformance):
     buffers_are_handles = True
     # WGSL has no 64-bit, 8/16-bit integer or bfloat16 types (see test_webgpu_codegen.py)
     dtypes = ("float32", "int32", "uint32")
-    dynamic_shared_memory = False
+    dynamic_shared_memory = True
     typed_views = False
     bool_buffers = False  # WGSL storage holds 32-bit words only; bool buffers are refused by name
     no_driver_env = {"TVM_WEBGPU_LIBRARY": "/nonexistent/libwgpu_native.so"}

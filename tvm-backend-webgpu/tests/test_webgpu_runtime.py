@@ -195,3 +195,17 @@ def test_large_thread_arrays_are_refused_on_llvmpipe_and_small_ones_run(dev, mon
     monkeypatch.setenv("TVM_WEBGPU_LOCAL_SCALARS", "32")
     with pytest.raises(RuntimeError, match="the limit of 32"):
         tvm.compile(_thread_array(48), target="webgpu")["thread_array"](a)
+
+
+def test_a_workgroup_array_sized_at_launch_past_the_device_limit(dev):
+    """A launch-sized workgroup array (the override constant tvm_dyn_shmem) that fits runs; one
+    that does not, with the declared workgroup memory, is refused at launch naming the limit."""
+    mod = tvm.compile(kernels.window_sums(), target="webgpu")
+    assert "override tvm_dyn_shmem: u32" in mod.imports[0].inspect_source("wgsl")
+    a = tvm.runtime.tensor(np.ones(8192, "float32"), dev)
+    b = tvm.runtime.empty((64,), "float32", dev)
+    mod["window_sums"](a, b, 10)
+    np.testing.assert_array_equal(b.numpy(), np.full(64, 11, "float32"))
+    limit = dev.max_shared_memory_per_block
+    with pytest.raises(ValueError, match=rf"exceed the device's maxComputeWorkgroupStorageSize \({limit}\)"):
+        mod["window_sums"](a, b, limit // 4)

@@ -19,7 +19,7 @@ INSTALL_HINT = "apt-get install libvulkan1 mesa-vulkan-drivers (or your GPU vend
 #: target (``tvm.target.detect_target_from_device``) carries its own; the runtime checks the real
 #: device's limits at launch either way.
 CAPABILITIES = {
-    "dynamic_shared_memory": False,
+    "dynamic_shared_memory": "one_array",  # one shared buffer per kernel sized at launch (emitter.py)
     "max_num_threads": 256,
     "max_shared_memory_per_block": 32768,
     "opaque_buffer_handles": True,

@@ -11,7 +11,12 @@ The kernel interface (what the runtime binds; see the package README):
   (number of buffer parameters) (see :func:`scalar_block`);
 * ``threadIdx`` extents are the workgroup size, given by specialization constants 0, 1, 2;
   ``blockIdx`` extents are the dispatch size;
-* ``shared`` allocations are ``Workgroup`` arrays, ``local`` ones ``Function`` arrays.
+* ``shared`` allocations are ``Workgroup`` arrays, ``local`` ones ``Function`` arrays; the one
+  shared buffer of a kernel that may be sized at launch (capability ``dynamic_shared_memory`` is
+  ``"one_array"``) has the length specialization constant 3 (its bytes, the launch's
+  ``dyn_shmem``) divided by its element size, and each kernel's static shared bytes are an
+  ``OpString`` "tvm.static_shared:<kernel>:<bytes>" (the runtime checks both together against the
+  device's limit).
 
 Expressions become SSA ids (:class:`tvm.tir.functor.ExprFunctor` of ``int``); loops are structured
 (``OpLoopMerge`` with the loop variable as an ``OpPhi``), conditionals use ``OpSelectionMerge``.
@@ -132,6 +137,11 @@ PUSH_CONSTANT_LIMIT = 128
 #: lavapipe ends every shader invocation after 65535 loop iterations, silently, so the runtime
 #: refuses a launch that could run longer there.
 LOOP_BOUND_MARK = "tvm.loop_bound:"
+#: Prefix of the ``OpString`` "tvm.static_shared:<kernel>:<bytes>" of a kernel with a launch-sized
+#: shared buffer: its constant-size shared bytes, which the runtime adds to the launch's.
+STATIC_SHARED_MARK = "tvm.static_shared:"
+#: The specialization constant holding the bytes of a kernel's launch-sized shared buffer.
+DYNAMIC_SHARED_SPEC_ID = 3
 
 
 def scalar_block(arg_types: list[str]) -> tuple[list[int], int, bool]:
@@ -158,6 +168,7 @@ class ModuleState:
         self.builtins: dict[int, int] = {}
         self.spans: dict[int, Any] = {}
         self._workgroup_size: int | None = None
+        self._dynamic_shared: int | None = None
 
     def builtin(self, which: int, type_id: int) -> int:
         """The Input variable of built-in ``which`` (made once per module)."""
@@ -167,6 +178,16 @@ class ModuleState:
             m.decorate(var, Deco.BuiltIn, which)
             self.builtins[which] = var
         return self.builtins[which]
+
+    def dynamic_shared_bytes(self) -> int:
+        """Specialization constant 3: the bytes of the kernel's launch-sized shared buffer (the
+        runtime sets it from the launch's ``dyn_shmem``; 32 unless set)."""
+        if self._dynamic_shared is None:
+            m = self.module
+            self._dynamic_shared = m.new_id()
+            m.add("globals", Op.SpecConstant, m.int(32, False), self._dynamic_shared, 32)
+            m.decorate(self._dynamic_shared, Deco.SpecId, DYNAMIC_SHARED_SPEC_ID)
+        return self._dynamic_shared
 
     def declare_workgroup_size(self) -> None:
         """``WorkgroupSize`` built from specialization constants 0..2 (the runtime sets them)."""
@@ -208,6 +229,8 @@ class KernelEmitter(ExprFunctor[int]):
         self.interface: set[int] = set()
         self.span: Any = None
         self.loops: list[tuple[int, int]] = []  # (merge, continue) block of each enclosing loop
+        self.static_shared_bytes = 0  # of the constant-size shared arrays
+        self.dynamic_shared: str | None = None  # the name of the launch-sized shared buffer
 
     # ------------------------------------------------------------------ instructions
     def ins(self, opcode: int, type_id: int, *operands: int) -> int:
@@ -634,18 +657,10 @@ class KernelEmitter(ExprFunctor[int]):
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
-        count = 1
-        for d in buf.shape:
-            if not isinstance(d, E.IntImm):
-                raise CodegenError(
-                    f"allocation '{buf.name}' has a size known only at run time ({buf.shape}); the Vulkan "
-                    f"backend needs constant shapes for shared and local memory"
-                )
-            count *= int(d.value)
         if buf.scope not in ("shared", "local"):
             raise CodegenError(f"the Vulkan backend cannot allocate '{buf.name}' in scope '{buf.scope}'")
         elem = self.ty(buf.dtype)
-        array = self.m.array(elem, max(count, 1))
+        array = self._array_type(buf, elem)
         if buf.scope == "shared":
             var = self.m.variable(self.m.pointer(Storage.Workgroup, array), Storage.Workgroup)
             storage = Storage.Workgroup
@@ -657,13 +672,34 @@ class KernelEmitter(ExprFunctor[int]):
         self.buffers[buf.data] = _Binding(var, storage, buf.dtype, elem, False)
         self.stmt(s.body)
 
+    def _array_type(self, buf: E.Buffer, elem: int) -> int:
+        """The array type of an allocation: of constant length, or for the launch-sized shared
+        buffer (dynamic shared memory) of the length specialization constant 3 gives."""
+        if all(isinstance(d, E.IntImm) for d in buf.shape):
+            count = 1
+            for d in buf.shape:
+                count *= int(d.value)
+            if buf.scope == "shared":
+                self.static_shared_bytes += count * _dt.nbytes(buf.dtype)
+            return self.m.array(elem, max(count, 1))
+        if buf.scope != "shared" or self.dynamic_shared is not None:
+            raise CodegenError(
+                f"allocation '{buf.name}' has a size known only at run time ({buf.shape}); the Vulkan "
+                f"backend sizes one shared buffer per kernel at launch, and every other shared or local one "
+                f"needs a constant shape"
+            )
+        self.dynamic_shared = buf.name
+        u32 = self.m.int(32, False)
+        length = self.m.new_id()
+        nbytes = self.m.constant(u32, _dt.nbytes(buf.dtype))
+        self.m.add("globals", Op.SpecConstantOp, u32, length, Op.UDiv, self.state.dynamic_shared_bytes(), nbytes)
+        return self.m.array_of_length(elem, length)
+
     # ------------------------------------------------------------------ the kernel
     def emit_kernel(self, func: PrimFunc) -> None:
         """Add ``func`` to the module as entry point ``func.global_symbol``."""
         name = func.global_symbol
         m = self.m
-        if "dyn_shmem" in list(func.attrs.get("launch_params", ())):
-            raise CodegenError(f"kernel {name}: dynamic shared memory is not supported by the Vulkan backend")
         self.state.declare_workgroup_size()
         fn = m.new_id()
         m.name(fn, name)
@@ -680,6 +716,8 @@ class KernelEmitter(ExprFunctor[int]):
         bound = loop_bound(func)
         if bound != "0":  # for drivers that end long-running invocations (see LOOP_BOUND_MARK)
             m.string(f"{LOOP_BOUND_MARK}{name}:{bound}")
+        if self.dynamic_shared is not None:
+            m.string(f"{STATIC_SHARED_MARK}{name}:{self.static_shared_bytes}")
 
     def _bind_parameters(self, func: PrimFunc) -> None:
         """Storage buffers for buffer parameters, one block for the scalars (push constants, or a

@@ -44,6 +44,7 @@ class Op:
     Constant = 43
     SpecConstant = 50
     SpecConstantComposite = 51
+    SpecConstantOp = 52
     Function = 54
     FunctionEnd = 56
     Variable = 59
@@ -303,6 +304,10 @@ class Module:
             if stride is not None:
                 self.decorate(self._types[key], Deco.ArrayStride, stride)
         return self._types[key]
+
+    def array_of_length(self, elem: int, length_id: int) -> int:
+        """An array whose length is the (specialization) constant ``length_id``."""
+        return self._type(("array_of", elem, length_id), Op.TypeArray, elem, length_id)
 
     def runtime_array(self, elem: int, stride: int) -> int:
         """An unsized array of ``stride``-byte elements (a storage buffer's contents)."""

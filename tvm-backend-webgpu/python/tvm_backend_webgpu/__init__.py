@@ -26,7 +26,7 @@ INSTALL_HINT = (
 #: What target ``webgpu`` assumes: WebGPU's default limits, which every adapter and browser
 #: offers; no 64-bit types.
 CAPABILITIES = {
-    "dynamic_shared_memory": False,
+    "dynamic_shared_memory": "one_array",  # one workgroup array per kernel sized at launch (wgsl.py)
     "max_num_threads": 256,
     "max_shared_memory_per_block": 16384,
     "opaque_buffer_handles": True,

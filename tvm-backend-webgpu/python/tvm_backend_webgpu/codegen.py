@@ -62,6 +62,9 @@ LOOP_BOUND_MARK = "//! loop_bound "
 #: Then, when one thread holds arrays, how many scalars they hold in all (the runtime refuses to
 #: build such a pipeline on llvmpipe past its limit: see :func:`local_array_scalars`).
 LOCAL_SCALARS_MARK = "//! local_scalars "
+#: Then, when the kernel sizes a workgroup array at launch, the bytes of its other workgroup
+#: arrays (the runtime checks both together against maxComputeWorkgroupStorageSize).
+STATIC_SHARED_MARK = "//! static_shared "
 
 
 class WGSLTypeError(TIRVerifyError):
@@ -200,12 +203,33 @@ def local_array_scalars(kernel: PrimFunc) -> int:
     return total
 
 
+def shared_bytes(kernel: PrimFunc) -> tuple[int, bool]:
+    """The bytes of ``kernel``'s constant-size shared arrays, and whether it sizes one at launch."""
+    total, launch_sized = 0, False
+
+    def visit(node: Any) -> None:
+        nonlocal total, launch_sized
+        if not isinstance(node, S.Allocate) or node.buffer.scope != "shared":
+            return
+        count = 1
+        for extent in node.buffer.shape:
+            if not isinstance(extent, E.IntImm):
+                launch_sized = True
+                return
+            count *= int(extent.value)
+        total += count * _dt.nbytes(node.buffer.dtype)
+
+    post_order_visit(kernel.body, visit)
+    return total, launch_sized
+
+
 def generate(kernels: list[PrimFunc]) -> str:
     """The payload: every kernel's shader after its ``//! kernel <name>`` line, the shader first
     saying ``//! loop_bound <bound>`` when its loop iterations per thread can be bounded
     (:func:`tvm.codegen.device_module.loop_bound`; the runtime refuses launches that could run
     longer than a driver allows), then ``//! local_scalars <n>`` when its threads hold arrays
-    (:func:`local_array_scalars`)."""
+    (:func:`local_array_scalars`), then ``//! static_shared <bytes>`` when it sizes a workgroup
+    array at launch (:func:`shared_bytes`)."""
     parts = []
     for k in kernels:
         bound = device_module.loop_bound(k)
@@ -215,6 +239,9 @@ def generate(kernels: list[PrimFunc]) -> str:
         scalars = local_array_scalars(k)
         if scalars:
             parts.append(f"{LOCAL_SCALARS_MARK}{scalars}\n")
+        declared, launch_sized = shared_bytes(k)
+        if launch_sized:
+            parts.append(f"{STATIC_SHARED_MARK}{declared}\n")
         parts.append(kernel_shader(k))
     return "".join(parts)
 
@@ -237,10 +264,12 @@ __all__ = [
     "LIMITS",
     "LOCAL_SCALARS_MARK",
     "LOOP_BOUND_MARK",
+    "STATIC_SHARED_MARK",
     "WGSLTypeError",
     "build",
     "function_table",
     "generate",
     "kernel_shader",
     "local_array_scalars",
+    "shared_bytes",
 ]

@@ -40,6 +40,11 @@ _LOCAL_ID = {"threadIdx.x": "tvm_lid.x", "threadIdx.y": "tvm_lid.y", "threadIdx.
 MAX_WORKGROUPS_PER_DIMENSION = 65535
 
 
+#: The override constant holding the bytes of a kernel's launch-sized workgroup array (the
+#: runtime sets it from the launch's ``dyn_shmem``).
+DYNAMIC_SHARED_OVERRIDE = "tvm_dyn_shmem"
+
+
 class WGSLPrinter(CFamilyPrinter):
     """Prints one kernel as a WGSL compute shader."""
 
@@ -242,11 +247,16 @@ class WGSLPrinter(CFamilyPrinter):
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
-        if dynamic_shared_bytes(buf) is not None:
-            raise CodegenError(
-                f"allocation {buf.name} needs dynamic shared memory (a size known at launch), which WebGPU "
-                "does not have: allocate it with scope 'shared' and a constant size"
+        if dynamic_shared_bytes(buf) is not None:  # the one launch-sized shared buffer
+            if DYNAMIC_SHARED_OVERRIDE in "".join(self.globals):
+                raise CodegenError(f"allocation {buf.name}: a WebGPU kernel sizes one shared buffer at launch")
+            name, elem = self.name_of(buf.data, buf.name), self.type_name(buf.dtype)
+            self.globals.append(f"override {DYNAMIC_SHARED_OVERRIDE}: u32 = 32u;")
+            self.globals.append(
+                f"var<workgroup> {name}: array<{elem}, {DYNAMIC_SHARED_OVERRIDE} / {_dt.nbytes(buf.dtype)}u>;"
             )
+            self.stmt(s.body)
+            return
         name, elem, size = self.name_of(buf.data, buf.name), self.type_name(buf.dtype), self.alloc_size(buf)
         decl = f"{name}: array<{elem}, {size}>"
         if buf.scope == "local" and size == "1":
@@ -352,4 +362,4 @@ class WGSLPrinter(CFamilyPrinter):
         return f"fn {name}()"
 
 
-__all__ = ["MAX_WORKGROUPS_PER_DIMENSION", "WGSLPrinter"]
+__all__ = ["DYNAMIC_SHARED_OVERRIDE", "MAX_WORKGROUPS_PER_DIMENSION", "WGSLPrinter"]

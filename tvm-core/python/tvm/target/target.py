@@ -21,8 +21,9 @@ CAPABILITIES: dict[str, Any] = {
     # bytes of shared memory, static and dynamic ("shared.dyn") together, a block may opt in to
     # (None: the static limit above)
     "max_dynamic_shared_memory_per_block": None,
-    # shared memory sized at launch; without it, "shared.dyn" buffers of constant size are static
-    # ones and a launch-sized shared buffer is refused
+    # shared memory sized at launch; without it (False), "shared.dyn" buffers of constant size are
+    # static ones and a launch-sized shared buffer is refused; "one_array" (languages whose shared
+    # arrays are typed: SPIR-V, WGSL): constant-size ones static, one launch-sized buffer per kernel
     "dynamic_shared_memory": True,
     # bytes of "local" (per-thread) memory of all threads of a block together: a CPU device
     # that runs a block's threads on one stack overflows it past its size

@@ -368,7 +368,8 @@ class BackendConformance:
     def test_dynamic_shared_memory(self):
         """A ``shared.dyn`` buffer shared by a block's threads: of constant size on every backend,
         sized by a scalar argument where the backend has dynamic shared memory (elsewhere compiling
-        that kernel says so: never a per-thread array)."""
+        that kernel says so: never a per-thread array), also beside a constant-size shared buffer
+        and at several sizes in a row."""
         sizes = (False, True) if self.dynamic_shared_memory else (False,)
         if not self.dynamic_shared_memory:
             with pytest.raises(Exception, match="dynamic shared memory"):
@@ -382,6 +383,16 @@ class BackendConformance:
             out = tvm.runtime.empty((256,), "float32", dev)
             mod["reverse"](tvm.runtime.tensor(a, dev), out, 3)
             np.testing.assert_array_equal(out.numpy(), a.reshape(4, 64)[:, ::-1].reshape(-1))
+        if not self.dynamic_shared_memory:
+            return
+        # sized at launch beside a constant-size shared buffer, each size its own
+        mod = tvm.compile(kernels.window_sums(), target=self.target_name())
+        a = random_array((8192,), "float32")
+        for n in (0, 5, 1000):
+            out = tvm.runtime.empty((64,), "float32", dev)
+            mod["window_sums"](tvm.runtime.tensor(a, dev), out, n)
+            want = np.array([a[t : t + n + 1].sum() for t in range(64)], "float32")
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, err_msg=f"n={n}")
 
     def test_while_break_and_continue(self):
         """A ``while`` loop with ``break`` and ``continue`` in every thread, and a ``for`` loop

@@ -270,6 +270,30 @@ def reverse_in_dynamic_shared(block: int = 64, sized_at_launch: bool = True, *, 
     return _named(reverse, name)
 
 
+def window_sums(block: int = 64, size: int = 8192, *, name: str = "window_sums") -> PrimFunc:
+    """``B[t]`` = the sum of ``A[t : t + n + 1]`` for the ``block`` threads of one block, from a
+    launch-sized shared copy of ``A[0 : block + n]`` (scope ``shared.dyn``) beside a constant-size
+    shared buffer of partial sums (``n`` a scalar argument, ``block + n <= size``)."""
+
+    @T.prim_func
+    def window_sums(a: T.handle, b: T.handle, n: T.int32):
+        A = T.match_buffer(a, (size,), "float32")
+        B = T.match_buffer(b, (block,), "float32")
+        for tx in T.thread_binding(block, thread="threadIdx.x"):
+            S = T.alloc_buffer((block + n,), "float32", scope="shared.dyn")
+            P = T.alloc_buffer((block,), "float32", scope="shared")
+            for i in range(T.ceildiv(block + n, block)):
+                if i * block + tx < block + n:
+                    S[i * block + tx] = A[i * block + tx]
+            T.tvm_storage_sync("shared")
+            P[tx] = T.float32(0)
+            for k in range(n + 1):
+                P[tx] = P[tx] + S[tx + k]
+            B[tx] = P[tx]
+
+    return _named(window_sums, name)
+
+
 def bounded_collatz(n: int = 256, block: int = 64, limit: int = 100, *, name: str = "collatz") -> PrimFunc:
     """``B[i]`` = the Collatz steps from ``A[i]`` to 1, or ``limit`` when it takes longer: a
     ``while`` loop with a ``break`` and a ``continue`` in every thread, and a ``for`` loop that

@@ -140,7 +140,11 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
     ):
         used, names, span = _total_bytes(allocations, scopes)
         if limit is not None and used > int(limit):
-            opt_in = target.capability("dynamic_shared_memory") and dynamic_limit is not None and dynamic_limit > limit
+            opt_in = (
+                target.capability("dynamic_shared_memory") is True
+                and dynamic_limit is not None
+                and dynamic_limit > limit
+            )
             hint = (
                 f" (static shared buffers of up to {dynamic_limit} bytes in all move to dynamic shared memory; "
                 "use smaller tiles)"

@@ -185,27 +185,42 @@ class _StaticShared(BufferReplacer):
         return {"scope": "shared"} if b.scope == "shared.dyn" else None
 
 
+#: Value of capability ``dynamic_shared_memory`` for languages whose shared arrays are typed
+#: (SPIR-V, WGSL): one shared buffer per kernel may be sized at launch (its length a specialization
+#: or override constant), every other one is static.
+ONE_ARRAY = "one_array"
+
+
 def without_dynamic_shared_memory(func: PrimFunc, target: Any) -> PrimFunc:
-    """For a target without dynamic shared memory (capability ``dynamic_shared_memory``): its
-    ``shared.dyn`` buffers of constant size become static shared buffers (the size is fixed
-    anyway); a shared buffer whose size is known only at launch is a :class:`TIRVerifyError`."""
-    if target.capability("dynamic_shared_memory"):
+    """For a target without dynamic shared memory (capability ``dynamic_shared_memory`` False):
+    its ``shared.dyn`` buffers of constant size become static shared buffers (the size is fixed
+    anyway), and a shared buffer whose size is known only at launch is a :class:`TIRVerifyError`.
+    With :data:`ONE_ARRAY` the constant-size ones become static too, and one launch-sized buffer
+    per function stays dynamic (a second is the error)."""
+    mode = target.capability("dynamic_shared_memory")
+    if mode is True:
         return func
     found: list[Allocate] = []
     post_order_visit(
         func.body,
         lambda n: found.append(n) if isinstance(n, Allocate) and n.buffer.scope in _SHARED_SCOPES else None,
     )
-    for alloc in found:
-        if not all(isinstance(d, IntImm) for d in alloc.buffer.shape):
-            raise TIRVerifyError(
-                with_span(
-                    f"in function '{func.global_symbol}': shared buffer '{alloc.buffer.name}' has a size known only "
-                    f"at launch ({alloc.buffer.shape}), which needs dynamic shared memory; target "
-                    f"'{target.kind.name}' has none: give it a constant size",
-                    alloc.span,
-                )
+    sized_at_launch = [a for a in found if not all(isinstance(d, IntImm) for d in a.buffer.shape)]
+    allowed = 1 if mode == ONE_ARRAY else 0
+    for alloc in sized_at_launch[allowed:]:
+        what = (
+            f"target '{target.kind.name}' holds one such buffer per kernel ('{sized_at_launch[0].buffer.name}' "
+            f"is one): give the others a constant size"
+            if allowed
+            else f"target '{target.kind.name}' has none: give it a constant size"
+        )
+        raise TIRVerifyError(
+            with_span(
+                f"in function '{func.global_symbol}': shared buffer '{alloc.buffer.name}' has a size known only "
+                f"at launch ({alloc.buffer.shape}), which needs dynamic shared memory; {what}",
+                alloc.span,
             )
+        )
     return _StaticShared().rewrite(func) if found else func
 
 
@@ -248,7 +263,7 @@ def shared_beyond_static_limit(func: PrimFunc, target: Any) -> PrimFunc:
     that Apache TVM's schedules size past 48 KiB run instead of failing to compile."""
     static = target.capability("max_shared_memory_per_block")
     dynamic = target.capability("max_dynamic_shared_memory_per_block")
-    if not target.capability("dynamic_shared_memory") or static is None or dynamic is None or dynamic <= static:
+    if target.capability("dynamic_shared_memory") is not True or static is None or dynamic is None or dynamic <= static:
         return func
     datas: set = set()
 
