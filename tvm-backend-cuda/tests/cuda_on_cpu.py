@@ -51,24 +51,20 @@ _HOST_HELPER_PATTERNS = [
         lambda m: _mma_sync(m),
     ),
     (
-        re.compile(r"tvm_wmma_load_([abc])_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)$"),
+        re.compile(r"tvm_wmma_load_([abc])_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32|s8|u8|s32)$"),
         lambda m: _wmma_load(m),
     ),
     (
-        re.compile(r"tvm_wmma_store_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)$"),
+        re.compile(r"tvm_wmma_store_(row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32|s32)$"),
         lambda m: (
             f"static inline void {m.group(0)}(void* p, const void* r, int32_t stride) "
             f"{{ ::tvm_emu::wmma_store(p, r, stride, {str(m.group(1) == 'col').lower()}, {m.group(2)}, "
-            f"{m.group(3)}, {str(m.group(5) == 'f32').lower()}, 8); }}"
+            f"{m.group(3)}, {_emu_type(m.group(5))}, 8); }}"
         ),
     ),
     (
-        re.compile(r"tvm_wmma_mma_(?:row|col)_(?:row|col)_m(\d+)n(\d+)k(\d+)_(f16|f32)(f16|f32)$"),
-        lambda m: (
-            f"static inline void {m.group(0)}(void* d, const void* a, const void* b, const void* c) "
-            f"{{ ::tvm_emu::wmma_mma(d, a, b, c, {m.group(1)}, {m.group(2)}, {m.group(3)}, "
-            f"{str(m.group(4) == 'f32').lower()}, {str(m.group(5) == 'f32').lower()}); }}"
-        ),
+        re.compile(r"tvm_wmma_mma_(?:row|col)_(?:row|col)_m(\d+)n(\d+)k(\d+)_(\w+?)_(\w+?)_(\w+?)_([a-z0-9]+)$"),
+        lambda m: _wmma_mma(m),
     ),
     (
         re.compile(r"tvm_cp_async_(\d+)$"),
@@ -94,16 +90,37 @@ def _mma_sync(m: re.Match) -> str:
     )
 
 
+def _emu_type(ptx: str) -> str:
+    return f"::tvm_emu::MmaType::{_MMA_TYPES[ptx]}"
+
+
+def _wmma_slots(ptx: str, rows: int, cols: int) -> int:
+    """Slots of an A or B tile per lane: 16 halves (8 f16x2 registers, each element twice) for
+    f16, one byte per element for 8-bit integers."""
+    return 16 if ptx == "f16" else rows * cols // 32
+
+
 def _wmma_load(m: re.Match) -> str:
     """The model of ``tvm_wmma_load_<a|b|c>_<layout>_m<M>n<N>k<K>_<type>``: a tile of A (M x K),
-    B (K x N) or C (M x N), 16 half slots per lane for A and B, 8 for C."""
+    B (K x N) or C (M x N)."""
     which, layout, mm, nn, kk, kind = m.groups()
     rows, cols = {"a": (mm, kk), "b": (kk, nn), "c": (mm, nn)}[which]
-    slots = 8 if which == "c" else 16
+    slots = 8 if which == "c" else _wmma_slots(kind, int(rows), int(cols))
     return (
         f"static inline void {m.group(0)}(void* r, const void* p, int32_t stride) "
         f"{{ ::tvm_emu::wmma_load(r, p, stride, {str(layout == 'col').lower()}, {rows}, {cols}, "
-        f"{str(kind == 'f32').lower()}, {slots}); }}"
+        f"{_emu_type(kind)}, {slots}); }}"
+    )
+
+
+def _wmma_mma(m: re.Match) -> str:
+    """The model of ``tvm_wmma_mma_<a layout>_<b layout>_m<M>n<N>k<K>_<d>_<a>_<b>_<c>``."""
+    mm, nn, kk = (int(x) for x in m.group(1, 2, 3))
+    td, ta, tb, tc = m.group(4, 5, 6, 7)
+    return (
+        f"static inline void {m.group(0)}(void* d, const void* a, const void* b, const void* c) "
+        f"{{ ::tvm_emu::wmma_mma(d, a, b, c, {mm}, {nn}, {kk}, {_emu_type(td)}, {_emu_type(ta)}, "
+        f"{_emu_type(tb)}, {_emu_type(tc)}, {_wmma_slots(ta, mm, kk)}, {_wmma_slots(tb, kk, nn)}); }}"
     )
 
 

@@ -205,9 +205,21 @@ for (m, n, k) in [(16, 16, 16), (8, 32, 16), (32, 8, 16)]:
         tol = 1e-2 if acc == "float16" else 1e-5
         np.testing.assert_allclose(c.numpy().astype("float64"), want, rtol=tol, atol=tol, err_msg=f"{m} {n} {k} {acc}")
         print("tile ok")
+    for dtype in ["int8", "uint8"]:  # integer tensor cores: exact, int32 accumulators
+        mod = emulate(tvm.compile(zoo.tensor_core_tile(m, n, k, "int32", dtype=dtype), target=target))
+        ptx = {"int8": "s8", "uint8": "u8"}[dtype]
+        source = mod.imports[0].inspect_source("cuda")
+        assert f"wmma.mma.sync.aligned.row.col.m{m}n{n}k{k}.s32.{ptx}.{ptx}.s32" in source
+        lo = -128 if dtype == "int8" else 0
+        a, bt = (rng.integers(lo, lo + 256, s).astype(dtype) for s in ((m, k), (n, k)))
+        c = tvm.runtime.empty((m, n), "int32", dev)
+        mod["tile_gemm"](t(a), t(bt), c)
+        want = a.astype("int64") @ bt.astype("int64").T
+        np.testing.assert_array_equal(c.numpy(), want, err_msg=f"{m} {n} {k} {dtype}")
+        print("int ok")
 """,
     )
-    assert out.split() == ["gemm", "ok"] + ["tile", "ok"] * 6, out
+    assert out.split() == ["gemm", "ok"] + ["tile", "ok", "tile", "ok", "int", "ok", "int", "ok"] * 3, out
 
 
 def test_static_shared_memory_past_48_kib_runs_from_dynamic(mock_driver_dir) -> None:

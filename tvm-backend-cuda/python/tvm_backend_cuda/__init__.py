@@ -58,7 +58,12 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
             "max_shared_memory_per_block": STATIC_SHARED_MEMORY,
             "max_dynamic_shared_memory_per_block": MAX_SHARED_MEMORY,
             # wmma fragments of these (input, accumulator) dtypes as PTX wmma (codegen: .wmma)
-            "warp_fragments": (("float16", "float32"), ("float16", "float16")),
+            "warp_fragments": (
+                ("float16", "float32"),
+                ("float16", "float16"),
+                ("int8", "int32"),
+                ("uint8", "int32"),
+            ),
         },
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_cuda.detect:detect")

@@ -17,22 +17,42 @@ from typing import Any
 from tvm.codegen.c_family import CodegenError
 from tvm.tir import expr as E
 
-#: (role, dtype) -> (C type of a register, registers per tile)
+#: (role, dtype) -> (C type of a register, registers each tile's place in the array holds)
 REGISTERS = {
     ("matrix_a", "float16"): ("uint32_t", 8),
     ("matrix_b", "float16"): ("uint32_t", 8),
     ("accumulator", "float32"): ("float", 8),
     ("accumulator", "float16"): ("uint32_t", 4),
+    ("matrix_a", "int8"): ("uint32_t", 4),
+    ("matrix_b", "int8"): ("uint32_t", 4),
+    ("matrix_a", "uint8"): ("uint32_t", 4),
+    ("matrix_b", "uint8"): ("uint32_t", 4),
+    ("accumulator", "int32"): ("int32_t", 8),
+}
+#: Registers an 8-bit A or B tile takes per shape (fewer than its place holds for some shapes).
+INT8_REGISTERS = {
+    "m16n16k16": {"matrix_a": 2, "matrix_b": 2},
+    "m8n32k16": {"matrix_a": 1, "matrix_b": 4},
+    "m32n8k16": {"matrix_a": 4, "matrix_b": 1},
 }
 MIN_SM = 70
+MIN_SM_INT8 = 72  # integer wmma
 
 
 def _regs(buf: E.Buffer) -> tuple[str, int]:
     return REGISTERS[(E.FRAGMENT_SCOPES[buf.scope], buf.dtype)]
 
 
+def _count(buf: E.Buffer, shape: str) -> int:
+    """Registers of one tile of ``buf`` in an instruction of ``shape``."""
+    role = E.FRAGMENT_SCOPES[buf.scope]
+    if buf.dtype in ("int8", "uint8"):
+        return INT8_REGISTERS[shape][role]
+    return _regs(buf)[1]
+
+
 def _suffix(dtype: str) -> str:
-    return {"float16": "f16", "float32": "f32"}[dtype]
+    return {"float16": "f16", "float32": "f32", "int8": "s8", "uint8": "u8", "int32": "s32"}[dtype]
 
 
 def _shape(call: E.Call) -> str:
@@ -54,15 +74,18 @@ class WmmaPrinter:
 
     def declare_fragment(self: Any, buf: E.Buffer) -> None:
         """``uint32_t A_frag[tiles * 8];`` for a fragment buffer of ``tiles`` tiles."""
-        self.check_wmma_arch()
+        self.check_wmma_arch(buf)
         ctype, count = _regs(buf)
         self.emit(f"{ctype} {self.name_of(buf.data, buf.name)}[{self.alloc_size(buf)} * {count}];")
 
-    def check_wmma_arch(self: Any) -> None:
-        """Fragments need tensor cores (sm_70+); an older arch is a compile-time error."""
-        if self.arch_sm is not None and self.arch_sm < MIN_SM:
+    def check_wmma_arch(self: Any, buf: E.Buffer) -> None:
+        """Fragments need tensor cores (sm_70+; 8-bit integer ones sm_72+); an older arch is a
+        compile-time error."""
+        need = MIN_SM_INT8 if buf.dtype in ("int8", "uint8", "int32") else MIN_SM
+        if self.arch_sm is not None and self.arch_sm < need:
             raise CodegenError(
-                f"tensor-core fragments (T.tvm_mma_sync ...) need sm_{MIN_SM} or newer; target arch is {self.arch}"
+                f"{buf.dtype} tensor-core fragments (T.tvm_mma_sync ...) need sm_{need} or newer; "
+                f"target arch is {self.arch}"
             )
 
     def _tile(self: Any, load: E.BufferLoad) -> str:
@@ -78,6 +101,10 @@ class WmmaPrinter:
         ctype, count = _regs(frag.buffer)
         if ctype == "float":
             name = self._helper("tvm_wmma_fill_f32", "float* r, float v", "  for (int i = 0; i < 8; ++i) r[i] = v;")
+        elif ctype == "int32_t":
+            body = "  for (int i = 0; i < 8; ++i) r[i] = v;"
+            name = self._helper("tvm_wmma_fill_s32", "int32_t* r, int32_t v", body)
+            return f"{name}({self._tile(frag)}, (int32_t)({self.expr(value)}))"
         else:
             _, to_half = self.half_converters("float16")
             body = f"  uint32_t h = {to_half}(v);\n  for (int i = 0; i < {count}; ++i) r[i] = h | (h << 16);"
@@ -87,8 +114,8 @@ class WmmaPrinter:
     def _move(self: Any, call: E.Call, store: bool) -> str:
         frag, mem, stride, layout = call.args[:4]
         role = E.FRAGMENT_SCOPES[frag.buffer.scope]
-        ctype, count = _regs(frag.buffer)
         shape, row = _shape(call), "row" if layout.value == "row_major" else "col"
+        ctype, count = _regs(frag.buffer)[0], _count(frag.buffer, _shape(call))
         mem_type = _suffix(mem.buffer.dtype)
         if mem.buffer.dtype != frag.buffer.dtype:
             raise CodegenError(
@@ -124,17 +151,20 @@ class WmmaPrinter:
     def call_fragment_mma(self: Any, call: E.Call) -> str:
         d, a, b, c = call.args[:4]
         rows = tuple("row" if x.value == "row_major" else "col" for x in call.args[4:6])
+        shape = _shape(call)
         (d_type, d_count), (c_type, c_count) = _regs(d.buffer), _regs(c.buffer)
-        dt, ct = _suffix(d.buffer.dtype), _suffix(c.buffer.dtype)
-        name = f"tvm_wmma_mma_{rows[0]}_{rows[1]}_{_shape(call)}_{dt}{ct}"
-        operands = ", ".join(
-            _operand_list(first, count)
-            for first, count in ((0, d_count), (d_count, 8), (d_count + 8, 8), (d_count + 16, c_count))
-        )
+        a_count, b_count = _count(a.buffer, shape), _count(b.buffer, shape)
+        dt, at, bt, ct = (_suffix(x.buffer.dtype) for x in (d, a, b, c))
+        name = f"tvm_wmma_mma_{rows[0]}_{rows[1]}_{shape}_{dt}_{at}_{bt}_{ct}"
+        firsts = (0, d_count, d_count + a_count, d_count + a_count + b_count)
+        counts = (d_count, a_count, b_count, c_count)
+        operands = ", ".join(_operand_list(first, count) for first, count in zip(firsts, counts))
         outs = _constraints("=", "d", d_count, d_type)
-        ins = _constraints("", "a", 8, "uint32_t") + _constraints("", "b", 8, "uint32_t")
+        ins = _constraints("", "a", a_count, "uint32_t") + _constraints("", "b", b_count, "uint32_t")
         ins += _constraints("", "c", c_count, c_type)
-        asm = f'"wmma.mma.sync.aligned.{rows[0]}.{rows[1]}.{_shape(call)}.{dt}.{ct} {operands};"'
+        # PTX names the float instruction by its D and C types, the integer one by all four
+        types = f"{dt}.{at}.{bt}.{ct}" if at in ("s8", "u8") else f"{dt}.{ct}"
+        asm = f'"wmma.mma.sync.aligned.{rows[0]}.{rows[1]}.{shape}.{types} {operands};"'
         body = f"  asm volatile({asm}\n               : {', '.join(outs)}\n               : {', '.join(ins)});"
         params = f"{d_type}* d, const uint32_t* a, const uint32_t* b, const {c_type}* c"
         self._helper(name, params, body)

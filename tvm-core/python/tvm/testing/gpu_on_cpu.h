@@ -478,6 +478,18 @@ inline void mma_put(void* p, MmaType t, int j, double v, bool satfinite) {
     case MmaType::kF64:
       static_cast<double*>(p)[j] = v;
       return;
+    case MmaType::kS8:
+      static_cast<int8_t*>(p)[j] = static_cast<int8_t>(static_cast<int64_t>(v));
+      return;
+    case MmaType::kU8:
+      static_cast<uint8_t*>(p)[j] = static_cast<uint8_t>(static_cast<int64_t>(v));
+      return;
+    case MmaType::kBF16:  // an element moved, not computed: its bits kept
+      static_cast<uint16_t*>(p)[j] = static_cast<uint16_t>(to_bits(static_cast<float>(v)) >> 16);
+      return;
+    case MmaType::kTF32:
+      static_cast<float*>(p)[j] = static_cast<float>(v);
+      return;
     default: {  // s32: wraps, or clamps with .satfinite
       int64_t x = static_cast<int64_t>(v);
       if (satfinite) x = x < INT32_MIN ? INT32_MIN : x > INT32_MAX ? INT32_MAX : x;
@@ -523,29 +535,11 @@ inline void mma_sync(void* d, const void* a, const void* b, const void* c, int m
   collective(&mma_sync_collective, &p);
 }
 
-// wmma.{load,store,mma}.sync.aligned (shapes m16n16k16, m8n32k16, m32n8k16; f16 inputs, f16
-// or f32 accumulators). PTX leaves the fragment layout unspecified; this model's: slot s of a
-// lane (a half of register s / 2 for f16, register s for f32) holds element
-// (32 * s + lane) mod (rows * cols) of the tile, row-major, so every element has a slot and
-// every lane a share. Addresses must be 32-byte aligned, as the hardware requires.
-inline float wmma_slot(const void* regs, bool f32, int s) {
-  if (f32) return static_cast<const float*>(regs)[s];
-  uint32_t r = static_cast<const uint32_t*>(regs)[s / 2];
-  return half_to_float(static_cast<uint16_t>(r >> (16 * (s % 2))));
-}
-
-inline uint16_t float_to_half(float f);
-
-inline void wmma_set_slot(void* regs, bool f32, int s, float v) {
-  if (f32) {
-    static_cast<float*>(regs)[s] = v;
-    return;
-  }
-  uint32_t* r = static_cast<uint32_t*>(regs) + s / 2;
-  unsigned shift = 16 * (s % 2);
-  *r = (*r & ~(0xffffu << shift)) | static_cast<uint32_t>(float_to_half(v)) << shift;
-}
-
+// wmma.{load,store,mma}.sync.aligned (shapes m16n16k16, m8n32k16, m32n8k16; f16 inputs with
+// f16 or f32 accumulators, s8/u8 inputs with s32 ones). PTX leaves the fragment layout
+// unspecified; this model's: slot s of a lane (element s of its registers, lowest bits first)
+// holds element (32 * s + lane) mod (rows * cols) of the tile, row-major, so every element has a
+// slot and every lane a share. Addresses must be 32-byte aligned, as the hardware requires.
 inline bool wmma_aligned(const void* p, const char* what) {
   if (reinterpret_cast<uintptr_t>(p) % 32 == 0) return true;
   if (block().fault.empty())
@@ -554,36 +548,26 @@ inline bool wmma_aligned(const void* p, const char* what) {
   return false;
 }
 
-// Element (r, c) of a tile at p: rows stride elements apart (col: columns stride apart).
-inline float* wmma_f32(const void* p, int r, int c, int stride, bool col) {
-  return const_cast<float*>(static_cast<const float*>(p)) + (col ? c * stride + r : r * stride + c);
-}
-inline uint16_t* wmma_f16(const void* p, int r, int c, int stride, bool col) {
-  return const_cast<uint16_t*>(static_cast<const uint16_t*>(p)) +
-         (col ? c * stride + r : r * stride + c);
+// The index of element (r, c) of a tile whose rows are stride elements apart (col: columns).
+inline int wmma_index(int r, int c, int stride, bool col) {
+  return col ? c * stride + r : r * stride + c;
 }
 
-inline void wmma_load(void* regs, const void* p, int stride, bool col, int rows, int cols, bool f32,
-                      int slots) {
+inline void wmma_load(void* regs, const void* p, int stride, bool col, int rows, int cols,
+                      MmaType t, int slots) {
   if (!wmma_aligned(p, "wmma.load")) return;
   for (int s = 0; s < slots; ++s) {
     int e = (32 * s + static_cast<int>(lane_id())) % (rows * cols), r = e / cols, c = e % cols;
-    float v =
-        f32 ? *wmma_f32(p, r, c, stride, col) : half_to_float(*wmma_f16(p, r, c, stride, col));
-    wmma_set_slot(regs, f32, s, v);
+    mma_put(regs, t, s, mma_get(p, t, wmma_index(r, c, stride, col)), false);
   }
 }
 
 inline void wmma_store(void* p, const void* regs, int stride, bool col, int rows, int cols,
-                       bool f32, int slots) {
+                       MmaType t, int slots) {
   if (!wmma_aligned(p, "wmma.store")) return;
   for (int s = 0; s < slots; ++s) {
     int e = (32 * s + static_cast<int>(lane_id())) % (rows * cols), r = e / cols, c = e % cols;
-    float v = wmma_slot(regs, f32, s);
-    if (f32)
-      *wmma_f32(p, r, c, stride, col) = v;
-    else
-      *wmma_f16(p, r, c, stride, col) = float_to_half(v);
+    mma_put(p, t, wmma_index(r, c, stride, col), mma_get(regs, t, s), false);
   }
 }
 
@@ -593,37 +577,39 @@ struct Wmma {
   const void* b;
   const void* c;
   int m, n, k;
-  bool d_f32, c_f32;
+  MmaType td, ta, tb, tc;
+  int a_slots, b_slots;
 };
 
 inline void wmma_mma_collective(void* const payloads[32], uint32_t members) {
   if (members != 0xffffffffu) return;
   const Wmma* first = static_cast<Wmma*>(payloads[0]);
   int m = first->m, n = first->n, k = first->k;
-  std::vector<float> A(m * k), B(k * n), C(m * n);
-  auto gather = [&](std::vector<float>& out, int count, const void* Wmma::* regs, bool f32,
+  std::vector<double> A(m * k), B(k * n), C(m * n);
+  auto gather = [&](std::vector<double>& out, int count, const void* Wmma::* regs, MmaType t,
                     int slots) {
     for (int l = 0; l < 32; ++l)
       for (int s = 0; s < slots; ++s)
-        out[(32 * s + l) % count] = wmma_slot(static_cast<Wmma*>(payloads[l])->*regs, f32, s);
+        out[(32 * s + l) % count] = mma_get(static_cast<Wmma*>(payloads[l])->*regs, t, s);
   };
-  gather(A, m * k, &Wmma::a, false, 16);
-  gather(B, k * n, &Wmma::b, false, 16);
-  gather(C, m * n, &Wmma::c, first->c_f32, 8);
+  gather(A, m * k, &Wmma::a, first->ta, first->a_slots);
+  gather(B, k * n, &Wmma::b, first->tb, first->b_slots);
+  gather(C, m * n, &Wmma::c, first->tc, 8);
   for (int l = 0; l < 32; ++l) {
     const Wmma* p = static_cast<Wmma*>(payloads[l]);
     for (int s = 0; s < 8; ++s) {
       int e = (32 * s + l) % (m * n), r = e / n, c = e % n;
-      float acc = C[e];
+      double acc = C[e];
       for (int i = 0; i < k; ++i) acc += A[r * k + i] * B[i * n + c];
-      wmma_set_slot(p->d, p->d_f32, s, acc);
+      // computed exactly (in double: products of 8-bit or half inputs), rounded once to D's type
+      mma_put(p->d, p->td, s, p->td == MmaType::kS32 ? acc : static_cast<float>(acc), false);
     }
   }
 }
 
 inline void wmma_mma(void* d, const void* a, const void* b, const void* c, int m, int n, int k,
-                     bool d_f32, bool c_f32) {
-  Wmma p{d, a, b, c, m, n, k, d_f32, c_f32};
+                     MmaType td, MmaType ta, MmaType tb, MmaType tc, int a_slots, int b_slots) {
+  Wmma p{d, a, b, c, m, n, k, td, ta, tb, tc, a_slots, b_slots};
   collective(&wmma_mma_collective, &p);
 }
 

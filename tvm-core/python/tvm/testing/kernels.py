@@ -648,16 +648,17 @@ def tensor_core_gemm(dtype: str = "float16", *, name: str = "tensor_core_gemm") 
 
 
 def tensor_core_tile(
-    m: int = 16, n: int = 16, k: int = 16, acc: str = "float32", *, name: str = "tile_gemm"
+    m: int = 16, n: int = 16, k: int = 16, acc: str = "float32", *, dtype: str = "float16", name: str = "tile_gemm"
 ) -> PrimFunc:
-    """One warp: ``C`` (m x n, ``acc``) = ``A`` (m x k, float16) @ ``Bt.T`` + 0.5, with ``Bt``
-    (n x k) loaded column-major as B, through one fragment of each role (tile shape m, n, k)."""
+    """One warp: ``C`` (m x n, ``acc``) = ``A`` (m x k, ``dtype``) @ ``Bt.T`` + 0.5 (0 for an
+    integer ``acc``), with ``Bt`` (n x k) loaded column-major as B, through one fragment of each
+    role (tile shape m, n, k)."""
 
     @T.prim_func
-    def tile_gemm(A: T.Buffer((m, k), "float16"), Bt: T.Buffer((n, k), "float16"), C: T.Buffer((m, n), acc)):
+    def tile_gemm(A: T.Buffer((m, k), dtype), Bt: T.Buffer((n, k), dtype), C: T.Buffer((m, n), acc)):
         for tx in T.thread_binding(32, thread="threadIdx.x"):
-            Af = T.alloc_buffer((m, k), "float16", scope="wmma.matrix_a")
-            Bf = T.alloc_buffer((k, n), "float16", scope="wmma.matrix_b")
+            Af = T.alloc_buffer((m, k), dtype, scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((k, n), dtype, scope="wmma.matrix_b")
             Cf = T.alloc_buffer((m, n), acc, scope="wmma.accumulator")
             T.tvm_fill_fragment(Cf.data, m, n, k, 0, T.Cast(acc, 0.5))
             T.tvm_load_matrix_sync(Af.data, m, n, k, 0, A.access_ptr("r"), k, "row_major")

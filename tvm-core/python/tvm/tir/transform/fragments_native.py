@@ -1,7 +1,7 @@
 """Tensor-core fragments kept for a code generator that has the instructions.
 
 A target whose capability ``warp_fragments`` lists ``(input dtype, accumulator dtype)`` pairs
-(cuda: float16 inputs, float32 or float16 accumulators) gets, from :func:`native_fragments`,
+(cuda: float16 inputs with float32 or float16 accumulators, 8-bit integers with int32 ones) gets, from :func:`native_fragments`,
 each fragment buffer as an array of tiles (shape ``(tiles,)``, scope and dtype kept: the code
 generator gives every tile its registers) and each operation as one of
 
@@ -13,7 +13,7 @@ generator gives every tile its registers) and each operation as one of
   A and B fragments were loaded in
 
 where ``t`` counts the tiles of the fragment buffer row-major. A kernel that does not fit (a dtype
-pair not listed, a fragment buffer whose dimensions before the last two are not all 1, a tile not
+pair not listed, an mma whose A and B differ in dtype, a fragment buffer whose dimensions before the last two are not all 1, a tile not
 provably on the tile grid, memory of another dtype than its fragment or whose rows are not a
 constant multiple of 16 bytes apart, a fragment used with two tile shapes, or
 an A or B fragment loaded in both layouts) gets None: its fragments are computed per thread
@@ -96,8 +96,9 @@ def _divided(e: PrimExpr, k: int) -> PrimExpr:
 
 
 class _Keep(StmtExprMutator):
-    def __init__(self, layouts: dict) -> None:
+    def __init__(self, layouts: dict, pairs: tuple) -> None:
         self.layouts = layouts
+        self.pairs = {tuple(p) for p in pairs}
         self.tiles: dict[int, Buffer] = {}
 
     def _tiles_of(self, buf: Buffer, shape: tuple) -> Buffer:
@@ -132,6 +133,9 @@ class _Keep(StmtExprMutator):
         if e.op == FILL:
             return Evaluate(Call("handle", NATIVE_FILL, (tiles[0], self.visit_expr(e.args[5]), *mnk)), s.span)
         if e.op == MMA:
+            d, a, b = (t.buffer.dtype for t in tiles[:3])
+            if (a, d) not in self.pairs or a != b:
+                raise _NotNative(f"an mma of {a} and {b} into {d}")
             a_layout, b_layout = (next(iter(self.layouts.get(e.args[i].buffer.data, {"row_major"}))) for i in (2, 4))
             args = (*tiles, StringImm(a_layout), StringImm(b_layout), *mnk)
             return Evaluate(Call("handle", NATIVE_MMA, args), s.span)
@@ -162,7 +166,7 @@ def native_fragments(func: PrimFunc, pairs: tuple) -> Optional[PrimFunc]:
             raise _NotNative("a fragment is loaded in both layouts")
         for buf in buffers:
             _check_buffer(buf, shapes.get(buf.data, set()), pairs)
-        body = _Keep(layouts).visit_stmt(func.body)
+        body = _Keep(layouts, pairs).visit_stmt(func.body)
     except _NotNative:
         return None
     return dataclasses.replace(func, body=body)
