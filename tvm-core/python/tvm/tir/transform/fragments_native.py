@@ -1,9 +1,10 @@
 """Tensor-core fragments kept for a code generator that has the instructions.
 
 A target whose capability ``warp_fragments`` lists ``(input dtype, accumulator dtype)`` pairs
-(cuda: float16 inputs with float32 or float16 accumulators, 8-bit integers with int32 ones) gets, from :func:`native_fragments`,
-each fragment buffer as an array of tiles (shape ``(tiles,)``, scope and dtype kept: the code
-generator gives every tile its registers) and each operation as one of
+(cuda: float16 inputs with float32 or float16 accumulators, 8-bit integers with int32 ones)
+gets, from :func:`native_fragments`, each fragment buffer as an array of tiles (shape
+``(tiles,)``, scope and dtype kept: the code generator gives every tile its registers) and each
+operation as one of
 
 * ``tir.fragment_fill(F[t], value, m, n, k)``
 * ``tir.fragment_load(F[t], M[i], stride, layout, m, n, k)`` and ``tir.fragment_store`` (same
@@ -13,11 +14,11 @@ generator gives every tile its registers) and each operation as one of
   A and B fragments were loaded in
 
 where ``t`` counts the tiles of the fragment buffer row-major. A kernel that does not fit (a dtype
-pair not listed, an mma whose A and B differ in dtype, a fragment buffer whose dimensions before the last two are not all 1, a tile not
-provably on the tile grid, memory of another dtype than its fragment or whose rows are not a
-constant multiple of 16 bytes apart, a fragment used with two tile shapes, or
-an A or B fragment loaded in both layouts) gets None: its fragments are computed per thread
-instead (:mod:`.fragments`).
+pair not listed, an mma whose A and B differ in dtype, a fragment buffer whose dimensions before
+the last two are not all 1, a tile not provably on the tile grid, memory of another dtype than
+its fragment or whose rows are not a constant multiple of 16 bytes apart, a fragment used with
+two tile shapes, or an A or B fragment loaded in both layouts) gets None: its fragments are
+computed per thread instead (:mod:`.fragments`).
 """
 
 from __future__ import annotations
