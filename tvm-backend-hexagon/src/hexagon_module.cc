@@ -28,6 +28,8 @@ using tvm::runtime::KernelArgKind;
 using tvm::runtime::LaunchConfig;
 
 constexpr int64_t kMaxThreadsPerBlock = 1024;
+// Shared memory per block: the target kind's max_shared_memory_per_block (a launch may size it)
+constexpr int64_t kMaxSharedMemory = 256 * 1024;
 
 std::string& SimulatorCommand() {
   static std::string qemu;
@@ -98,8 +100,13 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
         tvm::runtime::PackScalarArgument(kinds_[index][i], args[i], &slots[i]);
       }
     }
+    if (cfg.dyn_shmem_bytes > kMaxSharedMemory) {
+      TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": " << cfg.dyn_shmem_bytes
+                                << " bytes of dynamic shared memory exceed " << kMaxSharedMemory;
+    }
     LaunchHeader header{};
     header.kernel = static_cast<uint32_t>(index);
+    header.dyn_shmem = static_cast<uint32_t>(cfg.dyn_shmem_bytes);
     for (int d = 0; d < 3; ++d) {
       header.grid[d] = cfg.grid[d];
       header.block[d] = cfg.block[d];

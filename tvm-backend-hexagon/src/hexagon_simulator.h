@@ -28,7 +28,7 @@ struct LaunchHeader {
   int64_t grid[3];
   int64_t block[3];
   uint32_t nargs;
-  uint32_t reserved;
+  uint32_t dyn_shmem;  // bytes of dynamic shared memory
 };
 
 /*! \brief The simulator command found at backend init (TVM_HEXAGON_QEMU, else qemu-hexagon or

@@ -9,7 +9,7 @@ import tvm
 from tvm.contrib.cc import CompileError
 from tvm.script import tir as T
 from tvm.testing import kernels
-from tvm_backend_hexagon import codegen, toolchain
+from tvm_backend_hexagon import toolchain
 
 
 def source_of(func, target: str = "hexagon") -> str:
@@ -111,15 +111,6 @@ def test_a_second_build_comes_from_the_cache_and_a_corrupt_entry_is_rebuilt(tmp_
     monkeypatch.undo()
     monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path))
     assert tvm.compile(kernels.vector_add(name="cached"), target="hexagon").imports[0].save_to_bytes() == first
-
-
-def test_dynamic_shared_memory_is_refused_by_name():
-    class Fake:
-        global_symbol = "k"
-        attrs = {"launch_params": ["blockIdx.x", "dyn_shmem"]}
-
-    with pytest.raises(Exception, match="dynamic shared memory is not supported"):
-        codegen._check_launch(Fake())
 
 
 @T.prim_func

@@ -7,5 +7,5 @@ class TestHexagonConformance(BackendConformance):
     backend = "hexagon"
     # float16 and bfloat16 are stored as 16 bits and computed as float (v66 has no half math)
     dtypes = ("float32", "float16", "bfloat16", "int32", "int8", "uint8", "int16", "int64", "float64")
-    dynamic_shared_memory = False
+    dynamic_shared_memory = True
     no_driver_env = {"TVM_HEXAGON_QEMU": "/nonexistent/qemu-hexagon"}

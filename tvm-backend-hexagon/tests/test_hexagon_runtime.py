@@ -168,3 +168,15 @@ def test_blocks_shared_out_among_hardware_threads_each_run_once(dev):
     tvm.compile(grid_3d, target="hexagon")["grid_3d"](a)
     z, y, x = np.meshgrid(np.arange(5), np.arange(37), np.arange(53), indexing="ij")
     np.testing.assert_array_equal(a.numpy(), z * 1000000 + y * 1000 + x)
+
+
+def test_dynamic_shared_memory_past_the_limit_is_refused_at_launch(dev):
+    """A launch-sized shared buffer lives in the simulator's per-launch buffer; sizes that fit run
+    (the conformance suite checks their results), one past the block's limit is a ValueError."""
+    mod = tvm.compile(kernels.window_sums(size=65536 + 64), target="hexagon")
+    a = tvm.runtime.tensor(np.ones(65536 + 64, "float32"), dev)
+    b = tvm.runtime.empty((64,), "float32", dev)
+    mod["window_sums"](a, b, 20000)  # 80 KiB, past the first launch's buffer: it grows
+    np.testing.assert_array_equal(b.numpy(), np.full(64, 20001, "float32"))
+    with pytest.raises(ValueError, match="bytes of dynamic shared memory exceed 262144"):
+        mod["window_sums"](a, b, 65536)

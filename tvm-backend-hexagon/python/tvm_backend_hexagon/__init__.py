@@ -20,7 +20,7 @@ INSTALL_HINT = (
 #: What target ``hexagon`` assumes: a v66 DSP with 128-byte HVX; a block's threads run as a team
 #: of POSIX threads, so a block may have up to 1024 of them.
 CAPABILITIES = {
-    "dynamic_shared_memory": False,
+    "dynamic_shared_memory": True,  # the server's per-launch buffer (codegen.py)
     "max_num_threads": 1024,
     "max_shared_memory_per_block": 256 * 1024,
 }

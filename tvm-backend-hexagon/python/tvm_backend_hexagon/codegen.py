@@ -13,7 +13,9 @@ How GPU-style kernels map onto the DSP: a kernel is one C function
 * TEAM (barriers): one POSIX thread per thread of the block (under the simulator, host threads)
   meeting at a ``pthread_barrier`` and at the end of every block, all blocks in turn.
 
-Shared memory is ``static`` storage, which every thread of a team sees. Loops that TIR marks
+Shared memory is ``static`` storage, which every thread of a team sees; dynamic shared memory
+(a ``shared.dyn`` buffer sized at launch) is the server's buffer ``tvm_hexagon_dyn_shmem`` of the
+launch's size (kernels with shared memory run one block at a time). Loops that TIR marks
 vectorized, and those clang vectorizes itself, use 128-byte HVX vectors where the dtype allows
 (HVX v66 has integer arithmetic only; float loops stay scalar); target ``hexagon -hvx=0`` builds
 scalar code.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from tvm.codegen.c_family import CFamilyPrinter, CodegenError
+from tvm.codegen.c_family import CFamilyPrinter
 from tvm.contrib.cc import CompileError
 from tvm.codegen.device_module import create_device_module, function_table
 from tvm.tir import expr as E
@@ -41,6 +43,7 @@ PRELUDE = """#include <stdint.h>
 typedef void (*tvm_hexagon_kernel_fn)(const uint64_t*, const int64_t*, const int64_t*, int64_t, int64_t, int64_t);
 struct tvm_hexagon_kernel { const char* name; tvm_hexagon_kernel_fn fn; int32_t mode; };
 void tvm_hexagon_barrier(void);
+extern unsigned char* tvm_hexagon_dyn_shmem; /* the launch's dynamic shared memory (server.c) */
 """
 
 
@@ -189,6 +192,13 @@ class HexagonPrinter(CFamilyPrinter):
         self._indent -= 1
         self.emit("}")
 
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        """Dynamic shared memory is a view into the server's per-launch buffer."""
+        if self.dynamic_shared_view(s.buffer, "tvm_hexagon_dyn_shmem"):
+            self.stmt(s.body)
+            return
+        super().visit_Allocate(s)
+
     def loop_pragma(self, s: S.For) -> None:
         """Vectorized loops ask clang for vectors (HVX with the target's ``hvx``)."""
         if s.kind is S.ForKind.VECTORIZED:
@@ -274,22 +284,11 @@ class HexagonPrinter(CFamilyPrinter):
         )
 
 
-def _check_launch(func: PrimFunc) -> None:
-    tags = [str(t) for t in func.attrs.get("launch_params", ())]
-    if "dyn_shmem" in tags:
-        raise CodegenError(
-            f"hexagon kernel {func.global_symbol}: dynamic shared memory is not supported; "
-            "allocate shared buffers with a constant shape"
-        )
-
-
 def build(kernels: list[PrimFunc], target: Any) -> object:
     """Generate C for ``kernels``, build the static executable (kernels + server) with zig's
     clang for the target's CPU, and wrap it as a device module of kind ``hexagon`` (or its
     fallback, with the same bytes, where the simulator is missing). Without ziglang the module
     holds the C alone (with a warning), and launching it says what to install."""
-    for k in kernels:
-        _check_launch(k)
     attrs = getattr(target, "attrs", {}) or {}
     flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), int(attrs.get("hvx", 128)))
     printer = HexagonPrinter()

@@ -8,7 +8,8 @@
  *
  * Protocol (little-endian, the host's tvm-backend-hexagon/src/hexagon_simulator.h):
  *   hello  -> {'TVHS', version, guest address of the arena, number of kernels}
- *   launch <- {'TVHL', kernel, grid[3], block[3], nargs, 0} then nargs 8-byte argument slots
+ *   launch <- {'TVHL', kernel, grid[3], block[3], nargs, dynamic shared bytes} then nargs 8-byte
+ *             argument slots
  *             (buffers: their guest addresses; scalars: their bits)
  *   reply  -> {'TVHR', status, message bytes, 0} then the message (status 0: done)
  */
@@ -44,10 +45,26 @@ extern const uint32_t tvm_hexagon_num_kernels;
 struct launch_header {
   uint32_t magic, kernel;
   int64_t grid[3], block[3];
-  uint32_t nargs, reserved;
+  uint32_t nargs, dyn_shmem;
 };
 
 static pthread_barrier_t team_barrier;
+
+/* A launch's dynamic shared memory: one buffer of its size, which the blocks (run one at a time
+ * when a kernel has shared memory) reuse; kept, and grown, from launch to launch. */
+unsigned char* tvm_hexagon_dyn_shmem = NULL;
+static uint32_t dyn_shmem_bytes = 0;
+
+static const char* reserve_dynamic_shared(uint32_t bytes) {
+  if (bytes <= dyn_shmem_bytes) return NULL;
+  void* p = NULL;
+  if (posix_memalign(&p, 128, bytes) != 0)
+    return "cannot allocate the launch's dynamic shared memory";
+  free(tvm_hexagon_dyn_shmem);
+  tvm_hexagon_dyn_shmem = p;
+  dyn_shmem_bytes = bytes;
+  return NULL;
+}
 
 /* tvm_storage_sync("shared") of a team kernel: every thread of the block meets here. */
 void tvm_hexagon_barrier(void) { pthread_barrier_wait(&team_barrier); }
@@ -191,6 +208,8 @@ static const char* launch(const struct launch_header* h, const uint64_t* args) {
   int64_t nthreads = h->block[0] * h->block[1] * h->block[2];
   int64_t nblocks = h->grid[0] * h->grid[1] * h->grid[2]; /* the host keeps it below 2^62 */
   if (nthreads <= 0 || nblocks <= 0) return NULL;
+  const char* err = reserve_dynamic_shared(h->dyn_shmem);
+  if (err != NULL) return err;
   if (k->mode == KERNEL_PARALLEL) {
     run_parallel(k, args, h, nblocks);
   } else if (k->mode == KERNEL_SERIAL) {
