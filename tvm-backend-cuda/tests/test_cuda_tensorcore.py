@@ -665,3 +665,30 @@ def test_ptx_add_and_mul_rn_are_never_fused():
 
     ptx = tvm.compile(two_roundings, target="cuda -arch=sm_80").imports[0].inspect_source("ptx")
     assert "fma" not in ptx and "mul.rn.f32" in ptx and "add.rn.f32" in ptx, ptx
+
+
+def _two_k_tiles(dtype: str, acc: str):
+    """C = A @ Bt.T through fragments over two k tiles: the second tile starts 16 elements in."""
+
+    @T.prim_func
+    def two_k_tiles(A: T.Buffer((16, 32), dtype), Bt: T.Buffer((16, 32), dtype), C: T.Buffer((16, 16), acc)):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            Af = T.alloc_buffer((16, 32), dtype, scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((32, 16), dtype, scope="wmma.matrix_b")
+            Cf = T.alloc_buffer((16, 16), acc, scope="wmma.accumulator")
+            T.tvm_fill_fragment(Cf.data, 16, 16, 16, 0, T.Cast(acc, 0))
+            for k in range(2):
+                T.tvm_load_matrix_sync(Af.data, 16, 16, 16, k, T.address_of(A[0, k * 16]), 32, "row_major")
+                T.tvm_load_matrix_sync(Bf.data, 16, 16, 16, k, T.address_of(Bt[0, k * 16]), 32, "col_major")
+                T.tvm_mma_sync(Cf.data, 0, Af.data, k, Bf.data, k, Cf.data, 0)
+            T.tvm_store_matrix_sync(Cf.data, 16, 16, 16, 0, C.access_ptr("w"), 16, "row_major")
+
+    return two_k_tiles
+
+
+@pytest.mark.parametrize("dtype, acc, native", [("float16", "float32", True), ("int8", "int32", False)])
+def test_wmma_tiles_must_start_32_bytes_apart(dtype, acc, native):
+    """A float16 k tile 16 elements in starts 32 bytes in: PTX wmma; an int8 one 16 bytes in,
+    which wmma addresses may not: each thread computes whole tiles instead."""
+    kernels_ = tvm.tir.transform.lower(_two_k_tiles(dtype, acc), tvm.target.Target("cuda")).kernels
+    assert ("wmma.mma.sync" in codegen.generate_source(kernels_, "sm_80")) == native

@@ -29,7 +29,7 @@ namespace {
 constexpr uint32_t kMagicHello = 0x53485654u;   // "TVHS"
 constexpr uint32_t kMagicLaunch = 0x4c485654u;  // "TVHL"
 constexpr uint32_t kMagicReply = 0x52485654u;   // "TVHR"
-constexpr uint32_t kProtocol = 2;
+constexpr uint32_t kProtocol = 3;               // 3: the launch header carries dynamic shared bytes
 // Where the child finds the arena and its executable (dup2 clears close-on-exec there).
 constexpr int kArenaFd = 3;
 constexpr int kExecutableFd = 4;

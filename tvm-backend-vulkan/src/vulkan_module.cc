@@ -10,6 +10,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm/runtime/device_api.h>
+#include <tvm/runtime/launch_limits.h>
 
 #include <algorithm>
 #include <array>
@@ -582,10 +583,14 @@ void VulkanModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   // a freed or unknown handle is a ValueError.
   std::shared_ptr<VulkanStream> stream =
       dev.Stream(tvm::runtime::DeviceAPI::CurrentStream(DLDevice{kDLVulkan, dev_id}));
-  // a launch-sized shared array holds at least one element (of at most 32 bytes)
-  uint32_t shared = static_shared_[index] < 0
-                        ? 0u
-                        : static_cast<uint32_t>(std::max<int64_t>(cfg.dyn_shmem_bytes, 32));
+  // spec constant 3 sizes every launch-sized array of the module: 32 (its default) for a kernel
+  // without one, so that no other kernel's array specializes to length 0
+  int64_t room = static_cast<int64_t>(rt->Info(dev_id).props.limits.maxComputeSharedMemorySize) -
+                 static_shared_[index];
+  uint32_t shared =
+      static_shared_[index] < 0
+          ? 32u
+          : static_cast<uint32_t>(tvm::runtime::SharedArrayBucket(cfg.dyn_shmem_bytes, room));
   PipelineKey block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
                        static_cast<uint32_t>(cfg.block[2]), shared};
   BoundKernel k = Prepare(&dev, index, block);

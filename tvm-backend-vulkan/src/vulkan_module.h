@@ -14,7 +14,9 @@
  *    (number of buffer arguments), filled from a per-submission arena (MakeLayout decides);
  *  - then the launch arguments LaunchConfig::Decode reads: blockIdx extents are the
  *    vkCmdDispatch group counts, threadIdx extents the workgroup size, given to the pipeline as
- *    the uint32 specialization constants SpecId 0, 1, 2 (x, y, z). No "dyn_shmem".
+ *    the uint32 specialization constants SpecId 0, 1, 2 (x, y, z); "dyn_shmem" (bytes of a
+ *    kernel's launch-sized shared array) is SpecId 3, rounded up (SharedArrayBucket) so that
+ *    launches of many sizes share a few pipelines; 32 for kernels without such an array.
  */
 #ifndef TVM_BACKEND_VULKAN_VULKAN_MODULE_H_
 #define TVM_BACKEND_VULKAN_VULKAN_MODULE_H_

@@ -253,3 +253,40 @@ def test_a_shared_buffer_sized_at_launch_past_the_device_limit(dev):
     limit = dev.max_shared_memory_per_block
     with pytest.raises(ValueError, match=rf"exceed the device's limit of {limit} \(maxComputeSharedMemorySize\)"):
         mod["window_sums"](a, b, limit // 4)
+
+
+@T.prim_func
+def two_sized_kernels(a: T.handle, b: T.handle, c: T.handle, n: T.int32):
+    """Two kernels of one function, each staging A[0 : 64 + n] in its own launch-sized buffer,
+    and a third without one: B[t] = A[t + n], C[t] = A[t + n] * 2 + 1."""
+    A = T.match_buffer(a, (256,), "float32")
+    B = T.match_buffer(b, (64,), "float32")
+    C = T.match_buffer(c, (64,), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        S = T.alloc_buffer((64 + n,), "float32", scope="shared.dyn")
+        for i in range(T.ceildiv(64 + n, 64)):
+            if i * 64 + tx < 64 + n:
+                S[i * 64 + tx] = A[i * 64 + tx]
+        T.tvm_storage_sync("shared")
+        B[tx] = S[tx + n]
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        R = T.alloc_buffer((64 + n,), "float32", scope="shared.dyn")
+        for i in range(T.ceildiv(64 + n, 64)):
+            if i * 64 + tx < 64 + n:
+                R[i * 64 + tx] = A[i * 64 + tx] * T.float32(2)
+        T.tvm_storage_sync("shared")
+        C[tx] = R[tx + n]
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        C[tx] = C[tx] + T.float32(1)
+
+
+def test_each_kernel_of_a_function_may_size_one_shared_buffer(dev):
+    """Specialization constant 3 serves every kernel of the module: a kernel without a
+    launch-sized array still specializes it to a valid length."""
+    mod = tvm.compile(two_sized_kernels, target="vulkan")
+    a = np.random.default_rng(8).random(256).astype("float32")
+    for n in (0, 70, 150):
+        b, c = tvm.runtime.empty((64,), "float32", dev), tvm.runtime.empty((64,), "float32", dev)
+        mod["two_sized_kernels"](tvm.runtime.tensor(a, dev), b, c, n)
+        np.testing.assert_array_equal(b.numpy(), a[n : n + 64])
+        np.testing.assert_allclose(c.numpy(), a[n : n + 64] * 2 + 1, rtol=1e-6)

@@ -26,6 +26,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm/runtime/device_module.h>
+#include <tvm/runtime/launch_limits.h>
 
 #include <algorithm>
 #include <array>
@@ -439,9 +440,12 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   }
   BlockDims block = {static_cast<uint32_t>(cfg.block[0]), static_cast<uint32_t>(cfg.block[1]),
                      static_cast<uint32_t>(cfg.block[2])};
-  // a launch-sized workgroup array holds at least one element (of at most 32 bytes)
-  uint32_t shared =
-      k.static_shared < 0 ? 0u : static_cast<uint32_t>(std::max<int64_t>(cfg.dyn_shmem_bytes, 32));
+  uint32_t shared = k.static_shared < 0
+                        ? 0u
+                        : static_cast<uint32_t>(tvm::runtime::SharedArrayBucket(
+                              cfg.dyn_shmem_bytes,
+                              static_cast<int64_t>(dev->limits.maxComputeWorkgroupStorageSize) -
+                                  k.static_shared));
   if (k.fixed[0] != 0 && block != k.fixed) {
     TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name
                               << " was compiled for workgroup size (" << k.fixed[0] << ", "

@@ -73,7 +73,8 @@ class WmmaPrinter:
     """Mixin of :class:`tvm_backend_cuda.codegen.CUDAPrinter`: fragment arrays and operations."""
 
     def declare_fragment(self: Any, buf: E.Buffer) -> None:
-        """``uint32_t A_frag[tiles * 8];`` for a fragment buffer of ``tiles`` tiles."""
+        """``uint32_t A_frag[tiles * 8];`` for a fragment buffer of ``tiles`` tiles (each tile the
+        registers :data:`REGISTERS` gives its role and dtype)."""
         self.check_wmma_arch(buf)
         ctype, count = _regs(buf)
         self.emit(f"{ctype} {self.name_of(buf.data, buf.name)}[{self.alloc_size(buf)} * {count}];")

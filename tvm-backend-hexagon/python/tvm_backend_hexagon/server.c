@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define TVM_HEXAGON_PROTOCOL 2
+#define TVM_HEXAGON_PROTOCOL 3   /* 3: the launch header carries dynamic shared bytes */
 #define MAGIC_HELLO 0x53485654u  /* "TVHS" */
 #define MAGIC_LAUNCH 0x4c485654u /* "TVHL" */
 #define MAGIC_REPLY 0x52485654u  /* "TVHR" */

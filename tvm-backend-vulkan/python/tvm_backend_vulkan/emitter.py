@@ -36,6 +36,7 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
 from tvm.tir.op import binary
+from tvm.tir.printer import expr_text
 from tvm.tir.transform import flat_index
 
 from .spirv import (
@@ -684,8 +685,9 @@ class KernelEmitter(ExprFunctor[int]):
             return self.m.array(elem, max(count, 1))
         if buf.scope != "shared" or self.dynamic_shared is not None:
             raise CodegenError(
-                f"allocation '{buf.name}' has a size known only at run time ({buf.shape}); the Vulkan "
-                f"backend sizes one shared buffer per kernel at launch, and every other shared or local one "
+                f"allocation '{buf.name}' has a size known only at run time "
+                f"({', '.join(expr_text(d) for d in buf.shape)}); the Vulkan backend sizes one shared buffer "
+                f"per kernel at launch, and every other shared or local one "
                 f"needs a constant shape"
             )
         self.dynamic_shared = buf.name

@@ -74,7 +74,8 @@ class WGSLPrinter(CFamilyPrinter):
         self._registers: set[Any] = set()  # one-element local buffers, declared as scalars
         self._source_line: int | None = None  # TVMScript line of the statement being printed
         self._marked_line: int | None = None
-        for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits"):
+        self._dynamic_shared = False  # whether the kernel's launch-sized array is declared
+        for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", DYNAMIC_SHARED_OVERRIDE):
             self.reserve(name)
 
     # ------------------------------------------------------------------ names and types
@@ -248,8 +249,9 @@ class WGSLPrinter(CFamilyPrinter):
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
         if dynamic_shared_bytes(buf) is not None:  # the one launch-sized shared buffer
-            if DYNAMIC_SHARED_OVERRIDE in "".join(self.globals):
+            if self._dynamic_shared:
                 raise CodegenError(f"allocation {buf.name}: a WebGPU kernel sizes one shared buffer at launch")
+            self._dynamic_shared = True
             name, elem = self.name_of(buf.data, buf.name), self.type_name(buf.dtype)
             self.globals.append(f"override {DYNAMIC_SHARED_OVERRIDE}: u32 = 32u;")
             self.globals.append(

@@ -10,6 +10,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/device_module.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -77,6 +78,18 @@ inline void CheckLaunchLimits(const std::string& kind, const FunctionInfo& info,
                               << lim.shared_bytes << " bytes per block"
                               << (lim.shared_opt_in ? " (opt-in)" : "") << " of " << where;
   }
+}
+
+/*!
+ * \brief The size a pipeline specialized for a launch-sized shared array (a SPIR-V specialization
+ *  or WGSL override constant) is built for: `bytes` rounded up to a power of two (at least 32, so
+ *  the array holds an element), or `bytes` itself where that would pass `room` (the device's
+ *  limit less the declared shared memory): launches of many sizes share a few pipelines.
+ */
+inline int64_t SharedArrayBucket(int64_t bytes, int64_t room) {
+  int64_t bucket = 32;
+  while (bucket < bytes) bucket <<= 1;
+  return bucket <= room ? bucket : std::max<int64_t>(bytes, 32);
 }
 
 }  // namespace runtime

@@ -15,6 +15,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
 from tvm.tir.stmt import Allocate, For, LetStmt
 
+from .placement import byte_arena_shared_memory
 from .verify import TIRVerifyError, is_thread_index_loop, with_span
 
 #: Capability -> the dtype element types it covers.
@@ -140,11 +141,7 @@ def check_capabilities(kernel: PrimFunc, target: Any) -> None:
     ):
         used, names, span = _total_bytes(allocations, scopes)
         if limit is not None and used > int(limit):
-            opt_in = (
-                target.capability("dynamic_shared_memory") is True
-                and dynamic_limit is not None
-                and dynamic_limit > limit
-            )
+            opt_in = byte_arena_shared_memory(target) and dynamic_limit is not None and dynamic_limit > limit
             hint = (
                 f" (static shared buffers of up to {dynamic_limit} bytes in all move to dynamic shared memory; "
                 "use smaller tiles)"

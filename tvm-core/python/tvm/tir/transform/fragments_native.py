@@ -48,6 +48,7 @@ from .fragments import (
     tile_shape,
 )
 from .flatten import buffer_strides
+from .simplify import simplify_expr
 
 
 class _NotNative(Exception):
@@ -96,6 +97,14 @@ def _divided(e: PrimExpr, k: int) -> PrimExpr:
     return out
 
 
+def _flat_offset(load: BufferLoad) -> PrimExpr:
+    """The element offset of ``load`` from its buffer's memory start."""
+    offset = _op.convert(load.buffer.elem_offset)
+    for index, stride in zip(load.indices, buffer_strides(load.buffer)):
+        offset = _op.binary("add", offset, _op.binary("mul", index, stride))
+    return simplify_expr(offset)
+
+
 class _Keep(StmtExprMutator):
     def __init__(self, layouts: dict, pairs: tuple) -> None:
         self.layouts = layouts
@@ -134,9 +143,9 @@ class _Keep(StmtExprMutator):
         if e.op == FILL:
             return Evaluate(Call("handle", NATIVE_FILL, (tiles[0], self.visit_expr(e.args[5]), *mnk)), s.span)
         if e.op == MMA:
-            d, a, b = (t.buffer.dtype for t in tiles[:3])
-            if (a, d) not in self.pairs or a != b:
-                raise _NotNative(f"an mma of {a} and {b} into {d}")
+            d, a, b, c = (t.buffer.dtype for t in tiles)
+            if (a, d) not in self.pairs or (a, c) not in self.pairs or a != b:
+                raise _NotNative(f"an mma of {a} and {b} with {c} into {d}")
             a_layout, b_layout = (next(iter(self.layouts.get(e.args[i].buffer.data, {"row_major"}))) for i in (2, 4))
             args = (*tiles, StringImm(a_layout), StringImm(b_layout), *mnk)
             return Evaluate(Call("handle", NATIVE_MMA, args), s.span)
@@ -147,6 +156,7 @@ class _Keep(StmtExprMutator):
         row_bytes = stride.value * _dt.nbytes(mem.buffer.dtype) if isinstance(stride, IntImm) else None
         if row_bytes is None or row_bytes % 16:  # the instructions need rows 16-byte aligned
             raise _NotNative(f"rows of {mem.buffer.name} {stride!r} elements apart, not a multiple of 16 bytes")
+        _divided(_flat_offset(mem), max(1, 32 // _dt.nbytes(mem.buffer.dtype)))  # and tiles 32-byte aligned
         op = NATIVE_LOAD if e.op == LOAD else NATIVE_STORE
         return Evaluate(Call("handle", op, (tiles[0], mem, stride, e.args[8], *mnk)), s.span)
 

@@ -191,33 +191,34 @@ class _StaticShared(BufferReplacer):
 ONE_ARRAY = "one_array"
 
 
+def byte_arena_shared_memory(target: Any) -> bool:
+    """Whether ``target``'s dynamic shared memory is one byte arena sized at launch (capability
+    ``dynamic_shared_memory`` True, or any other truthy value but :data:`ONE_ARRAY`)."""
+    mode = target.capability("dynamic_shared_memory")
+    return bool(mode) and mode != ONE_ARRAY
+
+
 def without_dynamic_shared_memory(func: PrimFunc, target: Any) -> PrimFunc:
     """For a target without dynamic shared memory (capability ``dynamic_shared_memory`` False):
     its ``shared.dyn`` buffers of constant size become static shared buffers (the size is fixed
     anyway), and a shared buffer whose size is known only at launch is a :class:`TIRVerifyError`.
-    With :data:`ONE_ARRAY` the constant-size ones become static too, and one launch-sized buffer
-    per function stays dynamic (a second is the error)."""
-    mode = target.capability("dynamic_shared_memory")
-    if mode is True:
+    With :data:`ONE_ARRAY` the constant-size ones become static too and the launch-sized ones stay
+    dynamic (the code generator refuses a second one in one kernel)."""
+    if byte_arena_shared_memory(target):
         return func
+    mode = target.capability("dynamic_shared_memory")
     found: list[Allocate] = []
     post_order_visit(
         func.body,
         lambda n: found.append(n) if isinstance(n, Allocate) and n.buffer.scope in _SHARED_SCOPES else None,
     )
     sized_at_launch = [a for a in found if not all(isinstance(d, IntImm) for d in a.buffer.shape)]
-    allowed = 1 if mode == ONE_ARRAY else 0
-    for alloc in sized_at_launch[allowed:]:
-        what = (
-            f"target '{target.kind.name}' holds one such buffer per kernel ('{sized_at_launch[0].buffer.name}' "
-            f"is one): give the others a constant size"
-            if allowed
-            else f"target '{target.kind.name}' has none: give it a constant size"
-        )
+    for alloc in sized_at_launch if mode != ONE_ARRAY else ():
         raise TIRVerifyError(
             with_span(
                 f"in function '{func.global_symbol}': shared buffer '{alloc.buffer.name}' has a size known only "
-                f"at launch ({alloc.buffer.shape}), which needs dynamic shared memory; {what}",
+                f"at launch ({alloc.buffer.shape}), which needs dynamic shared memory; target "
+                f"'{target.kind.name}' has none: give it a constant size",
                 alloc.span,
             )
         )
@@ -263,7 +264,7 @@ def shared_beyond_static_limit(func: PrimFunc, target: Any) -> PrimFunc:
     that Apache TVM's schedules size past 48 KiB run instead of failing to compile."""
     static = target.capability("max_shared_memory_per_block")
     dynamic = target.capability("max_dynamic_shared_memory_per_block")
-    if target.capability("dynamic_shared_memory") is not True or static is None or dynamic is None or dynamic <= static:
+    if not byte_arena_shared_memory(target) or static is None or dynamic is None or dynamic <= static:
         return func
     datas: set = set()
 
