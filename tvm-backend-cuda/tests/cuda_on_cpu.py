@@ -40,13 +40,6 @@ _HOST_HELPER_PATTERNS = [
         ),
     ),
     (
-        re.compile(r"tvm_mma_m16n8k16_(b?f16)f32$"),
-        lambda m: (
-            f"static inline void {m.group(0)}(float* d, const uint32_t* a, const uint32_t* b, const float* c) "
-            f"{{ ::tvm_emu::mma_m16n8k16(d, a, b, c, {'true' if m.group(1) == 'bf16' else 'false'}); }}"
-        ),
-    ),
-    (
         re.compile(r"tvm_mma_m(\d+)n(\d+)k(\d+)_(\w+?)_(\w+?)_(\w+?)_([a-z0-9]+?)(_satfinite)?$"),
         lambda m: _mma_sync(m),
     ),

@@ -145,15 +145,14 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
         self._check_tc(call)
         num, trans = int(call.args[2].value), bool(call.args[3].value)
         name = f"tvm_ldmatrix_x{num}" + ("_trans" if trans else "")
-        regs = ", ".join(f"%{i}" for i in range(num))
-        outs = ", ".join(f'"=r"(d[{i}])' for i in range(num))
+        outs = ", ".join(_mma.constraints("=", "d", num, "r"))
         self._smem_addr_helper()
         self.helpers.setdefault(
             name,
             (
                 f"{self.HELPER_QUALIFIER} void {name}(uint32_t* d, const void* smem) {{\n"
                 f'  asm volatile("ldmatrix.sync.aligned.m8n8.x{num}{".trans" if trans else ""}.shared.b16 '
-                f'{{{regs}}}, [%{num}];"\n'
+                f'{_mma.operand_list(0, num)}, [%{num}];"\n'
                 f'               : {outs} : "r"(tvm_smem_addr(smem)) : "memory");\n}}'
             ),
         )
@@ -162,6 +161,11 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
     def call_cuda_mma(self, call: E.Call) -> str:
         self._check_tc(call)
         operands, shape, types, saturate = _mma.call_parts(call)
+        return self._print_mma(operands, shape, types, saturate)
+
+    def _print_mma(self, operands: tuple, shape: str, types: tuple, saturate: bool) -> str:
+        """A call of the helper of one ``mma.sync`` (:mod:`.mma`) on operands d, a, b, c (types:
+        A, B, C, D)."""
         name = _mma.helper_name(shape, types, saturate)
         self.helpers.setdefault(name, _mma.helper(self.HELPER_QUALIFIER, shape, types, saturate))
         d, a, b, c = (
@@ -170,29 +174,13 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
         )
         return f"{name}({d}, {a}, {b}, {c})"
 
-    def _mma(self, call: E.Call, ab: str) -> str:
-        self._check_tc(call)
-        name = f"tvm_mma_m16n8k16_{ab}f32"
-        self.helpers.setdefault(
-            name,
-            (
-                f"{self.HELPER_QUALIFIER} void {name}("
-                "float* d, const uint32_t* a, const uint32_t* b, const float* c) {\n"
-                f'  asm("mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32 "\n'
-                '      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"\n'
-                '      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])\n'
-                '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),\n'
-                '        "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));\n}'
-            ),
-        )
-        d, a, b, c = (self.address_of(x) for x in call.args)
-        return f"{name}({d}, {a}, {b}, {c})"
-
     def call_cuda_mma_m16n8k16_f16f32(self, call: E.Call) -> str:
-        return self._mma(call, "f16")
+        self._check_tc(call)
+        return self._print_mma(call.args, "m16n8k16", ("float16", "float16", "float32", "float32"), False)
 
     def call_cuda_mma_m16n8k16_bf16f32(self, call: E.Call) -> str:
-        return self._mma(call, "bf16")
+        self._check_tc(call)
+        return self._print_mma(call.args, "m16n8k16", ("bfloat16", "bfloat16", "float32", "float32"), False)
 
     def call_cuda_cp_async(self, call: E.Call) -> str:
         self._check_tc(call)

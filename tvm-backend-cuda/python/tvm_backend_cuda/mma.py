@@ -3,7 +3,8 @@
 ``Call("void", "cuda.mma", (d, a, b, c, shape, a_type, b_type, c_type, d_type, saturate))``:
 ``d``, ``a``, ``b``, ``c`` are buffer elements standing for the address of a lane's fragment (its
 elements in their own dtype, ``local`` memory), the rest constants. Apache TVM's
-``T.ptx_legacy.mma`` becomes this call (:mod:`.ptx_legacy`). The printer emits one
+``T.ptx_legacy.mma`` becomes this call (:mod:`.ptx_legacy`), and ``T.cuda.mma_m16n8k16_*`` prints
+through the same helper. The printer emits one
 ``__forceinline__`` helper per instruction, named after it (``tvm_mma_m16n8k16_f32_f16_f16_f32``)
 so the tests' CPU build can put the emulator's model in its place.
 
@@ -158,6 +159,16 @@ def check_register_aligned(what: str, load: BufferLoad) -> None:
         )
 
 
+def operand_list(first: int, count: int) -> str:
+    """``{%first, ..., %(first + count - 1)}``: one vector operand of inline PTX."""
+    return "{" + ", ".join(f"%{first + i}" for i in range(count)) + "}"
+
+
+def constraints(prefix: str, name: str, count: int, letter: str) -> list[str]:
+    """``"<prefix><letter>"(name[i])`` for each of ``count`` registers (prefix ``"="`` for outputs)."""
+    return [f'"{prefix}{letter}"({name}[{i}])' for i in range(count)]
+
+
 def helper_name(shape: str, types: tuple, saturate: bool) -> str:
     """``tvm_mma_<shape>_<d>_<a>_<b>_<c>[_satfinite]`` (PTX type names)."""
     ta, tb, tc, td = types
@@ -172,16 +183,18 @@ def helper(qualifier: str, shape: str, types: tuple, saturate: bool) -> str:
     groups, outs, ins, first = [], [], [], 0
     for role in "dabc":
         ctype, letter, count = regs[role]
-        groups.append("{" + ", ".join(f"%{first + i}" for i in range(count)) + "}")
-        target = outs if role == "d" else ins
-        target += [f'"{"=" if role == "d" else ""}{letter}"({role}[{i}])' for i in range(count)]
+        groups.append(operand_list(first, count))
+        if role == "d":
+            outs += constraints("=", role, count, letter)
+        else:
+            ins += constraints("", role, count, letter)
         first += count
     sat = ".satfinite" if saturate else ""
     ptx = f"mma.sync.aligned.{shape}.row.col{sat}.{PTX_TYPES[td]}.{PTX_TYPES[ta]}.{PTX_TYPES[tb]}.{PTX_TYPES[tc]}"
     params = ", ".join(f"{'' if r == 'd' else 'const '}{regs[r][0]}* {r}" for r in "dabc")
     return (
         f"{qualifier} void {helper_name(shape, types, saturate)}({params}) {{\n"
-        f'  asm volatile("{ptx} {", ".join(groups)};"\n'
+        f'  asm("{ptx} {", ".join(groups)};"\n'
         f"               : {', '.join(outs)}\n"
         f"               : {', '.join(ins)});\n}}"
     )

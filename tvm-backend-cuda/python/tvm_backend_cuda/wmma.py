@@ -17,6 +17,8 @@ from typing import Any
 from tvm.codegen.c_family import CodegenError
 from tvm.tir import expr as E
 
+from .mma import constraints, operand_list
+
 #: (role, dtype) -> (C type of a register, registers each tile's place in the array holds)
 REGISTERS = {
     ("matrix_a", "float16"): ("uint32_t", 8),
@@ -60,13 +62,8 @@ def _shape(call: E.Call) -> str:
     return f"m{m}n{n}k{k}"
 
 
-def _operand_list(first: int, count: int) -> str:
-    return "{" + ", ".join(f"%{first + i}" for i in range(count)) + "}"
-
-
 def _constraints(kind: str, name: str, count: int, ctype: str) -> list[str]:
-    letter = "f" if ctype == "float" else "r"
-    return [f'"{kind}{letter}"({name}[{i}])' for i in range(count)]
+    return constraints(kind, name, count, "f" if ctype == "float" else "r")
 
 
 class WmmaPrinter:
@@ -123,7 +120,7 @@ class WmmaPrinter:
                 f"T.tvm_{'store' if store else 'load'}_matrix_sync: memory {mem.buffer.name} is {mem.buffer.dtype}, "
                 f"fragment {frag.buffer.name} is {frag.buffer.dtype}; PTX wmma moves tiles of the fragment's dtype"
             )
-        regs = _operand_list(0 if not store else 1, count)
+        regs = operand_list(0 if not store else 1, count)
         if store:
             name = f"tvm_wmma_store_{row}_{shape}_{mem_type}"
             ins = ['"l"(p)', *_constraints("", "r", count, ctype), '"r"(stride)']
@@ -159,7 +156,7 @@ class WmmaPrinter:
         name = f"tvm_wmma_mma_{rows[0]}_{rows[1]}_{shape}_{dt}_{at}_{bt}_{ct}"
         firsts = (0, d_count, d_count + a_count, d_count + a_count + b_count)
         counts = (d_count, a_count, b_count, c_count)
-        operands = ", ".join(_operand_list(first, count) for first, count in zip(firsts, counts))
+        operands = ", ".join(operand_list(first, count) for first, count in zip(firsts, counts))
         outs = _constraints("=", "d", d_count, d_type)
         ins = _constraints("", "a", a_count, "uint32_t") + _constraints("", "b", b_count, "uint32_t")
         ins += _constraints("", "c", c_count, c_type)

@@ -38,6 +38,7 @@ from tvm.tir.functor import ExprFunctor
 from tvm.tir.op import binary
 from tvm.tir.printer import expr_text
 from tvm.tir.transform import flat_index
+from tvm.tir.transform.capabilities import static_shared_bytes
 
 from .spirv import (
     BuiltIn,
@@ -230,7 +231,6 @@ class KernelEmitter(ExprFunctor[int]):
         self.interface: set[int] = set()
         self.span: Any = None
         self.loops: list[tuple[int, int]] = []  # (merge, continue) block of each enclosing loop
-        self.static_shared_bytes = 0  # of the constant-size shared arrays
         self.dynamic_shared: str | None = None  # the name of the launch-sized shared buffer
 
     # ------------------------------------------------------------------ instructions
@@ -680,8 +680,6 @@ class KernelEmitter(ExprFunctor[int]):
             count = 1
             for d in buf.shape:
                 count *= int(d.value)
-            if buf.scope == "shared":
-                self.static_shared_bytes += count * _dt.nbytes(buf.dtype)
             return self.m.array(elem, max(count, 1))
         if buf.scope != "shared" or self.dynamic_shared is not None:
             raise CodegenError(
@@ -719,7 +717,7 @@ class KernelEmitter(ExprFunctor[int]):
         if bound != "0":  # for drivers that end long-running invocations (see LOOP_BOUND_MARK)
             m.string(f"{LOOP_BOUND_MARK}{name}:{bound}")
         if self.dynamic_shared is not None:
-            m.string(f"{STATIC_SHARED_MARK}{name}:{self.static_shared_bytes}")
+            m.string(f"{STATIC_SHARED_MARK}{name}:{static_shared_bytes(func)}")
 
     def _bind_parameters(self, func: PrimFunc) -> None:
         """Storage buffers for buffer parameters, one block for the scalars (push constants, or a

@@ -34,7 +34,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import post_order_visit
-from tvm.tir.transform.capabilities import first_use
+from tvm.tir.transform.capabilities import first_use, static_shared_bytes
 from tvm.tir.transform.verify import TIRVerifyError, with_span
 
 from .wgsl import WGSLPrinter
@@ -203,33 +203,13 @@ def local_array_scalars(kernel: PrimFunc) -> int:
     return total
 
 
-def shared_bytes(kernel: PrimFunc) -> tuple[int, bool]:
-    """The bytes of ``kernel``'s constant-size shared arrays, and whether it sizes one at launch."""
-    total, launch_sized = 0, False
-
-    def visit(node: Any) -> None:
-        nonlocal total, launch_sized
-        if not isinstance(node, S.Allocate) or node.buffer.scope != "shared":
-            return
-        count = 1
-        for extent in node.buffer.shape:
-            if not isinstance(extent, E.IntImm):
-                launch_sized = True
-                return
-            count *= int(extent.value)
-        total += count * _dt.nbytes(node.buffer.dtype)
-
-    post_order_visit(kernel.body, visit)
-    return total, launch_sized
-
-
 def generate(kernels: list[PrimFunc]) -> str:
     """The payload: every kernel's shader after its ``//! kernel <name>`` line, the shader first
     saying ``//! loop_bound <bound>`` when its loop iterations per thread can be bounded
     (:func:`tvm.codegen.device_module.loop_bound`; the runtime refuses launches that could run
     longer than a driver allows), then ``//! local_scalars <n>`` when its threads hold arrays
     (:func:`local_array_scalars`), then ``//! static_shared <bytes>`` when it sizes a workgroup
-    array at launch (:func:`shared_bytes`)."""
+    array at launch (its constant-size ones' bytes)."""
     parts = []
     for k in kernels:
         bound = device_module.loop_bound(k)
@@ -239,9 +219,8 @@ def generate(kernels: list[PrimFunc]) -> str:
         scalars = local_array_scalars(k)
         if scalars:
             parts.append(f"{LOCAL_SCALARS_MARK}{scalars}\n")
-        declared, launch_sized = shared_bytes(k)
-        if launch_sized:
-            parts.append(f"{STATIC_SHARED_MARK}{declared}\n")
+        if "dyn_shmem" in list(k.attrs.get("launch_params", ())):
+            parts.append(f"{STATIC_SHARED_MARK}{static_shared_bytes(k)}\n")
         parts.append(kernel_shader(k))
     return "".join(parts)
 
@@ -271,5 +250,4 @@ __all__ = [
     "generate",
     "kernel_shader",
     "local_array_scalars",
-    "shared_bytes",
 ]

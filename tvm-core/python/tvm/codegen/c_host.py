@@ -777,24 +777,31 @@ def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: st
     )
 
 
-def extern_prototypes(printer: CFamilyPrinter, funcs: list[PrimFunc], names: Collection[str]) -> list[str]:
-    """C prototypes of the ``T.call_extern`` functions ``names`` from their calls' types (the C
-    headers declare no such function: without one C would assume ``int f()``)."""
-    found: dict[str, str] = {}
+def extern_calls(printer: CFamilyPrinter, funcs: list[PrimFunc]) -> dict[str, set[str]]:
+    """Each C function ``funcs`` call with ``T.call_extern``, with the prototypes its calls' types
+    give it (the C headers declare no such function: without one C would assume ``int f()``)."""
+    found: dict[str, set[str]] = {}
 
     def visit(node: Any) -> None:
         if isinstance(node, E.Call) and node.op == "call_extern" and isinstance(node.args[0], E.StringImm):
-            name = node.args[0].value
-            if name in names:
-                params = ", ".join(printer.type_name(a.dtype) for a in node.args[1:]) or "void"
-                ret = "void" if node.dtype == "void" else printer.type_name(node.dtype)
-                proto = f"extern {ret} {name}({params});"
-                if found.setdefault(name, proto) != proto:
-                    raise CodegenError(f"T.call_extern of '{name}' with two signatures: {found[name]} and {proto}")
+            params = ", ".join(printer.type_name(a.dtype) for a in node.args[1:]) or "void"
+            ret = "void" if node.dtype == "void" else printer.type_name(node.dtype)
+            found.setdefault(node.args[0].value, set()).add(f"extern {ret} {node.args[0].value}({params});")
 
     for f in funcs:
         post_order_visit(f.body, visit)
-    return [found[n] for n in sorted(found)]
+    return found
+
+
+def extern_prototypes(calls: dict[str, set[str]], names: Collection[str]) -> list[str]:
+    """The prototypes of the functions ``names`` among ``calls`` (:func:`extern_calls`)."""
+    out = []
+    for name in sorted(n for n in calls if n in names):
+        protos = sorted(calls[name])
+        if len(protos) > 1:
+            raise CodegenError(f"T.call_extern of '{name}' with two signatures: {protos[0]} and {protos[1]}")
+        out.append(protos[0])
+    return out
 
 
 def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collection[str] = ()) -> HostModuleSource:
@@ -820,7 +827,8 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collecti
         bodies.append(HostFunctionPrinter(printer, f).print())
         names.append(f.global_symbol)
     handles = printer._launch_handles
-    head = [_RUNTIME_PRELUDE, *extern_prototypes(printer, funcs, declare)]
+    calls = extern_calls(printer, funcs)
+    head = [_RUNTIME_PRELUDE, *extern_prototypes(calls, declare)]
     if printer.helpers:
         head.append(printer.prelude())
     if handles:
@@ -828,17 +836,4 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collecti
         for h in handles.values():
             head.append(f"static TVMFFIObjectHandle {h} = NULL;")
     code = "\n".join(head) + "\n\n" + "\n".join(bodies)
-    return HostModuleSource(code, names, printer.has_parallel, bool(handles), extern_function_names(funcs))
-
-
-def extern_function_names(funcs: list[PrimFunc]) -> list[str]:
-    """The C functions ``funcs`` call with ``T.call_extern`` (sorted)."""
-    found: set[str] = set()
-
-    def visit(node: Any) -> None:
-        if isinstance(node, E.Call) and node.op == "call_extern" and isinstance(node.args[0], E.StringImm):
-            found.add(node.args[0].value)
-
-    for f in funcs:
-        post_order_visit(f.body, visit)
-    return sorted(found)
+    return HostModuleSource(code, names, printer.has_parallel, bool(handles), sorted(calls))

@@ -15,7 +15,7 @@
 // __syncthreads releases when every live thread of the block waits at it; a warp collective
 // (__shfl_*_sync, __ballot_sync, __syncwarp, __activemask) when every lane named by its mask
 // waits at one. A state where nothing can proceed (a divergent barrier) fails the launch with a
-// message instead of hanging. The tensor-core instructions (ldmatrix, mma.m16n8k16, cp.async
+// message instead of hanging. The tensor-core instructions (ldmatrix, mma.sync, cp.async
 // groups, wmma fragments) are modelled from the PTX ISA below. Not emulated: atomics, races between
 // threads (cuda_tc_emulator.py checks the tensor-core kernels for those), anything about timing.
 #pragma once
@@ -376,50 +376,6 @@ inline void ldmatrix(uint32_t* d, const void* smem, int num, bool trans) {
 
 inline float half_to_float(uint16_t h);
 inline float bf16_to_float(uint16_t h) { return from_bits<float>(static_cast<uint32_t>(h) << 16); }
-
-// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32: element i of a lane's
-// fragment (register i / 2, half i % 2) is A(g + 8 [i % 4 >= 2], 2t + i % 2 + 8 [i >= 4]),
-// B(2t + i % 2 + 8 [i >= 2], g), C/D(g + 8 [i >= 2], 2t + i % 2).
-struct Mma {
-  float* d;
-  const uint32_t* a;
-  const uint32_t* b;
-  const float* c;
-  bool bf16;
-};
-
-inline void mma_collective(void* const payloads[32], uint32_t members) {
-  if (members != 0xffffffffu) return;  // the scheduler only releases a full warp (mask is full)
-  float A[16][16], B[16][8], C[16][8];
-  for (int l = 0; l < 32; ++l) {
-    const Mma* p = static_cast<Mma*>(payloads[l]);
-    int g = l / 4, t = l % 4;
-    auto elem = [&](const uint32_t* regs, int i) {
-      uint16_t h = static_cast<uint16_t>(regs[i / 2] >> (16 * (i % 2)));
-      return p->bf16 ? bf16_to_float(h) : half_to_float(h);
-    };
-    for (int i = 0; i < 8; ++i)
-      A[g + 8 * (i % 4 >= 2)][2 * t + i % 2 + 8 * (i >= 4)] = elem(p->a, i);
-    for (int i = 0; i < 4; ++i) B[2 * t + i % 2 + 8 * (i >= 2)][g] = elem(p->b, i);
-    for (int i = 0; i < 4; ++i) C[g + 8 * (i >= 2)][2 * t + i % 2] = p->c[i];
-  }
-  for (int l = 0; l < 32; ++l) {
-    const Mma* p = static_cast<Mma*>(payloads[l]);
-    int g = l / 4, t = l % 4;
-    for (int i = 0; i < 4; ++i) {
-      int r = g + 8 * (i >= 2), col = 2 * t + i % 2;
-      float acc = C[r][col];
-      for (int k = 0; k < 16; ++k) acc += A[r][k] * B[k][col];
-      p->d[i] = acc;
-    }
-  }
-}
-
-inline void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b, const float* c,
-                         bool bf16) {
-  Mma p{d, a, b, c, bf16};
-  collective(&mma_collective, &p);
-}
 
 // mma.sync.aligned.<shape>.row.col[.satfinite].<d>.<a>.<b>.<c> of the shapes m16n8k{4,8,16,32}
 // and m8n8k{4,16}: a lane's fragment holds its elements packed lowest first, e per 32-bit

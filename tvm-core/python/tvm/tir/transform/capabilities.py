@@ -72,6 +72,12 @@ def _total_bytes(allocations: list[tuple[str, int, str, Any]], scopes: tuple[str
     return sum(a[1] for a in mine), [a[2] for a in mine], largest[3] if largest else None
 
 
+def static_shared_bytes(kernel: PrimFunc) -> int:
+    """Bytes of ``kernel``'s constant-size ``shared`` allocations (what a launch-sized shared
+    buffer's bytes add to)."""
+    return _total_bytes(_allocations(kernel, ("shared",)), ("shared",))[0]
+
+
 def first_use(kernel: PrimFunc, matches: Callable[[str], bool]) -> tuple[str, str, Any] | None:
     """The first use in ``kernel`` of a dtype that ``matches`` (a buffer parameter, a scalar
     parameter, an allocation, a variable, else a value): ``(what, dtype, span)``, ``what`` naming
