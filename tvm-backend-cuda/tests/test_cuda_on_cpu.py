@@ -222,6 +222,40 @@ for (m, n, k) in [(16, 16, 16), (8, 32, 16), (32, 8, 16)]:
     assert out.split() == ["gemm", "ok"] + ["tile", "ok", "tile", "ok", "int", "ok", "int", "ok"] * 3, out
 
 
+def test_fragments_without_instructions_for_the_arch_run_per_thread(mock_driver_dir) -> None:
+    """The warp_fragments capability follows the target's arch: sm_70 has float16 wmma but no
+    8-bit integer wmma (sm_72), so an int8 tile is computed per thread there, and on sm_61 every
+    tile is; each result matches NumPy."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+from tvm.testing import kernels as zoo
+rng = np.random.default_rng(9)
+t = lambda a: tvm.runtime.tensor(a, dev)
+cases = [("sm_70", "float16", "float32", True), ("sm_70", "int8", "int32", False),
+         ("sm_72", "uint8", "int32", True), ("sm_61", "float16", "float32", False)]
+for arch, dtype, acc, native in cases:
+    arch_target = tvm.target.Target(f"cuda -arch={arch}")
+    pairs = arch_target.capability("warp_fragments")
+    assert ((dtype, acc) in pairs) == native, (arch, pairs)
+    mod = emulate(tvm.compile(zoo.tensor_core_tile(16, 16, 16, acc, dtype=dtype), target=arch_target))
+    assert ("wmma.mma.sync" in mod.imports[0].inspect_source("cuda")) == native, arch
+    if dtype == "float16":
+        a, bt = (rng.standard_normal((16, 16)).astype("float16") / 4 for _ in range(2))
+        want = a.astype("float64") @ bt.astype("float64").T + 0.5
+    else:
+        lo = -128 if dtype == "int8" else 0
+        a, bt = (rng.integers(lo, lo + 256, (16, 16)).astype(dtype) for _ in range(2))
+        want = a.astype("int64") @ bt.astype("int64").T
+    c = tvm.runtime.empty((16, 16), acc, dev)
+    mod["tile_gemm"](t(a), t(bt), c)
+    np.testing.assert_allclose(c.numpy().astype("float64"), want, rtol=1e-5, atol=1e-4, err_msg=arch)
+    print(arch, "ok")
+""",
+    )
+    assert out.split() == ["sm_70", "ok", "sm_70", "ok", "sm_72", "ok", "sm_61", "ok"], out
+
+
 def test_static_shared_memory_past_48_kib_runs_from_dynamic(mock_driver_dir) -> None:
     """A 64 KiB shared tile (static in the kernel) is placed in dynamic shared memory, which the
     runtime raises the kernel's limit for at launch."""

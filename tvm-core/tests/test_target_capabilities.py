@@ -123,6 +123,28 @@ def test_kind_passes_run_on_every_kernel(capped_kind):
     assert SEEN == ["fits_kernel0"]
 
 
+def test_a_capability_may_depend_on_the_target():
+    """A kind declares a capability as a function of the target (its attributes): the limit then
+    follows the target's attribute, and the lowering checks against the value it returns."""
+    kind = TargetKind(
+        "tiered",
+        42,
+        "tests",
+        default_attrs={"tier": 1},
+        codegen=lambda kernels, target: None,
+        capabilities={"max_shared_memory_per_block": lambda target: 4096 * int(target.attrs.get("tier", 1))},
+    )
+    register_target_kind(kind)
+    try:
+        assert Target("tiered").capability("max_shared_memory_per_block") == 4096
+        assert Target("tiered -tier=4").capability("max_shared_memory_per_block") == 16384
+        with pytest.raises(TIRVerifyError, match=r"needs 8192 bytes of static shared memory \(S\); .* at most 4096"):
+            lower(big_shared, Target("tiered"))
+        assert [k.global_symbol for k in lower(big_shared, Target("tiered -tier=2")).kernels] == ["big_shared_kernel0"]
+    finally:
+        unregister_target_kind("tiered")
+
+
 def test_unknown_capability_is_refused():
     with pytest.raises(ValueError, match="unknown capabilities"):
         TargetKind("bad", 41, "tests", capabilities={"max_warps": 4})

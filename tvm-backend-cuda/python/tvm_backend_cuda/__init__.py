@@ -34,6 +34,14 @@ def _nvrtc_compile_hook(source: str, arch: str) -> bytes:
     return nvrtc.compile_for_loader(str(source), str(arch))
 
 
+def _warp_fragments(target: Any) -> tuple[tuple[str, str], ...]:
+    """The ``warp_fragments`` capability: the fragment dtype pairs the target's arch has
+    instructions for (:func:`tvm_backend_cuda.wmma.native_pairs`)."""
+    from .wmma import native_pairs
+
+    return native_pairs(target)
+
+
 def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
     """The ``tvm.backends`` hook: register device, runtime, target kind, detector, TVMScript."""
     import tvm_ffi
@@ -57,13 +65,8 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
             "max_num_threads": 1024,
             "max_shared_memory_per_block": STATIC_SHARED_MEMORY,
             "max_dynamic_shared_memory_per_block": MAX_SHARED_MEMORY,
-            # wmma fragments of these (input, accumulator) dtypes as PTX wmma (codegen: .wmma)
-            "warp_fragments": (
-                ("float16", "float32"),
-                ("float16", "float16"),
-                ("int8", "int32"),
-                ("uint8", "int32"),
-            ),
+            # wmma fragments the target's arch has instructions for, as PTX wmma (codegen: .wmma)
+            "warp_fragments": _warp_fragments,
         },
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_cuda.detect:detect")

@@ -39,6 +39,25 @@ INT8_REGISTERS = {
 }
 MIN_SM = 70
 MIN_SM_INT8 = 72  # integer wmma
+#: (input dtype, accumulator dtype) of the fragments PTX wmma offers, from sm_70 and sm_72 on.
+FLOAT16_PAIRS = (("float16", "float32"), ("float16", "float16"))
+INT8_PAIRS = (("int8", "int32"), ("uint8", "int32"))
+
+
+def native_pairs(target: Any) -> tuple[tuple[str, str], ...]:
+    """The fragment dtype pairs ``target``'s arch (its ``arch`` attribute, else the device's, else
+    sm_80) runs as PTX wmma; the others are computed per thread in local memory. An unparsable
+    arch is left to the code generator, which names it."""
+    from . import nvrtc
+    from .codegen import arch_number
+
+    try:
+        sm = arch_number(nvrtc.resolve_arch((getattr(target, "attrs", None) or {}).get("arch")))
+    except ValueError:
+        return FLOAT16_PAIRS + INT8_PAIRS
+    if sm is None or sm >= MIN_SM_INT8:
+        return FLOAT16_PAIRS + INT8_PAIRS
+    return FLOAT16_PAIRS if sm >= MIN_SM else ()
 
 
 def _regs(buf: E.Buffer) -> tuple[str, int]:

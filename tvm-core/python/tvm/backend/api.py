@@ -201,7 +201,8 @@ class BackendContext:
         first use) turns the device functions of a compiled program into a device module.
         ``capabilities`` declares what the devices can do (``tvm.target.target.CAPABILITIES``:
         int64/float64/float16/bfloat16 support, threads and shared memory per block, opaque buffer
-        handles, kernel arguments), checked when kernels are lowered; ``passes`` (``"module:function"``
+        handles, kernel arguments; a value may be a function of the target), checked when kernels
+        are lowered; ``passes`` (``"module:function"``
         or callables ``pass(kernel, target) -> kernel``) run on every kernel after the split."""
         from tvm.target.target import TargetKind, register_target_kind, unregister_target_kind
 

@@ -8,8 +8,10 @@ from typing import Any, Callable
 
 #: What a target kind may declare its devices can do, with the value assumed when it says nothing.
 #: A target attribute of the same name overrides the kind's value (a detected device's target,
-#: or ``"opencl -max_shared_memory_per_block=32768"``). The lowering pipeline checks device
-#: kernels against them (:func:`tvm.tir.transform.capabilities.check_capabilities`).
+#: or ``"opencl -max_shared_memory_per_block=32768"``). A kind may declare a value as a function
+#: of the target (``lambda target: ...``) where it depends on the target's attributes (an
+#: architecture). The lowering pipeline checks device kernels against them
+#: (:func:`tvm.tir.transform.capabilities.check_capabilities`).
 CAPABILITIES: dict[str, Any] = {
     "supports_int64": True,  # 64-bit integers in kernels
     "supports_float64": True,  # double precision in kernels
@@ -162,12 +164,14 @@ class Target:
 
     def capability(self, name: str) -> Any:
         """What this target's devices can do (:data:`CAPABILITIES`): the target attribute of that
-        name, else the kind's declaration, else the permissive default."""
+        name, else the kind's declaration (called with this target when it is a function), else
+        the permissive default."""
         if name not in CAPABILITIES:
             raise KeyError(f"unknown capability '{name}'; known: {sorted(CAPABILITIES)}")
         if name in self.attrs:
             return self.attrs[name]
-        return self.kind.capabilities.get(name, CAPABILITIES[name])
+        declared = self.kind.capabilities.get(name, CAPABILITIES[name])
+        return declared(self) if callable(declared) else declared
 
     def __getattr__(self, key: str) -> Any:
         attrs = self.__dict__.get("attrs", {})
