@@ -222,6 +222,29 @@ for (m, n, k) in [(16, 16, 16), (8, 32, 16), (32, 8, 16)]:
     assert out.split() == ["gemm", "ok"] + ["tile", "ok", "tile", "ok", "int", "ok", "int", "ok"] * 3, out
 
 
+def test_integer_arithmetic_wraps(mock_driver_dir) -> None:
+    """Integer results outside their dtype's range wrap as in NumPy (8-bit ones, which CUDA C
+    computes in int, and signed ones, whose overflow C++ leaves undefined)."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+from tvm.testing import kernels as zoo
+rng = np.random.default_rng(11)
+for dtype in ["int8", "uint8", "int16", "int32", "int64"]:
+    info = np.iinfo(dtype)
+    a, b = (rng.integers(info.min, info.max, 256, dtype=dtype, endpoint=True) for _ in range(2))
+    a[:2], b[:2] = [info.max, info.min], [1, info.max]
+    s = rng.integers(0, info.bits, 256).astype(dtype)
+    mod = emulate(tvm.compile(zoo.integer_wrapping(dtype), target=target))
+    o = tvm.runtime.empty((7, 256), dtype, dev)
+    mod["wrapping"](*(tvm.runtime.tensor(x, dev) for x in (a, b, s)), o)
+    np.testing.assert_array_equal(o.numpy(), zoo.integer_wrapping_reference(a, b, s), err_msg=dtype)
+    print(dtype, "ok")
+""",
+    )
+    assert out.split() == [w for d in ["int8", "uint8", "int16", "int32", "int64"] for w in (d, "ok")], out
+
+
 def test_fragments_without_instructions_for_the_arch_run_per_thread(mock_driver_dir) -> None:
     """The warp_fragments capability follows the target's arch: sm_70 has float16 wmma but no
     8-bit integer wmma (sm_72), so an int8 tile is computed per thread there, and on sm_61 every

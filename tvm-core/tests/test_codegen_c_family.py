@@ -161,6 +161,16 @@ def test_let_and_select_and_names():
     assert p.name_of(twin) != p.name_of(x)
 
 
+def test_integer_values_wrap_and_index_arithmetic_stays_plain():
+    p = CFamilyPrinter()
+    x, i = Var("x"), Var("i")  # x: a value (a parameter), i: a loop variable once counted
+    assert p.expr(x + const(1)) == "((int32_t)((uint32_t)(x) + (uint32_t)(1)))"
+    p.count(i)
+    assert p.expr(i * const(4) + const(1)) == "((i * 4) + 1)"
+    A = Buffer("A", (16,), "uint8")
+    assert p.expr(A[x + const(1)] * A[i]) == "((uint8_t)((uint32_t)(A[(x + 1)]) * (uint32_t)(A[i])))"
+
+
 def test_unknown_intrinsic_is_a_codegen_error():
     with pytest.raises(CodegenError, match="unsupported intrinsic 'frobnicate'"):
         CFamilyPrinter().expr(Call("float32", "frobnicate", ()))

@@ -175,6 +175,7 @@ class HexagonPrinter(CFamilyPrinter):
             super().print_thread_binding(s)
             return
         v = self.name_of(s.loop_var)
+        self.count(s.loop_var)
         extent = {"threadIdx.x": "nx_", "threadIdx.y": "ny_", "threadIdx.z": "nz_"}[tag]
         guard = guard_bound(s)
         self.emit("{")

@@ -142,6 +142,10 @@ class WGSLPrinter(CFamilyPrinter):
         """``cond ? a : b`` (WGSL's select takes the false value first)."""
         return f"select({self.expr(b)}, {self.expr(a)}, {self.expr(cond)})"
 
+    def wrapping(self, dtype: str, a: str, op: str, b: str) -> str:
+        """Plain ``a op b``: WGSL's i32 and u32 arithmetic wraps, and it has no narrower integers."""
+        return f"({a} {op} {b})"
+
     def visit_Div(self, e: E.BinaryOp) -> str:
         return self._binary(e, "/")  # legalized: the divisor is safe, and WGSL defines a / 0
 

@@ -156,6 +156,9 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._dyn_offset: E.PrimExpr | None = None  # next free byte of dynamic shared memory
         self._untyped: set[Any] = set()  # handle parameters declared void*: buffers over them cast
         self._allocated: dict[Any, E.Buffer] = {}  # data Var of an allocation -> its buffer
+        self._index_depth = 0  # > 0 while printing an element index or loop bounds
+        self._counters: set[Any] = set()  # loop variables, and Let variables computed from them
+        self._counted: dict[int, tuple[E.PrimExpr, bool]] = {}  # memo of index_arithmetic
 
     # ------------------------------------------------------------------ output
     def emit(self, line: str) -> None:
@@ -324,14 +327,62 @@ class CFamilyPrinter(ExprFunctor[str]):
     def _binary(self, e: E.BinaryOp, op: str) -> str:
         return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
 
+    def index_arithmetic(self, e: E.PrimExpr) -> bool:
+        """Whether ``e`` is computed from loop variables (thread indices included), Let variables
+        computed from them and constants only: index arithmetic, printed as plain C (an index that
+        wraps is out of bounds anyway, and the C compiler optimizes addressing with it)."""
+        if isinstance(e, E.IntImm):
+            return True
+        if isinstance(e, E.Var):
+            return e in self._counters
+        memo = self._counted.get(id(e))
+        if memo is not None and memo[0] is e:
+            return memo[1]
+        if isinstance(e, E.BinaryOp) and not isinstance(e, E.CmpOp):
+            result = self.index_arithmetic(e.a) and self.index_arithmetic(e.b)
+        elif isinstance(e, E.Cast):
+            result = self.index_arithmetic(e.value)
+        else:
+            result = False
+        self._counted[id(e)] = (e, result)
+        return result
+
+    def count(self, var: E.Var, value: E.PrimExpr | None = None) -> None:
+        """Record ``var`` as a loop variable (``value`` None) or as a Let variable bound to
+        ``value``, which makes arithmetic over it index arithmetic when ``value`` is."""
+        if value is None or self.index_arithmetic(value):
+            self._counters.add(var)
+
+    def _arith(self, e: E.BinaryOp, op: str) -> str:
+        a, b = self.expr(e.a), self.expr(e.b)
+        if self._index_depth or self.index_arithmetic(e):
+            return f"({a} {op} {b})"
+        return self.wrapping(e.dtype, a, op, b)
+
+    def wrapping(self, dtype: str, a: str, op: str, b: str) -> str:
+        """``a op b`` wrapped to ``dtype``'s width, as TIR and NumPy define integer arithmetic.
+        C computes 8- and 16-bit integers in ``int`` (so ``uint8`` 200 + 100 would be 300) and
+        signed overflow is undefined (an optimizer may assume ``x + 1 > x``): such operands are
+        computed as unsigned integers of at least 32 bits and converted back (modular in every C
+        compiler this project uses). Unsigned 32- and 64-bit arithmetic wraps in C already.
+        Index arithmetic (:meth:`index_arithmetic`, element indices, loop bounds) stays plain."""
+        if _dt.lanes(dtype) > 1 or not _dt.is_integer(dtype):
+            return f"({a} {op} {b})"
+        bits = _dt.bits(dtype)
+        if _dt.is_uint(dtype) and bits >= 32:
+            return f"({a} {op} {b})"
+        wide = self.type_name(f"uint{max(bits, 32)}")
+        right = b if op in ("<<", ">>") else f"({wide})({b})"
+        return f"(({self.type_name(dtype)})(({wide})({a}) {op} {right}))"
+
     def visit_Add(self, e: E.BinaryOp) -> str:
-        return self._binary(e, "+")
+        return self._arith(e, "+")
 
     def visit_Sub(self, e: E.BinaryOp) -> str:
-        return self._binary(e, "-")
+        return self._arith(e, "-")
 
     def visit_Mul(self, e: E.BinaryOp) -> str:
-        return self._binary(e, "*")
+        return self._arith(e, "*")
 
     def visit_Div(self, e: E.BinaryOp) -> str:
         if self._needs_guard(e):
@@ -462,6 +513,7 @@ class CFamilyPrinter(ExprFunctor[str]):
     def visit_Let(self, e: E.Let) -> str:
         # TIR expressions are pure: substituting the value is equivalent and portable C.
         self._subst[e.var] = f"({self.expr(e.value)})"
+        self.count(e.var, e.value)
         try:
             return self.expr(e.body)
         finally:
@@ -490,6 +542,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         template = self.CALL_TEMPLATES.get(op)
         if template is not None:
             return template.format(*args)
+        if op == "shift_left" and len(args) == 2 and not self._index_depth:
+            return self.wrapping(call.dtype, args[0], "<<", args[1])
         if op in self._INFIX and len(args) == 2:
             return f"({args[0]} {self._INFIX[op]} {args[1]})"
         if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid"):
@@ -543,7 +597,10 @@ class CFamilyPrinter(ExprFunctor[str]):
     call_unlikely = call_likely
 
     def call_bitwise_not(self, call: E.Call) -> str:
-        return f"(~{self.expr(call.args[0])})"
+        text = f"(~{self.expr(call.args[0])})"
+        if _dt.lanes(call.dtype) == 1 and _dt.is_integer(call.dtype) and _dt.bits(call.dtype) < 32:
+            return f"(({self.type_name(call.dtype)}){text})"  # ~ of a promoted uint8 is negative
+        return text
 
     def call_isnan(self, call: E.Call) -> str:
         v = self.expr(call.args[0])
@@ -634,7 +691,13 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     def flat_index(self, buf: E.Buffer, indices: Iterable[E.PrimExpr]) -> str:
         """The element offset of ``indices`` in ``buf`` (row-major unless the buffer has strides)."""
-        idx = list(indices)
+        self._index_depth += 1
+        try:
+            return self._flat_index(buf, list(indices))
+        finally:
+            self._index_depth -= 1
+
+    def _flat_index(self, buf: E.Buffer, idx: list[E.PrimExpr]) -> str:
         if len(idx) == 1 and not buf.strides:
             out = self.expr(idx[0])
         else:
@@ -761,6 +824,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             self._untyped.add(s.var)  # a void* like a handle parameter: buffers over it cast
         name = self.name_of(s.var)
         self.emit(f"{self.compute_type(s.var.dtype)} {name} = {self.expr(s.value)};")
+        self.count(s.var, s.value)
         self.stmt(s.body)
 
     def visit_IfThenElse(self, s: S.IfThenElse) -> None:
@@ -844,11 +908,20 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.loop_pragma(s)
         v = self.name_of(s.loop_var)
         t = self.compute_type(s.loop_var.dtype)
-        lo = self.expr(s.min)
-        hi = self.expr(s.extent) if self._is_zero(s.min) else f"{lo} + {self.expr(s.extent)}"
+        lo, hi = self.loop_bounds(s)
+        self.count(s.loop_var)
         self.emit(f"for ({t} {v} = {lo}; {v} < {hi}; ++{v}) {{")
         self._block(s.body)
         self.emit("}")
+
+    def loop_bounds(self, s: S.For) -> tuple[str, str]:
+        """``(first, end)`` of a loop: its min and min + extent."""
+        self._index_depth += 1
+        try:
+            lo = self.expr(s.min)
+            return lo, self.expr(s.extent) if self._is_zero(s.min) else f"{lo} + {self.expr(s.extent)}"
+        finally:
+            self._index_depth -= 1
 
     def loop_pragma(self, s: S.For) -> None:
         """Pragma lines before a loop (unroll here; the CPU host adds OpenMP)."""
@@ -861,6 +934,7 @@ class CFamilyPrinter(ExprFunctor[str]):
     def print_thread_binding(self, s: S.For) -> None:
         """A loop bound to a thread tag becomes ``int v = <thread index> + min;``."""
         v = self.name_of(s.loop_var)
+        self.count(s.loop_var)
         idx = self.thread_index(s.thread_tag or "")
         if not self._is_zero(s.min):
             idx = f"{idx} + {self.expr(s.min)}"

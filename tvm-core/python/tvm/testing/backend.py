@@ -335,6 +335,26 @@ class BackendConformance:
             mod["popcount"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
 
+    def test_integer_arithmetic_wraps(self):
+        """Sums, differences, products and left shifts that leave an integer dtype's range wrap
+        to its width, as in NumPy, in every integer dtype the backend lists (int32 always): the
+        8- and 16-bit ones too, which C-family languages compute in int, and signed ones, whose
+        overflow C leaves undefined."""
+        dev = self.dev()
+        rng = np.random.default_rng(25)
+        for dtype in [d for d in ALL_DTYPES if d == "int32" or (d in self.dtypes and d.startswith(("int", "uint")))]:
+            info = np.iinfo(dtype)
+            a, b = (rng.integers(info.min, info.max, 256, dtype=dtype, endpoint=True) for _ in range(2))
+            a[:4] = np.array([info.max, info.min, info.max, 0], dtype)
+            b[:4] = np.array([1, info.max, info.max, info.min], dtype)
+            s = rng.integers(0, info.bits, 256).astype(dtype)
+            mod = tvm.compile(kernels.integer_wrapping(dtype), target=self.target_name())
+            out = tvm.runtime.empty((7, 256), dtype, dev)
+            mod["wrapping"](*(tvm.runtime.tensor(x, dev) for x in (a, b, s)), out)
+            want = kernels.integer_wrapping_reference(a, b, s)
+            for row, what in enumerate(["a + b", "a - b", "a * b", "a << s", "~a", "a + 1 > a", "(a + b) // 2"]):
+                np.testing.assert_array_equal(out.numpy()[row], want[row], err_msg=f"{dtype}: {what}")
+
     def test_fixed_point_requantization(self):
         """T.q_multiply_shift of int32 Q-numbers (int64 arithmetic, rounding half up, shifts
         either way) against Python's exact integers."""

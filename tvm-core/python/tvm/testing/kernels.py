@@ -169,6 +169,39 @@ def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
     return _named(popcount, name)
 
 
+def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "wrapping") -> PrimFunc:
+    """Integer arithmetic that leaves ``dtype``'s range, which TIR (and NumPy) wrap to its width:
+    ``O[0..6, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``
+    and ``(A + B) // 2``, all in ``dtype`` (``S`` holds shift amounts below its width)."""
+
+    @T.prim_func
+    def wrapping(a: T.handle, b: T.handle, s: T.handle, out: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), dtype)
+        S = T.match_buffer(s, (n,), dtype)
+        O = T.match_buffer(out, (7, n), dtype)
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                i = bx * block + tx
+                O[0, i] = A[i] + B[i]
+                O[1, i] = A[i] - B[i]
+                O[2, i] = A[i] * B[i]
+                O[3, i] = A[i] << S[i]
+                O[4, i] = ~A[i]
+                O[5, i] = T.Select(A[i] + T.cast(1, dtype) > A[i], T.cast(1, dtype), T.cast(0, dtype))
+                O[6, i] = (A[i] + B[i]) // T.cast(2, dtype)
+
+    return _named(wrapping, name)
+
+
+def integer_wrapping_reference(a: np.ndarray, b: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """What :func:`integer_wrapping` computes, by NumPy (which wraps integers to their width)."""
+    with np.errstate(over="ignore"):
+        one = a.dtype.type(1)
+        rows = [a + b, a - b, a * b, a << s, ~a, ((a + one) > a).astype(a.dtype), (a + b) // a.dtype.type(2)]
+    return np.stack(rows).astype(a.dtype)
+
+
 def halves_as_floats(block: int = 32, *, name: str = "halves_as_floats") -> PrimFunc:
     """Each block rounds its ``block`` floats of ``A`` to float16 in shared memory and reads that
     memory back as float32 through a view (``T.decl_buffer(..., data=S.data)``): ``B[t]`` = the

@@ -8,8 +8,13 @@ Rules (applied bottom-up until nothing changes locally):
 * identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x // 1``,
   integer ``x * 0``, integer ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
   ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
-  ``(x * c) // c -> x`` and ``(x * c) % c -> 0``, ``true && x``, ``false || x``,
-  ``not not x``, casts to the same dtype;
+  ``(x * c1) // c2 -> x * (c1 // c2)`` and ``(x * c1) % c2 -> 0`` where ``c2`` divides ``c1``,
+  ``true && x``, ``false || x``, ``not not x``, casts to the same dtype;
+
+Integer arithmetic wraps, so the division rules hold for values only where ``x * c1`` cannot
+wrap; they are applied to element indices and loop bounds (which are out of bounds once they
+wrap) and, for ``%``, wherever ``c2`` is a power of two (which divides the wrap-around too).
+:func:`simplify_expr` treats its expression as an index or a size.
 * statements: ``if`` on a constant condition keeps one branch; non-thread loops of extent 1 become
   their body with the loop variable replaced by ``min``; loops of extent 0 vanish.
 """
@@ -32,6 +37,7 @@ from tvm.tir.expr import (
     Add,
     And,
     BinaryOp,
+    BufferLoad,
     Cast,
     Div,
     FloatImm,
@@ -50,7 +56,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
-from tvm.tir.stmt import Evaluate, For, ForKind, IfThenElse, Stmt
+from tvm.tir.stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, Stmt
 
 
 def _wrap_int(dtype: str, v: int) -> int:
@@ -102,6 +108,10 @@ def _divides(b: PrimExpr, a: PrimExpr) -> bool:
         and isinstance(a.b, IntImm)
         and a.b.value % b.value == 0
     )
+
+
+def _power_of_two(b: PrimExpr) -> bool:
+    return isinstance(b, IntImm) and b.value > 0 and b.value & (b.value - 1) == 0
 
 
 def _fold(e: BinaryOp) -> Optional[PrimExpr]:
@@ -168,6 +178,29 @@ def _rejoined(a: PrimExpr, b: PrimExpr) -> Optional[PrimExpr]:
 
 
 class _Simplify(StmtExprMutator):
+    def __init__(self, index: bool) -> None:
+        super().__init__()
+        self._index_depth = int(index)  # > 0 inside an element index or loop bounds
+
+    def _as_index(self, e: PrimExpr) -> PrimExpr:
+        self._index_depth += 1
+        try:
+            return self.visit_expr(e)
+        finally:
+            self._index_depth -= 1
+
+    def _indices(self, es: tuple) -> tuple:
+        out = tuple(self._as_index(e) for e in es)
+        return es if all(x is y for x, y in zip(out, es)) else out
+
+    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+        idx = self._indices(e.indices)
+        return e if idx is e.indices else BufferLoad(e.buffer, idx, e.dtype, e.span)
+
+    def visit_BufferStore(self, s: BufferStore) -> Optional[Stmt]:
+        idx, val = self._indices(s.indices), self.visit_expr(s.value)
+        return s if idx is s.indices and val is s.value else BufferStore(s.buffer, val, idx, s.span)
+
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
         e = super().visit_BinaryOp(e)
         if not isinstance(e, BinaryOp) or e.a.dtype != e.b.dtype:
@@ -211,13 +244,14 @@ class _Simplify(StmtExprMutator):
             if _is(b, 1):
                 return a
             # (x * c1) / c2 -> x * (c1 / c2) for integers when c2 divides c1 (exact, no rounding)
-            if _divides(b, a) and isint:
+            if _divides(b, a) and isint and self._index_depth:
                 k = a.b.value // b.value
                 return a.a if k == 1 else Mul(a.a, _const(d, k))
         elif t in (Mod, FloorMod):
             if isint and _is(b, 1):
                 return IntImm(d, 0)
-            if _divides(b, a) and isint:  # (x * c1) % c2 -> 0 when c2 divides c1
+            # (x * c1) % c2 -> 0 when c2 divides c1 (and the wrap-around, or x * c1 cannot wrap)
+            if _divides(b, a) and isint and (self._index_depth or _power_of_two(b)):
                 return IntImm(d, 0)
         elif t in (Min, Max):
             if a is b:
@@ -287,7 +321,7 @@ class _Simplify(StmtExprMutator):
         return self.rebuild_if(s, c)
 
     def visit_For(self, s: For) -> Optional[Stmt]:
-        mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
+        mn, ext = self._as_index(s.min), self._as_index(s.extent)
         if s.kind is not ForKind.THREAD_BINDING and isinstance(ext, IntImm):
             if ext.value <= 0:
                 return None
@@ -297,13 +331,13 @@ class _Simplify(StmtExprMutator):
 
 
 def simplify_expr(e: PrimExpr) -> PrimExpr:
-    """``e`` simplified by the rules of this module."""
-    return _Simplify().visit_expr(e)
+    """``e``, an index or a size, simplified by the rules of this module."""
+    return _Simplify(index=True).visit_expr(e)
 
 
 def simplify_stmt(s: Stmt) -> Stmt:
     """``s`` simplified by the rules of this module (an emptied statement becomes ``Evaluate(0)``)."""
-    r = _Simplify().visit_stmt(s)
+    r = _Simplify(index=False).visit_stmt(s)
     return r if r is not None else Evaluate(IntImm("int32", 0))
 
 

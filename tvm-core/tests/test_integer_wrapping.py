@@ -1,0 +1,87 @@
+"""Integer arithmetic wraps to its dtype's width on the CPU, as TIR and NumPy define it: the
+8- and 16-bit dtypes (which C computes in int) and the signed ones (whose overflow C leaves
+undefined, so that an optimizer may fold ``x + 1 > x`` to true) included."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.script import tir as T
+from tvm.testing import kernels
+
+N = 256
+DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+def cpu_wrapping(dtype: str):
+    @T.prim_func
+    def wrapping(a: T.handle, b: T.handle, s: T.handle, out: T.handle):
+        A = T.match_buffer(a, (N,), dtype)
+        B = T.match_buffer(b, (N,), dtype)
+        S = T.match_buffer(s, (N,), dtype)
+        O = T.match_buffer(out, (7, N), dtype)
+        for i in range(N):
+            O[0, i] = A[i] + B[i]
+            O[1, i] = A[i] - B[i]
+            O[2, i] = A[i] * B[i]
+            O[3, i] = A[i] << S[i]
+            O[4, i] = ~A[i]
+            O[5, i] = T.Select(A[i] + T.cast(1, dtype) > A[i], T.cast(1, dtype), T.cast(0, dtype))
+            O[6, i] = (A[i] + B[i]) // T.cast(2, dtype)
+
+    return wrapping
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cpu_integer_arithmetic_wraps_like_numpy(dtype, private_cache):
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dtype)
+    a, b = (rng.integers(info.min, info.max, N, dtype=dtype, endpoint=True) for _ in range(2))
+    a[:4] = np.array([info.max, info.min, info.max, 0], dtype)
+    b[:4] = np.array([1, info.max, info.max, info.min], dtype)
+    s = rng.integers(0, info.bits, N).astype(dtype)
+    mod = tvm.compile(cpu_wrapping(dtype), target="c")
+    out = tvm.runtime.empty((7, N), dtype)
+    mod["wrapping"](*(tvm.runtime.tensor(x) for x in (a, b, s)), out)
+    want = kernels.integer_wrapping_reference(a, b, s)
+    for row, what in enumerate(["a + b", "a - b", "a * b", "a << s", "~a", "a + 1 > a", "(a + b) // 2"]):
+        np.testing.assert_array_equal(out.numpy()[row], want[row], err_msg=f"{dtype}: {what}")
+
+
+def test_indices_and_loop_bounds_stay_plain_c():
+    """Only values wrap: element indices and loop bounds are printed as plain C arithmetic, so
+    the C compiler optimizes addressing as before."""
+    source = tvm.compile(cpu_wrapping("int32"), target="c").inspect_source()
+    assert "O[(256 + i)] = ((int32_t)((uint32_t)(A[i]) - (uint32_t)(B[i])));" in source
+    assert "for (int32_t i = 0; i < 256; ++i)" in source
+
+
+@T.prim_func
+def scaled_then_divided(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((64,), "int32")):
+    for i in range(4):
+        B[i] = (A[i] * 4) // 4 + (A[i] * 6) % 3 + (A[i] * 8 + 4) // 4 + (A[i] * 12) % 4
+    for i in range(16):
+        C[(i * 8) // 2] = i
+
+
+def test_simplifier_keeps_wrapping_values_and_simplifies_indices(private_cache):
+    """``(x * 4) // 4`` is ``x`` only where ``x * 4`` cannot wrap: the simplifier leaves such
+    values alone (so the results are NumPy's) and still simplifies indices."""
+    from tvm.tir.transform import simplify
+
+    text = simplify(scaled_then_divided).script()
+    assert re.search(r"C\[(\w+) \* 4\] = \1\n", text), text  # the index simplified
+    assert "A[i] * 4 // 4" in text and "% 4" not in text, text  # values only where they cannot wrap
+    a = np.array([2**30, 5, -(2**30) - 7, 2**29 + 3], "int32")
+    mod = tvm.compile(scaled_then_divided, target="c")
+    b, c = tvm.runtime.empty((4,), "int32"), tvm.runtime.tensor(np.zeros(64, "int32"))
+    mod["scaled_then_divided"](tvm.runtime.tensor(a), b, c)
+    with np.errstate(over="ignore"):
+        i4, i6, i8, i12 = (a * np.int32(k) for k in (4, 6, 8, 12))
+        want = i4 // 4 + i6 % 3 + (i8 + 4) // 4 + i12 % 4
+    np.testing.assert_array_equal(b.numpy(), want)
+    np.testing.assert_array_equal(c.numpy()[::4][:16], np.arange(16))
