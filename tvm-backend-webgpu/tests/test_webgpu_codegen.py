@@ -177,3 +177,33 @@ def test_shaders_of_threads_holding_arrays_say_how_many_scalars():
     src = wgsl(two_arrays)
     assert re.match(r"//! kernel two_arrays_kernel0\n(//! loop_bound [^\n]+\n)?//! local_scalars 35\n", src), src[:160]
     assert "local_scalars" not in wgsl(kernels.vector_add())
+
+
+@T.prim_func
+def literal_operations(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    B = T.match_buffer(b, (64,), "float16")
+    C = T.match_buffer(c, (64,), "uint32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = A[tx] + T.exp(T.float32(100)) - T.float32(1e30) * T.float32(1e30)
+        B[tx] = B[tx] + T.float16(60000) * T.float16(2)
+        C[tx] = C[tx] + (T.uint32(3222122509) << T.uint32(26))
+
+
+def test_operations_on_literals_overflow_at_run_time_as_in_numpy(dev):
+    """WGSL evaluates an operation on literals when the shader is created and rejects it when it
+    overflows; TIR computes inf, or wraps, at run time as NumPy does. Such operations take one
+    operand from a private variable (integer ones the simplifier folds, wrapped)."""
+    src = wgsl(literal_operations)
+    assert "exp((100.0f * tvm_one_f32))" in src and "(60000.0h * f16(tvm_one_f32))" in src
+    assert "3222122509u <<" not in src  # folded: 3222122509 << 26 wraps to 0x34000000
+    mod = tvm.compile(literal_operations, target="webgpu")
+    x, y, z = np.ones(64, "float32"), np.ones(64, "float16"), np.arange(64, dtype="uint32")
+    args = [tvm.runtime.tensor(v, dev) for v in (x, y, z)]
+    mod["literal_operations"](*args)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(
+            args[0].numpy(), x + np.exp(np.float32(100)) - np.float32(1e30) * np.float32(1e30)
+        )
+        np.testing.assert_array_equal(args[1].numpy(), y + np.float16(60000) * np.float16(2))
+    np.testing.assert_array_equal(args[2].numpy(), z + np.uint32((3222122509 << 26) & 0xFFFFFFFF))

@@ -85,3 +85,18 @@ def test_simplifier_keeps_wrapping_values_and_simplifies_indices(private_cache):
         want = i4 // 4 + i6 % 3 + (i8 + 4) // 4 + i12 % 4
     np.testing.assert_array_equal(b.numpy(), want)
     np.testing.assert_array_equal(c.numpy()[::4][:16], np.arange(16))
+
+
+def test_constant_bitwise_operations_and_shifts_fold_wrapped():
+    from tvm.tir import op
+    from tvm.tir.expr import IntImm
+    from tvm.tir.transform import simplify_expr
+
+    u32, i8 = (lambda v: IntImm("uint32", v)), (lambda v: IntImm("int8", v))
+    assert simplify_expr(op.shift_left(u32(3222122509), u32(26))).value == (3222122509 << 26) & 0xFFFFFFFF
+    assert simplify_expr(op.shift_right(i8(-128), i8(3))).value == -16  # arithmetic for signed
+    assert simplify_expr(op.shift_left(i8(100), i8(1))).value == -56
+    assert simplify_expr(op.bitwise_not(IntImm("uint8", 5))).value == 250
+    assert simplify_expr(op.bitwise_xor(u32(0xF0F0F0F0), u32(0xFFFF0000))).value == 0x0F0FF0F0
+    shifted_too_far = simplify_expr(op.shift_left(u32(1), u32(32)))
+    assert not isinstance(shifted_too_far, IntImm)  # left as written: no meaning everywhere

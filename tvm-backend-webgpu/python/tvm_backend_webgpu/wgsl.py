@@ -45,6 +45,10 @@ MAX_WORKGROUPS_PER_DIMENSION = 65535
 DYNAMIC_SHARED_OVERRIDE = "tvm_dyn_shmem"
 
 
+#: dtype -> WGSL type of the private variable that makes a literal a run-time value.
+_RUN_TIME_IDENTITY = {"float32": "f32", "float16": "f32", "int32": "i32", "uint32": "u32"}
+
+
 class WGSLPrinter(CFamilyPrinter):
     """Prints one kernel as a WGSL compute shader."""
 
@@ -75,8 +79,11 @@ class WGSLPrinter(CFamilyPrinter):
         self._source_line: int | None = None  # TVMScript line of the statement being printed
         self._marked_line: int | None = None
         self._dynamic_shared = False  # whether the kernel's launch-sized array is declared
+        self._at_run_time: set[int] = set()  # ids of literals printed as run-time values
         for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", DYNAMIC_SHARED_OVERRIDE):
             self.reserve(name)
+        for t in _RUN_TIME_IDENTITY:
+            self.reserve(f"tvm_one_{t}")
 
     # ------------------------------------------------------------------ names and types
     def name_of(self, node: Any, hint: str | None = None) -> str:
@@ -94,6 +101,36 @@ class WGSLPrinter(CFamilyPrinter):
             raise CodegenError(f"WGSL has no type for {dtype}") from None
 
     # ------------------------------------------------------------------ literals
+    def visit_expr(self, e: E.PrimExpr) -> str:
+        """An operation on literals only is a WGSL const-expression, which the shader compiler
+        evaluates and rejects when it overflows (``exp(100.0f)``, float16 ``60000.0h * 2.0h``),
+        where TIR computes inf or a wrapped value at run time: one operand becomes a run-time
+        value (:meth:`at_run_time`)."""
+        operands = e.args if isinstance(e, E.Call) else (e.a, e.b) if isinstance(e, E.BinaryOp) else ()
+        literal = (E.IntImm, E.FloatImm)
+        if operands and all(isinstance(x, literal) for x in operands) and not isinstance(e, E.CmpOp):
+            self._at_run_time.add(id(operands[0]))
+        return super().visit_expr(e)
+
+    def at_run_time(self, text: str, dtype: str) -> str:
+        """``text`` times (or plus, for integers) a private variable's identity value."""
+        t = _RUN_TIME_IDENTITY.get(dtype)
+        if t is None:
+            return text
+        value = "1.0f" if t == "f32" else "0i" if t == "i32" else "0u"
+        self.global_once(f"var<private> tvm_one_{t}: {t} = {value};")
+        if t == "f32":
+            return f"({text} * {'f16(tvm_one_f32)' if dtype == 'float16' else 'tvm_one_f32'})"
+        return f"({text} + tvm_one_{t})"
+
+    def visit_IntImm(self, e: E.IntImm) -> str:
+        text = super().visit_IntImm(e)
+        return self.at_run_time(text, e.dtype) if id(e) in self._at_run_time else text
+
+    def visit_FloatImm(self, e: E.FloatImm) -> str:
+        text = super().visit_FloatImm(e)
+        return self.at_run_time(text, e.dtype) if id(e) in self._at_run_time else text
+
     def float_literal(self, value: float, dtype: str) -> str:
         suffix = "h" if dtype == "float16" else "f"
         if value != value or value in (float("inf"), float("-inf")):

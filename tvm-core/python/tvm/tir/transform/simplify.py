@@ -2,9 +2,9 @@
 
 Rules (applied bottom-up until nothing changes locally):
 
-* constant folding of arithmetic, min/max, comparisons, logic, casts and ``Select`` on constants
-  (integers wrap to their dtype's width; float16/bfloat16 are not folded; division by zero is left
-  alone);
+* constant folding of arithmetic, min/max, comparisons, logic, casts, bitwise operations, shifts
+  (by less than the width) and ``Select`` on constants (integers wrap to their dtype's width;
+  float16/bfloat16 are not folded; division by zero is left alone);
 * identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x // 1``,
   integer ``x * 0``, integer ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
   ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
@@ -38,6 +38,7 @@ from tvm.tir.expr import (
     And,
     BinaryOp,
     BufferLoad,
+    Call,
     Cast,
     Div,
     FloatImm,
@@ -108,6 +109,19 @@ def _divides(b: PrimExpr, a: PrimExpr) -> bool:
         and isinstance(a.b, IntImm)
         and a.b.value % b.value == 0
     )
+
+
+#: Integer intrinsics folded on constant operands: op -> (Python function, is a shift). Right
+#: shifts are arithmetic for signed dtypes and logical for unsigned ones, as Python's ``>>`` on
+#: the values of those dtypes.
+_BITWISE = {
+    "bitwise_and": (lambda a, b: a & b, False),
+    "bitwise_or": (lambda a, b: a | b, False),
+    "bitwise_xor": (lambda a, b: a ^ b, False),
+    "bitwise_not": (lambda a: ~a, False),
+    "shift_left": (lambda a, b: a << b, True),
+    "shift_right": (lambda a, b: a >> b, True),
+}
 
 
 def _power_of_two(b: PrimExpr) -> bool:
@@ -275,6 +289,18 @@ class _Simplify(StmtExprMutator):
         elif t in (NE, LT, GT) and isint and a is b:
             return IntImm("bool", 0)
         return e
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        e = super().visit_Call(e)
+        if not isinstance(e, Call) or not all(isinstance(a, IntImm) for a in e.args):
+            return e
+        folded = _BITWISE.get(e.op[4:] if e.op.startswith("tir.") else e.op)
+        if folded is None or _dt.lanes(e.dtype) != 1 or not _dt.is_integer(e.dtype):
+            return e
+        values = [int(a.value) for a in e.args]
+        if len(values) == 2 and folded[1] and not 0 <= values[1] < _dt.bits(e.dtype):
+            return e  # a shift by the width or more means nothing the same everywhere
+        return IntImm(e.dtype, _wrap_int(e.dtype, folded[0](*values)))
 
     def visit_Not(self, e: Not) -> PrimExpr:
         e = super().visit_Not(e)
