@@ -184,6 +184,23 @@ def test_python_constants_closure_and_if_static():
     assert len(nodes(f.body, tir.IfThenElse)) == 1
 
 
+def test_names_only_annotations_use_come_from_the_enclosing_function():
+    """``A: T.Buffer((n,), dtype)`` in a function that makes kernels: Python evaluates
+    annotations in the enclosing function, so ``n`` and ``dtype`` are not closure variables of
+    the kernel (and this module's ``from __future__ import annotations`` leaves them text)."""
+
+    def make(n: int, dtype: str):
+        @T.prim_func
+        def f(A: T.Buffer((n,), dtype)):
+            T.evaluate(0)
+
+        return f
+
+    for n, dtype in [(8, "float16"), (32, "int8")]:
+        (buf,) = make(n, dtype).buffer_map.values()
+        assert (buf.shape[0].value, buf.dtype) == (n, dtype)
+
+
 def test_every_intrinsic_via_T():
     @T.prim_func
     def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "int32")):

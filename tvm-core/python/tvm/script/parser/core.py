@@ -1509,6 +1509,28 @@ def _bind_module_class(func: Callable, env: dict, file_lines: list[str], start: 
         env[owner] = ModuleFunctions(class_def, lambda node: eval(compile(ast.Expression(node), filename, "eval"), env))
 
 
+def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDef, env: dict[str, Any]) -> None:
+    """Add to ``env`` the names the parameter annotations use that the function's globals and
+    closure lack (``A: T.Buffer((n,), dtype)`` in a function that makes kernels for a ``dtype``),
+    from the live frames of the functions ``func`` is defined in: Python evaluates annotations
+    there, so they never become closure variables of ``func`` (and with ``from __future__ import
+    annotations`` they are not evaluated at all)."""
+    annotations = [a.annotation for a in fdef.args.args if a.annotation is not None] + [fdef.returns]
+    names = {n.id for a in annotations if a is not None for n in ast.walk(a) if isinstance(n, ast.Name)}
+    missing = {n for n in names if n not in env and not hasattr(builtins, n)}
+    enclosing = {p for p in getattr(func, "__qualname__", "").split(".")[:-1] if p != "<locals>"}
+    frame = inspect.currentframe()
+    try:
+        while frame is not None and missing and enclosing:
+            if frame.f_code.co_name in enclosing:
+                for name in [n for n in missing if n in frame.f_locals]:
+                    env[name] = frame.f_locals[name]
+                    missing.discard(name)
+            frame = frame.f_back
+    finally:
+        del frame
+
+
 def parse_function(func: Callable, private: bool = False, check_well_formed: bool = True) -> PrimFunc:
     """Parse a Python function object written in TVMScript into a PrimFunc (verified unless
     ``check_well_formed=False``)."""
@@ -1548,6 +1570,7 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
     env.setdefault("T", T)
     _bind_module_class(func, env, file_lines, start, filename)
     fdef = _find_def(tree)
+    _annotation_names_from_enclosing_frames(func, fdef, env)
     return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check_well_formed)
 
 
