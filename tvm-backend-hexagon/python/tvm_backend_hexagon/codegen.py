@@ -141,6 +141,10 @@ class HexagonPrinter(CFamilyPrinter):
     BARRIER = "tvm_hexagon_barrier()"
     SHARED_QUALIFIER = "static __attribute__((aligned(128))) "
     UNROLL_PRAGMA = "#pragma clang loop unroll_count({n})"
+    # clang turns `a < b ? a : b` into Hexagon's sfmin, which returns `a` for a NaN `b` and -0.0
+    # for -0.0 and 0.0 in either order: those cases are spelled out (sfmin is right for every
+    # other input, a NaN `a` included)
+    FLOAT_MINMAX = "(b != b || a == b) ? b : (a {op} b ? a : b)"
 
     def __init__(self) -> None:
         super().__init__()

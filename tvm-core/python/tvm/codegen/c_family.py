@@ -143,6 +143,9 @@ class CFamilyPrinter(ExprFunctor[str]):
     #: (:mod:`tvm.codegen.vector_runs`). Empty: every store is printed on its own.
     VECTOR_WIDTHS: tuple[int, ...] = ()
     VECTOR_SPELLING: dict[str, str] = {}
+    #: The body of float min and max (``{op}`` is ``<`` or ``>``): TIR picks ``b`` unless
+    #: ``a {op} b``, so a NaN ``b`` is the result.
+    FLOAT_MINMAX = "a {op} b ? a : b"
     #: ops printed as infix ``a <op> b``
     _INFIX = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<", "shift_right": ">>"}
 
@@ -499,8 +502,9 @@ class CFamilyPrinter(ExprFunctor[str]):
         t = self.compute_type(dtype)
         name = f"tvm_{which}_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
         op = "<" if which == "min" else ">"
+        body = self.FLOAT_MINMAX if _dt.is_float(dtype) else "a {op} b ? a : b"
         self.helpers.setdefault(
-            name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{ return a {op} b ? a : b; }}"
+            name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{ return {body.format(op=op)}; }}"
         )
         return name
 

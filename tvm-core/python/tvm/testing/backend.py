@@ -335,6 +335,26 @@ class BackendConformance:
             mod["popcount"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
 
+    def test_float_min_and_max_with_nan_and_signed_zeros(self):
+        """T.min / T.max of floats pick by ``<`` / ``>`` as TIR defines them (NaN as the second
+        operand is the result, as the first it is not; of -0.0 and 0.0 the second), in every float
+        dtype the backend lists (float32 always)."""
+        dev = self.dev()
+        for dtype in [d for d in ALL_DTYPES if d == "float32" or (d in self.dtypes and d.startswith("float"))]:
+            if dtype == "bfloat16":
+                continue  # NumPy has no bfloat16 to compare in
+            a, b = random_array((256,), dtype, 5), random_array((256,), dtype, 6)
+            a[:6] = np.array([np.nan, 1.0, np.nan, -0.0, 0.0, np.inf], dtype)
+            b[:6] = np.array([1.0, np.nan, np.nan, 0.0, -0.0, -np.inf], dtype)
+            mod = tvm.compile(kernels.min_max(dtype), target=self.target_name())
+            out = [tvm.runtime.empty((256,), dtype, dev) for _ in range(2)]
+            mod["min_max"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), *out)
+            for got, want, what in [(out[0], np.where(a < b, a, b), "min"), (out[1], np.where(a > b, a, b), "max")]:
+                bits = got.numpy().view(f"uint{np.dtype(dtype).itemsize * 8}")
+                nan = np.isnan(want)
+                np.testing.assert_array_equal(np.isnan(got.numpy()), nan, err_msg=f"{dtype} {what}: NaN")
+                np.testing.assert_array_equal(bits[~nan], want.view(bits.dtype)[~nan], err_msg=f"{dtype} {what}")
+
     def test_integer_arithmetic_wraps(self):
         """Sums, differences, products and left shifts that leave an integer dtype's range wrap
         to its width, as in NumPy, in every integer dtype the backend lists (int32 always): the

@@ -169,6 +169,24 @@ def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
     return _named(popcount, name)
 
 
+def min_max(dtype: str = "float32", n: int = 256, block: int = 64, *, name: str = "min_max") -> PrimFunc:
+    """``C = T.min(A, B)``, ``D = T.max(A, B)`` in ``dtype``: TIR picks ``A`` where ``A < B``
+    (``A > B``) and ``B`` otherwise, so a NaN ``B`` is the result and a NaN ``A`` is not."""
+
+    @T.prim_func
+    def min_max(a: T.handle, b: T.handle, c: T.handle, d: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), dtype)
+        C = T.match_buffer(c, (n,), dtype)
+        D = T.match_buffer(d, (n,), dtype)
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                C[bx * block + tx] = T.min(A[bx * block + tx], B[bx * block + tx])
+                D[bx * block + tx] = T.max(A[bx * block + tx], B[bx * block + tx])
+
+    return _named(min_max, name)
+
+
 def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "wrapping") -> PrimFunc:
     """Integer arithmetic that leaves ``dtype``'s range, which TIR (and NumPy) wrap to its width:
     ``O[0..6, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``

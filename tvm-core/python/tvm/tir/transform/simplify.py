@@ -5,7 +5,7 @@ Rules (applied bottom-up until nothing changes locally):
 * constant folding of arithmetic, min/max, comparisons, logic, casts, bitwise operations, shifts
   (by less than the width) and ``Select`` on constants (integers wrap to their dtype's width;
   float16/bfloat16 are not folded; division by zero is left alone);
-* identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x // 1``,
+* identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, integer ``x // 1``,
   integer ``x * 0``, integer ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
   ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
   ``(x * c1) // c2 -> x * (c1 // c2)`` and ``(x * c1) % c2 -> 0`` where ``c2`` divides ``c1``,
@@ -255,7 +255,7 @@ class _Simplify(StmtExprMutator):
             if isint and isinstance(b, IntImm) and isinstance(a, Mul) and isinstance(a.b, IntImm):
                 return Mul(a.a, _const(d, a.b.value * b.value))
         elif t in (Div, FloorDiv):
-            if _is(b, 1):
+            if _is(b, 1) and (isint or t is Div):  # a float x // 1 is floor(x)
                 return a
             # (x * c1) / c2 -> x * (c1 / c2) for integers when c2 divides c1 (exact, no rounding)
             if _divides(b, a) and isint and self._index_depth:

@@ -1,0 +1,45 @@
+"""Float semantics on the CPU: T.min / T.max pick by ``<`` / ``>`` as TIR defines them (a NaN
+second operand is the result, a NaN first operand is not, and of -0.0 and 0.0 the second is);
+``x // 1.0`` is ``floor(x)``, never simplified to ``x``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.script import tir as T
+
+
+def cpu_min_max(dtype: str):
+    @T.prim_func
+    def min_max(A: T.Buffer((8,), dtype), B: T.Buffer((8,), dtype), C: T.Buffer((8,), dtype), D: T.Buffer((8,), dtype)):
+        for i in range(8):
+            C[i] = T.min(A[i], B[i])
+            D[i] = T.max(A[i], B[i])
+
+    return min_max
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_cpu_float_min_max_pick_like_tir(dtype, private_cache):
+    a = np.array([np.nan, 1.0, np.nan, -0.0, 0.0, np.inf, 2.0, -3.0], dtype)
+    b = np.array([1.0, np.nan, np.nan, 0.0, -0.0, -np.inf, 5.0, -4.0], dtype)
+    mod = tvm.compile(cpu_min_max(dtype), target="c")
+    c, d = tvm.runtime.empty((8,), dtype), tvm.runtime.empty((8,), dtype)
+    mod["min_max"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c, d)
+    bits = f"uint{np.dtype(dtype).itemsize * 8}"
+    np.testing.assert_array_equal(c.numpy().view(bits), np.where(a < b, a, b).view(bits))
+    np.testing.assert_array_equal(d.numpy().view(bits), np.where(a > b, a, b).view(bits))
+
+
+def test_float_floor_division_by_one_is_floor(private_cache):
+    @T.prim_func
+    def floor_by_one(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
+        for i in range(6):
+            B[i] = A[i] // T.float32(1)
+
+    a = np.array([-3.8776412, 2.5, -0.5, 7.0, np.inf, np.nan], "float32")
+    b = tvm.runtime.empty((6,), "float32")
+    tvm.compile(floor_by_one, target="c")["floor_by_one"](tvm.runtime.tensor(a), b)
+    np.testing.assert_array_equal(b.numpy(), np.floor(a))
