@@ -245,6 +245,28 @@ for dtype in ["int8", "uint8", "int16", "int32", "int64"]:
     assert out.split() == [w for d in ["int8", "uint8", "int16", "int32", "int64"] for w in (d, "ok")], out
 
 
+def test_random_integer_expressions(mock_driver_dir) -> None:
+    """The conformance suite's random integer expressions (int8 to int64 and uint8), as CUDA C."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import random
+from tvm.testing import random_programs as rp
+dtypes = ["int8", "int16", "int32", "int64", "uint8"]
+rng, data = random.Random(28), np.random.default_rng(28)
+for case in range(16):
+    tree = rp.random_expression(rng, rng.choice(dtypes), dtypes, rng.randrange(1, 5))
+    inputs = rp.random_inputs(data, dtypes, 64)
+    mod = emulate(tvm.compile(rp.kernel(tree, dtypes, 64, threads=True), target=target))
+    o = tvm.runtime.empty((64,), tree[1], dev)
+    mod["expression"](*(tvm.runtime.tensor(inputs[d], dev) for d in dtypes), o)
+    np.testing.assert_array_equal(o.numpy(), rp.expected(tree, inputs), err_msg=rp.describe(tree))
+print("ok")
+""",
+    )
+    assert out.split() == ["ok"], out
+
+
 def test_fragments_without_instructions_for_the_arch_run_per_thread(mock_driver_dir) -> None:
     """The warp_fragments capability follows the target's arch: sm_70 has float16 wmma but no
     8-bit integer wmma (sm_72), so an int8 tile is computed per thread there, and on sm_61 every

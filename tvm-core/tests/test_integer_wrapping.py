@@ -100,3 +100,22 @@ def test_constant_bitwise_operations_and_shifts_fold_wrapped():
     assert simplify_expr(op.bitwise_xor(u32(0xF0F0F0F0), u32(0xFFFF0000))).value == 0x0F0FF0F0
     shifted_too_far = simplify_expr(op.shift_left(u32(1), u32(32)))
     assert not isinstance(shifted_too_far, IntImm)  # left as written: no meaning everywhere
+
+
+def test_random_integer_expressions_on_the_cpu(private_cache):
+    """Random expressions over every integer dtype (the conformance suite runs the same on each
+    device backend) against the exact model of :mod:`tvm.testing.random_programs`."""
+    import random
+
+    from tvm.testing import random_programs as rp
+
+    rng, data = random.Random(27), np.random.default_rng(27)
+    for case in range(40):
+        tree = rp.random_expression(rng, rng.choice(DTYPES), DTYPES, rng.randrange(1, 5))
+        inputs = rp.random_inputs(data, DTYPES, 64)
+        mod = tvm.compile(rp.kernel(tree, DTYPES, 64, threads=False), target="c")
+        out = tvm.runtime.empty((64,), tree[1])
+        mod["expression"](*(tvm.runtime.tensor(inputs[d]) for d in DTYPES), out)
+        np.testing.assert_array_equal(
+            out.numpy(), rp.expected(tree, inputs), err_msg=f"case {case}: {rp.describe(tree)}"
+        )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 
+import random
 import re
 from typing import Any, ClassVar
 
@@ -86,6 +87,8 @@ def unavailable_reason(backend: str, device: str | None = None, fix: str = "") -
 
 #: Every dtype the elementwise conformance kernel can be checked in (bool has its own check).
 ALL_DTYPES: tuple[str, ...] = tuple(d for d in SCALAR_DTYPES if d != "bool")
+#: Random expressions each backend runs in ``test_random_integer_expressions``.
+RANDOM_EXPRESSIONS = 24
 
 
 class BackendConformance:
@@ -374,6 +377,26 @@ class BackendConformance:
             want = kernels.integer_wrapping_reference(a, b, s)
             for row, what in enumerate(["a + b", "a - b", "a * b", "a << s", "~a", "a + 1 > a", "(a + b) // 2"]):
                 np.testing.assert_array_equal(out.numpy()[row], want[row], err_msg=f"{dtype}: {what}")
+
+    def test_random_integer_expressions(self):
+        """Random integer expressions over every integer dtype the backend lists (int32 always)
+        — arithmetic, division and modulo (by 0 too), min/max, bitwise operations, shifts,
+        casts and selects — against an exact model of what TIR defines
+        (:mod:`tvm.testing.random_programs`), element by element."""
+        from tvm.testing import random_programs as rp
+
+        dev = self.dev()
+        dtypes = [d for d in ALL_DTYPES if d == "int32" or (d in self.dtypes and d.startswith(("int", "uint")))]
+        rng, data = random.Random(26), np.random.default_rng(26)
+        for case in range(RANDOM_EXPRESSIONS):
+            tree = rp.random_expression(rng, rng.choice(dtypes), dtypes, rng.randrange(1, 5))
+            inputs = rp.random_inputs(data, dtypes, 64)
+            mod = tvm.compile(rp.kernel(tree, dtypes, 64, threads=True), target=self.target_name())
+            out = tvm.runtime.empty((64,), tree[1], dev)
+            mod["expression"](*(tvm.runtime.tensor(inputs[d], dev) for d in dtypes), out)
+            np.testing.assert_array_equal(
+                out.numpy(), rp.expected(tree, inputs), err_msg=f"case {case}: {rp.describe(tree)}"
+            )
 
     def test_fixed_point_requantization(self):
         """T.q_multiply_shift of int32 Q-numbers (int64 arithmetic, rounding half up, shifts
