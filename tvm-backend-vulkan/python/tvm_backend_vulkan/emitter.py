@@ -400,8 +400,13 @@ class KernelEmitter(ExprFunctor[int]):
         return self.ins(Op.ExtInst, t, self.m.glsl, _GLSL[op], *args)
 
     def call_fmod(self, e: E.Call) -> int:
+        """``OpFRem``, whose precision Vulkan inherits from ``x - y * trunc(x / y)``: a float16
+        one is computed in float32 (in float16 that loses the remainder's low bits)."""
         a, b = (self.visit_expr(x) for x in e.args)
-        return self.ins(Op.FRem, self.ty(e.dtype), a, b)
+        if e.dtype != "float16":
+            return self.ins(Op.FRem, self.ty(e.dtype), a, b)
+        wide = (self.cast(v, "float16", "float32") for v in (a, b))
+        return self.cast(self.ins(Op.FRem, self.ty("float32"), *wide), "float32", "float16")
 
     def call_bitwise_not(self, e: E.Call) -> int:
         return self.ins(Op.Not, self.ty(e.dtype), self.visit_expr(e.args[0]))

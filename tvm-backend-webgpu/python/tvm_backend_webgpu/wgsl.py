@@ -183,6 +183,14 @@ class WGSLPrinter(CFamilyPrinter):
         """Plain ``a op b``: WGSL's i32 and u32 arithmetic wraps, and it has no narrower integers."""
         return f"({a} {op} {b})"
 
+    def call_fmod(self, call: E.Call) -> str:
+        """WGSL's ``%`` on floats is C's fmod (the remainder of truncated division); a float16
+        one is computed in float32 (in float16 the remainder loses its low bits)."""
+        a, b = (self.expr(x) for x in call.args)
+        if call.dtype == "float16":
+            return f"f16(f32({a}) % f32({b}))"
+        return f"({a} % {b})"
+
     def visit_Div(self, e: E.BinaryOp) -> str:
         return self._binary(e, "/")  # legalized: the divisor is safe, and WGSL defines a / 0
 

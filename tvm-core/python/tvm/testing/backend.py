@@ -358,6 +358,25 @@ class BackendConformance:
                 np.testing.assert_array_equal(np.isnan(got.numpy()), nan, err_msg=f"{dtype} {what}: NaN")
                 np.testing.assert_array_equal(bits[~nan], want.view(bits.dtype)[~nan], err_msg=f"{dtype} {what}")
 
+    def test_float_remainder(self):
+        """T.fmod in every float dtype the backend lists (float32 always) against NumPy's fmod,
+        float16 computed as precisely as float32 computes it."""
+        dev = self.dev()
+        for dtype in [d for d in ALL_DTYPES if d == "float32" or (d in self.dtypes and d.startswith("float"))]:
+            if dtype == "bfloat16":
+                continue  # NumPy has no bfloat16 to compare in
+            a = (random_array((256,), "float32", 7) * 40).astype(dtype)
+            b = (random_array((256,), "float32", 8) * 3 + 0.25).astype(dtype)
+            mod = tvm.compile(kernels.float_remainder(dtype), target=self.target_name())
+            out = tvm.runtime.empty((256,), dtype, dev)
+            mod["fmod"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out)
+            if dtype == "float16":  # within one float16 ulp of the float32 remainder rounded
+                want16 = np.fmod(a.astype("float32"), b.astype("float32")).astype("float16")
+                np.testing.assert_array_max_ulp(np.abs(out.numpy()), np.abs(want16), maxulp=1)
+                continue
+            want = np.fmod(a.astype("float64"), b.astype("float64"))
+            np.testing.assert_allclose(out.numpy().astype("float64"), want, err_msg=dtype, **tolerance(dtype))
+
     def test_integer_arithmetic_wraps(self):
         """Sums, differences, products and left shifts that leave an integer dtype's range wrap
         to its width, as in NumPy, in every integer dtype the backend lists (int32 always): the

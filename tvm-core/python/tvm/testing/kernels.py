@@ -187,6 +187,21 @@ def min_max(dtype: str = "float32", n: int = 256, block: int = 64, *, name: str 
     return _named(min_max, name)
 
 
+def float_remainder(dtype: str = "float32", n: int = 256, block: int = 64, *, name: str = "fmod") -> PrimFunc:
+    """``C = T.fmod(A, B)`` in ``dtype`` (the remainder of truncated division, C's fmod)."""
+
+    @T.prim_func
+    def fmod(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (n,), dtype)
+        B = T.match_buffer(b, (n,), dtype)
+        C = T.match_buffer(c, (n,), dtype)
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                C[bx * block + tx] = T.fmod(A[bx * block + tx], B[bx * block + tx])
+
+    return _named(fmod, name)
+
+
 def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "wrapping") -> PrimFunc:
     """Integer arithmetic that leaves ``dtype``'s range, which TIR (and NumPy) wrap to its width:
     ``O[0..6, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``
