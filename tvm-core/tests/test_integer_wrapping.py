@@ -12,28 +12,24 @@ import pytest
 import tvm
 from tvm.script import tir as T
 from tvm.testing import kernels
+from tvm.tir.functor import StmtExprMutator
+from tvm.tir.stmt import For, ForKind
 
 N = 256
 DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
-def cpu_wrapping(dtype: str):
-    @T.prim_func
-    def wrapping(a: T.handle, b: T.handle, s: T.handle, out: T.handle):
-        A = T.match_buffer(a, (N,), dtype)
-        B = T.match_buffer(b, (N,), dtype)
-        S = T.match_buffer(s, (N,), dtype)
-        O = T.match_buffer(out, (7, N), dtype)
-        for i in range(N):
-            O[0, i] = A[i] + B[i]
-            O[1, i] = A[i] - B[i]
-            O[2, i] = A[i] * B[i]
-            O[3, i] = A[i] << S[i]
-            O[4, i] = ~A[i]
-            O[5, i] = T.Select(A[i] + T.cast(1, dtype) > A[i], T.cast(1, dtype), T.cast(0, dtype))
-            O[6, i] = (A[i] + B[i]) // T.cast(2, dtype)
+class _Serial(StmtExprMutator):
+    """Thread-bound loops as serial ones: the zoo's device kernel as a CPU function."""
 
-    return wrapping
+    def visit_For(self, s: For):
+        s = super().visit_For(s)
+        return For(s.loop_var, s.min, s.extent, ForKind.SERIAL, s.body) if s.thread_tag else s
+
+
+def cpu_wrapping(dtype: str):
+    func = kernels.integer_wrapping(dtype, N)
+    return func.with_body(_Serial().visit_stmt(func.body))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -57,7 +53,7 @@ def test_indices_and_loop_bounds_stay_plain_c():
     the C compiler optimizes addressing as before."""
     source = tvm.compile(cpu_wrapping("int32"), target="c").inspect_source()
     assert "O[(256 + i)] = ((int32_t)((uint32_t)(A[i]) - (uint32_t)(B[i])));" in source
-    assert "for (int32_t i = 0; i < 256; ++i)" in source
+    assert "int32_t i = ((bx * 64) + tx);" in source and "for (int32_t tx = 0; tx < 64; ++tx)" in source
 
 
 @T.prim_func
