@@ -207,3 +207,23 @@ def test_operations_on_literals_overflow_at_run_time_as_in_numpy(dev):
         )
         np.testing.assert_array_equal(args[1].numpy(), y + np.float16(60000) * np.float16(2))
     np.testing.assert_array_equal(args[2].numpy(), z + np.uint32((3222122509 << 26) & 0xFFFFFFFF))
+
+
+@T.prim_func
+def constant_conversions_and_lets(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (64,), "float32")
+    B = T.match_buffer(b, (64,), "float16")
+    x = T.float32()
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = A[tx] + T.let(x, T.float32(1e30), x * T.float32(1e30))
+        B[tx] = B[tx] + T.exp(T.Cast("float16", T.float32(20))) + T.Cast("float16", T.int32(1000)) * T.float16(1000)
+
+
+def test_constants_made_of_conversions_and_lets_also_wait_for_run_time(dev):
+    """A constant that is a conversion, or a Let-bound value substituted where it is used, is
+    still a WGSL const-expression: the operation on it takes its operand at run time too."""
+    mod = tvm.compile(constant_conversions_and_lets, target="webgpu")
+    args = [tvm.runtime.tensor(np.ones(64, d), dev) for d in ("float32", "float16")]
+    mod["constant_conversions_and_lets"](*args)
+    np.testing.assert_array_equal(args[0].numpy(), np.full(64, np.inf, "float32"))
+    np.testing.assert_array_equal(args[1].numpy(), np.full(64, np.inf, "float16"))

@@ -163,10 +163,13 @@ def test_let_and_select_and_names():
 
 def test_integer_values_wrap_and_index_arithmetic_stays_plain():
     p = CFamilyPrinter()
-    x, i = Var("x"), Var("i")  # x: a value (a parameter), i: a loop variable once counted
+    x, i, j = Var("x"), Var("i"), Var("j")  # x: a value (a parameter), i and j: loop variables
     assert p.expr(x + const(1)) == "((int32_t)((uint32_t)(x) + (uint32_t)(1)))"
-    p.count(i)
+    p.count(i, bounds=(const(0), const(16)))
+    p.count(j, bounds=(const(0), x))  # a symbolic extent: its arithmetic may leave int32
     assert p.expr(i * const(4) + const(1)) == "((i * 4) + 1)"
+    assert p.expr(j * const(4)) == "((int32_t)((uint32_t)(j) * (uint32_t)(4)))"
+    assert p.index_expr(j * const(4)) == "(j * 4)"
     A = Buffer("A", (16,), "uint8")
     assert p.expr(A[x + const(1)] * A[i]) == "((uint8_t)((uint32_t)(A[(x + 1)]) * (uint32_t)(A[i])))"
 

@@ -115,3 +115,44 @@ def test_random_integer_expressions_on_the_cpu(private_cache):
         np.testing.assert_array_equal(
             out.numpy(), rp.expected(tree, inputs), err_msg=f"case {case}: {rp.describe(tree)}"
         )
+
+
+@T.prim_func
+def narrow_and_counter_values(
+    A: T.Buffer((4,), "int8"),
+    Bd: T.Buffer((4,), "int8"),
+    U: T.Buffer((4,), "uint8"),
+    L: T.Buffer((256,), "int32"),
+    O: T.Buffer((6, 8), "int32"),
+):
+    for i in range(8):
+        O[0, i] = T.Cast("int32", T.Cast("int8", i) * T.int8(100))  # narrow, from the loop variable
+        O[1, i] = T.Select(i * 1000000000 > 0, 1, 0)  # int32 loop-variable arithmetic that wraps
+        O[2, i] = L[T.Cast("int32", U[i % 4] + T.uint8(100))]  # a narrow value as an index
+        O[3, i] = L[T.Cast("int32", (A[i % 4] * T.int8(4)) // T.int8(2)) + 128]  # no (x*4)//2 -> x*2
+        O[4, i] = T.Cast("int32", A[i % 4] // Bd[i % 4])  # -128 // -1 wraps to -128
+        O[5, i] = T.Cast("int32", T.truncdiv(A[i % 4], Bd[i % 4]))
+
+
+def test_narrow_values_and_loop_variable_arithmetic_wrap(private_cache):
+    """Found in review: 8-bit arithmetic over a loop variable, int32 loop-variable arithmetic that
+    leaves its range, a narrow value used as an index, the simplifier inside such an index, and
+    an 8-bit division of -128 by -1 all wrap as NumPy does."""
+    a, d = np.array([40, 1, -128, 3], "int8"), np.array([-1, 1, -1, 2], "int8")
+    u, table = np.array([200, 1, 156, 3], "uint8"), np.arange(256, dtype="int32") * 3
+    out = tvm.runtime.empty((6, 8), "int32")
+    tvm.compile(narrow_and_counter_values, target="c")["narrow_and_counter_values"](
+        *(tvm.runtime.tensor(x) for x in (a, d, u, table)), out
+    )
+    i = np.arange(8)
+    with np.errstate(over="ignore"):
+        want = [
+            (i.astype("int8") * np.int8(100)).astype("int32"),
+            ((i * 1_000_000_000).astype("int64").astype("uint32").view("int32") > 0).astype("int32"),
+            table[(u[i % 4] + np.uint8(100)).astype("int32")],
+            table[((a[i % 4] * np.int8(4)) // np.int8(2)).astype("int32") + 128],
+            (a[i % 4] // d[i % 4]).astype("int32"),
+            np.trunc(a[i % 4].astype("float64") / d[i % 4]).astype("int64").astype("int8").astype("int32"),
+        ]
+    for row, expected in enumerate(want):
+        np.testing.assert_array_equal(out.numpy()[row], expected, err_msg=f"row {row}")

@@ -200,6 +200,19 @@ def test_names_only_annotations_use_come_from_the_enclosing_function():
         (buf,) = make(n, dtype).buffer_map.values()
         assert (buf.shape[0].value, buf.dtype) == (n, dtype)
 
+    def own_parameter():
+        n = 16  # not the kernel's n: the annotation names the kernel's own (later) parameter
+
+        @T.prim_func
+        def g(A: T.Buffer((n,), "float32"), n: T.int32):
+            T.evaluate(0)
+
+        return g
+
+    g = own_parameter()
+    (buf,) = g.buffer_map.values()
+    assert buf.shape[0] is g.params[1]
+
 
 def test_every_intrinsic_via_T():
     @T.prim_func

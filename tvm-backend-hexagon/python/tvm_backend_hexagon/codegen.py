@@ -179,7 +179,7 @@ class HexagonPrinter(CFamilyPrinter):
             super().print_thread_binding(s)
             return
         v = self.name_of(s.loop_var)
-        self.count(s.loop_var)
+        self.count(s.loop_var, bounds=(s.min, s.extent))
         extent = {"threadIdx.x": "nx_", "threadIdx.y": "ny_", "threadIdx.z": "nz_"}[tag]
         guard = guard_bound(s)
         self.emit("{")
@@ -187,8 +187,8 @@ class HexagonPrinter(CFamilyPrinter):
         body = s.body
         if guard is not None:
             bound, offset = guard
-            minus = "" if offset is None else f" - (int64_t)({self.expr(offset)})"
-            self.emit(f"int64_t hi_ = (int64_t)({self.expr(bound)}){minus};")
+            minus = "" if offset is None else f" - (int64_t)({self.index_expr(offset)})"
+            self.emit(f"int64_t hi_ = (int64_t)({self.index_expr(bound)}){minus};")
             self.emit(f"const int32_t end_ = hi_ < 0 ? 0 : hi_ < {extent} ? (int32_t)hi_ : {extent};")
             extent, body = "end_", body.then_case
         self.emit(f"for (int32_t {v} = 0; {v} < {extent}; ++{v}) {{")

@@ -400,8 +400,9 @@ class KernelEmitter(ExprFunctor[int]):
         return self.ins(Op.ExtInst, t, self.m.glsl, _GLSL[op], *args)
 
     def call_fmod(self, e: E.Call) -> int:
-        """``OpFRem``, whose precision Vulkan inherits from ``x - y * trunc(x / y)``: a float16
-        one is computed in float32 (in float16 that loses the remainder's low bits)."""
+        """``OpFRem``, whose precision Vulkan inherits from ``x - y * trunc(x / y)`` (approximate
+        where the quotient is large); a float16 one is computed in float32 (in float16 that
+        loses the remainder's low bits)."""
         a, b = (self.visit_expr(x) for x in e.args)
         if e.dtype != "float16":
             return self.ins(Op.FRem, self.ty(e.dtype), a, b)

@@ -49,6 +49,17 @@ DYNAMIC_SHARED_OVERRIDE = "tvm_dyn_shmem"
 _RUN_TIME_IDENTITY = {"float32": "f32", "float16": "f32", "int32": "i32", "uint32": "u32"}
 
 
+def _constant(e: E.PrimExpr) -> bool:
+    """Whether ``e`` is made of literals only (conversions and operations of them included)."""
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return True
+    if isinstance(e, E.Cast):
+        return _constant(e.value)
+    if isinstance(e, E.BinaryOp):
+        return _constant(e.a) and _constant(e.b)
+    return isinstance(e, E.Call) and bool(e.args) and all(_constant(a) for a in e.args)
+
+
 class WGSLPrinter(CFamilyPrinter):
     """Prints one kernel as a WGSL compute shader."""
 
@@ -79,7 +90,7 @@ class WGSLPrinter(CFamilyPrinter):
         self._source_line: int | None = None  # TVMScript line of the statement being printed
         self._marked_line: int | None = None
         self._dynamic_shared = False  # whether the kernel's launch-sized array is declared
-        self._at_run_time: set[int] = set()  # ids of literals printed as run-time values
+        self._at_run_time: dict[int, E.PrimExpr] = {}  # constants printed as run-time values
         for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", DYNAMIC_SHARED_OVERRIDE):
             self.reserve(name)
         for t in _RUN_TIME_IDENTITY:
@@ -102,15 +113,21 @@ class WGSLPrinter(CFamilyPrinter):
 
     # ------------------------------------------------------------------ literals
     def visit_expr(self, e: E.PrimExpr) -> str:
-        """An operation on literals only is a WGSL const-expression, which the shader compiler
+        """An operation on constants only is a WGSL const-expression, which the shader compiler
         evaluates and rejects when it overflows (``exp(100.0f)``, float16 ``60000.0h * 2.0h``),
-        where TIR computes inf or a wrapped value at run time: one operand becomes a run-time
-        value (:meth:`at_run_time`)."""
+        where TIR computes inf or a wrapped value at run time: its first operand becomes a
+        run-time value (:meth:`at_run_time`)."""
+        if self._at_run_time.pop(id(e), None) is e:
+            return self.at_run_time(super().visit_expr(e), e.dtype)
         operands = e.args if isinstance(e, E.Call) else (e.a, e.b) if isinstance(e, E.BinaryOp) else ()
-        literal = (E.IntImm, E.FloatImm)
-        if operands and all(isinstance(x, literal) for x in operands) and not isinstance(e, E.CmpOp):
-            self._at_run_time.add(id(operands[0]))
+        if operands and not isinstance(e, E.CmpOp) and all(_constant(x) for x in operands):
+            self._at_run_time[id(operands[0])] = operands[0]
         return super().visit_expr(e)
+
+    def visit_Let(self, e: E.Let) -> str:
+        if _constant(e.value):  # the value is substituted where the variable is used
+            self._at_run_time[id(e.value)] = e.value
+        return super().visit_Let(e)
 
     def at_run_time(self, text: str, dtype: str) -> str:
         """``text`` times (or plus, for integers) a private variable's identity value."""
@@ -122,14 +139,6 @@ class WGSLPrinter(CFamilyPrinter):
         if t == "f32":
             return f"({text} * {'f16(tvm_one_f32)' if dtype == 'float16' else 'tvm_one_f32'})"
         return f"({text} + tvm_one_{t})"
-
-    def visit_IntImm(self, e: E.IntImm) -> str:
-        text = super().visit_IntImm(e)
-        return self.at_run_time(text, e.dtype) if id(e) in self._at_run_time else text
-
-    def visit_FloatImm(self, e: E.FloatImm) -> str:
-        text = super().visit_FloatImm(e)
-        return self.at_run_time(text, e.dtype) if id(e) in self._at_run_time else text
 
     def float_literal(self, value: float, dtype: str) -> str:
         suffix = "h" if dtype == "float16" else "f"
@@ -184,8 +193,9 @@ class WGSLPrinter(CFamilyPrinter):
         return f"({a} {op} {b})"
 
     def call_fmod(self, call: E.Call) -> str:
-        """WGSL's ``%`` on floats is C's fmod (the remainder of truncated division); a float16
-        one is computed in float32 (in float16 the remainder loses its low bits)."""
+        """WGSL's ``%`` on floats, ``x - y * trunc(x / y)``: C's fmod where the quotient is exact
+        in the float type (below 2**24 for float32), approximate beyond; a float16 one is
+        computed in float32 (in float16 the remainder would lose its low bits)."""
         a, b = (self.expr(x) for x in call.args)
         if call.dtype == "float16":
             return f"f16(f32({a}) % f32({b}))"

@@ -161,6 +161,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._allocated: dict[Any, E.Buffer] = {}  # data Var of an allocation -> its buffer
         self._index_depth = 0  # > 0 while printing an element index or loop bounds
         self._counters: set[Any] = set()  # loop variables, and Let variables computed from them
+        self._ranges: dict[Any, tuple[int, int]] = {}  # loop variable -> its values (constant bounds)
+        self._lets: dict[Any, E.PrimExpr] = {}  # Let variable -> its value
         self._counted: dict[int, tuple[E.PrimExpr, bool]] = {}  # memo of index_arithmetic
 
     # ------------------------------------------------------------------ output
@@ -350,25 +352,59 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._counted[id(e)] = (e, result)
         return result
 
-    def count(self, var: E.Var, value: E.PrimExpr | None = None) -> None:
-        """Record ``var`` as a loop variable (``value`` None) or as a Let variable bound to
-        ``value``, which makes arithmetic over it index arithmetic when ``value`` is."""
+    def count(
+        self, var: E.Var, value: E.PrimExpr | None = None, bounds: tuple[E.PrimExpr, E.PrimExpr] | None = None
+    ) -> None:
+        """Record ``var`` as a loop variable over ``bounds`` (min, extent) or as a Let variable
+        bound to ``value``, which makes arithmetic over it index arithmetic when ``value`` is."""
         if value is None or self.index_arithmetic(value):
             self._counters.add(var)
+        if value is not None:
+            self._lets[var] = value
+        elif bounds is not None and all(isinstance(b, E.IntImm) for b in bounds):
+            first, extent = (int(b.value) for b in bounds)
+            self._ranges[var] = (first, first + max(extent, 1) - 1)
+
+    def _in_range(self, e: E.PrimExpr) -> bool:
+        """Whether index arithmetic ``e`` provably stays in its dtype's range (loop variables
+        with constant bounds, and constants): then its C arithmetic cannot overflow."""
+        from tvm.tir.transform.bounds import _interval
+
+        span = _interval(e, self._ranges, self._lets)
+        if span is None:
+            return False
+        bits = _dt.bits(e.dtype)
+        lo, hi = (0, 2**bits - 1) if _dt.is_uint(e.dtype) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        return lo <= span[0] and span[1] <= hi
 
     def _arith(self, e: E.BinaryOp, op: str) -> str:
         a, b = self.expr(e.a), self.expr(e.b)
-        if self._index_depth or self.index_arithmetic(e):
+        if self._plain_integer(e):
             return f"({a} {op} {b})"
         return self.wrapping(e.dtype, a, op, b)
+
+    def _plain_integer(self, e: E.PrimExpr) -> bool:
+        """Whether 32- or 64-bit arithmetic ``e`` is printed as plain C: inside an element index
+        or loop bounds, or over loop variables and constants when it provably stays in range
+        (narrower integers always wrap: C computes them in ``int``)."""
+        if not (_dt.is_integer(e.dtype) and _dt.bits(e.dtype) >= 32):
+            return False
+        return self._index_depth > 0 or (self.index_arithmetic(e) and self._in_range(e))
+
+    def narrowed(self, dtype: str, text: str) -> str:
+        """``text`` converted back to 8- or 16-bit integer ``dtype`` (C computes those in ``int``:
+        ``-128 // -1`` would stay 128)."""
+        if _dt.lanes(dtype) == 1 and _dt.is_integer(dtype) and _dt.bits(dtype) < 32:
+            return f"(({self.type_name(dtype)}){text})"
+        return text
 
     def wrapping(self, dtype: str, a: str, op: str, b: str) -> str:
         """``a op b`` wrapped to ``dtype``'s width, as TIR and NumPy define integer arithmetic.
         C computes 8- and 16-bit integers in ``int`` (so ``uint8`` 200 + 100 would be 300) and
         signed overflow is undefined (an optimizer may assume ``x + 1 > x``): such operands are
         computed as unsigned integers of at least 32 bits and converted back (modular in every C
-        compiler this project uses). Unsigned 32- and 64-bit arithmetic wraps in C already.
-        Index arithmetic (:meth:`index_arithmetic`, element indices, loop bounds) stays plain."""
+        compiler this project uses). Unsigned 32- and 64-bit arithmetic wraps in C already, and
+        32- and 64-bit index arithmetic stays plain (:meth:`_plain_integer`)."""
         if _dt.lanes(dtype) > 1 or not _dt.is_integer(dtype):
             return f"({a} {op} {b})"
         bits = _dt.bits(dtype)
@@ -389,7 +425,7 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     def visit_Div(self, e: E.BinaryOp) -> str:
         if self._needs_guard(e):
-            return f"{self._int_div_helper('div', e.dtype)}({self.expr(e.a)}, {self.expr(e.b)})"
+            return self.narrowed(e.dtype, f"{self._int_div_helper('div', e.dtype)}({self.expr(e.a)}, {self.expr(e.b)})")
         return self._binary(e, "/")
 
     def visit_Mod(self, e: E.BinaryOp) -> str:
@@ -436,7 +472,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         k = self._pow2_const(e.b)
         if k is not None:
             return f"({self.expr(e.a)} >> {k})"  # arithmetic shift floors for signed values
-        return f"{self._floor_helper('div', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
+        return self.narrowed(dt, f"{self._floor_helper('div', dt)}({self.expr(e.a)}, {self.expr(e.b)})")
 
     def visit_FloorMod(self, e: E.BinaryOp) -> str:
         dt = e.dtype
@@ -546,7 +582,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         template = self.CALL_TEMPLATES.get(op)
         if template is not None:
             return template.format(*args)
-        if op == "shift_left" and len(args) == 2 and not self._index_depth:
+        if op == "shift_left" and len(args) == 2 and not self._plain_integer(call):
             return self.wrapping(call.dtype, args[0], "<<", args[1])
         if op in self._INFIX and len(args) == 2:
             return f"({args[0]} {self._INFIX[op]} {args[1]})"
@@ -695,7 +731,7 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     def flat_index(self, buf: E.Buffer, indices: Iterable[E.PrimExpr]) -> str:
         """The element offset of ``indices`` in ``buf`` (row-major unless the buffer has strides)."""
-        self._index_depth += 1
+        self._index_depth += 1  # the indices' arithmetic as index_expr prints it
         try:
             return self._flat_index(buf, list(indices))
         finally:
@@ -827,9 +863,19 @@ class CFamilyPrinter(ExprFunctor[str]):
         if s.var.dtype == "handle":
             self._untyped.add(s.var)  # a void* like a handle parameter: buffers over it cast
         name = self.name_of(s.var)
-        self.emit(f"{self.compute_type(s.var.dtype)} {name} = {self.expr(s.value)};")
+        self.emit(f"{self.compute_type(s.var.dtype)} {name} = {self.let_value(s)};")
         self.count(s.var, s.value)
         self.stmt(s.body)
+
+    def let_value(self, s: S.LetStmt) -> str:
+        """The value of a LetStmt: index arithmetic (plain C) when the variable is only ever an
+        element index or a loop bound (``i = bx * 64 + tx``), since an index that wraps is out of
+        bounds anyway and the C compiler optimizes addressing with it."""
+        from tvm.tir.analysis import used_only_as_index
+
+        if _dt.is_integer(s.var.dtype) and used_only_as_index(s.var, s.body):
+            return self.index_expr(s.value)
+        return self.expr(s.value)
 
     def visit_IfThenElse(self, s: S.IfThenElse) -> None:
         self.emit(f"if ({self.expr(s.condition)}) {{")
@@ -913,19 +959,24 @@ class CFamilyPrinter(ExprFunctor[str]):
         v = self.name_of(s.loop_var)
         t = self.compute_type(s.loop_var.dtype)
         lo, hi = self.loop_bounds(s)
-        self.count(s.loop_var)
+        self.count(s.loop_var, bounds=(s.min, s.extent))
         self.emit(f"for ({t} {v} = {lo}; {v} < {hi}; ++{v}) {{")
         self._block(s.body)
         self.emit("}")
 
-    def loop_bounds(self, s: S.For) -> tuple[str, str]:
-        """``(first, end)`` of a loop: its min and min + extent."""
+    def index_expr(self, e: E.PrimExpr) -> str:
+        """``e`` printed as an element index or a loop bound: 32- and 64-bit arithmetic as plain C
+        (an index that wraps is out of bounds anyway)."""
         self._index_depth += 1
         try:
-            lo = self.expr(s.min)
-            return lo, self.expr(s.extent) if self._is_zero(s.min) else f"{lo} + {self.expr(s.extent)}"
+            return self.expr(e)
         finally:
             self._index_depth -= 1
+
+    def loop_bounds(self, s: S.For) -> tuple[str, str]:
+        """``(first, end)`` of a loop: its min and min + extent."""
+        lo = self.index_expr(s.min)
+        return lo, self.index_expr(s.extent) if self._is_zero(s.min) else f"{lo} + {self.index_expr(s.extent)}"
 
     def loop_pragma(self, s: S.For) -> None:
         """Pragma lines before a loop (unroll here; the CPU host adds OpenMP)."""
@@ -938,7 +989,7 @@ class CFamilyPrinter(ExprFunctor[str]):
     def print_thread_binding(self, s: S.For) -> None:
         """A loop bound to a thread tag becomes ``int v = <thread index> + min;``."""
         v = self.name_of(s.loop_var)
-        self.count(s.loop_var)
+        self.count(s.loop_var, bounds=(s.min, s.extent))
         idx = self.thread_index(s.thread_tag or "")
         if not self._is_zero(s.min):
             idx = f"{idx} + {self.expr(s.min)}"

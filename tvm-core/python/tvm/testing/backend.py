@@ -360,7 +360,8 @@ class BackendConformance:
 
     def test_float_remainder(self):
         """T.fmod in every float dtype the backend lists (float32 always) against NumPy's fmod,
-        float16 computed as precisely as float32 computes it."""
+        float16 computed as precisely as float32 computes it (quotients below 2**8: Vulkan's and
+        WGSL's remainder is x - y * trunc(x / y), inexact for larger ones)."""
         dev = self.dev()
         for dtype in [d for d in ALL_DTYPES if d == "float32" or (d in self.dtypes and d.startswith("float"))]:
             if dtype == "bfloat16":
@@ -372,7 +373,7 @@ class BackendConformance:
             mod["fmod"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out)
             if dtype == "float16":  # within one float16 ulp of the float32 remainder rounded
                 want16 = np.fmod(a.astype("float32"), b.astype("float32")).astype("float16")
-                np.testing.assert_array_max_ulp(np.abs(out.numpy()), np.abs(want16), maxulp=1)
+                np.testing.assert_array_max_ulp(out.numpy(), want16, maxulp=1)
                 continue
             want = np.fmod(a.astype("float64"), b.astype("float64"))
             np.testing.assert_allclose(out.numpy().astype("float64"), want, err_msg=dtype, **tolerance(dtype))

@@ -65,8 +65,9 @@ def wrap(dtype: str, value: int) -> int:
 
 
 def random_expression(rng: random.Random, dtype: str, dtypes: list[str], depth: int) -> tuple:
-    """A random expression of ``dtype`` over loads of one buffer per dtype in ``dtypes``; divisors
-    are loads (a divisor that folds to the constant 0 is a compile-time error by design)."""
+    """A random expression of ``dtype`` over loads of one buffer per dtype in ``dtypes``, the
+    element's index and constants, with Let bindings; divisors are loads or non-zero constants
+    (a divisor that folds to the constant 0 is a compile-time error by design)."""
 
     def constant(d: str) -> tuple:
         bits = _bits(d)
@@ -74,10 +75,19 @@ def random_expression(rng: random.Random, dtype: str, dtypes: list[str], depth: 
         value = rng.choice(special) if rng.random() < 0.4 else rng.randrange(-(2 ** (bits - 1)), 2**bits)
         return ("const", d, wrap(d, value))
 
+    def divisor(d: str) -> tuple:
+        if rng.random() < 0.5:
+            return ("load", d)
+        value = wrap(d, rng.choice([1, 2, 3, 4, 7, 16, -1, -2, -(2 ** (_bits(d) - 1))]))
+        return ("const", d, value or 1)
+
     def expr(d: str, left: int) -> tuple:
         if left == 0 or rng.random() < 0.2:
-            return ("load", d) if rng.random() < 0.7 else constant(d)
-        kind = rng.choice([*_BINARY, "not", "select", "cast"])
+            r = rng.random()
+            return ("load", d) if r < 0.6 else ("index", d) if r < 0.75 else constant(d)
+        kind = rng.choice([*_BINARY, "not", "select", "cast", "let"])
+        if kind == "let":
+            return ("let", d, expr(d, left - 1), expr(d, left - 1), rng.choice(["add", "mul", "xor", "sub"]))
         if kind == "not":
             return ("not", d, expr(d, left - 1))
         if kind == "cast":
@@ -89,19 +99,26 @@ def random_expression(rng: random.Random, dtype: str, dtypes: list[str], depth: 
         if kind in ("shl", "shr"):
             return (kind, d, expr(d, left - 1), ("const", d, rng.randrange(_bits(d))))
         if kind in _DIVISIONS:
-            return (kind, d, expr(d, left - 1), ("load", d))
+            return (kind, d, expr(d, left - 1), divisor(d))
         return (kind, d, expr(d, left - 1), expr(d, left - 1))
 
     return expr(dtype, depth)
 
 
 def to_tir(tree: tuple, loads: dict[str, E.PrimExpr]) -> E.PrimExpr:
-    """The TIR of ``tree``; ``loads[dtype]`` is the element of that dtype's input."""
+    """The TIR of ``tree``; ``loads[dtype]`` is the element of that dtype's input and
+    ``loads["index"]`` the element's index."""
     kind, d = tree[0], tree[1]
     if kind == "const":
         return E.IntImm(d, tree[2])
     if kind == "load":
         return loads[d]
+    if kind == "index":
+        index = loads["index"]
+        return index if index.dtype == d else E.Cast(d, index)
+    if kind == "let":
+        v = E.Var(f"v{id(tree) % 10000}", d)
+        return E.Let(v, to_tir(tree[2], loads), _BINARY[tree[4]](v, to_tir(tree[3], loads)))
     if kind == "not":
         return _op.bitwise_not(to_tir(tree[2], loads))
     if kind == "cast":
@@ -120,6 +137,10 @@ def evaluate(tree: tuple, inputs: dict[str, int]) -> int:
         return tree[2]
     if kind == "load":
         return inputs[d]
+    if kind == "index":
+        return wrap(d, inputs["index"])
+    if kind == "let":
+        return wrap(d, _PYTHON[tree[4]](evaluate(tree[2], inputs), evaluate(tree[3], inputs)))
     if kind in ("not", "cast"):
         value = evaluate(tree[2], inputs)
         return wrap(d, ~value if kind == "not" else value)
@@ -145,7 +166,8 @@ def kernel(tree: tuple, dtypes: list[str], n: int, *, threads: bool, name: str =
     i = E.Var("i", "int32")
     inputs = {d: E.Buffer(f"in_{d}", (n,), d) for d in dtypes}
     out = E.Buffer("out", (n,), tree[1])
-    store = S.BufferStore(out, to_tir(tree, {d: E.BufferLoad(b, (i,)) for d, b in inputs.items()}), (i,))
+    loads: dict[str, E.PrimExpr] = {d: E.BufferLoad(b, (i,)) for d, b in inputs.items()}
+    store = S.BufferStore(out, to_tir(tree, {**loads, "index": i}), (i,))
     kind, tag = (S.ForKind.THREAD_BINDING, "threadIdx.x") if threads else (S.ForKind.SERIAL, None)
     body = S.For(i, E.IntImm("int32", 0), E.IntImm("int32", n), kind, store, thread_tag=tag)
     buffers = [*inputs.values(), out]
@@ -166,7 +188,7 @@ def random_inputs(rng: np.random.Generator, dtypes: list[str], n: int) -> dict[s
 def expected(tree: tuple, inputs: dict[str, np.ndarray]) -> np.ndarray:
     """:func:`evaluate` for every element."""
     n = len(next(iter(inputs.values())))
-    values = [evaluate(tree, {d: int(a[j]) for d, a in inputs.items()}) for j in range(n)]
+    values = [evaluate(tree, {"index": j, **{d: int(a[j]) for d, a in inputs.items()}}) for j in range(n)]
     return np.array(values, dtype=object).astype(tree[1])
 
 
@@ -177,6 +199,10 @@ def describe(tree: Any) -> str:
         return str(tree[2])
     if kind == "load":
         return f"in_{tree[1]}"
+    if kind == "index":
+        return f"i:{tree[1]}"
+    if kind == "let":
+        return f"let:{tree[1]}(v = {describe(tree[2])} in v {tree[4]} {describe(tree[3])})"
     if kind == "select":
         name, _, a, b = tree[2]
         return f"select({describe(a)} {name} {describe(b)}, {describe(tree[3])}, {describe(tree[4])})"

@@ -564,3 +564,48 @@ def linear_form(e: PrimExpr, terms_of: Optional[dict] = None) -> tuple[dict, int
     if terms_of is not None:
         terms_of[key] = e
     return {key: 1}, 0
+
+
+class _IndexUses(StmtExprVisitor):
+    """Finds a use of ``var`` outside element indices and loop bounds."""
+
+    def __init__(self, var: Var) -> None:
+        self.var = var
+        self.index_depth = 0
+        self.as_value = False
+
+    def _in_index(self, exprs) -> None:
+        self.index_depth += 1
+        for e in exprs:
+            self.visit_expr(e)
+        self.index_depth -= 1
+
+    def visit_Var(self, e: Var) -> None:
+        if e is self.var and self.index_depth == 0:
+            self.as_value = True
+
+    def visit_BufferLoad(self, e: BufferLoad) -> None:
+        self._in_index(e.indices)
+
+    def visit_BufferStore(self, s: BufferStore) -> None:
+        self._in_index(s.indices)
+        self.visit_expr(s.value)
+
+    def visit_For(self, s: For) -> None:
+        self._in_index((s.min, s.extent))
+        self.visit_stmt(s.body)
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        if used_only_as_index(s.var, s.body):  # a value that is itself only an index
+            self._in_index((s.value,))
+        else:
+            self.visit_expr(s.value)
+        self.visit_stmt(s.body)
+
+
+def used_only_as_index(var: Var, body: Stmt) -> bool:
+    """Whether ``var`` appears in ``body`` only inside element indices and loop bounds (directly,
+    or through Let variables that do): arithmetic that computes it is index arithmetic."""
+    uses = _IndexUses(var)
+    uses.visit_stmt(body)
+    return not uses.as_value

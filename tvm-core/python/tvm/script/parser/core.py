@@ -1517,7 +1517,8 @@ def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDe
     annotations`` they are not evaluated at all)."""
     annotations = [a.annotation for a in fdef.args.args if a.annotation is not None] + [fdef.returns]
     names = {n.id for a in annotations if a is not None for n in ast.walk(a) if isinstance(n, ast.Name)}
-    missing = {n for n in names if n not in env and not hasattr(builtins, n)}
+    own = {a.arg for a in fdef.args.args}  # a parameter the annotation names is the kernel's own
+    missing = {n for n in names if n not in env and n not in own and not hasattr(builtins, n)}
     enclosing = {p for p in getattr(func, "__qualname__", "").split(".")[:-1] if p != "<locals>"}
     frame = inspect.currentframe()
     try:

@@ -10,13 +10,13 @@ Rules (applied bottom-up until nothing changes locally):
   ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
   ``(x * c1) // c2 -> x * (c1 // c2)`` and ``(x * c1) % c2 -> 0`` where ``c2`` divides ``c1``,
   ``true && x``, ``false || x``, ``not not x``, casts to the same dtype;
-
-Integer arithmetic wraps, so the division rules hold for values only where ``x * c1`` cannot
-wrap; they are applied to element indices and loop bounds (which are out of bounds once they
-wrap) and, for ``%``, wherever ``c2`` is a power of two (which divides the wrap-around too).
-:func:`simplify_expr` treats its expression as an index or a size.
 * statements: ``if`` on a constant condition keeps one branch; non-thread loops of extent 1 become
   their body with the loop variable replaced by ``min``; loops of extent 0 vanish.
+
+Integer arithmetic wraps, so the division rules hold for values only where ``x * c1`` cannot
+wrap; they are applied to 32- and 64-bit element indices and loop bounds (which are out of
+bounds once they wrap) and, for ``%``, wherever ``c2`` is a power of two (which divides the
+wrap-around too). :func:`simplify_expr` treats its expression as an index or a size.
 """
 
 from __future__ import annotations
@@ -258,14 +258,14 @@ class _Simplify(StmtExprMutator):
             if _is(b, 1) and (isint or t is Div):  # a float x // 1 is floor(x)
                 return a
             # (x * c1) / c2 -> x * (c1 / c2) for integers when c2 divides c1 (exact, no rounding)
-            if _divides(b, a) and isint and self._index_depth:
+            if _divides(b, a) and isint and self._index_depth and _dt.bits(d) >= 32:
                 k = a.b.value // b.value
                 return a.a if k == 1 else Mul(a.a, _const(d, k))
         elif t in (Mod, FloorMod):
             if isint and _is(b, 1):
                 return IntImm(d, 0)
             # (x * c1) % c2 -> 0 when c2 divides c1 (and the wrap-around, or x * c1 cannot wrap)
-            if _divides(b, a) and isint and (self._index_depth or _power_of_two(b)):
+            if _divides(b, a) and isint and ((self._index_depth and _dt.bits(d) >= 32) or _power_of_two(b)):
                 return IntImm(d, 0)
         elif t in (Min, Max):
             if a is b:
@@ -297,7 +297,7 @@ class _Simplify(StmtExprMutator):
         folded = _BITWISE.get(e.op[4:] if e.op.startswith("tir.") else e.op)
         if folded is None or _dt.lanes(e.dtype) != 1 or not _dt.is_integer(e.dtype):
             return e
-        values = [int(a.value) for a in e.args]
+        values = [_wrap_int(a.dtype, int(a.value)) for a in e.args]
         if len(values) == 2 and folded[1] and not 0 <= values[1] < _dt.bits(e.dtype):
             return e  # a shift by the width or more means nothing the same everywhere
         return IntImm(e.dtype, _wrap_int(e.dtype, folded[0](*values)))
