@@ -43,3 +43,19 @@ def test_float_floor_division_by_one_is_floor(private_cache):
     b = tvm.runtime.empty((6,), "float32")
     tvm.compile(floor_by_one, target="c")["floor_by_one"](tvm.runtime.tensor(a), b)
     np.testing.assert_array_equal(b.numpy(), np.floor(a))
+
+
+def test_adding_zero_keeps_the_sign_of_a_negative_zero_sum(private_cache):
+    """``x + 0.0`` is ``0.0`` for ``x = -0.0``: the simplifier drops only ``x + -0.0``."""
+
+    @T.prim_func
+    def plus_zero(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32"), C: T.Buffer((3,), "float32")):
+        for i in range(3):
+            B[i] = A[i] + T.float32(0)
+            C[i] = A[i] + T.float32(-0.0)
+
+    a = np.array([-0.0, 0.0, 2.5], "float32")
+    b, c = tvm.runtime.empty((3,), "float32"), tvm.runtime.empty((3,), "float32")
+    tvm.compile(plus_zero, target="c")["plus_zero"](tvm.runtime.tensor(a), b, c)
+    np.testing.assert_array_equal(np.signbit(b.numpy()), np.signbit(a + np.float32(0)))
+    np.testing.assert_array_equal(np.signbit(c.numpy()), np.signbit(a + np.float32(-0.0)))

@@ -5,8 +5,9 @@ Rules (applied bottom-up until nothing changes locally):
 * constant folding of arithmetic, min/max, comparisons, logic, casts, bitwise operations, shifts
   (by less than the width) and ``Select`` on constants (integers wrap to their dtype's width;
   float16/bfloat16 are not folded; division by zero is left alone);
-* identities: ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, integer ``x // 1``,
-  integer ``x * 0``, integer ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
+* identities: ``x + 0``, ``0 + x`` (for floats only with -0.0: ``-0.0 + 0.0`` is ``0.0``),
+  ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, integer ``x // 1``, integer ``x * 0``, integer
+  ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
   ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
   ``(x * c1) // c2 -> x * (c1 // c2)`` and ``(x * c1) % c2 -> 0`` where ``c2`` divides ``c1``,
   ``true && x``, ``false || x``, ``not not x``, casts to the same dtype;
@@ -124,6 +125,13 @@ _BITWISE = {
 }
 
 
+def _additive_identity(x: PrimExpr) -> bool:
+    """Whether ``y + x == y`` for every ``y``: integer 0, float -0.0 (``-0.0 + 0.0`` is ``0.0``)."""
+    if isinstance(x, IntImm):
+        return x.value == 0
+    return isinstance(x, FloatImm) and x.value == 0 and math.copysign(1.0, x.value) < 0
+
+
 def _power_of_two(b: PrimExpr) -> bool:
     return isinstance(b, IntImm) and b.value > 0 and b.value & (b.value - 1) == 0
 
@@ -225,9 +233,9 @@ class _Simplify(StmtExprMutator):
         t, a, b, d = type(e), e.a, e.b, e.a.dtype
         isint = _dt.is_integer(d)
         if t is Add:
-            if _is(b, 0):
+            if _additive_identity(b):
                 return a
-            if _is(a, 0):
+            if _additive_identity(a):
                 return b
             # (x + c1) + c2 -> x + (c1 + c2)
             if isint and isinstance(b, IntImm) and isinstance(a, Add) and isinstance(a.b, IntImm):
