@@ -201,7 +201,7 @@ def test_simplify_statements():
         for i in range(8):
             for j in range(1):
                 if 2 > 1:
-                    A[i, j] = A[i, j] * T.float32(1) + T.float32(0)
+                    A[i, j] = A[i, j] * T.float32(1) + T.float32(-0.0)  # x + 0.0 is not x for x = -0.0
                 else:
                     A[i, j] = T.float32(5)
         for k in range(0):
