@@ -160,10 +160,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._untyped: set[Any] = set()  # handle parameters declared void*: buffers over them cast
         self._allocated: dict[Any, E.Buffer] = {}  # data Var of an allocation -> its buffer
         self._index_depth = 0  # > 0 while printing an element index or loop bounds
-        self._counters: set[Any] = set()  # loop variables, and Let variables computed from them
         self._ranges: dict[Any, tuple[int, int]] = {}  # loop variable -> its values (constant bounds)
         self._lets: dict[Any, E.PrimExpr] = {}  # Let variable -> its value
-        self._counted: dict[int, tuple[E.PrimExpr, bool]] = {}  # memo of index_arithmetic
 
     # ------------------------------------------------------------------ output
     def emit(self, line: str) -> None:
@@ -332,33 +330,11 @@ class CFamilyPrinter(ExprFunctor[str]):
     def _binary(self, e: E.BinaryOp, op: str) -> str:
         return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
 
-    def index_arithmetic(self, e: E.PrimExpr) -> bool:
-        """Whether ``e`` is computed from loop variables (thread indices included), Let variables
-        computed from them and constants only: index arithmetic, printed as plain C (an index that
-        wraps is out of bounds anyway, and the C compiler optimizes addressing with it)."""
-        if isinstance(e, E.IntImm):
-            return True
-        if isinstance(e, E.Var):
-            return e in self._counters
-        memo = self._counted.get(id(e))
-        if memo is not None and memo[0] is e:
-            return memo[1]
-        if isinstance(e, E.BinaryOp) and not isinstance(e, E.CmpOp):
-            result = self.index_arithmetic(e.a) and self.index_arithmetic(e.b)
-        elif isinstance(e, E.Cast):
-            result = self.index_arithmetic(e.value)
-        else:
-            result = False
-        self._counted[id(e)] = (e, result)
-        return result
-
     def count(
         self, var: E.Var, value: E.PrimExpr | None = None, bounds: tuple[E.PrimExpr, E.PrimExpr] | None = None
     ) -> None:
-        """Record ``var`` as a loop variable over ``bounds`` (min, extent) or as a Let variable
-        bound to ``value``, which makes arithmetic over it index arithmetic when ``value`` is."""
-        if value is None or self.index_arithmetic(value):
-            self._counters.add(var)
+        """Record ``var`` as a Let variable bound to ``value`` or as a loop variable over
+        ``bounds`` (min, extent), for :meth:`_in_range`."""
         if value is not None:
             self._lets[var] = value
         elif bounds is not None and all(isinstance(b, E.IntImm) for b in bounds):
@@ -366,16 +342,14 @@ class CFamilyPrinter(ExprFunctor[str]):
             self._ranges[var] = (first, first + max(extent, 1) - 1)
 
     def _in_range(self, e: E.PrimExpr) -> bool:
-        """Whether index arithmetic ``e`` provably stays in its dtype's range (loop variables
-        with constant bounds, and constants): then its C arithmetic cannot overflow."""
+        """Whether ``e`` is index arithmetic (loop variables with constant bounds, Let variables
+        computed from them, constants) that provably stays in its dtype's range: then its C
+        arithmetic cannot overflow."""
+        from tvm.tir.op import max_value, min_value
         from tvm.tir.transform.bounds import _interval
 
         span = _interval(e, self._ranges, self._lets)
-        if span is None:
-            return False
-        bits = _dt.bits(e.dtype)
-        lo, hi = (0, 2**bits - 1) if _dt.is_uint(e.dtype) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-        return lo <= span[0] and span[1] <= hi
+        return span is not None and min_value(e.dtype).value <= span[0] and span[1] <= max_value(e.dtype).value
 
     def _arith(self, e: E.BinaryOp, op: str) -> str:
         a, b = self.expr(e.a), self.expr(e.b)
@@ -389,7 +363,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         (narrower integers always wrap: C computes them in ``int``)."""
         if not (_dt.is_integer(e.dtype) and _dt.bits(e.dtype) >= 32):
             return False
-        return self._index_depth > 0 or (self.index_arithmetic(e) and self._in_range(e))
+        return self._index_depth > 0 or self._in_range(e)
 
     def narrowed(self, dtype: str, text: str) -> str:
         """``text`` converted back to 8- or 16-bit integer ``dtype`` (C computes those in ``int``:
@@ -637,10 +611,7 @@ class CFamilyPrinter(ExprFunctor[str]):
     call_unlikely = call_likely
 
     def call_bitwise_not(self, call: E.Call) -> str:
-        text = f"(~{self.expr(call.args[0])})"
-        if _dt.lanes(call.dtype) == 1 and _dt.is_integer(call.dtype) and _dt.bits(call.dtype) < 32:
-            return f"(({self.type_name(call.dtype)}){text})"  # ~ of a promoted uint8 is negative
-        return text
+        return self.narrowed(call.dtype, f"(~{self.expr(call.args[0])})")  # ~ of a promoted uint8 is negative
 
     def call_isnan(self, call: E.Call) -> str:
         v = self.expr(call.args[0])

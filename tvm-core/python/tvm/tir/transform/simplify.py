@@ -223,6 +223,11 @@ class _Simplify(StmtExprMutator):
         idx, val = self._indices(s.indices), self.visit_expr(s.value)
         return s if idx is s.indices and val is s.value else BufferStore(s.buffer, val, idx, s.span)
 
+    def _exact_division(self, a: PrimExpr, b: PrimExpr, dtype: str) -> bool:
+        """Whether ``a`` is ``x * c1`` with ``c2 = b`` dividing ``c1`` in a 32/64-bit index, where
+        ``x * c1`` is taken not to wrap (``(x * c1) // c2 == x * (c1 // c2)``)."""
+        return _divides(b, a) and self._index_depth > 0 and _dt.bits(dtype) >= 32
+
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
         e = super().visit_BinaryOp(e)
         if not isinstance(e, BinaryOp) or e.a.dtype != e.b.dtype:
@@ -266,14 +271,14 @@ class _Simplify(StmtExprMutator):
             if _is(b, 1) and (isint or t is Div):  # a float x // 1 is floor(x)
                 return a
             # (x * c1) / c2 -> x * (c1 / c2) for integers when c2 divides c1 (exact, no rounding)
-            if _divides(b, a) and isint and self._index_depth and _dt.bits(d) >= 32:
+            if self._exact_division(a, b, d):
                 k = a.b.value // b.value
                 return a.a if k == 1 else Mul(a.a, _const(d, k))
         elif t in (Mod, FloorMod):
             if isint and _is(b, 1):
                 return IntImm(d, 0)
             # (x * c1) % c2 -> 0 when c2 divides c1 (and the wrap-around, or x * c1 cannot wrap)
-            if _divides(b, a) and isint and ((self._index_depth and _dt.bits(d) >= 32) or _power_of_two(b)):
+            if _divides(b, a) and (self._exact_division(a, b, d) or _power_of_two(b)):
                 return IntImm(d, 0)
         elif t in (Min, Max):
             if a is b:
