@@ -45,9 +45,59 @@ using cl_kernel = struct _cl_kernel*;
 using cl_event = struct _cl_event*;
 
 // ---- constants ------------------------------------------------------------------------------
-constexpr cl_int CL_SUCCESS = 0;
-constexpr cl_int CL_BUILD_PROGRAM_FAILURE = -11;
-constexpr cl_int CL_PLATFORM_NOT_FOUND_KHR = -1001;
+// Status codes: name, value (one list gives the constants and ErrorString's names).
+#define TVM_OPENCL_STATUS_CODES(X)                     \
+  X(CL_SUCCESS, 0)                                     \
+  X(CL_DEVICE_NOT_FOUND, -1)                           \
+  X(CL_DEVICE_NOT_AVAILABLE, -2)                       \
+  X(CL_COMPILER_NOT_AVAILABLE, -3)                     \
+  X(CL_MEM_OBJECT_ALLOCATION_FAILURE, -4)              \
+  X(CL_OUT_OF_RESOURCES, -5)                           \
+  X(CL_OUT_OF_HOST_MEMORY, -6)                         \
+  X(CL_PROFILING_INFO_NOT_AVAILABLE, -7)               \
+  X(CL_MEM_COPY_OVERLAP, -8)                           \
+  X(CL_BUILD_PROGRAM_FAILURE, -11)                     \
+  X(CL_MAP_FAILURE, -12)                               \
+  X(CL_MISALIGNED_SUB_BUFFER_OFFSET, -13)              \
+  X(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, -14) \
+  X(CL_COMPILE_PROGRAM_FAILURE, -15)                   \
+  X(CL_LINKER_NOT_AVAILABLE, -16)                      \
+  X(CL_LINK_PROGRAM_FAILURE, -17)                      \
+  X(CL_INVALID_VALUE, -30)                             \
+  X(CL_INVALID_DEVICE_TYPE, -31)                       \
+  X(CL_INVALID_PLATFORM, -32)                          \
+  X(CL_INVALID_DEVICE, -33)                            \
+  X(CL_INVALID_CONTEXT, -34)                           \
+  X(CL_INVALID_QUEUE_PROPERTIES, -35)                  \
+  X(CL_INVALID_COMMAND_QUEUE, -36)                     \
+  X(CL_INVALID_HOST_PTR, -37)                          \
+  X(CL_INVALID_MEM_OBJECT, -38)                        \
+  X(CL_INVALID_BINARY, -42)                            \
+  X(CL_INVALID_BUILD_OPTIONS, -43)                     \
+  X(CL_INVALID_PROGRAM, -44)                           \
+  X(CL_INVALID_PROGRAM_EXECUTABLE, -45)                \
+  X(CL_INVALID_KERNEL_NAME, -46)                       \
+  X(CL_INVALID_KERNEL_DEFINITION, -47)                 \
+  X(CL_INVALID_KERNEL, -48)                            \
+  X(CL_INVALID_ARG_INDEX, -49)                         \
+  X(CL_INVALID_ARG_VALUE, -50)                         \
+  X(CL_INVALID_ARG_SIZE, -51)                          \
+  X(CL_INVALID_KERNEL_ARGS, -52)                       \
+  X(CL_INVALID_WORK_DIMENSION, -53)                    \
+  X(CL_INVALID_WORK_GROUP_SIZE, -54)                   \
+  X(CL_INVALID_WORK_ITEM_SIZE, -55)                    \
+  X(CL_INVALID_GLOBAL_OFFSET, -56)                     \
+  X(CL_INVALID_EVENT_WAIT_LIST, -57)                   \
+  X(CL_INVALID_EVENT, -58)                             \
+  X(CL_INVALID_OPERATION, -59)                         \
+  X(CL_INVALID_BUFFER_SIZE, -61)                       \
+  X(CL_INVALID_GLOBAL_WORK_SIZE, -63)                  \
+  X(CL_INVALID_PROPERTY, -64)                          \
+  X(CL_PLATFORM_NOT_FOUND_KHR, -1001)
+#define TVM_OPENCL_STATUS_CONSTANT(name, value) constexpr cl_int name = value;
+TVM_OPENCL_STATUS_CODES(TVM_OPENCL_STATUS_CONSTANT)
+#undef TVM_OPENCL_STATUS_CONSTANT
+
 constexpr cl_bool CL_FALSE = 0;
 constexpr cl_bool CL_TRUE = 1;
 
@@ -144,11 +194,10 @@ using ProgramNotify = void (*)(cl_program, void*);
 TVM_DRIVER_TABLE(Api, TVM_OPENCL_SYMBOLS);
 
 /*!
- * \brief Load the ICD loader and resolve every entry point.
- * \param err Set to a reason on failure ("libOpenCL.so.1 not found: ...").
- * \return The table, or null on failure. The library stays loaded for the process lifetime.
+ * \brief Load the ICD loader and resolve every entry point (the library stays loaded).
+ * \return "" on success, else why ("libOpenCL.so.1 not found: ...").
  */
-const Api* Load(std::string* err);
+std::string Load();
 
 /*! \brief The table after a successful Load (throws RuntimeError before). */
 const Api& Get();

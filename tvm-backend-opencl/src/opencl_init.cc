@@ -22,8 +22,8 @@ namespace {
  *        not exist and every operation raises the reason and the fix.
  */
 int OpenCLBackendInit(char* err, int err_len) {
-  std::string why;
-  if (cl::Load(&why) == nullptr) return BackendInitFailed(err, err_len, why);
+  std::string why = cl::Load();
+  if (!why.empty()) return BackendInitFailed(err, err_len, why);
   static auto* api = new HandleDeviceAPI(OpenCLDriver::Global());  // must outlive the process
   DeviceAPI::Register(kDLOpenCL, api);
   RegisterModuleFunctions();

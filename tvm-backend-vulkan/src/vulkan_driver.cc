@@ -11,8 +11,6 @@
 namespace tvm_backend_vulkan {
 
 namespace {
-DriverTable g_table{};
-bool g_loaded = false;
 
 /*! \brief Names of the VkResult codes a compute runtime can meet. */
 constexpr std::pair<VkResult, const char*> kResultNames[] = {
@@ -41,31 +39,22 @@ constexpr std::pair<VkResult, const char*> kResultNames[] = {
     {VK_ERROR_INVALID_SHADER_NV, "VK_ERROR_INVALID_SHADER_NV"},
     {VK_PIPELINE_COMPILE_REQUIRED, "VK_PIPELINE_COMPILE_REQUIRED"},
 };
+
+// TVM_VULKAN_LIBRARY names one library (a loader outside the search path); when set it is the
+// only one tried, so a wrong path is reported, not silently replaced.
+tvm::runtime::LoadedDriver<DriverTable>& Loader() {
+  static auto* driver =
+      new tvm::runtime::LoadedDriver<DriverTable>({{"libvulkan.so.1", "libvulkan.so"},
+                                                   "TVM_VULKAN_LIBRARY",
+                                                   "no Vulkan loader on this machine",
+                                                   "a Vulkan 1.1 (or newer) loader is required"});
+  return *driver;
+}
 }  // namespace
 
-std::string LoadDriver() {
-  if (g_loaded) return "";
-  // TVM_VULKAN_LIBRARY names one library (a loader outside the search path); when set it is the
-  // only one tried, so a wrong path is reported, not silently replaced.
-  DriverTable table{};
-  std::string why =
-      tvm::runtime::LoadDriver(&table, {{"libvulkan.so.1", "libvulkan.so"},
-                                        "TVM_VULKAN_LIBRARY",
-                                        "no Vulkan loader on this machine",
-                                        "a Vulkan 1.1 (or newer) loader is required"});
-  if (!why.empty()) return why;
-  g_table = table;
-  g_loaded = true;
-  return "";
-}
+std::string LoadDriver() { return Loader().Load(); }
 
-const DriverTable& Vk() {
-  if (!g_loaded) {
-    TVM_FFI_THROW(RuntimeError) << "the Vulkan runtime is not initialised (libvulkan.so.1 is "
-                                << "not loaded)";
-  }
-  return g_table;
-}
+const DriverTable& Vk() { return Loader().Get(); }
 
 std::string ResultString(VkResult result) {
   const char* name = "unknown VkResult";

@@ -24,10 +24,12 @@
 #define TVM_RUNTIME_DRIVER_LOADER_H_
 
 #include <dlfcn.h>
+#include <tvm/ffi/error.h>
 
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tvm {
@@ -97,6 +99,47 @@ std::string LoadDriver(Table* table, const DriverSpec& spec) {
   std::string first = spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0];
   return first + " lacks " + missing + (spec.too_old.empty() ? "" : ": " + spec.too_old);
 }
+
+/*!
+ * \brief The process's one table of a driver (a TVM_DRIVER_TABLE): loaded by the backend's init,
+ *        handed out to every driver call after that.
+ *
+ * \code
+ * LoadedDriver<Api>& OpenCL() { static auto* d = new LoadedDriver<Api>(spec); return *d; }
+ * std::string why = OpenCL().Load();   // at init: "" or the reason
+ * OpenCL().Get().clFinish(queue);      // later: throws RuntimeError if Load never succeeded
+ * \endcode
+ */
+template <typename Table>
+class LoadedDriver {
+ public:
+  explicit LoadedDriver(DriverSpec spec) : spec_(std::move(spec)) {}
+
+  /*! \brief Loads the table unless already loaded; "" on success, else why it cannot be. */
+  std::string Load() {
+    if (loaded_) return "";
+    Table table{};
+    std::string why = LoadDriver(&table, spec_);
+    if (!why.empty()) return why;
+    table_ = table;
+    loaded_ = true;
+    return "";
+  }
+
+  /*! \brief The table; throws RuntimeError before a successful Load. */
+  const Table& Get() const {
+    if (!loaded_) {
+      TVM_FFI_THROW(RuntimeError) << "the driver library " << spec_.sonames.front()
+                                  << " is not loaded (the backend was not initialised)";
+    }
+    return table_;
+  }
+
+ private:
+  DriverSpec spec_;
+  Table table_{};
+  bool loaded_ = false;
+};
 
 }  // namespace runtime
 }  // namespace tvm
