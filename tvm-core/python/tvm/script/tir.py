@@ -339,7 +339,10 @@ def storage_scope(scope: str) -> str:
     base = scope.split(".", 1)[0]
     if base in ("global", "local") and "." in scope:
         return base
-    raise ValueError(f"unknown storage scope {scope!r}; expected 'global', 'shared' or 'local'")
+    raise ValueError(
+        f"unknown storage scope {scope!r}; expected 'global', 'shared', 'shared.dyn', 'local', 'warp', "
+        f"a tensor-core fragment ({', '.join(sorted(FRAGMENT_SCOPES))}) or a tagged 'global.*' / 'local.*'"
+    )
 
 
 #: Short dtype names Apache TVM's kernels use, and the dtype each means.

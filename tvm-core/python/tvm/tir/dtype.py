@@ -47,7 +47,7 @@ def _invalid(dtype: str, message: str) -> ValueError:
         if pattern.match(dtype):
             return ValueError(
                 f"dtype '{dtype}' ({what}) is not supported by this implementation; {instead} and convert "
-                f"with integer operations (supported: {', '.join(SCALAR_DTYPES)})"
+                f"with integer operations (supported: {', '.join(SCALAR_DTYPES + FLOAT8_DTYPES)})"
             )
     return ValueError(message)
 
