@@ -271,3 +271,30 @@ def meta_var_forms(A: T.Buffer((4,), "int32")):
 def test_meta_var_stands_for_its_expression_where_used():
     (a,) = _run(meta_var_forms, np.array([1, 2, 3, 4], "int32"))
     np.testing.assert_array_equal(a, [1, 50, 50, 2])
+
+
+@T.prim_func
+def vector_comparisons(
+    A: T.Buffer((8,), "float32"),
+    B: T.Buffer((8,), "float32"),
+    M: T.Buffer((8,), "bool"),
+    N: T.Buffer((8,), "bool"),
+    C: T.Buffer((8,), "int32"),
+):
+    M[0:4] = A[0:4] < B[0:4]
+    M[4:8] = T.Or(A[4:8] < B[4:8], A[4:8] <= T.Broadcast(T.float32(0), 4))
+    N[0:8] = T.And(M[0:8], M[0:8])
+    C[0:4] = T.Cast("int32x4", A[0:4] >= B[0:4])
+    C[4:8] = T.Select(A[4:8] < B[4:8], T.Broadcast(1, 4), T.Broadcast(2, 4))
+
+
+def test_comparisons_of_vectors_are_stored_lane_by_lane():
+    # a comparison (or And / Or) of vectors is typed bool with its operands' lanes: storing it
+    # once broadcast lane 0 to every lane
+    rng = np.random.default_rng(7)
+    a, b = rng.uniform(-1, 1, 8).astype("float32"), rng.uniform(-1, 1, 8).astype("float32")
+    _, _, m, n, c = _run(vector_comparisons, a, b, np.zeros(8, bool), np.zeros(8, bool), np.zeros(8, "int32"))
+    want = np.concatenate([a[:4] < b[:4], (a[4:] < b[4:]) | (a[4:] <= 0)])
+    np.testing.assert_array_equal(m, want)
+    np.testing.assert_array_equal(n, want)
+    np.testing.assert_array_equal(c, np.concatenate([a[:4] >= b[:4], np.where(a[4:] < b[4:], 1, 2)]))

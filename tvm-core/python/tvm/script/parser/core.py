@@ -56,7 +56,7 @@ from tvm.tir.stmt import (
 )
 
 from tvm.tir.transform.flatten import flat_index, unravel_index
-from tvm.tir.transform.vectors import masked_store
+from tvm.tir.transform.vectors import lanes_of, masked_store
 
 from .. import fragments
 from .. import tir as T
@@ -790,12 +790,12 @@ class Parser:
                 raise self.error(node, f"cannot store {val!r} into {buf.dtype} buffer {buf.name}: {e}") from None
         if not isinstance(val, PrimExpr):
             raise self.error(node, f"cannot store a {type(val).__name__} into buffer {buf.name}")
-        if lanes > 1 and _dt.lanes(val.dtype) == 1:
+        if lanes > 1 and lanes_of(val) == 1:
             val = _op.broadcast(val, lanes)
         want = _dt.with_lanes(buf.dtype, lanes * _dt.lanes(buf.dtype))
         if val.dtype == want:
             return val
-        if _dt.lanes(val.dtype) != _dt.lanes(want):
+        if lanes_of(val) != _dt.lanes(want):  # (a comparison of vectors is typed bool, with their lanes)
             raise self.error(node, f"cannot store a {val.dtype} value at {lanes} lane(s) of buffer {buf.name}")
         if not _same_family(val.dtype, want) and _dt.is_float(val.dtype) and not _dt.is_float(want):
             warnings.warn(
