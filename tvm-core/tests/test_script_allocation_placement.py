@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tvm
 from tvm.script import tir as T
-from tvm.tir.transform import SingleThreadKernelWarning, TIRVerifyError
+from tvm.tir.transform import MemoryPlacementWarning, SingleThreadKernelWarning, TIRVerifyError
 
 
 def run(func, inputs, out_shape):
@@ -116,19 +116,59 @@ def test_an_accumulator_stays_above_the_loop_that_carries_it():
     assert source.index("float acc[1];") < source.index("for (int32_t k = 0;")  # per thread, above k
 
 
-def test_a_buffer_shared_by_two_kernels_is_an_error_that_names_it():
+def test_a_shared_buffer_two_kernels_use_lives_in_device_memory():
+    # the second kernel reads what the first wrote: only device memory keeps it between launches
     @T.prim_func
-    def two_kernels(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    def two_kernels(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        S = T.alloc_buffer((64,), "float32", scope="shared")
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                S[bx * 32 + tx] = A[bx * 32 + tx] * T.float32(3)
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[bx * 32 + tx] = S[63 - bx * 32 - tx]
+
+    a = np.random.default_rng(4).random(64, dtype="float32")
+    with pytest.warns(MemoryPlacementWarning, match="'two_kernels': S outlive"):
+        got, _ = run(two_kernels, [a], (64,))
+    np.testing.assert_allclose(got, a[::-1] * 3)
+
+
+def test_a_shared_buffer_of_one_kernel_in_a_host_loop_is_an_error_that_names_it():
+    # one copy per block would lose the values between the loop's launches; one for the whole
+    # device would be shared by blocks that each expect their own
+    @T.prim_func
+    def per_step(A: T.Buffer((64,), "float32"), B: T.Buffer((4, 64), "float32")):
         S = T.alloc_buffer((32,), "float32", scope="shared")
-        for bx in T.thread_binding(1, thread="blockIdx.x"):
-            for tx in T.thread_binding(32, thread="threadIdx.x"):
-                S[tx] = A[tx]
-        for bx in T.thread_binding(1, thread="blockIdx.x"):
-            for tx in T.thread_binding(32, thread="threadIdx.x"):
-                B[tx] = S[tx]
+        for k in range(4):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    S[tx] = A[bx * 32 + tx] + T.float32(1)
+                    B[k, bx * 32 + tx] = S[31 - tx]
 
     with pytest.raises(TIRVerifyError, match="shared buffer 'S' must be allocated inside a thread-bound loop"):
-        tvm.compile(two_kernels, target="example")
+        tvm.compile(per_step, target="example")
+
+
+def test_unscheduled_blocks_beside_launches_run_as_one_thread_kernels_in_order():
+    @T.prim_func
+    def half_scheduled(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+        tmp = T.alloc_buffer((32,), "float32")
+        for i in range(32):  # left unscheduled: a kernel of one thread
+            with T.block("prefix"):
+                vi = T.axis.spatial(32, i)
+                tmp[vi] = A[vi] + (tmp[vi - 1] if vi > 0 else T.float32(0))
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("scale"):
+                vi = T.axis.spatial(32, tx)
+                B[vi] = tmp[vi] * T.float32(2)
+
+    a = np.random.default_rng(5).random(32, dtype="float32")
+    with pytest.warns(SingleThreadKernelWarning, match="outside its thread-bound loops in 1 statement"):
+        got, _ = run(half_scheduled, [a], (32,))
+        lowered = tvm.tir.transform.lower(half_scheduled, tvm.target.Target("example"))
+    np.testing.assert_allclose(got, np.cumsum(a) * 2, rtol=1e-5)
+    assert len(lowered.kernels) == 2  # the one-thread prefix, then the 32-thread scale
 
 
 def test_cpu_targets_are_left_alone():

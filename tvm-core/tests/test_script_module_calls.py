@@ -2,6 +2,8 @@
 them: each call is replaced by the callee's body, on the host and in kernels; the results are
 compared with NumPy, and what cannot be linked says why."""
 
+import warnings
+
 import numpy as np
 import pytest
 import tvm
@@ -231,6 +233,39 @@ def test_a_cpu_function_calling_a_kernel_function_of_a_device_target():
     a = tvm.runtime.tensor(np.ones(16, "float32"), dev)
     tvm.compile(Module)["main"](a)
     np.testing.assert_array_equal(a.numpy(), 1 + np.arange(16, dtype="float32"))
+
+
+def test_a_function_naming_a_cpu_target_in_a_device_module_runs_on_the_host():
+    """In a module compiled for a device, a function that names a CPU target of its own and
+    launches nothing is host code over host memory (not a kernel of one thread)."""
+
+    @I.ir_module
+    class Mixed:
+        @T.prim_func
+        def on_device(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    C[bx * 32 + tx] = A[bx * 32 + tx] * T.float32(2)
+
+        @T.prim_func
+        def on_host(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+            T.func_attr({"target": T.target("llvm")})
+            for i in range(64):
+                C[i] = A[63 - i] + T.float32(1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no one-thread kernel
+        mod = tvm.compile(Mixed, target="example")
+    a = np.random.default_rng(0).random(64, dtype="float32")
+    dev = tvm.device("example")
+    c = tvm.runtime.empty((64,), "float32", dev)
+    mod["on_device"](tvm.runtime.tensor(a, dev), c)
+    np.testing.assert_allclose(c.numpy(), a * 2)
+    c = tvm.runtime.empty((64,), "float32")
+    mod["on_host"](tvm.runtime.tensor(a), c)
+    np.testing.assert_allclose(c.numpy(), a[::-1] + 1)
+    with pytest.raises(ValueError, match="on_host: argument 'A' expects a tensor on cpu"):
+        mod["on_host"](tvm.runtime.tensor(a, dev), tvm.runtime.empty((64,), "float32", dev))
 
 
 def test_functions_of_two_device_targets_in_one_compile_are_refused():

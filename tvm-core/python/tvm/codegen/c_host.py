@@ -804,12 +804,16 @@ def extern_prototypes(calls: dict[str, set[str]], names: Collection[str]) -> lis
     return out
 
 
-def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collection[str] = ()) -> HostModuleSource:
+def generate_host(
+    funcs: list[PrimFunc], device_type: int = 1, declare: Collection[str] = (), on_cpu: Collection[str] = ()
+) -> HostModuleSource:
     """C source of a host library exporting one checked tvm-ffi function per PrimFunc.
 
     ``device_type`` is the DLPack device type tensor arguments must live on (1 = CPU for the ``c``
-    target; the device's type for host functions that launch device kernels). ``declare`` names
-    ``T.call_extern`` functions no included header declares (they get prototypes).
+    target; the device's type for host functions that launch device kernels), except for the
+    functions named in ``on_cpu`` (functions of a device module that name a CPU target of their
+    own), whose arguments live on the CPU. ``declare`` names ``T.call_extern`` functions no
+    included header declares (they get prototypes).
     """
     printer = CPrinter(device_type)
     for reserved in ("args", "num_args", "result", "self", "kargs", "kret", "tvm_device_id"):
@@ -824,6 +828,7 @@ def generate_host(funcs: list[PrimFunc], device_type: int = 1, declare: Collecti
             )
         # every function gets its own name scope (but one helper set)
         printer._names, printer._used = {}, set(printer._used)
+        printer.device_type = 1 if f.global_symbol in on_cpu else device_type
         bodies.append(HostFunctionPrinter(printer, f).print())
         names.append(f.global_symbol)
     handles = printer._launch_handles

@@ -17,7 +17,7 @@ import threading
 import warnings
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import tvm_ffi
 
@@ -88,6 +88,19 @@ def _functions_target(funcs: list[PrimFunc]) -> Any:
     return next(iter(devices.values())) if devices else given[0]
 
 
+def _own_cpu_target(func: PrimFunc, target: Target) -> Optional[Target]:
+    """The CPU target ``func`` names for itself in a module compiled for the device ``target``
+    when it launches no kernel (it runs on the host, its arguments in host memory), else None (a
+    CPU function that launches kernels is the host code of the device's module)."""
+    from tvm.tir.transform.single_thread import binds_threads
+
+    own = func.attrs.get("target")
+    if own is None or target.kind.codegen is None or binds_threads(func.body):
+        return None
+    own = normalize_target(own)
+    return own if own.kind.codegen is None else None
+
+
 def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
     ``"cuda"``, a :class:`Target` or a dict; ``None``, the default, takes the functions' ``target``
@@ -107,11 +120,14 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     tgt = normalize_target(_functions_target(funcs) if target is None else target)
     if not funcs:
         raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
-    hosts, kernels = [], []
+    hosts, kernels, on_cpu = [], [], set()
     for f in funcs:
-        low = lower(f, tgt)
+        own = _own_cpu_target(f, tgt)
+        low = lower(f, own or tgt)
         hosts.append(low.host)
         kernels.extend(low.kernels)
+        if own is not None:
+            on_cpu.add(f.global_symbol)
     device_modules = []
     if kernels:
         if tgt.kind.codegen is None:
@@ -124,7 +140,7 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     device_type = tgt.device_type
     # T.call_extern functions no header declares (the user's own) are declared from their calls;
     # each is learned once per process from the compiler's error, not by failing every compile
-    src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
+    src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
     mcpu = host_target.attrs.get("mcpu")
     mcpu = None if mcpu in (None, True, "") else str(mcpu)
     try:
@@ -135,7 +151,7 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         if not err.undeclared:
             raise
         _UNDECLARED_EXTERNS.update(err.undeclared)
-        src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS)
+        src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
         path, hit = cc.compile_shared(
             src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
         )

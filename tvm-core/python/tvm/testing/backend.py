@@ -522,6 +522,20 @@ class BackendConformance:
             kernels.row_softmax(), "row_softmax", [a], [((5, 200), "float32")], kernels.reference_softmax(a)
         )
 
+    def test_partly_scheduled_function(self):
+        """Blocks a schedule left unbound run as one-thread kernels, and shared buffers that
+        several launches use live in device memory: the function means what it does on the CPU."""
+        a = random_array((4, 50), "float32")
+        with pytest.warns(tvm.tir.transform.SingleThreadKernelWarning, match="outside its thread-bound loops"):
+            with pytest.warns(tvm.tir.transform.MemoryPlacementWarning, match="row_max, row_sum"):
+                self.run_checked(
+                    kernels.partly_scheduled_softmax(),
+                    "partly_scheduled_softmax",
+                    [a],
+                    [((4, 50), "float32")],
+                    kernels.reference_softmax(a),
+                )
+
     def test_tiled_matmul(self):
         a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
         self.run_checked(kernels.matmul_tiled(), "matmul_tiled", [a, b], [((32, 16), "float32")], a @ b)

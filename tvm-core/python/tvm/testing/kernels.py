@@ -512,6 +512,52 @@ def row_max_blocks(rows: int, cols: int, block: int = 64, *, name: str = "row_ma
     return _named(row_max_blocks, name)
 
 
+def partly_scheduled_softmax(
+    rows: int = 4, cols: int = 50, threads: int = 64, *, name: str = "partly_scheduled_softmax"
+) -> PrimFunc:
+    """Row softmax as a schedule that bound some of its blocks leaves it: per row, a launch whose
+    cross-thread reduction writes the row's maximum into a root-level shared buffer and a launch
+    that reads it; the sums in an unscheduled block (a one-thread kernel); the normalization
+    launched per row again. ``row_max`` and ``row_sum`` outlive their launches."""
+    assert threads >= cols
+
+    @T.prim_func
+    def partly_scheduled_softmax(A: T.Buffer((rows, cols), "float32"), B: T.Buffer((rows, cols), "float32")):
+        row_max = T.alloc_buffer((rows,), "float32", scope="shared")
+        row_sum = T.alloc_buffer((rows,), "float32", scope="shared")
+        E = T.alloc_buffer((rows, cols), "float32")
+        for i in range(rows):
+            for tx in T.thread_binding(threads, thread="threadIdx.x"):
+                with T.sblock("max"):
+                    T.where(tx < cols)
+                    vi = T.axis.spatial(rows, i)
+                    vk = T.axis.reduce(cols, tx)
+                    with T.init():
+                        row_max[vi] = T.float32(-3.4e38)
+                    row_max[vi] = T.max(row_max[vi], A[vi, vk])
+            for tx in T.thread_binding(threads, thread="threadIdx.x"):
+                with T.sblock("exp"):
+                    T.where(tx < cols)
+                    vi = T.axis.spatial(rows, i)
+                    vj = T.axis.spatial(cols, tx)
+                    E[vi, vj] = T.exp(A[vi, vj] - row_max[vi])
+        for i, k in T.grid(rows, cols):
+            with T.sblock("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    row_sum[vi] = T.float32(0)
+                row_sum[vi] = row_sum[vi] + E[vi, vk]
+        for i in range(rows):
+            for tx in T.thread_binding(threads, thread="threadIdx.x"):
+                with T.sblock("normalize"):
+                    T.where(tx < cols)
+                    vi = T.axis.spatial(rows, i)
+                    vj = T.axis.spatial(cols, tx)
+                    B[vi, vj] = E[vi, vj] / row_sum[vi]
+
+    return _named(partly_scheduled_softmax, name)
+
+
 def row_softmax(
     rows: Optional[int] = None, cols: Optional[int] = None, block: int = 64, *, name: str = "row_softmax"
 ) -> PrimFunc:

@@ -18,7 +18,9 @@
 * :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
   loads and stores) spelled lane by lane (the first step of :func:`lower`)
 * :func:`launch_as_one_thread` -- a device function that binds no thread becomes a launch of one
-  thread, as in Apache TVM (with a :class:`SingleThreadKernelWarning`)
+  thread, as in Apache TVM, and so does each statement of device work outside every thread
+  binding of one that binds some (with a :class:`SingleThreadKernelWarning`); shared and local
+  buffers that several launches use live in device memory (a :class:`MemoryPlacementWarning`)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
@@ -32,6 +34,7 @@ from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
 from .legalize import legalize_arithmetic, legalize_log1p
+from .placement import MemoryPlacementWarning
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
 from .single_thread import SingleThreadKernelWarning, launch_as_one_thread
@@ -41,6 +44,7 @@ from .verify import TIRVerifyError, verify, well_formed
 __all__ = [
     "LAUNCH_ORDER",
     "LoweredFunc",
+    "MemoryPlacementWarning",
     "SingleThreadKernelWarning",
     "TIRVerifyError",
     "buffer_strides",

@@ -79,7 +79,13 @@ from .fragments import lower_fragments
 from .float16 import legalize_float16
 from .barriers import insert_barriers
 from .compact import compact_allocations
-from .placement import place_allocations, shared_beyond_static_limit, without_dynamic_shared_memory
+from .placement import (
+    across_launches,
+    in_device_memory,
+    place_allocations,
+    shared_beyond_static_limit,
+    without_dynamic_shared_memory,
+)
 from .simplify import simplify
 from .single_thread import binds_threads, launch_as_one_thread
 from .undef import remove_undef_stores
@@ -122,7 +128,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     if is_device_target(target):  # buffers first move into the launch, then shrink
         func = lower_fragments(compact_allocations(place_allocations(func, target, moved), target), target)
         func = shared_beyond_static_limit(without_dynamic_shared_memory(func, target), target)
-        func = insert_barriers(func, target, moved)
+        outliving = across_launches(func, target)
+        func = in_device_memory(insert_barriers(func, target, moved | outliving), outliving)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
     verify(func, target)

@@ -17,7 +17,12 @@ them inside the thread-bound loops. A kernel can only hold them inside its launc
   sees another's registers, and none needs to.
 
 An allocation that cannot reach a thread-bound loop this way (uses in several kernels, or in a
-loop outside every thread binding) stays where it is, and the verifier says why. On a CPU target
+loop outside every thread binding) stays where it is, and the verifier says why, unless several
+launches use it: then it is memory that outlives a launch, and the sequential meaning of the
+function is that every kernel sees the values the ones before it left there, which only device
+(global) memory keeps. :func:`across_launches` finds those buffers and
+:func:`in_device_memory` (after the barriers, which treat them as the shared memory they were
+written as) gives them global scope, with a :class:`MemoryPlacementWarning`. On a CPU target
 shared buffers become ordinary (global) memory: the function's parallel loops are its threads,
 and they all see it.
 """
@@ -26,13 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir.analysis import structural_equal, uses_handle
 from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, IntImm, is_per_thread
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import BufferReplacer, StmtExprMutator, post_order_visit
+from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor, post_order_visit
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, with_span
@@ -304,3 +310,72 @@ def place_allocations(func: PrimFunc, target: Any, moved: Optional[set] = None) 
     if not placer.changed:
         return func
     return dataclasses.replace(func, body=body)
+
+
+class MemoryPlacementWarning(UserWarning):
+    """A shared or local buffer used across kernel launches was placed in device memory."""
+
+
+class _OutsideLaunches(StmtExprVisitor):
+    """The shared and local allocations outside every thread-bound loop, and the launches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.found: list[Buffer] = []
+        self.launches: list[Stmt] = []
+
+    def visit_For(self, s: For) -> None:
+        bound = s.kind is ForKind.THREAD_BINDING
+        if bound and self.depth == 0:
+            self.launches.append(s)
+        self.depth += bound
+        super().visit_For(s)
+        self.depth -= bound
+
+    def visit_Allocate(self, s: Allocate) -> None:
+        if self.depth == 0 and opens_block_less_kernel(s):
+            self.launches.append(s)  # its allocations are its one block's
+            return
+        if self.depth == 0 and (s.buffer.scope in _SHARED_SCOPES or s.buffer.scope == "local"):
+            self.found.append(s.buffer)
+        super().visit_Allocate(s)
+
+
+def across_launches(func: PrimFunc, target: Any) -> set:
+    """The handles of ``func``'s shared and local buffers that :func:`place_allocations` left
+    outside every launch and that two or more launches use (empty on CPU targets). A buffer that
+    only one launch uses stays as it is: the verifier names it (its launch is in a host loop that
+    would need its values kept from one iteration to the next, or its one copy per block cannot
+    be told apart from one for the whole device)."""
+    if not is_device_target(target):
+        return set()
+    finder = _OutsideLaunches()
+    finder.visit_stmt(func.body)
+    return {b.data for b in finder.found if sum(uses_handle(k, b.data) for k in finder.launches) >= 2}
+
+
+def in_device_memory(func: PrimFunc, handles: set) -> PrimFunc:
+    """``func`` with the buffers over ``handles`` (from :func:`across_launches`) in global
+    memory, with a :class:`MemoryPlacementWarning` naming them."""
+    if not handles:
+        return func
+    names: list[str] = []
+
+    class _Global(BufferReplacer):
+        def replacement(self, b: Buffer) -> Optional[dict]:
+            if b.data not in handles:
+                return None
+            if b.name not in names:
+                names.append(b.name)
+            return {"scope": "global"}
+
+    func = _Global().rewrite(func)
+    warnings.warn(
+        f"device function '{func.global_symbol}': {', '.join(names)} outlive(s) a kernel launch "
+        f"(used by several kernels, or by host loops between them): placed in device (global) "
+        f"memory, which keeps values from one launch to the next",
+        MemoryPlacementWarning,
+        stacklevel=4,
+    )
+    return func

@@ -1,23 +1,27 @@
-"""Device functions without any thread binding run as one kernel of one thread.
+"""Device work outside every thread binding runs as a kernel of one thread.
 
 Apache TVM compiles a device-targeted PrimFunc whose loops are all serial (an unscheduled
 function) into a kernel launched with one block of one thread; :func:`launch_as_one_thread` gives
 the same meaning here, with a :class:`SingleThreadKernelWarning`, because such a kernel uses one
-thread of the whole device. A function that binds threads anywhere is left alone: its work outside
-the launches must be host work (the split refuses the rest).
+thread of the whole device. The same holds for the unscheduled parts of a function that binds
+threads elsewhere (a schedule applied to some of its blocks only): each statement of the host
+code that reads or writes memory outside every thread binding becomes one such launch, in program
+order between the others. Host code that only computes scalars, loops around launches or calls
+functions stays on the host.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
 from tvm.tir.analysis import any_node
 from tvm.tir.expr import BufferLoad, Call, IntImm, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, Stmt
+from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
-from .verify import is_device_target
+from .verify import is_device_target, opens_block_less_kernel
 
 
 class SingleThreadKernelWarning(UserWarning):
@@ -37,20 +41,58 @@ def _device_work(node: Any) -> bool:
 
 
 def launch_as_one_thread(func: PrimFunc, target: Any) -> PrimFunc:
-    """``func`` with its body in a launch of one thread (``blockIdx.x`` of extent 1) when
-    ``target`` is a device target, nothing in ``func`` binds a thread and the body does device
-    work; else ``func`` unchanged."""
+    """``func`` with its device work outside every thread binding in launches of one thread
+    (``blockIdx.x`` of extent 1) when ``target`` is a device target: the whole body when nothing
+    in ``func`` binds a thread, else each host statement that reads or writes memory (see the
+    module docstring); else ``func`` unchanged."""
     body = func.body
-    if not is_device_target(target) or binds_threads(body) or not any_node(body, _device_work):
+    if not is_device_target(target) or not any_node(body, _device_work):
         return func
+    kind = target.kind.name
+    if binds_threads(body):
+        unbound: list[Stmt] = []
+        body = _unbound_work_in_launches(body, unbound)
+        if not unbound:
+            return func
+        what = (
+            f"reads or writes memory outside its thread-bound loops in {len(unbound)} statement(s): "
+            f"each runs as one {kind} kernel of one thread (bind their loops"
+        )
+    else:
+        body = _launch_inside_global_allocations(body)
+        what = f"has no thread-bound loop: it runs as one {kind} kernel of one thread (bind its loops"
     warnings.warn(
-        f"device function '{func.global_symbol}' has no thread-bound loop: it runs as one "
-        f"{target.kind.name} kernel of one thread (bind its loops with T.thread_binding to "
-        f"use the device's parallelism)",
+        f"device function '{func.global_symbol}' {what} with T.thread_binding to use the device's parallelism)",
         SingleThreadKernelWarning,
         stacklevel=4,
     )
-    return func.with_body(_launch_inside_global_allocations(body))
+    return func.with_body(body)
+
+
+def _memory_work(node: Any) -> bool:
+    return isinstance(node, (BufferStore, BufferLoad, Allocate))
+
+
+def _unbound_work_in_launches(s: Stmt, unbound: list) -> Stmt:
+    """``s`` (host code of a function that binds threads) with every statement that touches
+    memory outside all thread bindings in a one-thread launch; those statements go to ``unbound``.
+    Statements that hold a launch are entered when the host can run their own part (loops,
+    lets, asserts, allocations, conditions) and left as they are otherwise."""
+    if isinstance(s, SeqStmt):
+        return SeqStmt(tuple(_unbound_work_in_launches(x, unbound) for x in s.seq), span=s.span)
+    if not binds_threads(s):
+        if not any_node(s, _memory_work):
+            return s
+        unbound.append(s)
+        return _launch_inside_global_allocations(s)
+    if (isinstance(s, For) and s.kind is ForKind.THREAD_BINDING) or opens_block_less_kernel(s):
+        return s
+    if isinstance(s, (For, LetStmt, AssertStmt, Allocate)):
+        return dataclasses.replace(s, body=_unbound_work_in_launches(s.body, unbound))
+    if isinstance(s, IfThenElse):
+        other = None if s.else_case is None else _unbound_work_in_launches(s.else_case, unbound)
+        return dataclasses.replace(s, then_case=_unbound_work_in_launches(s.then_case, unbound), else_case=other)
+    return s
 
 
 def _launch_inside_global_allocations(body: Stmt) -> Stmt:
