@@ -284,7 +284,8 @@ def vector_comparisons(
     M[0:4] = A[0:4] < B[0:4]
     M[4:8] = T.Or(A[4:8] < B[4:8], A[4:8] <= T.Broadcast(T.float32(0), 4))
     N[0:8] = T.And(M[0:8], M[0:8])
-    C[0:4] = T.Cast("int32x4", A[0:4] >= B[0:4])
+    m = A[0:4] >= B[0:4]  # a let of four bools
+    C[0:4] = T.Cast("int32x4", m)
     C[4:8] = T.Select(A[4:8] < B[4:8], T.Broadcast(1, 4), T.Broadcast(2, 4))
 
 

@@ -751,6 +751,8 @@ class Parser:
                 raise self.error(node.value, "this call has no value")
             if name in self.mutable_names:
                 return self._assign_mutable(target, val, node)
+            if val.dtype == "bool" and lanes_of(val) > 1:  # a comparison of vectors: a vector of bools
+                val = val.astype(_dt.with_lanes("bool", lanes_of(val)))
             v = Var(name, val.dtype)
             self.bind(name, v, target)
             span = self.span(node)
