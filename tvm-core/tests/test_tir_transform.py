@@ -396,6 +396,15 @@ def test_lower_device_keeps_an_evaluate_that_computes_nothing_on_the_host(gpu):
     with pytest.warns(SingleThreadKernelWarning):
         assert len(lower(g, gpu).kernels) == 2  # the read happens in a kernel of one thread
 
+    @T.prim_func
+    def h(A: T.Buffer((4,), "float32")):
+        T.evaluate(T.call_packed("host_only", A[0]))  # a packed call is the host's to make
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            A[tx] = T.float32(1)
+
+    with pytest.raises(TIRVerifyError, match="Evaluate is outside any thread-bound loop"):
+        lower(h, gpu)
+
 
 def test_lower_extent_depending_on_kernel_local(gpu):
     @T.prim_func

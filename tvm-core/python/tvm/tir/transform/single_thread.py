@@ -73,6 +73,12 @@ def _memory_work(node: Any) -> bool:
     return isinstance(node, (BufferStore, BufferLoad, Allocate))
 
 
+def _host_call(node: Any) -> bool:
+    """A call of a packed function: only the host can make it (such a statement is left to the
+    split, which names it)."""
+    return isinstance(node, Call) and node.op == "call_packed"
+
+
 def _unbound_work_in_launches(s: Stmt, unbound: list) -> Stmt:
     """``s`` (host code of a function that binds threads) with every statement that touches
     memory outside all thread bindings in a one-thread launch; those statements go to ``unbound``.
@@ -81,7 +87,7 @@ def _unbound_work_in_launches(s: Stmt, unbound: list) -> Stmt:
     if isinstance(s, SeqStmt):
         return SeqStmt(tuple(_unbound_work_in_launches(x, unbound) for x in s.seq), span=s.span)
     if not binds_threads(s):
-        if not any_node(s, _memory_work):
+        if not any_node(s, _memory_work) or any_node(s, _host_call):
             return s
         unbound.append(s)
         return _launch_inside_global_allocations(s)
