@@ -452,3 +452,34 @@ def test_a_module_waiting_for_its_library_loads_once_across_threads(tmp_path):
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(run, range(16))) == [[7.0] * 4] * 16
+
+
+def test_portable_llvm_intrinsics_are_their_operations():
+    """T.call_llvm_intrin / T.call_llvm_pure_intrin of an LLVM intrinsic that is a portable
+    operation (with or without its type suffix) computes it on any target; others are refused by
+    name."""
+
+    @T.prim_func
+    def llvm_ops(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), I: T.Buffer((8,), "int32")):
+        for i in range(8):
+            T.evaluate(T.call_llvm_intrin("", "llvm.assume", A[i] == A[i]))
+            B[i] = T.call_llvm_pure_intrin("float32", "llvm.sqrt.f32", T.fabs(A[i])) + T.call_llvm_pure_intrin(
+                "float32", "llvm.fmuladd", A[i], A[i], T.float32(1)
+            )
+            I[i] = T.call_llvm_pure_intrin("int32", "llvm.ctlz", I[i], T.bool(False)) * 100 + T.call_llvm_pure_intrin(
+                "int32", "llvm.ctpop.i32", I[i]
+            )
+
+    a = np.random.default_rng(3).uniform(-2, 2, 8).astype("float32")
+    ints = np.array([0, 1, 2, 3, 255, -1, 1 << 20, 7], "int32")
+    b, i = np.zeros(8, "float32"), ints.copy()
+    tvm.compile(llvm_ops, target="c")["llvm_ops"](a, b, i)
+    np.testing.assert_allclose(b, np.sqrt(np.abs(a)) + a * a + 1, rtol=1e-5)
+    bits = [v & 0xFFFFFFFF for v in ints.tolist()]
+    np.testing.assert_array_equal(i, [(32 - v.bit_length()) * 100 + bin(v).count("1") for v in bits])
+    with pytest.raises(ValueError, match="'llvm.x86.avx512.vpdpbusd.512' is not a portable operation here"):
+        T.call_llvm_pure_intrin("int32x16", "llvm.x86.avx512.vpdpbusd.512", 1, 2, 3)
+    with pytest.raises(ValueError, match="name the intrinsic"):
+        T.call_llvm_pure_intrin("float32", T.uint32(5), 1.0)
+    with pytest.raises(TypeError, match="llvm.sqrt takes 1 argument"):
+        T.call_llvm_pure_intrin("float32", "llvm.sqrt", 1.0, 2.0)

@@ -49,6 +49,7 @@ from tvm.script.fragments import (  # noqa: F401 (T.<name>)
     tvm_store_matrix_sync,
     type_annotation,
 )
+from tvm.script.llvm_intrinsics import call_llvm_intrin, call_llvm_pure_intrin  # noqa: F401 (T.<name>)
 from tvm.tir.composite_math import acosh, asinh, atanh, copysign, hypot, ldexp  # noqa: F401 (T.<name>)
 from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     abs,
@@ -950,7 +951,6 @@ def _vector_dtype_helper(name: str):
 
 
 _LOWERED = "it belongs to IR that Apache TVM's own passes produce; write the TVMScript it is lowered from"
-_NO_LLVM = "there is no LLVM code generator; use T.call_extern with a C function or a T.<math> intrinsic"
 _TENSOR_CORE = "1-bit tensor-core fragments; the float16 ones (T.tvm_mma_sync) are supported"
 
 #: Names of Apache TVM's TVMScript that are not implemented here, with what to do instead.
@@ -958,8 +958,6 @@ _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "ptx": "raw PTX; with tvm-backend-cuda use T.ptx_legacy.mma/ldmatrix or the T.cuda intrinsics (cp_async ...)",
     "ptx_legacy": "its mma and ldmatrix come with the cuda backend: pip install tvm-backend-cuda",
     "tvm_bmma_sync": _TENSOR_CORE,
-    "call_llvm_intrin": _NO_LLVM,
-    "call_llvm_pure_intrin": _NO_LLVM,
     "tvm_stack_alloca": _LOWERED,
     "tvm_stack_make_array": _LOWERED,
     "tvm_stack_make_shape": _LOWERED,
