@@ -18,13 +18,9 @@ const char* const kInstallFix =
 namespace {
 
 std::string PlatformString(cl_platform_id platform, cl_platform_info key) {
-  size_t size = 0;
-  if (Get().clGetPlatformInfo(platform, key, 0, nullptr, &size) != CL_SUCCESS || size == 0)
-    return "";
-  std::string out(size, '\0');
-  if (Get().clGetPlatformInfo(platform, key, size, &out[0], nullptr) != CL_SUCCESS) return "";
-  while (!out.empty() && out.back() == '\0') out.pop_back();
-  return out;
+  return QueryString([&](size_t size, void* value, size_t* size_ret) {
+    return Get().clGetPlatformInfo(platform, key, size, value, size_ret);
+  });
 }
 
 /*! \brief Why no platform was found: no ICD installed where the loader looks. */
@@ -159,12 +155,9 @@ bool DeviceInfo::HasExtension(const std::string& ext) const {
 }
 
 std::string DeviceString(cl_device_id dev, cl_device_info key) {
-  size_t size = 0;
-  if (Get().clGetDeviceInfo(dev, key, 0, nullptr, &size) != CL_SUCCESS) return "";
-  std::string out(size, '\0');
-  if (size > 0 && Get().clGetDeviceInfo(dev, key, size, &out[0], nullptr) != CL_SUCCESS) return "";
-  while (!out.empty() && out.back() == '\0') out.pop_back();
-  return out;
+  return QueryString([&](size_t size, void* value, size_t* size_ret) {
+    return Get().clGetDeviceInfo(dev, key, size, value, size_ret);
+  });
 }
 
 std::string Platforms::Discover() {

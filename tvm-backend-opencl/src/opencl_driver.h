@@ -53,6 +53,21 @@ class Platforms {
   std::string Discover();
 };
 
+/*!
+ * \brief The text of an OpenCL info query asked twice, for its size and then its bytes: `query`
+ *        is `(size_t size, void* value, size_t* size_ret) -> cl_int`. Trailing NULs and newlines
+ *        are dropped; "" when the query fails.
+ */
+template <typename Query>
+std::string QueryString(Query query) {
+  size_t size = 0;
+  if (query(0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string out(size, '\0');
+  if (query(size, &out[0], nullptr) != CL_SUCCESS) return "";
+  while (!out.empty() && (out.back() == '\0' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
 /*! \brief clGetDeviceInfo of a string. */
 std::string DeviceString(cl_device_id dev, cl_device_info key);
 

@@ -59,15 +59,9 @@ std::string ProgramBinaryOf(cl_program prog) {
 }
 
 std::string BuildLog(cl_program prog, cl_device_id dev) {
-  size_t size = 0;
-  std::string log;
-  if (Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) ==
-      CL_SUCCESS) {
-    log.resize(size);
-    if (size > 0)
-      Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr);
-  }
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  std::string log = QueryString([&](size_t size, void* value, size_t* size_ret) {
+    return Get().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, value, size_ret);
+  });
   return log.empty() ? "(empty build log)" : log;
 }
 
