@@ -377,9 +377,18 @@ z = tvm.runtime.empty((64, 80), "float32", dev)
 mod["matmul_tiled"](t(x), t(y), z)
 np.testing.assert_allclose(z.numpy(), x @ y, rtol=1e-4, atol=1e-4)
 print("matmul_tiled ok")
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # one-thread kernels, shared buffers in device memory
+    mod = emulate(tvm.compile(zoo.partly_scheduled_softmax(), target=target))
+a = rng.standard_normal((4, 50)).astype("float32")
+b = tvm.runtime.empty(a.shape, "float32", dev)
+mod["partly_scheduled_softmax"](t(a), b)
+np.testing.assert_allclose(b.numpy(), zoo.reference_softmax(a), rtol=1e-5, atol=1e-7)
+print("partly_scheduled_softmax ok")
 """,
     )
-    assert out.count(" ok") == 7, out
+    assert out.count(" ok") == 8, out
 
 
 def test_ptx_legacy_mma_and_ldmatrix_match_numpy(mock_driver_dir) -> None:
