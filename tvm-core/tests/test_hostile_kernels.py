@@ -255,6 +255,37 @@ def test_a_condition_on_other_variables_does_not_hide_an_out_of_bounds_column() 
     np.testing.assert_array_equal(b, np.pad(a, ((0, 1), (0, 1))))
 
 
+def test_a_condition_on_a_sum_of_loop_variables_does_not_hide_an_out_of_bounds_row() -> None:
+    """``if j * 8 + k < 60: A[i * 64 + j * 8 + k]``: the condition bounds j * 8 + k (which takes
+    every value up to 59), so the index reaches 7 * 64 + 59 = 507 of a 256-row buffer (one of
+    Apache TVM's test kernels writes so and corrupted the heap); where the condition keeps the
+    index inside, the kernel compiles and runs."""
+
+    @T.prim_func
+    def diagonal(B: T.Buffer((256, 256), "float32")):
+        for i in range(8):
+            for j, k in T.grid(8, 8):
+                if j * 8 + k < 60:
+                    B[i * 64 + j * 8 + k, i * 64 + j * 8 + k] = T.float32(1)
+
+    with pytest.raises(TIRVerifyError, match=r"dimension 0 of buffer 'B' has extent 256 .* got indices 0 to 507"):
+        _compile(diagonal)
+
+    @T.prim_func
+    def in_rows(B: T.Buffer((480,), "float32"), C: T.Buffer((256,), "float32")):
+        for i in range(8):
+            for j, k in T.grid(8, 8):
+                if j * 8 + k < 60:
+                    B[i * 60 + j * 8 + k] = T.float32(1)
+                if i * 64 + j * 8 + k < 256:
+                    C[i * 64 + j * 8 + k] = T.float32(2)
+
+    b, c = np.zeros(480, "float32"), np.zeros(256, "float32")
+    _compile(in_rows)["in_rows"](b, c)
+    np.testing.assert_array_equal(b, np.ones(480, "float32"))
+    np.testing.assert_array_equal(c, np.full(256, 2, "float32"))
+
+
 # --------------------------------------------------------------------------- 64-bit loops
 def test_loop_bounds_past_int32_get_a_64_bit_loop_variable() -> None:
     """range(2**32 + 5, 2**32 + 9) used to get an int32 variable that wrapped and looped forever."""

@@ -11,7 +11,10 @@ constants (``if i < 64``, ``i == 0``, also in ``T.likely``, negated, joined by `
 judged within the ranges it leaves, and those of its ``else`` branch within the ranges its
 negation leaves; under any other condition (``if``, ``T.Select``, ``T.if_then_else``) only the
 dimensions whose index shares no variable with the condition are judged (the condition may be
-what keeps the others in bounds), and nothing under a condition that reads memory. Indices the
+what keeps the others in bounds), except where the condition bounds a linear combination of
+loop variables that takes every value in its range (``j * 8 + k < 60``) and the index is a
+multiple of it plus other loop variables: then its range under the condition is known and
+attained. Nothing is judged under a condition that reads memory. Indices the
 interval arithmetic cannot follow
 (symbolic sizes, loads) are left to the runtime checks.
 """
@@ -165,6 +168,80 @@ def _narrowed(
     return {var: (lo, hi)} if lo <= hi else None
 
 
+#: A condition ``e op C`` on a linear combination ``e`` of loop variables: its coefficients by
+#: variable, the constant of ``e``, and the values of ``e`` the condition leaves (all attained).
+LinearGuard = tuple[dict[Var, int], int, Interval]
+
+
+def _linear_vars(e: PrimExpr, ranges: dict[Var, Interval]) -> Optional[tuple[dict[Var, int], int]]:
+    """``e`` as ``{loop variable: coefficient}`` and a constant, when it is a linear combination
+    of variables of known range; None otherwise."""
+    exprs: dict = {}
+    terms, const = linear_form(e, exprs)
+    out: dict[Var, int] = {}
+    for key, coeff in terms.items():
+        v = exprs.get(key)
+        if not isinstance(v, Var) or v not in ranges:
+            return None
+        out[v] = coeff
+    return out, const
+
+
+def _dense(coeffs: dict[Var, int], ranges: dict[Var, Interval]) -> bool:
+    """Whether ``sum(c * v)`` takes every integer between its least and largest value (positive
+    coefficients, each at most one more than what the smaller terms span)."""
+    span = 0
+    for v, c in sorted(coeffs.items(), key=lambda kv: kv[1]):
+        if c <= 0 or c > span + 1:
+            return False
+        span += c * (ranges[v][1] - ranges[v][0])
+    return True
+
+
+def _linear_guard(cond: PrimExpr, ranges: dict[Var, Interval]) -> Optional[LinearGuard]:
+    """``cond`` as a :data:`LinearGuard` when it compares a dense linear combination of loop
+    variables with a constant (``j * 8 + k < 60``); None otherwise (or when nothing passes)."""
+    op = type(cond)
+    if op not in (LT, LE, GT, GE):
+        return None
+    e, c = cond.a, cond.b
+    if isinstance(e, IntImm) and not isinstance(c, IntImm):
+        e, c, op = c, e, _FLIPPED[op]
+    form = _linear_vars(e, ranges) if isinstance(c, IntImm) else None
+    if form is None or not form[0] or not _dense(form[0], ranges):
+        return None
+    coeffs, const = form
+    lo = const + sum(k * ranges[v][0] for v, k in coeffs.items())
+    hi = const + sum(k * ranges[v][1] for v, k in coeffs.items())
+    bound = c.value
+    lo, hi = {LT: (lo, min(hi, bound - 1)), LE: (lo, min(hi, bound)), GT: (max(lo, bound + 1), hi)}.get(
+        op, (max(lo, bound), hi)
+    )
+    return (coeffs, const, (lo, hi)) if lo <= hi else None
+
+
+def _guarded_interval(index: PrimExpr, guard: LinearGuard, ranges: dict[Var, Interval]) -> Optional[Interval]:
+    """The values ``index`` takes where ``guard`` holds, all attained, when it is ``q * e`` plus
+    a linear combination of other loop variables (``e`` the guard's expression); else None."""
+    form = _linear_vars(index, ranges)
+    if form is None:
+        return None
+    coeffs, const = form
+    gcoeffs, gconst, (elo, ehi) = guard
+    shared = [v for v in coeffs if v in gcoeffs]
+    if len(shared) != len(gcoeffs) or coeffs[shared[0]] % gcoeffs[shared[0]]:
+        return None
+    q = coeffs[shared[0]] // gcoeffs[shared[0]]
+    if any(coeffs[v] != q * gcoeffs[v] for v in shared):
+        return None
+    lo = hi = const - q * gconst
+    lo, hi = lo + min(q * elo, q * ehi), hi + max(q * elo, q * ehi)
+    for v, k in coeffs.items():
+        if v not in gcoeffs:
+            lo, hi = lo + min(k * ranges[v][0], k * ranges[v][1]), hi + max(k * ranges[v][0], k * ranges[v][1])
+    return lo, hi
+
+
 class _BoundsChecker(StmtExprVisitor):
     def __init__(self, func: PrimFunc) -> None:
         self.func = func
@@ -173,6 +250,7 @@ class _BoundsChecker(StmtExprVisitor):
         self.loops: dict[Var, For] = {}
         # the variables of each enclosing condition not judged by ranges; None: it reads memory
         self.guards: list[Optional[set[Var]]] = []
+        self.linear_guards: list[Optional[LinearGuard]] = []  # beside each guard, when it is one
         self.store_span = None  # of the store whose value is being judged (loads have no span)
 
     def visit_For(self, s: For) -> None:
@@ -193,10 +271,11 @@ class _BoundsChecker(StmtExprVisitor):
             out |= self._vars(self.lets[v]) if v in self.lets else {v}
         return out
 
-    def _guarded(self, cond: PrimExpr, *parts) -> None:
+    def _guarded(self, cond: PrimExpr, *parts, linear: Optional[LinearGuard] = None) -> None:
         reads = any_node(cond, lambda n: isinstance(n, (BufferLoad, Call)) and not _is_pure_hint(n))
         names = None if reads else self._vars(cond)
         self.guards.append(names or None)  # a constant condition may be false: what it guards, dead
+        self.linear_guards.append(linear)
         try:
             for p in parts:
                 if p is None:
@@ -207,6 +286,7 @@ class _BoundsChecker(StmtExprVisitor):
                     self.visit_stmt(p)
         finally:
             self.guards.pop()
+            self.linear_guards.pop()
 
     def visit_LetStmt(self, s: LetStmt) -> None:
         self.visit_expr(s.value)
@@ -218,7 +298,8 @@ class _BoundsChecker(StmtExprVisitor):
         self.visit_expr(s.condition)
         narrowed = _narrowed(s.condition, self.ranges, self.lets)
         if narrowed is None:
-            self._guarded(s.condition, s.then_case, s.else_case)
+            self._guarded(s.condition, s.then_case, linear=_linear_guard(s.condition, self.ranges))
+            self._guarded(s.condition, s.else_case)
             return
         self._within(narrowed, s.then_case)
         if s.else_case is not None:
@@ -263,27 +344,45 @@ class _BoundsChecker(StmtExprVisitor):
             return
         guard_vars = set().union(*self.guards) if self.guards else set()
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
-            if not isinstance(extent, IntImm) or (guard_vars and self._vars(index) & guard_vars):
-                continue  # a condition on the index's variables may be what keeps it in bounds
+            if not isinstance(extent, IntImm):
+                continue
+            if guard_vars and self._vars(index) & guard_vars:
+                span = self._under_linear_guard(index)
+                if span is None or (0 <= span[0] and span[1] < extent.value):
+                    continue  # a condition on the index's variables may be what keeps it in bounds
+                self._out_of_bounds(buf, dim, extent, index, span, node)
             span = _interval(index, self.ranges, self.lets)
             if span is None or (0 <= span[0] and span[1] < extent.value):
                 continue
             span = _cancelled_interval(index, self.ranges, self.lets) or span
             if 0 <= span[0] and span[1] < extent.value:
                 continue
-            used = set(free_vars(index))
-            loops = [v for v in self.loops if v in used]
-            got = f"index {span[0]}" if span[0] == span[1] else f"indices {span[0]} to {span[1]}"
-            if loops:
-                got += " (" + ", ".join(f"{v.name} in [{self.ranges[v][0]}, {self.ranges[v][1]}]" for v in loops) + ")"
-            valid = f"[0, {extent.value - 1}]" if extent.value > 0 else "none"
-            raise TIRVerifyError(
-                with_span(
-                    f"out-of-bounds access in {self.func.global_symbol}: dimension {dim} of buffer '{buf.name}' "
-                    f"has extent {extent.value} (valid indices: {valid}), got {got}",
-                    getattr(node, "span", None) or self.store_span or (self.loops[loops[0]].span if loops else None),
-                )
+            self._out_of_bounds(buf, dim, extent, index, span, node)
+
+    def _under_linear_guard(self, index: PrimExpr) -> Optional[Interval]:
+        """The values ``index`` takes when the one enclosing condition on its variables is a
+        :data:`LinearGuard` it is a multiple of plus other loop variables (all attained)."""
+        used = self._vars(index)
+        sharing = [i for i, g in enumerate(self.guards) if g and g & used]
+        if len(sharing) != 1 or self.linear_guards[sharing[0]] is None or any(v in self.lets for v in free_vars(index)):
+            return None
+        return _guarded_interval(index, self.linear_guards[sharing[0]], self.ranges)
+
+    def _out_of_bounds(self, buf: Buffer, dim: int, extent: IntImm, index: PrimExpr, span: Interval, node) -> None:
+        """Raise the error for ``index`` (taking ``span``) in dimension ``dim`` of ``buf``."""
+        used = set(free_vars(index))
+        loops = [v for v in self.loops if v in used]
+        got = f"index {span[0]}" if span[0] == span[1] else f"indices {span[0]} to {span[1]}"
+        if loops:
+            got += " (" + ", ".join(f"{v.name} in [{self.ranges[v][0]}, {self.ranges[v][1]}]" for v in loops) + ")"
+        valid = f"[0, {extent.value - 1}]" if extent.value > 0 else "none"
+        raise TIRVerifyError(
+            with_span(
+                f"out-of-bounds access in {self.func.global_symbol}: dimension {dim} of buffer '{buf.name}' "
+                f"has extent {extent.value} (valid indices: {valid}), got {got}",
+                getattr(node, "span", None) or self.store_span or (self.loops[loops[0]].span if loops else None),
             )
+        )
 
 
 def _is_pure_hint(n: object) -> bool:
