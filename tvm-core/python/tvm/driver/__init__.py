@@ -26,6 +26,7 @@ from tvm.runtime.module import Module
 from tvm.target import Target
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.tir.transform import lower
+from tvm.tir.transform.single_thread import binds_threads
 
 __all__ = ["BuildInfo", "compile", "build", "normalize_target"]
 
@@ -92,8 +93,6 @@ def _own_cpu_target(func: PrimFunc, target: Target) -> Optional[Target]:
     """The CPU target ``func`` names for itself in a module compiled for the device ``target``
     when it launches no kernel (it runs on the host, its arguments in host memory), else None (a
     CPU function that launches kernels is the host code of the device's module)."""
-    from tvm.tir.transform.single_thread import binds_threads
-
     own = func.attrs.get("target")
     if own is None or target.kind.codegen is None or binds_threads(func.body):
         return None

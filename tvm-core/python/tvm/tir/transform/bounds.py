@@ -158,14 +158,19 @@ def _narrowed(
             return None
         lo, hi = (lo + 1 if c == lo else lo), (hi - 1 if c == hi else hi)
     else:
-        lo, hi = {
-            LT: (lo, min(hi, c - 1)),
-            LE: (lo, min(hi, c)),
-            GT: (max(lo, c + 1), hi),
-            GE: (max(lo, c), hi),
-            EQ: (max(lo, c), min(hi, c)),
-        }[op]
+        lo, hi = _compared(op, lo, hi, c)
     return {var: (lo, hi)} if lo <= hi else None
+
+
+def _compared(op: type, lo: int, hi: int, c: int) -> Interval:
+    """The part of ``[lo, hi]`` whose values ``x`` satisfy ``x op c`` (empty when lo > hi)."""
+    return {
+        LT: (lo, min(hi, c - 1)),
+        LE: (lo, min(hi, c)),
+        GT: (max(lo, c + 1), hi),
+        GE: (max(lo, c), hi),
+        EQ: (max(lo, c), min(hi, c)),
+    }[op]
 
 
 #: A condition ``e op C`` on a linear combination ``e`` of loop variables: its coefficients by
@@ -213,10 +218,7 @@ def _linear_guard(cond: PrimExpr, ranges: dict[Var, Interval]) -> Optional[Linea
     coeffs, const = form
     lo = const + sum(k * ranges[v][0] for v, k in coeffs.items())
     hi = const + sum(k * ranges[v][1] for v, k in coeffs.items())
-    bound = c.value
-    lo, hi = {LT: (lo, min(hi, bound - 1)), LE: (lo, min(hi, bound)), GT: (max(lo, bound + 1), hi)}.get(
-        op, (max(lo, bound), hi)
-    )
+    lo, hi = _compared(op, lo, hi, c.value)
     return (coeffs, const, (lo, hi)) if lo <= hi else None
 
 
@@ -346,8 +348,9 @@ class _BoundsChecker(StmtExprVisitor):
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             if not isinstance(extent, IntImm):
                 continue
-            if guard_vars and self._vars(index) & guard_vars:
-                span = self._under_linear_guard(index)
+            used = self._vars(index)
+            if guard_vars and used & guard_vars:
+                span = self._under_linear_guard(index, used)
                 if span is None or (0 <= span[0] and span[1] < extent.value):
                     continue  # a condition on the index's variables may be what keeps it in bounds
                 self._out_of_bounds(buf, dim, extent, index, span, node)
@@ -359,10 +362,10 @@ class _BoundsChecker(StmtExprVisitor):
                 continue
             self._out_of_bounds(buf, dim, extent, index, span, node)
 
-    def _under_linear_guard(self, index: PrimExpr) -> Optional[Interval]:
-        """The values ``index`` takes when the one enclosing condition on its variables is a
-        :data:`LinearGuard` it is a multiple of plus other loop variables (all attained)."""
-        used = self._vars(index)
+    def _under_linear_guard(self, index: PrimExpr, used: set[Var]) -> Optional[Interval]:
+        """The values ``index`` (of variables ``used``) takes when the one enclosing condition on
+        its variables is a :data:`LinearGuard` it is a multiple of plus other loop variables (all
+        attained)."""
         sharing = [i for i, g in enumerate(self.guards) if g and g & used]
         if len(sharing) != 1 or self.linear_guards[sharing[0]] is None or any(v in self.lets for v in free_vars(index)):
             return None

@@ -33,11 +33,14 @@ def binds_threads(node: Any) -> bool:
     return any_node(node, lambda n: isinstance(n, For) and n.kind is ForKind.THREAD_BINDING)
 
 
+def _memory_work(node: Any) -> bool:
+    """Whether ``node`` reads, writes or allocates memory."""
+    return isinstance(node, (BufferStore, BufferLoad, Allocate))
+
+
 def _device_work(node: Any) -> bool:
     """Whether ``node`` must run on the device: memory access, an allocation or a call."""
-    if isinstance(node, (BufferStore, BufferLoad, Allocate)):
-        return True
-    return isinstance(node, Evaluate) and any_node(node.value, lambda n: isinstance(n, Call))
+    return _memory_work(node) or (isinstance(node, Evaluate) and any_node(node.value, lambda n: isinstance(n, Call)))
 
 
 def launch_as_one_thread(func: PrimFunc, target: Any) -> PrimFunc:
@@ -67,10 +70,6 @@ def launch_as_one_thread(func: PrimFunc, target: Any) -> PrimFunc:
         stacklevel=4,
     )
     return func.with_body(body)
-
-
-def _memory_work(node: Any) -> bool:
-    return isinstance(node, (BufferStore, BufferLoad, Allocate))
 
 
 def _host_call(node: Any) -> bool:
