@@ -32,6 +32,62 @@ std::string NoPlatform() {
   return "no OpenCL platform found (no ICD is installed or registered under " + where + ")";
 }
 
+/*! \brief "3.0" from "OpenCL 3.0 PoCL ..." (the device's OpenCL version). */
+std::string VersionNumber(const std::string& version) {
+  const std::string prefix = "OpenCL ";
+  if (version.compare(0, prefix.size(), prefix) != 0) return version;
+  std::string rest = version.substr(prefix.size());
+  return rest.substr(0, rest.find(' '));
+}
+
+const char* DeviceKind(cl_device_type type) {
+  if (type & CL_DEVICE_TYPE_GPU) return "gpu";
+  if (type & CL_DEVICE_TYPE_CPU) return "cpu";
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+/*! \brief CL_DEVICE_MAX_WORK_ITEM_SIZES, three entries (1 past the device's dimensions). */
+std::vector<int64_t> WorkItemSizes(cl_device_id d) {
+  cl_uint ndim = DeviceScalar<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
+  std::vector<size_t> sizes(ndim < 3 ? 3 : ndim, 1);
+  Get().clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizes.size() * sizeof(size_t),
+                        sizes.data(), nullptr);
+  return {static_cast<int64_t>(sizes[0]), static_cast<int64_t>(sizes[1]),
+          static_cast<int64_t>(sizes[2])};
+}
+
+/*! \brief Every attribute of a found device, by key. */
+AttributeList ReadAttributes(const DeviceInfo& d) {
+  cl_device_id id = d.device;
+  auto scalar = [id](cl_device_info key, auto zero) {
+    return static_cast<int64_t>(DeviceScalar<decltype(zero)>(id, key));
+  };
+  std::vector<int64_t> sizes = WorkItemSizes(id);
+  // No portable notion of a warp: vendor queries where present, else 1.
+  int64_t warp = scalar(CL_DEVICE_WARP_SIZE_NV, cl_uint{});
+  if (warp == 0) warp = scalar(CL_DEVICE_WAVEFRONT_WIDTH_AMD, cl_uint{});
+  return {
+      {"name", ffi::String(d.name)},
+      {"max_threads_per_block", scalar(CL_DEVICE_MAX_WORK_GROUP_SIZE, size_t{})},
+      {"warp_size", warp == 0 ? 1 : warp},
+      {"max_shared_memory_per_block", static_cast<int64_t>(d.local_mem_size)},
+      {"multi_processor_count", scalar(CL_DEVICE_MAX_COMPUTE_UNITS, cl_uint{})},
+      {"compute_version", ffi::String(VersionNumber(d.version))},
+      {"total_global_memory", scalar(CL_DEVICE_GLOBAL_MEM_SIZE, cl_ulong{})},
+      {"max_clock_rate", scalar(CL_DEVICE_MAX_CLOCK_FREQUENCY, cl_uint{}) * 1000},  // MHz -> kHz
+      {"api_version", ffi::String(d.version)},
+      {"driver_version", ffi::String(d.driver_version)},
+      {"max_thread_dimensions", ffi::Array<int64_t>(sizes.begin(), sizes.end())},
+      // OpenCL-specific.
+      {"device_extensions", ffi::String(d.extensions)},
+      {"opencl_c_version", ffi::String(DeviceString(id, CL_DEVICE_OPENCL_C_VERSION))},
+      {"platform_name", ffi::String(d.platform_name)},
+      {"device_kind", ffi::String(DeviceKind(DeviceScalar<cl_device_type>(id, CL_DEVICE_TYPE)))},
+      {"max_mem_alloc_size", scalar(CL_DEVICE_MAX_MEM_ALLOC_SIZE, cl_ulong{})},
+  };
+}
+
 /*! \brief The devices of `platform` in one context, each with its default queue, into `out`;
  *  problems (a device that cannot get a queue) are appended to `problems`. */
 void AddPlatform(cl_platform_id platform, std::vector<DeviceInfo>* out, std::string* problems) {
@@ -60,6 +116,7 @@ void AddPlatform(cl_platform_id platform, std::vector<DeviceInfo>* out, std::str
     info.extensions = DeviceString(id, CL_DEVICE_EXTENSIONS);
     info.driver_version = DeviceString(id, CL_DRIVER_VERSION);
     info.local_mem_size = DeviceScalar<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE);
+    info.attributes = ReadAttributes(info);
     info.default_queue = Get().clCreateCommandQueue(ctx, id, 0, &rc);
     if (rc != CL_SUCCESS || info.default_queue == nullptr) {
       *problems +=
@@ -69,79 +126,6 @@ void AddPlatform(cl_platform_id platform, std::vector<DeviceInfo>* out, std::str
     out->push_back(std::move(info));
   }
 }
-
-/*! \brief "3.0" from "OpenCL 3.0 PoCL ..." (the device's OpenCL version). */
-std::string VersionNumber(const std::string& version) {
-  const std::string prefix = "OpenCL ";
-  if (version.compare(0, prefix.size(), prefix) != 0) return version;
-  std::string rest = version.substr(prefix.size());
-  return rest.substr(0, rest.find(' '));
-}
-
-const char* DeviceKind(cl_device_type type) {
-  if (type & CL_DEVICE_TYPE_GPU) return "gpu";
-  if (type & CL_DEVICE_TYPE_CPU) return "cpu";
-  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
-  return "other";
-}
-
-/*! \brief CL_DEVICE_MAX_WORK_ITEM_SIZES, three entries (1 past the device's dimensions). */
-std::vector<int64_t> WorkItemSizes(cl_device_id d) {
-  cl_uint ndim = DeviceScalar<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
-  std::vector<size_t> sizes(ndim < 3 ? 3 : ndim, 1);
-  Get().clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizes.size() * sizeof(size_t),
-                        sizes.data(), nullptr);
-  return {static_cast<int64_t>(sizes[0]), static_cast<int64_t>(sizes[1]),
-          static_cast<int64_t>(sizes[2])};
-}
-
-template <typename T>
-int64_t Scalar(const DeviceInfo& d, cl_device_info key) {
-  return static_cast<int64_t>(DeviceScalar<T>(d.device, key));
-}
-
-using D = const DeviceInfo&;
-/*! \brief Every attribute of an existing device, by key. */
-const std::pair<const char*, ffi::Any (*)(D)> kAttributes[] = {
-    {"name", [](D d) -> ffi::Any { return ffi::String(d.name); }},
-    {"max_threads_per_block",
-     [](D d) -> ffi::Any { return Scalar<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE); }},
-    {"warp_size",  // no portable notion of a warp: vendor queries where present, else 1
-     [](D d) -> ffi::Any {
-       cl_uint w = DeviceScalar<cl_uint>(d.device, CL_DEVICE_WARP_SIZE_NV);
-       if (w == 0) w = DeviceScalar<cl_uint>(d.device, CL_DEVICE_WAVEFRONT_WIDTH_AMD);
-       return int64_t{w == 0 ? 1 : w};
-     }},
-    {"max_shared_memory_per_block",
-     [](D d) -> ffi::Any { return static_cast<int64_t>(d.local_mem_size); }},
-    {"multi_processor_count",
-     [](D d) -> ffi::Any { return Scalar<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS); }},
-    {"compute_version", [](D d) -> ffi::Any { return ffi::String(VersionNumber(d.version)); }},
-    {"total_global_memory",
-     [](D d) -> ffi::Any { return Scalar<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE); }},
-    {"max_clock_rate",  // MHz in OpenCL, kHz in TVM
-     [](D d) -> ffi::Any { return Scalar<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY) * 1000; }},
-    {"api_version", [](D d) -> ffi::Any { return ffi::String(d.version); }},
-    {"driver_version", [](D d) -> ffi::Any { return ffi::String(d.driver_version); }},
-    {"max_thread_dimensions",
-     [](D d) -> ffi::Any {
-       std::vector<int64_t> sizes = WorkItemSizes(d.device);
-       return ffi::Array<int64_t>(sizes.begin(), sizes.end());
-     }},
-    // OpenCL-specific.
-    {"device_extensions", [](D d) -> ffi::Any { return ffi::String(d.extensions); }},
-    {"opencl_c_version",
-     [](D d) -> ffi::Any {
-       return ffi::String(DeviceString(d.device, CL_DEVICE_OPENCL_C_VERSION));
-     }},
-    {"platform_name", [](D d) -> ffi::Any { return ffi::String(d.platform_name); }},
-    {"device_kind",
-     [](D d) -> ffi::Any {
-       return ffi::String(DeviceKind(DeviceScalar<cl_device_type>(d.device, CL_DEVICE_TYPE)));
-     }},
-    {"max_mem_alloc_size",
-     [](D d) -> ffi::Any { return Scalar<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE); }},
-};
 
 }  // namespace
 
@@ -198,19 +182,7 @@ const DeviceInfo& OpenCLDriver::Device(int id) {
 }
 
 ffi::Any OpenCLDriver::Attribute(int dev_id, const std::string& key) {
-  for (const auto& entry : kAttributes) {
-    if (key == entry.first) return entry.second(Device(dev_id));
-  }
-  return ffi::Any();
-}
-
-int OpenCLDriver::ReadLimits(int dev_id, LaunchLimits* limits) {
-  const DeviceInfo& dev = Device(dev_id);
-  std::vector<int64_t> sizes = WorkItemSizes(dev.device);
-  for (int a = 0; a < 3; ++a) limits->block[a] = sizes[a];
-  limits->threads_per_block = Scalar<size_t>(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE);
-  if (dev.local_mem_size > 0) limits->shared_bytes = static_cast<int64_t>(dev.local_mem_size);
-  return CL_SUCCESS;
+  return FindAttribute(Device(dev_id).attributes, key);
 }
 
 int OpenCLDriver::Allocate(int dev_id, size_t nbytes, void** buffer) {

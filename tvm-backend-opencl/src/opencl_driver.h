@@ -37,6 +37,7 @@ struct DeviceInfo {
   std::string extensions;
   std::string driver_version;
   cl_ulong local_mem_size = 0;  // bytes of __local memory one work-group may use
+  AttributeList attributes;     // read once, when the device is found
 
   bool HasExtension(const std::string& ext) const;
 };
@@ -92,7 +93,6 @@ class OpenCLDriver final : public HandleDriver {
   int DeviceCount() final { return static_cast<int>(discovery_.TryGet()->devices.size()); }
   std::string ErrorString(int status) final { return cl::ErrorString(status); }
   ffi::Any Attribute(int dev_id, const std::string& key) final;
-  int ReadLimits(int dev_id, LaunchLimits* limits) final;
   int Allocate(int dev_id, size_t nbytes, void** buffer) final;
   int Release(void* buffer) final { return Get().clReleaseMemObject(static_cast<cl_mem>(buffer)); }
   int Write(void* queue, void* buffer, size_t offset, const void* host, size_t nbytes) final;

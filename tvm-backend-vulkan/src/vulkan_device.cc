@@ -188,6 +188,7 @@ std::string VulkanRuntime::Discover() {
     PhysicalDeviceInfo info;
     std::string problem;
     if (DescribeDevice(phys[i], &info, &problem)) {
+      info.attributes = AttributesOf(info);
       infos_.push_back(std::move(info));
     } else {
       problems += (problems.empty() ? "" : "; ") + problem;

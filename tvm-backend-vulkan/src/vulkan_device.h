@@ -82,7 +82,12 @@ struct PhysicalDeviceInfo {
   DeviceFeatures features;
   /*! \brief Device extensions the logical device enables. */
   std::vector<const char*> extensions;
+  /*! \brief Every attribute GetAttr answers, by key (AttributesOf, when the device is found). */
+  tvm::runtime::AttributeList attributes;
 };
+
+/*! \brief The attributes of a described device, by key. */
+tvm::runtime::AttributeList AttributesOf(const PhysicalDeviceInfo& d);
 
 /*! \brief What a buffer handle (DLTensor::data) points to. */
 struct VulkanBuffer {

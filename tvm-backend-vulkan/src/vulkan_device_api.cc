@@ -57,55 +57,43 @@ ffi::Array<int64_t> Triple(const uint32_t* v) {
   return out;
 }
 
-using Attr = ffi::Any (*)(const PhysicalDeviceInfo&);
-using D = const PhysicalDeviceInfo&;
+}  // namespace
 
-/*! \brief Every attribute of an existing device, by key ("exist" and "unavailable_reason" are
- *  answered before the table). */
-const std::pair<const char*, Attr> kAttributes[] = {
-    {"name", [](D d) -> ffi::Any { return ffi::String(d.name); }},
-    {"max_threads_per_block",
-     [](D d) -> ffi::Any { return int64_t{d.props.limits.maxComputeWorkGroupInvocations}; }},
-    {"warp_size", [](D d) -> ffi::Any { return int64_t{d.subgroup_size}; }},
-    {"max_shared_memory_per_block",
-     [](D d) -> ffi::Any { return int64_t{d.props.limits.maxComputeSharedMemorySize}; }},
-    {"compute_version",
-     [](D d) -> ffi::Any { return ffi::String(MajorMinor(d.props.apiVersion)); }},
-    {"api_version", [](D d) -> ffi::Any { return ffi::String(MajorMinor(d.props.apiVersion)); }},
-    {"driver_version", [](D d) -> ffi::Any { return ffi::String(DriverVersion(d.props)); }},
-    {"max_thread_dimensions",
-     [](D d) -> ffi::Any { return Triple(d.props.limits.maxComputeWorkGroupSize); }},
-    {"total_global_memory",
-     [](D d) -> ffi::Any { return static_cast<int64_t>(d.device_local_bytes); }},
-    // Vulkan-specific.
-    {"max_storage_buffer_range",
-     [](D d) -> ffi::Any { return int64_t{d.props.limits.maxStorageBufferRange}; }},
-    {"max_push_constants_size",
-     [](D d) -> ffi::Any { return int64_t{d.props.limits.maxPushConstantsSize}; }},
-    {"max_uniform_buffer_range",
-     [](D d) -> ffi::Any { return int64_t{d.props.limits.maxUniformBufferRange}; }},
-    {"max_work_group_count",
-     [](D d) -> ffi::Any { return Triple(d.props.limits.maxComputeWorkGroupCount); }},
-    {"min_storage_buffer_offset_alignment",
-     [](D d) -> ffi::Any {
-       return static_cast<int64_t>(d.props.limits.minStorageBufferOffsetAlignment);
-     }},
-    {"max_memory_allocation_size",
-     [](D d) -> ffi::Any { return static_cast<int64_t>(d.max_allocation_size); }},
-    {"supports_float16", [](D d) -> ffi::Any { return d.features.float16; }},
-    {"supports_float64", [](D d) -> ffi::Any { return d.features.float64; }},
-    {"supports_int64", [](D d) -> ffi::Any { return d.features.int64; }},
-    {"supports_int8", [](D d) -> ffi::Any { return d.features.int8; }},
-    {"supports_int16", [](D d) -> ffi::Any { return d.features.int16; }},
-    {"supports_storage_buffer_8bit",
-     [](D d) -> ffi::Any { return d.features.storage_buffer_8bit; }},
-    {"supports_storage_buffer_16bit",
-     [](D d) -> ffi::Any { return d.features.storage_buffer_16bit; }},
-    {"supports_push_descriptor", [](D d) -> ffi::Any { return d.features.push_descriptor; }},
-    {"subgroup_operations",
-     [](D d) -> ffi::Any { return int64_t{d.features.subgroup_operations}; }},
-    {"device_kind", [](D d) -> ffi::Any { return ffi::String(DeviceKind(d.props.deviceType)); }},
-};
+tvm::runtime::AttributeList AttributesOf(const PhysicalDeviceInfo& d) {
+  const VkPhysicalDeviceLimits& lim = d.props.limits;
+  const DeviceFeatures& f = d.features;
+  return {
+      {"name", ffi::String(d.name)},
+      {"max_threads_per_block", int64_t{lim.maxComputeWorkGroupInvocations}},
+      {"warp_size", int64_t{d.subgroup_size}},
+      {"max_shared_memory_per_block", int64_t{lim.maxComputeSharedMemorySize}},
+      {"compute_version", ffi::String(MajorMinor(d.props.apiVersion))},
+      {"api_version", ffi::String(MajorMinor(d.props.apiVersion))},
+      {"driver_version", ffi::String(DriverVersion(d.props))},
+      {"max_thread_dimensions", Triple(lim.maxComputeWorkGroupSize)},
+      {"total_global_memory", static_cast<int64_t>(d.device_local_bytes)},
+      // Vulkan-specific.
+      {"max_storage_buffer_range", int64_t{lim.maxStorageBufferRange}},
+      {"max_push_constants_size", int64_t{lim.maxPushConstantsSize}},
+      {"max_uniform_buffer_range", int64_t{lim.maxUniformBufferRange}},
+      {"max_work_group_count", Triple(lim.maxComputeWorkGroupCount)},
+      {"min_storage_buffer_offset_alignment",
+       static_cast<int64_t>(lim.minStorageBufferOffsetAlignment)},
+      {"max_memory_allocation_size", static_cast<int64_t>(d.max_allocation_size)},
+      {"supports_float16", f.float16},
+      {"supports_float64", f.float64},
+      {"supports_int64", f.int64},
+      {"supports_int8", f.int8},
+      {"supports_int16", f.int16},
+      {"supports_storage_buffer_8bit", f.storage_buffer_8bit},
+      {"supports_storage_buffer_16bit", f.storage_buffer_16bit},
+      {"supports_push_descriptor", f.push_descriptor},
+      {"subgroup_operations", int64_t{f.subgroup_operations}},
+      {"device_kind", ffi::String(DeviceKind(d.props.deviceType))},
+  };
+}
+
+namespace {
 
 /*! \brief The runtime for an operation on vulkan(`id`); throws naming `what` and the fix when
  *         this machine has no usable Vulkan device. */
@@ -131,10 +119,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
     bool exist = rt != nullptr && dev.device_id >= 0 && dev.device_id < rt->num_devices();
     if (key == "exist") return exist;
     if (!exist) return ffi::Any();
-    for (const auto& entry : kAttributes) {
-      if (key == entry.first) return entry.second(rt->Info(dev.device_id));
-    }
-    return ffi::Any();
+    return tvm::runtime::FindAttribute(rt->Info(dev.device_id).attributes, key);
   }
 
   void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t /*alignment*/) final {

@@ -20,9 +20,6 @@ using tvm::runtime::DeviceAPI;
 
 namespace {
 
-using Attr = ffi::Any (*)(const WebGPUDevice&);
-using D = const WebGPUDevice&;
-
 std::string WgpuNativeVersion() {
   uint32_t v = api.GetVersion();
   return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
@@ -30,37 +27,30 @@ std::string WgpuNativeVersion() {
 }
 
 /*! \brief Every attribute of the device, by key ("exist" and "unavailable_reason" come first). */
-const std::pair<const char*, Attr> kAttributes[] = {
-    {"name", [](D d) -> ffi::Any { return ffi::String(d.name); }},
-    {"max_threads_per_block",
-     [](D d) -> ffi::Any { return int64_t{d.limits.maxComputeInvocationsPerWorkgroup}; }},
-    {"warp_size", [](D) -> ffi::Any { return int64_t{1}; }},
-    {"max_shared_memory_per_block",
-     [](D d) -> ffi::Any { return int64_t{d.limits.maxComputeWorkgroupStorageSize}; }},
-    {"max_thread_dimensions",
-     [](D d) -> ffi::Any {
-       return ffi::Array<int64_t>{int64_t{d.limits.maxComputeWorkgroupSizeX},
-                                  int64_t{d.limits.maxComputeWorkgroupSizeY},
-                                  int64_t{d.limits.maxComputeWorkgroupSizeZ}};
-     }},
-    {"api_version", [](D) -> ffi::Any { return ffi::String("webgpu"); }},
-    {"driver_version", [](D) -> ffi::Any { return ffi::String(WgpuNativeVersion()); }},
-    {"total_global_memory",
-     [](D d) -> ffi::Any { return static_cast<int64_t>(d.limits.maxBufferSize); }},
-    // WebGPU-specific.
-    {"vendor", [](D d) -> ffi::Any { return ffi::String(d.vendor); }},
-    {"architecture", [](D d) -> ffi::Any { return ffi::String(d.architecture); }},
-    {"backend", [](D d) -> ffi::Any { return ffi::String(d.backend); }},
-    {"supports_float16", [](D d) -> ffi::Any { return d.has_f16; }},
-    {"max_storage_buffers_per_shader_stage",
-     [](D d) -> ffi::Any { return int64_t{d.limits.maxStorageBuffersPerShaderStage}; }},
-    {"max_storage_buffer_binding_size",
-     [](D d) -> ffi::Any { return static_cast<int64_t>(d.limits.maxStorageBufferBindingSize); }},
-    {"max_compute_workgroups_per_dimension",
-     [](D d) -> ffi::Any { return int64_t{d.limits.maxComputeWorkgroupsPerDimension}; }},
-    {"min_storage_buffer_offset_alignment",
-     [](D d) -> ffi::Any { return int64_t{d.limits.minStorageBufferOffsetAlignment}; }},
-};
+tvm::runtime::AttributeList AttributesOf(const WebGPUDevice& d) {
+  const WGPULimits& lim = d.limits;
+  return {
+      {"name", ffi::String(d.name)},
+      {"max_threads_per_block", int64_t{lim.maxComputeInvocationsPerWorkgroup}},
+      {"warp_size", int64_t{1}},
+      {"max_shared_memory_per_block", int64_t{lim.maxComputeWorkgroupStorageSize}},
+      {"max_thread_dimensions", ffi::Array<int64_t>{int64_t{lim.maxComputeWorkgroupSizeX},
+                                                    int64_t{lim.maxComputeWorkgroupSizeY},
+                                                    int64_t{lim.maxComputeWorkgroupSizeZ}}},
+      {"api_version", ffi::String("webgpu")},
+      {"driver_version", ffi::String(WgpuNativeVersion())},
+      {"total_global_memory", static_cast<int64_t>(lim.maxBufferSize)},
+      // WebGPU-specific.
+      {"vendor", ffi::String(d.vendor)},
+      {"architecture", ffi::String(d.architecture)},
+      {"backend", ffi::String(d.backend)},
+      {"supports_float16", d.has_f16},
+      {"max_storage_buffers_per_shader_stage", int64_t{lim.maxStorageBuffersPerShaderStage}},
+      {"max_storage_buffer_binding_size", static_cast<int64_t>(lim.maxStorageBufferBindingSize)},
+      {"max_compute_workgroups_per_dimension", int64_t{lim.maxComputeWorkgroupsPerDimension}},
+      {"min_storage_buffer_offset_alignment", int64_t{lim.minStorageBufferOffsetAlignment}},
+  };
+}
 
 WebGPUDevice* Require(const char* what, int id) {
   if (id != 0) {
@@ -84,10 +74,8 @@ class WebGPUDeviceAPI final : public DeviceAPI {
     bool exist = d != nullptr && dev.device_id == 0;
     if (key == "exist") return exist;
     if (!exist) return ffi::Any();
-    for (const auto& entry : kAttributes) {
-      if (key == entry.first) return entry.second(*d);
-    }
-    return ffi::Any();
+    static const tvm::runtime::AttributeList attributes = AttributesOf(*d);  // one device
+    return tvm::runtime::FindAttribute(attributes, key);
   }
 
   void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t /*alignment*/) final {

@@ -110,18 +110,13 @@ void DeviceAPI::Register(int device_type, DeviceAPI* api) {
   reg->apis[device_type] = api;
 }
 
-HostMemoryDeviceAPI::HostMemoryDeviceAPI(std::string name, int num_devices,
-                                         std::vector<std::pair<std::string, ffi::Any>> attrs)
+HostMemoryDeviceAPI::HostMemoryDeviceAPI(std::string name, int num_devices, AttributeList attrs)
     : name_(std::move(name)), num_devices_(num_devices), attrs_(std::move(attrs)) {}
 
 ffi::Any HostMemoryDeviceAPI::GetAttr(DLDevice dev, const std::string& key) {
   bool exist = dev.device_id >= 0 && dev.device_id < num_devices_;
   if (key == "exist") return exist;
-  if (!exist) return ffi::Any();
-  for (const auto& [k, v] : attrs_) {
-    if (k == key) return v;
-  }
-  return ffi::Any();
+  return exist ? FindAttribute(attrs_, key) : ffi::Any();
 }
 
 void HostMemoryDeviceAPI::CheckDevice(DLDevice dev) const {

@@ -28,6 +28,17 @@ namespace runtime {
  * device of this type is usable, "" when one is; shown by `python -m tvm.backend`).
  * An unknown key returns None.
  */
+/*! \brief One device's attributes by key, read from the driver once (when the device is found). */
+using AttributeList = std::vector<std::pair<std::string, ffi::Any>>;
+
+/*! \brief The value of `key` in `attrs`, None when the list has no such key. */
+inline ffi::Any FindAttribute(const AttributeList& attrs, const std::string& key) {
+  for (const auto& [name, value] : attrs) {
+    if (name == key) return value;
+  }
+  return ffi::Any();
+}
+
 class TVM_RUNTIME_DLL DeviceAPI {
  public:
   virtual ~DeviceAPI() = default;
@@ -83,8 +94,7 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
    * \param num_devices How many devices exist (ids 0 .. num_devices - 1).
    * \param attrs Attribute values of every device, by key.
    */
-  HostMemoryDeviceAPI(std::string name, int num_devices,
-                      std::vector<std::pair<std::string, ffi::Any>> attrs);
+  HostMemoryDeviceAPI(std::string name, int num_devices, AttributeList attrs);
   ffi::Any GetAttr(DLDevice dev, const std::string& key) override;
   void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) override;
   void FreeDataSpace(DLDevice dev, void* ptr) override;
@@ -100,7 +110,7 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
  private:
   std::string name_;
   int num_devices_;
-  std::vector<std::pair<std::string, ffi::Any>> attrs_;
+  AttributeList attrs_;
 };
 
 /*!

@@ -16,6 +16,7 @@
 #define TVM_RUNTIME_HANDLE_DRIVER_H_
 
 #include <tvm/ffi/any.h>
+#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
@@ -78,7 +79,21 @@ class HandleDriver {
   virtual std::string ErrorString(int status) = 0;
   /*! \brief Attribute `key` of existing device `dev_id`, None when the driver has no such key. */
   virtual ffi::Any Attribute(int dev_id, const std::string& key) = 0;
-  virtual int ReadLimits(int dev_id, LaunchLimits* limits) = 0;
+  /*! \brief The launch limits of `dev_id`; by default from its "max_thread_dimensions",
+   *  "max_threads_per_block" and "max_shared_memory_per_block" attributes (where it has them). */
+  virtual int ReadLimits(int dev_id, LaunchLimits* limits) {
+    auto dims = Attribute(dev_id, "max_thread_dimensions").try_cast<ffi::Array<int64_t>>();
+    for (size_t a = 0; dims.has_value() && a < 3 && a < dims->size(); ++a) {
+      limits->block[a] = (*dims)[a];
+    }
+    auto read = [&](const char* key, int64_t* out) {
+      auto value = Attribute(dev_id, key).try_cast<int64_t>();
+      if (value.has_value() && *value > 0) *out = *value;
+    };
+    read("max_threads_per_block", &limits->threads_per_block);
+    read("max_shared_memory_per_block", &limits->shared_bytes);
+    return 0;
+  }
   virtual int Allocate(int dev_id, size_t nbytes, void** buffer) = 0;
   virtual int Release(void* buffer) = 0;
   /*! \brief Blocking copies between host memory and a buffer, ordered after `queue`'s work. */
