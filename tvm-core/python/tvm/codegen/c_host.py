@@ -24,7 +24,9 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.analysis import any_node
 from tvm.tir.functor import post_order_visit
+from tvm.tir.transform.runtime_bounds import INDEX_OUT_OF_BOUNDS
 
 from .c_family import CFamilyPrinter, CodegenError
 
@@ -188,6 +190,7 @@ class CPrinter(CFamilyPrinter):
         super().__init__()
         self.has_parallel = False
         self._parallel_depth = 0
+        self._structured_depth = 0  # enclosing parallel and vectorized loops
         self._launch_handles: dict[str, str] = {}
         self._views: list[str] = []  # tensor views made for the T.call_packed being printed
         #: the statements releasing the heap buffers live at this point, innermost last
@@ -238,13 +241,37 @@ class CPrinter(CFamilyPrinter):
 
     def visit_For(self, s: S.For) -> None:
         par = s.kind is S.ForKind.PARALLEL
+        structured = par or s.kind is S.ForKind.VECTORIZED  # an OpenMP loop: no return inside
+        collects = structured and self._structured_depth == 0 and any_node(s.body, _is_index_error)
+        if collects:  # a failed run-time bounds check is recorded, and raised after the loop
+            self.helpers.setdefault("tvm_index_error", _INDEX_ERROR_HELPER)
+            self.emit("{")
+            self.emit("tvm_index_error_t tvm_index_error = {0, NULL, 0, 0};")
         self._parallel_depth += par
+        self._structured_depth += structured
         self._loop_marks.append(len(self._heaps))
         try:
             super().visit_For(s)
         finally:
             self._parallel_depth -= par
+            self._structured_depth -= structured
             self._loop_marks.pop()
+        if collects:
+            e = "tvm_index_error"
+            raise_ = self.fail_return(f"tvm_index_error_raise({e}.where, {e}.index, {e}.extent)")
+            self.emit(f"if (TVM_UNLIKELY({e}.claimed)) {raise_}")
+            self.emit("}")
+
+    def print_index_error(self, call: E.Call) -> None:
+        """A failed run-time bounds check (``tvm_index_out_of_bounds(where, index, extent)``):
+        IndexError now, or inside an OpenMP loop recorded and raised after it."""
+        self.helpers.setdefault("tvm_index_error", _INDEX_ERROR_HELPER)
+        where = call.args[0].value.replace("\\", "\\\\").replace('"', '\\"')
+        args = f'"{where}", (long long)({self.expr(call.args[1])}), (long long)({self.expr(call.args[2])})'
+        if self._structured_depth:
+            self.emit(f"tvm_index_error_record(&tvm_index_error, {args});")
+        else:
+            self.emit(self.fail_return(f"tvm_index_error_raise({args})"))
 
     def visit_While(self, s: S.While) -> None:
         self._loop_marks.append(len(self._heaps))
@@ -317,6 +344,9 @@ class CPrinter(CFamilyPrinter):
             return
         if isinstance(v, E.Call) and v.op == "call_packed":
             self.print_call_packed(v)
+            return
+        if _is_index_error(v):
+            self.print_index_error(v)
             return
         super().visit_Evaluate(s)
 
@@ -431,6 +461,31 @@ class HostModuleSource:
     has_launch: bool = False
     extern_functions: list[str] = field(default_factory=list)  # what T.call_extern names
 
+
+def _is_index_error(node: Any) -> bool:
+    """Whether ``node`` is the failure of a run-time bounds check (tvm.tir.transform.runtime_bounds)."""
+    return isinstance(node, E.Call) and node.op == INDEX_OUT_OF_BOUNDS
+
+
+_INDEX_ERROR_HELPER = r"""typedef struct {
+  int claimed;
+  const char* where;
+  long long index, extent;
+} tvm_index_error_t;
+
+static TVM_COLD int tvm_index_error_raise(const char* where, long long index, long long extent) {
+  return tvm_raise("IndexError", "out-of-bounds access in %s has extent %lld, got index %lld (an index known only "
+                   "at run time)", where, extent, index);
+}
+
+static TVM_COLD void tvm_index_error_record(tvm_index_error_t* e, const char* where, long long index,
+                                            long long extent) {
+  if (__atomic_exchange_n(&e->claimed, 1, __ATOMIC_ACQ_REL) == 0) {
+    e->where = where;
+    e->index = index;
+    e->extent = extent;
+  }
+}"""
 
 _DEVICE_ALLOC_HELPER = r"""static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
                            TVMFFIAny third, TVMFFIAny* ret) {

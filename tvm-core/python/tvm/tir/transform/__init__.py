@@ -22,6 +22,8 @@
   binding of one that binds some (with a :class:`SingleThreadKernelWarning`); shared and local
   buffers that several launches use live in device memory (a :class:`MemoryPlacementWarning`)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
+* :func:`check_indices_at_run_time` -- on CPU targets, indices known only at run time (read from
+  memory, or a scalar argument that sizes no buffer) compared with the extents before each access
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
 """
@@ -35,6 +37,7 @@ from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
 from .legalize import legalize_arithmetic, legalize_log1p
 from .placement import MemoryPlacementWarning
+from .runtime_bounds import check_indices_at_run_time
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
 from .simplify import simplify, simplify_expr, simplify_stmt
 from .single_thread import SingleThreadKernelWarning, launch_as_one_thread
@@ -50,6 +53,7 @@ __all__ = [
     "buffer_strides",
     "check_capabilities",
     "check_constant_bounds",
+    "check_indices_at_run_time",
     "dynamic_shared_bytes",
     "flat_index",
     "flatten_buffers",

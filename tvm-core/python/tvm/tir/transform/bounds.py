@@ -15,8 +15,9 @@ what keeps the others in bounds), except where the condition bounds a linear com
 loop variables that takes every value in its range (``j * 8 + k < 60``) and the index is a
 multiple of it plus other loop variables: then its range under the condition is known and
 attained. Nothing is judged under a condition that reads memory. Indices the
-interval arithmetic cannot follow
-(symbolic sizes, loads) are left to the runtime checks.
+interval arithmetic cannot follow (symbolic sizes, loads) are left to the checks of the
+arguments' shapes at the call and, on CPU targets, to
+:func:`~tvm.tir.transform.runtime_bounds.check_indices_at_run_time`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ the static limit but within the opt-in one move to dynamic shared memory) -> :fu
 using a moved shared buffer or shared memory without any barrier, where threads would race on
 it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
-dimensions) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
+dimensions) -> on CPU targets :func:`check_indices_at_run_time` (indices known only at run time
+are compared with the extents before use) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
 thread-bound nests stay on the host and launch once per iteration) -> the target kind's passes
 and the capability check on every kernel (:mod:`.capabilities`).
 
@@ -72,6 +73,7 @@ from tvm.tir.stmt import (
 )
 
 from .bounds import check_constant_bounds
+from .runtime_bounds import check_indices_at_run_time
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
 from .float8 import legalize_float8
@@ -134,6 +136,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
     verify(func, target)
     f = check_constant_bounds(simplify(func))
+    if not is_device_target(target):
+        f = check_indices_at_run_time(f)
     f = flatten_buffers(f)
     f = simplify(f)
     if not is_device_target(target):  # C has no float16 arithmetic: round per operation

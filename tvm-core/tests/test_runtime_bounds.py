@@ -1,0 +1,155 @@
+"""Indices known only at run time (read from memory, or a scalar argument that sizes no buffer)
+are compared with the buffer's extents before the access on CPU targets: a bad one raises
+IndexError naming the function, the buffer, the dimension, the extent and the index, instead of
+reading or writing outside the buffer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+
+
+def _run(f, *args):
+    """Compile ``f`` for the CPU and call it on ``args`` (NumPy arrays become tensors)."""
+    mod = tvm.compile(f, target="c")
+    tensors = [tvm.runtime.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+    mod[f.global_symbol](*tensors)
+    return [t.numpy() if hasattr(t, "numpy") else t for t in tensors]
+
+
+def _source(f) -> str:
+    return tvm.compile(f, target="c").inspect_source()
+
+
+@T.prim_func
+def gather(A: T.Buffer((10,), "float32"), idx: T.Buffer((4,), "int32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = A[idx[i]]
+
+
+@T.prim_func
+def parallel_scatter(A: T.Buffer((10,), "float32"), idx: T.Buffer((64,), "int32"), B: T.Buffer((64,), "float32")):
+    for i in T.parallel(64):
+        A[idx[i]] = B[i]
+
+
+A10 = np.arange(10, dtype="float32")
+
+
+def test_indices_read_from_memory_within_bounds_give_numpys_result() -> None:
+    idx = np.array([9, 0, 3, 3], dtype="int32")
+    out = _run(gather, A10.copy(), idx, np.zeros(4, "float32"))[2]
+    np.testing.assert_array_equal(out, A10[idx])
+
+
+@pytest.mark.parametrize("bad", [-3, 10, 2**31 - 1])
+def test_an_index_read_from_memory_outside_the_buffer_is_an_index_error(bad: int) -> None:
+    idx = np.array([1, bad, 2, 3], dtype="int32")
+    with pytest.raises(
+        IndexError,
+        match=rf"out-of-bounds access in gather: dimension 0 of buffer 'A' has extent 10, got index {bad} ",
+    ):
+        _run(gather, A10.copy(), idx, np.zeros(4, "float32"))
+
+
+def test_a_bad_index_inside_a_parallel_loop_is_raised_after_the_loop() -> None:
+    idx = np.arange(64, dtype="int32") % 10
+    a = _run(parallel_scatter, np.zeros(10, "float32"), idx, np.ones(64, "float32"))[0]
+    np.testing.assert_array_equal(a, np.ones(10, "float32"))
+    idx[37] = 1000
+    with pytest.raises(IndexError, match=r"parallel_scatter: dimension 0 of buffer 'A' has extent 10, got index 1000"):
+        _run(parallel_scatter, np.zeros(10, "float32"), idx, np.ones(64, "float32"))
+
+
+def test_the_index_array_is_checked_before_the_index_it_holds() -> None:
+    @T.prim_func
+    def twice(A: T.Buffer((10,), "float32"), outer: T.Buffer((4,), "int32"), inner: T.Buffer((4,), "int32")):
+        for i in range(4):
+            A[outer[inner[i]]] = T.float32(1)
+
+    with pytest.raises(IndexError, match=r"dimension 0 of buffer 'outer' has extent 4, got index 4 "):
+        _run(twice, A10.copy(), np.array([0, 1, 2, 99], "int32"), np.array([0, 4, 1, 1], "int32"))
+    with pytest.raises(IndexError, match=r"dimension 0 of buffer 'A' has extent 10, got index 99 "):
+        _run(twice, A10.copy(), np.array([0, 1, 2, 99], "int32"), np.array([0, 3, 1, 1], "int32"))
+
+
+def test_each_dimension_is_named() -> None:
+    @T.prim_func
+    def rows(A: T.Buffer((3, 5), "int32"), col: T.Buffer((3,), "int32"), B: T.Buffer((3,), "int32")):
+        for i in range(3):
+            B[i] = A[i, col[i]]
+
+    a = np.arange(15, dtype="int32").reshape(3, 5)
+    np.testing.assert_array_equal(_run(rows, a, np.array([4, 0, 2], "int32"), np.zeros(3, "int32"))[2], [4, 5, 12])
+    with pytest.raises(IndexError, match=r"dimension 1 of buffer 'A' has extent 5, got index 5 "):
+        _run(rows, a, np.array([4, 5, 2], "int32"), np.zeros(3, "int32"))
+
+
+def test_an_access_under_a_condition_is_checked_only_where_the_condition_holds() -> None:
+    @T.prim_func
+    def guarded(A: T.Buffer((10,), "float32"), idx: T.Buffer((4,), "int32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            B[i] = T.if_then_else(idx[i] >= 0 and idx[i] < 10, A[idx[i]], T.float32(-1))
+
+    out = _run(guarded, A10.copy(), np.array([2, -3, 12, 9], "int32"), np.zeros(4, "float32"))[2]
+    np.testing.assert_array_equal(out, [2, -1, -1, 9])
+
+
+def test_let_bound_indices_and_loop_bounds_read_from_memory_are_checked() -> None:
+    @T.prim_func
+    def counted(A: T.Buffer((8,), "int32"), count: T.Buffer((1,), "int32"), at: T.Buffer((1,), "int32")):
+        k = at[0]
+        A[k] = -1
+        for j in range(count[0]):
+            A[j] = j
+
+    out = _run(counted, np.zeros(8, "int32"), np.array([3], "int32"), np.array([7], "int32"))[0]
+    np.testing.assert_array_equal(out, [0, 1, 2, 0, 0, 0, 0, -1])
+    with pytest.raises(IndexError, match=r"counted: dimension 0 of buffer 'A' has extent 8, got index 8 "):
+        _run(counted, np.zeros(8, "int32"), np.array([3], "int32"), np.array([8], "int32"))
+    with pytest.raises(IndexError, match=r"got index 8 "):
+        _run(counted, np.zeros(8, "int32"), np.array([100], "int32"), np.array([0], "int32"))
+
+
+def test_a_scalar_argument_that_sizes_no_buffer_is_checked_where_it_indexes() -> None:
+    @T.prim_func
+    def window(A: T.Buffer((10,), "float32"), start: T.int32, B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            B[i] = A[i + start]
+
+    np.testing.assert_array_equal(_run(window, A10.copy(), 6, np.zeros(4, "float32"))[2], A10[6:10])
+    with pytest.raises(IndexError, match=r"window: dimension 0 of buffer 'A' has extent 10, got index 10 "):
+        _run(window, A10.copy(), 7, np.zeros(4, "float32"))
+
+
+def test_a_vectorized_loop_with_a_bad_index_raises_after_the_loop() -> None:
+    @T.prim_func
+    def vgather(A: T.Buffer((10,), "float32"), idx: T.Buffer((16,), "int32"), B: T.Buffer((16,), "float32")):
+        for i in T.vectorized(16):
+            B[i] = A[idx[i]]
+
+    idx = np.arange(16, dtype="int32") % 10
+    np.testing.assert_array_equal(_run(vgather, A10.copy(), idx, np.zeros(16, "float32"))[2], A10[idx])
+    idx[15] = -1
+    with pytest.raises(IndexError, match=r"vgather: dimension 0 of buffer 'A' has extent 10, got index -1 "):
+        _run(vgather, A10.copy(), idx, np.zeros(16, "float32"))
+
+
+def test_kernels_whose_indices_are_bounded_at_compile_time_get_no_run_time_check() -> None:
+    @T.prim_func
+    def copy(a: T.handle, b: T.handle, n: T.int32):
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for i in range(n):
+            B[i] = A[i]
+
+    @T.prim_func
+    def hashed(A: T.Buffer((8,), "int32"), keys: T.Buffer((16,), "int32")):
+        for i in range(16):
+            A[T.floormod(keys[i], 8)] = i
+
+    for f in (copy, hashed):
+        assert "tvm_index_error" not in _source(f)
+    assert "tvm_index_error" in _source(gather)
