@@ -113,6 +113,21 @@ def test_let_bound_indices_and_loop_bounds_read_from_memory_are_checked() -> Non
         _run(counted, np.zeros(8, "int32"), np.array([100], "int32"), np.array([0], "int32"))
 
 
+def test_a_while_condition_is_checked_on_every_pass() -> None:
+    @T.prim_func
+    def walk(link: T.Buffer((8,), "int32"), at: T.Buffer((1,), "int32"), steps: T.Buffer((1,), "int32")):
+        while link[at[0]] >= 0:
+            at[0] = link[at[0]]
+            steps[0] = steps[0] + 1
+
+    chain = np.array([1, 2, 3, -1, 0, 0, 0, 0], "int32")
+    out = _run(walk, chain, np.array([0], "int32"), np.zeros(1, "int32"))
+    assert (out[1][0], out[2][0]) == (3, 3)
+    chain[2] = 9  # the third pass's condition reads link[9]
+    with pytest.raises(IndexError, match=r"walk: dimension 0 of buffer 'link' has extent 8, got index 9 "):
+        _run(walk, chain, np.array([0], "int32"), np.zeros(1, "int32"))
+
+
 def test_a_scalar_argument_that_sizes_no_buffer_is_checked_where_it_indexes() -> None:
     @T.prim_func
     def window(A: T.Buffer((10,), "float32"), start: T.int32, B: T.Buffer((4,), "float32")):

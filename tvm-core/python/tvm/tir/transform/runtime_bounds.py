@@ -15,7 +15,8 @@ Indices are checked in the order they are computed (an index array's own index f
 under a condition inside the statement (``T.if_then_else``, ``T.Select``, the right side of
 ``and`` / ``or``) is checked only where the condition holds. Loops over symbolic extents that size
 a buffer (``for i in range(n)`` over ``A: T.Buffer((n,))``) are not checked: the arguments' shapes
-are checked when the function is called. A ``while`` loop's condition is not checked.
+are checked when the function is called. A ``while`` loop whose condition needs checks becomes
+``while (1) { checks; if (!condition) break; body }``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from tvm.tir.expr import (
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
 from tvm.tir.op import INTRINSICS
-from tvm.tir.stmt import AssertStmt, BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt
+from tvm.tir.stmt import AssertStmt, Break, BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, While, seq
 
 #: The intrinsic of a failed run-time bounds check: ``(where, index, extent)``.
 INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
@@ -172,6 +173,16 @@ class _IndexChecks(StmtExprMutator):
         if self._tainted(s.value):
             self.tainted.add(s.var)
         return self._guarded(super().visit_LetStmt(s), s.value)
+
+    def visit_While(self, s: While) -> Stmt:
+        s = super().visit_While(s)
+        checks: list[Check] = []
+        self._collect(s.condition, None, {}, checks)
+        if not checks:
+            return s
+        head = [IfThenElse(Not(holds), seq(fail, Break())) for holds, fail in checks]
+        leave = IfThenElse(Not(s.condition), Break())
+        return While(IntImm("bool", 1), seq(*head, leave, s.body), s.span)
 
     def visit_For(self, s: For) -> Stmt:
         if self._tainted(s.min) or self._tainted(s.extent):
