@@ -219,39 +219,17 @@ int OpenCLDriver::CreateQueue(int dev_id, void** queue) {
 
 int OpenCLDriver::GetKernel(void* image, int dev_id, const std::string& name, void** kernel) {
   cl_int rc = CL_SUCCESS;
-  cl_kernel k = Get().clCreateKernel(static_cast<cl_program>(image), name.c_str(), &rc);
-  if (rc != CL_SUCCESS) return rc;
+  *kernel = Get().clCreateKernel(static_cast<cl_program>(image), name.c_str(), &rc);
+  return rc;
+}
+
+int64_t OpenCLDriver::DeclaredSharedBytes(void* kernel, int dev_id) {
   // Before any argument is set this is the kernel's own __local declarations (drivers that do
   // not report them, such as PoCL, give 0: the compile-time check covers those).
   cl_ulong bytes = 0;
-  Get().clGetKernelWorkGroupInfo(k, Device(dev_id).device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(bytes),
-                                 &bytes, nullptr);
-  std::lock_guard<std::mutex> lock(mu_);
-  static_local_bytes_[k] = bytes;
-  *kernel = k;
-  return CL_SUCCESS;
-}
-
-void OpenCLDriver::ReleaseKernel(void* kernel) {
-  Get().clReleaseKernel(static_cast<cl_kernel>(kernel));
-  std::lock_guard<std::mutex> lock(mu_);
-  static_local_bytes_.erase(kernel);
-}
-
-void OpenCLDriver::CheckKernel(void* kernel, int dev_id, const FunctionInfo& info,
-                               const LaunchConfig& cfg) {
-  const DeviceInfo& dev = Device(dev_id);
-  cl_ulong declared = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    declared = static_local_bytes_[kernel];
-  }
-  cl_ulong need = declared + static_cast<cl_ulong>(cfg.dyn_shmem_bytes);
-  if (dev.local_mem_size == 0 || need <= dev.local_mem_size) return;
-  TVM_FFI_THROW(ValueError) << "OpenCL kernel '" << info.name << "' needs " << need
-                            << " bytes of local (shared) memory per work-group (" << declared
-                            << " declared + " << cfg.dyn_shmem_bytes << " dynamic); device '"
-                            << dev.name << "' has " << dev.local_mem_size;
+  Get().clGetKernelWorkGroupInfo(static_cast<cl_kernel>(kernel), Device(dev_id).device,
+                                 CL_KERNEL_LOCAL_MEM_SIZE, sizeof(bytes), &bytes, nullptr);
+  return static_cast<int64_t>(bytes);
 }
 
 int OpenCLDriver::Launch(void* queue, void* kernel, const LaunchConfig& cfg,

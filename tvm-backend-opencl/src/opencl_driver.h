@@ -13,9 +13,7 @@
 #include <tvm/runtime/handle_driver.h>
 #include <tvm/runtime/lazy_discovery.h>
 
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cl_api.h"
@@ -107,18 +105,15 @@ class OpenCLDriver final : public HandleDriver {
   }
   int Finish(void* queue) final { return Get().clFinish(static_cast<cl_command_queue>(queue)); }
   int GetKernel(void* image, int dev_id, const std::string& name, void** kernel) final;
-  void ReleaseKernel(void* kernel) final;
+  void ReleaseKernel(void* kernel) final { Get().clReleaseKernel(static_cast<cl_kernel>(kernel)); }
   void ReleaseImage(void* image) final { Get().clReleaseProgram(static_cast<cl_program>(image)); }
-  void CheckKernel(void* kernel, int dev_id, const FunctionInfo& info,
-                   const LaunchConfig& cfg) final;
+  int64_t DeclaredSharedBytes(void* kernel, int dev_id) final;
   int Launch(void* queue, void* kernel, const LaunchConfig& cfg,
              const std::vector<HandleArg>& args) final;
 
  private:
   OpenCLDriver();
   LazyDiscovery<Platforms> discovery_;
-  std::mutex mu_;
-  std::unordered_map<void*, cl_ulong> static_local_bytes_;  // per kernel, read by GetKernel
 };
 
 /*! \brief What to install when no device is usable. */

@@ -111,10 +111,10 @@ class HandleDriver {
   virtual int GetKernel(void* image, int dev_id, const std::string& name, void** kernel) = 0;
   virtual void ReleaseKernel(void* kernel) {}
   virtual void ReleaseImage(void* image) {}
-  /*! \brief Throws ValueError when `kernel` cannot run with `cfg` on `dev_id` for a reason only
-   *  the kernel object knows (the memory it declares). */
-  virtual void CheckKernel(void* kernel, int dev_id, const FunctionInfo& info,
-                           const LaunchConfig& cfg) {}
+  /*! \brief Bytes of shared memory `kernel` declares itself on `dev_id` (0 where the driver does
+   *  not say), read once per kernel: a launch needs them plus its dynamic bytes within the
+   *  device's "max_shared_memory_per_block". */
+  virtual int64_t DeclaredSharedBytes(void* kernel, int dev_id) { return 0; }
   /*! \brief Sets `args` on `kernel` and queues it on `queue` with `cfg`'s grid and block. */
   virtual int Launch(void* queue, void* kernel, const LaunchConfig& cfg,
                      const std::vector<HandleArg>& args) = 0;
@@ -336,7 +336,7 @@ class HandleKernelModule : public KernelModuleBase {
 
   ~HandleKernelModule() {
     for (auto& entry : images_) {
-      for (auto& kernel : entry.second.kernels) d_->ReleaseKernel(kernel.second);
+      for (auto& kernel : entry.second.kernels) d_->ReleaseKernel(kernel.second.handle);
       d_->ReleaseImage(entry.second.image);
     }
   }
@@ -377,9 +377,9 @@ class HandleKernelModule : public KernelModuleBase {
       }
     }
     std::lock_guard<std::mutex> lock(mu_);  // kernel objects hold their arguments
-    void* kernel = Kernel(index, dev_id);
-    d_->CheckKernel(kernel, dev_id, info, cfg);
-    int status = d_->Launch(queue, kernel, cfg, packed);
+    const LoadedKernel& kernel = Kernel(index, dev_id);
+    CheckSharedBytes(info, kernel.declared_shared_bytes, cfg, dev_id);
+    int status = d_->Launch(queue, kernel.handle, cfg, packed);
     if (status != 0) {
       TVM_FFI_THROW(RuntimeError) << d_->label() << ": launching kernel '" << info.name
                                   << "' with grid (" << cfg.grid[0] << ", " << cfg.grid[1] << ", "
@@ -393,10 +393,26 @@ class HandleKernelModule : public KernelModuleBase {
   HandleDriver* d_;
 
  private:
+  struct LoadedKernel {
+    void* handle = nullptr;
+    int64_t declared_shared_bytes = 0;
+  };
   struct Image {
     void* image = nullptr;
-    std::map<size_t, void*> kernels;
+    std::map<size_t, LoadedKernel> kernels;
   };
+
+  /*! \brief ValueError when the shared memory `info` declares plus `cfg`'s dynamic bytes exceed
+   *  what a block of `dev_id` may use. */
+  void CheckSharedBytes(const FunctionInfo& info, int64_t declared, const LaunchConfig& cfg,
+                        int dev_id) {
+    int64_t need = declared + cfg.dyn_shmem_bytes, limit = d_->LimitsOf(dev_id).shared_bytes;
+    if (declared == 0 || need <= limit) return;
+    TVM_FFI_THROW(ValueError) << d_->label() << " kernel '" << info.name << "' needs " << need
+                              << " bytes of shared memory per block (" << declared << " declared + "
+                              << cfg.dyn_shmem_bytes << " dynamic); " << d_->DeviceLabel(dev_id)
+                              << " has " << limit;
+  }
 
   /*! \brief The handles of the buffer arguments (live buffers of devices sharing memory, with no
    *  byte offset) into `handles`; returns their device (0, which exists once the devices were
@@ -426,19 +442,20 @@ class HandleKernelModule : public KernelModuleBase {
   }
 
   /*! \brief Kernel `index` on device `dev_id`, building the image there first (mu_ held). */
-  void* Kernel(size_t index, int dev_id) {
+  const LoadedKernel& Kernel(size_t index, int dev_id) {
     Image& img = images_[dev_id];
     if (img.image == nullptr) img.image = BuildImage(dev_id);
-    void*& kernel = img.kernels[index];
-    if (kernel == nullptr) {
+    LoadedKernel& kernel = img.kernels[index];
+    if (kernel.handle == nullptr) {
       const std::string& name = spec_.functions[index].name;
-      int status = d_->GetKernel(img.image, dev_id, name, &kernel);
+      void* handle = nullptr;
+      int status = d_->GetKernel(img.image, dev_id, name, &handle);
       if (status != 0) {
-        kernel = nullptr;
         TVM_FFI_THROW(RuntimeError)
             << d_->label() << ": kernel '" << name << "' is not in the " << kind()
             << " module built for " << d_->DeviceLabel(dev_id) << ": " << d_->ErrorString(status);
       }
+      kernel = LoadedKernel{handle, d_->DeclaredSharedBytes(handle, dev_id)};
     }
     return kernel;
   }
