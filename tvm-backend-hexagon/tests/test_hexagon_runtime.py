@@ -39,8 +39,9 @@ def test_scalar_arguments_of_every_width_reach_the_kernel(dev):
 
 
 @T.prim_func
-def poke(a: T.handle, index: T.int32):
+def poke(a: T.handle, b: T.handle, index: T.int32):
     A = T.match_buffer(a, (16,), "float32")
+    B = T.match_buffer(b, (index,), "int8")  # noqa: F841 (an index that sizes a buffer is not checked at run time)
     for bx in T.thread_binding(1, thread="blockIdx.x"):
         for tx in T.thread_binding(1, thread="threadIdx.x"):
             A[index] = T.float32(7)

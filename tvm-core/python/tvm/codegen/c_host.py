@@ -26,7 +26,7 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node
 from tvm.tir.functor import post_order_visit
-from tvm.tir.transform.runtime_bounds import INDEX_OUT_OF_BOUNDS
+from tvm.tir.transform.runtime_bounds import INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
 from .c_family import CFamilyPrinter, CodegenError
 
@@ -348,7 +348,34 @@ class CPrinter(CFamilyPrinter):
         if _is_index_error(v):
             self.print_index_error(v)
             return
+        if isinstance(v, E.Call) and v.op == INDEX_ERRORS_RAISE:
+            self.print_index_errors_raise(v)
+            return
         super().visit_Evaluate(s)
+
+    def print_index_errors_raise(self, call: E.Call) -> None:
+        """After the kernels of a device function with run-time index checks: read the failures
+        they recorded (three elements per check site: failed, index, extent) and raise
+        IndexError for the first site that failed."""
+        self.helpers.setdefault("tvm_device_alloc", _DEVICE_ALLOC_HELPER)
+        self.helpers.setdefault("tvm_index_error", _INDEX_ERROR_HELPER)
+        self.helpers.setdefault("tvm_device_read", _DEVICE_READ_HELPER)
+        data, dtype, sites = call.args[0], call.args[1].value, call.args[2:]
+        n = len(sites)
+        self.emit("{")
+        self.emit(f"{dtype}_t tvm_errs[{3 * n}];")
+        fail = self.fail_return("-1")
+        self.emit(
+            f"if (tvm_device_read({self.device_type}, tvm_device_id, {self.expr(data)}, tvm_errs, "
+            f"sizeof(tvm_errs)) != 0) {fail}"
+        )
+        names = ", ".join('"' + w.value.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in sites)
+        self.emit(f"static const char* const tvm_sites[{n}] = {{{names}}};")
+        self.emit(f"for (int k = 0; k < {n}; ++k) {{")
+        raise_ = self.fail_return("tvm_index_error_raise(tvm_sites[k], tvm_errs[3 * k + 1], tvm_errs[3 * k + 2])")
+        self.emit(f"  if (TVM_UNLIKELY(tvm_errs[3 * k] != 0)) {raise_}")
+        self.emit("}")
+        self.emit("}")
 
     def call_call_packed(self, call: E.Call) -> str:
         raise CodegenError("the result of T.call_packed cannot be used: call it as a statement")
@@ -487,20 +514,41 @@ static TVM_COLD void tvm_index_error_record(tvm_index_error_t* e, const char* wh
   }
 }"""
 
-_DEVICE_ALLOC_HELPER = r"""static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
-                           TVMFFIAny third, TVMFFIAny* ret) {
+_DEVICE_READ_HELPER = r"""/* nbytes of device buffer src into host memory dst, after the work queued on the device */
+static int tvm_device_read(int32_t device_type, int32_t device_id, void* src, void* dst, int64_t nbytes) {
+  TVMFFIAny ret, args[4];
+  args[0].type_index = kTVMFFIDevice; args[0].zero_padding = 0; args[0].v_int64 = 0;
+  args[0].v_device.device_type = (DLDeviceType)device_type; args[0].v_device.device_id = device_id;
+  if (tvm_call_global("runtime.DeviceSync", args, 1, &ret) != 0) return -1;
+  int64_t shape[1] = {nbytes};
+  DLTensor from = {src, {(DLDeviceType)device_type, device_id}, 1, {kDLUInt, 8, 1}, shape, NULL, 0};
+  DLTensor to = {dst, {kDLCPU, 0}, 1, {kDLUInt, 8, 1}, shape, NULL, 0};
+  args[0].type_index = kTVMFFIDLTensorPtr; args[0].v_int64 = 0; args[0].v_ptr = &from;
+  args[1].type_index = kTVMFFIDLTensorPtr; args[1].zero_padding = 0; args[1].v_ptr = &to;
+  args[2].type_index = kTVMFFIBool; args[2].zero_padding = 0; args[2].v_int64 = 0;
+  args[3].type_index = kTVMFFIBool; args[3].zero_padding = 0; args[3].v_int64 = 1;
+  return tvm_call_global("runtime.TensorCopyFromTo", args, 4, &ret);
+}
+"""
+
+_DEVICE_ALLOC_HELPER = r"""static int tvm_call_global(const char* fname, TVMFFIAny* args, int32_t num_args,
+                           TVMFFIAny* ret) {
   TVMFFIByteArray name = {fname, strlen(fname)};
   TVMFFIObjectHandle fn = NULL;
   if (TVMFFIFunctionGetGlobal(&name, &fn) != 0) return -1;
   if (fn == NULL) return tvm_raise("RuntimeError", "%s is not registered: libtvm_runtime is not loaded", fname);
+  ret->type_index = kTVMFFINone; ret->zero_padding = 0; ret->v_int64 = 0;
+  int rc = TVMFFIFunctionCall(fn, args, num_args, ret);
+  TVMFFIObjectDecRef(fn);
+  return rc;
+}
+static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
+                           TVMFFIAny third, TVMFFIAny* ret) {
   TVMFFIAny args[3];
   args[0].type_index = kTVMFFIInt; args[0].zero_padding = 0; args[0].v_int64 = device_type;
   args[1].type_index = kTVMFFIInt; args[1].zero_padding = 0; args[1].v_int64 = device_id;
   args[2] = third;
-  ret->type_index = kTVMFFINone; ret->zero_padding = 0; ret->v_int64 = 0;
-  int rc = TVMFFIFunctionCall(fn, args, 3, ret);
-  TVMFFIObjectDecRef(fn);
-  return rc;
+  return tvm_call_global(fname, args, 3, ret);
 }
 static int tvm_device_alloc(int32_t device_type, int32_t device_id, int64_t nbytes, const char* buffer,
                             void** out) {

@@ -536,6 +536,27 @@ class BackendConformance:
                     kernels.reference_softmax(a),
                 )
 
+    def test_index_read_from_memory_is_checked(self):
+        """An index a kernel reads from memory is compared with the buffer's extent: in bounds the
+        gather matches NumPy; one index past the end (or negative) is an IndexError naming the
+        buffer, the extent and the index after the launch, never a read outside the buffer."""
+        mod = tvm.compile(kernels.gather(), target=self.target_name())
+        dev = self.dev()
+        a = random_array((500,), "float32")
+        idx = random_array((300,), "int32", 2) * 10  # 0 to 490
+        for bad in (None, 500, -7):
+            if bad is not None:
+                idx[123] = bad
+            args = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(idx, dev), tvm.runtime.empty((300,), "float32", dev)]
+            if bad is None:
+                mod["gather"](*args)
+                np.testing.assert_array_equal(args[2].numpy(), a[idx])
+                continue
+            with pytest.raises(
+                IndexError, match=rf"gather: dimension 0 of buffer 'A' has extent 500, got index {bad} "
+            ):
+                mod["gather"](*args)
+
     def test_tiled_matmul(self):
         a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
         self.run_checked(kernels.matmul_tiled(), "matmul_tiled", [a, b], [((32, 16), "float32")], a @ b)

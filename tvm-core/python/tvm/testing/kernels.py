@@ -60,6 +60,24 @@ def vector_add(dtype: str = "float32", block: int = 64, *, lanes: int = 1, name:
     return _named(vector_add, name)
 
 
+def gather(block: int = 64, *, name: str = "gather") -> PrimFunc:
+    """``B[i] = A[idx[i]]``: indices read from memory, compared with ``A``'s extent when the
+    kernel runs (:func:`tvm.tir.transform.check_indices_at_run_time`)."""
+
+    @T.prim_func
+    def gather(a: T.handle, x: T.handle, b: T.handle):
+        n, m = T.int32(), T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        idx = T.match_buffer(x, (m,), "int32")
+        B = T.match_buffer(b, (m,), "float32")
+        for bx in T.thread_binding((m + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < m:
+                    B[bx * block + tx] = A[idx[bx * block + tx]]
+
+    return _named(gather, name)
+
+
 def two_stage(block: int = 64, *, name: str = "two_stage") -> PrimFunc:
     """``D[i] = (A[(i + 1) % n] + 1) * 2`` over a symbolic ``n`` in two kernels: the first writes
     ``C = A + 1`` into a buffer the function allocates (``T.alloc_buffer`` outside the kernels:

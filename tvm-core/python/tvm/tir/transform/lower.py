@@ -16,8 +16,9 @@ the static limit but within the opt-in one move to dynamic shared memory) -> :fu
 using a moved shared buffer or shared memory without any barrier, where threads would race on
 it) -> :func:`verify` -> :func:`simplify` ->
 :func:`check_constant_bounds` (accesses whose index range is known must stay inside constant
-dimensions) -> on CPU targets :func:`check_indices_at_run_time` (indices known only at run time
-are compared with the extents before use) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
+dimensions) -> :func:`check_indices_at_run_time` (indices known only at run time are compared
+with the extents before use; in kernels a failure is recorded in a device buffer the host reads
+after them) -> :func:`flatten_buffers` -> :func:`simplify` -> split (host loops around
 thread-bound nests stay on the host and launch once per iteration) -> the target kind's passes
 and the capability check on every kernel (:mod:`.capabilities`).
 
@@ -73,7 +74,7 @@ from tvm.tir.stmt import (
 )
 
 from .bounds import check_constant_bounds
-from .runtime_bounds import check_indices_at_run_time
+from .runtime_bounds import INDEX_ERRORS_RAISE, check_indices_at_run_time
 from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
 from .float8 import legalize_float8
@@ -135,9 +136,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
     verify(func, target)
-    f = check_constant_bounds(simplify(func))
-    if not is_device_target(target):
-        f = check_indices_at_run_time(f)
+    f = check_indices_at_run_time(check_constant_bounds(simplify(func)), target)
     f = flatten_buffers(f)
     f = simplify(f)
     if not is_device_target(target):  # C has no float16 arithmetic: round per operation
@@ -178,6 +177,8 @@ class _Splitter:
             return IfThenElse(s.condition, self.host(s.then_case, bound), other, s.span)
         if isinstance(s, Evaluate) and not any_node(s.value, lambda n: isinstance(n, (Call, BufferLoad))):
             return s  # T.evaluate(n): nothing to compute, on the host or on the device
+        if isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == INDEX_ERRORS_RAISE:
+            return s  # reads what the kernels' index checks recorded
         if isinstance(s, Allocate) and s.buffer.scope == "global":
             # device memory the kernels inside share (one writes it, a later one reads it): the
             # host allocates it on the function's device for the duration of the body

@@ -22,7 +22,7 @@ are checked when the function is called. A ``while`` loop whose condition needs 
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.expr import (
@@ -48,10 +48,29 @@ from tvm.tir.expr import (
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
 from tvm.tir.op import INTRINSICS
-from tvm.tir.stmt import AssertStmt, Break, BufferStore, Evaluate, For, IfThenElse, LetStmt, Stmt, While, seq
+from tvm.tir.stmt import (
+    Allocate,
+    AssertStmt,
+    Break,
+    BufferStore,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    Stmt,
+    While,
+    seq,
+)
 
-#: The intrinsic of a failed run-time bounds check: ``(where, index, extent)``.
+from .verify import is_device_target
+
+#: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
 INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
+#: The host statement after the kernels of a device function with checks: ``(buffer data, dtype,
+#: *where)``
+#: reads the failures its kernels recorded and raises IndexError for the first.
+INDEX_ERRORS_RAISE = "tvm_index_errors_raise"
 
 Check = tuple[PrimExpr, Stmt]  # the condition that must hold, the failure when it does not
 
@@ -90,8 +109,15 @@ def _bounded(e: PrimExpr) -> tuple[Optional[int], Optional[int]]:
 
 
 class _IndexChecks(StmtExprMutator):
-    def __init__(self, func: PrimFunc) -> None:
+    """Guards statements (see the module docstring); ``failure(where, index, extent)`` is the
+    statement run when a check fails. With ``in_kernels`` only statements inside thread-bound
+    loops are guarded (a device function's host code reads no buffer)."""
+
+    def __init__(self, func: PrimFunc, failure: Callable[[str, PrimExpr, PrimExpr], Stmt], in_kernels: bool) -> None:
         self.name = func.global_symbol
+        self.failure = failure
+        self.in_kernels = in_kernels
+        self.kernel_depth = 0
         sized = {v for b in func.buffer_map.values() for v in _buffer_vars(b)}
         # scalar arguments that size no buffer: nothing bounds them when the function is called
         self.tainted: set[Var] = {p for p in func.params if p.dtype != "handle" and p not in sized}
@@ -140,14 +166,16 @@ class _IndexChecks(StmtExprMutator):
             lo, hi = _bounded(index)
             if lo is not None and hi is not None and isinstance(extent, IntImm) and 0 <= lo and hi < extent.value:
                 continue
-            i64, n64 = Cast("int64", index), Cast("int64", extent)
-            holds = And(GE(i64, IntImm("int64", 0)), LT(i64, n64))
-            where = StringImm(f"{self.name}: dimension {dim} of buffer '{buf.name}'")
-            fail = Evaluate(Call("int32", INDEX_OUT_OF_BOUNDS, (where, i64, n64)))
+            dt = "int64" if "int64" in (index.dtype, extent.dtype) else "int32"
+            i, n = Cast(dt, index) if index.dtype != dt else index, Cast(dt, extent) if extent.dtype != dt else extent
+            holds = And(GE(i, IntImm(dt, 0)), LT(i, n))
+            fail = self.failure(f"{self.name}: dimension {dim} of buffer '{buf.name}'", i, n)
             out.append((holds if guard is None else Or(Not(guard), holds), fail))
 
     def _guarded(self, s: Stmt, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> Stmt:
         """``s`` run only when the accesses of ``exprs`` (and of ``store``) are in bounds."""
+        if self.in_kernels and self.kernel_depth == 0:
+            return s
         checks: list[Check] = []
         for e in exprs:
             self._collect(e, None, {}, checks)
@@ -177,7 +205,8 @@ class _IndexChecks(StmtExprMutator):
     def visit_While(self, s: While) -> Stmt:
         s = super().visit_While(s)
         checks: list[Check] = []
-        self._collect(s.condition, None, {}, checks)
+        if not self.in_kernels or self.kernel_depth > 0:
+            self._collect(s.condition, None, {}, checks)
         if not checks:
             return s
         head = [IfThenElse(Not(holds), seq(fail, Break())) for holds, fail in checks]
@@ -187,7 +216,13 @@ class _IndexChecks(StmtExprMutator):
     def visit_For(self, s: For) -> Stmt:
         if self._tainted(s.min) or self._tainted(s.extent):
             self.tainted.add(s.loop_var)
-        return self._guarded(super().visit_For(s), s.min, s.extent)
+        binds = s.kind is ForKind.THREAD_BINDING
+        self.kernel_depth += binds
+        try:
+            inner = super().visit_For(s)
+        finally:
+            self.kernel_depth -= binds
+        return self._guarded(inner, s.min, s.extent)
 
 
 def _buffer_vars(buf: Buffer) -> set[Var]:
@@ -196,11 +231,58 @@ def _buffer_vars(buf: Buffer) -> set[Var]:
     return {v for p in parts if isinstance(p, PrimExpr) for v in free_vars(p)}
 
 
-def check_indices_at_run_time(func: PrimFunc) -> PrimFunc:
+def _raised(where: str, index: PrimExpr, extent: PrimExpr) -> Stmt:
+    """The failure on a CPU: the code generator raises IndexError (or records it inside a
+    parallel or vectorized loop and raises after the loop)."""
+    return Evaluate(Call("int32", INDEX_OUT_OF_BOUNDS, (StringImm(where), Cast("int64", index), Cast("int64", extent))))
+
+
+class _Recorded:
+    """Failures in kernels: each check site owns three elements of one device buffer (failed,
+    the index, the extent), zeroed by a one-thread kernel before the function's kernels; the
+    host reads the buffer after them and raises for the first site that failed. Two threads
+    failing at one site may mix their index and extent; each is a failing index of that site."""
+
+    def __init__(self, func: PrimFunc, target: Any) -> None:
+        wide = target.capability("supports_int64")
+        self.buffer = Buffer(f"{func.global_symbol}_index_errors", (1,), "int64" if wide else "int32", scope="global")
+        self.sites: list[str] = []
+
+    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr) -> Stmt:
+        k, dt = len(self.sites), self.buffer.dtype
+        self.sites.append(where)
+        values = (IntImm(dt, 1), Cast(dt, index), Cast(dt, extent))
+        return seq(*[BufferStore(self.buffer, v, (IntImm("int32", 3 * k + i),)) for i, v in enumerate(values)])
+
+    def around(self, body: Stmt) -> Stmt:
+        """``body`` with the buffer allocated, zeroed before it and read after it."""
+        n = 3 * len(self.sites)
+        buf = self.buffer
+        buf.shape = (IntImm("int32", n),)  # the stores made so far share this buffer object
+        k = Var("k", "int32")
+        zero = For(
+            k, IntImm("int32", 0), IntImm("int32", n), ForKind.SERIAL, BufferStore(buf, IntImm(buf.dtype, 0), (k,))
+        )
+        one = Var("threadIdx.x", "int32")
+        reset = For(one, IntImm("int32", 0), IntImm("int32", 1), ForKind.THREAD_BINDING, zero, "threadIdx.x")
+        sites = tuple(StringImm(w) for w in self.sites)
+        check = Evaluate(Call("int32", INDEX_ERRORS_RAISE, (buf.data, StringImm(buf.dtype), *sites)))
+        return Allocate(buf, seq(reset, body, check))
+
+
+def check_indices_at_run_time(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with every statement that accesses a buffer at an index known only at run time
-    guarded by the bounds of that index (see the module docstring); unchanged when it has none."""
-    body = _IndexChecks(func).visit_stmt(func.body)
+    guarded by the bounds of that index (see the module docstring); unchanged when it has none.
+    On a device ``target`` only statements in kernels are guarded, and their failures are
+    recorded in a device buffer that the host reads after the kernels."""
+    if target is None or not is_device_target(target):
+        body = _IndexChecks(func, _raised, in_kernels=False).visit_stmt(func.body)
+    else:
+        recorded = _Recorded(func, target)
+        body = _IndexChecks(func, recorded, in_kernels=True).visit_stmt(func.body)
+        if body is not func.body:
+            body = recorded.around(body)
     return func if body is func.body else dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))
 
 
-__all__ = ["INDEX_OUT_OF_BOUNDS", "check_indices_at_run_time"]
+__all__ = ["INDEX_ERRORS_RAISE", "INDEX_OUT_OF_BOUNDS", "check_indices_at_run_time"]
