@@ -346,3 +346,62 @@ def test_zero_size_arrays_are_accepted() -> None:
     z = np.zeros((0, 3), "float32")[:, ::2]  # strided, but empty: compact
     t = tvm.runtime.tensor(z)
     assert t.shape == (0, 2)
+
+
+# --------------------------------------------------------------------------- arguments and allocations
+@T.prim_func
+def shifted(A: T.Buffer((4,), "int32"), s: T.int32, t: T.int8, u: T.uint32):
+    for i in range(4):
+        A[i] = s + T.Cast("int32", t) + T.Cast("int32", u % T.uint32(7))
+
+
+def test_a_scalar_argument_its_dtype_cannot_hold_is_a_value_error_not_a_wrapped_value() -> None:
+    f = _compile(shifted)["shifted"]
+    a = tvm.runtime.tensor(np.zeros(4, "int32"))
+    f(a, -5, 127, 4294967295)
+    np.testing.assert_array_equal(a.numpy(), np.full(4, -5 + 127 + 4294967295 % 7))
+    for args, dtype in [((2**31, 0, 0), "int32"), ((0, 300, 0), "int8"), ((0, 0, -1), "uint32")]:
+        with pytest.raises(ValueError, match=rf"does not fit its dtype {dtype}"):
+            f(a, *args)
+
+
+@T.prim_func
+def scratch(B: T.Buffer((8,), "float32"), m: T.int64):
+    for p in T.parallel(8):
+        C = T.alloc_buffer((m,), "float32")
+        C[0] = T.float32(p)
+        B[p] = C[0] * T.float32(2)
+
+
+@T.prim_func
+def serial_scratch(B: T.Buffer((8,), "float32"), m: T.int64):
+    C = T.alloc_buffer((m,), "float32")
+    for p in range(8):
+        C[0] = T.float32(p)
+        B[p] = C[0]
+
+
+def test_an_allocation_that_fails_or_overflows_is_a_memory_error_also_in_a_parallel_loop() -> None:
+    b = tvm.runtime.tensor(np.zeros(8, "float32"))
+    f = _compile(scratch)["scratch"]
+    f(b, 4)
+    np.testing.assert_array_equal(b.numpy(), np.arange(8) * 2)
+    for f, m in [(f, 2**60), (_compile(serial_scratch)["serial_scratch"], 2**62 + 16)]:
+        with pytest.raises(MemoryError, match="cannot allocate buffer C: its size is negative, overflows"):
+            f(b, m)
+
+
+@T.prim_func
+def checked_rows(A: T.Buffer((8,), "int32"), limit: T.int32):
+    for i in T.parallel(8):
+        assert i < limit, "row past the limit"
+        A[i] = i
+
+
+def test_an_assert_inside_a_parallel_loop_raises_after_the_loop() -> None:
+    f = _compile(checked_rows)["checked_rows"]
+    a = tvm.runtime.tensor(np.zeros(8, "int32"))
+    f(a, 8)
+    np.testing.assert_array_equal(a.numpy(), np.arange(8))
+    with pytest.raises(RuntimeError, match="row past the limit"):
+        f(a, 5)

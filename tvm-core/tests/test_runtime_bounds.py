@@ -166,5 +166,28 @@ def test_kernels_whose_indices_are_bounded_at_compile_time_get_no_run_time_check
             A[T.floormod(keys[i], 8)] = i
 
     for f in (copy, hashed):
-        assert "tvm_index_error" not in _source(f)
-    assert "tvm_index_error" in _source(gather)
+        assert '"IndexError"' not in _source(f)
+    assert '"IndexError"' in _source(gather)
+
+
+def test_a_narrowing_cast_is_not_taken_for_a_bound() -> None:
+    @T.prim_func
+    def wrapped(A: T.Buffer((256,), "float32"), idx: T.Buffer((1,), "int32"), B: T.Buffer((1,), "float32")):
+        B[0] = A[T.Cast("int8", T.floormod(idx[0], 256))]
+
+    assert _run(wrapped, np.tile(A10, 26)[:256].copy(), np.array([127], "int32"), np.zeros(1, "float32"))[2][0] == 7
+    with pytest.raises(IndexError, match=r"buffer 'A' has extent 256, got index -128 "):
+        _run(wrapped, np.zeros(256, "float32"), np.array([128], "int32"), np.zeros(1, "float32"))
+
+
+def test_an_allocation_size_read_from_memory_is_checked() -> None:
+    @T.prim_func
+    def sized(B: T.Buffer((4,), "float32"), idx: T.Buffer((2,), "int32")):
+        C = T.alloc_buffer((idx[idx[0]],), "float32")
+        for i in range(4):
+            C[i % 1] = T.float32(1)
+            B[i] = C[0]
+
+    np.testing.assert_array_equal(_run(sized, np.zeros(4, "float32"), np.array([1, 8], "int32"))[0], np.ones(4))
+    with pytest.raises(IndexError, match=r"buffer 'idx' has extent 2, got index 268435456 "):
+        _run(sized, np.zeros(4, "float32"), np.array([1 << 28, 0], "int32"))

@@ -242,11 +242,11 @@ class CPrinter(CFamilyPrinter):
     def visit_For(self, s: S.For) -> None:
         par = s.kind is S.ForKind.PARALLEL
         structured = par or s.kind is S.ForKind.VECTORIZED  # an OpenMP loop: no return inside
-        collects = structured and self._structured_depth == 0 and any_node(s.body, _is_index_error)
-        if collects:  # a failed run-time bounds check is recorded, and raised after the loop
-            self.helpers.setdefault("tvm_index_error", _INDEX_ERROR_HELPER)
+        defers = structured and self._structured_depth == 0 and any_node(s.body, _may_fail)
+        if defers:  # an error inside is recorded, and raised after the loop
+            self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
             self.emit("{")
-            self.emit("tvm_index_error_t tvm_index_error = {0, NULL, 0, 0};")
+            self.emit("tvm_deferred_error_t tvm_deferred = {0, NULL, NULL, 0, 0};")
         self._parallel_depth += par
         self._structured_depth += structured
         self._loop_marks.append(len(self._heaps))
@@ -256,22 +256,27 @@ class CPrinter(CFamilyPrinter):
             self._parallel_depth -= par
             self._structured_depth -= structured
             self._loop_marks.pop()
-        if collects:
-            e = "tvm_index_error"
-            raise_ = self.fail_return(f"tvm_index_error_raise({e}.where, {e}.index, {e}.extent)")
-            self.emit(f"if (TVM_UNLIKELY({e}.claimed)) {raise_}")
+        if defers:
+            self.emit(
+                f"if (TVM_UNLIKELY(tvm_deferred.claimed)) {self.fail_return('tvm_deferred_raise(&tvm_deferred)')}"
+            )
             self.emit("}")
 
-    def print_index_error(self, call: E.Call) -> None:
-        """A failed run-time bounds check (``tvm_index_out_of_bounds(where, index, extent)``):
-        IndexError now, or inside an OpenMP loop recorded and raised after it."""
-        self.helpers.setdefault("tvm_index_error", _INDEX_ERROR_HELPER)
-        where = call.args[0].value.replace("\\", "\\\\").replace('"', '\\"')
-        args = f'"{where}", (long long)({self.expr(call.args[1])}), (long long)({self.expr(call.args[2])})'
+    def fail_or_defer(self, kind: str, what: str, index: str = "0", extent: str = "0") -> None:
+        """Raise ``kind`` with the message ``what`` (a C string literal; an IndexError's is the
+        access, completed by ``index`` and ``extent``) now, or inside an OpenMP loop record it
+        for after the loop (the failing statement is then skipped)."""
+        self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
+        args = f'"{kind}", {what}, (long long)({index}), (long long)({extent})'
         if self._structured_depth:
-            self.emit(f"tvm_index_error_record(&tvm_index_error, {args});")
+            self.emit(f"tvm_defer_error(&tvm_deferred, {args});")
         else:
-            self.emit(self.fail_return(f"tvm_index_error_raise({args})"))
+            self.emit(self.fail_return(f"tvm_raise_error({args})"))
+
+    def print_index_error(self, call: E.Call) -> None:
+        """A failed run-time bounds check: ``tvm_index_out_of_bounds(where, index, extent)``."""
+        index, extent = self.expr(call.args[1]), self.expr(call.args[2])
+        self.fail_or_defer("IndexError", _c_string(call.args[0].value), index, extent)
 
     def visit_While(self, s: S.While) -> None:
         self._loop_marks.append(len(self._heaps))
@@ -320,22 +325,41 @@ class CPrinter(CFamilyPrinter):
             )
             release = f"tvm_device_free({self.device_type}, tvm_device_id, {name});"
         else:
-            self.emit(f"{t}* {name} = ({t}*)aligned_alloc(64, (({size}) * sizeof({t}) + 63) & ~(size_t)63);")
-            if self._parallel_depth == 0:
-                fail = self.fail_return(f'tvm_raise("MemoryError", "cannot allocate buffer {buf.name}")')
-                self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {fail}")
+            self.helpers.setdefault("tvm_heap_alloc", _HEAP_ALLOC_HELPER)
+            dims = ", ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
+            ndim = max(len(buf.shape), 1)
+            self.emit(f"{t}* {name} = ({t}*)tvm_heap_alloc(sizeof({t}), {ndim}, (const int64_t[]){{{dims}}});")
+            self.emit(f"if (TVM_UNLIKELY({name} == NULL)) {{")
+            self._indent += 1
+            self.fail_or_defer(
+                "MemoryError",
+                _c_string(
+                    f"cannot allocate buffer {buf.name}: its size is negative, "
+                    f"overflows or exceeds the memory available"
+                ),
+            )
+            self._indent -= 1
+            self.emit("} else {")  # inside an OpenMP loop a failed allocation skips its body
+            self._indent += 1
             release = f"free({name});"
         self._heaps.append(release)
         self.stmt(s.body)
         self._heaps.pop()
         self.emit(release)
+        if self.device_type == 1:
+            self._indent -= 1
+            self.emit("}")
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
-        if self._parallel_depth == 0:
-            msg = s.message.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-            fail = self.fail_return(f'tvm_raise("RuntimeError", "{msg}")')
-            self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) {fail}")
+        self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) {{")
+        self._indent += 1
+        self.fail_or_defer("RuntimeError", _c_string(s.message))
+        self._indent -= 1
+        self.emit("} else {")  # inside an OpenMP loop a failed assert skips what it guards
+        self._indent += 1
         self.stmt(s.body)
+        self._indent -= 1
+        self.emit("}")
 
     def visit_Evaluate(self, s: S.Evaluate) -> None:
         v = s.value
@@ -358,7 +382,7 @@ class CPrinter(CFamilyPrinter):
         they recorded (three elements per check site: failed, index, extent) and raise
         IndexError for the first site that failed."""
         self.helpers.setdefault("tvm_device_alloc", _DEVICE_ALLOC_HELPER)
-        self.helpers.setdefault("tvm_index_error", _INDEX_ERROR_HELPER)
+        self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
         self.helpers.setdefault("tvm_device_read", _DEVICE_READ_HELPER)
         data, dtype, sites = call.args[0], call.args[1].value, call.args[2:]
         n = len(sites)
@@ -369,10 +393,12 @@ class CPrinter(CFamilyPrinter):
             f"if (tvm_device_read({self.device_type}, tvm_device_id, {self.expr(data)}, tvm_errs, "
             f"sizeof(tvm_errs)) != 0) {fail}"
         )
-        names = ", ".join('"' + w.value.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in sites)
+        names = ", ".join(_c_string(w.value) for w in sites)
         self.emit(f"static const char* const tvm_sites[{n}] = {{{names}}};")
         self.emit(f"for (int k = 0; k < {n}; ++k) {{")
-        raise_ = self.fail_return("tvm_index_error_raise(tvm_sites[k], tvm_errs[3 * k + 1], tvm_errs[3 * k + 2])")
+        raise_ = self.fail_return(
+            'tvm_raise_error("IndexError", tvm_sites[k], tvm_errs[3 * k + 1], tvm_errs[3 * k + 2])'
+        )
         self.emit(f"  if (TVM_UNLIKELY(tvm_errs[3 * k] != 0)) {raise_}")
         self.emit("}")
         self.emit("}")
@@ -494,24 +520,54 @@ def _is_index_error(node: Any) -> bool:
     return isinstance(node, E.Call) and node.op == INDEX_OUT_OF_BOUNDS
 
 
-_INDEX_ERROR_HELPER = r"""typedef struct {
-  int claimed;
-  const char* where;
-  long long index, extent;
-} tvm_index_error_t;
+def _may_fail(node: Any) -> bool:
+    """Whether ``node`` raises when it fails: a bounds check, an assert, a heap allocation."""
+    return _is_index_error(node) or isinstance(node, (S.AssertStmt, S.Allocate))
 
-static TVM_COLD int tvm_index_error_raise(const char* where, long long index, long long extent) {
-  return tvm_raise("IndexError", "out-of-bounds access in %s has extent %lld, got index %lld (an index known only "
-                   "at run time)", where, extent, index);
+
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal, passed as a printf argument (never as a format)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+_DEFERRED_ERROR_HELPER = r"""typedef struct {
+  int claimed;
+  const char* kind;
+  const char* what;
+  long long index, extent;
+} tvm_deferred_error_t;
+
+/* an IndexError's message is its access, completed by the index and the extent */
+static TVM_COLD int tvm_raise_error(const char* kind, const char* what, long long index, long long extent) {
+  if (strcmp(kind, "IndexError") != 0) return tvm_raise(kind, "%s", what);
+  return tvm_raise(kind, "out-of-bounds access in %s has extent %lld, got index %lld (an index known only at "
+                   "run time)", what, extent, index);
 }
 
-static TVM_COLD void tvm_index_error_record(tvm_index_error_t* e, const char* where, long long index,
-                                            long long extent) {
+/* the first error inside an OpenMP loop, raised after the loop */
+static TVM_COLD void tvm_defer_error(tvm_deferred_error_t* e, const char* kind, const char* what, long long index,
+                                     long long extent) {
   if (__atomic_exchange_n(&e->claimed, 1, __ATOMIC_ACQ_REL) == 0) {
-    e->where = where;
+    e->kind = kind;
+    e->what = what;
     e->index = index;
     e->extent = extent;
   }
+}
+
+static TVM_COLD int tvm_deferred_raise(const tvm_deferred_error_t* e) {
+  return tvm_raise_error(e->kind, e->what, e->index, e->extent);
+}"""
+
+_HEAP_ALLOC_HELPER = r"""/* 64-byte aligned host memory for the product of dims elements of elem bytes; NULL when that
+   size is negative or overflows, or the allocator refuses it */
+static void* tvm_heap_alloc(size_t elem, int ndim, const int64_t* dims) {
+  size_t n = elem;
+  for (int i = 0; i < ndim; ++i) {
+    if (dims[i] < 0 || __builtin_mul_overflow(n, (size_t)dims[i], &n)) return NULL;
+  }
+  if (n > SIZE_MAX - 64) return NULL;
+  return aligned_alloc(64, n == 0 ? 64 : (n + 63) & ~(size_t)63);
 }"""
 
 _DEVICE_READ_HELPER = r"""/* nbytes of device buffer src into host memory dst, after the work queued on the device */
@@ -760,9 +816,12 @@ class HostFunctionPrinter:
             conv = f"({a}.v_int64 != 0)" if prm.dtype == "bool" else f"({t}){a}.v_int64"
             p.emit(f"{t} {v};")
             p.emit(
-                f"if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = {conv}; "
-                f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "{what}", {a}.type_index);'
+                f"if ({a}.type_index != kTVMFFIInt && {a}.type_index != kTVMFFIBool) "
+                f'return tvm_err_scalar({fn}, "{prm.name}", {i}, "{what}", {a}.type_index);'
             )
+            if prm.dtype != "bool":  # a value the dtype cannot hold is an error, not a wrapped value
+                _emit_range_check(p, fn, f"{a}.v_int64", prm, f"argument '{prm.name}'", scalar=True)
+            p.emit(f"{v} = {conv};")
 
     def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
         p, fn = self.p, f'"{self.name}"'
@@ -864,20 +923,23 @@ class HostFunctionPrinter:
             bound[off] = f"argument '{an}' offset"
 
 
-def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: str) -> None:
-    """A size bound to a shape/stride variable narrower than 64 bits must fit it: otherwise the
-    kernel would silently run over a truncated size."""
-    bits = _dt.bits(var.dtype)
-    if bits >= 64:
+def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: str, scalar: bool = False) -> None:
+    """A size bound to a shape/stride variable (or a ``scalar`` argument) narrower than 64 bits
+    must fit it: otherwise the kernel would silently run with a truncated value."""
+    bits, signed = _dt.bits(var.dtype), not _dt.is_uint(var.dtype)
+    if bits >= 64 and signed:
         return
-    signed = not _dt.is_uint(var.dtype)
     hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
     lo = -(1 << (bits - 1)) if signed else 0
-    p.emit(
-        f'if (TVM_UNLIKELY({got} > {hi}LL || {got} < {lo}LL)) return tvm_raise("ValueError", '
-        f"\"%s: {what} = %lld does not fit the {var.dtype} size variable '{var.name}' of this "
-        f'kernel (declare it T.int64() for larger sizes)", {fn}, (long long)({got}));'
-    )
+    out_of_range = f"{got} < {lo}LL" if bits >= 64 else f"{got} > {hi}LL || {got} < {lo}LL"
+    if scalar:
+        message = f'"%s: {what} = %lld does not fit its dtype {var.dtype} ({lo} to {hi})"'
+    else:
+        message = (
+            f"\"%s: {what} = %lld does not fit the {var.dtype} size variable '{var.name}' of this "
+            f'kernel (declare it T.int64() for larger sizes)"'
+        )
+    p.emit(f'if (TVM_UNLIKELY({out_of_range})) return tvm_raise("ValueError", {message}, {fn}, (long long)({got}));')
 
 
 def extern_calls(printer: CFamilyPrinter, funcs: list[PrimFunc]) -> dict[str, set[str]]:

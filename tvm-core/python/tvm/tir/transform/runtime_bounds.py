@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Optional
 
+from tvm.tir import dtype as _dt
 from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.expr import (
     GE,
@@ -94,8 +95,12 @@ def _bounded(e: PrimExpr) -> tuple[Optional[int], Optional[int]]:
     ``floormod(x, 8)`` is in [0, 7], ``min(x, 9)`` at most 9."""
     if isinstance(e, IntImm):
         return e.value, e.value
-    if isinstance(e, Cast) and e.dtype.startswith(("int", "uint")):
-        return _bounded(e.value)
+    if isinstance(e, Cast) and _dt.is_integer(e.dtype):
+        lo, hi = _bounded(e.value)
+        bits = _dt.bits(e.dtype)
+        least, most = (0, 2**bits - 1) if _dt.is_uint(e.dtype) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        fits = lo is not None and hi is not None and least <= lo and hi <= most
+        return (lo, hi) if fits else (None, None)  # a value that does not fit wraps
     if isinstance(e, FloorMod) and isinstance(e.b, IntImm) and e.b.value > 0:
         return 0, e.b.value - 1
     if isinstance(e, (Min, Max)):
@@ -212,6 +217,9 @@ class _IndexChecks(StmtExprMutator):
         head = [IfThenElse(Not(holds), seq(fail, Break())) for holds, fail in checks]
         leave = IfThenElse(Not(s.condition), Break())
         return While(IntImm("bool", 1), seq(*head, leave, s.body), s.span)
+
+    def visit_Allocate(self, s: Allocate) -> Stmt:
+        return self._guarded(super().visit_Allocate(s), *s.buffer.shape)
 
     def visit_For(self, s: For) -> Stmt:
         if self._tainted(s.min) or self._tainted(s.extent):
