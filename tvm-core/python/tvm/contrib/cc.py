@@ -126,6 +126,26 @@ def ffi_link_flags() -> list[str]:
 
 _VERSIONS: dict[tuple[str, ...], str] = {}
 
+#: Longest compiler-version memo that is trusted (a first line of ``cc --version`` is far shorter).
+_MEMO_MAX = 4096
+
+
+def _read_version_memo(memo: Path) -> str | None:
+    """The compiler version remembered in ``memo``; None when it is absent or cannot be read or
+    parsed (not a regular file, not UTF-8, empty, several lines, too long), so that the caller runs
+    ``cc --version`` again and rewrites it: damage in a cache means a rebuild, never a crash."""
+    try:
+        if not memo.is_file():  # a directory, FIFO or device at that path is no memo (and must not block)
+            return None
+        with open(memo, "rb") as f:
+            data = f.read(_MEMO_MAX + 1)
+        got = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(data) > _MEMO_MAX or got.splitlines() != [got] or "\0" in got:
+        return None  # what compiler_version writes is one non-empty line
+    return got
+
 
 def compiler_version(cmd: Sequence[str] | None = None) -> str:
     """``<cc> --version`` (first line), remembered per process and per compiler binary on disk."""
@@ -143,9 +163,8 @@ def compiler_version(cmd: Sequence[str] | None = None) -> str:
     cdir = cache_dir()
     if stamp and cdir is not None:
         memo = cdir / "compilers" / hashlib.sha256(stamp.encode()).hexdigest()[:24]
-    if memo is not None and memo.exists():
-        got = memo.read_text()
-    else:
+    got = _read_version_memo(memo) if memo is not None else None
+    if got is None:
         try:
             out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as err:

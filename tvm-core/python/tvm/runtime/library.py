@@ -21,6 +21,7 @@ import ctypes
 import os
 import re
 import shutil
+import stat
 import struct
 import tempfile
 import threading
@@ -227,8 +228,29 @@ def _check_import_tree(kinds: list[str], children: list[list[int]]) -> None:
 
 
 def _read_file(path: str) -> bytes:
-    with open(path, "rb") as f:
+    """The bytes of the library file ``path``. Raises ValueError when ``path`` is not a regular file
+    (a directory, FIFO, socket or device: reading one would fail, block forever or never end)."""
+    _check_regular(path, os.stat(path).st_mode)
+    # O_NONBLOCK: a FIFO swapped in after the check cannot block the open; fstat then sees it
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        _check_regular(path, os.fstat(fd).st_mode)
         return f.read()
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _check_regular(path: str, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+        raise ValueError(f"cannot load {path}: it is {what}, not a regular file (a library written by export_library)")
 
 
 def _read_symbol_elf(path: str, symbol: str, data: bytes) -> bytes | None:
@@ -290,8 +312,10 @@ def _read_symbol_dlopen(path: str, symbol: str) -> bytes | None:
 def read_embedded_kinds(path: str, data: bytes | None = None) -> list[str]:
     """Kinds of the device modules embedded in library ``path`` (empty for a plain library);
     ``data``: the file's bytes when the caller has read them already."""
+    if data is None:
+        data = _read_file(path)  # outside the try: a path that is not a regular file is not dlopen'ed
     try:
-        blob = _read_symbol_elf(path, LIBRARY_BIN, _read_file(path) if data is None else data)
+        blob = _read_symbol_elf(path, LIBRARY_BIN, data)
     except ValueError:
         blob = _read_symbol_dlopen(path, LIBRARY_BIN)
     if blob is None:
@@ -360,7 +384,9 @@ def check_checksum(path: str, data: bytes) -> None:
 
 
 def load_module(path: str) -> Module:
-    """Load a library written by :func:`export_library` (or any tvm-ffi library)."""
+    """Load a library written by :func:`export_library` (or any tvm-ffi library). Raises
+    FileNotFoundError when ``path`` does not exist and ValueError when it is not a regular file
+    (a directory, FIFO, socket or device is refused before anything is read from it)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such library: {path}")
