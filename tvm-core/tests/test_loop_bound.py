@@ -40,7 +40,7 @@ def test_symbolic_extents_become_products_of_scalar_arguments() -> None:
 def test_divisions_and_thread_dependent_extents_are_bounded_from_above() -> None:
     @T.prim_func
     def f(a: T.handle, n: T.int32):
-        A = T.match_buffer(a, (n,), "float32")
+        A = T.match_buffer(a, (n + 16,), "float32")  # k stays below it: no run-time index check
         for tx in T.thread_binding(8, thread="threadIdx.x"):
             for k in range((n + 15) // 16 - tx):  # at most n + 15 iterations
                 for r in range(T.min(n, 4)):  # at most 4

@@ -191,3 +191,70 @@ def test_an_allocation_size_read_from_memory_is_checked() -> None:
     np.testing.assert_array_equal(_run(sized, np.zeros(4, "float32"), np.array([1, 8], "int32"))[0], np.ones(4))
     with pytest.raises(IndexError, match=r"buffer 'idx' has extent 2, got index 268435456 "):
         _run(sized, np.zeros(4, "float32"), np.array([1 << 28, 0], "int32"))
+
+
+@T.prim_func
+def copy_into(a: T.handle, b: T.handle):
+    n, m = T.int32(), T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (m,), "float32")
+    for i in range(n):
+        B[i] = A[i]
+
+
+def test_a_loop_over_one_arguments_size_that_indexes_another_is_checked() -> None:
+    out = _run(copy_into, A10.copy(), np.zeros(12, "float32"))[1]
+    np.testing.assert_array_equal(out[:10], A10)
+    with pytest.raises(IndexError, match=r"copy_into: dimension 0 of buffer 'B' has extent 4, got index 4 "):
+        _run(copy_into, A10.copy(), np.zeros(4, "float32"))
+
+
+def test_the_last_element_of_an_empty_buffer_is_an_index_error() -> None:
+    @T.prim_func
+    def last(a: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (1,), "float32")
+        B[0] = A[n - 1]
+
+    assert _run(last, A10.copy(), np.zeros(1, "float32"))[1][0] == 9
+    with pytest.raises(IndexError, match=r"buffer 'A' has extent 0, got index -1 "):
+        _run(last, np.zeros(0, "float32"), np.zeros(1, "float32"))
+
+
+def test_guards_and_tiles_over_symbolic_sizes_are_proven_and_get_no_check() -> None:
+    @T.prim_func
+    def tiled(a: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for io in range((n + 15) // 16):
+            for ii in range(16):
+                if io * 16 + ii < n:
+                    B[io * 16 + ii] = A[io * 16 + ii]
+        for j in range(n // 4):
+            for k in range(4):
+                B[j * 4 + k] = B[j * 4 + k] * T.float32(2)
+        for s in range(n):
+            if s >= 1:
+                B[s - 1] = B[s - 1] + T.float32(1)
+
+    assert '"IndexError"' not in _source(tiled)
+    expect = A10.copy()
+    expect[:8] *= 2  # n // 4 * 4 = 8 elements doubled
+    expect[:9] += 1
+    np.testing.assert_array_equal(_run(tiled, A10.copy(), np.zeros(10, "float32"))[1], expect)
+
+
+def test_a_buffer_sized_by_a_scalar_argument_is_checked_where_a_constant_loop_walks_it() -> None:
+    @T.prim_func
+    def scratch(B: T.Buffer((4,), "float32"), m: T.int32):
+        C = T.alloc_buffer((m,), "float32")
+        for i in range(4):
+            C[i] = T.float32(i)
+        for i in range(4):
+            B[i] = C[i]
+
+    np.testing.assert_array_equal(_run(scratch, np.zeros(4, "float32"), 4)[0], np.arange(4))
+    with pytest.raises(IndexError, match=r"buffer 'C' has extent 2, got index 2 "):
+        _run(scratch, np.zeros(4, "float32"), 2)

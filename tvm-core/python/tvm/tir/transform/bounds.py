@@ -71,6 +71,8 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
         return _interval(lets[e], ranges, lets) if lets and e in lets else None
     if isinstance(e, Cast):
         return _interval(e.value, ranges, lets) if e.dtype.startswith(("int", "uint")) else None
+    if isinstance(e, Call):
+        return _call_interval(e, ranges, lets)
     if not isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod, Min, Max)):
         return None
     a, b = _interval(e.a, ranges, lets), _interval(e.b, ranges, lets)
@@ -92,6 +94,30 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
     if isinstance(e, FloorDiv):
         return (a[0] // b[0], a[1] // b[0])
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
+
+
+def _call_interval(e: Call, ranges: dict[Var, Interval], lets: Optional[dict]) -> Optional[Interval]:
+    """Shifts by a constant, and bitwise and / or / xor of non-negative values (swizzled
+    shared-memory indices)."""
+    if e.op in ("shift_left", "shift_right") and len(e.args) == 2 and isinstance(e.args[1], IntImm):
+        a, c = _interval(e.args[0], ranges, lets), e.args[1].value
+        if a is None or not 0 <= c < 63:
+            return None
+        return (a[0] << c, a[1] << c) if e.op == "shift_left" else (a[0] >> c, a[1] >> c)
+    if e.op not in ("bitwise_and", "bitwise_or", "bitwise_xor") or len(e.args) != 2:
+        return None
+    a, b = _interval(e.args[0], ranges, lets), _interval(e.args[1], ranges, lets)
+    if a is None or b is None or a[0] < 0 or b[0] < 0:
+        return None
+    if e.op == "bitwise_and":
+        return (0, min(a[1], b[1]))
+    return (0, (1 << max(a[1], b[1]).bit_length()) - 1)
+
+
+def interval(e: PrimExpr, ranges: dict[Var, Interval]) -> Optional[Interval]:
+    """The smallest and largest value of ``e`` over the constant ``ranges`` of its variables
+    (None when some part of it has no known range)."""
+    return _interval(e, ranges)
 
 
 def _cancelled_interval(e: PrimExpr, ranges: dict[Var, Interval], lets: dict) -> Optional[Interval]:

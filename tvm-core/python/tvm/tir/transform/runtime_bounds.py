@@ -1,22 +1,22 @@
-"""Run-time bounds checks of indices known only when the function runs (CPU targets).
+"""Run-time bounds checks of the indices no proof keeps inside their buffers.
 
-:func:`~tvm.tir.transform.bounds.check_constant_bounds` judges at compile time every index whose
-range follows from constants and loop bounds. An index that depends on memory contents
-(``A[idx[i]]``, a loop bound read from memory), on the result of an external call, or on a scalar
-argument that sizes no buffer (``A[i + offset]``) has no such range: a bad value would read or
-write outside the buffer. :func:`check_indices_at_run_time` guards every statement holding such an
-access with the comparisons of those indices with the buffer's extents. When one fails, the
-statement does not run and the function raises ``IndexError`` naming the function, the buffer,
-the dimension, its extent and the index: the failure is the statement
-``Evaluate(Call("int32", "tvm_index_out_of_bounds", (StringImm(where), index, extent)))``, which
-code generators print as that error.
+:func:`~tvm.tir.transform.bounds.check_constant_bounds` refuses at compile time an index whose
+constant range leaves a constant shape. :func:`check_indices_at_run_time` then guards every
+statement holding an access that :func:`~tvm.tir.transform.symbolic_bounds.in_bounds` cannot
+prove inside its buffer (from the loop ranges, the conditions around it and sizes being
+non-negative) with the comparisons of its indices with the buffer's extents: an index read from
+memory (``A[idx[i]]``), a loop bound read from memory, a scalar argument that sizes no buffer
+(``A[i + offset]``), a loop over one buffer's size that indexes another (``for i in range(n)``
+over ``B: T.Buffer((m,))``). When one fails, the statement does not run and the function raises
+``IndexError`` naming the function, the buffer, the dimension, its extent and the index. On a
+CPU the failure is the statement ``Evaluate(Call("int32", "tvm_index_out_of_bounds", (where,
+index, extent)))``, which the code generator prints as that error; in device kernels it is
+recorded in a device buffer that the host reads after the kernels.
 
 Indices are checked in the order they are computed (an index array's own index first). An access
 under a condition inside the statement (``T.if_then_else``, ``T.Select``, the right side of
-``and`` / ``or``) is checked only where the condition holds. Loops over symbolic extents that size
-a buffer (``for i in range(n)`` over ``A: T.Buffer((n,))``) are not checked: the arguments' shapes
-are checked when the function is called. A ``while`` loop whose condition needs checks becomes
-``while (1) { checks; if (!condition) break; body }``.
+``and`` / ``or``) is checked only where the condition holds. A ``while`` loop whose condition
+needs checks becomes ``while (1) { checks; if (!condition) break; body }``.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ from tvm.tir.stmt import (
     seq,
 )
 
+from .symbolic_bounds import Facts, in_bounds
 from .verify import is_device_target
 
 #: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
@@ -123,20 +124,33 @@ class _IndexChecks(StmtExprMutator):
         self.failure = failure
         self.in_kernels = in_kernels
         self.kernel_depth = 0
-        sized = {v for b in func.buffer_map.values() for v in _buffer_vars(b)}
-        # scalar arguments that size no buffer: nothing bounds them when the function is called
-        self.tainted: set[Var] = {p for p in func.params if p.dtype != "handle" and p not in sized}
+        # what holds where the statement being visited runs (symbolic_bounds.Facts): sizes of the
+        # arguments are non-negative; scalar arguments that size no buffer are bounded by nothing
+        self.facts = Facts(nonneg={v for b in func.buffer_map.values() for v in _buffer_vars(b)})
+        self.lets: dict[Var, PrimExpr] = {}
 
-    def _tainted(self, e: PrimExpr) -> bool:
-        """Whether ``e`` depends on memory, an external call or a tainted variable."""
-        return any_node(
-            e,
-            lambda n: (
-                isinstance(n, BufferLoad)
-                or (isinstance(n, Call) and n.op not in INTRINSICS)
-                or (isinstance(n, Var) and n in self.tainted)
-            ),
+    def _expand(self, e: PrimExpr) -> PrimExpr:
+        """``e`` with the let-bound variables around the statement replaced by their values."""
+        for _ in range(16):
+            inner = {v: self.lets[v] for v in free_vars(e) if v in self.lets}
+            if not inner:
+                break
+            e = substitute(e, inner)
+        return e
+
+    def _proven(self, index: PrimExpr, extent: PrimExpr, guard: Optional[PrimExpr]) -> bool:
+        """Whether ``0 <= index < extent`` holds wherever the access runs (``guard``: the
+        condition inside the statement it is under)."""
+        lo, hi = _bounded(index)
+        if lo is not None and hi is not None and isinstance(extent, IntImm) and 0 <= lo and hi < extent.value:
+            return True
+        facts = Facts(
+            loops=[(v, self._expand(lo), self._expand(n)) for v, lo, n in self.facts.loops],
+            guards=[self._expand(g) for g in self.facts.guards] + ([self._expand(guard)] if guard is not None else []),
+            nonneg=self.facts.nonneg,
         )
+        index, extent = self._expand(index), self._expand(extent)
+        return in_bounds(index, extent, facts)
 
     def _collect(self, e: PrimExpr, guard: Optional[PrimExpr], lets: dict, out: list[Check]) -> None:
         """The checks of the accesses in ``e`` (where ``guard`` holds), inner indices first."""
@@ -166,10 +180,7 @@ class _IndexChecks(StmtExprMutator):
         """The checks of the dimensions of one access whose index is known only at run time."""
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             index = substitute(index, lets) if lets else index
-            if not self._tainted(index):
-                continue
-            lo, hi = _bounded(index)
-            if lo is not None and hi is not None and isinstance(extent, IntImm) and 0 <= lo and hi < extent.value:
+            if self._proven(index, extent, guard):
                 continue
             dt = "int64" if "int64" in (index.dtype, extent.dtype) else "int32"
             i, n = Cast(dt, index) if index.dtype != dt else index, Cast(dt, extent) if extent.dtype != dt else extent
@@ -199,13 +210,33 @@ class _IndexChecks(StmtExprMutator):
     def visit_AssertStmt(self, s: AssertStmt) -> Stmt:
         return self._guarded(super().visit_AssertStmt(s), s.condition)
 
+    def _under(self, guard: PrimExpr, body: Optional[Stmt]) -> Optional[Stmt]:
+        """``body`` visited knowing ``guard`` (unless it reads memory, which ``body`` may write)."""
+        if body is None:
+            return None
+        pure = not any_node(
+            guard, lambda n: isinstance(n, BufferLoad) or (isinstance(n, Call) and n.op not in INTRINSICS)
+        )
+        self.facts.guards.append(guard if pure else IntImm("bool", 1))
+        try:
+            return self.visit_stmt(body)
+        finally:
+            self.facts.guards.pop()
+
     def visit_IfThenElse(self, s: IfThenElse) -> Stmt:
-        return self._guarded(super().visit_IfThenElse(s), s.condition)
+        then = self._body(self._under(s.condition, s.then_case))
+        other = self._under(Not(s.condition), s.else_case)
+        if then is not s.then_case or other is not s.else_case:
+            s = IfThenElse(s.condition, then, other, s.span)
+        return self._guarded(s, s.condition)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:
-        if self._tainted(s.value):
-            self.tainted.add(s.var)
-        return self._guarded(super().visit_LetStmt(s), s.value)
+        self.lets[s.var] = s.value
+        try:
+            inner = super().visit_LetStmt(s)
+        finally:
+            self.lets.pop(s.var, None)
+        return self._guarded(inner, s.value)
 
     def visit_While(self, s: While) -> Stmt:
         s = super().visit_While(s)
@@ -222,14 +253,14 @@ class _IndexChecks(StmtExprMutator):
         return self._guarded(super().visit_Allocate(s), *s.buffer.shape)
 
     def visit_For(self, s: For) -> Stmt:
-        if self._tainted(s.min) or self._tainted(s.extent):
-            self.tainted.add(s.loop_var)
         binds = s.kind is ForKind.THREAD_BINDING
         self.kernel_depth += binds
+        self.facts.loops.append((s.loop_var, s.min, s.extent))
         try:
             inner = super().visit_For(s)
         finally:
             self.kernel_depth -= binds
+            self.facts.loops.pop()
         return self._guarded(inner, s.min, s.extent)
 
 

@@ -1,0 +1,306 @@
+"""Proofs that an index stays inside its extent when sizes are symbolic.
+
+:func:`in_bounds` decides ``0 <= index < extent`` for every iteration of the enclosing loops,
+from three kinds of fact: the loops' ranges (``for i in range(n)`` keeps ``i`` in ``[0, n - 1]``),
+the conditions around the access (``if i * 4 + j < n``) and sizes being non-negative. Expressions
+are taken as linear combinations of atoms with rational coefficients; ``x // c`` and ``x % c`` with
+a constant ``c > 0`` are bounded by ``x / c`` and ``[0, c - 1]``. Anything else (products of
+variables, divisions by a variable, values read from memory) is an atom with no range, so an
+access that depends on it is not proven: the run-time check stays (a proof is only ever a reason
+to leave a check out).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir.analysis import free_vars
+from tvm.tir.expr import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    Add,
+    And,
+    Call,
+    Cast,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Sub,
+    Var,
+)
+from tvm.tir.functor import substitute
+
+from .bounds import interval
+
+Terms = dict  # atom key -> Fraction coefficient
+
+
+@dataclass
+class Facts:
+    """What holds at an access: the enclosing loops (outermost first) as ``(var, min, extent)``,
+    the conditions it runs under, and the variables known to be non-negative (sizes)."""
+
+    loops: list = field(default_factory=list)
+    guards: list = field(default_factory=list)
+    nonneg: set = field(default_factory=set)
+
+
+def _key(e: PrimExpr) -> tuple:
+    return (repr(e), tuple(id(v) for v in free_vars(e)))
+
+
+def _linear(e: PrimExpr, atoms: dict) -> tuple[Terms, Fraction]:
+    """``e`` as ``({atom key: coefficient}, constant)``; ``atoms`` receives each atom."""
+    if isinstance(e, IntImm):
+        return {}, Fraction(e.value)
+    if isinstance(e, Cast) and _dt.is_integer(e.dtype) and _dt.is_integer(e.value.dtype):
+        if _dt.bits(e.dtype) >= _dt.bits(e.value.dtype) and _dt.is_uint(e.dtype) == _dt.is_uint(e.value.dtype):
+            return _linear(e.value, atoms)  # a widening cast keeps the value
+    if isinstance(e, (Add, Sub)):
+        (ta, ca), (tb, cb) = _linear(e.a, atoms), _linear(e.b, atoms)
+        sign = 1 if isinstance(e, Add) else -1
+        terms = dict(ta)
+        for k, c in tb.items():
+            terms[k] = terms.get(k, 0) + sign * c
+        return {k: c for k, c in terms.items() if c}, ca + sign * cb
+    if isinstance(e, Mul) and (isinstance(e.a, IntImm) or isinstance(e.b, IntImm)):
+        k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
+        terms, const = _linear(other, atoms)
+        return {key: c * k for key, c in terms.items() if c * k}, const * k
+    if isinstance(e, Call) and e.op in ("shift_left", "shift_right") and isinstance(e.args[1], IntImm):
+        shift = e.args[1].value
+        if 0 <= shift < 63:  # x << c is x * 2**c; x >> c is x // 2**c (arithmetic shift)
+            x, scale = e.args[0], IntImm(e.args[0].dtype, 1 << shift)
+            return _linear(Mul(x, scale) if e.op == "shift_left" else FloorDiv(x, scale), atoms)
+    if isinstance(e, (FloorDiv, FloorMod)) and isinstance(e.b, IntImm) and e.b.value:
+        inner, a = _linear(e.a, {})
+        if not inner and a.denominator == 1:  # a constant: exact
+            b = e.b.value
+            return {}, Fraction(a.numerator // b if isinstance(e, FloorDiv) else a.numerator % b)
+    key = _key(e)
+    atoms[key] = e
+    return {key: Fraction(1)}, Fraction(0)
+
+
+def _add(terms: Terms, more: Terms, scale: Fraction) -> None:
+    for k, c in more.items():
+        terms[k] = terms.get(k, 0) + scale * c
+        if not terms[k]:
+            del terms[k]
+
+
+def _nonneg(e: PrimExpr, facts: Facts) -> bool:
+    """Whether ``e >= 0`` follows from sizes being non-negative and the bounds of ``//`` and
+    ``%`` by positive constants (loop variables must be gone already)."""
+    atoms: dict = {}
+    terms, const = _linear(e, atoms)
+    for _ in range(8):  # each pass replaces the // and % atoms by their linear bounds
+        replaced = False
+        for k, c in list(terms.items()):
+            a = atoms[k]
+            if isinstance(a, FloorMod) and not isinstance(a.b, IntImm) and _bounded_divisor(a.b, facts):
+                del terms[k]  # in [0, b - 1] (b > 0 wherever it is evaluated)
+                replaced = True
+                if c < 0:
+                    _add(terms, _linear(a.b, atoms)[0], c)
+                    const += c * (_linear(a.b, atoms)[1] - 1)
+                continue
+            if not isinstance(a, (FloorDiv, FloorMod)) or not isinstance(a.b, IntImm) or a.b.value <= 0:
+                continue
+            if c > 0 and _atom_nonneg(a, facts):
+                continue  # dropping it keeps a lower bound
+            d = a.b.value
+            del terms[k]
+            replaced = True
+            if isinstance(a, FloorMod):  # in [0, d - 1]
+                const += c * (d - 1) if c < 0 else 0
+                continue
+            inner, inner_const = _linear(a.a, atoms)
+            # x // d <= x / d, and x // d >= (x - d + 1) / d
+            _add(terms, inner, c / d)
+            const += c * (inner_const if c < 0 else inner_const - d + 1) / d
+        if not replaced:
+            break
+    return const >= 0 and all(c > 0 and _atom_nonneg(atoms[k], facts) for k, c in terms.items())
+
+
+def _bounded_divisor(b: PrimExpr, facts: Facts) -> bool:
+    """Whether ``x % b`` is in ``[0, b - 1]`` wherever it is evaluated: ``b`` a positive constant or
+    a non-negative size (a zero divisor is a division by zero, whatever the index)."""
+    return b.value > 0 if isinstance(b, IntImm) else _nonneg(b, facts)
+
+
+def _atom_nonneg(a: PrimExpr, facts: Facts) -> bool:
+    """Whether an atom (a size, a product or quotient of non-negative values) is >= 0."""
+    if isinstance(a, Var):
+        return a in facts.nonneg
+    if isinstance(a, Mul):
+        return _nonneg(a.a, facts) and _nonneg(a.b, facts)
+    if isinstance(a, FloorDiv) and isinstance(a.b, IntImm) and a.b.value > 0:
+        return _nonneg(a.a, facts)
+    if isinstance(a, FloorMod) and isinstance(a.b, IntImm) and a.b.value > 0:
+        return True
+    if isinstance(a, Cast) and _dt.is_integer(a.dtype) and _dt.is_integer(a.value.dtype):
+        return _dt.bits(a.dtype) >= _dt.bits(a.value.dtype) and _nonneg(a.value, facts)
+    return False
+
+
+def _direction(e: PrimExpr, var: Var, facts: Facts) -> Optional[int]:
+    """+1 when ``e`` grows with ``var``, -1 when it shrinks, 0 when it does not use it, None when
+    unknown (the other factor of a product may be negative, ``%`` wraps)."""
+    if var not in free_vars(e):
+        return 0
+    if e is var:
+        return 1
+    if isinstance(e, Cast) and _dt.is_integer(e.dtype) and _dt.is_integer(e.value.dtype):
+        return _direction(e.value, var, facts) if _dt.bits(e.dtype) >= _dt.bits(e.value.dtype) else None
+    if isinstance(e, (Add, Sub)):
+        a, b = _direction(e.a, var, facts), _direction(e.b, var, facts)
+        if a is None or b is None:
+            return None
+        b = -b if isinstance(e, Sub) else b
+        return None if a and b and a != b else (a or b)
+    if isinstance(e, Mul):
+        for x, y in ((e.a, e.b), (e.b, e.a)):
+            if var not in free_vars(y):
+                d = _direction(x, var, facts)
+                if d is None or isinstance(y, IntImm) and y.value == 0:
+                    return None if d is None else 0
+                if isinstance(y, IntImm):
+                    return d if y.value > 0 else -d
+                return d if _nonneg(y, facts) else None
+        return None
+    if isinstance(e, FloorDiv) and isinstance(e.b, IntImm) and e.b.value > 0:
+        return _direction(e.a, var, facts)
+    if isinstance(e, FloorMod) and var not in free_vars(e.b) and _bounded_divisor(e.b, facts):
+        return 0  # only its range [0, b - 1] is used (_nonneg)
+    if isinstance(e, Call) and e.op in ("shift_left", "shift_right") and var not in free_vars(e.args[0]):
+        d = _direction(e.args[1], var, facts)  # a non-negative value shifted further
+        if d is None or not _nonneg(e.args[0], facts):
+            return None
+        return d if e.op == "shift_left" else -d
+    return None
+
+
+def _extreme(e: PrimExpr, facts: Facts, largest: bool) -> Optional[PrimExpr]:
+    """``e`` at its largest (or smallest) over the loops, or None where its direction in a loop
+    variable is unknown."""
+    for var, lo, extent in reversed(facts.loops):  # inner bounds may use outer variables
+        atoms: dict = {}
+        terms, _ = _linear(e, atoms)  # terms that cancel do not count
+        d = 0
+        for k, c in terms.items():
+            da = _direction(atoms[k], var, facts)
+            if da is None:
+                return None
+            da = da if c > 0 else -da
+            if da and d and da != d:
+                return None
+            d = d or da
+        if d:
+            top = Sub(Add(_i64(lo), _i64(extent)), IntImm("int64", 1))
+            e = substitute(e, {var: top if (d > 0) == largest else _i64(lo)})
+    return e
+
+
+def _comparisons(guard: PrimExpr) -> list[tuple[PrimExpr, PrimExpr, int]]:
+    """The conjuncts of ``guard`` as ``(small, large, gap)``: ``small + gap <= large``."""
+    if isinstance(guard, Call) and guard.op in ("likely", "unlikely"):
+        return _comparisons(guard.args[0])
+    if isinstance(guard, And):
+        return _comparisons(guard.a) + _comparisons(guard.b)
+    if isinstance(guard, (LT, LE)):
+        return [(guard.a, guard.b, 1 if isinstance(guard, LT) else 0)]
+    if isinstance(guard, (GT, GE)):
+        return [(guard.b, guard.a, 1 if isinstance(guard, GT) else 0)]
+    if isinstance(guard, EQ):
+        return [(guard.a, guard.b, 0), (guard.b, guard.a, 0)]
+    if isinstance(guard, Not) and isinstance(guard.a, (LT, LE, GT, GE)):
+        flipped = {LT: GE, LE: GT, GT: LE, GE: LT}[type(guard.a)]
+        return _comparisons(flipped(guard.a.a, guard.a.b))
+    if isinstance(guard, Not) and isinstance(guard.a, Or):  # not (a or b) = not a and not b
+        return _comparisons(Not(guard.a.a)) + _comparisons(Not(guard.a.b))
+    return []
+
+
+def _least_nonneg(e: PrimExpr, facts: Facts) -> bool:
+    lowest = _extreme(e, facts, largest=False)
+    return lowest is not None and _nonneg(lowest, facts)
+
+
+def _i64(e: PrimExpr) -> PrimExpr:
+    if isinstance(e, IntImm):
+        return IntImm("int64", e.value)
+    return e if e.dtype == "int64" else Cast("int64", e)
+
+
+def _constant_in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts, comparisons: list) -> bool:
+    """Over loops of constant bounds, each narrowed by the conditions linear in it alone
+    (``ko + 2 < 3``), whether the index's interval stays inside a constant extent."""
+    if not isinstance(extent, IntImm):
+        return False
+    ranges = {
+        v: (lo.value, lo.value + n.value - 1)
+        for v, lo, n in facts.loops
+        if isinstance(lo, IntImm) and isinstance(n, IntImm) and n.value > 0
+    }
+    by_key = {_key(v): v for v in ranges}
+    for small, large, gap in comparisons:  # large - small - gap >= 0
+        terms, const = _linear(Sub(Sub(large, small), gap), {})
+        if len(terms) != 1 or next(iter(terms)) not in by_key:
+            continue
+        key, k = next(iter(terms.items()))
+        v = by_key[key]
+        lo, hi = ranges[v]
+        bound = -const / k  # k * v + const >= 0
+        lo, hi = (max(lo, math.ceil(bound)), hi) if k > 0 else (lo, min(hi, math.floor(bound)))
+        if lo > hi:
+            return True  # the condition never holds: the access never runs
+        ranges[v] = (lo, hi)
+    span = interval(index, ranges)
+    return span is not None and 0 <= span[0] and span[1] < extent.value
+
+
+def in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts) -> bool:
+    """Whether ``0 <= index < extent`` is proven wherever the access runs (see the module
+    docstring); False means "not proven", not "out of bounds"."""
+    # loop variables starting at a non-negative value are non-negative too (for products)
+    nonneg = facts.nonneg | {v for v, lo, _ in facts.loops if _nonneg(lo, facts)}
+    facts = Facts(facts.loops, facts.guards, nonneg)
+    one = IntImm("int64", 1)
+    index = _i64(index)
+    room = Sub(Sub(_i64(extent), one), index)
+    comparisons = [
+        (_i64(small), _i64(large), IntImm("int64", gap))
+        for g in facts.guards
+        for small, large, gap in _comparisons(g)
+        if _dt.is_integer(small.dtype) and _dt.is_integer(large.dtype)
+    ]
+    if _constant_in_bounds(index, extent, facts, comparisons):
+        return True
+    # a condition that never holds over the loops (small + gap > large always): the access never runs
+    if any(_least_nonneg(Sub(Sub(Add(small, gap), large), one), facts) for small, large, gap in comparisons):
+        return True
+    # `small + gap <= large` bounds the index from above when room - (large - small - gap) >= 0,
+    # from below when index - large + small + gap >= 0
+    upper = _least_nonneg(room, facts) or any(
+        _least_nonneg(Sub(room, Sub(Sub(large, small), gap)), facts) for small, large, gap in comparisons
+    )
+    lower = _least_nonneg(index, facts) or any(
+        _least_nonneg(Add(Sub(index, large), Add(small, gap)), facts) for small, large, gap in comparisons
+    )
+    return upper and lower
+
+
+__all__ = ["Facts", "in_bounds"]
