@@ -258,3 +258,34 @@ def test_a_buffer_sized_by_a_scalar_argument_is_checked_where_a_constant_loop_wa
     np.testing.assert_array_equal(_run(scratch, np.zeros(4, "float32"), 4)[0], np.arange(4))
     with pytest.raises(IndexError, match=r"buffer 'C' has extent 2, got index 2 "):
         _run(scratch, np.zeros(4, "float32"), 2)
+
+
+def test_views_of_a_buffer_at_a_run_time_offset_are_checked_against_its_memory() -> None:
+    @T.prim_func
+    def region(A: T.Buffer((16,), "float32"), k: T.int32):
+        S = T.match_buffer(A[k : k + 4], (4,), "float32")
+        for j in range(4):
+            S[j] = T.float32(1)
+
+    @T.prim_func
+    def alias(A: T.Buffer((16,), "float32"), k: T.int32):
+        B = T.decl_buffer((4,), "float32", data=A.data, elem_offset=k)
+        for j in range(4):
+            B[j] = T.float32(2)
+
+    for f, value in ((region, 1), (alias, 2)):
+        a = _run(f, np.zeros(16, "float32"), 12)[0]
+        np.testing.assert_array_equal(a, np.r_[np.zeros(12), np.full(4, value)])
+        with pytest.raises(IndexError, match=r"the memory of buffer 'A' \(through its view '\w'\) has extent 16, got "):
+            _run(f, np.zeros(16, "float32"), 13)
+
+
+def test_a_constant_elem_offset_of_an_argument_must_be_its_byte_offset() -> None:
+    @T.prim_func
+    def shifted(a: T.handle):
+        A = T.match_buffer(a, (4,), "float32", elem_offset=1 << 24)
+        for i in range(4):
+            A[i] = T.float32(1)
+
+    with pytest.raises(ValueError, match=r"argument 'A' declares elem_offset=16777216: .* got byte_offset 0"):
+        _run(shifted, np.zeros(4, "float32"))

@@ -921,6 +921,15 @@ class HostFunctionPrinter:
         if isinstance(off, E.Var) and off not in bound:
             p.emit(f"{p.compute_type(off.dtype)} {p.name_of(off)} = 0;")
             bound[off] = f"argument '{an}' offset"
+        elif isinstance(off, E.IntImm) and off.value != 0:  # as in Apache TVM: the view's byte_offset
+            want = off.value * elem
+            p.emit(
+                f'if (TVM_UNLIKELY({tv}->byte_offset != {want}ULL)) return tvm_raise("ValueError", '
+                f"\"%s: argument '%s' declares elem_offset={off.value}: it must be a view starting {want} bytes "
+                f'into its memory (byte_offset {want}), got byte_offset %llu", {fn}, "{an}", '
+                f"(unsigned long long){tv}->byte_offset);"
+            )
+            p.emit(f"{ptr} = ({ctype}*){tv}->data;  /* the indices hold the offset */")
 
 
 def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: str, scalar: bool = False) -> None:

@@ -39,11 +39,13 @@ from tvm.tir.expr import (
     Let,
     Max,
     Min,
+    Mul,
     Not,
     Or,
     PrimExpr,
     Select,
     StringImm,
+    Sub,
     Var,
 )
 from tvm.tir.function import PrimFunc
@@ -64,6 +66,7 @@ from tvm.tir.stmt import (
     seq,
 )
 
+from .flatten import flat_index
 from .symbolic_bounds import Facts, in_bounds
 from .verify import is_device_target
 
@@ -128,6 +131,9 @@ class _IndexChecks(StmtExprMutator):
         # arguments are non-negative; scalar arguments that size no buffer are bounded by nothing
         self.facts = Facts(nonneg={v for b in func.buffer_map.values() for v in _buffer_vars(b)})
         self.lets: dict[Var, PrimExpr] = {}
+        # the buffer that owns each data pointer (arguments, allocations): views of it are checked
+        # against its memory too
+        self.roots: dict[Var, Buffer] = {b.data: b for b in func.buffer_map.values()}
 
     def _expand(self, e: PrimExpr) -> PrimExpr:
         """``e`` with the let-bound variables around the statement replaced by their values."""
@@ -177,16 +183,33 @@ class _IndexChecks(StmtExprMutator):
             self._access(e.buffer, e.indices, guard, lets, out)
 
     def _access(self, buf: Buffer, indices: tuple, guard: Optional[PrimExpr], lets: dict, out: list[Check]) -> None:
-        """The checks of the dimensions of one access whose index is known only at run time."""
+        """The checks of one access: each dimension against the buffer's extent and, for a view
+        of another buffer's memory (a region's match_buffer, a decl_buffer over its data), the
+        element it reaches against the memory under it."""
+        if lets:
+            indices = tuple(substitute(i, lets) for i in indices)
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
-            index = substitute(index, lets) if lets else index
-            if self._proven(index, extent, guard):
-                continue
-            dt = "int64" if "int64" in (index.dtype, extent.dtype) else "int32"
-            i, n = Cast(dt, index) if index.dtype != dt else index, Cast(dt, extent) if extent.dtype != dt else extent
-            holds = And(GE(i, IntImm(dt, 0)), LT(i, n))
-            fail = self.failure(f"{self.name}: dimension {dim} of buffer '{buf.name}'", i, n)
-            out.append((holds if guard is None else Or(Not(guard), holds), fail))
+            self._check(f"{self.name}: dimension {dim} of buffer '{buf.name}'", index, extent, guard, out)
+        root = self.roots.get(buf.data)
+        if root is None or root is buf or root.strides or not isinstance(root.elem_offset, IntImm):
+            return
+        size = root.shape[0] if root.shape else IntImm("int32", 1)
+        for d in root.shape[1:]:
+            size = Mul(Cast("int64", size), Cast("int64", d))
+        element = Sub(flat_index(buf, indices), root.elem_offset)
+        where = f"{self.name}: the memory of buffer '{root.name}' (through its view '{buf.name}')"
+        self._check(where, element, size, guard, out)
+
+    def _check(
+        self, where: str, index: PrimExpr, extent: PrimExpr, guard: Optional[PrimExpr], out: list[Check]
+    ) -> None:
+        """``0 <= index < extent`` as a check in ``out`` unless it is proven."""
+        if self._proven(index, extent, guard):
+            return
+        dt = "int64" if "int64" in (index.dtype, extent.dtype) else "int32"
+        i, n = Cast(dt, index) if index.dtype != dt else index, Cast(dt, extent) if extent.dtype != dt else extent
+        holds = And(GE(i, IntImm(dt, 0)), LT(i, n))
+        out.append((holds if guard is None else Or(Not(guard), holds), self.failure(where, i, n)))
 
     def _guarded(self, s: Stmt, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> Stmt:
         """``s`` run only when the accesses of ``exprs`` (and of ``store``) are in bounds."""
@@ -250,7 +273,12 @@ class _IndexChecks(StmtExprMutator):
         return While(IntImm("bool", 1), seq(*head, leave, s.body), s.span)
 
     def visit_Allocate(self, s: Allocate) -> Stmt:
-        return self._guarded(super().visit_Allocate(s), *s.buffer.shape)
+        self.roots[s.buffer.data] = s.buffer
+        try:
+            inner = super().visit_Allocate(s)
+        finally:
+            self.roots.pop(s.buffer.data, None)
+        return self._guarded(inner, *s.buffer.shape)
 
     def visit_For(self, s: For) -> Stmt:
         binds = s.kind is ForKind.THREAD_BINDING
