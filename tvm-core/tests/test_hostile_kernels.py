@@ -405,3 +405,30 @@ def test_an_assert_inside_a_parallel_loop_raises_after_the_loop() -> None:
     np.testing.assert_array_equal(a.numpy(), np.arange(8))
     with pytest.raises(RuntimeError, match="row past the limit"):
         f(a, 5)
+
+
+def test_a_tensor_past_32_bit_indices_for_a_kernel_with_32_bit_sizes_is_refused() -> None:
+    @T.prim_func
+    def corner(a: T.handle):
+        n, m = T.int32(), T.int32()
+        A = T.match_buffer(a, (n, m), "uint8")
+        A[n - 1, m - 1] = T.uint8(7)
+
+    mod = _compile(corner)
+    assert "tvm_count_exceeds(2, (const int64_t[]){t_A->shape[0], t_A->shape[1]}, 2147483647LL)" in mod.inspect_source()
+    a = tvm.runtime.tensor(np.zeros((3, 5), "uint8"))
+    mod["corner"](a)
+    assert a.numpy()[-1, -1] == 7
+
+
+def test_an_unroll_longer_than_compilers_take_is_a_plain_loop() -> None:
+    @T.prim_func
+    def long_unroll(A: T.Buffer((1,), "int32")):
+        for i in T.unroll(1 << 20):
+            A[0] = A[0] + 1
+
+    mod = _compile(long_unroll)
+    assert "#pragma GCC unroll" not in mod.inspect_source()
+    a = tvm.runtime.tensor(np.zeros(1, "int32"))
+    mod["long_unroll"](a)
+    assert a.numpy()[0] == 1 << 20

@@ -93,6 +93,8 @@ class CFamilyPrinter(ExprFunctor[str]):
     #: Barrier text for a ``tvm_storage_sync`` scope other than "shared" (e.g. "warp", "global").
     BARRIERS: dict[str, str] = {}
     UNROLL_PRAGMA = "#pragma GCC unroll {n}"
+    #: Largest count the unroll pragma takes (GCC's limit is 65534); longer loops get none.
+    MAX_UNROLL = 65534
     HALF_NATIVE = False
     BF16_NATIVE = False
     INDENT = "  "
@@ -953,7 +955,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         """Pragma lines before a loop (unroll here; the CPU host adds OpenMP)."""
         if s.kind is S.ForKind.UNROLLED and self.UNROLL_PRAGMA:
             if isinstance(s.extent, E.IntImm):
-                self.emit(self.UNROLL_PRAGMA.format(n=s.extent.value))
+                if 0 < s.extent.value <= self.MAX_UNROLL:  # past it a hint compilers reject: a plain loop
+                    self.emit(self.UNROLL_PRAGMA.format(n=s.extent.value))
             elif "{n}" not in self.UNROLL_PRAGMA:  # a count-free pragma works for any extent
                 self.emit(self.UNROLL_PRAGMA)
 

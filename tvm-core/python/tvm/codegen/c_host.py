@@ -559,6 +559,16 @@ static TVM_COLD int tvm_deferred_raise(const tvm_deferred_error_t* e) {
   return tvm_raise_error(e->kind, e->what, e->index, e->extent);
 }"""
 
+_COUNT_EXCEEDS_HELPER = r"""/* whether the product of the n dims (each >= 0) exceeds limit */
+static int tvm_count_exceeds(int n, const int64_t* dims, long long limit) {
+  long long count = 1;
+  for (int i = 0; i < n; ++i) {
+    if (dims[i] == 0) return 0;
+    if (__builtin_mul_overflow(count, (long long)dims[i], &count) || count > limit) return 1;
+  }
+  return 0;
+}"""
+
 _HEAP_ALLOC_HELPER = r"""/* 64-byte aligned host memory for the product of dims elements of elem bytes; NULL when that
    size is negative or overflows, or the allocator refuses it */
 static void* tvm_heap_alloc(size_t elem, int ndim, const int64_t* dims) {
@@ -871,6 +881,16 @@ class HostFunctionPrinter:
                 expect = p.expr(dim)
                 detail = (d, dim) if isinstance(dim, E.Var) else f'" (dimension {d} mismatch)"'
                 deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail))
+        narrow = len(buf.shape) > 1 and all(_dt.bits(d.dtype) <= 32 for d in buf.shape)
+        if narrow and not all(isinstance(d, E.IntImm) for d in buf.shape):
+            # its flat index is computed in 32 bits: the element count must fit them
+            dims = ", ".join(f"{tv}->shape[{d}]" for d in range(len(buf.shape)))
+            p.emit(
+                f"if (TVM_UNLIKELY(tvm_count_exceeds({len(buf.shape)}, (const int64_t[]){{{dims}}}, 2147483647LL))) "
+                f'return tvm_raise("ValueError", "%s: argument \'%s\' has more than 2147483647 elements, which '
+                f'32-bit indices do not reach; declare its shape with T.int64() sizes", {fn}, "{an}");'
+            )
+            p.helpers.setdefault("tvm_count_exceeds", _COUNT_EXCEEDS_HELPER)
         if buf.strides:
             for d, st in enumerate(buf.strides):
                 got = f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})"
