@@ -290,3 +290,27 @@ def test_each_kernel_of_a_function_may_size_one_shared_buffer(dev):
         mod["two_sized_kernels"](tvm.runtime.tensor(a, dev), b, c, n)
         np.testing.assert_array_equal(b.numpy(), a[n : n + 64])
         np.testing.assert_allclose(c.numpy(), a[n : n + 64] * 2 + 1, rtol=1e-6)
+
+
+def test_widened_integers_compared_with_constants_are_right(dev):
+    """``int64(x) < c`` is emitted as ``x < c`` where c fits x's type: lavapipe (Mesa 22.3) took
+    the 64-bit constant for a large negative number, so ``int64(x) < 1024`` was false for x = 0."""
+
+    @T.prim_func
+    def compare(a: T.handle, c: T.handle):
+        A = T.match_buffer(a, (64,), "int32")
+        C = T.match_buffer(c, (6, 64), "int32")
+        for i in T.thread_binding(64, thread="threadIdx.x"):
+            x = T.Cast("int64", A[i])
+            C[0, i] = T.Select(x < T.int64(1024), 1, 0)
+            C[1, i] = T.Select(x >= T.int64(2), 1, 0)
+            C[2, i] = T.Select(T.int64(3) > x, 1, 0)
+            C[3, i] = T.Select(x <= T.int64(-5), 1, 0)
+            C[4, i] = T.Select(T.Cast("int64", T.Cast("uint32", A[i])) < T.int64(7), 1, 0)
+            C[5, i] = T.Select(x < T.int64(5000000000), 1, 0)
+
+    a = np.arange(-32, 32, dtype="int32")
+    got = _run(compare, "compare", dev, [a], [((6, 64), "int32")])
+    u = a.astype("uint32").astype("int64")
+    expect = np.stack([a < 1024, a >= 2, 3 > a, a <= -5, u < 7, a < 5000000000]).astype("int32")
+    np.testing.assert_array_equal(got, expect)

@@ -111,6 +111,15 @@ _BINARY = {
     "And": (None, None, None, Op.LogicalAnd),
     "Or": (None, None, None, Op.LogicalOr),
 }
+
+
+def _fits(value: int, dtype: str) -> bool:
+    """Whether integer ``value`` is representable in integer ``dtype``."""
+    bits = _dt.bits(dtype)
+    lo, hi = (0, (1 << bits) - 1) if _dt.is_uint(dtype) else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    return lo <= value <= hi
+
+
 #: Integer bit operations (calls): op -> (signed, unsigned) opcode.
 _BITWISE = {
     "bitwise_and": (Op.BitwiseAnd, Op.BitwiseAnd),
@@ -232,6 +241,8 @@ class KernelEmitter(ExprFunctor[int]):
         self.span: Any = None
         self.loops: list[tuple[int, int]] = []  # (merge, continue) block of each enclosing loop
         self.dynamic_shared: str | None = None  # the name of the launch-sized shared buffer
+        #: integers widened by a cast: result id -> (the narrow value's id, its dtype)
+        self.widened: dict[int, tuple[int, str]] = {}
 
     # ------------------------------------------------------------------ instructions
     def ins(self, opcode: int, type_id: int, *operands: int) -> int:
@@ -315,18 +326,33 @@ class KernelEmitter(ExprFunctor[int]):
         return self.ins(Op.Select, self.ty(e.dtype), c, a, b)
 
     def visit_BinaryOp(self, e: E.BinaryOp) -> int:
-        ops = _BINARY.get(type(e).__name__)
+        return self.binary(type(e).__name__, e.a.dtype, e.dtype, self.visit_expr(e.a), self.visit_expr(e.b))
+
+    def binary(self, name: str, dtype: str, result: str, a: int, b: int) -> int:
+        """The instruction of binary operation ``name`` on values ``a`` and ``b`` of ``dtype``."""
+        ops = _BINARY.get(name)
         if ops is None:
-            raise CodegenError(f"{type(e).__name__} reaches the Vulkan emitter unlegalized")
-        dtype = e.a.dtype
+            raise CodegenError(f"{name} reaches the Vulkan emitter unlegalized")
         kind = 3 if dtype == "bool" else 2 if _dt.is_float(dtype) else 1 if _dt.is_uint(dtype) else 0
         opcode = ops[kind]
         if opcode is None:
-            raise CodegenError(f"{type(e).__name__} is not defined for {dtype}")
-        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
-        return self.ins(opcode, self.ty(e.dtype), a, b)
+            raise CodegenError(f"{name} is not defined for {dtype}")
+        return self.ins(opcode, self.ty(result), a, b)
 
-    visit_CmpOp = visit_BinaryOp
+    def visit_CmpOp(self, e: E.CmpOp) -> int:
+        """A comparison of a widened integer with a constant that fits the narrow type is made in
+        that type (``int64(x) < 1024`` as ``x < 1024``, through lets too): the same result, and
+        Mesa's llvmpipe (lavapipe 22.3) took the 64-bit constant for a large negative one."""
+        name = type(e).__name__
+        a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        for wide, const, flipped in ((a, e.b, False), (b, e.a, True)):
+            narrow = self.widened.get(wide)
+            if narrow is None or not isinstance(const, E.IntImm) or not _fits(const.value, narrow[1]):
+                continue
+            c = self.const(narrow[1], const.value)
+            x, y = (c, narrow[0]) if flipped else (narrow[0], c)
+            return self.binary(name, narrow[1], e.dtype, x, y)
+        return self.binary(name, e.a.dtype, e.dtype, a, b)
 
     def visit_Cast(self, e: E.Cast) -> int:
         return self.cast(self.visit_expr(e.value), e.value.dtype, e.dtype)
@@ -347,10 +373,13 @@ class KernelEmitter(ExprFunctor[int]):
         if _dt.is_float(src):
             return self.ins(Op.ConvertFToS if _dt.is_int(dst) else Op.ConvertFToU, self.ty(dst), v)
         signed = _dt.is_int(src)
+        narrow = v
         if _dt.bits(src) != _dt.bits(dst):
             v = self.ins(Op.SConvert if signed else Op.UConvert, self.m.int(_dt.bits(dst), signed), v)
         if signed != _dt.is_int(dst):
             v = self.ins(Op.Bitcast, self.ty(dst), v)
+        if _dt.bits(src) < _dt.bits(dst) and (not signed or _dt.is_int(dst)):  # the value is kept
+            self.widened[v] = (narrow, src)
         return v
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> int:
