@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Optional
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import free_vars
+from tvm.tir.analysis import free_vars, linear_form
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -39,7 +39,7 @@ from tvm.tir.expr import (
     Sub,
     Var,
 )
-from tvm.tir.functor import substitute
+from tvm.tir.functor import StmtExprMutator, substitute
 
 from .bounds import interval
 
@@ -60,37 +60,39 @@ def _key(e: PrimExpr) -> tuple:
     return (repr(e), tuple(id(v) for v in free_vars(e)))
 
 
+class _Normalized(StmtExprMutator):
+    """Integer arithmetic in the forms linear_form reads: widening casts dropped (they keep the
+    value), shifts by constants as products and floor divisions, constant divisions folded."""
+
+    def visit_Cast(self, e: Cast) -> PrimExpr:
+        v = self.visit_expr(e.value)
+        src, dst = e.value.dtype, e.dtype
+        if _dt.is_integer(src) and _dt.is_integer(dst) and _dt.bits(dst) >= _dt.bits(src):
+            if _dt.is_uint(src) == _dt.is_uint(dst):
+                return v
+        return e if v is e.value else Cast(dst, v, e.span)
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        if e.op in ("shift_left", "shift_right") and isinstance(e.args[1], IntImm) and 0 <= e.args[1].value < 63:
+            x = self.visit_expr(e.args[0])
+            scale = IntImm(x.dtype, 1 << e.args[1].value)
+            return Mul(x, scale) if e.op == "shift_left" else self.visit_expr(FloorDiv(x, scale))
+        return super().visit_Call(e)
+
+    def visit_BinaryOp(self, e: PrimExpr) -> PrimExpr:
+        e = super().visit_BinaryOp(e)
+        if isinstance(e, (FloorDiv, FloorMod)) and isinstance(e.b, IntImm) and e.b.value:
+            terms, a = linear_form(e.a)
+            if not terms:  # a constant: exact
+                return IntImm(e.dtype, a // e.b.value if isinstance(e, FloorDiv) else a % e.b.value)
+        return e
+
+
 def _linear(e: PrimExpr, atoms: dict) -> tuple[Terms, Fraction]:
-    """``e`` as ``({atom key: coefficient}, constant)``; ``atoms`` receives each atom."""
-    if isinstance(e, IntImm):
-        return {}, Fraction(e.value)
-    if isinstance(e, Cast) and _dt.is_integer(e.dtype) and _dt.is_integer(e.value.dtype):
-        if _dt.bits(e.dtype) >= _dt.bits(e.value.dtype) and _dt.is_uint(e.dtype) == _dt.is_uint(e.value.dtype):
-            return _linear(e.value, atoms)  # a widening cast keeps the value
-    if isinstance(e, (Add, Sub)):
-        (ta, ca), (tb, cb) = _linear(e.a, atoms), _linear(e.b, atoms)
-        sign = 1 if isinstance(e, Add) else -1
-        terms = dict(ta)
-        for k, c in tb.items():
-            terms[k] = terms.get(k, 0) + sign * c
-        return {k: c for k, c in terms.items() if c}, ca + sign * cb
-    if isinstance(e, Mul) and (isinstance(e.a, IntImm) or isinstance(e.b, IntImm)):
-        k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
-        terms, const = _linear(other, atoms)
-        return {key: c * k for key, c in terms.items() if c * k}, const * k
-    if isinstance(e, Call) and e.op in ("shift_left", "shift_right") and isinstance(e.args[1], IntImm):
-        shift = e.args[1].value
-        if 0 <= shift < 63:  # x << c is x * 2**c; x >> c is x // 2**c (arithmetic shift)
-            x, scale = e.args[0], IntImm(e.args[0].dtype, 1 << shift)
-            return _linear(Mul(x, scale) if e.op == "shift_left" else FloorDiv(x, scale), atoms)
-    if isinstance(e, (FloorDiv, FloorMod)) and isinstance(e.b, IntImm) and e.b.value:
-        inner, a = _linear(e.a, {})
-        if not inner and a.denominator == 1:  # a constant: exact
-            b = e.b.value
-            return {}, Fraction(a.numerator // b if isinstance(e, FloorDiv) else a.numerator % b)
-    key = _key(e)
-    atoms[key] = e
-    return {key: Fraction(1)}, Fraction(0)
+    """``e`` as ``({atom key: coefficient}, constant)`` (:func:`~tvm.tir.analysis.linear_form`
+    of its normalized form); ``atoms`` receives each atom."""
+    terms, const = linear_form(_Normalized().visit_expr(e), atoms)
+    return {k: Fraction(c) for k, c in terms.items()}, Fraction(const)
 
 
 def _add(terms: Terms, more: Terms, scale: Fraction) -> None:
