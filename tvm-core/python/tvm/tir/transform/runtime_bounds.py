@@ -72,9 +72,8 @@ from .verify import is_device_target
 
 #: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
 INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
-#: The host statement after the kernels of a device function with checks: ``(buffer data, dtype,
-#: *where)``
-#: reads the failures its kernels recorded and raises IndexError for the first.
+#: The host statement after the kernels of a device function with checks, ``(buffer data, dtype,
+#: *where)``: reads the failures its kernels recorded and raises IndexError for the first.
 INDEX_ERRORS_RAISE = "tvm_index_errors_raise"
 
 Check = tuple[PrimExpr, Stmt]  # the condition that must hold, the failure when it does not
