@@ -60,3 +60,14 @@ def test_lacking_extension_reported_without_device_support(dev):
     mod = make_module(_feature_kernel("cl_khr_fp16", "half"), [["uses_half", ["handle"], ["threadIdx.x"]]])
     with pytest.raises(RuntimeError, match="float16 arithmetic"):
         mod.get_function("uses_half")(tvm.runtime.tensor(np.zeros(4, "float16"), dev), 4)
+
+
+def test_a_kernel_name_longer_than_opencl_implementations_take_is_refused_by_name():
+    """PoCL aborts the process when it links a kernel name of about 245 characters."""
+    from tvm.codegen.c_family import CodegenError
+    from tvm.testing import kernels
+
+    func = kernels.vector_add(name="v" * 250)
+    with pytest.raises(CodegenError, match=r"has 258 characters; OpenCL implementations take at most 200"):
+        tvm.compile(func, target="opencl")
+    tvm.compile(kernels.vector_add(name="v" * 150), target="opencl")  # within the limit

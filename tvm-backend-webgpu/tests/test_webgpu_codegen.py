@@ -227,3 +227,27 @@ def test_constants_made_of_conversions_and_lets_also_wait_for_run_time(dev):
     mod["constant_conversions_and_lets"](*args)
     np.testing.assert_array_equal(args[0].numpy(), np.full(64, np.inf, "float32"))
     np.testing.assert_array_equal(args[1].numpy(), np.full(64, np.inf, "float16"))
+
+
+def test_the_index_check_record_counted_past_the_storage_buffer_limit_is_named():
+    """Eight buffers and an index read from memory: the ninth storage buffer is the record of
+    the run-time index checks, and the error says so and how to avoid it."""
+
+    @T.prim_func
+    def eight(a: T.handle, i: T.handle, c: T.handle, d: T.handle, e: T.handle, f: T.handle, g: T.handle, h: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        idx = T.match_buffer(i, (64,), "int32")
+        C = T.match_buffer(c, (64,), "float32")
+        D = T.match_buffer(d, (64,), "float32")
+        E = T.match_buffer(e, (64,), "float32")
+        F = T.match_buffer(f, (64,), "float32")
+        G = T.match_buffer(g, (64,), "float32")
+        H = T.match_buffer(h, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            C[tx] = A[idx[tx]]
+            D[tx] = C[tx] + E[tx] + F[tx] + G[tx] + H[tx]
+
+    with pytest.raises(
+        TIRVerifyError, match=r"binds 9 storage buffers \(one is eight_index_errors, where its run-time"
+    ):
+        wgsl(eight)

@@ -289,3 +289,111 @@ def test_a_constant_elem_offset_of_an_argument_must_be_its_byte_offset() -> None
 
     with pytest.raises(ValueError, match=r"argument 'A' declares elem_offset=16777216: .* got byte_offset 0"):
         _run(shifted, np.zeros(4, "float32"))
+
+
+# --------------------------------------------------------------------------- where proofs must not reach
+@T.prim_func
+def chase(A: T.Buffer((10,), "int32"), nxt: T.Buffer((8,), "int32"), out: T.Buffer((1,), "int32")):
+    i = T.alloc_buffer((1,), "int32")  # on the heap: the failing check reads it before it is freed
+    i[0] = 0
+    while A[nxt[i[0]]] > 0:
+        i[0] = i[0] + 1
+        out[0] = out[0] + 1
+
+
+def test_a_failing_index_that_reads_a_heap_buffer_is_reported_before_the_buffer_is_freed() -> None:
+    nxt = np.arange(8, dtype="int32")
+    ones = np.ones(10, "int32")
+    ones[4] = 0
+    assert _run(chase, ones, nxt, np.zeros(1, "int32"))[2][0] == 4
+    nxt[0] = 99
+    with pytest.raises(IndexError, match=r"buffer 'A' has extent 10, got index 99 "):
+        _run(chase, np.ones(10, "int32"), nxt, np.zeros(1, "int32"))
+
+
+def test_a_value_read_before_a_store_is_not_taken_for_the_memory_after_it() -> None:
+    @T.prim_func
+    def stale(A: T.Buffer((1,), "int32"), B: T.Buffer((4,), "int32")):
+        x = A[0]
+        if 0 <= x and x < 4:
+            A[0] = x + 10
+            B[A[0]] = 7
+
+    with pytest.raises(IndexError, match=r"buffer 'B' has extent 4, got index 12 "):
+        _run(stale, np.array([2], "int32"), np.zeros(4, "int32"))
+
+
+def test_loop_bounds_read_from_memory_are_read_once() -> None:
+    @T.prim_func
+    def rebound(A: T.Buffer((10,), "int32"), idx: T.Buffer((1,), "int32"), n: T.Buffer((1,), "int32")):
+        for i in range(A[idx[0]]):
+            idx[0] = 1000000  # the bound is not read again
+            n[0] = n[0] + 1
+
+    assert _run(rebound, np.full(10, 3, "int32"), np.array([0], "int32"), np.zeros(1, "int32"))[2][0] == 3
+
+
+@pytest.mark.parametrize("case", ["uint64", "shift", "floormod", "narrow"])
+def test_wrapping_and_division_by_a_zero_size_are_not_taken_for_bounds(case: str) -> None:
+    @T.prim_func
+    def wide(A: T.Buffer((10,), "int32"), idx: T.Buffer((1,), "uint64")):
+        A[idx[0]] = 1
+
+    @T.prim_func
+    def shifted(a: T.handle):
+        n = T.int32()
+        B = T.match_buffer(a, (n,), "int32")
+        for i in range(n):
+            B[T.shift_right(T.shift_left(i, 16), 16)] = 1  # wraps for i >= 32768
+
+    @T.prim_func
+    def modulo(a: T.handle, b: T.handle):
+        n, m = T.int32(), T.int32()
+        A = T.match_buffer(a, (n,), "int32")
+        B = T.match_buffer(b, (m,), "int32")
+        for i in range(n):
+            B[T.floormod(i, m)] = A[i]
+
+    @T.prim_func
+    def narrow(A: T.Buffer((256,), "int32")):
+        for i in range(200):
+            A[T.Cast("int8", i)] = 1
+
+    run, match = {
+        "uint64": (lambda: _run(wide, np.zeros(10, "int32"), np.array([2**32 + 3], "uint64")), "got index 4294967299"),
+        "shift": (lambda: _run(shifted, np.zeros(40000, "int32")), "extent 40000, got index -32768"),
+        "floormod": (lambda: _run(modulo, np.arange(8, dtype="int32"), np.zeros(0, "int32")), "extent 0, got index 0"),
+        "narrow": (lambda: _run(narrow, np.zeros(256, "int32")), "extent 256, got index -128"),
+    }[case]
+    with pytest.raises(IndexError, match=match):
+        run()
+
+
+def test_a_view_of_a_strided_argument_is_checked_against_its_memory() -> None:
+    @T.prim_func
+    def strided_view(a: T.handle, k: T.int32):
+        n, s0 = T.int32(), T.int32()
+        A = T.match_buffer(a, (n,), "float32", strides=(s0,))
+        S = T.match_buffer(A[k : k + 4], (4,), "float32")
+        for j in range(4):
+            S[j] = T.float32(1)
+
+    np.testing.assert_array_equal(_run(strided_view, np.zeros(8, "float32"), 4)[0], np.r_[np.zeros(4), np.ones(4)])
+    with pytest.raises(IndexError, match=r"the memory of buffer 'A' \(through its view 'S'\) has extent 8"):
+        _run(strided_view, np.zeros(8, "float32"), 100000000)
+
+
+def test_a_heap_buffer_past_32_bit_indices_is_refused_before_it_is_allocated() -> None:
+    @T.prim_func
+    def square(a: T.handle, o: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "int8")
+        O = T.match_buffer(o, (1,), "int8")
+        C = T.alloc_buffer((n, n), "int8")
+        for i, j in T.grid(n, n):
+            C[i, j] = A[i]
+        O[0] = C[n - 1, n - 1]
+
+    assert _run(square, np.full(3, 5, "int8"), np.zeros(1, "int8"))[1][0] == 5
+    with pytest.raises(RuntimeError, match=r"buffer 'C' would hold more than 2147483647 elements"):
+        _run(square, np.zeros(65537, "int8"), np.zeros(1, "int8"))

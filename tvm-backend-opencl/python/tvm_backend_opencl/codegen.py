@@ -322,9 +322,19 @@ def _const_shape(buf: E.Buffer) -> bool:
     return all(isinstance(d, E.IntImm) for d in buf.shape)
 
 
+#: Longest kernel name generated (PoCL aborts while linking names of about 245 characters).
+MAX_KERNEL_NAME = 200
+
+
 def generate_source(kernels: list[PrimFunc], target: Any = None) -> str:
     """The OpenCL C translation unit holding every kernel in ``kernels``."""
     attrs = _attrs(target)
+    for k in kernels:  # PoCL aborts the process when it links a longer kernel name
+        if len(k.global_symbol) > MAX_KERNEL_NAME:
+            raise CodegenError(
+                f"kernel name '{k.global_symbol[:40]}...' has {len(k.global_symbol)} characters; OpenCL "
+                f"implementations take at most {MAX_KERNEL_NAME} here: give the function a shorter global_symbol"
+            )
     printer = OpenCLPrinter(native_half=_native_half(target))
     source = printer.print_module(list(kernels))
     if attrs.get("supports_float64") is False and FP64_PRAGMA in source:

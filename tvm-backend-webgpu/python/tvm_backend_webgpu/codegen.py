@@ -125,8 +125,15 @@ def check_limits(kernel: PrimFunc, loops: dict[str, S.For]) -> None:
     nbuf = sum(1 for p in kernel.params if p in kernel.buffer_map)
     limit = LIMITS["maxStorageBuffersPerShaderStage"]
     if nbuf > limit:
+        records = [b.name for b in kernel.buffer_map.values() if b.name.endswith("_index_errors")]
+        why = (
+            f" (one is {records[0]}, where its run-time index checks record failures: indices no proof keeps "
+            f"in bounds, such as indices read from memory; guard them, e.g. `if i < n`, to need none)"
+            if records
+            else ""
+        )
         raise TIRVerifyError(
-            f"kernel '{name}' binds {nbuf} storage buffers; WebGPU's maxStorageBuffersPerShaderStage is "
+            f"kernel '{name}' binds {nbuf} storage buffers{why}; WebGPU's maxStorageBuffersPerShaderStage is "
             f"{limit} (browsers enforce it): split the kernel or pack buffers together"
         )
     for axis in "xyz":

@@ -43,6 +43,7 @@ from typing import Any, Iterable
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
+from tvm.tir.analysis import any_node
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor
 from tvm.tir.op import binary, is_reinterpret
@@ -928,14 +929,22 @@ class CFamilyPrinter(ExprFunctor[str]):
         if s.kind is S.ForKind.THREAD_BINDING:
             self.print_thread_binding(s)
             return
-        self.loop_pragma(s)
         v = self.name_of(s.loop_var)
         t = self.compute_type(s.loop_var.dtype)
         lo, hi = self.loop_bounds(s)
         self.count(s.loop_var, bounds=(s.min, s.extent))
+        # bounds that read memory are evaluated once, as TIR's are (the body may write it)
+        hoist = any(any_node(b, lambda n: isinstance(n, (E.BufferLoad, E.Call))) for b in (s.min, s.extent))
+        if hoist:
+            self.emit("{")
+            self.emit(f"const {t} {v}_first = {lo}, {v}_end = {hi};")
+            lo, hi = f"{v}_first", f"{v}_end"
+        self.loop_pragma(s)
         self.emit(f"for ({t} {v} = {lo}; {v} < {hi}; ++{v}) {{")
         self._block(s.body)
         self.emit("}")
+        if hoist:
+            self.emit("}")
 
     def index_expr(self, e: E.PrimExpr) -> str:
         """``e`` printed as an element index or a loop bound: 32- and 64-bit arithmetic as plain C

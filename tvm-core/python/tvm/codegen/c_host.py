@@ -267,7 +267,9 @@ class CPrinter(CFamilyPrinter):
         access, completed by ``index`` and ``extent``) now, or inside an OpenMP loop record it
         for after the loop (the failing statement is then skipped)."""
         self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
-        args = f'"{kind}", {what}, (long long)({index}), (long long)({extent})'
+        # the values are read before anything is freed: the index may read a heap buffer
+        self.emit(f"long long tvm_bad_index = (long long)({index}), tvm_bad_extent = (long long)({extent});")
+        args = f'"{kind}", {what}, tvm_bad_index, tvm_bad_extent'
         if self._structured_depth:
             self.emit(f"tvm_defer_error(&tvm_deferred, {args});")
         else:

@@ -557,6 +557,26 @@ class BackendConformance:
             ):
                 mod["gather"](*args)
 
+    def test_index_check_before_a_barrier(self):
+        """A thread whose let-bound index fails its check still reaches the kernel's barrier
+        (the others wait there): the gather matches NumPy in bounds, and a bad index is an
+        IndexError after the launch, never a hang or a read outside the buffer."""
+        mod = tvm.compile(kernels.gather_then_exchange(), target=self.target_name())
+        dev = self.dev()
+        a = random_array((100,), "float32")
+        idx = random_array((64,), "int32", 3) * 2  # 0 to 98
+        for bad in (None, 1000000):
+            if bad is not None:
+                idx[5] = bad
+            args = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(idx, dev), tvm.runtime.empty((64,), "float32", dev)]
+            if bad is None:
+                mod["gather_exchange"](*args)
+                v = a[idx] * 2
+                np.testing.assert_allclose(args[2].numpy(), v[::-1] + v, rtol=1e-6)
+                continue
+            with pytest.raises(IndexError, match=r"buffer 'A' has extent 100, got index 1000000 "):
+                mod["gather_exchange"](*args)
+
     def test_tiled_matmul(self):
         a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
         self.run_checked(kernels.matmul_tiled(), "matmul_tiled", [a, b], [((32, 16), "float32")], a @ b)

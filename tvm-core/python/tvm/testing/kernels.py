@@ -78,6 +78,28 @@ def gather(block: int = 64, *, name: str = "gather") -> PrimFunc:
     return _named(gather, name)
 
 
+def gather_then_exchange(block: int = 64, *, name: str = "gather_exchange") -> PrimFunc:
+    """``v = 2 * A[idx[t]]`` bound by a let, then exchanged through shared memory across a
+    barrier: ``B[t] = v[block - 1 - t] + v[t]``. A thread whose index fails its run-time check
+    must still reach the barrier."""
+
+    @T.prim_func
+    def gather_exchange(a: T.handle, x: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        idx = T.match_buffer(x, (block,), "int32")
+        B = T.match_buffer(b, (block,), "float32")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                S = T.alloc_buffer((block,), "float32", scope="shared")
+                v = A[idx[tx]] * T.float32(2)
+                S[tx] = v
+                T.tvm_storage_sync("shared")
+                B[tx] = S[block - 1 - tx] + v
+
+    return _named(gather_exchange, name)
+
+
 def two_stage(block: int = 64, *, name: str = "two_stage") -> PrimFunc:
     """``D[i] = (A[(i + 1) % n] + 1) * 2`` over a symbolic ``n`` in two kernels: the first writes
     ``C = A + 1`` into a buffer the function allocates (``T.alloc_buffer`` outside the kernels:

@@ -22,8 +22,8 @@
   binding of one that binds some (with a :class:`SingleThreadKernelWarning`); shared and local
   buffers that several launches use live in device memory (a :class:`MemoryPlacementWarning`)
 * :func:`check_constant_bounds` -- accesses whose index range is known against constant shapes
-* :func:`check_indices_at_run_time` -- on CPU targets, indices known only at run time (read from
-  memory, or a scalar argument that sizes no buffer) compared with the extents before each access
+* :func:`check_indices_at_run_time` -- every index no proof keeps inside its buffer compared with
+  the extents before the access (IndexError on the CPU at once, on a device after the kernels)
 * :func:`check_capabilities` -- a kernel against what its target's devices can do
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
 """

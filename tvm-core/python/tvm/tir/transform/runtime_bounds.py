@@ -28,12 +28,15 @@ from tvm.tir import dtype as _dt
 from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.expr import (
     GE,
+    LE,
     LT,
+    Add,
     And,
     Buffer,
     BufferLoad,
     Call,
     Cast,
+    FloatImm,
     FloorMod,
     IntImm,
     Let,
@@ -149,9 +152,10 @@ class _IndexChecks(StmtExprMutator):
         lo, hi = _bounded(index)
         if lo is not None and hi is not None and isinstance(extent, IntImm) and 0 <= lo and hi < extent.value:
             return True
+        inner = [] if guard is None or _calls_out(guard) else [self._expand(guard)]  # one expression: no stores
         facts = Facts(
             loops=[(v, self._expand(lo), self._expand(n)) for v, lo, n in self.facts.loops],
-            guards=[self._expand(g) for g in self.facts.guards] + ([self._expand(guard)] if guard is not None else []),
+            guards=[self._expand(g) for g in self.facts.guards] + inner,
             nonneg=self.facts.nonneg,
         )
         index, extent = self._expand(index), self._expand(extent)
@@ -164,6 +168,8 @@ class _IndexChecks(StmtExprMutator):
             self._collect(e.body, guard, {**lets, e.var: substitute(e.value, lets)}, out)
             return
         conditional = None
+        # a Select's arms are checked only where its condition holds: code generators evaluate
+        # the one arm chosen (C's ?:), so an arm that would index out of bounds is not reached
         if isinstance(e, Select) or (isinstance(e, Call) and e.op == "if_then_else"):
             cond, yes, no = (e.condition, e.true_value, e.false_value) if isinstance(e, Select) else e.args
             conditional = (cond, ((yes, cond), (no, Not(cond))))
@@ -190,11 +196,15 @@ class _IndexChecks(StmtExprMutator):
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             self._check(f"{self.name}: dimension {dim} of buffer '{buf.name}'", index, extent, guard, out)
         root = self.roots.get(buf.data)
-        if root is None or root is buf or root.strides or not isinstance(root.elem_offset, IntImm):
+        if root is None or root is buf or not isinstance(root.elem_offset, IntImm):
             return
-        size = root.shape[0] if root.shape else IntImm("int32", 1)
-        for d in root.shape[1:]:
-            size = Mul(Cast("int64", size), Cast("int64", d))
+        if root.strides:  # one past the element its last index reaches (strides are positive)
+            last = tuple(Sub(Cast("int64", d), IntImm("int64", 1)) for d in root.shape)
+            size = Add(Sub(flat_index(root, last), Cast("int64", root.elem_offset)), IntImm("int64", 1))
+        else:
+            size = root.shape[0] if root.shape else IntImm("int32", 1)
+            for d in root.shape[1:]:
+                size = Mul(Cast("int64", size), Cast("int64", d))
         element = Sub(flat_index(buf, indices), root.elem_offset)
         where = f"{self.name}: the memory of buffer '{root.name}' (through its view '{buf.name}')"
         self._check(where, element, size, guard, out)
@@ -205,7 +215,7 @@ class _IndexChecks(StmtExprMutator):
         """``0 <= index < extent`` as a check in ``out`` unless it is proven."""
         if self._proven(index, extent, guard):
             return
-        dt = "int64" if "int64" in (index.dtype, extent.dtype) else "int32"
+        dt = "int64" if max(_dt.bits(index.dtype), _dt.bits(extent.dtype)) > 32 else "int32"
         i, n = Cast(dt, index) if index.dtype != dt else index, Cast(dt, extent) if extent.dtype != dt else extent
         holds = And(GE(i, IntImm(dt, 0)), LT(i, n))
         out.append((holds if guard is None else Or(Not(guard), holds), self.failure(where, i, n)))
@@ -219,9 +229,30 @@ class _IndexChecks(StmtExprMutator):
             self._collect(e, None, {}, checks)
         if store is not None:
             self._access(store.buffer, store.indices, None, {}, checks)
+        if not checks:
+            return s
+        if self.in_kernels and any_node(s, _is_barrier):
+            return self._recorded_around_barrier(s, checks)
         for holds, fail in reversed(checks):
             s = IfThenElse(holds, s, fail, s.span)
         return s
+
+    def _recorded_around_barrier(self, s: Stmt, checks: list[Check]) -> Stmt:
+        """A statement whose body holds a barrier cannot be skipped by one thread (the others
+        would wait at the barrier for it): the failure is recorded and, for a let, the value
+        is taken only where every check holds (0 elsewhere, its failure raised after the
+        kernels); other statements around barriers keep their accesses unchecked."""
+        if not isinstance(s, LetStmt):
+            return s
+        holds = checks[0][0]
+        for h, _ in checks[1:]:
+            holds = And(holds, h)  # in order: && evaluates an index only once those before hold
+        record: Optional[Stmt] = None
+        for h, fail in reversed(checks):
+            record = IfThenElse(Not(h), fail, record)
+        zero = IntImm(s.value.dtype, 0) if not _dt.is_float(s.value.dtype) else FloatImm(s.value.dtype, 0.0)
+        safe = Select(holds, s.value, zero)
+        return seq(record, LetStmt(s.var, safe, s.body, s.span))
 
     def visit_BufferStore(self, s: BufferStore) -> Stmt:
         return self._guarded(s, *s.indices, s.value, store=s)
@@ -236,10 +267,7 @@ class _IndexChecks(StmtExprMutator):
         """``body`` visited knowing ``guard`` (unless it reads memory, which ``body`` may write)."""
         if body is None:
             return None
-        pure = not any_node(
-            guard, lambda n: isinstance(n, BufferLoad) or (isinstance(n, Call) and n.op not in INTRINSICS)
-        )
-        self.facts.guards.append(guard if pure else IntImm("bool", 1))
+        self.facts.guards.append(IntImm("bool", 1) if _reads_memory(guard) else guard)
         try:
             return self.visit_stmt(body)
         finally:
@@ -253,7 +281,8 @@ class _IndexChecks(StmtExprMutator):
         return self._guarded(s, s.condition)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:
-        self.lets[s.var] = s.value
+        if not _reads_memory(s.value):  # else the variable keeps the value read then: an atom
+            self.lets[s.var] = s.value
         try:
             inner = super().visit_LetStmt(s)
         finally:
@@ -277,18 +306,56 @@ class _IndexChecks(StmtExprMutator):
             inner = super().visit_Allocate(s)
         finally:
             self.roots.pop(s.buffer.data, None)
+        if self.kernel_depth == 0:  # the host allocates it: its size must fit its indices
+            inner = _within_32_bit_indices(inner)
         return self._guarded(inner, *s.buffer.shape)
 
     def visit_For(self, s: For) -> Stmt:
         binds = s.kind is ForKind.THREAD_BINDING
         self.kernel_depth += binds
-        self.facts.loops.append((s.loop_var, s.min, s.extent))
+        known = not (_reads_memory(s.min) or _reads_memory(s.extent))  # else its variable has no range
+        if known:
+            self.facts.loops.append((s.loop_var, s.min, s.extent))
         try:
             inner = super().visit_For(s)
         finally:
             self.kernel_depth -= binds
-            self.facts.loops.pop()
+            if known:
+                self.facts.loops.pop()
         return self._guarded(inner, s.min, s.extent)
+
+
+def _within_32_bit_indices(s: Allocate) -> Stmt:
+    """``s`` behind an assert that its element count fits 32-bit indices when its sizes are 32-bit
+    and not all constant: its flat index (and size) would wrap past 2**31 - 1 elements."""
+    shape = s.buffer.shape
+    if len(shape) < 2 or all(isinstance(d, IntImm) for d in shape) or any(_dt.bits(d.dtype) > 32 for d in shape):
+        return s
+    most = IntImm("int64", 2**31 - 1)
+    count, fits = Cast("int64", shape[0]), None
+    for d in shape[1:]:  # every partial product is checked, so none overflows int64
+        fits = LE(count, most) if fits is None else And(fits, LE(count, most))
+        count = Mul(count, Cast("int64", d))
+    fits = And(fits, LE(count, most))
+    message = (
+        f"buffer '{s.buffer.name}' would hold more than 2147483647 elements, past what its 32-bit "
+        f"sizes index; declare its sizes with T.int64()"
+    )
+    return AssertStmt(fits, message, s, s.span)
+
+
+def _is_barrier(n: object) -> bool:
+    return isinstance(n, Call) and n.op == "tvm_storage_sync"
+
+
+def _calls_out(e: PrimExpr) -> bool:
+    """Whether ``e`` calls something that is not a pure intrinsic (it may differ when called again)."""
+    return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS)
+
+
+def _reads_memory(e: PrimExpr) -> bool:
+    """Whether ``e`` reads a buffer or calls out: its value may change between statements."""
+    return _calls_out(e) or any_node(e, lambda n: isinstance(n, BufferLoad))
 
 
 def _buffer_vars(buf: Buffer) -> set[Var]:

@@ -73,10 +73,10 @@ class _Normalized(StmtExprMutator):
         return e if v is e.value else Cast(dst, v, e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:
-        if e.op in ("shift_left", "shift_right") and isinstance(e.args[1], IntImm) and 0 <= e.args[1].value < 63:
+        # x >> c is x // 2**c exactly; x << c may wrap, so it stays an atom with no range
+        if e.op == "shift_right" and isinstance(e.args[1], IntImm) and 0 <= e.args[1].value < 63:
             x = self.visit_expr(e.args[0])
-            scale = IntImm(x.dtype, 1 << e.args[1].value)
-            return Mul(x, scale) if e.op == "shift_left" else self.visit_expr(FloorDiv(x, scale))
+            return self.visit_expr(FloorDiv(x, IntImm(x.dtype, 1 << e.args[1].value)))
         return super().visit_Call(e)
 
     def visit_BinaryOp(self, e: PrimExpr) -> PrimExpr:
@@ -138,9 +138,9 @@ def _nonneg(e: PrimExpr, facts: Facts) -> bool:
 
 
 def _bounded_divisor(b: PrimExpr, facts: Facts) -> bool:
-    """Whether ``x % b`` is in ``[0, b - 1]`` wherever it is evaluated: ``b`` a positive constant or
-    a non-negative size (a zero divisor is a division by zero, whatever the index)."""
-    return b.value > 0 if isinstance(b, IntImm) else _nonneg(b, facts)
+    """Whether ``x % b`` is in ``[0, b - 1]``: ``b`` provably positive (``x % 0`` is 0 in the
+    generated code, outside an empty buffer)."""
+    return b.value > 0 if isinstance(b, IntImm) else _nonneg(Sub(b, IntImm(b.dtype, 1)), facts)
 
 
 def _atom_nonneg(a: PrimExpr, facts: Facts) -> bool:
