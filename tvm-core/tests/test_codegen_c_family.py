@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
@@ -215,3 +217,13 @@ def test_variables_never_shadow_math_functions_or_helpers():
     assert p.name_of(Var("expf")) == "expf_"
     assert p.name_of(Var("tvm_h2f")) == "tvm_h2f_"
     assert p.name_of(Var("sinf")) == "sinf_"
+
+
+def test_a_device_function_name_that_is_no_identifier_is_refused_before_its_kernels_compile():
+    import tvm
+    from tvm.testing import kernels
+    from tvm.tir.transform import TIRVerifyError
+
+    for name in ("my-func.v2", "a b"):
+        with pytest.raises(TIRVerifyError, match=rf"function name '{re.escape(name)}' is not a valid C identifier"):
+            tvm.compile(kernels.vector_add(name=name), target="example")

@@ -321,6 +321,11 @@ def _at(s: Stmt, msg: str) -> str:
 
 
 def _split(func: PrimFunc, target: Any) -> LoweredFunc:
+    if not func.global_symbol.isidentifier():  # kernels are named after it, in C-like languages
+        raise TIRVerifyError(
+            f"function name '{func.global_symbol}' is not a valid C identifier; "
+            "set attrs['global_symbol'] to letters, digits and underscores"
+        )
     sp = _Splitter(func, target)
     body = sp.host(func.body, [])
     host = func.with_body(body)
