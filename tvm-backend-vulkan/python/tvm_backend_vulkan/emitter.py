@@ -113,13 +113,6 @@ _BINARY = {
 }
 
 
-def _fits(value: int, dtype: str) -> bool:
-    """Whether integer ``value`` is representable in integer ``dtype``."""
-    bits = _dt.bits(dtype)
-    lo, hi = (0, (1 << bits) - 1) if _dt.is_uint(dtype) else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    return lo <= value <= hi
-
-
 #: Integer bit operations (calls): op -> (signed, unsigned) opcode.
 _BITWISE = {
     "bitwise_and": (Op.BitwiseAnd, Op.BitwiseAnd),
@@ -347,7 +340,10 @@ class KernelEmitter(ExprFunctor[int]):
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         for wide, const, flipped in ((a, e.b, False), (b, e.a, True)):
             narrow = self.widened.get(wide)
-            if narrow is None or not isinstance(const, E.IntImm) or not _fits(const.value, narrow[1]):
+            if narrow is None or not isinstance(const, E.IntImm):
+                continue
+            least, most = _dt.integer_range(narrow[1])
+            if not least <= const.value <= most:
                 continue
             c = self.const(narrow[1], const.value)
             x, y = (c, narrow[0]) if flipped else (narrow[0], c)

@@ -59,6 +59,11 @@ _C_KEYWORDS = frozenset(
 )
 
 
+def c_string_literal(text: str) -> str:
+    """``text`` as a C string literal (backslashes, quotes and newlines escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 class CodegenError(ValueError):
     """The IR contains something the printer cannot express."""
 
@@ -315,7 +320,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         return self.float_literal(float(e.value), e.dtype)
 
     def visit_StringImm(self, e: E.StringImm) -> str:
-        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        return c_string_literal(e.value)
 
     def visit_Cast(self, e: E.Cast) -> str:
         src, dst = e.value.dtype, e.dtype

@@ -28,7 +28,7 @@ from tvm.tir.analysis import any_node
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.runtime_bounds import INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
-from .c_family import CFamilyPrinter, CodegenError
+from .c_family import CFamilyPrinter, CodegenError, c_string_literal
 
 # DLPack type codes used in generated checks
 _DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6, "float8_e4m3fn": 10, "float8_e5m2": 12}
@@ -204,6 +204,14 @@ class CPrinter(CFamilyPrinter):
     def _free_heaps(self) -> str:
         return "".join(f"{release} " for release in reversed(self._heaps))
 
+    def use_helper(self, name: str) -> None:
+        """Put C helper ``name`` (tvm_heap_alloc, tvm_device_read ...) and those it calls into
+        the prelude, each once."""
+        definition, uses = _HELPERS[name]
+        for other in uses:
+            self.use_helper(other)
+        self.helpers.setdefault(name, definition)
+
     def fail_return(self, value: str) -> str:
         """``return value;`` for an error, freeing the heap buffers live here first."""
         frees = self._free_heaps()
@@ -244,7 +252,7 @@ class CPrinter(CFamilyPrinter):
         structured = par or s.kind is S.ForKind.VECTORIZED  # an OpenMP loop: no return inside
         defers = structured and self._structured_depth == 0 and any_node(s.body, _may_fail)
         if defers:  # an error inside is recorded, and raised after the loop
-            self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
+            self.use_helper("tvm_deferred_error")
             self.emit("{")
             self.emit("tvm_deferred_error_t tvm_deferred = {0, NULL, NULL, 0, 0};")
         self._parallel_depth += par
@@ -266,7 +274,7 @@ class CPrinter(CFamilyPrinter):
         """Raise ``kind`` with the message ``what`` (a C string literal; an IndexError's is the
         access, completed by ``index`` and ``extent``) now, or inside an OpenMP loop record it
         for after the loop (the failing statement is then skipped)."""
-        self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
+        self.use_helper("tvm_deferred_error")
         # the values are read before anything is freed: the index may read a heap buffer
         self.emit(f"long long tvm_bad_index = (long long)({index}), tvm_bad_extent = (long long)({extent});")
         args = f'"{kind}", {what}, tvm_bad_index, tvm_bad_extent'
@@ -278,7 +286,7 @@ class CPrinter(CFamilyPrinter):
     def print_index_error(self, call: E.Call) -> None:
         """A failed run-time bounds check: ``tvm_index_out_of_bounds(where, index, extent)``."""
         index, extent = self.expr(call.args[1]), self.expr(call.args[2])
-        self.fail_or_defer("IndexError", _c_string(call.args[0].value), index, extent)
+        self.fail_or_defer("IndexError", c_string_literal(call.args[0].value), index, extent)
 
     def visit_While(self, s: S.While) -> None:
         self._loop_marks.append(len(self._heaps))
@@ -318,7 +326,7 @@ class CPrinter(CFamilyPrinter):
             return
         size = " * ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
         if self.device_type != 1:  # device memory the function's kernels share
-            self.helpers.setdefault("tvm_device_alloc", _DEVICE_ALLOC_HELPER)
+            self.use_helper("tvm_device_alloc")
             self.emit(f"void* {name} = NULL;")
             fail = self.fail_return("-1")
             self.emit(
@@ -327,7 +335,7 @@ class CPrinter(CFamilyPrinter):
             )
             release = f"tvm_device_free({self.device_type}, tvm_device_id, {name});"
         else:
-            self.helpers.setdefault("tvm_heap_alloc", _HEAP_ALLOC_HELPER)
+            self.use_helper("tvm_heap_alloc")
             dims = ", ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
             ndim = max(len(buf.shape), 1)
             self.emit(f"{t}* {name} = ({t}*)tvm_heap_alloc(sizeof({t}), {ndim}, (const int64_t[]){{{dims}}});")
@@ -335,7 +343,7 @@ class CPrinter(CFamilyPrinter):
             self._indent += 1
             self.fail_or_defer(
                 "MemoryError",
-                _c_string(
+                c_string_literal(
                     f"cannot allocate buffer {buf.name}: its size is negative, "
                     f"overflows or exceeds the memory available"
                 ),
@@ -355,7 +363,7 @@ class CPrinter(CFamilyPrinter):
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) {{")
         self._indent += 1
-        self.fail_or_defer("RuntimeError", _c_string(s.message))
+        self.fail_or_defer("RuntimeError", c_string_literal(s.message))
         self._indent -= 1
         self.emit("} else {")  # inside an OpenMP loop a failed assert skips what it guards
         self._indent += 1
@@ -383,9 +391,8 @@ class CPrinter(CFamilyPrinter):
         """After the kernels of a device function with run-time index checks: read the failures
         they recorded (three elements per check site: failed, index, extent) and raise
         IndexError for the first site that failed."""
-        self.helpers.setdefault("tvm_device_alloc", _DEVICE_ALLOC_HELPER)
-        self.helpers.setdefault("tvm_deferred_error", _DEFERRED_ERROR_HELPER)
-        self.helpers.setdefault("tvm_device_read", _DEVICE_READ_HELPER)
+        self.use_helper("tvm_deferred_error")
+        self.use_helper("tvm_device_read")
         data, dtype, sites = call.args[0], call.args[1].value, call.args[2:]
         n = len(sites)
         self.emit("{")
@@ -395,7 +402,7 @@ class CPrinter(CFamilyPrinter):
             f"if (tvm_device_read({self.device_type}, tvm_device_id, {self.expr(data)}, tvm_errs, "
             f"sizeof(tvm_errs)) != 0) {fail}"
         )
-        names = ", ".join(_c_string(w.value) for w in sites)
+        names = ", ".join(c_string_literal(w.value) for w in sites)
         self.emit(f"static const char* const tvm_sites[{n}] = {{{names}}};")
         self.emit(f"for (int k = 0; k < {n}; ++k) {{")
         raise_ = self.fail_return(
@@ -429,7 +436,7 @@ class CPrinter(CFamilyPrinter):
         """A tvm-ffi Tensor viewing ``tensor_of(dtype, data, elem_offset, ndim, *shape, *strides)``
         (CPU memory; the view owns only its metadata, so a callee may keep it); returns the
         handle's variable."""
-        self.helpers.setdefault("tvm_tensor_view", _TENSOR_VIEW_HELPER)
+        self.use_helper("tvm_tensor_view")
         code, bits, lanes = _dlpack_dtype(a.args[0].value)
         ndim = a.args[3].value
         shape, strides = a.args[4 : 4 + ndim], a.args[4 + ndim :]
@@ -527,11 +534,6 @@ def _may_fail(node: Any) -> bool:
     return _is_index_error(node) or isinstance(node, (S.AssertStmt, S.Allocate))
 
 
-def _c_string(text: str) -> str:
-    """``text`` as a C string literal, passed as a printf argument (never as a format)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
 _DEFERRED_ERROR_HELPER = r"""typedef struct {
   int claimed;
   const char* kind;
@@ -561,24 +563,32 @@ static TVM_COLD int tvm_deferred_raise(const tvm_deferred_error_t* e) {
   return tvm_raise_error(e->kind, e->what, e->index, e->extent);
 }"""
 
+_DIMS_PRODUCT_HELPER = r"""/* start times the product of the n dims into *out; nonzero when a dim is negative or the
+   product overflows (a zero dim makes it 0, whatever the others) */
+static int tvm_dims_product(size_t start, int n, const int64_t* dims, size_t* out) {
+  for (int i = 0; i < n; ++i) {
+    if (dims[i] < 0) return 1;
+    if (dims[i] == 0) { *out = 0; return 0; }
+  }
+  size_t p = start;
+  for (int i = 0; i < n; ++i) {
+    if (__builtin_mul_overflow(p, (size_t)dims[i], &p)) return 1;
+  }
+  *out = p;
+  return 0;
+}"""
+
 _COUNT_EXCEEDS_HELPER = r"""/* whether the product of the n dims (each >= 0) exceeds limit */
 static int tvm_count_exceeds(int n, const int64_t* dims, long long limit) {
-  long long count = 1;
-  for (int i = 0; i < n; ++i) {
-    if (dims[i] == 0) return 0;
-    if (__builtin_mul_overflow(count, (long long)dims[i], &count) || count > limit) return 1;
-  }
-  return 0;
+  size_t count;
+  return tvm_dims_product(1, n, dims, &count) != 0 || count > (size_t)limit;
 }"""
 
 _HEAP_ALLOC_HELPER = r"""/* 64-byte aligned host memory for the product of dims elements of elem bytes; NULL when that
    size is negative or overflows, or the allocator refuses it */
 static void* tvm_heap_alloc(size_t elem, int ndim, const int64_t* dims) {
-  size_t n = elem;
-  for (int i = 0; i < ndim; ++i) {
-    if (dims[i] < 0 || __builtin_mul_overflow(n, (size_t)dims[i], &n)) return NULL;
-  }
-  if (n > SIZE_MAX - 64) return NULL;
+  size_t n;
+  if (tvm_dims_product(elem, ndim, dims, &n) != 0 || n > SIZE_MAX - 64) return NULL;
   return aligned_alloc(64, n == 0 ? 64 : (n + 63) & ~(size_t)63);
 }"""
 
@@ -599,7 +609,7 @@ static int tvm_device_read(int32_t device_type, int32_t device_id, void* src, vo
 }
 """
 
-_DEVICE_ALLOC_HELPER = r"""static int tvm_call_global(const char* fname, TVMFFIAny* args, int32_t num_args,
+_CALL_GLOBAL_HELPER = r"""static int tvm_call_global(const char* fname, TVMFFIAny* args, int32_t num_args,
                            TVMFFIAny* ret) {
   TVMFFIByteArray name = {fname, strlen(fname)};
   TVMFFIObjectHandle fn = NULL;
@@ -609,8 +619,9 @@ _DEVICE_ALLOC_HELPER = r"""static int tvm_call_global(const char* fname, TVMFFIA
   int rc = TVMFFIFunctionCall(fn, args, num_args, ret);
   TVMFFIObjectDecRef(fn);
   return rc;
-}
-static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
+}"""
+
+_DEVICE_ALLOC_HELPER = r"""static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
                            TVMFFIAny third, TVMFFIAny* ret) {
   TVMFFIAny args[3];
   args[0].type_index = kTVMFFIInt; args[0].zero_padding = 0; args[0].v_int64 = device_type;
@@ -672,6 +683,18 @@ static TVMFFIObjectHandle tvm_tensor_view(void* data, uint64_t byte_offset, DLDa
   }
   return out;
 }"""
+
+#: The C helpers host code may use, by name: (definition, the helpers it calls).
+_HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "tvm_call_global": (_CALL_GLOBAL_HELPER, ()),
+    "tvm_device_alloc": (_DEVICE_ALLOC_HELPER, ("tvm_call_global",)),
+    "tvm_device_read": (_DEVICE_READ_HELPER, ("tvm_call_global",)),
+    "tvm_deferred_error": (_DEFERRED_ERROR_HELPER, ()),
+    "tvm_dims_product": (_DIMS_PRODUCT_HELPER, ()),
+    "tvm_heap_alloc": (_HEAP_ALLOC_HELPER, ("tvm_dims_product",)),
+    "tvm_count_exceeds": (_COUNT_EXCEEDS_HELPER, ("tvm_dims_product",)),
+    "tvm_tensor_view": (_TENSOR_VIEW_HELPER, ()),
+}
 
 
 def _dlpack_dtype(dtype: str) -> tuple[str, int, int]:
@@ -892,7 +915,7 @@ class HostFunctionPrinter:
                 f'return tvm_raise("ValueError", "%s: argument \'%s\' has more than 2147483647 elements, which '
                 f'32-bit indices do not reach; declare its shape with T.int64() sizes", {fn}, "{an}");'
             )
-            p.helpers.setdefault("tvm_count_exceeds", _COUNT_EXCEEDS_HELPER)
+            p.use_helper("tvm_count_exceeds")
         if buf.strides:
             for d, st in enumerate(buf.strides):
                 got = f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})"
@@ -960,8 +983,7 @@ def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: st
     bits, signed = _dt.bits(var.dtype), not _dt.is_uint(var.dtype)
     if bits >= 64 and signed:
         return
-    hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
-    lo = -(1 << (bits - 1)) if signed else 0
+    lo, hi = _dt.integer_range(var.dtype)
     out_of_range = f"{got} < {lo}LL" if bits >= 64 else f"{got} > {hi}LL || {got} < {lo}LL"
     if scalar:
         message = f'"%s: {what} = %lld does not fit its dtype {var.dtype} ({lo} to {hi})"'

@@ -106,6 +106,12 @@ def bits(d: str) -> int:
     return 8 if fam == "bool" else b
 
 
+def integer_range(d: str) -> tuple[int, int]:
+    """The least and the largest value of integer dtype ``d``."""
+    b = bits(d)
+    return (0, (1 << b) - 1) if is_uint(d) else (-(1 << (b - 1)), (1 << (b - 1)) - 1)
+
+
 def nbytes(d: str) -> int:
     """Bytes one value of ``d`` (all its lanes) takes in memory."""
     return bits(d) * lanes(d) // 8

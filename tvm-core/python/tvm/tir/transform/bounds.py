@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from tvm.tir import dtype as _dt
 from tvm.tir.analysis import any_node, free_vars, leaves_loop_early, linear_form
 from tvm.tir.expr import (
     EQ,
@@ -71,7 +72,10 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
         return _interval(lets[e], ranges, lets) if lets and e in lets else None
     if isinstance(e, Cast):
         inner = _interval(e.value, ranges, lets) if e.dtype.startswith(("int", "uint")) else None
-        return inner if inner is not None and _fits(inner, e.dtype) else None  # else it wraps
+        if inner is None:
+            return None
+        least, most = _dt.integer_range(e.dtype)
+        return inner if least <= inner[0] and inner[1] <= most else None  # else it wraps
     if isinstance(e, Call):
         return _call_interval(e, ranges, lets)
     if not isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod, Min, Max)):
@@ -95,13 +99,6 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
     if isinstance(e, FloorDiv):
         return (a[0] // b[0], a[1] // b[0])
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
-
-
-def _fits(span: Interval, dtype: str) -> bool:
-    """Whether every value of ``span`` is representable in integer ``dtype``."""
-    bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
-    lo, hi = (0, 2**bits - 1) if dtype.startswith("uint") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    return lo <= span[0] and span[1] <= hi
 
 
 def _call_interval(e: Call, ranges: dict[Var, Interval], lets: Optional[dict]) -> Optional[Interval]:

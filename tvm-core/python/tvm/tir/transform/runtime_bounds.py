@@ -103,8 +103,7 @@ def _bounded(e: PrimExpr) -> tuple[Optional[int], Optional[int]]:
         return e.value, e.value
     if isinstance(e, Cast) and _dt.is_integer(e.dtype):
         lo, hi = _bounded(e.value)
-        bits = _dt.bits(e.dtype)
-        least, most = (0, 2**bits - 1) if _dt.is_uint(e.dtype) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        least, most = _dt.integer_range(e.dtype)
         fits = lo is not None and hi is not None and least <= lo and hi <= most
         return (lo, hi) if fits else (None, None)  # a value that does not fit wraps
     if isinstance(e, FloorMod) and isinstance(e.b, IntImm) and e.b.value > 0:
@@ -153,11 +152,7 @@ class _IndexChecks(StmtExprMutator):
         if lo is not None and hi is not None and isinstance(extent, IntImm) and 0 <= lo and hi < extent.value:
             return True
         inner = [] if guard is None or _calls_out(guard) else [self._expand(guard)]  # one expression: no stores
-        facts = Facts(
-            loops=[(v, self._expand(lo), self._expand(n)) for v, lo, n in self.facts.loops],
-            guards=[self._expand(g) for g in self.facts.guards] + inner,
-            nonneg=self.facts.nonneg,
-        )
+        facts = Facts(loops=self.facts.loops, guards=self.facts.guards + inner, nonneg=self.facts.nonneg)
         index, extent = self._expand(index), self._expand(extent)
         return in_bounds(index, extent, facts)
 
@@ -220,15 +215,21 @@ class _IndexChecks(StmtExprMutator):
         holds = And(GE(i, IntImm(dt, 0)), LT(i, n))
         out.append((holds if guard is None else Or(Not(guard), holds), self.failure(where, i, n)))
 
-    def _guarded(self, s: Stmt, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> Stmt:
-        """``s`` run only when the accesses of ``exprs`` (and of ``store``) are in bounds."""
-        if self.in_kernels and self.kernel_depth == 0:
-            return s
+    def _checks(self, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> list[Check]:
+        """The checks of the accesses of ``exprs`` (and of ``store``); none in a device
+        function's host code."""
         checks: list[Check] = []
+        if self.in_kernels and self.kernel_depth == 0:
+            return checks
         for e in exprs:
             self._collect(e, None, {}, checks)
         if store is not None:
             self._access(store.buffer, store.indices, None, {}, checks)
+        return checks
+
+    def _guarded(self, s: Stmt, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> Stmt:
+        """``s`` run only when the accesses of ``exprs`` (and of ``store``) are in bounds."""
+        checks = self._checks(*exprs, store=store)
         if not checks:
             return s
         if self.in_kernels and any_node(s, _is_barrier):
@@ -267,7 +268,7 @@ class _IndexChecks(StmtExprMutator):
         """``body`` visited knowing ``guard`` (unless it reads memory, which ``body`` may write)."""
         if body is None:
             return None
-        self.facts.guards.append(IntImm("bool", 1) if _reads_memory(guard) else guard)
+        self.facts.guards.append(IntImm("bool", 1) if _reads_memory(guard) else self._expand(guard))
         try:
             return self.visit_stmt(body)
         finally:
@@ -291,9 +292,7 @@ class _IndexChecks(StmtExprMutator):
 
     def visit_While(self, s: While) -> Stmt:
         s = super().visit_While(s)
-        checks: list[Check] = []
-        if not self.in_kernels or self.kernel_depth > 0:
-            self._collect(s.condition, None, {}, checks)
+        checks = self._checks(s.condition)
         if not checks:
             return s
         head = [IfThenElse(Not(holds), seq(fail, Break())) for holds, fail in checks]
@@ -314,8 +313,8 @@ class _IndexChecks(StmtExprMutator):
         binds = s.kind is ForKind.THREAD_BINDING
         self.kernel_depth += binds
         known = not (_reads_memory(s.min) or _reads_memory(s.extent))  # else its variable has no range
-        if known:
-            self.facts.loops.append((s.loop_var, s.min, s.extent))
+        if known:  # the lets around the loop are those its bounds can use
+            self.facts.loops.append((s.loop_var, self._expand(s.min), self._expand(s.extent)))
         try:
             inner = super().visit_For(s)
         finally:
