@@ -333,3 +333,17 @@ def test_low_precision_dtypes_say_they_are_not_supported_and_what_to_do(dtype, w
         def g(B: T.Buffer((8,), "float32")):
             A = T.alloc_buffer((8,), dtype)
             B[0] = T.Cast("float32", A[0])
+
+
+def test_a_statement_given_a_wrong_argument_says_where():
+    with pytest.raises(TVMScriptError) as info:
+
+        @T.prim_func
+        def axis_of_a_buffer(a: T.handle):
+            A = T.match_buffer(a, (16, 16), "float32")
+            for i, j in T.grid(16, 16):
+                with T.block():
+                    vi = T.axis.S(i, A)  # marker: axis of a buffer
+                    A[vi, j] = T.float32(0)
+
+    check(info.value, "marker: axis of a buffer", "cannot make a constant from Buffer")

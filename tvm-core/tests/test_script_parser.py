@@ -213,6 +213,16 @@ def test_names_only_annotations_use_come_from_the_enclosing_function():
     (buf,) = g.buffer_map.values()
     assert buf.shape[0] is g.params[1]
 
+    def shadowing_a_builtin(type: str):  # noqa: A002  (Apache TVM's tests name a dtype `type`)
+        @T.prim_func
+        def h(A: T.Buffer((4,), type)):
+            T.evaluate(0)
+
+        return h
+
+    (buf,) = shadowing_a_builtin("uint16").buffer_map.values()
+    assert buf.dtype == "uint16"
+
 
 def test_every_intrinsic_via_T():
     @T.prim_func

@@ -27,10 +27,30 @@ from .runtime import (  # noqa: E402
     vulkan,
     webgpu,
 )
-from . import _cpu_backend  # noqa: E402
+from . import _aliases, _cpu_backend  # noqa: E402
 
-_LAZY_SUBMODULES = {"tir", "script", "ir", "transform", "codegen", "driver", "contrib", "testing", "tune"}
-_LAZY_ATTRS = {"compile": ("tvm.driver", "compile"), "build": ("tvm.driver", "compile")}
+_LAZY_SUBMODULES = {
+    "tir",
+    "tirx",
+    "script",
+    "ir",
+    "transform",
+    "codegen",
+    "driver",
+    "error",
+    "contrib",
+    "support",
+    "testing",
+    "tune",
+}
+_LAZY_ATTRS = {
+    "compile": ("tvm.driver", "compile"),
+    "build": ("tvm.driver", "compile"),
+    "IRModule": ("tvm.tir", "IRModule"),
+    "device_from_target": ("tvm.target.target", "device_from_target"),
+    "get_global_func": ("tvm_ffi", "get_global_func"),
+    "register_global_func": ("tvm_ffi", "register_global_func"),
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -45,6 +65,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+_aliases.install()
 _cpu_backend.register()
 backend._registry.autoload()
 

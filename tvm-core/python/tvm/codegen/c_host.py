@@ -363,7 +363,7 @@ class CPrinter(CFamilyPrinter):
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         self.emit(f"if (TVM_UNLIKELY(!({self.expr(s.condition)}))) {{")
         self._indent += 1
-        self.fail_or_defer("RuntimeError", c_string_literal(s.message))
+        self.fail_or_defer(s.kind, c_string_literal(s.message))
         self._indent -= 1
         self.emit("} else {")  # inside an OpenMP loop a failed assert skips what it guards
         self._indent += 1
@@ -1022,6 +1022,15 @@ def extern_prototypes(calls: dict[str, set[str]], names: Collection[str]) -> lis
     return out
 
 
+def _entry_alias(name: str) -> str:
+    """``__tvm_ffi_main`` calling a library's one function: a module of one function is callable
+    as ``mod(...)`` (tvm-ffi's entry is "main"), as in Apache TVM."""
+    return (
+        "TVM_EXPORT int __tvm_ffi_main(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {\n"
+        f"  return __tvm_ffi_{name}(self, args, num_args, result);\n}}\n"
+    )
+
+
 def generate_host(
     funcs: list[PrimFunc], device_type: int = 1, declare: Collection[str] = (), on_cpu: Collection[str] = ()
 ) -> HostModuleSource:
@@ -1058,5 +1067,7 @@ def generate_host(
         head.append("TVM_EXPORT void* __tvm_ffi__library_ctx = NULL;")
         for h in handles.values():
             head.append(f"static TVMFFIObjectHandle {h} = NULL;")
+    if len(names) == 1 and names[0] != "main":
+        bodies.append(_entry_alias(names[0]))
     code = "\n".join(head) + "\n\n" + "\n".join(bodies)
     return HostModuleSource(code, names, printer.has_parallel, bool(handles), sorted(calls))

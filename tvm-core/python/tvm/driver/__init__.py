@@ -70,12 +70,14 @@ _UNDECLARED_EXTERNS: set[str] = set()
 
 
 def _functions_target(funcs: list[PrimFunc]) -> Any:
-    """The target the functions name (``T.func_attr({"target": ...})``), else the CPU. A module
+    """The target the functions name (``T.func_attr({"target": ...})``), else the target of an
+    enclosing ``with Target(...):``, else the CPU. A module
     whose host functions (a CPU target) call kernel functions of one device target compiles for
     that device: the calls are inlined, so the callers launch its kernels from their host code."""
     given = [f.attrs["target"] for f in funcs if f.attrs.get("target") is not None]
     if not given:
-        return "c"
+        current = Target.current()
+        return "c" if current is None else current
     devices = {}
     for t in given:
         tgt = normalize_target(t)
@@ -103,9 +105,10 @@ def _own_cpu_target(func: PrimFunc, target: Target) -> Optional[Target]:
 def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
     ``"cuda"``, a :class:`Target` or a dict; ``None``, the default, takes the functions' ``target``
-    attribute, else ``"c"``) into a runtime module. A :class:`tvm.tune.Tunable` compiles its
-    configuration tuned for this target and device (:func:`tvm.tune.tune`), or its default for
-    the target.
+    attribute, else the target of an enclosing ``with Target(...):``, else ``"c"``) into a runtime
+    module. A :class:`tvm.tune.Tunable` compiles its configuration tuned for this target and
+    device (:func:`tvm.tune.tune`), or its default for the target. A module of one function is
+    also callable as that function (``mod(a, b, c)``).
 
     Functions are called as ``mod["name"](a, b, c)`` or ``mod.name(a, b, c)`` with
     ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
@@ -114,7 +117,7 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     from tvm.contrib import cc
 
     if hasattr(func_or_mod, "select"):  # a tvm.tune.Tunable: its tuned configuration, else its default
-        func_or_mod = func_or_mod.select(normalize_target(target if target is not None else "c"))
+        func_or_mod = func_or_mod.select(normalize_target(target if target is not None else (Target.current() or "c")))
     funcs = _functions(func_or_mod)
     tgt = normalize_target(_functions_target(funcs) if target is None else target)
     if not funcs:

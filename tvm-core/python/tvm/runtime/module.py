@@ -67,6 +67,12 @@ class Module:
         return self._loaded is not None
 
     @property
+    def mod(self) -> "Module":
+        """This module (where Apache TVM's ``tvm.compile`` returns an executable, its ``.mod`` is
+        the runtime module)."""
+        return self
+
+    @property
     def ffi_module(self) -> tvm_ffi.Module:
         """The underlying tvm-ffi module."""
         return self._mod
@@ -111,7 +117,9 @@ class Module:
         return func
 
     def __call__(self, *args: Any) -> Any:
-        return self._mod(*args)
+        """Calls the module's entry function, ``main`` (a compiled module of one function: that
+        function)."""
+        return self["main"](*args)
 
     def time_evaluator(
         self, name: str, dev: Any = None, number: int = 10, repeat: int = 3, min_repeat_ms: float = 0.0

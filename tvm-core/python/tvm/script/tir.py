@@ -526,14 +526,14 @@ def _dtype_helper(name: str):
             return value.astype(name)
         if isinstance(value, (_builtins.bool, int, float)):
             if _dt.is_float(name):
+                _dt.check_fits(float(value), name)
                 return FloatImm(name, float(value))
             if isinstance(value, float) and not math.isfinite(value):
                 raise TypeError(f"cannot make {name} from {value!r}")
             if _dt.is_bool(name):
                 return IntImm("bool", int(_builtins.bool(value)))
             iv = int(value)
-            if not _op.min_value(name).value <= iv <= _op.max_value(name).value:
-                raise ValueError(f"{iv} does not fit in {name}")
+            _dt.check_fits(iv, name)
             return IntImm(name, iv)
         raise TypeError(f"T.{name} cannot convert {type(value).__name__}")
 

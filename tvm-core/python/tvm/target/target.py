@@ -3,7 +3,8 @@ backends extend through :class:`tvm.backend.api.BackendContext`."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Optional
 
 
 #: What a target kind may declare its devices can do, with the value assumed when it says nothing.
@@ -78,6 +79,7 @@ class TargetKind:
 
 
 _KINDS: dict[str, TargetKind] = {}
+_current = threading.local()  # the stack of targets entered with `with target:`, per thread
 _ALIASES: dict[str, str] = {}
 
 
@@ -173,6 +175,26 @@ class Target:
         declared = self.kind.capabilities.get(name, CAPABILITIES[name])
         return declared(self) if callable(declared) else declared
 
+    @staticmethod
+    def current(allow_none: bool = True) -> Optional["Target"]:
+        """The target of the innermost ``with target:`` block in this thread: ``tvm.compile``
+        without a target (and with functions that name none) compiles for it."""
+        stack = getattr(_current, "stack", None)
+        if stack:
+            return stack[-1]
+        if not allow_none:
+            raise RuntimeError("no target is set: use `with tvm.target.Target(...):` or pass target=")
+        return None
+
+    def __enter__(self) -> "Target":
+        if not hasattr(_current, "stack"):
+            _current.stack = []
+        _current.stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _current.stack.pop()
+
     def __getattr__(self, key: str) -> Any:
         attrs = self.__dict__.get("attrs", {})
         if key in attrs:
@@ -198,3 +220,11 @@ class Target:
 
     def __hash__(self) -> int:
         return hash(str(self))
+
+
+def device_from_target(target: "str | dict[str, Any] | Target", dev_id: int = 0) -> Any:
+    """The device ``dev_id`` that code compiled for ``target`` runs on (``"cuda"``: cuda:0)."""
+    from ..runtime.device import Device
+
+    tgt = target if isinstance(target, Target) else Target(target)
+    return Device(tgt.device_type, dev_id)

@@ -1,14 +1,38 @@
 """Helpers for testing TVM and its backends: standard kernels (:mod:`tvm.testing.kernels`),
 NumPy references, fresh interpreters (:func:`run_python`), and :data:`GPU_ON_CPU_HEADER`, the
-C++ header that runs CUDA-dialect kernels on the CPU for the tests of GPU backends."""
+C++ header that runs CUDA-dialect kernels on the CPU for the tests of GPU backends.
+
+Apache TVM's test files run here as they are: :mod:`tvm.testing.env` and the helpers of
+:mod:`tvm.testing.apache_api` (``assert_allclose``, ``device_enabled``, ``parameter``, ...)."""
 
 import os as _os
 
-from . import kernels
+from . import env, kernels
+from .apache_api import (
+    assert_allclose,
+    device_enabled,
+    enabled_targets,
+    fixture,
+    main,
+    parameter,
+    run_with_gpu_lock,
+)
 from .process import run_python
 
 #: Path of ``gpu_on_cpu.h``: compile generated CUDA C (or HIP, through a backend's shim) after it
 #: to run the kernels on the CPU under a mock driver (see the header's comment).
 GPU_ON_CPU_HEADER = _os.path.join(_os.path.dirname(__file__), "gpu_on_cpu.h")
 
-__all__ = ["GPU_ON_CPU_HEADER", "kernels", "run_python"]
+__all__ = [
+    "GPU_ON_CPU_HEADER",
+    "assert_allclose",
+    "device_enabled",
+    "enabled_targets",
+    "env",
+    "fixture",
+    "kernels",
+    "main",
+    "parameter",
+    "run_with_gpu_lock",
+    "run_python",
+]

@@ -91,4 +91,5 @@ from .op import (
     truncdiv,
     truncmod,
 )
+from .apache_names import all, any, build, decl_buffer  # noqa: A004
 from .printer import script

@@ -106,6 +106,48 @@ def bits(d: str) -> int:
     return 8 if fam == "bool" else b
 
 
+#: The largest finite value of each float dtype whose constants are range-checked.
+FLOAT_MAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+}
+
+
+#: The least magnitude that rounds to infinity in each narrower float dtype (the largest finite
+#: value plus half a unit in the last place; round to nearest even).
+_FLOAT_OVERFLOW = {
+    "float16": (2 - 2**-11) * 2**15,
+    "bfloat16": (2 - 2**-8) * 2**127,
+    "float32": (2 - 2**-24) * 2**127,
+}
+
+
+def fits(value: "int | float", d: str) -> bool:
+    """Whether constant ``value`` can be a ``d``: an integer within the dtype's range, a float
+    that does not round to infinity in it (infinities and NaN fit every float dtype)."""
+    if is_integer(d) and not is_bool(d):
+        lo, hi = integer_range(d)
+        return lo <= value <= hi
+    if is_float(d):
+        limit = _FLOAT_OVERFLOW.get(element_of(d))
+        return limit is None or not abs(value) >= limit or abs(value) == float("inf")
+    return True
+
+
+def check_fits(value: "int | float", d: str) -> None:
+    """Raises ValueError naming the problem when constant ``value`` cannot be a ``d``."""
+    if fits(value, d):
+        return
+    if is_float(d):
+        raise ValueError(
+            f"{value} does not fit in {d}: it rounds to infinity (the largest {d} is {FLOAT_MAX[element_of(d)]})"
+        )
+    lo, hi = integer_range(d)
+    raise ValueError(f"{value} does not fit in {d} (its range is {lo} to {hi})")
+
+
 def integer_range(d: str) -> tuple[int, int]:
     """The least and the largest value of integer dtype ``d``."""
     b = bits(d)

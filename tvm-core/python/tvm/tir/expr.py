@@ -123,14 +123,22 @@ def const_like(value: Any, like: PrimExpr) -> PrimExpr:
 
 
 def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
-    """A constant; default dtype int32 for ints, float32 for floats, bool for bools."""
+    """A constant of ``dtype`` (ValueError when ``value`` does not fit it). Without a dtype: a NumPy
+    scalar's own, bool for bools, int32 for ints (int64 beyond int32), float32 for floats
+    (float64 beyond float32)."""
+    if type(value).__module__ == "numpy" and hasattr(value, "dtype") and value.shape == ():
+        dtype = dtype or str(value.dtype)
+        value = value.item()
     if isinstance(value, bool):
         return IntImm(dtype or "bool", int(value))
     if isinstance(value, int):
-        dtype = dtype or "int32"
+        dtype = dtype or ("int32" if _dt.fits(value, "int32") else "int64")
+        _dt.check_fits(value, dtype)
         return FloatImm(dtype, float(value)) if _dt.is_float(dtype) else IntImm(dtype, value)
     if isinstance(value, float):
-        return FloatImm(dtype or "float32", value)
+        dtype = dtype or ("float32" if _dt.fits(value, "float32") else "float64")
+        _dt.check_fits(value, dtype)
+        return FloatImm(dtype, value)
     raise TypeError(f"cannot make a constant from {value!r}")
 
 

@@ -35,6 +35,12 @@ class PrimFunc:
         """A copy with another body."""
         return PrimFunc(self.params, body, dict(self.buffer_map), dict(self.attrs), self.name, self.span)
 
+    def with_attr(self, key: "str | Dict[str, Any]", value: Any = None) -> "PrimFunc":
+        """A copy with attribute ``key`` set to ``value`` (or with every pair of a dict set)."""
+        attrs = dict(self.attrs)
+        attrs.update(key if isinstance(key, dict) else {key: value})
+        return PrimFunc(self.params, self.body, dict(self.buffer_map), attrs, self.name, self.span)
+
     def script(self) -> str:
         """The function printed as TVMScript."""
         from .printer import script
@@ -57,8 +63,26 @@ class IRModule:
     #: Module attributes (``I.module_attrs``), kept for the user; compilation reads none of them.
     attrs: Dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def from_expr(cls, func: PrimFunc) -> "IRModule":
+        """A module of one function, under its exported name."""
+        return cls({func.global_symbol: func})
+
     def __getitem__(self, name: str) -> PrimFunc:
         return self.functions[name]
+
+    def __setitem__(self, name: str, func: PrimFunc) -> None:
+        self.functions[name] = func
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.functions
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def script(self) -> str:
+        """The module printed as TVMScript (its functions, one after another)."""
+        return "\n\n".join(f.script() for f in self.functions.values())
 
     def items(self) -> List[Tuple[str, PrimFunc]]:
         """(name, function) pairs."""

@@ -302,7 +302,7 @@ class StmtExprMutator:
         body = self._body(self.visit_stmt(s.body))
         if c is s.condition and body is s.body:
             return s
-        return AssertStmt(c, s.message, body, s.span)
+        return AssertStmt(c, s.message, body, s.span, s.kind)
 
     # expressions
     def visit_Var(self, e: Var) -> PrimExpr:

@@ -625,7 +625,7 @@ def max_value(dtype: str) -> PrimExpr:
         return IntImm(dtype, (1 << b) - 1)
     if fam == "bool":
         return IntImm("bool", 1)
-    return FloatImm(dtype, _FLOAT_MAX[_dt.element_of(dtype)])
+    return FloatImm(dtype, _dt.FLOAT_MAX[_dt.element_of(dtype)])
 
 
 def min_value(dtype: str) -> PrimExpr:
@@ -635,15 +635,7 @@ def min_value(dtype: str) -> PrimExpr:
         return IntImm(dtype, -(1 << (b - 1)))
     if fam in ("uint", "bool"):
         return IntImm(dtype, 0)
-    return FloatImm(dtype, -_FLOAT_MAX[_dt.element_of(dtype)])
-
-
-_FLOAT_MAX = {
-    "float16": 65504.0,
-    "bfloat16": 3.3895313892515355e38,
-    "float32": 3.4028234663852886e38,
-    "float64": 1.7976931348623157e308,
-}
+    return FloatImm(dtype, -_dt.FLOAT_MAX[_dt.element_of(dtype)])
 
 
 def infinity(dtype: str) -> PrimExpr:

@@ -253,7 +253,8 @@ class _Printer:
             else:
                 self.emit(depth, f"T.evaluate({self.expr(v)})")
         elif isinstance(s, AssertStmt):
-            self.emit(depth, f"assert {self.expr(s.condition)}, {_pystr(s.message)}")
+            msg = _pystr(s.message) if s.kind == "RuntimeError" else f"({_pystr(s.kind)}, [{_pystr(s.message)}])"
+            self.emit(depth, f"assert {self.expr(s.condition)}, {msg}")
             self.stmt(s.body, depth)
         else:
             self.emit(depth, f"# unprintable {type(s).__name__}")

@@ -107,14 +107,29 @@ class Evaluate(Stmt):
     span: Any = None
 
 
+#: The Python exceptions an assert may raise (``assert c, ("ValueError", ["message"])``).
+ASSERT_KINDS = (
+    "RuntimeError",
+    "ValueError",
+    "TypeError",
+    "IndexError",
+    "KeyError",
+    "AttributeError",
+    "AssertionError",
+    "MemoryError",
+)
+
+
 @dataclass(eq=False)
 class AssertStmt(Stmt):
-    """Runtime check: raise ``message`` when ``condition`` is false, else run ``body``."""
+    """Runtime check: raise ``message`` as a ``kind`` (one of :data:`ASSERT_KINDS`) when
+    ``condition`` is false, else run ``body``."""
 
     condition: PrimExpr
     message: str
     body: Stmt
     span: Any = None
+    kind: str = "RuntimeError"
 
 
 @dataclass(eq=False)

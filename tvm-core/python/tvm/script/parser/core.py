@@ -41,6 +41,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import (
     THREAD_TAGS,
     Allocate,
+    ASSERT_KINDS,
     AssertStmt,
     Break,
     BufferStore,
@@ -366,7 +367,12 @@ class Parser:
         m = getattr(self, "stmt_" + type(node).__name__, None)
         if m is None:
             raise self.error(node, f"unsupported statement '{type(node).__name__}' in TVMScript")
-        r = m(node)
+        try:
+            r = m(node)
+        except _PASSTHROUGH:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError, OverflowError) as e:
+            raise self.error(node, str(e)) from None  # a statement's own argument checks, located
         if isinstance(r, Stmt) and r.span is None:
             r.span = self.span(node)
         return r
@@ -588,8 +594,13 @@ class Parser:
     def stmt_Assert(self, node: ast.Assert):
         cond = self.eval_expr(node.test)
         msg = "" if node.msg is None else self.eval_expr(node.msg)
+        kind = "RuntimeError"
         if isinstance(msg, (tuple, list)) and len(msg) == 2 and isinstance(msg[0], str) and isinstance(msg[1], list):
-            msg = f"{msg[0]}: " + "".join(str(part) for part in msg[1])  # (error kind, [message parts])
+            kind, msg = msg[0], "".join(str(part) for part in msg[1])  # (error kind, [message parts])
+            if kind not in ASSERT_KINDS:
+                raise self.error(
+                    node.msg, f"assert: unknown error kind '{kind}'; expected one of {', '.join(ASSERT_KINDS)}"
+                )
         if isinstance(msg, (tuple, list)) and all(isinstance(m, str) for m in msg):
             msg = "".join(msg)  # the parts of one message
         if not isinstance(msg, str):
@@ -603,7 +614,7 @@ class Parser:
         span = self.span(node)
 
         def build(body: Stmt) -> Stmt:
-            return AssertStmt(cond, msg, body, span)
+            return AssertStmt(cond, msg, body, span, kind)
 
         return _Wrap(build)
 
@@ -1520,7 +1531,7 @@ def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDe
     annotations = [a.annotation for a in fdef.args.args if a.annotation is not None] + [fdef.returns]
     names = {n.id for a in annotations if a is not None for n in ast.walk(a) if isinstance(n, ast.Name)}
     own = {a.arg for a in fdef.args.args}  # a parameter the annotation names is the kernel's own
-    missing = {n for n in names if n not in env and n not in own and not hasattr(builtins, n)}
+    missing = {n for n in names if n not in env and n not in own}  # a local may shadow a builtin (`type`)
     enclosing = {p for p in getattr(func, "__qualname__", "").split(".")[:-1] if p != "<locals>"}
     frame = inspect.currentframe()
     try:

@@ -171,7 +171,7 @@ class _Splitter:
                 )
             return LetStmt(s.var, s.value, self.host(s.body, bound + [s.var]), s.span)
         if isinstance(s, AssertStmt):
-            return AssertStmt(s.condition, s.message, self.host(s.body, bound), s.span)
+            return AssertStmt(s.condition, s.message, self.host(s.body, bound), s.span, s.kind)
         if isinstance(s, IfThenElse) and not expr_uses_buffer(s.condition):
             other = self.host(s.else_case, bound) if s.else_case is not None else None
             return IfThenElse(s.condition, self.host(s.then_case, bound), other, s.span)

@@ -1,0 +1,54 @@
+"""Other names of tvm's modules: ``tvm.tirx`` (Apache TVM's newer name of the TIR package) is
+``tvm.tir``, with every submodule (``tvm.tirx.transform`` is ``tvm.tir.transform``).
+
+An import of an alias gives the module object of the real name, imported once: classes and
+functions are the same objects under both names, so ``isinstance`` and registries agree.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Optional, Sequence
+
+ALIASES = {"tvm.tirx": "tvm.tir"}
+
+
+def _real_name(fullname: str) -> Optional[str]:
+    for alias, real in ALIASES.items():
+        if fullname == alias or fullname.startswith(alias + "."):
+            return real + fullname[len(alias) :]
+    return None
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds an alias and loads it as the module of its real name."""
+
+    def find_spec(
+        self, fullname: str, path: Optional[Sequence[str]], target: Optional[ModuleType] = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
+        """A spec for an alias (the real module is imported when the import system creates it)."""
+        real = _real_name(fullname)
+        if real is None or importlib.util.find_spec(real) is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        """The real module; the import system then records it under the alias too."""
+        module = importlib.import_module(_real_name(spec.name))  # type: ignore[arg-type]
+        spec.loader_state = module.__spec__  # the import system sets the alias's spec on it next
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run (the real module ran); its own spec is put back."""
+        module.__spec__ = module.__spec__.loader_state
+
+
+def install() -> None:
+    """Makes the aliases importable (once per process)."""
+    if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AliasFinder())

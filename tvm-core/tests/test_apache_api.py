@@ -1,0 +1,263 @@
+"""Apache TVM's Python names around a kernel (tvm.tirx, tvm.ir, tvm.tir.build, with Target,
+PassContext, calling a module, typed asserts, tvm.error, tvm.testing's helpers, tempdir): code
+written for Apache TVM runs here as it is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import tvm
+import tvm.testing
+from tvm.script import tir as T
+from tvm.script.diagnostics import TVMScriptError
+from tvm.tir.transform.verify import TIRVerifyError
+
+
+@T.prim_func
+def add_one(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        B[i] = A[i] + T.float32(1)
+
+
+def _run_add_one(lib) -> np.ndarray:
+    a = np.arange(6, dtype="float32")
+    b = np.zeros(6, "float32")
+    lib(a, b)
+    return b
+
+
+def test_tirx_is_tir_with_every_submodule():
+    import tvm.tirx
+    import tvm.tirx.transform
+    from tvm.tirx import PrimFunc, const
+
+    assert tvm.tirx is tvm.tir and tvm.tirx.transform is tvm.tir.transform
+    assert PrimFunc is tvm.tir.PrimFunc and const(3).value == 3
+    assert tvm.tir.__spec__.name == "tvm.tir"  # the real module keeps its own spec
+
+
+def test_ir_names_are_the_tir_ones():
+    from tvm.ir.module import IRModule
+
+    assert tvm.ir.IRModule is IRModule is tvm.IRModule is tvm.tir.IRModule
+    mod = tvm.IRModule.from_expr(add_one)
+    assert "add_one" in mod and len(mod) == 1
+    tvm.ir.assert_structural_equal(mod["add_one"], add_one)
+    assert "def add_one" in mod.script()
+
+
+def test_all_and_any_build_one_condition():
+    x = tvm.tir.Var("x", "int32")
+    assert isinstance(tvm.tir.all(x > 0, x < 10, x != 5), tvm.tir.And)
+    assert isinstance(tvm.tir.any(x < 0, x > 10), tvm.tir.Or)
+    with pytest.raises(ValueError, match="at least one condition"):
+        tvm.tir.all()
+
+
+def test_tir_build_and_a_module_called_as_its_one_function():
+    lib = tvm.tir.build(add_one, target="llvm")
+    np.testing.assert_array_equal(_run_add_one(lib), np.arange(6, dtype="float32") + 1)
+    with pytest.raises(ValueError, match="pipeline"):
+        tvm.tir.build(add_one, target="c", pipeline="opt")
+
+
+def test_exported_library_of_one_function_is_callable(tmp_path):
+    path = str(tmp_path / "add_one.so")
+    tvm.compile(add_one, "c").export_library(path)
+    lib = tvm.runtime.load_module(path)
+    np.testing.assert_array_equal(_run_add_one(lib), np.arange(6, dtype="float32") + 1)
+
+
+def test_module_of_two_functions_has_no_entry():
+    mod = tvm.IRModule({"first": add_one, "second": add_one.with_attr("global_symbol", "second")})
+    lib = tvm.compile(mod, "c")
+    np.testing.assert_array_equal(_run_add_one(lib["second"]), np.arange(6, dtype="float32") + 1)
+    with pytest.raises(AttributeError, match="main"):
+        lib(np.zeros(1, "float32"), np.zeros(1, "float32"))
+
+
+def test_with_target_sets_the_default_target():
+    assert tvm.target.Target.current() is None
+    with tvm.target.Target("c") as outer:
+        assert tvm.target.Target.current() is outer
+        with tvm.target.Target("llvm") as inner:
+            assert tvm.target.Target.current() is inner
+            lib = tvm.compile(add_one)
+        assert tvm.target.Target.current() is outer
+    assert tvm.target.Target.current() is None
+    np.testing.assert_array_equal(_run_add_one(lib), np.arange(6, dtype="float32") + 1)
+    assert tvm.device_from_target("llvm") == tvm.cpu(0)
+
+
+def test_pass_context_is_accepted_and_says_its_config_has_no_effect():
+    with pytest.warns(UserWarning, match="'tir.test_only_switch' has no effect"):
+        ctx = tvm.transform.PassContext(opt_level=3, config={"tir.test_only_switch": True})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reported once per key
+        tvm.transform.PassContext(config={"tir.test_only_switch": True})
+    with ctx:
+        assert tvm.transform.PassContext.current() is ctx
+        lib = tvm.compile(add_one, "c")
+    np.testing.assert_array_equal(_run_add_one(lib), np.arange(6, dtype="float32") + 1)
+    with pytest.raises(ValueError, match="opt_level"):
+        tvm.transform.PassContext(opt_level=7)
+
+
+def test_assert_raises_the_kind_it_names():
+    @T.prim_func
+    def check(x: T.int32):
+        assert x > 0, ("ValueError", ["x must be ", "positive"])
+        assert x < 10, ("IndexError", ["x too large"])
+        assert x != 5, "five"
+
+    lib = tvm.compile(check, "c")
+    lib(3)
+    with pytest.raises(ValueError, match="x must be positive"):
+        lib(0)
+    with pytest.raises(IndexError, match="x too large"):
+        lib(12)
+    with pytest.raises(RuntimeError, match="five"):
+        lib(5)
+    text = check.script()
+    assert '("ValueError", ["x must be positive"])' in text and ('"five"' in text or "'five'" in text)
+    tvm.ir.assert_structural_equal(tvm.script.parse(text), check)
+
+
+def test_assert_of_an_unknown_kind_is_refused():
+    with pytest.raises(TVMScriptError, match="unknown error kind 'OopsError'"):
+
+        @T.prim_func
+        def check(x: T.int32):
+            assert x > 0, ("OopsError", ["no"])
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [(300, "int8"), (-1, "uint8"), (2**32, "uint32"), (2**64, "uint64"), (65520.0, "float16"), (3.5e39, "float32")],
+)
+def test_constants_that_do_not_fit_their_dtype_are_refused(value, dtype):
+    with pytest.raises(ValueError, match=f"does not fit in {dtype}"):
+        tvm.tir.const(value, dtype)
+
+
+def test_constants_that_fit_and_numpy_scalars():
+    assert tvm.tir.const(-128, "int8").value == -128 and tvm.tir.const(65504.0, "float16").value == 65504.0
+    assert tvm.tir.const(65519.0, "float16").value == 65519.0  # rounds to 65504, as np.float16 does
+    assert tvm.tir.const(float("inf"), "float16").value == float("inf")
+    assert tvm.tir.const(2**31).dtype == "int64" and tvm.tir.const(-(2**31)).dtype == "int32"
+    assert tvm.tir.const(3.5e39).dtype == "float64" and tvm.tir.const(1.5).dtype == "float32"
+    c = tvm.tir.const(np.float32(-3.4028235e38))
+    assert c.dtype == "float32" and c.value == float(np.float32(-3.4028235e38))
+    assert tvm.tir.const(np.int8(5)).dtype == "int8"
+
+
+def test_error_classes_catch_the_compilers_refusals():
+    @T.prim_func
+    def oob(A: T.Buffer((4,), "float32")):
+        A[4] = T.float32(0)
+
+    with pytest.raises(tvm.error.InternalError) as info:
+        tvm.compile(oob, "c")
+    assert isinstance(info.value, TIRVerifyError) and isinstance(info.value, ValueError)
+    with pytest.raises(tvm.error.DiagnosticError, match="not defined"):
+
+        @T.prim_func
+        def unknown_name(A: T.Buffer((4,), "float32")):
+            A[0] = undefined_name  # noqa: F821
+
+    assert isinstance(RuntimeError("x"), tvm.error.TVMError)
+    assert not isinstance(KeyError("x"), tvm.error.TVMError)
+    assert not isinstance(RuntimeError("x"), tvm.error.InternalError)
+
+
+def test_testing_helpers():
+    t = tvm.runtime.tensor(np.ones(3, "float32"))
+    tvm.testing.assert_allclose(t, np.ones(3, "float32"))
+    with pytest.raises(AssertionError):
+        tvm.testing.assert_allclose(t, np.zeros(3, "float32"))
+    assert tvm.testing.device_enabled("llvm") and tvm.testing.env.has_llvm()
+    assert tvm.testing.env.has_cudnn() is False and tvm.testing.env.has_llvm_min_version(10) is False
+    assert ("llvm", tvm.cpu(0)) in tvm.testing.enabled_targets()
+    assert tvm.testing.run_with_gpu_lock(lambda: 7) == 7
+
+
+def test_a_test_file_written_for_apache_tvm_runs(tmp_path):
+    """tvm.testing.parameter, fixture and main, in a file run as a script."""
+    test_file = tmp_path / "test_written_for_apache.py"
+    test_file.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            import pytest
+            import tvm
+            import tvm.testing
+            from tvm.script import tirx as T
+            from tvm.testing import env
+
+            target = tvm.testing.parameter("llvm", "c")
+
+            @tvm.testing.fixture
+            def size():
+                return 5
+
+            @pytest.mark.skipif(not env.has_llvm(), reason="need llvm")
+            def test_add(target, size):
+                @T.prim_func
+                def func(A: T.Buffer((5,), "float32"), B: T.Buffer((5,), "float32")):
+                    for i in range(5):
+                        B[i] = A[i] * T.float32(2)
+
+                lib = tvm.compile(func, target=target)
+                a = tvm.runtime.tensor(np.arange(size, dtype="float32"))
+                b = tvm.runtime.tensor(np.zeros(size, "float32"))
+                lib(a, b)
+                tvm.testing.assert_allclose(b, np.arange(size, dtype="float32") * 2)
+
+            if __name__ == "__main__":
+                tvm.testing.main()
+            """
+        )
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", str(test_file), "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_tempdir_helpers():
+    d = tvm.support.utils.tempdir()
+    path = d.relpath("x.txt")
+    with open(path, "w") as f:
+        f.write("x")
+    assert d.listdir() == ["x.txt"]
+    d.remove()
+    assert not os.path.exists(path)
+    from tvm.contrib import utils
+
+    with utils.tempdir() as d2:
+        folder = d2.path
+        assert os.path.isdir(folder)
+    assert not os.path.exists(folder)
+
+
+def test_global_functions():
+    name = "testing.apache_api_echo"
+    tvm.register_global_func(name, lambda x: x + 1, override=True)
+    assert tvm.get_global_func(name)(1) == 2
+    assert tvm.get_global_func("testing.no_such_function", allow_missing=True) is None
