@@ -261,3 +261,12 @@ def test_global_functions():
     tvm.register_global_func(name, lambda x: x + 1, override=True)
     assert tvm.get_global_func(name)(1) == 2
     assert tvm.get_global_func("testing.no_such_function", allow_missing=True) is None
+
+
+def test_nd_is_the_older_name_of_runtime_tensors():
+    a = tvm.nd.array(np.arange(3, dtype="float32"), tvm.cpu(0))
+    assert isinstance(a, tvm.nd.NDArray) and isinstance(a, tvm.runtime.Tensor)
+    np.testing.assert_array_equal(a.numpy(), [0, 1, 2])
+    assert tuple(tvm.nd.empty((2,), "int32").shape) == (2,)
+    with pytest.raises(AttributeError, match="tvm.runtime.tensor"):
+        tvm.nd.no_such_function  # noqa: B018

@@ -397,3 +397,30 @@ def test_a_heap_buffer_past_32_bit_indices_is_refused_before_it_is_allocated() -
     assert _run(square, np.full(3, 5, "int8"), np.zeros(1, "int8"))[1][0] == 5
     with pytest.raises(RuntimeError, match=r"buffer 'C' would hold more than 2147483647 elements"):
         _run(square, np.zeros(65537, "int8"), np.zeros(1, "int8"))
+
+
+def test_an_index_that_calls_an_external_function_calls_it_once() -> None:
+    """The check and the access use one value of ``next_index()`` (a function that answers 1, then
+    100, then 1 ...): checking one call and indexing with another would store past the buffer."""
+    import ctypes
+
+    from tvm.contrib import cc
+
+    source = (
+        '__attribute__((visibility("default"))) int tvm_test_next_index(void) {\n'
+        "  static int calls = 0;\n  return (calls++ % 2) ? 100 : 1;\n}\n"
+    )
+    path, _ = cc.compile_shared(source, name="tvm_test_next_index")
+    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+    @T.prim_func
+    def store_then_load(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        A[T.call_extern("int32", "tvm_test_next_index")] = 7
+        B[0] = A[T.call_extern("int32", "tvm_test_next_index")]
+
+    mod = tvm.compile(store_then_load, "c")
+    assert mod.inspect_source().count("tvm_test_next_index()") == 2  # once per statement
+    a, b = np.zeros(4, "int32"), np.zeros(4, "int32")
+    with pytest.raises(IndexError, match="got index 100"):
+        mod["store_then_load"](a, b)
+    np.testing.assert_array_equal(a, [0, 7, 0, 0])  # the first call's index, 1

@@ -34,6 +34,7 @@ _LAZY_SUBMODULES = {
     "tirx",
     "script",
     "ir",
+    "nd",
     "transform",
     "codegen",
     "driver",

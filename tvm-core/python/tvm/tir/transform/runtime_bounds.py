@@ -13,7 +13,8 @@ CPU the failure is the statement ``Evaluate(Call("int32", "tvm_index_out_of_boun
 index, extent)))``, which the code generator prints as that error; in device kernels it is
 recorded in a device buffer that the host reads after the kernels.
 
-Indices are checked in the order they are computed (an index array's own index first). An access
+Indices are checked in the order they are computed (an index array's own index first). A call out
+(an external function) in an index is made once, into a variable bound before the statement. An access
 under a condition inside the statement (``T.if_then_else``, ``T.Select``, the right side of
 ``and`` / ``or``) is checked only where the condition holds. A ``while`` loop whose condition
 needs checks becomes ``while (1) { checks; if (!condition) break; body }``.
@@ -255,6 +256,10 @@ class _IndexChecks(StmtExprMutator):
         safe = Select(holds, s.value, zero)
         return seq(record, LetStmt(s.var, safe, s.body, s.span))
 
+    def visit_stmt(self, s: Stmt) -> Optional[Stmt]:
+        bound = _IndexCalls().bind(s)  # an index's calls out evaluated once, before the statement
+        return super().visit_stmt(s) if bound is s else super().visit_stmt(bound)
+
     def visit_BufferStore(self, s: BufferStore) -> Stmt:
         return self._guarded(s, *s.indices, s.value, store=s)
 
@@ -322,6 +327,77 @@ class _IndexChecks(StmtExprMutator):
             if known:
                 self.facts.loops.pop()
         return self._guarded(inner, s.min, s.extent)
+
+
+class _IndexCalls(StmtExprMutator):
+    """Gives each call out (an external function: called again it may return another value) that
+    an index makes, where the statement always evaluates it, a variable bound just before the
+    statement, so that the checks and the access see one value. Calls under a condition inside
+    the statement (an arm of ``T.if_then_else`` or ``Select``, the right side of ``and`` / ``or``)
+    and inside a ``Let`` expression stay where they are (they may not run, or use the let)."""
+
+    def __init__(self) -> None:
+        self.bound: list[tuple[Var, PrimExpr]] = []
+        self.in_index = 0
+
+    def bind(self, s: Stmt) -> Stmt:
+        """``s`` under the lets of the calls out its indices make (``s`` itself when none)."""
+        self.bound = []
+        out = self.visit_stmt(s)
+        for var, call in reversed(self.bound):
+            out = LetStmt(var, call, out, s.span)
+        return out if self.bound else s
+
+    def visit_stmt(self, s: Stmt) -> Stmt:
+        if isinstance(s, BufferStore):
+            self.in_index += 1
+            try:
+                indices = self._exprs(s.indices)
+            finally:
+                self.in_index -= 1
+            value = self.visit_expr(s.value)
+            return BufferStore(s.buffer, value, indices, s.span)
+        if isinstance(s, Evaluate):
+            return Evaluate(self.visit_expr(s.value), s.span)
+        if isinstance(s, LetStmt):
+            return LetStmt(s.var, self.visit_expr(s.value), s.body, s.span)
+        if isinstance(s, IfThenElse):
+            return IfThenElse(self.visit_expr(s.condition), s.then_case, s.else_case, s.span)
+        if isinstance(s, AssertStmt):
+            return dataclasses.replace(s, condition=self.visit_expr(s.condition))
+        return s
+
+    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+        self.in_index += 1
+        try:
+            indices = self._exprs(e.indices)
+        finally:
+            self.in_index -= 1
+        return e if indices is e.indices else BufferLoad(e.buffer, indices, e.dtype, e.span)
+
+    def visit_Call(self, e: Call) -> PrimExpr:
+        if e.op == "if_then_else":
+            cond = self.visit_expr(e.args[0])
+            return e if cond is e.args[0] else Call(e.dtype, e.op, (cond, *e.args[1:]), e.span)
+        e = super().visit_Call(e)
+        if not self.in_index or e.op in INTRINSICS or not _dt.lanes(e.dtype) == 1:
+            return e
+        var = Var(f"index_call_{len(self.bound)}", e.dtype)
+        self.bound.append((var, e))
+        return var
+
+    def visit_Select(self, e: Select) -> PrimExpr:
+        cond = self.visit_expr(e.condition)
+        return e if cond is e.condition else Select(cond, e.true_value, e.false_value, e.dtype, e.span)
+
+    def visit_BinaryOp(self, e: Any) -> PrimExpr:
+        if isinstance(e, (And, Or)):  # the right side runs only when the left does not decide
+            a = self.visit_expr(e.a)
+            return e if a is e.a else type(e)(a, e.b, e.span)
+        return super().visit_BinaryOp(e)
+
+    def visit_Let(self, e: Let) -> PrimExpr:
+        return e
 
 
 def _within_32_bit_indices(s: Allocate) -> Stmt:
