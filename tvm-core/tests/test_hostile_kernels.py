@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tvm
 from tvm.script import tir as T
+from tvm.codegen.c_family import CodegenError
 from tvm.tir.transform import TIRVerifyError
 
 
@@ -432,3 +433,86 @@ def test_an_unroll_longer_than_compilers_take_is_a_plain_loop() -> None:
     a = tvm.runtime.tensor(np.zeros(1, "int32"))
     mod["long_unroll"](a)
     assert a.numpy()[0] == 1 << 20
+
+
+# --------------------------------------------------------------------------- malformed scripts
+MALFORMED = {
+    "buffer as a sequence": (
+        "for i, j in T.grid(*A):\n        A[0] = A[1]",
+        "buffer 'A' is not a sequence",
+    ),
+    "pointer stored as a number": ("A[0] = T.Cast('handle', A[1])", r"a cast between a pointer \(handle\) and float32"),
+    "float slice bound": (
+        "B = T.match_buffer(A[0.5:8], (4,))\n    B[0] = T.float32(1)",
+        "non-integer elem_offset",
+    ),
+    "string elem_offset": (
+        'B = T.decl_buffer((4,), "float32", data=A.data, elem_offset="x")\n    B[0] = T.float32(1)',
+        "non-integer elem_offset",
+    ),
+    "string as a view's size": (
+        'B = T.decl_buffer(("int4",), "float32", data=A.data)\n    B[0] = T.float32(1)',
+        "variable 'int4' is used but not defined",
+    ),
+    "zero vector lanes": ('B = T.alloc_buffer((4,), "int32x0")\n    B[0] = B[1]', "vector lanes must be 1 to 64"),
+    "global_symbol not a name": (
+        'T.func_attr({"global_symbol": 3})\n    A[0] = T.float32(1)',
+        "global_symbol must be a name",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_scripts_are_refused_with_their_line(case: str) -> None:
+    body, words = MALFORMED[case]
+    source = f'@T.prim_func\ndef f(A: T.Buffer((16,), "float32")):\n    {body}\n'
+    with pytest.raises(tvm.script.TVMScriptError, match=words) as err:
+        tvm.script.parse(source)
+    assert 'File "<tvmscript>", line' in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "signature, words",
+    [
+        ('A: T.Buffer((16,), "handle")', "buffer parameter 'A' has dtype handle"),
+        ('A: T.Buffer((16,), "float32"), n: T.float32x4', "scalar parameter 'n' has the vector dtype float32x4"),
+        ('A: T.Buffer((2**63,), "float32")', "the constant 9223372036854775808 does not fit its dtype int64"),
+    ],
+)
+def test_malformed_signatures_are_refused(signature: str, words: str) -> None:
+    source = f"@T.prim_func\ndef f({signature}):\n    T.evaluate(0)\n"
+    with pytest.raises(tvm.script.TVMScriptError, match=words):
+        tvm.script.parse(source)
+
+
+def test_an_always_failing_check_twice_in_one_scope_compiles() -> None:
+    """A buffer of size n * 0 makes both checks below always fail; each failure is its own C block."""
+
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32"), n: T.int32):
+        B = T.alloc_buffer(n * 0, "float32")
+        B[0] = A[0]
+        A[1] = B[0]
+
+    with pytest.raises(IndexError, match="buffer 'B'"):
+        _compile(f)["f"](np.zeros(16, "float32"), 3)
+
+
+def test_a_size_made_of_a_legalized_intrinsic_compiles() -> None:
+    @T.prim_func
+    def f(A: T.Buffer((T.popcount(6),), "float32")):
+        A[1] = T.float32(1)
+
+    a = np.zeros(2, "float32")
+    _compile(f)["f"](a)
+    np.testing.assert_array_equal(a, [0, 1])
+
+
+def test_call_packed_inside_a_vectorized_loop_is_refused_by_name() -> None:
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        for i in T.vectorized(4):
+            T.call_packed("testing.anything", A[i])
+
+    with pytest.raises(CodegenError, match="T.call_packed cannot be inside a parallel or vectorized loop"):
+        _compile(f)

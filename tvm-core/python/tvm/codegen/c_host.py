@@ -24,7 +24,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import any_node
+from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.runtime_bounds import INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
@@ -275,13 +275,18 @@ class CPrinter(CFamilyPrinter):
         access, completed by ``index`` and ``extent``) now, or inside an OpenMP loop record it
         for after the loop (the failing statement is then skipped)."""
         self.use_helper("tvm_deferred_error")
-        # the values are read before anything is freed: the index may read a heap buffer
+        # the values are read before anything is freed: the index may read a heap buffer; a block
+        # of its own, as a check that always fails is printed without the `if` around it
+        self.emit("{")
+        self._indent += 1
         self.emit(f"long long tvm_bad_index = (long long)({index}), tvm_bad_extent = (long long)({extent});")
         args = f'"{kind}", {what}, tvm_bad_index, tvm_bad_extent'
         if self._structured_depth:
             self.emit(f"tvm_defer_error(&tvm_deferred, {args});")
         else:
             self.emit(self.fail_return(f"tvm_raise_error({args})"))
+        self._indent -= 1
+        self.emit("}")
 
     def print_index_error(self, call: E.Call) -> None:
         """A failed run-time bounds check: ``tvm_index_out_of_bounds(where, index, extent)``."""
@@ -460,8 +465,8 @@ class CPrinter(CFamilyPrinter):
     def print_call_packed(self, call: E.Call) -> None:
         """``T.call_packed(name, args...)``: the global function, looked up on every call (a
         registration may change), called with the packed arguments; its error propagates."""
-        if self._parallel_depth:
-            raise CodegenError("T.call_packed cannot be inside a parallel loop")
+        if self._structured_depth:  # its error exits cannot leave an OpenMP loop
+            raise CodegenError("T.call_packed cannot be inside a parallel or vectorized loop; call it outside the loop")
         name = call.args[0].value if isinstance(call.args[0], E.StringImm) else None
         if name is None:
             raise CodegenError("T.call_packed needs the function's name as its first argument")
@@ -488,8 +493,8 @@ class CPrinter(CFamilyPrinter):
 
     def print_launch(self, call: E.Call) -> None:
         """A device kernel launch: look the kernel up once, then call it with args + extents."""
-        if self._parallel_depth:
-            raise CodegenError("a device launch cannot be inside a parallel loop")
+        if self._structured_depth:
+            raise CodegenError("a device launch cannot be inside a parallel or vectorized loop")
         name_node, rest = call.args[0], call.args[1:]
         if not isinstance(name_node, E.StringImm):
             raise CodegenError("tir.launch_kernel needs the kernel name as its first argument")
@@ -744,13 +749,10 @@ class HostFunctionPrinter:
             if buf is None:
                 continue
             for d in (*buf.shape, *buf.strides, buf.elem_offset):
-
-                def visit(n, extra=extra):
-                    if isinstance(n, E.Var) and n not in seen and n.dtype != "handle":
+                for n in free_vars(d):  # a let inside a size binds its own variables
+                    if n not in seen and n.dtype != "handle":
                         seen.add(n)
                         extra.append(n)
-
-                post_order_visit(d, visit)
         for v in extra:
             decls.append(f"{p.compute_type(v.dtype)} {p.name_of(v)}")
             args.append(p.name_of(v))

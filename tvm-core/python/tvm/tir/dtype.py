@@ -55,6 +55,8 @@ def _invalid(dtype: str, message: str) -> ValueError:
 def parse(dtype: str) -> tuple[str, int, int]:
     """(family, bits, lanes): ``"float32x4" -> ("float", 32, 4)``, ``"float8_e5m2" ->
     ("float8_e5m2", 8, 1)``; raises ValueError when invalid."""
+    if not isinstance(dtype, str):
+        raise ValueError(f"a dtype is a string such as 'float32', got {dtype!r}")
     m8 = _RE_FLOAT8.match(dtype)
     if m8:
         return m8.group(1), 8, int(m8.group(2) or 1)
@@ -72,6 +74,8 @@ def parse(dtype: str) -> tuple[str, int, int]:
     ok = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,)}
     if b not in ok[family]:
         raise _invalid(dtype, f"unsupported dtype '{dtype}'")
+    if lanes and not 1 <= int(lanes) <= 64:
+        raise ValueError(f"dtype '{dtype}': vector lanes must be 1 to 64")
     return family, b, int(lanes or 1)
 
 

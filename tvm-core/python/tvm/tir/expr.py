@@ -126,6 +126,8 @@ def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
     """A constant of ``dtype`` (ValueError when ``value`` does not fit it). Without a dtype: a NumPy
     scalar's own, bool for bools, int32 for ints (int64 beyond int32), float32 for floats
     (float64 beyond float32)."""
+    if dtype is not None and not isinstance(dtype, str):
+        dtype = str(dtype)  # a NumPy dtype
     if type(value).__module__ == "numpy" and hasattr(value, "dtype") and value.shape == ():
         dtype = dtype or str(value.dtype)
         value = value.item()
@@ -365,6 +367,9 @@ class Buffer:
     def ndim(self) -> int:
         """Number of dimensions."""
         return len(self.shape)
+
+    def __iter__(self):
+        raise TypeError(f"buffer '{self.name}' is not a sequence of values: index it (A[i]) or use its shape")
 
     def __getitem__(self, idx) -> BufferLoad:
         idx = idx if isinstance(idx, tuple) else (idx,)

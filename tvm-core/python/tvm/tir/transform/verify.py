@@ -44,6 +44,7 @@ from tvm.tir.expr import (
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import INTRINSICS
+from tvm.tir.printer import expr_text
 from tvm.tir.stmt import (
     THREAD_TAGS,
     Allocate,
@@ -109,10 +110,11 @@ class _Verifier(StmtExprVisitor):
         self.stmt: Optional[Stmt] = None
         self.thread_tags: list[str] = []
         self.allocated: set = set()
+        self.checked: set = set()  # buffers whose declaration was checked
         self.loops: list[str] = []  # kinds of the enclosing loops, innermost last ("while" too)
 
     def fail(self, msg: str):
-        span = getattr(self.stmt, "span", None)
+        span = getattr(self.stmt, "span", None) or getattr(self.func, "span", None)  # a signature's: the def
         reason = f"in function '{self.func.global_symbol}': {msg}"
         raise TIRVerifyError(with_span(reason, span), reason, span)
 
@@ -130,11 +132,21 @@ class _Verifier(StmtExprVisitor):
             if not isinstance(p, Var):
                 self.fail(f"parameter {p!r} is not a Var")
             self.define(p, "parameter")
+        symbol = f.attrs.get("global_symbol", f.name)
+        if not isinstance(symbol, str) or not symbol:
+            self.fail(f"the function's global_symbol must be a name (a string), got {symbol!r}")
+        for p in f.params:
+            if p not in f.buffer_map and p.dtype != "handle" and _dt.lanes(p.dtype) != 1:
+                self.fail(f"scalar parameter '{p.name}' has the vector dtype {p.dtype}; pass a buffer instead")
         for p, buf in f.buffer_map.items():
             if p not in f.params:
                 self.fail(f"buffer_map key '{p.name}' is not a parameter")
             if p.dtype != "handle":
                 self.fail(f"buffer parameter '{p.name}' must have dtype handle, got {p.dtype}")
+            if buf.dtype == "handle":
+                self.fail(
+                    f"buffer parameter '{p.name}' has dtype handle: a tensor holds numbers (use uint64 for addresses)"
+                )
             if buf.data is not None:
                 self.defined.add(buf.data)  # the data pointer is bound from the argument
             for x in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
@@ -145,14 +157,17 @@ class _Verifier(StmtExprVisitor):
         self.visit_stmt(f.body)
 
     def check_buffer_decl(self, buf: Buffer):
+        self.checked.add(buf)
         try:
             _dt.parse(buf.dtype)
         except ValueError as e:
             self.fail(f"buffer '{buf.name}': {e}")
-        for x in buf.shape:
-            if not isinstance(x, PrimExpr) or not _dt.is_integer(x.dtype):
-                self.fail(f"buffer '{buf.name}' has a non-integer dimension {x!r}")
-            self.visit_expr(x)
+        for what, parts in (("dimension", buf.shape), ("stride", buf.strides), ("elem_offset", (buf.elem_offset,))):
+            for x in parts:
+                if not isinstance(x, PrimExpr) or not _dt.is_integer(x.dtype) or _dt.lanes(x.dtype) != 1:
+                    shown = f"{expr_text(x)} ({x.dtype})" if isinstance(x, PrimExpr) else repr(x)
+                    self.fail(f"buffer '{buf.name}' has a non-integer {what}: {shown}")
+                self.visit_expr(x)
 
     # ------------------------------------------------------------------ statements
     def visit_stmt(self, s: Stmt) -> None:
@@ -285,6 +300,8 @@ class _Verifier(StmtExprVisitor):
     def check_access(self, buf: Buffer, indices: tuple):
         if buf.data not in self.defined:
             self.fail(f"buffer '{buf.name}' is used but neither a parameter nor allocated here")
+        if buf not in self.checked:  # a view (T.decl_buffer over another's data): its sizes are used here
+            self.check_buffer_decl(buf)
         if len(indices) != len(buf.shape):
             self.fail(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), accessed with {len(indices)} index(es)")
         for i in indices:
@@ -295,6 +312,10 @@ class _Verifier(StmtExprVisitor):
     def visit_Var(self, e: Var) -> None:
         if e not in self.defined:
             self.fail(f"variable '{e.name}' is used but not defined")
+
+    def visit_IntImm(self, e: IntImm) -> None:
+        if not _dt.is_bool(e.dtype) and _dt.is_integer(e.dtype) and not _dt.fits(e.value, e.dtype):
+            self.fail(f"the constant {e.value} does not fit its dtype {e.dtype}")
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
         self.check_access(e.buffer, e.indices)
@@ -332,6 +353,10 @@ class _Verifier(StmtExprVisitor):
             _dt.parse(e.dtype)
         except ValueError as err:
             self.fail(str(err))
+        kinds = {e.dtype, e.value.dtype}
+        if "handle" in kinds and any(_dt.is_float(k) for k in kinds if k != "handle"):
+            # C has no conversion between a pointer and a float
+            self.fail(f"a cast between a pointer (handle) and {e.dtype if e.dtype != 'handle' else e.value.dtype}")
 
     def visit_Let(self, e: Let) -> None:
         self.visit_expr(e.value)
