@@ -270,3 +270,27 @@ def test_nd_is_the_older_name_of_runtime_tensors():
     assert tuple(tvm.nd.empty((2,), "int32").shape) == (2,)
     with pytest.raises(AttributeError, match="tvm.runtime.tensor"):
         tvm.nd.no_such_function  # noqa: B018
+
+
+def test_wrong_arguments_to_the_python_names_are_named():
+    with pytest.raises(TypeError, match="from_expr takes a PrimFunc"):
+        tvm.IRModule.from_expr(tvm.tir.const(1))
+    with pytest.raises(TypeError, match="dict of name -> PrimFunc"):
+        tvm.IRModule([add_one])
+    with pytest.raises(ValueError, match="needs its 'kind'"):
+        tvm.target.Target({"mcpu": "x"})
+    with pytest.raises(TypeError, match="config must be a dict"):
+        tvm.transform.PassContext(config=3)
+    with pytest.raises(TypeError, match="required_pass must be a list"):
+        tvm.transform.PassContext(required_pass=3)
+    with pytest.raises(ValueError, match="not a bool constant"):
+        tvm.tir.const(1.5, "bool")
+    assert tvm.tir.const(True, "float32").value == 1.0 and tvm.tir.const(1, np.dtype("int8")).dtype == "int8"
+
+
+def test_typed_assert_parts_must_be_known_when_written():
+    with pytest.raises(TVMScriptError, match="message parts must be strings"):
+
+        @T.prim_func
+        def check(A: T.Buffer((4,), "int32")):
+            assert A[0] > 0, ("ValueError", ["A[0] is ", A[0]])

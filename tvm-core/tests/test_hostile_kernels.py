@@ -455,6 +455,10 @@ MALFORMED = {
         "variable 'int4' is used but not defined",
     ),
     "zero vector lanes": ('B = T.alloc_buffer((4,), "int32x0")\n    B[0] = B[1]', "vector lanes must be 1 to 64"),
+    "a call of an unknown dtype": (
+        'T.evaluate(T.call_extern("float128", "some_function"))',
+        "the result of call_extern: unsupported dtype 'float128'",
+    ),
     "global_symbol not a name": (
         'T.func_attr({"global_symbol": 3})\n    A[0] = T.float32(1)',
         "global_symbol must be a name",

@@ -38,6 +38,13 @@ class PassContext:
     ):
         if not isinstance(opt_level, int) or not 0 <= opt_level <= 4:
             raise ValueError(f"PassContext: opt_level must be an integer from 0 to 4, got {opt_level!r}")
+        if config is not None and not isinstance(config, dict):
+            raise TypeError(f"PassContext: config must be a dict of option -> value, got {type(config).__name__}")
+        for what, names in (("required_pass", required_pass), ("disabled_pass", disabled_pass)):
+            if names is not None and (
+                not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names)
+            ):
+                raise TypeError(f"PassContext: {what} must be a list of pass names, got {names!r}")
         self.opt_level = opt_level
         self.required_pass = list(required_pass or ())
         self.disabled_pass = list(disabled_pass or ())

@@ -131,6 +131,8 @@ class Target:
             self.kind, self.attrs, self.host = target.kind, dict(target.attrs), target.host
         elif isinstance(target, dict):
             spec = dict(target)
+            if "kind" not in spec:
+                raise ValueError(f"a target given as a dict needs its 'kind' (such as 'cuda'), got keys {sorted(spec)}")
             self.kind = get_target_kind(spec.pop("kind"))
             self.attrs = {**self.kind.default_attrs, **spec}
             self.host = None

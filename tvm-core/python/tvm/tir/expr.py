@@ -131,7 +131,13 @@ def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
     if type(value).__module__ == "numpy" and hasattr(value, "dtype") and value.shape == ():
         dtype = dtype or str(value.dtype)
         value = value.item()
+    if dtype is not None and _dt.is_bool(dtype) and not isinstance(value, bool):
+        if value not in (0, 1):
+            raise ValueError(f"{value!r} is not a bool constant (True, False, 1 or 0)")
+        value = bool(value)
     if isinstance(value, bool):
+        if dtype is not None and _dt.is_float(dtype):
+            return FloatImm(dtype, float(value))
         return IntImm(dtype or "bool", int(value))
     if isinstance(value, int):
         dtype = dtype or ("int32" if _dt.fits(value, "int32") else "int64")

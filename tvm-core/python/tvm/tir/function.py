@@ -63,9 +63,17 @@ class IRModule:
     #: Module attributes (``I.module_attrs``), kept for the user; compilation reads none of them.
     attrs: Dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.functions, dict) or not all(
+            isinstance(k, str) and isinstance(f, PrimFunc) for k, f in self.functions.items()
+        ):
+            raise TypeError(f"IRModule takes a dict of name -> PrimFunc, got {self.functions!r:.200}")
+
     @classmethod
     def from_expr(cls, func: PrimFunc) -> "IRModule":
         """A module of one function, under its exported name."""
+        if not isinstance(func, PrimFunc):
+            raise TypeError(f"IRModule.from_expr takes a PrimFunc, got {type(func).__name__}")
         return cls({func.global_symbol: func})
 
     def __getitem__(self, name: str) -> PrimFunc:

@@ -596,6 +596,10 @@ class Parser:
         msg = "" if node.msg is None else self.eval_expr(node.msg)
         kind = "RuntimeError"
         if isinstance(msg, (tuple, list)) and len(msg) == 2 and isinstance(msg[0], str) and isinstance(msg[1], list):
+            if not all(isinstance(part, (str, int, float)) for part in msg[1]):
+                raise self.error(
+                    node.msg, "assert: the message parts must be strings (values known when it is written)"
+                )
             kind, msg = msg[0], "".join(str(part) for part in msg[1])  # (error kind, [message parts])
             if kind not in ASSERT_KINDS:
                 raise self.error(

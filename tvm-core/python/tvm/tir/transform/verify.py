@@ -367,6 +367,11 @@ class _Verifier(StmtExprVisitor):
     def visit_Call(self, e: Call) -> None:
         for a in e.args:
             self.visit_expr(a)
+        try:
+            if e.dtype != "void":  # a call made for its effect (a barrier) has no value
+                _dt.parse(e.dtype)
+        except ValueError as err:
+            self.fail(f"the result of {e.op}: {err}")
         entry = INTRINSICS.get(e.op)
         if entry is not None:
             n, rule = entry
