@@ -520,3 +520,18 @@ def test_call_packed_inside_a_vectorized_loop_is_refused_by_name() -> None:
 
     with pytest.raises(CodegenError, match="T.call_packed cannot be inside a parallel or vectorized loop"):
         _compile(f)
+
+
+def test_float32_constants_are_written_as_their_float32_values() -> None:
+    """1e-320 is 0 in float32: written as it is, CUDA's compiler refuses the literal."""
+
+    @T.prim_func
+    def f(A: T.Buffer((2,), "float32")):
+        A[0] = T.float32(1e-320)
+        A[1] = T.float32(1e-40)
+
+    mod = _compile(f)
+    assert "1e-320" not in mod.inspect_source()
+    a = np.ones(2, "float32")
+    mod["f"](a)
+    np.testing.assert_array_equal(a, np.array([1e-320, 1e-40], dtype="float32"))

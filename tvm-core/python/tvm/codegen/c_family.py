@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from typing import Any, Iterable
 
 from tvm.tir import dtype as _dt
@@ -62,6 +63,14 @@ _C_KEYWORDS = frozenset(
 def c_string_literal(text: str) -> str:
     """``text`` as a C string literal (backslashes, quotes and newlines escaped)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _as_float32(value: float) -> float:
+    """``value`` rounded to float32 (to infinity past its range)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 class CodegenError(ValueError):
@@ -269,6 +278,8 @@ class CFamilyPrinter(ExprFunctor[str]):
     def float_literal(self, value: float, dtype: str) -> str:
         """A floating-point constant of ``dtype`` (inf and nan included)."""
         double = _dt.element_of(dtype) == "float64"
+        if not double and not math.isnan(value):  # the value a float literal has: 1e-320 is 0 there
+            value = _as_float32(value)
         if math.isnan(value):
             text = "NAN" if math.copysign(1.0, value) > 0 else "(-NAN)"  # the sign bit kept
             text = f"((double){text})" if double else text
