@@ -8,11 +8,11 @@ the context).
 
 from __future__ import annotations
 
-import threading
 import warnings
 from typing import Any, Optional, Sequence
 
-_state = threading.local()
+from ._scoped import ThreadScoped
+
 _reported: set = set()
 
 
@@ -24,7 +24,7 @@ def _warn_unused(what: str) -> None:
         )
 
 
-class PassContext:
+class PassContext(ThreadScoped):
     """Options of a build: ``with PassContext(opt_level=3, config={...}): tvm.compile(...)``."""
 
     def __init__(
@@ -58,17 +58,7 @@ class PassContext:
     @staticmethod
     def current() -> "PassContext":
         """The innermost context entered in this thread (a default one when none is)."""
-        stack = getattr(_state, "stack", None)
-        return stack[-1] if stack else PassContext()
-
-    def __enter__(self) -> "PassContext":
-        if not hasattr(_state, "stack"):
-            _state.stack = []
-        _state.stack.append(self)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        _state.stack.pop()
+        return PassContext.innermost() or PassContext()
 
     def __repr__(self) -> str:
         return f"PassContext(opt_level={self.opt_level}, config={self.config})"

@@ -3,8 +3,9 @@ backends extend through :class:`tvm.backend.api.BackendContext`."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional
+
+from .._scoped import ThreadScoped
 
 
 #: What a target kind may declare its devices can do, with the value assumed when it says nothing.
@@ -79,7 +80,6 @@ class TargetKind:
 
 
 _KINDS: dict[str, TargetKind] = {}
-_current = threading.local()  # the stack of targets entered with `with target:`, per thread
 _ALIASES: dict[str, str] = {}
 
 
@@ -123,8 +123,9 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-class Target:
-    """A compilation target: a kind plus attributes, optionally with a host target."""
+class Target(ThreadScoped):
+    """A compilation target: a kind plus attributes, optionally with a host target; ``with
+    target:`` makes it :meth:`current` in this thread."""
 
     def __init__(self, target: "str | dict[str, Any] | Target", host: "str | Target | None" = None):
         if isinstance(target, Target):
@@ -181,21 +182,10 @@ class Target:
     def current(allow_none: bool = True) -> Optional["Target"]:
         """The target of the innermost ``with target:`` block in this thread: ``tvm.compile``
         without a target (and with functions that name none) compiles for it."""
-        stack = getattr(_current, "stack", None)
-        if stack:
-            return stack[-1]
-        if not allow_none:
+        target = Target.innermost()
+        if target is None and not allow_none:
             raise RuntimeError("no target is set: use `with tvm.target.Target(...):` or pass target=")
-        return None
-
-    def __enter__(self) -> "Target":
-        if not hasattr(_current, "stack"):
-            _current.stack = []
-        _current.stack.append(self)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        _current.stack.pop()
+        return target
 
     def __getattr__(self, key: str) -> Any:
         attrs = self.__dict__.get("attrs", {})

@@ -51,24 +51,23 @@ def decl_buffer(
     )
 
 
-def all(*conditions: Any) -> PrimExpr:  # noqa: A001
-    """The conjunction of ``conditions`` (boolean expressions), as one expression."""
+def _joined(name: str, combine: Any, conditions: tuple) -> PrimExpr:
     if not conditions:
-        raise ValueError("tvm.tir.all needs at least one condition")
+        raise ValueError(f"tvm.tir.{name} needs at least one condition")
     out = conditions[0]
     for c in conditions[1:]:
-        out = logical_and(out, c)
+        out = combine(out, c)
     return out if isinstance(out, PrimExpr) else const(bool(out))
+
+
+def all(*conditions: Any) -> PrimExpr:  # noqa: A001
+    """The conjunction of ``conditions`` (boolean expressions), as one expression."""
+    return _joined("all", logical_and, conditions)
 
 
 def any(*conditions: Any) -> PrimExpr:  # noqa: A001
     """The disjunction of ``conditions`` (boolean expressions), as one expression."""
-    if not conditions:
-        raise ValueError("tvm.tir.any needs at least one condition")
-    out = conditions[0]
-    for c in conditions[1:]:
-        out = logical_or(out, c)
-    return out if isinstance(out, PrimExpr) else const(bool(out))
+    return _joined("any", logical_or, conditions)
 
 
 __all__ = ["all", "any", "build", "decl_buffer"]
