@@ -347,3 +347,14 @@ def test_a_statement_given_a_wrong_argument_says_where():
                     A[vi, j] = T.float32(0)
 
     check(info.value, "marker: axis of a buffer", "cannot make a constant from Buffer")
+
+
+def test_a_target_of_no_installed_backend_says_where():
+    with pytest.raises(TVMScriptError) as info:
+
+        @T.prim_func
+        def unknown_target(A: T.Buffer((4,), "float32")):
+            T.func_attr({"target": T.target("no_such_target_kind")})  # marker: unknown target
+            A[0] = T.float32(0)
+
+    check(info.value, "marker: unknown target", "no_such_target_kind", "not installed")

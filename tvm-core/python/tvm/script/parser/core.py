@@ -38,6 +38,7 @@ from tvm.tir import op as _op
 from tvm.tir.analysis import linear_form, structural_equal
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
+from tvm.backend import BackendError
 from tvm.tir.stmt import (
     THREAD_TAGS,
     Allocate,
@@ -1137,6 +1138,8 @@ class Parser:
         except _PASSTHROUGH:
             raise
         except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError, OverflowError) as e:
+            raise self.error(node, str(e)) from None
+        except BackendError as e:  # a target of a backend that is not installed (T.target("x"))
             raise self.error(node, str(e)) from None
 
     def expr_Lambda(self, node: ast.Lambda):
