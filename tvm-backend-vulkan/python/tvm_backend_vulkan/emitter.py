@@ -577,7 +577,7 @@ class KernelEmitter(ExprFunctor[int]):
             self.visit_expr(s.value)
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
-        self.stmt(s.body)  # device code cannot raise; the host checked what matters
+        self.stmt(s.body)  # device code cannot raise: its asserts became records the host raises
 
     def visit_LetStmt(self, s: S.LetStmt) -> None:
         self.values[s.var] = self.visit_expr(s.value)

@@ -887,7 +887,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.emit("continue;")
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
-        # device code cannot raise: the host checks what matters; hosts override this
+        # device code cannot raise: a kernel's asserts became records the host raises
+        # (check_indices_at_run_time); hosts override this
         self.stmt(s.body)
 
     def visit_Allocate(self, s: S.Allocate) -> None:

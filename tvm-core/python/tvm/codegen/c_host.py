@@ -393,12 +393,13 @@ class CPrinter(CFamilyPrinter):
         super().visit_Evaluate(s)
 
     def print_index_errors_raise(self, call: E.Call) -> None:
-        """After the kernels of a device function with run-time index checks: read the failures
-        they recorded (three elements per check site: failed, index, extent) and raise
-        IndexError for the first site that failed."""
+        """After the kernels of a device function with run-time checks: read the failures they
+        recorded (three elements per check site: failed, index, extent) and raise for the first
+        site that failed (its kind: IndexError for an index, an assert's own for an assert)."""
         self.use_helper("tvm_deferred_error")
         self.use_helper("tvm_device_read")
-        data, dtype, sites = call.args[0], call.args[1].value, call.args[2:]
+        data, dtype, pairs = call.args[0], call.args[1].value, call.args[2:]
+        kinds, sites = pairs[0::2], pairs[1::2]
         n = len(sites)
         self.emit("{")
         self.emit(f"{dtype}_t tvm_errs[{3 * n}];")
@@ -409,9 +410,12 @@ class CPrinter(CFamilyPrinter):
         )
         names = ", ".join(c_string_literal(w.value) for w in sites)
         self.emit(f"static const char* const tvm_sites[{n}] = {{{names}}};")
+        self.emit(
+            f"static const char* const tvm_kinds[{n}] = {{{', '.join(c_string_literal(k.value) for k in kinds)}}};"
+        )
         self.emit(f"for (int k = 0; k < {n}; ++k) {{")
         raise_ = self.fail_return(
-            'tvm_raise_error("IndexError", tvm_sites[k], tvm_errs[3 * k + 1], tvm_errs[3 * k + 2])'
+            "tvm_raise_error(tvm_kinds[k], tvm_sites[k], tvm_errs[3 * k + 1], tvm_errs[3 * k + 2])"
         )
         self.emit(f"  if (TVM_UNLIKELY(tvm_errs[3 * k] != 0)) {raise_}")
         self.emit("}")

@@ -557,6 +557,19 @@ class BackendConformance:
             ):
                 mod["gather"](*args)
 
+    def test_assert_in_a_kernel_is_raised_after_the_launch(self):
+        """``assert`` inside a kernel: the kernel records the failure and the host raises the
+        assert's own exception and message after the launch (never silently dropped)."""
+        mod = tvm.compile(kernels.checked_sqrt(), target=self.target_name())
+        dev = self.dev()
+        a = np.abs(random_array((300,), "float32"))
+        b = tvm.runtime.empty((300,), "float32", dev)
+        mod["checked_sqrt"](tvm.runtime.tensor(a, dev), b)
+        np.testing.assert_allclose(b.numpy(), np.sqrt(a), rtol=1e-6)
+        a[123] = -1.0
+        with pytest.raises(ValueError, match="checked_sqrt: A holds a negative value"):
+            mod["checked_sqrt"](tvm.runtime.tensor(a, dev), b)
+
     def test_index_check_before_a_barrier(self):
         """A thread whose let-bound index fails its check still reaches the kernel's barrier
         (the others wait there): the gather matches NumPy in bounds, and a bad index is an

@@ -78,6 +78,27 @@ def gather(block: int = 64, *, name: str = "gather") -> PrimFunc:
     return _named(gather, name)
 
 
+def checked_sqrt(block: int = 64, *, name: str = "checked_sqrt") -> PrimFunc:
+    """``B[i] = sqrt(A[i])`` behind ``assert A[i] >= 0`` in the kernel: a kernel cannot raise, so
+    the failure is recorded and the host raises the assert's ValueError after the launch."""
+
+    @T.prim_func
+    def checked_sqrt(a: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < n:
+                    assert A[bx * block + tx] >= T.float32(0), (
+                        "ValueError",
+                        ["checked_sqrt: A holds a negative value"],
+                    )
+                    B[bx * block + tx] = T.sqrt(A[bx * block + tx])
+
+    return _named(checked_sqrt, name)
+
+
 def gather_then_exchange(block: int = 64, *, name: str = "gather_exchange") -> PrimFunc:
     """``v = 2 * A[idx[t]]`` bound by a let, then exchanged through shared memory across a
     barrier: ``B[t] = v[block - 1 - t] + v[t]``. A thread whose index fails its run-time check

@@ -77,7 +77,8 @@ from .verify import is_device_target
 #: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
 INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
 #: The host statement after the kernels of a device function with checks, ``(buffer data, dtype,
-#: *where)``: reads the failures its kernels recorded and raises IndexError for the first.
+#: kind, where, kind, where ...)``: reads the failures its kernels recorded and raises for the
+#: first (IndexError for an index; an ``assert`` in a kernel, its kind with its message).
 INDEX_ERRORS_RAISE = "tvm_index_errors_raise"
 
 Check = tuple[PrimExpr, Stmt]  # the condition that must hold, the failure when it does not
@@ -267,7 +268,11 @@ class _IndexChecks(StmtExprMutator):
         return self._guarded(s, s.value)
 
     def visit_AssertStmt(self, s: AssertStmt) -> Stmt:
-        return self._guarded(super().visit_AssertStmt(s), s.condition)
+        s = super().visit_AssertStmt(s)
+        if self.in_kernels and self.kernel_depth > 0:  # a kernel cannot raise: the host does, after it
+            failed = IfThenElse(Not(s.condition), self.failure.assertion(s.kind, s.message), None, s.span)
+            return seq(self._guarded(failed, s.condition), s.body)
+        return self._guarded(s, s.condition)
 
     def _under(self, guard: PrimExpr, body: Optional[Stmt]) -> Optional[Stmt]:
         """``body`` visited knowing ``guard`` (unless it reads memory, which ``body`` may write)."""
@@ -446,21 +451,27 @@ def _raised(where: str, index: PrimExpr, extent: PrimExpr) -> Stmt:
 
 
 class _Recorded:
-    """Failures in kernels: each check site owns three elements of one device buffer (failed,
-    the index, the extent), zeroed by a one-thread kernel before the function's kernels; the
-    host reads the buffer after them and raises for the first site that failed. Two threads
-    failing at one site may mix their index and extent; each is a failing index of that site."""
+    """Failures in kernels: each check site (an index check, or an ``assert`` in a kernel) owns
+    three elements of one device buffer (failed, the index, the extent), zeroed by a one-thread
+    kernel before the function's kernels; the host reads the buffer after them and raises for the
+    first site that failed (IndexError, or the assert's kind and message). Two threads failing
+    at one site may mix their index and extent; each is a failing index of that site."""
 
     def __init__(self, func: PrimFunc, target: Any) -> None:
         wide = target.capability("supports_int64")
         self.buffer = Buffer(f"{func.global_symbol}_index_errors", (1,), "int64" if wide else "int32", scope="global")
-        self.sites: list[str] = []
+        self.sites: list[tuple[str, str]] = []  # (exception kind, where or message)
 
-    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr) -> Stmt:
+    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr, kind: str = "IndexError") -> Stmt:
         k, dt = len(self.sites), self.buffer.dtype
-        self.sites.append(where)
+        self.sites.append((kind, where))
         values = (IntImm(dt, 1), Cast(dt, index), Cast(dt, extent))
         return seq(*[BufferStore(self.buffer, v, (IntImm("int32", 3 * k + i),)) for i, v in enumerate(values)])
+
+    def assertion(self, kind: str, message: str) -> Stmt:
+        """The record of a failed ``assert`` in a kernel (raised as ``kind`` with ``message``)."""
+        zero = IntImm("int32", 0)
+        return self(message, zero, zero, kind)
 
     def around(self, body: Stmt) -> Stmt:
         """``body`` with the buffer allocated, zeroed before it and read after it."""
@@ -473,7 +484,7 @@ class _Recorded:
         )
         one = Var("threadIdx.x", "int32")
         reset = For(one, IntImm("int32", 0), IntImm("int32", 1), ForKind.THREAD_BINDING, zero, "threadIdx.x")
-        sites = tuple(StringImm(w) for w in self.sites)
+        sites = tuple(StringImm(text) for site in self.sites for text in site)  # (kind, where) pairs
         check = Evaluate(Call("int32", INDEX_ERRORS_RAISE, (buf.data, StringImm(buf.dtype), *sites)))
         return Allocate(buf, seq(reset, body, check))
 
@@ -482,7 +493,8 @@ def check_indices_at_run_time(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with every statement that accesses a buffer at an index known only at run time
     guarded by the bounds of that index (see the module docstring); unchanged when it has none.
     On a device ``target`` only statements in kernels are guarded, and their failures are
-    recorded in a device buffer that the host reads after the kernels."""
+    recorded in a device buffer that the host reads after the kernels; the kernels' ``assert``
+    statements become such records too (a kernel cannot raise)."""
     if target is None or not is_device_target(target):
         body = _IndexChecks(func, _raised, in_kernels=False).visit_stmt(func.body)
     else:
