@@ -209,3 +209,28 @@ def test_a_workgroup_array_sized_at_launch_past_the_device_limit(dev):
     limit = dev.max_shared_memory_per_block
     with pytest.raises(ValueError, match=rf"exceed the device's maxComputeWorkgroupStorageSize \({limit}\)"):
         mod["window_sums"](a, b, limit // 4)
+
+
+def test_a_symbolic_workgroup_size_with_a_launch_sized_workgroup_array(dev):
+    """Both sizes are override constants; the workgroup size's are declared first (after the
+    array, wgpu's shader compiler aborted the process when the pipeline was made)."""
+
+    @T.prim_func
+    def reverse(a: T.handle, b: T.handle):
+        w = T.int32()
+        A = T.match_buffer(a, (w,), "int32")
+        B = T.match_buffer(b, (w,), "int32")
+        for tx in T.thread_binding(w, thread="threadIdx.x"):
+            tile = T.alloc_buffer((w,), "int32", scope="shared")
+            tile[tx] = A[tx]
+            T.tvm_storage_sync("shared")
+            B[tx] = tile[w - 1 - tx]
+
+    mod = tvm.compile(reverse, target="webgpu")
+    source = mod.imports[0].inspect_source("wgsl")
+    assert source.index("override tvm_wg_x") < source.index("override tvm_dyn_shmem")
+    for n in (32, 64):
+        a = np.arange(n, dtype="int32")
+        b = tvm.runtime.empty((n,), "int32", dev)
+        mod["reverse"](tvm.runtime.tensor(a, dev), b)
+        np.testing.assert_array_equal(b.numpy(), a[::-1])

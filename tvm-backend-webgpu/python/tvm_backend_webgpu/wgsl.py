@@ -405,7 +405,9 @@ class WGSLPrinter(CFamilyPrinter):
         assert lines[0].endswith("{"), lines[0]
         indented = [self.INDENT + line for line in prologue]
         enable = ["enable f16;", ""] if self.uses_f16 else []
-        text = enable + bindings + self.globals + overrides + [""] + head + indented + lines[1:]
+        # the workgroup size's overrides before the module's other globals: naga (wgpu 29) aborts
+        # the process when they follow a workgroup array sized by an override expression
+        text = enable + bindings + overrides + self.globals + [""] + head + indented + lines[1:]
         return "\n".join(text) + "\n"
 
     @staticmethod
