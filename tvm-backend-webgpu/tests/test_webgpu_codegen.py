@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 import tvm
+from tvm.codegen.c_family import CodegenError
 from tvm.script import tir as T
 from tvm.testing import kernels
 from tvm.tir.transform.verify import TIRVerifyError
@@ -251,3 +252,16 @@ def test_the_index_check_record_counted_past_the_storage_buffer_limit_is_named()
         TIRVerifyError, match=r"binds 9 storage buffers \(one is eight_index_errors, where its run-time"
     ):
         wgsl(eight)
+
+
+def test_call_extern_is_refused_by_name():
+    """A WGSL shader has no external functions: the call is refused when compiling (the shader
+    compiler's own error came at the first launch)."""
+
+    @T.prim_func
+    def extern_call(A: T.Buffer((8,), "float32")):
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            A[tx] = T.call_extern("float32", "fabs", A[tx])
+
+    with pytest.raises(CodegenError, match="T.call_extern of 'fabs': a WGSL shader calls no external function"):
+        tvm.compile(extern_call, target="webgpu")

@@ -228,6 +228,7 @@ class KernelEmitter(ExprFunctor[int]):
         self.code: list[int] = []
         self.local_vars: list[int] = []
         self.label = 0
+        self.reachable = True  # whether a branch enters the current block
         self.values: dict[E.Var, int] = {}
         self.buffers: dict[E.Var, _Binding] = {}
         self.interface: set[int] = set()
@@ -250,14 +251,21 @@ class KernelEmitter(ExprFunctor[int]):
         """Emit an instruction without a result."""
         self.code.extend(instruction(opcode, operands))
 
-    def start_block(self, label: int) -> None:
-        """Begin basic block ``label``."""
+    def start_block(self, label: int, reachable: bool = True) -> None:
+        """Begin basic block ``label`` (``reachable=False``: the block after a break or continue,
+        which no branch enters)."""
         self.raw(Op.Label, label)
         self.label = label
+        self.reachable = reachable
 
     def branch(self, target: int) -> None:
-        """End the current block with a branch to ``target``."""
-        self.raw(Op.Branch, target)
+        """End the current block with a branch to ``target`` (an unreachable block ends with
+        OpUnreachable: a branch from outside the loop construct to its continue target or merge
+        is invalid SPIR-V)."""
+        if self.reachable:
+            self.raw(Op.Branch, target)
+        else:
+            self.raw(Op.Unreachable)
 
     # ------------------------------------------------------------------ types and constants
     def ty(self, dtype: str) -> int:
@@ -571,6 +579,8 @@ class KernelEmitter(ExprFunctor[int]):
     def visit_SeqStmt(self, s: S.SeqStmt) -> None:
         for x in s.seq:
             self.stmt(x)
+            if isinstance(x, (S.Break, S.Continue)):
+                break  # the statements after it never run
 
     def visit_Evaluate(self, s: S.Evaluate) -> None:
         if not isinstance(s.value, (E.IntImm, E.FloatImm)):
@@ -664,7 +674,7 @@ class KernelEmitter(ExprFunctor[int]):
         if not self.loops:
             raise CodegenError(f"{what} outside a serial loop of the kernel")
         self.branch(self.loops[-1][which])
-        self.start_block(self.m.new_id())  # what follows in this block is unreachable
+        self.start_block(self.m.new_id(), reachable=False)
 
     def visit_Break(self, s: S.Break) -> None:
         self._leave(0, "break")

@@ -115,6 +115,7 @@ class Op:
     Branch = 249
     BranchConditional = 250
     Return = 253
+    Unreachable = 255
     GroupNonUniformShuffle = 345
     GroupNonUniformShuffleXor = 346
     GroupNonUniformIAdd = 349

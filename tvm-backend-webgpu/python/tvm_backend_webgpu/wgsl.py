@@ -242,6 +242,15 @@ class WGSLPrinter(CFamilyPrinter):
             raise CodegenError(f"'{op}' is not available in WGSL (no built-in function computes it)")
         return str(self.INTRINSICS[op])
 
+    def call_call_extern(self, call: E.Call) -> str:
+        name = call.args[0].value if call.args and isinstance(call.args[0], E.StringImm) else call.args[:1]
+        raise CodegenError(
+            f"T.call_extern of {name!r}: a WGSL shader calls no external function; use TVMScript's "
+            f"intrinsics (T.fabs, T.exp, ...) instead"
+        )
+
+    call_call_pure_extern = call_call_extern
+
     def call_if_then_else(self, call: E.Call) -> str:
         # select evaluates both sides; WGSL bounds every buffer access, so a guarded load that
         # would be out of range reads a harmless value that select then discards

@@ -119,7 +119,6 @@ class CFamilyPrinter(ExprFunctor[str]):
     INTRINSICS: dict[str, Any] = {
         "exp": ("expf", "exp"),
         "exp2": ("exp2f", "exp2"),
-        "exp10": ("exp10f", "exp10"),
         "expm1": ("expm1f", "expm1"),
         "log": ("logf", "log"),
         "log2": ("log2f", "log2"),
@@ -579,7 +578,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             return self.wrapping(call.dtype, args[0], "<<", args[1])
         if op in self._INFIX and len(args) == 2:
             return f"({args[0]} {self._INFIX[op]} {args[1]})"
-        if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid"):
+        if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid", "exp10"):
             return self._math_call(op, call.dtype, args)
         raise CodegenError(f"{type(self).__name__}: unsupported intrinsic '{call.op}'")
 
@@ -603,6 +602,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         if op == "sigmoid":
             one = self.float_literal(1.0, dtype)
             return f"({one} / ({one} + {self.intrinsic_name('exp', dtype)}(-({args[0]}))))"
+        if op == "exp10" and op not in self.INTRINSICS:  # C's math.h has no exp10 (a GNU extension)
+            return f"{self.intrinsic_name('pow', dtype)}({self.float_literal(10.0, dtype)}, {args[0]})"
         return f"{self.intrinsic_name(op, dtype)}({', '.join(args)})"
 
     def call_if_then_else(self, call: E.Call) -> str:

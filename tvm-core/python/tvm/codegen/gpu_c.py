@@ -53,6 +53,7 @@ class GPUCPrinter(CFamilyPrinter):
         "blockIdx.z": "blockIdx.z",
     }
     BARRIER = "__syncthreads();"
+    INTRINSICS = {**CFamilyPrinter.INTRINSICS, "exp10": ("exp10f", "exp10")}  # CUDA's math has exp10
     UNROLL_PRAGMA = "#pragma unroll {n}"
     HALF_NATIVE = False
     BF16_NATIVE = False

@@ -117,6 +117,9 @@ class BackendConformance:
     #: Whether a buffer may view memory allocated with another dtype (``T.decl_buffer(...,
     #: data=S.data)``, read bit for bit); False checks that such a kernel is refused by name.
     typed_views: ClassVar[bool] = True
+    #: The float32 math functions the backend compiles (the keys of
+    #: :data:`tvm.testing.kernels.MATH_FUNCTIONS` and ``pow``); checked against NumPy.
+    math_functions: ClassVar[tuple[str, ...]] = (*kernels.MATH_FUNCTIONS, "pow")
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -556,6 +559,44 @@ class BackendConformance:
                 IndexError, match=rf"gather: dimension 0 of buffer 'A' has extent 500, got index {bad} "
             ):
                 mod["gather"](*args)
+
+    def test_continue_then_an_unconditional_break(self):
+        """A serial loop whose body continues under a condition and then breaks unconditionally
+        (a structured-control-flow shape SPIR-V must express with an unreachable block)."""
+        dev = self.dev()
+        mod = tvm.compile(kernels.first_at_least(), target=self.target_name())
+        a = np.random.default_rng(30).random((8, 32)).astype("float32") * 0.6
+        a[3] = 0.1  # no value at least 0.5: -1
+        b = tvm.runtime.empty((8,), "int32", dev)
+        mod["first_at_least"](tvm.runtime.tensor(a, dev), b)
+        want = [next((k for k in range(32) if a[r, k] >= 0.5), -1) for r in range(8)]
+        np.testing.assert_array_equal(b.numpy(), want)
+
+    def test_pow_of_negative_and_zero_bases_is_cs(self):
+        """``T.pow`` gives C's (and NumPy's) results where a shading language's pow is undefined:
+        a negative base with a whole exponent, a zero base, a zero exponent."""
+        dev = self.dev()
+        if "pow" not in self.math_functions:
+            pytest.skip(f"{self.backend} does not list pow among its math functions")
+        mod = tvm.compile(kernels.power(), target=self.target_name())
+        x = np.array([-2, -2, -3, -0.5, 2, 0, 0, 0, -2, 3, -2, 1], "float32")
+        y = np.array([2, 3, 5, 2, 0.5, 0, 2, -1, 0, -1, 0.5, np.nan], "float32")
+        out = tvm.runtime.empty((12,), "float32", dev)
+        mod["power"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), out)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.testing.assert_allclose(out.numpy(), np.power(x, y), rtol=1e-5)
+
+    def test_math_functions_match_numpy(self):
+        """Each float32 math function of :attr:`math_functions` compiles for the backend and
+        matches NumPy over a range where every one is defined."""
+        dev = self.dev()
+        x = np.linspace(0.1, 3.0, 100, dtype="float32")
+        for name in (f for f in self.math_functions if f in kernels.MATH_FUNCTIONS):
+            mod = tvm.compile(kernels.unary_math(name), target=self.target_name())
+            out = tvm.runtime.empty((100,), "float32", dev)
+            mod["unary_math"](tvm.runtime.tensor(x, dev), out)
+            want = kernels.MATH_FUNCTIONS[name](x)
+            np.testing.assert_allclose(out.numpy(), want, rtol=2e-5, atol=1e-6, err_msg=name)
 
     def test_assert_in_a_kernel_is_raised_after_the_launch(self):
         """``assert`` inside a kernel: the kernel records the failure and the host raises the

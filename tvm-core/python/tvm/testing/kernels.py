@@ -78,6 +78,77 @@ def gather(block: int = 64, *, name: str = "gather") -> PrimFunc:
     return _named(gather, name)
 
 
+def first_at_least(width: int = 32, *, name: str = "first_at_least") -> PrimFunc:
+    """``B[r]`` = the first column of row ``r`` of ``A`` holding at least 0.5, else -1: a serial
+    loop that continues past small values and breaks, unconditionally, at the first other one."""
+
+    @T.prim_func
+    def first_at_least(a: T.handle, b: T.handle):
+        rows = T.int32()
+        A = T.match_buffer(a, (rows, width), "float32")
+        B = T.match_buffer(b, (rows,), "int32")
+        for r in T.thread_binding(rows, thread="blockIdx.x"):
+            B[r] = -1
+            for k in range(width):
+                if A[r, k] < T.float32(0.5):
+                    continue
+                B[r] = k
+                break
+
+    return _named(first_at_least, name)
+
+
+def power(block: int = 64, *, name: str = "power") -> PrimFunc:
+    """``C[i] = pow(A[i], B[i])`` in float32, with C's results for negative and zero bases."""
+
+    @T.prim_func
+    def power(a: T.handle, b: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < n:
+                    C[bx * block + tx] = T.pow(A[bx * block + tx], B[bx * block + tx])
+
+    return _named(power, name)
+
+
+#: Float32 math functions for :func:`unary_math`, with their NumPy references.
+MATH_FUNCTIONS = {
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "exp10": lambda x: np.power(np.float32(10), x),
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+}
+
+
+def unary_math(op: str, block: int = 64, *, name: str = "unary_math") -> PrimFunc:
+    """``C[i] = op(A[i])`` in float32 for a math function ``op`` of TVMScript (``"exp"``, ...)."""
+    function = getattr(T, op)
+
+    @T.prim_func
+    def unary_math(a: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < n:
+                    C[bx * block + tx] = function(A[bx * block + tx])
+
+    return _named(unary_math, name)
+
+
 def checked_sqrt(block: int = 64, *, name: str = "checked_sqrt") -> PrimFunc:
     """``B[i] = sqrt(A[i])`` behind ``assert A[i] >= 0`` in the kernel: a kernel cannot raise, so
     the failure is recorded and the host raises the assert's ValueError after the launch."""

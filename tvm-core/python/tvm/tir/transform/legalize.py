@@ -11,6 +11,8 @@ infinity; ``Min``/``Max`` pick an operand by ``<``/``>``. After :func:`legalize_
   undefined behaviour; the special divisors are handled by ``Select``;
 * float ``FloorDiv`` becomes ``floor(a / b)``, float ``FloorMod`` and ``Mod`` become ``fmod``
   (with the divisor's sign for ``FloorMod``);
+* ``pow(x, y)`` is the native ``pow`` of ``|x|`` (defined for a positive base only in SPIR-V
+  and WGSL) with C's results for a negative or zero base and a zero exponent chosen by ``Select``;
 * ``log1p(u)`` becomes a series in ``u`` where ``1 + u`` would round away ``u``'s low bits
   (``|u| < 0.1``) and ``log(1 + u)`` elsewhere (SPIR-V and WGSL have no log1p);
 * each operand is evaluated once (``Let``), whatever the emitter does with ``Select``.
@@ -22,6 +24,7 @@ WGSL define; the C printer keeps its own helpers and does not need this pass.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from tvm.tir import dtype as _dt
@@ -104,7 +107,10 @@ class _Legalizer(StmtExprMutator):
         return _bind(a, lambda x: _bind(b, lambda y: Select(LT(y, x), x, y)))
 
     def visit_Call(self, e: Call) -> PrimExpr:
-        return _expand_log1p(super().visit_Call(e))
+        e = super().visit_Call(e)
+        if isinstance(e, Call) and str(e.op).removeprefix("tir.") == "pow" and _dt.is_float(e.dtype):
+            return _bind(e.args[0], lambda x: _bind(e.args[1], lambda y: _pow(x, y, e.dtype)))
+        return _expand_log1p(e)
 
 
 class _Log1p(StmtExprMutator):
@@ -127,6 +133,24 @@ def _log1p(u: Var, dtype: str) -> PrimExpr:
         series = Add(FloatImm(dtype, (-1.0) ** (k + 1) / k), Mul(u, series))
     small = LT(Call(dtype, "fabs", (u,)), FloatImm(dtype, 0.1))
     return Select(small, Mul(u, series), Call(dtype, "log", (Add(FloatImm(dtype, 1.0), u),)))
+
+
+def _pow(x: Var, y: Var, dtype: str) -> PrimExpr:
+    """``x ** y`` as C's ``pow`` defines it, from a ``pow`` defined only for ``x > 0`` (SPIR-V's and
+    WGSL's) applied to ``|x|``: a negative ``x`` with a whole ``y`` keeps the sign of ``y``'s
+    parity (NaN for a fractional ``y``), ``x == 0`` gives 0 (``y > 0``) or infinity (``y < 0``),
+    ``y == 0`` and ``x == 1`` give 1."""
+    zero, one = FloatImm(dtype, 0.0), FloatImm(dtype, 1.0)
+
+    def from_magnitude(m: Var) -> PrimExpr:
+        whole = EQ(Call(dtype, "floor", (y,)), y)
+        odd = NE(Call(dtype, "fmod", (y, FloatImm(dtype, 2.0))), zero)
+        negative = Select(whole, Select(odd, Mul(FloatImm(dtype, -1.0), m), m), FloatImm(dtype, math.nan))
+        at_zero = Select(LT(zero, y), zero, Select(LT(y, zero), FloatImm(dtype, math.inf), one))
+        general = Select(EQ(x, zero), at_zero, Select(LT(x, zero), negative, m))
+        return Select(Or(EQ(y, zero), EQ(x, one)), one, general)
+
+    return _bind(Call(dtype, "pow", (Call(dtype, "fabs", (x,)), y)), from_magnitude)
 
 
 def _special(b: Var, dtype: str) -> PrimExpr:
