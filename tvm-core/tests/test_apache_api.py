@@ -294,3 +294,15 @@ def test_typed_assert_parts_must_be_known_when_written():
         @T.prim_func
         def check(A: T.Buffer((4,), "int32")):
             assert A[0] > 0, ("ValueError", ["A[0] is ", A[0]])
+
+
+def test_python_arithmetic_on_integer_constants_folds():
+    c = tvm.tir.const
+    assert (c(3) + 4).value == 7 and (c(3) * c(5)).value == 15 and (10 - c(4)).value == 6
+    assert (c(-7) // 2).value == -4 and (c(-7) % 3).value == 2 and (c(3) < 4).dtype == "bool"
+    assert isinstance(c(1) // 0, tvm.tir.FloorDiv)  # its run-time meaning (0), not a Python error
+    assert int(c(2**30) * 4) == 0 and int(c(255, "uint8") + c(1, "uint8")) == 0  # wraps as at run time
+    assert int(c(2**31 - 1) + 1) == -(2**31) and float(c(1.5)) == 1.5
+    assert isinstance(c(3, "int64") + c(4), tvm.tir.Add)  # two dtypes: the verifier's business
+    x = tvm.tir.Var("x", "int32")
+    assert isinstance(x + 1, tvm.tir.Add)

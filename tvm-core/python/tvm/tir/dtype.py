@@ -152,6 +152,12 @@ def check_fits(value: "int | float", d: str) -> None:
     raise ValueError(f"{value} does not fit in {d} (its range is {lo} to {hi})")
 
 
+def wrapped(value: int, d: str) -> int:
+    """``value`` wrapped into integer dtype ``d`` (two's complement), as its arithmetic wraps."""
+    lo, hi = integer_range(d)
+    return (value - lo) % (hi - lo + 1) + lo
+
+
 def integer_range(d: str) -> tuple[int, int]:
     """The least and the largest value of integer dtype ``d``."""
     b = bits(d)

@@ -19,24 +19,25 @@ class PrimExpr:
     dtype: str
     span: Any = None
 
-    # --- operator sugar (builds IR; constant-folding happens in passes, not here) ---
+    # --- operator sugar: builds IR; two integer constants of one dtype give the constant (as in
+    # Apache TVM: ``const(3) + 4`` is 7) when the result fits; other folding happens in passes ---
     def __add__(self, o):
-        return Add(self, const_like(o, self))
+        return _folded(Add, self, const_like(o, self))
 
     def __radd__(self, o):
-        return Add(const_like(o, self), self)
+        return _folded(Add, const_like(o, self), self)
 
     def __sub__(self, o):
-        return Sub(self, const_like(o, self))
+        return _folded(Sub, self, const_like(o, self))
 
     def __rsub__(self, o):
-        return Sub(const_like(o, self), self)
+        return _folded(Sub, const_like(o, self), self)
 
     def __mul__(self, o):
-        return Mul(self, const_like(o, self))
+        return _folded(Mul, self, const_like(o, self))
 
     def __rmul__(self, o):
-        return Mul(const_like(o, self), self)
+        return _folded(Mul, const_like(o, self), self)
 
     def __truediv__(self, o):
         return Div(self, const_like(o, self))
@@ -45,31 +46,31 @@ class PrimExpr:
         return Div(const_like(o, self), self)
 
     def __floordiv__(self, o):
-        return FloorDiv(self, const_like(o, self))
+        return _folded(FloorDiv, self, const_like(o, self))
 
     def __rfloordiv__(self, o):
-        return FloorDiv(const_like(o, self), self)
+        return _folded(FloorDiv, const_like(o, self), self)
 
     def __mod__(self, o):
-        return FloorMod(self, const_like(o, self))
+        return _folded(FloorMod, self, const_like(o, self))
 
     def __rmod__(self, o):
-        return FloorMod(const_like(o, self), self)
+        return _folded(FloorMod, const_like(o, self), self)
 
     def __neg__(self):
         return Sub(const_like(0, self), self)
 
     def __lt__(self, o):
-        return LT(self, const_like(o, self))
+        return _folded(LT, self, const_like(o, self))
 
     def __le__(self, o):
-        return LE(self, const_like(o, self))
+        return _folded(LE, self, const_like(o, self))
 
     def __gt__(self, o):
-        return GT(self, const_like(o, self))
+        return _folded(GT, self, const_like(o, self))
 
     def __ge__(self, o):
-        return GE(self, const_like(o, self))
+        return _folded(GE, self, const_like(o, self))
 
     def __and__(self, o):
         return And(self, const_like(o, self))
@@ -105,6 +106,32 @@ class PrimExpr:
         raise TypeError("a TIR expression has no Python truth value; use T.if_then_else / if on IR")
 
     __hash__ = object.__hash__
+
+
+_FOLD = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mul": lambda a, b: a * b,
+    "FloorDiv": lambda a, b: a // b if b else None,
+    "FloorMod": lambda a, b: a % b if b else None,
+    "LT": lambda a, b: a < b,
+    "LE": lambda a, b: a <= b,
+    "GT": lambda a, b: a > b,
+    "GE": lambda a, b: a >= b,
+}
+
+
+def _folded(node: Any, a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    """``node(a, b)``, or its value when both are integer constants of one scalar dtype, wrapped
+    into the dtype as the operation wraps at run time (a division by zero keeps the node)."""
+    if not (type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype and _dt.is_integer(a.dtype)):
+        return node(a, b)
+    if _dt.is_bool(a.dtype) or _dt.lanes(a.dtype) != 1:
+        return node(a, b)
+    value = _FOLD[node.__name__](a.value, b.value)
+    if isinstance(value, bool):
+        return IntImm("bool", int(value))
+    return node(a, b) if value is None else IntImm(a.dtype, _dt.wrapped(value, a.dtype))
 
 
 def const_like(value: Any, like: PrimExpr) -> PrimExpr:
@@ -171,6 +198,9 @@ class IntImm(PrimExpr):
     value: int
     span: Any = None
 
+    def __int__(self) -> int:
+        return int(self.value)
+
 
 @dataclass(eq=False, frozen=True)
 class FloatImm(PrimExpr):
@@ -179,6 +209,9 @@ class FloatImm(PrimExpr):
     dtype: str
     value: float
     span: Any = None
+
+    def __float__(self) -> float:
+        return float(self.value)
 
 
 @dataclass(eq=False, frozen=True)
