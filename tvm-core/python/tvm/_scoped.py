@@ -15,7 +15,8 @@ class ThreadScoped:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._scopes = threading.local()
+        if ThreadScoped in cls.__bases__:  # a subclass of Target shares Target's blocks
+            cls._scopes = threading.local()
 
     @classmethod
     def innermost(cls) -> Optional[Any]:

@@ -41,6 +41,7 @@ import re
 import struct
 from typing import Any, Iterable
 
+from tvm.error import InternalError
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
@@ -73,7 +74,7 @@ def _as_float32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
-class CodegenError(ValueError):
+class CodegenError(InternalError):
     """The IR contains something the printer cannot express."""
 
 

@@ -26,7 +26,7 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.functor import post_order_visit
-from tvm.tir.transform.runtime_bounds import INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
+from tvm.tir.transform.runtime_bounds import BOUNDS_KIND, INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
 from .c_family import CFamilyPrinter, CodegenError, c_string_literal
 
@@ -271,7 +271,7 @@ class CPrinter(CFamilyPrinter):
             self.emit("}")
 
     def fail_or_defer(self, kind: str, what: str, index: str = "0", extent: str = "0") -> None:
-        """Raise ``kind`` with the message ``what`` (a C string literal; an IndexError's is the
+        """Raise ``kind`` with the message ``what`` (a C string literal; a bounds check's is the
         access, completed by ``index`` and ``extent``) now, or inside an OpenMP loop record it
         for after the loop (the failing statement is then skipped)."""
         self.use_helper("tvm_deferred_error")
@@ -291,7 +291,7 @@ class CPrinter(CFamilyPrinter):
     def print_index_error(self, call: E.Call) -> None:
         """A failed run-time bounds check: ``tvm_index_out_of_bounds(where, index, extent)``."""
         index, extent = self.expr(call.args[1]), self.expr(call.args[2])
-        self.fail_or_defer("IndexError", c_string_literal(call.args[0].value), index, extent)
+        self.fail_or_defer(BOUNDS_KIND, c_string_literal(call.args[0].value), index, extent)
 
     def visit_While(self, s: S.While) -> None:
         self._loop_marks.append(len(self._heaps))
@@ -550,10 +550,11 @@ _DEFERRED_ERROR_HELPER = r"""typedef struct {
   long long index, extent;
 } tvm_deferred_error_t;
 
-/* an IndexError's message is its access, completed by the index and the extent */
+/* a failed bounds check ("IndexError.bounds") is an IndexError whose message is its access,
+   completed by the index and the extent; any other kind raises its message as it is */
 static TVM_COLD int tvm_raise_error(const char* kind, const char* what, long long index, long long extent) {
-  if (strcmp(kind, "IndexError") != 0) return tvm_raise(kind, "%s", what);
-  return tvm_raise(kind, "out-of-bounds access in %s has extent %lld, got index %lld (an index known only at "
+  if (strcmp(kind, "IndexError.bounds") != 0) return tvm_raise(kind, "%s", what);
+  return tvm_raise("IndexError", "out-of-bounds access in %s has extent %lld, got index %lld (an index known only at "
                    "run time)", what, extent, index);
 }
 

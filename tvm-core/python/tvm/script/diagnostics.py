@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tvm.error import DiagnosticError
+
 
 @dataclass(frozen=True)
 class Span:
@@ -27,7 +29,7 @@ class Span:
         return out
 
 
-class TVMScriptError(ValueError):
+class TVMScriptError(DiagnosticError):
     """A TVMScript parse or type error. The message names the file and line and shows the offending
     source line with a caret; ``span`` holds the location, ``reason`` the bare message, and
     ``filename`` / ``lineno`` / ``offset`` / ``text`` mirror :class:`SyntaxError`'s fields."""

@@ -579,12 +579,16 @@ class BackendConformance:
         if "pow" not in self.math_functions:
             pytest.skip(f"{self.backend} does not list pow among its math functions")
         mod = tvm.compile(kernels.power(), target=self.target_name())
-        x = np.array([-2, -2, -3, -0.5, 2, 0, 0, 0, -2, 3, -2, 1], "float32")
-        y = np.array([2, 3, 5, 2, 0.5, 0, 2, -1, 0, -1, 0.5, np.nan], "float32")
-        out = tvm.runtime.empty((12,), "float32", dev)
+        inf, nan = np.inf, np.nan
+        x = np.array([-2, -2, -3, -0.5, 2, 0, 0, 0, -2, 3, -2, 1, -1, -inf, -inf, 0, -0.0, -0.0, -2, -0.5], "float32")
+        y = np.array([2, 3, 5, 2, 0.5, 0, 2, -1, 0, -1, 0.5, nan, inf, 0.5, -0.5, nan, -1, 3, inf, inf], "float32")
+        out = tvm.runtime.empty((20,), "float32", dev)
         mod["power"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), out)
         with np.errstate(divide="ignore", invalid="ignore"):
-            np.testing.assert_allclose(out.numpy(), np.power(x, y), rtol=1e-5)
+            want = np.power(x, y)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+        number = ~np.isnan(want)  # a NaN's sign means nothing
+        np.testing.assert_array_equal(np.signbit(out.numpy())[number], np.signbit(want)[number])  # -0.0, -inf
 
     def test_math_functions_match_numpy(self):
         """Each float32 math function of :attr:`math_functions` compiles for the backend and
@@ -608,8 +612,10 @@ class BackendConformance:
         mod["checked_sqrt"](tvm.runtime.tensor(a, dev), b)
         np.testing.assert_allclose(b.numpy(), np.sqrt(a), rtol=1e-6)
         a[123] = -1.0
+        b = tvm.runtime.tensor(np.zeros(300, "float32"), dev)
         with pytest.raises(ValueError, match="checked_sqrt: A holds a negative value"):
             mod["checked_sqrt"](tvm.runtime.tensor(a, dev), b)
+        assert b.numpy()[123] == 0  # what the assert guards did not run (no sqrt(-1) stored)
 
     def test_index_check_before_a_barrier(self):
         """A thread whose let-bound index fails its check still reaches the kernel's barrier

@@ -44,7 +44,7 @@ def decl_buffer(
         dims,
         dtype,
         data=data,
-        strides=tuple(strides or ()),
+        strides=tuple(s if isinstance(s, PrimExpr) else const(s) for s in (strides or ())),
         elem_offset=offset,
         scope=scope or "global",
         align=data_alignment if data_alignment > 0 else 64,

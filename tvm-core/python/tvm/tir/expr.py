@@ -20,7 +20,7 @@ class PrimExpr:
     span: Any = None
 
     # --- operator sugar: builds IR; two integer constants of one dtype give the constant (as in
-    # Apache TVM: ``const(3) + 4`` is 7) when the result fits; other folding happens in passes ---
+    # Apache TVM: ``const(3) + 4`` is 7), wrapped as at run time; other folding is the passes' ---
     def __add__(self, o):
         return _folded(Add, self, const_like(o, self))
 
@@ -126,8 +126,12 @@ def _folded(node: Any, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     into the dtype as the operation wraps at run time (a division by zero keeps the node)."""
     if not (type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype and _dt.is_integer(a.dtype)):
         return node(a, b)
-    if _dt.is_bool(a.dtype) or _dt.lanes(a.dtype) != 1:
-        return node(a, b)
+    if (
+        _dt.is_bool(a.dtype)
+        or _dt.lanes(a.dtype) != 1
+        or not (_dt.fits(a.value, a.dtype) and _dt.fits(b.value, b.dtype))
+    ):
+        return node(a, b)  # an operand its dtype cannot hold is the verifier's to refuse
     value = _FOLD[node.__name__](a.value, b.value)
     if isinstance(value, bool):
         return IntImm("bool", int(value))
@@ -168,10 +172,16 @@ def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
         return IntImm(dtype or "bool", int(value))
     if isinstance(value, int):
         dtype = dtype or ("int32" if _dt.fits(value, "int32") else "int64")
+        if _dt.is_float(dtype) and abs(value) > 2**1000:
+            raise ValueError(f"{value} does not fit in {dtype}")
         _dt.check_fits(value, dtype)
         return FloatImm(dtype, float(value)) if _dt.is_float(dtype) else IntImm(dtype, value)
     if isinstance(value, float):
         dtype = dtype or ("float32" if _dt.fits(value, "float32") else "float64")
+        if _dt.is_integer(dtype):
+            if not value.is_integer():
+                raise ValueError(f"{value} is not a {dtype} constant (it has a fraction, or is not finite)")
+            return const(int(value), dtype)
         _dt.check_fits(value, dtype)
         return FloatImm(dtype, value)
     raise TypeError(f"cannot make a constant from {value!r}")

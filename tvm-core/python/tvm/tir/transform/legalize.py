@@ -137,18 +137,26 @@ def _log1p(u: Var, dtype: str) -> PrimExpr:
 
 def _pow(x: Var, y: Var, dtype: str) -> PrimExpr:
     """``x ** y`` as C's ``pow`` defines it, from a ``pow`` defined only for ``x > 0`` (SPIR-V's and
-    WGSL's) applied to ``|x|``: a negative ``x`` with a whole ``y`` keeps the sign of ``y``'s
-    parity (NaN for a fractional ``y``), ``x == 0`` gives 0 (``y > 0``) or infinity (``y < 0``),
-    ``y == 0`` and ``x == 1`` give 1."""
+    WGSL's) applied to ``|x|``: a negative ``x`` takes the sign of an odd whole ``y`` (NaN for a
+    fractional ``y``, except ``-inf``), a zero ``x`` gives 0 or infinity with the sign of ``x`` for
+    an odd ``y``; ``y == 0``, ``x == 1`` and ``|x| == 1`` with an infinite ``y`` give 1; NaN
+    otherwise gives NaN."""
+    from tvm.tir.composite_math import copysign
+
     zero, one = FloatImm(dtype, 0.0), FloatImm(dtype, 1.0)
+    inf, nan = FloatImm(dtype, math.inf), FloatImm(dtype, math.nan)
+    whole = EQ(Call(dtype, "floor", (y,)), y)
+    odd = And(And(whole, LT(Call(dtype, "fabs", (y,)), inf)), NE(Call(dtype, "fmod", (y, FloatImm(dtype, 2.0))), zero))
 
     def from_magnitude(m: Var) -> PrimExpr:
-        whole = EQ(Call(dtype, "floor", (y,)), y)
-        odd = NE(Call(dtype, "fmod", (y, FloatImm(dtype, 2.0))), zero)
-        negative = Select(whole, Select(odd, Mul(FloatImm(dtype, -1.0), m), m), FloatImm(dtype, math.nan))
-        at_zero = Select(LT(zero, y), zero, Select(LT(y, zero), FloatImm(dtype, math.inf), one))
+        fractional = Select(Call("bool", "isinf", (x,)), m, nan)
+        negative = Select(whole, Select(odd, Mul(FloatImm(dtype, -1.0), m), m), fractional)
+        at_zero = Select(LT(zero, y), zero, inf)
+        at_zero = Select(odd, copysign(at_zero, x), at_zero)  # -0.0 keeps its sign for an odd y
         general = Select(EQ(x, zero), at_zero, Select(LT(x, zero), negative, m))
-        return Select(Or(EQ(y, zero), EQ(x, one)), one, general)
+        unordered = Select(Or(Call("bool", "isnan", (x,)), Call("bool", "isnan", (y,))), nan, general)
+        ones = Or(Or(EQ(y, zero), EQ(x, one)), And(EQ(Call(dtype, "fabs", (x,)), one), Call("bool", "isinf", (y,))))
+        return Select(ones, one, unordered)
 
     return _bind(Call(dtype, "pow", (Call(dtype, "fabs", (x,)), y)), from_magnitude)
 

@@ -80,6 +80,8 @@ INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
 #: kind, where, kind, where ...)``: reads the failures its kernels recorded and raises for the
 #: first (IndexError for an index; an ``assert`` in a kernel, its kind with its message).
 INDEX_ERRORS_RAISE = "tvm_index_errors_raise"
+#: The kind of a failed bounds check's record (raised as IndexError with the access's message).
+BOUNDS_KIND = "IndexError.bounds"
 
 Check = tuple[PrimExpr, Stmt]  # the condition that must hold, the failure when it does not
 
@@ -270,8 +272,11 @@ class _IndexChecks(StmtExprMutator):
     def visit_AssertStmt(self, s: AssertStmt) -> Stmt:
         s = super().visit_AssertStmt(s)
         if self.in_kernels and self.kernel_depth > 0:  # a kernel cannot raise: the host does, after it
-            failed = IfThenElse(Not(s.condition), self.failure.assertion(s.kind, s.message), None, s.span)
-            return seq(self._guarded(failed, s.condition), s.body)
+            record = self.failure.assertion(s.kind, s.message)
+            if not any_node(s.body, _is_barrier):  # what it guards does not run, as on a CPU
+                return self._guarded(IfThenElse(s.condition, s.body, record, s.span), s.condition)
+            # the others wait at a barrier in it: the failing thread runs it too
+            return seq(self._guarded(IfThenElse(Not(s.condition), record, None, s.span), s.condition), s.body)
         return self._guarded(s, s.condition)
 
     def _under(self, guard: PrimExpr, body: Optional[Stmt]) -> Optional[Stmt]:
@@ -462,7 +467,8 @@ class _Recorded:
         self.buffer = Buffer(f"{func.global_symbol}_index_errors", (1,), "int64" if wide else "int32", scope="global")
         self.sites: list[tuple[str, str]] = []  # (exception kind, where or message)
 
-    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr, kind: str = "IndexError") -> Stmt:
+    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr, kind: str = "") -> Stmt:
+        kind = kind or BOUNDS_KIND
         k, dt = len(self.sites), self.buffer.dtype
         self.sites.append((kind, where))
         values = (IntImm(dt, 1), Cast(dt, index), Cast(dt, extent))
@@ -505,4 +511,4 @@ def check_indices_at_run_time(func: PrimFunc, target: Any = None) -> PrimFunc:
     return func if body is func.body else dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))
 
 
-__all__ = ["INDEX_ERRORS_RAISE", "INDEX_OUT_OF_BOUNDS", "check_indices_at_run_time"]
+__all__ = ["BOUNDS_KIND", "INDEX_ERRORS_RAISE", "INDEX_OUT_OF_BOUNDS", "check_indices_at_run_time"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tvm.error import InternalError
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     And,
@@ -63,7 +64,7 @@ from tvm.tir.stmt import (
 _DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
 
 
-class TIRVerifyError(ValueError):
+class TIRVerifyError(InternalError):
     """A PrimFunc is malformed (undefined variable, type error, scope misuse ...).
     ``reason`` is the bare message, ``span`` the source location when known."""
 
