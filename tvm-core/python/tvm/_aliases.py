@@ -8,7 +8,6 @@ functions are the same objects under both names, so ``isinstance`` and registrie
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -25,8 +24,9 @@ def _real_name(fullname: str) -> Optional[str]:
     return None
 
 
-class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an alias and loads it as the module of its real name."""
+class _AliasFinder:
+    """Finds an alias and loads it as the module of its real name (a meta-path finder and its
+    loader: the import system needs only these three methods)."""
 
     def find_spec(
         self, fullname: str, path: Optional[Sequence[str]], target: Optional[ModuleType] = None

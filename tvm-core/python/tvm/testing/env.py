@@ -29,39 +29,22 @@ def _version(text: object) -> tuple[int, int]:
     return (int(major) if major.isdigit() else 0, int(minor[:1]) if minor[:1].isdigit() else 0)
 
 
-def has_cuda() -> bool:
-    """A CUDA device is present."""
-    return device_exists("cuda")
+def _device_probe(kind: str, what: str):
+    def probe() -> bool:
+        return device_exists(kind)
+
+    probe.__name__ = f"has_{kind}"
+    probe.__doc__ = f"{what} is present."
+    return probe
 
 
-def has_rocm() -> bool:
-    """A ROCm device is present."""
-    return device_exists("rocm")
-
-
-def has_opencl() -> bool:
-    """An OpenCL device is present (PoCL's CPU device counts)."""
-    return device_exists("opencl")
-
-
-def has_vulkan() -> bool:
-    """A Vulkan device is present (lavapipe counts)."""
-    return device_exists("vulkan")
-
-
-def has_metal() -> bool:
-    """A Metal device is present."""
-    return device_exists("metal")
-
-
-def has_webgpu() -> bool:
-    """A WebGPU adapter is present."""
-    return device_exists("webgpu")
-
-
-def has_hexagon() -> bool:
-    """A Hexagon device (or its simulator) is present."""
-    return device_exists("hexagon")
+has_cuda = _device_probe("cuda", "A CUDA device")
+has_rocm = _device_probe("rocm", "A ROCm device")
+has_opencl = _device_probe("opencl", "An OpenCL device (PoCL's CPU device counts)")
+has_vulkan = _device_probe("vulkan", "A Vulkan device (lavapipe counts)")
+has_metal = _device_probe("metal", "A Metal device")
+has_webgpu = _device_probe("webgpu", "A WebGPU adapter")
+has_hexagon = _device_probe("hexagon", "A Hexagon device (or its simulator)")
 
 
 def has_gpu() -> bool:

@@ -467,8 +467,7 @@ class _Recorded:
         self.buffer = Buffer(f"{func.global_symbol}_index_errors", (1,), "int64" if wide else "int32", scope="global")
         self.sites: list[tuple[str, str]] = []  # (exception kind, where or message)
 
-    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr, kind: str = "") -> Stmt:
-        kind = kind or BOUNDS_KIND
+    def __call__(self, where: str, index: PrimExpr, extent: PrimExpr, kind: str = BOUNDS_KIND) -> Stmt:
         k, dt = len(self.sites), self.buffer.dtype
         self.sites.append((kind, where))
         values = (IntImm(dt, 1), Cast(dt, index), Cast(dt, extent))
