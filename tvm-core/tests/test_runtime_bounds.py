@@ -5,6 +5,8 @@ reading or writing outside the buffer."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pytest
 import tvm
@@ -399,19 +401,26 @@ def test_a_heap_buffer_past_32_bit_indices_is_refused_before_it_is_allocated() -
         _run(square, np.zeros(65537, "int8"), np.zeros(1, "int8"))
 
 
-def test_an_index_that_calls_an_external_function_calls_it_once() -> None:
-    """The check and the access use one value of ``next_index()`` (a function that answers 1, then
-    100, then 1 ...): checking one call and indexing with another would store past the buffer."""
+def _alternating_index(name: str) -> Callable[[], int]:
+    """Loads a C function ``name()`` answering 1, then 100, then 1 ... (a next index that is in
+    bounds once and out of bounds the next time); returns a counter of its calls."""
     import ctypes
 
     from tvm.contrib import cc
 
     source = (
-        '__attribute__((visibility("default"))) int tvm_test_next_index(void) {\n'
-        "  static int calls = 0;\n  return (calls++ % 2) ? 100 : 1;\n}\n"
+        "static int calls = 0;\n"
+        f'__attribute__((visibility("default"))) int {name}(void) {{ return (calls++ % 2) ? 100 : 1; }}\n'
+        f'__attribute__((visibility("default"))) int {name}_calls(void) {{ return calls; }}\n'
     )
-    path, _ = cc.compile_shared(source, name="tvm_test_next_index")
-    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    path, _ = cc.compile_shared(source, name=name)
+    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)[f"{name}_calls"]
+
+
+def test_an_index_that_calls_an_external_function_calls_it_once() -> None:
+    """The check and the access use one value of ``next_index()``: checking one call and indexing
+    with another would store past the buffer."""
+    _alternating_index("tvm_test_next_index")
 
     @T.prim_func
     def store_then_load(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
@@ -424,3 +433,38 @@ def test_an_index_that_calls_an_external_function_calls_it_once() -> None:
     with pytest.raises(IndexError, match="got index 100"):
         mod["store_then_load"](a, b)
     np.testing.assert_array_equal(a, [0, 7, 0, 0])  # the first call's index, 1
+
+
+def test_a_call_in_an_index_under_a_condition_runs_once_and_only_where_it_held() -> None:
+    """Under ``T.if_then_else``, ``and`` or a ``Let``, the call runs exactly when it ran before,
+    once: the check and the load see its one value."""
+    calls = _alternating_index("tvm_test_next_index_if")
+
+    @T.prim_func
+    def conditional(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), n: T.int32):
+        B[0] = T.if_then_else(n > 0, A[T.call_extern("int32", "tvm_test_next_index_if")], -1)
+        B[1] = T.Cast("int32", n > 1 and A[T.call_extern("int32", "tvm_test_next_index_if")] > 0)
+
+    @T.prim_func
+    def let_bound(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        x = T.int32()
+        B[2] = T.let(x, T.call_extern("int32", "tvm_test_next_index_if"), A[x])
+
+    f = tvm.compile(conditional, "c")["conditional"]
+    a, b = np.array([5, 6, 7, 8], "int32"), np.zeros(4, "int32")
+    f(a, b, 0)  # neither condition holds: no call
+    assert calls() == 0 and list(b[:2]) == [-1, 0]
+    f(a, b, 1)  # the first call answers 1: B[0] = A[1]
+    assert calls() == 1 and list(b[:2]) == [6, 0]
+    with pytest.raises(IndexError, match="got index 100"):
+        f(a, b, 1)  # the second answers 100: refused, not read past A
+    assert calls() == 2
+    with pytest.raises(IndexError, match="got index 100"):
+        f(a, b, 2)  # 1 for B[0], then 100 for B[1]
+    assert calls() == 4 and b[0] == 6
+    g = tvm.compile(let_bound, "c")["let_bound"]
+    g(a, b)  # 1
+    assert calls() == 5 and b[2] == 6
+    with pytest.raises(IndexError, match="got index 100"):
+        g(a, b)
+    assert calls() == 6

@@ -14,7 +14,8 @@ index, extent)))``, which the code generator prints as that error; in device ker
 recorded in a device buffer that the host reads after the kernels.
 
 Indices are checked in the order they are computed (an index array's own index first). A call out
-(an external function) in an index is made once, into a variable bound before the statement. An access
+(an external function) in an index is made once, into a variable bound before the statement (under
+the statement's conditions where it sits under one, see :class:`_IndexCalls`). An access
 under a condition inside the statement (``T.if_then_else``, ``T.Select``, the right side of
 ``and`` / ``or``) is checked only where the condition holds. A ``while`` loop whose condition
 needs checks becomes ``while (1) { checks; if (!condition) break; body }``.
@@ -341,14 +342,18 @@ class _IndexChecks(StmtExprMutator):
 
 class _IndexCalls(StmtExprMutator):
     """Gives each call out (an external function: called again it may return another value) that
-    an index makes, where the statement always evaluates it, a variable bound just before the
-    statement, so that the checks and the access see one value. Calls under a condition inside
-    the statement (an arm of ``T.if_then_else`` or ``Select``, the right side of ``and`` / ``or``)
-    and inside a ``Let`` expression stay where they are (they may not run, or use the let)."""
+    an index makes a variable bound just before the statement, so that the checks and the access
+    see one value. A call under a condition inside the statement (an arm of ``T.if_then_else`` or
+    ``Select``, the right side of ``and`` / ``or``) is bound as ``if_then_else(condition, call,
+    0)``: it runs exactly when it ran before. The value of a ``Let`` expression is bound the same
+    way (its variable may become an index). Left where they are: calls that use a variable of a
+    ``Let`` inside the statement, and calls under a condition that itself calls out."""
 
     def __init__(self) -> None:
         self.bound: list[tuple[Var, PrimExpr]] = []
         self.in_index = 0
+        self.conditions: list[PrimExpr] = []  # what holds where the expression being visited runs
+        self.inner: set[Var] = set()  # variables of the Let expressions around it
 
     def bind(self, s: Stmt) -> Stmt:
         """``s`` under the lets of the calls out its indices make (``s`` itself when none)."""
@@ -360,11 +365,7 @@ class _IndexCalls(StmtExprMutator):
 
     def visit_stmt(self, s: Stmt) -> Stmt:
         if isinstance(s, BufferStore):
-            self.in_index += 1
-            try:
-                indices = self._exprs(s.indices)
-            finally:
-                self.in_index -= 1
+            indices = self._in_index(lambda: self._exprs(s.indices))
             value = self.visit_expr(s.value)
             return BufferStore(s.buffer, value, indices, s.span)
         if isinstance(s, Evaluate):
@@ -377,37 +378,83 @@ class _IndexCalls(StmtExprMutator):
             return dataclasses.replace(s, condition=self.visit_expr(s.condition))
         return s
 
-    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+    def _in_index(self, visit: Callable[[], Any]) -> Any:
         self.in_index += 1
         try:
-            indices = self._exprs(e.indices)
+            return visit()
         finally:
             self.in_index -= 1
+
+    def _where(self, holds: PrimExpr, e: PrimExpr) -> PrimExpr:
+        """``e`` visited as a part that runs only where ``holds``."""
+        if _calls_out(holds) or self.inner.intersection(free_vars(holds)):
+            return e  # the condition cannot be evaluated again before the statement
+        self.conditions.append(holds)
+        try:
+            return self.visit_expr(e)
+        finally:
+            self.conditions.pop()
+
+    def _bound(self, e: PrimExpr) -> PrimExpr:
+        """A variable holding ``e``'s value, computed before the statement where ``e`` would run."""
+        zero = _zero(e.dtype)
+        if (self.conditions and zero is None) or self.inner.intersection(free_vars(e)):
+            return e
+        value = e
+        if self.conditions:
+            holds = self.conditions[0]
+            for h in self.conditions[1:]:
+                holds = And(holds, h)
+            value = Call(e.dtype, "if_then_else", (holds, e, zero), e.span)
+        var = Var(f"index_call_{len(self.bound)}", e.dtype)
+        self.bound.append((var, value))
+        return var
+
+    def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
+        indices = self._in_index(lambda: self._exprs(e.indices))
         return e if indices is e.indices else BufferLoad(e.buffer, indices, e.dtype, e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:
         if e.op == "if_then_else":
             cond = self.visit_expr(e.args[0])
-            return e if cond is e.args[0] else Call(e.dtype, e.op, (cond, *e.args[1:]), e.span)
+            yes, no = self._where(cond, e.args[1]), self._where(Not(cond), e.args[2])
+            same = cond is e.args[0] and yes is e.args[1] and no is e.args[2]
+            return e if same else Call(e.dtype, e.op, (cond, yes, no), e.span)
         e = super().visit_Call(e)
-        if not self.in_index or e.op in INTRINSICS or not _dt.lanes(e.dtype) == 1:
+        if not self.in_index or e.op in INTRINSICS or _dt.lanes(e.dtype) != 1:
             return e
-        var = Var(f"index_call_{len(self.bound)}", e.dtype)
-        self.bound.append((var, e))
-        return var
+        return self._bound(e)
 
     def visit_Select(self, e: Select) -> PrimExpr:
         cond = self.visit_expr(e.condition)
-        return e if cond is e.condition else Select(cond, e.true_value, e.false_value, e.dtype, e.span)
+        yes, no = self._where(cond, e.true_value), self._where(Not(cond), e.false_value)
+        same = cond is e.condition and yes is e.true_value and no is e.false_value
+        return e if same else Select(cond, yes, no, e.dtype, e.span)
 
     def visit_BinaryOp(self, e: Any) -> PrimExpr:
         if isinstance(e, (And, Or)):  # the right side runs only when the left does not decide
             a = self.visit_expr(e.a)
-            return e if a is e.a else type(e)(a, e.b, e.span)
+            b = self._where(a if isinstance(e, And) else Not(a), e.b)
+            return e if a is e.a and b is e.b else type(e)(a, b, e.span)
         return super().visit_BinaryOp(e)
 
     def visit_Let(self, e: Let) -> PrimExpr:
-        return e
+        value = self.visit_expr(e.value)
+        if _calls_out(value) and _dt.lanes(value.dtype) == 1:
+            value = self._bound(value)
+        self.inner.add(e.var)
+        try:
+            body = self.visit_expr(e.body)
+        finally:
+            self.inner.discard(e.var)
+        return e if value is e.value and body is e.body else Let(e.var, value, body, e.span)
+
+
+def _zero(dtype: str) -> Optional[PrimExpr]:
+    """The zero of a scalar integer or float dtype (None for others)."""
+    if _dt.is_float(dtype):
+        return FloatImm(dtype, 0.0)
+    return IntImm(dtype, 0) if _dt.is_int(dtype) or _dt.is_uint(dtype) else None
 
 
 def _within_32_bit_indices(s: Allocate) -> Stmt:
