@@ -62,7 +62,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         lib = str(Path(tmp) / "axpb_relu.so")
         mod.export_library(lib)
-        print(f"5. exported to {Path(lib).name} ({Path(lib).stat().st_size} bytes)")
+        print(f"5. exported to {Path(lib).name} ({Path(lib).stat().st_size / 1024:.0f} KiB)")
         child = textwrap.dedent(f"""
             import numpy as np, tvm
             mod = tvm.runtime.load_module({lib!r})

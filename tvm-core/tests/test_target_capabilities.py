@@ -113,8 +113,11 @@ def test_a_target_attribute_overrides_the_kind(capped_kind):
 
 
 def test_dtype_the_target_lacks(capped_kind):
-    with pytest.raises(TIRVerifyError, match=r"uses buffer 'A' of float64; target 'capped' has no float64"):
+    """The error names the buffer and shows the first line that uses it (a parameter has no line
+    of its own)."""
+    with pytest.raises(TIRVerifyError, match=r"uses buffer 'A' of float64; target 'capped' has no float64") as err:
         lower(uses_double, Target("capped"))
+    assert "A[tx] = A[tx] * T.float64(2)" in str(err.value)
 
 
 def test_kind_passes_run_on_every_kernel(capped_kind):

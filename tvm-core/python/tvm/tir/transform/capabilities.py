@@ -10,10 +10,10 @@ import math
 from typing import Any, Callable
 
 from tvm.tir import dtype as _dt
-from tvm.tir.expr import IntImm, PrimExpr, Var
+from tvm.tir.expr import BufferLoad, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
-from tvm.tir.stmt import Allocate, For, LetStmt
+from tvm.tir.stmt import Allocate, BufferStore, For, LetStmt
 
 from .placement import byte_arena_shared_memory
 from .verify import TIRVerifyError, is_thread_index_loop, with_span
@@ -85,13 +85,47 @@ def first_use(kernel: PrimFunc, matches: Callable[[str], bool]) -> tuple[str, st
     none. Code generators use it to refuse the types their language lacks."""
     for buf in kernel.buffer_map.values():
         if matches(buf.dtype):
-            return f"buffer '{buf.name}' of {buf.dtype}", buf.dtype, getattr(buf, "span", None)
+            span = getattr(buf, "span", None) or _first_span(kernel, buf.data)
+            return f"buffer '{buf.name}' of {buf.dtype}", buf.dtype, span
     for p in kernel.params:
         if p not in kernel.buffer_map and p.dtype != "handle" and matches(p.dtype):
-            return f"parameter '{p.name}' of {p.dtype}", p.dtype, None
+            return f"parameter '{p.name}' of {p.dtype}", p.dtype, _first_span(kernel, p)
     finder = _FirstUse(matches)
     finder.visit_stmt(kernel.body)
     return finder.found
+
+
+def _first_span(kernel: PrimFunc, var: Var) -> Any:
+    """The span of the first statement of ``kernel`` that uses ``var`` (a parameter, or the data
+    of a buffer it loads or stores); None when none has one."""
+    finder = _FirstStatementUsing(var)
+    finder.visit_stmt(kernel.body)
+    return finder.found
+
+
+class _FirstStatementUsing(StmtExprVisitor):
+    def __init__(self, var: Var):
+        self.var = var
+        self.found: Any = None
+        self.span: Any = None
+
+    def visit_stmt(self, s: Any) -> None:
+        if self.found is not None:
+            return
+        outer, self.span = self.span, getattr(s, "span", None) or self.span
+        if isinstance(s, BufferStore) and s.buffer.data is self.var:
+            self.found = self.span
+        else:
+            super().visit_stmt(s)
+        self.span = outer
+
+    def visit_expr(self, e: PrimExpr) -> None:
+        if self.found is not None:
+            return
+        if e is self.var or (isinstance(e, BufferLoad) and e.buffer.data is self.var):
+            self.found = self.span
+        else:
+            super().visit_expr(e)
 
 
 class _FirstUse(StmtExprVisitor):
