@@ -33,6 +33,22 @@ def test_backend_is_active_with_its_device():
     assert target.kind.name == "example" and target.attrs["max_num_threads"] == 256
 
 
+def test_the_backends_own_intrinsic_compiles_and_runs():
+    """``T.example.thread_count()`` (script.py) is printed by ``ExamplePrinter.call_example_thread_count``."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def threads(A: T.Buffer((96,), "int32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for ty in T.thread_binding(3, thread="threadIdx.y"):
+                for tx in T.thread_binding(16, thread="threadIdx.x"):
+                    A[bx * 48 + ty * 16 + tx] = T.example.thread_count()
+
+    a = tvm.runtime.tensor(np.zeros(96, "int32"), DEV)
+    tvm.compile(threads, target="example")["threads"](a)
+    np.testing.assert_array_equal(a.numpy(), np.full(96, 48))
+
+
 def test_raw_kernel_takes_device_tensors_and_checks_them():
     kernel = tvm.compile(vadd, target="example").imports[0]["vector_add_kernel0"]
     a = np.arange(100, dtype="float32")

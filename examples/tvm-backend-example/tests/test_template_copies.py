@@ -5,6 +5,7 @@ its own, and runs kernels that match NumPy."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -19,31 +20,36 @@ TEMPLATE = Path(__file__).resolve().parents[1]
 VENDORS = ("acme", "zeta")
 
 
+GUIDE = TEMPLATE.parents[1] / "docs" / "backend-guide.md"
+
+
+def guide_pyproject(name: str) -> str:
+    """The pyproject.toml of section 2 of the guide for backend ``name``, pinned to the core and
+    the tvm-ffi installed here."""
+    section = GUIDE.read_text().split("## 2. pyproject.toml", 1)[1]
+    text = section.split("```toml\n", 1)[1].split("```", 1)[0].replace("acme", name)
+    text = re.sub(r'"tvm==[^"]*"', f'"tvm=={metadata.version("tvm")}"', text)
+    return re.sub(r'"apache-tvm-ffi==[^"]*"', f'"apache-tvm-ffi=={metadata.version("apache-tvm-ffi")}"', text)
+
+
 def copy_template(name: str, dest: Path) -> Path:
-    """The template renamed to ``tvm-backend-<name>``, with a static version and static pins."""
+    """The template's sources renamed to ``tvm-backend-<name>`` (as section 1 of the guide
+    copies them), with the guide's pyproject.toml."""
     out = dest / f"tvm-backend-{name}"
     for src in [
-        TEMPLATE / "pyproject.toml",
         TEMPLATE / "CMakeLists.txt",
-        TEMPLATE / "README.md",
         *TEMPLATE.glob("src/*"),
         *TEMPLATE.glob("python/tvm_backend_example/*.py"),
+        TEMPLATE / "tests" / "test_example_conformance.py",
     ]:
-        if src.name == "_version.py":
+        if src.name == "_version.py":  # a build output of the template, never copied
             continue
         rel = str(src.relative_to(TEMPLATE)).replace("example", name)
         text = src.read_text().replace("example", name).replace("Example", name.title())
         text = text.replace("EXAMPLE", name.upper())
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_text(text)
-    pyproject = (out / "pyproject.toml").read_text()
-    start = pyproject.index("[[tool.dynamic-metadata]]")
-    end = pyproject.index("[tool.scikit-build]")
-    pins = f'dependencies = ["tvm=={metadata.version("tvm")}", "apache-tvm-ffi=={metadata.version("apache-tvm-ffi")}"]'
-    pyproject = pyproject[:start] + pyproject[end:]
-    pyproject = pyproject.replace('dynamic = ["version", "dependencies"]', f'version = "1.0.0"\n{pins}')
-    pyproject = pyproject.replace("../../build/cmake/", "build/cmake/")
-    (out / "pyproject.toml").write_text(pyproject)
+    (out / "pyproject.toml").write_text(guide_pyproject(name))
     return out
 
 

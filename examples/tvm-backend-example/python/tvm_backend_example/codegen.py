@@ -44,6 +44,11 @@ class ExamplePrinter(CFamilyPrinter):
             self.reserve(name)
         self._hoisted: set[int] = set()
 
+    def call_example_thread_count(self, call: E.Call) -> str:
+        """``T.example.thread_count()`` (script.py): a namespace intrinsic ``<ns>.<name>`` is printed
+        by the printer's ``call_<ns>_<name>`` method."""
+        return "(int32_t)(block[0] * block[1] * block[2])"
+
     def visit_Allocate(self, s: S.Allocate) -> None:
         if id(s) in self._hoisted:
             self.stmt(s.body)

@@ -84,9 +84,17 @@ class BackendRecord:
                 f"unset TVM_DEVICE_BACKEND_AUTOLOAD / add '{self.name}' to TVM_BACKENDS, "
                 f"or call tvm.backend.load('{self.name}')"
             )
-        return (
-            f"reinstall a matching version: pip install --force-reinstall '{self.distribution}=="
-            f"{_core_version()}' (run `python -m tvm.backend` for details)"
+        from tvm.backend._ownership import PUBLISHED_BACKENDS
+
+        if self.name in PUBLISHED_BACKENDS and self.distribution == f"tvm-backend-{self.name}":
+            return (
+                f"reinstall a matching version: pip install --force-reinstall '{self.distribution}=="
+                f"{_core_version()}' (run `python -m tvm.backend` for details)"
+            )
+        return (  # a vendor's wheel has its own versions: the core's cannot be named for it
+            f"reinstall it (pip install --force-reinstall '{self.distribution}') or install its release "
+            f"for tvm {_core_version()}; if it still fails, give its vendor the traceback that "
+            "`python -m tvm.backend` prints"
         )
 
 

@@ -581,7 +581,11 @@ class CFamilyPrinter(ExprFunctor[str]):
             return f"({args[0]} {self._INFIX[op]} {args[1]})"
         if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid", "exp10"):
             return self._math_call(op, call.dtype, args)
-        raise CodegenError(f"{type(self).__name__}: unsupported intrinsic '{call.op}'")
+        hook = "call_" + op.replace(".", "_")
+        raise CodegenError(
+            f"{type(self).__name__}: unsupported intrinsic '{call.op}' (a printer prints it with a "
+            f"method {hook}(self, call) -> str or an entry '{op}' in CALL_TEMPLATES)"
+        )
 
     def intrinsic_name(self, op: str, dtype: str) -> str:
         """The function implementing math op ``op`` for ``dtype`` (float vs double variant)."""

@@ -148,11 +148,25 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
             dev_id = int(idx)
         name = name.split()[0]
         if name not in DEVICE_TYPES:
-            raise ValueError(f"unknown device '{dev_type}'; known: {sorted(DEVICE_TYPES)}")
+            raise _unknown_device(name, dev_type)
         code = DEVICE_TYPES[name]
     else:
         code = int(dev_type)
     return Device(code, dev_id)
+
+
+def _unknown_device(name: str, spelled: str) -> Exception:
+    """Why device ``name`` does not exist: a backend of that name that is installed but did not
+    activate, or one the project publishes that is not installed (BackendError with the reason
+    and the fix), else a ValueError listing the known names."""
+    from tvm.backend import _registry
+    from tvm.backend._ownership import PUBLISHED_BACKENDS
+
+    record = _registry.get_record(name)
+    if record is not None or name in PUBLISHED_BACKENDS:
+        return _registry.explain_missing(f"device '{spelled}'", name, record, known=sorted(DEVICE_TYPES))
+    suggestion = _registry.closest_names(name, sorted(DEVICE_TYPES))
+    return ValueError(f"unknown device '{spelled}'.{suggestion} Known: {sorted(DEVICE_TYPES)}")
 
 
 def cpu(dev_id: int = 0) -> Device:
