@@ -56,6 +56,52 @@ def test_ir_names_are_the_tir_ones():
     assert "def add_one" in mod.script()
 
 
+def test_modules_compare_by_structure():
+    """Two modules written differently (Apache TVM's tutorial: block axes spelled out, with
+    T.reads/T.writes, and the concise form) are structurally equal; a renamed or changed function
+    is not."""
+    from tvm.script import ir as I
+
+    @I.ir_module
+    class Long:
+        @T.prim_func
+        def scale(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+            for i in range(8):
+                for j in range(8):
+                    with T.block("B"):
+                        vi = T.axis.spatial(8, i)
+                        vj = T.axis.spatial(8, j)
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+
+    @I.ir_module
+    class Concise:
+        @T.prim_func
+        def scale(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+            for i, j in T.grid(8, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+    @I.ir_module
+    class Tripled:
+        @T.prim_func
+        def scale(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+            for i, j in T.grid(8, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(3)
+
+    assert tvm.ir.structural_equal(Long, Concise)
+    tvm.ir.assert_structural_equal(Long, Concise)
+    assert not tvm.ir.structural_equal(Long, Tripled)
+    assert not tvm.ir.structural_equal(Long, tvm.IRModule({"other": Concise["scale"]}))
+    assert not tvm.ir.structural_equal(Long, Concise["scale"])
+    with pytest.raises(ValueError, match=r"(?s)not structurally equal.*T\.float32\(3\.0\)"):
+        tvm.ir.assert_structural_equal(Long, Tripled)
+
+
 def test_all_and_any_build_one_condition():
     x = tvm.tir.Var("x", "int32")
     assert isinstance(tvm.tir.all(x > 0, x < 10, x != 5), tvm.tir.And)

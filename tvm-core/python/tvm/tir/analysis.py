@@ -30,7 +30,7 @@ from .expr import (
     Sub,
     Var,
 )
-from .function import PrimFunc
+from .function import IRModule, PrimFunc
 from .functor import StmtExprVisitor, post_order_visit
 from .stmt import (
     Allocate,
@@ -216,8 +216,15 @@ def _attrs_eq(a: dict, b: dict) -> bool:
 
 
 def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
-    """True when ``a`` and ``b`` (PrimFuncs, statements or expressions) have the same structure
-    and dtypes, up to consistent renaming of the variables and buffers they define."""
+    """True when ``a`` and ``b`` (IRModules, PrimFuncs, statements or expressions) have the same
+    structure and dtypes, up to consistent renaming of the variables and buffers they define; two
+    modules hold equal functions under the same names and equal attributes."""
+    if isinstance(a, IRModule) or isinstance(b, IRModule):
+        if not (isinstance(a, IRModule) and isinstance(b, IRModule)):
+            return False
+        if set(a.functions) != set(b.functions) or not _attrs_eq(a.attrs, b.attrs):
+            return False
+        return all(structural_equal(f, b.functions[name], map_free_vars) for name, f in a.functions.items())
     eq = _Eq(map_free_vars)
     try:
         if isinstance(a, PrimFunc):
@@ -244,7 +251,7 @@ def assert_structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> None
     if not structural_equal(a, b, map_free_vars):
 
         def show(x):
-            return x.script() if isinstance(x, PrimFunc) else repr(x)
+            return x.script() if isinstance(x, (PrimFunc, IRModule)) else repr(x)
 
         raise ValueError(f"not structurally equal:\n--- lhs\n{show(a)}\n--- rhs\n{show(b)}")
 
