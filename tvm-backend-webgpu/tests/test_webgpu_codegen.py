@@ -230,6 +230,28 @@ def test_constants_made_of_conversions_and_lets_also_wait_for_run_time(dev):
     np.testing.assert_array_equal(args[1].numpy(), np.full(64, np.inf, "float16"))
 
 
+@T.prim_func
+def float16_inside_expressions(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (64,), "int32")
+    B = T.match_buffer(b, (64,), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = A[tx] + T.int32(T.float16(2049.0) - T.float16(48.0))
+        B[tx] = T.Cast("float32", T.Cast("float16", T.int32(-977956736)) - T.float16(44.0))
+
+
+def test_float16_only_inside_expressions_and_a_constant_conversion_that_overflows(dev):
+    """A kernel whose buffers hold no float16 still enables f16 when an expression computes in
+    it, and the conversion of a constant past float16's range happens at run time (a WGSL
+    const-expression would be rejected): -977956736 is -inf in float16, as in NumPy."""
+    src = wgsl(float16_inside_expressions)
+    assert src.startswith("enable f16;") or "\nenable f16;" in src, src[:200]
+    mod = tvm.compile(float16_inside_expressions, target="webgpu")
+    args = [tvm.runtime.tensor(np.zeros(64, d), dev) for d in ("int32", "float32")]
+    mod["float16_inside_expressions"](*args)
+    np.testing.assert_array_equal(args[0].numpy(), np.full(64, 2000, "int32"))  # float16(2049) is 2048
+    np.testing.assert_array_equal(args[1].numpy(), np.full(64, -np.inf, "float32"))
+
+
 def test_the_index_check_record_counted_past_the_storage_buffer_limit_is_named():
     """Eight buffers and an index read from memory: the ninth storage buffer is the record of
     the run-time index checks, and the error says so and how to avoid it."""

@@ -75,6 +75,21 @@ def test_cpu_float16_math_is_rounded_like_numpy():
 
 
 @T.prim_func
+def floor_quotients(A: T.Buffer((4,), "float16"), C: T.Buffer((4,), "float16")):
+    for i in range(4):
+        C[i] = A[i] // T.float16(0.1)
+
+
+def test_a_floor_division_floors_the_rounded_quotient():
+    """float16 ``a // b`` is the floor of ``a / b`` rounded to float16, as on devices that compute
+    in float16: 6.098 / 0.1 rounds to 61.0 there, not 60.97..."""
+    a = np.array([6.098, 1.0, -6.098, 0.25], "float16")
+    got = _run_cpu(floor_quotients, a, np.zeros(4, "float16"))
+    np.testing.assert_array_equal(got, np.floor(a / np.float16(0.1)))  # NumPy rounds the quotient
+    assert got[0] == 61
+
+
+@T.prim_func
 def sqrt_only(A: T.Buffer((N,), "float16"), C: T.Buffer((N,), "float16")):
     for i in range(N):
         C[i] = T.sqrt(T.fabs(A[i]))

@@ -195,6 +195,36 @@ def test_simplify_constant_folding_and_identities():
     )
 
 
+def test_float_constants_and_their_folds_are_those_of_their_dtype():
+    """A float constant keeps the number as written (as in Apache TVM) and computes with its
+    dtype's value, and folds compute as the machine does at run time: one rounding per operation
+    in the dtype, TIR's min/max on NaN and signed zeros, and a floor division's quotient rounded
+    before its floor."""
+    import math
+
+    f32, f16, f64 = (lambda v, d=d: tir.FloatImm(d, v) for d in ("float32", "float16", "float64"))
+    assert f32(16777217.0).value == 16777217.0 and f32(16777217.0).dtype_value == 16777216.0
+    assert f16(0.1).dtype_value == 0.0999755859375 and f16(1e-30).dtype_value == 0.0
+    assert tir.FloatImm("bfloat16", 1.00390625).dtype_value == 1.0
+    assert f32(1e39).dtype_value == math.inf and math.isnan(f32(math.nan).dtype_value)
+    assert simplify_expr(tir.Cast("float64", f16(0.1))).value == 0.0999755859375
+    assert simplify_expr(f32(2.0) * f32(1.00000001)).value == 2.0
+    assert simplify_expr(f32(16777217.0) - f32(16777216.0)).value == 0.0
+    assert simplify_expr(tir.Cast("float64", f32(0.1))).value == 0.10000000149011612
+    assert simplify_expr(tir.Cast("float32", tir.IntImm("int64", 2**60 + 2**36 + 1))).value == 2**60 + 2**37
+    assert simplify_expr(tir.Cast("float32", tir.IntImm("int32", 16777217))).value == 16777216.0
+    assert simplify_expr(tir.FloorDiv(f32(1.0), f32(0.1))).value == 10.0  # 1.0f / 0.1f rounds to 10
+    assert simplify_expr(tir.FloorDiv(f64(1e308), f64(1e-10))).value == math.inf
+    assert math.isnan(simplify_expr(tir.FloorDiv(f64(math.inf), f64(math.inf))).value)
+    assert simplify_expr(tir.Min(f32(math.nan), f32(1.0))).value == 1.0  # x < y ? x : y
+    assert simplify_expr(tir.Max(f32(math.nan), f32(1.0))).value == 1.0
+    assert math.copysign(1, simplify_expr(tir.Min(f32(-0.0), f32(0.0))).value) > 0
+    assert math.copysign(1, simplify_expr(tir.Max(f32(0.0), f32(-0.0))).value) < 0
+    f = tir.Var("f", "float32")
+    assert simplify_expr(f - f32(0.0)) is f
+    assert simplify_expr(f - f32(-0.0)) is not f  # -0.0 - (-0.0) is 0.0
+
+
 def test_simplify_statements():
     @T.prim_func
     def f(A: T.Buffer((8, 1), "float32")):

@@ -307,7 +307,7 @@ class KernelEmitter(ExprFunctor[int]):
         return self.const(e.dtype, e.value)
 
     def visit_FloatImm(self, e: E.FloatImm) -> int:
-        return self.const(e.dtype, e.value)
+        return self.const(e.dtype, e.dtype_value)
 
     def visit_Var(self, e: E.Var) -> int:
         try:

@@ -119,7 +119,12 @@ class WGSLPrinter(CFamilyPrinter):
         run-time value (:meth:`at_run_time`)."""
         if self._at_run_time.pop(id(e), None) is e:
             return self.at_run_time(super().visit_expr(e), e.dtype)
-        operands = e.args if isinstance(e, E.Call) else (e.a, e.b) if isinstance(e, E.BinaryOp) else ()
+        if isinstance(e, E.Call):
+            operands = e.args
+        elif isinstance(e, E.BinaryOp):
+            operands = (e.a, e.b)
+        else:  # a conversion of a constant is a const-expression too (f16(-977956736i) overflows)
+            operands = (e.value,) if isinstance(e, E.Cast) else ()
         if operands and not isinstance(e, E.CmpOp) and all(_constant(x) for x in operands):
             self._at_run_time[id(operands[0])] = operands[0]
         return super().visit_expr(e)
@@ -141,6 +146,7 @@ class WGSLPrinter(CFamilyPrinter):
         return f"({text} + tvm_one_{t})"
 
     def float_literal(self, value: float, dtype: str) -> str:
+        self.uses_f16 |= dtype == "float16"  # a float16 value in an expression needs `enable f16;`
         suffix = "h" if dtype == "float16" else "f"
         if value != value or value in (float("inf"), float("-inf")):
             # no WGSL literal is infinite or NaN, and constant expressions must stay finite:

@@ -328,7 +328,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         return self.int_literal(int(e.value), e.dtype)
 
     def visit_FloatImm(self, e: E.FloatImm) -> str:
-        return self.float_literal(float(e.value), e.dtype)
+        return self.float_literal(e.dtype_value, e.dtype)
 
     def visit_StringImm(self, e: E.StringImm) -> str:
         return c_string_literal(e.value)
@@ -600,7 +600,10 @@ class CFamilyPrinter(ExprFunctor[str]):
         if op == "abs":
             if _dt.is_float(dtype):
                 return f"{self.intrinsic_name('fabs', dtype)}({args[0]})"
-            return f"(({args[0]}) < 0 ? -({args[0]}) : ({args[0]}))"
+            if _dt.is_uint(dtype) or _dt.is_bool(dtype):
+                return args[0]
+            # negated as an unsigned value: -INT_MIN wraps to INT_MIN, as in NumPy (C's -x is undefined)
+            return f"(({args[0]}) < 0 ? {self.wrapping(dtype, '0', '-', args[0])} : ({args[0]}))"
         if op == "rsqrt":
             one = self.float_literal(1.0, dtype)
             return f"({one} / {self.intrinsic_name('sqrt', dtype)}({args[0]}))"

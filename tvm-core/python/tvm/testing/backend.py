@@ -389,8 +389,8 @@ class BackendConformance:
             np.testing.assert_allclose(out.numpy().astype("float64"), want, err_msg=dtype, **tolerance(dtype))
 
     def test_integer_arithmetic_wraps(self):
-        """Sums, differences, products and left shifts that leave an integer dtype's range wrap
-        to its width, as in NumPy, in every integer dtype the backend lists (int32 always): the
+        """Sums, differences, products, left shifts and absolute values that leave an integer
+        dtype's range wrap to its width, as in NumPy, in every integer dtype the backend lists (int32 always): the
         8- and 16-bit ones too, which C-family languages compute in int, and signed ones, whose
         overflow C leaves undefined."""
         dev = self.dev()
@@ -402,10 +402,11 @@ class BackendConformance:
             b[:4] = np.array([1, info.max, info.max, info.min], dtype)
             s = rng.integers(0, info.bits, 256).astype(dtype)
             mod = tvm.compile(kernels.integer_wrapping(dtype), target=self.target_name())
-            out = tvm.runtime.empty((7, 256), dtype, dev)
+            out = tvm.runtime.empty((8, 256), dtype, dev)
             mod["wrapping"](*(tvm.runtime.tensor(x, dev) for x in (a, b, s)), out)
             want = kernels.integer_wrapping_reference(a, b, s)
-            for row, what in enumerate(["a + b", "a - b", "a * b", "a << s", "~a", "a + 1 > a", "(a + b) // 2"]):
+            rows = ["a + b", "a - b", "a * b", "a << s", "~a", "a + 1 > a", "(a + b) // 2", "abs(a) // 2"]
+            for row, what in enumerate(rows):
                 np.testing.assert_array_equal(out.numpy()[row], want[row], err_msg=f"{dtype}: {what}")
 
     def test_random_integer_expressions(self):

@@ -336,15 +336,16 @@ def float_remainder(dtype: str = "float32", n: int = 256, block: int = 64, *, na
 
 def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "wrapping") -> PrimFunc:
     """Integer arithmetic that leaves ``dtype``'s range, which TIR (and NumPy) wrap to its width:
-    ``O[0..6, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``
-    and ``(A + B) // 2``, all in ``dtype`` (``S`` holds shift amounts below its width)."""
+    ``O[0..7, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``,
+    ``(A + B) // 2`` and ``abs(A) // 2`` (the absolute value of the most negative value is itself),
+    all in ``dtype`` (``S`` holds shift amounts below its width)."""
 
     @T.prim_func
     def wrapping(a: T.handle, b: T.handle, s: T.handle, out: T.handle):
         A = T.match_buffer(a, (n,), dtype)
         B = T.match_buffer(b, (n,), dtype)
         S = T.match_buffer(s, (n,), dtype)
-        O = T.match_buffer(out, (7, n), dtype)
+        O = T.match_buffer(out, (8, n), dtype)
         for bx in T.thread_binding(n // block, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 i = bx * block + tx
@@ -355,6 +356,7 @@ def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
                 O[4, i] = ~A[i]
                 O[5, i] = T.Select(A[i] + T.cast(1, dtype) > A[i], T.cast(1, dtype), T.cast(0, dtype))
                 O[6, i] = (A[i] + B[i]) // T.cast(2, dtype)
+                O[7, i] = T.abs(A[i]) // T.cast(2, dtype)
 
     return _named(wrapping, name)
 
@@ -363,7 +365,8 @@ def integer_wrapping_reference(a: np.ndarray, b: np.ndarray, s: np.ndarray) -> n
     """What :func:`integer_wrapping` computes, by NumPy (which wraps integers to their width)."""
     with np.errstate(over="ignore"):
         one = a.dtype.type(1)
-        rows = [a + b, a - b, a * b, a << s, ~a, ((a + one) > a).astype(a.dtype), (a + b) // a.dtype.type(2)]
+        two = a.dtype.type(2)
+        rows = [a + b, a - b, a * b, a << s, ~a, ((a + one) > a).astype(a.dtype), (a + b) // two, np.abs(a) // two]
     return np.stack(rows).astype(a.dtype)
 
 

@@ -152,6 +152,36 @@ def check_fits(value: "int | float", d: str) -> None:
     raise ValueError(f"{value} does not fit in {d} (its range is {lo} to {hi})")
 
 
+#: (bits of precision, smallest normal exponent, largest exponent) of the floats :func:`round_float` rounds to
+_FLOAT_FORMATS = {"float32": (24, -126, 127), "float16": (11, -14, 15), "bfloat16": (8, -126, 127)}
+
+
+def round_float(d: str, value: float) -> "float | None":
+    """``value`` rounded to float dtype ``d`` (to nearest even; subnormals kept; infinity past its
+    largest value; NaN kept) as a Python float, as NumPy and ml_dtypes convert a float64; None
+    for a dtype this cannot round (not a float, float8)."""
+    import math
+
+    e = element_of(d) if is_float(d) else ""
+    value = float(value)
+    if e == "float64" or (e and not math.isfinite(value)):
+        return value
+    if e not in _FLOAT_FORMATS:
+        return None
+    if value == 0:
+        return value
+    if e == "bfloat16":  # through float32 first, as ml_dtypes and a float32-to-bfloat16 conversion
+        value = round_float("float32", value)
+        if not math.isfinite(value):
+            return value
+    precision, min_exponent, max_exponent = _FLOAT_FORMATS[e]
+    exponent = max(math.frexp(value)[1] - 1, min_exponent)
+    ulp = math.ldexp(1.0, exponent - precision + 1)
+    rounded = round(value / ulp) * ulp  # value / ulp is exact; round() ties to even
+    largest = math.ldexp(2.0 - math.ldexp(1.0, 1 - precision), max_exponent)
+    return math.copysign(math.inf, value) if abs(rounded) > largest else math.copysign(rounded, value)
+
+
 def wrapped(value: int, d: str) -> int:
     """``value`` wrapped into integer dtype ``d`` (two's complement), as its arithmetic wraps."""
     lo, hi = integer_range(d)

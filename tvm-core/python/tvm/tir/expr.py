@@ -214,11 +214,19 @@ class IntImm(PrimExpr):
 
 @dataclass(eq=False, frozen=True)
 class FloatImm(PrimExpr):
-    """Floating-point constant."""
+    """Floating-point constant. ``value`` is the number as written (as in Apache TVM);
+    :attr:`dtype_value` is what the machine computes with (``T.float32(16777217.0)`` is
+    16777216.0 there), and folding and code generation use that."""
 
     dtype: str
     value: float
     span: Any = None
+
+    @property
+    def dtype_value(self) -> float:
+        """``value`` rounded to ``dtype`` (to nearest even; infinity past its range)."""
+        rounded = _dt.round_float(self.dtype, self.value)
+        return float(self.value) if rounded is None else rounded
 
     def __float__(self) -> float:
         return float(self.value)

@@ -11,9 +11,9 @@ become float32 parameters (their values are bfloat16 values already). Usable as 
 from __future__ import annotations
 
 import dataclasses
-import struct
 from typing import Any
 
+from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     GT,
     Add,
@@ -74,11 +74,7 @@ def from_bfloat16(x: PrimExpr) -> PrimExpr:
 
 def _bfloat16_value(value: float) -> float:
     """``value`` rounded to bfloat16, as a Python float."""
-    (b,) = struct.unpack("<I", struct.pack("<f", value))
-    if (b & 0x7FFFFFFF) > 0x7F800000:
-        return value
-    b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
-    return struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0]
+    return _dt.round_float(BF16, value)
 
 
 class _Emulator(NarrowFloatEmulator):

@@ -15,11 +15,10 @@ lowering runs it on CPU functions: C has no float16 arithmetic).
 from __future__ import annotations
 
 import dataclasses
-import math
-import struct
 from typing import Any
 
-from tvm.tir.expr import BinaryOp, Call, Cast, CmpOp, FloatImm, PrimExpr
+from tvm.tir import dtype as _dt
+from tvm.tir.expr import BinaryOp, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, PrimExpr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 
@@ -32,10 +31,7 @@ _NOT_ARITHMETIC = frozenset(("reinterpret", "if_then_else", "likely", "call_exte
 
 def _float16_value(value: float) -> float:
     """``value`` rounded to the nearest float16 (to nearest even; infinity past the largest)."""
-    try:
-        return struct.unpack("<e", struct.pack("<e", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
+    return _dt.round_float(F16, value)
 
 
 def _widen(e: PrimExpr) -> PrimExpr:
@@ -52,6 +48,9 @@ class _Widen(StmtExprMutator):
         out = super().visit_BinaryOp(e)
         if out.dtype != F16 or isinstance(out, CmpOp):
             return out
+        if isinstance(out, FloorDiv):  # floor of the float16 quotient (exact in float16 again)
+            quotient = Cast(F16, Div(_widen(out.a), _widen(out.b), e.span), e.span)
+            return Cast(F16, Call(F32, "floor", (Cast(F32, quotient),), e.span), e.span)
         return Cast(F16, type(out)(_widen(out.a), _widen(out.b), e.span), e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:

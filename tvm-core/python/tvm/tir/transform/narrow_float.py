@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tvm.tir.expr import BinaryOp, BufferLoad, Call, Cast, CmpOp, FloatImm, Let, PrimExpr, Select, Var
+from tvm.tir.expr import BinaryOp, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, Let, PrimExpr, Select, Var
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, LetStmt, Stmt
@@ -89,6 +89,8 @@ class NarrowFloatEmulator(StmtExprMutator):
         out = super().visit_BinaryOp(e)
         if not self.narrow(e.dtype) or isinstance(e, CmpOp):
             return out
+        if isinstance(out, FloorDiv):  # floor of the narrow quotient (exact in the narrow type again)
+            return Call(F32, "floor", (self.rounded(e.dtype, Div(out.a, out.b, e.span)),), e.span)
         return self.rounded(e.dtype, type(out)(out.a, out.b, e.span))
 
     def visit_Select(self, e: Select) -> PrimExpr:

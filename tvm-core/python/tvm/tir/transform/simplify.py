@@ -3,10 +3,12 @@
 Rules (applied bottom-up until nothing changes locally):
 
 * constant folding of arithmetic, min/max, comparisons, logic, casts, bitwise operations, shifts
-  (by less than the width) and ``Select`` on constants (integers wrap to their dtype's width;
-  float16/bfloat16 are not folded; division by zero is left alone);
+  (by less than the width) and ``Select`` on constants, computed as the machine computes them
+  at run time (integers wrap to their dtype's width; float32 results are rounded once per
+  operation, float min/max are ``x < y ? x : y`` / ``x > y ? x : y``; float16/bfloat16 are not
+  folded; division by zero is left alone);
 * identities: ``x + 0``, ``0 + x`` (for floats only with -0.0: ``-0.0 + 0.0`` is ``0.0``),
-  ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, integer ``x // 1``, integer ``x * 0``, integer
+  ``x - 0`` (for floats not with -0.0), ``x * 1``, ``1 * x``, ``x / 1``, integer ``x // 1``, integer ``x * 0``, integer
   ``x % 1``, ``x - x`` for integers, ``min(x, x)``, ``max(x, x)``,
   ``(x + c1) + c2`` and ``(x * c1) * c2`` constant reassociation for integers, integer
   ``(x * c1) // c2 -> x * (c1 // c2)`` and ``(x * c1) % c2 -> 0`` where ``c2`` divides ``c1``,
@@ -23,7 +25,6 @@ wrap-around too). :func:`simplify_expr` treats its expression as an index or a s
 from __future__ import annotations
 
 import math
-import struct
 from typing import Optional
 
 from tvm.tir import dtype as _dt
@@ -72,14 +73,8 @@ def _wrap_int(dtype: str, v: int) -> int:
 
 
 def _round_float(dtype: str, v: float) -> Optional[float]:
-    if dtype == "float64":
-        return v
-    if dtype == "float32":
-        try:
-            return struct.unpack("f", struct.pack("f", v))[0]
-        except OverflowError:
-            return math.copysign(math.inf, v)
-    return None
+    """``v`` as a ``dtype`` value; None for the dtypes not folded (16-bit and 8-bit floats)."""
+    return _dt.round_float(dtype, v) if dtype in ("float32", "float64") else None
 
 
 def _const(dtype: str, v) -> Optional[PrimExpr]:
@@ -91,12 +86,30 @@ def _const(dtype: str, v) -> Optional[PrimExpr]:
     return IntImm(dtype, _wrap_int(dtype, int(v)))
 
 
+def _int_as_float(v: int, dtype: str) -> float:
+    """Integer ``v`` rounded once to float ``dtype``'s precision (to nearest even), as a machine
+    converts it: through float64 first, a float32 result could be rounded twice."""
+    digits = {"float32": 24, "float16": 11, "bfloat16": 8}.get(_dt.element_of(dtype), 53)
+    n = abs(v).bit_length()
+    if n <= digits:
+        return float(v)
+    shift = n - digits
+    q, r = divmod(abs(v), 1 << shift)
+    half = 1 << (shift - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    return math.copysign(float(q << shift), v)
+
+
 def _is(x: PrimExpr, v) -> bool:
-    return isinstance(x, (IntImm, FloatImm)) and x.value == v
+    return isinstance(x, (IntImm, FloatImm)) and _val(x) == v
 
 
 def _val(x: PrimExpr):
-    return x.value if isinstance(x, (IntImm, FloatImm)) else None
+    """A constant's value as the machine holds it (a float rounded to its dtype); else None."""
+    if isinstance(x, FloatImm):
+        return x.dtype_value
+    return x.value if isinstance(x, IntImm) else None
 
 
 def _divides(b: PrimExpr, a: PrimExpr) -> bool:
@@ -129,7 +142,7 @@ def _additive_identity(x: PrimExpr) -> bool:
     """Whether ``y + x == y`` for every ``y``: integer 0, float -0.0 (``-0.0 + 0.0`` is ``0.0``)."""
     if isinstance(x, IntImm):
         return x.value == 0
-    return isinstance(x, FloatImm) and x.value == 0 and math.copysign(1.0, x.value) < 0
+    return isinstance(x, FloatImm) and x.dtype_value == 0 and math.copysign(1.0, x.dtype_value) < 0
 
 
 def _power_of_two(b: PrimExpr) -> bool:
@@ -156,10 +169,10 @@ def _fold(e: BinaryOp) -> Optional[PrimExpr]:
         return _const(d, a - b)
     if t is Mul:
         return _const(d, a * b)
-    if t is Min:
-        return _const(d, min(a, b))
+    if t is Min:  # TIR's definitions (a NaN operand picks the other side; -0.0 and 0.0 as ordered)
+        return _const(d, a if a < b else b)
     if t is Max:
-        return _const(d, max(a, b))
+        return _const(d, a if a > b else b)
     if b == 0:
         return None
     if t is Div:
@@ -172,7 +185,12 @@ def _fold(e: BinaryOp) -> Optional[PrimExpr]:
         q = q if (a >= 0) == (b > 0) else -q
         return _const(d, a - q * b)
     if t is FloorDiv:
-        return _const(d, math.floor(a / b) if isf else a // b)
+        if not isf:
+            return _const(d, a // b)
+        quotient = _round_float(d, a / b)  # the quotient in the dtype, then its floor
+        if quotient is None:
+            return None
+        return _const(d, math.floor(quotient) if math.isfinite(quotient) else quotient)
     if t is FloorMod and not isf:
         return _const(d, a % b)
     return None
@@ -250,8 +268,8 @@ class _Simplify(StmtExprMutator):
             if rejoined is not None:
                 return rejoined
         elif t is Sub:
-            if _is(b, 0):
-                return a
+            if _is(b, 0) and not (isinstance(b, FloatImm) and math.copysign(1.0, b.dtype_value) < 0):
+                return a  # x - 0.0 is x; x - (-0.0) is x + 0.0, which turns -0.0 into 0.0
             if isint and a is b:
                 return IntImm(d, 0)
             if isint and isinstance(b, IntImm) and isinstance(a, Add) and isinstance(a.b, IntImm):
@@ -332,17 +350,19 @@ class _Simplify(StmtExprMutator):
         v = e.value
         if v.dtype == e.dtype:
             return v
-        if isinstance(v, (IntImm, FloatImm)) and _dt.lanes(e.dtype) == 1:
+        value = _val(v)
+        if value is not None and _dt.lanes(e.dtype) == 1:
             if _dt.is_float(e.dtype):
-                r = _const(e.dtype, float(v.value))
+                value = _int_as_float(int(value), e.dtype) if isinstance(v, IntImm) else float(value)
+                r = _const(e.dtype, value)
                 return r if r is not None else e
             if _dt.is_bool(e.dtype):
-                return IntImm("bool", int(bool(v.value)))
+                return IntImm("bool", int(bool(value)))
             if isinstance(v, FloatImm):
-                if not math.isfinite(v.value):
+                if not math.isfinite(value):
                     return e
-                return _const(e.dtype, math.trunc(v.value))
-            return _const(e.dtype, v.value)
+                return _const(e.dtype, math.trunc(value))
+            return _const(e.dtype, value)
         return e
 
     def visit_Select(self, e: Select) -> PrimExpr:
