@@ -1,9 +1,11 @@
 """Vulkan backend benchmark, on the first Vulkan device (lavapipe in CI):
 
-* vector add (float32, 2^22 elements, 256 invocations per workgroup) and a 16x16-tiled matmul
-  (float32, 512^3, workgroup-shared tiles and barriers): our SPIR-V, emitted from TVMScript,
-  against the same kernels written by hand in GLSL and compiled by glslang, both dispatched the
-  same way (through our runtime, so only the shader code differs); goal ratio >= 0.95;
+* vector add (float32, 2^22 elements) and a tiled matmul (float32, 512^3, workgroup-shared tiles
+  and barriers): the zoo's tunable kernels (``tvm.testing.tunables``) tuned on the device, our
+  SPIR-V emitted from TVMScript, against the same computations written by hand in GLSL the usual
+  way (one element per invocation, 256 per workgroup; a 16x16 tiled matmul, one output per
+  invocation) and compiled by glslang, both dispatched the same way (through our runtime, so only
+  the shader code differs); goal ratio >= 0.95;
 * dispatch overhead of a tiny kernel (64 elements, one workgroup): our ``mod["f"](...)`` against
   wgpu-py dispatching an equivalent WGSL kernel on the same device, per dispatch with a wait for
   completion and per dispatch in a batch of 200 followed by one wait; goal: ours lower.
@@ -24,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import KernelCall, bench_device, WgpuKernel, compare, summarize, tuned_zoo_cases, write_json
+from tvm.testing.benchmark import (
+    KernelCall,
+    WgpuKernel,
+    bench_device,
+    compare,
+    summarize,
+    tuned_peer_case,
+    tuned_zoo_cases,
+    write_json,
+)
 
 GOAL = 0.95
 VADD_N = 1 << 22
@@ -99,38 +110,57 @@ def glsl_module(name: str, source: str, arg_types: list[str], tags: list[str]) -
 
 
 def kernel_cases(dev: Any) -> list[dict]:
-    """Vector add and tiled matmul: generated SPIR-V vs glslang's, dispatched alike."""
+    """Vector add and tiled matmul, each the zoo's tunable kernel tuned on this device (every
+    configuration tried; the tuning time is recorded), vs the same computations written by hand
+    in GLSL the usual way and compiled by glslang, both dispatched through our runtime (only the
+    shader code differs)."""
     import tvm
-    from tvm.testing import kernels
+    from tvm.testing import tunables
 
     rng = np.random.default_rng(0)
-    cases = []
     a, b = rng.standard_normal(VADD_N, dtype="float32"), rng.standard_normal(VADD_N, dtype="float32")
-    bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((VADD_N,), "float32", dev)]
-    ours = tvm.compile(kernels.vector_add("float32", 256, name="vadd"), target="vulkan")["vadd"]
     hand = glsl_module("vadd", VADD_GLSL, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x:256"])
-    groups = (VADD_N + 255) // 256
-    mine, theirs = KernelCall(ours, bufs, dev), KernelCall(hand["vadd"], [*bufs, VADD_N, groups, 256], dev)
-    t, g = compare((mine.run, mine.sync), (theirs.run, theirs.sync), batch=10, repeats=15)
-    np.testing.assert_allclose(bufs[2].numpy(), a + b)
-    params = {"n": VADD_N, "dtype": "float32", "workgroup": [256]}
-    cases.append(summarize("vector_add", params, t, g, "glslang", GOAL, 3 * VADD_N * 4))
+    bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((VADD_N,), "float32", dev)]
+    peer = KernelCall(hand["vadd"], [*bufs, VADD_N, (VADD_N + 255) // 256, 256], dev, bufs[2])
+    vadd = tuned_peer_case(
+        "vector_add",
+        tunables.tunable_vector_add("float32", name="vadd"),
+        "vulkan",
+        [a, b],
+        a + b,
+        dev,
+        ("glslang", peer),
+        params={"n": VADD_N, "dtype": "float32", "peer_workgroup": [256]},
+        batch=10,
+        repeats=15,
+        budget_s=300,
+        goal=GOAL,
+        nbytes=3 * VADD_N * 4,
+    )
 
     x, y = (rng.standard_normal((MM, MM), dtype="float32") for _ in range(2))
-    bufs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), tvm.runtime.empty((MM, MM), "float32", dev)]
-    ours = tvm.compile(kernels.matmul_tiled(tile=TILE, name="matmul"), target="vulkan")["matmul"]
     tags = ["blockIdx.y", "blockIdx.x", "threadIdx.y:16", "threadIdx.x:16"]
     hand = glsl_module("matmul", MATMUL_GLSL, ["handle:float32"] * 3 + ["int32"] * 3, tags)
-    mine = KernelCall(ours, bufs, dev)
-    theirs = KernelCall(hand["matmul"], [*bufs, MM, MM, MM, MM // TILE, MM // TILE, TILE, TILE], dev)
-    t, g = compare((mine.run, mine.sync), (theirs.run, theirs.sync), batch=1, repeats=5)
-    np.testing.assert_allclose(bufs[2].numpy(), x @ y, rtol=1e-3, atol=1e-3)
-    params = {"m": MM, "n": MM, "k": MM, "dtype": "float32", "tile": TILE}
-    case = summarize("matmul_tiled", params, t, g, "glslang", GOAL)
-    case["gflops_tvm"] = round(2 * MM**3 / (case["tvm_ms"] * 1e6), 3)
-    case["gflops_glslang"] = round(2 * MM**3 / (case["glslang_ms"] * 1e6), 3)
-    cases.append(case)
-    return cases
+    bufs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), tvm.runtime.empty((MM, MM), "float32", dev)]
+    grid = [MM // TILE, MM // TILE, TILE, TILE]
+    peer = KernelCall(hand["matmul"], [*bufs, MM, MM, MM, *grid], dev, bufs[2])
+    matmul = tuned_peer_case(
+        "matmul_tiled",
+        tunables.tunable_matmul_tiled(MM, MM, MM, name="matmul"),
+        "vulkan",
+        [x, y],
+        x @ y,
+        dev,
+        ("glslang", peer),
+        params={"m": MM, "n": MM, "k": MM, "dtype": "float32", "peer_tile": TILE},
+        batch=1,
+        repeats=5,
+        budget_s=600,
+        goal=GOAL,
+    )
+    matmul["gflops_tvm"] = round(2 * MM**3 / (matmul["tvm_ms"] * 1e6), 3)
+    matmul["gflops_glslang"] = round(2 * MM**3 / (matmul["glslang_ms"] * 1e6), 3)
+    return [vadd, matmul]
 
 
 def dispatch_cases(dev: Any) -> list[dict]:

@@ -23,7 +23,16 @@ import sys
 from typing import Any
 
 import numpy as np
-from tvm.testing.benchmark import KernelCall, bench_device, WgpuKernel, compare, summarize, tuned_zoo_cases, write_json
+from tvm.testing.benchmark import (
+    KernelCall,
+    WgpuKernel,
+    bench_device,
+    compare,
+    summarize,
+    tuned_peer_case,
+    tuned_zoo_cases,
+    write_json,
+)
 
 GOAL = 1.0
 VADD_N = 1 << 22
@@ -74,47 +83,44 @@ def kernel_cases(dev: Any) -> list[dict]:
     """Vector add and tiled matmul, each the zoo's tunable kernel tuned on this adapter (every
     configuration tried; the tuning time is recorded), with our runtime, vs hand-written WGSL
     through wgpu-py."""
-    import time
-
-    import tvm
     from tvm.testing import tunables
-    from tvm.testing.benchmark import tuned_function
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(VADD_N, dtype="float32"), rng.standard_normal(VADD_N, dtype="float32")
-    bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((VADD_N,), "float32", dev)]
-    start = time.perf_counter()
-    func, result = tuned_function(
-        tunables.tunable_vector_add("float32", name="vadd"), "webgpu", [a, b], ((VADD_N,), "float32"), a + b, 300
+    vadd = tuned_peer_case(
+        "vector_add",
+        tunables.tunable_vector_add("float32", name="vadd"),
+        "webgpu",
+        [a, b],
+        a + b,
+        dev,
+        ("wgpu", WgpuKernel(VADD_WGSL, a, b, ((VADD_N + 255) // 256, 1, 1), a.nbytes)),
+        params={"n": VADD_N, "dtype": "float32", "peer_workgroup": [256]},
+        batch=10,
+        repeats=15,
+        budget_s=300,
+        goal=GOAL,
+        nbytes=3 * VADD_N * 4,
     )
-    tuning_s = time.perf_counter() - start
-    ours = KernelCall(tvm.compile(func, target="webgpu")["vadd"], bufs, dev)
-    peer = WgpuKernel(VADD_WGSL, a, b, ((VADD_N + 255) // 256, 1, 1), a.nbytes)
-    t, w = compare((ours.run, ours.sync), (peer.run, peer.sync), batch=10, repeats=15)
-    np.testing.assert_allclose(bufs[2].numpy(), a + b)
-    np.testing.assert_allclose(peer.result(), a + b)
-    params = {"n": VADD_N, "dtype": "float32", "config": result.best_config, "peer_workgroup": [256]}
-    cases = [summarize("vector_add", params, t, w, "wgpu", GOAL, 3 * VADD_N * 4)]
-    cases[-1]["tuning_s"] = round(tuning_s, 1)
 
     x, y = (rng.standard_normal((MM, MM), dtype="float32") for _ in range(2))
-    bufs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), tvm.runtime.empty((MM, MM), "float32", dev)]
-    start = time.perf_counter()
-    func, result = tuned_function(
-        tunables.tunable_matmul_tiled(MM, MM, MM, name="matmul"), "webgpu", [x, y], ((MM, MM), "float32"), x @ y, 600
+    matmul = tuned_peer_case(
+        "matmul_tiled",
+        tunables.tunable_matmul_tiled(MM, MM, MM, name="matmul"),
+        "webgpu",
+        [x, y],
+        x @ y,
+        dev,
+        ("wgpu", WgpuKernel(MATMUL_WGSL, x, y, (MM // TILE, MM // TILE, 1), MM * MM * 4)),
+        params={"m": MM, "n": MM, "k": MM, "dtype": "float32", "peer_tile": TILE},
+        batch=1,
+        repeats=5,
+        budget_s=600,
+        goal=GOAL,
     )
-    tuning_s = time.perf_counter() - start
-    ours = KernelCall(tvm.compile(func, target="webgpu")["matmul"], bufs, dev)
-    peer = WgpuKernel(MATMUL_WGSL, x, y, (MM // TILE, MM // TILE, 1), MM * MM * 4)
-    t, w = compare((ours.run, ours.sync), (peer.run, peer.sync), batch=1, repeats=5)
-    np.testing.assert_allclose(bufs[2].numpy(), x @ y, rtol=1e-3, atol=1e-3)
-    np.testing.assert_allclose(peer.result().reshape(MM, MM), x @ y, rtol=1e-3, atol=1e-3)
-    params = {"m": MM, "n": MM, "k": MM, "dtype": "float32", "config": result.best_config, "peer_tile": TILE}
-    case = summarize("matmul_tiled", params, t, w, "wgpu", GOAL)
-    case["gflops_tvm"] = round(2 * MM**3 / (case["tvm_ms"] * 1e6), 3)
-    case["gflops_wgpu"] = round(2 * MM**3 / (case["wgpu_ms"] * 1e6), 3)
-    case["tuning_s"] = round(tuning_s, 1)
-    return cases + [case]
+    matmul["gflops_tvm"] = round(2 * MM**3 / (matmul["tvm_ms"] * 1e6), 3)
+    matmul["gflops_wgpu"] = round(2 * MM**3 / (matmul["wgpu_ms"] * 1e6), 3)
+    return [vadd, matmul]
 
 
 def dispatch_cases(dev: Any) -> list[dict]:

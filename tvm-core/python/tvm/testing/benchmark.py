@@ -18,14 +18,18 @@ Side = tuple[Callable[[], None], Callable[[], None]]
 
 class KernelCall:
     """A compiled function with its arguments on a device: ``run`` calls it, ``sync`` waits for
-    the device (the ``(run, sync)`` pair :func:`compare` times)."""
+    the device (the ``(run, sync)`` pair :func:`compare` times); ``out`` is the tensor it writes."""
 
-    def __init__(self, fn: Callable[..., Any], args: list[Any], dev: Any):
-        self.fn, self.args, self.sync = fn, args, dev.sync
+    def __init__(self, fn: Callable[..., Any], args: list[Any], dev: Any, out: Any = None):
+        self.fn, self.args, self.sync, self.out = fn, args, dev.sync, out
 
     def run(self) -> None:
         """Launch once."""
         self.fn(*self.args)
+
+    def result(self) -> Any:
+        """What the function wrote into ``out``, as a NumPy array."""
+        return self.out.numpy()
 
 
 class WgpuKernel:
@@ -155,6 +159,59 @@ def tuned_function(
     return kernel.select(tgt, database=db), result
 
 
+def tuned_call(
+    kernel: Any,
+    target: str,
+    inputs: list[Any],
+    output: tuple[tuple[int, ...], str],
+    reference: Any,
+    dev: Any,
+    budget_s: float = 120.0,
+) -> tuple[KernelCall, Any]:
+    """``kernel`` (a :class:`tvm.tune.Tunable`) tuned on ``target`` (:func:`tuned_function`),
+    compiled and bound to copies of ``inputs`` and an empty ``output`` on ``dev``: the
+    :class:`KernelCall` and the :class:`tvm.tune.TuneResult` (``search_s`` is the search's time)."""
+    import tvm
+
+    func, result = tuned_function(kernel, target, inputs, output, reference, budget_s)
+    out = tvm.runtime.empty(output[0], output[1], dev)
+    args = [tvm.runtime.tensor(x, dev) for x in inputs] + [out]
+    return KernelCall(tvm.compile(func, target=target)[func.global_symbol], args, dev, out), result
+
+
+def tuned_peer_case(
+    name: str,
+    kernel: Any,
+    target: str,
+    inputs: list[Any],
+    reference: Any,
+    dev: Any,
+    peer: tuple[str, Any],
+    *,
+    params: dict,
+    batch: int,
+    repeats: int,
+    budget_s: float,
+    goal: float | None,
+    nbytes: int | None = None,
+) -> dict[str, Any]:
+    """One case of a device benchmark: ``kernel`` tuned on ``target`` (:func:`tuned_call`) timed
+    against ``peer`` (its name, and an object with ``run``, ``sync`` and ``result``) with
+    :func:`compare`; both results checked against ``reference`` (float32 tolerance), the case
+    summarized with the configuration found and the search's time (``tuning_s``)."""
+    import numpy as np
+
+    output = (reference.shape, str(reference.dtype))
+    ours, result = tuned_call(kernel, target, inputs, output, reference, dev, budget_s)
+    peer_name, theirs = peer
+    t, p = compare((ours.run, ours.sync), (theirs.run, theirs.sync), batch=batch, repeats=repeats)
+    for side in (ours, theirs):
+        np.testing.assert_allclose(side.result().reshape(reference.shape), reference, rtol=1e-3, atol=1e-3)
+    case = summarize(name, {**params, "config": result.best_config}, t, p, peer_name, goal, nbytes)
+    case["tuning_s"] = round(result.search_s, 1)
+    return case
+
+
 def tuned_vs_untuned(
     kernel: Any,
     target: str,
@@ -185,11 +242,11 @@ def tuned_vs_untuned(
     for func in (tuned, kernel.build(baseline)):
         fn = tvm.compile(func, tgt)[func.global_symbol]
         args = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs] + [tvm.runtime.empty(*output, dev)]
-        calls.append((KernelCall(fn, args, dev), args[-1]))
-    (best, best_out), (other, other_out) = calls
+        calls.append(KernelCall(fn, args, dev, args[-1]))
+    best, other = calls
     t, u = compare((best.run, best.sync), (other.run, other.sync), batch=1, repeats=repeats)
-    for out in (best_out, other_out):
-        np.testing.assert_allclose(out.numpy(), reference, rtol=1e-3, atol=1e-3)
+    for call in calls:
+        np.testing.assert_allclose(call.result(), reference, rtol=1e-3, atol=1e-3)
     params = {
         "kernel": kernel.key,
         "tuned": result.best_config,
@@ -318,8 +375,10 @@ __all__ = [
     "batch_ms",
     "compare",
     "summarize",
+    "tuned_call",
     "tuned_function",
     "tuned_matmul_case",
+    "tuned_peer_case",
     "tuned_vs_untuned",
     "tuned_zoo_cases",
     "write_json",
