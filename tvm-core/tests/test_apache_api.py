@@ -364,6 +364,41 @@ def test_python_arithmetic_on_integer_constants_folds():
     assert isinstance(x + 1, tvm.tir.Add)
 
 
+def test_python_arithmetic_on_float_constants_and_the_helpers_fold():
+    """As in Apache TVM, operators and ``tvm.tir`` helpers on two constants give the constant,
+    computed as the machine computes it (float32 rounded once per operation; float16 is left to
+    the compiler, which computes it on the target's terms)."""
+    c, tir = tvm.tir.const, tvm.tir
+    third = c(1.0, "float32") / c(3.0, "float32")
+    assert third.value == float(np.float32(1) / np.float32(3))
+    assert (c(16777216.0, "float32") + c(1.0, "float32")).value == 16777216.0  # float32, not double
+    assert (c(0.1, "float64") * 3).value == 0.1 * 3
+    assert (c(1.5, "float32") < c(2.5, "float32")).value == 1
+    assert isinstance(c(1.0, "float16") + c(2.0, "float16"), tvm.tir.Add)
+    assert tir.floordiv(c(-7), c(2)).value == -4 and tir.truncdiv(c(-7), 2).value == -3
+    assert tir.truncmod(c(-7), 2).value == -1 and tir.floormod(c(-7), 2).value == 1
+    assert tir.min(c(3), c(4)).value == 3 and tir.max(c(3.0), c(4.0)).value == 4.0
+    assert isinstance(tir.floordiv(c(1), c(0)), tvm.tir.FloorDiv)
+
+
+def test_type_objects_of_the_newer_api():
+    """``expr.ty`` and ``buffer.ty``, and PrimType / PointerType taken wherever a dtype goes."""
+    from tvm.ir import PointerType, PrimType
+
+    x = tvm.tir.Var("x", PrimType("int64"))
+    assert x.dtype == "int64" and x.ty == "int64" and x.ty == PrimType("int64") and x.ty.dtype.bits == 64
+    assert tvm.tir.const(3).ty.dtype == "int32" and tvm.ir.is_prim_expr(x) and not tvm.ir.is_prim_expr(3)
+    assert PrimType("float32x4").dtype.lanes == 4 and not PrimType("float32x4").is_scalar()
+    assert tvm.tir.const(2, x.ty).dtype == "int64" and (x + 1).astype(PrimType("int32")).dtype == "int32"
+    buf = tvm.tir.decl_buffer((4, 8), PrimType("float16"), name="B")
+    assert buf.ty.dtype == PrimType("float16") and [int(e) for e in buf.ty.shape] == [4, 8]
+    assert int(buf.ty.elem_offset) == 0 and buf.ty.scope == "global"
+    p = tvm.tir.Var("p", PointerType(PrimType("float32"), "shared"))
+    assert p.dtype == "handle" and p.ty.element_type == "float32" and p.ty.storage_scope == "shared"
+    with pytest.raises(ValueError, match="unsupported dtype 'float31'"):
+        PrimType("float31")
+
+
 def test_decl_buffer_strides_and_subclassed_scopes():
     buf = tvm.tir.decl_buffer((2, 4), "float32", strides=[4, 1])
     assert all(isinstance(s, tvm.tir.IntImm) for s in buf.strides)

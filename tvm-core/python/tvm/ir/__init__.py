@@ -1,9 +1,22 @@
 """Apache TVM's ``tvm.ir`` names for what this project keeps in :mod:`tvm.tir`: the module of
-functions (``IRModule``) and structural comparison, so scripts written for Apache TVM import
-them from either place."""
+functions (``IRModule``), structural comparison and the type objects of its newer API
+(``PrimType``, ``PointerType``; ``expr.ty``), so scripts written for Apache TVM import them from
+either place."""
 
 from ..tir.analysis import assert_structural_equal, structural_equal
 from ..tir.function import IRModule
-from . import module
+from . import module, type
+from .type import BufferType, PointerType, PrimType, Type, is_prim_expr
 
-__all__ = ["IRModule", "assert_structural_equal", "module", "structural_equal"]
+__all__ = [
+    "BufferType",
+    "IRModule",
+    "PointerType",
+    "PrimType",
+    "Type",
+    "assert_structural_equal",
+    "is_prim_expr",
+    "module",
+    "structural_equal",
+    "type",
+]

@@ -19,8 +19,8 @@ class PrimExpr:
     dtype: str
     span: Any = None
 
-    # --- operator sugar: builds IR; two integer constants of one dtype give the constant (as in
-    # Apache TVM: ``const(3) + 4`` is 7), wrapped as at run time; other folding is the passes' ---
+    # --- operator sugar: builds IR; two constants of one dtype give the constant (as in Apache
+    # TVM: ``const(3) + 4`` is 7), computed as at run time (_folded) ---
     def __add__(self, o):
         return _folded(Add, self, const_like(o, self))
 
@@ -40,10 +40,10 @@ class PrimExpr:
         return _folded(Mul, const_like(o, self), self)
 
     def __truediv__(self, o):
-        return Div(self, const_like(o, self))
+        return _folded(Div, self, const_like(o, self))
 
     def __rtruediv__(self, o):
-        return Div(const_like(o, self), self)
+        return _folded(Div, const_like(o, self), self)
 
     def __floordiv__(self, o):
         return _folded(FloorDiv, self, const_like(o, self))
@@ -100,7 +100,16 @@ class PrimExpr:
 
     def astype(self, dtype: str) -> "PrimExpr":
         """Cast to ``dtype`` (no-op when equal)."""
-        return self if dtype == self.dtype else Cast(dtype, self)
+        return self if dtype == self.dtype else Cast(str(dtype), self)
+
+    @property
+    def ty(self) -> "Any":
+        """The expression's type as Apache TVM's newer API has it: a :class:`tvm.ir.PrimType`
+        of its dtype (``e.ty.dtype == "float32"``), or the :class:`tvm.ir.PointerType` a
+        variable was made with."""
+        from tvm.ir.type import PrimType, Type
+
+        return self.dtype if isinstance(self.dtype, Type) else PrimType(self.dtype)
 
     def __bool__(self):
         raise TypeError("a TIR expression has no Python truth value; use T.if_then_else / if on IR")
@@ -108,34 +117,19 @@ class PrimExpr:
     __hash__ = object.__hash__
 
 
-_FOLD = {
-    "Add": lambda a, b: a + b,
-    "Sub": lambda a, b: a - b,
-    "Mul": lambda a, b: a * b,
-    "FloorDiv": lambda a, b: a // b if b else None,
-    "FloorMod": lambda a, b: a % b if b else None,
-    "LT": lambda a, b: a < b,
-    "LE": lambda a, b: a <= b,
-    "GT": lambda a, b: a > b,
-    "GE": lambda a, b: a >= b,
-}
-
-
 def _folded(node: Any, a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    """``node(a, b)``, or its value when both are integer constants of one scalar dtype, wrapped
-    into the dtype as the operation wraps at run time (a division by zero keeps the node)."""
-    if not (type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype and _dt.is_integer(a.dtype)):
-        return node(a, b)
-    if (
-        _dt.is_bool(a.dtype)
-        or _dt.lanes(a.dtype) != 1
-        or not (_dt.fits(a.value, a.dtype) and _dt.fits(b.value, b.dtype))
-    ):
-        return node(a, b)  # an operand its dtype cannot hold is the verifier's to refuse
-    value = _FOLD[node.__name__](a.value, b.value)
-    if isinstance(value, bool):
-        return IntImm("bool", int(value))
-    return node(a, b) if value is None else IntImm(a.dtype, _dt.wrapped(value, a.dtype))
+    """``node(a, b)``, or the constant it computes when both are scalar constants of one dtype
+    (as Apache TVM folds them): integers wrapped as the operation wraps at run time, float32 and
+    float64 rounded as computed there (:mod:`tvm.tir.fold`). A division by zero, a bool or
+    16-bit float operation and an operand its dtype cannot hold (the verifier's to refuse) keep
+    the node."""
+    e = node(a, b)
+    if type(a) not in _CONSTANTS or type(b) not in _CONSTANTS or a.dtype != b.dtype or _dt.is_bool(a.dtype):
+        return e
+    if type(a) is IntImm and not (_dt.fits(a.value, a.dtype) and _dt.fits(b.value, b.dtype)):
+        return e
+    value = _fold.fold_binary(e)
+    return e if value is None else value
 
 
 def const_like(value: Any, like: PrimExpr) -> PrimExpr:
@@ -425,6 +419,14 @@ class Buffer:
         """Number of dimensions."""
         return len(self.shape)
 
+    @property
+    def ty(self) -> "Any":
+        """The buffer's type as Apache TVM's newer API has it (:class:`tvm.ir.BufferType`:
+        ``dtype`` as a PrimType, ``shape``, ``strides``, ``elem_offset``, ``scope``)."""
+        from tvm.ir.type import BufferType
+
+        return BufferType(self)
+
     def __iter__(self):
         raise TypeError(f"buffer '{self.name}' is not a sequence of values: index it (A[i]) or use its shape")
 
@@ -436,3 +438,8 @@ class Buffer:
         return f"Buffer({self.name}, {self.dtype}, shape={self.shape}, scope={self.scope})"
 
     __hash__ = object.__hash__
+
+
+_CONSTANTS = (IntImm, FloatImm)
+
+from . import fold as _fold  # noqa: E402  (it builds on the classes above)

@@ -57,6 +57,7 @@ from .expr import (
     Sub,
     Var,
     const,
+    _folded,
 )
 
 ExprLike = Union[PrimExpr, int, float, bool]
@@ -230,7 +231,7 @@ def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
     a, b = _pair(a, b)
     if op in ("truncmod", "floormod", "floordiv", "truncdiv") and _dt.is_float(a.dtype) and op != "floordiv":
         raise TypeError(f"{op} needs integer operands, got {a.dtype}")
-    return _BINARY[op](a, b)
+    return _folded(_BINARY[op], a, b)
 
 
 def _as_bool(x: ExprLike) -> PrimExpr:

@@ -57,59 +57,18 @@ from tvm.tir.expr import (
     Select,
     Sub,
 )
+from tvm.tir.fold import constant as _const
+from tvm.tir.fold import fold_binary as _fold
+from tvm.tir.fold import int_as_float as _int_as_float
+from tvm.tir.fold import value_of as _val
+from tvm.tir.fold import wrap_int as _wrap_int
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
 from tvm.tir.stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, Stmt
 
 
-def _wrap_int(dtype: str, v: int) -> int:
-    if _dt.is_bool(dtype):
-        return 1 if v else 0
-    b = _dt.bits(dtype)
-    v &= (1 << b) - 1
-    if _dt.is_int(dtype) and v >= 1 << (b - 1):
-        v -= 1 << b
-    return v
-
-
-def _round_float(dtype: str, v: float) -> Optional[float]:
-    """``v`` as a ``dtype`` value; None for the dtypes not folded (16-bit and 8-bit floats)."""
-    return _dt.round_float(dtype, v) if dtype in ("float32", "float64") else None
-
-
-def _const(dtype: str, v) -> Optional[PrimExpr]:
-    if _dt.lanes(dtype) != 1:
-        return None
-    if _dt.is_float(dtype):
-        r = _round_float(dtype, float(v))
-        return None if r is None else FloatImm(dtype, r)
-    return IntImm(dtype, _wrap_int(dtype, int(v)))
-
-
-def _int_as_float(v: int, dtype: str) -> float:
-    """Integer ``v`` rounded once to float ``dtype``'s precision (to nearest even), as a machine
-    converts it: through float64 first, a float32 result could be rounded twice."""
-    digits = {"float32": 24, "float16": 11, "bfloat16": 8}.get(_dt.element_of(dtype), 53)
-    n = abs(v).bit_length()
-    if n <= digits:
-        return float(v)
-    shift = n - digits
-    q, r = divmod(abs(v), 1 << shift)
-    half = 1 << (shift - 1)
-    if r > half or (r == half and q & 1):
-        q += 1
-    return math.copysign(float(q << shift), v)
-
-
 def _is(x: PrimExpr, v) -> bool:
     return isinstance(x, (IntImm, FloatImm)) and _val(x) == v
-
-
-def _val(x: PrimExpr):
-    """A constant's value as the machine holds it (a float rounded to its dtype); else None."""
-    if isinstance(x, FloatImm):
-        return x.dtype_value
-    return x.value if isinstance(x, IntImm) else None
 
 
 def _divides(b: PrimExpr, a: PrimExpr) -> bool:
@@ -147,53 +106,6 @@ def _additive_identity(x: PrimExpr) -> bool:
 
 def _power_of_two(b: PrimExpr) -> bool:
     return isinstance(b, IntImm) and b.value > 0 and b.value & (b.value - 1) == 0
-
-
-def _fold(e: BinaryOp) -> Optional[PrimExpr]:
-    a, b = _val(e.a), _val(e.b)
-    if a is None or b is None:
-        return None
-    d = e.a.dtype
-    isf = _dt.is_float(d)
-    t = type(e)
-    if t in (EQ, NE, LT, LE, GT, GE):
-        r = {EQ: a == b, NE: a != b, LT: a < b, LE: a <= b, GT: a > b, GE: a >= b}[t]
-        return IntImm("bool", int(r))
-    if t is And:
-        return IntImm("bool", int(bool(a) and bool(b)))
-    if t is Or:
-        return IntImm("bool", int(bool(a) or bool(b)))
-    if t is Add:
-        return _const(d, a + b)
-    if t is Sub:
-        return _const(d, a - b)
-    if t is Mul:
-        return _const(d, a * b)
-    if t is Min:  # TIR's definitions (a NaN operand picks the other side; -0.0 and 0.0 as ordered)
-        return _const(d, a if a < b else b)
-    if t is Max:
-        return _const(d, a if a > b else b)
-    if b == 0:
-        return None
-    if t is Div:
-        if isf:
-            return _const(d, a / b)
-        q = abs(a) // abs(b)
-        return _const(d, q if (a >= 0) == (b > 0) else -q)
-    if t is Mod and not isf:
-        q = abs(a) // abs(b)
-        q = q if (a >= 0) == (b > 0) else -q
-        return _const(d, a - q * b)
-    if t is FloorDiv:
-        if not isf:
-            return _const(d, a // b)
-        quotient = _round_float(d, a / b)  # the quotient in the dtype, then its floor
-        if quotient is None:
-            return None
-        return _const(d, math.floor(quotient) if math.isfinite(quotient) else quotient)
-    if t is FloorMod and not isf:
-        return _const(d, a % b)
-    return None
 
 
 def _scaled(e: PrimExpr) -> tuple[PrimExpr, int]:

@@ -1,0 +1,119 @@
+"""One operation on constants, folded to the constant the machine computes at run time: integers
+wrap to their dtype's width, float32 and float64 results are rounded once per operation (from
+each operand's dtype value), float min/max are TIR's ``x < y ? x : y`` / ``x > y ? x : y``, a
+float floor division floors the rounded quotient. float16, bfloat16 and float8 results, vectors
+and divisions by zero are not folded (None).
+
+Used by the Python operators and ``tvm.tir`` helpers on two constants (as Apache TVM folds
+them) and by :mod:`tvm.tir.transform.simplify`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from . import dtype as _dt
+from .expr import EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Div, FloatImm, FloorDiv, FloorMod, IntImm
+from .expr import Max, Min, Mod, Mul, Or, PrimExpr, Sub
+
+
+def wrap_int(dtype: str, v: int) -> int:
+    """``v`` wrapped to integer (or bool) ``dtype``, as its arithmetic wraps."""
+    if _dt.is_bool(dtype):
+        return 1 if v else 0
+    b = _dt.bits(dtype)
+    v &= (1 << b) - 1
+    if _dt.is_int(dtype) and v >= 1 << (b - 1):
+        v -= 1 << b
+    return v
+
+
+def round_folded(dtype: str, v: float) -> Optional[float]:
+    """``v`` as a ``dtype`` value; None for the dtypes not folded (16-bit and 8-bit floats)."""
+    return _dt.round_float(dtype, v) if dtype in ("float32", "float64") else None
+
+
+def constant(dtype: str, v) -> Optional[PrimExpr]:
+    """The scalar constant ``v`` of ``dtype`` (wrapped or rounded to it); None where not folded."""
+    if _dt.lanes(dtype) != 1:
+        return None
+    if _dt.is_float(dtype):
+        r = round_folded(dtype, float(v))
+        return None if r is None else FloatImm(dtype, r)
+    return IntImm(dtype, wrap_int(dtype, int(v)))
+
+
+def int_as_float(v: int, dtype: str) -> float:
+    """Integer ``v`` rounded once to float ``dtype``'s precision (to nearest even), as a machine
+    converts it: through float64 first, a float32 result could be rounded twice."""
+    digits = {"float32": 24, "float16": 11, "bfloat16": 8}.get(_dt.element_of(dtype), 53)
+    n = abs(v).bit_length()
+    if n <= digits:
+        return float(v)
+    shift = n - digits
+    q, r = divmod(abs(v), 1 << shift)
+    half = 1 << (shift - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    return math.copysign(float(q << shift), v)
+
+
+def value_of(x: PrimExpr):
+    """A constant's value as the machine holds it (a float rounded to its dtype); else None."""
+    if isinstance(x, FloatImm):
+        return x.dtype_value
+    return x.value if isinstance(x, IntImm) else None
+
+
+_COMPARE = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LT: lambda a, b: a < b}
+_COMPARE.update({LE: lambda a, b: a <= b, GT: lambda a, b: a > b, GE: lambda a, b: a >= b})
+
+
+def _truncated_quotient(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def fold_binary(e: BinaryOp) -> Optional[PrimExpr]:
+    """The constant ``e`` computes when both operands are constants; None when it cannot be
+    folded (see the module's description)."""
+    a, b = value_of(e.a), value_of(e.b)
+    if a is None or b is None:
+        return None
+    d = e.a.dtype
+    isf = _dt.is_float(d)
+    t = type(e)
+    if t in _COMPARE:
+        return IntImm("bool", int(_COMPARE[t](a, b)))
+    if t is And or t is Or:
+        return IntImm("bool", int(bool(a) and bool(b) if t is And else bool(a) or bool(b)))
+    if t is Add:
+        return constant(d, a + b)
+    if t is Sub:
+        return constant(d, a - b)
+    if t is Mul:
+        return constant(d, a * b)
+    if t is Min:  # TIR's definitions (a NaN operand picks the other side; -0.0 and 0.0 as ordered)
+        return constant(d, a if a < b else b)
+    if t is Max:
+        return constant(d, a if a > b else b)
+    if b == 0:
+        return None
+    if t is Div:
+        return constant(d, a / b if isf else _truncated_quotient(a, b))
+    if t is Mod and not isf:
+        return constant(d, a - _truncated_quotient(a, b) * b)
+    if t is FloorDiv:
+        if not isf:
+            return constant(d, a // b)
+        quotient = round_folded(d, a / b)  # the quotient in the dtype, then its floor
+        if quotient is None:
+            return None
+        return constant(d, math.floor(quotient) if math.isfinite(quotient) else quotient)
+    if t is FloorMod and not isf:
+        return constant(d, a % b)
+    return None
+
+
+__all__ = ["constant", "fold_binary", "int_as_float", "round_folded", "value_of", "wrap_int"]
