@@ -198,7 +198,7 @@ print(t.kind.name)
     assert rec["status"] == "runtime unavailable"
     assert "libfakedriver.so" in rec["reason"]
     assert rec["dso"].endswith("libruntime.so")
-    assert len([w for w in out["warnings"] if "'no_driver'" in w]) == 1
+    assert not [w for w in out["warnings"] if "'no_driver'" in w]  # expected when cross-compiling: quiet
     assert lines[-1] == "no_driver"  # code generation stays available
 
 
