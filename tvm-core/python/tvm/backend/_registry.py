@@ -236,8 +236,7 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
         # Expected wherever a wheel compiles for a device this machine lacks (cuda on a laptop,
         # metal on Linux): no warning, the reason is raised when the device is used.
         logging.getLogger("tvm.backend").info(
-            "tvm backend '%s': runtime unavailable (%s); code generation works, kernels cannot run on "
-            "this machine.",
+            "tvm backend '%s': runtime unavailable (%s); code generation works, kernels cannot run on this machine.",
             name,
             rec.reason,
         )
