@@ -322,3 +322,26 @@ def test_rows_not_16_bytes_apart_are_computed_per_thread_on_cuda():
     tile = a[: 16 * 20].reshape(16, 20)[:, :16].astype("float32")
     got = _run(odd_stride, "example", a, out_shape=(16, 16))
     np.testing.assert_allclose(got, tile @ tile, rtol=1e-4, atol=1e-3)
+
+
+def test_threads_parse_fragment_kernels_at_once():
+    """Each thread parses its own function: fragment operands named by one thread's ``.data``
+    reads are never taken for another's (the parse state is per thread)."""
+    import threading
+
+    want = kernels.tensor_core_gemm().script()
+    results: list = []
+
+    def parse() -> None:
+        for _ in range(6):
+            try:
+                results.append(kernels.tensor_core_gemm().script())
+            except Exception as err:  # noqa: BLE001 (reported by the assertion below)
+                results.append(err)
+
+    threads = [threading.Thread(target=parse) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 24 and all(r == want for r in results), [r for r in results if r != want][:1]

@@ -29,6 +29,7 @@ n, k)``. :mod:`tvm.tir.transform.fragments` lowers them.
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Iterator
 
 from tvm.tir import dtype as _dt
@@ -45,29 +46,36 @@ from tvm.tir.transform.simplify import simplify_expr
 TILE_SHAPES = ((16, 16, 16), (8, 32, 16), (32, 8, 16))
 LAYOUTS = ("row_major", "col_major")
 
-# What the function being parsed names (its objects stay alive while it is parsed):
-_data_reads: list[tuple[Var, Buffer]] = []  # the .data reads of the statement being parsed, in order
-_views: dict[Buffer, tuple[Buffer, tuple, tuple]] = {}  # view -> (parent, its first element there, dims)
-_bound: dict[Var, PrimExpr] = {}  # variables a view's spec names as its strides or offset -> values
-_shapes: dict[Var, tuple] = {}  # fragment data -> (m, n, k) of the fills, loads and stores naming it
+
+class _FunctionNames(threading.local):
+    """What the function being parsed on this thread names (its objects stay alive while it is
+    parsed); each thread parses its own functions."""
+
+    def __init__(self) -> None:
+        self.data_reads: list[tuple[Var, Buffer]] = []  # the statement's .data reads, in order
+        self.views: dict[Buffer, tuple[Buffer, tuple, tuple]] = {}  # view -> (parent, its first element, dims)
+        self.bound: dict[Var, PrimExpr] = {}  # variables a view's strides or offset name -> values
+        self.shapes: dict[Var, tuple] = {}  # fragment data -> (m, n, k) of the fills, loads and stores
+
+
+_names = _FunctionNames()
 
 
 @contextlib.contextmanager
 def names_of_one_function() -> Iterator[None]:
     """While one function is parsed: what its ``.data`` reads, views and bindings name (the
     previous function's, if one is being parsed around it, come back after)."""
-    global _data_reads, _views, _bound, _shapes
-    saved = (_data_reads, _views, _bound, _shapes)
-    _data_reads, _views, _bound, _shapes = [], {}, {}, {}
+    saved = (_names.data_reads, _names.views, _names.bound, _names.shapes)
+    _names.data_reads, _names.views, _names.bound, _names.shapes = [], {}, {}, {}
     try:
         yield
     finally:
-        _data_reads, _views, _bound, _shapes = saved
+        _names.data_reads, _names.views, _names.bound, _names.shapes = saved
 
 
 def new_statement() -> None:
     """The parser starts a statement: ``.data`` reads of earlier ones name nothing any more."""
-    _data_reads.clear()
+    _names.data_reads.clear()
 
 
 class FragmentError(ValueError):
@@ -77,38 +85,38 @@ class FragmentError(ValueError):
 def note_data(buf: Buffer) -> None:
     """The parser read ``buf.data``: the next argument naming that memory means ``buf`` (views
     share their parent's ``data``, so each read is matched to the argument in order)."""
-    _data_reads.append((buf.data, buf))
+    _names.data_reads.append((buf.data, buf))
 
 
 def note_view(view: Buffer, parent: Buffer, starts: list, dims: list) -> None:
     """``view`` is ``T.match_buffer(parent[region], ...)``: its index ``d`` adds to the parent's
     dimension ``dims[d]``, from ``starts``."""
-    _views[view] = (parent, tuple(starts), tuple(dims))
+    _names.views[view] = (parent, tuple(starts), tuple(dims))
 
 
 def note_binding(var: Var, value: PrimExpr) -> None:
     """The parser bound ``var`` (named in a view's ``strides=`` or ``elem_offset=``) to ``value``."""
-    _bound[var] = value
+    _names.bound[var] = value
 
 
 def _resolve(e: PrimExpr) -> PrimExpr:
     """``e`` with the variables views bound replaced by their values."""
-    mapping = {v: _bound[v] for v in free_vars(e) if v in _bound}
+    mapping = {v: _names.bound[v] for v in free_vars(e) if v in _names.bound}
     return substitute(e, mapping) if mapping else e
 
 
 def _owner(data: Any) -> Buffer:
-    index = next((i for i, (var, _) in enumerate(_data_reads) if var is data), None)
+    index = next((i for i, (var, _) in enumerate(_names.data_reads) if var is data), None)
     if index is None:
         got = expr_text(data) if isinstance(data, PrimExpr) else repr(data)
         raise FragmentError(f"expected the .data of a buffer (such as A_frag.data), got {got}")
-    return _data_reads.pop(index)[1]
+    return _names.data_reads.pop(index)[1]
 
 
 def element(buf: Buffer, indices: tuple) -> BufferLoad:
     """``buf[indices]`` on the buffer that owns the memory (through views of views)."""
-    while buf in _views:
-        parent, starts, dims = _views[buf]
+    while buf in _names.views:
+        parent, starts, dims = _names.views[buf]
         full = list(starts)
         for d, i in zip(dims, indices):
             full[d] = _op.binary("add", full[d], i)
@@ -148,13 +156,13 @@ def _fragment(data: Any, index: Any, shape: tuple, roles: tuple = ()) -> tuple:
         raise FragmentError(f"{buf.name} has scope {buf.scope!r}; a fragment of scope {want} is expected")
     if role is None:  # a buffer of another scope: refused when compiled (intrinsic descriptions parse)
         role = roles[0] if roles else "accumulator"
-    _shapes[buf.data] = shape
+    _names.shapes[buf.data] = shape
     rows, cols = tile_extent(role, shape)
     dims = [getattr(d, "value", None) for d in buf.shape]
     if None in dims or len(dims) < 2:
         shape_text = ", ".join(expr_text(d) for d in buf.shape)
         raise FragmentError(f"fragment {buf.name} needs a constant shape of two or more dimensions, got ({shape_text})")
-    if buf in _views and dims[-2:] == [rows, cols] and all(d == 1 for d in dims[:-2]):
+    if buf in _names.views and dims[-2:] == [rows, cols] and all(d == 1 for d in dims[:-2]):
         start = (0,) * len(dims)  # a view of one tile: the index names it in the buffer viewed
     elif len(dims) == 2 and dims[0] % rows == 0 and dims[1] % cols == 0:
         per_row, tiles = dims[1] // cols, dims[0] // rows * (dims[1] // cols)
@@ -248,7 +256,7 @@ def tvm_mma_sync(d: Any, di: Any, a: Any, ai: Any, b: Any, bi: Any, c: Any, ci: 
     """``T.tvm_mma_sync(d.data, di, a.data, ai, b.data, bi, c.data, ci)``: tile ``di`` of ``d`` =
     tile ``ai`` of ``a`` times tile ``bi`` of ``b`` plus tile ``ci`` of ``c``. The tile shape is
     the one the fills, loads and stores of these fragments use (16 x 16 x 16 if none)."""
-    known = {_shapes[x] for x in (d, a, b, c) if isinstance(x, Var) and x in _shapes}
+    known = {_names.shapes[x] for x in (d, a, b, c) if isinstance(x, Var) and x in _names.shapes}
     if len(known) > 1:
         raise FragmentError(f"the fragments were filled, loaded or stored with different tile shapes {sorted(known)}")
     shape = known.pop() if known else (16, 16, 16)
