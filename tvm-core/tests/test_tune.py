@@ -128,6 +128,18 @@ def test_a_damaged_database_is_set_aside(tmp_path):
     assert Database(path).lookup("k", "c", "fp")["config"] == {"mr": 2}
 
 
+def test_databases_sharing_a_file_keep_each_others_records(tmp_path):
+    """Two processes tuning against one file (two Database objects here): a store writes what is
+    on disk then plus its record, and a lookup sees what the other stored since."""
+    path = tmp_path / "tuning.json"
+    a, b = Database(path), Database(path)
+    assert a.lookup("k_A", "c", "fp") is None  # a has read the (absent) file
+    b.store("k_B", "c", "fp", {"config": {"tile": 4}, "ms": 2.0})
+    assert a.lookup("k_B", "c", "fp")["config"] == {"tile": 4}
+    a.store("k_A", "c", "fp", {"config": {"tile": 8}, "ms": 1.0})
+    assert sorted(Database(path).records()) == [Database.key("k_A", "c", "fp"), Database.key("k_B", "c", "fp")]
+
+
 def test_knob_errors_name_the_knob():
     kernel = small_matmul()
     with pytest.raises(ValueError, match="knob nr=12 is not one of"):

@@ -9,8 +9,9 @@ Kept free of imports so ``import tvm`` can use it.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
     from typing import Callable
@@ -56,6 +57,30 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the file ``path`` (created if needed), between processes
+    and threads: ``flock`` where the platform has it; elsewhere, or when the file cannot be
+    created, no lock (the caller's own writes still report their errors)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    path = os.fspath(path)
+    try:
+        os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 #: Header of a cache entry: magic, then the payload's length and CRC-32 as little-endian u64

@@ -14,13 +14,16 @@ _FORMAT = 1
 
 class Database:
     """Records ``{"config", "ms", "measured_at", ...}`` keyed by kernel, target and device
-    fingerprint. The file is read when first needed and rewritten whole on every store (atomic
-    replace), so an application can ship it and concurrent processes never see half a file. A
-    damaged file is set aside (renamed ``.corrupt``) and treated as empty, with a warning."""
+    fingerprint. The file is read when first needed and again whenever another process has
+    rewritten it; a store rewrites it whole (atomic replace) under a lock file, from the records
+    on disk at that moment plus the new one, so concurrent processes never see half a file and
+    never drop each other's records. A damaged file is set aside (renamed ``.corrupt``) and
+    treated as empty, with a warning."""
 
     def __init__(self, path: str | os.PathLike[str] | None):
         self.path = None if path is None else Path(path)
         self._records: dict[str, dict] | None = None
+        self._stamp: tuple | None = None  # the file's identity when it was read
         self._lock = threading.Lock()
 
     @staticmethod
@@ -28,31 +31,47 @@ class Database:
         """The record key: kernel, target (its canonical string) and device fingerprint."""
         return f"{kernel} | {target} | {fingerprint}"
 
-    def _load(self) -> dict[str, dict]:
-        if self._records is not None:
-            return self._records
-        records: dict[str, dict] = {}
-        if self.path is not None and self.path.exists():
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                if data.get("format") != _FORMAT or not isinstance(data.get("records"), dict):
-                    raise ValueError(f"not a tuning database of format {_FORMAT}")
-                records = {k: v for k, v in data["records"].items() if isinstance(v, dict) and "config" in v}
-            except (OSError, ValueError) as err:
-                import warnings
+    def _file_stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-                aside = self.path.with_suffix(self.path.suffix + ".corrupt")
-                try:
-                    os.replace(self.path, aside)
-                except OSError:
-                    aside = self.path
-                warnings.warn(
-                    f"tuning database {self.path} is unreadable ({err}); set aside as {aside}, starting empty",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-        self._records = records
-        return records
+    def _load(self) -> dict[str, dict]:
+        if self.path is None:
+            if self._records is None:
+                self._records = {}
+            return self._records
+        stamp = self._file_stamp()
+        if self._records is not None and stamp == self._stamp:
+            return self._records
+        self._records, self._stamp = self._read(), stamp
+        return self._records
+
+    def _read(self) -> dict[str, dict]:
+        """The records in the file (none when it does not exist; set aside when damaged)."""
+        if not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("format") != _FORMAT or not isinstance(data.get("records"), dict):
+                raise ValueError(f"not a tuning database of format {_FORMAT}")
+            return {k: v for k, v in data["records"].items() if isinstance(v, dict) and "config" in v}
+        except (OSError, ValueError) as err:
+            import warnings
+
+            aside = self.path.with_suffix(self.path.suffix + ".corrupt")
+            try:
+                os.replace(self.path, aside)
+            except OSError:
+                aside = self.path
+            warnings.warn(
+                f"tuning database {self.path} is unreadable ({err}); set aside as {aside}, starting empty",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return {}
 
     def lookup(self, kernel: str, target: Any, fingerprint: str) -> dict | None:
         """The record of ``kernel`` on this target and device, or None."""
@@ -61,18 +80,19 @@ class Database:
 
     def store(self, kernel: str, target: Any, fingerprint: str, record: dict) -> None:
         """Add or replace a record and write the file (when the database has one)."""
+        entry = {**record, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
         with self._lock:
-            records = self._load()
-            records[self.key(kernel, target, fingerprint)] = {
-                **record,
-                "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-            }
             if self.path is None:
+                self._load()[self.key(kernel, target, fingerprint)] = entry
                 return
-            from tvm._cache import atomic_write
+            from tvm._cache import atomic_write, exclusive_lock
 
-            text = json.dumps({"format": _FORMAT, "records": records}, indent=2, sort_keys=True)
-            atomic_write(self.path, (text + "\n").encode())
+            with exclusive_lock(f"{self.path}.lock"):
+                records = self._load()  # what is on disk now, other processes' records included
+                records[self.key(kernel, target, fingerprint)] = entry
+                text = json.dumps({"format": _FORMAT, "records": records}, indent=2, sort_keys=True)
+                atomic_write(self.path, (text + "\n").encode())
+                self._stamp = self._file_stamp()
 
     def records(self) -> dict[str, dict]:
         """Every record, by key."""
