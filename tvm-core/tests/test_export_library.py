@@ -231,3 +231,42 @@ def test_changed_library_is_refused_with_a_clear_error(tmp_path, damage):
         assert "ModuleLoadError" in res.stderr
     else:
         assert "was changed after export_library wrote it" in res.stderr
+
+
+def test_exports_to_one_path_at_once_leave_a_whole_library(tmp_path):
+    """Threads exporting to one path while another reads it: every read sees a complete library
+    whose checksum holds (each export is written aside and renamed into place), and no
+    temporary file is left."""
+    import threading
+
+    mod = tvm.compile(scale2(), "c")
+    path = tmp_path / "lib.so"
+    mod.export_library(str(path))
+    done, problems = threading.Event(), []
+
+    def export_many() -> None:
+        for _ in range(4):
+            mod.export_library(str(path))
+
+    def read() -> None:
+        while not done.is_set():
+            data = path.read_bytes()
+            try:
+                assert data[-16:-8] == export.CHECKSUM_MAGIC, "a library without its checksum"
+                export.check_checksum(str(path), data)
+            except Exception as err:  # noqa: BLE001 (reported by the assertion below)
+                problems.append(err)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    writers = [threading.Thread(target=export_many) for _ in range(3)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    reader.join()
+    assert not problems, problems[:1]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["lib.so"]
+    res = run_fresh(LOAD_AND_RUN.format(path=str(path)))
+    assert res.returncode == 0, res.stderr

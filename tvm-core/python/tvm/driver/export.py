@@ -3,9 +3,11 @@ that :mod:`tvm.runtime.library` loads (see there)."""
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import os
 import shutil
-from typing import Any
+from typing import Any, Callable
 
 import tvm_ffi
 
@@ -48,7 +50,9 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
 
     The host C is compiled to an object file (cached) and linked with a generated C file that
     defines the embedded device modules, and a checksum trailer is appended, which
-    ``load_module`` checks. A module that was itself loaded from a library is copied.
+    ``load_module`` checks. A module that was itself loaded from a library is copied. The library
+    is written under a private name and then renamed into place, so a reader of ``path`` (another
+    process loading it, another export to it) sees the old file or the complete new one.
     """
     info = getattr(module, "_build_info", None)
     path = os.fspath(path)
@@ -59,11 +63,15 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
                 "export_library: this module was not produced by tvm.compile or "
                 "tvm.runtime.load_module, so there is no library to export"
             )
-        shutil.copyfile(src, path)
+        _publish(path, lambda tmp: shutil.copyfile(src, tmp))
         return
+    _publish(path, lambda tmp: _link(module, info, tmp, list(kwargs.get("options", ()))))
+
+
+def _link(module: Module, info: Any, path: str, extra: list) -> None:
+    """Link the library of ``module`` at ``path`` and append its checksum."""
     from tvm.contrib import cc
 
-    extra = list(kwargs.get("options", ()))
     host_obj = cc.compile_object(info.host_source, openmp=info.openmp, mcpu=info.mcpu, extra_flags=extra)
     sources = {}
     # a module not loaded yet (see Module.is_loaded) has its device modules only in ``info``
@@ -83,3 +91,18 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     finally:
         cc.discard_scratch(host_obj)
     append_checksum(path)
+
+
+def _publish(path: str, write: Callable[[str], None]) -> None:
+    """``write`` the file under a name private to this process and thread next to ``path``, then
+    rename it to ``path`` (atomic); nothing is left behind when ``write`` fails."""
+    tmp = os.path.join(
+        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{os.getpid()}.{_thread.get_ident()}.tmp"
+    )
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
