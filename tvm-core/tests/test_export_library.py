@@ -270,3 +270,26 @@ def test_exports_to_one_path_at_once_leave_a_whole_library(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["lib.so"]
     res = run_fresh(LOAD_AND_RUN.format(path=str(path)))
     assert res.returncode == 0, res.stderr
+
+
+def test_a_library_rewritten_at_its_path_loads_its_new_code(tmp_path):
+    """load_module of a path whose library was exported again in between runs the new code (the
+    dynamic loader alone would hand back the library loaded from that path before)."""
+    from tvm.script import tir as T
+
+    def adds(c: float) -> PrimFunc:
+        @T.prim_func
+        def add_c(a: T.handle, b: T.handle):
+            A = T.match_buffer(a, (4,), "float32")
+            B = T.match_buffer(b, (4,), "float32")
+            for i in range(4):
+                B[i] = A[i] + T.float32(c)
+
+        return add_c
+
+    path = str(tmp_path / "add.so")
+    a, b = np.zeros(4, "float32"), np.zeros(4, "float32")
+    for c in (1.0, 2.0, 1.0):
+        tvm.compile(adds(c), "c").export_library(path)
+        tvm.runtime.load_module(path)["add_c"](a, b)
+        np.testing.assert_array_equal(b, np.full(4, c, "float32"))

@@ -108,9 +108,10 @@ def _dlopen(path: str) -> tvm_ffi.Module:
 
 
 def load_library(path: str, private: bool) -> tvm_ffi.Module:
-    """``tvm_ffi.load_module(path)``; ``private`` libraries (those with kernel launches keep
-    per-library state: the library context and cached kernel handles) are loaded from a fresh copy
-    when the same file is already loaded in this process."""
+    """``tvm_ffi.load_module(path)``; a ``private`` library is loaded from a fresh copy when a
+    library of that path is already loaded in this process (one with kernel launches keeps
+    per-library state, the library context and cached kernel handles, and a library rewritten
+    at its path is another library there)."""
     if not private:
         return _dlopen(path)
     with _loaded_lock:
@@ -396,11 +397,9 @@ def load_module(path: str) -> Module:
     for kind in dict.fromkeys(kinds):
         ensure_loader(kind)
     full = os.path.abspath(path)
-    if kinds:
-        st = os.stat(full)
-        key = ("load", full, st.st_ino, st.st_size, st.st_mtime_ns)
-        mod = reuse(key, lambda: load_library(full, private=True))
-    else:
-        mod = load_library(full, private=False)
+    # By the file's identity: the dynamic loader knows a library by its path and would hand back
+    # the one loaded before even after the file was rewritten (a new export, another process).
+    st = os.stat(full)
+    mod = reuse(("load", full, st.st_ino, st.st_size, st.st_mtime_ns), lambda: load_library(full, private=True))
     info = BuildInfo(host_source="", lib_path=path, target=None)  # type: ignore[arg-type]
     return Module(mod, info)
