@@ -400,3 +400,35 @@ def test_scalar_parameter_kinds():
     np.testing.assert_array_equal(a, [-2.0, -6.0, 3.0])
     with pytest.raises(TypeError, match=r"argument 'flag' \(#1\) expects a bool, got float"):
         mod.scalars(a, 1.5, 1, 1.0, 1.0)
+
+
+def test_parallel_loops_run_in_a_child_forked_after_they_ran():
+    """A child made by fork() (multiprocessing's default on Linux) after the parent ran parallel
+    loops runs them too, on one thread: GCC's OpenMP runtime would wait forever for the parent's
+    worker threads, which the child does not have."""
+    from tvm.testing.process import run_python
+
+    code = """
+        import multiprocessing as mp, os, sys
+        import numpy as np, tvm
+        from tvm.tir import Buffer, BufferStore, For, ForKind, IntImm, PrimFunc, Var
+        n = Var("n", "int32")
+        A, B = Buffer("A", (n,), "float32"), Buffer("B", (n,), "float32")
+        i = Var("i", "int32")
+        body = For(i, IntImm("int32", 0), n, ForKind.PARALLEL, BufferStore(B, A[i] + 1.0, (i,)))
+        mod = tvm.compile(PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "f"}), "c")
+        def run():
+            a = np.arange(100000, dtype="float32"); b = np.zeros_like(a)
+            mod["f"](a, b)
+            return bool((b == a + 1).all())
+        def child():
+            os._exit(0 if run() else 3)
+        assert run()
+        p = mp.get_context("fork").Process(target=child)
+        p.start(); p.join(60)
+        if p.is_alive():
+            p.kill(); print("child hung"); sys.exit(1)
+        print("child exit", p.exitcode)
+    """
+    res = run_python(code, timeout=120)
+    assert res.returncode == 0 and "child exit 0" in res.stdout, res.stdout + res.stderr

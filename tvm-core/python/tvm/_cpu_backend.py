@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from .target.target import TargetKind, register_target_kind
 
 
@@ -15,6 +17,22 @@ def register() -> None:
             claim(what, key, CORE, "tvm")
     register_target_kind(TargetKind("c", 1, "core", ("cpu",), {}), aliases=("llvm",))
     register_device_target_detector(1, _detect_cpu)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_one_openmp_thread_after_fork)
+
+
+def _one_openmp_thread_after_fork() -> None:
+    """In a child made by ``fork()``: parallel loops run on one thread. GCC's OpenMP runtime
+    (libgomp) keeps the forking thread's pool of worker threads, which the child does not have,
+    and its next parallel loop waits for them forever (``multiprocessing``'s default start method
+    on Linux, a PyTorch DataLoader's workers). LLVM's libomp starts afresh by itself."""
+    import ctypes
+
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1", mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+    except OSError:  # not loaded in this process: no pool to inherit
+        return
+    gomp.omp_set_num_threads(1)
 
 
 def _detect_cpu(dev) -> "Target":  # noqa: F821 - imported on call
