@@ -157,6 +157,8 @@ void VulkanRuntime::ThrowUnavailable(const std::string& what) {
 
 bool VulkanRuntime::Discovered() { return Discovery().discovered(); }
 
+bool VulkanRuntime::Forked() { return Discovery().forked(); }
+
 std::string VulkanRuntime::Discover() {
   const DriverTable& vk = Vk();
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};

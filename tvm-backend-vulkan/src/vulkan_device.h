@@ -273,6 +273,8 @@ class VulkanRuntime {
   [[noreturn]] static void ThrowUnavailable(const std::string& what);
   /*! \brief Whether discovery has run in this process (for tests of lazy activation). */
   static bool Discovered();
+  /*! \brief Whether the devices are the parent's (this is a child forked after discovery). */
+  static bool Forked();
 
   int num_devices() const { return static_cast<int>(infos_.size()); }
   /*! \brief Physical device `id`; throws ValueError naming the valid range when out of range. */

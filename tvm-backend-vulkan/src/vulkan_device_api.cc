@@ -128,10 +128,11 @@ class VulkanDeviceAPI final : public DeviceAPI {
   }
 
   void FreeDataSpace(DLDevice /*dev*/, void* ptr) final {
-    // Never throws (called from tensor destructors); without a runtime nothing was allocated.
+    // Never throws (called from tensor destructors); without a runtime nothing was allocated,
+    // and in a forked child what the parent allocated is the parent's.
     if (VulkanRuntime* rt = VulkanRuntime::TryGlobal()) {
       rt->Free(ptr);
-    } else if (ptr != nullptr) {
+    } else if (ptr != nullptr && !VulkanRuntime::Forked()) {
       std::fprintf(stderr, "[tvm vulkan] warning: ignoring free of %p: no Vulkan device\n", ptr);
     }
   }

@@ -83,10 +83,11 @@ class WebGPUDeviceAPI final : public DeviceAPI {
   }
 
   void FreeDataSpace(DLDevice /*dev*/, void* ptr) final {
-    // Never throws (called from tensor destructors); without a device nothing was allocated.
+    // Never throws (called from tensor destructors); without a device nothing was allocated,
+    // and in a forked child what the parent allocated is the parent's.
     if (WebGPUDevice* d = WebGPUDevice::TryGet(nullptr)) {
       d->Free(static_cast<WebGPUBuffer*>(ptr));
-    } else if (ptr != nullptr) {
+    } else if (ptr != nullptr && !WebGPUDevice::Forked()) {
       std::fprintf(stderr, "[tvm webgpu] warning: ignoring free of %p: no WebGPU device\n", ptr);
     }
   }

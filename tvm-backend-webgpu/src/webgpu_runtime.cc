@@ -102,6 +102,8 @@ WebGPUDevice* WebGPUDevice::Get(const std::string& what) { return Discovery().Ge
 
 WebGPUDevice* WebGPUDevice::TryGet(std::string* why) { return Discovery().TryGet(why); }
 
+bool WebGPUDevice::Forked() { return Discovery().forked(); }
+
 void WebGPUDevice::WaitFor(const bool* done) {
   api.InstanceProcessEvents(instance);  // most callbacks (error scopes) are due at once
   while (!*done) {                      // the rest (buffer maps) wait for the queue

@@ -118,6 +118,8 @@ class WebGPUDevice {
   static WebGPUDevice* Get(const std::string& what);
   /*! \brief The device, or null (and `*why`) when none is usable. */
   static WebGPUDevice* TryGet(std::string* why);
+  /*! \brief Whether the device is the parent's (this is a child forked after discovery). */
+  static bool Forked();
 
   /*! \brief Requests the adapter and device; "" on success (LazyDiscovery's hook). */
   std::string Discover();

@@ -9,6 +9,7 @@
 #define TVM_RUNTIME_BUFFER_REGISTRY_H_
 
 #include <tvm/ffi/error.h>
+#include <tvm/runtime/fork_guard.h>
 
 #include <cstdio>
 #include <mutex>
@@ -23,6 +24,7 @@ namespace runtime {
 struct HandleBuffer {
   int device_id;
   size_t nbytes;
+  unsigned forks = ForkCount();  // the process it was allocated in (tvm/runtime/fork_guard.h)
 };
 
 /*! \brief The live buffers of one backend, by data pointer (thread-safe). */
@@ -41,10 +43,16 @@ class BufferRegistry {
   }
 
   /*! \brief Forgets `buffer`: true when it was live, else false with a warning on stderr (tensor
-   *  destructors free buffers, so this never throws). */
+   *  destructors free buffers, so this never throws); false, silently, for a buffer the parent of
+   *  this forked child allocated (the parent's driver owns it). */
   bool Remove(const void* buffer) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (live_.erase(buffer) != 0) return true;
+    auto it = live_.find(buffer);
+    if (it != live_.end()) {
+      bool ours = it->second.forks == ForkCount();
+      live_.erase(it);
+      return ours;
+    }
     std::fprintf(stderr,
                  "[tvm %s] warning: ignoring free of %p: not a live %s buffer allocated by TVM\n",
                  kind_.c_str(), buffer, label_.c_str());

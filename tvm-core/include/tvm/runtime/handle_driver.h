@@ -23,6 +23,7 @@
 #include <tvm/runtime/buffer_registry.h>
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_module.h>
+#include <tvm/runtime/fork_guard.h>
 #include <tvm/runtime/launch_limits.h>
 
 #include <algorithm>
@@ -135,7 +136,7 @@ class HandleDriver {
 
   /*! \brief RuntimeError "<what>: <why no device is usable>; <fix>". */
   [[noreturn]] void ThrowUnavailable(const std::string& what) {
-    TVM_FFI_THROW(RuntimeError) << what << ": " << UnavailableReason() << "; " << fix_;
+    TVM_FFI_THROW(RuntimeError) << what << ": " << ReasonWithFix(UnavailableReason(), fix_);
     throw;  // unreachable: TVM_FFI_THROW throws
   }
 

@@ -22,6 +22,7 @@
 #define TVM_RUNTIME_LAZY_DISCOVERY_H_
 
 #include <tvm/ffi/error.h>
+#include <tvm/runtime/fork_guard.h>
 
 #include <atomic>
 #include <exception>
@@ -48,6 +49,7 @@ class LazyDiscovery {
   /*! \brief The state, discovering on the first call; null (and `*why` set) when none is usable. */
   State* TryGet(std::string* why = nullptr) {
     std::call_once(once_, [this] {
+      guard_ = ForkGuard();       // the state belongs to this process
       auto* state = new State();  // never destroyed (see the file comment)
       std::string err;
       try {
@@ -62,6 +64,10 @@ class LazyDiscovery {
       }
       discovered_.store(true, std::memory_order_release);
     });
+    if (state_ != nullptr && guard_.Stale()) {
+      if (why != nullptr) *why = ForkedChildMessage(api_);
+      return nullptr;
+    }
     if (state_ == nullptr && why != nullptr) *why = error_;
     return state_;
   }
@@ -77,12 +83,16 @@ class LazyDiscovery {
   [[noreturn]] void ThrowUnavailable(const std::string& what) {
     std::string why;
     TryGet(&why);
-    TVM_FFI_THROW(RuntimeError) << what << ": " << why << "; " << fix_;
+    TVM_FFI_THROW(RuntimeError) << what << ": " << ReasonWithFix(why, fix_);
     throw;  // unreachable: TVM_FFI_THROW throws
   }
 
   /*! \brief Whether discovery has run in this process (for tests of lazy activation). */
   bool discovered() const { return discovered_.load(std::memory_order_acquire); }
+
+  /*! \brief Whether the devices were found by the parent of this forked child (what they
+   *  allocated there is the parent's: a free of it is skipped, silently). */
+  bool forked() const { return discovered() && state_ != nullptr && guard_.Stale(); }
 
   /*! \brief What to install when no device is found. */
   const std::string& fix() const { return fix_; }
@@ -91,6 +101,7 @@ class LazyDiscovery {
   std::string api_;
   std::string fix_;
   std::once_flag once_;
+  ForkGuard guard_;  // remade by the discovery: the process the state belongs to
   State* state_ = nullptr;
   std::string error_;
   std::atomic<bool> discovered_{false};

@@ -744,6 +744,49 @@ class BackendConformance:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert proc.stdout.startswith(("ran ", "explained ")), proc.stdout
 
+    def test_a_child_forked_after_the_device_was_used(self):
+        """A child made by fork() after the parent used the device (multiprocessing's default
+        start method on Linux) either runs kernels right or raises a RuntimeError that names
+        fork(); it never hangs, and never changes the parent's tensors."""
+        self.dev()
+        proc = run_python(
+            f"""
+            import multiprocessing as mp, os, sys
+            import numpy as np, tvm
+            from tvm.testing import kernels
+            dev = tvm.device({self.device or self.backend!r})
+            mod = tvm.compile(kernels.vector_add(), target={self.target_name()!r})
+            a = np.arange(256, dtype="float32")
+            def run():
+                x, c = tvm.runtime.tensor(a, dev), tvm.runtime.empty((256,), "float32", dev)
+                mod["vector_add"](x, x, c)
+                return bool((c.numpy() == 2 * a).all())
+            kept = tvm.runtime.tensor(np.full(256, 100.0, "float32"), dev)
+            assert run()
+            def child(answer):
+                try:
+                    answer.send(("ran", run(), tvm.runtime.tensor(np.zeros(256, "float32"), dev).numpy().sum() == 0))
+                except RuntimeError as err:
+                    answer.send(("refused", "fork()" in str(err), True))
+                os._exit(0)
+            ctx = mp.get_context("fork")
+            receive, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=child, args=(send,))
+            p.start()
+            p.join(120)
+            if p.is_alive():
+                p.kill()
+                sys.exit("the child hung")
+            if not receive.poll(10):
+                sys.exit(f"the child said nothing (exit code {{p.exitcode}})")
+            what, right, zeros = receive.recv()
+            print(what, right and zeros, bool((kept.numpy() == 100.0).all()) and run())
+            """,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.split() in (["ran", "True", "True"], ["refused", "True", "True"]), proc.stdout
+
     # ------------------------------------------------------------------ bad input
 
     def test_bad_arguments_are_python_errors(self):
