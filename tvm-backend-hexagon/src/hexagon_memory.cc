@@ -60,7 +60,14 @@ Arena::Arena() : size_(ArenaBytes()) {
   free_[0] = size_;
 }
 
+void Arena::CheckThisProcess() const {
+  if (made_in_.Stale()) {
+    TVM_FFI_THROW(RuntimeError) << "hexagon: " << tvm::runtime::ForkedChildMessage("Hexagon");
+  }
+}
+
 void* Arena::Allocate(size_t nbytes, size_t alignment) {
+  CheckThisProcess();
   if (alignment < kMinAlignment) alignment = kMinAlignment;
   if (alignment & (alignment - 1)) {
     TVM_FFI_THROW(ValueError) << "hexagon: alignment " << alignment << " is not a power of two";
@@ -85,7 +92,7 @@ void* Arena::Allocate(size_t nbytes, size_t alignment) {
 }
 
 void Arena::Free(void* ptr) {
-  if (ptr == nullptr) return;
+  if (ptr == nullptr || made_in_.Stale()) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = used_.find(static_cast<size_t>(static_cast<char*>(ptr) - base_));
   if (it == used_.end()) {

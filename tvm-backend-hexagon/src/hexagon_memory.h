@@ -8,6 +8,8 @@
 #ifndef TVM_BACKEND_HEXAGON_MEMORY_H_
 #define TVM_BACKEND_HEXAGON_MEMORY_H_
 
+#include <tvm/runtime/fork_guard.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -27,8 +29,12 @@ class Arena {
   /*! \brief `nbytes` of device memory aligned to at least 128 bytes (HVX vectors); throws when
    *  the arena is full, naming its size and the variable that sets it. */
   void* Allocate(size_t nbytes, size_t alignment);
-  /*! \brief Return memory from Allocate (null is ignored). */
+  /*! \brief Return memory from Allocate (null is ignored, and so is all in a forked child: the
+   *  memory is the parent's). */
   void Free(void* ptr);
+  /*! \brief Throws RuntimeError in a child forked after the arena was made: its memory is
+   *  shared with the parent, whose allocations this process cannot see. */
+  void CheckThisProcess() const;
   /*! \brief Offset of `ptr` in the arena when [ptr, ptr + nbytes) lies inside it, else -1. */
   int64_t OffsetOf(const void* ptr, size_t nbytes) const;
   int fd() const { return fd_; }
@@ -42,6 +48,7 @@ class Arena {
   std::mutex mu_;
   std::map<size_t, size_t> free_;  // offset -> bytes, coalesced
   std::map<size_t, size_t> used_;  // offset -> bytes
+  tvm::runtime::ForkGuard made_in_;
 };
 
 /*! \brief Registers the hexagon DeviceAPI (the core's host-memory device on the arena). */

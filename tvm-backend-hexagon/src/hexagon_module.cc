@@ -90,6 +90,7 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
                                 << " x " << cfg.grid[1] << " x " << cfg.grid[2]
                                 << " blocks is more than 2^62 blocks";
     }
+    Arena::Get().CheckThisProcess();  // a forked child would write into its parent's tensors
     size_t n = info.arg_types.size();
     std::vector<uint64_t> slots(n, 0);
     std::vector<int64_t> offsets(n, -1);
@@ -124,6 +125,7 @@ int HexagonBackendInit(char* err, int err_len) {
   std::string qemu = FindSimulator(&why);
   if (qemu.empty()) return tvm::runtime::BackendInitFailed(err, err_len, why);
   SimulatorCommand() = qemu;
+  MaxSimulators();  // a bad setting makes the runtime unavailable with the reason, as the others
   RegisterDeviceAPI(qemu.substr(qemu.rfind('/') + 1));
   tvm::runtime::RegisterDeviceModuleClass<HexagonModuleObj>("hexagon");
   return 0;

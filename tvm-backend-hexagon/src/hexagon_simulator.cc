@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <list>
 #include <sstream>
 
 #include "hexagon_memory.h"
@@ -37,6 +39,7 @@ constexpr int kStartTimeoutMs = 120 * 1000;
 constexpr int kDefaultTimeoutSeconds = 600;
 // A Hexagon v66 compute DSP has four hardware threads.
 constexpr int kDefaultHardwareThreads = 4;
+constexpr size_t kDefaultMaxSimulators = 8;
 
 bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
@@ -93,6 +96,74 @@ std::string DescribeExit(int status) {
 }
 
 }  // namespace
+
+size_t MaxSimulators() {
+  const char* env = std::getenv("TVM_HEXAGON_MAX_SIMULATORS");
+  if (env == nullptr || *env == '\0') return kDefaultMaxSimulators;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || v < 1 || v > 1024) {
+    TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_MAX_SIMULATORS='" << env
+                              << "': expected a number of processes from 1 to 1024";
+  }
+  return static_cast<size_t>(v);
+}
+
+/*!
+ * \brief The simulators whose process runs, most recently used first. A process lives as long as
+ *  its module, and modules live as long as the Python process (tvm.compile keeps what it loaded),
+ *  so without a bound every kernel ever compiled (a tuning run compiles one per configuration)
+ *  would keep a qemu process; the least recently used idle one is stopped instead, and its next
+ *  launch starts it again.
+ */
+class RunningSimulators {
+ public:
+  static RunningSimulators& Get() {
+    static auto* running = new RunningSimulators();  // simulators may outlive static destructors
+    return *running;
+  }
+
+  /*! \brief `sim` was just used (started or launched). */
+  void Touch(Simulator* sim) {
+    std::lock_guard<std::mutex> lock(mu_);
+    list_.remove(sim);
+    list_.push_front(sim);
+  }
+
+  /*! \brief `sim` has no process any more. */
+  void Forget(Simulator* sim) {
+    std::lock_guard<std::mutex> lock(mu_);
+    list_.remove(sim);
+  }
+
+  /*! \brief Stops least recently used idle simulators (never `starting`) until one more fits. */
+  void MakeRoom(Simulator* starting) {
+    size_t cap = MaxSimulators();
+    while (Simulator* idle = TakeIdle(starting, cap)) {
+      idle->Stop(true);
+      idle->mu_.unlock();
+    }
+  }
+
+ private:
+  /*! \brief With `cap` or more running: the least recently used one not running a kernel, taken
+   *  off the list with its lock held; else null. */
+  Simulator* TakeIdle(Simulator* starting, size_t cap) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (list_.size() < cap) return nullptr;
+    for (auto it = list_.rbegin(); it != list_.rend(); ++it) {
+      Simulator* sim = *it;
+      if (sim != starting && sim->mu_.try_lock()) {  // try: never wait for a running kernel
+        list_.erase(std::next(it).base());
+        return sim;
+      }
+    }
+    return nullptr;
+  }
+
+  std::mutex mu_;
+  std::list<Simulator*> list_;
+};
 
 int HardwareThreads() {
   const char* env = std::getenv("TVM_HEXAGON_THREADS");
@@ -197,6 +268,7 @@ void Simulator::Start() {
   }
   pid_ = pid;
   sock_ = pair[0];
+  started_in_ = tvm::runtime::ForkGuard();
   uint32_t hello[4];
   bool timed_out = false;
   if (!Receive(hello, sizeof(hello), kStartTimeoutMs, &timed_out)) {
@@ -213,12 +285,18 @@ void Simulator::Start() {
                                 << ", " << hello[3] << " kernels): rebuild the module";
   }
   guest_base_ = hello[2];
+  RunningSimulators::Get().Touch(this);
 }
 
 std::string Simulator::Stop(bool kill_it) {
+  RunningSimulators::Get().Forget(this);
   if (sock_ >= 0) close(sock_);
   sock_ = -1;
   if (pid_ < 0) return "was not running";
+  if (started_in_.Stale()) {  // the parent's process (this is a forked child): not ours to end
+    pid_ = -1;
+    return "belongs to the parent process";
+  }
   if (kill_it) kill(pid_, SIGKILL);
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -231,7 +309,16 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
                        const std::vector<int64_t>& host_offsets, const std::string& name) {
   int timeout_ms = LaunchTimeoutMs();
   std::lock_guard<std::mutex> lock(mu_);
-  if (pid_ < 0) Start();
+  if (pid_ >= 0 && started_in_.Stale()) {
+    TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name << ": "
+                                << tvm::runtime::ForkedChildMessage("Hexagon");
+  }
+  if (pid_ < 0) {
+    RunningSimulators::Get().MakeRoom(this);
+    Start();
+  } else {
+    RunningSimulators::Get().Touch(this);
+  }
   for (size_t i = 0; i < slots.size(); ++i) {
     if (host_offsets[i] >= 0) slots[i] = guest_base_ + static_cast<uint64_t>(host_offsets[i]);
   }

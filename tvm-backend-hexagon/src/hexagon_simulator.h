@@ -12,6 +12,7 @@
 #define TVM_BACKEND_HEXAGON_SIMULATOR_H_
 
 #include <sys/types.h>
+#include <tvm/runtime/fork_guard.h>
 
 #include <array>
 #include <cstdint>
@@ -39,6 +40,17 @@ std::string FindSimulator(std::string* why);
  *  memory (TVM_HEXAGON_THREADS, 1 to 16; default 4, a v66 compute DSP's). */
 int HardwareThreads();
 
+/*! \brief How many simulator processes may run at once (TVM_HEXAGON_MAX_SIMULATORS, 1 to 1024;
+ *  default 8). */
+size_t MaxSimulators();
+
+class RunningSimulators;
+
+/*!
+ * \brief A module's simulator process: started on its first launch, and stopped when the module
+ *  goes, or earlier, while idle, when TVM_HEXAGON_MAX_SIMULATORS (default 8) others were used
+ *  more recently (its next launch starts it again; device memory is never in the process).
+ */
 class Simulator {
  public:
   /*! \param executable The module's static Hexagon executable. \param qemu The simulator. */
@@ -51,12 +63,14 @@ class Simulator {
    * \brief Runs kernel `header.kernel` (named `name` in errors) and waits until it finishes.
    *  `host_offsets[i]` >= 0 marks slot i as a buffer at that arena offset, replaced by its guest
    *  address. Starts the process on first use and again after it died; throws RuntimeError
-   *  when the kernel fails, the process dies or the launch exceeds TVM_HEXAGON_TIMEOUT seconds.
+   *  when the kernel fails, the process dies or the launch exceeds TVM_HEXAGON_TIMEOUT seconds,
+   *  and in a child forked after the process started (it is the parent's).
    */
   void Launch(LaunchHeader header, std::vector<uint64_t> slots,
               const std::vector<int64_t>& host_offsets, const std::string& name);
 
  private:
+  friend class RunningSimulators;  // stops the least recently used idle process (MakeRoom)
   void Start();
   /*! \brief Ends the process (killed when `kill`), reaps it and says how it ended. */
   std::string Stop(bool kill);
@@ -71,6 +85,7 @@ class Simulator {
   pid_t pid_ = -1;
   int sock_ = -1;
   uint32_t guest_base_ = 0;
+  tvm::runtime::ForkGuard started_in_;  // a forked child neither uses nor stops the parent's
 };
 
 }  // namespace tvm_backend_hexagon

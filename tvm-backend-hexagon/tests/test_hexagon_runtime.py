@@ -140,7 +140,10 @@ def test_device_memory_has_a_size_and_a_clear_error_when_full():
     assert "TVM_HEXAGON_MEMORY_MB" in proc.stdout and "reused" in proc.stdout, proc.stdout
 
 
-@pytest.mark.parametrize("name, value", [("TVM_HEXAGON_MEMORY_MB", "lots"), ("TVM_HEXAGON_THREADS", "0")])
+@pytest.mark.parametrize(
+    "name, value",
+    [("TVM_HEXAGON_MEMORY_MB", "lots"), ("TVM_HEXAGON_THREADS", "0"), ("TVM_HEXAGON_MAX_SIMULATORS", "0")],
+)
 def test_a_bad_setting_makes_the_runtime_unavailable_with_the_reason(name, value):
     proc = run_python(
         """
@@ -183,3 +186,90 @@ def test_dynamic_shared_memory_past_the_limit_is_refused_at_launch(dev):
     np.testing.assert_array_equal(b.numpy(), np.full(64, 20001, "float32"))
     with pytest.raises(ValueError, match="bytes of dynamic shared memory exceed 262144"):
         mod["window_sums"](a, b, 65536)
+
+
+def _simulators_of(pid: int) -> list[int]:
+    """The qemu processes whose parent is ``pid`` (still running: zombies left out)."""
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if "qemu" in name and int(rest[1]) == pid and rest[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_at_most_max_simulators_processes_run_and_an_evicted_one_restarts(dev, monkeypatch):
+    """Every module has its simulator process, and modules live as long as the Python process
+    (a tuning run compiles one per configuration): with TVM_HEXAGON_MAX_SIMULATORS=2, five
+    modules leave two processes, and the first module, whose process was stopped, still runs."""
+    import os
+
+    monkeypatch.setenv("TVM_HEXAGON_MAX_SIMULATORS", "2")
+    mods = [tvm.compile(kernels.vector_add(name=f"vadd_cap_{i}"), target="hexagon") for i in range(5)]
+    a = tvm.runtime.tensor(np.arange(64, dtype="float32"), dev)
+    for i, mod in enumerate(mods):
+        c = tvm.runtime.empty((64,), "float32", dev)
+        mod[f"vadd_cap_{i}"](a, a, c)
+        np.testing.assert_array_equal(c.numpy(), 2 * np.arange(64, dtype="float32"))
+        assert len(_simulators_of(os.getpid())) <= 2
+    c = tvm.runtime.empty((64,), "float32", dev)
+    mods[0]["vadd_cap_0"](a, a, c)
+    np.testing.assert_array_equal(c.numpy(), 2 * np.arange(64, dtype="float32"))
+
+
+def test_the_simulator_of_a_killed_process_ends_even_in_a_long_kernel(dev, tmp_path):
+    """A process killed while its kernel runs leaves no simulator behind: the kernel server ends
+    itself once its host process is gone, even before the kernel finishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "long_kernel.py"
+    script.write_text(
+        "import numpy as np, tvm\n"
+        "from tvm.script import tir as T\n"
+        "@T.prim_func\n"
+        "def spin(a: T.handle, o: T.handle, iters: T.int32):\n"
+        "    A = T.match_buffer(a, (4,), 'float32')\n"
+        "    O = T.match_buffer(o, (4,), 'float32')\n"
+        "    for bx in T.thread_binding(1, thread='blockIdx.x'):\n"
+        "        for tx in T.thread_binding(1, thread='threadIdx.x'):\n"
+        "            acc = T.alloc_buffer((1,), 'float32', scope='local')\n"
+        "            acc[0] = A[0]\n"
+        "            for k in range(iters):\n"
+        "                acc[0] = acc[0] * T.float32(0.999999) + T.float32(1)\n"
+        "            O[0] = acc[0]\n"
+        "dev = tvm.device('hexagon', 0)\n"
+        "mod = tvm.compile(spin, target='hexagon')\n"
+        "A, O = tvm.runtime.tensor(np.ones(4, 'float32'), dev), tvm.runtime.empty((4,), 'float32', dev)\n"
+        "mod['spin'](A, O, 10)\n"
+        "print('launching', flush=True)\n"
+        "mod['spin'](A, O, 2_000_000_000)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-W", "ignore", str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "launching"
+        time.sleep(1)
+        simulators = _simulators_of(child.pid)
+        assert simulators, "the child's simulator process was not found"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in simulators):
+        time.sleep(0.2)
+    left = [p for p in simulators if os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+    for p in left:
+        os.kill(p, signal.SIGKILL)  # do not leave it running if the test fails
+    assert not left, f"simulator processes {left} outlived their killed host"

@@ -222,6 +222,17 @@ static const char* launch(const struct launch_header* h, const uint64_t* args) {
   return NULL;
 }
 
+/* Ends this process once the host process is gone (killed while a kernel runs: the host stops
+ * this process otherwise, and a kernel that never ends would keep a CPU busy, orphaned). */
+static void* watch_host(void* arg) {
+  pid_t host = (pid_t)(intptr_t)arg;
+  for (;;) {
+    sleep(1);
+    if (getppid() != host) _exit(0);
+  }
+  return NULL;
+}
+
 int main(int argc, char** argv) {
   if (argc != 4) {
     fprintf(stderr,
@@ -240,6 +251,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   close(fd);
+  pthread_t watchdog;
+  if (pthread_create(&watchdog, NULL, watch_host, (void*)(intptr_t)getppid()) == 0) {
+    pthread_detach(watchdog);
+  }
   uint32_t hello[4] = {MAGIC_HELLO, TVM_HEXAGON_PROTOCOL, (uint32_t)(uintptr_t)arena,
                        tvm_hexagon_num_kernels};
   if (write_all(hello, sizeof(hello))) return 2;
