@@ -157,3 +157,36 @@ except RuntimeError as err:
     )
     assert "launch: ROCm: launching kernel 'vector_add_kernel0'" in out and "hipErrorLaunchFailure" in out, out
     assert "empty: rocm module: it holds the HIP source but no code object" in out and "clang-19 lld-19" in out, out
+
+
+def test_a_forked_child_is_refused_the_parents_devices_by_name(mock_hip):
+    """The kit's GPU runtime (cuda and rocm) in a child forked after the parent used a device:
+    an error naming fork() and the spawn start method, not the driver's own failure; a child
+    forked before any use uses the device as usual."""
+    out = run_with_mock(
+        mock_hip,
+        """
+import multiprocessing as mp, os
+def child(answer):
+    try:
+        tvm.runtime.tensor(np.ones(4, "float32"), dev).numpy()
+        answer.send("used")
+    except RuntimeError as err:
+        answer.send(f"refused: {err}")
+    os._exit(0)
+def fork_and_ask():
+    ctx = mp.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=child, args=(send,))
+    p.start(); p.join(60)
+    return receive.recv() if receive.poll(5) else f"no answer (exit code {p.exitcode})"
+print("before any use:", fork_and_ask())
+kept = tvm.runtime.tensor(np.full(4, 7.0, "float32"), dev)
+print("after a use:", fork_and_ask())
+print("parent:", kept.numpy().tolist())
+""",
+    )
+    lines = out.splitlines()
+    assert lines[0] == "before any use: used", out
+    assert lines[1].startswith("after a use: refused:") and "fork()" in lines[1] and "spawn" in lines[1], out
+    assert lines[2] == "parent: [7.0, 7.0, 7.0, 7.0]", out

@@ -10,8 +10,10 @@
 #include <tvm/runtime/device_api.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <vector>
 #include <algorithm>
 #include <limits>
@@ -166,7 +168,15 @@ struct DeviceNDAlloc {
     t->data = api->AllocDataSpace(t->device, ffi::GetDataSize(*t), 64);
   }
   void FreeData(DLTensor* t) {
-    if (t->data != nullptr) api->FreeDataSpace(t->device, t->data);
+    if (t->data == nullptr) return;
+    // Called while a tensor is destroyed, where an exception would end the process: a driver
+    // that cannot free (a device lost, a context broken by a faulting kernel) is reported.
+    try {
+      api->FreeDataSpace(t->device, t->data);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[tvm] warning: freeing device memory of %s failed: %s\n",
+                   DeviceTypeName(t->device.device_type).c_str(), e.what());
+    }
   }
 };
 

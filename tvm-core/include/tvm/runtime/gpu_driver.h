@@ -20,10 +20,12 @@
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_attributes.h>
 #include <tvm/runtime/device_module.h>
+#include <tvm/runtime/fork_guard.h>
 #include <tvm/runtime/launch_limits.h>
 #include <tvm/runtime/owned_streams.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -161,8 +163,14 @@ class GPUDriver {
     }
   }
 
-  /*! \brief Makes `dev_id` current; ValueError when the machine has no such device. */
+  /*! \brief Makes `dev_id` current; ValueError when the machine has no such device, and
+   *  RuntimeError naming fork() in a child forked after this process first used a device. */
   void UseDevice(int dev_id) {
+    std::call_once(first_use_, [this] {
+      first_use_in_ = ForkGuard();
+      used_.store(true, std::memory_order_release);
+    });
+    if (first_use_in_.Stale()) TVM_FFI_THROW(RuntimeError) << ForkedChildMessage(label_);
     int count = DeviceCount();
     if (dev_id < 0 || dev_id >= kMaxGPUDevices || dev_id >= count) {
       TVM_FFI_THROW(ValueError) << DeviceLabel(dev_id) << " does not exist: this machine has "
@@ -170,6 +178,10 @@ class GPUDriver {
     }
     Check(MakeCurrent(dev_id), "making " + DeviceLabel(dev_id) + " current");
   }
+
+  /*! \brief Whether this is a child forked after the parent used a device (the memory and
+   *  modules made then are the parent's: they are not freed here). */
+  bool Forked() const { return used_.load(std::memory_order_acquire) && first_use_in_.Stale(); }
 
   /*! \brief Integer attribute `code` of device `dev_id`. */
   int AttributeOf(int dev_id, int code) {
@@ -216,6 +228,9 @@ class GPUDriver {
   std::string kind_;
   std::string label_;
   LaunchLimitsCache<kMaxGPUDevices> limits_;
+  std::once_flag first_use_;
+  ForkGuard first_use_in_;  // the process that first used a device (set by that use)
+  std::atomic<bool> used_{false};
 };
 
 /*! \brief The DeviceAPI of a GPUDriver's devices: attributes, memory, copies, owned streams. */
@@ -263,7 +278,7 @@ class GPUDeviceAPI final : public DeviceAPI {
   }
 
   void FreeDataSpace(DLDevice dev, void* ptr) final {
-    if (ptr == nullptr) return;
+    if (ptr == nullptr || d_->Forked()) return;
     d_->UseDevice(dev.device_id);
     int status = d_->Free(ptr);
     if (!d_->IsDeinitialized(status)) d_->Check(status, "freeing device memory");
@@ -329,6 +344,7 @@ class GPUKernelModule : public KernelModuleBase {
   }
 
   ~GPUKernelModule() {
+    if (d_->Forked()) return;  // the images were loaded by the parent of this forked child
     for (void* m : modules_) {
       if (m != nullptr) d_->UnloadModule(m);  // at interpreter exit the driver may be gone already
     }
