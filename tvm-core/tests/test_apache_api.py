@@ -397,6 +397,10 @@ def test_type_objects_of_the_newer_api():
     assert p.dtype == "handle" and p.ty.element_type == "float32" and p.ty.storage_scope == "shared"
     with pytest.raises(ValueError, match="unsupported dtype 'float31'"):
         PrimType("float31")
+    assert T.call_extern("void", "f", 1).ty == PrimType("void")
+    e4m3 = "float8_e4m3fn"  # both are 1.0 in float8: compared as the machine compares them
+    c = tvm.tir.const
+    assert (c(1.01, e4m3) > c(1.0, e4m3)).value == 0 and c(1.01, e4m3).equal(c(1.0, e4m3)).value == 1
 
 
 def test_decl_buffer_strides_and_subclassed_scopes():

@@ -216,6 +216,8 @@ def test_float_constants_and_their_folds_are_those_of_their_dtype():
     assert simplify_expr(tir.FloorDiv(f32(1.0), f32(0.1))).value == 10.0  # 1.0f / 0.1f rounds to 10
     assert simplify_expr(tir.FloorDiv(f64(1e308), f64(1e-10))).value == math.inf
     assert math.isnan(simplify_expr(tir.FloorDiv(f64(math.inf), f64(math.inf))).value)
+    for a, b in ((-0.0, 1.0), (0.0, -1.0), (1.0, -math.inf)):  # C's floor keeps the sign of zero
+        assert math.copysign(1, simplify_expr(tir.FloorDiv(f32(a), f32(b))).value) < 0
     assert simplify_expr(tir.Min(f32(math.nan), f32(1.0))).value == 1.0  # x < y ? x : y
     assert simplify_expr(tir.Max(f32(math.nan), f32(1.0))).value == 1.0
     assert math.copysign(1, simplify_expr(tir.Min(f32(-0.0), f32(0.0))).value) > 0

@@ -23,8 +23,14 @@ class PrimType(str, Type):
 
     def __new__(cls, dtype: Any) -> "PrimType":
         text = str(dtype)
-        _dt.parse(text)  # ValueError naming an unknown dtype
+        if text != "void":
+            _dt.parse(text)  # ValueError naming an unknown dtype
         return super().__new__(cls, text)
+
+    @classmethod
+    def of(cls, dtype: str) -> "PrimType":
+        """The type of an expression of ``dtype`` (``expr.ty``), whatever the IR holds there."""
+        return super().__new__(cls, str(dtype))
 
     @property
     def dtype(self) -> Any:
@@ -73,7 +79,7 @@ class BufferType(Type):
     @property
     def dtype(self) -> PrimType:
         """The element type."""
-        return PrimType(self._buffer.dtype)
+        return PrimType.of(self._buffer.dtype)
 
     @property
     def shape(self) -> tuple:

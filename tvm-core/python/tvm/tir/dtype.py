@@ -158,12 +158,16 @@ _FLOAT_FORMATS = {"float32": (24, -126, 127), "float16": (11, -14, 15), "bfloat1
 
 def round_float(d: str, value: float) -> "float | None":
     """``value`` rounded to float dtype ``d`` (to nearest even; subnormals kept; infinity past its
-    largest value; NaN kept) as a Python float, as NumPy and ml_dtypes convert a float64; None
-    for a dtype this cannot round (not a float, float8)."""
+    largest value, or NaN for a float8 without infinities; NaN kept) as a Python float, as NumPy
+    and ml_dtypes convert a float64; None for a dtype that is not a float."""
     import math
 
     e = element_of(d) if is_float(d) else ""
     value = float(value)
+    if e in FLOAT8_DTYPES:
+        from .transform.float8 import round_value
+
+        return round_value(e, value)
     if e == "float64" or (e and not math.isfinite(value)):
         return value
     if e not in _FLOAT_FORMATS:

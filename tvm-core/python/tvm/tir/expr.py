@@ -92,11 +92,11 @@ class PrimExpr:
 
     def equal(self, o) -> "EQ":
         """``self == o`` as IR (``==`` itself keeps Python identity semantics)."""
-        return EQ(self, const_like(o, self))
+        return _folded(EQ, self, const_like(o, self))
 
     def not_equal(self, o) -> "NE":
         """``self != o`` as IR."""
-        return NE(self, const_like(o, self))
+        return _folded(NE, self, const_like(o, self))
 
     def astype(self, dtype: str) -> "PrimExpr":
         """Cast to ``dtype`` (no-op when equal)."""
@@ -109,7 +109,7 @@ class PrimExpr:
         variable was made with."""
         from tvm.ir.type import PrimType, Type
 
-        return self.dtype if isinstance(self.dtype, Type) else PrimType(self.dtype)
+        return self.dtype if isinstance(self.dtype, Type) else PrimType.of(self.dtype)
 
     def __bool__(self):
         raise TypeError("a TIR expression has no Python truth value; use T.if_then_else / if on IR")

@@ -60,14 +60,24 @@ def int_as_float(v: int, dtype: str) -> float:
 
 
 def value_of(x: PrimExpr):
-    """A constant's value as the machine holds it (a float rounded to its dtype); else None."""
+    """A constant's value as the machine holds it (a float rounded to its dtype); else None (also
+    for a float of a dtype this cannot round: float8)."""
     if isinstance(x, FloatImm):
-        return x.dtype_value
+        return _dt.round_float(x.dtype, x.value)
     return x.value if isinstance(x, IntImm) else None
 
 
 _COMPARE = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LT: lambda a, b: a < b}
 _COMPARE.update({LE: lambda a, b: a <= b, GT: lambda a, b: a > b, GE: lambda a, b: a >= b})
+
+
+def _floor(x: float) -> float:
+    """C's ``floor``: infinities and NaN as they are, and a zero result keeps the sign of ``x``
+    (``floor(-0.0)`` is ``-0.0``)."""
+    if not math.isfinite(x):
+        return x
+    r = float(math.floor(x))
+    return math.copysign(r, x) if r == 0 else r
 
 
 def _truncated_quotient(a: int, b: int) -> int:
@@ -110,7 +120,7 @@ def fold_binary(e: BinaryOp) -> Optional[PrimExpr]:
         quotient = round_folded(d, a / b)  # the quotient in the dtype, then its floor
         if quotient is None:
             return None
-        return constant(d, math.floor(quotient) if math.isfinite(quotient) else quotient)
+        return constant(d, _floor(quotient))
     if t is FloorMod and not isf:
         return constant(d, a % b)
     return None

@@ -221,6 +221,12 @@ def _decode_value(fmt: Format, byte: int) -> float:
     return sign * (1 + man / (1 << fmt.mantissa)) * 2.0 ** (exp - fmt.bias)
 
 
+def round_value(dtype: str, value: float) -> float:
+    """The float8 ``dtype`` value nearest to ``value`` (a constant), as a Python float."""
+    fmt = FORMATS[dtype]
+    return _decode_value(fmt, _encode_value(fmt, value))
+
+
 def rounded(dtype: str, f: PrimExpr) -> PrimExpr:
     """float32 ``f`` rounded to ``dtype`` (a float8 format), as a float32."""
     return decode(dtype, encode(dtype, f))
@@ -248,7 +254,7 @@ class _Float8(NarrowFloatEmulator):
         return rounded(dtype, f)
 
     def constant(self, dtype: str, value: float) -> float:
-        return _decode_value(FORMATS[dtype], _encode_value(FORMATS[dtype], value))
+        return round_value(dtype, value)
 
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return decode(original.dtype, BufferLoad(load.buffer, load.indices, U8, original.span))
