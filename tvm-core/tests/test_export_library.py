@@ -293,3 +293,45 @@ def test_a_library_rewritten_at_its_path_loads_its_new_code(tmp_path):
         tvm.compile(adds(c), "c").export_library(path)
         tvm.runtime.load_module(path)["add_c"](a, b)
         np.testing.assert_array_equal(b, np.full(4, c, "float32"))
+
+
+def test_a_loaded_module_exports_what_it_loaded_and_loads_what_was_checked(tmp_path):
+    """A module loaded from a path exports the library it loaded, even after the file at that
+    path was rewritten; a path through a symlinked folder and ``..`` loads the file the checks
+    read (the bytes are read once, checked, and loaded)."""
+    import os
+
+    from tvm.script import tir as T
+
+    def adds(c: float) -> PrimFunc:
+        @T.prim_func
+        def add_c(a: T.handle, b: T.handle):
+            A = T.match_buffer(a, (4,), "float32")
+            B = T.match_buffer(b, (4,), "float32")
+            for i in range(4):
+                B[i] = A[i] + T.float32(c)
+
+        return add_c
+
+    def result(mod) -> float:
+        a, b = np.zeros(4, "float32"), np.zeros(4, "float32")
+        mod["add_c"](a, b)
+        return float(b[0])
+
+    path = str(tmp_path / "lib.so")
+    tvm.compile(adds(1.0), "c").export_library(path)
+    old = tvm.runtime.load_module(path)
+    tvm.compile(adds(2.0), "c").export_library(path)
+    old.export_library(str(tmp_path / "copy.so"))
+    assert result(old) == 1.0 and result(tvm.runtime.load_module(str(tmp_path / "copy.so"))) == 1.0
+
+    (tmp_path / "real").mkdir()
+    tvm.compile(adds(3.0), "c").export_library(str(tmp_path / "real" / "lib.so"))
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    # link/../lib.so is real/../lib.so = lib.so (adds 2) to the OS; lexically it would be lib.so too,
+    # so a file named like the lexical reading elsewhere makes the two differ
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    os.symlink(tmp_path / "real", sub / "link")
+    tvm.compile(adds(4.0), "c").export_library(str(sub / "lib.so"))
+    assert result(tvm.runtime.load_module(str(sub / "link" / ".." / "lib.so"))) == 2.0

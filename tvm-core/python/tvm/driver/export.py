@@ -6,7 +6,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
-import shutil
+from pathlib import Path
 from typing import Any, Callable
 
 import tvm_ffi
@@ -57,13 +57,13 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     info = getattr(module, "_build_info", None)
     path = os.fspath(path)
     if info is None or not getattr(info, "host_source", None):
-        src = getattr(info, "lib_path", None) if info is not None else None
-        if not src:
+        data = getattr(info, "lib_bytes", None)
+        if data is None:
             raise ValueError(
                 "export_library: this module was not produced by tvm.compile or "
                 "tvm.runtime.load_module, so there is no library to export"
             )
-        _publish(path, lambda tmp: shutil.copyfile(src, tmp))
+        _publish(path, lambda tmp: Path(tmp).write_bytes(data))  # what was loaded, not what is there now
         return
     _publish(path, lambda tmp: _link(module, info, tmp, list(kwargs.get("options", ()))))
 

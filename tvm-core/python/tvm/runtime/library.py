@@ -18,6 +18,7 @@ backend that loads each kind, and explains what to install when none does.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import re
 import shutil
@@ -64,6 +65,8 @@ class BuildInfo:
     function_names: list[str] = field(default_factory=list)
     cache_hit: bool = False
     extern_functions: list[str] = field(default_factory=list)  # T.call_extern names, bound at load
+    #: A library ``load_module`` read: the bytes it loaded (what its export writes).
+    lib_bytes: bytes | None = None
 
 
 _loaded_lock = threading.Lock()
@@ -396,10 +399,22 @@ def load_module(path: str) -> Module:
     kinds = read_embedded_kinds(path, data)
     for kind in dict.fromkeys(kinds):
         ensure_loader(kind)
-    full = os.path.abspath(path)
-    # By the file's identity: the dynamic loader knows a library by its path and would hand back
-    # the one loaded before even after the file was rewritten (a new export, another process).
-    st = os.stat(full)
-    mod = reuse(("load", full, st.st_ino, st.st_size, st.st_mtime_ns), lambda: load_library(full, private=True))
-    info = BuildInfo(host_source="", lib_path=path, target=None)  # type: ignore[arg-type]
+    # The bytes checked are the bytes loaded (from a private copy: the dynamic loader knows a
+    # library by its path and would hand back one loaded from there before, even after the file
+    # was rewritten), and the same bytes give the same module tree (see reuse).
+    key = ("load", hashlib.sha256(data).hexdigest())
+    mod = reuse(key, lambda: _load_private_copy(data, os.path.basename(path)))
+    info = BuildInfo(host_source="", lib_path=path, target=None, lib_bytes=data)  # type: ignore[arg-type]
     return Module(mod, info)
+
+
+def _load_private_copy(data: bytes, name: str) -> tvm_ffi.Module:
+    """``data`` (a library) loaded from a file of its own, removed once it is mapped."""
+    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
+    try:
+        copy = os.path.join(tmpdir, name)
+        with open(copy, "wb") as f:
+            f.write(data)
+        return _dlopen(copy)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
