@@ -4,6 +4,8 @@ the target's default) without searching."""
 
 from __future__ import annotations
 
+import os
+
 import json
 
 import numpy as np
@@ -138,6 +140,19 @@ def test_databases_sharing_a_file_keep_each_others_records(tmp_path):
     assert a.lookup("k_B", "c", "fp")["config"] == {"tile": 4}
     a.store("k_A", "c", "fp", {"config": {"tile": 8}, "ms": 1.0})
     assert sorted(Database(path).records()) == [Database.key("k_A", "c", "fp"), Database.key("k_B", "c", "fp")]
+
+
+def test_a_damaged_file_another_process_replaced_is_read_not_set_aside(tmp_path):
+    """A lookup that found the file damaged sets it aside only if it is still that file: another
+    process may have replaced it (under the lock) with a good one meanwhile."""
+    path = tmp_path / "tuning.json"
+    path.write_text("{ not json")
+    db = Database(path)
+    damaged = db._file_stamp()
+    Database(tmp_path / "other.json").store("k", "c", "fp", {"config": {"tile": 4}})
+    os.replace(tmp_path / "other.json", path)  # the good file another process wrote
+    records, _ = db._reread_damaged(damaged, ValueError("damaged"))
+    assert list(records) == [Database.key("k", "c", "fp")] and not (tmp_path / "tuning.json.corrupt").exists()
 
 
 def test_knob_errors_name_the_knob():

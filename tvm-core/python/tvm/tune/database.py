@@ -38,7 +38,9 @@ class Database:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def _load(self) -> dict[str, dict]:
+    def _load(self, locked: bool = False) -> dict[str, dict]:
+        """The records, read again when the file changed (``locked``: the caller holds the lock
+        file, as a store does)."""
         if self.path is None:
             if self._records is None:
                 self._records = {}
@@ -46,32 +48,54 @@ class Database:
         stamp = self._file_stamp()
         if self._records is not None and stamp == self._stamp:
             return self._records
-        self._records, self._stamp = self._read(), stamp
-        return self._records
+        try:
+            records = self._parse()
+        except (OSError, ValueError) as err:
+            if locked:
+                records = self._set_aside(err)
+            else:
+                from tvm._cache import exclusive_lock
 
-    def _read(self) -> dict[str, dict]:
-        """The records in the file (none when it does not exist; set aside when damaged)."""
+                with exclusive_lock(f"{self.path}.lock"):
+                    records, stamp = self._reread_damaged(stamp, err)
+        self._records, self._stamp = records, stamp
+        return records
+
+    def _parse(self) -> dict[str, dict]:
+        """The records in the file (none when it does not exist); ValueError when it is damaged."""
         if not self.path.exists():
             return {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("format") != _FORMAT or not isinstance(data.get("records"), dict):
-                raise ValueError(f"not a tuning database of format {_FORMAT}")
-            return {k: v for k, v in data["records"].items() if isinstance(v, dict) and "config" in v}
-        except (OSError, ValueError) as err:
-            import warnings
+        data = json.loads(self.path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("records"), dict):
+            raise ValueError(f"not a tuning database of format {_FORMAT}")
+        return {k: v for k, v in data["records"].items() if isinstance(v, dict) and "config" in v}
 
-            aside = self.path.with_suffix(self.path.suffix + ".corrupt")
+    def _reread_damaged(self, stamp: tuple | None, err: Exception) -> tuple[dict[str, dict], tuple | None]:
+        """Under the lock: the damaged file read with ``stamp`` is set aside, unless another
+        process has replaced it meanwhile (then the new one is read; set aside if damaged too)."""
+        now = self._file_stamp()
+        if now != stamp:
             try:
-                os.replace(self.path, aside)
-            except OSError:
-                aside = self.path
-            warnings.warn(
-                f"tuning database {self.path} is unreadable ({err}); set aside as {aside}, starting empty",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-            return {}
+                return self._parse(), now
+            except (OSError, ValueError) as again:
+                err = again
+        return self._set_aside(err), self._file_stamp()
+
+    def _set_aside(self, err: Exception) -> dict[str, dict]:
+        """Rename the damaged file ``.corrupt`` (the caller holds the lock) and warn; no records."""
+        import warnings
+
+        aside = self.path.with_suffix(self.path.suffix + ".corrupt")
+        try:
+            os.replace(self.path, aside)
+        except OSError:
+            aside = self.path
+        warnings.warn(
+            f"tuning database {self.path} is unreadable ({err}); set aside as {aside}, starting empty",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+        return {}
 
     def lookup(self, kernel: str, target: Any, fingerprint: str) -> dict | None:
         """The record of ``kernel`` on this target and device, or None."""
@@ -88,7 +112,7 @@ class Database:
             from tvm._cache import atomic_write, exclusive_lock
 
             with exclusive_lock(f"{self.path}.lock"):
-                records = self._load()  # what is on disk now, other processes' records included
+                records = self._load(locked=True)  # what is on disk now, other processes' records included
                 records[self.key(kernel, target, fingerprint)] = entry
                 text = json.dumps({"format": _FORMAT, "records": records}, indent=2, sort_keys=True)
                 atomic_write(self.path, (text + "\n").encode())
