@@ -136,24 +136,25 @@ class RunningSimulators {
     list_.remove(sim);
   }
 
-  /*! \brief Stops least recently used idle simulators (never `starting`) until one more fits. */
-  void MakeRoom(Simulator* starting) {
-    size_t cap = MaxSimulators();
-    while (Simulator* idle = TakeIdle(starting, cap)) {
+  /*! \brief Stops least recently used idle simulators (never `user`, whose lock the caller
+   *  holds) until at most `limit` run: MaxSimulators() - 1 before `user` starts, MaxSimulators()
+   *  after its launch (which also trims what starts racing each other left). */
+  void Trim(Simulator* user, size_t limit) {
+    while (Simulator* idle = TakeIdle(user, limit)) {
       idle->Stop(true);
       idle->mu_.unlock();
     }
   }
 
  private:
-  /*! \brief With `cap` or more running: the least recently used one not running a kernel, taken
-   *  off the list with its lock held; else null. */
-  Simulator* TakeIdle(Simulator* starting, size_t cap) {
+  /*! \brief With more than `limit` running: the least recently used one not running a kernel,
+   *  taken off the list with its lock held; else null. */
+  Simulator* TakeIdle(Simulator* user, size_t limit) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (list_.size() < cap) return nullptr;
+    if (list_.size() <= limit) return nullptr;
     for (auto it = list_.rbegin(); it != list_.rend(); ++it) {
       Simulator* sim = *it;
-      if (sim != starting && sim->mu_.try_lock()) {  // try: never wait for a running kernel
+      if (sim != user && sim->mu_.try_lock()) {  // try: never wait for a running kernel
         list_.erase(std::next(it).base());
         return sim;
       }
@@ -314,7 +315,7 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
                                 << tvm::runtime::ForkedChildMessage("Hexagon");
   }
   if (pid_ < 0) {
-    RunningSimulators::Get().MakeRoom(this);
+    RunningSimulators::Get().Trim(this, MaxSimulators() - 1);
     Start();
   } else {
     RunningSimulators::Get().Touch(this);
@@ -347,6 +348,7 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
     TVM_FFI_THROW(RuntimeError) << os.str();
   }
   if (OneProcessPerLaunch()) Stop(false);  // the server sees the socket close and exits
+  RunningSimulators::Get().Trim(this, MaxSimulators());
   if (reply[1] != 0) {
     TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name
                                 << " failed in the simulator: " << message;

@@ -49,7 +49,8 @@ class RunningSimulators;
 /*!
  * \brief A module's simulator process: started on its first launch, and stopped when the module
  *  goes, or earlier, while idle, when TVM_HEXAGON_MAX_SIMULATORS (default 8) others were used
- *  more recently (its next launch starts it again; device memory is never in the process).
+ *  more recently (its next launch starts it again; device memory is never in the process). More
+ *  run only while more kernels than that run at once.
  */
 class Simulator {
  public:
@@ -70,7 +71,7 @@ class Simulator {
               const std::vector<int64_t>& host_offsets, const std::string& name);
 
  private:
-  friend class RunningSimulators;  // stops the least recently used idle process (MakeRoom)
+  friend class RunningSimulators;  // stops the least recently used idle process (Trim)
   void Start();
   /*! \brief Ends the process (killed when `kill`), reaps it and says how it ended. */
   std::string Stop(bool kill);
