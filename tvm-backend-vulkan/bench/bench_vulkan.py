@@ -32,7 +32,7 @@ from tvm.testing.benchmark import (
     bench_device,
     compare,
     summarize,
-    tuned_peer_case,
+    tuned_kernel_cases,
     tuned_zoo_cases,
     write_json,
 )
@@ -115,52 +115,24 @@ def kernel_cases(dev: Any) -> list[dict]:
     in GLSL the usual way and compiled by glslang, both dispatched through our runtime (only the
     shader code differs)."""
     import tvm
-    from tvm.testing import tunables
 
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal(VADD_N, dtype="float32"), rng.standard_normal(VADD_N, dtype="float32")
-    hand = glsl_module("vadd", VADD_GLSL, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x:256"])
-    bufs = [tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), tvm.runtime.empty((VADD_N,), "float32", dev)]
-    peer = KernelCall(hand["vadd"], [*bufs, VADD_N, (VADD_N + 255) // 256, 256], dev, bufs[2])
-    vadd = tuned_peer_case(
-        "vector_add",
-        tunables.tunable_vector_add("float32", name="vadd"),
-        "vulkan",
-        [a, b],
-        a + b,
-        dev,
-        ("glslang", peer),
-        params={"n": VADD_N, "dtype": "float32", "peer_workgroup": [256]},
-        batch=10,
-        repeats=15,
-        budget_s=300,
-        goal=GOAL,
-        nbytes=3 * VADD_N * 4,
-    )
+    def on_device(*arrays: Any) -> list[Any]:
+        out = tvm.runtime.empty(arrays[0].shape, "float32", dev)
+        return [tvm.runtime.tensor(x, dev) for x in arrays] + [out]
 
-    x, y = (rng.standard_normal((MM, MM), dtype="float32") for _ in range(2))
-    tags = ["blockIdx.y", "blockIdx.x", "threadIdx.y:16", "threadIdx.x:16"]
-    hand = glsl_module("matmul", MATMUL_GLSL, ["handle:float32"] * 3 + ["int32"] * 3, tags)
-    bufs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), tvm.runtime.empty((MM, MM), "float32", dev)]
-    grid = [MM // TILE, MM // TILE, TILE, TILE]
-    peer = KernelCall(hand["matmul"], [*bufs, MM, MM, MM, *grid], dev, bufs[2])
-    matmul = tuned_peer_case(
-        "matmul_tiled",
-        tunables.tunable_matmul_tiled(MM, MM, MM, name="matmul"),
-        "vulkan",
-        [x, y],
-        x @ y,
-        dev,
-        ("glslang", peer),
-        params={"m": MM, "n": MM, "k": MM, "dtype": "float32", "peer_tile": TILE},
-        batch=1,
-        repeats=5,
-        budget_s=600,
-        goal=GOAL,
-    )
-    matmul["gflops_tvm"] = round(2 * MM**3 / (matmul["tvm_ms"] * 1e6), 3)
-    matmul["gflops_glslang"] = round(2 * MM**3 / (matmul["glslang_ms"] * 1e6), 3)
-    return [vadd, matmul]
+    def vadd_peer(a: Any, b: Any) -> KernelCall:
+        hand = glsl_module("vadd", VADD_GLSL, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x:256"])
+        bufs = on_device(a, b)
+        return KernelCall(hand["vadd"], [*bufs, VADD_N, (VADD_N + 255) // 256, 256], dev, bufs[2])
+
+    def matmul_peer(x: Any, y: Any) -> KernelCall:
+        tags = ["blockIdx.y", "blockIdx.x", "threadIdx.y:16", "threadIdx.x:16"]
+        hand = glsl_module("matmul", MATMUL_GLSL, ["handle:float32"] * 3 + ["int32"] * 3, tags)
+        bufs = on_device(x, y)
+        grid = [MM // TILE, MM // TILE, TILE, TILE]
+        return KernelCall(hand["matmul"], [*bufs, MM, MM, MM, *grid], dev, bufs[2])
+
+    return tuned_kernel_cases("vulkan", dev, "glslang", vadd_peer, matmul_peer, GOAL, n=VADD_N, size=MM, peer_tile=TILE)
 
 
 def dispatch_cases(dev: Any) -> list[dict]:

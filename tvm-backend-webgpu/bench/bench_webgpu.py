@@ -29,7 +29,7 @@ from tvm.testing.benchmark import (
     bench_device,
     compare,
     summarize,
-    tuned_peer_case,
+    tuned_kernel_cases,
     tuned_zoo_cases,
     write_json,
 )
@@ -83,44 +83,17 @@ def kernel_cases(dev: Any) -> list[dict]:
     """Vector add and tiled matmul, each the zoo's tunable kernel tuned on this adapter (every
     configuration tried; the tuning time is recorded), with our runtime, vs hand-written WGSL
     through wgpu-py."""
-    from tvm.testing import tunables
-
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal(VADD_N, dtype="float32"), rng.standard_normal(VADD_N, dtype="float32")
-    vadd = tuned_peer_case(
-        "vector_add",
-        tunables.tunable_vector_add("float32", name="vadd"),
+    return tuned_kernel_cases(
         "webgpu",
-        [a, b],
-        a + b,
         dev,
-        ("wgpu", WgpuKernel(VADD_WGSL, a, b, ((VADD_N + 255) // 256, 1, 1), a.nbytes)),
-        params={"n": VADD_N, "dtype": "float32", "peer_workgroup": [256]},
-        batch=10,
-        repeats=15,
-        budget_s=300,
-        goal=GOAL,
-        nbytes=3 * VADD_N * 4,
+        "wgpu",
+        lambda a, b: WgpuKernel(VADD_WGSL, a, b, ((VADD_N + 255) // 256, 1, 1), a.nbytes),
+        lambda x, y: WgpuKernel(MATMUL_WGSL, x, y, (MM // TILE, MM // TILE, 1), MM * MM * 4),
+        GOAL,
+        n=VADD_N,
+        size=MM,
+        peer_tile=TILE,
     )
-
-    x, y = (rng.standard_normal((MM, MM), dtype="float32") for _ in range(2))
-    matmul = tuned_peer_case(
-        "matmul_tiled",
-        tunables.tunable_matmul_tiled(MM, MM, MM, name="matmul"),
-        "webgpu",
-        [x, y],
-        x @ y,
-        dev,
-        ("wgpu", WgpuKernel(MATMUL_WGSL, x, y, (MM // TILE, MM // TILE, 1), MM * MM * 4)),
-        params={"m": MM, "n": MM, "k": MM, "dtype": "float32", "peer_tile": TILE},
-        batch=1,
-        repeats=5,
-        budget_s=600,
-        goal=GOAL,
-    )
-    matmul["gflops_tvm"] = round(2 * MM**3 / (matmul["tvm_ms"] * 1e6), 3)
-    matmul["gflops_wgpu"] = round(2 * MM**3 / (matmul["wgpu_ms"] * 1e6), 3)
-    return [vadd, matmul]
 
 
 def dispatch_cases(dev: Any) -> list[dict]:

@@ -212,6 +212,64 @@ def tuned_peer_case(
     return case
 
 
+def tuned_kernel_cases(
+    target: str,
+    dev: Any,
+    peer_name: str,
+    vector_add_peer: Callable[[Any, Any], Any],
+    matmul_peer: Callable[[Any, Any], Any],
+    goal: float,
+    *,
+    n: int = 1 << 22,
+    size: int = 512,
+    peer_tile: int = 16,
+) -> list[dict[str, Any]]:
+    """The two kernel cases of a device benchmark (:func:`tuned_peer_case`): a float32 vector
+    add of ``n`` elements and a ``size``-cubed tiled matmul, the zoo's tunable kernels tuned on
+    ``target``, against ``peer_name``'s hand-written ones, which ``vector_add_peer(a, b)`` and
+    ``matmul_peer(x, y)`` make for the inputs (one element per invocation, 256 per workgroup;
+    ``peer_tile`` x ``peer_tile`` tiles, one output per invocation)."""
+    import numpy as np
+
+    from tvm.testing import tunables
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(n, dtype="float32"), rng.standard_normal(n, dtype="float32")
+    vadd = tuned_peer_case(
+        "vector_add",
+        tunables.tunable_vector_add("float32", name="vadd"),
+        target,
+        [a, b],
+        a + b,
+        dev,
+        (peer_name, vector_add_peer(a, b)),
+        params={"n": n, "dtype": "float32", "peer_workgroup": [256]},
+        batch=10,
+        repeats=15,
+        budget_s=300,
+        goal=goal,
+        nbytes=3 * n * 4,
+    )
+    x, y = (rng.standard_normal((size, size), dtype="float32") for _ in range(2))
+    matmul = tuned_peer_case(
+        "matmul_tiled",
+        tunables.tunable_matmul_tiled(size, size, size, name="matmul"),
+        target,
+        [x, y],
+        x @ y,
+        dev,
+        (peer_name, matmul_peer(x, y)),
+        params={"m": size, "n": size, "k": size, "dtype": "float32", "peer_tile": peer_tile},
+        batch=1,
+        repeats=5,
+        budget_s=600,
+        goal=goal,
+    )
+    for side, ms in (("tvm", matmul["tvm_ms"]), (peer_name, matmul[f"{peer_name}_ms"])):
+        matmul[f"gflops_{side}"] = round(2 * size**3 / (ms * 1e6), 3)
+    return [vadd, matmul]
+
+
 def tuned_vs_untuned(
     kernel: Any,
     target: str,
@@ -377,6 +435,7 @@ __all__ = [
     "summarize",
     "tuned_call",
     "tuned_function",
+    "tuned_kernel_cases",
     "tuned_matmul_case",
     "tuned_peer_case",
     "tuned_vs_untuned",
