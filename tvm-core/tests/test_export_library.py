@@ -28,6 +28,20 @@ def scale2() -> PrimFunc:
     return PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "scale2"})
 
 
+def adds(c: float) -> PrimFunc:
+    """``B[i] = A[i] + c`` over four float32 elements, named ``add_c``."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def add_c(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (4,), "float32")
+        B = T.match_buffer(b, (4,), "float32")
+        for i in range(4):
+            B[i] = A[i] + T.float32(c)
+
+    return add_c
+
+
 def run_fresh(code: str, **env: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter (this one's sys.path) with extra environment variables."""
     return run_python(code, env)
@@ -275,18 +289,6 @@ def test_exports_to_one_path_at_once_leave_a_whole_library(tmp_path):
 def test_a_library_rewritten_at_its_path_loads_its_new_code(tmp_path):
     """load_module of a path whose library was exported again in between runs the new code (the
     dynamic loader alone would hand back the library loaded from that path before)."""
-    from tvm.script import tir as T
-
-    def adds(c: float) -> PrimFunc:
-        @T.prim_func
-        def add_c(a: T.handle, b: T.handle):
-            A = T.match_buffer(a, (4,), "float32")
-            B = T.match_buffer(b, (4,), "float32")
-            for i in range(4):
-                B[i] = A[i] + T.float32(c)
-
-        return add_c
-
     path = str(tmp_path / "add.so")
     a, b = np.zeros(4, "float32"), np.zeros(4, "float32")
     for c in (1.0, 2.0, 1.0):
@@ -300,18 +302,6 @@ def test_a_loaded_module_exports_what_it_loaded_and_loads_what_was_checked(tmp_p
     path was rewritten; a path through a symlinked folder and ``..`` loads the file the checks
     read (the bytes are read once, checked, and loaded)."""
     import os
-
-    from tvm.script import tir as T
-
-    def adds(c: float) -> PrimFunc:
-        @T.prim_func
-        def add_c(a: T.handle, b: T.handle):
-            A = T.match_buffer(a, (4,), "float32")
-            B = T.match_buffer(b, (4,), "float32")
-            for i in range(4):
-                B[i] = A[i] + T.float32(c)
-
-        return add_c
 
     def result(mod) -> float:
         a, b = np.zeros(4, "float32"), np.zeros(4, "float32")
