@@ -26,17 +26,9 @@ constexpr size_t kDefaultMegabytes = 1024;
 constexpr size_t kMaxMegabytes = 3072;
 
 size_t ArenaBytes() {
-  size_t mb = kDefaultMegabytes;
-  if (const char* env = std::getenv("TVM_HEXAGON_MEMORY_MB")) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0' || v == 0 || v > kMaxMegabytes) {
-      TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_MEMORY_MB='" << env
-                                << "': expected a number of megabytes from 1 to " << kMaxMegabytes;
-    }
-    mb = static_cast<size_t>(v);
-  }
-  return mb << 20;
+  int64_t mb = SettingFromEnv("TVM_HEXAGON_MEMORY_MB", kDefaultMegabytes, 1, kMaxMegabytes,
+                              "a number of megabytes");
+  return static_cast<size_t>(mb) << 20;
 }
 }  // namespace
 

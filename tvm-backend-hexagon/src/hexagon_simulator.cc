@@ -44,14 +44,8 @@ constexpr size_t kDefaultMaxSimulators = 8;
 bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 int LaunchTimeoutMs() {
-  const char* env = std::getenv("TVM_HEXAGON_TIMEOUT");
-  if (env == nullptr || *env == '\0') return kDefaultTimeoutSeconds * 1000;
-  char* end = nullptr;
-  long v = std::strtol(env, &end, 10);
-  if (end == env || *end != '\0' || v < 0 || v > 86400) {
-    TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_TIMEOUT='" << env
-                              << "': expected whole seconds from 0 (no limit) to 86400";
-  }
+  int64_t v = SettingFromEnv("TVM_HEXAGON_TIMEOUT", kDefaultTimeoutSeconds, 0, 86400,
+                             "whole seconds (0: no limit)");
   return v == 0 ? -1 : static_cast<int>(v * 1000);
 }
 
@@ -98,15 +92,8 @@ std::string DescribeExit(int status) {
 }  // namespace
 
 size_t MaxSimulators() {
-  const char* env = std::getenv("TVM_HEXAGON_MAX_SIMULATORS");
-  if (env == nullptr || *env == '\0') return kDefaultMaxSimulators;
-  char* end = nullptr;
-  long v = std::strtol(env, &end, 10);
-  if (end == env || *end != '\0' || v < 1 || v > 1024) {
-    TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_MAX_SIMULATORS='" << env
-                              << "': expected a number of processes from 1 to 1024";
-  }
-  return static_cast<size_t>(v);
+  return static_cast<size_t>(SettingFromEnv("TVM_HEXAGON_MAX_SIMULATORS", kDefaultMaxSimulators, 1,
+                                            1024, "a number of processes"));
 }
 
 /*!
@@ -166,16 +153,22 @@ class RunningSimulators {
   std::list<Simulator*> list_;
 };
 
-int HardwareThreads() {
-  const char* env = std::getenv("TVM_HEXAGON_THREADS");
-  if (env == nullptr || *env == '\0') return kDefaultHardwareThreads;
+int64_t SettingFromEnv(const char* name, int64_t fallback, int64_t lo, int64_t hi,
+                       const char* what) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return fallback;
   char* end = nullptr;
-  long v = std::strtol(env, &end, 10);
-  if (end == env || *end != '\0' || v < 1 || v > 16) {
-    TVM_FFI_THROW(ValueError) << "TVM_HEXAGON_THREADS='" << env
-                              << "': expected a number of hardware threads from 1 to 16";
+  long long v = std::strtoll(env, &end, 10);
+  if (end == env || *end != '\0' || v < lo || v > hi) {
+    TVM_FFI_THROW(ValueError) << name << "='" << env << "': expected " << what << " from " << lo
+                              << " to " << hi;
   }
-  return static_cast<int>(v);
+  return v;
+}
+
+int HardwareThreads() {
+  return static_cast<int>(SettingFromEnv("TVM_HEXAGON_THREADS", kDefaultHardwareThreads, 1, 16,
+                                         "a number of hardware threads"));
 }
 
 std::string FindSimulator(std::string* why) {

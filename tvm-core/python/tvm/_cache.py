@@ -38,25 +38,33 @@ def cache_subdir(name: str) -> str | None:
     return None if root is None else os.path.join(root, name)
 
 
-def atomic_write(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` (creating its folder) so that readers see either the old file
-    or the complete new one: a temporary name private to this process and thread, then
-    ``os.replace``. New files are never writable by group or others, whatever the umask."""
+def publish(path: str | os.PathLike, write: "Callable[[str], None]") -> None:
+    """Make the file ``path`` (creating its folder) with ``write(temporary_path)`` so that readers
+    see either the old file or the complete new one: a temporary name private to this process and
+    thread, then ``os.replace``; nothing is left behind when ``write`` fails."""
     path = os.fspath(path)
     os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` with :func:`publish`. New files are never writable by group or
+    others, whatever the umask."""
+
+    def write(tmp: str) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.fchmod(fd, os.fstat(fd).st_mode & 0o755)  # a permissive umask cannot make it shared-writable
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    publish(path, write)
 
 
 @contextlib.contextmanager

@@ -3,13 +3,12 @@ that :mod:`tvm.runtime.library` loads (see there)."""
 
 from __future__ import annotations
 
-import _thread
-import contextlib
 import os
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import tvm_ffi
+
+from tvm._cache import atomic_write, publish
 
 from tvm.runtime.library import LIBRARY_BIN, append_checksum, pack_library_bin
 from tvm.runtime.module import Module
@@ -63,9 +62,9 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
                 "export_library: this module was not produced by tvm.compile or "
                 "tvm.runtime.load_module, so there is no library to export"
             )
-        _publish(path, lambda tmp: Path(tmp).write_bytes(data))  # what was loaded, not what is there now
+        atomic_write(path, data)  # what was loaded, not what is there now
         return
-    _publish(path, lambda tmp: _link(module, info, tmp, list(kwargs.get("options", ()))))
+    publish(path, lambda tmp: _link(module, info, tmp, list(kwargs.get("options", ()))))
 
 
 def _link(module: Module, info: Any, path: str, extra: list) -> None:
@@ -91,18 +90,3 @@ def _link(module: Module, info: Any, path: str, extra: list) -> None:
     finally:
         cc.discard_scratch(host_obj)
     append_checksum(path)
-
-
-def _publish(path: str, write: Callable[[str], None]) -> None:
-    """``write`` the file under a name private to this process and thread next to ``path``, then
-    rename it to ``path`` (atomic); nothing is left behind when ``write`` fails."""
-    tmp = os.path.join(
-        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{os.getpid()}.{_thread.get_ident()}.tmp"
-    )
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -121,13 +121,7 @@ def load_library(path: str, private: bool) -> tvm_ffi.Module:
         if path not in _loaded_private:
             _loaded_private.add(path)
             return _dlopen(path)
-    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
-    try:
-        copy = os.path.join(tmpdir, os.path.basename(path))
-        shutil.copyfile(path, copy)
-        return _dlopen(copy)
-    finally:  # the loaded copy stays mapped; its file is not needed any more
-        shutil.rmtree(tmpdir, ignore_errors=True)
+    return _load_private_copy(_read_file(path), os.path.basename(path))
 
 
 # ----------------------------------------------------------------------------- the blob
@@ -409,7 +403,8 @@ def load_module(path: str) -> Module:
 
 
 def _load_private_copy(data: bytes, name: str) -> tvm_ffi.Module:
-    """``data`` (a library) loaded from a file of its own, removed once it is mapped."""
+    """``data`` (a library) loaded from a file of its own, removed once it is mapped (the loaded
+    copy stays mapped)."""
     tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
     try:
         copy = os.path.join(tmpdir, name)

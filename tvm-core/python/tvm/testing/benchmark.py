@@ -171,12 +171,22 @@ def tuned_call(
     """``kernel`` (a :class:`tvm.tune.Tunable`) tuned on ``target`` (:func:`tuned_function`),
     compiled and bound to copies of ``inputs`` and an empty ``output`` on ``dev``: the
     :class:`KernelCall` and the :class:`tvm.tune.TuneResult` (``search_s`` is the search's time)."""
+    func, result = tuned_function(kernel, target, inputs, output, reference, budget_s)
+    return compiled_call(func, target, inputs, output, dev), result
+
+
+def compiled_call(
+    func: Any, target: Any, inputs: list[Any], output: tuple[tuple[int, ...], str], dev: Any
+) -> KernelCall:
+    """``func`` compiled for ``target`` and bound to copies of ``inputs`` and an empty ``output``
+    (shape, dtype) on ``dev``, which it writes."""
+    import numpy as np
+
     import tvm
 
-    func, result = tuned_function(kernel, target, inputs, output, reference, budget_s)
     out = tvm.runtime.empty(output[0], output[1], dev)
-    args = [tvm.runtime.tensor(x, dev) for x in inputs] + [out]
-    return KernelCall(tvm.compile(func, target=target)[func.global_symbol], args, dev, out), result
+    args = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs] + [out]
+    return KernelCall(tvm.compile(func, target=target)[func.global_symbol], args, dev, out)
 
 
 def tuned_peer_case(
@@ -296,11 +306,7 @@ def tuned_vs_untuned(
     dev = tvm.device(tgt.device_type, 0)
     tuned, result = tuned_function(kernel, target, inputs, output, reference, budget_s)
     baseline = dict(untuned) if untuned is not None else result.default_config
-    calls = []
-    for func in (tuned, kernel.build(baseline)):
-        fn = tvm.compile(func, tgt)[func.global_symbol]
-        args = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs] + [tvm.runtime.empty(*output, dev)]
-        calls.append(KernelCall(fn, args, dev, args[-1]))
+    calls = [compiled_call(func, tgt, inputs, output, dev) for func in (tuned, kernel.build(baseline))]
     best, other = calls
     t, u = compare((best.run, best.sync), (other.run, other.sync), batch=1, repeats=repeats)
     for call in calls:
@@ -431,6 +437,7 @@ __all__ = [
     "bench_device",
     "WgpuKernel",
     "batch_ms",
+    "compiled_call",
     "compare",
     "summarize",
     "tuned_call",

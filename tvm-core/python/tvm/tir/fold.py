@@ -20,13 +20,7 @@ from .expr import Max, Min, Mod, Mul, Or, PrimExpr, Sub
 
 def wrap_int(dtype: str, v: int) -> int:
     """``v`` wrapped to integer (or bool) ``dtype``, as its arithmetic wraps."""
-    if _dt.is_bool(dtype):
-        return 1 if v else 0
-    b = _dt.bits(dtype)
-    v &= (1 << b) - 1
-    if _dt.is_int(dtype) and v >= 1 << (b - 1):
-        v -= 1 << b
-    return v
+    return (1 if v else 0) if _dt.is_bool(dtype) else _dt.wrapped(v, dtype)
 
 
 def round_folded(dtype: str, v: float) -> Optional[float]:
@@ -60,10 +54,9 @@ def int_as_float(v: int, dtype: str) -> float:
 
 
 def value_of(x: PrimExpr):
-    """A constant's value as the machine holds it (a float rounded to its dtype); else None (also
-    for a float of a dtype this cannot round: float8)."""
+    """A constant's value as the machine holds it (a float rounded to its dtype); else None."""
     if isinstance(x, FloatImm):
-        return _dt.round_float(x.dtype, x.value)
+        return x.dtype_value
     return x.value if isinstance(x, IntImm) else None
 
 

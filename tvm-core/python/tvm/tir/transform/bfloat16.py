@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     GT,
     Add,
@@ -72,11 +71,6 @@ def from_bfloat16(x: PrimExpr) -> PrimExpr:
     return _call(F32, "reinterpret", _call(U32, "shift_left", bits, _u32(16)))
 
 
-def _bfloat16_value(value: float) -> float:
-    """``value`` rounded to bfloat16, as a Python float."""
-    return _dt.round_float(BF16, value)
-
-
 class _Emulator(NarrowFloatEmulator):
     """Every bfloat16 expression is rewritten to a float32 one holding a bfloat16 value."""
 
@@ -85,9 +79,6 @@ class _Emulator(NarrowFloatEmulator):
 
     def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
         return round_to_bfloat16(f)
-
-    def constant(self, dtype: str, value: float) -> float:
-        return _bfloat16_value(value)
 
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return from_bfloat16(load)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.tir import dtype as _dt
 from tvm.tir.expr import BinaryOp, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, PrimExpr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
@@ -29,17 +28,12 @@ F16, F32 = "float16", "float32"
 _NOT_ARITHMETIC = frozenset(("reinterpret", "if_then_else", "likely", "call_extern", "call_pure_extern"))
 
 
-def _float16_value(value: float) -> float:
-    """``value`` rounded to the nearest float16 (to nearest even; infinity past the largest)."""
-    return _dt.round_float(F16, value)
-
-
 def _widen(e: PrimExpr) -> PrimExpr:
     """float16 ``e`` as float32 (a constant folded to its float16 value)."""
     if e.dtype != F16:
         return e
     if isinstance(e, FloatImm):
-        return FloatImm(F32, _float16_value(e.value), e.span)
+        return FloatImm(F32, e.dtype_value, e.span)
     return Cast(F32, e, getattr(e, "span", None))
 
 

@@ -253,9 +253,6 @@ class _Float8(NarrowFloatEmulator):
     def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
         return rounded(dtype, f)
 
-    def constant(self, dtype: str, value: float) -> float:
-        return round_value(dtype, value)
-
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return decode(original.dtype, BufferLoad(load.buffer, load.indices, U8, original.span))
 

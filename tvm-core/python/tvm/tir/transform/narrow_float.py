@@ -32,10 +32,6 @@ class NarrowFloatEmulator(StmtExprMutator):
         """float32 ``f`` rounded to ``dtype``, as a float32."""
         raise NotImplementedError
 
-    def constant(self, dtype: str, value: float) -> float:
-        """``value`` rounded to ``dtype``."""
-        raise NotImplementedError
-
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         """The float32 value of a load of the narrow dtype (``load``: its indices visited)."""
         raise NotImplementedError
@@ -63,7 +59,7 @@ class NarrowFloatEmulator(StmtExprMutator):
         return self._f32_var(e) if self.narrow(e.dtype) else e
 
     def visit_FloatImm(self, e: FloatImm) -> PrimExpr:
-        return FloatImm(F32, self.constant(e.dtype, e.value), e.span) if self.narrow(e.dtype) else e
+        return FloatImm(F32, e.dtype_value, e.span) if self.narrow(e.dtype) else e
 
     def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
         load = super().visit_BufferLoad(e)
