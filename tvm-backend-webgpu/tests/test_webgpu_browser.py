@@ -33,7 +33,7 @@ def conformance_jobs(tmp_path) -> tuple[list[dict], dict[str, np.ndarray]]:
         jobs.append(make_job(func.global_symbol, wgsl, arrays, scalars, output, workgroup, grid))
         expect[func.global_symbol] = want
 
-    for dtype in ("float32", "int32", "uint32", "float16"):
+    for dtype in ("float32", "int32", "uint32", "float16", "int8", "uint16"):
         a, b = random_array((1000,), dtype, 1), random_array((1000,), dtype, 2)
         func = kernels.vector_add(dtype, name=f"vector_add_{dtype}")
         c = np.zeros(1000, dtype)
@@ -76,4 +76,4 @@ def test_conformance_kernels_run_in_chromium(tmp_path):
         got = decode_output(result, np.asarray(want))
         np.testing.assert_allclose(got.astype("float64"), want.astype("float64"), **tolerance(str(want.dtype)))
         ran.append(name)
-    assert len(ran) >= 6, (ran, report.get("adapter"))
+    assert len(ran) >= 8, (ran, report.get("adapter"))

@@ -60,23 +60,45 @@ def test_int64_is_refused_naming_the_variable_and_line():
     assert "variable 'big' of int64" in msg and "wide" in msg and "big = T.int64(tx)" in msg, msg
 
 
-@pytest.mark.parametrize("dtype", ["int8", "uint16", "float64"])
+@pytest.mark.parametrize("dtype", ["int64", "bfloat16", "float64"])
 def test_buffers_of_types_webgpu_cannot_store_are_refused(dtype):
     with pytest.raises(TIRVerifyError, match=rf"buffer 'A'.*{dtype}|{dtype}.*buffer 'A'") as info:
         tvm.compile(kernels.vector_add(dtype), target="webgpu")
     assert "vector_add" in str(info.value)
 
 
-def test_bool_buffers_are_refused():
-    @T.prim_func
-    def flags(a: T.handle, b: T.handle):
-        A = T.match_buffer(a, (64,), "bool")
-        B = T.match_buffer(b, (64,), "int32")
-        for tx in T.thread_binding(64, thread="threadIdx.x"):
-            B[tx] = T.Cast("int32", A[tx])
+def test_byte_and_short_buffers_are_packed_into_words():
+    """bool, 8- and 16-bit integer buffers are arrays of u32 words (atomic where written: a word
+    holds other threads' elements); their values are computed in i32/u32."""
 
-    with pytest.raises(TIRVerifyError, match="buffer 'A' holds bool.*store int32 0/1"):
-        tvm.compile(flags, target="webgpu")
+    @T.prim_func
+    def narrow(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (64,), "bool")
+        B = T.match_buffer(b, (64,), "int16")
+        C = T.match_buffer(c, (64,), "uint8")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            C[tx] = T.Cast("uint8", B[tx] + T.Cast("int16", A[tx]))
+
+    src = wgsl(narrow)
+    assert "var<storage, read> A: array<u32>;" in src and "var<storage, read> B: array<u32>;" in src
+    assert "var<storage, read_write> C: array<atomic<u32>>;" in src
+    assert "tvm_unpack_i16(B[u32(tx) >> 1u], ((u32(tx) & 1u) * 16u))" in src  # sign-extended
+    assert "((A[u32(tx) >> 2u] >> ((u32(tx) & 3u) * 8u)) & 0xffu)" in src  # zero-extended
+    assert "atomicAnd(&C[tvm_at >> 2u], ~(0xffu << ((tvm_at & 3u) * 8u)));" in src
+    assert "atomicOr(&C[tvm_at >> 2u], tvm_bits);" in src
+    assert not re.search(r"\b[iu](8|16)\b", src)
+
+
+def test_a_reinterpret_between_int16_and_float16_is_refused_by_name():
+    @T.prim_func
+    def bits(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (64,), "float16")
+        B = T.match_buffer(b, (64,), "int16")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[tx] = T.reinterpret("int16", A[tx])
+
+    with pytest.raises(CodegenError, match="reinterpret from float16 to int16"):
+        tvm.compile(bits, target="webgpu")
 
 
 def test_nine_storage_buffers_exceed_the_portable_limit():

@@ -7,11 +7,11 @@ from tvm.testing.backend import BackendConformance
 class TestWebGPUConformance(BackendConformance):
     backend = "webgpu"
     buffers_are_handles = True
-    # WGSL has no 64-bit, 8/16-bit integer or bfloat16 types (see test_webgpu_codegen.py)
-    dtypes = ("float32", "int32", "uint32")
+    # WGSL has no 64-bit or bfloat16 types (see test_webgpu_codegen.py); 8/16-bit integers are
+    # computed in 32 bits and packed four (two) to a word in buffers
+    dtypes = ("float32", "int32", "uint32", "int8", "uint8", "int16", "uint16")
     dynamic_shared_memory = True
     typed_views = False
-    bool_buffers = False  # WGSL storage holds 32-bit words only; bool buffers are refused by name
     no_driver_env = {"TVM_WEBGPU_LIBRARY": "/nonexistent/libwgpu_native.so"}
 
     def test_elementwise_in_float16(self):

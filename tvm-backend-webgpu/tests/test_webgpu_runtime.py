@@ -234,3 +234,30 @@ def test_a_symbolic_workgroup_size_with_a_launch_sized_workgroup_array(dev):
         b = tvm.runtime.empty((n,), "int32", dev)
         mod["reverse"](tvm.runtime.tensor(a, dev), b)
         np.testing.assert_array_equal(b.numpy(), a[::-1])
+
+
+def test_packed_bytes_written_by_neighbouring_workgroups(dev):
+    """Workgroups of three threads share the u32 words of byte buffers, so their stores must not
+    lose each other's bytes; an int8 workgroup array, an int8 scalar and an in-place update of a
+    uint8 buffer all wrap as NumPy does."""
+    n, block = 3 * 37, 3
+
+    @T.prim_func
+    def mix(a: T.handle, b: T.handle, k: T.int8):
+        A = T.match_buffer(a, (n,), "int8")
+        B = T.match_buffer(b, (n,), "uint8")
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            S = T.alloc_buffer((block,), "int8", scope="shared")
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                S[tx] = A[bx * block + tx] * k
+                T.tvm_storage_sync("shared")
+                B[bx * block + tx] = B[bx * block + tx] + T.Cast("uint8", S[block - 1 - tx])
+
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, n).astype("int8")
+    b = rng.integers(0, 256, n).astype("uint8")
+    out = tvm.runtime.tensor(b, dev)
+    tvm.compile(mix, target="webgpu")["mix"](tvm.runtime.tensor(a, dev), out, -77)
+    with np.errstate(over="ignore"):
+        scaled = (a * np.int8(-77)).reshape(-1, block)[:, ::-1].reshape(-1)
+    np.testing.assert_array_equal(out.numpy(), b + scaled.astype("uint8"))

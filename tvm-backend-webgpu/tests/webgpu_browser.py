@@ -29,7 +29,7 @@ import numpy as np
 PAGE = Path(__file__).parent / "browser" / "runner.html"
 #: Debian's package of the browser (ci/apt-webgpu.txt).
 PACKAGE = "chromium-headless-shell"
-_STORAGE = re.compile(r"@binding\((\d+)\) var<storage, (read|read_write)> (\w+): array<\w+>;")
+_STORAGE = re.compile(r"@binding\((\d+)\) var<storage, (read|read_write)> (\w+): array<[\w<>]+>;")
 _MEMBER = re.compile(r"^  (\w+): (i32|u32|f32),$", re.M)
 _UNIFORM_FORMAT = {"i32": "<i", "u32": "<I", "f32": "<f"}
 

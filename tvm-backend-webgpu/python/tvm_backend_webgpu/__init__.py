@@ -70,7 +70,12 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_webgpu.codegen:build",
         keys=("gpu", "webgpu"),
         capabilities=CAPABILITIES,
-        passes=("tvm.tir.transform:legalize_arithmetic",),
+        # bool and 8/16-bit integer buffers as packed bytes, their values computed in 32 bits
+        passes=(
+            "tvm.tir.transform:legalize_bool_storage",
+            "tvm.tir.transform:legalize_narrow_integers",
+            "tvm.tir.transform:legalize_arithmetic",
+        ),
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_webgpu.detect:detect")
     ctx.declare_module_kind("webgpu")

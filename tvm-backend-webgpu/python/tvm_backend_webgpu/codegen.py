@@ -8,7 +8,8 @@ runtime binds (``src/webgpu_module.cc``):
 * buffer parameter k (counting buffers only, in parameter order) is
   ``@group(0) @binding(k) var<storage, read_write>``, an ``array`` of its element type, or
   ``var<storage, read>`` when the kernel never stores to it (the runtime reads the access mode
-  off the declaration to bind it as read-only storage);
+  off the declaration to bind it as read-only storage); a buffer of 8- or 16-bit integers is an
+  ``array<u32>`` of its bytes (``array<atomic<u32>>`` when the kernel stores to it);
 * scalar parameters are the members of one ``var<uniform>`` struct at binding (number of buffer
   parameters), in parameter order, 4 bytes each (``i32``, ``u32`` or ``f32``; a ``float16``
   scalar travels as ``f32``);
@@ -35,6 +36,7 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.capabilities import first_use, static_shared_bytes
+from tvm.tir.transform.narrow_int import NARROW_INTEGERS
 from tvm.tir.transform.verify import TIRVerifyError, with_span
 
 from .wgsl import WGSLPrinter
@@ -52,7 +54,7 @@ LIMITS = {
 
 #: Value types WGSL has, and the element types a storage buffer may hold.
 VALUE_DTYPES = ("bool", "int32", "uint32", "float32", "float16")
-BUFFER_DTYPES = ("int32", "uint32", "float32", "float16")
+BUFFER_DTYPES = ("int32", "uint32", "float32", "float16", *NARROW_INTEGERS)
 #: Scalar parameters travel as 4-byte uniform members.
 _SCALAR_ARG = {"bool": "int32", "float16": "float32"}
 
@@ -83,7 +85,7 @@ def _type_advice(dtype: str) -> str:
         return "WebGPU has no 64-bit types; compute in int32/float32"
     if dtype in ("bfloat16",):
         return "WGSL has no bfloat16; use float16 or float32"
-    return "WGSL has no 8- or 16-bit integers; use int32"
+    return "WGSL has no 8- or 16-bit values (their buffers are packed into 32-bit words); convert to int32"
 
 
 def check_types(kernel: PrimFunc) -> None:
@@ -91,14 +93,10 @@ def check_types(kernel: PrimFunc) -> None:
     naming it and the TVMScript line (the core's :func:`first_use` finds it)."""
     name = kernel.global_symbol
     for buf in kernel.buffer_map.values():  # storage buffers hold fewer types than values have
-        if _dt.element_of(buf.dtype) == "bool":
-            raise WGSLTypeError(
-                f"kernel '{name}': buffer '{buf.name}' holds bool; WebGPU buffers cannot hold bool "
-                f"(store int32 0/1 instead)"
-            )
         if buf.dtype not in BUFFER_DTYPES:
             raise WGSLTypeError(f"kernel '{name}': buffer '{buf.name}' has type {buf.dtype}; {_type_advice(buf.dtype)}")
-    use = first_use(kernel, lambda dtype: dtype not in VALUE_DTYPES)
+    # legalize_narrow_integers left 8/16-bit integers only in packed buffers' loads and stores
+    use = first_use(kernel, lambda dtype: dtype not in VALUE_DTYPES and dtype not in NARROW_INTEGERS)
     if use is not None:
         what, dtype, span = use
         raise WGSLTypeError(with_span(f"kernel '{name}': {what}; {_type_advice(dtype)}", span))
@@ -161,7 +159,12 @@ def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
     out = []
     for binding, buf in enumerate(buffers):
         access = "read_write" if buf.data in written else "read"
-        var, elem = printer.name_of(buf.data, buf.name), printer.type_name(buf.dtype)
+        var = printer.name_of(buf.data, buf.name)
+        if buf.dtype in NARROW_INTEGERS:
+            printer.packed[buf.data] = buf.data in written
+            elem = "atomic<u32>" if buf.data in written else "u32"
+        else:
+            elem = printer.type_name(buf.dtype)
         out.append(f"@group(0) @binding({binding}) var<storage, {access}> {var}: array<{elem}>;")
     members = []
     for p in scalars:

@@ -10,7 +10,9 @@ buffer indexing and naming for no gain.
 
 Each kernel is one WGSL shader with one entry point, ``main`` (see :mod:`.codegen` for the
 interface the runtime binds). Kernels arrive legalized (``legalize_arithmetic``): no floor
-division, min or max remain, and every integer division has a safe divisor.
+division, min or max remain, and every integer division has a safe divisor; 8- and 16-bit integers
+are computed in 32 bits (``legalize_narrow_integers``), and their buffers are packed four (or two)
+to a ``u32`` word (:meth:`WGSLPrinter.packed_load`, :meth:`WGSLPrinter.packed_store`).
 """
 
 from __future__ import annotations
@@ -91,7 +93,11 @@ class WGSLPrinter(CFamilyPrinter):
         self._marked_line: int | None = None
         self._dynamic_shared = False  # whether the kernel's launch-sized array is declared
         self._at_run_time: dict[int, E.PrimExpr] = {}  # constants printed as run-time values
-        for name in ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", DYNAMIC_SHARED_OVERRIDE):
+        #: Buffers of 8/16-bit integers packed into u32 words: data variable -> whether its words
+        #: are ``atomic<u32>`` (the kernel stores to it).
+        self.packed: dict[Any, bool] = {}
+        reserved = ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", "tvm_at", "tvm_bits")
+        for name in (*reserved, "tvm_unpack_i8", "tvm_unpack_i16", DYNAMIC_SHARED_OVERRIDE):
             self.reserve(name)
         for t in _RUN_TIME_IDENTITY:
             self.reserve(f"tvm_one_{t}")
@@ -308,13 +314,65 @@ class WGSLPrinter(CFamilyPrinter):
     def visit_BufferLoad(self, e: E.BufferLoad) -> str:
         if e.buffer.data in self._registers:
             return self.buffer_ref(e.buffer)
+        if e.buffer.data in self.packed:
+            return self.packed_load(e)
         return super().visit_BufferLoad(e)
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
         if s.buffer.data in self._registers:
             self.emit(f"{self.buffer_ref(s.buffer)} = {self.expr(s.value)};")
+        elif s.buffer.data in self.packed:
+            self.packed_store(s)
         else:
             super().visit_BufferStore(s)
+
+    # ------------------------------------------------------------------ packed 8/16-bit buffers
+    @staticmethod
+    def _packing(dtype: str) -> tuple[int, str]:
+        """Elements per ``u32`` word of a packed ``dtype``, and the mask of one element."""
+        bits = _dt.bits(dtype)
+        return 32 // bits, hex((1 << bits) - 1) + "u"
+
+    def packed_word(self, buf: E.Buffer, element: str) -> str:
+        """The ``u32`` word of ``buf`` (packed) holding element ``element`` (a ``u32``)."""
+        per_word, _ = self._packing(buf.dtype)
+        word = f"{self.buffer_ref(buf)}[{element} >> {per_word.bit_length() - 1}u]"
+        return f"atomicLoad(&{word})" if self.packed[buf.data] else word
+
+    def packed_load(self, e: E.BufferLoad) -> str:
+        """An element of a packed buffer as the 32-bit value ``legalize_narrow_integers`` computes
+        with: zero-extended (``u32``) for an unsigned dtype, sign-extended (``i32``) for a signed
+        one."""
+        per_word, mask = self._packing(e.buffer.dtype)
+        index = f"u32({self.flat_index(e.buffer, e.indices)})"
+        word, bits = self.packed_word(e.buffer, index), 32 // per_word
+        shift = f"(({index} & {per_word - 1}u) * {bits}u)"
+        if e.buffer.dtype.startswith("u"):
+            return f"(({word} >> {shift}) & {mask})"
+        name = f"tvm_unpack_i{bits}"
+        self.global_once(
+            f"fn {name}(word: u32, shift: u32) -> i32 {{ return bitcast<i32>(word << ({32 - bits}u - shift)) >> "
+            f"{32 - bits}u; }}"
+        )
+        return f"{name}({word}, {shift})"
+
+    def packed_store(self, s: S.BufferStore) -> None:
+        """A store into a packed buffer: its word's other elements may belong to other threads,
+        so the element's bits are cleared and set with atomic operations (the value is computed
+        first: it may read the element)."""
+        per_word, mask = self._packing(s.buffer.dtype)
+        value = s.value.value if isinstance(s.value, E.Cast) and s.value.dtype == s.buffer.dtype else s.value
+        word = f"{self.buffer_ref(s.buffer)}[tvm_at >> {per_word.bit_length() - 1}u]"
+        self.emit("{")
+        self._indent += 1
+        self.emit(f"let tvm_at = u32({self.flat_index(s.buffer, s.indices)});")
+        self.emit(
+            f"let tvm_bits = (u32({self.expr(value)}) & {mask}) << ((tvm_at & {per_word - 1}u) * {32 // per_word}u);"
+        )
+        self.emit(f"atomicAnd(&{word}, ~({mask} << ((tvm_at & {per_word - 1}u) * {32 // per_word}u)));")
+        self.emit(f"atomicOr(&{word}, tvm_bits);")
+        self._indent -= 1
+        self.emit("}")
 
     def visit_LetStmt(self, s: S.LetStmt) -> None:
         self.emit(f"let {self.name_of(s.var)}: {self.type_name(s.var.dtype)} = {self.expr(s.value)};")

@@ -13,6 +13,8 @@
   so no emitter sees a float8 operation (the lowering runs it on every function)
 * :func:`legalize_bool_storage` -- global bool buffers as ``uint8`` buffers of 0/1, so an emitter
   whose bool cannot live in device memory sees none (a target pass)
+* :func:`legalize_narrow_integers` -- 8- and 16-bit integer values computed in 32 bits and wrapped,
+  so an emitter only loads and stores them (a target pass)
 * :func:`legalize_float16` -- float16 arithmetic computed in float32 and rounded to float16 per
   operation, so an emitter only loads, stores and converts float16 (a target pass)
 * :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
@@ -36,6 +38,7 @@ from .bounds import check_constant_bounds
 from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
 from .legalize import legalize_arithmetic, legalize_log1p
+from .narrow_int import legalize_narrow_integers
 from .placement import MemoryPlacementWarning
 from .runtime_bounds import check_indices_at_run_time
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
@@ -60,6 +63,7 @@ __all__ = [
     "flattened_buffer",
     "legalize_arithmetic",
     "legalize_log1p",
+    "legalize_narrow_integers",
     "legalize_bfloat16",
     "legalize_float8",
     "legalize_bool_storage",

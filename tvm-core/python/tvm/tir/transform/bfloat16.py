@@ -28,7 +28,7 @@ from tvm.tir.functor import StmtExprMutator
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .legalize import _bind
-from .narrow_float import NarrowFloatEmulator
+from .narrow import NarrowEmulator
 
 BF16, F32, U32 = "bfloat16", "float32", "uint32"
 
@@ -71,7 +71,7 @@ def from_bfloat16(x: PrimExpr) -> PrimExpr:
     return _call(F32, "reinterpret", _call(U32, "shift_left", bits, _u32(16)))
 
 
-class _Emulator(NarrowFloatEmulator):
+class _Emulator(NarrowEmulator):
     """Every bfloat16 expression is rewritten to a float32 one holding a bfloat16 value."""
 
     def narrow(self, dtype: str) -> bool:

@@ -47,7 +47,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.stmt import BufferStore, Stmt
 
-from .narrow_float import NarrowFloatEmulator
+from .narrow import NarrowEmulator
 from .verify import TIRVerifyError, with_span
 
 F32, U32, I32, U8 = "float32", "uint32", "int32", "uint8"
@@ -232,7 +232,7 @@ def rounded(dtype: str, f: PrimExpr) -> PrimExpr:
     return decode(dtype, encode(dtype, f))
 
 
-class _Float8(NarrowFloatEmulator):
+class _Float8(NarrowEmulator):
     """Every float8 expression becomes a float32 one holding a float8 value; float8 buffers are
     read and written as bytes."""
 

@@ -1,14 +1,29 @@
-"""The shared part of emulating a float dtype in float32 (bfloat16, float8): every expression of
-the narrow dtype becomes a float32 one holding a value of it; operations, casts and constants are
-computed in float32 and rounded back. A subclass says which dtypes are narrow, how a value is
-rounded, how a stored value is read and written, and what ``reinterpret`` to and from its bits is.
+"""The shared part of emulating a narrow dtype in a wider one (bfloat16 and float8 in float32,
+8- and 16-bit integers in 32-bit ones): every expression of the narrow dtype becomes a wide one
+holding a value of it; operations, casts and constants are computed in the wide dtype and rounded
+back. A subclass says which dtypes are narrow and their wide dtype, how a value is rounded, how a
+stored value is read and written, and what ``reinterpret`` to and from its bits is.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from tvm.tir.expr import BinaryOp, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, Let, PrimExpr, Select, Var
+from tvm.tir.expr import (
+    BinaryOp,
+    BufferLoad,
+    Call,
+    Cast,
+    CmpOp,
+    Div,
+    FloatImm,
+    FloorDiv,
+    IntImm,
+    Let,
+    PrimExpr,
+    Select,
+    Var,
+)
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, LetStmt, Stmt
@@ -16,9 +31,9 @@ from tvm.tir.stmt import BufferStore, LetStmt, Stmt
 F32 = "float32"
 
 
-class NarrowFloatEmulator(StmtExprMutator):
-    """Rewrites the narrow dtype's expressions to float32 (module docstring); ``renamed`` maps
-    each variable of the narrow dtype to its float32 replacement."""
+class NarrowEmulator(StmtExprMutator):
+    """Rewrites the narrow dtype's expressions to its wide dtype (module docstring); ``renamed``
+    maps each variable of a narrow dtype to its wide replacement."""
 
     def __init__(self) -> None:
         self.renamed: dict[Var, Var] = {}
@@ -28,12 +43,16 @@ class NarrowFloatEmulator(StmtExprMutator):
         """Whether ``dtype`` is emulated."""
         raise NotImplementedError
 
+    def wide(self, dtype: str) -> str:
+        """The dtype that computes the values of narrow ``dtype`` (float32 unless overridden)."""
+        return F32
+
     def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
-        """float32 ``f`` rounded to ``dtype``, as a float32."""
+        """``f``, of the wide dtype, rounded to ``dtype``, as a value of the wide dtype."""
         raise NotImplementedError
 
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
-        """The float32 value of a load of the narrow dtype (``load``: its indices visited)."""
+        """The wide value of a load of the narrow dtype (``load``: its indices visited)."""
         raise NotImplementedError
 
     def store(self, s: BufferStore, out: BufferStore) -> Stmt:
@@ -50,16 +69,19 @@ class NarrowFloatEmulator(StmtExprMutator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ the rewriting
-    def _f32_var(self, v: Var) -> Var:
+    def _wide_var(self, v: Var) -> Var:
         if v not in self.renamed:
-            self.renamed[v] = Var(v.name, F32)
+            self.renamed[v] = Var(v.name, self.wide(v.dtype))
         return self.renamed[v]
 
     def visit_Var(self, e: Var) -> PrimExpr:
-        return self._f32_var(e) if self.narrow(e.dtype) else e
+        return self._wide_var(e) if self.narrow(e.dtype) else e
 
     def visit_FloatImm(self, e: FloatImm) -> PrimExpr:
-        return FloatImm(F32, e.dtype_value, e.span) if self.narrow(e.dtype) else e
+        return FloatImm(self.wide(e.dtype), e.dtype_value, e.span) if self.narrow(e.dtype) else e
+
+    def visit_IntImm(self, e: IntImm) -> PrimExpr:
+        return IntImm(self.wide(e.dtype), e.value, e.span) if self.narrow(e.dtype) else e
 
     def visit_BufferLoad(self, e: BufferLoad) -> PrimExpr:
         load = super().visit_BufferLoad(e)
@@ -76,9 +98,10 @@ class NarrowFloatEmulator(StmtExprMutator):
     def visit_Cast(self, e: Cast) -> PrimExpr:
         v = self.visit_expr(e.value)
         if self.narrow(e.dtype):
-            return self.rounded(e.dtype, v if v.dtype == F32 else Cast(F32, v))
+            wide = self.wide(e.dtype)
+            return self.rounded(e.dtype, v if v.dtype == wide else Cast(wide, v))
         if self.narrow(e.value.dtype):
-            return v if e.dtype == F32 else Cast(e.dtype, v, e.span)
+            return v if e.dtype == v.dtype else Cast(e.dtype, v, e.span)
         return e if v is e.value else Cast(e.dtype, v, e.span)
 
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
@@ -93,25 +116,25 @@ class NarrowFloatEmulator(StmtExprMutator):
         out = super().visit_Select(e)
         if not self.narrow(e.dtype):
             return out
-        return Select(out.condition, out.true_value, out.false_value, F32, e.span)
+        return Select(out.condition, out.true_value, out.false_value, self.wide(e.dtype), e.span)
 
     def visit_Let(self, e: Let) -> PrimExpr:
         value = self.visit_expr(e.value)
-        var = self._f32_var(e.var) if self.narrow(e.var.dtype) else e.var
+        var = self._wide_var(e.var) if self.narrow(e.var.dtype) else e.var
         body = self.visit_expr(e.body)
         return Let(var, value, body, body.dtype, e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:
         if is_reinterpret(e) and (self.narrow(e.dtype) or self.narrow(e.args[0].dtype)):
             return self.reinterpret(e)
-        args = tuple(self.visit_expr(a) for a in e.args)
+        args = self._exprs(e.args)
         if not self.narrow(e.dtype):
-            return Call(e.dtype, e.op, args, e.span)
-        out = Call(F32, e.op, args, e.span)
+            return e if args is e.args else Call(e.dtype, e.op, args, e.span)
+        out = Call(self.wide(e.dtype), e.op, args, e.span)
         return out if e.op in ("if_then_else", "tir.if_then_else") else self.rounded(e.dtype, out)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:
         out = super().visit_LetStmt(s)
         if not self.narrow(s.var.dtype):
             return out
-        return LetStmt(self._f32_var(s.var), out.value, out.body, s.span)
+        return LetStmt(self._wide_var(s.var), out.value, out.body, s.span)
