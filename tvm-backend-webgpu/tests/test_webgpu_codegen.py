@@ -60,7 +60,7 @@ def test_int64_is_refused_naming_the_variable_and_line():
     assert "variable 'big' of int64" in msg and "wide" in msg and "big = T.int64(tx)" in msg, msg
 
 
-@pytest.mark.parametrize("dtype", ["int64", "bfloat16", "float64"])
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
 def test_buffers_of_types_webgpu_cannot_store_are_refused(dtype):
     with pytest.raises(TIRVerifyError, match=rf"buffer 'A'.*{dtype}|{dtype}.*buffer 'A'") as info:
         tvm.compile(kernels.vector_add(dtype), target="webgpu")
@@ -97,7 +97,7 @@ def test_a_reinterpret_between_int16_and_float16_is_refused_by_name():
         for tx in T.thread_binding(64, thread="threadIdx.x"):
             B[tx] = T.reinterpret("int16", A[tx])
 
-    with pytest.raises(CodegenError, match="reinterpret from float16 to int16"):
+    with pytest.raises(CodegenError, match="reinterpret from float16 to int16: WGSL bitcasts 32-bit values only"):
         tvm.compile(bits, target="webgpu")
 
 
@@ -309,3 +309,21 @@ def test_call_extern_is_refused_by_name():
 
     with pytest.raises(CodegenError, match="T.call_extern of 'fabs': a WGSL shader calls no external function"):
         tvm.compile(extern_call, target="webgpu")
+
+
+def test_a_bfloat16_array_in_workgroup_memory_is_refused_by_name():
+    """bfloat16 buffers are packed words; arrays of it in local or shared memory are not."""
+
+    @T.prim_func
+    def tile(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (64,), "bfloat16")
+        B = T.match_buffer(b, (64,), "bfloat16")
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            S = T.alloc_buffer((64,), "bfloat16", scope="shared")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                S[tx] = A[tx]
+                T.tvm_storage_sync("shared")
+                B[tx] = S[63 - tx]
+
+    with pytest.raises(TIRVerifyError, match="array 'S' of bfloat16; WGSL has no bfloat16: use a float32 array"):
+        tvm.compile(tile, target="webgpu")

@@ -7,9 +7,10 @@ from tvm.testing.backend import BackendConformance
 class TestWebGPUConformance(BackendConformance):
     backend = "webgpu"
     buffers_are_handles = True
-    # WGSL has no 64-bit or bfloat16 types (see test_webgpu_codegen.py); 8/16-bit integers are
-    # computed in 32 bits and packed four (two) to a word in buffers
-    dtypes = ("float32", "int32", "uint32", "int8", "uint8", "int16", "uint16")
+    # WGSL has no 64-bit types (see test_webgpu_codegen.py); 8/16-bit integers and bfloat16 are
+    # computed in 32 bits, their buffers packed four (two) elements to a u32 word; float16 needs
+    # the adapter's shader-f16, so its check is the one below
+    dtypes = ("float32", "int32", "uint32", "int8", "uint8", "int16", "uint16", "bfloat16")
     dynamic_shared_memory = True
     typed_views = False
     no_driver_env = {"TVM_WEBGPU_LIBRARY": "/nonexistent/libwgpu_native.so"}

@@ -129,3 +129,26 @@ def test_random_expressions_match_the_model():
         np.testing.assert_array_equal(
             out.numpy(), rp.expected(tree, inputs), err_msg=f"case {case}: {rp.describe(tree)}"
         )
+
+
+@T.prim_func
+def bit_views(a: T.Buffer((64,), "float16"), u: T.Buffer((64,), "uint8"), b: T.Buffer((64,), "int16"),
+              c: T.Buffer((64,), "float16"), d: T.Buffer((64,), "int8")):  # fmt: skip
+    for i in range(64):
+        b[i] = T.reinterpret("int16", a[i]) + T.int16(1)
+        c[i] = T.reinterpret("float16", b[i] - T.int16(1))
+        d[i] = T.reinterpret("int8", u[i] + T.uint8(1))
+
+
+def test_reinterpret_keeps_the_bits():
+    """int8 <-> uint8 wraps its 32-bit value; int16 <-> float16 keeps a reinterpret the emitter
+    spells (the CPU's C here), bit for bit, NaN payloads included."""
+    bits = ((np.arange(64, dtype="uint32") * 1021 + 7) % 65536).astype("uint16")
+    a, u = bits.view("float16"), (np.arange(64) * 5).astype("uint8")
+    out = [tvm.runtime.empty((64,), t) for t in ("int16", "float16", "int8")]
+    lib = tvm.compile(legalize_narrow_integers(bit_views), target="c")
+    lib["bit_views"](tvm.runtime.tensor(a), tvm.runtime.tensor(u), *out)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out[0].numpy(), bits.view("int16") + np.int16(1))
+        np.testing.assert_array_equal(out[1].numpy().view("uint16"), bits)
+        np.testing.assert_array_equal(out[2].numpy(), (u + np.uint8(1)).view("int8"))

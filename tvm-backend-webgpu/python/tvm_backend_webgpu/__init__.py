@@ -32,7 +32,7 @@ CAPABILITIES = {
     "opaque_buffer_handles": True,
     "supports_int64": False,
     "supports_float64": False,
-    "supports_bfloat16": False,
+    "supports_bfloat16": True,  # computed in float32, stored as 16-bit halves of u32 words
     "supports_float8": False,  # WGSL has no 8-bit storage
 }
 
@@ -70,9 +70,11 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_webgpu.codegen:build",
         keys=("gpu", "webgpu"),
         capabilities=CAPABILITIES,
-        # bool and 8/16-bit integer buffers as packed bytes, their values computed in 32 bits
+        # bool, bfloat16 and 8/16-bit integer buffers packed into words, their values computed in
+        # 32 bits
         passes=(
             "tvm.tir.transform:legalize_bool_storage",
+            "tvm.tir.transform:legalize_bfloat16",
             "tvm.tir.transform:legalize_narrow_integers",
             "tvm.tir.transform:legalize_arithmetic",
         ),

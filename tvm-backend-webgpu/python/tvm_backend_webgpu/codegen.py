@@ -54,7 +54,8 @@ LIMITS = {
 
 #: Value types WGSL has, and the element types a storage buffer may hold.
 VALUE_DTYPES = ("bool", "int32", "uint32", "float32", "float16")
-BUFFER_DTYPES = ("int32", "uint32", "float32", "float16", *NARROW_INTEGERS)
+PACKED_DTYPES = (*NARROW_INTEGERS, "bfloat16")  # buffers of u32 words, two or four elements each
+BUFFER_DTYPES = ("int32", "uint32", "float32", "float16", *PACKED_DTYPES)
 #: Scalar parameters travel as 4-byte uniform members.
 _SCALAR_ARG = {"bool": "int32", "float16": "float32"}
 
@@ -83,8 +84,6 @@ def _type_advice(dtype: str) -> str:
         return "the WebGPU backend has no vector dtypes yet; use scalars"
     if dtype in ("int64", "uint64", "float64"):
         return "WebGPU has no 64-bit types; compute in int32/float32"
-    if dtype in ("bfloat16",):
-        return "WGSL has no bfloat16; use float16 or float32"
     return "WGSL has no 8- or 16-bit values (their buffers are packed into 32-bit words); convert to int32"
 
 
@@ -95,8 +94,15 @@ def check_types(kernel: PrimFunc) -> None:
     for buf in kernel.buffer_map.values():  # storage buffers hold fewer types than values have
         if buf.dtype not in BUFFER_DTYPES:
             raise WGSLTypeError(f"kernel '{name}': buffer '{buf.name}' has type {buf.dtype}; {_type_advice(buf.dtype)}")
-    # legalize_narrow_integers left 8/16-bit integers only in packed buffers' loads and stores
-    use = first_use(kernel, lambda dtype: dtype not in VALUE_DTYPES and dtype not in NARROW_INTEGERS)
+    arrays: list[S.Allocate] = []
+    post_order_visit(kernel.body, lambda n: arrays.append(n) if isinstance(n, S.Allocate) else None)
+    for node in arrays:
+        if node.buffer.dtype == "bfloat16":
+            msg = f"kernel '{name}': array '{node.buffer.name}' of bfloat16; WGSL has no bfloat16: use a float32 array"
+            raise WGSLTypeError(with_span(msg, node.span))
+    # legalize_narrow_integers and legalize_bfloat16 left those dtypes only in packed buffers'
+    # loads and stores
+    use = first_use(kernel, lambda dtype: dtype not in VALUE_DTYPES and dtype not in PACKED_DTYPES)
     if use is not None:
         what, dtype, span = use
         raise WGSLTypeError(with_span(f"kernel '{name}': {what}; {_type_advice(dtype)}", span))
@@ -160,7 +166,7 @@ def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
     for binding, buf in enumerate(buffers):
         access = "read_write" if buf.data in written else "read"
         var = printer.name_of(buf.data, buf.name)
-        if buf.dtype in NARROW_INTEGERS:
+        if buf.dtype in PACKED_DTYPES:
             printer.packed[buf.data] = buf.data in written
             elem = "atomic<u32>" if buf.data in written else "u32"
         else:

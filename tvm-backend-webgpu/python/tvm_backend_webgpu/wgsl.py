@@ -282,10 +282,21 @@ class WGSLPrinter(CFamilyPrinter):
         return f"({self._f32_bits(call.args[0])} < 0x7f800000u)"
 
     def call_reinterpret(self, call: E.Call) -> str:
-        src = call.args[0]
-        if _dt.bits(src.dtype) != _dt.bits(call.dtype) or _dt.bits(src.dtype) != 32:
-            raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype}: WGSL bitcasts 32-bit values only")
-        return f"bitcast<{self.type_name(call.dtype)}>({self.expr(src)})"
+        src, dst = call.args[0], call.dtype
+        if _dt.bits(src.dtype) == _dt.bits(dst) == 32:
+            return f"bitcast<{self.type_name(dst)}>({self.expr(src)})"
+        if dst == "uint16" and isinstance(src, E.BufferLoad) and src.buffer.data in self.packed:
+            return self.packed_load(src, signed=False)  # a bfloat16's bits, as legalize_bfloat16 reads them
+        raise CodegenError(
+            f"reinterpret from {src.dtype} to {dst}: WGSL bitcasts 32-bit values only (wgpu's shader compiler "
+            "cannot bitcast float16 to or from 16 bits); reinterpret 32-bit values, or compute in float32"
+        )
+
+    @staticmethod
+    def _narrowed(value: E.PrimExpr) -> E.PrimExpr:
+        """The 32-bit value whose low bits ``value`` (``Cast(<narrow>, x)`` as
+        ``legalize_narrow_integers`` leaves it) keeps."""
+        return value.value if isinstance(value, E.Cast) and _dt.bits(value.dtype) < 32 else value
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s: S.Stmt) -> None:
@@ -339,15 +350,21 @@ class WGSLPrinter(CFamilyPrinter):
         word = f"{self.buffer_ref(buf)}[{element} >> {per_word.bit_length() - 1}u]"
         return f"atomicLoad(&{word})" if self.packed[buf.data] else word
 
-    def packed_load(self, e: E.BufferLoad) -> str:
+    def packed_load(self, e: E.BufferLoad, signed: bool | None = None) -> str:
         """An element of a packed buffer as the 32-bit value ``legalize_narrow_integers`` computes
         with: zero-extended (``u32``) for an unsigned dtype, sign-extended (``i32``) for a signed
-        one."""
+        one (``signed`` says which for the bits of a bfloat16)."""
         per_word, mask = self._packing(e.buffer.dtype)
+        if signed is None:
+            if not _dt.is_integer(e.buffer.dtype):
+                raise CodegenError(
+                    f"a load of {e.buffer.dtype} buffer '{e.buffer.name}' reaches the WGSL printer unlegalized"
+                )
+            signed = not e.buffer.dtype.startswith("u")
         index = f"u32({self.flat_index(e.buffer, e.indices)})"
         word, bits = self.packed_word(e.buffer, index), 32 // per_word
         shift = f"(({index} & {per_word - 1}u) * {bits}u)"
-        if e.buffer.dtype.startswith("u"):
+        if not signed:
             return f"(({word} >> {shift}) & {mask})"
         name = f"tvm_unpack_i{bits}"
         self.global_once(
@@ -361,7 +378,10 @@ class WGSLPrinter(CFamilyPrinter):
         so the element's bits are cleared and set with atomic operations (the value is computed
         first: it may read the element)."""
         per_word, mask = self._packing(s.buffer.dtype)
-        value = s.value.value if isinstance(s.value, E.Cast) and s.value.dtype == s.buffer.dtype else s.value
+        value = s.value
+        if isinstance(value, E.Call) and value.op in ("reinterpret", "tir.reinterpret") and value.dtype == "bfloat16":
+            value = value.args[0]  # a bfloat16's bits, as legalize_bfloat16 stores them
+        value = self._narrowed(value)
         word = f"{self.buffer_ref(s.buffer)}[tvm_at >> {per_word.bit_length() - 1}u]"
         self.emit("{")
         self._indent += 1

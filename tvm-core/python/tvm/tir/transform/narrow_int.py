@@ -5,9 +5,11 @@ for signed dtypes, zero-extended for unsigned ones), which gives the narrow dtyp
 ``int8(127) + 1`` is -128, ``uint8(0) - 1`` is 255.
 
 After the pass the only narrow values left are loads from and stores to ``global`` buffers of a
-narrow dtype (``Cast(<32-bit>, load)`` and ``BufferStore(buf, Cast(<narrow>, value))``), so an
-emitter whose language has no 8- or 16-bit integers (WGSL) packs those buffers into 32-bit words
-and needs no narrow arithmetic, variables or constants of its own. ``local`` and ``shared``
+narrow dtype (``Cast(<32-bit>, load)`` and ``BufferStore(buf, Cast(<narrow>, value))``) and
+``reinterpret`` between a 16-bit integer and a 16-bit float (``Cast(<32-bit>,
+reinterpret(<narrow>, f))``, ``reinterpret(<float>, Cast(<narrow>, value))``), so an emitter whose
+language has no 8- or 16-bit integers (WGSL) packs those buffers into 32-bit words and needs no
+narrow arithmetic, variables or constants of its own. ``local`` and ``shared``
 arrays of a narrow dtype become 32-bit arrays. Scalar parameters of a narrow dtype become 32-bit
 parameters. Vector dtypes are left alone (``scalarize_vectors`` removes them first). Usable as a
 target pass.
@@ -73,15 +75,17 @@ class _Widener(NarrowEmulator):
         return BufferStore(out.buffer, Cast(s.buffer.dtype, out.value, s.span), out.indices, s.span)
 
     def store_bits(self, s: BufferStore, out: BufferStore) -> Stmt:
-        # the bits of a value of another kind (a float16): kept for the emitter, which may refuse
+        # a 16-bit float's bits stored as they are (the emitter extracts them)
         return dataclasses.replace(out, value=Call(s.buffer.dtype, s.value.op, (out.value,), s.value.span))
 
     def reinterpret(self, e: Call) -> PrimExpr:
-        src = e.args[0]
-        if self.narrow(e.dtype) and self.narrow(src.dtype) and _dt.bits(e.dtype) == _dt.bits(src.dtype):
-            return wrapped(e.dtype, Cast(self.wide(e.dtype), self.visit_expr(src)))
-        # to or from a float16: no 16-bit value exists to reinterpret; the emitter refuses it
-        return Call(e.dtype, e.op, (src,), e.span)
+        src = self.visit_expr(e.args[0])
+        if self.narrow(e.dtype) and self.narrow(e.args[0].dtype):  # same width: the bits, wrapped
+            return wrapped(e.dtype, Cast(self.wide(e.dtype), src))
+        if self.narrow(e.dtype):  # a 16-bit float's bits: the emitter extends them to 32 bits
+            return Cast(self.wide(e.dtype), Call(e.dtype, e.op, (src,), e.span))
+        # an integer's bits as a 16-bit float: the emitter takes the low 16 bits of the wide value
+        return Call(e.dtype, e.op, (Cast(e.args[0].dtype, src),), e.span)
 
     def _packed_load(self, e: PrimExpr) -> bool:
         """Whether ``e`` is a load of a global buffer of a narrow dtype."""
