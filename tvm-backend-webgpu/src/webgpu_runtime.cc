@@ -135,14 +135,25 @@ std::string WebGPUDevice::Discover() {
     vendor = Str(info.vendor);
     architecture = Str(info.architecture);
     backend = BackendName(info.backendType);
+    // wgpu-native reports 0: then the bounds WebGPU itself sets
+    subgroup_min_size = info.subgroupMinSize != 0 ? info.subgroupMinSize : 4;
+    subgroup_max_size = info.subgroupMaxSize != 0 ? info.subgroupMaxSize : 128;
     api.AdapterInfoFreeMembers(info);
   }
   api.AdapterGetLimits(adapter, &limits);
   has_f16 = api.AdapterHasFeature(adapter, WGPUFeatureName_ShaderF16);
-  WGPUFeatureName features[] = {WGPUFeatureName_ShaderF16};
+  // subgroups: the standard feature, or wgpu-native's own name for it
+  WGPUFeatureName subgroups = WGPUFeatureName_Subgroups;
+  if (!api.AdapterHasFeature(adapter, subgroups)) {
+    subgroups = static_cast<WGPUFeatureName>(WGPUNativeFeature_Subgroup);
+  }
+  has_subgroups = api.AdapterHasFeature(adapter, subgroups);
+  std::vector<WGPUFeatureName> features;
+  if (has_f16) features.push_back(WGPUFeatureName_ShaderF16);
+  if (has_subgroups) features.push_back(subgroups);
   WGPUDeviceDescriptor desc = WGPU_DEVICE_DESCRIPTOR_INIT;
-  desc.requiredFeatureCount = has_f16 ? 1 : 0;
-  desc.requiredFeatures = features;
+  desc.requiredFeatureCount = features.size();
+  desc.requiredFeatures = features.data();
   desc.requiredLimits = &limits;  // all the adapter offers; kernels keep to the portable ones
   desc.uncapturedErrorCallbackInfo.callback = OnUncapturedError;
   desc.uncapturedErrorCallbackInfo.userdata1 = this;

@@ -167,6 +167,8 @@ class WebGPUDevice {
   WGPUQueue queue = nullptr;
   WGPULimits limits = WGPU_LIMITS_INIT;
   bool has_f16 = false;
+  bool has_subgroups = false;
+  uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
   std::string name, vendor, architecture, backend;
   WGPUBuffer uniform_arena = nullptr;
   /*! \brief Errors the device reported outside error scopes (set by its callback). */

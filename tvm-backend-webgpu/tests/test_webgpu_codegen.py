@@ -327,3 +327,36 @@ def test_a_bfloat16_array_in_workgroup_memory_is_refused_by_name():
 
     with pytest.raises(TIRVerifyError, match="array 'S' of bfloat16; WGSL has no bfloat16: use a float32 array"):
         tvm.compile(tile, target="webgpu")
+
+
+def test_subgroup_operations_enable_subgroups():
+    @T.prim_func
+    def lanes(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        B = T.match_buffer(b, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[tx] = (
+                T.webgpu.subgroup_add(A[tx])
+                + T.webgpu.subgroup_shuffle_xor(A[tx], 1)
+                + T.Cast("float32", T.webgpu.subgroup_invocation_id())
+            )
+
+    src = wgsl(lanes)
+    assert src.startswith("//! kernel lanes_kernel0\nenable subgroups;\n"), src[:80]
+    assert "@builtin(subgroup_size) tvm_sg_size: u32, @builtin(subgroup_invocation_id) tvm_sg_id: u32) {" in src
+    assert "subgroupAdd(A[tx])" in src and "subgroupShuffleXor(A[tx], u32(1i))" in src and "i32(tvm_sg_id)" in src
+    assert "subgroup" not in wgsl(kernels.vector_add())  # only kernels that use them enable them
+
+
+def test_subgroup_operations_take_32_bit_values():
+    from tvm.script.diagnostics import TVMScriptError
+
+    with pytest.raises(
+        TVMScriptError, match="subgroup operations take int32, uint32, float32 or float16 values, got int8"
+    ):
+
+        @T.prim_func
+        def wide(a: T.handle):
+            A = T.match_buffer(a, (64,), "int8")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                A[tx] = T.webgpu.subgroup_add(A[tx])

@@ -261,3 +261,38 @@ def test_packed_bytes_written_by_neighbouring_workgroups(dev):
     with np.errstate(over="ignore"):
         scaled = (a * np.int8(-77)).reshape(-1, block)[:, ::-1].reshape(-1)
     np.testing.assert_array_equal(out.numpy(), b + scaled.astype("uint8"))
+
+
+def test_subgroup_operations_against_numpy(dev):
+    """T.webgpu.* on the adapter: sums, maxima, butterflies and lane ids of each subgroup (runs of
+    subgroup_size consecutive invocations of a workgroup, as on lavapipe and every Vulkan driver)."""
+    if not dev.attr("supports_subgroups"):
+        pytest.skip(f"adapter '{dev.name}' lacks the WebGPU feature subgroups")
+
+    @T.prim_func
+    def lanes(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (128,), "int32")
+        B = T.match_buffer(b, (6, 128), "int32")
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                i = bx * 64 + tx
+                B[0, i] = T.webgpu.subgroup_add(A[i])
+                B[1, i] = T.webgpu.subgroup_max(A[i])
+                B[2, i] = T.webgpu.subgroup_min(A[i])
+                B[3, i] = T.webgpu.subgroup_shuffle_xor(A[i], 1)
+                B[4, i] = T.webgpu.subgroup_shuffle(A[i], 0)
+                B[5, i] = T.webgpu.subgroup_size() * 1000 + T.webgpu.subgroup_invocation_id()
+
+    a = np.random.default_rng(4).integers(-1000, 1000, 128).astype("int32")
+    out = tvm.runtime.empty((6, 128), "int32", dev)
+    tvm.compile(lanes, target="webgpu")["lanes"](tvm.runtime.tensor(a, dev), out)
+    got = out.numpy()
+    size = int(got[5, 0]) // 1000
+    assert dev.attr("subgroup_min_size") <= size <= min(64, dev.attr("subgroup_max_size")), size
+    groups = a.reshape(-1, size)
+    np.testing.assert_array_equal(got[5], (np.arange(128) % size) + size * 1000)
+    np.testing.assert_array_equal(got[0], np.repeat(groups.sum(axis=1), size))
+    np.testing.assert_array_equal(got[1], np.repeat(groups.max(axis=1), size))
+    np.testing.assert_array_equal(got[2], np.repeat(groups.min(axis=1), size))
+    np.testing.assert_array_equal(got[3], a[np.arange(128) ^ 1])
+    np.testing.assert_array_equal(got[4], np.repeat(groups[:, 0], size))

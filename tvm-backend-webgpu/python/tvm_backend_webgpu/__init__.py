@@ -49,7 +49,8 @@ def wgpu_native_library() -> Path | None:
 
 
 def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - never evaluated
-    """Register the WebGPU device, runtime, target kind ``webgpu`` (WGSL) and its detector.
+    """Register the WebGPU device, runtime, target kind ``webgpu`` (WGSL), its detector and the
+    TVMScript namespace ``T.webgpu`` (subgroup operations).
 
     The runtime loads wgpu-native from the ``wgpu`` package by path (``TVM_WEBGPU_LIBRARY``
     overrides it); no adapter is requested until a device is used. Without the library the
@@ -80,6 +81,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         ),
     )
     ctx.register_device_target_detector(DEVICE_TYPE, "tvm_backend_webgpu.detect:detect")
+    ctx.register_script_namespace("webgpu", "tvm_backend_webgpu.script")
     ctx.declare_module_kind("webgpu")
 
 

@@ -47,6 +47,17 @@ MAX_WORKGROUPS_PER_DIMENSION = 65535
 DYNAMIC_SHARED_OVERRIDE = "tvm_dyn_shmem"
 
 
+#: ``T.webgpu`` functions and the WGSL built-ins they are.
+_SUBGROUP_FUNCTIONS = {
+    "subgroup_add": "subgroupAdd",
+    "subgroup_max": "subgroupMax",
+    "subgroup_min": "subgroupMin",
+    "subgroup_shuffle": "subgroupShuffle",
+    "subgroup_shuffle_xor": "subgroupShuffleXor",
+}
+_SUBGROUP_BUILTINS = {"subgroup_size": "tvm_sg_size", "subgroup_invocation_id": "tvm_sg_id"}
+
+
 #: dtype -> WGSL type of the private variable that makes a literal a run-time value.
 _RUN_TIME_IDENTITY = {"float32": "f32", "float16": "f32", "int32": "i32", "uint32": "u32"}
 
@@ -87,6 +98,8 @@ class WGSLPrinter(CFamilyPrinter):
         self.globals: list[str] = []
         #: Whether ``enable f16;`` is needed.
         self.uses_f16 = False
+        #: Whether the kernel uses subgroup operations (``T.webgpu.*``): ``enable subgroups;``.
+        self.uses_subgroups = False
         self.block_index: dict[str, str] = {}
         self._registers: set[Any] = set()  # one-element local buffers, declared as scalars
         self._source_line: int | None = None  # TVMScript line of the statement being printed
@@ -97,6 +110,7 @@ class WGSLPrinter(CFamilyPrinter):
         #: are ``atomic<u32>`` (the kernel stores to it).
         self.packed: dict[Any, bool] = {}
         reserved = ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", "tvm_at", "tvm_bits")
+        reserved += ("tvm_sg_size", "tvm_sg_id")
         for name in (*reserved, "tvm_unpack_i8", "tvm_unpack_i16", DYNAMIC_SHARED_OVERRIDE):
             self.reserve(name)
         for t in _RUN_TIME_IDENTITY:
@@ -226,6 +240,8 @@ class WGSLPrinter(CFamilyPrinter):
 
     def print_call(self, call: E.Call) -> str:
         op = call.op[4:] if call.op.startswith("tir.") else call.op
+        if op.startswith("webgpu."):
+            return self.subgroup_call(op[len("webgpu.") :], call)
         if op in ("shift_left", "shift_right"):
             a, b = (self.expr(x) for x in call.args)
             amount = call.args[1]
@@ -239,6 +255,17 @@ class WGSLPrinter(CFamilyPrinter):
             x = self.expr(call.args[0])
             return f"(log({x}) / {ln10})" if op == "log10" else f"exp({x} * {ln10})"
         return super().print_call(call)
+
+    def subgroup_call(self, name: str, call: E.Call) -> str:
+        """``T.webgpu.<name>``: a WGSL subgroup built-in (the shader then enables subgroups and its
+        entry point reads the ``subgroup_size`` and ``subgroup_invocation_id`` built-ins)."""
+        self.uses_subgroups = True
+        if name in _SUBGROUP_BUILTINS:
+            return f"i32({_SUBGROUP_BUILTINS[name]})"
+        if name not in _SUBGROUP_FUNCTIONS:
+            raise CodegenError(f"T.webgpu.{name} is not a WebGPU subgroup operation")
+        args = [self.expr(call.args[0])] + [f"u32({self.expr(a)})" for a in call.args[1:]]
+        return f"{_SUBGROUP_FUNCTIONS[name]}({', '.join(args)})"
 
     def _math_call(self, op: str, dtype: str, args: list[str]) -> str:
         if op == "abs":
@@ -489,15 +516,20 @@ class WGSLPrinter(CFamilyPrinter):
         prologue = self.grid_prologue(extents)
         body = self.print_kernel(func, "main")
         sizes, overrides = self.workgroup_size(extents)
-        head = [
-            f"@compute @workgroup_size({sizes})",
-            "fn main(@builtin(workgroup_id) tvm_wid: vec3<u32>, @builtin(local_invocation_id) tvm_lid: "
-            "vec3<u32>, @builtin(num_workgroups) tvm_nwg: vec3<u32>) {",
+        builtins = [
+            "@builtin(workgroup_id) tvm_wid: vec3<u32>",
+            "@builtin(local_invocation_id) tvm_lid: vec3<u32>",
+            "@builtin(num_workgroups) tvm_nwg: vec3<u32>",
         ]
+        if self.uses_subgroups:
+            builtins += ["@builtin(subgroup_size) tvm_sg_size: u32", "@builtin(subgroup_invocation_id) tvm_sg_id: u32"]
+        head = [f"@compute @workgroup_size({sizes})", f"fn main({', '.join(builtins)}) {{"]
         lines = body.splitlines()
         assert lines[0].endswith("{"), lines[0]
         indented = [self.INDENT + line for line in prologue]
-        enable = ["enable f16;", ""] if self.uses_f16 else []
+        enable = ["enable f16;"] if self.uses_f16 else []
+        enable += ["enable subgroups;"] if self.uses_subgroups else []
+        enable += [""] if enable else []
         # the workgroup size's overrides before the module's other globals: naga (wgpu 29) aborts
         # the process when they follow a workgroup array sized by an override expression
         text = enable + bindings + overrides + self.globals + [""] + head + indented + lines[1:]
