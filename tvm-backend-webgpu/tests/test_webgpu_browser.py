@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm
+from tvm.script import tir as T
 from tvm.testing import kernels
 from tvm.testing.backend import random_array, tolerance
 from webgpu_browser import PACKAGE, chromium, decode_output, make_job, run_jobs
@@ -56,7 +57,28 @@ def conformance_jobs(tmp_path) -> tuple[list[dict], dict[str, np.ndarray]]:
     a, b = random_array((32, 48), "float32", 1), random_array((48, 16), "float32", 2)
     add(kernels.matmul_tiled(), "matmul_tiled_kernel0", {"A": a, "B": b, "C": np.zeros((32, 16), "float32")},
         {"M": 32, "N": 16, "K": 48}, "C", a @ b, (8, 8, 1), (2, 4, 1))  # fmt: skip
+    a = random_array((128,), "int32")
+    add(_subgroup_checks(), "subgroup_checks_kernel0", {"A": a, "B": np.zeros(128, "int32")}, {}, "B",
+        np.full(128, 11, "int32"), (64, 1, 1), (2, 1, 1))  # fmt: skip
     return jobs, expect
+
+
+def _subgroup_checks():
+    """``B[i]`` = 1 where the subgroup's sum of ones is its size, plus 10 where the butterfly
+    neighbour's value is ``A[i ^ 1]``: 11 everywhere (whatever the subgroup size)."""
+
+    @T.prim_func
+    def subgroup_checks(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (128,), "int32")
+        B = T.match_buffer(b, (128,), "int32")
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                i = bx * 64 + tx
+                B[i] = T.Select(T.webgpu.subgroup_add(1) == T.webgpu.subgroup_size(), 1, 0) + T.Select(
+                    T.webgpu.subgroup_shuffle_xor(A[i], 1) == A[T.bitwise_xor(i, 1)], 10, 0
+                )
+
+    return subgroup_checks
 
 
 def test_conformance_kernels_run_in_chromium(tmp_path):
@@ -70,10 +92,13 @@ def test_conformance_kernels_run_in_chromium(tmp_path):
         name, want = job["name"], expect[job["name"]]
         result = report["results"][name]
         if result.get("skipped"):
-            assert job["needs_f16"] and not report["shader_f16"], (name, result)
+            missing = (job["needs_f16"] and not report["shader_f16"]) or (
+                job["needs_subgroups"] and not report["subgroups"]
+            )
+            assert missing, (name, result)
             continue
         assert "error" not in result, (name, result["error"])
         got = decode_output(result, np.asarray(want))
         np.testing.assert_allclose(got.astype("float64"), want.astype("float64"), **tolerance(str(want.dtype)))
         ran.append(name)
-    assert len(ran) >= 8, (ran, report.get("adapter"))
+    assert len(ran) >= 9, (ran, report.get("adapter"))

@@ -74,6 +74,7 @@ def make_job(
         "output": names.index(output),
         "read_only": [access == "read" for _, _, access in bindings],
         "needs_f16": "enable f16;" in wgsl,
+        "needs_subgroups": "enable subgroups;" in wgsl,
     }
 
 
