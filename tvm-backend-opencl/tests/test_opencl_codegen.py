@@ -108,3 +108,31 @@ def test_unsupported_vector_width_is_a_clear_error():
     with pytest.raises(CodegenError, match="5-lane"):
         codegen.OpenCLPrinter().type_name("float32x5")
     assert codegen.OpenCLPrinter().type_name("float32x4") == "float4"
+
+
+def test_only_private_arrays_stored_at_loaded_indices_in_kernels_with_barriers_are_volatile():
+    """The PoCL work-around (codegen.arrays_stored_at_loaded_indices) costs nothing elsewhere."""
+    from tvm.script import tir as T
+
+    def kernel(barrier: bool, loaded: bool):
+        @T.prim_func
+        def f(a: T.handle, o: T.handle):
+            A = T.match_buffer(a, (64,), "int32")
+            O = T.match_buffer(o, (64,), "int32")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                L = T.alloc_buffer((4,), "int32", scope="local")
+                R = T.alloc_buffer((4,), "int32", scope="local")
+                for j in range(4):
+                    L[j] = A[tx]
+                    R[j] = A[tx]
+                if loaded:
+                    L[A[tx] & 3] = 1
+                if barrier:
+                    T.tvm_storage_sync("shared")
+                O[tx] = L[1] + R[2]
+
+        return f
+
+    assert "volatile int L[4];" in _source(kernel(True, True))
+    assert "volatile int R" not in _source(kernel(True, True))
+    assert "volatile" not in _source(kernel(False, True)) and "volatile" not in _source(kernel(True, False))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tvm
 from opencl_testing import rand
+from tvm.script import tir as T
 
 import opencl_kernels as K
 from tvm.testing.kernels import reference_softmax
@@ -224,3 +225,34 @@ def test_local_memory_past_a_cpu_devices_stack_is_a_compile_error():
         TIRVerifyError, match=r"needs 65536 bytes of local memory per thread \(R\), 8388608 for its 128"
     ):
         tvm.compile(per_thread_array(128, 16384), target="opencl")
+
+
+@T.prim_func
+def _reindexed_private_array(a: T.handle, o: T.handle):
+    A = T.match_buffer(a, (128,), "int32")
+    O = T.match_buffer(o, (128,), "int32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        S = T.alloc_buffer((32,), "int32", scope="shared")
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            L = T.alloc_buffer((4,), "int32", scope="local")
+            for j in range(4):
+                L[j] = A[(bx * 32 + tx + j) % 128] * (j + 1)
+            L[L[1] & 3] = 7
+            S[tx] = L[2]
+            T.tvm_storage_sync("shared")
+            O[bx * 32 + tx] = S[(tx + 6) % 32]
+
+
+def test_private_array_stored_at_a_loaded_index_in_a_kernel_with_a_barrier(dev):
+    """A store into a private array at an index read from memory, then a load of the array, in a
+    kernel with a barrier: PoCL 3.1's work-group vectorizer read the element as it was before
+    the store (49 of these 128 wrong) until such arrays were declared volatile."""
+    mod = _compile(_reindexed_private_array)
+    assert "volatile int L[4];" in mod.imports[0].inspect_source()
+    a = np.random.default_rng(5).integers(-(2**31), 2**31, 128, dtype=np.int64).astype("int32")
+    L = np.stack([(a[(np.arange(128) + j) % 128].astype(np.int64) * (j + 1)).astype("int32") for j in range(4)], 1)
+    L[np.arange(128), L[:, 1] & 3] = 7
+    out = tvm.runtime.empty((128,), "int32", dev)
+    mod["_reindexed_private_array"](tvm.runtime.tensor(a, dev), out)
+    want = L[:, 2].reshape(4, 32)[:, (np.arange(32) + 6) % 32].reshape(-1)
+    np.testing.assert_array_equal(out.numpy(), want)
