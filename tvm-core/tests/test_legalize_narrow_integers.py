@@ -5,6 +5,7 @@ wrapping results), checked on the CPU."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -15,7 +16,7 @@ from tvm.testing import kernels
 from tvm.testing import random_programs as rp
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
-from tvm.tir.functor import StmtExprVisitor, post_order_visit
+from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
 from tvm.tir.transform import legalize_narrow_integers
 from tvm.tir.transform.narrow_int import NARROW_INTEGERS
 
@@ -82,24 +83,19 @@ def test_legalized_kernel_computes_what_the_original_does():
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
-def _wrapping(dtype: str):
-    """kernels.integer_wrapping's rows in a serial loop (the CPU target binds no threads)."""
+class _ThreadsAsLoops(StmtExprMutator):
+    """Thread-bound loops as serial ones (the CPU target binds no threads; the kernels here have
+    no barriers or shared memory, so their results are the same)."""
 
-    @T.prim_func
-    def wrapping(
-        A: T.Buffer((256,), dtype), B: T.Buffer((256,), dtype), S: T.Buffer((256,), dtype), O: T.Buffer((8, 256), dtype)
-    ):
-        for i in range(256):
-            O[0, i] = A[i] + B[i]
-            O[1, i] = A[i] - B[i]
-            O[2, i] = A[i] * B[i]
-            O[3, i] = A[i] << S[i]
-            O[4, i] = ~A[i]
-            O[5, i] = T.Select(A[i] + T.cast(1, dtype) > A[i], T.cast(1, dtype), T.cast(0, dtype))
-            O[6, i] = (A[i] + B[i]) // T.cast(2, dtype)
-            O[7, i] = T.abs(A[i]) // T.cast(2, dtype)
+    def visit_For(self, s):
+        out = super().visit_For(s)
+        if out.kind is not S.ForKind.THREAD_BINDING:
+            return out
+        return S.For(out.loop_var, out.min, out.extent, S.ForKind.SERIAL, out.body, None, {}, out.span)
 
-    return wrapping
+
+def _on_the_cpu(func):
+    return dataclasses.replace(func, body=_ThreadsAsLoops().visit_stmt(func.body))
 
 
 @pytest.mark.parametrize("dtype", NARROW_INTEGERS)
@@ -110,7 +106,7 @@ def test_wrapping_arithmetic_matches_numpy(dtype):
     a[:2], b[:2] = [info.max, info.min], [1, info.max]
     s = rng.integers(0, info.bits, 256).astype(dtype)
     out = tvm.runtime.empty((8, 256), dtype)
-    tvm.compile(legalize_narrow_integers(_wrapping(dtype)), target="c")["wrapping"](
+    tvm.compile(legalize_narrow_integers(_on_the_cpu(kernels.integer_wrapping(dtype))), target="c")["wrapping"](
         *(tvm.runtime.tensor(x) for x in (a, b, s)), out
     )
     np.testing.assert_array_equal(out.numpy(), kernels.integer_wrapping_reference(a, b, s))

@@ -98,9 +98,9 @@ class _Widener(NarrowEmulator):
         return super().visit_Cast(e)
 
     def visit_BufferStore(self, s: BufferStore) -> Stmt:
-        v = s.value
-        wide = self.wide(s.buffer.dtype)
-        if s.buffer.scope == "global" and isinstance(v, Cast) and v.dtype == s.buffer.dtype and v.value.dtype == wide:
+        v, dtype = s.value, s.buffer.dtype
+        narrowed = isinstance(v, Cast) and v.dtype == dtype and v.value.dtype == self.wide(dtype)
+        if self.narrow(dtype) and s.buffer.scope == "global" and narrowed:
             # the store keeps the low bits: a 32-bit value needs no wrapping first
             inner, indices = self.visit_expr(v.value), self._exprs(s.indices)
             if inner is v.value and indices is s.indices:
