@@ -273,3 +273,46 @@ def test_the_simulator_of_a_killed_process_ends_even_in_a_long_kernel(dev, tmp_p
     for p in left:
         os.kill(p, signal.SIGKILL)  # do not leave it running if the test fails
     assert not left, f"simulator processes {left} outlived their killed host"
+
+
+@T.prim_func
+def _private_arrays_at_computed_indices(a: T.handle, b: T.handle, c: T.handle, o: T.handle):
+    A = T.match_buffer(a, (128,), "int32")
+    B = T.match_buffer(b, (128,), "int8")
+    C = T.match_buffer(c, (128,), "uint16")
+    O = T.match_buffer(o, (128,), "int32")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            i = bx * 32 + tx
+            L = T.alloc_buffer((4,), "int32", scope="local")
+            N = T.alloc_buffer((4,), "int8", scope="local")
+            for j in range(4):
+                L[j] = A[(i + j) % 128] * (j + 1)
+                N[j] = B[(i + j) % 128]
+            acc = L[0] & A[i]
+            L[T.min(L[1], A[(i + 1) % 128]) & 3] = T.max(A[(i + 1) % 128], T.Cast("int32", T.Cast("uint16", acc)))
+            N[T.Select(acc > T.Cast("int32", C[i]), L[1], T.Cast("int32", B[i])) & 3] = T.Cast("int8", acc)
+            O[i] = T.Cast("int32", N[1])
+
+
+def test_private_arrays_written_at_computed_indices_then_read(dev):
+    """A kernel found by comparing random kernels across backends: clang packed the store into
+    N and the load of N[1] into one `:mem_noshuf` packet, and under qemu-hexagon 7.2 the load
+    read the byte as it was before the store (8 of 128 wrong), until packets were turned off."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-(2**31), 2**31, 128, dtype=np.int64).astype("int32")
+    b, c = rng.integers(-128, 128, 128).astype("int8"), rng.integers(0, 65536, 128).astype("uint16")
+    a[:4] = [-(2**31), 2**31 - 1, 0, -1]
+    want = np.empty(128, "int32")
+    for i in range(128):
+        L = [int(np.int32(np.int64(a[(i + j) % 128]) * (j + 1))) for j in range(4)]
+        N = [int(b[(i + j) % 128]) for j in range(4)]
+        acc = L[0] & int(a[i])
+        L[min(L[1], int(a[(i + 1) % 128])) & 3] = max(int(a[(i + 1) % 128]), acc & 0xFFFF)
+        N[(L[1] if acc > int(c[i]) else int(b[i])) & 3] = int(np.int8(np.uint8(acc & 0xFF).view("int8")))
+        want[i] = N[1]
+    out = tvm.runtime.empty((128,), "int32", dev)
+    tvm.compile(_private_arrays_at_computed_indices, target="hexagon")["_private_arrays_at_computed_indices"](
+        *(tvm.runtime.tensor(x, dev) for x in (a, b, c)), out
+    )
+    np.testing.assert_array_equal(out.numpy(), want)

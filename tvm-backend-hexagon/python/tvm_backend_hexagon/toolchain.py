@@ -74,6 +74,12 @@ def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
         # HVX code for a loop left early (the `for` of a search that ends in `break`) computes
         # only the first lane of each vector right under qemu-hexagon 7.2: such loops stay scalar.
         *(("-mllvm", "-enable-early-exit-vectorization=false") if hvx else ("-fno-vectorize", "-fno-slp-vectorize")),
+        # One instruction per packet: under qemu-hexagon 7.2, a load in a `:mem_noshuf` packet
+        # that clang 22 forms with a store to the same address (a private array written at a
+        # computed index, then read) read the value before the store. The kernels only ever run
+        # under the simulator, which executes a packet's instructions one by one anyway.
+        "-mllvm",
+        "-disable-packetizer",
     ]
 
 
