@@ -89,6 +89,8 @@ def unavailable_reason(backend: str, device: str | None = None, fix: str = "") -
 ALL_DTYPES: tuple[str, ...] = tuple(d for d in SCALAR_DTYPES if d != "bool")
 #: Random expressions each backend runs in ``test_random_integer_expressions``.
 RANDOM_EXPRESSIONS = 24
+#: How many random kernels ``test_random_kernels_match_the_cpu`` compiles and runs.
+RANDOM_KERNELS = 8
 
 
 class BackendConformance:
@@ -428,6 +430,25 @@ class BackendConformance:
             np.testing.assert_array_equal(
                 out.numpy(), rp.expected(tree, inputs), err_msg=f"case {case}: {rp.describe(tree)}"
             )
+
+    def test_random_kernels_match_the_cpu(self):
+        """Random kernels with control flow, private arrays written at computed indices, shared
+        memory and a barrier (:mod:`tvm.testing.random_kernels`) against the same statements run
+        serially on the CPU, element by element. (Comparing such kernels across backends found a
+        PoCL and a qemu-hexagon fault, both now worked around.)"""
+        from tvm.testing import random_kernels as rk
+
+        dev = self.dev()
+        narrow = next((d for d in ("int8", "uint8") if d in self.dtypes), "int32")
+        wide = next((d for d in ("uint16", "int16", "uint8") if d in self.dtypes), "int32")
+        for seed in range(RANDOM_KERNELS):
+            k = rk.generate(seed, narrow, wide)
+            inputs = rk.random_inputs(np.random.default_rng(seed), narrow, wide)
+            want = tvm.runtime.empty((rk.N,), "int32")
+            tvm.compile(k.reference, target="c")["f"](*(tvm.runtime.tensor(x) for x in inputs), want)
+            got = tvm.runtime.empty((rk.N,), "int32", dev)
+            tvm.compile(k.device, target=self.target_name())["f"](*(tvm.runtime.tensor(x, dev) for x in inputs), got)
+            np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"random kernel {seed}:\n{k.text}")
 
     def test_fixed_point_requantization(self):
         """T.q_multiply_shift of int32 Q-numbers (int64 arithmetic, rounding half up, shifts

@@ -1,0 +1,34 @@
+"""The random kernels of the conformance suite (tvm.testing.random_kernels): the same seed gives
+the same program, every construct the generator knows appears, and each reference runs on the
+CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm.testing import random_kernels as rk
+
+
+def test_a_seed_gives_one_program():
+    assert rk.generate(3).text == rk.generate(3).text
+    assert rk.generate(3).text != rk.generate(4).text
+
+
+def test_the_generator_covers_its_constructs():
+    texts = "".join(rk.generate(seed).text for seed in range(40))
+    for construct in ("if ", "else:", "while ", "T.unroll(", "T.serial(", "T.vectorized(", "T.truncdiv(", " // ",
+                      "T.Select(", "T.Cast('uint16'", " >> ", "T.tvm_storage_sync('shared')", "Nw["):  # fmt: skip
+        assert construct in texts, construct
+
+
+def test_references_run_on_the_cpu_with_narrow_or_32_bit_inputs():
+    for narrow, wide in (("int8", "uint16"), ("int32", "int32")):
+        for seed in range(4):
+            k = rk.generate(seed, narrow, wide)
+            inputs = rk.random_inputs(np.random.default_rng(seed), narrow, wide)
+            out = tvm.runtime.empty((rk.N,), "int32")
+            tvm.compile(k.reference, target="c")["f"](*(tvm.runtime.tensor(x) for x in inputs), out)
+            again = tvm.runtime.empty((rk.N,), "int32")
+            tvm.compile(k.reference, target="c")["f"](*(tvm.runtime.tensor(x) for x in inputs), again)
+            np.testing.assert_array_equal(out.numpy(), again.numpy())
+            assert len(set(out.numpy().tolist())) > 8  # the values depend on the inputs
