@@ -7,8 +7,9 @@ updates of an accumulator, stores into the private arrays at computed indices, n
 ``for`` (plain, unrolled, serial) and ``while`` loops, and ``let`` bindings, over random integer
 expressions (wrapping arithmetic, divisions by non-zero divisors, min/max, bitwise operations,
 shifts, selects, narrowing casts). Then it stores its accumulator into shared memory, waits at a
-barrier and writes ``O[i]`` from its own values and a neighbour's. The reference is the same
-statements in two serial loops over the threads (before and after the barrier) with the private
+barrier, runs up to two rounds of exchange (read a neighbour's element, barrier, update its own,
+barrier) and writes ``O[i]`` from its own values and a neighbour's. The reference is the same
+statements in serial loops over the threads, one per phase between barriers, with the private
 values kept per thread, for the CPU target. Every program is defined: nothing is read before it
 is written and no divisor can be zero.
 """
@@ -133,6 +134,25 @@ class _Writer:
                 *self.block(indent + 1, depth - 1)]  # fmt: skip
 
 
+def _exchange(rng: random.Random, w: _Writer) -> list[str]:
+    """Rounds in which each thread reads a neighbour's element of ``S``, waits at a barrier and
+    updates its own (waiting again): the device's lines (in the thread's body), or the
+    reference's (top-level loops over the threads, one per phase)."""
+    count = rng.randrange(3)
+    if count == 0:
+        return []
+    op, op2 = rng.choice(["+", "-", "^", "*"]), rng.choice(["+", "^", "|"])
+    if not w.per_thread:
+        update = f"S[tx] = (S[tx] {op} t) {op2} {w.expr(1)}"
+        return [f"for r in range({count}):", "    t = S[(tx + r + 1) % 32]", "    T.tvm_storage_sync('shared')",
+                f"    {update}", "    T.tvm_storage_sync('shared')"]  # fmt: skip
+    update = f"S[bx, tx] = (S[bx, tx] {op} Tr[i]) {op2} {w.expr(1)}"
+    grid = f"for bx, tx in T.grid({BLOCKS}, {THREADS}):"
+    return [f"    Tr = T.alloc_buffer(({N},), 'int32')", f"    for r in range({count}):",
+            f"        {grid}", f"            i = bx * {THREADS} + tx", "            Tr[i] = S[bx, (tx + r + 1) % 32]",
+            f"        {grid}", f"            i = bx * {THREADS} + tx", f"            {update}"]  # fmt: skip
+
+
 def _texts(seed: int, narrow: str, wide: str) -> tuple[str, str]:
     """The device and reference TVMScript of random kernel ``seed`` (private narrow arrays of
     ``narrow``; inputs ``B``/``C`` of ``narrow``/``wide``)."""
@@ -145,6 +165,7 @@ def _texts(seed: int, narrow: str, wide: str) -> tuple[str, str]:
         init = [f"for j in {rng.choice(['range', 'T.unroll', 'T.vectorized'])}(4):", *("    " + b for b in body)]
         init += [f"{p('acc', '0')} = 0", f"{p('acc', '0')} = {w.expr(2)}"]
         stmts = [line.strip("\n") for line in w.block(0, 2) + w.block(0, 2)]
+        rounds = _exchange(rng, w)
         shift, last = rng.randrange(THREADS), rng.randrange(4)
         store = f"S[{'bx, ' if per_thread else ''}tx] = {p('acc', '0')}"
         final = (
@@ -164,6 +185,7 @@ def _texts(seed: int, narrow: str, wide: str) -> tuple[str, str]:
                 f"    for bx, tx in T.grid({BLOCKS}, {THREADS}):",
                 f"        i = bx * {THREADS} + tx",
                 *("        " + x for x in init + stmts + [store]),
+                *rounds,
                 f"    for bx, tx in T.grid({BLOCKS}, {THREADS}):",
                 f"        i = bx * {THREADS} + tx",
                 f"        {final}",
@@ -177,7 +199,7 @@ def _texts(seed: int, narrow: str, wide: str) -> tuple[str, str]:
                 "            acc = T.alloc_buffer((1,), 'int32', scope='local')",
                 "            L = T.alloc_buffer((4,), 'int32', scope='local')",
                 f"            Nw = T.alloc_buffer((4,), '{narrow}', scope='local')",
-                *("            " + x for x in init + stmts + [store, "T.tvm_storage_sync('shared')", final]),
+                *("            " + x for x in init + stmts + [store, "T.tvm_storage_sync('shared')", *rounds, final]),
             ]
         out.append("\n".join(lines) + "\n")
     return out[0], out[1]
