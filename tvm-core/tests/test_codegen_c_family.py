@@ -181,6 +181,13 @@ def test_unknown_intrinsic_is_a_codegen_error():
         CFamilyPrinter().expr(Call("float32", "frobnicate", ()))
 
 
+def test_another_backends_operation_names_its_namespace_and_target():
+    with pytest.raises(
+        CodegenError, match=r"T.webgpu.subgroup_add is an operation of the webgpu backend .*target 'webgpu'"
+    ):
+        CFamilyPrinter().expr(Call("float32", "webgpu.subgroup_add", (E.FloatImm("float32", 1.0),)))
+
+
 def test_host_source_has_ffi_entry_and_openmp():
     A = Buffer("A", (8,), "float32")
     i = Var("i")

@@ -582,6 +582,13 @@ class CFamilyPrinter(ExprFunctor[str]):
         if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid", "exp10"):
             return self._math_call(op, call.dtype, args)
         hook = "call_" + op.replace(".", "_")
+        if "." in op:  # a backend's TVMScript namespace (T.webgpu.subgroup_add)
+            namespace = op.split(".")[0]
+            raise CodegenError(
+                f"T.{op} is an operation of the {namespace} backend (TVMScript namespace T.{namespace}); "
+                f"{type(self).__name__} cannot print it: compile the kernel for target '{namespace}', or write it "
+                f"without T.{namespace}.*"
+            )
         raise CodegenError(
             f"{type(self).__name__}: unsupported intrinsic '{call.op}' (a printer prints it with a "
             f"method {hook}(self, call) -> str or an entry '{op}' in CALL_TEMPLATES)"
