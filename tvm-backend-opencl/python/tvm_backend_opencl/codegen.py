@@ -31,6 +31,7 @@ from typing import Any
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.codegen import device_module
 from tvm.tir import dtype as _dt
+from tvm.tir.analysis import any_node
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
@@ -323,12 +324,7 @@ class OpenCLPrinter(CFamilyPrinter):
 
 def has_barrier(func: PrimFunc) -> bool:
     """Whether ``func`` holds a ``tvm_storage_sync``."""
-    found = []
-    post_order_visit(
-        func.body,
-        lambda n: found.append(n) if isinstance(n, E.Call) and str(n.op).endswith("tvm_storage_sync") else None,
-    )
-    return bool(found)
+    return any_node(func.body, lambda n: isinstance(n, E.Call) and str(n.op).endswith("tvm_storage_sync"))
 
 
 def arrays_stored_at_loaded_indices(func: PrimFunc) -> set[Any]:
@@ -339,16 +335,11 @@ def arrays_stored_at_loaded_indices(func: PrimFunc) -> set[Any]:
     kernel with a barrier: a later load of the array reads the element as it was before the
     store. Declared ``volatile`` they are right; on a GPU such an array lives in memory anyway."""
 
-    def loads_memory(e: Any) -> bool:
-        found = []
-        post_order_visit(e, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
-        return bool(found)
-
     out: set[Any] = set()
 
     def visit(node: Any) -> None:
         if isinstance(node, S.BufferStore) and node.buffer.scope == "local":
-            if any(loads_memory(i) for i in node.indices):
+            if any(any_node(i, lambda n: isinstance(n, E.BufferLoad)) for i in node.indices):
                 out.add(node.buffer.data)
 
     post_order_visit(func.body, visit)

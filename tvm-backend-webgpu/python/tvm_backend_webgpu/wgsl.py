@@ -24,6 +24,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.op import is_reinterpret
 from tvm.tir.transform import dynamic_shared_bytes
 
 #: Words WGSL reserves (keywords and reserved words that kernels plausibly use as names).
@@ -110,8 +111,13 @@ class WGSLPrinter(CFamilyPrinter):
         #: are ``atomic<u32>`` (the kernel stores to it).
         self.packed: dict[Any, bool] = {}
         reserved = ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", "tvm_at", "tvm_bits")
-        reserved += ("tvm_sg_size", "tvm_sg_id")
-        for name in (*reserved, "tvm_unpack_i8", "tvm_unpack_i16", DYNAMIC_SHARED_OVERRIDE):
+        for name in (
+            *reserved,
+            *_SUBGROUP_BUILTINS.values(),
+            "tvm_unpack_i8",
+            "tvm_unpack_i16",
+            DYNAMIC_SHARED_OVERRIDE,
+        ):
             self.reserve(name)
         for t in _RUN_TIME_IDENTITY:
             self.reserve(f"tvm_one_{t}")
@@ -365,34 +371,30 @@ class WGSLPrinter(CFamilyPrinter):
             super().visit_BufferStore(s)
 
     # ------------------------------------------------------------------ packed 8/16-bit buffers
-    @staticmethod
-    def _packing(dtype: str) -> tuple[int, str]:
-        """Elements per ``u32`` word of a packed ``dtype``, and the mask of one element."""
-        bits = _dt.bits(dtype)
-        return 32 // bits, hex((1 << bits) - 1) + "u"
-
-    def packed_word(self, buf: E.Buffer, element: str) -> str:
-        """The ``u32`` word of ``buf`` (packed) holding element ``element`` (a ``u32``)."""
-        per_word, _ = self._packing(buf.dtype)
+    def packed_element(self, buf: E.Buffer, element: str) -> tuple[str, str, str]:
+        """Where element ``element`` (a ``u32``) of packed ``buf`` lives: the ``u32`` word holding
+        it (an lvalue), the shift of its bits in the word, and the mask of one element."""
+        bits = _dt.bits(buf.dtype)
+        per_word = 32 // bits
         word = f"{self.buffer_ref(buf)}[{element} >> {per_word.bit_length() - 1}u]"
-        return f"atomicLoad(&{word})" if self.packed[buf.data] else word
+        return word, f"(({element} & {per_word - 1}u) * {bits}u)", hex((1 << bits) - 1) + "u"
 
     def packed_load(self, e: E.BufferLoad, signed: bool | None = None) -> str:
         """An element of a packed buffer as the 32-bit value ``legalize_narrow_integers`` computes
         with: zero-extended (``u32``) for an unsigned dtype, sign-extended (``i32``) for a signed
         one (``signed`` says which for the bits of a bfloat16)."""
-        per_word, mask = self._packing(e.buffer.dtype)
         if signed is None:
             if not _dt.is_integer(e.buffer.dtype):
                 raise CodegenError(
                     f"a load of {e.buffer.dtype} buffer '{e.buffer.name}' reaches the WGSL printer unlegalized"
                 )
             signed = not e.buffer.dtype.startswith("u")
-        index = f"u32({self.flat_index(e.buffer, e.indices)})"
-        word, bits = self.packed_word(e.buffer, index), 32 // per_word
-        shift = f"(({index} & {per_word - 1}u) * {bits}u)"
+        word, shift, mask = self.packed_element(e.buffer, f"u32({self.flat_index(e.buffer, e.indices)})")
+        if self.packed[e.buffer.data]:
+            word = f"atomicLoad(&{word})"
         if not signed:
             return f"(({word} >> {shift}) & {mask})"
+        bits = _dt.bits(e.buffer.dtype)
         name = f"tvm_unpack_i{bits}"
         self.global_once(
             f"fn {name}(word: u32, shift: u32) -> i32 {{ return bitcast<i32>(word << ({32 - bits}u - shift)) >> "
@@ -404,19 +406,16 @@ class WGSLPrinter(CFamilyPrinter):
         """A store into a packed buffer: its word's other elements may belong to other threads,
         so the element's bits are cleared and set with atomic operations (the value is computed
         first: it may read the element)."""
-        per_word, mask = self._packing(s.buffer.dtype)
         value = s.value
-        if isinstance(value, E.Call) and value.op in ("reinterpret", "tir.reinterpret") and value.dtype == "bfloat16":
+        if is_reinterpret(value) and value.dtype == "bfloat16":
             value = value.args[0]  # a bfloat16's bits, as legalize_bfloat16 stores them
         value = self._narrowed(value)
-        word = f"{self.buffer_ref(s.buffer)}[tvm_at >> {per_word.bit_length() - 1}u]"
+        word, shift, mask = self.packed_element(s.buffer, "tvm_at")
         self.emit("{")
         self._indent += 1
         self.emit(f"let tvm_at = u32({self.flat_index(s.buffer, s.indices)});")
-        self.emit(
-            f"let tvm_bits = (u32({self.expr(value)}) & {mask}) << ((tvm_at & {per_word - 1}u) * {32 // per_word}u);"
-        )
-        self.emit(f"atomicAnd(&{word}, ~({mask} << ((tvm_at & {per_word - 1}u) * {32 // per_word}u)));")
+        self.emit(f"let tvm_bits = (u32({self.expr(value)}) & {mask}) << {shift};")
+        self.emit(f"atomicAnd(&{word}, ~({mask} << {shift}));")
         self.emit(f"atomicOr(&{word}, tvm_bits);")
         self._indent -= 1
         self.emit("}")

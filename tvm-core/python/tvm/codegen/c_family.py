@@ -581,7 +581,6 @@ class CFamilyPrinter(ExprFunctor[str]):
             return f"({args[0]} {self._INFIX[op]} {args[1]})"
         if op in self.INTRINSICS or op in ("abs", "rsqrt", "sigmoid", "exp10"):
             return self._math_call(op, call.dtype, args)
-        hook = "call_" + op.replace(".", "_")
         if "." in op:  # a backend's TVMScript namespace (T.webgpu.subgroup_add)
             namespace = op.split(".")[0]
             raise CodegenError(
@@ -591,7 +590,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             )
         raise CodegenError(
             f"{type(self).__name__}: unsupported intrinsic '{call.op}' (a printer prints it with a "
-            f"method {hook}(self, call) -> str or an entry '{op}' in CALL_TEMPLATES)"
+            f"method call_{op}(self, call) -> str or an entry '{op}' in CALL_TEMPLATES)"
         )
 
     def intrinsic_name(self, op: str, dtype: str) -> str:

@@ -164,7 +164,7 @@ def _texts(seed: int, narrow: str, wide: str) -> tuple[str, str]:
         body = [f"{p('L', 'j')} = A[(i + j) % 128] * (j + 1)", f"{p('Nw', 'j')} = B[(i + j) % 128]"]
         init = [f"for j in {rng.choice(['range', 'T.unroll', 'T.vectorized'])}(4):", *("    " + b for b in body)]
         init += [f"{p('acc', '0')} = 0", f"{p('acc', '0')} = {w.expr(2)}"]
-        stmts = [line.strip("\n") for line in w.block(0, 2) + w.block(0, 2)]
+        stmts = w.block(0, 2) + w.block(0, 2)
         rounds = _exchange(rng, w)
         shift, last = rng.randrange(THREADS), rng.randrange(4)
         store = f"S[{'bx, ' if per_thread else ''}tx] = {p('acc', '0')}"
@@ -214,6 +214,15 @@ def generate(seed: int, narrow: str = "int8", wide: str = "uint16") -> RandomKer
     return RandomKernel(parse(device), parse(reference), device)
 
 
+def reference_output(kernel: RandomKernel, inputs: list[np.ndarray]) -> np.ndarray:
+    """``O`` as ``kernel``'s reference computes it from ``inputs`` on the CPU."""
+    import tvm
+
+    out = tvm.runtime.empty((N,), "int32")
+    tvm.compile(kernel.reference, target="c")["f"](*(tvm.runtime.tensor(x) for x in inputs), out)
+    return out.numpy()
+
+
 def random_inputs(rng: np.random.Generator, narrow: str = "int8", wide: str = "uint16") -> list[np.ndarray]:
     """``A``, ``B`` and ``C`` for a random kernel: extremes of int32 first, then random values."""
     a = rng.integers(-(2**31), 2**31, N, dtype=np.int64).astype("int32")
@@ -221,4 +230,4 @@ def random_inputs(rng: np.random.Generator, narrow: str = "int8", wide: str = "u
     return [a, *(rng.integers(np.iinfo(d).min, np.iinfo(d).max, N, dtype=d, endpoint=True) for d in (narrow, wide))]
 
 
-__all__ = ["BLOCKS", "N", "THREADS", "RandomKernel", "generate", "random_inputs"]
+__all__ = ["BLOCKS", "N", "THREADS", "RandomKernel", "generate", "random_inputs", "reference_output"]

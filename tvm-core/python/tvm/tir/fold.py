@@ -67,10 +67,7 @@ _COMPARE.update({LE: lambda a, b: a <= b, GT: lambda a, b: a > b, GE: lambda a, 
 def _floor(x: float) -> float:
     """C's ``floor``: infinities and NaN as they are, and a zero result keeps the sign of ``x``
     (``floor(-0.0)`` is ``-0.0``)."""
-    if not math.isfinite(x):
-        return x
-    r = float(math.floor(x))
-    return math.copysign(r, x) if r == 0 else r
+    return math.copysign(math.floor(x), x) if math.isfinite(x) else x
 
 
 def _truncated_quotient(a: int, b: int) -> int:

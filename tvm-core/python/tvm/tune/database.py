@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -51,13 +52,10 @@ class Database:
         try:
             records = self._parse()
         except (OSError, ValueError) as err:
-            if locked:
-                records = self._set_aside(err)
-            else:
-                from tvm._cache import exclusive_lock
+            from tvm._cache import exclusive_lock
 
-                with exclusive_lock(f"{self.path}.lock"):
-                    records, stamp = self._reread_damaged(stamp, err)
+            with contextlib.nullcontext() if locked else exclusive_lock(f"{self.path}.lock"):
+                records, stamp = self._reread_damaged(stamp, err)
         self._records, self._stamp = records, stamp
         return records
 

@@ -10,7 +10,6 @@ become float32 parameters (their values are bfloat16 values already). Usable as 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from tvm.tir.expr import (
@@ -101,12 +100,7 @@ class _Emulator(NarrowEmulator):
 
 def legalize_bfloat16(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with bfloat16 arithmetic emulated in float32 (see the module docstring)."""
-    emulator = _Emulator()
-    body = emulator.visit_stmt(func.body)
-    if body is func.body and not emulator.renamed:
-        return func
-    params = [emulator.renamed.get(p, p) for p in func.params]
-    return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map))
+    return _Emulator().legalize(func)
 
 
 __all__ = ["from_bfloat16", "legalize_bfloat16", "round_to_bfloat16", "to_bfloat16"]

@@ -44,7 +44,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import BufferReplacer, StmtExprMutator
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .narrow import NarrowEmulator
@@ -232,20 +232,12 @@ def rounded(dtype: str, f: PrimExpr) -> PrimExpr:
     return decode(dtype, encode(dtype, f))
 
 
-class _Float8(NarrowEmulator):
+class _Float8(NarrowEmulator, BufferReplacer):
     """Every float8 expression becomes a float32 one holding a float8 value; float8 buffers are
     read and written as bytes."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.views: dict[int, Buffer] = {}
-
-    def mutate_buffer(self, b: Buffer) -> Buffer:
-        if not is_float8(b.dtype):
-            return b
-        if id(b) not in self.views:
-            self.views[id(b)] = dataclasses.replace(b, dtype=U8)
-        return self.views[id(b)]
+    def replacement(self, b: Buffer) -> dict | None:
+        return {"dtype": U8} if is_float8(b.dtype) else None
 
     def narrow(self, dtype: str) -> bool:
         return is_float8(dtype)
@@ -294,11 +286,7 @@ def legalize_float8(func: PrimFunc, target: Any = None) -> PrimFunc:
                 f"in function '{func.global_symbol}': scalar parameter '{p.name}' of {p.dtype}: pass float8 "
                 "values in a tensor, or the scalar as float32"
             )
-    mutator = _Float8()
-    body = mutator.visit_stmt(func.body)
-    if body is func.body:
-        return func
-    return dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))
+    return _Float8().legalize(func)
 
 
 __all__ = ["FORMATS", "conversion_steps", "decode", "encode", "is_float8", "legalize_float8", "rounded"]

@@ -24,6 +24,7 @@ from tvm.tir.expr import (
     Select,
     Var,
 )
+from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, LetStmt, Stmt
@@ -36,7 +37,17 @@ class NarrowEmulator(StmtExprMutator):
     maps each variable of a narrow dtype to its wide replacement."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.renamed: dict[Var, Var] = {}
+
+    def legalize(self, func: PrimFunc) -> PrimFunc:
+        """``func`` rewritten, its scalar parameters of a narrow dtype replaced by wide ones;
+        ``func`` itself when nothing changed."""
+        body = self.visit_stmt(func.body)
+        if body is func.body and not self.renamed:
+            return func
+        params = [self.renamed.get(p, p) for p in func.params]
+        return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map))
 
     # ------------------------------------------------------------------ what a subclass says
     def narrow(self, dtype: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import BinaryOp, Buffer, BufferLoad, Call, Cast, CmpOp, IntImm, PrimExpr
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import BufferReplacer, StmtExprMutator
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .narrow import NarrowEmulator
@@ -45,11 +45,7 @@ def wrapped(dtype: str, x: PrimExpr) -> PrimExpr:
     return _call("int32", "shift_right", _call("int32", "shift_left", x, amount), amount)
 
 
-class _Widener(NarrowEmulator):
-    def __init__(self) -> None:
-        super().__init__()
-        self._arrays: dict[int, Buffer] = {}
-
+class _Widener(NarrowEmulator, BufferReplacer):
     def narrow(self, dtype: str) -> bool:
         return dtype in NARROW_INTEGERS
 
@@ -59,12 +55,9 @@ class _Widener(NarrowEmulator):
     def rounded(self, dtype: str, f: PrimExpr) -> PrimExpr:
         return wrapped(dtype, f)
 
-    def mutate_buffer(self, b: Buffer) -> Buffer:
-        if b.scope == "global" or not self.narrow(b.dtype):
-            return b
-        if id(b) not in self._arrays:  # a register or workgroup array holds the wide values
-            self._arrays[id(b)] = dataclasses.replace(b, dtype=self.wide(b.dtype))
-        return self._arrays[id(b)]
+    def replacement(self, b: Buffer) -> dict | None:
+        # a register or workgroup array holds the wide values; memory keeps the narrow ones
+        return {"dtype": self.wide(b.dtype)} if b.scope != "global" and self.narrow(b.dtype) else None
 
     def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
         return load if load.dtype != original.dtype else Cast(self.wide(original.dtype), load, original.span)
@@ -119,12 +112,7 @@ class _Widener(NarrowEmulator):
 def legalize_narrow_integers(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with its 8- and 16-bit integer arithmetic computed in 32 bits (see the module
     docstring); ``func`` itself when it has none."""
-    widener = _Widener()
-    body = widener.visit_stmt(func.body)
-    if body is func.body and not widener.renamed:
-        return func
-    params = [widener.renamed.get(p, p) for p in func.params]
-    return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map))
+    return _Widener().legalize(func)
 
 
 __all__ = ["NARROW_INTEGERS", "legalize_narrow_integers", "wrapped"]
