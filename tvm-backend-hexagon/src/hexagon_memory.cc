@@ -53,7 +53,7 @@ Arena::Arena() : size_(ArenaBytes()) {
 }
 
 void Arena::CheckThisProcess() const {
-  if (made_in_.Stale()) {
+  if (Forked()) {
     TVM_FFI_THROW(RuntimeError) << "hexagon: " << tvm::runtime::ForkedChildMessage("Hexagon");
   }
 }
@@ -84,7 +84,7 @@ void* Arena::Allocate(size_t nbytes, size_t alignment) {
 }
 
 void Arena::Free(void* ptr) {
-  if (ptr == nullptr || made_in_.Stale()) return;
+  if (ptr == nullptr || Forked()) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = used_.find(static_cast<size_t>(static_cast<char*>(ptr) - base_));
   if (it == used_.end()) {

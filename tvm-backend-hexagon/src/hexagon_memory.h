@@ -35,6 +35,8 @@ class Arena {
   /*! \brief Throws RuntimeError in a child forked after the arena was made: its memory is
    *  shared with the parent, whose allocations this process cannot see. */
   void CheckThisProcess() const;
+  /*! \brief Whether this process is a child forked after the arena was made. */
+  bool Forked() const { return made_in_.Stale(); }
   /*! \brief Offset of `ptr` in the arena when [ptr, ptr + nbytes) lies inside it, else -1. */
   int64_t OffsetOf(const void* ptr, size_t nbytes) const;
   int fd() const { return fd_; }

@@ -262,7 +262,6 @@ void Simulator::Start() {
   }
   pid_ = pid;
   sock_ = pair[0];
-  started_in_ = tvm::runtime::ForkGuard();
   uint32_t hello[4];
   bool timed_out = false;
   if (!Receive(hello, sizeof(hello), kStartTimeoutMs, &timed_out)) {
@@ -287,7 +286,8 @@ std::string Simulator::Stop(bool kill_it) {
   if (sock_ >= 0) close(sock_);
   sock_ = -1;
   if (pid_ < 0) return "was not running";
-  if (started_in_.Stale()) {  // the parent's process (this is a forked child): not ours to end
+  // a running process was started after the arena was made: in a forked child it is the parent's
+  if (Arena::Get().Forked()) {
     pid_ = -1;
     return "belongs to the parent process";
   }
@@ -302,13 +302,10 @@ std::string Simulator::Stop(bool kill_it) {
 void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
                        const std::vector<int64_t>& host_offsets, const std::string& name) {
   int timeout_ms = LaunchTimeoutMs();
+  size_t max_simulators = MaxSimulators();
   std::lock_guard<std::mutex> lock(mu_);
-  if (pid_ >= 0 && started_in_.Stale()) {
-    TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name << ": "
-                                << tvm::runtime::ForkedChildMessage("Hexagon");
-  }
   if (pid_ < 0) {
-    RunningSimulators::Get().Trim(this, MaxSimulators() - 1);
+    RunningSimulators::Get().Trim(this, max_simulators - 1);
     Start();
   } else {
     RunningSimulators::Get().Touch(this);
@@ -341,7 +338,7 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
     TVM_FFI_THROW(RuntimeError) << os.str();
   }
   if (OneProcessPerLaunch()) Stop(false);  // the server sees the socket close and exits
-  RunningSimulators::Get().Trim(this, MaxSimulators());
+  RunningSimulators::Get().Trim(this, max_simulators);
   if (reply[1] != 0) {
     TVM_FFI_THROW(RuntimeError) << "hexagon kernel " << name
                                 << " failed in the simulator: " << message;

@@ -12,7 +12,6 @@
 #define TVM_BACKEND_HEXAGON_SIMULATOR_H_
 
 #include <sys/types.h>
-#include <tvm/runtime/fork_guard.h>
 
 #include <array>
 #include <cstdint>
@@ -69,8 +68,8 @@ class Simulator {
    * \brief Runs kernel `header.kernel` (named `name` in errors) and waits until it finishes.
    *  `host_offsets[i]` >= 0 marks slot i as a buffer at that arena offset, replaced by its guest
    *  address. Starts the process on first use and again after it died; throws RuntimeError
-   *  when the kernel fails, the process dies or the launch exceeds TVM_HEXAGON_TIMEOUT seconds,
-   *  and in a child forked after the process started (it is the parent's).
+   *  when the kernel fails, the process dies or the launch exceeds TVM_HEXAGON_TIMEOUT seconds.
+   *  (A forked child never gets here: its module refuses the launch, Arena::CheckThisProcess.)
    */
   void Launch(LaunchHeader header, std::vector<uint64_t> slots,
               const std::vector<int64_t>& host_offsets, const std::string& name);
@@ -91,7 +90,6 @@ class Simulator {
   pid_t pid_ = -1;
   int sock_ = -1;
   uint32_t guest_base_ = 0;
-  tvm::runtime::ForkGuard started_in_;  // a forked child neither uses nor stops the parent's
 };
 
 }  // namespace tvm_backend_hexagon

@@ -133,19 +133,6 @@ std::string WithShaderLines(const std::string& message, const std::string& shade
 
 const char* const kEnableSubgroups = "enable subgroups;";
 
-/*!
- * \brief `shader` with its `enable subgroups;` directive made a comment of the same line: wgpu's
- *        shader compiler (naga) offers the subgroup built-ins on a device with the feature but
- *        rejects the standard directive, which browsers require (the payload keeps it).
- */
-std::string WithoutSubgroupsDirective(std::string shader) {
-  size_t at = shader.find(kEnableSubgroups);
-  if (at != std::string::npos) {
-    shader.replace(at, std::strlen(kEnableSubgroups), "// enable subgroups: the device's feature");
-  }
-  return shader;
-}
-
 /*! \brief Whether `shader` declares binding `k` as `var<storage, read>` (read-only storage). */
 bool ReadOnlyBinding(const std::string& shader, size_t k) {
   std::string decl = "@binding(" + std::to_string(k) + ") var<storage, read>";
@@ -294,14 +281,21 @@ WGPUComputePipeline WebGPUModuleObj::Pipeline(WebGPUDevice* dev, size_t index,
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << " uses float16, but adapter '"
                                 << dev->name << "' lacks the WebGPU feature shader-f16";
     }
-    bool subgroups = k.shader.find(kEnableSubgroups) != std::string::npos;
-    if (subgroups && !dev->has_subgroups) {
+    std::string code = k.shader;
+    size_t directive = code.find(kEnableSubgroups);
+    if (directive != std::string::npos && !dev->has_subgroups) {
       TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << " uses subgroup operations "
                                 << "(T.webgpu.*), but adapter '" << dev->name
                                 << "' lacks the WebGPU feature subgroups";
     }
     CheckLocalArrays(name, k.local_scalars, dev->name);
-    std::string code = subgroups ? WithoutSubgroupsDirective(k.shader) : k.shader;
+    if (directive != std::string::npos) {
+      // wgpu's shader compiler (naga) offers the subgroup built-ins on a device with the feature
+      // but rejects the standard directive, which browsers require (the payload keeps it): a
+      // comment on the same line keeps the line numbers of errors
+      code.replace(directive, std::strlen(kEnableSubgroups),
+                   "// enable subgroups: the device's feature");
+    }
     WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
     source.code = View(code);
     WGPUShaderModuleDescriptor desc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
