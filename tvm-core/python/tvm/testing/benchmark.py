@@ -230,9 +230,9 @@ def tuned_kernel_cases(
     matmul_peer: Callable[[Any, Any], Any],
     goal: float,
     *,
-    n: int = 1 << 22,
-    size: int = 512,
-    peer_tile: int = 16,
+    n: int,
+    size: int,
+    peer_tile: int,
 ) -> list[dict[str, Any]]:
     """The two kernel cases of a device benchmark (:func:`tuned_peer_case`): a float32 vector
     add of ``n`` elements and a ``size``-cubed tiled matmul, the zoo's tunable kernels tuned on
