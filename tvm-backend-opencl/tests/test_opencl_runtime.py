@@ -272,7 +272,7 @@ print("INFO", info["dir"], info["hits"], info["stores"], info["rejected"])
 
     first = run()
     assert first == [str(tmp_path / "cache"), "0", "1", "0"]
-    entries = list((tmp_path / "cache").glob("*.clbin"))
+    entries = list((tmp_path / "cache").glob("*.openclbin"))
     assert len(entries) == 1 and entries[0].stat().st_size > 0
     assert run() == [str(tmp_path / "cache"), "1", "0", "0"]
     good = entries[0].read_bytes()
