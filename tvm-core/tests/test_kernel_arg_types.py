@@ -3,8 +3,9 @@ backend runtimes check tensors against (tvm::runtime::CheckBufferArgument)."""
 
 from __future__ import annotations
 
-from tvm.codegen.device_module import kernel_arg_types
-from tvm.tir import Buffer, Evaluate, IntImm, PrimFunc, Var
+from tvm.codegen.device_module import arg_expression, kernel_arg_types
+from tvm.tir import Buffer, Cast, Evaluate, IntImm, PrimFunc, Var
+from tvm.tir import op as T
 
 
 def _kernel(buffers: dict, scalars: list) -> PrimFunc:
@@ -26,12 +27,42 @@ def test_products_of_constants_and_scalar_params() -> None:
     assert kernel_arg_types(f) == ["handle:float16:$3*4", "handle:int8:$3*$4", "handle:bool:128", "int32", "int32"]
 
 
-def test_sizes_that_are_not_products_give_the_dtype_only() -> None:
+def test_sizes_of_sums_quotients_and_bounds() -> None:
+    n, m = Var("n", "int32"), Var("m", "int32")
+    a, b, c = (Var(x, "handle") for x in "abc")
+    f = _kernel(
+        {
+            a: Buffer("A", (n + 1,), "float32", data=a),
+            b: Buffer("B", (T.floordiv(n + 255, 256), m - 2), "float32", data=b),
+            c: Buffer("C", (T.max(n, m) % 7, 3), "float32", data=c),
+        },
+        [n, m],
+    )
+    assert kernel_arg_types(f)[:3] == [
+        "handle:float32:$3+1",
+        "handle:float32:($3+255)/256*($4-2)",  # left to right: (($3+255)/256)*($4-2)
+        "handle:float32:max($3,$4)%7*3",
+    ]
+
+
+def test_arg_expression_keeps_the_grouping() -> None:
+    n, m, k = Var("n", "int32"), Var("m", "int32"), Var("k", "int32")
+    params = {n: 0, m: 1, k: 2}
+    assert arg_expression(n - (m - k), params) == "$0-($1-$2)"
+    assert arg_expression((n - m) - k, params) == "$0-$1-$2"
+    assert arg_expression(n * T.floordiv(m, k), params) == "$0*($1/$2)"
+    assert arg_expression(n + IntImm("int32", -3), params) == "$0+(0-3)"
+    assert arg_expression(Cast("int64", n) * 4, params) == "$0*4"  # widening: the same value
+    assert arg_expression(Cast("int8", n), params) is None  # narrowing wraps
+    assert arg_expression(Var("x", "float32"), {Var("x", "float32"): 0}) is None
+
+
+def test_sizes_the_runtime_cannot_judge_give_the_dtype_only() -> None:
     n, free = Var("n", "int32"), Var("free", "int32")
     a, b, c, d = (Var(x, "handle") for x in "abcd")
     f = _kernel(
         {
-            a: Buffer("A", (n + 1,), "float32", data=a),  # not a product
+            a: Buffer("A", (T.truncdiv(n, 3),), "float32", data=a),  # C division: not floor division
             b: Buffer("B", (free,), "float32", data=b),  # not a kernel parameter
             c: Buffer("C", (8,), "float32", data=c, strides=(IntImm("int32", 2),)),  # strided
             d: Buffer("D", (8,), "float32", data=d, elem_offset=IntImm("int32", 4)),

@@ -97,9 +97,9 @@ void ParseLaunchTags(FunctionInfo* info);
 void ParseBufferArgs(FunctionInfo* info);
 
 namespace {
-std::string TagWithMax(const FunctionInfo& f, size_t i) {
-  int64_t max = i < f.launch_max.size() ? f.launch_max[i] : -1;
-  return max >= 0 ? f.launch_param_tags[i] + ":" + std::to_string(max) : f.launch_param_tags[i];
+std::string TagWithBound(const FunctionInfo& f, size_t i) {
+  bool bound = i < f.launch_bound_text.size() && !f.launch_bound_text[i].empty();
+  return bound ? f.launch_param_tags[i] + ":" + f.launch_bound_text[i] : f.launch_param_tags[i];
 }
 }  // namespace
 
@@ -113,7 +113,7 @@ std::string DeviceModuleSpec::Serialize() const {
     w.U64(f.arg_types.size());
     for (const std::string& t : f.arg_types) w.Str(t);
     w.U64(f.launch_param_tags.size());
-    for (size_t i = 0; i < f.launch_param_tags.size(); ++i) w.Str(TagWithMax(f, i));
+    for (size_t i = 0; i < f.launch_param_tags.size(); ++i) w.Str(TagWithBound(f, i));
   }
   w.Str(payload);
   w.U64(sources.size());
@@ -206,22 +206,25 @@ int LaunchTagAxis(const std::string& tag) {
   return (axis == 'x' || axis == 'y' || axis == 'z') ? axis - 'x' : -1;
 }
 
-/*! \brief Splits the ":<max>" suffixes off `info`'s launch tags into launch_max and checks the
- *  tags: each known, none twice. */
+/*! \brief Splits the ":<expression>" suffixes off `info`'s launch tags into launch_bounds and
+ *  checks the tags: each known, none twice, each bound an ArgExpression. */
 void ParseLaunchTags(FunctionInfo* info) {
-  info->launch_max.assign(info->launch_param_tags.size(), -1);
-  for (size_t i = 0; i < info->launch_param_tags.size(); ++i) {
+  size_t n = info->launch_param_tags.size();
+  info->launch_bounds.assign(n, ArgExpression());
+  info->launch_bound_text.assign(n, "");
+  for (size_t i = 0; i < n; ++i) {
     std::string& tag = info->launch_param_tags[i];
     size_t colon = tag.find(':');
     if (colon == std::string::npos) continue;
-    const std::string digits = tag.substr(colon + 1);
-    bool ok = !digits.empty() && digits.size() <= 18 &&
-              digits.find_first_not_of("0123456789") == std::string::npos;
-    if (!ok) {
+    std::string text = tag.substr(colon + 1);
+    ArgExpression bound = ArgExpression::Parse(*info, text);
+    if (!bound.valid()) {
       TVM_FFI_THROW(ValueError) << "kernel " << info->name << ": launch tag '" << tag
-                                << "' has a malformed maximum (expected '<tag>:<digits>')";
+                                << "' has a malformed bound (expected '<tag>:<expression>' of "
+                                   "integers and integer scalar arguments $k)";
     }
-    info->launch_max[i] = std::stoll(digits);
+    info->launch_bounds[i] = std::move(bound);
+    info->launch_bound_text[i] = std::move(text);
     tag.resize(colon);
   }
   const auto& tags = info->launch_param_tags;
@@ -253,10 +256,17 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
     const std::string& tag = info.launch_param_tags[i];
     int64_t v = args[base + i].cast<int64_t>();
     int axis = LaunchTagAxis(tag);
+    int64_t bound = 0;
+    bool bounded = i < info.launch_bounds.size() && info.launch_bounds[i].Evaluate(args, &bound);
     if (tag == "dyn_shmem") {
       if (v < 0 || v > kMaxLaunchValue) {
         TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": dynamic shared memory of " << v
                                   << " bytes is out of range";
+      }
+      if (bounded && v < bound) {
+        TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": dynamic shared memory of " << v
+                                  << " bytes is less than the " << bound
+                                  << " bytes its code uses for these arguments";
       }
       cfg.dyn_shmem_bytes = v;
       continue;
@@ -268,72 +278,22 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
                                 << " is out of range [0, " << kMaxLaunchValue << "]";
     }
-    if (i < info.launch_max.size() && info.launch_max[i] >= 0 && v > info.launch_max[i]) {
+    if (bounded && v > bound) {
+      int64_t constant = 0;
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
-                                << " exceeds " << info.launch_max[i]
-                                << ", the extent it was compiled for (more would index past its "
-                                   "buffers)";
+                                << " exceeds " << bound
+                                << (info.launch_bounds[i].IsConstant(&constant)
+                                        ? ", the extent it was compiled for"
+                                        : ", the extent its code was written for with these "
+                                          "arguments")
+                                << " (more would index past its buffers)";
     }
     (tag[0] == 'b' ? cfg.grid : cfg.block)[axis] = v;
   }
   return cfg;
 }
 
-namespace {
-
-/*! \brief Parse "<f>*<f>..." (integers and "$k" scalar arguments of `info`) into `factors`
- * (see BufferArgType::size_factors); false when it is not of that form. */
-bool ParseArgProduct(const FunctionInfo& info, const std::string& expr,
-                     std::vector<int64_t>* factors) {
-  factors->clear();
-  for (size_t pos = 0; pos <= expr.size();) {
-    size_t end = expr.find('*', pos);
-    if (end == std::string::npos) end = expr.size();
-    std::string term = expr.substr(pos, end - pos);
-    try {
-      if (!term.empty() && term[0] == '$') {
-        size_t k = std::stoul(term.substr(1));
-        if (k >= info.arg_types.size() || IsBufferArgType(info.arg_types[k])) return false;
-        factors->push_back(-1 - static_cast<int64_t>(k));
-      } else {
-        size_t used = 0;
-        int64_t v = std::stoll(term, &used);
-        if (v < 0 || used != term.size()) return false;
-        factors->push_back(v);
-      }
-    } catch (const std::out_of_range&) {
-      if (term.empty() || term[0] == '$' ||
-          term.find_first_not_of("0123456789") != std::string::npos) {
-        return false;
-      }
-      factors->push_back(INT64_MAX);  // a constant past int64: as large as can be
-    } catch (const std::logic_error&) {
-      return false;  // not a term this runtime understands
-    }
-    pos = end + 1;
-  }
-  return true;
-}
-
-/*!
- * \brief The product `factors` stand for in call `args`, saturating at INT64_MAX; a negative
- *  "$k" argument gives -1, or counts as 0 with `negative_as_zero`.
- */
-int64_t EvaluateArgProduct(const std::vector<int64_t>& factors, ffi::PackedArgs args,
-                           bool negative_as_zero = false) {
-  int64_t product = 1;
-  for (int64_t f : factors) {
-    int64_t v = f >= 0 ? f : args[static_cast<size_t>(-1 - f)].cast<int64_t>();
-    if (v < 0 && !negative_as_zero) return -1;
-    v = std::max<int64_t>(v, 0);
-    product = (v != 0 && product > INT64_MAX / v) ? INT64_MAX : product * v;
-  }
-  return product;
-}
-
-}  // namespace
-
-/*! \brief Parse "handle:<dtype>:<f>*<f>..." (see BufferArgType); anything not understood is left
+/*! \brief Parse "handle:<dtype>:<size>" (see BufferArgType); anything not understood is left
  * unknown. */
 BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& type) {
   BufferArgType out;
@@ -348,7 +308,7 @@ BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& ty
     }
   }
   if (colon == std::string::npos) return out;
-  out.has_size = ParseArgProduct(info, type.substr(colon + 1), &out.size_factors);
+  out.size = ArgExpression::Parse(info, type.substr(colon + 1));
   return out;
 }
 
@@ -356,14 +316,8 @@ LoopIterationBound ParseLoopIterationBound(const FunctionInfo& info, const std::
   LoopIterationBound out;
   if (text == "?") out.kind = LoopIterationBound::kUnknown;
   if (text.empty() || text == "?") return out;
-  for (size_t pos = 0; pos <= text.size();) {
-    size_t end = text.find('+', pos);
-    if (end == std::string::npos) end = text.size();
-    out.terms.emplace_back();
-    if (!ParseArgProduct(info, text.substr(pos, end - pos), &out.terms.back())) return {};
-    pos = end + 1;
-  }
-  out.kind = LoopIterationBound::kPolynomial;
+  out.expr = ArgExpression::Parse(info, text);
+  out.kind = out.expr.valid() ? LoopIterationBound::kPolynomial : LoopIterationBound::kNone;
   return out;
 }
 
@@ -387,11 +341,9 @@ void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,
     return;
   }
   int64_t most = 0;
-  for (const std::vector<int64_t>& term : bound.terms) {
-    int64_t v = EvaluateArgProduct(term, args, /*negative_as_zero=*/true);
-    most = v > INT64_MAX - most ? INT64_MAX : most + v;
+  if (!bound.expr.Evaluate(args, &most, /*negative_as_zero=*/true) || most < kLlvmpipeLoopLimit) {
+    return;
   }
-  if (most < kLlvmpipeLoopLimit) return;
   TVM_FFI_THROW(RuntimeError)
       << kind << " kernel " << info.name << ": one thread may run up to " << most
       << " loop iterations with these arguments, but device '" << device_name
@@ -536,9 +488,9 @@ void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor*
                              << " must be a buffer of " << ffi::DLDataTypeToString(want.dtype)
                              << ", got a tensor of " << ffi::DLDataTypeToString(t->dtype);
   }
-  if (!want.has_size) return;
-  int64_t need = EvaluateArgProduct(want.size_factors, args);
-  if (need < 0) return;  // a negative size argument: not a size this check can judge
+  int64_t need = 0;
+  // unknown (no size, a negative size argument, a division by zero): not a size to judge
+  if (!want.size.Evaluate(args, &need) || need < 0) return;
   int64_t have = 1;
   for (int i = 0; i < t->ndim; ++i) have *= t->shape[i];
   if (need > have) {
@@ -655,7 +607,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                ffi::Array<ffi::Any> types(f.arg_types.begin(), f.arg_types.end());
                ffi::Array<ffi::Any> tags;
                for (size_t i = 0; i < f.launch_param_tags.size(); ++i)
-                 tags.push_back(TagWithMax(f, i));
+                 tags.push_back(TagWithBound(f, i));
                funcs.push_back(ffi::Array<ffi::Any>{ffi::String(f.name), types, tags});
              }
              ffi::Array<ffi::Any> sources;
@@ -678,6 +630,29 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                     std::string kind = args[0].cast<ffi::String>();
                     std::string reason = args[1].cast<ffi::String>();
                     *rv = MakeFallbackModule(kind, SpecFromCreateArgs(args.Slice(2)), reason);
+                  })
+      .def_packed("runtime.ArgExpressionEvaluate",
+                  [](ffi::PackedArgs args, ffi::Any* rv) {
+                    // (arg_types, text, *call_args): what a module's size or bound says for a
+                    // call; None when it is not understood or unknown for these arguments
+                    if (args.size() < 2) {
+                      TVM_FFI_THROW(TypeError) << "runtime.ArgExpressionEvaluate expects "
+                                                  "(arg_types, text, *args)";
+                    }
+                    FunctionInfo info;
+                    info.name = "expression";
+                    for (const ffi::Any& t : args[0].cast<ffi::Array<ffi::Any>>()) {
+                      info.arg_types.push_back(t.cast<ffi::String>());
+                    }
+                    ffi::PackedArgs call = args.Slice(2);
+                    if (static_cast<size_t>(call.size()) != info.arg_types.size()) {
+                      TVM_FFI_THROW(TypeError)
+                          << "runtime.ArgExpressionEvaluate: " << info.arg_types.size()
+                          << " arg_types but " << call.size() << " arguments";
+                    }
+                    int64_t value = 0;
+                    ArgExpression expr = ArgExpression::Parse(info, args[1].cast<ffi::String>());
+                    *rv = expr.Evaluate(call, &value) ? ffi::Any(value) : ffi::Any();
                   })
       .def("runtime.ModuleSaveToBytes", [](ffi::Module mod) { return mod->SaveToBytes(); })
       .def("runtime.FallbackModuleLoadFromBytes", [](ffi::String kind, ffi::String reason,

@@ -33,14 +33,55 @@
 namespace tvm {
 namespace runtime {
 
+struct FunctionInfo;
+
+/*!
+ * \brief An integer expression over a kernel's scalar arguments, as code generators write buffer
+ *  sizes, launch bounds and loop bounds: integers, "$k" (the value of integer scalar argument k of
+ *  the same call), "+", "-", "*", "/" and "%" (floor division and modulo, as TIR's floordiv and
+ *  floormod), "min(a,b)", "max(a,b)" and parentheses, with the usual precedence and no spaces;
+ *  e.g. "$3*128", "($0+255)/256", "4*$2+260". Parsed once; evaluated with saturation at the
+ *  int64 range.
+ */
+class ArgExpression {
+ public:
+  /*! \brief `text` for kernel `info`; invalid (nothing to evaluate) when it is not an expression
+   *  of this form over integer scalar arguments of `info`, or longer or deeper than a code
+   *  generator writes (4096 characters, 64 nested parentheses). */
+  TVM_RUNTIME_DLL static ArgExpression Parse(const FunctionInfo& info, const std::string& text);
+  /*! \brief Whether Parse understood the text. */
+  bool valid() const { return !steps_.empty(); }
+  /*! \brief Whether it is one integer (`*value` gets it). */
+  bool IsConstant(int64_t* value) const {
+    if (steps_.size() != 1 || steps_[0].op != 'c') return false;
+    *value = steps_[0].value;
+    return true;
+  }
+  /*!
+   * \brief Its value for call `args` into `*value`; false when unknown: invalid, an argument that
+   *  is no integer, a division by zero, or a negative argument (which counts as 0 instead with
+   *  `negative_as_zero`).
+   */
+  TVM_RUNTIME_DLL bool Evaluate(ffi::PackedArgs args, int64_t* value,
+                                bool negative_as_zero = false) const;
+
+ private:
+  /*! \brief One step of the postfix form: op 'c' pushes `value`, '$' argument `value`; '+', '-',
+   *  '*', '/', '%', 'm' (min) and 'M' (max) combine the top two values. */
+  struct Step {
+    char op;
+    int64_t value;
+  };
+  friend class ArgExpressionParser;
+  std::vector<Step> steps_;
+};
+
 /*! \brief What a buffer argument type "handle[:<dtype>[:<size>]]" says, parsed once. */
 struct BufferArgType {
   /*! \brief Element dtype; code 0xff when the type names none. */
   DLDataType dtype{0xff, 0, 0};
-  /*! \brief Factors of the minimum element count: c >= 0 a constant, -1 - k scalar argument k. */
-  std::vector<int64_t> size_factors;
-  /*! \brief False when no size is given or it is not a product this runtime understands. */
-  bool has_size = false;
+  /*! \brief The minimum element count (invalid when no size is given or it is not understood). */
+  ArgExpression size;
 };
 
 /*! \brief One kernel of a device module. */
@@ -48,8 +89,8 @@ struct FunctionInfo {
   std::string name;
   /*!
    * \brief Type of each kernel argument: a scalar dtype ("int32", "float32", ...) or, for a
-   *  buffer, "handle" optionally followed by ":<element dtype>" and ":<minimum elements>" (see
-   *  CheckBufferArgument), e.g. "handle:float32:$3*128".
+   *  buffer, "handle" optionally followed by ":<element dtype>" and ":<minimum elements>" (an
+   *  ArgExpression; see CheckBufferArgument), e.g. "handle:float32:$3*128".
    */
   std::vector<std::string> arg_types;
   /*!
@@ -58,11 +99,14 @@ struct FunctionInfo {
    */
   std::vector<std::string> launch_param_tags;
   /*!
-   * \brief The largest value each launch argument may take (-1: not checked): the extent the
-   *  kernel was compiled for, beyond which it would index past its buffers. Serialized as a
-   *  ":<max>" suffix of the tag ("threadIdx.x:256").
+   * \brief Per launch argument, an ArgExpression it is checked against (invalid: not checked):
+   *  for a grid or block extent the most it may be, the extent the kernel's code was written for
+   *  (more would index past its buffers); for "dyn_shmem" the fewest bytes the kernel uses.
+   *  Serialized as a ":<expression>" suffix of the tag ("threadIdx.x:256",
+   *  "blockIdx.x:($2+255)/256", "dyn_shmem:$2*4"); launch_bound_text keeps the text.
    */
-  std::vector<int64_t> launch_max;
+  std::vector<ArgExpression> launch_bounds;
+  std::vector<std::string> launch_bound_text;
   /*!
    * \brief arg_types parsed for CheckBufferArgument (one entry per argument; scalars unused).
    *  Filled where infos are built (Deserialize, SpecFromCreateArgs); not serialized.
@@ -99,25 +143,24 @@ inline bool IsBufferArgType(const std::string& type) {
  * \brief Checks tensor `t` passed for buffer argument `index` of a call to kernel `info` (a raw
  *  device pointer cannot be checked; host code passes those). The tensor must be compact
  *  (row-major contiguous: kernels index a flat buffer); when the argument type carries them, its
- *  element dtype must match and it must hold at least the minimum number of elements, a product
- *  ("*") of integers and "$k" terms (the value of scalar argument k of the same call), parsed
- *  once into info.buffer_args. Throws TypeError (dtype) or ValueError (layout, size) naming the
- *  kernel and the argument.
+ *  element dtype must match and it must hold at least the minimum number of elements (an
+ *  ArgExpression of the call's scalar arguments, parsed once into info.buffer_args). Throws
+ * TypeError (dtype) or ValueError (layout, size) naming the kernel and the argument.
  */
 TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor* t,
                                          ffi::PackedArgs args);
 
 /*!
  * \brief A kernel's upper bound on the loop passes one thread makes, as a code generator writes
- *  it (tvm.codegen.device_module.loop_bound): a sum ("+") of products ("*") of non-negative
+ *  it (tvm.codegen.device_module.loop_bound): an ArgExpression, in practice a sum of products of
  *  integers and "$k" terms (the value of scalar argument k), e.g. "4*$2+260", or "?" when the
  *  loops' trip counts are read from memory. Parsed once per kernel by ParseLoopIterationBound.
  */
 struct LoopIterationBound {
   /*! \brief kNone: nothing to check (no bound written, or one this runtime does not understand). */
   enum Kind { kNone, kUnknown, kPolynomial } kind = kNone;
-  /*! \brief Per term, its factors as BufferArgType::size_factors. */
-  std::vector<std::vector<int64_t>> terms;
+  /*! \brief The bound (kPolynomial). */
+  ArgExpression expr;
 };
 
 /*! \brief Parse the bound `text` written for kernel `info` ("" gives kNone). */

@@ -12,31 +12,72 @@ from tvm._env import env_flag
 FunctionSpec = Sequence[Any]  # [name, [arg dtypes], [launch tags]]
 
 
-def _extent_terms(expr: Any, params: dict) -> Optional[list[str]]:
-    """``expr`` as factors for the runtime ("128", "$3"), or None when it is not a product of
-    constants and scalar parameters."""
+_OPERATORS = {"Add": ("+", 1), "Sub": ("-", 1), "Mul": ("*", 2), "FloorDiv": ("/", 2), "FloorMod": ("%", 2)}
+_ATOM = 3  # the precedence of an integer, an argument, a call or a parenthesized expression
+
+
+def arg_expression(expr: Any, params: dict) -> Optional[str]:
+    """``expr`` as the runtime's ``ArgExpression`` text (``device_module.h``: integers, ``$k`` for
+    integer scalar parameter k, ``+ - * / %`` with ``/`` and ``%`` TIR's floordiv and floormod,
+    ``min(a,b)``, ``max(a,b)``), e.g. ``"($2+255)/256"``; ``params`` maps each scalar parameter
+    Var to its argument index. None when ``expr`` uses anything else (another variable, a
+    narrowing cast, a memory read): the runtime then checks nothing with it."""
+    found = _arg_expression(expr, params)
+    return None if found is None else found[0]
+
+
+def _arg_expression(expr: Any, params: dict) -> Optional[tuple[str, int]]:
+    """``expr``'s text and the precedence of its outermost operator, or None."""
     from tvm.tir import expr as E
 
     if isinstance(expr, E.IntImm):
-        return [str(int(expr.value))]
-    if isinstance(expr, E.Var) and expr in params:
-        return [f"${params[expr]}"]
-    if isinstance(expr, E.Mul):
-        a, b = _extent_terms(expr.a, params), _extent_terms(expr.b, params)
-        return None if a is None or b is None else a + b
-    return None
+        value = int(expr.value)
+        return (str(value), _ATOM) if value >= 0 else (f"(0-{-value})", _ATOM)
+    if isinstance(expr, E.Var):
+        integer = str(expr.dtype).startswith(("int", "uint"))
+        return (f"${params[expr]}", _ATOM) if integer and expr in params else None
+    if isinstance(expr, E.Cast):
+        src, dst = str(expr.value.dtype), str(expr.dtype)
+        widening = src.startswith("int") and dst.startswith("int") and _bits(dst) >= _bits(src)
+        return _arg_expression(expr.value, params) if widening else None
+    if isinstance(expr, (E.Min, E.Max)):
+        a, b = _arg_expression(expr.a, params), _arg_expression(expr.b, params)
+        name = "min" if isinstance(expr, E.Min) else "max"
+        return None if a is None or b is None else (f"{name}({a[0]},{b[0]})", _ATOM)
+    operator = _OPERATORS.get(type(expr).__name__)
+    if operator is None:
+        return None
+    a, b = _arg_expression(expr.a, params), _arg_expression(expr.b, params)
+    if a is None or b is None:
+        return None
+    op, precedence = operator
+    return f"{_operand(a, precedence)}{op}{_operand(b, precedence + 1)}", precedence
+
+
+def _operand(found: tuple[str, int], least: int) -> str:
+    """An operand's text, parenthesized when its operator binds less than ``least``."""
+    return found[0] if found[1] >= least else f"({found[0]})"
+
+
+def _bits(dtype: str) -> int:
+    digits = dtype.lstrip("uint")
+    return int(digits) if digits.isdigit() else 32
+
+
+def _scalar_params(func: Any) -> dict:
+    """Each scalar parameter of kernel ``func`` -> its argument index."""
+    return {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and p.dtype != "handle"}
 
 
 def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype: dtype) -> list[str]:
     """The ``arg_types`` of kernel ``func``'s function-map entry (see ``device_module.h``).
 
     A buffer parameter becomes ``handle:<dtype>:<minimum elements>`` (the product of its shape
-    as constants and ``$k`` for scalar parameter k), or ``handle:<dtype>`` when its size is not
-    such a product; runtimes check tensors passed to the raw kernel against it. A bare pointer
-    parameter is ``handle``; a scalar is its dtype mapped by ``scalar_type`` (e.g. float16 passed
-    as float32).
+    as an :func:`arg_expression`), or ``handle:<dtype>`` when its size is no such expression;
+    runtimes check tensors passed to the raw kernel against it. A bare pointer parameter is
+    ``handle``; a scalar is its dtype mapped by ``scalar_type`` (e.g. float16 passed as float32).
     """
-    scalars = {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and p.dtype != "handle"}
+    scalars = _scalar_params(func)
     out = []
     for p in func.params:
         buf = func.buffer_map.get(p)
@@ -44,16 +85,14 @@ def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype
             out.append("handle" if p.dtype == "handle" else scalar_type(p.dtype))
             continue
         offset = buf.elem_offset
-        terms = None
+        dims = None
         if not buf.strides and (offset is None or getattr(offset, "value", None) == 0):
-            terms = []
-            for dim in buf.shape:
-                t = _extent_terms(dim, scalars)
-                if t is None:
-                    terms = None
-                    break
-                terms += t
-        out.append(f"handle:{buf.dtype}" + (f":{'*'.join(terms or ['1'])}" if terms is not None else ""))
+            dims = [_arg_expression(dim, scalars) for dim in buf.shape]
+        if dims is None or None in dims:
+            out.append(f"handle:{buf.dtype}")
+            continue
+        size = "*".join(_operand(d, 2 if len(dims) > 1 else 0) for d in dims) if dims else "1"
+        out.append(f"handle:{buf.dtype}:{size}")
     return out
 
 
@@ -118,16 +157,26 @@ def fallback_reason(kind: str) -> str:
 
 def function_table(kernels: Sequence[Any], scalar_type: Callable[[str], str] = lambda dtype: dtype) -> list[list[Any]]:
     """The function map of a device module holding ``kernels``: ``[name, arg types, launch
-    tags]`` per kernel, arg types from :func:`kernel_arg_types` (``scalar_type`` as there); a
-    tag whose extent is a constant carries it as its maximum (``"threadIdx.x:256"``)."""
+    tags]`` per kernel, arg types from :func:`kernel_arg_types` (``scalar_type`` as there), tags
+    from :func:`launch_tags`."""
     return [[k.global_symbol, kernel_arg_types(k, scalar_type), launch_tags(k)] for k in kernels]
 
 
 def launch_tags(kernel: Any) -> list[str]:
-    """``kernel``'s launch tags, each with ``:<max>`` when the lowering knows its constant extent."""
+    """``kernel``'s launch tags, each with ``:<bound>`` (an :func:`arg_expression`) where the
+    lowering knows it: the most a grid or block extent may be, the fewest bytes of dynamic shared
+    memory (``"threadIdx.x:256"``, ``"blockIdx.x:($2+255)/256"``, ``"dyn_shmem:$2*4"``)."""
     tags = [str(t) for t in kernel.attrs.get("launch_params", ())]
     bounds = list(kernel.attrs.get("launch_bounds", ())) or [-1] * len(tags)
-    return [f"{t}:{int(b)}" if int(b) >= 0 else t for t, b in zip(tags, bounds)]
+    scalars = _scalar_params(kernel)
+    out = []
+    for tag, bound in zip(tags, bounds):
+        if isinstance(bound, int):
+            text = str(bound) if bound >= 0 else None
+        else:
+            text = arg_expression(bound, scalars)
+        out.append(tag if text is None else f"{tag}:{text}")
+    return out
 
 
 def _normalize_functions(functions: Sequence[FunctionSpec]) -> list[list[Any]]:

@@ -865,6 +865,57 @@ class BackendConformance:
         dev.sync()
         np.testing.assert_array_equal(a.numpy(), np.full(1024, 3, "float32"))
 
+    def test_direct_launch_past_symbolic_bounds_is_refused(self):
+        """A raw kernel handle whose grid and buffer sizes are expressions of its scalar argument
+        (``n // 64`` blocks over ``n + 1`` and ``n`` elements; ``n`` floats of dynamic shared
+        memory where the backend has it) is refused, before the launch, with a larger
+        grid, a smaller buffer or fewer shared bytes than those expressions give, and runs
+        with what they give."""
+        from tvm.script import tir as T
+
+        @T.prim_func
+        def shift(a: T.handle, b: T.handle, n: T.int32):
+            A = T.match_buffer(a, (n + 1,), "float32")
+            B = T.match_buffer(b, (n,), "float32")
+            for bx in T.thread_binding(n // 64, thread="blockIdx.x"):
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    B[bx * 64 + tx] = A[bx * 64 + tx + 1]
+
+        raw = tvm.compile(shift, target=self.target_name()).imports[0].get_function("shift_kernel0")
+        dev = self.dev()
+        x = random_array((129,), "float32")
+        a, b = tvm.runtime.tensor(x, dev), tvm.runtime.empty((128,), "float32", dev)
+        with pytest.raises(ValueError, match=r"blockIdx.x = 3 exceeds 2, the extent its code was written for"):
+            raw(a, b, 128, 3, 64)
+        with pytest.raises(ValueError, match=r"argument 0 holds 128 elements, the kernel accesses 129"):
+            raw(tvm.runtime.tensor(x[:128], dev), b, 128, 2, 64)
+        raw(a, b, 128, 2, 64)
+        dev.sync()
+        np.testing.assert_array_equal(b.numpy(), x[1:])
+        if not self.dynamic_shared_memory:
+            return
+
+        @T.prim_func
+        def mirror(a: T.handle, b: T.handle, n: T.int32):
+            A = T.match_buffer(a, (n,), "float32")
+            B = T.match_buffer(b, (n,), "float32")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                S = T.alloc_buffer((n,), "float32", scope="shared.dyn")
+                for i in range(n // 64):
+                    S[i * 64 + tx] = A[i * 64 + tx]
+                T.tvm_storage_sync("shared")
+                for i in range(n // 64):
+                    B[i * 64 + tx] = S[n - 1 - (i * 64 + tx)]
+
+        mirror_raw = tvm.compile(mirror, target=self.target_name()).imports[0].get_function("mirror_kernel0")
+        x = random_array((128,), "float32")
+        a, b = tvm.runtime.tensor(x, dev), tvm.runtime.empty((128,), "float32", dev)
+        with pytest.raises(ValueError, match=r"dynamic shared memory of 256 bytes is less than the 512 bytes"):
+            mirror_raw(a, b, 128, 64, 256)  # (A, B, n, block, bytes)
+        mirror_raw(a, b, 128, 64, 512)
+        dev.sync()
+        np.testing.assert_array_equal(b.numpy(), x[::-1])
+
     # ------------------------------------------------------------------ no driver
 
     def test_activation_without_a_driver(self):

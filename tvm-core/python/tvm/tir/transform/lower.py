@@ -42,8 +42,9 @@ the order the body allocates them, each rounded up to 32 bytes (:func:`dynamic_s
 code generators place their views with the same function). A tag bound by several
 loops of one kernel with different constant extents launches with the largest; the smaller loops are
 widened and guarded (``if tx < extent``). ``kernel.attrs["launch_bounds"]`` gives, per launch
-parameter, its constant extent (-1 when it is not constant): the device module records it and a
-direct launch with more is refused. Host code outside the nests may only be scalar setup
+parameter, its extent (an int when constant, else the expression): the device module records it
+(where it is an expression of the kernel's scalar parameters) and a direct launch with a larger
+extent, or with fewer bytes of dynamic shared memory, is refused. Host code outside the nests may only be scalar setup
 (let statements without buffer access, asserts, ``if`` on scalar conditions) and serial loops
 around nests: each iteration launches the nests it holds, with the loop variable as a scalar
 argument, in order.
@@ -279,8 +280,8 @@ class _Splitter:
         scalars = [v for v in scalars if v not in kernel_bufs]
         scalars.sort(key=lambda v: self.param_order.get(v, len(self.param_order)))
         params = list(handles) + scalars
-        # the most each launch parameter may be: the constant extent the body indexes for
-        bounds = [e.value if isinstance(e, IntImm) and t != "dyn_shmem" else -1 for t, e in zip(tags, launch)]
+        # the most each extent may be (the one the body indexes for), the fewest dynamic shared bytes
+        bounds = [e.value if isinstance(e, IntImm) else e for e in launch]
         attrs = {"global_symbol": name, "launch_params": tags, "launch_bounds": bounds, "tir.is_kernel": True}
         kernel = PrimFunc(params, nest, {h: kernel_bufs[h] for h in handles}, attrs, name, nest.span)
         self.kernels.append(kernel)
