@@ -326,12 +326,16 @@ class OpenCLDriver final : public ProgramDriver<Platforms> {
     size_t len = source.size();
     cl_int rc = CL_SUCCESS;
     cl_program prog = Get().clCreateProgramWithSource(dev.context, 1, &text, &len, &rc);
+    if (rc != CL_SUCCESS || prog == nullptr) {
+      *log = "clCreateProgramWithSource failed";
+      return rc != CL_SUCCESS ? rc : CL_OUT_OF_HOST_MEMORY;
+    }
     if (Built(prog, &rc, dev)) return *image = prog, rc;
     *log = QueryString([&](size_t size, void* value, size_t* size_ret) {
       return Get().clGetProgramBuildInfo(prog, dev.device, CL_PROGRAM_BUILD_LOG, size, value,
                                          size_ret);
     });
-    if (prog != nullptr) Get().clReleaseProgram(prog);
+    Get().clReleaseProgram(prog);
     return rc;
   }
 

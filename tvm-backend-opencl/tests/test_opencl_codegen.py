@@ -89,7 +89,8 @@ def test_function_table_and_scalar_types():
     kernels = lower(K.axpy, tvm.target.Target("opencl")).kernels
     (entry,) = codegen.function_table(kernels)
     name, args, tags = entry
-    assert name == "axpy_kernel0" and tags == ["blockIdx.x", "threadIdx.x:32"]  # a constant extent is its maximum
+    # each extent is its maximum, a symbolic one as an expression of the arguments ($5 = n)
+    assert name == "axpy_kernel0" and tags == ["blockIdx.x:($5+31)/32", "threadIdx.x:32"]
     # buffers carry their dtype and minimum size ($5 = the symbolic length, argument 5)
     assert args == ["handle:float32:$5"] * 3 + ["float32", "int64", "int32"], args
     src = codegen.generate_source(kernels)

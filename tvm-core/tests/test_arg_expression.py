@@ -68,7 +68,15 @@ def test_malformed_expressions_are_not_evaluated(text: str) -> None:
 def test_unknown_for_these_arguments() -> None:
     assert value("$1/$2", m=0) is None  # division by zero
     assert value("$1%$2", m=0) is None
-    assert value("$1*4", n=-1) is None  # a negative size argument judges nothing
+    assert EVALUATE(["int32"], "$0", "text") is None  # no integer: the packer reports it
+
+
+def test_arguments_count_as_the_kernel_receives_them() -> None:
+    assert value("$1*4", n=-1) == -4  # negative values as they are
+    assert EVALUATE(["int32"], "$0", -(2**32) + 64) == 64  # wrapped to the parameter's width
+    assert EVALUATE(["int8"], "$0+1", 300) == 45
+    assert EVALUATE(["uint16"], "$0", -1) == 65535
+    assert EVALUATE(["uint64"], "$0", -1) == 2**63 - 1  # past int64: as large as can be
 
 
 def test_bounds_round_trip_through_the_module_bytes() -> None:

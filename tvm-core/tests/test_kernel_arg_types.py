@@ -45,6 +45,19 @@ def test_sizes_of_sums_quotients_and_bounds() -> None:
     ]
 
 
+def test_quotients_after_the_first_dimension_keep_their_grouping() -> None:
+    n = Var("n", "int32")
+    a, b = Var("a", "handle"), Var("b", "handle")
+    f = _kernel(
+        {
+            a: Buffer("A", (2, T.floordiv(n, 64)), "float32", data=a),
+            b: Buffer("B", (64, T.floormod(n, 64)), "int8", data=b),
+        },
+        [n],
+    )
+    assert kernel_arg_types(f)[:2] == ["handle:float32:2*($2/64)", "handle:int8:64*($2%64)"]
+
+
 def test_arg_expression_keeps_the_grouping() -> None:
     n, m, k = Var("n", "int32"), Var("m", "int32"), Var("k", "int32")
     params = {n: 0, m: 1, k: 2}

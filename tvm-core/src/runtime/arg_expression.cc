@@ -3,8 +3,11 @@
  * \brief ArgExpression: the integer expressions over a kernel's scalar arguments that device
  *        modules carry (buffer sizes, launch bounds, loop bounds), parsed into postfix once.
  */
+#include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_module.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <string>
 
@@ -22,7 +25,9 @@ class ArgExpressionParser {
     ArgExpression out;
     constexpr size_t kMaxLength = 4096;
     if (text_.empty() || text_.size() > kMaxLength || !Sum(0) || pos_ != text_.size()) return out;
+    if (MostHeld() > ArgExpression::kMaxStack) return out;
     out.steps_ = std::move(steps_);
+    out.text_ = text_;
     return out;
   }
 
@@ -40,6 +45,16 @@ class ArgExpressionParser {
     return true;
   }
   void Emit(char op, int64_t value = 0) { steps_.push_back({op, value}); }
+
+  /*! \brief The most values the steps hold at once. */
+  size_t MostHeld() const {
+    size_t held = 0, most = 0;
+    for (const ArgExpression::Step& step : steps_) {
+      held = (step.op == 'c' || step.op == '$') ? held + 1 : held - 1;
+      most = std::max(most, held);
+    }
+    return most;
+  }
 
   /*! \brief sum := product (('+' | '-') product)* */
   bool Sum(int depth) {
@@ -78,7 +93,10 @@ class ArgExpressionParser {
     }
     if (Eat('$')) {
       if (!Integer(&value) || !IsIntegerScalar(value)) return false;
+      DLDataType dtype = ffi::StringToDLDataType(info_.arg_types[static_cast<size_t>(value)]);
       Emit('$', value);
+      steps_.back().bits = dtype.bits;
+      steps_.back().is_unsigned = dtype.code == kDLUInt;
       return true;
     }
     if (!Integer(&value)) return false;
@@ -97,11 +115,15 @@ class ArgExpressionParser {
     return pos_ > start;
   }
 
-  /*! \brief Whether argument `k` of the kernel is an integer scalar. */
+  /*! \brief Whether argument `k` of the kernel is an integer scalar of 8 to 64 bits. */
   bool IsIntegerScalar(int64_t k) const {
     if (k < 0 || k >= static_cast<int64_t>(info_.arg_types.size())) return false;
-    const std::string& type = info_.arg_types[static_cast<size_t>(k)];
-    return type.compare(0, 3, "int") == 0 || type.compare(0, 4, "uint") == 0;
+    try {
+      DLDataType t = ffi::StringToDLDataType(info_.arg_types[static_cast<size_t>(k)]);
+      return (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 && t.bits >= 8 && t.bits <= 64;
+    } catch (const ffi::Error&) {
+      return false;
+    }
   }
 
   const FunctionInfo& info_;
@@ -132,12 +154,21 @@ int64_t FloorMod(int64_t a, int64_t b) {
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+
+/*! \brief `v` as a kernel parameter of `bits` and signedness receives it (uint64 values past
+ *  int64 saturate). */
+int64_t AsReceived(int64_t v, int bits, bool is_unsigned) {
+  if (bits >= 64) return is_unsigned && v < 0 ? INT64_MAX : v;
+  uint64_t mask = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(v) & mask;
+  if (is_unsigned || (u >> (bits - 1)) == 0) return static_cast<int64_t>(u);
+  return static_cast<int64_t>(u | ~mask);
+}
 }  // namespace
 
 bool ArgExpression::Evaluate(ffi::PackedArgs args, int64_t* value, bool negative_as_zero) const {
   if (steps_.empty()) return false;
-  std::vector<int64_t> stack;
-  stack.reserve(steps_.size());
+  std::array<int64_t, kMaxStack> stack;
+  size_t top = 0;
   for (const Step& step : steps_) {
     if (step.op == 'c' || step.op == '$') {
       int64_t v = step.value;
@@ -145,16 +176,13 @@ bool ArgExpression::Evaluate(ffi::PackedArgs args, int64_t* value, bool negative
         if (step.value >= args.size()) return false;
         auto arg = args[static_cast<size_t>(step.value)].try_cast<int64_t>();
         if (!arg.has_value()) return false;
-        v = *arg;
-        if (v < 0 && !negative_as_zero) return false;
-        if (v < 0) v = 0;
+        v = AsReceived(*arg, step.bits, step.is_unsigned);
+        if (v < 0 && negative_as_zero) v = 0;
       }
-      stack.push_back(v);
+      stack[top++] = v;
       continue;
     }
-    int64_t b = stack.back();
-    stack.pop_back();
-    int64_t a = stack.back();
+    int64_t b = stack[--top], a = stack[top - 1];
     __int128 wide_a = a, wide_b = b;
     switch (step.op) {
       case '+':
@@ -167,19 +195,43 @@ bool ArgExpression::Evaluate(ffi::PackedArgs args, int64_t* value, bool negative
         a = Saturate(wide_a * wide_b);
         break;
       case 'm':
-        a = a < b ? a : b;
+        a = std::min(a, b);
         break;
       case 'M':
-        a = a > b ? a : b;
+        a = std::max(a, b);
         break;
       default:  // '/' and '%'
         if (b == 0) return false;
         a = step.op == '/' ? FloorDiv(a, b) : FloorMod(a, b);
     }
-    stack.back() = a;
+    stack[top - 1] = a;
   }
-  *value = stack.back();
+  *value = stack[0];
   return true;
+}
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  // (arg_types, text, *call_args): what a module's size or bound says for a call; None when it
+  // is not understood or unknown for these arguments (for tests and for inspecting modules)
+  ffi::reflection::GlobalDef().def_packed("runtime.ArgExpressionEvaluate", [](ffi::PackedArgs args,
+                                                                              ffi::Any* rv) {
+    if (args.size() < 2) {
+      TVM_FFI_THROW(TypeError) << "runtime.ArgExpressionEvaluate expects (arg_types, text, *args)";
+    }
+    FunctionInfo info;
+    info.name = "expression";
+    for (const ffi::Any& t : args[0].cast<ffi::Array<ffi::Any>>()) {
+      info.arg_types.push_back(t.cast<ffi::String>());
+    }
+    ffi::PackedArgs call = args.Slice(2);
+    if (static_cast<size_t>(call.size()) != info.arg_types.size()) {
+      TVM_FFI_THROW(TypeError) << "runtime.ArgExpressionEvaluate: " << info.arg_types.size()
+                               << " arg_types but " << call.size() << " arguments";
+    }
+    int64_t value = 0;
+    ArgExpression expr = ArgExpression::Parse(info, args[1].cast<ffi::String>());
+    *rv = expr.Evaluate(call, &value) ? ffi::Any(value) : ffi::Any();
+  });
 }
 
 }  // namespace runtime

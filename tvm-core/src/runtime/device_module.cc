@@ -98,8 +98,8 @@ void ParseBufferArgs(FunctionInfo* info);
 
 namespace {
 std::string TagWithBound(const FunctionInfo& f, size_t i) {
-  bool bound = i < f.launch_bound_text.size() && !f.launch_bound_text[i].empty();
-  return bound ? f.launch_param_tags[i] + ":" + f.launch_bound_text[i] : f.launch_param_tags[i];
+  bool bound = i < f.launch_bounds.size() && f.launch_bounds[i].valid();
+  return bound ? f.launch_param_tags[i] + ":" + f.launch_bounds[i].text() : f.launch_param_tags[i];
 }
 }  // namespace
 
@@ -211,7 +211,6 @@ int LaunchTagAxis(const std::string& tag) {
 void ParseLaunchTags(FunctionInfo* info) {
   size_t n = info->launch_param_tags.size();
   info->launch_bounds.assign(n, ArgExpression());
-  info->launch_bound_text.assign(n, "");
   for (size_t i = 0; i < n; ++i) {
     std::string& tag = info->launch_param_tags[i];
     size_t colon = tag.find(':');
@@ -224,7 +223,6 @@ void ParseLaunchTags(FunctionInfo* info) {
                                    "integers and integer scalar arguments $k)";
     }
     info->launch_bounds[i] = std::move(bound);
-    info->launch_bound_text[i] = std::move(text);
     tag.resize(colon);
   }
   const auto& tags = info->launch_param_tags;
@@ -278,7 +276,7 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
                                 << " is out of range [0, " << kMaxLaunchValue << "]";
     }
-    if (bounded && v > bound) {
+    if (bounded && v > std::max<int64_t>(bound, 0)) {  // an empty launch is never refused
       int64_t constant = 0;
       TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": launch extent " << tag << " = " << v
                                 << " exceeds " << bound
@@ -317,7 +315,7 @@ LoopIterationBound ParseLoopIterationBound(const FunctionInfo& info, const std::
   if (text == "?") out.kind = LoopIterationBound::kUnknown;
   if (text.empty() || text == "?") return out;
   out.expr = ArgExpression::Parse(info, text);
-  out.kind = out.expr.valid() ? LoopIterationBound::kPolynomial : LoopIterationBound::kNone;
+  out.kind = out.expr.valid() ? LoopIterationBound::kExpression : LoopIterationBound::kNone;
   return out;
 }
 
@@ -630,29 +628,6 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                     std::string kind = args[0].cast<ffi::String>();
                     std::string reason = args[1].cast<ffi::String>();
                     *rv = MakeFallbackModule(kind, SpecFromCreateArgs(args.Slice(2)), reason);
-                  })
-      .def_packed("runtime.ArgExpressionEvaluate",
-                  [](ffi::PackedArgs args, ffi::Any* rv) {
-                    // (arg_types, text, *call_args): what a module's size or bound says for a
-                    // call; None when it is not understood or unknown for these arguments
-                    if (args.size() < 2) {
-                      TVM_FFI_THROW(TypeError) << "runtime.ArgExpressionEvaluate expects "
-                                                  "(arg_types, text, *args)";
-                    }
-                    FunctionInfo info;
-                    info.name = "expression";
-                    for (const ffi::Any& t : args[0].cast<ffi::Array<ffi::Any>>()) {
-                      info.arg_types.push_back(t.cast<ffi::String>());
-                    }
-                    ffi::PackedArgs call = args.Slice(2);
-                    if (static_cast<size_t>(call.size()) != info.arg_types.size()) {
-                      TVM_FFI_THROW(TypeError)
-                          << "runtime.ArgExpressionEvaluate: " << info.arg_types.size()
-                          << " arg_types but " << call.size() << " arguments";
-                    }
-                    int64_t value = 0;
-                    ArgExpression expr = ArgExpression::Parse(info, args[1].cast<ffi::String>());
-                    *rv = expr.Evaluate(call, &value) ? ffi::Any(value) : ffi::Any();
                   })
       .def("runtime.ModuleSaveToBytes", [](ffi::Module mod) { return mod->SaveToBytes(); })
       .def("runtime.FallbackModuleLoadFromBytes", [](ffi::String kind, ffi::String reason,

@@ -37,11 +37,11 @@ struct FunctionInfo;
 
 /*!
  * \brief An integer expression over a kernel's scalar arguments, as code generators write buffer
- *  sizes, launch bounds and loop bounds: integers, "$k" (the value of integer scalar argument k of
- *  the same call), "+", "-", "*", "/" and "%" (floor division and modulo, as TIR's floordiv and
- *  floormod), "min(a,b)", "max(a,b)" and parentheses, with the usual precedence and no spaces;
- *  e.g. "$3*128", "($0+255)/256", "4*$2+260". Parsed once; evaluated with saturation at the
- *  int64 range.
+ *  sizes, launch bounds and loop bounds: integers, "$k" (integer scalar argument k of the same
+ *  call, as the kernel receives it: wrapped to its arg type's width), "+", "-", "*", "/" and "%"
+ *  (floor division and modulo, as TIR's floordiv and floormod), "min(a,b)", "max(a,b)" and
+ *  parentheses, with the usual precedence and no spaces; e.g. "$3*128", "($0+255)/256",
+ *  "4*$2+260". Parsed once; evaluated with each step saturated at the int64 range.
  */
 class ArgExpression {
  public:
@@ -51,6 +51,8 @@ class ArgExpression {
   TVM_RUNTIME_DLL static ArgExpression Parse(const FunctionInfo& info, const std::string& text);
   /*! \brief Whether Parse understood the text. */
   bool valid() const { return !steps_.empty(); }
+  /*! \brief The text it was parsed from. */
+  const std::string& text() const { return text_; }
   /*! \brief Whether it is one integer (`*value` gets it). */
   bool IsConstant(int64_t* value) const {
     if (steps_.size() != 1 || steps_[0].op != 'c') return false;
@@ -59,21 +61,28 @@ class ArgExpression {
   }
   /*!
    * \brief Its value for call `args` into `*value`; false when unknown: invalid, an argument that
-   *  is no integer, a division by zero, or a negative argument (which counts as 0 instead with
-   *  `negative_as_zero`).
+   *  is no integer, or a division by zero. With `negative_as_zero` a negative argument counts
+   *  as 0 (sound only for sums of products with non-negative constants, as loop bounds are).
    */
   TVM_RUNTIME_DLL bool Evaluate(ffi::PackedArgs args, int64_t* value,
                                 bool negative_as_zero = false) const;
 
+  /*! \brief The most values an evaluation holds at once (Parse refuses deeper expressions). */
+  static constexpr size_t kMaxStack = 160;
+
  private:
-  /*! \brief One step of the postfix form: op 'c' pushes `value`, '$' argument `value`; '+', '-',
-   *  '*', '/', '%', 'm' (min) and 'M' (max) combine the top two values. */
+  /*! \brief One step of the postfix form: op 'c' pushes `value`, '$' argument `value` (of `bits`
+   *  and signedness, as the kernel receives it); '+', '-', '*', '/', '%', 'm' (min) and 'M'
+   *  (max) combine the top two values. */
   struct Step {
     char op;
     int64_t value;
+    int bits = 64;
+    bool is_unsigned = false;
   };
   friend class ArgExpressionParser;
   std::vector<Step> steps_;
+  std::string text_;
 };
 
 /*! \brief What a buffer argument type "handle[:<dtype>[:<size>]]" says, parsed once. */
@@ -103,10 +112,9 @@ struct FunctionInfo {
    *  for a grid or block extent the most it may be, the extent the kernel's code was written for
    *  (more would index past its buffers); for "dyn_shmem" the fewest bytes the kernel uses.
    *  Serialized as a ":<expression>" suffix of the tag ("threadIdx.x:256",
-   *  "blockIdx.x:($2+255)/256", "dyn_shmem:$2*4"); launch_bound_text keeps the text.
+   *  "blockIdx.x:($2+255)/256", "dyn_shmem:$2*4").
    */
   std::vector<ArgExpression> launch_bounds;
-  std::vector<std::string> launch_bound_text;
   /*!
    * \brief arg_types parsed for CheckBufferArgument (one entry per argument; scalars unused).
    *  Filled where infos are built (Deserialize, SpecFromCreateArgs); not serialized.
@@ -158,8 +166,8 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
  */
 struct LoopIterationBound {
   /*! \brief kNone: nothing to check (no bound written, or one this runtime does not understand). */
-  enum Kind { kNone, kUnknown, kPolynomial } kind = kNone;
-  /*! \brief The bound (kPolynomial). */
+  enum Kind { kNone, kUnknown, kExpression } kind = kNone;
+  /*! \brief The bound (kExpression): a sum of products with non-negative constants. */
   ArgExpression expr;
 };
 

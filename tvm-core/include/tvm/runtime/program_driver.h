@@ -9,8 +9,8 @@
  * is then stored), and it reports a failed build with the compiler's log.
  *
  * Globals of backend "<kind>": "<kind>.ProgramBinary"(source, device_id) -> bytes (the binary of
- * `source` built for that device), "<kind>.ProgramCacheInfo"() and "<kind>.Discovered"() (whether
- * the devices were looked for yet).
+ * `source` built for that device, through the cache like any build), "<kind>.ProgramCacheInfo"()
+ * and "<kind>.Discovered"() (whether the devices were looked for yet).
  */
 #ifndef TVM_RUNTIME_PROGRAM_DRIVER_H_
 #define TVM_RUNTIME_PROGRAM_DRIVER_H_
@@ -52,7 +52,7 @@ class ProgramDriver : public HandleDriver {
   /*! \brief Throws a clear error when `source` (of `kernel`) needs what `dev_id` lacks. */
   virtual void CheckSource(int dev_id, const std::string& source, const std::string& kernel) {}
   /*! \brief Builds `source` for `dev_id` into `*image`: the status, and the compiler's log in
-   *  `*log` when the build fails. */
+   *  `*log` when the build fails (or which call failed, when there is no log). */
   virtual int BuildSource(int dev_id, const std::string& source, void** image,
                           std::string* log) = 0;
   /*! \brief The image of `binary` built for `dev_id`, or null when the device refuses it. */
@@ -89,6 +89,11 @@ class ProgramDriver : public HandleDriver {
    */
   void* Build(int dev_id, const std::string& source, const std::string& kernel) {
     CheckSource(dev_id, source, kernel);
+    return BuildChecked(dev_id, source, kernel);
+  }
+
+  /*! \brief Build for a `source` CheckSource has accepted. */
+  void* BuildChecked(int dev_id, const std::string& source, const std::string& kernel) {
     std::string path =
         cache_->PathOf("tvm-" + kind() + "-program-v3\n" + BuildIdentity(dev_id) + '\n' + source,
                        "." + kind() + "bin");
@@ -101,9 +106,12 @@ class ProgramDriver : public HandleDriver {
     std::string log;
     int status = BuildSource(dev_id, source, &image, &log);
     if (status != 0) {
+      ffi::Any attribute = Attribute(dev_id, "name");
+      auto name = attribute.try_cast<ffi::String>();
       TVM_FFI_THROW(RuntimeError) << "building the " << label() << " program of kernel '" << kernel
-                                  << "' for " << DeviceLabel(dev_id) << " failed with "
-                                  << ErrorString(status) << ". Build log:\n"
+                                  << "' for " << DeviceLabel(dev_id)
+                                  << (name.has_value() ? " ('" + std::string(*name) + "')" : "")
+                                  << " failed with " << ErrorString(status) << ". Build log:\n"
                                   << (log.empty() ? "(empty build log)" : log);
     }
     cache_->Store(path, BinaryOf(image));
@@ -154,8 +162,8 @@ class ProgramKernelModule : public HandleKernelModule {
       }
     }
     if (binary_ && source_.empty()) {
-      TVM_FFI_THROW(ValueError) << "a " << kind() << " '" << binary_format
-                                << "' module must also carry its source as ('" << kind()
+      TVM_FFI_THROW(ValueError) << "a module of kind '" << kind() << "' in format '"
+                                << binary_format << "' must also carry its source as ('" << kind()
                                 << "', text), so that other devices can rebuild it";
     }
   }
@@ -163,11 +171,11 @@ class ProgramKernelModule : public HandleKernelModule {
  private:
   void* BuildImage(int dev_id) final {
     std::string kernel = spec_.functions.empty() ? "<program>" : spec_.functions[0].name;
+    driver_->CheckSource(dev_id, source_, kernel);
     if (binary_) {
-      driver_->CheckSource(dev_id, source_, kernel);
       if (void* image = driver_->BuildBinary(dev_id, spec_.payload)) return image;
     }
-    return driver_->Build(dev_id, source_, kernel);
+    return driver_->BuildChecked(dev_id, source_, kernel);
   }
 
   Driver* driver_;

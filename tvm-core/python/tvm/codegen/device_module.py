@@ -12,8 +12,16 @@ from tvm._env import env_flag
 FunctionSpec = Sequence[Any]  # [name, [arg dtypes], [launch tags]]
 
 
-_OPERATORS = {"Add": ("+", 1), "Sub": ("-", 1), "Mul": ("*", 2), "FloorDiv": ("/", 2), "FloorMod": ("%", 2)}
-_ATOM = 3  # the precedence of an integer, an argument, a call or a parenthesized expression
+# Precedence of what an expression's text is made of: the runtime reads operators of one
+# precedence left to right, so a right operand of the same precedence is parenthesized.
+_SUM, _PRODUCT, _ATOM = 1, 2, 3
+_OPERATORS = {
+    "Add": ("+", _SUM),
+    "Sub": ("-", _SUM),
+    "Mul": ("*", _PRODUCT),
+    "FloorDiv": ("/", _PRODUCT),
+    "FloorMod": ("%", _PRODUCT),
+}
 
 
 def arg_expression(expr: Any, params: dict) -> Optional[str]:
@@ -37,9 +45,7 @@ def _arg_expression(expr: Any, params: dict) -> Optional[tuple[str, int]]:
         integer = str(expr.dtype).startswith(("int", "uint"))
         return (f"${params[expr]}", _ATOM) if integer and expr in params else None
     if isinstance(expr, E.Cast):
-        src, dst = str(expr.value.dtype), str(expr.dtype)
-        widening = src.startswith("int") and dst.startswith("int") and _bits(dst) >= _bits(src)
-        return _arg_expression(expr.value, params) if widening else None
+        return _arg_expression(expr.value, params) if _keeps_value(str(expr.value.dtype), str(expr.dtype)) else None
     if isinstance(expr, (E.Min, E.Max)):
         a, b = _arg_expression(expr.a, params), _arg_expression(expr.b, params)
         name = "min" if isinstance(expr, E.Min) else "max"
@@ -59,9 +65,21 @@ def _operand(found: tuple[str, int], least: int) -> str:
     return found[0] if found[1] >= least else f"({found[0]})"
 
 
-def _bits(dtype: str) -> int:
-    digits = dtype.lstrip("uint")
-    return int(digits) if digits.isdigit() else 32
+def _keeps_value(src: str, dst: str) -> bool:
+    """Whether a cast from integer dtype ``src`` to ``dst`` keeps every value (a widening)."""
+    from tvm.tir import dtype as _dt
+
+    (sf, sb, sl), (df, db, dl) = _dt.parse(src), _dt.parse(dst)
+    if sl != 1 or dl != 1 or sf not in ("int", "uint") or df not in ("int", "uint"):
+        return False
+    return db >= sb if sf == df else (sf == "uint" and df == "int" and db > sb)
+
+
+def _product(factors: list) -> str:
+    """The text of the product of ``factors`` (texts with their precedences), read left to right."""
+    if len(factors) == 1:
+        return factors[0][0]
+    return "*".join(_operand(f, _PRODUCT if i == 0 else _ATOM) for i, f in enumerate(factors))
 
 
 def _scalar_params(func: Any) -> dict:
@@ -91,7 +109,7 @@ def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype
         if dims is None or None in dims:
             out.append(f"handle:{buf.dtype}")
             continue
-        size = "*".join(_operand(d, 2 if len(dims) > 1 else 0) for d in dims) if dims else "1"
+        size = _product(dims) if dims else "1"
         out.append(f"handle:{buf.dtype}:{size}")
     return out
 

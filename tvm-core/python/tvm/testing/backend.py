@@ -889,6 +889,10 @@ class BackendConformance:
             raw(a, b, 128, 3, 64)
         with pytest.raises(ValueError, match=r"argument 0 holds 128 elements, the kernel accesses 129"):
             raw(tvm.runtime.tensor(x[:128], dev), b, 128, 2, 64)
+        with pytest.raises(ValueError, match=r"blockIdx.x = 2 exceeds -1"):
+            raw(a, b, -1, 2, 64)  # a negative n: its bound is negative too
+        with pytest.raises(ValueError, match=r"blockIdx.x = 3 exceeds 1"):
+            raw(a, b, -(2**32) + 64, 3, 64)  # the kernel's int32 n receives 64
         raw(a, b, 128, 2, 64)
         dev.sync()
         np.testing.assert_array_equal(b.numpy(), x[1:])

@@ -25,7 +25,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import StmtExprMutator, substitute
 from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, LetStmt, Stmt
 
@@ -47,7 +47,12 @@ class NarrowEmulator(StmtExprMutator):
         if body is func.body and not self.renamed:
             return func
         params = [self.renamed.get(p, p) for p in func.params]
-        return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map))
+        attrs = dict(func.attrs)
+        if "launch_bounds" in attrs:  # a kernel's bounds name its parameters: the wide ones now
+            attrs["launch_bounds"] = [
+                b if isinstance(b, int) else substitute(b, self.renamed) for b in attrs["launch_bounds"]
+            ]
+        return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map), attrs=attrs)
 
     # ------------------------------------------------------------------ what a subclass says
     def narrow(self, dtype: str) -> bool:
