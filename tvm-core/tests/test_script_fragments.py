@@ -345,3 +345,21 @@ def test_threads_parse_fragment_kernels_at_once():
     for t in threads:
         t.join()
     assert len(results) == 24 and all(r == want for r in results), [r for r in results if r != want][:1]
+
+
+def test_pointers_into_views_with_the_compact_strides_are_unravelled():
+    """``T.tvm_access_ptr`` at an offset inside a buffer whose strides are its row-major ones
+    (``strides=(32, 1)`` for (128, 32)) points at that element; other strides still say why
+    they cannot."""
+
+    def kernel(row_stride: int):
+        @T.prim_func
+        def f(A: T.Buffer((8192,), "float16")):
+            S = T.decl_buffer((128, 32), "float16", data=A.data, strides=(row_stride, 1))
+            T.evaluate(T.call_extern("int32", "use", T.tvm_access_ptr(T.type_annotation("float16"), S.data, 70, 8, 1)))
+
+        return f
+
+    assert '"address_of", S[2, 6])' in kernel(32).script()
+    with pytest.raises(TVMScriptError, match="inside the strided view S"):
+        kernel(40)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tvm
 from tvm.script import ir as I
+from tvm.script import TVMScriptError
 from tvm.script import tir as T
 
 
@@ -30,12 +31,35 @@ def test_module_functions_compile_together_and_run():
         np.testing.assert_array_equal(b.numpy(), want)
 
 
-def test_a_class_without_functions_is_an_error():
-    with pytest.raises(TypeError, match="defines no @T.prim_func"):
+def test_a_class_without_functions_is_an_empty_module():
+    @I.ir_module
+    class Empty:
+        pass
+
+    assert isinstance(Empty, tvm.tir.IRModule) and len(Empty) == 0
+    with pytest.raises(ValueError, match="nothing to compile"):
+        tvm.compile(Empty, target="c")
+
+
+def test_a_module_that_skips_the_checks_skips_them_for_its_functions():
+    @I.ir_module(check_well_formed=False)
+    class Unchecked:
+        @T.prim_func
+        def f(a: T.handle):
+            n = T.int32()
+            A = T.match_buffer(a, (n * 32,), "float32")
+            A[0] = T.float32(0)
+
+    assert sorted(Unchecked.functions) == ["f"]
+    with pytest.raises(TVMScriptError, match="'n' is used but not defined"):
 
         @I.ir_module
-        class Empty:
-            x = 1
+        class Checked:
+            @T.prim_func
+            def f(a: T.handle):
+                n = T.int32()
+                A = T.match_buffer(a, (n * 32,), "float32")
+                A[0] = T.float32(0)
 
 
 def test_the_older_tvm_script_ir_module_spelling():

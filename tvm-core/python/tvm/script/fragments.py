@@ -291,7 +291,7 @@ def _element_at(buf: Buffer, offset: PrimExpr) -> BufferLoad:
     rel = simplify_expr(_op.binary("sub", offset, buf.elem_offset))
     if structural_equal(offset, buf.elem_offset) or isinstance(rel, IntImm) and rel.value == 0:
         indices: tuple = (0,) * buf.ndim
-    elif not buf.strides:
+    elif not buf.strides or _strides_are_compact(buf):
         indices = unravel_index(rel, buf.shape)
     else:
         raise FragmentError(
@@ -299,6 +299,17 @@ def _element_at(buf: Buffer, offset: PrimExpr) -> BufferLoad:
             f"element (offset {buf.name}.elem_offset) or use T.address_of({buf.name}[i, j])"
         )
     return element(buf, indices)
+
+
+def _strides_are_compact(buf: Buffer) -> bool:
+    """Whether ``buf``'s strides are the row-major ones of its shape (``strides=(32, 1)`` for a
+    (128, 32) buffer), so that its memory is indexed as if it had none."""
+    expect = 1
+    for dim, stride in reversed(list(zip(buf.shape, buf.strides))):
+        if not isinstance(stride, IntImm) or stride.value != expect or not isinstance(dim, IntImm):
+            return False
+        expect *= dim.value
+    return len(buf.strides) == len(buf.shape)
 
 
 def type_annotation(dtype: str = "handle") -> PrimExpr:

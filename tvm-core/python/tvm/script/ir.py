@@ -29,14 +29,14 @@ from tvm.tir.function import IRModule, PrimFunc
 
 def ir_module(cls: Optional[type] = None, *, check_well_formed: bool = True, s_tir: bool = False) -> Any:
     """Decorator: the class's ``@T.prim_func`` methods as an :class:`IRModule` by name, calls
-    between them inlined (``s_tir`` is accepted for Apache TVM's spelling and changes nothing)."""
+    between them inlined (``s_tir`` is accepted for Apache TVM's spelling and changes nothing).
+    With ``check_well_formed=False`` its functions are not checked either; a class without
+    functions is an empty module."""
     from tvm.tir.transform.inline import inline_calls
 
     def wrap(c: type) -> IRModule:
         funcs = {name: value for name, value in vars(c).items() if isinstance(value, PrimFunc)}
-        if not funcs:
-            raise TypeError(f"@I.ir_module class {c.__name__} defines no @T.prim_func")
-        return IRModule(inline_calls(funcs), dict(vars(c).get(_ATTRS, {})))
+        return IRModule(inline_calls(funcs) if funcs else {}, dict(vars(c).get(_ATTRS, {})))
 
     return wrap(cls) if cls is not None else wrap
 

@@ -1517,16 +1517,35 @@ def _checked(func: PrimFunc, check: bool) -> PrimFunc:
     return func
 
 
-def _bind_module_class(func: Callable, env: dict, file_lines: list[str], start: int, filename: str) -> None:
+def _bind_module_class(
+    func: Callable, env: dict, file_lines: list[str], start: int, filename: str
+) -> Optional[ast.ClassDef]:
     """A method of a class (an ``@I.ir_module`` being defined): its class name means the module's
-    functions (``Module.f(...)``, see :mod:`.module_calls`) while the class does not exist yet."""
+    functions (``Module.f(...)``, see :mod:`.module_calls`) while the class does not exist yet.
+    Returns the class's definition, or None for a function outside a class."""
     parts = func.__qualname__.split(".")
     owner = parts[-2] if len(parts) >= 2 and parts[-2] != "<locals>" else None
     if owner is None:
-        return
+        return None
     class_def = enclosing_class(file_lines, start, owner)
     if class_def is not None:
         env[owner] = ModuleFunctions(class_def, lambda node: eval(compile(ast.Expression(node), filename, "eval"), env))
+    return class_def
+
+
+def _module_skips_checks(class_def: Optional[ast.ClassDef]) -> bool:
+    """Whether the class is decorated ``ir_module(check_well_formed=False)`` (its functions are
+    then not checked either, as in Apache TVM, where the module is parsed as a whole)."""
+    for deco in getattr(class_def, "decorator_list", ()):
+        name = deco.func if isinstance(deco, ast.Call) else None
+        if not (isinstance(name, ast.Attribute) and name.attr == "ir_module") and not (
+            isinstance(name, ast.Name) and name.id == "ir_module"
+        ):
+            continue
+        for kw in deco.keywords:
+            if kw.arg == "check_well_formed" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                return True
+    return False
 
 
 def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDef, env: dict[str, Any]) -> None:
@@ -1589,10 +1608,11 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
             except ValueError:
                 pass
     env.setdefault("T", T)
-    _bind_module_class(func, env, file_lines, start, filename)
+    class_def = _bind_module_class(func, env, file_lines, start, filename)
     fdef = _find_def(tree)
     _annotation_names_from_enclosing_frames(func, fdef, env)
-    return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check_well_formed)
+    check = check_well_formed and not _module_skips_checks(class_def)
+    return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check)
 
 
 def parse(
