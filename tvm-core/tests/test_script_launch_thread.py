@@ -35,6 +35,27 @@ def test_range_with_a_step():
 
 
 @T.prim_func
+def stepped_by_an_argument(A: T.Buffer((128,), "float32"), step: T.int32):
+    for i in T.serial(5, 128, step=step):
+        A[i] = T.float32(1)
+
+
+def test_a_step_known_at_run_time_must_be_positive():
+    mod = tvm.compile(stepped_by_an_argument, target="c")
+    for step in (1, 3, 200):
+        a = tvm.runtime.tensor(np.zeros(128, "float32"))
+        mod["stepped_by_an_argument"](a, step)
+        want = np.zeros(128, "float32")
+        want[5::step] = 1
+        np.testing.assert_array_equal(a.numpy(), want)
+    for step in (0, -2):  # it would never end, or run backwards past its stop
+        with pytest.raises(ValueError, match=r"the step of loop i \(step\) must be positive"):
+            mod["stepped_by_an_argument"](tvm.runtime.tensor(np.zeros(128, "float32")), step)
+    with pytest.raises(ValueError, match="a loop step must be a nonzero integer or an integer expression"):
+        T.serial(0, 8, step=0.5)
+
+
+@T.prim_func
 def checked(a: T.handle, n: T.int32):
     A = T.match_buffer(a, (8,), "int")
     assert n < 8, ("n must be below ", "8")

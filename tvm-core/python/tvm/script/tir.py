@@ -127,8 +127,9 @@ class LoopSpec:
     stop: Any
     thread: Optional[str] = None
     annotations: dict = field(default_factory=dict)
-    #: A constant other than 1 steps the loop variable (``range(0, n, 2)``, ``T.serial(0, n, step=2)``).
-    step: int = 1
+    #: A step other than 1 (``range(0, n, 2)``, ``T.serial(0, n, step=2)``): a nonzero constant, or
+    #: an integer expression known at run time (which must then be positive).
+    step: Any = 1
 
 
 @dataclass
@@ -246,12 +247,22 @@ def _norm_range(start, stop):
     return start, stop
 
 
+def _loop_step(step: Any) -> Any:
+    """A loop's step: a nonzero int, or an integer expression (its sign is checked when the loop
+    runs); ValueError for anything else."""
+    if isinstance(step, IntImm):
+        step = int(step.value)
+    if isinstance(step, PrimExpr) and _dt.is_integer(str(step.dtype)) and _dt.lanes(str(step.dtype)) == 1:
+        return step
+    if isinstance(step, _builtins.bool) or not isinstance(step, _builtins.int) or step == 0:
+        raise ValueError(f"a loop step must be a nonzero integer or an integer expression, got {step!r}")
+    return step
+
+
 def _loop(kind: ForKind, name: str, doc: str) -> Callable[..., LoopSpec]:
-    def loop(start, stop=None, step: int = 1, *, annotations: Optional[dict] = None) -> LoopSpec:
+    def loop(start, stop=None, step: Any = 1, *, annotations: Optional[dict] = None) -> LoopSpec:
         a, b = _norm_range(start, stop)
-        if isinstance(step, _builtins.bool) or not isinstance(step, _builtins.int) or step == 0:
-            raise ValueError(f"a loop step must be a nonzero integer constant, got {step!r}")
-        return LoopSpec(kind, a, b, None, dict(annotations or {}), step)
+        return LoopSpec(kind, a, b, None, dict(annotations or {}), _loop_step(step))
 
     loop.__name__ = loop.__qualname__ = name
     loop.__doc__ = doc

@@ -39,6 +39,7 @@ from tvm.tir.analysis import linear_form, structural_equal
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.backend import BackendError
+from tvm.tir.printer import expr_text
 from tvm.tir.stmt import (
     THREAD_TAGS,
     Allocate,
@@ -465,7 +466,7 @@ class Parser:
         """Bind loop variable ``name`` in the current scope and return what wraps the loop's body:
         the ``For`` (with a let of the named variable for a loop with a step), or for a loop bound
         to the thread index of an enclosing loop, nothing or the guard of a narrower extent."""
-        if spec.step != 1:
+        if not (isinstance(spec.step, int) and spec.step == 1):
             return self._stepped_header(name, spec, node, span)
         mn, ext, dtype = self._loop_range(spec, node)
         outer = self._enclosing_thread(spec, mn, ext, node)
@@ -507,26 +508,31 @@ class Parser:
 
     def _stepped_header(self, name: str, spec: T.LoopSpec, node: ast.AST, span: Span) -> Callable[[Stmt], Stmt]:
         """A loop with a step: a counter ``k`` over the trip count, and ``name`` bound to
-        ``start + k * step`` (TIR loops step by one); what wraps the loop's body."""
+        ``start + k * step`` (TIR loops step by one); what wraps the loop's body. A step known
+        only at run time must be positive there (a ValueError otherwise: the loop would never
+        end, or run backwards past its stop)."""
         start, stop, step = spec.start, spec.stop, spec.step
         mn, _, dtype = self._loop_range(T.serial(start, stop), node)
-        if isinstance(start, int) and isinstance(stop, int):
+        dynamic = not isinstance(step, int)
+        if isinstance(start, int) and isinstance(stop, int) and not dynamic:
             trips = IntImm(dtype, len(range(start, stop, step)))
         else:  # ceil((stop - start) / step); a loop with no trips gets a negative extent and runs none
-            span_ = (
-                _op.binary("sub", _op.convert(stop, dtype), mn)
-                if step > 0
-                else _op.binary("sub", mn, _op.convert(stop, dtype))
-            )
-            trips = _op.binary(
-                "floordiv", _op.binary("add", span_, IntImm(dtype, abs(step) - 1)), IntImm(dtype, abs(step))
-            )
+            stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
+            ahead = dynamic or step > 0
+            distance = _op.binary("sub", *((_op.convert(stop, dtype), mn) if ahead else (mn, _op.convert(stop, dtype))))
+            trips = _op.binary("floordiv", _op.binary("add", distance, _op.binary("sub", stride, 1)), stride)
         k = Var(f"{name}_iter", dtype)
         v = Var(name, dtype)
         self.scopes[-1][name] = v
-        value = _op.binary("add", mn, _op.binary("mul", k, IntImm(dtype, step)))
+        step_value = _op.cast(dtype, step) if dynamic else IntImm(dtype, step)
+        value = _op.binary("add", mn, _op.binary("mul", k, step_value))
         zero, kind, annotations = IntImm(dtype, 0), spec.kind, dict(spec.annotations)
-        return lambda body: For(k, zero, trips, kind, LetStmt(v, value, body, span), spec.thread, annotations, span)
+        loop = lambda body: For(k, zero, trips, kind, LetStmt(v, value, body, span), spec.thread, annotations, span)  # noqa: E731
+        if not dynamic:
+            return loop
+        positive = _op.binary("gt", step_value, IntImm(dtype, 0))
+        message = f"the step of loop {name} ({expr_text(step)}) must be positive"
+        return lambda body: AssertStmt(positive, message, loop(body), span, "ValueError")
 
     def _target_names(self, target: ast.expr, n: int) -> list[tuple[str, ast.AST]]:
         if isinstance(target, ast.Name):
