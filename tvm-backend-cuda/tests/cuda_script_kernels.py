@@ -160,3 +160,21 @@ def ptx_legacy_async_copy(a: T.handle, b: T.handle):
     T.tvm_storage_sync("shared")
     for i in range(4):
         B[tx * 4 + i] = S[(tx * 4 + i + 4) % 128] * T.float32(2)
+
+
+@T.prim_func
+def s_tir_async_copy(a: T.handle, b: T.handle):
+    """B = A doubled, staged through shared memory with both spellings of Apache TVM's
+    T.s_tir.cp_async_raw (16 bytes per thread each, half of the elements each)."""
+    A = T.match_buffer(a, (256,), "float32")
+    B = T.match_buffer(b, (256,), "float32")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(tx, 32)
+    S = T.alloc_buffer((256,), "float32", scope="shared")
+    T.evaluate(T.s_tir.cp_async_raw("float32", S.data, tx * 4, A.data, tx * 4, 16))
+    T.evaluate(T.s_tir.cp_async_raw.legacy(S.data, 128 + tx * 4, A.data, 128 + tx * 4, 16, dtype="float32"))
+    T.evaluate(T.ptx.cp.async_.commit_group())
+    T.evaluate(T.ptx.cp.async_.wait_group(0))
+    T.tvm_storage_sync("shared")
+    for i in range(8):
+        B[tx * 8 + i] = S[tx * 8 + i] * T.float32(2)

@@ -455,7 +455,8 @@ for num in (1, 2, 4):
 
 def test_ptx_namespace_instructions_match_numpy(mock_driver_dir) -> None:
     """T.ptx.add.rn.f32 / mul.rn.f32 / max.f32 (NaN operands included), griddepcontrol and the
-    cp.async group instructions of Apache TVM's newer T.ptx namespace, on the emulator."""
+    cp.async group instructions of Apache TVM's newer T.ptx namespace, and T.s_tir.cp_async_raw,
+    on the emulator."""
     out = emulated_run(
         mock_driver_dir,
         """
@@ -483,9 +484,15 @@ y = t(np.zeros(128, "float32"))
 mod["ptx_legacy_async_copy"](t(x), y)
 np.testing.assert_array_equal(y.numpy(), np.roll(x, -4) * 2)
 print("legacy ok")
+mod = emulate(tvm.compile(sk.s_tir_async_copy, target=target))
+x = rng.standard_normal(256).astype("float32")
+y = t(np.zeros(256, "float32"))
+mod["s_tir_async_copy"](t(x), y)
+np.testing.assert_array_equal(y.numpy(), x * 2)
+print("s_tir ok")
 """,
     )
-    assert out.split() == ["scalar", "ok", "async", "ok", "legacy", "ok"], out
+    assert out.split() == ["scalar", "ok", "async", "ok", "legacy", "ok", "s_tir", "ok"], out
 
 
 def test_split_host_device_module_launches_its_kernel(mock_driver_dir) -> None:

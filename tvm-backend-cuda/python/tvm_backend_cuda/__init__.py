@@ -73,4 +73,5 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     ctx.register_script_namespace("cuda", "tvm_backend_cuda.script")
     ctx.register_script_namespace("ptx_legacy", "tvm_backend_cuda.ptx_legacy")  # Apache TVM's spellings
     ctx.register_script_namespace("ptx", "tvm_backend_cuda.ptx")
+    ctx.register_script_namespace("s_tir", "tvm_backend_cuda.s_tir")  # its cp_async_raw
     ctx.declare_module_kind("cuda")
