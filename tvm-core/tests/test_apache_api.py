@@ -110,6 +110,34 @@ def test_all_and_any_build_one_condition():
         tvm.tir.all()
 
 
+@T.prim_func
+def c_division(
+    A: T.Buffer((6,), "int32"), B: T.Buffer((6,), "int32"), C: T.Buffer((6,), "int32"), X: T.Buffer((6,), "float32")
+):
+    for i in range(6):
+        C[i] = tvm.tir.div(A[i], B[i]) + tvm.tir.indexmod(A[i], 4) * 100
+        X[i] = tvm.tir.div(T.Cast("float32", A[i]), T.float32(4))
+
+
+def test_expression_builders_of_the_tir_module():
+    """Apache TVM's tvm.tir functions written inside a kernel or used to build expressions:
+    C's division (rounding towards zero), index arithmetic, and the math and bit functions
+    TVMScript has as T.<name>."""
+    lib = tvm.compile(c_division, target="c")
+    a, b = np.array([7, -7, 9, -9, 0, 5], "int32"), np.array([2, 2, -4, -4, 3, 5], "int32")
+    c, x = tvm.runtime.empty((6,), "int32"), tvm.runtime.empty((6,), "float32")
+    lib["c_division"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c, x)
+    np.testing.assert_array_equal(c.numpy(), np.trunc(a / b).astype("int32") + (a % 4) * 100)
+    np.testing.assert_array_equal(x.numpy(), a.astype("float32") / 4)
+    n, f = tvm.tir.Var("n", "int32"), tvm.tir.Var("f", "float32")
+    assert isinstance(tvm.tir.indexdiv(n, 4), tvm.tir.FloorDiv) and isinstance(tvm.tirx.ceildiv(n, 4), tvm.tir.FloorDiv)
+    for name in ("isnan", "isinf", "log1p", "tan", "atan2", "hypot", "copysign"):
+        args = (f, f) if name in ("atan2", "hypot", "copysign") else (f,)
+        assert isinstance(getattr(tvm.tir, name)(*args), tvm.tir.PrimExpr), name
+    assert tvm.tir.call_extern("int32", "g", n).op == "call_extern" and tvm.tir.likely(n < 3) is not None
+    assert tvm.tir.shift_left(n, 2).dtype == "int32" and tvm.tir.popcount(n).dtype == "int32"
+
+
 def test_tir_build_and_a_module_called_as_its_one_function():
     lib = tvm.tir.build(add_one, target="llvm")
     np.testing.assert_array_equal(_run_add_one(lib), np.arange(6, dtype="float32") + 1)

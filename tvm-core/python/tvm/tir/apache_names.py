@@ -1,12 +1,14 @@
 """Names that scripts written for Apache TVM use on ``tvm.tir``: ``build`` a function,
-``decl_buffer``, and the conjunction and disjunction of conditions ``all`` / ``any``."""
+``decl_buffer``, the conjunction and disjunction of conditions ``all`` / ``any``, C's division
+``div`` and the index arithmetic ``indexdiv`` / ``indexmod`` / ``ceildiv``, and the expression
+builders TVMScript spells ``T.likely``, ``T.call_extern`` ... (the same functions)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
 from .expr import Buffer, PrimExpr, Var, const
-from .op import logical_and, logical_or
+from .op import binary, floordiv, floormod, logical_and, logical_or
 
 
 def build(func_or_mod: Any, target: Any = None, pipeline: Any = None) -> Any:
@@ -70,4 +72,54 @@ def any(*conditions: Any) -> PrimExpr:  # noqa: A001
     return _joined("any", logical_or, conditions)
 
 
-__all__ = ["all", "any", "build", "decl_buffer"]
+def div(a: Any, b: Any) -> PrimExpr:
+    """``a / b`` as C computes it: integer operands divide rounding towards zero, floats divide
+    exactly (a ``Div`` node)."""
+    return binary("div", a, b)
+
+
+def indexdiv(a: Any, b: Any) -> PrimExpr:
+    """Division of indices (non-negative in use): :func:`~tvm.tir.floordiv`."""
+    return floordiv(a, b)
+
+
+def indexmod(a: Any, b: Any) -> PrimExpr:
+    """Remainder of indices (non-negative in use): :func:`~tvm.tir.floormod`."""
+    return floormod(a, b)
+
+
+def _script_builder(name: str) -> Any:
+    """``T.<name>`` of TVMScript, which builds the same expression outside a script."""
+
+    def build_expr(*args: Any, **kwargs: Any) -> Any:
+        from tvm.script import tir as T  # the script layer sits above this package
+
+        return getattr(T, name)(*args, **kwargs)
+
+    build_expr.__name__ = build_expr.__qualname__ = name
+    build_expr.__doc__ = f"``T.{name}(...)`` of TVMScript, as a function of ``tvm.tir``."
+    return build_expr
+
+
+ceildiv = _script_builder("ceildiv")
+likely = _script_builder("likely")
+call_extern = _script_builder("call_extern")
+call_pure_extern = _script_builder("call_pure_extern")
+call_packed = _script_builder("call_packed")
+address_of = _script_builder("address_of")
+
+__all__ = [
+    "address_of",
+    "all",
+    "any",
+    "build",
+    "call_extern",
+    "call_packed",
+    "call_pure_extern",
+    "ceildiv",
+    "decl_buffer",
+    "div",
+    "indexdiv",
+    "indexmod",
+    "likely",
+]
