@@ -70,6 +70,11 @@ from .module_calls import ModuleFunctions, enclosing_class
 _PASSTHROUGH = (TVMScriptError,)
 
 
+def _guarded(condition: Optional[PrimExpr], body: Stmt, span: Span) -> Stmt:
+    """``body`` under ``if condition`` (``body`` itself for no condition)."""
+    return body if condition is None else IfThenElse(condition, body, None, span)
+
+
 def _shown(e: PrimExpr) -> str:
     """A constant as its value, anything else as its repr (for messages)."""
     return str(e.value) if isinstance(e, IntImm) else repr(e)
@@ -1125,6 +1130,10 @@ class Parser:
         ext = _op.convert(extent, "int32")
         span = self.span(node)
         spec = T.thread_binding(ext, thread=tag)  # a virtual thread is a serial loop, as there
+        outer = self._enclosing_thread(spec, IntImm("int32", 0), ext, node)
+        if outer is not None:  # launched again inside itself: the same threads, under another name
+            guard = None if structural_equal(outer.extent, ext) else _op.binary("lt", outer.var, ext)
+            return _Wrap(lambda body: _guarded(guard, LetStmt(var, outer.var, body, span), span))
         if spec.kind is ForKind.THREAD_BINDING:
             self.thread_loops.append(ThreadLoop(var, tag, ext))
         return _Wrap(
