@@ -135,6 +135,34 @@ def test_reassign_param():
     check(e.value, "# E-param", "'n' is already defined")
 
 
+def test_a_declaration_again_declares_another_variable():
+    """``s = T.int32()`` again (Apache TVM's printer declares a view's stride variables at the top
+    and where the view is matched) makes a new variable; a parameter stays immutable."""
+
+    @T.prim_func
+    def f(a: T.handle):
+        s = T.int32()
+        A = T.match_buffer(a, (8, 4), "float32")
+        for i in range(2):
+            with T.block("b"):
+                s = T.int32()
+                V = T.match_buffer(A[i * 4 : i * 4 + 4, 0:4], (4, 4), "float32", strides=(s, 1))
+                V[1, 2] = T.float32(1)
+
+    lib = tvm.compile(f, target="c")
+    a = tvm.runtime.tensor(np.zeros((8, 4), "float32"))
+    lib["f"](a)
+    want = np.zeros((8, 4), "float32")
+    want[[1, 5], 2] = 1
+    np.testing.assert_array_equal(a.numpy(), want)
+    with pytest.raises(TVMScriptError, match="'n' is already defined"):
+
+        @T.prim_func
+        def g(A: T.Buffer((4,), "float32"), n: T.int32):
+            n = T.int32()
+            A[0] = T.float32(0)
+
+
 def test_wrong_rank():
     with pytest.raises(TVMScriptError) as e:
 

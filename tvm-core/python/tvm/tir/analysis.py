@@ -206,13 +206,21 @@ class _Eq:
         self.stmt(a.body, b.body)
 
 
+def _attr_key(v: Any) -> Any:
+    """An attribute value in a form ``==`` compares: an expression as its TVMScript text."""
+    if isinstance(v, dict):
+        return tuple(sorted((str(k), _attr_key(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_attr_key(x) for x in v))
+    if isinstance(v, PrimExpr):
+        from .printer import expr_text
+
+        return ("expr", expr_text(v))
+    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+
+
 def _attrs_eq(a: dict, b: dict) -> bool:
-    if set(a) != set(b):
-        return False
-    return all(
-        str(a[k]) == str(b[k]) if not isinstance(a[k], (int, float, str, bool, list, tuple, dict)) else a[k] == b[k]
-        for k in a
-    )
+    return set(a) == set(b) and all(_attr_key(a[k]) == _attr_key(b[k]) for k in a)
 
 
 def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:

@@ -10,7 +10,7 @@ constants as ``T.<dtype>(value)``; let statements print with their dtype
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from . import dtype as _dt
 from .expr import (
@@ -347,7 +347,7 @@ class _Printer:
         self.lines.append(dec)
         self.lines.append(f"def {fname}({', '.join(sig)}):")
         if attrs:
-            self.emit(1, f"T.func_attr({_attr_repr(attrs)})")
+            self.emit(1, f"T.func_attr({_attr_repr(attrs, self.expr)})")
         for v in decls:
             self.emit(1, f"{self.var(v)} = T.{v.dtype}()")
         for p in f.params:
@@ -379,16 +379,20 @@ def _pystr(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _attr_repr(v: Any) -> str:
+def _attr_repr(v: Any, expr: Callable[[PrimExpr], str]) -> str:
+    """An attribute value as Python source; an expression (a kernel's launch bound) as ``expr``
+    prints it."""
     if isinstance(v, dict):
-        return "{" + ", ".join(f"{_attr_repr(k)}: {_attr_repr(x)}" for k, x in v.items()) + "}"
+        return "{" + ", ".join(f"{_attr_repr(k, expr)}: {_attr_repr(x, expr)}" for k, x in v.items()) + "}"
     if isinstance(v, (list, tuple)):
-        inner = ", ".join(_attr_repr(x) for x in v)
+        inner = ", ".join(_attr_repr(x, expr) for x in v)
         return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
     if isinstance(v, str):
         return _pystr(v)
     if isinstance(v, (bool, int, float)) or v is None:
         return repr(v)
+    if isinstance(v, PrimExpr):
+        return expr(v)
     return _pystr(str(v))
 
 

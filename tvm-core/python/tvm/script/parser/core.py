@@ -173,6 +173,7 @@ class Parser:
         self.scopes: list[dict[str, Any]] = [{}]
         self.attrs: dict[str, Any] = {}
         self.predeclared: set[int] = set()
+        self.declared_vars: set[int] = set()  # ids of the Vars bare declarations (n = T.int32()) made
         self.matched: dict[Var, Buffer] = {}
         self.depth = 0
         self.env_threads: dict[Var, str] = {}  # T.env_thread variables and their tags
@@ -313,9 +314,20 @@ class Parser:
                 except TVMScriptError:
                     continue
                 if isinstance(val, T.VarSpec):
-                    name = st.targets[0].id
-                    self.bind(name, Var(name, val.dtype), st.targets[0])
+                    self._declare(st.targets[0], val)
                     self.predeclared.add(id(st))
+
+    def _declare(self, target: ast.Name, spec: T.VarSpec) -> None:
+        """``n = T.int32()``: a new symbolic variable. Declaring a name again that a declaration
+        bound makes another variable under it (as Apache TVM's printer writes: a view's stride
+        variables declared at the top and again where the view is matched)."""
+        name, var = target.id, Var(target.id, spec.dtype)
+        old = self.lookup(name, target) if self.is_bound(name) else None
+        if isinstance(old, Var) and id(old) in self.declared_vars:
+            self.scopes[-1][name] = var
+        else:
+            self.bind(name, var, target)
+        self.declared_vars.add(id(var))
 
     def make_buffer(self, name: str, spec: T.BufferSpec, node: ast.AST, data: Optional[Var] = None) -> Buffer:
         """A Buffer named ``name`` from a spec; string dims declare int32 shape variables."""
@@ -735,7 +747,7 @@ class Parser:
         if isinstance(val, tuple) and len(val) == 1 and isinstance(val[0], T.AxisSpec):
             return self._bind_axes([target], list(val), node)  # vi = T.axis.remap("S", [i])
         if isinstance(val, T.VarSpec):
-            self.bind(name, Var(name, val.dtype), target)
+            self._declare(target, val)
             return None
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, BufferLoad):  # A[i, j] or A[i, 0:4]
             load = val.handle
