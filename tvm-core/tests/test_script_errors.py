@@ -159,7 +159,7 @@ def test_a_declaration_again_declares_another_variable():
 
         @T.prim_func
         def g(A: T.Buffer((4,), "float32"), n: T.int32):
-            n = T.int32()
+            n = T.int32()  # noqa: F841 (refused: a parameter)
             A[0] = T.float32(0)
 
 
