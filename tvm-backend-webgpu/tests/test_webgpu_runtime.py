@@ -145,7 +145,7 @@ def test_workgroup_size_constant_or_overridden(dev):
     with pytest.raises(
         ValueError, match=r"compiled for workgroup size \(64, 1, 1\), but is launched with \(32, 1, 1\)"
     ):
-        raw(a, a, c, 64, 2, 32)
+        raw(a, a, c, 64, 1, 32)
 
     @T.prim_func
     def scale(a: T.handle, b: T.handle, t: T.int32):
