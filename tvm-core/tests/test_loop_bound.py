@@ -42,14 +42,46 @@ def test_divisions_and_thread_dependent_extents_are_bounded_from_above() -> None
     def f(a: T.handle, n: T.int32):
         A = T.match_buffer(a, (n + 16,), "float32")  # k stays below it: no run-time index check
         for tx in T.thread_binding(8, thread="threadIdx.x"):
-            for k in range((n + 15) // 16 - tx):  # at most n + 15 iterations
+            for k in range((n + 15) // 16 - tx):  # at most (n + 15) / 16 iterations
                 for r in range(T.min(n, 4)):  # at most 4
                     A[k] = A[k] + T.float32(1)
 
     kernel = _kernel(f)
     n = next(i for i, p in enumerate(kernel.params) if p.name == "n")
-    # k: (n + 15) + 1 passes; r: (n + 15) * (4 + 1)
-    assert loop_bound(kernel) == f"91+6*${n}"
+    # k: (n + 15) / 16 + 1 passes; r: (n + 15) / 16 * (4 + 1); (6n + 106) / 16 in eighths, rounded up
+    assert loop_bound(kernel) == f"(60+3*${n})/8"
+
+
+def test_loops_with_a_step_are_bounded_by_their_trips() -> None:
+    @T.prim_func
+    def f(a: T.Buffer((4,), "int32"), n: T.int32):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            for i in range(0, n, 4):
+                a[0] = a[0] + 1
+
+    kernel = _kernel(f)
+    n = next(i for i, p in enumerate(kernel.params) if p.name == "n")
+    assert loop_bound(kernel) == f"(10+${n})/4"  # (n + 3) / 4 + 1 passes, rounded up
+
+
+def test_arguments_subtracted_or_divided_by_have_no_bound() -> None:
+    """``n - m`` may exceed ``n`` (m may be negative) and ``n // s`` is bounded by nothing the
+    polynomial can say: such kernels say "?" (a warning where a driver ends long threads)."""
+
+    @T.prim_func
+    def f(a: T.Buffer((4,), "int32"), n: T.int32, m: T.int32):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            for i in range(n - m):
+                a[0] = a[0] + 1
+
+    @T.prim_func
+    def g(a: T.Buffer((4,), "int32"), n: T.int32, s: T.int32):
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            for i in T.serial(0, n, step=s):
+                a[0] = a[0] + 1
+
+    stepped = lower(g, tvm.target.Target("example")).kernels[-1]  # after the one that zeroes assert records
+    assert loop_bound(_kernel(f)) == "?" and loop_bound(stepped) == "?"
 
 
 def test_extents_read_from_memory_have_no_bound() -> None:

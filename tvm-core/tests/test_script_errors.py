@@ -155,6 +155,19 @@ def test_a_declaration_again_declares_another_variable():
     want = np.zeros((8, 4), "float32")
     want[[1, 5], 2] = 1
     np.testing.assert_array_equal(a.numpy(), want)
+
+    @T.prim_func
+    def two(a: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        n = T.int32()  # another n, from here on
+        B = T.match_buffer(b, (n,), "float32")
+        A[0] = T.float32(1)
+        B[0] = T.float32(2)
+
+    x, y = tvm.runtime.tensor(np.zeros(4, "float32")), tvm.runtime.tensor(np.zeros(6, "float32"))
+    tvm.compile(two, target="c")["two"](x, y)  # two sizes, one each
+    assert x.numpy()[0] == 1 and y.numpy()[0] == 2
     with pytest.raises(TVMScriptError, match="'n' is already defined"):
 
         @T.prim_func

@@ -111,3 +111,46 @@ def test_module_attributes_are_kept_and_compile_changes_nothing():
         I.module_attrs([("a", 1)])
     with pytest.raises(TypeError, match="body of an @I.ir_module class"):
         I.module_attrs({"a": 1})
+
+
+def test_the_unchecked_flag_under_another_name_or_from_a_variable():
+    ir_mod, unchecked = I.ir_module, False
+
+    @ir_mod(check_well_formed=unchecked)
+    class Unchecked:
+        @T.prim_func
+        def f(a: T.handle):
+            n = T.int32()
+            A = T.match_buffer(a, (n * 32,), "float32")
+            A[0] = T.float32(0)
+
+    assert sorted(Unchecked.functions) == ["f"]
+
+
+def test_module_text_parses_into_the_whole_module():
+    """``tvm.script.from_source`` of an ``@I.ir_module`` class gives the module with every
+    function (not only the first), under the class's own check_well_formed."""
+    text = """
+@I.ir_module
+class Mod:
+    @T.prim_func
+    def a(A: T.Buffer((4,), "int32")):
+        A[0] = 1
+
+    @T.prim_func
+    def b(A: T.Buffer((4,), "int32")):
+        A[1] = 2
+"""
+    mod = tvm.script.from_source(text)
+    assert isinstance(mod, tvm.tir.IRModule) and sorted(mod.functions) == ["a", "b"]
+    lib = tvm.compile(mod, target="c")
+    x = tvm.runtime.tensor(np.zeros(4, "int32"))
+    lib["a"](x)
+    lib["b"](x)
+    np.testing.assert_array_equal(x.numpy(), [1, 2, 0, 0])
+    unchecked = text.replace("@I.ir_module\n", "@I.ir_module(check_well_formed=False)\n").replace(
+        "A[0] = 1", "n = T.int32()\n        A[0] = n"
+    )
+    assert sorted(tvm.script.from_source(unchecked).functions) == ["a", "b"]
+    with pytest.raises(TVMScriptError, match="'n' is used but not defined"):
+        tvm.script.from_source(unchecked.replace("(check_well_formed=False)", ""))

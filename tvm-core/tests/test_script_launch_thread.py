@@ -56,6 +56,33 @@ def test_a_step_known_at_run_time_must_be_positive():
 
 
 @T.prim_func
+def count_steps(C: T.Buffer((1,), "int64"), n: T.int32, s: T.int32):
+    C[0] = T.int64(0)
+    for i in T.serial(0, n, step=s):
+        C[0] = C[0] + T.int64(1)
+
+
+@T.prim_func
+def count_wide_steps(C: T.Buffer((1,), "int64"), s: T.int64):
+    C[0] = T.int64(0)
+    for i in T.serial(0, 100, step=s):
+        C[0] = C[0] + T.int64(1)
+
+
+def test_run_time_steps_near_the_end_of_their_types():
+    """The trip count of a run-time step does not overflow near the top of int32, and a step
+    wider than the bounds (int64 here) widens the loop instead of being cut to 32 bits."""
+    narrow, wide = tvm.compile(count_steps, target="c"), tvm.compile(count_wide_steps, target="c")
+    c = tvm.runtime.tensor(np.zeros(1, "int64"))
+    for n, s, want in ((2**31 - 1, 2**30, 2), (2**31 - 1, 2**31 - 1, 1), (10, 3, 4), (0, 5, 0)):
+        narrow["count_steps"](c, n, s)
+        assert int(c.numpy()[0]) == want, (n, s)
+    for s, want in ((2**32 + 1, 1), (2**32, 1), (7, 15)):
+        wide["count_wide_steps"](c, s)
+        assert int(c.numpy()[0]) == want, s
+
+
+@T.prim_func
 def checked(a: T.handle, n: T.int32):
     A = T.match_buffer(a, (8,), "int")
     assert n < 8, ("n must be below ", "8")
@@ -157,6 +184,37 @@ def test_a_thread_index_launched_again_inside_itself_is_the_same_threads():
             T.launch_thread(t0, 4)
             T.launch_thread(t1, 8)
             A[t1] = T.float32(1)
+
+
+def test_a_narrower_launch_of_the_same_index_may_not_guard_a_barrier():
+    """The guard a narrower second launch puts around what follows would keep threads from a
+    barrier every thread must reach (a hang): refused by name instead."""
+    with pytest.raises(TVMScriptError, match="narrower extent 4, which guards what follows, and that holds a barrier"):
+
+        @T.prim_func
+        def barrier_guarded(A: T.Buffer((8,), "float32")):
+            t0 = T.env_thread("threadIdx.x")
+            t1 = T.env_thread("threadIdx.x")
+            T.launch_thread(t0, 8)
+            S = T.alloc_buffer((8,), "float32", scope="shared")
+            S[t0] = A[t0]
+            T.launch_thread(t1, 4)
+            T.tvm_storage_sync("shared")
+            A[t1] = S[7 - t1]
+
+
+def test_an_index_launched_inside_a_64_bit_binding_of_itself():
+    @T.prim_func
+    def wide(A: T.Buffer((8,), "int32")):
+        for t in T.thread_binding(T.int64(8), thread="threadIdx.x"):
+            t1 = T.env_thread("threadIdx.x")
+            T.launch_thread(t1, 4)
+            A[t1] = t1 + 1
+
+    mod = tvm.compile(wide, target="example")
+    a = tvm.runtime.tensor(np.zeros(8, "int32"), tvm.device("example"))
+    mod["wide"](a)
+    np.testing.assert_array_equal(a.numpy(), [1, 2, 3, 4, 0, 0, 0, 0])
 
 
 @T.prim_func

@@ -330,8 +330,9 @@ void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,
     std::lock_guard<std::mutex> lock(mu);
     if (warned.insert(std::string(kind) + "/" + info.name).second) {
       std::fprintf(stderr,
-                   "[tvm %s] warning: kernel %s runs loops whose trip counts are read from memory, "
-                   "so its iterations per thread cannot be checked; device '%s' (Mesa's llvmpipe) "
+                   "[tvm %s] warning: kernel %s runs loops whose trip counts cannot be bounded "
+                   "before the launch (read from memory, or arguments subtracted or divided by), "
+                   "so its iterations per thread are not checked; device '%s' (Mesa's llvmpipe) "
                    "stops a thread after %lld loop iterations without an error\n",
                    kind, info.name.c_str(), device_name.c_str(),
                    static_cast<long long>(kLlvmpipeLoopLimit));

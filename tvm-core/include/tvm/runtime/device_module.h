@@ -162,7 +162,8 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
  * \brief A kernel's upper bound on the loop passes one thread makes, as a code generator writes
  *  it (tvm.codegen.device_module.loop_bound): an ArgExpression, in practice a sum of products of
  *  integers and "$k" terms (the value of scalar argument k), e.g. "4*$2+260", or "?" when the
- *  loops' trip counts are read from memory. Parsed once per kernel by ParseLoopIterationBound.
+ *  loops' trip counts cannot be bounded (read from memory; an argument subtracted, which may be
+ *  negative, or divided by). Parsed once per kernel by ParseLoopIterationBound.
  */
 struct LoopIterationBound {
   /*! \brief kNone: nothing to check (no bound written, or one this runtime does not understand). */

@@ -3,6 +3,8 @@ the generic fallback module otherwise (same kind, same bytes, functions that exp
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 import tvm_ffi
@@ -117,16 +119,22 @@ def kernel_arg_types(func: Any, scalar_type: Callable[[str], str] = lambda dtype
 def loop_bound(kernel: Any) -> str:
     """An upper bound on the loop iterations one thread of ``kernel`` runs, for runtimes whose
     driver ends long-running shaders: a sum ("+") of products ("*") of integers and ``$k`` (the
-    value of scalar argument k of the launch), e.g. ``"4*$2+260"``; ``"?"`` when the loops'
-    extents depend on more than the scalar arguments (see
+    value of scalar argument k of the launch), e.g. ``"4*$2+260"``, divided (rounding up) by the
+    common denominator where extents are divided by constants (``"($1+7)/4"``); ``"?"`` when the
+    loops' extents cannot be bounded by the scalar arguments (see
     :func:`tvm.tir.analysis.serial_iteration_bound`)."""
     from tvm.tir.analysis import serial_iteration_bound
 
     bound = serial_iteration_bound(kernel)
     if bound is None:
         return "?"
-    terms = ["*".join([str(c)] * (c != 1 or not mono) + [f"${k}" for k in mono]) for mono, c in sorted(bound.items())]
-    return "+".join(terms) or "0"
+    denominator = math.lcm(1, *(Fraction(c).denominator for c in bound.values()))
+    scaled = {mono: int(Fraction(c) * denominator) for mono, c in bound.items()}
+    if denominator > 1:
+        scaled[()] = scaled.get((), 0) + denominator - 1  # floor((x + d - 1) / d) = ceil(x / d)
+    terms = ["*".join([str(c)] * (c != 1 or not mono) + [f"${k}" for k in mono]) for mono, c in sorted(scaled.items())]
+    total = "+".join(terms) or "0"
+    return f"({total})/{denominator}" if denominator > 1 else total
 
 
 def binding_interface(kernel: Any, api: str) -> tuple[list[Any], list[Any]]:

@@ -21,7 +21,8 @@ def __getattr__(name: str) -> Any:
 
 
 def parse(source: str, extra_vars=None, filename: str = "<tvmscript>", check_well_formed: bool = True):
-    """Parse TVMScript source text (one ``@T.prim_func``) into a :class:`tvm.tir.PrimFunc`."""
+    """Parse TVMScript source text: one ``@T.prim_func`` into a :class:`tvm.tir.PrimFunc`, an
+    ``@I.ir_module`` class into a :class:`tvm.tir.IRModule` (all of its functions)."""
     from .parser import parse as _parse
 
     return _parse(source, extra_vars, filename, check_well_formed=check_well_formed)

@@ -9,6 +9,7 @@ Free variables (defined outside the compared nodes) must be the same objects unl
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Optional
 
 from . import dtype as _dt
@@ -443,8 +444,9 @@ def uses_handle(node: Any, data: Var, loads_only: bool = False) -> bool:
     return False
 
 
-# A polynomial with non-negative integer coefficients over scalar parameters: {sorted tuple of
-# parameter positions (a monomial; () is the constant term): coefficient}.
+# A polynomial with non-negative coefficients (integers, or fractions where an extent is divided by
+# a constant) over scalar parameters: {sorted tuple of parameter positions (a monomial; () is the
+# constant term): coefficient}.
 Polynomial = dict
 
 
@@ -481,6 +483,14 @@ class _IterationBound(StmtExprVisitor):
         self.env: dict = {p: {(i,): 1} for p, i in params.items()}
         self.scale: Polynomial = _const(1)
         self.total: Polynomial = {}
+        self.counters: set = set()  # loop variables of loops that start at a constant >= 0
+
+    def nonnegative(self, e: PrimExpr) -> bool:
+        """Whether ``e`` is known to be >= 0 (a constant or a counting loop's variable): a
+        subtrahend that is may be dropped from an upper bound."""
+        if isinstance(e, Cast):
+            return self.nonnegative(e.value)
+        return (isinstance(e, IntImm) and e.value >= 0) or (isinstance(e, Var) and e in self.counters)
 
     def upper(self, e: PrimExpr) -> Polynomial:  # noqa: C901 - one case per expression kind
         """An upper bound of ``e`` assuming every variable is non-negative."""
@@ -506,8 +516,13 @@ class _IterationBound(StmtExprVisitor):
             return _poly_add(self.upper(args[0]), self.upper(args[1]))
         if kind == "Mul":
             return _poly_mul(self.upper(args[0]), self.upper(args[1]))
-        if kind in ("Sub", "Div", "FloorDiv", "shift_right"):
-            return self.upper(args[0])  # the subtrahend is >= 0; a divisor is >= 1
+        if kind == "Sub" and self.nonnegative(args[1]):
+            return self.upper(args[0])
+        if kind in ("Div", "FloorDiv") and isinstance(args[1], IntImm) and args[1].value > 0:
+            return {mono: Fraction(c) / args[1].value for mono, c in self.upper(args[0]).items()}
+        if kind == "shift_right":  # by a constant k: a division by 2**k
+            shift = args[1].value if isinstance(args[1], IntImm) and 0 <= args[1].value < 63 else 0
+            return {mono: Fraction(c) / (1 << shift) for mono, c in self.upper(args[0]).items()}
         if kind in ("Mod", "FloorMod", "bitwise_and", "Min"):
             limit = args[1]
             if isinstance(limit, IntImm) and limit.value > 0:
@@ -518,6 +533,8 @@ class _IterationBound(StmtExprVisitor):
     def visit_For(self, s: For) -> None:
         extent = self.upper(s.extent)
         self.env[s.loop_var] = _poly_add(self.upper(s.min), extent)
+        if isinstance(s.min, IntImm) and s.min.value >= 0:
+            self.counters.add(s.loop_var)
         if s.kind.name == "THREAD_BINDING":
             self.visit_stmt(s.body)
             return
@@ -548,7 +565,8 @@ def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
     do not count) of each loop's extent plus one (the pass that leaves it) times the iterations of
     the loops around it, as a :data:`Polynomial` over the positions of ``func``'s integer scalar
     parameters (assumed non-negative, as sizes are). None when an extent depends on anything else
-    (a value loaded from memory, a ``while`` loop)."""
+    (a value loaded from memory, a ``while`` loop) or cannot be bounded so (a parameter
+    subtracted, which may be negative; a division by a parameter, which may be large)."""
     params = {p: i for i, p in enumerate(func.params) if p not in func.buffer_map and _dt.is_integer(p.dtype)}
     bound = _IterationBound(params)
     try:

@@ -28,6 +28,7 @@ import ast
 import dataclasses
 import builtins
 import inspect
+import itertools
 import linecache
 import textwrap
 import warnings
@@ -35,9 +36,9 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.analysis import linear_form, structural_equal
+from tvm.tir.analysis import any_node, linear_form, structural_equal
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
-from tvm.tir.function import PrimFunc
+from tvm.tir.function import IRModule, PrimFunc
 from tvm.backend import BackendError
 from tvm.tir.printer import expr_text
 from tvm.tir.stmt import (
@@ -68,6 +69,11 @@ from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_r
 from .module_calls import ModuleFunctions, enclosing_class
 
 _PASSTHROUGH = (TVMScriptError,)
+
+
+def _is_barrier_call(node: Any) -> bool:
+    """Whether ``node`` is a ``T.tvm_storage_sync`` call (a barrier of the block's threads)."""
+    return isinstance(node, Call) and node.op in ("tvm_storage_sync", "tir.tvm_storage_sync")
 
 
 def _guarded(condition: Optional[PrimExpr], body: Stmt, span: Span) -> Stmt:
@@ -313,8 +319,8 @@ class Parser:
                     val = self.eval_expr(st.value)
                 except TVMScriptError:
                     continue
-                if isinstance(val, T.VarSpec):
-                    self._declare(st.targets[0], val)
+                if isinstance(val, T.VarSpec) and not self.is_bound(st.targets[0].id):
+                    self._declare(st.targets[0], val)  # a second declaration is met in order
                     self.predeclared.add(id(st))
 
     def _declare(self, target: ast.Name, spec: T.VarSpec) -> None:
@@ -531,12 +537,18 @@ class Parser:
         start, stop, step = spec.start, spec.stop, spec.step
         mn, _, dtype = self._loop_range(T.serial(start, stop), node)
         dynamic = not isinstance(step, int)
+        if dynamic and (_dt.bits(step.dtype) > _dt.bits(dtype) or _dt.is_uint(step.dtype)):
+            dtype, mn = "int64", _op.cast("int64", mn)  # a step wider than the bounds widens the loop
         if isinstance(start, int) and isinstance(stop, int) and not dynamic:
             trips = IntImm(dtype, len(range(start, stop, step)))
+        elif dynamic:  # ceil((stop - start) / step) as (distance - 1) // step + 1: no step added to overflow
+            distance = _op.binary("sub", _op.convert(stop, dtype), mn)
+            quotient = _op.binary("floordiv", _op.binary("sub", distance, 1), _op.cast(dtype, step))
+            trips = _op.binary("add", quotient, 1)  # <= 0 when there are no trips
         else:  # ceil((stop - start) / step); a loop with no trips gets a negative extent and runs none
-            stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
-            ahead = dynamic or step > 0
+            ahead = step > 0
             distance = _op.binary("sub", *((_op.convert(stop, dtype), mn) if ahead else (mn, _op.convert(stop, dtype))))
+            stride = IntImm(dtype, abs(step))
             trips = _op.binary("floordiv", _op.binary("add", distance, _op.binary("sub", stride, 1)), stride)
         k = Var(f"{name}_iter", dtype)
         v = Var(name, dtype)
@@ -1145,7 +1157,19 @@ class Parser:
         outer = self._enclosing_thread(spec, IntImm("int32", 0), ext, node)
         if outer is not None:  # launched again inside itself: the same threads, under another name
             guard = None if structural_equal(outer.extent, ext) else _op.binary("lt", outer.var, ext)
-            return _Wrap(lambda body: _guarded(guard, LetStmt(var, outer.var, body, span), span))
+            same = outer.var if outer.var.dtype == var.dtype else _op.cast(var.dtype, outer.var)
+
+            def alias(body: Stmt) -> Stmt:
+                if guard is not None and any_node(body, _is_barrier_call):
+                    raise self.error(
+                        node,
+                        f"{tag} is launched again with the narrower extent {_shown(ext)}, which guards what "
+                        f"follows, and that holds a barrier every thread of the block must reach; launch "
+                        f"the same extent, or guard only the statements before the barrier with an if",
+                    )
+                return _guarded(guard, LetStmt(var, same, body, span), span)
+
+            return _Wrap(alias)
         if spec.kind is ForKind.THREAD_BINDING:
             self.thread_loops.append(ThreadLoop(var, tag, ext))
         return _Wrap(
@@ -1524,6 +1548,24 @@ _PY_CMPS = {
 # ---------------------------------------------------------------------- entry points
 
 
+_module_texts = itertools.count()
+
+
+def _parse_module_text(text: str, env: dict[str, Any], filename: str) -> Any:
+    """Source text holding an ``@I.ir_module`` class: run as a module (its decorators parse the
+    functions, with the class's own ``check_well_formed``), and the one module it defines."""
+    from tvm.script import ir as I
+
+    name = f"<{filename.strip('<>')} module {next(_module_texts)}>"
+    linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)  # for the decorators
+    namespace = {"__name__": "tvmscript_module", "I": I, **env}
+    exec(compile(text, name, "exec"), namespace)  # noqa: S102 (TVMScript source the caller hands over)
+    modules = [v for v in namespace.values() if isinstance(v, IRModule)]
+    if len(modules) != 1:
+        raise TVMScriptError(f"expected one @I.ir_module class in the TVMScript source, found {len(modules)}")
+    return modules[0]
+
+
 def _find_def(tree: ast.AST) -> ast.FunctionDef:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
@@ -1560,17 +1602,22 @@ def _bind_module_class(
     return class_def
 
 
-def _module_skips_checks(class_def: Optional[ast.ClassDef]) -> bool:
-    """Whether the class is decorated ``ir_module(check_well_formed=False)`` (its functions are
-    then not checked either, as in Apache TVM, where the module is parsed as a whole)."""
+def _module_skips_checks(class_def: Optional[ast.ClassDef], func: Callable, env: dict) -> bool:
+    """Whether the class is decorated ``ir_module(check_well_formed=False)`` (under any name, the
+    flag a constant or a name of the code around it): its functions are then not checked either,
+    as in Apache TVM, where the module is parsed as a whole."""
     for deco in getattr(class_def, "decorator_list", ()):
-        name = deco.func if isinstance(deco, ast.Call) else None
-        if not (isinstance(name, ast.Attribute) and name.attr == "ir_module") and not (
-            isinstance(name, ast.Name) and name.id == "ir_module"
-        ):
-            continue
-        for kw in deco.keywords:
-            if kw.arg == "check_well_formed" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+        for kw in deco.keywords if isinstance(deco, ast.Call) else ():
+            if kw.arg != "check_well_formed":
+                continue
+            names = dict(env)
+            missing = {n.id for n in ast.walk(kw.value) if isinstance(n, ast.Name) and n.id not in names}
+            _names_from_enclosing_frames(func, missing, names)
+            try:
+                flag = eval(compile(ast.Expression(kw.value), "<decorator>", "eval"), names)  # noqa: S307
+            except Exception:  # noqa: BLE001 (the class statement itself reports it)
+                continue
+            if flag is False:
                 return True
     return False
 
@@ -1584,7 +1631,12 @@ def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDe
     annotations = [a.annotation for a in fdef.args.args if a.annotation is not None] + [fdef.returns]
     names = {n.id for a in annotations if a is not None for n in ast.walk(a) if isinstance(n, ast.Name)}
     own = {a.arg for a in fdef.args.args}  # a parameter the annotation names is the kernel's own
-    missing = {n for n in names if n not in env and n not in own}  # a local may shadow a builtin (`type`)
+    _names_from_enclosing_frames(func, {n for n in names if n not in env and n not in own}, env)
+
+
+def _names_from_enclosing_frames(func: Callable, missing: set, env: dict[str, Any]) -> None:
+    """Add to ``env`` the ``missing`` names (a local may shadow a builtin, such as ``type``) as
+    the live frames of the functions ``func`` is defined in hold them."""
     enclosing = {p for p in getattr(func, "__qualname__", "").split(".")[:-1] if p != "<locals>"}
     frame = inspect.currentframe()
     try:
@@ -1638,7 +1690,7 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
     class_def = _bind_module_class(func, env, file_lines, start, filename)
     fdef = _find_def(tree)
     _annotation_names_from_enclosing_frames(func, fdef, env)
-    check = check_well_formed and not _module_skips_checks(class_def)
+    check = check_well_formed and not _module_skips_checks(class_def, func, env)
     return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check)
 
 
@@ -1649,9 +1701,10 @@ def parse(
     private: bool = False,
     check_well_formed: bool = True,
 ) -> PrimFunc:
-    """Parse TVMScript source text (one ``@T.prim_func`` definition) into a PrimFunc.
+    """Parse TVMScript source text into a PrimFunc (one ``@T.prim_func`` definition) or an
+    IRModule (an ``@I.ir_module`` class, whose own ``check_well_formed`` applies).
 
-    ``T`` and ``tvm`` are predefined; ``extra_vars`` adds more names. Private functions are
+    ``T``, ``I`` and ``tvm`` are predefined; ``extra_vars`` adds more names. Private functions are
     recognised from ``@T.prim_func(private=True)`` in the source."""
     text = textwrap.dedent(source)
     lines = text.splitlines(keepends=True)
@@ -1667,6 +1720,8 @@ def parse(
 
     env: dict[str, Any] = {"T": T, "tvm": tvm}
     env.update(extra_vars or {})
+    if any(isinstance(node, ast.ClassDef) for node in tree.body):
+        return _parse_module_text(text, env, filename)
     fdef = _find_def(tree)
     for dec in fdef.decorator_list:
         if isinstance(dec, ast.Call):

@@ -8,9 +8,11 @@ stored value is read and written, and what ``reinterpret`` to and from its bits 
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 from tvm.tir.expr import (
     BinaryOp,
+    Buffer,
     BufferLoad,
     Call,
     Cast,
@@ -25,11 +27,39 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, substitute
+from tvm.tir.functor import BufferReplacer, StmtExprMutator, substitute
 from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, LetStmt, Stmt
 
 F32 = "float32"
+
+
+class _ShapesRenamed(BufferReplacer):
+    """Buffers whose shape, strides or offset name a renamed parameter, with the new one."""
+
+    def __init__(self, renamed: dict) -> None:
+        super().__init__()
+        self.renamed = renamed
+
+    def replacement(self, b: Buffer) -> Optional[dict]:
+        fields = {}
+        for name in ("shape", "strides"):
+            old = tuple(getattr(b, name))
+            new = tuple(_renamed(x, self.renamed) for x in old)
+            if any(n is not o for n, o in zip(new, old)):
+                fields[name] = new
+        if b.elem_offset is not None and _renamed(b.elem_offset, self.renamed) is not b.elem_offset:
+            fields["elem_offset"] = _renamed(b.elem_offset, self.renamed)
+        return fields or None
+
+
+def _renamed(e: PrimExpr, renamed: dict) -> PrimExpr:
+    """``e`` over the wide parameters (its casts of them, now to their own dtype, dropped); ``e``
+    itself when it names none of the renamed ones."""
+    from .simplify import simplify_expr
+
+    new = substitute(e, renamed)
+    return e if new is e else simplify_expr(new)
 
 
 class NarrowEmulator(StmtExprMutator):
@@ -50,9 +80,10 @@ class NarrowEmulator(StmtExprMutator):
         attrs = dict(func.attrs)
         if "launch_bounds" in attrs:  # a kernel's bounds name its parameters: the wide ones now
             attrs["launch_bounds"] = [
-                b if isinstance(b, int) else substitute(b, self.renamed) for b in attrs["launch_bounds"]
+                b if isinstance(b, int) else _renamed(b, self.renamed) for b in attrs["launch_bounds"]
             ]
-        return dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map), attrs=attrs)
+        func = dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map), attrs=attrs)
+        return _ShapesRenamed(self.renamed).rewrite(func) if self.renamed else func
 
     # ------------------------------------------------------------------ what a subclass says
     def narrow(self, dtype: str) -> bool:
