@@ -3,6 +3,7 @@ backend runtimes check tensors against (tvm::runtime::CheckBufferArgument)."""
 
 from __future__ import annotations
 
+import tvm
 from tvm.codegen.device_module import arg_expression, kernel_arg_types
 from tvm.tir import Buffer, Cast, Evaluate, IntImm, PrimFunc, Var
 from tvm.tir import op as T
@@ -90,3 +91,33 @@ def test_bare_pointers_and_mapped_scalars() -> None:
     f = _kernel({}, [p, x])
     assert kernel_arg_types(f) == ["handle", "float16"]
     assert kernel_arg_types(f, lambda d: "float32" if d == "float16" else d) == ["handle", "float32"]
+
+
+def test_kernels_whose_bounds_differ_only_in_names_are_structurally_equal() -> None:
+    """A lowered kernel keeps its symbolic launch bounds as expressions of its parameters: two
+    kernels that differ only in the names of those parameters compare equal, and print and
+    parse back to an equal kernel."""
+    from tvm.tir.analysis import structural_equal
+    from tvm.tir.transform import lower
+
+    def kernel(name: str):
+        n = Var(name, "int32")
+        a = Var("a", "handle")
+        A = Buffer("A", (n,), "float32", data=a)
+        tx = Var("tx", "int32")
+        body = tvm.tir.For(
+            tx,
+            IntImm("int32", 0),
+            n,
+            tvm.tir.ForKind.THREAD_BINDING,
+            tvm.tir.BufferStore(A, tvm.tir.FloatImm("float32", 1.0), (tx,)),
+            "threadIdx.x",
+        )
+        f = PrimFunc([a, n], body, {a: A}, {"global_symbol": "k"}, name="k")
+        (k,) = lower(f, tvm.target.Target("example")).kernels
+        return k
+
+    first, second = kernel("n"), kernel("m")
+    assert [b.name for b in first.attrs["launch_bounds"]] == ["n"]  # the parameter itself
+    assert structural_equal(first, second)
+    assert structural_equal(first, tvm.script.from_source(first.script()))
