@@ -136,6 +136,14 @@ def test_expression_builders_of_the_tir_module():
         assert isinstance(getattr(tvm.tir, name)(*args), tvm.tir.PrimExpr), name
     assert tvm.tir.call_extern("int32", "g", n).op == "call_extern" and tvm.tir.likely(n < 3) is not None
     assert tvm.tir.shift_left(n, 2).dtype == "int32" and tvm.tir.popcount(n).dtype == "int32"
+    from tvm.tir.transform.simplify import simplify_expr
+
+    for a, b in ((7, 2), (7, -2), (-7, 2), (-7, -2), (6, -2), (0, -3)):
+        want = -(-a // b)  # ceil(a / b)
+        folded = simplify_expr(tvm.tir.ceildiv(tvm.tir.IntImm("int32", a), b))
+        assert tvm.tir.ceildiv(a, b) == want and folded.value == want, (a, b)
+    with pytest.raises(TypeError, match="divides integers"):
+        tvm.tir.ceildiv(f, 2)
 
 
 def test_tir_build_and_a_module_called_as_its_one_function():

@@ -519,10 +519,14 @@ def evaluate(value) -> PrimExpr:
 
 
 def ceildiv(a, b) -> PrimExpr:
-    """``ceil(a / b)`` for integers."""
+    """``ceil(a / b)`` for integers (``(a + b - 1) // b``; ``(a + b + 1) // b`` for a negative
+    constant ``b``)."""
+    if any(isinstance(x, float) or (isinstance(x, PrimExpr) and _dt.is_float(x.dtype)) for x in (a, b)):
+        raise TypeError(f"T.ceildiv divides integers, got {a!r} and {b!r}")
     if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
         return -(-a // b)
-    return _op.floordiv(_op.binary("sub", _op.binary("add", a, b), 1), b)
+    negative = (isinstance(b, int) and b < 0) or (isinstance(b, IntImm) and b.value < 0)
+    return _op.floordiv(_op.binary("add" if negative else "sub", _op.binary("add", a, b), 1), b)
 
 
 def _dtype_helper(name: str):
