@@ -32,7 +32,8 @@ from tvm.codegen.device_module import create_device_module, function_table
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import free_vars
+from tvm.tir.analysis import any_node, free_vars
+from tvm.tir.op import is_barrier
 from tvm.tir.functor import post_order_visit
 
 from . import toolchain
@@ -119,11 +120,7 @@ def run_mode(func: PrimFunc) -> int:
 
 def has_barrier(func: PrimFunc) -> bool:
     """Whether ``func`` synchronizes its threads (then they run as a team of POSIX threads)."""
-    found = []
-    post_order_visit(
-        func.body, lambda n: found.append(n) if isinstance(n, E.Call) and n.op == "tvm_storage_sync" else None
-    )
-    return bool(found)
+    return any_node(func.body, is_barrier)
 
 
 class HexagonPrinter(CFamilyPrinter):

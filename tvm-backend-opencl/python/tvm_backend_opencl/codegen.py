@@ -32,6 +32,7 @@ from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.codegen import device_module
 from tvm.tir import dtype as _dt
 from tvm.tir.analysis import any_node
+from tvm.tir.op import is_barrier
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
@@ -324,7 +325,7 @@ class OpenCLPrinter(CFamilyPrinter):
 
 def has_barrier(func: PrimFunc) -> bool:
     """Whether ``func`` holds a ``tvm_storage_sync``."""
-    return any_node(func.body, lambda n: isinstance(n, E.Call) and str(n.op).endswith("tvm_storage_sync"))
+    return any_node(func.body, is_barrier)
 
 
 def arrays_stored_at_loaded_indices(func: PrimFunc) -> set[Any]:

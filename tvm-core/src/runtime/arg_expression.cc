@@ -92,8 +92,8 @@ class ArgExpressionParser {
       }
     }
     if (Eat('$')) {
-      if (!Integer(&value) || !IsIntegerScalar(value)) return false;
-      DLDataType dtype = ffi::StringToDLDataType(info_.arg_types[static_cast<size_t>(value)]);
+      DLDataType dtype;
+      if (!Integer(&value) || !IntegerScalar(value, &dtype)) return false;
       Emit('$', value);
       steps_.back().bits = dtype.bits;
       steps_.back().is_unsigned = dtype.code == kDLUInt;
@@ -115,15 +115,17 @@ class ArgExpressionParser {
     return pos_ > start;
   }
 
-  /*! \brief Whether argument `k` of the kernel is an integer scalar of 8 to 64 bits. */
-  bool IsIntegerScalar(int64_t k) const {
+  /*! \brief Whether argument `k` of the kernel is an integer scalar of 8 to 64 bits (its dtype
+   *  into `*dtype`). */
+  bool IntegerScalar(int64_t k, DLDataType* dtype) const {
     if (k < 0 || k >= static_cast<int64_t>(info_.arg_types.size())) return false;
     try {
-      DLDataType t = ffi::StringToDLDataType(info_.arg_types[static_cast<size_t>(k)]);
-      return (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 && t.bits >= 8 && t.bits <= 64;
+      *dtype = ffi::StringToDLDataType(info_.arg_types[static_cast<size_t>(k)]);
     } catch (const ffi::Error&) {
       return false;
     }
+    const DLDataType& t = *dtype;
+    return (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 && t.bits >= 8 && t.bits <= 64;
   }
 
   const FunctionInfo& info_;

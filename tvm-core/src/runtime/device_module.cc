@@ -488,7 +488,7 @@ void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor*
                              << ", got a tensor of " << ffi::DLDataTypeToString(t->dtype);
   }
   int64_t need = 0;
-  // unknown (no size, a negative size argument, a division by zero): not a size to judge
+  // unknown (no size, a division by zero) or negative: not a size to judge
   if (!want.size.Evaluate(args, &need) || need < 0) return;
   int64_t have = 1;
   for (int i = 0; i < t->ndim; ++i) have *= t->shape[i];

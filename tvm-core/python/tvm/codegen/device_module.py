@@ -38,14 +38,14 @@ def arg_expression(expr: Any, params: dict) -> Optional[str]:
 
 def _arg_expression(expr: Any, params: dict) -> Optional[tuple[str, int]]:
     """``expr``'s text and the precedence of its outermost operator, or None."""
+    from tvm.tir import dtype as _dt
     from tvm.tir import expr as E
 
     if isinstance(expr, E.IntImm):
         value = int(expr.value)
         return (str(value), _ATOM) if value >= 0 else (f"(0-{-value})", _ATOM)
     if isinstance(expr, E.Var):
-        integer = str(expr.dtype).startswith(("int", "uint"))
-        return (f"${params[expr]}", _ATOM) if integer and expr in params else None
+        return (f"${params[expr]}", _ATOM) if _dt.is_integer(str(expr.dtype)) and expr in params else None
     if isinstance(expr, E.Cast):
         return _arg_expression(expr.value, params) if _keeps_value(str(expr.value.dtype), str(expr.dtype)) else None
     if isinstance(expr, (E.Min, E.Max)):

@@ -29,6 +29,7 @@ n, k)``. :mod:`tvm.tir.transform.fragments` lowers them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from typing import Any, Iterator
 
@@ -304,12 +305,13 @@ def _element_at(buf: Buffer, offset: PrimExpr) -> BufferLoad:
 def _strides_are_compact(buf: Buffer) -> bool:
     """Whether ``buf``'s strides are the row-major ones of its shape (``strides=(32, 1)`` for a
     (128, 32) buffer), so that its memory is indexed as if it had none."""
-    expect = 1
-    for dim, stride in reversed(list(zip(buf.shape, buf.strides))):
-        if not isinstance(stride, IntImm) or stride.value != expect or not isinstance(dim, IntImm):
-            return False
-        expect *= dim.value
-    return len(buf.strides) == len(buf.shape)
+    if len(buf.strides) != len(buf.shape):
+        return False
+    row_major = buffer_strides(dataclasses.replace(buf, strides=()))
+    return all(
+        a.value == b.value if isinstance(a, IntImm) and isinstance(b, IntImm) else structural_equal(a, b)
+        for a, b in zip(buf.strides, row_major)
+    )
 
 
 def type_annotation(dtype: str = "handle") -> PrimExpr:

@@ -38,8 +38,7 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.expr import Buffer as _IRBuffer
-from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm
+from tvm.tir.expr import Call, FloatImm, IntImm, PrimExpr, StringImm
 from tvm.tir.expr import FRAGMENT_SCOPES
 from tvm.script.fragments import (  # noqa: F401 (T.<name>)
     tvm_access_ptr,
@@ -54,6 +53,7 @@ from tvm.tir.composite_math import acosh, asinh, atanh, copysign, hypot, ldexp  
 from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     abs,
     acos,
+    address_of,
     asin,
     atan,
     atan2,
@@ -61,8 +61,12 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     bitwise_not,
     bitwise_or,
     bitwise_xor,
+    call_extern,
     call_intrin,
+    call_packed,
+    call_pure_extern,
     ceil,
+    ceildiv,
     clz,
     cos,
     cosh,
@@ -81,6 +85,7 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     isfinite,
     isinf,
     isnan,
+    likely,
     log,
     log1p,
     log2,
@@ -449,11 +454,6 @@ def _attr_value(v: Any) -> Any:
     return v
 
 
-def likely(cond):
-    """Branch-prediction hint; this implementation returns ``cond`` unchanged."""
-    return cond
-
-
 def tvm_thread_invariant(cond: Any) -> Any:
     """A condition with the same value on every thread of a block (a hint for barrier placement);
     ``cond`` unchanged."""
@@ -516,17 +516,6 @@ def evaluate(value) -> PrimExpr:
     if isinstance(value, ThreadAllreduceSpec):
         return value
     return _op.convert(value)
-
-
-def ceildiv(a, b) -> PrimExpr:
-    """``ceil(a / b)`` for integers (``(a + b - 1) // b``; ``(a + b + 1) // b`` for a negative
-    constant ``b``)."""
-    if any(isinstance(x, float) or (isinstance(x, PrimExpr) and _dt.is_float(x.dtype)) for x in (a, b)):
-        raise TypeError(f"T.ceildiv divides integers, got {a!r} and {b!r}")
-    if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
-        return -(-a // b)
-    negative = (isinstance(b, int) and b < 0) or (isinstance(b, IntImm) and b.value < 0)
-    return _op.floordiv(_op.binary("add" if negative else "sub", _op.binary("add", a, b), 1), b)
 
 
 def _dtype_helper(name: str):
@@ -857,16 +846,6 @@ def attr(node: Any, key: str, value: Any) -> AttrSpec | LaunchThreadSpec:
     return AttrSpec(key)
 
 
-def address_of(value: Any) -> PrimExpr:
-    """The address of a buffer element (``T.address_of(A[i])``) or of a buffer's first element, as
-    a ``handle`` (C-family targets)."""
-    if isinstance(value, _IRBuffer):
-        value = value[tuple(0 for _ in value.shape)]
-    if not isinstance(value, BufferLoad):
-        raise TypeError(f"T.address_of needs a buffer element such as A[i], got {value!r}")
-    return Call("handle", "address_of", (value,))
-
-
 def vscale() -> PrimExpr:
     """The scalable-vector multiple (SVE, RVV): the vector registers hold ``vscale`` times 128
     bits. Every target here has fixed-width vectors, so it is 1: a kernel written for scalable
@@ -906,39 +885,6 @@ def start_profile_intrinsic(id: Any) -> PrimExpr:  # noqa: A002 - Apache TVM's p
 
 
 end_profile_intrinsic = start_profile_intrinsic
-
-
-def call_extern(*args: Any, dtype: Optional[str] = None) -> PrimExpr:
-    """A call of the C function ``name``: ``T.call_extern("float32", "sqrtf", x)`` or
-    ``T.call_extern("sqrtf", x, dtype="float32")``. Host (CPU) code only."""
-    if dtype is None and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
-        dtype, args = args[0], args[1:]
-    if not args or not isinstance(args[0], str):
-        raise TypeError("T.call_extern needs the function's name as a string")
-    from tvm.tir.expr import Call as _Call
-
-    operands = tuple(_op.convert(a) for a in args[1:])
-    return _Call(dtype or "int32", "call_extern", (StringImm(args[0]), *operands))
-
-
-call_pure_extern = call_extern
-
-
-def call_packed(name: str, *args: Any) -> PrimExpr:
-    """A call of the global function ``name`` (registered with tvm-ffi, e.g.
-    ``tvm_ffi.register_global_func``) from host code: ``T.call_packed("my_func", A, A.data, n)``.
-    A buffer argument arrives as a tensor (a view of its memory, shape and dtype), a handle as an
-    opaque pointer, numbers as ints and floats. A statement: its result is not used."""
-    if not isinstance(name, str):
-        raise TypeError(f"T.call_packed needs the function's name as a string, got {name!r}")
-    operands = []
-    for a in args:
-        if isinstance(a, _IRBuffer):  # a tensor viewing the buffer, made where the call is
-            offset = a.elem_offset if a.elem_offset is not None else IntImm("int32", 0)
-            rank = IntImm("int32", len(a.shape))
-            a = Call("handle", "tensor_of", (StringImm(a.dtype), a.data, offset, rank, *a.shape, *a.strides))
-        operands.append(_op.convert(a))
-    return Call("int32", "call_packed", (StringImm(name), *operands))
 
 
 for _name in (

@@ -64,6 +64,7 @@ from .op import (
     INTRINSICS,
     abs,
     acos,
+    address_of,
     asin,
     atan,
     atan2,
@@ -71,8 +72,12 @@ from .op import (
     bitwise_not,
     bitwise_or,
     bitwise_xor,
+    call_extern,
     call_intrin,
+    call_packed,
+    call_pure_extern,
     ceil,
+    ceildiv,
     clz,
     cos,
     cosh,
@@ -90,6 +95,7 @@ from .op import (
     isfinite,
     isinf,
     isnan,
+    likely,
     log,
     log1p,
     log2,
@@ -121,19 +127,5 @@ from .op import (
     truncmod,
 )
 from .composite_math import acosh, asinh, atanh, copysign, hypot, ldexp
-from .apache_names import (  # noqa: A004
-    address_of,
-    all,
-    any,
-    build,
-    call_extern,
-    call_packed,
-    call_pure_extern,
-    ceildiv,
-    decl_buffer,
-    div,
-    indexdiv,
-    indexmod,
-    likely,
-)
+from .apache_names import all, any, build, decl_buffer, div, indexdiv, indexmod  # noqa: A004
 from .printer import script

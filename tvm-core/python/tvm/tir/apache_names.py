@@ -1,7 +1,6 @@
 """Names that scripts written for Apache TVM use on ``tvm.tir``: ``build`` a function,
 ``decl_buffer``, the conjunction and disjunction of conditions ``all`` / ``any``, C's division
-``div`` and the index arithmetic ``indexdiv`` / ``indexmod`` / ``ceildiv``, and the expression
-builders TVMScript spells ``T.likely``, ``T.call_extern`` ... (the same functions)."""
+``div`` and the index arithmetic ``indexdiv`` / ``indexmod``."""
 
 from __future__ import annotations
 
@@ -88,38 +87,4 @@ def indexmod(a: Any, b: Any) -> PrimExpr:
     return floormod(a, b)
 
 
-def _script_builder(name: str) -> Any:
-    """``T.<name>`` of TVMScript, which builds the same expression outside a script."""
-
-    def build_expr(*args: Any, **kwargs: Any) -> Any:
-        from tvm.script import tir as T  # the script layer sits above this package
-
-        return getattr(T, name)(*args, **kwargs)
-
-    build_expr.__name__ = build_expr.__qualname__ = name
-    build_expr.__doc__ = f"``T.{name}(...)`` of TVMScript, as a function of ``tvm.tir``."
-    return build_expr
-
-
-ceildiv = _script_builder("ceildiv")
-likely = _script_builder("likely")
-call_extern = _script_builder("call_extern")
-call_pure_extern = _script_builder("call_pure_extern")
-call_packed = _script_builder("call_packed")
-address_of = _script_builder("address_of")
-
-__all__ = [
-    "address_of",
-    "all",
-    "any",
-    "build",
-    "call_extern",
-    "call_packed",
-    "call_pure_extern",
-    "ceildiv",
-    "decl_buffer",
-    "div",
-    "indexdiv",
-    "indexmod",
-    "likely",
-]
+__all__ = ["all", "any", "build", "decl_buffer", "div", "indexdiv", "indexmod"]

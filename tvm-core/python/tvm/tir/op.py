@@ -37,6 +37,8 @@ from .expr import (
     NE,
     Add,
     And,
+    Buffer,
+    BufferLoad,
     Call,
     Cast,
     Div,
@@ -704,10 +706,76 @@ def result_dtype(op: str, args: tuple) -> Optional[str]:
     return None
 
 
+# --------------------------------------------------------------------------- builders TVMScript spells T.<name>
+
+
+def likely(cond: ExprLike) -> PrimExpr:
+    """Branch-prediction hint; this implementation returns ``cond`` unchanged."""
+    return cond
+
+
+def ceildiv(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """``ceil(a / b)`` for integers (``(a + b - 1) // b``; ``(a + b + 1) // b`` for a negative
+    constant ``b``)."""
+    if any(isinstance(x, float) or (isinstance(x, PrimExpr) and _dt.is_float(x.dtype)) for x in (a, b)):
+        raise TypeError(f"T.ceildiv divides integers, got {a!r} and {b!r}")
+    if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
+        return -(-a // b)
+    negative = (isinstance(b, int) and b < 0) or (isinstance(b, IntImm) and b.value < 0)
+    return floordiv(binary("add" if negative else "sub", binary("add", a, b), 1), b)
+
+
+def address_of(value: Any) -> PrimExpr:
+    """The address of a buffer element (``T.address_of(A[i])``) or of a buffer's first element, as
+    a ``handle`` (C-family targets)."""
+    if isinstance(value, Buffer):
+        value = value[tuple(0 for _ in value.shape)]
+    if not isinstance(value, BufferLoad):
+        raise TypeError(f"T.address_of needs a buffer element such as A[i], got {value!r}")
+    return Call("handle", "address_of", (value,))
+
+
+def call_extern(*args: Any, dtype: Optional[str] = None) -> PrimExpr:
+    """A call of the C function ``name``: ``T.call_extern("float32", "sqrtf", x)`` or
+    ``T.call_extern("sqrtf", x, dtype="float32")``. Host (CPU) code only."""
+    if dtype is None and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        dtype, args = args[0], args[1:]
+    if not args or not isinstance(args[0], str):
+        raise TypeError("T.call_extern needs the function's name as a string")
+    operands = tuple(convert(a) for a in args[1:])
+    return Call(dtype or "int32", "call_extern", (StringImm(args[0]), *operands))
+
+
+call_pure_extern = call_extern
+
+
+def call_packed(name: str, *args: Any) -> PrimExpr:
+    """A call of the global function ``name`` (registered with tvm-ffi, e.g.
+    ``tvm_ffi.register_global_func``) from host code: ``T.call_packed("my_func", A, A.data, n)``.
+    A buffer argument arrives as a tensor (a view of its memory, shape and dtype), a handle as an
+    opaque pointer, numbers as ints and floats. A statement: its result is not used."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.call_packed needs the function's name as a string, got {name!r}")
+    operands = []
+    for a in args:
+        if isinstance(a, Buffer):  # a tensor viewing the buffer, made where the call is
+            offset = a.elem_offset if a.elem_offset is not None else IntImm("int32", 0)
+            rank = IntImm("int32", len(a.shape))
+            a = Call("handle", "tensor_of", (StringImm(a.dtype), a.data, offset, rank, *a.shape, *a.strides))
+        operands.append(convert(a))
+    return Call("int32", "call_packed", (StringImm(name), *operands))
+
+
+def is_barrier(e: Any) -> bool:
+    """Whether ``e`` is a :func:`tvm_storage_sync` call (spelled with or without ``tir.``)."""
+    return isinstance(e, Call) and e.op in ("tvm_storage_sync", "tir.tvm_storage_sync")
+
+
 __all__ = [
     "INTRINSICS",
     "abs",
     "acos",
+    "address_of",
     "asin",
     "atan",
     "atan2",
@@ -717,9 +785,13 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "broadcast",
+    "call_extern",
     "call_intrin",
+    "call_packed",
+    "call_pure_extern",
     "cast",
     "ceil",
+    "ceildiv",
     "clz",
     "convert",
     "cos",
@@ -736,10 +808,12 @@ __all__ = [
     "fmod",
     "if_then_else",
     "infinity",
+    "is_barrier",
     "is_reinterpret",
     "isfinite",
     "isinf",
     "isnan",
+    "likely",
     "log",
     "log10",
     "log1p",

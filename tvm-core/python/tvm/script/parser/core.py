@@ -71,11 +71,6 @@ from .module_calls import ModuleFunctions, enclosing_class
 _PASSTHROUGH = (TVMScriptError,)
 
 
-def _is_barrier_call(node: Any) -> bool:
-    """Whether ``node`` is a ``T.tvm_storage_sync`` call (a barrier of the block's threads)."""
-    return isinstance(node, Call) and node.op in ("tvm_storage_sync", "tir.tvm_storage_sync")
-
-
 def _guarded(condition: Optional[PrimExpr], body: Stmt, span: Span) -> Stmt:
     """``body`` under ``if condition`` (``body`` itself for no condition)."""
     return body if condition is None else IfThenElse(condition, body, None, span)
@@ -1160,7 +1155,7 @@ class Parser:
             same = outer.var if outer.var.dtype == var.dtype else _op.cast(var.dtype, outer.var)
 
             def alias(body: Stmt) -> Stmt:
-                if guard is not None and any_node(body, _is_barrier_call):
+                if guard is not None and any_node(body, _op.is_barrier):
                     raise self.error(
                         node,
                         f"{tag} is launched again with the narrower extent {_shown(ext)}, which guards what "
@@ -1559,7 +1554,10 @@ def _parse_module_text(text: str, env: dict[str, Any], filename: str) -> Any:
     name = f"<{filename.strip('<>')} module {next(_module_texts)}>"
     linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)  # for the decorators
     namespace = {"__name__": "tvmscript_module", "I": I, **env}
-    exec(compile(text, name, "exec"), namespace)  # noqa: S102 (TVMScript source the caller hands over)
+    try:
+        exec(compile(text, name, "exec"), namespace)  # noqa: S102 (TVMScript source the caller hands over)
+    finally:
+        linecache.cache.pop(name, None)  # the decorators have read it: one entry per call would pile up
     modules = [v for v in namespace.values() if isinstance(v, IRModule)]
     if len(modules) != 1:
         raise TVMScriptError(f"expected one @I.ir_module class in the TVMScript source, found {len(modules)}")

@@ -32,7 +32,7 @@ from tvm.tir.analysis import free_vars
 from tvm.tir.expr import BufferLoad, Call, IntImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
-from tvm.tir.op import tvm_storage_sync
+from tvm.tir.op import is_barrier, tvm_storage_sync
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .fragments import memory_accesses
@@ -42,11 +42,7 @@ _SHARED = ("shared", "shared.dyn")
 
 
 def _is_barrier(s: Stmt) -> bool:
-    return (
-        isinstance(s, Evaluate)
-        and isinstance(s.value, Call)
-        and s.value.op in ("tvm_storage_sync", "tir.tvm_storage_sync")
-    )
+    return isinstance(s, Evaluate) and is_barrier(s.value)
 
 
 class _SharedAccesses(StmtExprVisitor):

@@ -8,7 +8,7 @@ stored value is read and written, and what ``reinterpret`` to and from its bits 
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Any, Optional
 
 from tvm.tir.expr import (
     BinaryOp,
@@ -53,13 +53,20 @@ class _ShapesRenamed(BufferReplacer):
         return fields or None
 
 
-def _renamed(e: PrimExpr, renamed: dict) -> PrimExpr:
-    """``e`` over the wide parameters (its casts of them, now to their own dtype, dropped); ``e``
-    itself when it names none of the renamed ones."""
+def _renamed(value: Any, renamed: dict) -> Any:
+    """An expression (or a list or dict of them: an attribute's value) over the wide parameters,
+    its casts of them, now to their own dtype, dropped; ``value`` itself when it names none of
+    the renamed ones."""
     from .simplify import simplify_expr
 
-    new = substitute(e, renamed)
-    return e if new is e else simplify_expr(new)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_renamed(x, renamed) for x in value)
+    if isinstance(value, dict):
+        return {k: _renamed(x, renamed) for k, x in value.items()}
+    if not isinstance(value, PrimExpr):
+        return value
+    new = substitute(value, renamed)
+    return value if new is value else simplify_expr(new)
 
 
 class NarrowEmulator(StmtExprMutator):
@@ -77,11 +84,7 @@ class NarrowEmulator(StmtExprMutator):
         if body is func.body and not self.renamed:
             return func
         params = [self.renamed.get(p, p) for p in func.params]
-        attrs = dict(func.attrs)
-        if "launch_bounds" in attrs:  # a kernel's bounds name its parameters: the wide ones now
-            attrs["launch_bounds"] = [
-                b if isinstance(b, int) else _renamed(b, self.renamed) for b in attrs["launch_bounds"]
-            ]
+        attrs = {key: _renamed(value, self.renamed) for key, value in func.attrs.items()}  # (launch bounds)
         func = dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map), attrs=attrs)
         return _ShapesRenamed(self.renamed).rewrite(func) if self.renamed else func
 

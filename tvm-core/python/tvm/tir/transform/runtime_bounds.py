@@ -55,7 +55,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
-from tvm.tir.op import INTRINSICS
+from tvm.tir.op import INTRINSICS, is_barrier
 from tvm.tir.stmt import (
     Allocate,
     AssertStmt,
@@ -237,7 +237,7 @@ class _IndexChecks(StmtExprMutator):
         checks = self._checks(*exprs, store=store)
         if not checks:
             return s
-        if self.in_kernels and any_node(s, _is_barrier):
+        if self.in_kernels and any_node(s, is_barrier):
             return self._recorded_around_barrier(s, checks)
         for holds, fail in reversed(checks):
             s = IfThenElse(holds, s, fail, s.span)
@@ -274,7 +274,7 @@ class _IndexChecks(StmtExprMutator):
         s = super().visit_AssertStmt(s)
         if self.in_kernels and self.kernel_depth > 0:  # a kernel cannot raise: the host does, after it
             record = self.failure.assertion(s.kind, s.message)
-            if not any_node(s.body, _is_barrier):  # what it guards does not run, as on a CPU
+            if not any_node(s.body, is_barrier):  # what it guards does not run, as on a CPU
                 return self._guarded(IfThenElse(s.condition, s.body, record, s.span), s.condition)
             # the others wait at a barrier in it: the failing thread runs it too
             return seq(self._guarded(IfThenElse(Not(s.condition), record, None, s.span), s.condition), s.body)
@@ -474,10 +474,6 @@ def _within_32_bit_indices(s: Allocate) -> Stmt:
         f"sizes index; declare its sizes with T.int64()"
     )
     return AssertStmt(fits, message, s, s.span)
-
-
-def _is_barrier(n: object) -> bool:
-    return isinstance(n, Call) and n.op == "tvm_storage_sync"
 
 
 def _calls_out(e: PrimExpr) -> bool:
