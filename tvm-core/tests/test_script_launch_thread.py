@@ -83,6 +83,27 @@ def test_run_time_steps_near_the_end_of_their_types():
 
 
 @T.prim_func
+def count_constant_steps(C: T.Buffer((2,), "int64"), n: T.int32):
+    C[0] = T.int64(0)
+    C[1] = T.int64(0)
+    for i in range(0, n, 1 << 30):
+        C[0] = C[0] + T.int64(1)
+    for j in range(n, 0, -(1 << 30)):
+        C[1] = C[1] + T.int64(1)
+
+
+def test_constant_steps_near_the_end_of_their_types():
+    """A constant step's trip count does not overflow within one step of int32's largest value
+    (it was computed as (distance + step - 1) // step, which wrapped to a negative count)."""
+    mod = tvm.compile(count_constant_steps, target="c")
+    c = tvm.runtime.tensor(np.zeros(2, "int64"))
+    for n in (2**31 - 1, 2**31 - 2**29, 2**30, 1, 0, -5):
+        mod["count_constant_steps"](c, n)
+        want = len(range(0, n, 1 << 30)), len(range(n, 0, -(1 << 30)))
+        assert tuple(int(x) for x in c.numpy()) == want, n
+
+
+@T.prim_func
 def checked(a: T.handle, n: T.int32):
     A = T.match_buffer(a, (8,), "int")
     assert n < 8, ("n must be below ", "8")

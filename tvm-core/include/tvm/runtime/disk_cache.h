@@ -103,6 +103,29 @@ inline uint64_t GetU64(const std::string& in, size_t pos) {
 }
 }  // namespace detail
 
+/*! \brief `payload` behind the integrity header (magic, size, CRC-32) that Unseal checks. */
+inline std::string Seal(const std::string& payload) {
+  std::string sealed(detail::kMagic, sizeof(detail::kMagic));
+  detail::PutU64(&sealed, payload.size());
+  detail::PutU64(&sealed, Crc32(payload));
+  return sealed + payload;
+}
+
+/*! \brief The payload of a Seal'ed `sealed` into `payload`; false (and `payload` empty) when the
+ *  header is missing or the bytes are truncated, extended or changed. */
+inline bool Unseal(const std::string& sealed, std::string* payload) {
+  constexpr size_t kHeader = sizeof(detail::kMagic) + 16;
+  payload->clear();
+  if (sealed.size() < kHeader ||
+      std::memcmp(sealed.data(), detail::kMagic, sizeof(detail::kMagic)) != 0 ||
+      detail::GetU64(sealed, 8) != sealed.size() - kHeader ||
+      Crc32(sealed.data() + kHeader, sealed.size() - kHeader) != detail::GetU64(sealed, 16)) {
+    return false;
+  }
+  *payload = sealed.substr(kHeader);
+  return !payload->empty();
+}
+
 /*!
  * \brief Reads the entry at `path` into `payload`. False when it is absent, unreadable or fails
  *        the integrity check (then the file is removed, so the next store replaces it, and
@@ -114,22 +137,11 @@ inline bool Read(const std::string& path, std::string* payload, bool* corrupted 
   if (!in) return false;
   std::ostringstream data;
   data << in.rdbuf();
-  std::string file = data.str();
-  constexpr size_t kHeader = sizeof(detail::kMagic) + 16;
-  bool ok = file.size() >= kHeader &&
-            std::memcmp(file.data(), detail::kMagic, sizeof(detail::kMagic)) == 0 &&
-            detail::GetU64(file, 8) == file.size() - kHeader;
-  if (ok) {
-    *payload = file.substr(kHeader);
-    ok = Crc32(*payload) == detail::GetU64(file, 16) && !payload->empty();
-  }
-  if (!ok) {
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-    payload->clear();
-    if (corrupted != nullptr) *corrupted = true;
-  }
-  return ok;
+  if (Unseal(data.str(), payload)) return true;
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (corrupted != nullptr) *corrupted = true;
+  return false;
 }
 
 /*! \brief Stores `payload` at `path` atomically with its integrity header (best effort). */
@@ -139,10 +151,7 @@ inline bool Write(const std::string& path, const std::string& payload) {
   std::filesystem::path target(path);
   std::filesystem::create_directories(target.parent_path(), ec);
   if (ec) return false;
-  std::string file(detail::kMagic, sizeof(detail::kMagic));
-  detail::PutU64(&file, payload.size());
-  detail::PutU64(&file, Crc32(payload));
-  file += payload;
+  std::string file = Seal(payload);
   std::ostringstream tmp_name;
   tmp_name << path << ".tmp" << getpid() << "." << std::this_thread::get_id();
   std::string tmp = tmp_name.str();

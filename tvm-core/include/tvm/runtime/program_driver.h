@@ -9,7 +9,8 @@
  * is then stored), and it reports a failed build with the compiler's log.
  *
  * Globals of backend "<kind>": "<kind>.ProgramBinary"(source, device_id) -> bytes (the binary of
- * `source` built for that device, through the cache like any build), "<kind>.ProgramCacheInfo"()
+ * `source` built for that device, through the cache like any build, sealed with a CRC-32 so that
+ * a damaged copy never reaches the driver), "<kind>.ProgramCacheInfo"()
  * and "<kind>.Discovered"() (whether the devices were looked for yet).
  */
 #ifndef TVM_RUNTIME_PROGRAM_DRIVER_H_
@@ -17,6 +18,7 @@
 
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+#include <tvm/runtime/disk_cache.h>
 #include <tvm/runtime/handle_driver.h>
 #include <tvm/runtime/lazy_discovery.h>
 #include <tvm/runtime/program_cache.h>
@@ -128,7 +130,7 @@ class ProgramDriver : public HandleDriver {
       if (bytes.empty()) {
         TVM_FFI_THROW(RuntimeError) << DeviceLabel(dev_id) << " offers no program binary";
       }
-      return ffi::Bytes(bytes);
+      return ffi::Bytes(disk_cache::Seal(bytes));
     };
     ffi::Function::SetGlobal(kind() + ".ProgramBinary", ffi::Function::FromTyped(binary), true);
     ffi::Function::SetGlobal(kind() + ".Discovered",
@@ -143,9 +145,10 @@ class ProgramDriver : public HandleDriver {
 
 /*!
  * \brief The device module of a ProgramDriver. Payload formats: `source_format` (the payload is
- *        the source) and `binary_format` (a binary built for some device, tried first; the source
- *        must come along as the spec's source entry named after the kind or `source_format`, so
- *        that devices which refuse the binary build the source).
+ *        the source) and `binary_format` (a binary of "<kind>.ProgramBinary", tried first when
+ *        its seal is intact; the source must come along as the spec's source entry named after
+ *        the kind or `source_format`, so that devices which refuse the binary, or a binary that
+ *        is damaged or was not sealed, build the source).
  */
 template <typename Driver>
 class ProgramKernelModule : public HandleKernelModule {
@@ -172,8 +175,9 @@ class ProgramKernelModule : public HandleKernelModule {
   void* BuildImage(int dev_id) final {
     std::string kernel = spec_.functions.empty() ? "<program>" : spec_.functions[0].name;
     driver_->CheckSource(dev_id, source_, kernel);
-    if (binary_) {
-      if (void* image = driver_->BuildBinary(dev_id, spec_.payload)) return image;
+    std::string binary;  // only an intact binary of ProgramBinary reaches the driver
+    if (binary_ && disk_cache::Unseal(spec_.payload, &binary)) {
+      if (void* image = driver_->BuildBinary(dev_id, binary)) return image;
     }
     return driver_->BuildChecked(dev_id, source_, kernel);
   }

@@ -536,15 +536,12 @@ class Parser:
             dtype, mn = "int64", _op.cast("int64", mn)  # a step wider than the bounds widens the loop
         if isinstance(start, int) and isinstance(stop, int) and not dynamic:
             trips = IntImm(dtype, len(range(start, stop, step)))
-        elif dynamic:  # ceil((stop - start) / step) as (distance - 1) // step + 1: no step added to overflow
-            distance = _op.binary("sub", _op.convert(stop, dtype), mn)
-            quotient = _op.binary("floordiv", _op.binary("sub", distance, 1), _op.cast(dtype, step))
-            trips = _op.binary("add", quotient, 1)  # <= 0 when there are no trips
-        else:  # ceil((stop - start) / step); a loop with no trips gets a negative extent and runs none
-            ahead = step > 0
+        else:  # ceil(distance / stride) as (distance - 1) // stride + 1: no stride added to overflow
+            ahead = dynamic or step > 0
             distance = _op.binary("sub", *((_op.convert(stop, dtype), mn) if ahead else (mn, _op.convert(stop, dtype))))
-            stride = IntImm(dtype, abs(step))
-            trips = _op.binary("floordiv", _op.binary("add", distance, _op.binary("sub", stride, 1)), stride)
+            stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
+            quotient = _op.binary("floordiv", _op.binary("sub", distance, 1), stride)
+            trips = _op.binary("add", quotient, 1)  # <= 0 when there are no trips: the loop runs none
         k = Var(f"{name}_iter", dtype)
         v = Var(name, dtype)
         self.scopes[-1][name] = v
