@@ -2,13 +2,15 @@
  * \file cuda_module.cc
  * \brief Device module of kind "cuda": lazily loads its cubin/PTX per device and launches kernels.
  *
- * Payload formats: "cubin", "ptx", "fatbin" (loaded by cuModuleLoadDataEx as they are) and "cu"
+ * Payload formats: "cubin", "ptx", "fatbin" (loaded by cuModuleLoadDataEx as they are, a cubin or
+ * fatbin once code_image::Check found it whole) and "cu"
  * (CUDA C source, written where NVRTC was unavailable at build time). A "cu" payload is compiled
  * once per architecture on first use by the Python function "tvm_backend_cuda.nvrtc_compile"
  * (registered by tvm_backend_cuda.activate; it caches the result on disk).
  */
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
+#include <tvm/runtime/code_image.h>
 #include <tvm/runtime/gpu_driver.h>
 
 #include <string>
@@ -36,6 +38,9 @@ class CUDAModuleObj final : public tvm::runtime::GPUKernelModule {
                           : CompiledForArchitecture(arch, "tvm_backend_cuda.nvrtc_compile",
                                                     "import tvm_backend_cuda (tvm.backend.load("
                                                     "'cuda')) and pip install nvidia-cuda-nvrtc");
+    if (spec_.fmt == "cubin" || spec_.fmt == "fatbin") {
+      tvm::runtime::code_image::Check(image, "the " + spec_.fmt + " of this cuda module");
+    }
     char log[8192] = {0};
     int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* vals[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof(log) - 1))};

@@ -255,12 +255,19 @@ def test_load_errors_are_clear(mock_driver_dir) -> None:
     out = mock_run(
         mock_driver_dir,
         """
-bad = create("cubin", FUNCS, b"not a cubin", SOURCES)
+x86 = RES.image[:0x12] + (62).to_bytes(2, "little") + RES.image[0x14:]  # a whole ELF, not for CUDA
+bad = create("cubin", FUNCS, x86, SOURCES)
 x = tvm.runtime.empty((4,), "float32", dev)
 try:
     bad["vadd"](x, x, x, 4, 1, 4)
 except RuntimeError as e:
     print("E1", e)
+# Damaged images never reach the driver (it finds their extent in their own headers).
+for name, image in (("half", RES.image[: len(RES.image) // 2]), ("text", b"not a cubin")):
+    try:
+        create("cubin", FUNCS, image, SOURCES)["vadd"](x, x, x, 4, 1, 4)
+    except ValueError as e:
+        print("E5", name, e)
 missing = create(RES.fmt, [["not_in_image", ["handle"], ["threadIdx.x"]]], RES.image, SOURCES)
 try:
     missing["not_in_image"](x, 1)
@@ -277,8 +284,11 @@ except TypeError as e:
 """,
     )
     lines = [l for l in out.splitlines() if l.startswith("E")]
-    assert "loading the cuda module (cubin, 11 bytes) on cuda(0, sm_90) failed: CUDA_ERROR_INVALID_IMAGE" in lines[0]
-    assert "JIT log" in out and "compile with target tvm.target.detect_target_from_device" in out
+    assert "on cuda(0, sm_90) failed: CUDA_ERROR_INVALID_IMAGE" in lines[0]
+    assert "JIT log:\nmock: not a CUDA ELF object" in out
+    assert "compile with target tvm.target.detect_target_from_device" in out
+    assert "E5 half the cubin of this cuda module" in out and "ends past its" in out
+    assert "E5 text the cubin of this cuda module (11 bytes) is damaged or not a code image: it is neither" in out
     assert "kernel 'not_in_image' is not in the cuda module loaded on cuda(0): CUDA_ERROR_NOT_FOUND" in out
     assert "E3 cuda module: unsupported payload format 'sass'" in out
     assert "argument 1 has unsupported type 'complex64'" in out

@@ -5,6 +5,7 @@
  *        their arguments packed into one buffer laid out as the code object's kernarg segment.
  */
 #include <tvm/ffi/error.h>
+#include <tvm/runtime/code_image.h>
 #include <tvm/runtime/gpu_driver.h>
 
 #include <cstring>
@@ -69,6 +70,7 @@ class ROCmModuleObj final : public tvm::runtime::GPUKernelModule {
     }
     std::string tried;
     for (const auto& [arch, image] : objects_) {
+      tvm::runtime::code_image::Check(image, "the " + arch + " code object of this rocm module");
       hipModule_t m = nullptr;
       hipError_t r = HIP().hipModuleLoadData(&m, image.data());
       if (r == hipSuccess) return m;

@@ -190,3 +190,30 @@ print("parent:", kept.numpy().tolist())
     assert lines[0] == "before any use: used", out
     assert lines[1].startswith("after a use: refused:") and "fork()" in lines[1] and "spawn" in lines[1], out
     assert lines[2] == "parent: [7.0, 7.0, 7.0, 7.0]", out
+
+
+def test_damaged_code_objects_never_reach_the_driver(mock_hip):
+    """hipModuleLoadData takes no size (it finds the extent in the object's headers), so a
+    truncated code object is refused by name before the driver reads past it."""
+    out = run_with_mock(
+        mock_hip,
+        """
+from tvm_backend_rocm import clang
+from tvm.codegen.device_module import create_device_module
+source = tvm.compile(kernels.vector_add(), target="rocm").imports[0].inspect_source("hip")
+obj = clang.compile_object(source, "gfx1100", clang.find_clang())
+a = tvm.runtime.tensor(np.zeros(100, "float32"), dev)
+funcs = [["vector_add_kernel0", ["handle", "handle", "handle"], ["blockIdx.x", "threadIdx.x"]]]
+for name, image in (("whole", obj), ("half", obj[: len(obj) // 2]), ("header", obj[:40])):
+    mod = create_device_module("rocm", "hsaco", funcs, clang.pack({"gfx1100": image}), [])
+    try:
+        mod["vector_add_kernel0"](a, a, a, 2, 64)
+        print(name, "launched", LAST.name.decode())
+    except ValueError as err:
+        print(name, "refused:", err)
+""",
+        MOCK_HIP_ARCH="gfx1100",
+    )
+    assert "whole launched vector_add_kernel0" in out, out
+    assert "half refused: the gfx1100 code object of this rocm module" in out and "ends past its" in out, out
+    assert "header refused:" in out and "it ends inside the ELF header (40 bytes)" in out, out

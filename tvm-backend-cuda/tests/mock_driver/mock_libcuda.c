@@ -223,13 +223,20 @@ CUresult cuModuleLoadDataEx(MockModule** mod, const void* image, unsigned n, int
              "\x7f"
              "ELF",
              4) == 0) {
-    /* ELF: size from the section header table end. */
+    /* ELF: size from the section header table end, as the driver finds it (no size is given). */
     uint64_t shoff;
-    uint16_t shentsize, shnum;
+    uint16_t shentsize, shnum, machine;
     memcpy(&shoff, img + 0x28, 8);
     memcpy(&shentsize, img + 0x3a, 2);
     memcpy(&shnum, img + 0x3c, 2);
+    memcpy(&machine, img + 0x12, 2);
     size = shoff + (size_t)shentsize * shnum;
+    if (machine != 190) { /* EM_CUDA */
+      for (unsigned i = 0; i < n; ++i) {
+        if (opts[i] == 5) snprintf((char*)vals[i], 64, "mock: not a CUDA ELF object");
+      }
+      return ERR_INVALID_IMAGE;
+    }
   } else if (strstr(img, ".entry") != NULL) {
     size = strlen(img);
   } else {

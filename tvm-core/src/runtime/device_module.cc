@@ -6,6 +6,7 @@
 #include <tvm/ffi/dtype.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/code_image.h>
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_module.h>
 #include <tvm/runtime/disk_cache.h>
@@ -631,10 +632,15 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                     *rv = MakeFallbackModule(kind, SpecFromCreateArgs(args.Slice(2)), reason);
                   })
       .def("runtime.ModuleSaveToBytes", [](ffi::Module mod) { return mod->SaveToBytes(); })
-      .def("runtime.FallbackModuleLoadFromBytes", [](ffi::String kind, ffi::String reason,
-                                                     ffi::Bytes bytes) {
-        return MakeFallbackModule(
-            kind, DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())), reason);
+      .def("runtime.FallbackModuleLoadFromBytes",
+           [](ffi::String kind, ffi::String reason, ffi::Bytes bytes) {
+             return MakeFallbackModule(
+                 kind, DeviceModuleSpec::Deserialize(std::string(bytes.data(), bytes.size())),
+                 reason);
+           })
+      // "" when the bytes are an ELF64 object or CUDA fatbin wholly inside themselves, else why not
+      .def("runtime.CodeImageProblem", [](ffi::Bytes image) {
+        return code_image::Problem(std::string(image.data(), image.size()));
       });
 }
 
