@@ -866,10 +866,20 @@ class HostFunctionPrinter:
             p.emit(f"{v} = {conv};")
 
     def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
+        """Emits the unpacking of tensor argument ``i`` into ``buf``: its kind, rank, dtype and
+        device, then its shape, strides and data pointer; variables its shape, strides or offset
+        bind go into ``bound``, checks that must wait for later arguments into ``deferred``."""
+        tv = self._bind_tensor_kind(i, buf, first)
+        ptr = self.p.name_of(buf.data, buf.name)
+        self._bind_shape(buf, tv, bound, deferred)
+        self._bind_strides(buf, tv, ptr, bound, deferred)
+        self._bind_data(buf, tv, ptr, bound)
+
+    def _bind_tensor_kind(self, i: int, buf: E.Buffer, first: bool) -> str:
+        """The checks of argument ``i``'s kind, rank, dtype and device; the C name of its DLTensor."""
         p, fn = self.p, f'"{self.name}"'
         an = buf.name
-        ptr = p.name_of(buf.data, buf.name)
-        tv = f"t_{ptr}"
+        tv = f"t_{p.name_of(buf.data, buf.name)}"
         a = f"args[{i}]"
         p.emit(f"DLTensor* {tv};")
         p.emit(
@@ -899,6 +909,11 @@ class HostFunctionPrinter:
                     f"if (TVM_UNLIKELY({tv}->device.device_id != tvm_device_id)) "
                     f'return tvm_err_device_id({fn}, "{an}", tvm_device_id, {tv});'
                 )
+        return tv
+
+    def _bind_shape(self, buf: E.Buffer, tv: str, bound: dict, deferred: list) -> None:
+        """Each dimension of ``tv`` checked against ``buf``'s or binding its variable."""
+        p, fn, an, shape = self.p, f'"{self.name}"', buf.name, _shape_text(buf, self.p)
         for d, dim in enumerate(buf.shape):
             got = f"{tv}->shape[{d}]"
             if isinstance(dim, E.IntImm):
@@ -923,6 +938,10 @@ class HostFunctionPrinter:
                 f'32-bit indices do not reach; declare its shape with T.int64() sizes", {fn}, "{an}");'
             )
             p.use_helper("tvm_count_exceeds")
+
+    def _bind_strides(self, buf: E.Buffer, tv: str, ptr: str, bound: dict, deferred: list) -> None:
+        """``tv``'s strides checked against ``buf``'s (or binding their variables), or compact."""
+        p, fn, an, shape = self.p, f'"{self.name}"', buf.name, _shape_text(buf, self.p)
         if buf.strides:
             for d, st in enumerate(buf.strides):
                 got = f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})"
@@ -954,6 +973,11 @@ class HostFunctionPrinter:
                 f"if (TVM_UNLIKELY({tv}->strides != NULL && !({exact}) && !tvm_is_compact({tv}))) "
                 f'return tvm_err_strides({fn}, "{an}");'
             )
+
+    def _bind_data(self, buf: E.Buffer, tv: str, ptr: str, bound: dict) -> None:
+        """The data pointer ``ptr`` of ``tv``, its alignment and the view's offset."""
+        p, fn, an, dev = self.p, f'"{self.name}"', buf.name, self.device_type
+        devname = DEVICE_NAMES.get(dev, f"device type {dev}")
         ctype = p.type_name(buf.dtype)
         elem = _dt.nbytes(buf.dtype)
         if dev in _OPAQUE_HANDLE_DEVICES:
