@@ -59,3 +59,23 @@ def test_adding_zero_keeps_the_sign_of_a_negative_zero_sum(private_cache):
     tvm.compile(plus_zero, target="c")["plus_zero"](tvm.runtime.tensor(a), b, c)
     np.testing.assert_array_equal(np.signbit(b.numpy()), np.signbit(a + np.float32(0)))
     np.testing.assert_array_equal(np.signbit(c.numpy()), np.signbit(a + np.float32(-0.0)))
+
+
+@T.prim_func
+def negate(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = -A[i]
+        C[i] = T.float32(1) / -A[i]
+
+
+def test_negating_zero_gives_negative_zero(private_cache):
+    """``-x`` was built as ``0 - x``, which is +0.0 for x = +0.0 (C, NumPy and IEEE 754 give -0.0:
+    visible in 1 / -x, copysign, atan2)."""
+    a = np.array([0.0, -0.0, 2.0, -np.inf], "float32")
+    b, c = np.zeros(4, "float32"), np.zeros(4, "float32")
+    tvm.compile(negate, target="c")["negate"](a, b, c)
+    np.testing.assert_array_equal(np.signbit(b), np.signbit(-a))
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(c, np.float32(1) / -a)
+    x = tvm.tir.Var("x", "float32")
+    assert tvm.tir.structural_equal(-x, x * tvm.tir.FloatImm("float32", -1.0))

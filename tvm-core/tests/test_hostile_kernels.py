@@ -361,9 +361,40 @@ def test_a_scalar_argument_its_dtype_cannot_hold_is_a_value_error_not_a_wrapped_
     a = tvm.runtime.tensor(np.zeros(4, "int32"))
     f(a, -5, 127, 4294967295)
     np.testing.assert_array_equal(a.numpy(), np.full(4, -5 + 127 + 4294967295 % 7))
-    for args, dtype in [((2**31, 0, 0), "int32"), ((0, 300, 0), "int8"), ((0, 0, -1), "uint32")]:
+    for args, dtype in [
+        ((2**31, 0, 0), "int32"),
+        ((0, 300, 0), "int8"),
+        ((0, 0, -1), "uint32"),
+        ((0, 0, 2**64), "uint32"),
+    ]:
         with pytest.raises(ValueError, match=rf"does not fit its dtype {dtype}"):
             f(a, *args)
+
+
+@T.prim_func
+def wide(A: T.Buffer((1,), "uint64"), x: T.uint64, y: T.int64) -> T.uint64:
+    A[0] = x + T.Cast("uint64", y)
+    return A[0]
+
+
+def test_uint64_arguments_and_results_cover_their_whole_range() -> None:
+    """Python ints past int64 arrive as ffi.BigInt: a uint64 parameter takes them up to 2**64 - 1
+    (they were refused with "expects an int ..., got ffi.BigInt"), a uint64 result past int64 is
+    returned as one (it came back negative), and int64 parameters refuse them by name."""
+    f = _compile(wide)["wide"]
+    a = np.zeros(1, "uint64")
+    for x in (0, 5, 2**63 - 1, 2**63, 2**64 - 1, np.uint64(2**64 - 2)):
+        assert f(a, x, 0) == int(x) and a[0] == int(x), x
+    assert f(a, 2**64 - 2, 1) == 2**64 - 1
+    for x, y, words in [
+        (2**64, 0, "'x' does not fit its dtype uint64"),
+        (-1, 0, "'x' does not fit its dtype uint64"),
+        (0, 2**63, "'y' does not fit its dtype int64"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            f(a, x, y)
+    with pytest.raises(TypeError, match=r"argument 'x' \(#1\) expects an int \(uint64\), got float"):
+        f(a, 1.5, 0)
 
 
 @T.prim_func

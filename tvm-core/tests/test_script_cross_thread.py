@@ -40,6 +40,28 @@ def test_a_block_reduction_over_thread_x_with_a_serial_part_and_a_predicate():
     assert "red_buf" in source  # the shared scratch of the tree, not one racing update
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_block_reduction_over_very_few_threads(threads):
+    """One thread (a tuning configuration may choose it) has nothing to combine: its tree read a
+    slot past the scratch buffer and the compile refused its own buffer as out of bounds."""
+
+    @T.prim_func
+    def row_sum(A: T.Buffer((8, 12), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.thread_binding(8, thread="blockIdx.x"):
+            for k0 in T.thread_binding(threads, thread="threadIdx.x"):
+                for k1 in range(12 // threads):
+                    with T.sblock("s"):
+                        vi = T.axis.spatial(8, i)
+                        vk = T.axis.reduce(12, k0 * (12 // threads) + k1)
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
+
+    a = np.random.default_rng(threads).random((8, 12), dtype="float32")
+    got, _ = run(row_sum, a, (8,))
+    np.testing.assert_allclose(got, a.sum(axis=1), rtol=1e-5)
+
+
 def test_a_predicate_written_before_the_block_axes_and_more_threads_than_elements():
     """Meta-schedule writes T.where before T.axis; threads past the predicate contribute the
     identity (here 256 threads reduce 100 elements)."""

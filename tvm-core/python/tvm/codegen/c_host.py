@@ -226,7 +226,10 @@ class CPrinter(CFamilyPrinter):
         return f"((void*)&{name})"
 
     def call_ret(self, call: E.Call) -> str:
-        """``return x``: ``x`` into the packed function's result, then leave the implementation."""
+        """``return x``: ``x`` into the packed function's result, then leave the implementation
+        (``return``: leave it, the result staying None)."""
+        if not call.args:
+            return f"{{ {self._free_heaps()}return 0; }}"
         v = call.args[0]
         if v.dtype == "bool":
             kind, field, ctype = "kTVMFFIBool", "v_int64", "int64_t"
@@ -236,6 +239,9 @@ class CPrinter(CFamilyPrinter):
             kind, field, ctype = "kTVMFFIInt", "v_int64", "int64_t"
         value = self.expr(v)  # read before the heap buffers it may use are freed
         frees = self._free_heaps()
+        if v.dtype == "uint64":  # past int64 it is an ffi.BigInt
+            self.use_helper("tvm_uint64")
+            return f"{{ int tvm_rc = tvm_uint64_result(result, (uint64_t)({value})); {frees}return tvm_rc; }}"
         return f"{{ result->type_index = {kind}; result->{field} = ({ctype})({value}); {frees}return 0; }}"
 
     def loop_pragma(self, s: S.For) -> None:
@@ -594,6 +600,34 @@ static int tvm_count_exceeds(int n, const int64_t* dims, long long limit) {
   return tvm_dims_product(1, n, dims, &count) != 0 || count > (size_t)limit;
 }"""
 
+_UINT64_HELPER = r"""/* a uint64 argument: an int >= 0, or an ffi.BigInt (a Python int past int64) below 2**64; 0 when
+   the argument is no such number */
+static int tvm_uint64_arg(const TVMFFIAny* a, uint64_t* out) {
+  int64_t words[2];
+  if (a->type_index == kTVMFFIInt || a->type_index == kTVMFFIBool) {
+    *out = (uint64_t)a->v_int64;
+    return a->v_int64 >= 0;
+  }
+  if (a->type_index != kTVMFFIBigInt) return 0;
+  TVMFFIByteArray content = TVMFFIBigIntGetContentByteArray(a);
+  if (content.size != sizeof(words)) return 0;
+  memcpy(words, content.data, sizeof(words));
+  *out = (uint64_t)words[0];
+  return words[1] == 0;
+}
+
+/* a uint64 result: an int, or an ffi.BigInt past int64 (a Python int either way); nonzero when
+   the BigInt cannot be made */
+static int tvm_uint64_result(TVMFFIAny* result, uint64_t v) {
+  int64_t words[2] = {(int64_t)v, 0};
+  TVMFFIByteArray content = {(const char*)words, sizeof(words)};
+  if (v > (uint64_t)INT64_MAX) return TVMFFIBigIntFromByteArray(&content, result);
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = (int64_t)v;
+  return 0;
+}"""
+
 _HEAP_ALLOC_HELPER = r"""/* 64-byte aligned host memory for the product of dims elements of elem bytes; NULL when that
    size is negative or overflows, or the allocator refuses it */
 static void* tvm_heap_alloc(size_t elem, int ndim, const int64_t* dims) {
@@ -704,6 +738,7 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tvm_heap_alloc": (_HEAP_ALLOC_HELPER, ("tvm_dims_product",)),
     "tvm_count_exceeds": (_COUNT_EXCEEDS_HELPER, ("tvm_dims_product",)),
     "tvm_tensor_view": (_TENSOR_VIEW_HELPER, ()),
+    "tvm_uint64": (_UINT64_HELPER, ()),
 }
 
 
@@ -853,10 +888,25 @@ class HostFunctionPrinter:
                 f"else if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = ({t}){a}.v_int64; "
                 f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a float ({prm.dtype})", {a}.type_index);'
             )
+        elif prm.dtype == "uint64":
+            p.use_helper("tvm_uint64")
+            p.emit(f"{t} {v};")
+            p.emit(
+                f"if (!tvm_uint64_arg(&{a}, &{v})) return {a}.type_index == kTVMFFIInt || {a}.type_index == "
+                f'kTVMFFIBigInt ? tvm_raise("ValueError", "%s: argument \'%s\' does not fit its dtype uint64 (0 to '
+                f'18446744073709551615)", {fn}, "{prm.name}") : tvm_err_scalar({fn}, "{prm.name}", {i}, "an int '
+                f'(uint64)", {a}.type_index);'
+            )
         else:
             what = "a bool" if prm.dtype == "bool" else f"an int ({prm.dtype})"
             conv = f"({a}.v_int64 != 0)" if prm.dtype == "bool" else f"({t}){a}.v_int64"
             p.emit(f"{t} {v};")
+            if prm.dtype != "bool":
+                lo, hi = _dt.integer_range(prm.dtype)
+                p.emit(
+                    f'if (TVM_UNLIKELY({a}.type_index == kTVMFFIBigInt)) return tvm_raise("ValueError", "%s: argument '
+                    f'\'%s\' does not fit its dtype {prm.dtype} ({lo} to {hi})", {fn}, "{prm.name}");'
+                )
             p.emit(
                 f"if ({a}.type_index != kTVMFFIInt && {a}.type_index != kTVMFFIBool) "
                 f'return tvm_err_scalar({fn}, "{prm.name}", {i}, "{what}", {a}.type_index);'

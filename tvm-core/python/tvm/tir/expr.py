@@ -58,6 +58,8 @@ class PrimExpr:
         return _folded(FloorMod, const_like(o, self), self)
 
     def __neg__(self):
+        if _dt.is_float(self.dtype):  # -x of +0.0 is -0.0, which 0 - x is not
+            return Mul(self, const_like(-1.0, self))
         return Sub(const_like(0, self), self)
 
     def __lt__(self, o):

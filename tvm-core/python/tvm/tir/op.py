@@ -108,7 +108,7 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "bitwise_xor": (2, "int"),
     "bitwise_not": (1, "int"),
     "tvm_storage_sync": (1, "void"),
-    "ret": (1, "void"),  # a host function's return value (``return x`` in TVMScript)
+    "ret": (None, "void"),  # ``return`` / ``return x`` in TVMScript: leave a host function (with x)
     "tir.launch_kernel": (None, "int32"),
     # vectors (tvm.tir.transform.vectors spells them lane by lane before code generation)
     "ramp": (3, "explicit"),

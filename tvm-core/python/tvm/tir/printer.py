@@ -247,7 +247,7 @@ class _Printer:
         elif isinstance(s, Evaluate):
             v = s.value
             if isinstance(v, Call) and v.op == "ret":
-                self.emit(depth, f"return {self.expr(v.args[0])}")
+                self.emit(depth, " ".join(["return", *(self.expr(a) for a in v.args)]))
             elif isinstance(v, Call) and v.dtype == "void" and v.op in INTRINSICS:
                 self.emit(depth, self.expr(v))
             else:

@@ -404,7 +404,7 @@ class Parser:
         """``return`` ends the function; ``return x`` also gives its caller ``x`` (a scalar, of
         the function's return annotation when it has one), as Apache TVM's host functions do."""
         if node.value is None:
-            return None
+            return Evaluate(Call("void", "ret", ()))
         val = self.eval_expr(node.value)
         if isinstance(val, bool) or not isinstance(val, (int, float, PrimExpr)):
             raise self.error(node.value, f"a prim_func returns a scalar, got {type(val).__name__}")
@@ -1399,6 +1399,8 @@ class Parser:
                 return IntImm(v.dtype, -v.value)
             if isinstance(v, FloatImm):
                 return FloatImm(v.dtype, -v.value)
+            if _dt.is_float(v.dtype):  # -x of +0.0 is -0.0, which 0 - x is not
+                return _op.binary("mul", v, FloatImm(v.dtype, -1.0))
             return _op.binary("sub", _zero_like(v), v)
         if isinstance(node.op, ast.UAdd):
             return v

@@ -105,7 +105,7 @@ def allreduce(
     by_var = {loop.var: (ext, stride) for loop, ext, stride in zip(threads, extents, strides)}
     for var in reduced:
         lanes, stride = by_var[var]
-        step = 1 << max(0, (lanes - 1).bit_length() - 1)
+        step = 1 << ((lanes - 1).bit_length() - 1) if lanes > 1 else 0  # one thread: nothing to combine
         while step >= 1:
             cond = _op.binary("lt", var, step)
             if lanes & (lanes - 1):  # not a power of two: the partner may be past the end

@@ -146,7 +146,7 @@ def _returned(body: Stmt) -> Optional[PrimExpr]:
     if isinstance(body, LetStmt):
         inner = _returned(body.body)
         return None if inner is None else Let(body.var, body.value, inner, inner.dtype)
-    if isinstance(body, Evaluate) and isinstance(body.value, Call) and body.value.op == "ret":
+    if isinstance(body, Evaluate) and isinstance(body.value, Call) and body.value.op == "ret" and body.value.args:
         return body.value.args[0]
     return None
 

@@ -180,6 +180,13 @@ class _Splitter:
             return s  # T.evaluate(n): nothing to compute, on the host or on the device
         if isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == INDEX_ERRORS_RAISE:
             return s  # reads what the kernels' index checks recorded
+        if (
+            isinstance(s, Evaluate)
+            and isinstance(s.value, Call)
+            and s.value.op == "ret"
+            and not expr_uses_buffer(s.value)
+        ):
+            return s  # `return` (of a scalar) ends the host code: the kernels after it are not launched
         if isinstance(s, Allocate) and s.buffer.scope == "global":
             # device memory the kernels inside share (one writes it, a later one reads it): the
             # host allocates it on the function's device for the duration of the body

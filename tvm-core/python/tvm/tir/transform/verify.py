@@ -230,6 +230,21 @@ class _Verifier(StmtExprVisitor):
         if self.loops[-1] not in ("serial", "unroll", "while"):
             self.fail(f"'{what}' in a {self.loops[-1]} loop: only serial for loops and while loops can be left early")
 
+    def _check_return(self, e: Call) -> None:
+        if len(e.args) > 1:
+            self.fail(f"intrinsic ret takes 0 or 1 argument(s), got {len(e.args)}")
+        if self.thread_tags:
+            self.fail(
+                "'return' in device code (a thread-bound loop, or a device function's body without one, which runs "
+                "as a kernel of one thread): a kernel cannot end the function or give it a value; return from the "
+                "host code around the kernels"
+            )
+        kind = next((k for k in self.loops if k not in ("serial", "unroll", "while")), None)
+        if kind is not None:
+            self.fail(
+                f"'return' in a {kind} loop: its iterations do not run one after another, so none can end the function"
+            )
+
     def visit_Break(self, s: Break) -> None:
         self._loop_exit("break")
 
@@ -393,8 +408,8 @@ class _Verifier(StmtExprVisitor):
             self.fail("T.call_packed calls a host function: it cannot run inside a kernel (a thread-bound loop)")
         if e.op == "tvm_storage_sync" and self.device and not self.thread_tags:
             self.fail("tvm_storage_sync outside any thread-bound loop")
-        if e.op == "ret" and self.thread_tags:
-            self.fail("a return value inside a thread-bound loop: device kernels cannot return values")
+        if e.op == "ret":
+            self._check_return(e)
 
 
 def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
