@@ -146,6 +146,27 @@ def test_wrong_device_for_device_host_function():
         fn(f32(16), f32(16), f32(16))
 
 
+def test_a_tensor_of_a_backend_device_is_named_by_the_backend(add_mod):
+    """A device type a backend registered (not one of DLPack's) was shown as '?'."""
+    from tvm.runtime.device import register_device_name
+
+    register_device_name("vendor_accelerator", 41)
+    try:
+        from tvm.codegen.c_host import generate_host
+
+        src = generate_host([vector_add(16)], device_type=1)
+        fn = tvm_ffi.load_module(cc.compile_shared(src.code)[0])["add"]
+        with pytest.raises(
+            ValueError, match=r"expects a tensor on cpu, got one on vendor_accelerator\(0\) \(device type 41\)"
+        ):
+            fn(f32(16), tensor_on(f32(16), 41), f32(16))
+    finally:
+        from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES
+
+        DEVICE_TYPES.pop("vendor_accelerator", None)
+        DEVICE_NAMES.pop(41, None)
+
+
 def test_scalar_of_wrong_type():
     n = Var("n", "int32")
     A = Buffer("A", (n,), "float32")

@@ -79,3 +79,32 @@ def test_negating_zero_gives_negative_zero(private_cache):
         np.testing.assert_array_equal(c, np.float32(1) / -a)
     x = tvm.tir.Var("x", "float32")
     assert tvm.tir.structural_equal(-x, x * tvm.tir.FloatImm("float32", -1.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_remainders_are_pythons_and_cs(dtype, private_cache):
+    """``a % b`` and ``T.floormod`` of floats (refused before) give NumPy's ``%``, a zero remainder
+    with the divisor's sign; ``T.truncmod`` gives ``np.fmod``."""
+
+    @T.prim_func
+    def remainders(
+        A: T.Buffer((8,), dtype),
+        B: T.Buffer((8,), dtype),
+        C: T.Buffer((8,), dtype),
+        D: T.Buffer((8,), dtype),
+        E: T.Buffer((8,), dtype),
+    ):
+        for i in range(8):
+            C[i] = A[i] % B[i]
+            D[i] = T.floormod(A[i], B[i])
+            E[i] = T.truncmod(A[i], B[i])
+
+    a = np.array([4, -4, 4, -4, 5.5, -5.5, 5.5, 0.0], dtype)
+    b = np.array([2, 2, -2, -2, 2, 2, -2, -3], dtype)
+    c, d, e = (np.zeros(8, dtype) for _ in range(3))
+    tvm.compile(remainders, target="c")["remainders"](a, b, c, d, e)
+    bits = f"uint{np.dtype(dtype).itemsize * 8}"
+    for got, want in ((c, a % b), (d, a % b), (e, np.fmod(a, b))):
+        np.testing.assert_array_equal(got.view(bits), want.view(bits))
+    with pytest.raises(TypeError, match="truncdiv needs integer operands, got float32"):
+        tvm.tir.truncdiv(tvm.tir.const(1.0, "float32"), tvm.tir.const(2.0, "float32"))

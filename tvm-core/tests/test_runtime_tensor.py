@@ -186,3 +186,12 @@ def test_a_zero_dimensional_tensor_round_trips_and_runs():
     b = tvm.runtime.empty((), "float32")
     tvm.compile(doubled, target="c")["doubled"](a, b)
     assert b.numpy() == np.float32(7)
+
+
+def test_a_dtype_no_tensor_holds_is_refused_when_the_tensor_is_made():
+    """``float33`` was accepted by ``empty`` and failed only at ``.numpy()``."""
+    for bad in ("float33", "int4", "handle", "uint7x2"):
+        with pytest.raises(ValueError, match=f"a tensor cannot hold dtype '{bad}'"):
+            tvm.runtime.empty((2,), bad)
+    for good in ("bool", "uint16", "float16", "float32x4", "bfloat16", "float8_e5m2"):
+        assert str(tvm.runtime.empty((2,), good).dtype) == good

@@ -93,6 +93,20 @@ def test_calling_a_function_the_module_lacks_names_what_it_has():
                 A[0] = 1
 
 
+def test_passing_a_buffer_instead_of_its_memory_says_to_pass_its_data():
+    with pytest.raises(TVMScriptError, match=r"argument 0 of Module.helper is the buffer A: pass its memory, A.data"):
+
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def main(A: T.Buffer(1, "int32")):
+                Module.helper(A)
+
+            @T.prim_func
+            def helper(A: T.Buffer(1, "int32")):
+                A[0] = 1
+
+
 def test_recursion_is_refused():
     with pytest.raises(TIRVerifyError, match="recursive calls between module functions: main -> ping -> pong -> ping"):
 

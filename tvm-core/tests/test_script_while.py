@@ -160,3 +160,64 @@ def test_a_counter_assigned_again_in_the_loop_changes_as_in_python():
     expect[:3] += 1
     np.testing.assert_array_equal(ta.numpy(), expect)
     assert tb.numpy()[0] == expect[:3].sum()
+
+
+def test_a_counter_started_from_a_python_number():
+    """``s = 0`` (a Python int, as such loops are usually written) then ``s += A[i]`` and
+    ``j = j + 1``: the name holds int32 (a Python float: float32); they were refused as
+    immutable. A float assigned to one started from an int would lose its fraction: refused."""
+
+    @T.prim_func
+    def sums(
+        A: T.Buffer((8,), "int32"),
+        F: T.Buffer((8,), "float32"),
+        B: T.Buffer((2,), "int32"),
+        C: T.Buffer((1,), "float32"),
+    ):
+        s = 0
+        for i in range(8):
+            s += A[i]
+        j = 0
+        while j < 3:
+            j = j + 1
+        f = 0.0
+        for i in range(8):
+            f = f + F[i]
+        B[0] = s
+        B[1] = j
+        C[0] = f
+
+    b, c = np.zeros(2, "int32"), np.zeros(1, "float32")
+    tvm.compile(sums, target="c")["sums"](np.arange(8, dtype="int32"), np.full(8, 0.5, "float32"), b, c)
+    assert list(b) == [28, 3] and c[0] == 4.0
+    with pytest.raises(
+        TVMScriptError, match=r"'s' was first assigned the Python number 0, so it holds int32.*s = T.float32\(0.0\)"
+    ):
+
+        @T.prim_func
+        def truncating(A: T.Buffer((8,), "float32"), B: T.Buffer((1,), "float32")):
+            s = 0
+            for i in range(8):
+                s = s + A[i]
+            B[0] = s
+
+
+def test_while_true_needs_a_way_out():
+    @T.prim_func
+    def first_above(A: T.Buffer((8,), "int32"), B: T.Buffer((1,), "int32")):
+        k = 0
+        while True:
+            if A[k] > 4 or k == 7:
+                break
+            k = k + 1
+        B[0] = k
+
+    b = np.zeros(1, "int32")
+    tvm.compile(first_above, target="c")["first_above"](np.arange(8, dtype="int32"), b)
+    assert b[0] == 5
+    with pytest.raises(TVMScriptError, match="'while True' without a break or return in its body never ends"):
+
+        @T.prim_func
+        def forever(A: T.Buffer((1,), "int32")):
+            while True:
+                A[0] = A[0] + 1

@@ -158,3 +158,18 @@ def test_unknown_capability_is_refused():
 def test_cpu_target_has_the_permissive_defaults():
     t = tvm.target.Target("c")
     assert t.capability("supports_float64") is True and t.capability("max_num_threads") is None
+
+
+def test_capability_attributes_of_the_wrong_kind_are_refused_by_name():
+    """``-max_num_threads=abc`` failed deep inside a pass with int()'s message; 0 or -5 made every
+    kernel fail with "allows at most -5"."""
+    for spec, words in [
+        ("opencl -max_num_threads=abc", "max_num_threads must be a positive integer, got 'abc'"),
+        ("opencl -max_num_threads=-5", "max_num_threads must be a positive integer, got -5"),
+        ("opencl -max_shared_memory_per_block=0", "max_shared_memory_per_block must be a positive integer, got 0"),
+        ("opencl -supports_float64=maybe", "supports_float64 must be true or false, got 'maybe'"),
+        ({"kind": "opencl", "max_kernel_args": 2.5}, "max_kernel_args must be a positive integer, got 2.5"),
+    ]:
+        with pytest.raises(ValueError, match=f"target 'opencl': {words}"):
+            Target(spec)
+    assert Target("opencl -max_num_threads=64 -supports_float64=false").capability("max_num_threads") == 64

@@ -73,8 +73,10 @@ def test_min_max_div_mod_nodes():
     assert isinstance(op.floordiv(i, 2), tir.FloorDiv)
     assert isinstance(op.floormod(i, 2), tir.FloorMod)
     assert isinstance(op.min(i, 1, 2), tir.Min)
-    with pytest.raises(TypeError):
-        op.truncmod(tir.Var("f", "float32"), 2.0)
+    f = tir.Var("f", "float32")
+    assert isinstance(op.truncmod(f, 2.0), tir.Mod) and isinstance(op.floormod(f, 2.0), tir.FloorMod)
+    with pytest.raises(TypeError, match="truncdiv needs integer operands"):
+        op.truncdiv(f, 2.0)
 
 
 @pytest.mark.parametrize(

@@ -340,12 +340,13 @@ class Module:
     # ------------------------------------------------------------------ constants
     def constant(self, type_id: int, value: int | float, kind: str = "int", bits: int = 32) -> int:
         """A scalar constant of ``type_id``: ``kind`` "int" (two's complement) or "float"."""
-        key = (type_id, kind, bits, value)
+        words = tuple(_literal_words(value, kind, bits))
+        key = (type_id, kind, bits, words)  # by bits: -0.0 and 0.0 are two constants, each NaN one
         found = self._constants.get(key)
         if found is not None:
             return found
         found = self._constants[key] = self.new_id()
-        self.add("globals", Op.Constant, type_id, found, *_literal_words(value, kind, bits))
+        self.add("globals", Op.Constant, type_id, found, *words)
         return found
 
     def bool_constant(self, value: bool) -> int:

@@ -486,16 +486,18 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     def _floor_helper(self, which: str, dtype: str) -> str:
         """Name of a prelude helper giving Python's ``//`` or ``%`` for ``dtype``."""
-        if _dt.is_float(dtype):
+        if _dt.is_float(dtype):  # a zero remainder takes the divisor's sign too, as in NumPy
             t = self.compute_type(dtype)
-            fmod, floor = ("fmod", "floor") if t == "double" else ("fmodf", "floorf")
+            fmod = self.intrinsic_name("fmod", dtype)
+            zero, negative_zero = self.float_literal(0.0, dtype), self.float_literal(-0.0, dtype)
             name = f"tvm_floormod_{t}"
             self.helpers.setdefault(
                 name,
                 (
                     f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n"
                     f"  {t} r = {fmod}(a, b);\n"
-                    f"  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}"
+                    f"  if (r == {zero}) return b < {zero} ? {negative_zero} : {zero};\n"
+                    f"  return ((r < {zero}) != (b < {zero})) ? r + b : r;\n}}"
                 ),
             )
             return name

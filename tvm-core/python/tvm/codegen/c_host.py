@@ -135,12 +135,12 @@ static TVM_COLD int tvm_err_dtype(const char* fn, const char* arg, const char* w
                    tvm_dtype_str(t->dtype, s, sizeof(s)));
 }
 
+static const char* tvm_device_type_name(int device_type);  /* the names known when compiled */
+
 static TVM_COLD int tvm_err_device(const char* fn, const char* arg, const char* want, const DLTensor* t) {
-  static const char* names[] = {"?", "cpu", "cuda", "cuda_host", "opencl", "?", "?", "vulkan",
-                                "metal", "?", "rocm", "?", "ext_dev", "?", "?", "webgpu", "hexagon"};
   int dt = (int)t->device.device_type;
   return tvm_raise("ValueError", "%s: argument '%s' expects a tensor on %s, got one on %s(%d) (device type %d)",
-                   fn, arg, want, (dt >= 0 && dt <= 16) ? names[dt] : "?", (int)t->device.device_id, dt);
+                   fn, arg, want, tvm_device_type_name(dt), (int)t->device.device_id, dt);
 }
 
 static TVM_COLD int tvm_err_device_id(const char* fn, const char* arg, int want, const DLTensor* t) {
@@ -742,6 +742,14 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def _device_type_names() -> str:
+    """``tvm_device_type_name``: the device names registered now (backends add theirs), for
+    messages about a tensor on another device."""
+    cases = "".join(f'    case {code}: return "{name}";\n' for code, name in sorted(DEVICE_NAMES.items()))
+    head = "static const char* tvm_device_type_name(int device_type) {\n  switch (device_type) {\n"
+    return head + cases + '    default: return "?";\n  }\n}'
+
+
 def _dlpack_dtype(dtype: str) -> tuple[str, int, int]:
     """DLPack's (type code, bits, lanes) of ``dtype`` as C initializers."""
     family, bits, lanes = _dt.parse(dtype)
@@ -1141,7 +1149,7 @@ def generate_host(
         names.append(f.global_symbol)
     handles = printer._launch_handles
     calls = extern_calls(printer, funcs)
-    head = [_RUNTIME_PRELUDE, *extern_prototypes(calls, declare)]
+    head = [_RUNTIME_PRELUDE, _device_type_names(), *extern_prototypes(calls, declare)]
     if printer.helpers:
         head.append(printer.prelude())
     if handles:

@@ -98,13 +98,32 @@ class Tensor(tvm_ffi.Tensor):
 _core._set_class_tensor(Tensor)
 
 
+#: Element widths of each DLPack type code a tensor may hold (int, uint, float, bfloat, bool; the
+#: codes from 7 on are the 8-bit float formats)
+_TENSOR_BITS = {0: (8, 16, 32, 64), 1: (8, 16, 32, 64), 2: (16, 32, 64), 4: (16,), 6: (8,)}
+
+
+def _tensor_dtype(dtype: Any) -> tvm_ffi.dtype:
+    """``dtype`` as tvm-ffi's dtype; a ValueError for one no tensor holds (``float33``, ``int4``,
+    ``handle``), which tvm-ffi parses but nothing can read back."""
+    text = _dtype_str(dtype)
+    dt = tvm_ffi.dtype(text)
+    bits = _TENSOR_BITS.get(dt.type_code, (8,) if dt.type_code >= 7 else ())
+    if dt.bits not in bits or dt.lanes < 1:
+        raise ValueError(
+            f"a tensor cannot hold dtype '{text}': use bool, int8/16/32/64, uint8/16/32/64, "
+            f"float16/32/64, bfloat16 or an 8-bit float format (vectors of them too, e.g. float32x4)"
+        )
+    return dt
+
+
 def empty(shape: Sequence[int] | int, dtype: Any = "float32", device: Device | None = None) -> Tensor:
     """An uninitialised tensor on ``device`` (default CPU)."""
     if isinstance(shape, int):
         shape = (shape,)
     dev = device if device is not None else cpu()
     try:
-        return _empty(tvm_ffi.Shape(tuple(int(s) for s in shape)), tvm_ffi.dtype(_dtype_str(dtype)), dev)
+        return _empty(tvm_ffi.Shape(tuple(int(s) for s in shape)), _tensor_dtype(dtype), dev)
     except RuntimeError as err:
         from tvm.backend import _registry
 

@@ -123,6 +123,26 @@ def _parse_value(text: str) -> Any:
         return text
 
 
+#: Capabilities whose target attribute is a count (threads, bytes, arguments): positive integers.
+_COUNT_CAPABILITIES = (
+    "max_num_threads",
+    "max_shared_memory_per_block",
+    "max_dynamic_shared_memory_per_block",
+    "max_local_memory_per_block",
+    "max_kernel_args",
+)
+
+
+def _check_capability_attrs(kind: str, attrs: dict[str, Any]) -> None:
+    """A ValueError naming the attribute when a capability attribute has a value of the wrong
+    kind (``-max_num_threads=abc``, ``-supports_float64=maybe``)."""
+    for key, value in attrs.items():
+        if key in _COUNT_CAPABILITIES and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+            raise ValueError(f"target '{kind}': {key} must be a positive integer, got {value!r}")
+        if key.startswith("supports_") and key in CAPABILITIES and not isinstance(value, bool):
+            raise ValueError(f"target '{kind}': {key} must be true or false, got {value!r}")
+
+
 class Target(ThreadScoped):
     """A compilation target: a kind plus attributes, optionally with a host target; ``with
     target:`` makes it :meth:`current` in this thread."""
@@ -156,6 +176,7 @@ class Target(ThreadScoped):
             self.host = host if isinstance(host, Target) else Target(host)
         if self.host is None and self.kind.codegen is not None:
             self.host = Target("c")
+        _check_capability_attrs(self.kind.name, self.attrs)
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -390,6 +390,22 @@ class BackendConformance:
             want = np.fmod(a.astype("float64"), b.astype("float64"))
             np.testing.assert_allclose(out.numpy().astype("float64"), want, err_msg=dtype, **tolerance(dtype))
 
+    def test_float_floor_remainder(self):
+        """``A % B`` of float32 against NumPy's: the divisor's sign, for a zero remainder too
+        (4 % -2 is -0.0), so the bits of exact remainders match."""
+        dev = self.dev()
+        a = (random_array((256,), "float32", 9) * 40).astype("float32")
+        b = (random_array((256,), "float32", 10) * 3 + 0.25).astype("float32")
+        b[1::2] *= -1
+        a[:8], b[:8] = [4, -4, 4, -4, 0, -0.0, 5.5, -5.5], [2, 2, -2, -2, -3, 3, 2, -2]
+        mod = tvm.compile(kernels.float_floor_remainder(), target=self.target_name())
+        out = tvm.runtime.empty((256,), "float32", dev)
+        mod["floormod"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out)
+        want = a % b
+        np.testing.assert_array_equal(out.numpy()[:8].view("uint32"), want[:8].view("uint32"))
+        np.testing.assert_allclose(out.numpy(), want, **tolerance("float32"))
+        np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(want))
+
     def test_integer_arithmetic_wraps(self):
         """Sums, differences, products, left shifts and absolute values that leave an integer
         dtype's range wrap to its width, as in NumPy, in every integer dtype the backend lists (int32 always): the

@@ -334,6 +334,18 @@ def float_remainder(dtype: str = "float32", n: int = 256, block: int = 64, *, na
     return _named(fmod, name)
 
 
+def float_floor_remainder(n: int = 256, block: int = 64, *, name: str = "floormod") -> PrimFunc:
+    """``C = A % B`` in float32: Python's remainder, with the divisor's sign (a zero too)."""
+
+    @T.prim_func
+    def floormod(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), C: T.Buffer((n,), "float32")):
+        for bx in T.thread_binding(n // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                C[bx * block + tx] = A[bx * block + tx] % B[bx * block + tx]
+
+    return _named(floormod, name)
+
+
 def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "wrapping") -> PrimFunc:
     """Integer arithmetic that leaves ``dtype``'s range, which TIR (and NumPy) wrap to its width:
     ``O[0..7, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``,

@@ -108,9 +108,10 @@ class _MutableScalar:
     """A name assigned again after its first value (``i = i + 1`` in a while loop): a one-element
     ``local`` buffer that each assignment stores into and each use reads."""
 
-    def __init__(self, buffer: Buffer):
+    def __init__(self, buffer: Buffer, literal: Any = None):
         self.buffer = buffer
         self.index = (IntImm("int32", 0),)
+        self.literal = literal  # the Python number of its first assignment (which chose the dtype)
 
     def load(self) -> BufferLoad:
         return BufferLoad(self.buffer, self.index)
@@ -144,6 +145,19 @@ def _reassigned_names(body: list[ast.stmt]) -> set[str]:
             if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
                 out |= _reassigned_names(nested)
     return out
+
+
+def _leaves_loop(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` (of a loop) has a ``break`` of that loop, or a ``return``."""
+    for st in body:
+        if isinstance(st, (ast.Break, ast.Return)):
+            return True
+        if isinstance(st, (ast.For, ast.While)):
+            if any(isinstance(n, ast.Return) for n in ast.walk(st)):
+                return True
+        elif any(_leaves_loop(getattr(st, f, None) or []) for f in ("body", "orelse")):
+            return True
+    return False
 
 
 def _is_zero(x: Any) -> bool:
@@ -655,6 +669,7 @@ class Parser:
             scalar = self.lookup(node.target.id, node.target)
             if isinstance(scalar, _MutableScalar):
                 val = self._binop(node.op, scalar.load(), self.eval_expr(node.value), node)
+                self._check_literal_dtype(scalar, val, node)
                 return scalar.store(self._store_value(scalar.buffer, val, node.value))
         if not isinstance(node.target, ast.Subscript):
             name = getattr(node.target, "id", "?")
@@ -731,14 +746,34 @@ class Parser:
         one-element local buffer, every one stores into it."""
         scalar = self.lookup(target.id, target) if self.is_bound(target.id) else None
         if isinstance(scalar, _MutableScalar):
+            self._check_literal_dtype(scalar, val, node)
             return scalar.store(self._store_value(scalar.buffer, val, node.value))
-        scalar = _MutableScalar(Buffer(target.id, (1,), val.dtype, scope="local"))
+        literal = None
+        if isinstance(val, (int, float)) and not isinstance(val, bool):  # s = 0, then s = s + A[i]
+            literal, val = val, _op.convert(val)
+        scalar = _MutableScalar(Buffer(target.id, (1,), val.dtype, scope="local"), literal)
         self.bind(target.id, scalar, target)
         span = self.span(node)
         return _Wrap(lambda body: Allocate(scalar.buffer, seq(scalar.store(val), body), span))
 
+    def _check_literal_dtype(self, scalar: _MutableScalar, val: Any, node: ast.stmt) -> None:
+        """A name first assigned a Python number holds that number's default dtype; a float value
+        assigned to one that holds an int would lose its fraction at every step."""
+        if scalar.literal is None or not isinstance(val, PrimExpr):
+            return
+        if _dt.is_float(val.dtype) and not _dt.is_float(scalar.buffer.dtype):
+            name = scalar.buffer.name
+            raise self.error(
+                node,
+                f"'{name}' was first assigned the Python number {scalar.literal!r}, so it holds {scalar.buffer.dtype}, "
+                f"but is assigned a {val.dtype} value here; start it as {name} = T.{_dt.with_lanes(val.dtype, 1)}"
+                f"({float(scalar.literal)!r})",
+            )
+
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
+        if name in self.mutable_names and isinstance(val, (int, float)) and not isinstance(val, bool):
+            return self._assign_mutable(target, val, node)  # s = 0, then s = s + A[i]
         if isinstance(val, T.EnvThreadSpec):
             var = Var(name, "int32")
             self.env_threads[var] = val.tag
@@ -912,6 +947,10 @@ class Parser:
         if node.orelse:
             raise self.error(node, "while ... else is not supported")
         cond = self.eval_expr(node.test)
+        if cond is True:  # while True: ... break
+            if not _leaves_loop(node.body):
+                raise self.error(node.test, "'while True' without a break or return in its body never ends")
+            cond = IntImm("bool", 1)
         if not isinstance(cond, PrimExpr) or not _dt.is_bool(cond.dtype):
             raise self.error(node.test, "a while condition must be a boolean TIR expression")
         self.depth += 1

@@ -16,7 +16,7 @@ import functools
 from typing import Any, Callable, Optional
 
 from tvm.tir import op as _op
-from tvm.tir.expr import Call, PrimExpr, StringImm
+from tvm.tir.expr import Buffer, Call, PrimExpr, StringImm
 from tvm.tir.transform.inline import CALL_FUNCTION
 
 
@@ -65,6 +65,12 @@ class ModuleFunctions:
         dtype = self._return_dtype(fdef)
 
         def call(*args: Any) -> PrimExpr:
+            for k, a in enumerate(args):
+                if isinstance(a, Buffer):
+                    raise TypeError(
+                        f"argument {k} of {self._name}.{name} is the buffer {a.name}: pass its memory, "
+                        f"{a.name}.data (the callee's buffer parameter views it)"
+                    )
             return Call(dtype, CALL_FUNCTION, (StringImm(name), *(_op.convert(a) for a in args)))
 
         return call

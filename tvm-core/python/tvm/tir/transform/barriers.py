@@ -29,14 +29,27 @@ import dataclasses
 from typing import Any, Optional
 
 from tvm.tir.analysis import free_vars
-from tvm.tir.expr import BufferLoad, Call, IntImm, Var
+from tvm.tir.expr import GE, GT, LE, LT, And, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
 from tvm.tir.op import is_barrier, tvm_storage_sync
-from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tvm.tir.stmt import (
+    Allocate,
+    AssertStmt,
+    BufferStore,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+    While,
+)
 
+from .bounds import interval
 from .fragments import memory_accesses
-from .verify import TIRVerifyError, is_device_target, is_thread_index_loop
+from .verify import TIRVerifyError, is_device_target, is_thread_index_loop, with_span
 
 _SHARED = ("shared", "shared.dyn")
 
@@ -114,13 +127,17 @@ class _Barriers:
     def _depends_on_thread(self, e: Any) -> bool:
         return any(v in self.thread_dependent for v in free_vars(e))
 
+    def _divergent(self, condition: PrimExpr) -> bool:
+        """Whether threads of one block may take different branches on ``condition``."""
+        return self._depends_on_thread(condition)
+
     def stmt(self, s: Stmt, uniform: bool) -> Stmt:
         if isinstance(s, SeqStmt):
             return SeqStmt(tuple(self.seq(list(s.seq), uniform)[0]), span=s.span)
         if isinstance(s, For):
             return self._loop(s, uniform)
         if isinstance(s, IfThenElse):
-            inner = uniform and not self._depends_on_thread(s.condition)
+            inner = uniform and not self._divergent(s.condition)
             then = self.stmt(s.then_case, inner)
             other = self.stmt(s.else_case, inner) if s.else_case is not None else None
             return dataclasses.replace(s, then_case=then, else_case=other)
@@ -189,6 +206,88 @@ class _Barriers:
                 writes |= acc.writes
                 by_thread |= acc.by_thread
         return out, (lead_reads, lead_writes), (reads, writes)
+
+
+def _always(condition: PrimExpr, ranges: dict[Var, tuple[int, int]]) -> bool:
+    """Whether the comparison ``condition`` holds for every value of the variables in ``ranges``."""
+    if not isinstance(condition, (LT, LE, GT, GE)):
+        return False
+    a, b = interval(condition.a, ranges), interval(condition.b, ranges)
+    if a is None or b is None:
+        return False
+    return {LT: a[1] < b[0], LE: a[1] <= b[0], GT: a[0] > b[1], GE: a[0] >= b[1]}[type(condition)]
+
+
+class _DivergentBarriers(_Barriers):
+    """Finds a block-wide barrier that not every thread of its block reaches: one under a condition
+    on the thread index (that some thread may find false), in a loop whose bounds depend on it, or
+    in a thread loop narrower than its tag's launch."""
+
+    def __init__(self, nest: For):
+        super().__init__(nest)
+        self.ranges: dict[Var, tuple[int, int]] = {}
+        post_order_visit(nest, self._note_range)
+
+    def _note_range(self, n: Any) -> None:
+        if is_thread_index_loop(n) and isinstance(n.min, IntImm) and isinstance(n.extent, IntImm):
+            self.ranges[n.loop_var] = (n.min.value, n.min.value + n.extent.value - 1)
+
+    def _divergent(self, condition: PrimExpr) -> bool:
+        if isinstance(condition, And):  # a part the same for every thread cannot divide them
+            return self._divergent(condition.a) or self._divergent(condition.b)
+        return self._depends_on_thread(condition) and not _always(condition, self.ranges)
+
+    def stmt(self, s: Stmt, uniform: bool) -> Stmt:
+        if not uniform and _is_barrier(s) and _scope_of(s.value) in _BLOCK_SCOPES:
+            message = (
+                f"T.tvm_storage_sync({_scope_of(s.value)!r}) is not reached by every thread of the block: it is "
+                "under a condition on the thread index, in a loop whose bounds depend on it, or in a thread loop "
+                "narrower than the launch; a barrier waits for all threads (the kernel would hang or crash), so "
+                "move it out of the condition or loop"
+            )
+            raise TIRVerifyError(with_span(message, s.span), message, s.span)
+        if isinstance(s, While):
+            self.stmt(s.body, uniform and not self._depends_on_thread(s.condition))
+            return s
+        return super().stmt(s, uniform)
+
+    def seq(self, stmts: list[Stmt], uniform: bool) -> tuple[list[Stmt], tuple[set, set], tuple[set, set]]:
+        for child in stmts:
+            self.stmt(child, uniform)
+        return stmts, (set(), set()), (set(), set())
+
+
+#: Scopes of barriers every thread of a block must reach (a "warp" barrier involves its warp only).
+_BLOCK_SCOPES = ("shared", "shared.dyn", "global")
+
+
+def _scope_of(barrier: Call) -> str:
+    arg = barrier.args[0] if barrier.args else None
+    return arg.value if isinstance(arg, StringImm) else "shared"
+
+
+def check_barriers_reach_every_thread(func: PrimFunc, target: Any) -> PrimFunc:
+    """``func`` unchanged; a TIRVerifyError naming the barrier when a kernel has a block-wide
+    barrier that some thread of its block does not reach (see :class:`_DivergentBarriers`)."""
+    if not is_device_target(target):
+        return func
+
+    for nest in _kernel_nests(func.body):
+        _DivergentBarriers(nest).stmt(nest, True)
+    return func
+
+
+def _kernel_nests(s: Optional[Stmt]) -> list[For]:
+    """The top-level thread-bound loops of the host code ``s``: one per kernel."""
+    if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+        return [s]
+    if isinstance(s, SeqStmt):
+        return [nest for x in s.seq for nest in _kernel_nests(x)]
+    if isinstance(s, (LetStmt, Allocate, AssertStmt, For)):
+        return _kernel_nests(s.body)
+    if isinstance(s, IfThenElse):
+        return _kernel_nests(s.then_case) + _kernel_nests(s.else_case)
+    return []
 
 
 def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:

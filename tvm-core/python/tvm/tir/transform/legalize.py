@@ -221,11 +221,12 @@ def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
 
 
 def _float_floormod(a: Var, b: Var, dtype: str) -> PrimExpr:
-    """Python's ``%`` for floats: ``fmod`` with the divisor's sign."""
+    """Python's ``%`` for floats: ``fmod`` with the divisor's sign (a zero remainder too)."""
     zero = FloatImm(dtype, 0.0)
 
     def with_rem(r: Var) -> PrimExpr:
-        return Select(And(NE(r, zero), NE(LT(r, zero), LT(b, zero))), Add(r, b), r)
+        signed_zero = Select(LT(b, zero), FloatImm(dtype, -0.0), zero)
+        return Select(NE(r, zero), Select(NE(LT(r, zero), LT(b, zero)), Add(r, b), r), signed_zero)
 
     return _bind(Call(dtype, "fmod", (a, b)), with_rem)
 

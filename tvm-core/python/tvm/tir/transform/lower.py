@@ -81,7 +81,7 @@ from .flatten import flatten_buffers
 from .float8 import legalize_float8
 from .fragments import lower_fragments
 from .float16 import legalize_float16
-from .barriers import insert_barriers
+from .barriers import check_barriers_reach_every_thread, insert_barriers
 from .compact import compact_allocations
 from .placement import (
     across_launches,
@@ -133,7 +133,8 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         func = lower_fragments(compact_allocations(place_allocations(func, target, moved), target), target)
         func = shared_beyond_static_limit(without_dynamic_shared_memory(func, target), target)
         outliving = across_launches(func, target)
-        func = in_device_memory(insert_barriers(func, target, moved | outliving), outliving)
+        func = check_barriers_reach_every_thread(insert_barriers(func, target, moved | outliving), target)
+        func = in_device_memory(func, outliving)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
     verify(func, target)
