@@ -342,6 +342,27 @@ def test_a_kernel_writing_into_a_read_only_array_leaves_it_unchanged() -> None:
     np.testing.assert_array_equal(y, np.arange(5, dtype="float32"))
 
 
+@T.prim_func
+def _bf16_double(A: T.Buffer((4,), "bfloat16"), B: T.Buffer((4,), "bfloat16"), C: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = A[i] * T.bfloat16(2)
+        C[i] = T.Cast("float32", A[i])
+
+
+def test_ml_dtypes_arrays_are_accepted_and_written() -> None:
+    """NumPy cannot export ml_dtypes' bfloat16 through DLPack (the call raised NumPy's
+    BufferError): such arrays travel as tensor copies, and what the kernel writes comes back."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (pip install ml_dtypes) makes bfloat16 arrays")
+    a = np.arange(4).astype(ml_dtypes.bfloat16)
+    b, c = np.zeros(4, ml_dtypes.bfloat16), np.zeros(4, "float32")
+    _compile(_bf16_double)["_bf16_double"](a, b, c)
+    np.testing.assert_array_equal(b.astype("float32"), [0, 2, 4, 6])
+    np.testing.assert_array_equal(c, [0, 1, 2, 3])
+    a.setflags(write=False)
+    _compile(_bf16_double)["_bf16_double"](a, b[::-1], c)  # a reversed view is written through too
+    np.testing.assert_array_equal(b.astype("float32"), [6, 4, 2, 0])
+
+
 def test_zero_size_arrays_are_accepted() -> None:
     _compile(_add_one)["_add_one"](np.zeros(0, "float32"), np.zeros(0, "float32"), 0)
     z = np.zeros((0, 3), "float32")[:, ::2]  # strided, but empty: compact

@@ -14,18 +14,49 @@ def _is_read_only_array(arg: Any) -> bool:
     return isinstance(arg, np.ndarray) and not arg.flags.writeable
 
 
+def _is_ml_dtypes_array(arg: Any) -> bool:
+    """A NumPy array of ml_dtypes' bfloat16 or float8 formats, which NumPy cannot export as DLPack."""
+    import numpy as np
+
+    from .tensor import _ML_DTYPES
+
+    return isinstance(arg, np.ndarray) and arg.dtype.name in _ML_DTYPES
+
+
+def _call_with_copies(func: tvm_ffi.Function, args: tuple) -> Any:
+    """``func`` called with tensors copied from the NumPy arrays DLPack refuses (read-only ones,
+    ml_dtypes ones); what the call wrote into a writable ml_dtypes array is copied back."""
+    from .tensor import tensor
+
+    passed, written = [], []
+    for a in args:
+        if _is_ml_dtypes_array(a):
+            copy = tensor(a)
+            passed.append(copy)
+            if a.flags.writeable:
+                written.append((a, copy))
+        else:
+            passed.append(a.copy() if _is_read_only_array(a) else a)
+    result = func(*passed)
+    for array, copy in written:
+        array[...] = copy.numpy()
+    return result
+
+
 def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
-    """``func``, also callable with read-only NumPy arrays, which DLPack (as NumPy exports it)
-    refuses: such an array is passed as a copy, so a kernel that writes into it cannot change
-    memory its owner made read-only. Other calls go straight to ``func`` (``__wrapped__``)."""
+    """``func``, also callable with the NumPy arrays DLPack (as NumPy exports it) refuses: a
+    read-only array is passed as a copy, so a kernel that writes into it cannot change memory its
+    owner made read-only; an array of ml_dtypes' bfloat16 or float8 is passed as a tensor copy,
+    and what the kernel writes is copied back. Other calls go straight to ``func``
+    (``__wrapped__``)."""
 
     def call(*args: Any) -> Any:
         try:
             return func(*args)
         except BufferError:
-            if not any(_is_read_only_array(a) for a in args):
+            if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
                 raise
-            return func(*(a.copy() if _is_read_only_array(a) else a for a in args))
+            return _call_with_copies(func, args)
 
     call.__wrapped__ = func  # type: ignore[attr-defined]
     call.__doc__ = getattr(func, "__doc__", None)
