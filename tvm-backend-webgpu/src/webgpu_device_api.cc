@@ -57,8 +57,9 @@ tvm::runtime::AttributeList AttributesOf(const WebGPUDevice& d) {
 
 WebGPUDevice* Require(const char* what, int id) {
   if (id != 0) {
-    TVM_FFI_THROW(ValueError) << "cannot " << what << " webgpu(" << id
-                              << "): the WebGPU runtime drives one device, webgpu(0)";
+    TVM_FFI_THROW(ValueError)
+        << "cannot " << what << " webgpu(" << id
+        << "): it does not exist (the WebGPU runtime drives one device, webgpu(0))";
   }
   return WebGPUDevice::Get(std::string("cannot ") + what + " webgpu(0)");
 }

@@ -276,6 +276,13 @@ def test_time_evaluator(add_mod):
     assert len(res.results) == 2 and 0 < res.min <= res.mean < 1.0
 
 
+def test_time_evaluator_counts_must_be_positive(add_mod):
+    """number=0 divided by zero, repeat=0 failed later in .mean, number=-1 gave negative times."""
+    for kwargs, what in (({"number": 0}, "number"), ({"repeat": 0}, "repeat"), ({"number": -1}, "number")):
+        with pytest.raises(ValueError, match=f"time_evaluator: {what} must be an integer of at least 1"):
+            add_mod.time_evaluator("add", tvm.cpu(), **kwargs)
+
+
 def test_size_beyond_int32_shape_variable_is_rejected():
     """A 2**32 + 4 element tensor bound to an int32 size variable must not run truncated."""
     import numpy as np

@@ -68,6 +68,47 @@ def test_export_then_load_in_fresh_process(tmp_path, force_fallback):
     assert "ok library []" in res.stdout
 
 
+@pytest.mark.parametrize("name", ["model", "model.bin", "model.so.1"])
+def test_a_library_exported_under_any_name_loads_in_a_fresh_process(tmp_path, name):
+    """tvm-ffi picks its loader by suffix: 'model' and 'model.bin' were refused ("Failed to get
+    file format", "Loader for '.bin' files is not registered")."""
+    path = str(tmp_path / name)
+    tvm.compile(scale2(), "c").export_library(path)
+    res = run_fresh(LOAD_AND_RUN.format(path=path))
+    assert res.returncode == 0, res.stderr
+
+
+def test_export_refuses_paths_that_are_not_files(tmp_path):
+    """A FIFO (or /dev/null) at the path was replaced by the library; a folder or '' gave an error
+    about a temporary file."""
+    import os
+
+    mod = tvm.compile(scale2(), "c")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="it is not a regular file"):
+        mod.export_library(str(fifo))
+    assert not fifo.is_file()
+    with pytest.raises(ValueError, match="it is a folder"):
+        mod.export_library(str(tmp_path))
+    for bad in ("", str(tmp_path) + "/"):
+        with pytest.raises(ValueError, match="give a file name"):
+            mod.export_library(bad)
+
+
+def test_export_options_and_unknown_arguments(tmp_path):
+    mod = tvm.compile(scale2(), "c")
+    mod.export_library(str(tmp_path / "a.so"), options="-O2 -g")  # a string is split as a shell would
+    assert tvm.runtime.load_module(str(tmp_path / "a.so"))["scale2"] is not None
+    with pytest.raises(TypeError, match=r"takes strings \(compiler options\), got 3"):
+        mod.export_library(str(tmp_path / "b.so"), options=[3])
+    with pytest.raises(TypeError, match=r"fcompile=...\) is not supported"):
+        mod.export_library(str(tmp_path / "b.so"), fcompile=None)
+    with pytest.raises(TypeError, match="unexpected argument\\(s\\) cc"):
+        mod.export_library(str(tmp_path / "b.so"), cc="g++")
+    mod.export_library(str(tmp_path / "c.so"), workspace_dir=str(tmp_path))  # Apache TVM's, no effect
+
+
 def test_load_in_same_process(tmp_path):
     mod = tvm.compile(scale2(), "c")
     path = str(tmp_path / "lib.so")

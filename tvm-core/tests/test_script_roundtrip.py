@@ -177,6 +177,7 @@ def _shared_kernels():
 
     return {
         "vector_add": lambda: TK.vector_add("float16"),
+        "halves_as_floats": lambda: TK.halves_as_floats(),  # a view of an allocation's memory
         "row_sum": lambda: TK.row_sum(7, 100),
         "row_softmax": lambda: TK.row_softmax(5, 33),
         "matmul_tiled": lambda: TK.matmul_tiled(16, 24, 32),
@@ -211,3 +212,96 @@ def test_shared_testing_kernels_name_and_symbolic_sizes():
     assert [d.value for d in fixed.buffer_map[fixed.params[0]].shape] == [4, 128]
     with pytest.raises(AssertionError, match="multiples of tile"):
         TK.matmul_tiled(16, 20, 16, tile=16)
+
+
+def test_views_of_an_allocations_memory_are_printed():
+    """A view over an allocation (not a parameter) was used but never declared in the text."""
+
+    @T.prim_func
+    def bits_of(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "int32")):
+        tmp = T.alloc_buffer((8,), "float32")
+        bits = T.decl_buffer((8,), "int32", data=tmp.data)
+        for i in range(8):
+            tmp[i] = A[i]
+        for i in range(8):
+            B[i] = bits[i]
+
+    assert 'bits = T.Buffer((8,), "int32", data=tmp.data)' in bits_of.script()
+    roundtrip(bits_of)
+
+
+def test_a_module_prints_as_an_ir_module_class_and_parses_back():
+    """IRModule.script() printed its functions one after another, and parse kept the first."""
+    from tvm.script import ir as I
+
+    @I.ir_module
+    class Module:
+        I.module_attrs({"version": 3, "tags": ["a", "b"]})
+
+        @T.prim_func
+        def one(A: T.Buffer((4,), "float32")):
+            A[0] = T.float32(1)
+
+        @T.prim_func(private=True)
+        def two(A: T.Buffer((4,), "float32")):
+            A[0] = T.float32(2)
+
+    text = Module.script()
+    assert text.startswith("@I.ir_module\nclass Module:\n    I.module_attrs(")
+    again = tvm.script.parse(text)
+    assert list(again.functions) == ["one", "two"] and again.attrs == {"version": 3, "tags": ["a", "b"]}
+    tvm.ir.assert_structural_equal(again, Module)
+    with pytest.raises(tvm.script.TVMScriptError, match=r"the text defines 2 functions \(one, two\)"):
+        tvm.script.parse(Module["one"].script() + "\n" + Module["two"].script())
+
+
+def test_functions_and_targets_deep_copy_and_pickle():
+    """copy.deepcopy and pickle of a PrimFunc raised 'Add is immutable'; a device Target did not
+    pickle (its kind's functions were looked up under a name pickle cannot resolve)."""
+    import copy
+    import pickle
+
+    from tvm.testing import kernels as TK
+
+    for f in (K.row_softmax, TK.row_softmax(5, 33)):
+        for again in (copy.deepcopy(f), pickle.loads(pickle.dumps(f))):
+            tvm.ir.assert_structural_equal(again, f)
+    for spec in ("c", "opencl", "cuda -arch=sm_80 -max_num_threads=512"):
+        target = Target(spec)
+        again = pickle.loads(pickle.dumps(target))
+        assert again.kind.name == target.kind.name and again.attrs == target.attrs, spec
+
+
+def test_expressions_thousands_of_operations_deep_compile():
+    """About 250 chained additions raised a bare RecursionError (Python's 1,000 frames)."""
+    import numpy as np
+
+    A = tir.Buffer("A", (4,), "float32")
+    e = A[1]
+    for _ in range(2000):
+        e = e + A[1]
+    f = tir.PrimFunc([A.data], tir.BufferStore(A, e, (tir.const(0),)), {A.data: A}, {"global_symbol": "deep"})
+    a = np.ones(4, "float32")
+    tvm.compile(f, target="c")["deep"](a)
+    assert a[0] == 2001
+    roundtrip(f)
+    for _ in range(8000):
+        e = e + A[1]
+    deeper = tir.PrimFunc([A.data], tir.BufferStore(A, e, (tir.const(0),)), {A.data: A}, {"global_symbol": "deeper"})
+    with pytest.raises(RecursionError, match="tvm.compile: an expression or statement is nested too deeply"):
+        tvm.compile(deeper, target="c")
+
+
+def test_names_python_reserves_and_odd_function_names_round_trip():
+    """A buffer named 'range' shadowed the loops' range(); one named 'class' (a keyword) printed
+    invalid Python; a function named 'my-kernel' printed as main and lost its name."""
+    A = tir.Buffer("range", (4,), "float32")
+    B = tir.Buffer("class", (4,), "float32")
+    i = tir.Var("i", "int32")
+    body = tir.For(
+        i, tir.IntImm("int32", 0), tir.IntImm("int32", 4), tir.ForKind.SERIAL, tir.BufferStore(B, A[i] * 2.0, (i,))
+    )
+    f = tir.PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "my-kernel"})
+    g = roundtrip(f)
+    assert g.global_symbol == "my-kernel"
+    assert "range_1" in f.script() and "class_1" in f.script()

@@ -130,6 +130,30 @@ def test_a_damaged_database_is_set_aside(tmp_path):
     assert Database(path).lookup("k", "c", "fp")["config"] == {"mr": 2}
 
 
+def test_a_database_path_that_is_a_directory_is_never_moved(tmp_path):
+    """It was taken for a damaged file and renamed, with everything in it, to ``.corrupt``."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine")
+    with pytest.warns(RuntimeWarning, match="is not a regular file; tuning records are kept in memory only"):
+        db = Database(folder)
+    db.store("k", "c", "fp", {"config": {"mr": 2}})
+    assert db.lookup("k", "c", "fp")["config"] == {"mr": 2}
+    assert (folder / "keep.txt").read_text() == "mine" and not (tmp_path / "project.corrupt").exists()
+
+
+@pytest.mark.parametrize("config", [None, [8, 1], "lanes=8", {"mr": 4.0, "nr": 16}, {"mr": True, "nr": 16}])
+def test_a_record_whose_configuration_is_malformed_falls_back_to_the_default(config):
+    """A configuration that is no mapping reached ``.items()`` (AttributeError); True and 4.0
+    passed the knob check as 1 and 4 and failed inside the kernel factory."""
+    kernel = small_matmul()
+    db = Database(None)
+    db.store(kernel.key, TARGET, device_fingerprint(tvm.target.Target(TARGET)), {"config": config, "ms": 1.0})
+    with pytest.warns(UserWarning, match="the tuning record no longer fits the kernel"):
+        func = kernel.select(tvm.target.Target(TARGET), database=db)
+    assert func.script() == kernel.build(kernel.default_config(tvm.target.Target(TARGET))).script()
+
+
 def test_databases_sharing_a_file_keep_each_others_records(tmp_path):
     """Two processes tuning against one file (two Database objects here): a store writes what is
     on disk then plus its record, and a lookup sees what the other stored since."""

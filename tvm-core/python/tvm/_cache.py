@@ -27,7 +27,7 @@ def cache_root() -> str | None:
     if env.lower() in _OFF:
         return None
     if env:
-        return env
+        return os.path.expanduser(env)  # "~/x" as a shell would read it (C++ caches do the same)
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "tvm")
 
@@ -36,6 +36,23 @@ def cache_subdir(name: str) -> str | None:
     """``<cache root>/<name>``, or None when caching is disabled."""
     root = cache_root()
     return None if root is None else os.path.join(root, name)
+
+
+def check_user_file(path: str) -> None:
+    """A ValueError when ``path``, where a user asked for a file to be written, is empty, names a
+    folder, or is something other than a regular file (``os.replace`` would put the file in the
+    place of a FIFO or a device). Cache entries are replaced whatever sits at their path."""
+    import stat
+
+    if not path or path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)):
+        raise ValueError(f"cannot write a file at {path!r}: give a file name (such as 'lib.so')")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # absent (or unreadable): os.replace says what is wrong
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
+        raise ValueError(f"cannot write a file at {path}: it is {kind}; give the path of a file")
 
 
 def publish(path: str | os.PathLike, write: "Callable[[str], None]") -> None:

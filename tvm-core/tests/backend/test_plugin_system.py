@@ -178,6 +178,34 @@ print("missing:", explain_missing("device rocm(0)", "rocm", None))
     assert "Fix: pip install tvm-backend-rocm" in r.stdout and "tvm[" not in r.stdout
 
 
+def test_a_tvm_backends_name_no_backend_has_is_warned_about(run_python):
+    """A typo or the wrong case in TVM_BACKENDS turned every backend off without a word."""
+    r = run_python("import tvm", env={"TVM_BACKENDS": "OpenCL"})
+    assert r.returncode == 0, r.stderr
+    assert "TVM_BACKENDS names 'OpenCL', which is no installed backend" in r.stderr, r.stderr
+
+
+def test_backend_api_arguments_of_the_wrong_kind_are_named():
+    import tvm
+    from tvm.target import detect_target_from_device
+    from tvm.testing.apache_api import device_enabled
+
+    with pytest.raises(TypeError, match="tvm.backend.load takes a backend's name"):
+        tvm.backend.load(None)
+    with pytest.raises(TypeError, match="detect_target_from_device takes a device"):
+        detect_target_from_device(None)
+    with pytest.raises(ValueError, match="device_enabled takes a target"):
+        device_enabled("")
+
+
+def test_the_report_command_has_help():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "tvm.backend", "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "usage: python -m tvm.backend" in r.stdout, r.stderr
+
+
 def test_missing_driver_means_runtime_unavailable(run_python):
     code = (
         REPORT

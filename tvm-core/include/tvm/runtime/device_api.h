@@ -101,7 +101,7 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
   void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
                       size_t nbytes, DLDevice dev_from, DLDevice dev_to,
                       TVMFFIStreamHandle stream) override;
-  void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override {}
+  void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override { CheckDevice(dev); }
 
  protected:
   /*! \brief Throws ValueError naming the device when `dev` does not exist. */

@@ -52,6 +52,13 @@ inline std::string Key(const std::string& data) {
   return buf;
 }
 
+/*! \brief `path` with a leading "~" or "~/" read as $HOME, as a shell (and Python's cache) does. */
+inline std::string ExpandHome(const std::string& path) {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0' || path.empty() || path[0] != '~') return path;
+  return path.size() == 1 || path[1] == '/' ? std::string(home) + path.substr(1) : path;
+}
+
 /*! \brief The folder of cache `name` ("opencl"), or "" when caching is off. */
 inline std::string Dir(const std::string& name) {
   auto env = [](const char* var) {
@@ -62,7 +69,7 @@ inline std::string Dir(const std::string& name) {
   for (const char* off : {"0", "off", "none", "false", "no"}) {
     if (root == off) return "";
   }
-  if (!root.empty()) return root + "/" + name;
+  if (!root.empty()) return ExpandHome(root) + "/" + name;
   std::string xdg = env("XDG_CACHE_HOME");
   if (!xdg.empty()) return xdg + "/tvm/" + name;
   std::string home = env("HOME");

@@ -96,6 +96,13 @@ std::string LoadDriver(Table* table, const DriverSpec& spec) {
   if (handle == nullptr) return why;
   std::string missing = table->Resolve(handle);
   if (missing.empty()) return "";
+  const char* chosen = spec.env_var.empty() ? nullptr : std::getenv(spec.env_var.c_str());
+  if (chosen != nullptr &&
+      *chosen != '\0') {  // the library the user named is the one that lacks it
+    return spec.env_var + "=" + chosen + " lacks " + missing + ": it is not " +
+           (spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0]) +
+           " or a library that provides its API; unset " + spec.env_var + " or point it at one";
+  }
   std::string first = spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0];
   return first + " lacks " + missing + (spec.too_old.empty() ? "" : ": " + spec.too_old);
 }

@@ -46,7 +46,7 @@ class ProgramCache {
       if (flag == off) return "";
     }
     std::string dir = Env("_CACHE_DIR");
-    return dir.empty() ? disk_cache::Dir(name_) : dir;
+    return dir.empty() ? disk_cache::Dir(name_) : disk_cache::ExpandHome(dir);
   }
 
   /*! \brief The entry of `identity` (everything the binary depends on: source, options, device,

@@ -44,6 +44,8 @@ def load(name: str) -> BackendRecord:
     Raises :class:`BackendError` when it is not installed or fails to load. A backend whose
     runtime is unavailable (no driver) still loads: it generates code and uses its fallback.
     """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"tvm.backend.load takes a backend's name (such as 'opencl'), got {name!r}")
     rec = _registry.get_record(name)
     if rec is not None and rec.status == DISABLED:
         rec.status, rec.reason = _registry.DISCOVERED, ""

@@ -192,6 +192,8 @@ def autoload() -> None:
     any third-party backend could claim it."""
     ensure_discovered()
     allowed, enabled = allowlist(), autoload_enabled()
+    if enabled and allowed is not None:
+        _warn_unknown_allowed(allowed)
     first_party = {n for n, rec in _records.items() if is_first_party(n, rec.distribution)}
     for name in sorted(_entry_points, key=lambda n: (n not in first_party, n)):
         rec = _records[name]
@@ -201,6 +203,20 @@ def autoload() -> None:
             rec.status, rec.reason = DISABLED, f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
         else:
             activate(name)
+
+
+def _warn_unknown_allowed(allowed: set[str]) -> None:
+    """A warning for each name in ``TVM_BACKENDS`` that no installed backend has (a typo, or the
+    wrong case, would otherwise turn every backend off without a word)."""
+    import warnings
+
+    for name in sorted(allowed - set(_entry_points)):
+        warnings.warn(
+            f"TVM_BACKENDS names '{name}', which is no installed backend (installed: "
+            f"{', '.join(sorted(_entry_points)) or 'none'}).{closest_names(name, sorted(_entry_points))}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def activate(name: str, explicit: bool = False) -> BackendRecord:
@@ -324,7 +340,8 @@ def closest_names(name: str, known: list[str]) -> str:
     """`` Did you mean 'x'?`` for the closest of ``known`` (empty when none is close)."""
     import difflib
 
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    same_letters = [k for k in known if k.lower() == name.lower() and k != name]
+    close = same_letters or difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
 
 

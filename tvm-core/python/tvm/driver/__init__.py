@@ -21,6 +21,7 @@ from typing import Any, Mapping, Optional
 
 import tvm_ffi
 
+from tvm._recursion import with_room
 from tvm.runtime.library import BuildInfo, UnresolvedSymbolError, load_library, reuse
 from tvm.runtime.module import Module
 from tvm.target import Target
@@ -102,6 +103,7 @@ def _own_cpu_target(func: PrimFunc, target: Target) -> Optional[Target]:
     return own if own.kind.codegen is None else None
 
 
+@with_room("tvm.compile")
 def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
     ``"cuda"``, a :class:`Target` or a dict; ``None``, the default, takes the functions' ``target``

@@ -8,7 +8,7 @@ from typing import Any
 
 import tvm_ffi
 
-from tvm._cache import atomic_write, publish
+from tvm._cache import atomic_write, check_user_file, publish
 
 from tvm.runtime.library import LIBRARY_BIN, append_checksum, pack_library_bin
 from tvm.runtime.module import Module
@@ -53,8 +53,10 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
     is written under a private name and then renamed into place, so a reader of ``path`` (another
     process loading it, another export to it) sees the old file or the complete new one.
     """
+    options = _link_options(kwargs)
     info = getattr(module, "_build_info", None)
     path = os.fspath(path)
+    check_user_file(path)
     if info is None or not getattr(info, "host_source", None):
         data = getattr(info, "lib_bytes", None)
         if data is None:
@@ -64,7 +66,35 @@ def export_library(module: Module, path: str, **kwargs: Any) -> None:
             )
         atomic_write(path, data)  # what was loaded, not what is there now
         return
-    publish(path, lambda tmp: _link(module, info, tmp, list(kwargs.get("options", ()))))
+    publish(path, lambda tmp: _link(module, info, tmp, options))
+
+
+#: Apache TVM's export_library arguments accepted without effect: the folder for scratch files
+#: (this export makes its own and removes it)
+_IGNORED_EXPORT_ARGS = ("workspace_dir",)
+
+
+def _link_options(kwargs: dict[str, Any]) -> list[str]:
+    """The extra compiler and linker options of ``export_library``'s ``options`` (a list, or one
+    string split as a shell would); a TypeError for arguments it does not take."""
+    if "fcompile" in kwargs:
+        raise TypeError(
+            "export_library(fcompile=...) is not supported: the library is linked by the host C compiler "
+            "(CC, else cc, gcc or clang); pass compiler options with options=[...]"
+        )
+    unknown = sorted(set(kwargs) - {"options", *_IGNORED_EXPORT_ARGS})
+    if unknown:
+        raise TypeError(f"export_library() got unexpected argument(s) {', '.join(unknown)} (it takes options=[...])")
+    options = kwargs.get("options", ())
+    if isinstance(options, str):
+        import shlex
+
+        options = shlex.split(options)
+    options = list(options)
+    bad = [o for o in options if not isinstance(o, str)]
+    if bad:
+        raise TypeError(f"export_library(options=...) takes strings (compiler options), got {bad[0]!r}")
+    return options
 
 
 def _link(module: Module, info: Any, path: str, extra: list) -> None:

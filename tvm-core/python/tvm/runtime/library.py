@@ -404,10 +404,11 @@ def load_module(path: str) -> Module:
 
 def _load_private_copy(data: bytes, name: str) -> tvm_ffi.Module:
     """``data`` (a library) loaded from a file of its own, removed once it is mapped (the loaded
-    copy stays mapped)."""
+    copy stays mapped). The copy's name ends in ``.so`` whatever ``name`` ends in: tvm-ffi picks
+    its loader by the suffix, and a library exported as ``model`` or ``model.bin`` is one too."""
     tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
     try:
-        copy = os.path.join(tmpdir, name)
+        copy = os.path.join(tmpdir, name if name.endswith(".so") else f"{name}.so")
         with open(copy, "wb") as f:
             f.write(data)
         return _dlopen(copy)

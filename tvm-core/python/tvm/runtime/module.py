@@ -159,6 +159,10 @@ class Module:
         per measurement, ``repeat`` measurements; the device is synchronized around each)."""
         import time
 
+        for what, value in (("number", number), ("repeat", repeat)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"time_evaluator: {what} must be an integer of at least 1, got {value!r}")
+
         func = self.get_function(name)
 
         def sync() -> None:

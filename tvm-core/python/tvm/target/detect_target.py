@@ -28,6 +28,8 @@ def detect_target_from_device(dev: Any) -> Target:
 
     if isinstance(dev, str):
         dev = device(dev)
+    if not hasattr(dev, "dlpack_device_type"):
+        raise TypeError(f"detect_target_from_device takes a device such as tvm.cuda(0) or 'opencl', got {dev!r}")
     code = dev.dlpack_device_type()
     fn = _DETECTORS.get(code)
     if fn is None:

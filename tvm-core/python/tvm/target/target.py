@@ -178,6 +178,10 @@ class Target(ThreadScoped):
             self.host = Target("c")
         _check_capability_attrs(self.kind.name, self.attrs)
 
+    def __reduce__(self) -> tuple:
+        """Pickled by kind name and attributes (the kind's functions are found again by name)."""
+        return Target, ({"kind": self.kind.name, **self.attrs}, self.host)
+
     @property
     def keys(self) -> tuple[str, ...]:
         """Generic keys of this target (``gpu``, ``cpu``, ...)."""

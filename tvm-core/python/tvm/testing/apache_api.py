@@ -28,7 +28,10 @@ def assert_allclose(actual: Any, desired: Any, rtol: float = 1e-7, atol: float =
 
 def device_enabled(target: Any) -> bool:
     """Whether a device for ``target`` (``"cuda"``, ``"llvm"``, a Target) is present here."""
-    kind = target.kind.name if hasattr(target, "kind") else str(target).split()[0]
+    words = [] if hasattr(target, "kind") else str(target).split()
+    if not hasattr(target, "kind") and not words:
+        raise ValueError(f"device_enabled takes a target such as 'cuda' or 'llvm', got {target!r}")
+    kind = target.kind.name if hasattr(target, "kind") else words[0]
     return True if kind in ("llvm", "c") else env.device_exists(kind)
 
 

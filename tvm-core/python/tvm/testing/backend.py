@@ -839,6 +839,17 @@ class BackendConformance:
         with pytest.raises(ValueError, match="shape"):
             mod["vector_add"](a, tvm.runtime.tensor(np.zeros(15, "float32"), dev), c)
 
+    def test_a_device_id_that_does_not_exist_is_refused(self):
+        """Allocating on, copying to or synchronizing a device id past the last one raises a
+        ValueError (the host-memory devices synchronized such a device without a word)."""
+        dev = self.dev()
+        missing = tvm.device(dev.dlpack_device_type(), 4096)
+        assert not missing.exist
+        with pytest.raises(ValueError, match="does not exist"):
+            missing.sync()
+        with pytest.raises(ValueError, match="does not exist"):
+            tvm.runtime.empty((4,), "float32", missing)
+
     def _raw_fill_kernel(self) -> Any:
         """The device kernel of ``A[i] = 3`` over 1024 elements (16 blocks of 64 threads), called
         directly: (buffer, grid, block)."""

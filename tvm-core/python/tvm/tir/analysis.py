@@ -12,6 +12,8 @@ import math
 from fractions import Fraction
 from typing import Any, Optional
 
+from tvm._recursion import with_room
+
 from . import dtype as _dt
 from .expr import (
     Add,
@@ -242,6 +244,7 @@ def _attrs_eq(a: dict, b: dict) -> bool:
     return set(a) == set(b) and all(_attr_key(a[k]) == _attr_key(b[k]) for k in a)
 
 
+@with_room("comparing IR")
 def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
     """True when ``a`` and ``b`` (IRModules, PrimFuncs, statements or expressions) have the same
     structure and dtypes, up to consistent renaming of the variables and buffers they define; two

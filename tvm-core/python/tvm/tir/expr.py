@@ -264,6 +264,9 @@ def _binop(name: str, op: str, result_bool: bool = False):
     def __repr__(self):
         return f"{name}({self.a!r}, {self.b!r})"
 
+    def __reduce__(self):  # copy and pickle rebuild it through __init__ (its fields are frozen)
+        return type(self), (self.a, self.b, self.span)
+
     base = CmpOp if result_bool else BinaryOp
     cls = type(
         name,
@@ -271,6 +274,7 @@ def _binop(name: str, op: str, result_bool: bool = False):
         {
             "__init__": __init__,
             "__repr__": __repr__,
+            "__reduce__": __reduce__,
             "op": op,
             "__slots__": ("a", "b", "span", "dtype"),
             "__setattr__": _frozen_setattr,

@@ -89,8 +89,24 @@ class IRModule:
         return len(self.functions)
 
     def script(self) -> str:
-        """The module printed as TVMScript (its functions, one after another)."""
-        return "\n\n".join(f.script() for f in self.functions.values())
+        """The module printed as TVMScript: an ``@I.ir_module`` class holding its attributes
+        (``I.module_attrs``, when they are plain Python values) and its functions, which
+        ``tvm.script.parse`` reads back."""
+        import ast
+        import textwrap
+
+        lines = ["@I.ir_module", "class Module:"]
+        if self.attrs:
+            text = repr(dict(self.attrs))
+            try:
+                plain = ast.literal_eval(text) == self.attrs
+            except (ValueError, SyntaxError):
+                plain = False
+            lines.append(
+                f"    I.module_attrs({text})" if plain else f"    # attributes not printable as Python: {text:.200}"
+            )
+        body = "\n\n".join(textwrap.indent(f.script().rstrip("\n"), "    ") for f in self.functions.values())
+        return "\n".join(lines) + ("\n" + body if body else "\n    pass") + "\n"
 
     def items(self) -> List[Tuple[str, PrimFunc]]:
         """(name, function) pairs."""

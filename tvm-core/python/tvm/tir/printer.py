@@ -9,6 +9,7 @@ constants as ``T.<dtype>(value)``; let statements print with their dtype
 
 from __future__ import annotations
 
+import keyword
 import math
 from typing import Any, Callable
 
@@ -45,6 +46,8 @@ from .expr import (
     Sub,
     Var,
 )
+from tvm._recursion import with_room
+
 from .function import PrimFunc
 from .functor import post_order_visit
 from .op import INTRINSICS, result_dtype
@@ -103,9 +106,11 @@ _ATOM = 100
 class _Printer:
     def __init__(self):
         self.names: dict[Any, str] = {}
-        self.used: set[str] = {"T"}
+        # Python's keywords and the names the printed text itself uses are never a variable's
+        self.used: set[str] = {"T", "I", "tvm", "range", *keyword.kwlist}
         self.lines: list[str] = []
         self.data_of: dict[Var, Buffer] = {}
+        self.declared: set = set()  # views printed already (declare_views)
 
     # ------------------------------------------------------------------ names
     def name_of(self, obj: Any, hint: str) -> str:
@@ -243,6 +248,7 @@ class _Printer:
                 f'{self.buf(b)} = T.alloc_buffer({self.shape(b.shape)}, "{b.dtype}"'
                 f'{self.buffer_extras(b)}, scope="{b.scope}")',
             )
+            self.declare_views(s.body, {b}, depth)
             self.stmt(s.body, depth)
         elif isinstance(s, Evaluate):
             v = s.value
@@ -259,17 +265,20 @@ class _Printer:
         else:
             self.emit(depth, f"# unprintable {type(s).__name__}")
 
-    def declare_views(self, f: PrimFunc):
-        """Declare buffers the body uses that alias a parameter's memory (e.g. flattened views)."""
+    def declare_views(self, body: Stmt, owners: set, depth: int) -> None:
+        """Declare the buffers ``body`` uses that view the memory of a buffer of ``owners`` (a
+        parameter's or an allocation's: flattened views, reinterpretations), each once."""
         from .analysis import used_buffers
 
-        params = set(f.buffer_map.values())
-        for b in used_buffers(f.body):
-            if b in params or b.data not in self.data_of:
+        data = {b.data for b in owners}
+        for b in used_buffers(body):
+            if b in owners or b.data not in data or b in self.declared:
                 continue
-            data = self.var(b.data)
+            self.declared.add(b)
             self.emit(
-                1, f'{self.buf(b)} = T.Buffer({self.shape(b.shape)}, "{b.dtype}"{self.buffer_extras(b)}, data={data})'
+                depth,
+                f'{self.buf(b)} = T.Buffer({self.shape(b.shape)}, "{b.dtype}"{self.buffer_extras(b)}, '
+                f"data={self.var(b.data)}{_scope(b)})",
             )
 
     def loop_header(self, s: For) -> str:
@@ -340,10 +349,10 @@ class _Printer:
                 sig.append(f"{self.var(p)}: T.{p.dtype}")
         attrs = dict(f.attrs)
         private = "global_symbol" not in attrs
-        if attrs.get("global_symbol") == f.name:
+        fname = f.name if f.name.isidentifier() and not keyword.iskeyword(f.name) else "main"
+        if attrs.get("global_symbol") == fname:  # else T.func_attr keeps it ("my-kernel")
             attrs.pop("global_symbol")
         dec = "@T.prim_func(private=True)" if private else "@T.prim_func"
-        fname = f.name if f.name.isidentifier() else "main"
         self.lines.append(dec)
         self.lines.append(f"def {fname}({', '.join(sig)}):")
         if attrs:
@@ -358,7 +367,7 @@ class _Printer:
                     f"{self.buf(b)} = T.match_buffer({self.names[p]}, {self.shape(b.shape)}, "
                     f'"{b.dtype}"{self.buffer_extras(b)}{_scope(b)})',
                 )
-        self.declare_views(f)
+        self.declare_views(f.body, set(f.buffer_map.values()), 1)
         self.stmt(f.body, 1)
         return "\n".join(self.lines) + "\n"
 
@@ -407,6 +416,7 @@ def expr_text(e: Any) -> str:
     return _Printer().expr(e)
 
 
+@with_room("printing TVMScript")
 def script(func: PrimFunc) -> str:
     """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``."""
     return _Printer().func(func)

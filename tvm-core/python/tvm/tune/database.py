@@ -23,6 +23,16 @@ class Database:
 
     def __init__(self, path: str | os.PathLike[str] | None):
         self.path = None if path is None else Path(path)
+        if self.path is not None and self.path.exists() and not self.path.is_file():
+            import warnings
+
+            warnings.warn(
+                f"tuning database {self.path} is not a regular file; tuning records are kept in memory "
+                f"only (point TVM_TUNING_DATABASE at a file, e.g. {self.path / 'tuning.json'})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self.path = None
         self._records: dict[str, dict] | None = None
         self._stamp: tuple | None = None  # the file's identity when it was read
         self._lock = threading.Lock()
@@ -85,6 +95,8 @@ class Database:
 
         aside = self.path.with_suffix(self.path.suffix + ".corrupt")
         try:
+            if not self.path.is_file():  # only a damaged file is moved, never a directory or device
+                raise OSError
             os.replace(self.path, aside)
         except OSError:
             aside = self.path

@@ -63,10 +63,12 @@ class Tunable:
 
     def check(self, config: Mapping[str, Any]) -> None:
         """ValueError naming the knob when ``config`` is not one of the kernel's configurations."""
+        if not isinstance(config, Mapping):
+            raise ValueError(f"{self.key}: a configuration maps knob names to values, got {config!r}")
         for name, value in config.items():
             if name not in self.knobs:
                 raise ValueError(f"{self.key}: unknown knob '{name}' (knobs: {', '.join(self.knobs)})")
-            if value not in self.knobs[name]:
+            if not any(value == v and type(value) is type(v) for v in self.knobs[name]):  # True is not 1
                 raise ValueError(f"{self.key}: knob {name}={value!r} is not one of {self.knobs[name]}")
         missing = [n for n in self.knobs if n not in config]
         if missing:

@@ -34,6 +34,7 @@ import textwrap
 import warnings
 from typing import Any, Callable, Optional
 
+from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, linear_form, structural_equal
@@ -1686,6 +1687,7 @@ def _names_from_enclosing_frames(func: Callable, missing: set, env: dict[str, An
         del frame
 
 
+@with_room("parsing TVMScript")
 def parse_function(func: Callable, private: bool = False, check_well_formed: bool = True) -> PrimFunc:
     """Parse a Python function object written in TVMScript into a PrimFunc (verified unless
     ``check_well_formed=False``)."""
@@ -1730,6 +1732,7 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
     return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check)
 
 
+@with_room("parsing TVMScript")
 def parse(
     source: str,
     extra_vars: Optional[dict[str, Any]] = None,
@@ -1758,6 +1761,12 @@ def parse(
     env.update(extra_vars or {})
     if any(isinstance(node, ast.ClassDef) for node in tree.body):
         return _parse_module_text(text, env, filename)
+    defs = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    if len(defs) > 1:  # the first was taken, the others silently dropped
+        raise TVMScriptError(
+            f"the text defines {len(defs)} functions ({', '.join(defs)}): parse them one at a time, or as the "
+            f"methods of an @I.ir_module class (IRModule.script() prints one)"
+        )
     fdef = _find_def(tree)
     for dec in fdef.decorator_list:
         if isinstance(dec, ast.Call):
