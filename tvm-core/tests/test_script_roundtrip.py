@@ -305,3 +305,13 @@ def test_names_python_reserves_and_odd_function_names_round_trip():
     g = roundtrip(f)
     assert g.global_symbol == "my-kernel"
     assert "range_1" in f.script() and "class_1" in f.script()
+
+
+def test_a_cross_thread_reduction_without_serial_axes_round_trips():
+    """Its init ran under 'if 0 == 0:', which the parser folds away: the text did not parse back
+    to an equal function."""
+    from tvm.testing import kernels as TK
+
+    f = TK.partly_scheduled_softmax()
+    assert "0 == 0" not in f.script()
+    roundtrip(f)

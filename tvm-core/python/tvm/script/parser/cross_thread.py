@@ -33,6 +33,7 @@ from tvm.tir.analysis import any_node, free_vars, structural_equal
 from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
 from tvm.tir.expr import Add, And, Buffer, BufferLoad, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
+from tvm.tir.transform.simplify import simplify_expr
 
 
 class CrossThreadError(ValueError):
@@ -317,7 +318,11 @@ def lower_block_reduction(
     if init is not None:  # the group's first step, whichever thread runs the update
         zero = {v: const(0, v.dtype) for v in reduced}
         zero.update({let.var: substitute(let.value, zero) for let in reduced_lets})
-        init = IfThenElse(substitute(init.condition, zero), init.then_case, init.else_case, init.span)
+        condition = simplify_expr(substitute(init.condition, zero))
+        if isinstance(condition, IntImm) and condition.value:  # no other reduction axis: always the first
+            init = init.then_case
+        else:
+            init = IfThenElse(condition, init.then_case, init.else_case, init.span)
     parts = _conjuncts(where) if where is not None else []
     guards = _Guards(
         _all([p for p in parts if not _mentions(p, reduce_vars)]), _all([_op.binary("eq", v, 0) for v in reduced])
