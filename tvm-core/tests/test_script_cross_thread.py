@@ -343,3 +343,31 @@ def test_a_block_without_init_into_a_local_buffer_is_each_threads_own_partial():
     b = tvm.runtime.empty((16,), "float32", dev)
     tvm.compile(row_sums, target="example")["row_sums"](tvm.runtime.tensor(a, dev), b)
     np.testing.assert_allclose(b.numpy(), a.sum(axis=1), rtol=1e-5)
+
+
+def test_a_reduction_into_shared_memory_that_every_thread_then_reads():
+    """dlight's spatial-inner broadcast: the total goes into shared S[v0] under the reduced
+    thread's condition (its init, then its update, the same element), and the next loop nest reads
+    S. The write and the re-read of one element by one thread were taken for two threads racing."""
+
+    @T.prim_func
+    def broadcast(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        S = T.alloc_buffer((16,), scope="shared")
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for ty in T.thread_binding(16, thread="threadIdx.y"):
+                with T.block("sum"):
+                    vk = T.axis.reduce(16, ty)
+                    v0 = T.axis.spatial(16, tx)
+                    with T.init():
+                        S[v0] = T.float32(0)
+                    S[v0] = S[v0] + A[vk, v0]
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for ty in T.thread_binding(16, thread="threadIdx.y"):
+                with T.block("add"):
+                    v0, v1 = T.axis.remap("SS", [ty, tx])
+                    B[v0, v1] = A[v0, v1] + S[v1]
+
+    a = np.random.default_rng(5).random((16, 16), dtype="float32")
+    with pytest.warns(Warning, match="S outlive"):
+        got, _ = run(broadcast, a, (16, 16))
+    np.testing.assert_allclose(got, a + a.sum(axis=0), rtol=1e-5)

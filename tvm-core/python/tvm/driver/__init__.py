@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional
 
 import tvm_ffi
 
-from tvm._recursion import with_room
+from tvm._recursion import room
 from tvm.runtime.library import BuildInfo, UnresolvedSymbolError, load_library, reuse
 from tvm.runtime.module import Module
 from tvm.target import Target
@@ -103,7 +103,6 @@ def _own_cpu_target(func: PrimFunc, target: Target) -> Optional[Target]:
     return own if own.kind.codegen is None else None
 
 
-@with_room("tvm.compile")
 def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Module:  # noqa: A001
     """Compile a PrimFunc or IRModule for ``target`` (``"c"``/``"llvm"``, a device target such as
     ``"cuda"``, a :class:`Target` or a dict; ``None``, the default, takes the functions' ``target``
@@ -115,63 +114,66 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     Functions are called as ``mod["name"](a, b, c)`` or ``mod.name(a, b, c)`` with
     ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
     """
-    from tvm.codegen.c_host import generate_host
-    from tvm.contrib import cc
+    with room("tvm.compile"):  # deep expressions: see tvm._recursion (inline: warnings keep their frames)
+        from tvm.codegen.c_host import generate_host
+        from tvm.contrib import cc
 
-    if hasattr(func_or_mod, "select"):  # a tvm.tune.Tunable: its tuned configuration, else its default
-        func_or_mod = func_or_mod.select(normalize_target(target if target is not None else (Target.current() or "c")))
-    funcs = _functions(func_or_mod)
-    tgt = normalize_target(_functions_target(funcs) if target is None else target)
-    if not funcs:
-        raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
-    hosts, kernels, on_cpu = [], [], set()
-    for f in funcs:
-        own = _own_cpu_target(f, tgt)
-        low = lower(f, own or tgt)
-        hosts.append(low.host)
-        kernels.extend(low.kernels)
-        if own is not None:
-            on_cpu.add(f.global_symbol)
-    device_modules = []
-    if kernels:
-        if tgt.kind.codegen is None:
-            raise RuntimeError(
-                f"target '{tgt.kind.name}' has no device code generator, but lowering "
-                f"produced {len(kernels)} device kernel(s)"
+        if hasattr(func_or_mod, "select"):  # a tvm.tune.Tunable: its tuned configuration, else its default
+            func_or_mod = func_or_mod.select(
+                normalize_target(target if target is not None else (Target.current() or "c"))
             )
-        device_modules.append(tgt.kind.codegen(kernels, tgt))
-    host_target = tgt.host if (tgt.kind.codegen is not None and tgt.host is not None) else tgt
-    device_type = tgt.device_type
-    # T.call_extern functions no header declares (the user's own) are declared from their calls;
-    # each is learned once per process from the compiler's error, not by failing every compile
-    src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
-    mcpu = host_target.attrs.get("mcpu")
-    mcpu = None if mcpu in (None, True, "") else str(mcpu)
-    try:
-        path, hit = cc.compile_shared(
-            src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
-        )
-    except cc.CompileError as err:
-        if not err.undeclared:
-            raise
-        _UNDECLARED_EXTERNS.update(err.undeclared)
+        funcs = _functions(func_or_mod)
+        tgt = normalize_target(_functions_target(funcs) if target is None else target)
+        if not funcs:
+            raise ValueError("tvm.compile: nothing to compile (no PrimFunc given)")
+        hosts, kernels, on_cpu = [], [], set()
+        for f in funcs:
+            own = _own_cpu_target(f, tgt)
+            low = lower(f, own or tgt)
+            hosts.append(low.host)
+            kernels.extend(low.kernels)
+            if own is not None:
+                on_cpu.add(f.global_symbol)
+        device_modules = []
+        if kernels:
+            if tgt.kind.codegen is None:
+                raise RuntimeError(
+                    f"target '{tgt.kind.name}' has no device code generator, but lowering "
+                    f"produced {len(kernels)} device kernel(s)"
+                )
+            device_modules.append(tgt.kind.codegen(kernels, tgt))
+        host_target = tgt.host if (tgt.kind.codegen is not None and tgt.host is not None) else tgt
+        device_type = tgt.device_type
+        # T.call_extern functions no header declares (the user's own) are declared from their calls;
+        # each is learned once per process from the compiler's error, not by failing every compile
         src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
-        path, hit = cc.compile_shared(
-            src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
+        mcpu = host_target.attrs.get("mcpu")
+        mcpu = None if mcpu in (None, True, "") else str(mcpu)
+        try:
+            path, hit = cc.compile_shared(
+                src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
+            )
+        except cc.CompileError as err:
+            if not err.undeclared:
+                raise
+            _UNDECLARED_EXTERNS.update(err.undeclared)
+            src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
+            path, hit = cc.compile_shared(
+                src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
+            )
+        info = BuildInfo(
+            src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit, src.extern_functions
         )
-    info = BuildInfo(
-        src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit, src.extern_functions
-    )
-    try:
-        lib = _load_host(path, src.has_launch, device_modules)
-    except UnresolvedSymbolError as err:
-        return _loaded_when_defined(info, src.has_launch, err)
-    except BaseException:
+        try:
+            lib = _load_host(path, src.has_launch, device_modules)
+        except UnresolvedSymbolError as err:
+            return _loaded_when_defined(info, src.has_launch, err)
+        except BaseException:
+            cc.discard_scratch(path)
+            raise
         cc.discard_scratch(path)
-        raise
-    cc.discard_scratch(path)
-    info.device_modules = list(lib.imports)
-    return Module(lib, info)
+        info.device_modules = list(lib.imports)
+        return Module(lib, info)
 
 
 build = compile

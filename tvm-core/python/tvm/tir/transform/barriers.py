@@ -60,20 +60,23 @@ def _is_barrier(s: Stmt) -> bool:
 
 class _SharedAccesses(StmtExprVisitor):
     """The shared buffers (by handle) a statement reads and writes, those of them indexed by the
-    thread (``by_thread``: an index uses a variable of ``dependent``), and whether it holds a
-    barrier."""
+    thread (``by_thread``: an index uses a variable of ``dependent``), the indices each is
+    accessed at (``indices``: keys of the index expressions), and whether it holds a barrier."""
 
     def __init__(self, dependent: frozenset = frozenset()) -> None:
         self.reads: set[Var] = set()
         self.writes: set[Var] = set()
         self.by_thread: set[Var] = set()
+        self.indices: dict[Var, set] = {}
         self.dependent = dependent
         self.barrier = False
 
     def _note(self, buf: Any, indices: tuple, into: set) -> None:
         if buf.scope in _SHARED:
             into.add(buf.data)
-            if self.dependent and any(v in self.dependent for i in indices for v in free_vars(i)):
+            used = [v for i in indices for v in free_vars(i)]
+            self.indices.setdefault(buf.data, set()).add((repr(indices), tuple(id(v) for v in used)))
+            if self.dependent and any(v in self.dependent for v in used):
                 self.by_thread.add(buf.data)
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
@@ -168,6 +171,7 @@ class _Barriers:
         reads: set = set()
         writes: set = set()
         by_thread: set = set()
+        indices: dict = {}  # of each buffer's accesses since the last barrier
         lead_reads: set = set()
         lead_writes: set = set()
         leading = True  # no barrier yet
@@ -175,14 +179,15 @@ class _Barriers:
             child = self.stmt(child, uniform)
             if _is_barrier(child):
                 out.append(child)
-                reads, writes, by_thread, leading = set(), set(), set(), False
+                reads, writes, by_thread, indices, leading = set(), set(), set(), {}, False
                 continue
             acc = _accesses(child, frozenset(self.thread_dependent))
             racing = _conflict(reads, writes, acc.reads, acc.writes)
             if not uniform:
                 # where only some threads run, each one reads what it wrote itself unless an
-                # index depends on the thread
+                # index depends on the thread and another index of the buffer is used too
                 racing &= by_thread | acc.by_thread
+                racing = {b for b in racing if len(indices.get(b, set()) | acc.indices.get(b, set())) > 1}
             if racing:
                 if not uniform:
                     names = ", ".join(sorted(self.names.get(v, v.name) for v in racing))
@@ -192,7 +197,7 @@ class _Barriers:
                         f"memory, then T.tvm_storage_sync('shared') outside the condition, then read it"
                     )
                 out.append(Evaluate(tvm_storage_sync("shared")))
-                reads, writes, by_thread, leading = set(), set(), set(), False
+                reads, writes, by_thread, indices, leading = set(), set(), set(), {}, False
             out.append(child)
             if leading:
                 lead_reads |= acc.reads
@@ -200,11 +205,13 @@ class _Barriers:
                 leading = not acc.barrier
             if acc.barrier:
                 reads, writes = set(acc.reads), set(acc.writes)  # conservative: all of it may follow
-                by_thread = set(acc.by_thread)
+                by_thread, indices = set(acc.by_thread), {b: set(k) for b, k in acc.indices.items()}
             else:
                 reads |= acc.reads
                 writes |= acc.writes
                 by_thread |= acc.by_thread
+                for b, keys in acc.indices.items():
+                    indices.setdefault(b, set()).update(keys)
         return out, (lead_reads, lead_writes), (reads, writes)
 
 
