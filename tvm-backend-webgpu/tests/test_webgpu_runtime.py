@@ -296,3 +296,35 @@ def test_subgroup_operations_against_numpy(dev):
     np.testing.assert_array_equal(got[2], np.repeat(groups.min(axis=1), size))
     np.testing.assert_array_equal(got[3], a[np.arange(128) ^ 1])
     np.testing.assert_array_equal(got[4], np.repeat(groups[:, 0], size))
+
+
+def test_bfloat16_arrays_in_workgroup_memory_and_reductions(dev):
+    """A user's shared bfloat16 tile (rounded products, reversed, its bits read back) and a
+    bfloat16 max over threads (the compiler's scratch) run as ml_dtypes computes them."""
+    ml_dtypes = pytest.importorskip(
+        "ml_dtypes", reason="ml_dtypes (pip install ml_dtypes) gives the bfloat16 reference"
+    )
+    from test_webgpu_codegen import bf16_tile
+
+    bf16 = ml_dtypes.bfloat16
+    a = (np.random.default_rng(3).standard_normal(64) * 10).astype(bf16)
+    b, c = tvm.runtime.empty((64,), "bfloat16", dev), tvm.runtime.empty((64,), "uint16", dev)
+    tvm.compile(bf16_tile, target="webgpu")["bf16_tile"](tvm.runtime.tensor(a, dev), b, c)
+    want = (a.astype("float32") * 3).astype(bf16)
+    np.testing.assert_array_equal(b.numpy().view("uint16"), want[::-1].view("uint16"))
+    np.testing.assert_array_equal(c.numpy(), want.view("uint16"))
+
+    @T.prim_func
+    def row_max(A: T.Buffer((4, 64), "bfloat16"), B: T.Buffer((4,), "bfloat16")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for k in T.thread_binding(64, thread="threadIdx.x"):
+                with T.block("max"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.bfloat16(-1e30)
+                    B[vi] = T.max(B[vi], A[vi, vk])
+
+    x = (np.random.default_rng(4).standard_normal((4, 64)) * 50).astype(bf16)
+    out = tvm.runtime.empty((4,), "bfloat16", dev)
+    tvm.compile(row_max, target="webgpu")["row_max"](tvm.runtime.tensor(x, dev), out)
+    np.testing.assert_array_equal(out.numpy().view("uint16"), x.max(axis=1).view("uint16"))

@@ -75,7 +75,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         # 32 bits
         passes=(
             "tvm.tir.transform:legalize_bool_storage",
-            "tvm.tir.transform:legalize_bfloat16",
+            "tvm.tir.transform:legalize_bfloat16_wide_arrays",
             "tvm.tir.transform:legalize_narrow_integers",
             "tvm.tir.transform:legalize_arithmetic",
         ),

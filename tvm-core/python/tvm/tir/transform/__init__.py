@@ -8,7 +8,8 @@
 * :func:`legalize_arithmetic` -- integer and floor division, modulo, min and max spelled with plain
   operations (a target pass for emitters that are not the C printer)
 * :func:`legalize_bfloat16` -- bfloat16 arithmetic emulated in float32 with integer rounding, so an
-  emitter only stores bfloat16 as 16-bit integers (a target pass)
+  emitter only stores bfloat16 as 16-bit integers (a target pass); :func:`legalize_bfloat16_wide_arrays`
+  also holds local and shared bfloat16 arrays as float32 arrays (for WGSL, which has no 16-bit arrays)
 * :func:`legalize_float8` -- float8 (e4m3fn, e5m2) values computed in float32 and stored as bytes,
   so no emitter sees a float8 operation (the lowering runs it on every function)
 * :func:`legalize_bool_storage` -- global bool buffers as ``uint8`` buffers of 0/1, so an emitter
@@ -30,7 +31,7 @@
 * :func:`dynamic_shared_bytes` -- where a code generator places a dynamic shared-memory view
 """
 
-from .bfloat16 import legalize_bfloat16
+from .bfloat16 import legalize_bfloat16, legalize_bfloat16_wide_arrays
 from .bool_storage import legalize_bool_storage
 from .float16 import legalize_float16
 from .float8 import legalize_float8
@@ -65,6 +66,7 @@ __all__ = [
     "legalize_log1p",
     "legalize_narrow_integers",
     "legalize_bfloat16",
+    "legalize_bfloat16_wide_arrays",
     "legalize_float8",
     "legalize_bool_storage",
     "legalize_float16",

@@ -15,6 +15,7 @@ from typing import Any
 from tvm.tir.expr import (
     GT,
     Add,
+    Buffer,
     BufferLoad,
     Call,
     Cast,
@@ -23,7 +24,7 @@ from tvm.tir.expr import (
     Select,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator
+from tvm.tir.functor import BufferReplacer, StmtExprMutator
 from tvm.tir.stmt import BufferStore, Stmt
 
 from .legalize import _bind
@@ -98,9 +99,45 @@ class _Emulator(NarrowEmulator):
         return _call(e.dtype, "reinterpret", to_bfloat16(self.visit_expr(src)))
 
 
+class _WideArrays(_Emulator, BufferReplacer):
+    """As _Emulator, and bfloat16 arrays in local or shared memory hold their values as float32
+    (exactly: every bfloat16 is a float32), for languages without 16-bit arrays."""
+
+    def replacement(self, b: Buffer) -> dict | None:
+        return {"dtype": F32} if b.scope != "global" and b.dtype == BF16 else None
+
+    def widen(self, original: BufferLoad, load: BufferLoad) -> PrimExpr:
+        return load if load.dtype == F32 else super().widen(original, load)
+
+    def store(self, s: BufferStore, out: BufferStore) -> Stmt:
+        return out if out.buffer.dtype == F32 else super().store(s, out)
+
+    def store_bits(self, s: BufferStore, out: BufferStore) -> Stmt:
+        if out.buffer.dtype != F32:
+            return super().store_bits(s, out)
+        bits = Cast(U32, Cast("uint16", out.value))  # the float32 whose high half they are
+        return BufferStore(
+            out.buffer, _call(F32, "reinterpret", _call(U32, "shift_left", bits, _u32(16))), out.indices, s.span
+        )
+
+    def reinterpret(self, e: Call) -> PrimExpr:
+        src = e.args[0]
+        if e.dtype != BF16 and isinstance(src, BufferLoad) and self.replacement(src.buffer) is not None:
+            high = _call(U32, "shift_right", _call(U32, "reinterpret", self.visit_expr(src)), _u32(16))
+            return Cast(e.dtype, Cast("uint16", high))  # the bits of a bfloat16 held as float32
+        return super().reinterpret(e)
+
+
 def legalize_bfloat16(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with bfloat16 arithmetic emulated in float32 (see the module docstring)."""
     return _Emulator().legalize(func)
 
 
-__all__ = ["from_bfloat16", "legalize_bfloat16", "round_to_bfloat16", "to_bfloat16"]
+def legalize_bfloat16_wide_arrays(func: PrimFunc, target: Any = None) -> PrimFunc:
+    """:func:`legalize_bfloat16`, and local and shared bfloat16 arrays (the compiler's own
+    reduction scratch too) become float32 arrays holding bfloat16 values, for a language that has
+    no 16-bit arrays (WGSL); device buffers stay bfloat16. Usable as a target pass."""
+    return _WideArrays().legalize(func)
+
+
+__all__ = ["from_bfloat16", "legalize_bfloat16", "legalize_bfloat16_wide_arrays", "round_to_bfloat16", "to_bfloat16"]
