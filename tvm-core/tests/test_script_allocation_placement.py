@@ -550,3 +550,38 @@ def test_a_kernel_without_block_loops_keeps_its_shared_buffer_in_its_one_block()
     np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
     cuda = tvm.compile(transpose_plus_one, target="cuda").imports[0].inspect_source("cuda")
     assert "__shared__ __align__(32) float B[4096];" in cuda
+
+
+@T.prim_func
+def rfactor_gemv(A: T.Buffer((32, 128, 16), "float32"), B: T.Buffer((32, 128), "float32")):
+    rf = T.alloc_buffer((16, 32, 128), "float32", scope="local")
+    for bx in T.thread_binding(64, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for ty in T.thread_binding(16, thread="threadIdx.y"):
+                for j in range(4):
+                    with T.block("init"):
+                        vy = T.axis.spatial(16, ty)
+                        v0 = T.axis.spatial(32, (bx * 16 + tx) // 128 * 4 + j)
+                        v1 = T.axis.spatial(128, (bx * 16 + tx) % 128)
+                        rf[vy, v0, v1] = A[v0, v1, vy]
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for j in range(4):
+                for ty in T.thread_binding(16, thread="threadIdx.y"):
+                    with T.block("red"):
+                        vy = T.axis.reduce(16, ty)
+                        v0 = T.axis.spatial(32, bx // 8 * 4 + j)
+                        v1 = T.axis.spatial(128, bx % 8 * 16 + tx)
+                        with T.init():
+                            B[v0, v1] = T.float32(0)
+                        B[v0, v1] = B[v0, v1] + rf[vy, v0, v1]
+
+
+def test_a_thread_buffer_indexed_two_ways_shrinks_to_what_the_thread_touches():
+    """dlight's rfactor GEMV writes rf at (bx*16+tx)//128*4+j and reads it at bx//8*4+j, the same
+    element for tx below 16: the whole-tensor local buffer (256 KiB per thread: refused on OpenCL,
+    and lavapipe's shader compiler crashed on it) shrinks to the thread's 4 elements."""
+    shapes, _ = allocations_and_barriers(rfactor_gemv)
+    assert shapes["rf"] == [4], shapes
+    a = np.random.default_rng(6).random((32, 128, 16), dtype="float32")
+    got, _ = run(rfactor_gemv, [a], (32, 128))
+    np.testing.assert_allclose(got, a.sum(axis=-1), rtol=1e-5)

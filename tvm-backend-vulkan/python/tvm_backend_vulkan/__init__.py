@@ -22,6 +22,9 @@ CAPABILITIES = {
     "dynamic_shared_memory": "one_array",  # one shared buffer per kernel sized at launch (emitter.py)
     "max_num_threads": 256,
     "max_shared_memory_per_block": 32768,
+    # private arrays of all invocations of a workgroup together: lavapipe's shader compiler
+    # crashed the process on 256 KiB per invocation (a GPU would spill them to scratch memory)
+    "max_local_memory_per_block": 4 * 1024 * 1024,
     "opaque_buffer_handles": True,
     "supports_float8": False,  # float8 buffers would need the SPIR-V emitter's 8-bit storage path
 }

@@ -11,7 +11,9 @@ lifetime (the variables bound outside it: block indices; for a local buffer also
 indices, since every thread has memory of its own) and a part that varies inside it (loop and
 let variables of its body, with constant ranges; for a shared buffer also the thread indices
 bound around it, since the block's threads share one copy). When the fixed part is the same at
-every access (up to a constant, compared as a linear form) and the varying parts have constant
+every access (up to a constant, compared as a linear form, a thread's index spelled the same way
+whichever loop binds it, and divisions of fixed parts split where the thread indices' ranges allow:
+``(bx * 16 + tx) // 128`` is ``bx // 8`` for ``tx`` below 16) and the varying parts have constant
 bounds, the dimension becomes ``max - min + 1`` long and each index ``varying - min``; a buffer
 never grows. The serial loops around all its accesses count as fixed too when each of their
 iterations writes the buffer before reading it (a tile loaded per step of a reduction loop): it
@@ -57,6 +59,7 @@ from tvm.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, 
 from tvm.tir.op import INTRINSICS, binary, is_reinterpret
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, LetStmt, SeqStmt
 
+from .bounds import interval
 from .fragments import FRAGMENT_OPS, is_fragment_op, only_writes, reads_and_writes
 from .simplify import simplify_expr
 from .verify import is_thread_index_loop
@@ -315,16 +318,61 @@ def _fixed_loops(buf: Buffer, accesses: list[tuple[tuple, tuple]]) -> list:
     return fixed
 
 
-def _fixed_form(r: _Range, canonical: dict) -> tuple[dict, int]:
-    """The linear form of ``r``'s fixed part, each thread index in its canonical spelling."""
+def _fixed_form(r: _Range, canonical: dict, ranges: Optional[dict] = None) -> tuple[dict, int]:
+    """The linear form of ``r``'s fixed part, each thread index in its canonical spelling and
+    its divisions split where ``ranges`` (of thread indices) allow (:class:`_SplitDivisions`)."""
     if r.fixed is None:
         return {}, 0
-    return linear_form(simplify_expr(substitute(r.fixed, canonical)) if canonical else r.fixed)
+    fixed = simplify_expr(substitute(r.fixed, canonical)) if canonical else r.fixed
+    return linear_form(_SplitDivisions(ranges).visit_expr(fixed) if ranges else fixed)
+
+
+class _SplitDivisions(StmtExprMutator):
+    """``(c * a + b) // (c * m)`` as ``a // m`` and ``(c * a + b) % (c * m)`` as
+    ``c * (a % m) + b`` where ``b`` (terms over variables of ``ranges``) stays in ``[0, c)``:
+    ``(bx * 16 + tx) // 128`` is ``bx // 8`` for ``tx`` below 16, so two spellings of one
+    thread's element compare equal."""
+
+    def __init__(self, ranges: dict) -> None:
+        super().__init__()
+        self.ranges = ranges
+
+    def _split(self, e: PrimExpr) -> Optional[tuple[PrimExpr, PrimExpr, int]]:
+        """``e`` as ``c * a + b`` with ``b`` in ``[0, c)``: (a, b, c), or None."""
+        exprs: dict = {}
+        terms, const = linear_form(e, exprs)
+        low = {k: v for k, v in terms.items() if all(x in self.ranges for x in free_vars(exprs[k]))}
+        high = {k: v for k, v in terms.items() if k not in low}
+        c = math.gcd(*high.values()) if high else 0
+        if c <= 1 or const % c:
+            return None
+        zero = IntImm(e.dtype, 0)
+        b = zero
+        for k, v in low.items():
+            b = binary("add", b, binary("mul", exprs[k], v))
+        span = interval(b, self.ranges)
+        if span is None or span[0] < 0 or span[1] >= c:
+            return None
+        a = IntImm(e.dtype, const // c)
+        for k, v in high.items():
+            a = binary("add", a, binary("mul", exprs[k], v // c))
+        return simplify_expr(a), b, c
+
+    def visit_BinaryOp(self, e: Any) -> PrimExpr:
+        if not isinstance(e, (FloorDiv, FloorMod)) or not isinstance(e.b, IntImm):
+            return super().visit_BinaryOp(e)
+        parts = self._split(self.visit_expr(e.a))
+        if parts is None or e.b.value % parts[2]:
+            return super().visit_BinaryOp(e)
+        a, b, c = parts
+        if isinstance(e, FloorDiv):
+            return binary("floordiv", a, e.b.value // c)
+        return binary("add", binary("mul", binary("floormod", a, e.b.value // c), c), b)
 
 
 def _plan(
     buf: Buffer, body: Any, outer: dict, threads: dict
-) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
+) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict, dict]]:
     """The compact shape of ``buf``, each dimension's smallest varying index and the bounds
     that split its indices, or None. ``outer``: the variables of one-iteration loops around the
     allocation, with their values; ``threads``: the thread indices bound around it, with their
@@ -348,13 +396,16 @@ def _plan(
 
 def _plan_with(
     buf: Buffer, finder: _Accesses, fixed: set
-) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict]]:
+) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict, dict]]:
     """:func:`_plan` with the variables in ``fixed`` counted as fixed for the allocation's
     lifetime."""
     bounds = copy.copy(finder.bounds)
     bounds.loops = dict(finder.bounds.loops)
+    thread_ranges = {}  # of the thread indices a per-thread buffer counts as fixed, by canonical name
     for var in fixed | (finder.thread_vars if is_per_thread(buf.scope) else set()):
-        bounds.loops.pop(var, None)
+        span = bounds.loops.pop(var, None)
+        if span is not None and var in finder.thread_vars:
+            thread_ranges[finder.same_thread.get(var, var)] = span
     per_dim: list[list[_Range]] = [[] for _ in buf.shape]
     for indices, _ in finder.accesses:
         for dim, index in enumerate(indices):
@@ -365,7 +416,7 @@ def _plan_with(
     shape, mins, shifted = [], [], False
     canonical = finder.same_thread if is_per_thread(buf.scope) else {}
     for ranges in per_dim:
-        parts = [_fixed_form(r, canonical) for r in ranges]
+        parts = [_fixed_form(r, canonical, thread_ranges) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
         lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
@@ -379,20 +430,21 @@ def _plan_with(
     # the block touches, as Apache TVM's compaction defines it)
     if None not in old and (math.prod(shape) > math.prod(old) or (shape == old and not shifted)):
         return None
-    return tuple(shape), mins, bounds, canonical
+    return tuple(shape), mins, bounds, canonical, thread_ranges
 
 
 class _Rewrite(StmtExprMutator):
     """Accesses of ``old`` become accesses of ``new`` at ``varying - min`` per dimension."""
 
-    def __init__(self, old: Buffer, new: Buffer, mins: list[int], bounds: _Bounds, canonical: dict):
-        self.old, self.new, self.mins, self.bounds, self.canonical = old, new, mins, bounds, canonical
+    def __init__(self, old: Buffer, new: Buffer, plan: tuple) -> None:
+        self.old, self.new = old, new
+        _, self.mins, self.bounds, self.canonical, self.ranges = plan
 
     def _indices(self, indices: tuple) -> tuple:
         out = []
         for index, lo in zip(indices, self.mins):
             r = self.bounds.of(index)
-            shift = _fixed_form(r, self.canonical)[1] - lo
+            shift = _fixed_form(r, self.canonical, self.ranges)[1] - lo
             out.append(binary("add", r.varying, shift) if r.varying is not None else IntImm("int32", shift))
         return tuple(out)
 
@@ -432,10 +484,9 @@ class _Compactor(StmtExprMutator):
         plan = _plan(buf, body, self.outer, self.threads) if buf.scope in _SCOPES else None
         if plan is None:
             return s if body is s.body else Allocate(buf, body, s.span)
-        shape, mins, bounds, canonical = plan
-        new = dataclasses.replace(buf, shape=tuple(IntImm("int32", x) for x in shape))
+        new = dataclasses.replace(buf, shape=tuple(IntImm("int32", x) for x in plan[0]))
         self.changed = True
-        return Allocate(new, _Rewrite(buf, new, mins, bounds, canonical).visit_stmt(body), s.span)
+        return Allocate(new, _Rewrite(buf, new, plan).visit_stmt(body), s.span)
 
 
 def compact_allocations(func: PrimFunc, target: Any) -> PrimFunc:
