@@ -331,8 +331,9 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
       os << "did not finish it within " << timeout_ms / 1000
          << " s (TVM_HEXAGON_TIMEOUT) and was stopped";
     } else {
-      os << how << " while running it (an access outside the kernel's buffers ends it with "
-         << "SIGSEGV; the simulator's own message is above)";
+      os << how << " while running it (an access outside the kernel's buffers, or local arrays "
+         << "larger than a thread's stack, end it with SIGSEGV; the simulator's own message is "
+         << "above)";
     }
     os << ". Device memory is kept; the next launch starts a new simulator process.";
     TVM_FFI_THROW(RuntimeError) << os.str();
