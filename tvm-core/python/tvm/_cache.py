@@ -11,6 +11,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
+import stat
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
@@ -38,21 +39,35 @@ def cache_subdir(name: str) -> str | None:
     return None if root is None else os.path.join(root, name)
 
 
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def special_file_kind(mode: int) -> str | None:
+    """What a file of ``mode`` (``os.stat``'s) is when it is not a regular file ("a FIFO" ...)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+
+
 def check_user_file(path: str) -> None:
     """A ValueError when ``path``, where a user asked for a file to be written, is empty, names a
     folder, or is something other than a regular file (``os.replace`` would put the file in the
     place of a FIFO or a device). Cache entries are replaced whatever sits at their path."""
-    import stat
-
     if not path or path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)):
         raise ValueError(f"cannot write a file at {path!r}: give a file name (such as 'lib.so')")
     try:
-        mode = os.stat(path).st_mode
+        kind = special_file_kind(os.stat(path).st_mode)
     except OSError:
         return  # absent (or unreadable): os.replace says what is wrong
-    if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
-        raise ValueError(f"cannot write a file at {path}: it is {kind}; give the path of a file")
+    if kind is not None:
+        what = "a folder" if kind == "a directory" else f"not a regular file ({kind})"
+        raise ValueError(f"cannot write a file at {path}: it is {what}; give the path of a file")
 
 
 def publish(path: str | os.PathLike, write: "Callable[[str], None]") -> None:

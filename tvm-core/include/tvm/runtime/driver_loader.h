@@ -59,15 +59,28 @@ void ResolveInto(void* handle, const char* symbol, F* slot, std::string* missing
 }
 }  // namespace detail
 
+namespace detail {
+/*! \brief The library the user named in `spec.env_var`, or "" when none is named. */
+inline std::string ChosenLibrary(const DriverSpec& spec) {
+  const char* chosen = spec.env_var.empty() ? nullptr : std::getenv(spec.env_var.c_str());
+  return chosen != nullptr ? chosen : "";
+}
+
+/*! \brief The driver's name in messages: its first soname. */
+inline std::string DriverName(const DriverSpec& spec) {
+  return spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0];
+}
+}  // namespace detail
+
 /*!
- * \brief Opens the driver library of `spec`.
+ * \brief Opens the driver library of `spec` (`chosen`: the library the user named, or "").
  * \param why Set to the reason when none loads.
  * \return The handle, or null.
  */
-inline void* OpenDriverLibrary(const DriverSpec& spec, std::string* why) {
-  const char* chosen = spec.env_var.empty() ? nullptr : std::getenv(spec.env_var.c_str());
-  if (chosen != nullptr && *chosen != '\0') {
-    if (void* handle = dlopen(chosen, RTLD_NOW | RTLD_LOCAL)) return handle;
+inline void* OpenDriverLibrary(const DriverSpec& spec, const std::string& chosen,
+                               std::string* why) {
+  if (!chosen.empty()) {
+    if (void* handle = dlopen(chosen.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
     const char* err = dlerror();
     *why =
         spec.env_var + "=" + chosen + " cannot be loaded (" + (err ? err : "dlopen failed") + ")";
@@ -79,9 +92,8 @@ inline void* OpenDriverLibrary(const DriverSpec& spec, std::string* why) {
     const char* err = dlerror();
     if (first_error.empty()) first_error = err ? err : "dlopen failed";
   }
-  std::string first = spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0];
-  *why = first + " not found" + (spec.absent.empty() ? "" : ": " + spec.absent) + " (" +
-         first_error + ")";
+  *why = detail::DriverName(spec) + " not found" + (spec.absent.empty() ? "" : ": " + spec.absent) +
+         " (" + first_error + ")";
   return nullptr;
 }
 
@@ -91,20 +103,18 @@ inline void* OpenDriverLibrary(const DriverSpec& spec, std::string* why) {
  */
 template <typename Table>
 std::string LoadDriver(Table* table, const DriverSpec& spec) {
-  std::string why;
-  void* handle = OpenDriverLibrary(spec, &why);
+  std::string why, chosen = detail::ChosenLibrary(spec);
+  void* handle = OpenDriverLibrary(spec, chosen, &why);
   if (handle == nullptr) return why;
   std::string missing = table->Resolve(handle);
   if (missing.empty()) return "";
-  const char* chosen = spec.env_var.empty() ? nullptr : std::getenv(spec.env_var.c_str());
-  if (chosen != nullptr &&
-      *chosen != '\0') {  // the library the user named is the one that lacks it
+  if (!chosen.empty()) {  // the library the user named is the one that lacks it
     return spec.env_var + "=" + chosen + " lacks " + missing + ": it is not " +
-           (spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0]) +
-           " or a library that provides its API; unset " + spec.env_var + " or point it at one";
+           detail::DriverName(spec) + " or a library that provides its API; unset " + spec.env_var +
+           " or point it at one";
   }
-  std::string first = spec.sonames.empty() ? std::string("the driver library") : spec.sonames[0];
-  return first + " lacks " + missing + (spec.too_old.empty() ? "" : ": " + spec.too_old);
+  return detail::DriverName(spec) + " lacks " + missing +
+         (spec.too_old.empty() ? "" : ": " + spec.too_old);
 }
 
 /*!

@@ -901,8 +901,7 @@ class HostFunctionPrinter:
             p.emit(f"{t} {v};")
             p.emit(
                 f"if (!tvm_uint64_arg(&{a}, &{v})) return {a}.type_index == kTVMFFIInt || {a}.type_index == "
-                f'kTVMFFIBigInt ? tvm_raise("ValueError", "%s: argument \'%s\' does not fit its dtype uint64 (0 to '
-                f'18446744073709551615)", {fn}, "{prm.name}") : tvm_err_scalar({fn}, "{prm.name}", {i}, "an int '
+                f'kTVMFFIBigInt ? {_does_not_fit(fn, prm)} : tvm_err_scalar({fn}, "{prm.name}", {i}, "an int '
                 f'(uint64)", {a}.type_index);'
             )
         else:
@@ -910,11 +909,7 @@ class HostFunctionPrinter:
             conv = f"({a}.v_int64 != 0)" if prm.dtype == "bool" else f"({t}){a}.v_int64"
             p.emit(f"{t} {v};")
             if prm.dtype != "bool":
-                lo, hi = _dt.integer_range(prm.dtype)
-                p.emit(
-                    f'if (TVM_UNLIKELY({a}.type_index == kTVMFFIBigInt)) return tvm_raise("ValueError", "%s: argument '
-                    f'\'%s\' does not fit its dtype {prm.dtype} ({lo} to {hi})", {fn}, "{prm.name}");'
-                )
+                p.emit(f"if (TVM_UNLIKELY({a}.type_index == kTVMFFIBigInt)) return {_does_not_fit(fn, prm)};")
             p.emit(
                 f"if ({a}.type_index != kTVMFFIInt && {a}.type_index != kTVMFFIBool) "
                 f'return tvm_err_scalar({fn}, "{prm.name}", {i}, "{what}", {a}.type_index);'
@@ -1064,6 +1059,13 @@ class HostFunctionPrinter:
                 f"(unsigned long long){tv}->byte_offset);"
             )
             p.emit(f"{ptr} = ({ctype}*){tv}->data;  /* the indices hold the offset */")
+
+
+def _does_not_fit(fn: str, var: E.Var) -> str:
+    """The C expression raising that integer argument ``var`` got a value its dtype cannot hold."""
+    lo, hi = _dt.integer_range(var.dtype)
+    message = f"%s: argument '%s' does not fit its dtype {var.dtype} ({lo} to {hi})"
+    return f'tvm_raise("ValueError", "{message}", {fn}, "{var.name}")'
 
 
 def _emit_range_check(p: CFamilyPrinter, fn: str, got: str, var: E.Var, what: str, scalar: bool = False) -> None:

@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import shutil
-import stat
 import struct
 import tempfile
 import threading
@@ -31,6 +30,7 @@ from typing import Any
 
 import tvm_ffi
 
+from tvm._cache import special_file_kind
 from tvm.runtime.module import Module
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
@@ -236,18 +236,9 @@ def _read_file(path: str) -> bytes:
         return f.read()
 
 
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
 def _check_regular(path: str, mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        what = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+    what = special_file_kind(mode)
+    if what is not None:
         raise ValueError(f"cannot load {path}: it is {what}, not a regular file (a library written by export_library)")
 
 

@@ -597,6 +597,11 @@ def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
     return {mono: c for mono, c in bound.total.items() if c}
 
 
+def expr_key(e: Any) -> tuple:
+    """A hashable key, equal for the same expression over the same variables (``x + 1`` twice)."""
+    return (repr(e), tuple(id(v) for v in free_vars(e)))
+
+
 def linear_form(e: PrimExpr, terms_of: Optional[dict] = None) -> tuple[dict, int]:
     """``e`` as a sum of terms times constant coefficients plus a constant: ``({term key:
     coefficient}, constant)``, so that ``x * 32 * 2`` and ``x * 64 + 1 - 1`` compare equal.
@@ -614,7 +619,7 @@ def linear_form(e: PrimExpr, terms_of: Optional[dict] = None) -> tuple[dict, int
         k, other = (e.a.value, e.b) if isinstance(e.a, IntImm) else (e.b.value, e.a)
         terms, const = linear_form(other, terms_of)
         return {key: coeff * k for key, coeff in terms.items() if coeff * k}, const * k
-    key = (repr(e), tuple(id(v) for v in free_vars(e)))  # the same expression of the same variables
+    key = expr_key(e)
     if terms_of is not None:
         terms_of[key] = e
     return {key: 1}, 0

@@ -1439,8 +1439,8 @@ class Parser:
                 return IntImm(v.dtype, -v.value)
             if isinstance(v, FloatImm):
                 return FloatImm(v.dtype, -v.value)
-            if _dt.is_float(v.dtype):  # -x of +0.0 is -0.0, which 0 - x is not
-                return _op.binary("mul", v, FloatImm(v.dtype, -1.0))
+            if _dt.is_float(v.dtype):
+                return -v  # as PrimExpr negates: the sign of a zero kept
             return _op.binary("sub", _zero_like(v), v)
         if isinstance(node.op, ast.UAdd):
             return v

@@ -26,9 +26,9 @@ as written; so is a barrier-less kernel whose conflicts sit under a thread-depen
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from tvm.tir.analysis import free_vars
+from tvm.tir.analysis import expr_key, free_vars
 from tvm.tir.expr import GE, GT, LE, LT, And, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
@@ -74,9 +74,8 @@ class _SharedAccesses(StmtExprVisitor):
     def _note(self, buf: Any, indices: tuple, into: set) -> None:
         if buf.scope in _SHARED:
             into.add(buf.data)
-            used = [v for i in indices for v in free_vars(i)]
-            self.indices.setdefault(buf.data, set()).add((repr(indices), tuple(id(v) for v in used)))
-            if self.dependent and any(v in self.dependent for v in used):
+            self.indices.setdefault(buf.data, set()).add(tuple(expr_key(i) for i in indices))
+            if self.dependent and any(v in self.dependent for i in indices for v in free_vars(i)):
                 self.by_thread.add(buf.data)
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
@@ -115,6 +114,7 @@ class _Barriers:
     def __init__(self, nest: For):
         self.thread_vars: set[Var] = set()
         self.widest: dict[str, int] = {}  # the launch extent of each threadIdx tag
+        self.ranges: dict[Var, tuple[int, int]] = {}  # of the thread indices of constant extent
         self.names: dict[Var, str] = {}
         post_order_visit(nest, self._note)
         self.thread_dependent = set(self.thread_vars)
@@ -124,6 +124,8 @@ class _Barriers:
             self.thread_vars.add(n.loop_var)
             if isinstance(n.extent, IntImm):
                 self.widest[n.thread_tag] = max(self.widest.get(n.thread_tag, 0), n.extent.value)
+                if isinstance(n.min, IntImm):
+                    self.ranges[n.loop_var] = (n.min.value, n.min.value + n.extent.value - 1)
         elif isinstance(n, Allocate):
             self.names[n.buffer.data] = n.buffer.name
 
@@ -230,15 +232,6 @@ class _DivergentBarriers(_Barriers):
     on the thread index (that some thread may find false), in a loop whose bounds depend on it, or
     in a thread loop narrower than its tag's launch."""
 
-    def __init__(self, nest: For):
-        super().__init__(nest)
-        self.ranges: dict[Var, tuple[int, int]] = {}
-        post_order_visit(nest, self._note_range)
-
-    def _note_range(self, n: Any) -> None:
-        if is_thread_index_loop(n) and isinstance(n.min, IntImm) and isinstance(n.extent, IntImm):
-            self.ranges[n.loop_var] = (n.min.value, n.min.value + n.extent.value - 1)
-
     def _divergent(self, condition: PrimExpr) -> bool:
         if isinstance(condition, And):  # a part the same for every thread cannot divide them
             return self._divergent(condition.a) or self._divergent(condition.b)
@@ -273,28 +266,33 @@ def _scope_of(barrier: Call) -> str:
     return arg.value if isinstance(arg, StringImm) else "shared"
 
 
+def _each_kernel(s: Optional[Stmt], rewrite: Callable[[For], Stmt]) -> Optional[Stmt]:
+    """The host code ``s`` with each kernel (a top-level thread-bound loop) replaced by
+    ``rewrite(kernel)``; ``s`` itself where nothing changed."""
+    if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+        return rewrite(s)
+    if isinstance(s, SeqStmt):
+        seq = tuple(_each_kernel(x, rewrite) for x in s.seq)
+        return s if all(a is b for a, b in zip(seq, s.seq)) else SeqStmt(seq, span=s.span)
+    if isinstance(s, (LetStmt, Allocate, AssertStmt, For)):
+        body = _each_kernel(s.body, rewrite)
+        return s if body is s.body else dataclasses.replace(s, body=body)
+    if isinstance(s, IfThenElse):
+        then, other = _each_kernel(s.then_case, rewrite), _each_kernel(s.else_case, rewrite)
+        return (
+            s
+            if then is s.then_case and other is s.else_case
+            else dataclasses.replace(s, then_case=then, else_case=other)
+        )
+    return s
+
+
 def check_barriers_reach_every_thread(func: PrimFunc, target: Any) -> PrimFunc:
     """``func`` unchanged; a TIRVerifyError naming the barrier when a kernel has a block-wide
     barrier that some thread of its block does not reach (see :class:`_DivergentBarriers`)."""
-    if not is_device_target(target):
-        return func
-
-    for nest in _kernel_nests(func.body):
-        _DivergentBarriers(nest).stmt(nest, True)
+    if is_device_target(target):
+        _each_kernel(func.body, lambda nest: _DivergentBarriers(nest).stmt(nest, True))
     return func
-
-
-def _kernel_nests(s: Optional[Stmt]) -> list[For]:
-    """The top-level thread-bound loops of the host code ``s``: one per kernel."""
-    if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
-        return [s]
-    if isinstance(s, SeqStmt):
-        return [nest for x in s.seq for nest in _kernel_nests(x)]
-    if isinstance(s, (LetStmt, Allocate, AssertStmt, For)):
-        return _kernel_nests(s.body)
-    if isinstance(s, IfThenElse):
-        return _kernel_nests(s.then_case) + _kernel_nests(s.else_case)
-    return []
 
 
 def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> PrimFunc:
@@ -305,33 +303,19 @@ def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> 
     memory."""
     if not is_device_target(target):
         return func
-    changed = False
 
-    class _Nests:
-        def rewrite(self, s: Stmt) -> Stmt:
-            nonlocal changed
-            if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
-                acc = _accesses(s)
-                used = acc.reads | acc.writes
-                moved = only is None or bool(used & only)
-                if not used or (not moved and acc.barrier):
-                    return s
-                try:
-                    new = _Barriers(s).stmt(s, True)
-                except TIRVerifyError:
-                    if moved:
-                        raise
-                    return s  # its own shared memory: see the module docstring
-                changed = changed or new is not s
-                return new
-            if isinstance(s, SeqStmt):
-                return SeqStmt(tuple(self.rewrite(x) for x in s.seq), span=s.span)
-            if isinstance(s, (LetStmt, Allocate, AssertStmt, For)):
-                return dataclasses.replace(s, body=self.rewrite(s.body))
-            if isinstance(s, IfThenElse):
-                other = self.rewrite(s.else_case) if s.else_case is not None else None
-                return dataclasses.replace(s, then_case=self.rewrite(s.then_case), else_case=other)
-            return s
+    def rewrite(nest: For) -> Stmt:
+        acc = _accesses(nest)
+        used = acc.reads | acc.writes
+        moved = only is None or bool(used & only)
+        if not used or (not moved and acc.barrier):
+            return nest
+        try:
+            return _Barriers(nest).stmt(nest, True)
+        except TIRVerifyError:
+            if moved:
+                raise
+            return nest  # its own shared memory: see the module docstring
 
-    body = _Nests().rewrite(func.body)
-    return dataclasses.replace(func, body=body) if changed else func
+    body = _each_kernel(func.body, rewrite)
+    return func if body is func.body else dataclasses.replace(func, body=body)

@@ -370,11 +370,21 @@ class _SplitDivisions(StmtExprMutator):
         return binary("add", binary("mul", binary("floormod", a, e.b.value // c), c), b)
 
 
-def _plan(
-    buf: Buffer, body: Any, outer: dict, threads: dict
-) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict, dict]]:
-    """The compact shape of ``buf``, each dimension's smallest varying index and the bounds
-    that split its indices, or None. ``outer``: the variables of one-iteration loops around the
+@dataclass
+class _Plan:
+    """A compacted buffer: its ``shape``, each dimension's smallest index (``mins``) and how its
+    indices are split and compared (``bounds``; thread indices by ``canonical`` spelling, divided
+    over their ``ranges``)."""
+
+    shape: tuple[int, ...]
+    mins: list[int]
+    bounds: "_Bounds"
+    canonical: dict
+    ranges: dict
+
+
+def _plan(buf: Buffer, body: Any, outer: dict, threads: dict) -> Optional[_Plan]:
+    """How ``buf`` is compacted (:class:`_Plan`), or None. ``outer``: the variables of one-iteration loops around the
     allocation, with their values; ``threads``: the thread indices bound around it, with their
     ranges (a shared buffer is one per block, so they vary over its lifetime)."""
     finder = _Accesses(buf)
@@ -394,9 +404,7 @@ def _plan(
     return None
 
 
-def _plan_with(
-    buf: Buffer, finder: _Accesses, fixed: set
-) -> Optional[tuple[tuple[int, ...], list[int], _Bounds, dict, dict]]:
+def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
     """:func:`_plan` with the variables in ``fixed`` counted as fixed for the allocation's
     lifetime."""
     bounds = copy.copy(finder.bounds)
@@ -430,21 +438,20 @@ def _plan_with(
     # the block touches, as Apache TVM's compaction defines it)
     if None not in old and (math.prod(shape) > math.prod(old) or (shape == old and not shifted)):
         return None
-    return tuple(shape), mins, bounds, canonical, thread_ranges
+    return _Plan(tuple(shape), mins, bounds, canonical, thread_ranges)
 
 
 class _Rewrite(StmtExprMutator):
     """Accesses of ``old`` become accesses of ``new`` at ``varying - min`` per dimension."""
 
-    def __init__(self, old: Buffer, new: Buffer, plan: tuple) -> None:
-        self.old, self.new = old, new
-        _, self.mins, self.bounds, self.canonical, self.ranges = plan
+    def __init__(self, old: Buffer, new: Buffer, plan: _Plan) -> None:
+        self.old, self.new, self.plan = old, new, plan
 
     def _indices(self, indices: tuple) -> tuple:
         out = []
-        for index, lo in zip(indices, self.mins):
-            r = self.bounds.of(index)
-            shift = _fixed_form(r, self.canonical, self.ranges)[1] - lo
+        for index, lo in zip(indices, self.plan.mins):
+            r = self.plan.bounds.of(index)
+            shift = _fixed_form(r, self.plan.canonical, self.plan.ranges)[1] - lo
             out.append(binary("add", r.varying, shift) if r.varying is not None else IntImm("int32", shift))
         return tuple(out)
 
@@ -484,7 +491,7 @@ class _Compactor(StmtExprMutator):
         plan = _plan(buf, body, self.outer, self.threads) if buf.scope in _SCOPES else None
         if plan is None:
             return s if body is s.body else Allocate(buf, body, s.span)
-        new = dataclasses.replace(buf, shape=tuple(IntImm("int32", x) for x in plan[0]))
+        new = dataclasses.replace(buf, shape=tuple(IntImm("int32", x) for x in plan.shape))
         self.changed = True
         return Allocate(new, _Rewrite(buf, new, plan).visit_stmt(body), s.span)
 

@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Optional
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import free_vars, linear_form
+from tvm.tir.analysis import expr_key, free_vars, linear_form
 from tvm.tir.expr import (
     EQ,
     GE,
@@ -54,10 +54,6 @@ class Facts:
     loops: list = field(default_factory=list)
     guards: list = field(default_factory=list)
     nonneg: set = field(default_factory=set)
-
-
-def _key(e: PrimExpr) -> tuple:
-    return (repr(e), tuple(id(v) for v in free_vars(e)))
 
 
 class _Normalized(StmtExprMutator):
@@ -257,7 +253,7 @@ def _constant_in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts, compari
         for v, lo, n in facts.loops
         if isinstance(lo, IntImm) and isinstance(n, IntImm) and n.value > 0
     }
-    by_key = {_key(v): v for v in ranges}
+    by_key = {expr_key(v): v for v in ranges}
     for small, large, gap in comparisons:  # large - small - gap >= 0
         terms, const = _linear(Sub(Sub(large, small), gap), {})
         if len(terms) != 1 or next(iter(terms)) not in by_key:
