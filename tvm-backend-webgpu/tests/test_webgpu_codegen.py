@@ -47,17 +47,59 @@ def test_constant_grids_use_the_workgroup_id():
 
 
 def test_int64_is_refused_naming_the_variable_and_line():
+    """int64 computed from memory and used as a value (not as an index) cannot be narrowed."""
+
     @T.prim_func
     def wide(a: T.handle):
         A = T.match_buffer(a, (64,), "int32")
         for tx in T.thread_binding(64, thread="threadIdx.x"):
-            big = T.int64(tx) * T.int64(3)
-            A[tx] = T.int32(big)
+            big = T.int64(A[tx]) * T.int64(3)
+            A[tx] = T.int32(big // T.int64(7))
 
     with pytest.raises(TIRVerifyError) as info:
         tvm.compile(wide, target="webgpu")
     msg = str(info.value)
-    assert "variable 'big' of int64" in msg and "wide" in msg and "big = T.int64(tx)" in msg, msg
+    assert "variable 'big' of int64" in msg and "wide" in msg and "big = T.int64(A[tx])" in msg, msg
+
+
+def test_int64_indices_are_computed_in_32_bits():
+    """Apache TVM's schedules write shapes, grids and loops in int64; on WebGPU they become i32."""
+
+    @T.prim_func
+    def scale(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for bx in T.thread_binding((n + T.int64(63)) // T.int64(64), thread="blockIdx.x"):
+            for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                if bx * T.int64(64) + tx < n:
+                    B[bx * T.int64(64) + tx] = A[bx * T.int64(64) + tx] * T.float32(T.int64(2) * tx)
+
+    mod = tvm.compile(scale, target="webgpu")
+    src = mod.imports[0].inspect_source()
+    assert "n: i32" in src and "i64" not in src
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "T.int64(A[tx]) * T.int64(3)",  # read from memory, used as a value
+        "T.int64(T.float32(tx) * T.float32(2.5))",  # from a float
+        "T.int64(T.uint32(tx))",  # from an unsigned value
+        "T.int64(tx) + T.int64(2**40)",  # a constant beyond int32
+    ],
+)
+def test_int64_that_narrowing_would_change_is_refused(value):
+    source = f"""
+@T.prim_func
+def wide(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (64,), "int32")
+    B = T.match_buffer(b, (64,), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        B[tx] = T.float32({value})
+"""
+    with pytest.raises(TIRVerifyError, match="int64; target 'webgpu' has no int64"):
+        tvm.compile(tvm.script.parse(source), target="webgpu")
 
 
 @pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])

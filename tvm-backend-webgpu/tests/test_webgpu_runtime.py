@@ -328,3 +328,59 @@ def test_bfloat16_arrays_in_workgroup_memory_and_reductions(dev):
     out = tvm.runtime.empty((4,), "bfloat16", dev)
     tvm.compile(row_max, target="webgpu")["row_max"](tvm.runtime.tensor(x, dev), out)
     np.testing.assert_array_equal(out.numpy().view("uint16"), x.max(axis=1).view("uint16"))
+
+
+@T.prim_func
+def gather_row_sums(a: T.handle, idx: T.handle, out: T.handle):
+    """A dlight-style kernel in int64: rows picked by an index read from memory, each row
+    summed by 64 threads through workgroup memory."""
+    n, m = T.int64(), T.int64()
+    A = T.match_buffer(a, (n, m), "float32")
+    Idx = T.match_buffer(idx, (n,), "int32")
+    Out = T.match_buffer(out, (n,), "float32")
+    for bx in T.thread_binding(n, thread="blockIdx.x"):
+        for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+            partial = T.alloc_buffer((T.int64(64),), "float32", scope="shared")
+            acc = T.alloc_buffer((T.int64(1),), "float32", scope="local")
+            acc[T.int64(0)] = T.float32(0)
+            for k in range((m + T.int64(63)) // T.int64(64)):
+                if k * T.int64(64) + tx < m:
+                    acc[T.int64(0)] = acc[T.int64(0)] + A[T.Cast("int64", Idx[bx]), k * T.int64(64) + tx]
+            partial[tx] = acc[T.int64(0)]
+            T.tvm_storage_sync("shared")
+            if tx == T.int64(0):
+                total = T.alloc_buffer((T.int64(1),), "float32", scope="local")
+                total[T.int64(0)] = T.float32(0)
+                for t in range(T.int64(64)):
+                    total[T.int64(0)] = total[T.int64(0)] + partial[t]
+                Out[bx] = total[T.int64(0)]
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (7, 100), (13, 200)])
+def test_a_kernel_written_in_int64_runs_against_numpy(dev, n, m):
+    rng = np.random.default_rng(n)
+    x = rng.integers(-4, 5, (n, m)).astype("float32")
+    idx = rng.permutation(n).astype("int32")
+    mod = tvm.compile(gather_row_sums, target="webgpu")
+    out = tvm.runtime.empty((n,), "float32", dev)
+    mod["gather_row_sums"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(idx, dev), out)
+    np.testing.assert_array_equal(out.numpy(), x[idx].sum(axis=1))
+
+
+def test_a_size_past_int32_is_refused_by_a_narrowed_kernel(dev):
+    """The narrowed kernel takes its int64 size as int32: a raw launch with one that does not fit
+    is refused before it runs (the module's own function passes the tensors' sizes)."""
+
+    @T.prim_func
+    def double(a: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n,), "float32")
+        for bx in T.thread_binding(n, thread="blockIdx.x"):
+            A[bx] = A[bx] * T.float32(2)
+
+    raw = tvm.compile(double, target="webgpu").imports[0].get_function("double_kernel0")
+    a = tvm.runtime.tensor(np.ones(3, "float32"), dev)
+    with pytest.raises(ValueError, match=r"argument 1 is int32, got 4294967299, which is outside its range"):
+        raw(a, 2**32 + 3, 3)
+    raw(a, 3, 3)
+    np.testing.assert_array_equal(a.numpy(), np.full(3, 2, "float32"))

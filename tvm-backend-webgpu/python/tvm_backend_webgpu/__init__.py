@@ -71,9 +71,10 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_webgpu.codegen:build",
         keys=("gpu", "webgpu"),
         capabilities=CAPABILITIES,
-        # bool, bfloat16 and 8/16-bit integer buffers packed into words, their values computed in
-        # 32 bits
+        # int64 index arithmetic in 32 bits; bool, bfloat16 and 8/16-bit integer buffers packed
+        # into words, their values computed in 32 bits
         passes=(
+            "tvm.tir.transform:narrow_int64_indices",
             "tvm.tir.transform:legalize_bool_storage",
             "tvm.tir.transform:legalize_bfloat16_wide_arrays",
             "tvm.tir.transform:legalize_narrow_integers",

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 namespace tvm {
 namespace runtime {
@@ -242,12 +243,50 @@ void ParseLaunchTags(FunctionInfo* info) {
   }
 }
 
+namespace {
+/*! \brief The range of the integer kinds narrower than 64 bits ({0, -1} for the others). */
+std::pair<int64_t, int64_t> IntegerRange(KernelArgKind kind) {
+  switch (kind) {
+    case KernelArgKind::kI8:
+      return {INT8_MIN, INT8_MAX};
+    case KernelArgKind::kI16:
+      return {INT16_MIN, INT16_MAX};
+    case KernelArgKind::kI32:
+      return {INT32_MIN, INT32_MAX};
+    case KernelArgKind::kU8:
+      return {0, UINT8_MAX};
+    case KernelArgKind::kU16:
+      return {0, UINT16_MAX};
+    case KernelArgKind::kU32:
+      return {0, UINT32_MAX};
+    default:
+      return {0, -1};
+  }
+}
+
+/*! \brief A scalar argument of an integer type narrower than 64 bits must fit it (a kernel whose
+ *  int64 indices were narrowed to int32 takes its sizes as int32). */
+void CheckScalarArgument(const FunctionInfo& info, size_t index, ffi::AnyView value) {
+  auto range = IntegerRange(ParseKernelArgType(info, index));
+  if (range.first > range.second) return;
+  auto v = value.try_cast<int64_t>();
+  if (!v.has_value() || (*v >= range.first && *v <= range.second)) return;
+  TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index << " is "
+                            << info.arg_types[index] << ", got " << *v
+                            << ", which is outside its range [" << range.first << ", "
+                            << range.second << "]";
+}
+}  // namespace
+
 LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args) {
   size_t nexpect = info.arg_types.size() + info.launch_param_tags.size();
   if (static_cast<size_t>(args.size()) != nexpect) {
     TVM_FFI_THROW(TypeError) << "kernel " << info.name << " expects " << info.arg_types.size()
                              << " arguments and " << info.launch_param_tags.size()
                              << " launch parameters, got " << args.size() << " values";
+  }
+  for (size_t i = 0; i < info.arg_types.size(); ++i) {
+    if (!IsBufferArgType(info.arg_types[i])) CheckScalarArgument(info, i, args[i]);
   }
   LaunchConfig cfg;
   size_t base = info.arg_types.size();

@@ -331,8 +331,10 @@ struct LaunchConfig {
 
   /*!
    * \brief Decode the trailing launch arguments of a call to kernel `info`.
-   * Checks the argument count (TypeError) and every value: extents in [0, kMaxLaunchValue]
-   * (0 makes the launch empty()), known tags, dyn_shmem in range (ValueError naming the kernel).
+   * Checks the argument count (TypeError) and every value: integer scalars inside the range of
+   * their arg type (an "int32" may be an int64 size a target without int64 narrowed), extents in
+   * [0, kMaxLaunchValue] (0 makes the launch empty()), known tags, dyn_shmem in range
+   * (ValueError naming the kernel).
    */
   TVM_RUNTIME_DLL static LaunchConfig Decode(const FunctionInfo& info, ffi::PackedArgs args);
 };

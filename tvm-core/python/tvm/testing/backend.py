@@ -896,8 +896,8 @@ class BackendConformance:
         """A raw kernel handle whose grid and buffer sizes are expressions of its scalar argument
         (``n // 64`` blocks over ``n + 1`` and ``n`` elements; ``n`` floats of dynamic shared
         memory where the backend has it) is refused, before the launch, with a larger
-        grid, a smaller buffer or fewer shared bytes than those expressions give, and runs
-        with what they give."""
+        grid, a smaller buffer or fewer shared bytes than those expressions give, or an ``n``
+        outside int32, and runs with what they give."""
         from tvm.script import tir as T
 
         @T.prim_func
@@ -918,8 +918,8 @@ class BackendConformance:
             raw(tvm.runtime.tensor(x[:128], dev), b, 128, 2, 64)
         with pytest.raises(ValueError, match=r"blockIdx.x = 2 exceeds -1"):
             raw(a, b, -1, 2, 64)  # a negative n: its bound is negative too
-        with pytest.raises(ValueError, match=r"blockIdx.x = 3 exceeds 1"):
-            raw(a, b, -(2**32) + 64, 3, 64)  # the kernel's int32 n receives 64
+        with pytest.raises(ValueError, match=r"argument 2 is int32, got -4294967232, which is outside its range"):
+            raw(a, b, -(2**32) + 64, 3, 64)  # would reach the kernel's int32 n as 64
         raw(a, b, 128, 2, 64)
         dev.sync()
         np.testing.assert_array_equal(b.numpy(), x[1:])

@@ -16,6 +16,9 @@
   whose bool cannot live in device memory sees none (a target pass)
 * :func:`legalize_narrow_integers` -- 8- and 16-bit integer values computed in 32 bits and wrapped,
   so an emitter only loads and stores them (a target pass)
+* :func:`narrow_int64_indices` -- ``int64`` index arithmetic (shapes, loop variables, constants)
+  computed in ``int32`` for targets without int64, as Apache TVM's WebGPU code generator does (a
+  target pass)
 * :func:`legalize_float16` -- float16 arithmetic computed in float32 and rounded to float16 per
   operation, so an emitter only loads, stores and converts float16 (a target pass)
 * :func:`scalarize_vectors` -- vector values (``T.ramp``, ``T.broadcast``, ``T.shuffle``, vector
@@ -40,6 +43,7 @@ from .capabilities import check_capabilities
 from .flatten import buffer_strides, flat_index, flatten_buffers, flattened_buffer
 from .legalize import legalize_arithmetic, legalize_log1p
 from .narrow_int import legalize_narrow_integers
+from .narrow_index import narrow_int64_indices
 from .placement import MemoryPlacementWarning
 from .runtime_bounds import check_indices_at_run_time
 from .lower import LAUNCH_ORDER, LoweredFunc, dynamic_shared_bytes, lower, split_host_device
@@ -65,6 +69,7 @@ __all__ = [
     "legalize_arithmetic",
     "legalize_log1p",
     "legalize_narrow_integers",
+    "narrow_int64_indices",
     "legalize_bfloat16",
     "legalize_bfloat16_wide_arrays",
     "legalize_float8",
