@@ -63,6 +63,24 @@ def test_cast_min_max():
     np.testing.assert_array_equal(b.numpy(), np.clip(a, -128, 127).astype("int8"))
 
 
+def test_min_and_max_of_bools():
+    """T.max/T.min of bools are or/and (False < True), as Apache TVM reads them."""
+
+    @T.prim_func
+    def bools(
+        a: T.Buffer((4,), "bool"), b: T.Buffer((4,), "bool"), c: T.Buffer((4,), "bool"), d: T.Buffer((4,), "bool")
+    ):
+        for i in range(4):
+            c[i] = T.max(a[i], b[i])
+            d[i] = T.min(a[i], b[i])
+
+    x, y = np.array([0, 1, 0, 1], bool), np.array([0, 0, 1, 1], bool)
+    c, d = np.zeros(4, bool), np.zeros(4, bool)
+    tvm.compile(bools, target="c")["bools"](x, y, c, d)
+    np.testing.assert_array_equal(c, np.maximum(x, y))
+    np.testing.assert_array_equal(d, np.minimum(x, y))
+
+
 def test_math_intrinsics_and_integer_division():
     @T.prim_func
     def f(

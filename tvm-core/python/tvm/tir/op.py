@@ -231,6 +231,8 @@ def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
         a, b = _as_bool(a), _as_bool(b)
         return And(a, b) if op == "and" else Or(a, b)
     a, b = _pair(a, b)
+    if op in ("min", "max") and _dt.is_bool(a.dtype) and _dt.lanes(a.dtype) == 1:
+        return And(a, b) if op == "min" else Or(a, b)  # False < True, as Apache TVM orders them
     if op == "truncdiv" and _dt.is_float(a.dtype):
         raise TypeError(f"truncdiv needs integer operands, got {a.dtype}; use T.trunc(a / b)")
     return _folded(_BINARY[op], a, b)
