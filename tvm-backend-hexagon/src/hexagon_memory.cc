@@ -122,6 +122,14 @@ class HexagonDeviceAPI final : public tvm::runtime::HostMemoryDeviceAPI {
     return Arena::Get().Allocate(nbytes, alignment);
   }
   void FreeDataSpace(DLDevice, void* ptr) final { Arena::Get().Free(ptr); }
+  void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                      size_t nbytes, DLDevice dev_from, DLDevice dev_to,
+                      TVMFFIStreamHandle stream) final {
+    // a forked child shares the arena with its parent: a copy would change the parent's tensors
+    Arena::Get().CheckThisProcess();
+    HostMemoryDeviceAPI::CopyDataFromTo(from, from_offset, to, to_offset, nbytes, dev_from, dev_to,
+                                        stream);
+  }
 };
 
 }  // namespace

@@ -333,13 +333,20 @@ def test_read_only_numpy_inputs_are_accepted() -> None:
     np.testing.assert_array_equal(t.numpy(), x)
 
 
-def test_a_kernel_writing_into_a_read_only_array_leaves_it_unchanged() -> None:
-    """Read-only arrays travel as copies: the owner's memory is never written."""
+def test_a_kernel_writing_into_a_read_only_array_leaves_it_unchanged_and_raises() -> None:
+    """Read-only arrays travel as copies: the owner's memory is never written, and a call that
+    wrote into the copy raises instead of dropping its result (one that wrote the values already
+    there lost nothing)."""
     x = np.zeros(5, "float32")
     y = np.arange(5, dtype="float32")
     y.setflags(write=False)
-    _compile(_add_one)["_add_one"](x, y, 5)
+    with pytest.raises(ValueError, match="argument 1 is a read-only NumPy array and the function wrote into it"):
+        _compile(_add_one)["_add_one"](x, y, 5)
     np.testing.assert_array_equal(y, np.arange(5, dtype="float32"))
+    _compile(_add_one)["_add_one"](y - 1, y, 5)  # y + 1 - 1: the same values
+    out = np.frombuffer(np.zeros(5, "float32").tobytes(), "float32")  # read-only, as from bytes
+    with pytest.raises(ValueError, match="argument 1 is a read-only"):
+        _compile(_add_one)["_add_one"](x, out, 5)
 
 
 @T.prim_func

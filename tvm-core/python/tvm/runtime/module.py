@@ -25,21 +25,31 @@ def _is_ml_dtypes_array(arg: Any) -> bool:
 
 def _call_with_copies(func: tvm_ffi.Function, args: tuple) -> Any:
     """``func`` called with tensors copied from the NumPy arrays DLPack refuses (read-only ones,
-    ml_dtypes ones); what the call wrote into a writable ml_dtypes array is copied back."""
+    ml_dtypes ones); what the call wrote into a writable ml_dtypes array is copied back, and a
+    call that changed the copy of a read-only array raises (what it wrote would be lost)."""
     from .tensor import tensor
 
-    passed, written = [], []
-    for a in args:
+    passed, written, read_only = [], [], []
+    for i, a in enumerate(args):
         if _is_ml_dtypes_array(a):
             copy = tensor(a)
             passed.append(copy)
-            if a.flags.writeable:
-                written.append((a, copy))
+            (written if a.flags.writeable else read_only).append((i, a, copy))
+        elif _is_read_only_array(a):
+            passed.append(a.copy())
+            read_only.append((i, a, passed[-1]))
         else:
-            passed.append(a.copy() if _is_read_only_array(a) else a)
+            passed.append(a)
     result = func(*passed)
-    for array, copy in written:
+    for _, array, copy in written:
         array[...] = copy.numpy()
+    for i, array, copy in read_only:
+        after = copy if isinstance(copy, type(array)) else copy.numpy()
+        if after.tobytes() != array.tobytes():
+            raise ValueError(
+                f"argument {i} is a read-only NumPy array and the function wrote into it (into a copy, "
+                "since the array cannot change): pass a writable array, for example np.array(...)"
+            )
     return result
 
 
