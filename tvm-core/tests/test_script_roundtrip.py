@@ -315,3 +315,123 @@ def test_a_cross_thread_reduction_without_serial_axes_round_trips():
     f = TK.partly_scheduled_softmax()
     assert "0 == 0" not in f.script()
     roundtrip(f)
+
+
+def test_buffers_over_a_handle_parameter_or_a_let_are_declared():
+    """A buffer declared on a handle (a parameter, a let) was used in the text but never declared."""
+
+    @T.prim_func
+    def on_param(A_ptr: T.handle("float32")):
+        A = T.decl_buffer((8,), "float32", data=A_ptr)
+        for i in range(8):
+            A[i] = A[i] + T.float32(1)
+
+    @T.prim_func
+    def on_let(A_ptr: T.handle("float32")):
+        p: T.let[T.handle("float32")] = A_ptr
+        A = T.decl_buffer((1,), "float32", data=p)
+        A[0] = T.float32(42)
+
+    assert 'A = T.Buffer((8,), "float32", data=A_ptr)' in on_param.script()
+    roundtrip(on_param)
+    roundtrip(on_let)
+
+
+def test_a_view_whose_offset_names_a_loop_variable_is_declared_inside_the_loop():
+    """A region matched inside a loop was declared at the top, before its loop variable existed."""
+
+    @T.prim_func
+    def rows(A: T.Buffer((4, 16), "float32")):
+        for vi in range(4):
+            Row = T.decl_buffer((16,), "float32", data=A.data, elem_offset=vi * 16)
+            for j in range(16):
+                Row[j] = T.float32(0)
+
+    text = rows.script()
+    assert text.index("for vi in range(4):") < text.index("Row = T.Buffer")
+    roundtrip(rows)
+
+
+def test_loops_nested_past_python_limit_print_as_a_grid():
+    """22 nested loops printed as 22 nested `for`s, which Python refuses inside a module class."""
+    from tvm.script import ir as I
+
+    extents = ", ".join(["1"] * 22)
+    names = ", ".join(f"i{k}" for k in range(22))
+    module = tvm.script.parse(
+        f"""
+@I.ir_module
+class Module:
+    @T.prim_func
+    def deep(A: T.Buffer((2,), "float32")):
+        for {names} in T.grid({extents}):
+            A[i0 + i21] = A[i0 + i21] + T.float32(1)
+"""
+    )
+    text = module.script()
+    assert "T.grid(" in text
+    tvm.ir.assert_structural_equal(tvm.script.parse(text), module)
+    with pytest.raises(tvm.script.TVMScriptError, match="syntax error: too many statically nested blocks"):
+        body = "".join("    " * (k + 2) + f"for i{k} in range(1):\n" for k in range(22))
+        tvm.script.parse(f"@I.ir_module\nclass M:\n    @T.prim_func\n    def f():\n{body}" + "    " * 24 + "pass\n")
+    assert I.ir_module  # the module text names I
+
+
+def test_shape_variables_inside_shape_expressions_compare_equal():
+    """Two parses of one text compared unequal when a shape variable first appeared in `n + 1`."""
+    text = """
+@T.prim_func
+def f(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n + 1,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        B[i] = A[i + 1]
+"""
+    assert structural_equal(tvm.script.parse(text), tvm.script.parse(text))
+
+
+def test_targets_in_attributes_print_every_attribute_and_the_host():
+    """A target attribute printed as str(Target) ("cuda -arch=None"), read back as arch 'None'."""
+    target = Target({"kind": "c", "keys": ["cpu"]}, host="c")
+
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        T.func_attr({"target": T.target("c")})
+        A[0] = T.float32(1)
+
+    f = f.with_attr("target", target)
+    text = f.script()
+    assert "T.target({" in text and '"host": {"kind": "c"' in text, text
+    again = tvm.script.parse(text).attrs["target"]
+    assert again.export() == target.export()
+    assert str(Target({"kind": "c", "note": None, "keys": ["a", "b"]})) == "c -keys=a,b"
+
+
+def test_a_loop_variable_keeps_its_dtype_under_a_range_of_another():
+    """An int32 thread index over an int64 extent came back int64 (its arithmetic changed)."""
+
+    @T.prim_func
+    def f(B: T.Buffer((4,), "int32")):
+        bx = T.launch_thread("blockIdx.x", T.int64(4))
+        B[bx] = T.Select(bx * 1073741824 < 0, 1, 0)
+
+    g = tvm.script.parse(f.script())
+    loops = []
+    tvm.tir.functor.post_order_visit(g.body, lambda n: loops.append(n) if isinstance(n, tvm.tir.stmt.For) else None)
+    assert [x.loop_var.dtype for x in loops] == ["int32"]
+
+
+def test_a_module_text_parses_with_checks_off():
+    """parse(module_text, check_well_formed=False) still checked the module's functions."""
+    text = """
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        A[m] = T.float32(0)
+"""
+    with pytest.raises(tvm.script.TVMScriptError, match="'m'"):
+        tvm.script.parse(text, extra_vars={"m": tvm.tir.Var("m", "int32")})
+    module = tvm.script.parse(text, extra_vars={"m": tvm.tir.Var("m", "int32")}, check_well_formed=False)
+    assert "m = T.int32()" in module.script()

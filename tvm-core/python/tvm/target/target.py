@@ -155,9 +155,9 @@ class Target(ThreadScoped):
             if "kind" not in spec:
                 raise ValueError(f"a target given as a dict needs its 'kind' (such as 'cuda'), got keys {sorted(spec)}")
             self.kind = get_target_kind(spec.pop("kind"))
+            host = host or spec.pop("host", None)
             self.attrs = {**self.kind.default_attrs, **spec}
             self.host = None
-            host = host or spec.pop("host", None)
         else:
             import shlex
 
@@ -226,7 +226,14 @@ class Target(ThreadScoped):
         return out
 
     def __str__(self) -> str:
-        opts = " ".join(f"-{k}={v}" for k, v in sorted(self.attrs.items()))
+        """``kind -key=value ...``, as a target string gives it (attributes left unset omitted;
+        :meth:`export` keeps everything)."""
+        import shlex
+
+        def text(v: Any) -> str:
+            return ",".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v)
+
+        opts = " ".join(shlex.quote(f"-{k}={text(v)}") for k, v in sorted(self.attrs.items()) if v is not None)
         return f"{self.kind.name} {opts}".strip()
 
     def __repr__(self) -> str:

@@ -62,6 +62,7 @@ class _Eq:
         self.rvars: dict = {}
         self.bufs: dict = {}
         self.rbufs: dict = {}
+        self.in_shape = False  # a buffer's shape, strides or offset defines the variables it names
 
     def fail(self):
         raise _NotEqual()
@@ -82,7 +83,7 @@ class _Eq:
             return
         if a is b:
             return
-        self.check(self.map_free)
+        self.check(self.map_free or self.in_shape)
         self.define(a, b)
 
     def buffer(self, a: Buffer, b: Buffer, define: bool = False):
@@ -111,11 +112,13 @@ class _Eq:
         self.shape_expr(a.elem_offset, b.elem_offset)
 
     def shape_expr(self, x: PrimExpr, y: PrimExpr):
-        # symbolic shape variables are defined by their first appearance in a buffer shape
-        if isinstance(x, Var) and isinstance(y, Var) and x not in self.vars and y not in self.rvars:
-            self.define(x, y)
-            return
-        self.expr(x, y)
+        # symbolic shape variables are defined by their first appearance in a buffer shape,
+        # whole (n) or inside an expression (n + 1)
+        outer, self.in_shape = self.in_shape, True
+        try:
+            self.expr(x, y)
+        finally:
+            self.in_shape = outer
 
     def exprs(self, xs, ys):
         self.check(len(xs) == len(ys))

@@ -49,7 +49,7 @@ from .expr import (
 from tvm._recursion import with_room
 
 from .function import PrimFunc
-from .functor import post_order_visit
+from .functor import StmtExprVisitor, post_order_visit
 from .op import INTRINSICS, result_dtype
 from .stmt import (
     Allocate,
@@ -110,7 +110,11 @@ class _Printer:
         self.used: set[str] = {"T", "I", "tvm", "range", *keyword.kwlist}
         self.lines: list[str] = []
         self.data_of: dict[Var, Buffer] = {}
-        self.declared: set = set()  # views printed already (declare_views)
+        # buffers that neither a parameter nor an allocation declares (views of memory, buffers
+        # over a handle), each with the variables its declaration names; printed by declare_views
+        self.pending: dict[Buffer, set] = {}
+        self.bound: set = set()  # variables in scope where the printer is
+        self.loop_depth = 0
 
     # ------------------------------------------------------------------ names
     def name_of(self, obj: Any, hint: str) -> str:
@@ -219,8 +223,15 @@ class _Printer:
         elif isinstance(s, BufferStore):
             self.emit(depth, f"{self.buf(s.buffer)}[{self.indices(s.indices)}] = {self.expr(s.value)}")
         elif isinstance(s, For):
-            self.emit(depth, f"for {self.var(s.loop_var)} in {self.loop_header(s)}:")
-            self.stmt(s.body, depth + 1)
+            loops, body = self.loop_nest(s)
+            if len(loops) > 1:
+                names = ", ".join(self.var(x.loop_var) for x in loops)
+                self.emit(depth, f"for {names} in T.grid({', '.join(self.expr(x.extent) for x in loops)}):")
+            else:
+                self.emit(depth, f"for {self.var(s.loop_var)} in {self.loop_header(s)}:")
+            self.loop_depth += 1
+            self.in_scope([x.loop_var for x in loops], body, depth + 1)
+            self.loop_depth -= 1
         elif isinstance(s, While):
             self.emit(depth, f"while {self.expr(s.condition)}:")
             self.stmt(s.body, depth + 1)
@@ -239,7 +250,7 @@ class _Printer:
                 if s.var.dtype in _dt.SCALAR_DTYPES
                 else f"{self.var(s.var)} = {self.expr(s.value)}",
             )
-            self.stmt(s.body, depth)
+            self.in_scope([s.var], s.body, depth)
         elif isinstance(s, Allocate):
             b = s.buffer
             self.data_of[b.data] = b
@@ -248,8 +259,7 @@ class _Printer:
                 f'{self.buf(b)} = T.alloc_buffer({self.shape(b.shape)}, "{b.dtype}"'
                 f'{self.buffer_extras(b)}, scope="{b.scope}")',
             )
-            self.declare_views(s.body, {b}, depth)
-            self.stmt(s.body, depth)
+            self.in_scope([b.data], s.body, depth)
         elif isinstance(s, Evaluate):
             v = s.value
             if isinstance(v, Call) and v.op == "ret":
@@ -265,31 +275,61 @@ class _Printer:
         else:
             self.emit(depth, f"# unprintable {type(s).__name__}")
 
-    def declare_views(self, body: Stmt, owners: set, depth: int) -> None:
-        """Declare the buffers ``body`` uses that view the memory of a buffer of ``owners`` (a
-        parameter's or an allocation's: flattened views, reinterpretations), each once."""
-        from .analysis import used_buffers
+    def in_scope(self, variables: list, body: Stmt, depth: int) -> None:
+        """Print ``body`` with ``variables`` bound (a loop's, a let's, an allocation's data)."""
+        fresh = [v for v in variables if v not in self.bound]
+        self.bound.update(fresh)
+        self.declare_views(body, depth)
+        self.stmt(body, depth)
+        self.bound.difference_update(fresh)
 
-        data = {b.data for b in owners}
-        for b in used_buffers(body):
-            if b in owners or b.data not in data or b in self.declared:
+    def pending_views(self, f: PrimFunc) -> None:
+        """Collect the buffers of ``f`` that need a declaration of their own (see ``pending``)."""
+        declared = set(f.buffer_map.values())
+        post_order_visit(f.body, lambda n: declared.add(n.buffer) if isinstance(n, Allocate) else None)
+        for b in _buffers_in(f.body):
+            if b not in declared:
+                names = {b.data, *(v for x in (*b.shape, *b.strides, b.elem_offset) for v in _vars_in(x))}
+                self.pending[b] = names
+
+    def declare_views(self, body: Stmt, depth: int) -> None:
+        """Declare, once, each pending buffer ``body`` uses whose variables are all bound here:
+        as high as they allow, so every use below sees it (a view over a parameter's or an
+        allocation's memory, a buffer over a handle, a view whose offset names a loop variable)."""
+        if not self.pending:
+            return
+        for b in _buffers_in(body):
+            names = self.pending.get(b)
+            if names is None or not names <= self.bound:
                 continue
-            self.declared.add(b)
+            del self.pending[b]
             self.emit(
                 depth,
                 f'{self.buf(b)} = T.Buffer({self.shape(b.shape)}, "{b.dtype}"{self.buffer_extras(b)}, '
                 f"data={self.var(b.data)}{_scope(b)})",
             )
 
+    def loop_nest(self, s: For) -> tuple[list, Stmt]:
+        """``s`` and the loops perfectly nested in it that print as one ``T.grid`` (plain serial
+        loops from 0), once the nesting nears Python's limit of 20 nested blocks; else ``[s]``."""
+        loops = [s]
+        if self.loop_depth < 12:
+            return loops, s.body
+        while self.grid_loop(loops[-1]) and isinstance(loops[-1].body, For) and self.grid_loop(loops[-1].body):
+            loops.append(loops[-1].body)
+        return (loops, loops[-1].body) if len(loops) > 1 else ([s], s.body)
+
+    @staticmethod
+    def grid_loop(s: For) -> bool:
+        zero = isinstance(s.min, IntImm) and s.min.value == 0
+        return s.kind is ForKind.SERIAL and not s.annotations and zero and s.loop_var.dtype == s.extent.dtype
+
     def loop_header(self, s: For) -> str:
         ann = f", annotations={s.annotations!r}" if s.annotations else ""
-        zero = isinstance(s.min, IntImm) and s.min.value == 0 and s.min.dtype == s.loop_var.dtype
-        if zero:
-            rng = self.expr(s.extent)
-        else:
-            rng = (
-                f"{self.expr(s.min)}, {self.expr(Add(s.min, s.extent) if s.min.dtype == s.extent.dtype else s.extent)}"
-            )
+        # the parser gives the loop variable the dtype of the range: state it there
+        lo, extent = (_in_dtype(x, s.loop_var.dtype) for x in (s.min, s.extent))
+        zero = isinstance(lo, IntImm) and lo.value == 0
+        rng = self.expr(extent) if zero else f"{self.expr(lo)}, {self.expr(Add(lo, extent))}"
         if s.kind is ForKind.THREAD_BINDING:
             return f'T.thread_binding({rng}, thread="{s.thread_tag}"{ann})'
         if s.kind is ForKind.SERIAL and not ann and zero and s.loop_var.dtype == "int32":
@@ -332,7 +372,8 @@ class _Printer:
         declared: set = {p for p in f.params if p not in bufs}
         let_vars: list = []  # T.let(x, value, body) needs x declared (x = T.int32()) before it
         post_order_visit(f.body, lambda n: let_vars.append(n.var) if isinstance(n, Let) else None)
-        for v in [*(v for vs in shape_vars.values() for v in vs), *let_vars]:
+        unbound = [v for v in _unbound_vars(f.body, f.params) if v.dtype in _dt.SCALAR_DTYPES]  # ill-formed IR
+        for v in [*(v for vs in shape_vars.values() for v in vs), *let_vars, *unbound]:
             if v not in declared:
                 declared.add(v)
                 decls.append(v)
@@ -367,7 +408,9 @@ class _Printer:
                     f"{self.buf(b)} = T.match_buffer({self.names[p]}, {self.shape(b.shape)}, "
                     f'"{b.dtype}"{self.buffer_extras(b)}{_scope(b)})',
                 )
-        self.declare_views(f.body, set(f.buffer_map.values()), 1)
+        self.pending_views(f)
+        self.bound.update(f.params, decls, (b.data for b in bufs.values()))
+        self.declare_views(f.body, 1)
         self.stmt(f.body, 1)
         return "\n".join(self.lines) + "\n"
 
@@ -402,7 +445,34 @@ def _attr_repr(v: Any, expr: Callable[[PrimExpr], str]) -> str:
         return repr(v)
     if isinstance(v, PrimExpr):
         return expr(v)
+    if type(v).__name__ == "Target" and hasattr(v, "export"):  # every attribute and the host
+        return f"T.target({_attr_repr(v.export(), expr)})"
     return _pystr(str(v))
+
+
+def _in_dtype(x: PrimExpr, dtype: str) -> PrimExpr:
+    """``x`` as a value of ``dtype`` (an integer constant retyped, anything else cast)."""
+    if x.dtype == dtype:
+        return x
+    return IntImm(dtype, x.value) if isinstance(x, IntImm) else Cast(dtype, x)
+
+
+def _buffers_in(node: Stmt) -> list[Buffer]:
+    """Every buffer ``node`` loads, stores or allocates, in order of first appearance."""
+    found: dict = {}
+
+    class _Visitor(StmtExprVisitor):
+        def visit_buffer(self, b: Buffer) -> None:
+            found.setdefault(b, None)
+
+    _Visitor().visit_stmt(node)
+    return list(found)
+
+
+def _unbound_vars(body: Stmt, params: Any) -> list:
+    from .analysis import free_vars
+
+    return free_vars(body, defined=params)
 
 
 def _vars_in(e: Any) -> list:

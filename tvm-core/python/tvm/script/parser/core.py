@@ -25,6 +25,7 @@ other mismatch (float into int, int into float, anything into bool) is an error 
 from __future__ import annotations
 
 import ast
+import contextvars
 import dataclasses
 import builtins
 import inspect
@@ -1585,16 +1586,36 @@ _PY_CMPS = {
 _module_texts = itertools.count()
 
 
-def _parse_module_text(text: str, env: dict[str, Any], filename: str) -> Any:
+#: False while the text of a module parsed with ``check_well_formed=False`` runs
+_module_checks: contextvars.ContextVar[bool] = contextvars.ContextVar("tvmscript_module_checks", default=True)
+
+
+def _syntax_error(e: SyntaxError, filename: str, lines: list[str]) -> TVMScriptError:
+    ln = e.lineno or 1
+    text = lines[ln - 1].rstrip("\n") if ln <= len(lines) else ""
+    return TVMScriptError(f"syntax error: {e.msg}", Span(filename, ln, (e.offset or 1) - 1, text))
+
+
+def _parse_module_text(text: str, env: dict[str, Any], filename: str, check_well_formed: bool = True) -> Any:
     """Source text holding an ``@I.ir_module`` class: run as a module (its decorators parse the
-    functions, with the class's own ``check_well_formed``), and the one module it defines."""
+    functions, with the class's own ``check_well_formed``, which ``check_well_formed=False``
+    turns off), and the one module it defines."""
     from tvm.script import ir as I
 
     name = f"<{filename.strip('<>')} module {next(_module_texts)}>"
-    linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)  # for the decorators
+    lines = text.splitlines(keepends=True)
+    linecache.cache[name] = (len(text), None, lines, name)  # for the decorators
     namespace = {"__name__": "tvmscript_module", "I": I, **env}
     try:
-        exec(compile(text, name, "exec"), namespace)  # noqa: S102 (TVMScript source the caller hands over)
+        try:
+            code = compile(text, name, "exec")
+        except SyntaxError as e:  # what ast.parse lets through: more than 20 nested loops
+            raise _syntax_error(e, filename, lines) from None
+        token = _module_checks.set(check_well_formed)
+        try:
+            exec(code, namespace)  # noqa: S102 (TVMScript source the caller hands over)
+        finally:
+            _module_checks.reset(token)
     finally:
         linecache.cache.pop(name, None)  # the decorators have read it: one entry per call would pile up
     modules = [v for v in namespace.values() if isinstance(v, IRModule)]
@@ -1728,7 +1749,7 @@ def parse_function(func: Callable, private: bool = False, check_well_formed: boo
     class_def = _bind_module_class(func, env, file_lines, start, filename)
     fdef = _find_def(tree)
     _annotation_names_from_enclosing_frames(func, fdef, env)
-    check = check_well_formed and not _module_skips_checks(class_def, func, env)
+    check = check_well_formed and _module_checks.get() and not _module_skips_checks(class_def, func, env)
     return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check)
 
 
@@ -1741,7 +1762,8 @@ def parse(
     check_well_formed: bool = True,
 ) -> PrimFunc:
     """Parse TVMScript source text into a PrimFunc (one ``@T.prim_func`` definition) or an
-    IRModule (an ``@I.ir_module`` class, whose own ``check_well_formed`` applies).
+    IRModule (an ``@I.ir_module`` class, whose own ``check_well_formed`` applies unless
+    ``check_well_formed=False`` here).
 
     ``T``, ``I`` and ``tvm`` are predefined; ``extra_vars`` adds more names. Private functions are
     recognised from ``@T.prim_func(private=True)`` in the source."""
@@ -1750,17 +1772,13 @@ def parse(
     try:
         tree = ast.parse(text)
     except SyntaxError as e:
-        ln = e.lineno or 1
-        raise TVMScriptError(
-            f"syntax error: {e.msg}",
-            Span(filename, ln, (e.offset or 1) - 1, lines[ln - 1].rstrip("\n") if ln <= len(lines) else ""),
-        ) from None
+        raise _syntax_error(e, filename, lines) from None
     import tvm
 
     env: dict[str, Any] = {"T": T, "tvm": tvm}
     env.update(extra_vars or {})
     if any(isinstance(node, ast.ClassDef) for node in tree.body):
-        return _parse_module_text(text, env, filename)
+        return _parse_module_text(text, env, filename, check_well_formed)
     defs = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
     if len(defs) > 1:  # the first was taken, the others silently dropped
         raise TVMScriptError(
