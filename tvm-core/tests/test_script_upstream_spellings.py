@@ -483,3 +483,30 @@ def test_portable_llvm_intrinsics_are_their_operations():
         T.call_llvm_pure_intrin("float32", T.uint32(5), 1.0)
     with pytest.raises(TypeError, match="llvm.sqrt takes 1 argument"):
         T.call_llvm_pure_intrin("float32", "llvm.sqrt", 1.0, 2.0)
+
+
+def test_calls_built_from_an_operator_object():
+    """`T.Call(tvm.ir.Op.get(name), args, ret_ty=dtype)` (Apache TVM's newer spelling) builds the
+    call the named builder would: an extern call runs, a packed call without a name is refused."""
+    import ctypes
+
+    libm = ctypes.CDLL("libm.so.6", mode=ctypes.RTLD_GLOBAL)
+    assert libm
+
+    @T.prim_func
+    def hyp(A: T.Buffer((3,), "float64"), B: T.Buffer((3,), "float64")):
+        for i in range(3):
+            B[i] = T.Call(tvm.ir.Op.get("tirx.call_extern"), ["hypot", A[i], T.float64(4)], ret_ty="float64")
+
+    a, b = np.array([3.0, 0.0, 1.0]), np.zeros(3)
+    tvm.compile(hyp, target="c")["hyp"](a, b)
+    np.testing.assert_array_equal(b, np.hypot(a, 4.0))
+    with pytest.raises(tvm.script.TVMScriptError, match="needs the function's name"):
+        tvm.script.parse(
+            """
+@T.prim_func
+def f(A: T.Buffer((1,), "float32")):
+    T.Call(tvm.ir.Op.get("tirx.tvm_call_packed"), [A.data], ret_ty="int32")
+"""
+        )
+    assert tvm.ir.Op.get("tir.call_extern").short_name == "call_extern"

@@ -38,7 +38,8 @@ from typing import Any, Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.expr import Call, FloatImm, IntImm, PrimExpr, StringImm
+from tvm.tir.expr import Call as _Call
+from tvm.tir.expr import FloatImm, IntImm, PrimExpr, StringImm
 from tvm.tir.expr import FRAGMENT_SCOPES
 from tvm.script.fragments import (  # noqa: F401 (T.<name>)
     tvm_access_ptr,
@@ -486,6 +487,33 @@ def Cast(dtype: str, value) -> PrimExpr:  # noqa: N802
     return _op.cast(dtype, value)
 
 
+def Call(*args: Any, ret_ty: Any = None) -> PrimExpr:  # noqa: N802
+    """A call built from its operator: ``T.Call(tvm.ir.Op.get("tir.call_extern"), ["f", x],
+    ret_ty="float32")`` (Apache TVM's newer spelling) or ``T.Call("float32", op, [args])``; the
+    operator is an ``Op`` or its name. Calls of packed and extern functions go through
+    ``T.call_packed`` / ``T.call_extern`` and their checks."""
+    from tvm.ir.op import Op
+
+    if len(args) == 3:
+        ret_ty, op, operands = args
+    elif len(args) == 2:
+        op, operands = args
+    else:
+        raise TypeError("T.Call takes (op, args, ret_ty=dtype) or (dtype, op, args)")
+    op = op if isinstance(op, Op) else Op.get(op)
+    dtype = str(getattr(ret_ty, "dtype", ret_ty) or "int32")
+    operands = list(operands)
+    if op.short_name in ("call_extern", "call_pure_extern"):
+        return _op.call_extern(*operands, dtype=dtype)
+    if op.short_name == "tvm_call_packed":
+        if not operands or not isinstance(operands[0], (str, StringImm)):
+            raise TypeError(f"T.Call of {op.name} needs the function's name (a string) as its first argument")
+        name = operands[0].value if isinstance(operands[0], StringImm) else operands[0]
+        call = _op.call_packed(name, *operands[1:])
+        return _Call(dtype, call.op, call.args, call.span)
+    return _op.call_intrin(dtype, op.name, *operands)
+
+
 def Select(cond, true_value, false_value) -> PrimExpr:  # noqa: N802
     """``cond ? true_value : false_value``; both sides may be evaluated."""
     return _op.select(cond, true_value, false_value)
@@ -871,12 +899,12 @@ def isnullptr(handle: Any) -> PrimExpr:
     handle = _op.convert(handle)
     if handle.dtype != "handle":
         raise TypeError(f"T.isnullptr needs a handle, got {handle.dtype}")
-    return Call("bool", "isnullptr", (handle,))
+    return _Call("bool", "isnullptr", (handle,))
 
 
 def undef(dtype: str = "int32") -> PrimExpr:
     """An unspecified value: storing it (``A[i] = T.undef()``) stores nothing."""
-    return Call(dtype, "undef", ())
+    return _Call(dtype, "undef", ())
 
 
 def start_profile_intrinsic(id: Any) -> PrimExpr:  # noqa: A002 - Apache TVM's parameter name
