@@ -225,9 +225,9 @@ class WGSLPrinter(CFamilyPrinter):
         return f"({a} {op} {b})"
 
     def call_fmod(self, call: E.Call) -> str:
-        """WGSL's ``%`` on floats, ``x - y * trunc(x / y)``: C's fmod where the quotient is exact
-        in the float type (below 2**24 for float32), approximate beyond; a float16 one is
-        computed in float32 (in float16 the remainder would lose its low bits)."""
+        """WGSL's ``%`` on floats, ``x - y * trunc(x / y)``: C's fmod where ``y * trunc(x / y)``
+        is exact in the float type, approximate beyond; a float16 one is computed in float32 (in
+        float16 the remainder would lose its low bits)."""
         a, b = (self.expr(x) for x in call.args)
         if call.dtype == "float16":
             return f"f16(f32({a}) % f32({b}))"

@@ -47,7 +47,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.analysis import any_node
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import ExprFunctor
+from tvm.tir.functor import ExprFunctor, StmtExprMutator
 from tvm.tir.op import binary, is_reinterpret
 
 from .vector_runs import VectorBuilder, group_store_runs
@@ -72,6 +72,71 @@ def _as_float32(value: float) -> float:
         return struct.unpack("<f", struct.pack("<f", value))[0]
     except OverflowError:
         return math.copysign(math.inf, value)
+
+
+class _LetHoister(StmtExprMutator):
+    """Takes the ``Let`` expressions a statement always evaluates out of it, innermost first, as
+    ``(var, value)`` pairs: printed as declarations before the statement, each value is printed
+    once. Pasting a value at every use of its variable grows the text exponentially with nesting
+    (bfloat16 emulation uses its operand five times per operation). Lets under a condition (an
+    arm of ``if_then_else`` or ``Select``, the right side of ``and``/``or``) stay where they are:
+    their values may only be evaluated when the condition holds."""
+
+    def __init__(self) -> None:
+        self.lets: list[tuple[E.Var, E.PrimExpr]] = []
+        self.guarded = 0
+        self.renamed: dict[E.Var, E.Var] = {}  # a Let's variable -> the one declared for it
+
+    def visit_Var(self, e: E.Var) -> E.PrimExpr:
+        return self.renamed.get(e, e)
+
+    def visit_Let(self, e: E.Let) -> E.PrimExpr:
+        if self.guarded:
+            return super().visit_Let(e)
+        # a variable of its own: the same Let may sit in several statements (a vector's lanes)
+        var = self.renamed[e.var] = E.Var(e.var.name, e.var.dtype)
+        self.lets.append((var, self.visit_expr(e.value)))
+        return self.visit_expr(e.body)
+
+    def _guarded(self, e: E.PrimExpr) -> E.PrimExpr:
+        self.guarded += 1
+        try:
+            return self.visit_expr(e)
+        finally:
+            self.guarded -= 1
+
+    def visit_Select(self, e: E.Select) -> E.PrimExpr:
+        c, t, f = self.visit_expr(e.condition), self._guarded(e.true_value), self._guarded(e.false_value)
+        return e if (c, t, f) == (e.condition, e.true_value, e.false_value) else E.Select(c, t, f, e.dtype, e.span)
+
+    def visit_And(self, e: E.BinaryOp) -> E.PrimExpr:
+        a, b = self.visit_expr(e.a), self._guarded(e.b)
+        return e if (a is e.a and b is e.b) else type(e)(a, b, e.span)
+
+    visit_Or = visit_And
+
+    def visit_Call(self, e: E.Call) -> E.PrimExpr:
+        if e.op not in ("if_then_else", "tir.if_then_else"):
+            return super().visit_Call(e)
+        args = (self.visit_expr(e.args[0]), *(self._guarded(x) for x in e.args[1:]))
+        return e if all(a is b for a, b in zip(args, e.args)) else E.Call(e.dtype, e.op, args, e.span)
+
+
+def hoist_let_expressions(s: S.Stmt) -> S.Stmt | None:
+    """``s`` (a store, an evaluation or a let statement) inside let statements binding the
+    ``Let`` expressions it always evaluates (see :class:`_LetHoister`); None when it has none."""
+    if not any_node(s.value if isinstance(s, S.LetStmt) else s, lambda n: isinstance(n, E.Let)):
+        return None
+    h = _LetHoister()
+    if isinstance(s, S.LetStmt):
+        out: S.Stmt = S.LetStmt(s.var, h.visit_expr(s.value), s.body, s.span)
+    else:
+        out = h.visit_stmt(s)
+    if not h.lets:
+        return None
+    for var, value in reversed(h.lets):
+        out = S.LetStmt(var, value, out, s.span)
+    return out
 
 
 class CodegenError(InternalError):
@@ -175,6 +240,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.helpers: dict[str, str] = {}  # helper name -> definition (the prelude collects them)
         self._dyn_offset: E.PrimExpr | None = None  # next free byte of dynamic shared memory
         self._untyped: set[Any] = set()  # handle parameters declared void*: buffers over them cast
+        self._param_buffers: dict[Any, E.Buffer] = {}  # data of each buffer parameter -> its buffer
+        self._index_memo: dict = {}  # used_only_as_index's answers for the lets being printed
         self._allocated: dict[Any, E.Buffer] = {}  # data Var of an allocation -> its buffer
         self._index_depth = 0  # > 0 while printing an element index or loop bounds
         self._ranges: dict[Any, tuple[int, int]] = {}  # loop variable -> its values (constant bounds)
@@ -719,7 +786,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         """The C expression of a buffer's typed base pointer / array (a buffer declared over a
         ``void*`` handle parameter, ``T.decl_buffer(..., data=A_data)``, casts it)."""
         name = self.name_of(buf.data, buf.name)
-        if buf.data in self._untyped:
+        param = self._param_buffers.get(buf.data)
+        if buf.data in self._untyped or (param is not None and param.dtype != buf.dtype):
             return f"(({self.GLOBAL_PTR_QUALIFIER}{self.type_name(buf.dtype)}*){name})"
         owner = self._allocated.get(buf.data)
         if owner is not None and owner.dtype != buf.dtype:  # T.decl_buffer(..., data=S.data)
@@ -835,6 +903,11 @@ class CFamilyPrinter(ExprFunctor[str]):
             raise CodegenError(f"{type(self).__name__} cannot print statement {type(s).__name__}")
         if isinstance(s, S.Allocate):  # views of its memory in another dtype cast its pointer
             self._allocated[s.buffer.data] = s.buffer
+        if isinstance(s, (S.BufferStore, S.Evaluate, S.LetStmt)):
+            prepared = self.prepared(s)
+            if prepared is not None:
+                self.stmt(prepared)
+                return
         fn(s)
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> None:
@@ -853,9 +926,13 @@ class CFamilyPrinter(ExprFunctor[str]):
         if bits is not None:
             self.emit(f"{self.buffer_ref(s.buffer)}[{self.flat_index(s.buffer, s.indices)}] = {bits};")
             return
-        value = self.expr(s.value)
+        v = s.value
         if self.is_emulated(s.buffer.dtype):
-            value = f"{self.half_converters(s.buffer.dtype)[1]}({value})"
+            if isinstance(v, E.Cast) and v.dtype == s.buffer.dtype and v.value.dtype == "float32":
+                v = v.value  # the store rounds it: no rounding and widening before
+            value = f"{self.half_converters(s.buffer.dtype)[1]}({self.expr(v)})"
+        else:
+            value = self.expr(v)
         self.emit(f"{self.buffer_ref(s.buffer)}[{self.flat_index(s.buffer, s.indices)}] = {value};")
 
     def visit_Evaluate(self, s: S.Evaluate) -> None:
@@ -880,7 +957,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         bounds anyway and the C compiler optimizes addressing with it."""
         from tvm.tir.analysis import used_only_as_index
 
-        if _dt.is_integer(s.var.dtype) and used_only_as_index(s.var, s.body):
+        if _dt.is_integer(s.var.dtype) and used_only_as_index(s.var, s.body, self._index_memo):
             return self.index_expr(s.value)
         return self.expr(s.value)
 
@@ -1040,6 +1117,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         if buf is not None:
             name = self.name_of(buf.data, buf.name)
             self._names.setdefault(param, name)
+            self._param_buffers[buf.data] = buf  # a view of its memory as another dtype casts
             restrict = f" {self.RESTRICT}" if self.RESTRICT else ""
             return f"{self.GLOBAL_PTR_QUALIFIER}{self.type_name(buf.dtype)}*{restrict} {name}"
         if param.dtype == "handle":
@@ -1066,6 +1144,24 @@ class CFamilyPrinter(ExprFunctor[str]):
         self._block(func.body)
         self.emit("}")
         return self.take()
+
+    def prepared(self, s: S.Stmt) -> S.Stmt | None:
+        """A store, evaluation or let statement as it prints, when that differs from ``s``: each
+        operation of a 16-bit float this printer emulates in float32 rounded back to that float
+        (a whole expression computed in float32 and rounded once would differ from the dtype's
+        own arithmetic, NumPy's and ml_dtypes'), then its Let expressions bound before it
+        (:func:`hoist_let_expressions`). None when it prints as it is."""
+        from tvm.tir.transform.float16 import rounded_per_operation
+
+        out = s
+        for dtype in ("float16", "bfloat16"):
+            if self.is_emulated(dtype):
+                if isinstance(out, S.LetStmt):
+                    value = rounded_per_operation(S.Evaluate(out.value), dtype).value
+                    out = out if value is out.value else S.LetStmt(out.var, value, out.body, out.span)
+                else:
+                    out = rounded_per_operation(out, dtype)
+        return hoist_let_expressions(out) or (None if out is s else out)
 
     def kernel_prologue(self, func: PrimFunc) -> list[str]:
         """Lines printed at the top of the kernel body, before ``func.body`` (none by default)."""

@@ -631,8 +631,8 @@ def linear_form(e: PrimExpr, terms_of: Optional[dict] = None) -> tuple[dict, int
 class _IndexUses(StmtExprVisitor):
     """Finds a use of ``var`` outside element indices and loop bounds."""
 
-    def __init__(self, var: Var) -> None:
-        self.var = var
+    def __init__(self, var: Var, memo: dict) -> None:
+        self.var, self.memo = var, memo
         self.index_depth = 0
         self.as_value = False
 
@@ -658,16 +658,21 @@ class _IndexUses(StmtExprVisitor):
         self.visit_stmt(s.body)
 
     def visit_LetStmt(self, s: LetStmt) -> None:
-        if used_only_as_index(s.var, s.body):  # a value that is itself only an index
+        if used_only_as_index(s.var, s.body, self.memo):  # a value that is itself only an index
             self._in_index((s.value,))
         else:
             self.visit_expr(s.value)
         self.visit_stmt(s.body)
 
 
-def used_only_as_index(var: Var, body: Stmt) -> bool:
+def used_only_as_index(var: Var, body: Stmt, memo: Optional[dict] = None) -> bool:
     """Whether ``var`` appears in ``body`` only inside element indices and loop bounds (directly,
-    or through Let variables that do): arithmetic that computes it is index arithmetic."""
-    uses = _IndexUses(var)
-    uses.visit_stmt(body)
-    return not uses.as_value
+    or through Let variables that do): arithmetic that computes it is index arithmetic. ``memo``
+    (a dict kept across calls on one function) answers each let of a chain once."""
+    memo = {} if memo is None else memo
+    key = (var, body)
+    if key not in memo:
+        uses = _IndexUses(var, memo)
+        uses.visit_stmt(body)
+        memo[key] = not uses.as_value
+    return memo[key]

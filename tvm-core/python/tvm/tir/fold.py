@@ -117,3 +117,55 @@ def fold_binary(e: BinaryOp) -> Optional[PrimExpr]:
 
 
 __all__ = ["constant", "fold_binary", "int_as_float", "round_folded", "value_of", "wrap_int"]
+
+
+def _rint(x: float) -> float:
+    """C's ``rint`` in the default rounding mode: to nearest, ties to even."""
+    return float(round(x)) if math.isfinite(x) else x
+
+
+def _trunc(x: float) -> float:
+    return math.copysign(float(math.trunc(x)), x) if math.isfinite(x) else x
+
+
+def _ceil(x: float) -> float:
+    return math.copysign(float(math.ceil(x)), x) if math.isfinite(x) else x
+
+
+#: float calls whose result is exact, so folding them gives every target's result
+_EXACT_CALLS = {"round": _rint, "nearbyint": _rint, "trunc": _trunc, "floor": _floor, "ceil": _ceil, "fabs": abs}
+
+
+def fold_float_call(op: str, dtype: str, args: tuple) -> Optional[PrimExpr]:
+    """A one-operand float call on a constant, where its result is exact: the rounding functions
+    and ``fabs`` of any constant, and any one-operand float function of a NaN (a NaN). Device
+    compilers have mistreated such constants (rint of 1e300 made a whole OpenCL kernel a no-op);
+    None for anything else."""
+    name = op[4:] if op.startswith("tir.") else op
+    if len(args) != 1 or not isinstance(args[0], FloatImm) or _dt.lanes(dtype) != 1 or args[0].dtype != dtype:
+        return None
+    x = args[0].dtype_value
+    if math.isnan(x) and name in _UNARY_FLOAT_CALLS:
+        return FloatImm(dtype, math.nan)
+    fn = _EXACT_CALLS.get(name)
+    return FloatImm(dtype, fn(x)) if fn is not None else None
+
+
+_UNARY_FLOAT_CALLS = frozenset(
+    "exp exp2 exp10 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh erf sigmoid "
+    "floor ceil round trunc nearbyint fabs".split()
+)
+
+
+def float_bits(dtype: str, x: FloatImm) -> Optional[PrimExpr]:
+    """``reinterpret(dtype, x)`` of a float constant as an integer of the same width: its bits
+    (a NaN as the quiet NaN machines make, ``0x7fc00000`` in float32); None for other pairs."""
+    import struct
+
+    formats = {"float64": ("<d", "<Q", 0), "float32": ("<f", "<I", 0), "float16": ("<e", "<H", 0)}
+    formats["bfloat16"] = ("<f", "<I", 16)  # its value is exact in float32; the top half
+    fmt = formats.get(x.dtype)
+    if fmt is None or _dt.lanes(dtype) != 1 or not _dt.is_integer(dtype) or _dt.bits(dtype) != _dt.bits(x.dtype):
+        return None
+    bits = struct.unpack(fmt[1], struct.pack(fmt[0], x.dtype_value))[0] >> fmt[2]
+    return IntImm(dtype, wrap_int(dtype, bits))

@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.tir.expr import BinaryOp, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, PrimExpr
+from tvm.tir.expr import BinaryOp, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, IntImm, PrimExpr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
+from tvm.tir.stmt import Stmt
 
 F16, F32 = "float16", "float32"
 
@@ -28,40 +29,87 @@ F16, F32 = "float16", "float32"
 _NOT_ARITHMETIC = frozenset(("reinterpret", "if_then_else", "likely", "call_extern", "call_pure_extern"))
 
 
-def _widen(e: PrimExpr) -> PrimExpr:
-    """float16 ``e`` as float32 (a constant folded to its float16 value)."""
-    if e.dtype != F16:
-        return e
-    if isinstance(e, FloatImm):
-        return FloatImm(F32, e.dtype_value, e.span)
-    return Cast(F32, e, getattr(e, "span", None))
-
-
 class _Widen(StmtExprMutator):
+    def __init__(self, narrow: str) -> None:
+        self.narrow = narrow
+
+    def _widen(self, e: PrimExpr) -> PrimExpr:
+        """narrow ``e`` as float32 (a constant folded to its narrow value)."""
+        if e.dtype != self.narrow:
+            return e
+        if isinstance(e, FloatImm):
+            return FloatImm(F32, e.dtype_value, e.span)
+        return Cast(F32, e, getattr(e, "span", None))
+
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
         out = super().visit_BinaryOp(e)
-        if out.dtype != F16 or isinstance(out, CmpOp):
+        narrow = self.narrow
+        if out.dtype != narrow or isinstance(out, CmpOp):
             return out
-        if isinstance(out, FloorDiv):  # floor of the float16 quotient (exact in float16 again)
-            quotient = Cast(F16, Div(_widen(out.a), _widen(out.b), e.span), e.span)
-            return Cast(F16, Call(F32, "floor", (Cast(F32, quotient),), e.span), e.span)
-        return Cast(F16, type(out)(_widen(out.a), _widen(out.b), e.span), e.span)
+        a, b = self._widen(out.a), self._widen(out.b)
+        if isinstance(out, FloorDiv):  # floor of the narrow quotient (exact in the narrow type again)
+            quotient = Cast(narrow, Div(a, b, e.span), e.span)
+            return Cast(narrow, Call(F32, "floor", (Cast(F32, quotient),), e.span), e.span)
+        return Cast(narrow, type(out)(a, b, e.span), e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:
         out = super().visit_Call(e)
         op = str(out.op).removeprefix("tir.")
-        if out.dtype != F16 or op in _NOT_ARITHMETIC:
+        if out.dtype != self.narrow or op in _NOT_ARITHMETIC:
             return out
-        return Cast(F16, Call(F32, out.op, tuple(_widen(a) for a in out.args), e.span), e.span)
+        return Cast(self.narrow, Call(F32, out.op, tuple(self._widen(a) for a in out.args), e.span), e.span)
+
+
+def rounded_per_operation(body: Stmt, dtype: str) -> Stmt:
+    """``body`` with every operation of the 16-bit float ``dtype`` computed in float32 and its
+    result converted back to ``dtype`` (see the module docstring; for bfloat16 as for float16):
+    the rounding a printer that emulates ``dtype`` in float32 needs (``body`` itself when it has
+    no such operation)."""
+    return _Widen(dtype).visit_stmt(body)
 
 
 def legalize_float16(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with its float16 arithmetic computed in float32 and rounded to float16 (see the
     module docstring); ``func`` itself when it has none."""
-    body = _Widen().visit_stmt(func.body)
+    body = rounded_per_operation(func.body, F16)
     if body is func.body:
         return func
     return dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))
 
 
 __all__ = ["legalize_float16"]
+
+
+class _ViaOddFloat32(StmtExprMutator):
+    def visit_Cast(self, e: Cast) -> PrimExpr:
+        out = super().visit_Cast(e)
+        if not isinstance(out, Cast) or out.dtype != F16 or out.value.dtype != "float64":
+            return out
+        return Cast(F16, _round_to_odd_float32(out.value), e.span)
+
+
+def _round_to_odd_float32(x: PrimExpr) -> PrimExpr:
+    """float64 ``x`` as a float32 rounded to odd: toward zero, with the last bit set when that
+    lost anything. A float16 rounded from it is ``x`` rounded once (float32 has more than
+    float16's 11 + 2 bits), where float64 -> float32 -> float16 rounds twice."""
+    from tvm.tir.expr import GT, NE, Let, Var
+
+    from tvm.tir.op import bitwise_or, reinterpret, select
+
+    f = Var("f32_of_f64", F32)
+    back = Cast("float64", f)
+    inexact = NE(back, x)
+    away = GT(Call("float64", "fabs", (back,)), Call("float64", "fabs", (x,)))
+    bits = reinterpret("uint32", f)
+    step = select(away, IntImm("uint32", 1), IntImm("uint32", 0))
+    odd = bitwise_or(bits - step, IntImm("uint32", 1))
+    return Let(f, Cast(F32, x), reinterpret(F32, select(inexact, odd, bits)), F32)
+
+
+def exact_float16_conversions(func: PrimFunc, target: Any = None) -> PrimFunc:
+    """``func`` with each conversion of a float64 value to float16 rounded once, as NumPy's is
+    (through a float32 rounded to odd, which every target has); ``func`` itself when it has none."""
+    body = _ViaOddFloat32().visit_stmt(func.body)
+    if body is func.body:
+        return func
+    return dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))

@@ -10,7 +10,10 @@ infinity; ``Min``/``Max`` pick an operand by ``<``/``>``. After :func:`legalize_
   machine division instruction (``OpSDiv``, WGSL ``/``) computes it exactly, without a trap or
   undefined behaviour; the special divisors are handled by ``Select``;
 * float ``FloorDiv`` becomes ``floor(a / b)``, float ``FloorMod`` and ``Mod`` become ``fmod``
-  (with the divisor's sign for ``FloorMod``);
+  (with the divisor's sign for ``FloorMod``), and ``fmod`` of a finite value by an infinity is
+  that value (the native ``x - y * trunc(x / y)`` gives NaN);
+* ``tanh(x)`` of float32 and float16 is a series near zero (``|x| < 0.55``), where the drivers'
+  ``tanh`` loses the low bits, and the native ``tanh`` beyond;
 * ``pow(x, y)`` is the native ``pow`` of ``|x|`` (defined for a positive base only in SPIR-V
   and WGSL) with C's results for a negative or zero base and a zero exponent chosen by ``Select``;
 * ``log1p(u)`` becomes a series in ``u`` where ``1 + u`` would round away ``u``'s low bits
@@ -23,13 +26,13 @@ WGSL define; the C printer keeps its own helpers and does not need this pass.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     EQ,
+    Cast,
     LT,
     NE,
     Add,
@@ -54,14 +57,12 @@ from tvm.tir.expr import (
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 
-_names = itertools.count()
-
 
 def _bind(value: PrimExpr, make: Any) -> PrimExpr:
     """``make(v)`` with ``v`` bound to ``value`` once (no binding for variables and constants)."""
     if isinstance(value, (Var, IntImm, FloatImm)):
         return make(value)
-    v = Var(f"legal_{next(_names)}", value.dtype)
+    v = Var("legal", value.dtype)  # printers make the names unique, the same in every compile
     return Let(v, value, make(v))
 
 
@@ -79,7 +80,7 @@ class _Legalizer(StmtExprMutator):
     def visit_Mod(self, e: Mod) -> PrimExpr:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         if _dt.is_float(e.dtype):
-            return Call(e.dtype, "fmod", (a, b), e.span)
+            return _bind(a, lambda x: _bind(b, lambda y: _fmod(x, y, e.dtype)))
         return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "mod")))
 
     def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:
@@ -108,8 +109,13 @@ class _Legalizer(StmtExprMutator):
 
     def visit_Call(self, e: Call) -> PrimExpr:
         e = super().visit_Call(e)
-        if isinstance(e, Call) and str(e.op).removeprefix("tir.") == "pow" and _dt.is_float(e.dtype):
+        op = str(e.op).removeprefix("tir.") if isinstance(e, Call) else ""
+        if op == "pow" and _dt.is_float(e.dtype):
             return _bind(e.args[0], lambda x: _bind(e.args[1], lambda y: _pow(x, y, e.dtype)))
+        if op == "fmod" and _dt.is_float(e.dtype):
+            return _bind(e.args[0], lambda x: _bind(e.args[1], lambda y: _fmod(x, y, e.dtype)))
+        if op == "tanh" and e.dtype in ("float16", "float32"):
+            return _tanh(e.args[0], e.dtype)
         return _expand_log1p(e)
 
 
@@ -220,6 +226,40 @@ def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
     return _bind(_safe_divisor(b, dtype), with_safe)
 
 
+def _fmod(a: Var, b: Var, dtype: str) -> PrimExpr:
+    """C's ``fmod``: the native remainder (``x - y * trunc(x / y)`` in SPIR-V and WGSL), except
+    that a finite ``a`` over an infinite ``b`` is ``a`` (the native form gives NaN)."""
+    inf = FloatImm(dtype, math.inf)
+    finite_over_infinite = And(EQ(Call(dtype, "fabs", (b,)), inf), LT(Call(dtype, "fabs", (a,)), inf))
+    return Select(finite_over_infinite, a, Call(dtype, "fmod", (a, b)))
+
+
+#: tanh's Taylor coefficients (of x, x**3, x**5, ...): below 0.55 nine terms reach float32's precision
+_TANH_SERIES = (1, -1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075, -929569 / 638512875,
+                6404582 / 10854718875)  # fmt: skip
+
+
+def _tanh(x: PrimExpr, dtype: str) -> PrimExpr:
+    """``tanh(x)``: its series near zero, where the drivers' ``tanh`` (from exponentials) loses
+    the low bits (lavapipe gave 2.98e-8 for tanh(1e-8)); the native ``tanh`` beyond. A float16
+    ``x`` is computed in float32."""
+    wide = "float32"
+    arg = x if dtype == wide else Cast(wide, x)
+
+    def with_x(v: PrimExpr) -> PrimExpr:
+        def with_square(s: PrimExpr) -> PrimExpr:
+            poly: PrimExpr = FloatImm(wide, _TANH_SERIES[-1])
+            for c in reversed(_TANH_SERIES[:-1]):
+                poly = Add(FloatImm(wide, c), Mul(s, poly))
+            small = LT(Call(wide, "fabs", (v,)), FloatImm(wide, 0.55))
+            return Select(small, Mul(v, poly), Call(wide, "tanh", (v,)))
+
+        return _bind(Mul(v, v), with_square)
+
+    out = _bind(arg, with_x)
+    return out if dtype == wide else Cast(dtype, out)
+
+
 def _float_floormod(a: Var, b: Var, dtype: str) -> PrimExpr:
     """Python's ``%`` for floats: ``fmod`` with the divisor's sign (a zero remainder too)."""
     zero = FloatImm(dtype, 0.0)
@@ -228,7 +268,7 @@ def _float_floormod(a: Var, b: Var, dtype: str) -> PrimExpr:
         signed_zero = Select(LT(b, zero), FloatImm(dtype, -0.0), zero)
         return Select(NE(r, zero), Select(NE(LT(r, zero), LT(b, zero)), Add(r, b), r), signed_zero)
 
-    return _bind(Call(dtype, "fmod", (a, b)), with_rem)
+    return _bind(_fmod(a, b, dtype), with_rem)
 
 
 def legalize_arithmetic(func: PrimFunc, target: Any = None) -> PrimFunc:

@@ -80,9 +80,10 @@ from .capabilities import apply_target_passes
 from .flatten import flatten_buffers
 from .float8 import legalize_float8
 from .fragments import lower_fragments
-from .float16 import legalize_float16
+from .float16 import exact_float16_conversions, legalize_float16
 from .barriers import check_barriers_reach_every_thread, insert_barriers
 from .compact import compact_allocations
+from .parallel_private import private_to_parallel_iterations
 from .placement import (
     across_launches,
     in_device_memory,
@@ -129,6 +130,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         target = Target(target)
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = legalize_float8(launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target), target)
+    func = exact_float16_conversions(func)
     if is_device_target(target):  # buffers first move into the launch, then shrink
         func = lower_fragments(compact_allocations(place_allocations(func, target, moved), target), target)
         func = shared_beyond_static_limit(without_dynamic_shared_memory(func, target), target)
@@ -137,6 +139,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         func = in_device_memory(func, outliving)
     else:  # shrink while the buffers still have their scopes: placement makes CPU shared memory global
         func = lower_fragments(place_allocations(compact_allocations(func, target), target, moved), target)
+        func = private_to_parallel_iterations(func)
     verify(func, target)
     f = check_indices_at_run_time(check_constant_bounds(simplify(func)), target)
     f = flatten_buffers(f)

@@ -58,12 +58,15 @@ from tvm.tir.expr import (
     Sub,
 )
 from tvm.tir.fold import constant as _const
+from tvm.tir.fold import float_bits as _float_bits
+from tvm.tir.fold import fold_float_call as _fold_float_call
 from tvm.tir.fold import fold_binary as _fold
 from tvm.tir.fold import int_as_float as _int_as_float
 from tvm.tir.fold import value_of as _val
 from tvm.tir.fold import wrap_int as _wrap_int
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
+from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, Stmt
 
 
@@ -235,6 +238,12 @@ class _Simplify(StmtExprMutator):
 
     def visit_Call(self, e: Call) -> PrimExpr:
         e = super().visit_Call(e)
+        if isinstance(e, Call) and _dt.is_float(e.dtype):
+            folded = _fold_float_call(e.op, e.dtype, e.args)
+            return e if folded is None else folded
+        if isinstance(e, Call) and is_reinterpret(e) and isinstance(e.args[0], FloatImm):
+            bits = _float_bits(e.dtype, e.args[0])
+            return e if bits is None else bits
         if not isinstance(e, Call) or not all(isinstance(a, IntImm) for a in e.args):
             return e
         folded = _BITWISE.get(e.op[4:] if e.op.startswith("tir.") else e.op)
