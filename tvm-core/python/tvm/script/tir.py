@@ -710,6 +710,11 @@ class _Axis:
     scan = opaque = S = spatial
     R = reduce
 
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(
+            f"T.axis.{name} is not part of TVMScript; T.axis has spatial, reduce, scan, opaque, remap, S and R"
+        )
+
 
 axis = _Axis()
 

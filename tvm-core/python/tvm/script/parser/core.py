@@ -31,6 +31,8 @@ import builtins
 import inspect
 import itertools
 import linecache
+import re
+import math
 import textwrap
 import warnings
 from typing import Any, Callable, Optional
@@ -39,7 +41,7 @@ from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, linear_form, structural_equal
-from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, Var
+from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.backend import BackendError
 from tvm.tir.printer import expr_text
@@ -228,6 +230,8 @@ class Parser:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         if self.is_bound(name):
             old = self.lookup(name, node)
+            if isinstance(old, Buffer) and isinstance(node, ast.arg):
+                raise self.error(node, f"parameter '{name}' is declared twice")
             if isinstance(old, Buffer):
                 raise self.error(node, f"'{name}' is a buffer; store into it with {name}[...] = value")
             raise self.error(
@@ -561,6 +565,7 @@ class Parser:
         k = Var(f"{name}_iter", dtype)
         v = Var(name, dtype)
         self.scopes[-1][name] = v
+        self.loop_starts[v] = mn  # its first value, where T.init of a block reducing over it runs
         step_value = _op.cast(dtype, step) if dynamic else IntImm(dtype, step)
         value = _op.binary("add", mn, _op.binary("mul", k, step_value))
         zero, kind, annotations = IntImm(dtype, 0), spec.kind, dict(spec.annotations)
@@ -681,10 +686,10 @@ class Parser:
                 f"use a buffer element (e.g. a local buffer) instead",
             )
         buf, idx = self._store_target(node.target)
-        cur = BufferLoad(buf, idx)
+        cur = self.eval_expr(node.target)  # as a load reads it: a slice is a vector
         rhs = self.eval_expr(node.value)
         val = self._binop(node.op, cur, rhs, node)
-        return BufferStore(buf, self._store_value(buf, val, node.value), idx)
+        return BufferStore(buf, self._store_value(buf, val, node.value, _dt.access_lanes(idx)), idx)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign):
         if node.value is None:
@@ -717,6 +722,13 @@ class Parser:
             val = self.eval_expr(value_node)
             return BufferStore(buf, self._store_value(buf, val, value_node, _dt.access_lanes(idx)), idx)
         val = self.eval_expr(value_node)
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(val, tuple)
+            and len(val) > 1
+            and all(isinstance(v, T.AxisSpec) for v in val)
+        ):
+            raise self.error(node, f"T.axis.remap binds {len(val)} axes: give as many names ({target.id}, ... = ...)")
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, tuple) and val:
             if all(isinstance(v, T.AxisSpec) for v in val):
                 return self._bind_axes(target.elts, list(val), node)
@@ -863,6 +875,7 @@ class Parser:
 
     def _store_value(self, buf: Buffer, val: Any, node: ast.AST, lanes: int = 1) -> PrimExpr:
         """``val`` as a value of ``buf``'s dtype (with ``lanes`` lanes for a vector index)."""
+        self._has_value(val, node)
         if isinstance(val, bool):
             val = IntImm("bool", int(val)) if _dt.is_bool(buf.dtype) else int(val)
         if isinstance(val, (int, float)):
@@ -969,8 +982,12 @@ class Parser:
         return Continue()
 
     def stmt_With(self, node):
-        item = node.items[0] if len(node.items) == 1 else None
-        val = self.eval_expr(item.context_expr) if item is not None else None
+        if len(node.items) != 1:
+            raise self.error(
+                node, "one context per 'with' in TVMScript: nest them (with T.sblock(...): with T.init():)"
+            )
+        item = node.items[0]
+        val = self.eval_expr(item.context_expr)
         if isinstance(val, T.BlockSpec):
             self.blocks.append([])
             self.depth += 1
@@ -995,8 +1012,8 @@ class Parser:
         if not isinstance(val, T.LaunchThreadSpec):
             raise self.error(
                 node,
-                "'with' blocks other than T.launch_thread (T.block ...) are not supported: this "
-                "TVMScript dialect is loop-level; use loops and T.thread_binding",
+                f"'with {ast.unparse(item.context_expr)}' is not TVMScript: a 'with' opens T.sblock / T.block, "
+                "T.init, T.launch_thread or T.attr, one per 'with'",
             )
         target = item.optional_vars
         if target is not None and not isinstance(target, ast.Name):
@@ -1032,14 +1049,38 @@ class Parser:
         offset = parent.elem_offset
         for start, stride in zip(region.starts, strides):
             offset = _op.binary("add", offset, _op.binary("mul", start, stride))
-        view = T.BufferSpec(spec.shape, spec.dtype, tuple(view_strides), offset, parent.scope, spec.align, parent.data)
-        buf = self.make_buffer(name, view, node.value, data=parent.data)
-        dims = range(len(strides))
+        dims = list(range(len(strides)))
         if len(spec.shape) == sum(region.sliced):
             dims = [d for d in dims if region.sliced[d]]
-        fragments.note_view(buf, parent, region.starts, list(dims)[len(dims) - len(spec.shape) :])
+        dims = dims[len(dims) - len(spec.shape) :]
+        self._check_region_extents(parent, [region.extents[d] for d in dims], spec, node)
+        view = T.BufferSpec(spec.shape, spec.dtype, tuple(view_strides), offset, parent.scope, spec.align, parent.data)
+        buf = self.make_buffer(name, view, node.value, data=parent.data)
+        fragments.note_view(buf, parent, region.starts, dims)
         self.bind(name, buf, target)
         return self._bind_view_layout(spec, buf)
+
+    def _check_region_extents(self, parent: Buffer, extents: list, spec: T.BufferSpec, node: ast.stmt) -> None:
+        """The view's shape must be the region's extents (where both are constants; in bytes
+        for a view as a dtype of another size), as Apache TVM requires: a larger view would
+        reach past the region it was matched to."""
+
+        def const(x: Any) -> Optional[int]:
+            return x if isinstance(x, int) else x.value if isinstance(x, IntImm) else None
+
+        have, want = [const(x) for x in extents], [const(x) for x in spec.shape]
+        if _dt.nbytes(spec.dtype) == _dt.nbytes(parent.dtype):
+            bad = any(h is not None and w is not None and h != w for h, w in zip(have, want))
+        else:
+            known = None not in have and None not in want
+            bad = known and math.prod(have) * _dt.nbytes(parent.dtype) != math.prod(want) * _dt.nbytes(spec.dtype)
+        if bad:
+
+            def shape(xs: Any) -> str:
+                return "(" + ", ".join(_shown(x) for x in xs) + ("," if len(xs) == 1 else "") + ")"
+
+            raise self.error(node.value, f"T.match_buffer: the region of {parent.name} has extents {shape(extents)}, "
+                             f"the view's shape is {shape(spec.shape)}: make them the same")  # fmt: skip
 
     @staticmethod
     def _bind_view_layout(spec: T.BufferSpec, view: Buffer) -> Optional[_Wrap]:
@@ -1091,7 +1132,7 @@ class Parser:
             var = Var(target.id, value.dtype)
             self.bind(target.id, var, target)
             if ax.kind == "R":
-                start = ax.start if ax.start is not None else self.loop_starts.get(ax.binding, 0)
+                start = ax.start if ax.start is not None else self._first_value(value)
                 self.blocks[-1].append((var, _op.convert(start, value.dtype), value))
             bound.append((var, value))
         span = self.span(node)
@@ -1102,6 +1143,14 @@ class Parser:
             return body
 
         return _Wrap(build)
+
+    def _first_value(self, binding: PrimExpr) -> PrimExpr:
+        """What a reduction axis bound to ``binding`` (``k``, ``k + 1``) is at the first step of
+        the loops it names, for ``T.init``."""
+        from tvm.tir.functor import substitute
+        from tvm.tir.transform.simplify import simplify_expr
+
+        return simplify_expr(substitute(binding, self.loop_starts))
 
     def _init(self, node: ast.With) -> Stmt:
         """``with T.init():`` in a block: its statements guarded by "every reduction axis of the
@@ -1358,16 +1407,21 @@ class Parser:
             return T.serial(*args)
         if fn is T.prim_func:
             raise self.error(node, "T.prim_func cannot be used inside a prim_func")
+        if fn in _PARSE_TIME_BUILTINS:
+            raise self.error(
+                node,
+                f"{fn.__name__}(...) is Python, which runs while the kernel is parsed, not in the kernel: remove it",
+            )
         result_dtype = kwargs.pop("dtype", None) if "dtype" in kwargs and not _takes_dtype(fn) else None
         try:
             out = fn(*args, **kwargs)
             if result_dtype is not None and isinstance(out, PrimExpr) and out.dtype != result_dtype:
                 out = _op.cast(result_dtype, out)  # T.exp(x, dtype="float32"): Apache TVM's result dtype
             return out
-        except _PASSTHROUGH:
+        except (*_PASSTHROUGH, BackendError, RecursionError):
             raise
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError) as e:
-            raise self.error(node, _call_message(fn, e)) from None
+        except Exception as e:  # noqa: BLE001 - a Python helper's own failure, named at its call
+            raise self.error(node, _call_message(fn, e, ast.unparse(node.func))) from None
 
     def _slice_extent(self, e: ast.Slice) -> Optional[int]:
         """The length of slice ``lo:hi`` when it is a constant (``i:i + 16`` included), else None."""
@@ -1408,9 +1462,18 @@ class Parser:
         b = self.eval_expr(node.right)
         return self._binop(node.op, a, b, node)
 
+    def _has_value(self, val: Any, node: ast.AST) -> None:
+        """A call of a function that returns nothing (a module function without ``-> dtype``)
+        cannot be used as a value."""
+        if isinstance(val, Call) and val.dtype == "void":
+            callee = val.args[0].value if val.args and isinstance(val.args[0], StringImm) else val.op
+            raise self.error(node, f"{callee} returns nothing: its call is a statement, not a value")
+
     def _binop(self, op: ast.operator, a: Any, b: Any, node: ast.AST):
         if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
             return _PY_BINOPS[type(op)](a, b)
+        self._has_value(a, node)
+        self._has_value(b, node)
         for x in (a, b):
             if not isinstance(x, (PrimExpr, int, float, bool)):
                 raise self.error(node, f"cannot combine {type(x).__name__} with a TIR expression")
@@ -1436,8 +1499,8 @@ class Parser:
                 type(node.op)
             ](v)
         if isinstance(node.op, ast.USub):
-            if isinstance(v, IntImm) and not _dt.is_bool(v.dtype):
-                return IntImm(v.dtype, -v.value)
+            if isinstance(v, IntImm) and not _dt.is_bool(v.dtype):  # wraps, as integers do: -INT_MIN
+                return IntImm(v.dtype, _dt.wrapped(-v.value, v.dtype))
             if isinstance(v, FloatImm):
                 return FloatImm(v.dtype, -v.value)
             if _dt.is_float(v.dtype):
@@ -1539,12 +1602,16 @@ def _takes_dtype(fn: Any) -> bool:
     return "dtype" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def _call_message(fn: Any, e: Exception) -> str:
+def _call_message(fn: Any, e: Exception, written: str) -> str:
+    """The message of ``e``, raised by ``fn``, which the kernel calls as ``written(...)``."""
+    msg = re.sub(r"^[\w.<>]*?(__call__|\bcall)\(\)", f"{written}()", str(e))  # a callable object's own name
     name = getattr(fn, "__name__", None)
-    msg = str(e)
-    if name and isinstance(e, TypeError) and name in msg:
+    if msg.startswith(written) or (isinstance(e, TypeError) and (written in msg or (name and name in msg))):
         return msg
-    return f"{'T.' + name if name else 'call'}: {msg}" if name else msg
+    module = str(getattr(fn, "__module__", "") or type(fn).__module__)
+    if not module.startswith("tvm"):  # a Python function (not TVMScript's or a backend's) run while parsing
+        return f"{written}(...) raised {type(e).__name__}: {msg}"
+    return f"{written}: {msg}"
 
 
 _BINOP_NAMES = {
@@ -1596,6 +1663,21 @@ def _syntax_error(e: SyntaxError, filename: str, lines: list[str]) -> TVMScriptE
     return TVMScriptError(f"syntax error: {e.msg}", Span(filename, ln, (e.offset or 1) - 1, text))
 
 
+#: Python builtins whose effect is their side effect at parse time (printing, reading input or
+#: files, running code), which a kernel cannot have
+_PARSE_TIME_BUILTINS = frozenset(
+    (
+        builtins.print,
+        builtins.input,
+        builtins.open,
+        builtins.exec,
+        builtins.eval,
+        builtins.__import__,
+        builtins.breakpoint,
+    )
+)
+
+
 def _parse_module_text(text: str, env: dict[str, Any], filename: str, check_well_formed: bool = True) -> Any:
     """Source text holding an ``@I.ir_module`` class: run as a module (its decorators parse the
     functions, with the class's own ``check_well_formed``, which ``check_well_formed=False``
@@ -1628,6 +1710,8 @@ def _find_def(tree: ast.AST) -> ast.FunctionDef:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             return node
+        if isinstance(node, ast.AsyncFunctionDef):
+            raise TVMScriptError(f"'async def {node.name}' cannot be a prim_func: write 'def {node.name}'")
     raise TVMScriptError("no function definition found in TVMScript source")
 
 

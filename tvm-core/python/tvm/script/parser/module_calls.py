@@ -64,7 +64,11 @@ class ModuleFunctions:
             raise AttributeError(f"module {self._name} has no function '{name}' (it has: {known})")
         dtype = self._return_dtype(fdef)
 
-        def call(*args: Any) -> PrimExpr:
+        def call(*args: Any, **kwargs: Any) -> PrimExpr:
+            if kwargs:
+                raise TypeError(
+                    f"{self._name}.{name} takes its arguments by position, got keyword(s) {', '.join(kwargs)}"
+                )
             for k, a in enumerate(args):
                 if isinstance(a, Buffer):
                     raise TypeError(

@@ -60,7 +60,7 @@ from tvm.tir.op import INTRINSICS, binary, is_reinterpret
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, LetStmt, SeqStmt
 
 from .bounds import interval
-from .fragments import FRAGMENT_OPS, is_fragment_op, only_writes, reads_and_writes
+from .fragments import FRAGMENT_OPS, is_fragment_op, only_writes, reads_and_writes, tile_accesses
 from .simplify import simplify_expr
 from .verify import is_thread_index_loop
 
@@ -204,6 +204,8 @@ class _Accesses(StmtExprVisitor):
     def __init__(self, buf: Buffer):
         self.buf, self.bounds, self.ok = buf, _Bounds(), True
         self.accesses: list[tuple[tuple, tuple]] = []  # (indices, enclosing serial loops)
+        self.writes: list[bool] = []  # per access: a store (else a load)
+        self.fragment_writes = False  # inside a fragment operation that writes the buffer
         self.serial: list[For] = []
         self.thread_vars: set[Var] = set()  # threadIdx loops of the body: fixed for a local buffer
         self.tag_vars: dict[str, Var] = {}
@@ -233,17 +235,18 @@ class _Accesses(StmtExprVisitor):
         self.bounds.lets[s.var] = s.value
         super().visit_LetStmt(s)
 
-    def _access(self, buf: Buffer, indices: tuple) -> None:
+    def _access(self, buf: Buffer, indices: tuple, write: bool) -> None:
         if buf.data is self.buf.data:
             self.ok = self.ok and buf is self.buf  # another view of the same memory: leave it
             self.accesses.append((indices, tuple(self.serial)))
+            self.writes.append(write)
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
-        self._access(e.buffer, e.indices)
+        self._access(e.buffer, e.indices, self.fragment_writes)  # a tile's first or last element
         super().visit_BufferLoad(e)
 
     def visit_BufferStore(self, s: BufferStore) -> None:
-        self._access(s.buffer, s.indices)
+        self._access(s.buffer, s.indices, True)
         super().visit_BufferStore(s)
 
     def visit_Var(self, e: Var) -> None:
@@ -251,7 +254,15 @@ class _Accesses(StmtExprVisitor):
             self.ok = False  # the handle itself escapes (an extern call, a pointer ...)
 
     def visit_Call(self, e: Call) -> None:
-        if str(e.op).removeprefix("tir.") not in INTRINSICS and not is_reinterpret(e) and e.op not in FRAGMENT_OPS:
+        if e.op in FRAGMENT_OPS:
+            outer = self.fragment_writes
+            self.fragment_writes = any(w for first, _, w in tile_accesses(e) if first.buffer.data is self.buf.data)
+            try:
+                super().visit_Call(e)
+            finally:
+                self.fragment_writes = outer
+            return
+        if str(e.op).removeprefix("tir.") not in INTRINSICS and not is_reinterpret(e):
             # (fragment operations name each tile by its first and last element: accesses as any other)
             # an element handed to anything but arithmetic may stand for its address (address_of,
             # a backend's matrix loads): the callee may touch the elements after it
@@ -427,6 +438,8 @@ def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
         parts = [_fixed_form(r, canonical, thread_ranges) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
+        if fixed and not _reads_what_it_writes(ranges, parts, finder.writes):
+            return None
         lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
         hi = max(r.hi + const for r, (_, const) in zip(ranges, parts))
         shape.append(hi - lo + 1)
@@ -439,6 +452,18 @@ def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
     if None not in old and (math.prod(shape) > math.prod(old) or (shape == old and not shifted)):
         return None
     return _Plan(tuple(shape), mins, bounds, canonical, thread_ranges)
+
+
+def _reads_what_it_writes(ranges: list, parts: list, writes: list) -> bool:
+    """Whether, in one dimension, every read of an iteration of the fixed loops stays inside
+    what the iteration's writes cover: a read of ``C[k - 1]`` beside a write of ``C[k]`` reads
+    what the previous iteration wrote, so the buffer cannot shrink to one iteration's region."""
+    spans = [(r.lo + const, r.hi + const) for r, (_, const) in zip(ranges, parts)]
+    written = [span for span, write in zip(spans, writes) if write]
+    if not written:
+        return False
+    lo, hi = min(a for a, _ in written), max(b for _, b in written)
+    return all(lo <= a and b <= hi for (a, b), write in zip(spans, writes) if not write)
 
 
 class _Rewrite(StmtExprMutator):

@@ -28,7 +28,7 @@ from tvm.tir.functor import StmtExprMutator, Substitute
 from tvm.tir.op import cast
 from tvm.tir.stmt import Allocate, Evaluate, For, LetStmt, Stmt
 
-from .verify import TIRVerifyError
+from .verify import TIRVerifyError, with_span
 
 CALL_FUNCTION = "call_function"
 
@@ -76,15 +76,30 @@ class _Bind(Substitute):
 class _Inline(StmtExprMutator):
     def __init__(self, caller: str, resolve: Callable[[str], PrimFunc]):
         self.caller, self.resolve = caller, resolve
+        self.span = None  # of the statement being inlined into: where a failing call is
+
+    def visit_stmt(self, s: Stmt) -> Optional[Stmt]:
+        outer, self.span = self.span, getattr(s, "span", None) or self.span
+        try:
+            return super().visit_stmt(s)
+        finally:
+            self.span = outer
+
+    def error(self, message: str) -> TIRVerifyError:
+        """A malformed call, at the statement that makes it."""
+        return TIRVerifyError(with_span(message, self.span), message, self.span)
 
     def _callee(self, e: Call) -> tuple[PrimFunc, list]:
         name = e.args[0].value if isinstance(e.args[0], StringImm) else "?"
-        callee = self.resolve(name)
+        try:
+            callee = self.resolve(name)
+        except TIRVerifyError as err:  # recursion, an unknown callee: at this call
+            if err.span is not None:
+                raise
+            raise self.error(err.reason) from None
         args = [self.visit_expr(a) for a in e.args[1:]]
         if len(args) != len(callee.params):
-            raise TIRVerifyError(
-                f"{self.caller} calls {name} with {len(args)} argument(s); it takes {len(callee.params)}"
-            )
+            raise self.error(f"{self.caller} calls {name} with {len(args)} argument(s); it takes {len(callee.params)}")
         return callee, args
 
     def _bind(self, callee: PrimFunc, args: list) -> tuple[_Bind, list]:
@@ -130,7 +145,7 @@ class _Inline(StmtExprMutator):
         callee, args = self._callee(e)
         value = _returned(callee.body)
         if value is None:
-            raise TIRVerifyError(
+            raise self.error(
                 f"{self.caller} uses the result of {callee.name}, whose body does more than return one "
                 f"value (a function called in an expression must be lets and 'return <expression>')"
             )

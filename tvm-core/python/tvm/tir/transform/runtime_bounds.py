@@ -207,6 +207,15 @@ class _IndexChecks(StmtExprMutator):
                 size = Mul(Cast("int64", size), Cast("int64", d))
         element = Sub(flat_index(buf, indices), root.elem_offset)
         where = f"{self.name}: the memory of buffer '{root.name}' (through its view '{buf.name}')"
+        view_bytes, root_bytes = _dt.nbytes(buf.dtype), _dt.nbytes(root.dtype)
+        if view_bytes != root_bytes:  # a view as another dtype: its element's first byte, in bytes
+            start = Sub(
+                Mul(Cast("int64", flat_index(buf, indices)), IntImm("int64", view_bytes)),
+                Mul(Cast("int64", root.elem_offset), IntImm("int64", root_bytes)),
+            )
+            last_start = Sub(Mul(Cast("int64", size), IntImm("int64", root_bytes)), IntImm("int64", view_bytes - 1))
+            where = f"{where[:-1]}, as bytes)"
+            element, size = start, last_start
         self._check(where, element, size, guard, out)
 
     def _check(

@@ -1,0 +1,179 @@
+"""Kernels that compiled into something other than what they say, and refusals that did not say
+what was wrong: T.init of stepped loops, a match_buffer region smaller than its view, slices
+updated in place, Python calls while parsing, buffers that one iteration reads after an earlier
+one wrote them, local buffers of parallel loops, and the messages of malformed kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.script.diagnostics import TVMScriptError
+from tvm.tir.transform.verify import TIRVerifyError
+
+pytestmark = pytest.mark.usefixtures("private_cache")
+
+
+def _run(source: str, *arrays: np.ndarray) -> None:
+    tvm.compile(tvm.script.parse(source), target="c")["f"](*arrays)
+
+
+@pytest.mark.parametrize(
+    "header, binding, want",
+    [
+        ("range(1, 8, 2)", 'T.axis.remap("R", [k])', 2 + 4 + 6 + 8),  # the init never ran
+        ("range(7, -1, -1)", 'T.axis.remap("R", [k])', 36),  # it ran at the last step
+        ("range(7)", 'T.axis.remap("R", [k + 1])', 35),  # a binding that is not a loop variable
+    ],
+)
+def test_init_runs_at_the_first_step_of_a_remapped_reduction(header, binding, want):
+    a, b = np.array([100.0] + [0.0] * 7, "float32"), np.arange(1, 9, dtype="float32")
+    _run(
+        f"""
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for k in {header}:
+        with T.sblock("b"):
+            vk = {binding}
+            with T.init():
+                A[0] = 0.0
+            A[0] = A[0] + B[vk]
+""",
+        a,
+        b,
+    )
+    assert a[0] == want
+
+
+def test_a_region_smaller_than_its_view_is_refused():
+    with pytest.raises(TVMScriptError, match=r"the region of A has extents \(4,\), the view's shape is \(8,\)"):
+        tvm.script.parse(
+            """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    V = T.match_buffer(A[0:4], (8,), "float32")
+    V[7] = -1.0
+"""
+        )
+
+
+def test_a_slice_updated_in_place():
+    """`A[0:4] += 1.0` was refused with 'storing a float32 value into float32 buffer'."""
+    a = np.arange(8, dtype="float32")
+    _run(
+        """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    A[0:4] += A[4:8]
+    A[4:8] *= T.float32(2)
+""",
+        a,
+    )
+    np.testing.assert_array_equal(a, [4, 6, 8, 10, 8, 10, 12, 14])
+
+
+def test_python_calls_while_parsing_are_named_at_their_line():
+    """print() in a kernel printed while parsing and vanished; a Python helper's exception
+    escaped raw, without a line."""
+    with pytest.raises(
+        TVMScriptError, match=r"print\(\.\.\.\) is Python, which runs while the kernel is parsed"
+    ) as info:
+        tvm.script.parse('@T.prim_func\ndef f(A: T.Buffer((1,), "float32")):\n    print(A[0])\n')
+    assert "print(A[0])" in str(info.value)
+    with pytest.raises(TVMScriptError, match=r"next\(\.\.\.\) raised StopIteration") as info:
+        tvm.script.parse('@T.prim_func\ndef f(A: T.Buffer((1,), "float32")):\n    x = next(iter([]))\n    A[0] = x\n')
+    assert "line 3" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            'def f(A: T.Buffer((1,), "float32"), A: T.Buffer((1,), "float32")):\n    A[0] = 1.0',
+            "parameter 'A' is declared twice",
+        ),
+        (
+            "def f():\n    with T.sblock('b'):\n        v = T.axis.spatail(4, 0)",
+            r"T\.axis\.spatail is not part of TVMScript",
+        ),
+        (
+            "def f():\n    for i, j in T.grid(2, 2):\n        with T.sblock('b'):\n"
+            "            v = T.axis.remap('SS', [i, j])",
+            r"binds 2 axes: give as many names",
+        ),
+        ("def f():\n    with T.sblock('b'), T.init():\n        pass", r"one context per 'with'"),
+        ("def f():\n    x = T.let()", r"T\.let\(\) missing 3 required positional arguments"),
+    ],
+)
+def test_malformed_kernels_are_told_what_is_wrong(body, message):
+    with pytest.raises(TVMScriptError, match=message):
+        tvm.script.parse("@T.prim_func\n" + body + "\n")
+
+
+def test_errors_of_calls_between_module_functions_name_the_call():
+    source = """
+@I.ir_module
+class Mod:
+    @T.prim_func
+    def helper(A: T.Buffer((8,), "float32")):
+        A[0] = -1.0
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32")):
+        Mod.helper(A.data, 1)
+"""
+    with pytest.raises((TIRVerifyError, TVMScriptError), match="main calls helper with 2 argument") as info:
+        tvm.script.parse(source)
+    assert "Mod.helper(A.data, 1)" in str(info.value)
+    with pytest.raises(TVMScriptError, match="helper returns nothing: its call is a statement"):
+        tvm.script.parse(source.replace("Mod.helper(A.data, 1)", "A[1] = Mod.helper(A.data)"))
+
+
+def test_a_buffer_read_one_iteration_after_it_was_written_keeps_its_elements():
+    """Compaction shrank C to one iteration's window because each iteration writes before it
+    reads, though it also reads what the two before it wrote."""
+    a, b = (np.arange(10) ** 2).astype("int32"), np.zeros(10, "int32")
+    _run(
+        """
+@T.prim_func
+def f(A: T.Buffer((10,), "int32"), B: T.Buffer((10,), "int32")):
+    C = T.alloc_buffer((10,), "int32", scope="local")
+    for k in range(10):
+        C[k] = A[k]
+        if k >= 2:
+            B[k] = C[k] + C[k - 1] + C[k - 2]
+""",
+        a,
+        b,
+    )
+    want = np.zeros(10, "int32")
+    want[2:] = a[2:] + a[1:-1] + a[:-2]
+    np.testing.assert_array_equal(b, want)
+
+
+def test_a_local_buffer_of_a_parallel_loop_is_private_to_each_iteration():
+    """Allocated before the loop, it was one array all OpenMP threads shared."""
+    source = """
+@T.prim_func
+def f(A: T.Buffer((512, 16), "int32"), B: T.Buffer((512,), "int32")):
+    L = T.alloc_buffer((16,), "int32", scope="local")
+    for i in T.parallel(512):
+        for j in range(16):
+            L[j] = A[i, j]
+        acc = T.int32(0)
+        for r in range(64):
+            acc = acc + L[(A[i, r % 16] + r) % 16]
+        B[i] = acc
+"""
+    mod = tvm.compile(tvm.script.parse(source), target="c")
+    text = mod.inspect_source()
+    assert text.index("#pragma omp parallel for") < text.index("int32_t L[16]"), text
+    a = np.random.default_rng(0).integers(0, 100, (512, 16)).astype("int32")
+    want = np.zeros(512, "int64")
+    for r in range(64):
+        want += a[np.arange(512), (a[:, r % 16] + r) % 16]
+    for _ in range(3):
+        b = np.zeros(512, "int32")
+        mod["f"](a, b)
+        np.testing.assert_array_equal(b, want)
