@@ -384,3 +384,24 @@ def test_a_size_past_int32_is_refused_by_a_narrowed_kernel(dev):
         raw(a, 2**32 + 3, 3)
     raw(a, 3, 3)
     np.testing.assert_array_equal(a.numpy(), np.full(3, 2, "float32"))
+
+
+def test_fmod_and_tanh_at_their_edges_as_c_gives_them(dev):
+    """WGSL's % is x - y * trunc(x / y) (NaN over an infinite divisor, 0 for an infinite dividend
+    on llvmpipe) and tanh near 0 lost its low bits; the legalization picks C's results."""
+
+    @T.prim_func
+    def edges(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32"),
+              D: T.Buffer((4,), "float32")):  # fmt: skip
+        for i in T.thread_binding(4, thread="threadIdx.x"):
+            C[i] = T.fmod(A[i], B[i])
+            D[i] = T.tanh(A[i] * T.float32(1e-8))
+
+    a = np.array([1.5, np.inf, 1.0, -2.0], "float32")
+    b = np.array([np.inf, 2.0, 0.0, -np.inf], "float32")
+    mod = tvm.compile(edges, target="webgpu")
+    c, d = tvm.runtime.empty((4,), "float32", dev), tvm.runtime.empty((4,), "float32", dev)
+    mod["edges"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c, d)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(c.numpy(), np.fmod(a, b))
+    np.testing.assert_allclose(d.numpy(), np.tanh(a * np.float32(1e-8)), rtol=1e-6)

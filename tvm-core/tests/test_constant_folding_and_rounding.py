@@ -121,3 +121,33 @@ def f(a: T.Buffer((4,), "bfloat16"), b: T.Buffer((4,), "bfloat16"), o: T.Buffer(
         tvm.compile(f, target="c")["f"](x, x, o)
         np.testing.assert_array_equal(o.astype("float32"), np.full(4, depth + 1.0))
     assert sizes[1] < sizes[0] * 2, sizes
+
+
+def test_folded_rounding_keeps_the_sign_of_zero_and_nan_converts_quietly():
+    """round(-0.4) folded to +0.0 (C gives -0.0); a float64 NaN became the float16 0x7fff."""
+
+    @T.prim_func
+    def edges(A: T.Buffer((2,), "float32"), N: T.Buffer((1,), "float64"), H: T.Buffer((1,), "uint16")):
+        A[0] = T.round(T.float32(-0.4))
+        A[1] = T.nearbyint(T.float32(-0.5))
+        H[0] = T.reinterpret("uint16", T.Cast("float16", N[0]))
+
+    a, h = np.ones(2, "float32"), np.zeros(1, "uint16")
+    tvm.compile(edges, target="c")["edges"](a, np.array([np.nan]), h)
+    assert np.signbit(a).all() and (a == 0).all() and h[0] == 0x7E00
+
+
+def test_bfloat16_in_a_condition_rounds_after_every_operation():
+    """Conditions of `if` and `while` were computed in float32 throughout."""
+
+    @T.prim_func
+    def cond(a: T.Buffer((1,), "bfloat16"), b: T.Buffer((1,), "bfloat16"), o: T.Buffer((1,), "int32")):
+        o[0] = 0
+        if a[0] + b[0] - a[0] != b[0]:
+            o[0] = 1
+
+    bf = ml_dtypes.bfloat16
+    a, b, o = np.array([256.0], bf), np.array([1.0], bf), np.zeros(1, "int32")
+    tvm.compile(cond, target="c")["cond"](a, b, o)
+    want = int((a + b - a)[0] != b[0])
+    assert o[0] == want == 1

@@ -177,3 +177,77 @@ def f(A: T.Buffer((512, 16), "int32"), B: T.Buffer((512,), "int32")):
         b = np.zeros(512, "int32")
         mod["f"](a, b)
         np.testing.assert_array_equal(b, want)
+
+
+def test_a_read_inside_the_hull_of_an_iterations_writes_but_not_written_by_it():
+    """C[k] and C[k - 2] written, C[k - 1] read: inside the writes' extremes, written by the
+    iteration before; the buffer must keep its elements."""
+    a, b = np.arange(8, dtype="float32"), np.full(8, -1, "float32")
+    _run(
+        """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,), "float32", scope="local")
+    for k in range(2, 8):
+        C[k] = A[k]
+        C[k - 2] = A[k] + T.float32(100)
+        if k >= 3:
+            B[k] = C[k - 1]
+""",
+        a,
+        b,
+    )
+    np.testing.assert_array_equal(b[3:], a[2:7])
+
+
+def test_elements_an_iteration_writes_side_by_side_still_shrink_to_its_tile():
+    """Writes of C[2k] and C[2k + 1] cover the read of C[2k:2k + 2]: one iteration's two elements."""
+    source = """
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((16,), "float32", scope="local")
+    for k in range(8):
+        C[k * 2] = A[k * 2]
+        C[k * 2 + 1] = A[k * 2 + 1]
+        B[k] = C[k * 2] + C[k * 2 + 1]
+"""
+    mod = tvm.compile(tvm.script.parse(source), target="c")
+    assert "C[2]" in mod.inspect_source()
+    a, b = np.arange(16, dtype="float32"), np.zeros(8, "float32")
+    mod["f"](a, b)
+    np.testing.assert_array_equal(b, a[0::2] + a[1::2])
+
+
+def test_a_local_buffer_a_serial_loop_carries_around_a_parallel_one_stays_shared():
+    """Steps of the serial loop pass values through L; each parallel iteration touches its own
+    element, so there is no race, and per-iteration copies would lose the values."""
+    a, b = np.arange(1, 9, dtype="float32"), np.zeros((3, 8), "float32")
+    _run(
+        """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((3, 8), "float32")):
+    L = T.alloc_buffer((8,), "float32", scope="local")
+    for t in range(3):
+        for i in T.parallel(8):
+            if t == 0:
+                L[i] = A[i]
+            else:
+                L[i] = L[i] * T.float32(2)
+            B[t, i] = L[i]
+""",
+        a,
+        b,
+    )
+    np.testing.assert_array_equal(b, np.stack([a, 2 * a, 4 * a]))
+
+
+def test_a_view_of_another_dtype_and_size_names_the_bytes():
+    with pytest.raises(TVMScriptError, match=r"holds 64 bytes of float32, the float16 view of shape \(16,\) 32"):
+        tvm.script.parse(
+            """
+@T.prim_func
+def f(A: T.Buffer((4, 16), "float32")):
+    S = T.match_buffer(A[0, 0:16], (16,), "float16")
+    S[0] = T.float16(1)
+"""
+        )

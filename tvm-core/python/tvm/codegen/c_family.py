@@ -36,6 +36,7 @@ unlowered functions. Integer ``FloorDiv``/``FloorMod`` follow Python semantics f
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import struct
@@ -123,13 +124,16 @@ class _LetHoister(StmtExprMutator):
 
 
 def hoist_let_expressions(s: S.Stmt) -> S.Stmt | None:
-    """``s`` (a store, an evaluation or a let statement) inside let statements binding the
-    ``Let`` expressions it always evaluates (see :class:`_LetHoister`); None when it has none."""
-    if not any_node(s.value if isinstance(s, S.LetStmt) else s, lambda n: isinstance(n, E.Let)):
+    """``s`` (a store, an evaluation, a let statement or an ``if``) inside let statements binding
+    the ``Let`` expressions it always evaluates (see :class:`_LetHoister`); None when it has none."""
+    head = s.value if isinstance(s, S.LetStmt) else s.condition if isinstance(s, S.IfThenElse) else s
+    if not any_node(head, lambda n: isinstance(n, E.Let)):
         return None
     h = _LetHoister()
     if isinstance(s, S.LetStmt):
         out: S.Stmt = S.LetStmt(s.var, h.visit_expr(s.value), s.body, s.span)
+    elif isinstance(s, S.IfThenElse):
+        out = dataclasses.replace(s, condition=h.visit_expr(s.condition))
     else:
         out = h.visit_stmt(s)
     if not h.lets:
@@ -903,7 +907,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             raise CodegenError(f"{type(self).__name__} cannot print statement {type(s).__name__}")
         if isinstance(s, S.Allocate):  # views of its memory in another dtype cast its pointer
             self._allocated[s.buffer.data] = s.buffer
-        if isinstance(s, (S.BufferStore, S.Evaluate, S.LetStmt)):
+        if isinstance(s, (S.BufferStore, S.Evaluate, S.LetStmt, S.IfThenElse, S.While)):
             prepared = self.prepared(s)
             if prepared is not None:
                 self.stmt(prepared)
@@ -1159,8 +1163,13 @@ class CFamilyPrinter(ExprFunctor[str]):
                 if isinstance(out, S.LetStmt):
                     value = rounded_per_operation(S.Evaluate(out.value), dtype).value
                     out = out if value is out.value else S.LetStmt(out.var, value, out.body, out.span)
+                elif isinstance(out, (S.IfThenElse, S.While)):
+                    cond = rounded_per_operation(S.Evaluate(out.condition), dtype).value
+                    out = out if cond is out.condition else dataclasses.replace(out, condition=cond)
                 else:
                     out = rounded_per_operation(out, dtype)
+        if isinstance(out, S.While):  # its condition runs again each iteration: nothing hoisted
+            return None if out is s else out
         return hoist_let_expressions(out) or (None if out is s else out)
 
     def kernel_prologue(self, func: PrimFunc) -> list[str]:

@@ -121,7 +121,7 @@ __all__ = ["constant", "fold_binary", "int_as_float", "round_folded", "value_of"
 
 def _rint(x: float) -> float:
     """C's ``rint`` in the default rounding mode: to nearest, ties to even."""
-    return float(round(x)) if math.isfinite(x) else x
+    return math.copysign(float(round(x)), x) if math.isfinite(x) else x  # rint(-0.4) is -0.0
 
 
 def _trunc(x: float) -> float:

@@ -1069,18 +1069,27 @@ class Parser:
             return x if isinstance(x, int) else x.value if isinstance(x, IntImm) else None
 
         have, want = [const(x) for x in extents], [const(x) for x in spec.shape]
-        if _dt.nbytes(spec.dtype) == _dt.nbytes(parent.dtype):
-            bad = any(h is not None and w is not None and h != w for h, w in zip(have, want))
-        else:
-            known = None not in have and None not in want
-            bad = known and math.prod(have) * _dt.nbytes(parent.dtype) != math.prod(want) * _dt.nbytes(spec.dtype)
-        if bad:
 
-            def shape(xs: Any) -> str:
-                return "(" + ", ".join(_shown(x) for x in xs) + ("," if len(xs) == 1 else "") + ")"
+        def shape(xs: Any) -> str:
+            return "(" + ", ".join(_shown(x) for x in xs) + ("," if len(xs) == 1 else "") + ")"
 
-            raise self.error(node.value, f"T.match_buffer: the region of {parent.name} has extents {shape(extents)}, "
-                             f"the view's shape is {shape(spec.shape)}: make them the same")  # fmt: skip
+        region_bytes, view_bytes = _dt.nbytes(parent.dtype), _dt.nbytes(spec.dtype)
+        if region_bytes == view_bytes:
+            if any(h is not None and w is not None and h != w for h, w in zip(have, want)):
+                raise self.error(
+                    node.value,
+                    f"T.match_buffer: the region of {parent.name} has extents {shape(extents)}, the view's "
+                    f"shape is {shape(spec.shape)}: make them the same",
+                )
+        elif None not in have and None not in want:
+            region_bytes, view_bytes = math.prod(have) * region_bytes, math.prod(want) * view_bytes
+            if region_bytes != view_bytes:
+                raise self.error(
+                    node.value,
+                    f"T.match_buffer: the region of {parent.name} {shape(extents)} holds {region_bytes} bytes "
+                    f"of {parent.dtype}, the {spec.dtype} view of shape {shape(spec.shape)} {view_bytes}: "
+                    "make them the same size",
+                )
 
     @staticmethod
     def _bind_view_layout(spec: T.BufferSpec, view: Buffer) -> Optional[_Wrap]:

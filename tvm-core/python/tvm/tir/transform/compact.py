@@ -426,6 +426,7 @@ def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
         if span is not None and var in finder.thread_vars:
             thread_ranges[finder.same_thread.get(var, var)] = span
     per_dim: list[list[_Range]] = [[] for _ in buf.shape]
+    spans: list[list[tuple[int, int]]] = []  # per dimension: each access's interval
     for indices, _ in finder.accesses:
         for dim, index in enumerate(indices):
             r = bounds.of(index)
@@ -438,13 +439,14 @@ def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
         parts = [_fixed_form(r, canonical, thread_ranges) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
-        if fixed and not _reads_what_it_writes(ranges, parts, finder.writes):
-            return None
+        spans.append([(r.lo + const, r.hi + const) for r, (_, const) in zip(ranges, parts)])
         lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
         hi = max(r.hi + const for r, (_, const) in zip(ranges, parts))
         shape.append(hi - lo + 1)
         mins.append(lo)
         shifted = shifted or lo != 0 or bool(parts[0][0])
+    if fixed and not _reads_what_it_writes(spans, finder.writes):
+        return None
     old = [s.value if isinstance(s, IntImm) else None for s in buf.shape]
     # never grow a buffer; one of the same size is still rewritten when its indices move (a
     # declared extent of 1 indexed by a loop fixed for the allocation's lifetime is the region
@@ -454,16 +456,46 @@ def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
     return _Plan(tuple(shape), mins, bounds, canonical, thread_ranges)
 
 
-def _reads_what_it_writes(ranges: list, parts: list, writes: list) -> bool:
-    """Whether, in one dimension, every read of an iteration of the fixed loops stays inside
-    what the iteration's writes cover: a read of ``C[k - 1]`` beside a write of ``C[k]`` reads
-    what the previous iteration wrote, so the buffer cannot shrink to one iteration's region."""
-    spans = [(r.lo + const, r.hi + const) for r, (_, const) in zip(ranges, parts)]
-    written = [span for span, write in zip(spans, writes) if write]
-    if not written:
-        return False
-    lo, hi = min(a for a, _ in written), max(b for _, b in written)
-    return all(lo <= a and b <= hi for (a, b), write in zip(spans, writes) if not write)
+def _reads_what_it_writes(spans: list, writes: list) -> bool:
+    """Whether every read of an iteration of the fixed loops lies inside what the iteration's
+    writes cover (``spans``: per dimension, each access's interval): a read of ``C[k - 1]`` beside
+    a write of ``C[k]`` reads what the previous iteration wrote, so the buffer cannot shrink to
+    one iteration's region. The writes' boxes are merged where they touch along one dimension
+    (``C[2 * k]`` and ``C[2 * k + 1]`` cover ``C[2 * k:2 * k + 2]``); each read must lie in one."""
+    boxes = [tuple(dim[i] for dim in spans) for i in range(len(writes))]
+    covered = _merged([box for box, write in zip(boxes, writes) if write])
+    return all(
+        any(all(lo <= a and b <= hi for (a, b), (lo, hi) in zip(box, cover)) for cover in covered)
+        for box, write in zip(boxes, writes)
+        if not write
+    )
+
+
+def _merged(boxes: list) -> list:
+    """``boxes`` with any two that differ in one dimension, where their intervals overlap or
+    touch, replaced by their union, until none do."""
+    boxes = list(dict.fromkeys(boxes))
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                differ = [d for d in range(len(a)) if a[d] != b[d]]
+                if len(differ) <= 1:
+                    d = differ[0] if differ else 0
+                    if a and (a[d][0] > b[d][1] + 1 or b[d][0] > a[d][1] + 1):
+                        continue
+                    union = list(a)
+                    if a:
+                        union[d] = (min(a[d][0], b[d][0]), max(a[d][1], b[d][1]))
+                    boxes[i] = tuple(union)
+                    del boxes[j]
+                    changed = True
+                    break
+            if changed:
+                break
+    return boxes
 
 
 class _Rewrite(StmtExprMutator):

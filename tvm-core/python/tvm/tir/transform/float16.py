@@ -92,13 +92,13 @@ def _round_to_odd_float32(x: PrimExpr) -> PrimExpr:
     """float64 ``x`` as a float32 rounded to odd: toward zero, with the last bit set when that
     lost anything. A float16 rounded from it is ``x`` rounded once (float32 has more than
     float16's 11 + 2 bits), where float64 -> float32 -> float16 rounds twice."""
-    from tvm.tir.expr import GT, NE, Let, Var
+    from tvm.tir.expr import EQ, GT, NE, And, Let, Var
 
     from tvm.tir.op import bitwise_or, reinterpret, select
 
     f = Var("f32_of_f64", F32)
     back = Cast("float64", f)
-    inexact = NE(back, x)
+    inexact = And(NE(back, x), EQ(x, x))  # a NaN stays the quiet NaN float32 made of it
     away = GT(Call("float64", "fabs", (back,)), Call("float64", "fabs", (x,)))
     bits = reinterpret("uint32", f)
     step = select(away, IntImm("uint32", 1), IntImm("uint32", 0))

@@ -228,10 +228,13 @@ def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
 
 def _fmod(a: Var, b: Var, dtype: str) -> PrimExpr:
     """C's ``fmod``: the native remainder (``x - y * trunc(x / y)`` in SPIR-V and WGSL), except
-    that a finite ``a`` over an infinite ``b`` is ``a`` (the native form gives NaN)."""
+    that a finite ``a`` over an infinite ``b`` is ``a`` (the native form gives NaN) and an
+    infinite ``a`` or a zero ``b`` is NaN (drivers' native forms gave 0)."""
     inf = FloatImm(dtype, math.inf)
     finite_over_infinite = And(EQ(Call(dtype, "fabs", (b,)), inf), LT(Call(dtype, "fabs", (a,)), inf))
-    return Select(finite_over_infinite, a, Call(dtype, "fmod", (a, b)))
+    undefined = Or(EQ(Call(dtype, "fabs", (a,)), inf), EQ(b, FloatImm(dtype, 0.0)))  # NaN in C
+    native = Select(finite_over_infinite, a, Call(dtype, "fmod", (a, b)))
+    return Select(undefined, FloatImm(dtype, math.nan), native)
 
 
 #: tanh's Taylor coefficients (of x, x**3, x**5, ...): below 0.55 nine terms reach float32's precision

@@ -7,7 +7,8 @@ such a buffer lies inside one parallel loop, the iterations of that loop, which 
 the CPU's threads, would share it: a race. A parallel loop declares its iterations independent,
 so none may carry a value in the buffer to another: :func:`private_to_parallel_iterations`
 allocates the buffer inside the loop's body instead, one copy per iteration (per thread), as
-the loop's meaning needs. Buffers used outside the loop too, or whose handle escapes, stay.
+the loop's meaning needs. Buffers used outside the loop too, inside a loop around it (which
+could carry values from one run of the parallel loop to the next), or whose handle escapes, stay.
 """
 
 from __future__ import annotations
@@ -21,17 +22,16 @@ from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, Stmt
 
 
 class _ParallelUses(StmtExprVisitor):
-    """For each access of the memory ``data``: the parallel loops around it (in ``body``)."""
+    """For each access of the memory ``data``: the loops around it (in ``body``), outermost first."""
 
     def __init__(self, data: Var) -> None:
         super().__init__()
         self.data, self.loops, self.uses, self.escapes = data, [], [], False
 
     def visit_For(self, s: For) -> None:
-        parallel = s.kind is ForKind.PARALLEL
-        self.loops += [s] if parallel else []
+        self.loops.append(s)
         super().visit_For(s)
-        del self.loops[len(self.loops) - parallel :]
+        self.loops.pop()
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
         if e.buffer.data is self.data:
@@ -48,13 +48,15 @@ class _ParallelUses(StmtExprVisitor):
 
 
 def _only_parallel_loop(body: Stmt, data: Var) -> Optional[For]:
-    """The innermost parallel loop around every use of ``data`` in ``body``, if there is one."""
+    """The parallel loop around every use of ``data`` in ``body`` when it is the outermost loop
+    there: a loop around it could carry values in the buffer from one of its runs to the next."""
     finder = _ParallelUses(data)
     finder.visit_stmt(body)
     if finder.escapes or not finder.uses:
         return None
-    common = [loop for loop in finder.uses[0] if all(loop in use for use in finder.uses[1:])]
-    return common[-1] if common else None
+    outermost = {use[0] if use else None for use in finder.uses}
+    loop = outermost.pop() if len(outermost) == 1 else None
+    return loop if loop is not None and loop.kind is ForKind.PARALLEL else None
 
 
 class _AllocateIn(StmtExprMutator):
