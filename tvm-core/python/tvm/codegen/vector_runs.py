@@ -111,16 +111,18 @@ class VectorBuilder:
     def build(self, lanes: list[E.PrimExpr]) -> str:
         """One vector expression whose lane ``k`` is ``lanes[k]`` (all of one dtype)."""
         n, first = len(lanes), lanes[0]
-        texts = [self.p.expr(e) for e in lanes]
         vtype = self.vector_type(first.dtype, n)
+        same_kind = all(type(e) is type(first) for e in lanes)
+        op = _OPS.get(type(first)) or ("/" if isinstance(first, E.Div) and _dt.is_float(first.dtype) else None)
+        # the lanes' texts only where no operation splits them: printing every lane's whole
+        # expression at each level of a deep one was quadratic in its depth
+        if same_kind and op is not None and not all(e is first for e in lanes):
+            return f"({self.build([e.a for e in lanes])} {op} {self.build([e.b for e in lanes])})"
+        texts = [self.p.expr(e) for e in lanes]
         if all(t == texts[0] for t in texts):
             return self.spell["broadcast"].format(type=vtype, value=texts[0])
-        same_kind = all(type(e) is type(first) for e in lanes)
         if same_kind and isinstance(first, E.BufferLoad) and self._consecutive(lanes):
             return self.spell["load"].format(n=n, ptr=self.pointer(first))
-        op = _OPS.get(type(first)) or ("/" if isinstance(first, E.Div) and _dt.is_float(first.dtype) else None)
-        if same_kind and op is not None:
-            return f"({self.build([e.a for e in lanes])} {op} {self.build([e.b for e in lanes])})"
         if same_kind and isinstance(first, E.Cast) and self._castable(lanes):
             return self.spell["cast"].format(type=vtype, value=self.build([e.value for e in lanes]))
         return self.spell["of"].format(type=vtype, values=", ".join(texts))

@@ -138,12 +138,13 @@ def _reassigned_names(body: list[ast.stmt]) -> set[str]:
     """Names assigned by a statement and assigned again by a later statement of the same body
     (or inside one): those hold a value that changes, as in Python."""
     out: set[str] = set()
-    for k, st in enumerate(body):
+    later: set[str] = set()  # names assigned by the statements after the current one, or in them
+    for st in reversed(body):
         name = _assigned_name(st)
-        if name is not None and any(
-            _assigned_name(n) == name for later in body[k + 1 :] for n in ast.walk(later) if isinstance(n, ast.stmt)
-        ):
+        if name is not None and name in later:
             out.add(name)
+        later |= {n for n in map(_assigned_name, (x for x in ast.walk(st) if isinstance(x, ast.stmt))) if n}
+    for st in body:
         for field in ("body", "orelse"):
             nested = getattr(st, field, None)
             if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):

@@ -61,26 +61,34 @@ from .verify import TIRVerifyError, with_span
 Interval = tuple[int, int]
 
 
-def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = None) -> Optional[Interval]:
+def _interval(
+    e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = None, memo: Optional[dict] = None
+) -> Optional[Interval]:
     """The smallest and largest value ``e`` takes over ``ranges`` (None when unknown); a variable
-    bound by a let in ``lets`` has the interval of its value over the same ranges."""
+    bound by a let in ``lets`` has the interval of its value over the same ranges (``memo``: each
+    let's, found once, where a chain of lets uses each variable twice)."""
     if isinstance(e, IntImm):
         return (e.value, e.value)
     if isinstance(e, Var):
         if e in ranges:
             return ranges[e]
-        return _interval(lets[e], ranges, lets) if lets and e in lets else None
+        if not lets or e not in lets:
+            return None
+        memo = {} if memo is None else memo
+        if e not in memo:
+            memo[e] = _interval(lets[e], ranges, lets, memo)
+        return memo[e]
     if isinstance(e, Cast):
-        inner = _interval(e.value, ranges, lets) if e.dtype.startswith(("int", "uint")) else None
+        inner = _interval(e.value, ranges, lets, memo) if e.dtype.startswith(("int", "uint")) else None
         if inner is None:
             return None
         least, most = _dt.integer_range(e.dtype)
         return inner if least <= inner[0] and inner[1] <= most else None  # else it wraps
     if isinstance(e, Call):
-        return _call_interval(e, ranges, lets)
+        return _call_interval(e, ranges, lets, memo)
     if not isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod, Min, Max)):
         return None
-    a, b = _interval(e.a, ranges, lets), _interval(e.b, ranges, lets)
+    a, b = _interval(e.a, ranges, lets, memo), _interval(e.b, ranges, lets, memo)
     if a is None or b is None:
         return None
     if isinstance(e, Add):
@@ -101,17 +109,19 @@ def _interval(e: PrimExpr, ranges: dict[Var, Interval], lets: Optional[dict] = N
     return (0, b[0] - 1) if a[1] - a[0] + 1 >= b[0] or a[0] // b[0] != a[1] // b[0] else (a[0] % b[0], a[1] % b[0])
 
 
-def _call_interval(e: Call, ranges: dict[Var, Interval], lets: Optional[dict]) -> Optional[Interval]:
+def _call_interval(
+    e: Call, ranges: dict[Var, Interval], lets: Optional[dict], memo: Optional[dict] = None
+) -> Optional[Interval]:
     """Shifts by a constant, and bitwise and / or / xor of non-negative values (swizzled
     shared-memory indices)."""
     if e.op in ("shift_left", "shift_right") and len(e.args) == 2 and isinstance(e.args[1], IntImm):
-        a, c = _interval(e.args[0], ranges, lets), e.args[1].value
+        a, c = _interval(e.args[0], ranges, lets, memo), e.args[1].value
         if a is None or not 0 <= c < 63:
             return None
         return (a[0] << c, a[1] << c) if e.op == "shift_left" else (a[0] >> c, a[1] >> c)
     if e.op not in ("bitwise_and", "bitwise_or", "bitwise_xor") or len(e.args) != 2:
         return None
-    a, b = _interval(e.args[0], ranges, lets), _interval(e.args[1], ranges, lets)
+    a, b = _interval(e.args[0], ranges, lets, memo), _interval(e.args[1], ranges, lets, memo)
     if a is None or b is None or a[0] < 0 or b[0] < 0:
         return None
     if e.op == "bitwise_and":

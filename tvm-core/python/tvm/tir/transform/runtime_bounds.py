@@ -66,6 +66,7 @@ from tvm.tir.stmt import (
     ForKind,
     IfThenElse,
     LetStmt,
+    SeqStmt,
     Stmt,
     While,
     seq,
@@ -101,6 +102,33 @@ def _children(e: PrimExpr) -> tuple:
     return (a, b) if a is not None and b is not None else ()
 
 
+#: the fields of statements that hold statements (``_holds_barrier``)
+_STATEMENT_FIELDS = ("body", "then_case", "else_case")
+
+#: the most nodes a let-expanded index may have for the proofs
+_EXPANSION_LIMIT = 2000
+
+
+def _tree_size(e: PrimExpr) -> int:
+    """How many nodes ``e`` has as a tree (shared subexpressions counted at each use), counted
+    over its distinct nodes."""
+    memo: dict[int, int] = {}
+
+    def size(x: PrimExpr) -> int:
+        n = memo.get(id(x))
+        if n is None:
+            if isinstance(x, Select):
+                kids: tuple = (x.condition, x.true_value, x.false_value)
+            elif isinstance(x, Let):
+                kids = (x.value, x.body)
+            else:
+                kids = _children(x)
+            n = memo[id(x)] = 1 + sum(size(k) for k in kids)
+        return n
+
+    return size(e)
+
+
 def _bounded(e: PrimExpr) -> tuple[Optional[int], Optional[int]]:
     """Constant bounds of ``e`` whatever its variables hold (None: unbounded on that side):
     ``floormod(x, 8)`` is in [0, 7], ``min(x, 9)`` at most 9."""
@@ -133,6 +161,8 @@ class _IndexChecks(StmtExprMutator):
         self.failure = failure
         self.in_kernels = in_kernels
         self.kernel_depth = 0
+        self._barriers: dict[int, bool] = {}  # _holds_barrier's answers, by statement
+        self._keep: list = []
         # what holds where the statement being visited runs (symbolic_bounds.Facts): sizes of the
         # arguments are non-negative; scalar arguments that size no buffer are bounded by nothing
         self.facts = Facts(nonneg={v for b in func.buffer_map.values() for v in _buffer_vars(b)})
@@ -142,12 +172,18 @@ class _IndexChecks(StmtExprMutator):
         self.roots: dict[Var, Buffer] = {b.data: b for b in func.buffer_map.values()}
 
     def _expand(self, e: PrimExpr) -> PrimExpr:
-        """``e`` with the let-bound variables around the statement replaced by their values."""
+        """``e`` with the let-bound variables around the statement replaced by their values, as
+        far as the result stays small: a chain of lets that each use the one before twice
+        (``x2 = x1 + x1``) doubles the expression per let, and the proofs walk it whole (then
+        the access is checked at run time, where the lets are computed once)."""
         for _ in range(16):
             inner = {v: self.lets[v] for v in free_vars(e) if v in self.lets}
             if not inner:
                 break
-            e = substitute(e, inner)
+            expanded = substitute(e, inner)
+            if _tree_size(expanded) > _EXPANSION_LIMIT:
+                break
+            e = expanded
         return e
 
     def _proven(self, index: PrimExpr, extent: PrimExpr, guard: Optional[PrimExpr]) -> bool:
@@ -241,12 +277,28 @@ class _IndexChecks(StmtExprMutator):
             self._access(store.buffer, store.indices, None, {}, checks)
         return checks
 
+    def _holds_barrier(self, s: Optional[Stmt]) -> bool:
+        """Whether statement ``s`` holds a barrier, each statement judged once (asserts nest
+        the rest of a kernel: asking of each assert's body anew was quadratic)."""
+        if s is None:
+            return False
+        known = self._barriers.get(id(s))
+        if known is None:
+            if isinstance(s, Evaluate):
+                known = any_node(s.value, is_barrier)
+            else:
+                parts = list(s.seq) if isinstance(s, SeqStmt) else [getattr(s, f, None) for f in _STATEMENT_FIELDS]
+                known = any(self._holds_barrier(p) for p in parts if isinstance(p, Stmt))
+            self._barriers[id(s)] = known
+            self._keep.append(s)  # its id stays its own while the answer is kept
+        return known
+
     def _guarded(self, s: Stmt, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> Stmt:
         """``s`` run only when the accesses of ``exprs`` (and of ``store``) are in bounds."""
         checks = self._checks(*exprs, store=store)
         if not checks:
             return s
-        if self.in_kernels and any_node(s, is_barrier):
+        if self.in_kernels and self._holds_barrier(s):
             return self._recorded_around_barrier(s, checks)
         for holds, fail in reversed(checks):
             s = IfThenElse(holds, s, fail, s.span)
@@ -283,7 +335,7 @@ class _IndexChecks(StmtExprMutator):
         s = super().visit_AssertStmt(s)
         if self.in_kernels and self.kernel_depth > 0:  # a kernel cannot raise: the host does, after it
             record = self.failure.assertion(s.kind, s.message)
-            if not any_node(s.body, is_barrier):  # what it guards does not run, as on a CPU
+            if not self._holds_barrier(s.body):  # what it guards does not run, as on a CPU
                 return self._guarded(IfThenElse(s.condition, s.body, record, s.span), s.condition)
             # the others wait at a barrier in it: the failing thread runs it too
             return seq(self._guarded(IfThenElse(Not(s.condition), record, None, s.span), s.condition), s.body)
