@@ -407,3 +407,23 @@ def test_subgroup_operations_take_32_bit_values():
             A = T.match_buffer(a, (64,), "int8")
             for tx in T.thread_binding(64, thread="threadIdx.x"):
                 A[tx] = T.webgpu.subgroup_add(A[tx])
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("B[0] = T.Select(n * m > T.int64(0), T.float32(1), T.float32(0))", r"compares int64 arithmetic \(n \* m\)"),
+        ('x = n * m\n    y = x + T.int64(1)\n    B[0] = T.Cast("float32", y)', r"stores 'y', computed in int64"),
+        ('B[0] = T.Cast("float32", T.truncmod(n * m, T.int64(8)))', r"stores int64 arithmetic"),
+    ],
+)
+def test_products_of_sizes_that_could_need_64_bits_are_refused(body, message):
+    """n * m of two int64 sizes wraps in int32 (50,001 * 50,001): compared, kept in a let that
+    another uses, or truncated toward zero (its sign is the wrapped one's), it is refused."""
+    source = f"""
+@T.prim_func
+def f(B: T.Buffer((1,), "float32"), n: T.int64, m: T.int64):
+    {body}
+"""
+    with pytest.raises(TIRVerifyError, match=message):
+        tvm.compile(tvm.script.parse(source), target="webgpu")

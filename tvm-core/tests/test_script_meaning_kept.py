@@ -251,3 +251,29 @@ def f(A: T.Buffer((4, 16), "float32")):
     S[0] = T.float16(1)
 """
         )
+
+
+def test_a_strided_write_does_not_cover_the_elements_between():
+    """C[k + 4 * j] writes every fourth element of its span; the read of C[k - 1 + 4 * j] is of
+    elements the previous iteration wrote."""
+    a, b = np.arange(16, dtype="float32"), np.full(16, -1, "float32")
+    _run(
+        """
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    C = T.alloc_buffer((16,), "float32", scope="local")
+    for k in range(4):
+        for j in range(4):
+            C[k + 4 * j] = A[k + 4 * j]
+        if k > 0:
+            for j in range(3):
+                B[k * 4 + j + 1] = C[k - 1 + 4 * j + 4]
+""",
+        a,
+        b,
+    )
+    want = np.full(16, -1, "float32")
+    for k in range(1, 4):
+        for j in range(3):
+            want[k * 4 + j + 1] = a[k - 1 + 4 * j + 4]
+    np.testing.assert_array_equal(b, want)

@@ -439,7 +439,8 @@ def _plan_with(buf: Buffer, finder: _Accesses, fixed: set) -> Optional[_Plan]:
         parts = [_fixed_form(r, canonical, thread_ranges) for r in ranges]
         if any(terms != parts[0][0] for terms, _ in parts[1:]):
             return None
-        spans.append([(r.lo + const, r.hi + const) for r, (_, const) in zip(ranges, parts)])
+        # a write covers its interval only where it writes every element of it
+        spans.append([(r.lo + const, r.hi + const, _dense(r)) for r, (_, const) in zip(ranges, parts)])
         lo = min(r.lo + const for r, (_, const) in zip(ranges, parts))
         hi = max(r.hi + const for r, (_, const) in zip(ranges, parts))
         shape.append(hi - lo + 1)
@@ -462,13 +463,29 @@ def _reads_what_it_writes(spans: list, writes: list) -> bool:
     a write of ``C[k]`` reads what the previous iteration wrote, so the buffer cannot shrink to
     one iteration's region. The writes' boxes are merged where they touch along one dimension
     (``C[2 * k]`` and ``C[2 * k + 1]`` cover ``C[2 * k:2 * k + 2]``); each read must lie in one."""
-    boxes = [tuple(dim[i] for dim in spans) for i in range(len(writes))]
-    covered = _merged([box for box, write in zip(boxes, writes) if write])
+    boxes = [tuple(dim[i][:2] for dim in spans) for i in range(len(writes))]
+    dense = [all(dim[i][2] for dim in spans) for i in range(len(writes))]
+    covered = _merged([box for box, write, full in zip(boxes, writes, dense) if write and full])
+    covered += [box for box, write, full in zip(boxes, writes, dense) if write and not full and box_is_point(box)]
     return all(
         any(all(lo <= a and b <= hi for (a, b), (lo, hi) in zip(box, cover)) for cover in covered)
         for box, write in zip(boxes, writes)
         if not write
     )
+
+
+def _dense(r: _Range) -> bool:
+    """Whether an access over ``r`` touches every element of ``[lo, hi]`` (a loop variable with
+    coefficient 1 or -1, or one element); ``C[k + 4 * j]`` touches every fourth."""
+    if r.varying is None or r.lo == r.hi:
+        return True
+    terms, _ = linear_form(r.varying)
+    return len(terms) == 1 and abs(next(iter(terms.values()))) == 1
+
+
+def box_is_point(box: tuple) -> bool:
+    """Whether ``box`` is one element."""
+    return all(lo == hi for lo, hi in box)
 
 
 def _merged(boxes: list) -> list:

@@ -43,6 +43,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
+from tvm.tir.analysis import any_node
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor, post_order_visit
 from tvm.tir.op import is_reinterpret
 from tvm.tir.printer import expr_text
@@ -133,7 +134,7 @@ class _NotNarrowable(StmtExprVisitor):
             self.from_memory.add(var)
             self._indices((value,))
             return
-        if var.dtype == "int64" and _overflow_prone(value):
+        if var.dtype == "int64" and (_overflow_prone(value) or any_node(value, lambda x: x in self.computed)):
             self.computed.add(var)
         self.visit_expr(value)
 
@@ -157,9 +158,11 @@ class _NotNarrowable(StmtExprVisitor):
         if e.dtype == "int64" and not self.in_index:
             if self._as_value() and _overflow_prone(e) and _magnitude(e) > _INT32_MAX:
                 self._refuse(f"stores int64 arithmetic ({expr_text(e)}) as a value")
+            elif self.in_compare and not self.in_exact and _overflow_prone(e) and _magnitude(e) > _INT32_MAX:
+                self._refuse(f"compares int64 arithmetic ({expr_text(e)}) that may need 64 bits")
             elif self._reads_memory(e.a) or self._reads_memory(e.b):
                 self._refuse(f"computes in int64 with a value read from memory ({expr_text(e)})")
-        if isinstance(e, (FloorMod, Mod)) and _power_of_two(e.b) and _ring(e.a):  # x % 8: x's low bits
+        if isinstance(e, FloorMod) and _power_of_two(e.b) and _ring(e.a):  # floormod(x, 8): x's low bits
             self._exact(e.a)
             self.visit_expr(e.b)
             return
