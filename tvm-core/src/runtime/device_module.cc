@@ -19,6 +19,7 @@
 #include <set>
 #include <stdexcept>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -244,37 +245,17 @@ void ParseLaunchTags(FunctionInfo* info) {
 }
 
 namespace {
-/*! \brief The range of the integer kinds narrower than 64 bits ({0, -1} for the others). */
-std::pair<int64_t, int64_t> IntegerRange(KernelArgKind kind) {
-  switch (kind) {
-    case KernelArgKind::kI8:
-      return {INT8_MIN, INT8_MAX};
-    case KernelArgKind::kI16:
-      return {INT16_MIN, INT16_MAX};
-    case KernelArgKind::kI32:
-      return {INT32_MIN, INT32_MAX};
-    case KernelArgKind::kU8:
-      return {0, UINT8_MAX};
-    case KernelArgKind::kU16:
-      return {0, UINT16_MAX};
-    case KernelArgKind::kU32:
-      return {0, UINT32_MAX};
-    default:
-      return {0, -1};
-  }
-}
-
 /*! \brief A scalar argument of an integer type narrower than 64 bits must fit it (a kernel whose
  *  int64 indices were narrowed to int32 takes its sizes as int32). */
 void CheckScalarArgument(const FunctionInfo& info, size_t index, ffi::AnyView value) {
-  auto range = IntegerRange(ParseKernelArgType(info, index));
-  if (range.first > range.second) return;
+  const BufferArgType& type = info.buffer_args[index];
+  if (type.least > type.most) return;
   auto v = value.try_cast<int64_t>();
-  if (!v.has_value() || (*v >= range.first && *v <= range.second)) return;
+  if (!v.has_value() || (*v >= type.least && *v <= type.most)) return;
   TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index << " is "
                             << info.arg_types[index] << ", got " << *v
-                            << ", which is outside its range [" << range.first << ", "
-                            << range.second << "]";
+                            << ", which is outside its range [" << type.least << ", " << type.most
+                            << "]";
 }
 }  // namespace
 
@@ -285,9 +266,7 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
                              << " arguments and " << info.launch_param_tags.size()
                              << " launch parameters, got " << args.size() << " values";
   }
-  for (size_t i = 0; i < info.arg_types.size(); ++i) {
-    if (!IsBufferArgType(info.arg_types[i])) CheckScalarArgument(info, i, args[i]);
-  }
+  for (size_t i = 0; i < info.buffer_args.size(); ++i) CheckScalarArgument(info, i, args[i]);
   LaunchConfig cfg;
   size_t base = info.arg_types.size();
   for (size_t i = 0; i < info.launch_param_tags.size(); ++i) {
@@ -331,10 +310,17 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
   return cfg;
 }
 
-/*! \brief Parse "handle:<dtype>:<size>" (see BufferArgType); anything not understood is left
- * unknown. */
+/*! \brief Parse "handle:<dtype>:<size>" or a scalar type (see BufferArgType); anything not
+ * understood is left unknown. */
 BufferArgType ParseBufferArgType(const FunctionInfo& info, const std::string& type) {
+  static const std::unordered_map<std::string, std::pair<int64_t, int64_t>> narrow_integers = {
+      {"int8", {INT8_MIN, INT8_MAX}},    {"int16", {INT16_MIN, INT16_MAX}},
+      {"int32", {INT32_MIN, INT32_MAX}}, {"uint8", {0, UINT8_MAX}},
+      {"bool", {0, UINT8_MAX}},          {"uint16", {0, UINT16_MAX}},
+      {"uint32", {0, UINT32_MAX}}};
   BufferArgType out;
+  auto range = narrow_integers.find(type);
+  if (range != narrow_integers.end()) std::tie(out.least, out.most) = range->second;
   if (!IsBufferArgType(type) || type.size() <= 7) return out;
   size_t colon = type.find(':', 7);
   std::string dtype = type.substr(7, colon == std::string::npos ? std::string::npos : colon - 7);

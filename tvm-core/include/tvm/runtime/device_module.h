@@ -85,12 +85,16 @@ class ArgExpression {
   std::string text_;
 };
 
-/*! \brief What a buffer argument type "handle[:<dtype>[:<size>]]" says, parsed once. */
+/*! \brief What an argument type says, parsed once: for a buffer ("handle[:<dtype>[:<size>]]")
+ *  its element dtype and size, for an integer scalar narrower than 64 bits its range. */
 struct BufferArgType {
   /*! \brief Element dtype; code 0xff when the type names none. */
   DLDataType dtype{0xff, 0, 0};
   /*! \brief The minimum element count (invalid when no size is given or it is not understood). */
   ArgExpression size;
+  /*! \brief The values an integer scalar of fewer than 64 bits can take ("int32": a narrowed
+   *  int64 size); least > most for every other type. */
+  int64_t least = 0, most = -1;
 };
 
 /*! \brief One kernel of a device module. */
@@ -116,8 +120,8 @@ struct FunctionInfo {
    */
   std::vector<ArgExpression> launch_bounds;
   /*!
-   * \brief arg_types parsed for CheckBufferArgument (one entry per argument; scalars unused).
-   *  Filled where infos are built (Deserialize, SpecFromCreateArgs); not serialized.
+   * \brief arg_types parsed for CheckBufferArgument and LaunchConfig::Decode (one entry per
+   *  argument). Filled where infos are built (Deserialize, SpecFromCreateArgs); not serialized.
    */
   std::vector<BufferArgType> buffer_args;
 };

@@ -108,7 +108,9 @@ class _LetHoister(StmtExprMutator):
 
     def visit_Select(self, e: E.Select) -> E.PrimExpr:
         c, t, f = self.visit_expr(e.condition), self._guarded(e.true_value), self._guarded(e.false_value)
-        return e if (c, t, f) == (e.condition, e.true_value, e.false_value) else E.Select(c, t, f, e.dtype, e.span)
+        if c is e.condition and t is e.true_value and f is e.false_value:
+            return e
+        return E.Select(c, t, f, e.dtype, e.span)
 
     def visit_And(self, e: E.BinaryOp) -> E.PrimExpr:
         a, b = self.visit_expr(e.a), self._guarded(e.b)
@@ -123,24 +125,27 @@ class _LetHoister(StmtExprMutator):
         return e if all(a is b for a, b in zip(args, e.args)) else E.Call(e.dtype, e.op, args, e.span)
 
 
+def _rewrite_own(s: S.Stmt, mutator: StmtExprMutator) -> S.Stmt:
+    """``s`` with ``mutator`` applied to what ``s`` evaluates itself: a store's or an
+    evaluation's expressions, a let's value, an ``if``'s or ``while``'s condition (not the
+    statements inside); ``s`` itself when nothing changed."""
+    if isinstance(s, S.LetStmt):
+        value = mutator.visit_expr(s.value)
+        return s if value is s.value else S.LetStmt(s.var, value, s.body, s.span)
+    if isinstance(s, (S.IfThenElse, S.While)):
+        cond = mutator.visit_expr(s.condition)
+        return s if cond is s.condition else dataclasses.replace(s, condition=cond)
+    return mutator.visit_stmt(s)
+
+
 def hoist_let_expressions(s: S.Stmt) -> S.Stmt | None:
     """``s`` (a store, an evaluation, a let statement or an ``if``) inside let statements binding
     the ``Let`` expressions it always evaluates (see :class:`_LetHoister`); None when it has none."""
-    head = s.value if isinstance(s, S.LetStmt) else s.condition if isinstance(s, S.IfThenElse) else s
-    if not any_node(head, lambda n: isinstance(n, E.Let)):
-        return None
     h = _LetHoister()
-    if isinstance(s, S.LetStmt):
-        out: S.Stmt = S.LetStmt(s.var, h.visit_expr(s.value), s.body, s.span)
-    elif isinstance(s, S.IfThenElse):
-        out = dataclasses.replace(s, condition=h.visit_expr(s.condition))
-    else:
-        out = h.visit_stmt(s)
-    if not h.lets:
-        return None
+    out = _rewrite_own(s, h)
     for var, value in reversed(h.lets):
         out = S.LetStmt(var, value, out, s.span)
-    return out
+    return out if h.lets else None
 
 
 class CodegenError(InternalError):
@@ -1150,24 +1155,17 @@ class CFamilyPrinter(ExprFunctor[str]):
         return self.take()
 
     def prepared(self, s: S.Stmt) -> S.Stmt | None:
-        """A store, evaluation or let statement as it prints, when that differs from ``s``: each
-        operation of a 16-bit float this printer emulates in float32 rounded back to that float
-        (a whole expression computed in float32 and rounded once would differ from the dtype's
-        own arithmetic, NumPy's and ml_dtypes'), then its Let expressions bound before it
-        (:func:`hoist_let_expressions`). None when it prints as it is."""
-        from tvm.tir.transform.float16 import rounded_per_operation
+        """A store, evaluation, let statement, ``if`` or ``while`` as it prints, when that differs
+        from ``s``: each operation of a 16-bit float this printer emulates in float32 rounded back
+        to that float (a whole expression computed in float32 and rounded once would differ from
+        the dtype's own arithmetic, NumPy's and ml_dtypes'), then its Let expressions bound before
+        it (:func:`hoist_let_expressions`). None when it prints as it is."""
+        from tvm.tir.transform.float16 import per_operation_rounding
 
         out = s
         for dtype in ("float16", "bfloat16"):
             if self.is_emulated(dtype):
-                if isinstance(out, S.LetStmt):
-                    value = rounded_per_operation(S.Evaluate(out.value), dtype).value
-                    out = out if value is out.value else S.LetStmt(out.var, value, out.body, out.span)
-                elif isinstance(out, (S.IfThenElse, S.While)):
-                    cond = rounded_per_operation(S.Evaluate(out.condition), dtype).value
-                    out = out if cond is out.condition else dataclasses.replace(out, condition=cond)
-                else:
-                    out = rounded_per_operation(out, dtype)
+                out = _rewrite_own(out, per_operation_rounding(dtype))
         if isinstance(out, S.While):  # its condition runs again each iteration: nothing hoisted
             return None if out is s else out
         return hoist_let_expressions(out) or (None if out is s else out)

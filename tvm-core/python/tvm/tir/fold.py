@@ -11,6 +11,7 @@ them) and by :mod:`tvm.tir.transform.simplify`.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Optional
 
 from . import dtype as _dt
@@ -145,23 +146,17 @@ def fold_float_call(op: str, dtype: str, args: tuple) -> Optional[PrimExpr]:
     if len(args) != 1 or not isinstance(args[0], FloatImm) or _dt.lanes(dtype) != 1 or args[0].dtype != dtype:
         return None
     x = args[0].dtype_value
-    if math.isnan(x) and name in _UNARY_FLOAT_CALLS:
-        return FloatImm(dtype, math.nan)
+    if math.isnan(x):
+        from .op import INTRINSICS  # (op builds on this module)
+
+        return FloatImm(dtype, math.nan) if INTRINSICS.get(name) == (1, "float") else None
     fn = _EXACT_CALLS.get(name)
     return FloatImm(dtype, fn(x)) if fn is not None else None
-
-
-_UNARY_FLOAT_CALLS = frozenset(
-    "exp exp2 exp10 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh erf sigmoid "
-    "floor ceil round trunc nearbyint fabs".split()
-)
 
 
 def float_bits(dtype: str, x: FloatImm) -> Optional[PrimExpr]:
     """``reinterpret(dtype, x)`` of a float constant as an integer of the same width: its bits
     (a NaN as the quiet NaN machines make, ``0x7fc00000`` in float32); None for other pairs."""
-    import struct
-
     formats = {"float64": ("<d", "<Q", 0), "float32": ("<f", "<I", 0), "float16": ("<e", "<H", 0)}
     formats["bfloat16"] = ("<f", "<I", 16)  # its value is exact in float32; the top half
     fmt = formats.get(x.dtype)

@@ -372,7 +372,9 @@ class _Printer:
         declared: set = {p for p in f.params if p not in bufs}
         let_vars: list = []  # T.let(x, value, body) needs x declared (x = T.int32()) before it
         post_order_visit(f.body, lambda n: let_vars.append(n.var) if isinstance(n, Let) else None)
-        unbound = [v for v in _unbound_vars(f.body, f.params) if v.dtype in _dt.SCALAR_DTYPES]  # ill-formed IR
+        from .analysis import free_vars
+
+        unbound = [v for v in free_vars(f.body, defined=f.params) if v.dtype in _dt.SCALAR_DTYPES]  # ill-formed IR
         for v in [*(v for vs in shape_vars.values() for v in vs), *let_vars, *unbound]:
             if v not in declared:
                 declared.add(v)
@@ -467,12 +469,6 @@ def _buffers_in(node: Stmt) -> list[Buffer]:
 
     _Visitor().visit_stmt(node)
     return list(found)
-
-
-def _unbound_vars(body: Stmt, params: Any) -> list:
-    from .analysis import free_vars
-
-    return free_vars(body, defined=params)
 
 
 def _vars_in(e: Any) -> list:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -466,7 +467,7 @@ def _reads_what_it_writes(spans: list, writes: list) -> bool:
     boxes = [tuple(dim[i][:2] for dim in spans) for i in range(len(writes))]
     dense = [all(dim[i][2] for dim in spans) for i in range(len(writes))]
     covered = _merged([box for box, write, full in zip(boxes, writes, dense) if write and full])
-    covered += [box for box, write, full in zip(boxes, writes, dense) if write and not full and box_is_point(box)]
+    covered += [box for box, write, full in zip(boxes, writes, dense) if write and not full and _is_point(box)]
     return all(
         any(all(lo <= a and b <= hi for (a, b), (lo, hi) in zip(box, cover)) for cover in covered)
         for box, write in zip(boxes, writes)
@@ -483,36 +484,40 @@ def _dense(r: _Range) -> bool:
     return len(terms) == 1 and abs(next(iter(terms.values()))) == 1
 
 
-def box_is_point(box: tuple) -> bool:
+def _is_point(box: tuple) -> bool:
     """Whether ``box`` is one element."""
     return all(lo == hi for lo, hi in box)
 
 
 def _merged(boxes: list) -> list:
-    """``boxes`` with any two that differ in one dimension, where their intervals overlap or
-    touch, replaced by their union, until none do."""
+    """``boxes`` with any two whose union is a box (:func:`_union`) replaced by it, until none are."""
     boxes = list(dict.fromkeys(boxes))
-    changed = True
-    while changed:
-        changed = False
-        for i in range(len(boxes)):
-            for j in range(i + 1, len(boxes)):
-                a, b = boxes[i], boxes[j]
-                differ = [d for d in range(len(a)) if a[d] != b[d]]
-                if len(differ) <= 1:
-                    d = differ[0] if differ else 0
-                    if a and (a[d][0] > b[d][1] + 1 or b[d][0] > a[d][1] + 1):
-                        continue
-                    union = list(a)
-                    if a:
-                        union[d] = (min(a[d][0], b[d][0]), max(a[d][1], b[d][1]))
-                    boxes[i] = tuple(union)
-                    del boxes[j]
-                    changed = True
-                    break
-            if changed:
+    merging = True
+    while merging:
+        merging = False
+        for i, j in itertools.combinations(range(len(boxes)), 2):
+            union = _union(boxes[i], boxes[j])
+            if union is not None:
+                boxes[i] = union
+                del boxes[j]
+                merging = True
                 break
     return boxes
+
+
+def _union(a: tuple, b: tuple) -> Optional[tuple]:
+    """The box covering exactly ``a`` and ``b`` when they differ in one dimension at most, where
+    their intervals overlap or touch; else None."""
+    differ = [d for d in range(len(a)) if a[d] != b[d]]
+    if not differ:
+        return a
+    if len(differ) > 1:
+        return None
+    d = differ[0]
+    (alo, ahi), (blo, bhi) = a[d], b[d]
+    if alo > bhi + 1 or blo > ahi + 1:
+        return None
+    return (*a[:d], (min(alo, blo), max(ahi, bhi)), *a[d + 1 :])
 
 
 class _Rewrite(StmtExprMutator):

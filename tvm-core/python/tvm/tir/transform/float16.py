@@ -17,10 +17,26 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.tir.expr import BinaryOp, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, IntImm, PrimExpr
+from tvm.tir.expr import (
+    EQ,
+    GT,
+    NE,
+    And,
+    BinaryOp,
+    Call,
+    Cast,
+    CmpOp,
+    Div,
+    FloatImm,
+    FloorDiv,
+    IntImm,
+    Let,
+    PrimExpr,
+    Var,
+)
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
-from tvm.tir.stmt import Stmt
+from tvm.tir.op import bitwise_or, reinterpret, select
 
 F16, F32 = "float16", "float32"
 
@@ -60,18 +76,18 @@ class _Widen(StmtExprMutator):
         return Cast(self.narrow, Call(F32, out.op, tuple(self._widen(a) for a in out.args), e.span), e.span)
 
 
-def rounded_per_operation(body: Stmt, dtype: str) -> Stmt:
-    """``body`` with every operation of the 16-bit float ``dtype`` computed in float32 and its
-    result converted back to ``dtype`` (see the module docstring; for bfloat16 as for float16):
-    the rounding a printer that emulates ``dtype`` in float32 needs (``body`` itself when it has
-    no such operation)."""
-    return _Widen(dtype).visit_stmt(body)
+def per_operation_rounding(dtype: str) -> StmtExprMutator:
+    """The rewriting that computes every operation of the 16-bit float ``dtype`` in float32 and
+    converts its result back to ``dtype`` (see the module docstring; for bfloat16 as for
+    float16): the rounding a printer that emulates ``dtype`` in float32 needs. A node without
+    such an operation comes back as it is."""
+    return _Widen(dtype)
 
 
 def legalize_float16(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with its float16 arithmetic computed in float32 and rounded to float16 (see the
     module docstring); ``func`` itself when it has none."""
-    body = rounded_per_operation(func.body, F16)
+    body = per_operation_rounding(F16).visit_stmt(func.body)
     if body is func.body:
         return func
     return dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))
@@ -92,10 +108,6 @@ def _round_to_odd_float32(x: PrimExpr) -> PrimExpr:
     """float64 ``x`` as a float32 rounded to odd: toward zero, with the last bit set when that
     lost anything. A float16 rounded from it is ``x`` rounded once (float32 has more than
     float16's 11 + 2 bits), where float64 -> float32 -> float16 rounds twice."""
-    from tvm.tir.expr import EQ, GT, NE, And, Let, Var
-
-    from tvm.tir.op import bitwise_or, reinterpret, select
-
     f = Var("f32_of_f64", F32)
     back = Cast("float64", f)
     inexact = And(NE(back, x), EQ(x, x))  # a NaN stays the quiet NaN float32 made of it

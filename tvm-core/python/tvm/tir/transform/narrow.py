@@ -42,15 +42,23 @@ class _ShapesRenamed(BufferReplacer):
         self.renamed = renamed
 
     def replacement(self, b: Buffer) -> Optional[dict]:
-        fields = {}
-        for name in ("shape", "strides"):
-            old = tuple(getattr(b, name))
-            new = tuple(_renamed(x, self.renamed) for x in old)
-            if any(n is not o for n, o in zip(new, old)):
-                fields[name] = new
-        if b.elem_offset is not None and _renamed(b.elem_offset, self.renamed) is not b.elem_offset:
-            fields["elem_offset"] = _renamed(b.elem_offset, self.renamed)
-        return fields or None
+        return layout_replaced(b, lambda x: _renamed(x, self.renamed))
+
+
+def layout_replaced(b: Buffer, rewrite: Any) -> Optional[dict]:
+    """The fields of ``b``'s layout (shape, strides, offset) that ``rewrite`` of each of their
+    expressions changes, for :meth:`BufferReplacer.replacement`; None when it changes none."""
+    fields = {}
+    for name in ("shape", "strides"):
+        old = tuple(getattr(b, name))
+        new = tuple(rewrite(x) for x in old)
+        if any(n is not o for n, o in zip(new, old)):
+            fields[name] = new
+    if b.elem_offset is not None:
+        offset = rewrite(b.elem_offset)
+        if offset is not b.elem_offset:
+            fields["elem_offset"] = offset
+    return fields or None
 
 
 def _renamed(value: Any, renamed: dict) -> Any:
@@ -59,14 +67,21 @@ def _renamed(value: Any, renamed: dict) -> Any:
     the renamed ones."""
     from .simplify import simplify_expr
 
+    def rename(e: PrimExpr) -> PrimExpr:
+        new = substitute(e, renamed)
+        return e if new is e else simplify_expr(new)
+
+    return attr_exprs_mapped(value, rename)
+
+
+def attr_exprs_mapped(value: Any, fn: Any) -> Any:
+    """An attribute's value (an expression, or lists, tuples and dicts of them and of other
+    values) with ``fn`` applied to each expression in it."""
     if isinstance(value, (list, tuple)):
-        return type(value)(_renamed(x, renamed) for x in value)
+        return type(value)(attr_exprs_mapped(x, fn) for x in value)
     if isinstance(value, dict):
-        return {k: _renamed(x, renamed) for k, x in value.items()}
-    if not isinstance(value, PrimExpr):
-        return value
-    new = substitute(value, renamed)
-    return value if new is value else simplify_expr(new)
+        return {k: attr_exprs_mapped(x, fn) for k, x in value.items()}
+    return fn(value) if isinstance(value, PrimExpr) else value
 
 
 class NarrowEmulator(StmtExprMutator):

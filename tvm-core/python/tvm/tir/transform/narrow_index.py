@@ -44,12 +44,12 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node
-from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor, post_order_visit
+from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor
 from tvm.tir.op import is_reinterpret
 from tvm.tir.printer import expr_text
 from tvm.tir.stmt import Allocate, BufferStore, For, LetStmt, Stmt
 
-from .narrow import NarrowEmulator
+from .narrow import NarrowEmulator, attr_exprs_mapped, layout_replaced
 from .verify import TIRVerifyError, with_span
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -93,9 +93,7 @@ class _NotNarrowable(StmtExprVisitor):
             self._refuse("")  # the capability check names the buffer
 
     def _reads_memory(self, e: PrimExpr) -> bool:
-        hits = []
-        post_order_visit(e, lambda x: hits.append(x) if isinstance(x, BufferLoad) or x in self.from_memory else None)
-        return bool(hits)
+        return any_node(e, lambda x: isinstance(x, BufferLoad) or x in self.from_memory)
 
     def _indices(self, indices: Any) -> None:
         self.in_index += 1
@@ -234,16 +232,14 @@ def _overflow_prone(e: PrimExpr) -> bool:
     """Whether ``e`` multiplies two values known only at run time (``n * m``) or by a constant
     past 2**16: affine arithmetic of sizes and loop variables (``bx * 256 + tx``) stays within
     the buffers it serves; a product of sizes need not (50,000 * 50,000)."""
-    hits = []
 
-    def check(x: Any) -> None:
-        if isinstance(x, Mul) and x.dtype == "int64":
-            consts = [abs(v.value) for v in (x.a, x.b) if isinstance(v, IntImm)]
-            if not consts or max(consts) > 2**16:
-                hits.append(x)
+    def prone(x: Any) -> bool:
+        if not (isinstance(x, Mul) and x.dtype == "int64"):
+            return False
+        consts = [abs(v.value) for v in (x.a, x.b) if isinstance(v, IntImm)]
+        return not consts or max(consts) > 2**16
 
-    post_order_visit(e, check)
-    return bool(hits)
+    return any_node(e, prone)
 
 
 class _Int32Indices(NarrowEmulator, BufferReplacer):
@@ -259,17 +255,7 @@ class _Int32Indices(NarrowEmulator, BufferReplacer):
         return f
 
     def replacement(self, b: Buffer) -> dict | None:
-        fields = {}
-        for name in ("shape", "strides"):
-            old = tuple(getattr(b, name))
-            new = tuple(self.visit_expr(x) for x in old)
-            if any(n is not o for n, o in zip(new, old)):
-                fields[name] = new
-        if b.elem_offset is not None:
-            offset = self.visit_expr(b.elem_offset)
-            if offset is not b.elem_offset:
-                fields["elem_offset"] = offset
-        return fields or None
+        return layout_replaced(b, self.visit_expr)
 
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
         return StmtExprMutator.visit_BinaryOp(self, e)
@@ -288,14 +274,9 @@ class _Int32Indices(NarrowEmulator, BufferReplacer):
         body = self._body(self.visit_stmt(func.body))
         if body is func.body and not self.renamed and not self.replaced:
             return func
-        attrs = {key: self._attr(value) for key, value in func.attrs.items()}  # (launch bounds)
+        attrs = {key: attr_exprs_mapped(value, self.visit_expr) for key, value in func.attrs.items()}  # (launch bounds)
         params = [self.renamed.get(p, p) for p in func.params]
         return dataclasses.replace(func, params=params, body=body, buffer_map=buffer_map, attrs=attrs)
-
-    def _attr(self, value: Any) -> Any:
-        if isinstance(value, (list, tuple)):
-            return type(value)(self._attr(x) for x in value)
-        return self.visit_expr(value) if isinstance(value, PrimExpr) else value
 
 
 def narrow_int64_indices(func: PrimFunc, target: Any = None) -> PrimFunc:

@@ -98,6 +98,10 @@ def _children(e: PrimExpr) -> tuple:
         return e.args
     if isinstance(e, BufferLoad):
         return e.indices
+    if isinstance(e, Select):
+        return (e.condition, e.true_value, e.false_value)
+    if isinstance(e, Let):
+        return (e.value, e.body)
     a, b = getattr(e, "a", None), getattr(e, "b", None)
     return (a, b) if a is not None and b is not None else ()
 
@@ -117,13 +121,7 @@ def _tree_size(e: PrimExpr) -> int:
     def size(x: PrimExpr) -> int:
         n = memo.get(id(x))
         if n is None:
-            if isinstance(x, Select):
-                kids: tuple = (x.condition, x.true_value, x.false_value)
-            elif isinstance(x, Let):
-                kids = (x.value, x.body)
-            else:
-                kids = _children(x)
-            n = memo[id(x)] = 1 + sum(size(k) for k in kids)
+            n = memo[id(x)] = 1 + sum(size(k) for k in _children(x))
         return n
 
     return size(e)
@@ -161,8 +159,7 @@ class _IndexChecks(StmtExprMutator):
         self.failure = failure
         self.in_kernels = in_kernels
         self.kernel_depth = 0
-        self._barriers: dict[int, bool] = {}  # _holds_barrier's answers, by statement
-        self._keep: list = []
+        self._barriers: dict[Stmt, bool] = {}  # _holds_barrier's answers (statements hash by identity)
         # what holds where the statement being visited runs (symbolic_bounds.Facts): sizes of the
         # arguments are non-negative; scalar arguments that size no buffer are bounded by nothing
         self.facts = Facts(nonneg={v for b in func.buffer_map.values() for v in _buffer_vars(b)})
@@ -282,15 +279,14 @@ class _IndexChecks(StmtExprMutator):
         the rest of a kernel: asking of each assert's body anew was quadratic)."""
         if s is None:
             return False
-        known = self._barriers.get(id(s))
+        known = self._barriers.get(s)
         if known is None:
             if isinstance(s, Evaluate):
                 known = any_node(s.value, is_barrier)
             else:
                 parts = list(s.seq) if isinstance(s, SeqStmt) else [getattr(s, f, None) for f in _STATEMENT_FIELDS]
                 known = any(self._holds_barrier(p) for p in parts if isinstance(p, Stmt))
-            self._barriers[id(s)] = known
-            self._keep.append(s)  # its id stays its own while the answer is kept
+            self._barriers[s] = known
         return known
 
     def _guarded(self, s: Stmt, *exprs: PrimExpr, store: Optional[BufferStore] = None) -> Stmt:
