@@ -75,18 +75,47 @@ def _as_float32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
+def _is_scalar_value(dtype: str) -> bool:
+    """Whether a C variable can hold a value of ``dtype`` (one lane of a number or a bool)."""
+    return (
+        dtype != "handle"
+        and _dt.lanes(dtype) == 1
+        and (_dt.is_float(dtype) or _dt.is_integer(dtype) or _dt.is_bool(dtype))
+    )
+
+
 class _LetHoister(StmtExprMutator):
     """Takes the ``Let`` expressions a statement always evaluates out of it, innermost first, as
-    ``(var, value)`` pairs: printed as declarations before the statement, each value is printed
-    once. Pasting a value at every use of its variable grows the text exponentially with nesting
-    (bfloat16 emulation uses its operand five times per operation). Lets under a condition (an
-    arm of ``if_then_else`` or ``Select``, the right side of ``and``/``or``) stay where they are:
-    their values may only be evaluated when the condition holds."""
+    ``(var, value)`` pairs (and any such subexpression :attr:`SPLIT_HEIGHT` operations high):
+    printed as declarations before the statement, each value is printed once. Pasting a value
+    at every use of its variable grows the text exponentially with nesting (bfloat16 emulation
+    uses its operand five times per operation). Lets under a condition (an arm of
+    ``if_then_else`` or ``Select``, the right side of ``and``/``or``) stay where they are: their
+    values may only be evaluated when the condition holds."""
+
+    #: A subexpression this many operations high is also bound to a variable of its own (where
+    #: it is always evaluated), so that no printed expression nests deeper: clang-based device
+    #: compilers refuse more than 256 nested brackets.
+    SPLIT_HEIGHT = 32
 
     def __init__(self) -> None:
         self.lets: list[tuple[E.Var, E.PrimExpr]] = []
         self.guarded = 0
         self.renamed: dict[E.Var, E.Var] = {}  # a Let's variable -> the one declared for it
+        self._heights: list[int] = []  # per expression being visited: its children's height
+
+    def visit_expr(self, e: E.PrimExpr) -> E.PrimExpr:
+        self._heights.append(0)
+        out = super().visit_expr(e)
+        height = self._heights.pop() + 1
+        inner = bool(self._heights)  # a statement's own expression is declared already
+        if height >= self.SPLIT_HEIGHT and inner and not self.guarded and _is_scalar_value(out.dtype):
+            var = E.Var("deep", out.dtype)
+            self.lets.append((var, out))
+            out, height = var, 1
+        if self._heights:
+            self._heights[-1] = max(self._heights[-1], height)
+        return out
 
     def visit_Var(self, e: E.Var) -> E.PrimExpr:
         return self.renamed.get(e, e)

@@ -555,6 +555,13 @@ class BackendConformance:
         a = random_array((1024,), "float32")
         self.run_checked(kernels.vector_lanes(), "vector_lanes", [a], [((1024,), "float32")], a * a + 1)
 
+    def test_deeply_nested_expression(self):
+        """An expression 300 operations deep prints through intermediate variables: clang-based
+        device compilers refuse more than 256 nested brackets."""
+        a, b = random_array((1000,), "float32", 1), random_array((1000,), "float32", 2)
+        want = kernels.reference_deep_expression(a, b)
+        self.run_checked(kernels.deep_expression(), "deep_expression", [a, b], [((1000,), "float32")], want)
+
     def test_shared_memory_reduction(self):
         a = random_array((7, 300), "float32")
         self.run_checked(kernels.row_sum(), "row_sum", [a], [((7,), "float32")], a.sum(axis=1))

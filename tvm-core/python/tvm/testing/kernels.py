@@ -635,6 +635,43 @@ def vector_lanes(n: int = 1024, lanes: int = 4, block: int = 64, *, name: str = 
     return _named(vector_lanes, name)
 
 
+def deep_expression(depth: int = 300, block: int = 64, *, name: str = "deep_expression") -> PrimFunc:
+    """``C[i]`` from one expression ``depth`` operations deep over ``A[i]`` and ``B[i]`` (float32,
+    a symbolic length): ``max(x, B[i] - 1)`` and ``x * 0.5 + B[i]`` in turn, as an unrolled
+    stencil generated in Python nests (:func:`reference_deep_expression`)."""
+    from tvm.tir import const, max as tir_max
+    from tvm.tir.functor import StmtExprMutator
+    from tvm.tir.stmt import BufferStore
+
+    @T.prim_func
+    def deep_expression(a: T.handle, b: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
+            for tx in T.thread_binding(block, thread="threadIdx.x"):
+                if bx * block + tx < n:
+                    C[bx * block + tx] = A[bx * block + tx] + B[bx * block + tx]
+
+    class Deepen(StmtExprMutator):
+        def visit_BufferStore(self, s: BufferStore) -> BufferStore:
+            x, b = s.value.a, s.value.b
+            for k in range(depth):
+                x = x * const(0.5, "float32") + b if k % 2 else tir_max(x, b - const(1.0, "float32"))
+            return BufferStore(s.buffer, x, s.indices, s.span)
+
+    return _named(deep_expression.with_body(Deepen().visit_stmt(deep_expression.body)), name)
+
+
+def reference_deep_expression(a: np.ndarray, b: np.ndarray, depth: int = 300) -> np.ndarray:
+    """NumPy's result of :func:`deep_expression`."""
+    x = a.copy()
+    for k in range(depth):
+        x = x * np.float32(0.5) + b if k % 2 else np.maximum(x, b - np.float32(1.0))
+    return x
+
+
 def row_max_blocks(rows: int, cols: int, block: int = 64, *, name: str = "row_max_blocks") -> PrimFunc:
     """``B[r] = max(A[r, :])`` (float32) written as Apache TVM schedules a reduction: a block whose
     reduction axis is bound to ``threadIdx.x`` (a cross-thread reduction, which the parser lowers
