@@ -54,6 +54,36 @@ def test_unknown_name():
     assert lines[-2].index("undefined_thing") == lines[-1].index("^")
 
 
+def test_a_typo_in_a_block_annotation_is_named():
+    """T.reads / T.writes / T.block_attr are not evaluated (the lowering needs no regions), but a
+    name in them that is not defined is a typo worth the line."""
+    with pytest.raises(TVMScriptError) as e:
+
+        @T.prim_func
+        def f(A: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("b"):
+                    vi = T.axis.spatial(8, i)
+                    T.reads(A_typo[vi])  # noqa: F821  #E-reads-typo
+                    A[vi] = 1.0
+
+    check(e.value, "#E-reads-typo", "A_typo", "not defined")
+
+    @T.prim_func
+    def g(A: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("b"):
+                vi = T.axis.spatial(8, i)
+                T.reads([A[j] for j in range(vi, vi + 1)], A[vi : vi + 1])
+                T.writes(A[vi])
+                T.block_attr({"note": vi})
+                A[vi] = 2.0
+
+    a = np.zeros(8, "float32")
+    tvm.compile(g, target="c")(a)
+    np.testing.assert_array_equal(a, 2.0)
+
+
 def test_apache_names_not_implemented_say_what_to_do_instead():
     with pytest.raises(TVMScriptError, match="T.tvm_bmma_sync .* 1-bit tensor-core fragments"):
 

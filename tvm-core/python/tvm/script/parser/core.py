@@ -438,6 +438,7 @@ class Parser:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # a string statement (comment-like)
         if isinstance(node.value, ast.Call) and self._is_block_annotation(node.value.func):
+            self._check_names_defined(node.value)
             return None  # T.reads / T.writes / T.block_attr: regions the lowering does not need
         val = self.eval_expr(node.value)
         if isinstance(val, T.WhereSpec):
@@ -1119,6 +1120,16 @@ class Parser:
     def _is_meta_var(value: ast.expr) -> bool:
         """Whether ``value`` is a call spelled ``T.meta_var(...)``."""
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "meta_var"
+
+    def _check_names_defined(self, call: ast.Call) -> None:
+        """Raises, with the line, for a name in ``call``'s arguments that is not defined (a typo
+        in ``T.reads(A_typo[vi])``): the arguments themselves are not evaluated."""
+        args = [*call.args, *(k.value for k in call.keywords)]
+        nodes = [n for a in args for n in ast.walk(a)]
+        bound_inside = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        for n in nodes:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound_inside:
+                self.lookup(n.id, n)
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
         try:
