@@ -6,7 +6,8 @@
  * "//! kernel <name>", its first lines "//! loop_bound <bound>" when the code generator bounded the
  * loop iterations of one thread, "//! static_shared <bytes>" (its other workgroup memory) when it
  * sizes a workgroup array at launch (the override constant tvm_dyn_shmem: the launch's dynamic
- * shared bytes), and "//! local_scalars <n>" when one thread holds arrays of n
+ * shared bytes, times "//! dyn_shmem_scale <k>" when that array holds 8- or 16-bit elements
+ * widened to 32 bits), and "//! local_scalars <n>" when one thread holds arrays of n
  * scalars in all; each shader's entry point is `main`. Calling convention (what
  * tvm_backend_webgpu.codegen emits):
  *  - buffer argument k (counting buffers only) is @group(0) @binding(k), a storage buffer
@@ -58,6 +59,7 @@ constexpr const char* kKernelMark = "//! kernel ";
 constexpr const char* kLoopBoundMark = "//! loop_bound ";
 constexpr const char* kLocalScalarsMark = "//! local_scalars ";
 constexpr const char* kStaticSharedMark = "//! static_shared ";
+constexpr const char* kDynSharedScaleMark = "//! dyn_shmem_scale ";
 
 /*! \brief The value of the "<mark><value>" line among the "//! " lines a shader starts with, or
  *  "" when it has none. */
@@ -180,6 +182,7 @@ struct Kernel {
   int64_t local_scalars = 0;                    // from the shader's "//! local_scalars"
   int64_t static_shared =
       -1;  // "//! static_shared": its other workgroup bytes; -1: no tvm_dyn_shmem
+  int64_t dyn_shmem_scale = 1;  // "//! dyn_shmem_scale": its launch-sized array's widening
   WGPUShaderModule module = nullptr;
   WGPUBindGroupLayout bind_layout = nullptr;
   WGPUPipelineLayout layout = nullptr;
@@ -222,6 +225,14 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
     k.local_scalars = std::atoll(HeaderValue(k.shader, kLocalScalarsMark).c_str());
     std::string static_shared = HeaderValue(k.shader, kStaticSharedMark);
     if (!static_shared.empty()) k.static_shared = std::atoll(static_shared.c_str());
+    std::string scale = HeaderValue(k.shader, kDynSharedScaleMark);
+    if (!scale.empty()) {
+      k.dyn_shmem_scale = std::atoll(scale.c_str());
+      if (k.dyn_shmem_scale < 1 || k.dyn_shmem_scale > 8) {
+        TVM_FFI_THROW(ValueError) << "webgpu kernel '" << info.name << "': dyn_shmem_scale '"
+                                  << scale << "' is not a widening of 1 to 8";
+      }
+    }
     for (size_t i = 0; i < info.arg_types.size(); ++i) {
       if (tvm::runtime::IsBufferArgType(info.arg_types[i])) {
         k.read_only.push_back(ReadOnlyBinding(k.shader, k.buffers.size()));
@@ -365,7 +376,11 @@ void WebGPUModuleObj::CheckLimits(size_t index, const LaunchConfig& cfg,
   int64_t declared = kernels_[index].static_shared;
   if (declared >= 0 && declared + cfg.dyn_shmem_bytes > lim.maxComputeWorkgroupStorageSize) {
     TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": " << cfg.dyn_shmem_bytes
-                              << " bytes of workgroup memory sized at launch and " << declared
+                              << " bytes of workgroup memory sized at launch"
+                              << (kernels_[index].dyn_shmem_scale > 1
+                                      ? " (its 8- or 16-bit elements take 4 bytes each in WGSL)"
+                                      : "")
+                              << " and " << declared
                               << " declared exceed the device's maxComputeWorkgroupStorageSize ("
                               << lim.maxComputeWorkgroupStorageSize << ")";
   }
@@ -445,8 +460,12 @@ void WebGPUModuleObj::Launch(size_t index, ffi::PackedArgs args) {
   LaunchConfig cfg = LaunchConfig::Decode(info, args);
   tvm::runtime::CheckLaunchTensors(info, args, kDLWebGPU, /*same_device=*/true);
   if (cfg.empty()) return;
-  CheckLimits(index, cfg, dev->limits);
   const Kernel& k = kernels_[index];
+  // The host sized the launch's array in its narrow elements; the shader holds them widened.
+  cfg.dyn_shmem_bytes = cfg.dyn_shmem_bytes > (int64_t{1} << 40)
+                            ? cfg.dyn_shmem_bytes
+                            : cfg.dyn_shmem_bytes * k.dyn_shmem_scale;
+  CheckLimits(index, cfg, dev->limits);
   tvm::runtime::CheckLoopIterationBound("webgpu", info, k.loop_bound, args, dev->name);
   std::vector<uint32_t> scalars(k.scalars.size());
   for (size_t s = 0; s < k.scalars.size(); ++s) {

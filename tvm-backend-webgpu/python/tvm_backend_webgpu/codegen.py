@@ -68,6 +68,9 @@ LOCAL_SCALARS_MARK = "//! local_scalars "
 #: Then, when the kernel sizes a workgroup array at launch, the bytes of its other workgroup
 #: arrays (the runtime checks both together against maxComputeWorkgroupStorageSize).
 STATIC_SHARED_MARK = "//! static_shared "
+#: Shader header: how many times the launch's dynamic shared bytes the launch-sized array takes
+#: (its 8- or 16-bit elements are stored in 32 bits; the host computed the narrow size).
+DYN_SHARED_SCALE_MARK = "//! dyn_shmem_scale "
 
 
 class WGSLTypeError(TIRVerifyError):
@@ -225,7 +228,8 @@ def generate(kernels: list[PrimFunc]) -> str:
     (:func:`tvm.codegen.device_module.loop_bound`; the runtime refuses launches that could run
     longer than a driver allows), then ``//! local_scalars <n>`` when its threads hold arrays
     (:func:`local_array_scalars`), then ``//! static_shared <bytes>`` when it sizes a workgroup
-    array at launch (its constant-size ones' bytes)."""
+    array at launch (its constant-size ones' bytes) and ``//! dyn_shmem_scale <k>`` when that
+    array's 8- or 16-bit elements are stored widened (``k`` times the launch's bytes)."""
     parts = []
     for k in kernels:
         bound = device_module.loop_bound(k)
@@ -237,6 +241,9 @@ def generate(kernels: list[PrimFunc]) -> str:
             parts.append(f"{LOCAL_SCALARS_MARK}{scalars}\n")
         if "dyn_shmem" in list(k.attrs.get("launch_params", ())):
             parts.append(f"{STATIC_SHARED_MARK}{static_shared_bytes(k)}\n")
+            scale = int(k.attrs.get("dyn_shmem_scale", 1))
+            if scale > 1:  # a widened array of 8- or 16-bit elements (see NarrowEmulator.legalize)
+                parts.append(f"{DYN_SHARED_SCALE_MARK}{scale}\n")
         parts.append(kernel_shader(k))
     return "".join(parts)
 
@@ -260,6 +267,7 @@ __all__ = [
     "LOCAL_SCALARS_MARK",
     "LOOP_BOUND_MARK",
     "STATIC_SHARED_MARK",
+    "DYN_SHARED_SCALE_MARK",
     "WGSLTypeError",
     "build",
     "function_table",

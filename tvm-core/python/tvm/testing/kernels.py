@@ -460,23 +460,25 @@ def bounded_scratch(block: int = 64, most: int = 64, *, name: str = "scratch") -
     return _named(scratch, name)
 
 
-def reverse_in_dynamic_shared(block: int = 64, sized_at_launch: bool = True, *, name: str = "reverse") -> PrimFunc:
-    """``B`` = each ``block``-element slice of ``A`` reversed, through a buffer of scope
-    ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at launch;
-    thread 0 zeroes the ``n`` after the slice, so the whole size is used), or of ``block``
-    elements (``n`` unused)."""
+def reverse_in_dynamic_shared(
+    block: int = 64, sized_at_launch: bool = True, dtype: str = "float32", *, name: str = "reverse"
+) -> PrimFunc:
+    """``B`` = each ``block``-element slice of ``A`` (of ``dtype``) reversed, through a buffer of
+    scope ``shared.dyn`` of ``block + n`` elements (``n`` a scalar argument: a size known at
+    launch; thread 0 zeroes the ``n`` after the slice, so the whole size is used), or of
+    ``block`` elements (``n`` unused)."""
 
     @T.prim_func
     def reverse(a: T.handle, b: T.handle, n: T.int32):
-        A = T.match_buffer(a, (4 * block,), "float32")
-        B = T.match_buffer(b, (4 * block,), "float32")
+        A = T.match_buffer(a, (4 * block,), dtype)
+        B = T.match_buffer(b, (4 * block,), dtype)
         for bx in T.thread_binding(4, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
-                S = T.alloc_buffer((block + n,) if sized_at_launch else (block,), "float32", scope="shared.dyn")
+                S = T.alloc_buffer((block + n,) if sized_at_launch else (block,), dtype, scope="shared.dyn")
                 S[tx] = A[bx * block + tx]
                 if sized_at_launch and tx == 0:
                     for i in range(n):
-                        S[block + i] = T.float32(0)
+                        S[block + i] = T.Cast(dtype, 0)
                 T.tvm_storage_sync("shared")
                 B[bx * block + tx] = S[block - 1 - tx]
 

@@ -29,7 +29,8 @@ from tvm.tir.expr import (
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, substitute
 from tvm.tir.op import is_reinterpret
-from tvm.tir.stmt import BufferStore, LetStmt, Stmt
+from tvm.tir import dtype as _dt
+from tvm.tir.stmt import Allocate, BufferStore, LetStmt, Stmt
 
 F32 = "float32"
 
@@ -91,15 +92,20 @@ class NarrowEmulator(StmtExprMutator):
     def __init__(self) -> None:
         super().__init__()
         self.renamed: dict[Var, Var] = {}
+        self.launch_sized_scale = 1  # how many times wider a widened launch-sized buffer became
 
     def legalize(self, func: PrimFunc) -> PrimFunc:
         """``func`` rewritten, its scalar parameters of a narrow dtype replaced by wide ones;
-        ``func`` itself when nothing changed."""
+        ``func`` itself when nothing changed. A launch-sized (dynamic) shared buffer made wider
+        needs more bytes than the launch's ``dyn_shmem``, which the host computes from the
+        narrow dtype: the kernel's attribute ``dyn_shmem_scale`` says how many times more."""
         body = self.visit_stmt(func.body)
         if body is func.body and not self.renamed:
             return func
         params = [self.renamed.get(p, p) for p in func.params]
         attrs = {key: _renamed(value, self.renamed) for key, value in func.attrs.items()}  # (launch bounds)
+        if self.launch_sized_scale > 1:
+            attrs["dyn_shmem_scale"] = max(self.launch_sized_scale, attrs.get("dyn_shmem_scale", 1))
         func = dataclasses.replace(func, params=params, body=body, buffer_map=dict(func.buffer_map), attrs=attrs)
         return _ShapesRenamed(self.renamed).rewrite(func) if self.renamed else func
 
@@ -134,6 +140,15 @@ class NarrowEmulator(StmtExprMutator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ the rewriting
+    def visit_Allocate(self, s: Allocate) -> Optional[Stmt]:
+        from .lower import dynamic_shared_bytes
+
+        out = super().visit_Allocate(s)
+        if isinstance(out, Allocate) and dynamic_shared_bytes(s.buffer) is not None:
+            wider = _dt.nbytes(out.buffer.dtype) // _dt.nbytes(s.buffer.dtype)
+            self.launch_sized_scale = max(self.launch_sized_scale, wider)
+        return out
+
     def _wide_var(self, v: Var) -> Var:
         if v not in self.renamed:
             self.renamed[v] = Var(v.name, self.wide(v.dtype))
