@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ctypes
 
+import os
+
 import numpy as np
 import pytest
 import tvm
@@ -292,4 +294,9 @@ print("INFO", info["dir"], info["hits"], info["stores"], info["rejected"])
         # byte-identical to the first build's)
         assert entries[0].read_bytes()[:8] == good[:8] and entries[0].read_bytes() != bad
         assert run() == [str(tmp_path / "cache"), "1", "0", "0"]
+    # a FIFO where the entry should be made the launch wait forever: it is removed unread now
+    entries[0].unlink()
+    os.mkfifo(entries[0])
+    assert run() == [str(tmp_path / "cache"), "0", "1", "1"]
+    assert entries[0].is_file() and not entries[0].is_fifo()
     assert run(TVM_OPENCL_CACHE="0") == ["0", "0", "0"]  # no folder, nothing stored

@@ -187,3 +187,41 @@ def test_read_embedded_kinds_refuses_fifo_without_dlopen(tmp_path, monkeypatch):
 def test_load_module_missing_path_is_still_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such library"):
         tvm.runtime.load_module(str(tmp_path / "absent.so"))
+
+
+@pytest.mark.parametrize("entry", [".so", ".so.crc"])
+def test_a_fifo_in_the_compile_cache_means_a_rebuild(tmp_path, entry):
+    """A FIFO where a cached library or its checksum should be made ``tvm.compile`` wait forever
+    (the entry was read with a plain open); it is a damaged entry now: compiled again."""
+    cache = tmp_path / "cache"
+    compile_in_new_process(cache, 1)
+    (found,) = [p for p in (cache / "compile").glob(f"*/*{entry}") if p.name.endswith(entry)]
+    found.unlink()
+    os.mkfifo(found)
+    compile_in_new_process(cache, 1)  # run_python's timeout would fail it on a hang
+
+
+def test_cache_readers_refuse_special_files(tmp_path):
+    """Every cache reader opens without blocking and refuses what is not a regular file."""
+    from tvm import _cache
+    from tvm.backend import _discovery
+
+    fifo = tmp_path / "entry"
+    os.mkfifo(fifo)
+    with pytest.raises(_cache.NotARegularFile, match="is a FIFO, not a regular file"):
+        _cache.read_regular_file(fifo)
+    assert _cache.read_entry(fifo) is None and not fifo.exists()  # removed: the next store replaces it
+    os.mkfifo(fifo)
+    assert not cc._intact(fifo)
+    assert _discovery._read_cache(str(fifo)) == {}
+    assert _cache.read_regular_file(__file__) == Path(__file__).read_bytes()
+
+
+def test_a_cache_entry_with_the_longest_legal_name_is_written(tmp_path):
+    """The temporary file of an atomic write was the entry's name plus a suffix, past the
+    system's limit of 255 bytes for a name of 230 or more."""
+    from tvm import _cache
+
+    path = tmp_path / ("x" * 250 + ".so")
+    _cache.atomic_write(path, b"bytes")
+    assert path.read_bytes() == b"bytes" and [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -221,8 +221,11 @@ def test_load_activates_the_backend_when_autoload_is_off(tmp_path):
         ([("_lib", b""), ("a", b"x"), ("b", b"y")], [[1], [2], [1]], r"module 1 \(a\) imports itself"),
         ([("_lib", b""), ("a", b"x")], [[1, 5], []], r"module 0 \(_lib\) imports module 5, but there are only 2"),
         ([], [], r"holds no modules"),
+        ([("a", b"x"), ("_lib", b"")], [[], [0]], r"its first module, and only that one, must be the host library"),
+        ([("_lib", b""), ("_lib", b"")], [[1], []], r"must be the host library '_lib'"),
+        ([("_lib", b""), ("a", b"")], [[1], []], r"module 1 \(a\) has no bytes"),
     ],
-    ids=["self-import", "cycle", "missing-module", "no-modules"],
+    ids=["self-import", "cycle", "missing-module", "no-modules", "host-second", "two-hosts", "empty-device-module"],
 )
 def test_corrupted_import_trees_are_refused_before_loading(modules, children, why):
     body = export.pack_library_bin(modules, children)[8:]

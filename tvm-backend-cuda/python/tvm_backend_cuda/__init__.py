@@ -23,6 +23,9 @@ STATIC_SHARED_MEMORY = 48 * 1024
 MAX_SHARED_MEMORY = 227 * 1024
 #: What a user without a usable GPU is told to do.
 INSTALL_HINT = "install the NVIDIA driver (libcuda.so.1); code generation works without it"
+#: Other names of the device (``gpu``, ``nvptx``) and of the target kind (``nvptx``): reserved for
+#: this backend while it is installed, even before it is activated.
+ALIASES = ("gpu", "nvptx")
 
 __all__ = ["DEVICE_TYPE", "INSTALL_HINT", "MAX_SHARED_MEMORY", "STATIC_SHARED_MEMORY", "activate"]
 
@@ -46,7 +49,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     """The ``tvm.backends`` hook: register device, runtime, target kind, detector, TVMScript."""
     import tvm_ffi
 
-    ctx.register_device("cuda", DEVICE_TYPE, aliases=("gpu", "nvptx"))
+    ctx.register_device("cuda", DEVICE_TYPE, aliases=ALIASES)
     # The loader of source-only ("cu") modules calls back into Python to run NVRTC.
     tvm_ffi.register_global_func("tvm_backend_cuda.nvrtc_compile", _nvrtc_compile_hook, override=True)
     from tvm.backend.api import runtime_library_path
@@ -58,7 +61,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         codegen="tvm_backend_cuda.codegen:build",
         keys=("gpu", "cuda"),
         default_attrs={"arch": None},
-        aliases=("nvptx",),
+        aliases=("nvptx",),  # "gpu" is a target key, not a kind
         passes=("tvm.tir.transform:legalize_float16",),  # float16 stored, computed in float
         # a detected target carries the device's own limits, and the launch checks them
         capabilities={

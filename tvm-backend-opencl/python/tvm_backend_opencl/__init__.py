@@ -14,6 +14,9 @@ from ._version import __version__  # written by the build from versions.toml
 DEVICE_TYPE = 4
 #: What to install when no OpenCL runtime is found.
 INSTALL_HINT = "apt-get install pocl-opencl-icd ocl-icd-libopencl1 (or your vendor's OpenCL ICD)"
+#: Other names of the device and the target kind: reserved for this backend while it is
+#: installed, even before it is activated.
+ALIASES = ("cl",)
 
 #: What target ``opencl`` assumes: a CPU device (PoCL) keeps the private memory of a whole
 #: work-group on one thread's stack (8 MiB), and a kernel past it crashes the process, so a
@@ -30,7 +33,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
     module; when it is present but has no platform, the backend is active, no ``opencl`` device
     exists, and launching a kernel raises an error naming the reason and what to install.
     """
-    ctx.register_device("opencl", DEVICE_TYPE, aliases=("cl",))
+    ctx.register_device("opencl", DEVICE_TYPE, aliases=ALIASES)
     from tvm.backend.api import runtime_library_path
 
     ctx.load_runtime(runtime_library_path(__file__, "tvm_runtime_opencl"), hint=INSTALL_HINT)
@@ -39,7 +42,7 @@ def activate(ctx: "tvm.backend.api.BackendContext") -> None:  # noqa: F821 - nev
         DEVICE_TYPE,
         codegen="tvm_backend_opencl.codegen:build",
         keys=("gpu", "opencl"),
-        aliases=("cl",),
+        aliases=ALIASES,
         capabilities=CAPABILITIES,
         # float16 without cl_khr_fp16 is storage only: compute in float, round per operation
         passes=("tvm_backend_opencl.codegen:legalize_half",),

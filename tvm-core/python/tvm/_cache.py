@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import itertools
 import os
 import stat
 from typing import TYPE_CHECKING, Iterator
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 from tvm._env import FALSE
 
 _OFF = (*FALSE, "none")
+_publish_count = itertools.count()
 
 
 def cache_root() -> str | None:
@@ -55,6 +57,35 @@ def special_file_kind(mode: int) -> str | None:
     return next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
 
 
+class NotARegularFile(OSError):
+    """A path to be read is a directory, FIFO, socket or device (``kind``), not a regular file."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a regular file")
+        self.kind = kind
+
+
+def read_regular_file(path: str | os.PathLike) -> bytes:
+    """The bytes of the regular file ``path``. Raises :class:`NotARegularFile` when it is a
+    directory, FIFO, socket or device (reading one would fail, block forever or never end) and
+    OSError when it cannot be read. Opening does not block: a FIFO put there is seen by
+    ``fstat`` before anything is read."""
+    kind = special_file_kind(os.stat(path).st_mode)  # a socket cannot even be opened
+    if kind is not None:
+        raise NotARegularFile(os.fspath(path), kind)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:  # and what was put there since is seen before anything is read
+        kind = special_file_kind(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if kind is not None:
+        os.close(fd)
+        raise NotARegularFile(os.fspath(path), kind)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
 def check_user_file(path: str) -> None:
     """A ValueError when ``path``, where a user asked for a file to be written, is empty, names a
     folder, or is something other than a regular file (``os.replace`` would put the file in the
@@ -75,8 +106,10 @@ def publish(path: str | os.PathLike, write: "Callable[[str], None]") -> None:
     see either the old file or the complete new one: a temporary name private to this process and
     thread, then ``os.replace``; nothing is left behind when ``write`` fails."""
     path = os.fspath(path)
-    os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, mode=0o755, exist_ok=True)
+    # a short name of its own: the file's name plus a suffix could pass the system's limit
+    tmp = os.path.join(folder, f".tvm-{os.getpid()}-{_thread.get_ident()}-{next(_publish_count)}.tmp")
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -142,8 +175,9 @@ def read_entry(path: str | os.PathLike) -> bytes | None:
     import zlib
 
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular_file(path)
+    except NotARegularFile:
+        data = b""  # removed below, so that the next store replaces it
     except OSError:
         return None
     payload = data[24:]

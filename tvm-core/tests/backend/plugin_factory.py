@@ -128,10 +128,56 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
         """),
         None,
     ),
+    # hostile or damaged in ways an installation can be
+    "unprintable_error": (
+        "tvm_backend_unprintable_error:activate",
+        textwrap.dedent("""\
+        class Unprintable(Exception):
+            def __str__(self):
+                raise ValueError("its message cannot be made")
+        def activate(ctx):
+            raise Unprintable()
+        """),
+        None,
+    ),
+    "missing_dso": (
+        "tvm_backend_missing_dso:activate",
+        textwrap.dedent("""\
+        from pathlib import Path
+        def activate(ctx):
+            ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libgone.so', hint='install the fake driver')
+        """),
+        None,
+    ),
+    "damaged_dso": (
+        "tvm_backend_damaged_dso:activate",
+        textwrap.dedent("""\
+        from pathlib import Path
+        def activate(ctx):
+            ctx.load_runtime(Path(__file__).resolve().parent / 'lib' / 'libruntime.so', hint='install the fake driver')
+        """),
+        "garbage",
+    ),
+    "bad_device_type": (
+        "tvm_backend_bad_device_type:activate",
+        "def activate(ctx):\n    ctx.register_device('bad_device_type', 64, aliases=('ext_dev',))\n",
+        None,
+    ),
+    "with_extras": ("tvm_backend_with_extras:activate [extra]", "def activate(ctx):\n    pass\n", None),
+    "empty_name": (
+        "tvm_backend_empty_name:activate",
+        "def activate(ctx):\n    raise AssertionError('an entry point without a name must never be imported')\n",
+        None,
+    ),
+    "cl_thief": (
+        "tvm_backend_cl_thief:activate",
+        "def activate(ctx):\n    ctx.register_device('cl_thief', aliases=('cl',))\n",
+        None,
+    ),
 }
 
 #: Entry-point names that differ from the variant's name.
-ENTRY_NAMES = {"named_opencl": "opencl"}
+ENTRY_NAMES = {"named_opencl": "opencl", "empty_name": ""}
 
 
 def _record_line(path: str, data: bytes) -> str:
@@ -151,7 +197,7 @@ def build_wheel(variant: str, out_dir: Path, abi: int) -> Path:
     """Write the wheel of one variant into ``out_dir`` and return its path."""
     ep, source, native = VARIANTS[variant]
     dist = f"tvm_backend_{variant}"
-    pkg = ep.partition(":")[0]
+    pkg = ep.partition(":")[0].strip()
     files: dict[str, bytes] = {}
     if source:
         files[f"{pkg}/__init__.py"] = source.encode()
@@ -161,6 +207,8 @@ def build_wheel(variant: str, out_dir: Path, abi: int) -> Path:
         lib = work / "libruntime.so"
         if native == "abi":
             _compile(ABI_STUB % {"abi": abi + 998}, lib, [])
+        elif native == "garbage":
+            lib.write_bytes(b"this is no shared library\n" * 4)
         else:
             drv = work / "libfakedriver.so"
             _compile(DRIVER_STUB, drv, [])

@@ -110,6 +110,27 @@ print(json.dumps({"status": rec.status, "reason": rec.reason, "cl": str(tvm.devi
     assert out["cl"] == "opencl:0" and out["leftovers"] == [], out
 
 
+def test_aliases_of_an_installed_first_party_backend_are_reserved_before_it_activates(run_python):
+    """With opencl installed but not activated (TVM_BACKENDS), a vendor took ``cl``: then
+    ``tvm.device("cl")`` meant the vendor's device and opencl could not load at all."""
+    first_party_opencl(run_python)
+    code = """
+import json, warnings
+warnings.simplefilter("ignore")
+import tvm
+rec = tvm.backend._registry.get_record("cl_thief")
+opencl = tvm.backend.load("opencl")
+print(json.dumps({"status": rec.status, "reason": rec.reason, "fix": rec.fix(), "opencl": opencl.status,
+                  "cl": str(tvm.device("cl"))}))
+"""
+    r = run_python(code, plugins=("cl_thief",), env={"TVM_BACKENDS": "cl_thief"})
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    assert out["status"] == "failed" and "reserved for the first-party backend 'opencl'" in out["reason"], out
+    assert "uninstall" in out["fix"], out
+    assert out["opencl"] in ("active", "runtime unavailable") and out["cl"] == "opencl:0", out
+
+
 REPORT_THIEF = """
 import json, warnings
 warnings.simplefilter("ignore")

@@ -90,6 +90,10 @@ def test_allowlist_is_checked_before_import(run_python, tmp_path):
         ("missing_module", "ModuleNotFoundError", "tvm_backend_does_not_exist"),
         ("not_callable", "TypeError", "not callable"),
         ("abi_mismatch", "BackendABIError", "ABI"),
+        ("unprintable_error", "Unprintable", "whose message cannot be shown"),
+        ("missing_dso", "BackendError", "is missing from the installed package"),
+        ("damaged_dso", "BackendError", "cannot be loaded"),
+        ("bad_device_type", "ValueError", "is not a DLPack device type"),
     ],
 )
 def test_broken_plugin_never_breaks_import(run_python, variant, exc_type, needle):
@@ -296,3 +300,70 @@ def test_discovery_cache_sees_new_installs(run_python, plugin_wheels, tmp_path):
     assert "good" in first.json()["records"]
     second = run_python(REPORT, plugins=("good", "hook_raises"))
     assert "hook_raises" in second.json()["records"]
+
+
+def test_a_damaged_runtime_library_is_a_broken_installation(run_python):
+    """A runtime DSO missing from its package, or not a shared library, is not a machine without
+    the driver: the backend fails (strict mode raises) and the fix is reinstalling, not the hint."""
+    r = run_python(REPORT, plugins=("missing_dso", "damaged_dso"))
+    out = r.json()
+    for name in ("missing_dso", "damaged_dso"):
+        rec = out["records"][name]
+        assert rec["status"] == "failed" and "reinstall it" in rec["fix"], rec
+        assert "fake driver" not in rec["fix"], rec
+    strict = run_python("import tvm", plugins=("damaged_dso",), env={"TVM_BACKEND_STRICT": "1"})
+    assert strict.returncode != 0 and "damaged_dso" in strict.stderr
+
+
+def test_a_failed_device_registration_leaves_nothing_behind(run_python):
+    """register_device with a type outside DLPack's range failed after the tables had changed:
+    ``ext_dev`` then meant the refused backend's device for the rest of the process."""
+    code = """
+import json, warnings
+warnings.simplefilter("ignore")
+import tvm
+from tvm.runtime.device import DEVICE_TYPES
+try:
+    tvm.device("bad_device_type")
+    named = "no error"
+except Exception as err:
+    named = str(err)
+print(json.dumps({"ext_dev": DEVICE_TYPES.get("ext_dev"), "leftover": "bad_device_type" in DEVICE_TYPES,
+                  "named": named}))
+"""
+    r = run_python(code, plugins=("bad_device_type",))
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    assert out["ext_dev"] == 12 and not out["leftover"], out
+    assert "bad_device_type" in out["named"] and "no error" != out["named"], out
+
+
+def test_warnings_as_errors_do_not_break_import(run_python):
+    """With warnings turned into errors (python -W error, a test runner's filter) a broken
+    plugin's warning was raised out of ``import tvm`` and the backends after it never loaded."""
+    code = """
+import tvm
+print({r.name: r.status for r in tvm.backend.list_backends()})
+"""
+    r = run_python(code, plugins=("hook_raises", "good"), env={"PYTHONWARNINGS": "error"})
+    assert r.returncode == 0, r.stderr
+    assert "'hook_raises': 'failed'" in r.stdout and "'good': 'active'" in r.stdout, r.stdout
+    assert "hook exploded" in r.stderr  # logged instead
+
+
+def test_a_tvm_backends_list_without_names_is_as_if_unset(run_python):
+    r = run_python(REPORT, plugins=("good",), env={"TVM_BACKENDS": " , ,"})
+    assert r.returncode == 0, r.stderr
+    assert r.json()["records"]["good"]["status"] == "active"
+
+
+def test_entry_point_syntax(run_python):
+    """``module:attr [extra]`` is valid entry-point syntax; an entry point without a name is no
+    backend anyone could address: refused, never imported, with a record saying why."""
+    r = run_python(REPORT, plugins=("with_extras", "empty_name"))
+    assert r.returncode == 0, r.stderr
+    recs = r.json()["records"]
+    assert recs["with_extras"]["status"] == "active", recs["with_extras"]
+    refused = recs[""]
+    assert refused["status"] == "failed" and "no backend name" in refused["reason"], refused
+    assert "tvm_backend_empty_name" not in r.json()["modules"]

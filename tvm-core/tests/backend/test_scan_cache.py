@@ -5,6 +5,7 @@ even when the cache names it with the right directory stamps."""
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from pathlib import Path
 
@@ -101,3 +102,28 @@ def test_damaged_cache_file_is_ignored_whole(run_python, tmp_path):
     assert again.returncode == 0, again.stderr
     assert again.json()["records"]["good"]["status"] == "active"
     assert "goof" not in path.read_text() and first.returncode == 0
+
+
+def test_an_entry_point_added_in_place_is_found(run_python, tmp_path):
+    """Editing an installed entry_points.txt in place leaves its folder's time unchanged: the
+    cached scan named only the entry points the file declared before."""
+    first = run_python(REPORT, plugins=("good",))
+    assert "good" in first.json()["records"], first.stderr
+    site = tmp_path / "plugins"
+    (points,) = site.glob("*.dist-info/entry_points.txt")
+    stamp = site.stat().st_mtime_ns
+    points.write_text(points.read_text() + "good_too = tvm_backend_good:activate\n")
+    assert site.stat().st_mtime_ns == stamp
+    again = run_python(REPORT, env={"PYTHONPATH": str(site)})
+    assert again.returncode == 0, again.stderr
+    assert "good_too" in again.json()["records"], again.json()["records"]
+
+
+def test_a_fifo_in_place_of_the_scan_cache_does_not_block_import(run_python, tmp_path):
+    first = run_python(REPORT, plugins=("good",))
+    path = cache_file(tmp_path)
+    path.unlink()
+    os.mkfifo(path)
+    again = run_python(REPORT, env={"PYTHONPATH": str(tmp_path / "plugins")}, timeout=60)
+    assert again.returncode == 0 and first.returncode == 0, again.stderr
+    assert again.json()["records"]["good"]["status"] == "active"

@@ -14,9 +14,11 @@
 #ifndef TVM_RUNTIME_DISK_CACHE_H_
 #define TVM_RUNTIME_DISK_CACHE_H_
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -108,6 +110,33 @@ inline uint64_t GetU64(const std::string& in, size_t pos) {
     v |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
   return v;
 }
+
+enum class FileRead { kRead, kAbsent, kNotRegular };
+
+/*! \brief Reads the regular file `path` into `data`. Opening does not block, and a directory,
+ *  FIFO or device at the path is reported (kNotRegular) before anything is read from it. */
+inline FileRead ReadRegularFile(const std::string& path, std::string* data) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return FileRead::kAbsent;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FileRead::kNotRegular;
+  }
+  data->clear();
+  char chunk[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n > 0) {
+      data->append(chunk, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fd);
+  return FileRead::kRead;
+}
+
 }  // namespace detail
 
 /*! \brief `payload` behind the integrity header (magic, size, CRC-32) that Unseal checks. */
@@ -140,11 +169,17 @@ inline bool Unseal(const std::string& sealed, std::string* payload) {
  */
 inline bool Read(const std::string& path, std::string* payload, bool* corrupted = nullptr) {
   if (path.empty()) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream data;
-  data << in.rdbuf();
-  if (Unseal(data.str(), payload)) return true;
+  std::string data;
+  switch (detail::ReadRegularFile(path, &data)) {
+    case detail::FileRead::kAbsent:
+      return false;
+    case detail::FileRead::kNotRegular:
+      data.clear();  // a FIFO or device there: removed below, never read (it could block)
+      break;
+    case detail::FileRead::kRead:
+      break;
+  }
+  if (Unseal(data, payload)) return true;
   std::error_code ec;
   std::filesystem::remove(path, ec);
   if (corrupted != nullptr) *corrupted = true;
@@ -159,9 +194,9 @@ inline bool Write(const std::string& path, const std::string& payload) {
   std::filesystem::create_directories(target.parent_path(), ec);
   if (ec) return false;
   std::string file = Seal(payload);
-  std::ostringstream tmp_name;
-  tmp_name << path << ".tmp" << getpid() << "." << std::this_thread::get_id();
-  std::string tmp = tmp_name.str();
+  std::ostringstream tmp_name;  // short: the entry's name plus a suffix could pass NAME_MAX
+  tmp_name << ".tvm-" << getpid() << "-" << std::this_thread::get_id() << ".tmp";
+  std::string tmp = (target.parent_path() / tmp_name.str()).string();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return false;

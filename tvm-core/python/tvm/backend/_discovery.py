@@ -35,32 +35,53 @@ class EntryPoint:
         """The fields in constructor order (for the cache file)."""
         return [self.name, self.value, self.distribution, self.version, self.dist_info]
 
-    def declared_in(self, directory: str) -> bool:
-        """Whether ``directory``'s ``dist_info`` folder really declares this entry point, for
-        the distribution and version it names."""
-        if os.sep in self.dist_info or not self.dist_info.endswith(".dist-info") or self.dist_info.startswith("."):
-            return False
-        path = os.path.join(directory, self.dist_info)
-        try:
-            with open(os.path.join(path, "entry_points.txt"), encoding="utf-8") as f:
-                if (self.name, self.value) not in _parse_group(f.read()):
-                    return False
-        except (OSError, UnicodeDecodeError):
-            return False
-        return (self.distribution, self.version) == _dist_name_version(self.dist_info, path)
-
     @property
     def module(self) -> str:
         """The module part of ``module:attr``."""
-        return self.value.partition(":")[0].strip()
+        return self._reference().partition(":")[0].strip()
 
     @property
     def attr(self) -> str:
         """The attribute part of ``module:attr`` (empty when the entry point names a module)."""
-        return self.value.partition(":")[2].strip()
+        return self._reference().partition(":")[2].strip()
+
+    def _reference(self) -> str:
+        """``module:attr`` without the ``[extras]`` the entry-point syntax allows after it."""
+        return self.value.partition("[")[0]
 
     def __repr__(self) -> str:
         return f"EntryPoint({self.name}={self.value!r} from {self.distribution} {self.version})"
+
+
+def _read_text(path: str) -> str:
+    """The UTF-8 text of the regular file ``path`` (a FIFO or device there raises OSError, so a
+    hostile installation cannot make ``import tvm`` wait forever)."""
+    from tvm._cache import read_regular_file
+
+    return read_regular_file(path).decode("utf-8")
+
+
+def _declares_exactly(directory: str, entries: list[EntryPoint]) -> bool:
+    """Whether ``directory`` declares exactly ``entries`` (a cached scan) in the dist-info
+    folders they name: each folder's ``entry_points.txt`` names these entry points of the group
+    and no other (one added in place leaves the directory's time unchanged), for the
+    distribution and version recorded."""
+    by_folder: dict[str, list[EntryPoint]] = {}
+    for e in entries:
+        by_folder.setdefault(e.dist_info, []).append(e)
+    for folder, declared in by_folder.items():
+        if os.sep in folder or not folder.endswith(".dist-info") or folder.startswith("."):
+            return False
+        path = os.path.join(directory, folder)
+        try:
+            group = _parse_group(_read_text(os.path.join(path, "entry_points.txt")))
+        except (OSError, UnicodeDecodeError):
+            return False
+        if sorted(group) != sorted((e.name, e.value) for e in declared):
+            return False
+        if any((e.distribution, e.version) != _dist_name_version(folder, path) for e in declared):
+            return False
+    return True
 
 
 def _parse_group(text: str) -> list[tuple[str, str]]:
@@ -82,23 +103,23 @@ def _dist_name_version(dirname: str, path: str) -> tuple[str, str]:
     stem = dirname[: -len(".dist-info")]
     name, _, version = stem.partition("-")
     try:
-        with open(os.path.join(path, "METADATA"), encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("Name:"):
-                    name = line[5:].strip()
-                elif line.startswith("Version:"):
-                    version = line[8:].strip()
-                elif not line.strip():
-                    break
+        lines = _read_text(os.path.join(path, "METADATA")).splitlines()
     except (OSError, UnicodeDecodeError):
-        pass
+        lines = []
+    for line in lines:
+        if line.startswith("Name:"):
+            name = line[5:].strip()
+        elif line.startswith("Version:"):
+            version = line[8:].strip()
+        elif not line.strip():
+            break
     return name, version
 
 
 def _scan_dir(directory: str) -> list[EntryPoint]:
     found = []
     try:
-        entries = os.listdir(directory)
+        entries = sorted(os.listdir(directory))  # the same winner of a name clash everywhere
     except OSError:
         return found
     for d in entries:
@@ -106,9 +127,8 @@ def _scan_dir(directory: str) -> list[EntryPoint]:
             continue
         dist_path = os.path.join(directory, d)
         try:
-            with open(os.path.join(dist_path, "entry_points.txt"), encoding="utf-8") as f:
-                text = f.read()
-        except OSError:
+            text = _read_text(os.path.join(dist_path, "entry_points.txt"))
+        except (OSError, UnicodeDecodeError):
             continue
         if GROUP not in text:
             continue
@@ -139,8 +159,7 @@ def _read_cache(path: str | None) -> dict[str, list]:
     if path is None:
         return {}
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = json.loads(_read_text(path))
         dirs = doc.get("dirs")
         if doc.get("crc") != _checksum(dirs):
             return {}
@@ -179,7 +198,7 @@ def _scan_with_cache(dirs: list[str], cached: dict[str, list]) -> tuple[dict[str
         except OSError:
             stamp = None
         hit = cached.get(d)
-        if hit is not None and hit[0] == stamp and all(EntryPoint(*f).declared_in(d) for f in hit[1]):
+        if hit is not None and hit[0] == stamp and _declares_exactly(d, [EntryPoint(*f) for f in hit[1]]):
             scans[d] = hit
             continue
         scans[d] = [stamp, [e.as_list() for e in _scan_dir(d)] if stamp is not None else []]

@@ -43,11 +43,37 @@ def is_first_party(backend: str, distribution: str) -> bool:
     return backend in PUBLISHED_DEVICE_TYPES and distribution == f"tvm-backend-{backend}"
 
 
-def _reserved_for(what: str, key: object) -> str | None:
-    """The first-party backend ``key`` is reserved for, if any."""
+def _reserved_for(what: str, key: object, aliases: bool = True) -> str | None:
+    """The first-party backend ``key`` is reserved for, if any: its device type, its name, and
+    (with ``aliases``) the other names (``ALIASES``) of the installed first-party backends."""
     if what == "device type":
         return next((name for name, code in PUBLISHED_DEVICE_TYPES.items() if code == key), None)
-    return key if key in PUBLISHED_DEVICE_TYPES else None
+    if key in PUBLISHED_DEVICE_TYPES:
+        return str(key)
+    if aliases and what in ("device name", "target kind"):
+        return _installed_first_party_aliases().get(key)
+    return None
+
+
+def _installed_first_party_aliases() -> dict[object, str]:
+    """``{alias: backend}`` over the first-party backends installed here, activated or not: each
+    package declares its other device and target-kind names as ``ALIASES`` (cuda's ``gpu``),
+    so that a vendor's backend activated before it cannot take them."""
+    import importlib
+
+    from tvm.backend import _registry
+
+    out: dict[object, str] = {}
+    for name in PUBLISHED_BACKENDS:
+        ep = _registry.entry_point(name)
+        if ep is None or not is_first_party(name, ep.distribution):
+            continue
+        try:
+            aliases = getattr(importlib.import_module(ep.module), "ALIASES", ())
+        except Exception:  # noqa: BLE001 - a broken installation reserves nothing more
+            continue
+        out.update(dict.fromkeys(aliases, name))
+    return out
 
 
 def _who(owner: tuple[str, str]) -> str:
@@ -68,8 +94,9 @@ def claim(what: str, key: object, backend: str, distribution: str) -> Callable[[
             raise OwnershipError(
                 f"{distribution} (backend '{backend}') cannot register {what} {key!r}: it belongs to {_who(owner)}"
             )
-        reserved = _reserved_for(what, key)
-        if reserved is not None and not (backend == reserved and is_first_party(backend, distribution)):
+        first_party = is_first_party(backend, distribution)
+        reserved = _reserved_for(what, key, aliases=not (first_party or backend == CORE))  # ours agree
+        if reserved is not None and not (backend == reserved and first_party):
             raise OwnershipError(
                 f"{distribution} (backend '{backend}') cannot register {what} {key!r}: it is reserved for the "
                 f"first-party backend '{reserved}' (tvm-backend-{reserved})"
@@ -102,6 +129,8 @@ def free_vendor_device_type() -> int:
         for code in VENDOR_DEVICE_TYPES:
             if ("device type", code) not in _owners:
                 return code
+        holders = sorted({_who(_owners[("device type", code)]) for code in VENDOR_DEVICE_TYPES})
     raise OwnershipError(
-        f"every vendor device type ({VENDOR_DEVICE_TYPES.start}-{VENDOR_DEVICE_TYPES.stop - 1}) is taken"
+        f"every vendor device type ({VENDOR_DEVICE_TYPES.start}-{VENDOR_DEVICE_TYPES.stop - 1}) is taken, by "
+        f"{', '.join(holders)}; uninstall a vendor backend you do not use"
     )

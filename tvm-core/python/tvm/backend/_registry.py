@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import threading
 import warnings
 from typing import Any, Callable, Sequence
@@ -80,6 +81,14 @@ class BackendRecord:
         """What the user should do about this record's state."""
         if self.hint:
             return self.hint
+        if self.exc_type == "OwnershipError":
+            return (
+                "two installed distributions claim the same name or device type (the reason names "
+                f"both): uninstall the one you do not want (pip uninstall '{self.distribution}' if it is "
+                "this one), or ask its vendor for a release with names of its own"
+            )
+        if self.exc_type == "EntryPointError":
+            return f"uninstall {self.distribution} (pip uninstall '{self.distribution}') or ask its vendor to fix it"
         if self.status == DISABLED:
             return (
                 f"unset TVM_DEVICE_BACKEND_AUTOLOAD / add '{self.name}' to TVM_BACKENDS, "
@@ -105,6 +114,8 @@ def _core_version() -> str:
     return __version__
 
 
+#: What an entry point's name may be (the entry-point specification's names).
+_NAME = re.compile(r"[\w.-]+")
 _lock = threading.RLock()
 _records: dict[str, BackendRecord] = {}
 _entry_points: dict[str, EntryPoint] = {}
@@ -129,10 +140,8 @@ def strict_runtime() -> bool:
 
 def allowlist() -> set[str] | None:
     """The names in ``TVM_BACKENDS`` (comma separated), or None when unset."""
-    raw = os.environ.get("TVM_BACKENDS")
-    if raw is None or not raw.strip():
-        return None
-    return {n.strip() for n in raw.split(",") if n.strip()}
+    names = {n.strip() for n in os.environ.get("TVM_BACKENDS", "").split(",") if n.strip()}
+    return names or None  # "" or ",,": no names, as if unset
 
 
 def ensure_discovered() -> None:
@@ -141,7 +150,20 @@ def ensure_discovered() -> None:
     with _lock:
         if _discovered:
             return
-        for ep in _owners_of_names(discover()):
+        found = []
+        for ep in discover():
+            if _NAME.fullmatch(ep.name):
+                found.append(ep)
+                continue
+            rec = _records[f"{ep.name!r} ({ep.distribution})"] = BackendRecord(
+                ep.name, ep.value, ep.distribution, ep.version
+            )
+            rec.status, rec.exc_type = FAILED, "EntryPointError"
+            rec.reason = (
+                f"refused: {ep.distribution} {ep.version} declares a tvm.backends entry point named {ep.name!r}, "
+                "which is no backend name (letters, digits, '_', '-' and '.')"
+            )
+        for ep in _owners_of_names(found):
             _entry_points[ep.name] = ep
             _records[ep.name] = BackendRecord(ep.name, ep.value, ep.distribution, ep.version)
         _discovered = True
@@ -171,6 +193,12 @@ def _owners_of_names(found: list[EntryPoint]) -> list[EntryPoint]:
             f"{ep.distribution} {ep.version} declares an entry point of the same name"
         )
     return list(chosen.values())
+
+
+def entry_point(name: str) -> EntryPoint | None:
+    """The entry point that owns backend name ``name``, if one is installed."""
+    ensure_discovered()
+    return _entry_points.get(name)
 
 
 def records() -> list[BackendRecord]:
@@ -208,15 +236,22 @@ def autoload() -> None:
 def _warn_unknown_allowed(allowed: set[str]) -> None:
     """A warning for each name in ``TVM_BACKENDS`` that no installed backend has (a typo, or the
     wrong case, would otherwise turn every backend off without a word)."""
-    import warnings
-
     for name in sorted(allowed - set(_entry_points)):
-        warnings.warn(
+        _warn(
             f"TVM_BACKENDS names '{name}', which is no installed backend (installed: "
             f"{', '.join(sorted(_entry_points)) or 'none'}).{closest_names(name, sorted(_entry_points))}",
             RuntimeWarning,
-            stacklevel=2,
         )
+
+
+def _warn(message: str, category: type[Warning]) -> None:
+    """Issue a warning about the backends, never raise it: with warnings turned into errors
+    (``python -W error``, a test runner's filter, or a plugin's ``simplefilter``) a broken plugin
+    must still not break ``import tvm`` or stop the backends after it. The record keeps it."""
+    try:
+        warnings.warn(message, category, stacklevel=4)
+    except Warning:
+        logging.getLogger("tvm.backend").warning("%s", message)
 
 
 def activate(name: str, explicit: bool = False) -> BackendRecord:
@@ -240,11 +275,10 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
             raise BackendError(
                 f"backend '{name}' ({rec.distribution} {rec.version}) failed to load: {rec.reason}\n{rec.traceback}"
             )
-        warnings.warn(
+        _warn(
             f"tvm backend '{name}' ({rec.distribution} {rec.version}) failed to load and is "
             f"disabled: {rec.reason}. Run `python -m tvm.backend` for details.",
             BackendLoadWarning,
-            stacklevel=3,
         )
     elif rec.status == RUNTIME_UNAVAILABLE:
         if strict_runtime():
@@ -280,18 +314,38 @@ def _run_hook(rec: BackendRecord, ep: EntryPoint) -> None:
     except KeyboardInterrupt:
         raise
     except RuntimeUnavailable as err:
-        rec.status, rec.reason = RUNTIME_UNAVAILABLE, str(err)
+        rec.status, rec.reason = RUNTIME_UNAVAILABLE, _message_of(err)
         ctx._finish()
     except BaseException as err:  # noqa: BLE001 - isolation is the point: SystemExit included
         ctx._rollback()
         rec.status = FAILED
         rec.exc_type = type(err).__name__
-        rec.reason = f"{type(err).__name__}: {err}"
-        import traceback
-
-        rec.traceback = traceback.format_exc()
+        rec.reason = f"{type(err).__name__}: {_message_of(err)}"
+        rec.traceback = _traceback_of(err)
     finally:
         rec.activation_ms = (time.perf_counter() - start) * 1e3
+
+
+def _message_of(err: BaseException) -> str:
+    """``str(err)``, or a stand-in when a plugin's exception cannot be shown as text (its
+    ``__str__`` raises or returns no string): the record must be written whatever it raised."""
+    try:
+        text = str(err)
+    except BaseException:  # noqa: BLE001 - any failure of a plugin's __str__
+        return f"(a {type(err).__name__} whose message cannot be shown)"
+    return text if isinstance(text, str) else f"(a {type(err).__name__} whose message is not text)"
+
+
+def _traceback_of(err: BaseException) -> str:
+    """The formatted traceback of ``err`` (its frames without the message when even formatting
+    it fails)."""
+    import traceback
+
+    try:
+        return "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    except BaseException:  # noqa: BLE001
+        frames = "".join(traceback.format_tb(err.__traceback__))
+        return f"Traceback (most recent call last):\n{frames}{type(err).__name__}: {_message_of(err)}\n"
 
 
 # ---------------------------------------------------------------------------------------------

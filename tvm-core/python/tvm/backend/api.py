@@ -96,9 +96,11 @@ class BackendContext:
         """Load the backend's runtime DSO by absolute path and initialise it.
 
         Checks ``TVMBackendABIVersion()`` against the core before calling ``TVMBackendInit``.
-        Returns False (and records "runtime unavailable" with the reason) when the DSO cannot be
-        loaded or its init reports that the device runtime is missing; ``hint`` says what to
-        install. Raises :class:`BackendABIError` for an ABI mismatch.
+        Returns False (and records "runtime unavailable" with the reason) when a library the DSO
+        links cannot be loaded or its init reports that the device runtime is missing; ``hint``
+        says what to install. Raises :class:`BackendABIError` for an ABI mismatch and
+        :class:`BackendError` when the DSO itself is missing or damaged (the fix is reinstalling
+        the wheel, not the driver).
         """
         p = Path(path)
         if not p.is_absolute():
@@ -106,11 +108,17 @@ class BackendContext:
         self._record.dso_path = str(p)
         if hint:
             self._record.hint = hint
-        if not p.exists():
-            return self._unavailable(f"runtime library {p} is missing from the installed package")
+        if not p.is_file():
+            self._record.hint = ""  # the fix is reinstalling the wheel, not the driver hint
+            raise BackendError(
+                f"the runtime library {p} is missing from the installed package (a damaged installation)"
+            )
         try:
             lib = ctypes.CDLL(str(p), mode=ctypes.RTLD_LOCAL | os.RTLD_NOW)
         except OSError as err:
+            if str(err).startswith(f"{p}:"):  # the library itself (not a driver it links) is damaged
+                self._record.hint = ""
+                raise BackendError(f"the runtime library {p} cannot be loaded: {err}") from None
             return self._unavailable(f"cannot load {p.name}: {err}")
         try:
             abi = lib.TVMBackendABIVersion
@@ -161,6 +169,13 @@ class BackendContext:
         :meth:`load_runtime`. A type or name another backend owns is refused."""
         from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES
 
+        if device_type is not None and (
+            isinstance(device_type, bool) or not isinstance(device_type, int) or not 0 < device_type < 64
+        ):
+            raise ValueError(
+                f"register_device('{name}'): device type {device_type!r} is not a DLPack device type "
+                "(an int from 1 to 63); leave it out to get a free vendor type"
+            )
         with _ownership.lock():
             if device_type is None:
                 device_type = _ownership.free_vendor_device_type()
@@ -169,12 +184,7 @@ class BackendContext:
                 self._claim("device name", claimed)
         previous_types = {n: DEVICE_TYPES.get(n) for n in (name, *aliases)}
         previous_name = DEVICE_NAMES.get(device_type)
-        DEVICE_TYPES.update(dict.fromkeys((name, *aliases), device_type))
-        DEVICE_NAMES[device_type] = name
         set_name = tvm_ffi.get_global_func("runtime.SetDeviceName")
-        set_name(device_type, name)
-        if device_type not in self._record.device_types:
-            self._record.device_types.append(device_type)
 
         def undo() -> None:
             for n, previous_type in previous_types.items():
@@ -182,7 +192,12 @@ class BackendContext:
             _restore(DEVICE_NAMES, device_type, previous_name)
             set_name(device_type, "")
 
-        self._undo.append(undo)
+        self._undo.append(undo)  # before the tables change: a failure half-way is undone too
+        DEVICE_TYPES.update(dict.fromkeys((name, *aliases), device_type))
+        DEVICE_NAMES[device_type] = name
+        set_name(device_type, name)
+        if device_type not in self._record.device_types:
+            self._record.device_types.append(device_type)
         return device_type
 
     def register_target_kind(

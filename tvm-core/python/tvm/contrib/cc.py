@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Collection, Sequence
 
-from tvm._cache import atomic_write
+from tvm._cache import atomic_write, read_regular_file
 
 
 class CompileError(RuntimeError):
@@ -329,8 +329,8 @@ def _intact(path: Path) -> bool:
     recorded next to it. A truncated or altered library is compiled again instead of being
     loaded (a truncated one faulted with SIGBUS)."""
     try:
-        data = path.read_bytes()
-        recorded = _checksum_file(path).read_bytes().strip()
+        data = read_regular_file(path)
+        recorded = read_regular_file(_checksum_file(path)).strip()
     except OSError:
         return False
     return recorded == f"{zlib.crc32(data):08x}".encode()

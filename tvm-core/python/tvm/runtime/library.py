@@ -30,7 +30,7 @@ from typing import Any
 
 import tvm_ffi
 
-from tvm._cache import special_file_kind
+from tvm._cache import NotARegularFile, read_regular_file
 from tvm.runtime.module import Module
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
@@ -180,8 +180,8 @@ def parse_library_bin(blob: bytes) -> tuple[list[str], list[list[int]]]:
     for _ in range(len(indptr) - 1):
         kind = take(u64()).decode("utf-8", "replace")
         kinds.append(kind)
-        if kind != "_lib":
-            take(u64())
+        if kind != "_lib" and not take(u64()):
+            raise ModuleLoadError(f"embedded module table is corrupted: module {len(kinds) - 1} ({kind}) has no bytes")
     if any(b < a for a, b in zip(indptr, indptr[1:])) or indptr[0] != 0 or indptr[-1] != len(flat):
         raise ModuleLoadError("embedded module table is corrupted (import lists overlap or leave the table)")
     children = [flat[indptr[i] : indptr[i + 1]] for i in range(len(indptr) - 1)]
@@ -193,6 +193,11 @@ def _check_import_tree(kinds: list[str], children: list[list[int]]) -> None:
     """Every import names an existing module and no module imports itself, directly or not."""
     if not kinds:
         raise ModuleLoadError("embedded module table holds no modules")
+    if kinds[0] != "_lib" or kinds.count("_lib") != 1:
+        raise ModuleLoadError(
+            "embedded module table is corrupted: its first module, and only that one, must be the host "
+            f"library '_lib' (export_library writes it so), got {kinds}"
+        )
     for i, imports in enumerate(children):
         bad = [c for c in imports if c >= len(kinds)]
         if bad:
@@ -228,18 +233,12 @@ def _check_import_tree(kinds: list[str], children: list[list[int]]) -> None:
 def _read_file(path: str) -> bytes:
     """The bytes of the library file ``path``. Raises ValueError when ``path`` is not a regular file
     (a directory, FIFO, socket or device: reading one would fail, block forever or never end)."""
-    _check_regular(path, os.stat(path).st_mode)
-    # O_NONBLOCK: a FIFO swapped in after the check cannot block the open; fstat then sees it
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        _check_regular(path, os.fstat(fd).st_mode)
-        return f.read()
-
-
-def _check_regular(path: str, mode: int) -> None:
-    what = special_file_kind(mode)
-    if what is not None:
-        raise ValueError(f"cannot load {path}: it is {what}, not a regular file (a library written by export_library)")
+    try:
+        return read_regular_file(path)
+    except NotARegularFile as err:
+        raise ValueError(
+            f"cannot load {path}: it is {err.kind}, not a regular file (a library written by export_library)"
+        ) from None
 
 
 def _read_symbol_elf(path: str, symbol: str, data: bytes) -> bytes | None:
