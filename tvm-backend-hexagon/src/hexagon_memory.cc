@@ -111,6 +111,17 @@ int64_t Arena::OffsetOf(const void* ptr, size_t nbytes) const {
   return p - base_;
 }
 
+size_t Arena::LiveBytesFrom(const void* ptr) {
+  const char* p = static_cast<const char*>(ptr);
+  if (p < base_ || p >= base_ + size_) return 0;
+  size_t offset = p - base_;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = used_.upper_bound(offset);  // the first allocation after it
+  if (it == used_.begin()) return 0;
+  --it;
+  return offset < it->first + it->second ? it->first + it->second - offset : 0;
+}
+
 namespace {
 
 /*! \brief The host-memory device of the kit, with its memory in the arena. */

@@ -39,6 +39,9 @@ class Arena {
   bool Forked() const { return made_in_.Stale(); }
   /*! \brief Offset of `ptr` in the arena when [ptr, ptr + nbytes) lies inside it, else -1. */
   int64_t OffsetOf(const void* ptr, size_t nbytes) const;
+  /*! \brief The bytes from `ptr` to the end of the live allocation holding it; 0 when no live
+   *  allocation holds it. */
+  size_t LiveBytesFrom(const void* ptr);
   int fd() const { return fd_; }
   size_t size() const { return size_; }
 

@@ -46,11 +46,18 @@ int64_t BufferOffset(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
     for (int d = 0; d < t->ndim; ++d) nbytes *= static_cast<size_t>(t->shape[d]);
   }
   int64_t offset = Arena::Get().OffsetOf(data, nbytes);
-  if (offset < 0) {
+  size_t live = Arena::Get().LiveBytesFrom(data);
+  if (offset < 0 || (live == 0 && arg.tensor != nullptr && nbytes != 0)) {
     TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": argument " << i
-                              << " is not in hexagon device memory (allocate it on "
+                              << " is not in live hexagon device memory (allocate it on "
                               << "tvm.hexagon(0))";
   }
+  if (nbytes > live) {
+    TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": argument " << i
+                              << " is a tensor of " << nbytes << " bytes, but its memory holds "
+                              << live;
+  }
+  tvm::runtime::CheckBufferBytes(info, i, args, live);
   return offset;
 }
 

@@ -208,6 +208,10 @@ VulkanModuleObj::VulkanModuleObj(DeviceModuleSpec spec)
     for (const auto& kv : summary_.static_shared) {
       if (kv.first == info.name) static_shared = std::strtoll(kv.second.c_str(), nullptr, 10);
     }
+    if (static_shared < -1 || static_shared > (int64_t{1} << 32)) {
+      TVM_FFI_THROW(ValueError) << "vulkan kernel '" << info.name << "': its static_shared bytes ("
+                                << static_shared << ") are no byte count of shared memory";
+    }
     static_shared_.push_back(static_shared);
     bool found = false;
     for (const std::string& ep : summary_.entry_points) found |= ep == info.name;
@@ -253,6 +257,7 @@ void VulkanModuleObj::CheckInterface() const {
 VulkanModuleObj::~VulkanModuleObj() {
   // Pending launches (on any stream) may use these pipelines: finish them first. Never throws.
   for (auto& entry : programs_) {
+    if (!entry.second) continue;
     DeviceProgram& prog = *entry.second;
     try {
       prog.device->Sync();
@@ -290,8 +295,10 @@ void VulkanModuleObj::CheckCapabilities(const VulkanDevice& dev) const {
 }
 
 DeviceProgram& VulkanModuleObj::Program(VulkanDevice* dev) {
-  std::unique_ptr<DeviceProgram>& slot = programs_[dev->id()];
-  if (slot) return *slot;
+  auto found = programs_.find(dev->id());
+  if (found != programs_.end()) return *found->second;
+  // Nothing is stored until the program exists: a refused first launch (a capability the device
+  // lacks, SPIR-V the validator rejects) leaves no empty entry for the destructor to meet.
   // SPIRV-Tools' full check, once, before the first driver sees the code (not at creation:
   // modules the code generator builds were validated there, and many are never launched).
   if (!validated_) {
@@ -305,7 +312,6 @@ DeviceProgram& VulkanModuleObj::Program(VulkanDevice* dev) {
   VkShaderModule shader = VK_NULL_HANDLE;
   VkResult rc = Vk().vkCreateShaderModule(dev->handle(), &ci, nullptr, &shader);
   if (rc != VK_SUCCESS) {
-    programs_.erase(dev->id());
     TVM_FFI_THROW(RuntimeError) << "loading the vulkan module's SPIR-V on " << dev->Describe()
                                 << ": vkCreateShaderModule failed with " << ResultString(rc);
   }
@@ -313,8 +319,7 @@ DeviceProgram& VulkanModuleObj::Program(VulkanDevice* dev) {
   prog->device = dev;
   prog->shader = shader;
   prog->kernels.resize(spec_.functions.size());
-  slot = std::move(prog);
-  return *slot;
+  return *(programs_[dev->id()] = std::move(prog));
 }
 
 KernelObjects& VulkanModuleObj::Kernel(DeviceProgram* prog, size_t index) {
@@ -426,6 +431,8 @@ int VulkanModuleObj::ResolveBuffers(size_t index, ffi::PackedArgs args, VulkanRu
                                 << "the device's storage-buffer offset alignment of "
                                 << lim.minStorageBufferOffsetAlignment << " bytes";
     }
+    tvm::runtime::CheckBufferBytes(spec_.functions[index], i, args,
+                                   offset < buf->nbytes ? buf->nbytes - offset : 0);
     if (offset >= buf->capacity || range > buf->capacity - offset) {
       TVM_FFI_THROW(ValueError) << "vulkan kernel " << kname << ": argument " << i << " covers "
                                 << "bytes [" << offset << ", " << offset + range << ") of a "

@@ -125,6 +125,32 @@ def test_corrupted_spirv_is_a_value_error(dev):
             _module(table, bad)[name](A, A, A, 64, 1, 64)
 
 
+def test_a_module_whose_first_launch_was_refused_is_released(dev):
+    """A module the device refuses at its first launch (here a SPIR-V capability lavapipe lacks)
+    left an empty program behind, and releasing the module then crashed the process."""
+    code = """
+    import gc, struct, numpy as np, tvm, tvm_ffi
+    from tvm.testing import kernels
+    mod = tvm.compile(kernels.vector_add("float32", 64), target="vulkan")
+    fmt, funcs, payload, _ = tvm_ffi.get_global_func("runtime.DeviceModuleDeserialize")(mod.imports[0].save_to_bytes())
+    words = list(struct.unpack(f"<{len(payload) // 4}I", bytes(payload)))
+    words[5:5] = [(2 << 16) | 17, 67]  # OpCapability GroupNonUniformClustered
+    create = tvm_ffi.get_global_func("ffi.Module.create.vulkan")
+    m = create("spirv", [[f[0], list(f[1]), list(f[2])] for f in funcs], struct.pack(f"<{len(words)}I", *words), [])
+    a = tvm.runtime.tensor(np.ones(256, "float32"), tvm.vulkan())
+    try:
+        m.get_function("vector_add_kernel0")(a, a, a, 256, 4, 64)
+    except ValueError as err:
+        print("refused:", "GroupNonUniformClustered" in str(err))
+    del m
+    gc.collect()
+    print("released")
+    """
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-3:] == ["refused:", "True", "released"], r.stdout
+
+
 def test_workgroup_past_the_device_limit_is_refused(dev):
     name, binary = _vector_add_spirv()
     table = [[name, ["handle:float32"] * 3 + ["int32"], ["blockIdx.x", "threadIdx.x"]]]

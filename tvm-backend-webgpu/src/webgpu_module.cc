@@ -224,7 +224,13 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
         tvm::runtime::ParseLoopIterationBound(info, HeaderValue(k.shader, kLoopBoundMark));
     k.local_scalars = std::atoll(HeaderValue(k.shader, kLocalScalarsMark).c_str());
     std::string static_shared = HeaderValue(k.shader, kStaticSharedMark);
-    if (!static_shared.empty()) k.static_shared = std::atoll(static_shared.c_str());
+    if (!static_shared.empty()) {
+      k.static_shared = std::atoll(static_shared.c_str());
+      if (k.static_shared < 0 || k.static_shared > (int64_t{1} << 32)) {
+        TVM_FFI_THROW(ValueError) << "webgpu kernel '" << info.name << "': static_shared '"
+                                  << static_shared << "' is no byte count of workgroup memory";
+      }
+    }
     std::string scale = HeaderValue(k.shader, kDynSharedScaleMark);
     if (!scale.empty()) {
       k.dyn_shmem_scale = std::atoll(scale.c_str());
@@ -248,6 +254,12 @@ WebGPUModuleObj::WebGPUModuleObj(DeviceModuleSpec spec)
       }
       k.scalars.push_back(i);
       k.kinds.push_back(kind);
+    }
+    if (k.scalars.size() * 4 > kUniformArenaBytes) {
+      TVM_FFI_THROW(ValueError) << "webgpu kernel " << info.name << " takes " << k.scalars.size()
+                                << " scalar arguments; one launch passes at most "
+                                << kUniformArenaBytes / 4 << " (a " << kUniformArenaBytes
+                                << "-byte uniform block)";
     }
     kernels_.push_back(std::move(k));
   }
@@ -423,6 +435,7 @@ WGPUBindGroup WebGPUModuleObj::BindGroup(WebGPUDevice* dev, size_t index, ffi::P
                                 << "a multiple of the device's minStorageBufferOffsetAlignment ("
                                 << dev->limits.minStorageBufferOffsetAlignment << ")";
     }
+    tvm::runtime::CheckBufferBytes(spec_.functions[index], i, args, buf->size - offset);
     for (size_t other = 0; other < b; ++other) {
       if (entries[other].buffer == buf->handle && k.read_only[other] != k.read_only[b]) {
         TVM_FFI_THROW(ValueError) << "webgpu kernel " << name << ": arguments " << k.buffers[other]

@@ -248,6 +248,10 @@ WGPUComputePassEncoder WebGPUDevice::Pass() {
 
 uint64_t WebGPUDevice::PushUniform(const void* data, uint32_t nbytes) {
   uint64_t slot = RoundUp(std::max<uint32_t>(nbytes, 16), 256);
+  if (slot > kUniformArenaBytes) {  // the module refuses such kernels; never write past the arena
+    TVM_FFI_THROW(ValueError) << "webgpu: " << nbytes << " bytes of scalar arguments exceed the "
+                              << kUniformArenaBytes << "-byte uniform block of one launch";
+  }
   if (arena_used_ + slot > kUniformArenaBytes) Flush();
   uint64_t offset = arena_used_;
   std::memcpy(arena_host_.data() + offset, data, nbytes);

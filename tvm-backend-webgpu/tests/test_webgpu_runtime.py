@@ -94,6 +94,14 @@ def test_malformed_payloads_are_value_errors(dev):
         device_module.create_device_module("webgpu", "wgsl", [["k", [], []]], "//! kernel other\n", [])
     with pytest.raises(ValueError, match="format 'wgsl'"):
         device_module.create_device_module("webgpu", "spirv", [["k", [], []]], b"\x03\x02#\x07", [])
+    # more scalars than one launch's 64 KiB uniform block holds: the launch wrote past it
+    shader = "//! kernel k\n@compute @workgroup_size(1, 1, 1)\nfn main() {}\n"
+    with pytest.raises(ValueError, match="takes 16400 scalar arguments; one launch passes at most 16384"):
+        device_module.create_device_module("webgpu", "wgsl", [["k", ["int32"] * 16400, ["blockIdx.x"]]], shader, [])
+    for header, why in (("static_shared -5", "is no byte count"), ("dyn_shmem_scale 0", "is not a widening")):
+        with pytest.raises(ValueError, match=why):
+            text = f"//! kernel k\n//! {header}\n@compute @workgroup_size(1, 1, 1)\nfn main() {{}}\n"
+            device_module.create_device_module("webgpu", "wgsl", [["k", [], ["dyn_shmem"]]], text, [])
 
 
 def test_one_buffer_read_and_written_through_two_arguments_is_refused(dev):

@@ -86,3 +86,32 @@ def test_corrupted_device_module_bytes_never_crash():
     accepted, rejected = (int(x) for x in res.stdout.split()[1::2])
     assert accepted + rejected == 2 * CASES
     assert rejected > CASES  # most corruptions must be detected
+
+
+def test_names_that_are_no_text_are_refused_by_name():
+    """A kernel name, argument type or launch tag whose bytes are no UTF-8 text (a crafted
+    module, its checksum recomputed) raised UnicodeDecodeError, naming neither the module nor
+    the problem; a name in UTF-8 text (a kernel named in any language) still loads."""
+    import zlib
+
+    import pytest
+    import tvm_ffi
+
+    from tvm.codegen.device_module import create_device_module
+
+    deser = tvm_ffi.get_global_func("runtime.DeviceModuleDeserialize")
+    save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
+
+    def module_bytes(name: str, tag: str) -> bytes:
+        mod = create_device_module("fuzzdev", "bin", [[name, ["handle"], [tag]]], b"\0", [])
+        return bytes(save(mod))
+
+    def resealed(data: bytes, old: bytes, new: bytes) -> bytes:
+        body = data[:-8].replace(old, new)
+        return body + zlib.crc32(body).to_bytes(8, "little")
+
+    good = module_bytes("kern", "blockIdx.x")
+    for old, new, what in ((b"blockIdx.x", b"blockIdx.\xff", "launch tag"), (b"kern", b"k\xfern", "function name")):
+        with pytest.raises(ValueError, match=f"corrupted device module bytes: {what} .* which is no UTF-8 text"):
+            deser(resealed(good, old, new))
+    assert deser(module_bytes("größe_kernel0", "blockIdx.x"))[0] == "bin"

@@ -195,3 +195,52 @@ def test_a_dtype_no_tensor_holds_is_refused_when_the_tensor_is_made():
             tvm.runtime.empty((2,), bad)
     for good in ("bool", "uint16", "float16", "float32x4", "bfloat16", "float8_e5m2"):
         assert str(tvm.runtime.empty((2,), good).dtype) == good
+
+
+def test_device_memory_functions_refuse_what_they_did_not_make():
+    """``runtime.DeviceFreeData`` of a pointer the CPU device did not allocate (freed already,
+    foreign, inside an allocation) aborted the process in ``free``; a device id past int32 was
+    truncated (2**32 meant device 0); a stream handle of a device without streams was accepted."""
+    from tvm.testing import run_python
+
+    code = """
+    import ctypes, tvm, tvm_ffi
+    alloc, free = (tvm_ffi.get_global_func(f"runtime.Device{op}Data") for op in ("Alloc", "Free"))
+    p = alloc(1, 0, 64)
+    free(1, 0, p)
+    free(1, 0, p)  # twice
+    q = alloc(1, 0, 64)
+    free(1, 0, ctypes.c_void_p(q.value + 8))  # inside it
+    free(1, 0, q)
+    for call in (lambda: alloc(1, 2**32, 64), lambda: free(1, -2**32, q)):
+        try:
+            call()
+        except ValueError as err:
+            print("refused:", err)
+    try:
+        tvm_ffi.get_global_func("runtime.DeviceFreeStream")(tvm_ffi.Device("cpu", 0), 0xDEAD)
+    except ValueError as err:
+        print("refused:", err)
+    print("alive")
+    """
+    r = run_python(code)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "alive", r.stderr
+    assert r.stderr.count("which is no live allocation of this device") == 2, r.stderr
+    assert r.stdout.count("refused:") == 3 and "device id 4294967296 does not exist" in r.stdout, r.stdout
+    assert "stream 0xdead is no stream of this device" in r.stdout, r.stdout
+
+
+def test_launch_values_of_the_wrong_type_are_named():
+    """A float or string where a kernel takes an integer raised tvm-ffi's "Cannot convert from
+    type float to int", naming neither the kernel nor the argument."""
+    from tvm.testing import kernels
+
+    if not tvm.backend.is_loaded("example") or not tvm.device("example").exist:
+        pytest.skip("the example backend is not installed here (nox -s tests installs it)")
+    mod = tvm.compile(kernels.vector_add("float32", 64), target="example")
+    k = mod.imports[0].get_function("vector_add_kernel0")
+    a = tvm.runtime.empty((64,), "float32", tvm.device("example"))
+    with pytest.raises(TypeError, match="kernel vector_add_kernel0: argument 3 is int32, got a value of type float"):
+        k(a, a, a, 64.0, 1, 64)
+    with pytest.raises(TypeError, match=r"launch parameter blockIdx.x \(argument 4\) must be an integer"):
+        k(a, a, a, 64, "1", 64)

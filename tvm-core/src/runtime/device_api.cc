@@ -19,6 +19,7 @@
 #include <limits>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 extern "C" TVM_RUNTIME_DLL int TVMRuntimeABIVersion() { return TVM_RUNTIME_ABI_VERSION; }
 
@@ -128,6 +129,19 @@ void HostMemoryDeviceAPI::CheckDevice(DLDevice dev) const {
   }
 }
 
+namespace {
+/*! \brief The allocations of every host-memory device still live (freeing anything else would
+ *  abort the process or corrupt the heap). */
+struct LiveHostAllocations {
+  std::mutex mu;
+  std::unordered_set<void*> live;
+};
+LiveHostAllocations& HostAllocations() {
+  static auto* table = new LiveHostAllocations();  // used until the process ends
+  return *table;
+}
+}  // namespace
+
 void* HostMemoryDeviceAPI::AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) {
   CheckDevice(dev);
   if (alignment < 64) alignment = 64;
@@ -137,10 +151,37 @@ void* HostMemoryDeviceAPI::AllocDataSpace(DLDevice dev, size_t nbytes, size_t al
     TVM_FFI_THROW(RuntimeError) << name_ << ": out of host memory allocating " << nbytes
                                 << " bytes";
   }
+  std::lock_guard<std::mutex> lock(HostAllocations().mu);
+  HostAllocations().live.insert(ptr);
   return ptr;
 }
 
-void HostMemoryDeviceAPI::FreeDataSpace(DLDevice, void* ptr) { std::free(ptr); }
+void HostMemoryDeviceAPI::FreeDataSpace(DLDevice, void* ptr) {
+  if (ptr == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(HostAllocations().mu);
+    if (HostAllocations().live.erase(ptr) == 0) {
+      std::fprintf(stderr,
+                   "[tvm %s] warning: freeing %p, which is no live allocation of this device "
+                   "(freed already, or never allocated here); ignored\n",
+                   name_.c_str(), ptr);
+      return;
+    }
+  }
+  std::free(ptr);
+}
+
+void HostMemoryDeviceAPI::FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {
+  CheckDevice(dev);
+  if (stream != nullptr) {
+    TVM_FFI_THROW(ValueError) << name_ << ": stream " << stream
+                              << " is no stream of this device (it has none; use null)";
+  }
+}
+
+void HostMemoryDeviceAPI::StreamSync(DLDevice dev, TVMFFIStreamHandle stream) {
+  FreeStream(dev, stream);  // the same check: work on a host-memory device is done on return
+}
 
 void HostMemoryDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to,
                                          size_t to_offset, size_t nbytes, DLDevice, DLDevice,
@@ -150,6 +191,18 @@ void HostMemoryDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, v
 }
 
 namespace {
+/*! \brief The device of a registered function's (type, id) arguments, refusing ids past int32
+ *  (they were truncated: 2**32 meant device 0). */
+DLDevice DeviceOf(int64_t device_type, int64_t device_id) {
+  if (device_id < 0 || device_id > std::numeric_limits<int32_t>::max()) {
+    TVM_FFI_THROW(ValueError) << "device id " << device_id << " does not exist";
+  }
+  if (device_type < 0 || device_type > std::numeric_limits<int32_t>::max()) {
+    TVM_FFI_THROW(ValueError) << "device type " << device_type << " does not exist";
+  }
+  return DLDevice{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+}
+
 struct RegisterCPU {
   RegisterCPU() {
     static HostMemoryDeviceAPI cpu(
@@ -307,12 +360,12 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("runtime.DeviceAllocData",
            [](int64_t device_type, int64_t device_id, int64_t nbytes) -> void* {
              if (nbytes < 0) TVM_FFI_THROW(ValueError) << "cannot allocate " << nbytes << " bytes";
-             DLDevice dev{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+             DLDevice dev = DeviceOf(device_type, device_id);
              return DeviceAPI::Get(dev.device_type)
                  ->AllocDataSpace(dev, static_cast<size_t>(nbytes), 64);
            })
       .def("runtime.DeviceFreeData", [](int64_t device_type, int64_t device_id, void* ptr) {
-        DLDevice dev{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+        DLDevice dev = DeviceOf(device_type, device_id);
         DeviceAPI::Get(dev.device_type)->FreeDataSpace(dev, ptr);
       });
 }

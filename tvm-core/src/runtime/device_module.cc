@@ -67,6 +67,44 @@ class Reader {
     pos_ += n;
     return s;
   }
+
+  /*! \brief Str of a name, type or tag: UTF-8 text without control characters (messages quote
+   *  it, and bytes that are not text would turn the error about it into a decoding error). */
+  std::string Name(const char* what) {
+    std::string s = Str(what);
+    size_t bad = FirstNonText(s);
+    if (bad < s.size()) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "0x%02x", static_cast<unsigned char>(s[bad]));
+      Fail(what, std::string("holds the byte ") + hex + " at its position " + std::to_string(bad) +
+                     ", which is no UTF-8 text");
+    }
+    return s;
+  }
+
+  /*! \brief Where `s` stops being UTF-8 text without control characters (s.size() if never). */
+  static size_t FirstNonText(const std::string& s) {
+    for (size_t i = 0; i < s.size();) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      size_t len = c < 0x80           ? 1
+                   : (c >> 5) == 0x6  ? 2
+                   : (c >> 4) == 0xe  ? 3
+                   : (c >> 3) == 0x1e ? 4
+                                      : 0;
+      if (len == 0 || (len == 1 && (c < 0x20 || c == 0x7f)) || i + len > s.size()) return i;
+      for (size_t k = 1; k < len; ++k) {
+        if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
+      }
+      unsigned char next = len > 1 ? static_cast<unsigned char>(s[i + 1]) : 0;
+      // overlong forms, UTF-16 surrogates and code points past U+10FFFF are no UTF-8 either
+      if ((len == 2 && c < 0xc2) || (c == 0xe0 && next < 0xa0) || (c == 0xed && next >= 0xa0) ||
+          (c == 0xf0 && next < 0x90) || (c == 0xf4 && next >= 0x90) || c > 0xf4) {
+        return i;
+      }
+      i += len;
+    }
+    return s.size();
+  }
   /*! \brief A count of items each at least `min_item_bytes` long; rejects impossible counts. */
   uint64_t Count(const char* what, uint64_t min_item_bytes) {
     uint64_t n = U64(what);
@@ -157,17 +195,17 @@ DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
   Reader rr(bytes, CheckedBodySize(bytes));
   rr.Skip(kMagicLen);
   DeviceModuleSpec spec;
-  spec.fmt = rr.Str("format");
+  spec.fmt = rr.Name("format");
   uint64_t nfunc = rr.Count("function count", 24);
   spec.functions.reserve(nfunc);
   for (uint64_t i = 0; i < nfunc; ++i) {
     FunctionInfo f;
-    f.name = rr.Str("function name");
+    f.name = rr.Name("function name");
     if (f.name.empty()) rr.Fail("function name", "is empty");
     uint64_t nargs = rr.Count("argument count", 8);
-    for (uint64_t k = 0; k < nargs; ++k) f.arg_types.push_back(rr.Str("argument dtype"));
+    for (uint64_t k = 0; k < nargs; ++k) f.arg_types.push_back(rr.Name("argument dtype"));
     uint64_t ntags = rr.Count("launch tag count", 8);
-    for (uint64_t k = 0; k < ntags; ++k) f.launch_param_tags.push_back(rr.Str("launch tag"));
+    for (uint64_t k = 0; k < ntags; ++k) f.launch_param_tags.push_back(rr.Name("launch tag"));
     try {
       ParseLaunchTags(&f);
     } catch (const ffi::Error& err) {
@@ -179,7 +217,7 @@ DeviceModuleSpec DeviceModuleSpec::Deserialize(const std::string& bytes) {
   spec.payload = rr.Str("payload");
   uint64_t nsrc = rr.Count("source count", 16);
   for (uint64_t i = 0; i < nsrc; ++i) {
-    std::string k = rr.Str("source format");
+    std::string k = rr.Name("source format");
     std::string v = rr.Str("source text");
     spec.sources.emplace_back(std::move(k), std::move(v));
   }
@@ -251,7 +289,12 @@ void CheckScalarArgument(const FunctionInfo& info, size_t index, ffi::AnyView va
   const BufferArgType& type = info.buffer_args[index];
   if (type.least > type.most) return;
   auto v = value.try_cast<int64_t>();
-  if (!v.has_value() || (*v >= type.least && *v <= type.most)) return;
+  if (!v.has_value()) {
+    TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index << " is "
+                             << info.arg_types[index] << ", got a value of type "
+                             << value.GetTypeKey() << "; pass an integer";
+  }
+  if (*v >= type.least && *v <= type.most) return;
   TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index << " is "
                             << info.arg_types[index] << ", got " << *v
                             << ", which is outside its range [" << type.least << ", " << type.most
@@ -271,7 +314,14 @@ LaunchConfig LaunchConfig::Decode(const FunctionInfo& info, ffi::PackedArgs args
   size_t base = info.arg_types.size();
   for (size_t i = 0; i < info.launch_param_tags.size(); ++i) {
     const std::string& tag = info.launch_param_tags[i];
-    int64_t v = args[base + i].cast<int64_t>();
+    auto given = args[base + i].try_cast<int64_t>();
+    if (!given.has_value()) {
+      TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": launch parameter " << tag
+                               << " (argument " << base + i
+                               << ") must be an integer, got a value of "
+                               << "type " << args[base + i].GetTypeKey();
+    }
+    int64_t v = *given;
     int axis = LaunchTagAxis(tag);
     int64_t bound = 0;
     bool bounded = i < info.launch_bounds.size() && info.launch_bounds[i].Evaluate(args, &bound);
@@ -521,6 +571,22 @@ void CheckBufferArgument(const FunctionInfo& info, size_t index, const DLTensor*
   if (need > have) {
     TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index << " holds "
                               << have << " elements, the kernel accesses " << need
+                              << " for these arguments";
+  }
+}
+
+void CheckBufferBytes(const FunctionInfo& info, size_t index, ffi::PackedArgs args,
+                      uint64_t available) {
+  if (index >= info.buffer_args.size()) return;
+  const BufferArgType& want = info.buffer_args[index];
+  int64_t need = 0;
+  if (want.dtype.code == 0xff || !want.size.Evaluate(args, &need) || need <= 0) return;
+  uint64_t element = (static_cast<uint64_t>(want.dtype.bits) * want.dtype.lanes + 7) / 8;
+  uint64_t elements = static_cast<uint64_t>(need);
+  if (element != 0 && elements > available / element) {
+    TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": argument " << index << " is "
+                              << available << " bytes of device memory, the kernel accesses "
+                              << need << " elements of " << ffi::DLDataTypeToString(want.dtype)
                               << " for these arguments";
   }
 }

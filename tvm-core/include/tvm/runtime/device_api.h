@@ -97,11 +97,15 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
   HostMemoryDeviceAPI(std::string name, int num_devices, AttributeList attrs);
   ffi::Any GetAttr(DLDevice dev, const std::string& key) override;
   void* AllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment) override;
+  /*! \brief Frees memory from AllocDataSpace; a pointer it did not return (freed already,
+   *  foreign, inside an allocation) is reported on stderr and left alone, never freed. */
   void FreeDataSpace(DLDevice dev, void* ptr) override;
   void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
                       size_t nbytes, DLDevice dev_from, DLDevice dev_to,
                       TVMFFIStreamHandle stream) override;
-  void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override { CheckDevice(dev); }
+  /*! \brief A host-memory device has no streams: any handle but null is refused. */
+  void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) override;
+  void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override;
 
  protected:
   /*! \brief Throws ValueError naming the device when `dev` does not exist. */

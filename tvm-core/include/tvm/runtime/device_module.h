@@ -163,6 +163,16 @@ TVM_RUNTIME_DLL void CheckBufferArgument(const FunctionInfo& info, size_t index,
                                          ffi::PackedArgs args);
 
 /*!
+ * \brief Checks buffer argument `index` of a call to kernel `info` against the memory behind it:
+ *  `available` bytes from where the kernel's view starts, as the backend's record of the
+ *  allocation says (a raw pointer has no shape to check; a tensor's shape is no proof of its
+ *  allocation either). Throws ValueError naming the kernel and the argument when the kernel
+ *  accesses more for these arguments (its arg type's minimum elements times the element size).
+ */
+TVM_RUNTIME_DLL void CheckBufferBytes(const FunctionInfo& info, size_t index, ffi::PackedArgs args,
+                                      uint64_t available);
+
+/*!
  * \brief A kernel's upper bound on the loop passes one thread makes, as a code generator writes
  *  it (tvm.codegen.device_module.loop_bound): an ArgExpression, in practice a sum of products of
  *  integers and "$k" terms (the value of scalar argument k), e.g. "4*$2+260", or "?" when the

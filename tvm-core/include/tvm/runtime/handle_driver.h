@@ -430,6 +430,7 @@ class HandleKernelModule : public KernelModuleBase {
                                   << " buffers cannot be offset";
       }
       HandleBuffer where = d_->buffers().ForArgument(arg.data, info.name, i);
+      CheckBufferBytes(info, i, args, where.nbytes);
       if (dev_id < 0) {
         dev_id = where.device_id;
       } else if (!d_->SharesMemory(where.device_id, dev_id)) {

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+import tvm_ffi
 
 import tvm
 from tvm.testing import kernels
@@ -113,6 +114,10 @@ class BackendConformance:
     #: WebGPU buffers), so that a raw pointer that is none of them can be refused; False for
     #: buffers that are device addresses, which no runtime can tell from any other pointer.
     buffers_are_handles: ClassVar[bool] = False
+    #: Whether the runtime knows the size of the allocation behind a raw buffer pointer (None:
+    #: where buffers are driver objects, :attr:`buffers_are_handles`), so that a kernel reading
+    #: more than a too-small allocation holds is refused before it runs.
+    raw_pointers_are_sized: ClassVar[bool | None] = None
     #: Whether kernels may use dynamic shared memory (scope ``shared.dyn``, sized at launch);
     #: False checks that compiling such a kernel is refused with a message saying so.
     dynamic_shared_memory: ClassVar[bool] = True
@@ -896,6 +901,23 @@ class BackendConformance:
         with pytest.raises(ValueError, match=r"kernel fill_kernel0: argument 0 \(.*\) is not a live .* buffer"):
             raw(ctypes.c_void_p(host.ctypes.data), 16, 64)
         np.testing.assert_array_equal(host, np.zeros(1024, "float32"))
+
+    def test_a_raw_pointer_to_too_small_an_allocation_is_refused(self):
+        """A raw pointer to device memory of 16 bytes, passed where the kernel writes 1024
+        floats: the allocation's own size is the only proof there is (before, PoCL wrote past
+        it into the host heap, and hexagon into its neighbour)."""
+        sized = self.buffers_are_handles if self.raw_pointers_are_sized is None else self.raw_pointers_are_sized
+        if not sized:
+            pytest.skip(f"{self.backend} buffers are device addresses: their allocations' sizes are unknown")
+        raw = self._raw_fill_kernel()
+        dev = self.dev()
+        alloc, free = (tvm_ffi.get_global_func(f"runtime.Device{op}Data") for op in ("Alloc", "Free"))
+        small = alloc(dev.dlpack_device_type(), dev.index, 16)
+        try:
+            with pytest.raises(ValueError, match=r"kernel fill_kernel0: argument 0 is \d+ bytes of device memory"):
+                raw(small, 16, 64)
+        finally:
+            free(dev.dlpack_device_type(), dev.index, small)
 
     def test_direct_launch_past_the_compiled_extents_is_refused(self):
         """A raw kernel handle launched with a grid or block larger than the one its body

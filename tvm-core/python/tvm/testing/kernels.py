@@ -645,16 +645,7 @@ def deep_expression(depth: int = 300, block: int = 64, *, name: str = "deep_expr
     from tvm.tir.functor import StmtExprMutator
     from tvm.tir.stmt import BufferStore
 
-    @T.prim_func
-    def deep_expression(a: T.handle, b: T.handle, c: T.handle):
-        n = T.int32()
-        A = T.match_buffer(a, (n,), "float32")
-        B = T.match_buffer(b, (n,), "float32")
-        C = T.match_buffer(c, (n,), "float32")
-        for bx in T.thread_binding((n + block - 1) // block, thread="blockIdx.x"):
-            for tx in T.thread_binding(block, thread="threadIdx.x"):
-                if bx * block + tx < n:
-                    C[bx * block + tx] = A[bx * block + tx] + B[bx * block + tx]
+    base = vector_add("float32", block, name=name)  # C[i] = A[i] + B[i], deepened below
 
     class Deepen(StmtExprMutator):
         def visit_BufferStore(self, s: BufferStore) -> BufferStore:
@@ -663,7 +654,7 @@ def deep_expression(depth: int = 300, block: int = 64, *, name: str = "deep_expr
                 x = x * const(0.5, "float32") + b if k % 2 else tir_max(x, b - const(1.0, "float32"))
             return BufferStore(s.buffer, x, s.indices, s.span)
 
-    return _named(deep_expression.with_body(Deepen().visit_stmt(deep_expression.body)), name)
+    return base.with_body(Deepen().visit_stmt(base.body))
 
 
 def reference_deep_expression(a: np.ndarray, b: np.ndarray, depth: int = 300) -> np.ndarray:
