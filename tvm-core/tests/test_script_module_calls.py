@@ -58,6 +58,32 @@ def test_a_function_called_from_the_host_and_from_a_kernel():
     np.testing.assert_array_equal(c.numpy(), a + b + 1)
 
 
+def test_a_public_scalar_helper_of_a_device_module_runs_on_the_host():
+    """A public function that only computes a scalar from scalars was made a kernel of one
+    thread on a device target, whose ``return`` was then refused; it is host code, callable on
+    its own and inlined where a kernel calls it."""
+
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def twice(x: T.float32) -> T.float32:
+            return T.exp(x * T.float32(0)) * x * T.float32(2)
+
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32")):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                A[tx] = Module.twice(A[tx]) + T.float32(1)
+
+    dev = tvm.device("example")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no one-thread kernel is made of it
+        lib = tvm.compile(Module, target="example")
+    a = tvm.runtime.tensor(np.arange(8, dtype="float32"), dev)
+    lib["main"](a)
+    np.testing.assert_array_equal(a.numpy(), np.arange(8) * 2 + 1)
+    assert lib["twice"](3.5) == 7.0
+
+
 def test_a_public_callee_stays_a_function_of_its_own():
     @I.ir_module
     class Module:

@@ -39,8 +39,13 @@ def _memory_work(node: Any) -> bool:
 
 
 def _device_work(node: Any) -> bool:
-    """Whether ``node`` must run on the device: memory access, an allocation or a call."""
-    return _memory_work(node) or (isinstance(node, Evaluate) and any_node(node.value, lambda n: isinstance(n, Call)))
+    """Whether ``node`` must run on the device: memory access, an allocation or a call (not a
+    ``return``: giving the caller a scalar is the host's; a read in its value counts by itself)."""
+    if _memory_work(node):
+        return True
+    if not isinstance(node, Evaluate) or (isinstance(node.value, Call) and node.value.op == "ret"):
+        return False
+    return any_node(node.value, lambda n: isinstance(n, Call))
 
 
 def launch_as_one_thread(func: PrimFunc, target: Any) -> PrimFunc:
