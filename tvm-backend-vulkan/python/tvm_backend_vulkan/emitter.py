@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.codegen.c_family import CodegenError
+from tvm.codegen.c_family import CodegenError, located_codegen_errors
 from tvm.codegen.device_module import binding_interface, loop_bound
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
@@ -572,7 +572,7 @@ class KernelEmitter(ExprFunctor[int]):
             raise CodegenError(f"the Vulkan backend cannot compile statement {type(s).__name__}")
         outer, self.span = self.span, getattr(s, "span", None) or self.span
         try:
-            fn(s)
+            located_codegen_errors(s, fn)
         finally:
             self.span = outer
 

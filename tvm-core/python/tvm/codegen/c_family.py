@@ -178,7 +178,26 @@ def hoist_let_expressions(s: S.Stmt) -> S.Stmt | None:
 
 
 class CodegenError(InternalError):
-    """The IR contains something the printer cannot express."""
+    """The IR contains something the printer cannot express; ``span`` is the TVMScript source of
+    the statement being printed (its line is shown) once known."""
+
+    def __init__(self, message: str, span: Any = None) -> None:
+        from tvm.tir.transform.verify import with_span
+
+        super().__init__(with_span(message, span))
+        self.span = span
+
+
+def located_codegen_errors(s: S.Stmt, emit: Any) -> None:
+    """``emit(s)``, a :class:`CodegenError` from it without a source location given the
+    statement's (the innermost statement with a span names the line)."""
+    try:
+        emit(s)
+    except CodegenError as err:
+        span = getattr(s, "span", None)
+        if err.span is not None or span is None:
+            raise
+        raise CodegenError(str(err), span) from None
 
 
 class CFamilyPrinter(ExprFunctor[str]):
@@ -946,7 +965,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             if prepared is not None:
                 self.stmt(prepared)
                 return
-        fn(s)
+        located_codegen_errors(s, fn)
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> None:
         if not self.VECTOR_SPELLING:

@@ -262,8 +262,9 @@ class BackendConformance:
         """float16 shared memory read as float32 through a view gives the float32 of those bits
         (where float16 is listed and views are possible; elsewhere the kernel is refused by name)."""
         if not self.typed_views:
-            with pytest.raises(Exception, match="views the memory|pointer casts|holds float16 as float32"):
+            with pytest.raises(Exception, match="views the memory|pointer casts|holds float16 as float32") as err:
                 tvm.compile(kernels.halves_as_floats(), target=self.target_name())
+            assert 'kernels.py", line' in str(err.value), f"the refusal names no TVMScript line: {err.value}"
             return
         if "float16" not in self.dtypes:
             pytest.skip(f"{self.backend} does not list float16 among its dtypes")
