@@ -432,3 +432,19 @@ def test_parallel_loops_run_in_a_child_forked_after_they_ran():
     """
     res = run_python(code, timeout=120)
     assert res.returncode == 0 and "child exit 0" in res.stdout, res.stdout + res.stderr
+
+
+def test_module_methods_of_tvm_ffi_and_timing_statistics():
+    """``mod.implements_function(...)`` and the other tvm-ffi module methods were looked up as
+    kernels ("Module has no function 'implements_function'")."""
+
+    @T.prim_func
+    def inc(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(1)
+
+    mod = tvm.compile(inc, target="c")
+    assert mod.implements_function("inc") and not mod.implements_function("nothing")
+    assert mod.is_runnable() and isinstance(mod.entry_name, str)
+    timing = mod.time_evaluator("inc", tvm.cpu(), number=2, repeat=3)(np.zeros(4, "float32"))
+    assert timing.min <= timing.median <= timing.max and timing.std >= 0

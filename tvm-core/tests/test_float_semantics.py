@@ -108,3 +108,19 @@ def test_float_remainders_are_pythons_and_cs(dtype, private_cache):
         np.testing.assert_array_equal(got.view(bits), want.view(bits))
     with pytest.raises(TypeError, match="truncdiv needs integer operands, got float32"):
         tvm.tir.truncdiv(tvm.tir.const(1.0, "float32"), tvm.tir.const(2.0, "float32"))
+
+
+def test_float_classes_are_zero_or_one_as_integers(private_cache):
+    """glibc's isinf gives -1 for -inf: cast to an integer, T.isinf(-inf) was -1 on the CPU."""
+
+    @T.prim_func
+    def classes(A: T.Buffer((4,), "float32"), B: T.Buffer((4, 3), "int32")):
+        for i in range(4):
+            B[i, 0] = T.Cast("int32", T.isinf(A[i]))
+            B[i, 1] = T.Cast("int32", T.isfinite(A[i]))
+            B[i, 2] = T.Cast("int32", T.isnan(A[i]))
+
+    a = np.array([-np.inf, np.inf, -1.5, np.nan], "float32")
+    b = np.zeros((4, 3), "int32")
+    tvm.compile(classes, target="c")(a, b)
+    np.testing.assert_array_equal(b, np.stack([np.isinf(a), np.isfinite(a), np.isnan(a)], axis=1).astype("int32"))

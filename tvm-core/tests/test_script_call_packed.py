@@ -40,6 +40,19 @@ def test_the_callee_sees_the_buffer_as_a_tensor_and_writes_through_it():
     assert _seen[-1] == ((4, 3), "float32", True, 7, 2.5)
 
 
+def test_a_string_argument_arrives_as_a_string():
+    """A string (Apache TVM's tests pass a file name so) arrived as an opaque pointer."""
+    got = []
+    tvm_ffi.register_global_func("testing.tvm_core.record", lambda *args: got.append(args), override=True)
+
+    @T.prim_func
+    def named(A: T.Buffer((2,), "float32")):
+        T.call_packed("testing.tvm_core.record", 'log "1".txt', 7, A[0])
+
+    tvm.compile(named, target="c")(np.array([1.5, 0], "float32"))
+    assert got == [('log "1".txt', 7, 1.5)]
+
+
 def test_an_unregistered_function_and_a_failing_callee_raise():
     @T.prim_func
     def missing(A: T.Buffer((4,), "float32")):

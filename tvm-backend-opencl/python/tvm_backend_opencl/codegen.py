@@ -242,12 +242,6 @@ class OpenCLPrinter(CFamilyPrinter):
         st, dt_ = self.type_name(src_dtype), self.type_name(dtype)
         return value if st == dt_ else f"as_{dt_}({value})"
 
-    def call_isinf(self, call: E.Call) -> str:
-        return f"(isinf({self.expr(call.args[0])}) != 0)"
-
-    def call_isfinite(self, call: E.Call) -> str:
-        return f"(isfinite({self.expr(call.args[0])}) != 0)"
-
     def visit_Allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
         name = self.name_of(buf.data, buf.name)

@@ -778,10 +778,12 @@ class CFamilyPrinter(ExprFunctor[str]):
         return f"({v} != {v})"
 
     def call_isinf(self, call: E.Call) -> str:
-        return f"isinf({self.expr(call.args[0])})"
+        # C's isinf is only nonzero for an infinity: glibc gives -1 for -inf, which a cast of
+        # the bool to an integer would keep
+        return f"(isinf({self.expr(call.args[0])}) != 0)"
 
     def call_isfinite(self, call: E.Call) -> str:
-        return f"isfinite({self.expr(call.args[0])})"
+        return f"(isfinite({self.expr(call.args[0])}) != 0)"
 
     def call_tvm_storage_sync(self, call: E.Call) -> str:
         scope = call.args[0].value if call.args and isinstance(call.args[0], E.StringImm) else "shared"

@@ -431,12 +431,15 @@ class CPrinter(CFamilyPrinter):
         raise CodegenError("the result of T.call_packed cannot be used: call it as a statement")
 
     def _pack_args(self, array: str, args: tuple) -> None:
-        """Declare ``TVMFFIAny array[]`` holding ``args``: handles as opaque pointers, numbers as
-        ints or floats, ``tensor_of`` (a buffer in T.call_packed) as a DLTensor on the stack."""
+        """Declare ``TVMFFIAny array[]`` holding ``args``: strings as strings, handles as opaque
+        pointers, numbers as ints or floats, ``tensor_of`` (a buffer in T.call_packed) as a
+        DLTensor on the stack."""
         self.emit(f"TVMFFIAny {array}[{max(len(args), 1)}];")
         for i, a in enumerate(args):
             if isinstance(a, E.Call) and a.op == "tensor_of":
                 tidx, field_, val = "kTVMFFITensor", "v_obj", f"(TVMFFIObject*){self._tensor_view(a)}"
+            elif isinstance(a, E.StringImm):  # the callee gets a str (it was an opaque pointer)
+                tidx, field_, val = "kTVMFFIRawStr", "v_c_str", c_string_literal(a.value)
             elif a.dtype == "handle":
                 tidx, field_, val = "kTVMFFIOpaquePtr", "v_ptr", f"(void*)({self.expr(a)})"
             elif _dt.is_float(a.dtype):

@@ -147,6 +147,9 @@ class Module:
         return func
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        """``mod.f``: function ``f`` of the module; tvm-ffi's own module methods and properties
+        (``entry_name``, ``implements_function``, ``is_runnable``, ``write_to_file`` ...) are the
+        loaded module's."""
         if name.startswith("_"):
             raise AttributeError(name)
         if not self.is_loaded:
@@ -154,6 +157,8 @@ class Module:
                 _ = self.ffi_module
             except RuntimeError as err:  # not loadable yet: hasattr(mod, "f") is False, mod.f says why
                 raise AttributeError(str(err)) from err
+        if hasattr(tvm_ffi.Module, name):
+            return getattr(self.ffi_module, name)
         func = self.__dict__[name] = self[name]  # later mod.f skips __getattr__
         return func
 
@@ -236,6 +241,17 @@ class TimingResult:
     def min(self) -> float:
         """Best seconds per call."""
         return min(self.results)
+
+    @property
+    def max(self) -> float:
+        """Worst seconds per call."""
+        return max(self.results)
+
+    @property
+    def std(self) -> float:
+        """Standard deviation of the seconds per call over the repeats."""
+        mean = self.mean
+        return (sum((r - mean) ** 2 for r in self.results) / len(self.results)) ** 0.5
 
     def __repr__(self) -> str:
         return f"TimingResult(mean={self.mean * 1e3:.4f} ms, min={self.min * 1e3:.4f} ms, n={len(self.results)})"

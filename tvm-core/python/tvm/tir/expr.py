@@ -1,7 +1,8 @@
 """TIR expressions: immutable nodes with a dtype string ("int32", "float32", "bool", "handle", ...).
 
-Every node is a frozen dataclass compared by identity (``eq=False``) so nodes can be dict keys;
-use :func:`tvm.tir.analysis.structural_equal` for structural comparison. Python operators build
+Every node is a frozen dataclass hashed by identity so nodes can be dict keys; ``==`` and ``!=``
+build ``EQ`` / ``NE`` expressions (as in Apache TVM) whose truth value is identity (constants
+compare by value); use :func:`tvm.tir.analysis.structural_equal` for structural comparison. Python operators build
 expressions (``a + 1``, ``a < b``); use :func:`tvm.tir.op` helpers for everything else.
 """
 
@@ -92,8 +93,19 @@ class PrimExpr:
     def __xor__(self, o):
         return Call(self.dtype, "bitwise_xor", (self, const_like(o, self)))
 
+    def __eq__(self, o: Any) -> Any:
+        """``self == o`` as Apache TVM has it: an ``EQ`` expression for the IR (a condition a
+        Python helper builds, ``T.Select(v == 0, ...)``) whose Python truth value says whether
+        both sides are the same node, so ``in``, dict keys and ``if a == b`` compare nodes by
+        identity; two constants compare by value (``T.int32(3) == 3`` is True)."""
+        return _compared(EQ, self, o)
+
+    def __ne__(self, o: Any) -> Any:
+        """``self != o``: the ``NE`` of :meth:`__eq__`."""
+        return _compared(NE, self, o)
+
     def equal(self, o) -> "EQ":
-        """``self == o`` as IR (``==`` itself keeps Python identity semantics)."""
+        """``self == o`` as IR, folded when both are constants."""
         return _folded(EQ, self, const_like(o, self))
 
     def not_equal(self, o) -> "NE":
@@ -117,6 +129,20 @@ class PrimExpr:
         raise TypeError("a TIR expression has no Python truth value; use T.if_then_else / if on IR")
 
     __hash__ = object.__hash__
+
+
+def _compared(node: Any, a: PrimExpr, o: Any) -> Any:
+    """``a == o`` (``node`` EQ) or ``a != o`` (NE) from Python's operators (see
+    :meth:`PrimExpr.__eq__`)."""
+    if not isinstance(o, (PrimExpr, int, float)):
+        return NotImplemented  # None, strings, buffers ...: Python's identity answers
+    if isinstance(a, _CONSTANTS) and isinstance(o, (int, float, *_CONSTANTS)):
+        same = a.value == (o.value if isinstance(o, _CONSTANTS) else o)
+        return same if node is EQ else not same
+    try:
+        return node(a, const_like(o, a))
+    except (TypeError, ValueError):  # operands no comparison takes (dtypes apart): not the same node
+        return (a is o) if node is EQ else (a is not o)
 
 
 def _folded(node: Any, a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -307,6 +333,10 @@ Min = _binop("Min", "min")
 Max = _binop("Max", "max")
 EQ = _binop("EQ", "==", True)
 NE = _binop("NE", "!=", True)
+# The truth value of what Python's == and != give (PrimExpr.__eq__): whether the operands are one
+# node (an operand that was a Python number is never the other's node).
+EQ.__bool__ = lambda self: self.a is self.b
+NE.__bool__ = lambda self: self.a is not self.b
 LT = _binop("LT", "<", True)
 LE = _binop("LE", "<=", True)
 GT = _binop("GT", ">", True)
