@@ -235,3 +235,34 @@ def test_a_device_function_name_that_is_no_identifier_is_refused_before_its_kern
     for name in ("my-func.v2", "a b"):
         with pytest.raises(TIRVerifyError, match=rf"function name '{re.escape(name)}' is not a valid C identifier"):
             tvm.compile(kernels.vector_add(name=name), target="example")
+
+
+def test_a_load_under_address_of_with_a_deep_index_stays_a_load():
+    """Binding subexpressions 32 operations high to variables bound the whole load of
+    ``T.address_of(A[<deep index>])``, whose printer needs the load."""
+    import numpy as np
+
+    import tvm
+    from tvm.script import tir as T
+    from tvm.tir import const
+    from tvm.tir.functor import StmtExprMutator
+
+    @T.prim_func
+    def probe(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+        for i in range(8):
+            B[i] = A[i] + T.Cast("int32", T.isnullptr(T.address_of(A[i])))
+
+    class DeepIndexUnderAddressOf(StmtExprMutator):
+        def visit_Call(self, e):
+            if not e.op.endswith("address_of"):
+                return super().visit_Call(e)
+            (load,) = e.args
+            index = load.indices[0]
+            for _ in range(31):
+                index = E.Max(index, const(0, "int32"))
+            return E.Call(e.dtype, e.op, (E.BufferLoad(load.buffer, (index,)),), e.span)
+
+    f = probe.with_body(DeepIndexUnderAddressOf().visit_stmt(probe.body))
+    a, b = np.arange(8, dtype="int32"), np.zeros(8, "int32")
+    tvm.compile(f, target="c")(a, b)
+    np.testing.assert_array_equal(b, a)

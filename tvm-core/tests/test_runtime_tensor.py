@@ -200,7 +200,8 @@ def test_a_dtype_no_tensor_holds_is_refused_when_the_tensor_is_made():
 def test_device_memory_functions_refuse_what_they_did_not_make():
     """``runtime.DeviceFreeData`` of a pointer the CPU device did not allocate (freed already,
     foreign, inside an allocation) aborted the process in ``free``; a device id past int32 was
-    truncated (2**32 meant device 0); a stream handle of a device without streams was accepted."""
+    truncated (2**32 meant device 0); freeing a stream of a device without streams was accepted
+    (synchronizing under any current stream stays possible: tvm_ffi.use_raw_stream)."""
     from tvm.testing import run_python
 
     code = """
@@ -244,3 +245,44 @@ def test_launch_values_of_the_wrong_type_are_named():
         k(a, a, a, 64.0, 1, 64)
     with pytest.raises(TypeError, match=r"launch parameter blockIdx.x \(argument 4\) must be an integer"):
         k(a, a, a, 64, "1", 64)
+
+
+def test_a_child_forked_while_threads_allocate_cpu_tensors_does_not_hang():
+    """The runtime's locks (the device registry, the CPU device's live allocations) could be
+    held by another thread at fork(); the child then waited for them forever."""
+    from tvm.testing import run_python
+
+    code = """
+    import os, threading, time
+    import tvm
+    stop = []
+    def churn():
+        while not stop:
+            del_me = tvm.runtime.empty((16,), "float32")
+    threads = [threading.Thread(target=churn) for _ in range(2)]
+    for t in threads:
+        t.start()
+    hung = forks = 0
+    until = time.time() + 8  # hundreds of forks: the race was hit within seconds
+    while time.time() < until and not hung:
+        forks += 1
+        pid = os.fork()
+        if pid == 0:
+            tvm.runtime.empty((4,), "float32")
+            os._exit(0)
+        deadline = time.time() + 10
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.time() > deadline:
+                hung += 1
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.005)
+    stop.append(1)
+    for t in threads:
+        t.join()
+    print("forks", forks, "hung", hung)
+    """
+    r = run_python(code, timeout=240)
+    assert r.returncode == 0 and r.stdout.split()[-2:] == ["hung", "0"], r.stdout + r.stderr
+    assert int(r.stdout.split()[-3]) > 100, r.stdout

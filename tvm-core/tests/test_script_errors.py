@@ -75,9 +75,11 @@ def test_a_typo_in_a_block_annotation_is_named():
             with T.block("b"):
                 vi = T.axis.spatial(8, i)
                 T.reads([A[j] for j in range(vi, vi + 1)], A[vi : vi + 1])
-                T.writes(A[vi])
-                T.block_attr({"note": vi})
-                A[vi] = 2.0
+                T.writes(A[vi], S[0])  # noqa: F821
+                T.block_attr({"note": vi, "key": lambda k: k})
+                S = T.alloc_buffer((1,), "float32")  # below the annotation naming it
+                S[0] = 2.0
+                A[vi] = S[0]
 
     a = np.zeros(8, "float32")
     tvm.compile(g, target="c")(a)

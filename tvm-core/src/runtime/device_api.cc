@@ -8,6 +8,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_api.h>
+#include <tvm/runtime/fork_guard.h>
 
 #include <array>
 #include <cstdio>
@@ -34,7 +35,11 @@ struct Registry {
   std::array<DeviceAPI*, kMaxDeviceType> apis{};
   std::array<std::string, kMaxDeviceType> names{};  // registered by backends' activation
   static Registry* Global() {
-    static Registry* inst = new Registry();
+    static Registry* inst = [] {
+      auto* reg = new Registry();
+      HoldAcrossFork(&reg->mu);  // a child forked while a thread looks up a device would hang
+      return reg;
+    }();
     return inst;
   }
 };
@@ -137,7 +142,11 @@ struct LiveHostAllocations {
   std::unordered_set<void*> live;
 };
 LiveHostAllocations& HostAllocations() {
-  static auto* table = new LiveHostAllocations();  // used until the process ends
+  static auto* table = [] {
+    auto* t = new LiveHostAllocations();  // used until the process ends
+    HoldAcrossFork(&t->mu);
+    return t;
+  }();
   return *table;
 }
 }  // namespace
@@ -179,8 +188,10 @@ void HostMemoryDeviceAPI::FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {
   }
 }
 
-void HostMemoryDeviceAPI::StreamSync(DLDevice dev, TVMFFIStreamHandle stream) {
-  FreeStream(dev, stream);  // the same check: work on a host-memory device is done on return
+void HostMemoryDeviceAPI::StreamSync(DLDevice dev, TVMFFIStreamHandle) {
+  // Work on a host-memory device is done when its call returns, whatever stream a caller made
+  // current (tvm_ffi.use_raw_stream): there is nothing to wait for.
+  CheckDevice(dev);
 }
 
 void HostMemoryDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to,

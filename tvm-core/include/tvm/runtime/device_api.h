@@ -103,7 +103,7 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
   void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
                       size_t nbytes, DLDevice dev_from, DLDevice dev_to,
                       TVMFFIStreamHandle stream) override;
-  /*! \brief A host-memory device has no streams: any handle but null is refused. */
+  /*! \brief A host-memory device makes no streams: freeing any handle but null is refused. */
   void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) override;
   void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override;
 

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace tvm {
 namespace runtime {
@@ -32,6 +33,32 @@ inline unsigned ForkCount() {
     pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1, std::memory_order_relaxed); });
   });
   return forks.load(std::memory_order_relaxed);
+}
+
+/*!
+ * \brief Makes fork() take `mu` (a mutex of static storage) before it forks and release it after,
+ *  in the parent and in the child: a child never inherits it locked by a thread that did not come
+ *  along (it would wait for it forever). Mutexes are taken in the order they were registered;
+ *  hold none of them while taking another.
+ */
+inline void HoldAcrossFork(std::mutex* mu) {
+  static std::mutex registering;
+  static auto* held = new std::vector<std::mutex*>();  // used until the process ends
+  static std::once_flag once;
+  std::lock_guard<std::mutex> lock(registering);
+  held->push_back(mu);
+  std::call_once(once, [] {
+    auto release = [] {
+      for (auto it = held->rbegin(); it != held->rend(); ++it) (*it)->unlock();
+      registering.unlock();
+    };
+    pthread_atfork(
+        [] {
+          registering.lock();
+          for (std::mutex* m : *held) m->lock();
+        },
+        release, release);
+  });
 }
 
 /*! \brief Remembers the process it was made in: Stale() in a child forked after that. */

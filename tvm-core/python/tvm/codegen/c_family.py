@@ -77,11 +77,9 @@ def _as_float32(value: float) -> float:
 
 def _is_scalar_value(dtype: str) -> bool:
     """Whether a C variable can hold a value of ``dtype`` (one lane of a number or a bool)."""
-    return (
-        dtype != "handle"
-        and _dt.lanes(dtype) == 1
-        and (_dt.is_float(dtype) or _dt.is_integer(dtype) or _dt.is_bool(dtype))
-    )
+    if dtype in ("handle", "void"):
+        return False
+    return _dt.lanes(dtype) == 1 and (_dt.is_float(dtype) or _dt.is_integer(dtype) or _dt.is_bool(dtype))
 
 
 class _LetHoister(StmtExprMutator):
@@ -109,13 +107,19 @@ class _LetHoister(StmtExprMutator):
         out = super().visit_expr(e)
         height = self._heights.pop() + 1
         inner = bool(self._heights)  # a statement's own expression is declared already
-        if height >= self.SPLIT_HEIGHT and inner and not self.guarded and _is_scalar_value(out.dtype):
+        if height >= self.SPLIT_HEIGHT and inner and not self.guarded and self._splittable(out):
             var = E.Var("deep", out.dtype)
             self.lets.append((var, out))
             out, height = var, 1
         if self._heights:
             self._heights[-1] = max(self._heights[-1], height)
         return out
+
+    @staticmethod
+    def _splittable(e: E.PrimExpr) -> bool:
+        """Whether ``e`` may be bound to a variable: a scalar value, not a load (``T.address_of``
+        takes one as a place: its indices split instead)."""
+        return _is_scalar_value(e.dtype) and not isinstance(e, E.BufferLoad)
 
     def visit_Var(self, e: E.Var) -> E.PrimExpr:
         return self.renamed.get(e, e)

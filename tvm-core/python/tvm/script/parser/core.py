@@ -1126,10 +1126,23 @@ class Parser:
         in ``T.reads(A_typo[vi])``): the arguments themselves are not evaluated."""
         args = [*call.args, *(k.value for k in call.keywords)]
         nodes = [n for a in args for n in ast.walk(a)]
-        bound_inside = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        bound = {n.arg for n in nodes if isinstance(n, ast.arg)}  # a lambda's parameters
+        bound |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         for n in nodes:
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound_inside:
-                self.lookup(n.id, n)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
+                if n.id not in self._names_bound_in_function():  # a buffer the block allocates below
+                    self.lookup(n.id, n)
+
+    def _names_bound_in_function(self) -> set:
+        """Every name the function being parsed binds anywhere (assignments, loop and ``with``
+        targets, parameters), computed once."""
+        names = getattr(self, "_bound_names", None)
+        if names is None:
+            nodes = list(ast.walk(self.tree))
+            names = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            names |= {n.arg for n in nodes if isinstance(n, ast.arg)}
+            self._bound_names = names
+        return names
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
         try:
