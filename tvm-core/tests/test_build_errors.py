@@ -324,3 +324,23 @@ def test_division_by_a_constant_zero_is_an_error_with_the_line():
         def mod0(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
             for i in range(8):
                 B[i] = A[i] % 0
+
+
+def test_a_cpu_target_of_another_architecture_is_refused():
+    """``llvm -mtriple=<another architecture>`` (Apache TVM's cross-compilation tutorial) built
+    a library for this machine without a word."""
+    import platform
+
+    from tvm.script import tir as T
+
+    other = "riscv64" if platform.machine() != "riscv64" else "aarch64"
+
+    @T.prim_func
+    def inc(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(1)
+
+    with pytest.raises(ValueError, match=f"asks for {other} code .* cross-compiling the CPU target is not supported"):
+        tvm.compile(inc, target=f"llvm -mtriple={other}-linux-gnu")
+    here = platform.machine()
+    tvm.compile(inc, target=f"llvm -mtriple={here}-linux-gnu")  # this machine's own triple

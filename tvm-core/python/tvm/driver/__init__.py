@@ -149,6 +149,7 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
         mcpu = host_target.attrs.get("mcpu")
         mcpu = None if mcpu in (None, True, "") else str(mcpu)
+        _check_host_architecture(host_target)
         try:
             path, hit = cc.compile_shared(
                 src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
@@ -229,6 +230,31 @@ def _reuse_key(path: str, device_modules: list) -> tuple | None:
         factory = tvm_ffi.get_global_func(f"ffi.Module.create.{dm.kind}", allow_missing=True)
         key += [digest, "real" if factory is not None and not force_fallback() else fallback_reason(dm.kind)]
     return tuple(key)
+
+
+#: Spellings of one architecture in target triples and in ``platform.machine()``.
+_ARCHITECTURES = {"amd64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64", "i686": "x86", "i386": "x86"}
+
+
+def _check_host_architecture(target: Any) -> None:
+    """A ValueError when ``target`` asks for CPU code of another architecture (``-mtriple``): the
+    host code is compiled by this machine's C compiler and loaded into this process, so another
+    architecture's library would silently be this machine's."""
+    import platform
+
+    triple = target.attrs.get("mtriple")
+    if not isinstance(triple, str) or not triple:
+        return
+    wanted = triple.split("-")[0].lower()
+    here = platform.machine().lower()
+    if _ARCHITECTURES.get(wanted, wanted) != _ARCHITECTURES.get(here, here) and not (
+        wanted.startswith("arm") and here.startswith("arm")
+    ):
+        raise ValueError(
+            f"target '{target}' asks for {wanted} code (-mtriple={triple}), but CPU code is compiled "
+            f"for this {here} machine and loaded here: cross-compiling the CPU target is not "
+            "supported; compile on a machine of that architecture (or leave -mtriple out)"
+        )
 
 
 def _load_host(path: str, has_launch: bool, device_modules: list) -> tvm_ffi.Module:
