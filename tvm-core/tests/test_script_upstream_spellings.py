@@ -510,3 +510,16 @@ def f(A: T.Buffer((1,), "float32")):
 """
         )
     assert tvm.ir.Op.get("tir.call_extern").short_name == "call_extern"
+
+
+def test_node_spellings_of_logical_operators_and_module_show(capsys):
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "bool")):
+        for i in range(4):
+            B[i] = T.Not(T.Or(A[i] == 1, T.And(A[i] > 1, A[i] < 3)))
+
+    b = np.zeros(4, "bool")
+    tvm.compile(f, target="c")(np.arange(4, dtype="int32"), b)
+    np.testing.assert_array_equal(b, [True, False, False, True])
+    tvm.IRModule.from_expr(f).show()
+    assert "@I.ir_module" in capsys.readouterr().out

@@ -537,6 +537,7 @@ def shuffle(vectors: Any, indices: Any) -> PrimExpr:
 
 
 Ramp, Broadcast, Shuffle = ramp, broadcast, shuffle  # Apache TVM's node-style spellings
+Not, And, Or = logical_not, logical_and, logical_or
 
 
 def evaluate(value) -> PrimExpr:

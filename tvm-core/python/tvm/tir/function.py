@@ -88,6 +88,10 @@ class IRModule:
     def __len__(self) -> int:
         return len(self.functions)
 
+    def show(self) -> None:
+        """Print :meth:`script`."""
+        print(self.script())
+
     def script(self) -> str:
         """The module printed as TVMScript: an ``@I.ir_module`` class holding its attributes
         (``I.module_attrs``, when they are plain Python values) and its functions, which
