@@ -448,3 +448,15 @@ def test_decl_buffer_strides_and_subclassed_scopes():
 
     with MyTarget("c") as t:
         assert tvm.target.Target.current() is t
+
+
+def test_importing_a_package_this_project_does_not_provide_says_what_to_use():
+    """``from tvm import te`` said only "cannot import name 'te'", as a broken installation does."""
+    import importlib
+
+    with pytest.raises(ModuleNotFoundError, match="No module named 'tvm.te': tensor expressions .* TVMScript"):
+        from tvm import te  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="No module named 'tvm.relax': Relax"):
+        importlib.import_module("tvm.relax.frontend")
+    assert not hasattr(tvm, "rpc")
+    assert importlib.import_module("tvm.tirx.transform") is importlib.import_module("tvm.tir.transform")

@@ -1,5 +1,6 @@
 """Other names of tvm's modules: ``tvm.tirx`` (Apache TVM's newer name of the TIR package) is
-``tvm.tir``, with every submodule (``tvm.tirx.transform`` is ``tvm.tir.transform``).
+``tvm.tir``, with every submodule (``tvm.tirx.transform`` is ``tvm.tir.transform``); and
+Apache TVM's packages this project does not provide, whose import says what to use instead.
 
 An import of an alias gives the module object of the real name, imported once: classes and
 functions are the same objects under both names, so ``isinstance`` and registries agree.
@@ -15,6 +16,22 @@ from types import ModuleType
 from typing import Optional, Sequence
 
 ALIASES = {"tvm.tirx": "tvm.tir"}
+
+#: Apache TVM's packages this project does not provide, and what to use instead: importing one
+#: says so (a bare "No module named 'tvm.te'" reads like a broken installation).
+ABSENT = {
+    "tvm.te": "tensor expressions (TE) are not part of this project: write the kernel in TVMScript "
+    "(@T.prim_func; docs/tvmscript.md)",
+    "tvm.topi": "TOPI's operator library is not part of this project: write the kernel in TVMScript",
+    "tvm.relax": "Relax (graph-level models) is not part of this project, which compiles TVMScript kernels",
+    "tvm.relay": "Relay (graph-level models) is not part of this project, which compiles TVMScript kernels",
+    "tvm.rpc": "RPC is not part of this project: export the library (export_library) and load it "
+    "with tvm.runtime.load_module on the machine that runs it",
+    "tvm.autotvm": "AutoTVM is not part of this project: tvm.tune searches a kernel's parameters",
+    "tvm.auto_scheduler": "the auto-scheduler is not part of this project: tvm.tune searches a kernel's parameters",
+    "tvm.meta_schedule": "MetaSchedule is not part of this project: tvm.tune searches a kernel's parameters",
+    "tvm.dlight": "dlight's schedule rules are not part of this project: write the scheduled kernel in TVMScript",
+}
 
 
 def _real_name(fullname: str) -> Optional[str]:
@@ -32,13 +49,20 @@ class _AliasFinder:
         self, fullname: str, path: Optional[Sequence[str]], target: Optional[ModuleType] = None
     ) -> Optional[importlib.machinery.ModuleSpec]:
         """A spec for an alias (the real module is imported when the import system creates it)."""
+        if ".".join(fullname.split(".")[:2]) in ABSENT:
+            return importlib.machinery.ModuleSpec(fullname, self)
         real = _real_name(fullname)
         if real is None or importlib.util.find_spec(real) is None:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        """The real module; the import system then records it under the alias too."""
+        """The real module; the import system then records it under the alias too. For a
+        package this project does not provide: ModuleNotFoundError saying what to use instead."""
+        absent = ABSENT.get(".".join(spec.name.split(".")[:2]))
+        if absent is not None:
+            # no name: "from tvm import te" would take a named one for a plain missing module
+            raise ModuleNotFoundError(f"No module named '{spec.name}': {absent}")
         module = importlib.import_module(_real_name(spec.name))  # type: ignore[arg-type]
         spec.loader_state = module.__spec__  # the import system sets the alias's spec on it next
         return module
