@@ -28,6 +28,12 @@ def test_mistyped_target_suggests_the_closest_and_lists_the_installed():
     assert "pip install" not in msg and "tvm[" not in msg, msg
 
 
+def test_a_target_tag_says_to_write_the_kind_instead():
+    """Apache TVM's tags ("nvidia/nvidia-a100") were reported as a backend to install."""
+    with pytest.raises(ValueError, match="is a target tag, which this project does not know: write the kind"):
+        tvm.target.Target("nvidia/nvidia-a100")
+
+
 #: The project's own backends; the hint for one that is not installed names its distribution.
 FIRST_PARTY = ("cuda", "rocm", "metal", "vulkan", "opencl", "hexagon", "webgpu")
 

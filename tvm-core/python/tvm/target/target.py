@@ -110,6 +110,12 @@ def get_target_kind(name: str) -> TargetKind:
         return kind
     from tvm.backend import _registry
 
+    if "/" in name:  # Apache TVM's target tags ("nvidia/nvidia-a100"): a name for kind + attributes
+        raise ValueError(
+            f"target '{name}' is a target tag, which this project does not know: write the kind and "
+            f'its attributes instead ("cuda -arch=sm_80", or a dict such as '
+            f'{{"kind": "cuda", "arch": "sm_80"}}); kinds here: {", ".join(list_target_kinds())}'
+        )
     raise _registry.explain_missing(f"target '{name}'", name, _registry.get_record(name), known=list_target_kinds())
 
 
