@@ -22,8 +22,8 @@ namespace ffi = tvm::ffi;
 namespace {
 constexpr size_t kMinAlignment = 128;
 constexpr size_t kDefaultMegabytes = 1024;
-// The guest is a 32-bit process: the arena and the kernels' own memory share 4 GiB.
-constexpr size_t kMaxMegabytes = 3072;
+// The guest is a 32-bit process: its C library maps less than 2 GiB at once.
+constexpr size_t kMaxMegabytes = 2047;
 
 size_t ArenaBytes() {
   int64_t mb = SettingFromEnv("TVM_HEXAGON_MEMORY_MB", kDefaultMegabytes, 1, kMaxMegabytes,

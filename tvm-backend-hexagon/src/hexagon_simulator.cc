@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/c_env_api.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -218,7 +219,11 @@ bool Simulator::Receive(void* buf, size_t n, int timeout_ms, bool* timed_out) {
   while (n > 0) {
     pollfd pfd{sock_, POLLIN, 0};
     int ready = poll(&pfd, 1, timeout_ms);
-    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0 && errno == EINTR) {
+      if (TVMFFIEnvCheckSignals() == 0) continue;
+      interrupted_ = true;  // Ctrl-C: Python's KeyboardInterrupt is set; the launch gives up
+      return false;
+    }
     if (ready == 0) *timed_out = true;
     if (ready <= 0) return false;
     ssize_t got = recv(sock_, p, n, 0);
@@ -317,10 +322,15 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
   header.nargs = static_cast<uint32_t>(slots.size());
   uint32_t reply[4] = {0, 0, 0, 0};
   bool timed_out = false;
+  interrupted_ = false;
   bool ok = Send(&header, sizeof(header)) && Send(slots.data(), slots.size() * sizeof(uint64_t)) &&
             Receive(reply, sizeof(reply), timeout_ms, &timed_out) && reply[0] == kMagicReply;
   std::string message(ok ? reply[2] : 0, '\0');
   ok = ok && (message.empty() || Receive(message.data(), message.size(), timeout_ms, &timed_out));
+  if (!ok && interrupted_) {
+    Stop(true);  // the kernel may still be running: the next launch starts a new simulator
+    throw tvm::ffi::EnvErrorAlreadySet();
+  }
   if (!ok) {
     pid_t pid = pid_;
     std::string how = Stop(timed_out);

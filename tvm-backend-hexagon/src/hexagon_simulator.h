@@ -79,7 +79,8 @@ class Simulator {
   void Start();
   /*! \brief Ends the process (killed when `kill`), reaps it and says how it ended. */
   std::string Stop(bool kill);
-  /*! \brief Reads exactly `n` bytes within `timeout_ms` (-1: none); false on EOF or timeout. */
+  /*! \brief Reads exactly `n` bytes within `timeout_ms` (-1: none); false on EOF, timeout or a
+   *  signal Python turns into an exception (then `interrupted_`). */
   bool Receive(void* buf, size_t n, int timeout_ms, bool* timed_out);
   bool Send(const void* buf, size_t n);
 
@@ -88,6 +89,7 @@ class Simulator {
   uint32_t num_kernels_;
   std::mutex mu_;
   pid_t pid_ = -1;
+  bool interrupted_ = false;  // the last Receive was ended by a signal Python raises (Ctrl-C)
   int sock_ = -1;
   uint32_t guest_base_ = 0;
 };

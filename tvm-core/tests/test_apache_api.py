@@ -460,3 +460,34 @@ def test_importing_a_package_this_project_does_not_provide_says_what_to_use():
         importlib.import_module("tvm.relax.frontend")
     assert not hasattr(tvm, "rpc")
     assert importlib.import_module("tvm.tirx.transform") is importlib.import_module("tvm.tir.transform")
+
+
+def test_comparisons_python_helpers_write_are_expressions():
+    """``==`` / ``!=`` on expressions build EQ / NE as in Apache TVM (they were Python's identity:
+    a helper's ``T.Select(v == 0, ...)`` got a constant False), promoting as TVMScript's own
+    ``==`` does; their truth value is identity, and constants fold to a constant whose truth
+    value is its value."""
+    import numpy as np
+
+    from tvm import tir
+    from tvm.script import tir as T
+
+    x, flag = tir.Var("x", "int32"), tir.Var("flag", "bool")
+    assert type(x == 1).__name__ == "EQ" and not (x == 1) and (x == x) and not (x != x)
+    assert bool(tir.const(3) == 3) and not (tir.const(3) != 3) and isinstance(tir.const(3) == 3, tir.IntImm)
+    assert (flag != 0).dtype == "bool" and x not in [tir.Var("x", "int32")] and x != None  # noqa: E711
+
+    def zero_to_42(v):
+        return T.Select(v == 0, T.int32(42), v)
+
+    def square_and_small(n, i):
+        return (n == 4) & (i < n)
+
+    @T.prim_func
+    def g(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        for i in range(4):
+            B[i] = zero_to_42(A[i]) + T.Cast("int32", square_and_small(A.shape[0], i)) * 100
+
+    a, b = np.array([0, 5, 0, 7], "int32"), np.zeros(4, "int32")
+    tvm.compile(g, target="c")(a, b)
+    np.testing.assert_array_equal(b, [142, 105, 142, 107])

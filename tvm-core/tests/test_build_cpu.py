@@ -448,3 +448,15 @@ def test_module_methods_of_tvm_ffi_and_timing_statistics():
     assert mod.is_runnable() and isinstance(mod.entry_name, str)
     timing = mod.time_evaluator("inc", tvm.cpu(), number=2, repeat=3)(np.zeros(4, "float32"))
     assert timing.min <= timing.median <= timing.max and timing.std >= 0
+
+
+def test_a_function_named_like_a_module_method_is_the_function():
+    @T.prim_func
+    def write_to_file(A: T.Buffer((2,), "float32")):
+        for i in range(2):
+            A[i] = T.float32(7)
+
+    mod = tvm.compile(write_to_file, target="c")
+    a = np.zeros(2, "float32")
+    mod.write_to_file(a)
+    np.testing.assert_array_equal(a, [7, 7])

@@ -344,3 +344,12 @@ def test_a_cpu_target_of_another_architecture_is_refused():
         tvm.compile(inc, target=f"llvm -mtriple={other}-linux-gnu")
     here = platform.machine()
     tvm.compile(inc, target=f"llvm -mtriple={here}-linux-gnu")  # this machine's own triple
+
+
+def test_architectures_are_compared_as_families():
+    from tvm.driver import _architecture
+
+    assert _architecture("amd64") == _architecture("x86_64") == "x86_64"
+    assert _architecture("arm64") == _architecture("aarch64") and _architecture("armv7l") == _architecture("thumbv7")
+    assert _architecture("powerpc64le") == _architecture("ppc64le") != _architecture("ppc64")
+    assert _architecture("i686") != _architecture("x86_64") and _architecture("wasm32") is None

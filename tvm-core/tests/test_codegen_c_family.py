@@ -266,3 +266,10 @@ def test_a_load_under_address_of_with_a_deep_index_stays_a_load():
     a, b = np.arange(8, dtype="int32"), np.zeros(8, "int32")
     tvm.compile(f, target="c")(a, b)
     np.testing.assert_array_equal(b, a)
+
+
+def test_strings_in_c_keep_every_character():
+    """A carriage return broke the generated line and a NUL ended the literal early."""
+    from tvm.codegen.c_family import c_string_literal
+
+    assert c_string_literal('a"b\\c\nd\re\x00f') == '"a\\"b\\\\c\\nd\\015e\\000f"'

@@ -60,6 +60,9 @@ def test_empty_copyfrom_copyto():
         tvm.runtime.empty((2**62,), "float32")
     with pytest.raises(ValueError, match="too large"):
         tvm.runtime.empty((2**40, 2**40), "int8")
+    for dtype in ("int8", "bool"):  # 2**62 bytes fit int64, 2**65 bits do not: it got 0 bytes
+        with pytest.raises(ValueError, match="too large"):
+            tvm.runtime.empty((2**62,), dtype)
 
 
 def test_dlpack_numpy_zero_copy():

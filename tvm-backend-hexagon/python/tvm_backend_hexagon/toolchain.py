@@ -52,18 +52,28 @@ def zig_version() -> str:
         return "unknown"
 
 
+#: The Hexagon CPUs with HVX that qemu-hexagon models (it cannot start v68 and later).
+SIMULATED_MCPUS = ("hexagonv60", "hexagonv62", "hexagonv65", "hexagonv66", "hexagonv67")
+
+
 def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
     """clang flags for a static executable; ``hvx`` is the HVX vector length in bytes (128) or 0
     for scalar code. The HVX features are always named, so that one build of the C library
     serves both; what changes is whether the vectorizer may use HVX."""
     if hvx not in (0, 128):
         raise ValueError(f"hexagon target: hvx={hvx!r} is not supported (128 for HVX, 0 for scalar code)")
+    if mcpu not in SIMULATED_MCPUS:
+        raise ValueError(
+            f"hexagon target: mcpu={mcpu!r} is not a Hexagon CPU the simulator runs; use one of "
+            f"{', '.join(SIMULATED_MCPUS)} (qemu-hexagon has no model of later ones)"
+        )
     version = mcpu.removeprefix("hexagon")
     return [
         "-target",
         "hexagon-linux-musl",
         f"-mcpu={mcpu}+hvx{version}+hvx_length128b",
         "-O3",
+        "-ffp-contract=off",  # a * b + c rounded twice, as NumPy and every other backend compute it
         "-static",
         "-g0",
         "-s",  # stripped: smaller, and the same bytes whichever folder it was built in

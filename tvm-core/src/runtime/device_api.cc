@@ -332,8 +332,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                }
                elems *= static_cast<uint64_t>(d);
              }
-             uint64_t bytes_per_elem = (static_cast<uint64_t>(dtype.bits) * dtype.lanes + 7) / 8;
-             if (bytes_per_elem != 0 && elems > limit / bytes_per_elem) {
+             // in bits: the allocation is sized as elements * bits / 8 (bytes per element would
+             // let 2**62 int8 elements through, whose size in bits wraps to 0)
+             uint64_t bits_per_elem = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
+             if (bits_per_elem != 0 && elems > limit / bits_per_elem) {
                TVM_FFI_THROW(ValueError) << "tensor of " << elems << " elements of "
                                          << ffi::DLDataTypeToString(dtype) << " is too large: "
                                          << "its size in bytes overflows";

@@ -63,8 +63,19 @@ _C_KEYWORDS = frozenset(
 
 
 def c_string_literal(text: str) -> str:
-    """``text`` as a C string literal (backslashes, quotes and newlines escaped)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """``text`` as a C string literal: backslashes, quotes and control characters escaped (a
+    carriage return broke the line, a NUL cut the string short), the rest as written."""
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _as_float32(value: float) -> float:

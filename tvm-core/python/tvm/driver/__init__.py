@@ -232,8 +232,23 @@ def _reuse_key(path: str, device_modules: list) -> tuple | None:
     return tuple(key)
 
 
-#: Spellings of one architecture in target triples and in ``platform.machine()``.
-_ARCHITECTURES = {"amd64": "x86_64", "x86-64": "x86_64", "arm64": "aarch64", "i686": "x86", "i386": "x86"}
+def _architecture(name: str) -> str | None:
+    """The family of an architecture as a target triple or ``platform.machine()`` spells it
+    (``amd64`` and ``x86_64`` are one), or None when it is not known here."""
+    name = name.lower()
+    families = (
+        (("x86_64", "amd64", "x64"), "x86_64"),
+        (("i386", "i486", "i586", "i686", "x86"), "x86"),
+        (("aarch64", "arm64"), "aarch64"),
+        (("ppc64le", "powerpc64le"), "ppc64le"),
+        (("ppc64", "powerpc64"), "ppc64"),
+        (("riscv64",), "riscv64"),
+        (("s390x", "systemz"), "s390x"),
+    )
+    for spellings, family in families:
+        if name in spellings:
+            return family
+    return "arm" if name.startswith(("arm", "thumb")) else None
 
 
 def _check_host_architecture(target: Any) -> None:
@@ -245,15 +260,12 @@ def _check_host_architecture(target: Any) -> None:
     triple = target.attrs.get("mtriple")
     if not isinstance(triple, str) or not triple:
         return
-    wanted = triple.split("-")[0].lower()
-    here = platform.machine().lower()
-    if _ARCHITECTURES.get(wanted, wanted) != _ARCHITECTURES.get(here, here) and not (
-        wanted.startswith("arm") and here.startswith("arm")
-    ):
+    wanted, here = _architecture(triple.split("-")[0]), _architecture(platform.machine())
+    if wanted is not None and here is not None and wanted != here:
         raise ValueError(
-            f"target '{target}' asks for {wanted} code (-mtriple={triple}), but CPU code is compiled "
-            f"for this {here} machine and loaded here: cross-compiling the CPU target is not "
-            "supported; compile on a machine of that architecture (or leave -mtriple out)"
+            f"target '{target}' asks for {triple.split('-')[0]} code (-mtriple={triple}), but CPU code is "
+            f"compiled for this {platform.machine()} machine and loaded here: cross-compiling the CPU "
+            "target is not supported; compile on a machine of that architecture (or leave -mtriple out)"
         )
 
 

@@ -147,9 +147,9 @@ class Module:
         return func
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        """``mod.f``: function ``f`` of the module; tvm-ffi's own module methods and properties
-        (``entry_name``, ``implements_function``, ``is_runnable``, ``write_to_file`` ...) are the
-        loaded module's."""
+        """``mod.f``: function ``f`` of the module; otherwise tvm-ffi's own module methods and
+        properties (``entry_name``, ``implements_function``, ``is_runnable``, ``write_to_file``
+        ...) of the loaded module."""
         if name.startswith("_"):
             raise AttributeError(name)
         if not self.is_loaded:
@@ -157,8 +157,8 @@ class Module:
                 _ = self.ffi_module
             except RuntimeError as err:  # not loadable yet: hasattr(mod, "f") is False, mod.f says why
                 raise AttributeError(str(err)) from err
-        if hasattr(tvm_ffi.Module, name):
-            return getattr(self.ffi_module, name)
+        if hasattr(tvm_ffi.Module, name) and not self.ffi_module.implements_function(name, True):
+            return getattr(self.ffi_module, name)  # not a function the module defines: tvm-ffi's
         func = self.__dict__[name] = self[name]  # later mod.f skips __getattr__
         return func
 

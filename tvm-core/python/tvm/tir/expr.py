@@ -133,15 +133,14 @@ class PrimExpr:
 
 def _compared(node: Any, a: PrimExpr, o: Any) -> Any:
     """``a == o`` (``node`` EQ) or ``a != o`` (NE) from Python's operators (see
-    :meth:`PrimExpr.__eq__`)."""
+    :meth:`PrimExpr.__eq__`), with the operand promotions of TVMScript's own ``==``."""
     if not isinstance(o, (PrimExpr, int, float)):
         return NotImplemented  # None, strings, buffers ...: Python's identity answers
-    if isinstance(a, _CONSTANTS) and isinstance(o, (int, float, *_CONSTANTS)):
-        same = a.value == (o.value if isinstance(o, _CONSTANTS) else o)
-        return same if node is EQ else not same
+    from .op import binary
+
     try:
-        return node(a, const_like(o, a))
-    except (TypeError, ValueError):  # operands no comparison takes (dtypes apart): not the same node
+        return binary("eq" if node is EQ else "ne", a, o)
+    except (TypeError, ValueError):  # operands no comparison takes (handles ...): not the same node
         return (a is o) if node is EQ else (a is not o)
 
 
@@ -232,6 +231,10 @@ class IntImm(PrimExpr):
 
     def __int__(self) -> int:
         return int(self.value)
+
+    def __bool__(self) -> bool:
+        """An integer constant's truth value is its value (``T.int32(3) == 3`` folds to True)."""
+        return bool(self.value)
 
 
 @dataclass(eq=False, frozen=True)
@@ -334,7 +337,8 @@ Max = _binop("Max", "max")
 EQ = _binop("EQ", "==", True)
 NE = _binop("NE", "!=", True)
 # The truth value of what Python's == and != give (PrimExpr.__eq__): whether the operands are one
-# node (an operand that was a Python number is never the other's node).
+# node (an operand that was a Python number is never the other's node); two constants are folded
+# by the comparison, and a constant's truth value is its value.
 EQ.__bool__ = lambda self: self.a is self.b
 NE.__bool__ = lambda self: self.a is not self.b
 LT = _binop("LT", "<", True)

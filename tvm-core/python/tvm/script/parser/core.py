@@ -814,7 +814,7 @@ class Parser:
             return self._match_region(name, val, target, node)
         if isinstance(val, T.MatchBufferSpec):
             h = val.handle
-            if not isinstance(h, Var) or h.dtype != "handle" or h not in self._handle_params():
+            if not isinstance(h, Var) or h.dtype != "handle" or not any(h is p for p in self._handle_params()):
                 raise self.error(node.value, "T.match_buffer expects a T.handle parameter of this function")
             if h in self.matched:
                 raise self.error(node.value, f"parameter '{h.name}' is already matched to a buffer")

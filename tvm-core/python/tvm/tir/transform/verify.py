@@ -139,8 +139,9 @@ class _Verifier(StmtExprVisitor):
         for p in f.params:
             if p not in f.buffer_map and p.dtype != "handle" and _dt.lanes(p.dtype) != 1:
                 self.fail(f"scalar parameter '{p.name}' has the vector dtype {p.dtype}; pass a buffer instead")
+        params = set(f.params)  # by identity: `in` a list would build an EQ per parameter
         for p, buf in f.buffer_map.items():
-            if p not in f.params:
+            if p not in params:
                 self.fail(f"buffer_map key '{p.name}' is not a parameter")
             if p.dtype != "handle":
                 self.fail(f"buffer parameter '{p.name}' must have dtype handle, got {p.dtype}")
