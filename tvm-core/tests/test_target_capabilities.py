@@ -173,3 +173,12 @@ def test_capability_attributes_of_the_wrong_kind_are_refused_by_name():
         with pytest.raises(ValueError, match=f"target 'opencl': {words}"):
             Target(spec)
     assert Target("opencl -max_num_threads=64 -supports_float64=false").capability("max_num_threads") == 64
+
+
+def test_capabilities_read_as_target_attributes_as_in_apache_tvm():
+    import tvm
+
+    target = tvm.target.Target("c")
+    assert target.max_num_threads is None and target.supports_float64 is True
+    with pytest.raises(AttributeError, match="target 'c' has no attribute 'no_such_thing'"):
+        target.no_such_thing  # noqa: B018

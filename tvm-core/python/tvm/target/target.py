@@ -219,10 +219,15 @@ class Target(ThreadScoped):
         return target
 
     def __getattr__(self, key: str) -> Any:
+        """A target attribute (``target.arch``), else a capability (``target.max_num_threads``,
+        ``target.max_shared_memory_per_block``, as Apache TVM's targets have them)."""
         attrs = self.__dict__.get("attrs", {})
         if key in attrs:
             return attrs[key]
-        raise AttributeError(key)
+        if key in CAPABILITIES and "kind" in self.__dict__:
+            return self.capability(key)
+        kind = getattr(self.__dict__.get("kind"), "name", "?")
+        raise AttributeError(f"target '{kind}' has no attribute '{key}'")
 
     def export(self) -> dict[str, Any]:
         """The target as a dict (kind, attributes, host)."""
