@@ -309,6 +309,11 @@ void Simulator::Launch(LaunchHeader header, std::vector<uint64_t> slots,
   int timeout_ms = LaunchTimeoutMs();
   size_t max_simulators = MaxSimulators();
   std::lock_guard<std::mutex> lock(mu_);
+  int idle_status = 0;
+  if (pid_ >= 0 && !Arena::Get().Forked() && waitpid(pid_, &idle_status, WNOHANG) == pid_) {
+    pid_ = -1;  // it ended while idle (killed from outside): reaped here, started anew below
+    Stop(false);
+  }
   if (pid_ < 0) {
     RunningSimulators::Get().Trim(this, max_simulators - 1);
     Start();

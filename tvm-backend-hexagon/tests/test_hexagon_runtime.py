@@ -379,3 +379,40 @@ def test_a_product_plus_a_value_is_rounded_twice_as_numpy_does(dev):
 def test_a_cpu_the_simulator_cannot_run_is_refused_when_compiling():
     with pytest.raises(ValueError, match="mcpu='hexagonv68' is not a Hexagon CPU the simulator runs"):
         tvm.compile(kernels.vector_add(), target="hexagon -mcpu=hexagonv68")
+
+
+def _simulators_of_this_process() -> list[int]:
+    """Pids of the live qemu processes this process started (from /proc)."""
+    import os
+
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if "qemu" in name and int(rest[1]) == os.getpid() and rest[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_a_simulator_killed_while_idle_is_started_anew(dev):
+    """A simulator killed between launches made the next launch fail with a message blaming the
+    kernel's memory accesses."""
+    import os
+    import signal
+    import time
+
+    mod = tvm.compile(kernels.vector_add(), target="hexagon")
+    a = tvm.runtime.tensor(np.arange(64, dtype="float32"), dev)
+    out = tvm.runtime.empty((64,), "float32", dev)
+    mod["vector_add"](a, a, out)
+    pids = _simulators_of_this_process()
+    assert pids, "no simulator process found"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    mod["vector_add"](a, a, out)
+    np.testing.assert_array_equal(out.numpy(), 2 * np.arange(64, dtype="float32"))
