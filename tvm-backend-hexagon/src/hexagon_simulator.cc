@@ -15,7 +15,9 @@
 #include <tvm/ffi/extra/c_env_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -216,9 +218,18 @@ bool Simulator::Send(const void* buf, size_t n) {
 bool Simulator::Receive(void* buf, size_t n, int timeout_ms, bool* timed_out) {
   char* p = static_cast<char*>(buf);
   *timed_out = false;
+  // one deadline for the whole reply: signals that interrupt poll (SIGCHLD, a timer) must not
+  // restart the time limit
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (n > 0) {
     pollfd pfd{sock_, POLLIN, 0};
-    int ready = poll(&pfd, 1, timeout_ms);
+    int left = timeout_ms;
+    if (timeout_ms >= 0) {
+      auto rest = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      left = static_cast<int>(std::max<int64_t>(rest.count(), 0));
+    }
+    int ready = poll(&pfd, 1, left);
     if (ready < 0 && errno == EINTR) {
       if (TVMFFIEnvCheckSignals() == 0) continue;
       interrupted_ = true;  // Ctrl-C: Python's KeyboardInterrupt is set; the launch gives up

@@ -476,6 +476,17 @@ def test_comparisons_python_helpers_write_are_expressions():
     assert type(x == 1).__name__ == "EQ" and not (x == 1) and (x == x) and not (x != x)
     assert bool(tir.const(3) == 3) and not (tir.const(3) != 3) and isinstance(tir.const(3) == 3, tir.IntImm)
     assert (flag != 0).dtype == "bool" and x not in [tir.Var("x", "int32")] and x != None  # noqa: E711
+    assert (tir.const(3, "int64") == tir.const(3, "int32")) and not (tir.const(True, "bool") != True)  # noqa: E712
+
+    def same(a, b):
+        return a == b
+
+    with pytest.raises(tvm.error.TVMError, match="different dtypes float16 and bfloat16"):
+
+        @T.prim_func
+        def mixed(A: T.Buffer((2,), "float16"), B: T.Buffer((2,), "bfloat16"), C: T.Buffer((2,), "int32")):
+            for i in range(2):
+                C[i] = T.Select(same(A[i], B[i]), 1, 2)
 
     def zero_to_42(v):
         return T.Select(v == 0, T.int32(42), v)

@@ -352,4 +352,5 @@ def test_architectures_are_compared_as_families():
     assert _architecture("amd64") == _architecture("x86_64") == "x86_64"
     assert _architecture("arm64") == _architecture("aarch64") and _architecture("armv7l") == _architecture("thumbv7")
     assert _architecture("powerpc64le") == _architecture("ppc64le") != _architecture("ppc64")
-    assert _architecture("i686") != _architecture("x86_64") and _architecture("wasm32") is None
+    assert _architecture("i686") != _architecture("x86_64") and _architecture("arm64e") == "aarch64"
+    assert _architecture("wasm32") == "wasm32" != _architecture("x86_64")  # unknown: compared as named

@@ -234,10 +234,11 @@ def _reuse_key(path: str, device_modules: list) -> tuple | None:
 
 def _architecture(name: str) -> str | None:
     """The family of an architecture as a target triple or ``platform.machine()`` spells it
-    (``amd64`` and ``x86_64`` are one), or None when it is not known here."""
+    (``amd64`` and ``x86_64`` are one; a name not known here is its own family), or None for
+    no name."""
     name = name.lower()
     families = (
-        (("x86_64", "amd64", "x64"), "x86_64"),
+        (("x86_64", "x86_64h", "amd64", "x64"), "x86_64"),
         (("i386", "i486", "i586", "i686", "x86"), "x86"),
         (("aarch64", "arm64"), "aarch64"),
         (("ppc64le", "powerpc64le"), "ppc64le"),
@@ -248,7 +249,9 @@ def _architecture(name: str) -> str | None:
     for spellings, family in families:
         if name in spellings:
             return family
-    return "arm" if name.startswith(("arm", "thumb")) else None
+    if name.startswith("arm64"):  # arm64e
+        return "aarch64"
+    return "arm" if name.startswith(("arm", "thumb")) else name or None
 
 
 def _check_host_architecture(target: Any) -> None:

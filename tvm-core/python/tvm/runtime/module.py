@@ -157,7 +157,7 @@ class Module:
                 _ = self.ffi_module
             except RuntimeError as err:  # not loadable yet: hasattr(mod, "f") is False, mod.f says why
                 raise AttributeError(str(err)) from err
-        if hasattr(tvm_ffi.Module, name) and not self.ffi_module.implements_function(name, True):
+        if hasattr(tvm_ffi.Module, name) and not self.ffi_module.implements_function(name):
             return getattr(self.ffi_module, name)  # not a function the module defines: tvm-ffi's
         func = self.__dict__[name] = self[name]  # later mod.f skips __getattr__
         return func

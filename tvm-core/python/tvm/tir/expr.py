@@ -136,12 +136,18 @@ def _compared(node: Any, a: PrimExpr, o: Any) -> Any:
     :meth:`PrimExpr.__eq__`), with the operand promotions of TVMScript's own ``==``."""
     if not isinstance(o, (PrimExpr, int, float)):
         return NotImplemented  # None, strings, buffers ...: Python's identity answers
+    if isinstance(a, _CONSTANTS) and isinstance(o, (int, float, *_CONSTANTS)):  # by value, any dtypes
+        same = a.value == (o.value if isinstance(o, _CONSTANTS) else o)
+        return IntImm("bool", int(same if node is EQ else not same))
     from .op import binary
 
     try:
         return binary("eq" if node is EQ else "ne", a, o)
-    except (TypeError, ValueError):  # operands no comparison takes (handles ...): not the same node
-        return (a is o) if node is EQ else (a is not o)
+    except (TypeError, ValueError):  # no promotion joins them: the verifier names the mismatch
+        try:
+            return node(a, const_like(o, a))
+        except (TypeError, ValueError):  # no comparison at all (a handle and a float ...)
+            return (a is o) if node is EQ else (a is not o)
 
 
 def _folded(node: Any, a: PrimExpr, b: PrimExpr) -> PrimExpr:
