@@ -154,12 +154,13 @@ def test_a_bad_setting_makes_the_runtime_unavailable_with_the_reason(name, value
         """
         import tvm
         rec = tvm.backend.load("hexagon")
-        print(rec.status, "|", rec.reason)
+        print(rec.status, "|", rec.reason, "|", rec.fix())
         """,
         env={name: value},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "runtime unavailable" in proc.stdout and f"{name}='{value}'" in proc.stdout, proc.stdout
+    assert f"give {name} a value as the reason says, or unset it" in proc.stdout, proc.stdout  # not "install"
 
 
 @T.prim_func

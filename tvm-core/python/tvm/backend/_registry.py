@@ -79,6 +79,9 @@ class BackendRecord:
 
     def fix(self) -> str:
         """What the user should do about this record's state."""
+        setting = _BAD_SETTING.search(self.reason)
+        if setting:  # the runtime refused an environment variable's value: installing won't help
+            return f"give {setting.group(1)} a value as the reason says, or unset it"
         if self.hint:
             return self.hint
         if self.exc_type == "OwnershipError":
@@ -114,6 +117,8 @@ def _core_version() -> str:
     return __version__
 
 
+#: A reason naming an environment variable whose value a runtime refused ("TVM_X='v': expected ...").
+_BAD_SETTING = re.compile(r"\b(TVM_[A-Z0-9_]+)='[^']*': expected")
 #: What an entry point's name may be (the entry-point specification's names).
 _NAME = re.compile(r"[\w.-]+")
 _lock = threading.RLock()
