@@ -382,23 +382,6 @@ def test_a_cpu_the_simulator_cannot_run_is_refused_when_compiling():
         tvm.compile(kernels.vector_add(), target="hexagon -mcpu=hexagonv68")
 
 
-def _simulators_of_this_process() -> list[int]:
-    """Pids of the live qemu processes this process started (from /proc)."""
-    import os
-
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
-        if "qemu" in name and int(rest[1]) == os.getpid() and rest[0] != "Z":
-            found.append(int(entry))
-    return found
-
-
 def test_a_simulator_killed_while_idle_is_started_anew(dev):
     """A simulator killed between launches made the next launch fail with a message blaming the
     kernel's memory accesses."""
@@ -410,7 +393,7 @@ def test_a_simulator_killed_while_idle_is_started_anew(dev):
     a = tvm.runtime.tensor(np.arange(64, dtype="float32"), dev)
     out = tvm.runtime.empty((64,), "float32", dev)
     mod["vector_add"](a, a, out)
-    pids = _simulators_of_this_process()
+    pids = _simulators_of(os.getpid())
     assert pids, "no simulator process found"
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
