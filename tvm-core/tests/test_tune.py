@@ -310,3 +310,51 @@ def test_a_record_of_older_knobs_falls_back_to_the_default_with_a_warning():
         func = kernel.select(target, database=db)
     default = kernel.default_config(target)
     assert func.script() == kernel.build(default).script()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tunables.tunable_softmax_cpu(2, 4),
+        lambda: tunables.tunable_sum_cpu(16),
+        lambda: tunables.tunable_matmul_cpu(8, 12, 8),
+    ],
+)
+def test_a_default_the_constraint_rejects_for_these_sizes_falls_back_to_a_valid_one(make):
+    """The zoo's defaults suit common sizes; at small ones the constraint rejected them and
+    tvm.compile raised although valid configurations exist."""
+    kernel = make()
+    config = kernel.default_config(tvm.target.Target(TARGET))
+    kernel.check(config)
+    tvm.compile(kernel, target=TARGET)
+
+
+def test_search_spaces_and_arguments_that_cannot_work_are_named():
+    kernel = Tunable(small_matmul().factory, {"mr": [3], "nr": [5]}, constraint=lambda c: 64 % c["mr"] == 0)
+    with pytest.raises(ValueError, match="no configuration of its knobs .* satisfies the kernel's constraint"):
+        kernel.default_config(tvm.target.Target(TARGET))
+    with pytest.raises(ValueError, match="knob 'shape': choice \\(4, 1\\) is a tuple"):
+        Tunable(small_matmul().factory, {"shape": [(4, 1)]})
+    assert Tunable(small_matmul().factory, {"mr": [np.int64(4)], "nr": [16]}).knobs["mr"] == [4]  # JSON-able
+    a, b, ref = data(1)
+    for bad in ({"repeats": 0}, {"budget_s": float("nan")}):
+        with pytest.raises(ValueError, match="tvm.tune: (repeats|budget_s) must be"):
+            tune_64(small_matmul(), a, b, ref, **bad)
+    with pytest.raises(ValueError, match="reference has shape \\(64,\\), the last output \\(64, 64\\)"):
+        tune_64(small_matmul(), a, b, ref[0])
+
+
+def test_a_database_that_cannot_be_written_keeps_the_result_with_a_warning(tmp_path):
+    a, b, ref = data(2)
+    db = Database(str(tmp_path / "missing" / "folder" / "tuning.json"))
+    (tmp_path / "missing").write_text("a file where the folder should be")
+    with pytest.warns(UserWarning, match="could not be stored in the tuning database"):
+        result = tune_64(small_matmul(), a, b, ref, database=db, budget_s=0)
+    assert result.best_config == {"mr": 4, "nr": 16}
+
+
+def test_json_nested_past_the_recursion_limit_is_a_damaged_database(tmp_path):
+    path = tmp_path / "tuning.json"
+    path.write_text("[" * 100000 + "]" * 100000)
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        assert Database(str(path)).records() == {}

@@ -61,7 +61,7 @@ class Database:
             return self._records
         try:
             records = self._parse()
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past Python's limit
             from tvm._cache import exclusive_lock
 
             with contextlib.nullcontext() if locked else exclusive_lock(f"{self.path}.lock"):
@@ -85,7 +85,7 @@ class Database:
         if now != stamp:
             try:
                 return self._parse(), now
-            except (OSError, ValueError) as again:
+            except (OSError, ValueError, RecursionError) as again:
                 err = again
         return self._set_aside(err), self._file_stamp()
 
@@ -115,6 +115,7 @@ class Database:
     def store(self, kernel: str, target: Any, fingerprint: str, record: dict) -> None:
         """Add or replace a record and write the file (when the database has one)."""
         entry = {**record, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+        json.dumps(entry)  # what JSON cannot hold is refused before any record changes
         with self._lock:
             if self.path is None:
                 self._load()[self.key(kernel, target, fingerprint)] = entry

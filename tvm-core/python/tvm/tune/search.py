@@ -95,11 +95,17 @@ def tune(
     sample (seeded) until the budget is spent. The default configuration is always measured
     first. ValueError when none is valid.
     """
+    import math
+
     import numpy as np
 
     import tvm
     from tvm.driver import normalize_target
 
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"tvm.tune: repeats must be a positive integer, got {repeats!r}")
+    if not isinstance(budget_s, (int, float)) or math.isnan(budget_s) or budget_s < 0:
+        raise ValueError(f"tvm.tune: budget_s must be a number of seconds, got {budget_s!r}")
     tgt = normalize_target(target)
     dev = tvm.device(tgt.device_type, 0)
     if not dev.exist:
@@ -112,6 +118,9 @@ def tune(
     order = [default, *rest]
     args_in = [tvm.runtime.tensor(np.asarray(x), dev) for x in inputs]
     expect = np.asarray(reference)
+    if not outputs or tuple(expect.shape) != tuple(outputs[-1][0]):
+        shape = tuple(outputs[-1][0]) if outputs else None
+        raise ValueError(f"tvm.tune: reference has shape {expect.shape}, the last output {shape}: they must match")
     started = time.perf_counter()
     deadline = time.time() + budget_s
     progress_line = _Progress(kernel.key, len(order), progress)
@@ -131,7 +140,17 @@ def tune(
         reasons = "; ".join(f"{t['config']}: {t['error']}" for t in trials[:5])
         raise ValueError(f"tvm.tune: no configuration of {kernel.key} is valid on {tgt}: {reasons}")
     default_ms = trials[0].get("ms")
-    db.store(kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
+    try:
+        db.store(kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
+    except OSError as err:  # the search's result is returned all the same
+        import warnings
+
+        warnings.warn(
+            f"tvm.tune: the best configuration of {kernel.key} was found but could not be stored in the "
+            f"tuning database {getattr(db, 'path', None)} ({err}); set TVM_TUNING_DATABASE to a writable "
+            "file, or pass database=",
+            stacklevel=2,
+        )
     return TuneResult(
         kernel.key,
         str(tgt),

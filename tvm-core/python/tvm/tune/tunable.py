@@ -30,7 +30,7 @@ class Tunable:
             if not list(choices):
                 raise ValueError(f"knob '{name}' has no choices")
         self.factory = factory
-        self.knobs = {name: list(choices) for name, choices in knobs.items()}
+        self.knobs = {name: [_json_value(name, c) for c in choices] for name, choices in knobs.items()}
         self.key = key or getattr(factory, "__name__", "kernel")
         self._default = default
         self._constraint = constraint
@@ -50,19 +50,35 @@ class Tunable:
         return out
 
     def default_config(self, target: Any) -> dict:
-        """The configuration used without a tuning record: the kernel's default for ``target``,
-        else the first valid configuration."""
+        """The configuration used without a tuning record: the kernel's default for ``target``
+        when its constraint accepts it (a default suits common sizes, not every size), else the
+        first valid configuration that fits ``target``'s devices, else the first valid one."""
         if callable(self._default):
             config = dict(self._default(target))
         elif self._default is not None:
             config = dict(self._default)
         else:
-            config = self.configs()[0]
-        self.check(config)
-        return config
+            config = None
+        if config is not None:
+            self._check_knobs(config)  # a misspelled default is an error, not a fallback
+            if self._constraint is None or self._constraint(dict(config)):
+                return config
+        valid = self.configs(target) or self.configs()
+        if not valid:
+            raise ValueError(
+                f"{self.key}: no configuration of its knobs {self.knobs} satisfies the kernel's constraint "
+                "(for these sizes): widen the knobs' choices or the constraint"
+            )
+        return valid[0]
 
     def check(self, config: Mapping[str, Any]) -> None:
         """ValueError naming the knob when ``config`` is not one of the kernel's configurations."""
+        self._check_knobs(config)
+        if self._constraint is not None and not self._constraint(dict(config)):
+            raise ValueError(f"{self.key}: configuration {dict(config)} is excluded by the kernel's constraint")
+
+    def _check_knobs(self, config: Mapping[str, Any]) -> None:
+        """ValueError unless ``config`` gives each knob one of its choices (the constraint aside)."""
         if not isinstance(config, Mapping):
             raise ValueError(f"{self.key}: a configuration maps knob names to values, got {config!r}")
         for name, value in config.items():
@@ -73,8 +89,6 @@ class Tunable:
         missing = [n for n in self.knobs if n not in config]
         if missing:
             raise ValueError(f"{self.key}: configuration {dict(config)} lacks knob(s) {', '.join(missing)}")
-        if self._constraint is not None and not self._constraint(dict(config)):
-            raise ValueError(f"{self.key}: configuration {dict(config)} is excluded by the kernel's constraint")
 
     def build(self, config: Mapping[str, Any]) -> Any:
         """The PrimFunc of ``config``."""
@@ -101,6 +115,19 @@ class Tunable:
                     stacklevel=2,
                 )
         return self.build(config if config is not None else self.default_config(target))
+
+
+def _json_value(knob: str, value: Any) -> Any:
+    """``value`` as the tuning database stores it (a NumPy scalar as the Python number it
+    holds); ValueError for what JSON cannot hold as it is (a tuple would come back a list)."""
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):
+        value = value.item()  # numpy.int64(8) -> 8
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(
+        f"knob '{knob}': choice {value!r} is a {type(value).__name__}; knob choices are numbers, strings, "
+        "bools or None (records store them as JSON)"
+    )
 
 
 def tunable(
