@@ -523,3 +523,33 @@ def test_node_spellings_of_logical_operators_and_module_show(capsys):
     np.testing.assert_array_equal(b, [True, False, False, True])
     tvm.IRModule.from_expr(f).show()
     assert "@I.ir_module" in capsys.readouterr().out
+
+
+def _scaled_factory(bias, dtype: str, name: str):
+    @T.prim_func
+    def f(A: T.Buffer((4,), dtype), B: T.Buffer((4,), dtype)):
+        for i in range(4):
+            with T.block(f"{name}_{dtype!s:.5}"):
+                vi = T.axis.spatial(4, i)
+                if bias is not None and dtype in ("float32", "float16"):
+                    B[vi] = A[vi] + T.Cast(dtype, bias)
+                else:
+                    B[vi] = A[vi]
+
+    return f
+
+
+def test_kernel_factories_compare_and_format_python_values():
+    """``if bias is not None``, ``dtype in (...)`` and f-strings in block names (Apache TVM's
+    factories) were refused; ``in`` of a run-time value says to write ==."""
+    for bias, want in ((None, [0, 1, 2, 3]), (2.0, [2, 3, 4, 5])):
+        b = np.zeros(4, "float32")
+        tvm.compile(_scaled_factory(bias, "float32", "blk"), target="c")(np.arange(4, dtype="float32"), b)
+        np.testing.assert_array_equal(b, want)
+    with pytest.raises(tvm.script.TVMScriptError, match="'in' compares Python values, and this is a run-time one"):
+
+        @T.prim_func
+        def g(A: T.Buffer((4,), "int32")):
+            for i in range(4):
+                if i in (0, 1):
+                    A[i] = 1

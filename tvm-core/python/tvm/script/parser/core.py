@@ -1562,9 +1562,16 @@ class Parser:
         for op, right_node in zip(node.ops, node.comparators):
             right = self.eval_expr(right_node)
             name = _CMP_NAMES.get(type(op))
-            if name is None:
+            if name is None and type(op) in _PY_ONLY_CMPS:  # `is None`, `in (...)`: about Python values
+                word = _PY_ONLY_CMPS[type(op)][0]
+                if word.endswith("in") and isinstance(left, PrimExpr) and not isinstance(left, (IntImm, FloatImm)):
+                    raise self.error(
+                        node, f"'{word}' compares Python values, and this is a run-time one: write == ... or == ..."
+                    )
+                r = _PY_ONLY_CMPS[type(op)][1](left, right)
+            elif name is None:
                 raise self.error(node, f"comparison {type(op).__name__} is not supported")
-            if not isinstance(left, PrimExpr) and not isinstance(right, PrimExpr):
+            elif not isinstance(left, PrimExpr) and not isinstance(right, PrimExpr):
                 r = _PY_CMPS[name](left, right)
             else:
                 r = _op.binary(name, left, right)
@@ -1583,8 +1590,21 @@ class Parser:
             return self.eval_expr(node.body) if c else self.eval_expr(node.orelse)
         return _op.select(c, self.eval_expr(node.body), self.eval_expr(node.orelse))
 
-    def expr_JoinedStr(self, node):
-        raise self.error(node, "f-strings are not supported in TVMScript")
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> str:
+        """An f-string of values known when the kernel is parsed (``T.block(f"{name}_init")``)."""
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+                continue
+            v = self.eval_expr(value.value)
+            if isinstance(v, PrimExpr) and not isinstance(v, (IntImm, FloatImm)):
+                raise self.error(value, "an f-string of a kernel formats Python values; this one is a run-time value")
+            if value.conversion != -1:
+                v = {ord("r"): repr, ord("s"): str, ord("a"): ascii}[value.conversion](v)
+            spec = self.eval_expr(value.format_spec) if value.format_spec is not None else ""
+            parts.append(format(v.value if isinstance(v, (IntImm, FloatImm)) else v, spec))
+        return "".join(parts)
 
 
 def _zero_like(v: PrimExpr) -> PrimExpr:
@@ -1671,6 +1691,13 @@ _PY_BINOPS = {
     ast.RShift: lambda a, b: a >> b,
 }
 _CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+#: Comparisons of Python values only (a kernel factory's ``if bias is not None``), evaluated as parsed.
+_PY_ONLY_CMPS = {
+    ast.Is: ("is", lambda a, b: a is b),
+    ast.IsNot: ("is not", lambda a, b: a is not b),
+    ast.In: ("in", lambda a, b: a in b),
+    ast.NotIn: ("not in", lambda a, b: a not in b),
+}
 _PY_CMPS = {
     "eq": lambda a, b: a == b,
     "ne": lambda a, b: a != b,
