@@ -79,7 +79,8 @@ def _declares_exactly(directory: str, entries: list[EntryPoint]) -> bool:
             return False
         if sorted(group) != sorted((e.name, e.value) for e in declared):
             return False
-        if any((e.distribution, e.version) != _dist_name_version(folder, path) for e in declared):
+        recorded = _dist_name_version(folder, path)  # one METADATA read per folder, not per entry
+        if any((e.distribution, e.version) != recorded for e in declared):
             return False
     return True
 

@@ -1124,13 +1124,10 @@ class Parser:
     def _check_names_defined(self, call: ast.Call) -> None:
         """Raises, with the line, for a name in ``call``'s arguments that is not defined (a typo
         in ``T.reads(A_typo[vi])``): the arguments themselves are not evaluated."""
-        args = [*call.args, *(k.value for k in call.keywords)]
-        nodes = [n for a in args for n in ast.walk(a)]
-        bound = {n.arg for n in nodes if isinstance(n, ast.arg)}  # a lambda's parameters
-        bound |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        for n in nodes:
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
-                if n.id not in self._names_bound_in_function():  # a buffer the block allocates below
+        bound = self._names_bound_in_function()  # comprehension and lambda names, later buffers too
+        for a in [*call.args, *(k.value for k in call.keywords)]:
+            for n in ast.walk(a):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
                     self.lookup(n.id, n)
 
     def _names_bound_in_function(self) -> set:

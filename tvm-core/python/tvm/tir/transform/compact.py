@@ -467,7 +467,6 @@ def _reads_what_it_writes(spans: list, writes: list) -> bool:
     boxes = [tuple(dim[i][:2] for dim in spans) for i in range(len(writes))]
     dense = [all(dim[i][2] for dim in spans) for i in range(len(writes))]
     covered = _merged([box for box, write, full in zip(boxes, writes, dense) if write and full])
-    covered += [box for box, write, full in zip(boxes, writes, dense) if write and not full and _is_point(box)]
     return all(
         any(all(lo <= a and b <= hi for (a, b), (lo, hi) in zip(box, cover)) for cover in covered)
         for box, write in zip(boxes, writes)
@@ -482,11 +481,6 @@ def _dense(r: _Range) -> bool:
         return True
     terms, _ = linear_form(r.varying)
     return len(terms) == 1 and abs(next(iter(terms.values()))) == 1
-
-
-def _is_point(box: tuple) -> bool:
-    """Whether ``box`` is one element."""
-    return all(lo == hi for lo, hi in box)
 
 
 def _merged(boxes: list) -> list:

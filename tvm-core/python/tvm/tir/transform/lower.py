@@ -283,12 +283,9 @@ class _Splitter:
                 )
             kernel_bufs.setdefault(b.data, b)
         handles = sorted(kernel_bufs, key=lambda v: (self.param_order.get(v, len(self.param_order)),))
-        scalars = dict.fromkeys(nest_vars)
+        scalars = dict.fromkeys(nest_vars)  # ordered, by identity (`in` a list builds an EQ per element)
         for used in [free_vars(x) for b in kernel_bufs.values() for x in b.shape] + launch_vars:
-            for v in used:
-                if v not in scalars:  # a dict's keys: identity, not an EQ built per element
-                    scalars[v] = None
-        scalars = list(scalars)
+            scalars.update(dict.fromkeys(used))
         scalars = [v for v in scalars if v not in kernel_bufs]
         scalars.sort(key=lambda v: self.param_order.get(v, len(self.param_order)))
         params = list(handles) + scalars
