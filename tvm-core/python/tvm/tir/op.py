@@ -25,7 +25,7 @@ the wider float. bool promotes to the other operand's dtype.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from . import dtype as _dt
 from .expr import (
@@ -395,16 +395,38 @@ isinf = _pred("isinf")
 isfinite = _pred("isfinite")
 
 
+_INT_BINARY_VALUES = {
+    "bitwise_and": lambda a, b, bits: a & b,
+    "bitwise_or": lambda a, b, bits: a | b,
+    "bitwise_xor": lambda a, b, bits: a ^ b,
+    # a shift by the width or more (or by a negative amount) is left to run time
+    "shift_left": lambda a, b, bits: a << b if 0 <= b < bits else None,
+    "shift_right": lambda a, b, bits: a >> b if 0 <= b < bits else None,
+}
+
+
 def _int_binary(name: str):
     def f(x: ExprLike, y: ExprLike) -> PrimExpr:
         x, y = _pair(x, y)
         if not (_dt.is_integer(x.dtype)):
             raise TypeError(f"{name} expects integer arguments, got {x.dtype}")
-        return Call(x.dtype, name, (x, y))
+        folded = _folded_int(x, (x, y), lambda a, b: _INT_BINARY_VALUES[name](a, b, _dt.bits(x.dtype)))
+        return folded if folded is not None else Call(x.dtype, name, (x, y))
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``{name}(x, y)`` on integers."
+    f.__doc__ = f"``{name}(x, y)`` on integers (two constants give the constant, as Apache TVM folds them)."
     return f
+
+
+def _folded_int(like: PrimExpr, args: tuple, compute: Callable[..., Optional[int]]) -> Optional[IntImm]:
+    """The constant of ``like``'s dtype that ``compute`` gives for constant integer ``args`` that
+    the dtype holds (wrapped to its width); None where not folded."""
+    if _dt.is_bool(like.dtype) or _dt.lanes(like.dtype) != 1:
+        return None
+    if not all(type(a) is IntImm and a.dtype == like.dtype and _dt.fits(a.value, a.dtype) for a in args):
+        return None
+    value = compute(*(a.value for a in args))
+    return None if value is None else IntImm(like.dtype, _dt.wrapped(value, like.dtype))
 
 
 shift_left = _int_binary("shift_left")
@@ -543,7 +565,8 @@ def bitwise_not(x: ExprLike) -> PrimExpr:
     x = convert(x)
     if not (_dt.is_integer(x.dtype)):
         raise TypeError(f"bitwise_not expects an integer argument, got {x.dtype}")
-    return Call(x.dtype, "bitwise_not", (x,))
+    folded = _folded_int(x, (x,), lambda a: ~a)
+    return folded if folded is not None else Call(x.dtype, "bitwise_not", (x,))
 
 
 def min(a: ExprLike, b: ExprLike, *rest: ExprLike) -> PrimExpr:  # noqa: A001
