@@ -772,6 +772,24 @@ def Let(body: Any, where: dict) -> PrimExpr:  # noqa: N802 - Apache TVM's spelli
     return out
 
 
+def macro(*args: Any, hygienic: bool = True) -> Any:
+    """``@T.macro`` (or ``@T.macro(hygienic=False)``): a function whose statements are placed where
+    a prim_func calls it, its parameters bound to the call's arguments. Its other names are
+    those of its definition as they were when it was defined (when not hygienic: the caller's
+    names first). See :mod:`tvm.script.parser.macros`."""
+    from .parser.macros import decorator
+
+    return decorator("T.macro", args, hygienic=hygienic)
+
+
+def inline(*args: Any) -> Any:
+    """``@T.inline``: as :func:`macro`, but the names of its definition are read at each call (as
+    Python reads a closure's); defined inside a prim_func, it sees the kernel's names there."""
+    from .parser.macros import decorator
+
+    return decorator("T.inline", args, late_binding=True)
+
+
 def bind(value: Any) -> Any:
     """``x = T.bind(value)``: bind a name to ``value`` for the rest of the block."""
     return value

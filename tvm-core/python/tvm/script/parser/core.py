@@ -71,6 +71,8 @@ from .. import tir as T
 from ..diagnostics import Span, TVMScriptError, TVMScriptWarning
 from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 from .module_calls import ModuleFunctions, enclosing_class
+from . import macros
+from .source import FunctionSource, find_def, function_names, read_function_source
 
 _PASSTHROUGH = (TVMScriptError,)
 
@@ -203,6 +205,8 @@ class Parser:
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
+        self.statement: Optional[ast.stmt] = None  # the statement being parsed (a macro's call site)
+        self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
 
     # ------------------------------------------------------------------ diagnostics
     def span(self, node: ast.AST) -> Span:
@@ -244,8 +248,12 @@ class Parser:
 
     # ------------------------------------------------------------------ function
     def parse(self) -> PrimFunc:
-        with fragments.names_of_one_function():
-            return self._parse()
+        token = macros.active_parser.set(self)
+        try:
+            with fragments.names_of_one_function():
+                return self._parse()
+        finally:
+            macros.active_parser.reset(token)
 
     def _parse(self) -> PrimFunc:
         fn = self.tree
@@ -405,6 +413,7 @@ class Parser:
 
     def visit_stmt(self, node: ast.stmt):
         fragments.new_statement()
+        self.statement = node
         m = getattr(self, "stmt_" + type(node).__name__, None)
         if m is None:
             raise self.error(node, f"unsupported statement '{type(node).__name__}' in TVMScript")
@@ -424,6 +433,12 @@ class Parser:
     def stmt_Return(self, node: ast.Return):
         """``return`` ends the function; ``return x`` also gives its caller ``x`` (a scalar, of
         the function's return annotation when it has one), as Apache TVM's host functions do."""
+        if self.macro_calls:
+            raise self.error(
+                node,
+                f"'return' in {self.macro_calls[-1].kind} '{self.macro_calls[-1].name}': a macro's statements are "
+                "placed where it is called and give no value (a Python helper function returns expressions)",
+            )
         if node.value is None:
             return Evaluate(Call("void", "ret", ()))
         val = self.eval_expr(node.value)
@@ -788,6 +803,8 @@ class Parser:
 
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
+        if isinstance(val, Stmt):
+            raise self.error(node, f"'{ast.unparse(node)}': the right side gives statements (a macro's), not a value")
         if name in self.mutable_names and isinstance(val, (int, float)) and not isinstance(val, bool):
             return self._assign_mutable(target, val, node)  # s = 0, then s = s + A[i]
         if isinstance(val, T.EnvThreadSpec):
@@ -1289,8 +1306,52 @@ class Parser:
             lambda body: For(var, IntImm(ext.dtype, 0), ext, spec.kind, body, spec.thread, dict(spec.annotations), span)
         )
 
-    def stmt_FunctionDef(self, node):
-        raise self.error(node, "nested functions are not supported inside a prim_func")
+    def stmt_FunctionDef(self, node: ast.FunctionDef):
+        """``@T.macro`` / ``@T.inline`` ``def`` inside the kernel: a macro that sees the kernel's
+        names around its definition."""
+        options = None
+        if len(node.decorator_list) == 1:
+            options = macros.options_of(self.eval_expr(node.decorator_list[0]), (T.macro, T.inline))
+        if options is None:
+            raise self.error(node, "a function defined inside a prim_func must be a @T.macro or @T.inline")
+        source = FunctionSource(node, self.filename, self.lines, self.line_offset, self.col_offset, 0)
+        signature = macros.signature_of(node.args, self.eval_expr)
+        env = self.env
+        macro = macros.Macro(options.kind, source, signature, lambda: env, options.hygienic, list(self.scopes))
+        self.bind(node.name, macro, node)
+        return None
+
+    def expand_macro(self, macro: macros.Macro, arguments: dict[str, Any]) -> Stmt:
+        """The statements of ``macro``'s body for ``arguments``, parsed at the current statement
+        with the macro's names; an error inside also names the call."""
+        call = self.span(self.statement) if self.statement is not None else None
+        if len(self.macro_calls) >= macros.MAX_DEPTH:
+            raise TVMScriptError(
+                f"{macro.kind} '{macro.name}' expands {macros.MAX_DEPTH} macros deep: a macro that calls itself "
+                "needs a condition known while parsing that ends the recursion",
+                call,
+            )
+        fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
+        saved = {f: getattr(self, f) for f in fields}
+        saved_bound = self.__dict__.pop("_bound_names", None)
+        src = macro.source
+        self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
+        self.line_offset, self.col_offset = src.line_offset, src.col_offset
+        self.env = macro.names_at_call(self.env)
+        self.scopes = macro.scopes_at_call(self.scopes, arguments)
+        self.mutable_names = _reassigned_names(src.tree.body)
+        self.macro_calls.append(macro)
+        try:
+            return self.parse_block(self._strip_docstring(src.tree.body))
+        except TVMScriptError as e:
+            raise TVMScriptError(_with_macro_call(e.reason, macro, call), e.span) from None
+        finally:
+            self.macro_calls.pop()
+            for f, value in saved.items():
+                setattr(self, f, value)
+            self.__dict__.pop("_bound_names", None)
+            if saved_bound is not None:
+                self._bound_names = saved_bound
 
     # ------------------------------------------------------------------ expressions
     def eval_expr(self, node: ast.expr) -> Any:
@@ -1644,6 +1705,18 @@ def _row_major_strides(shape: tuple) -> list:
     return strides[::-1]
 
 
+def _with_macro_call(reason: str, macro: macros.Macro, call: Optional[Span]) -> str:
+    """``reason`` with a line naming the macro call it happened in (of a deep expansion, the four
+    innermost calls, "(...)" and the outermost)."""
+    note = f"(in {macro.kind} '{macro.name}'" + (f", called at {call})" if call is not None else ")")
+    lines = reason.split("\n")
+    if "(...)" in lines:
+        return "\n".join(lines[: lines.index("(...)") + 1] + [note])
+    if reason.count("\n(in ") >= 4:
+        return f"{reason}\n(...)\n{note}"
+    return f"{reason}\n{note}"
+
+
 def _takes_dtype(fn: Any) -> bool:
     """Whether ``fn`` has a ``dtype`` parameter (else a ``dtype=`` argument names its result's)."""
     try:
@@ -1764,15 +1837,6 @@ def _parse_module_text(text: str, env: dict[str, Any], filename: str, check_well
     return modules[0]
 
 
-def _find_def(tree: ast.AST) -> ast.FunctionDef:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
-            return node
-        if isinstance(node, ast.AsyncFunctionDef):
-            raise TVMScriptError(f"'async def {node.name}' cannot be a prim_func: write 'def {node.name}'")
-    raise TVMScriptError("no function definition found in TVMScript source")
-
-
 def _checked(func: PrimFunc, check: bool) -> PrimFunc:
     if not check:
         return func
@@ -1854,45 +1918,14 @@ def _names_from_enclosing_frames(func: Callable, missing: set, env: dict[str, An
 def parse_function(func: Callable, private: bool = False, check_well_formed: bool = True) -> PrimFunc:
     """Parse a Python function object written in TVMScript into a PrimFunc (verified unless
     ``check_well_formed=False``)."""
-    try:
-        lines, start = inspect.getsourcelines(func)
-        filename = inspect.getsourcefile(func) or "<unknown>"
-    except (OSError, TypeError) as e:
-        raise TVMScriptError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}") from None
-    src = "".join(lines)
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    dedented = textwrap.dedent(src)
-    try:
-        tree = ast.parse(dedented)
-    except SyntaxError as e:
-        raise TVMScriptError(
-            f"syntax error: {e.msg}",
-            Span(
-                filename,
-                start + (e.lineno or 1) - 1,
-                (e.offset or 1) - 1 + indent,
-                lines[(e.lineno or 1) - 1].rstrip("\n"),
-            ),
-        ) from None
-    file_lines = linecache.getlines(filename) or lines
-    if not linecache.getlines(filename):
-        start_off = 0
-        file_lines = lines
-    else:
-        start_off = start - 1
-    env = dict(func.__globals__)
-    if func.__closure__:
-        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-            try:
-                env[name] = cell.cell_contents
-            except ValueError:
-                pass
+    src = read_function_source(func)
+    env = function_names(func)
     env.setdefault("T", T)
-    class_def = _bind_module_class(func, env, file_lines, start, filename)
-    fdef = _find_def(tree)
-    _annotation_names_from_enclosing_frames(func, fdef, env)
+    class_def = _bind_module_class(func, env, src.lines, src.start, src.filename)
+    _annotation_names_from_enclosing_frames(func, src.tree, env)
     check = check_well_formed and _module_checks.get() and not _module_skips_checks(class_def, func, env)
-    return _checked(Parser(fdef, filename, file_lines, start_off, indent, env, private).parse(), check)
+    parser = Parser(src.tree, src.filename, src.lines, src.line_offset, src.col_offset, env, private)
+    return _checked(parser.parse(), check)
 
 
 @with_room("parsing TVMScript")
@@ -1927,7 +1960,7 @@ def parse(
             f"the text defines {len(defs)} functions ({', '.join(defs)}): parse them one at a time, or as the "
             f"methods of an @I.ir_module class (IRModule.script() prints one)"
         )
-    fdef = _find_def(tree)
+    fdef = find_def(tree)
     for dec in fdef.decorator_list:
         if isinstance(dec, ast.Call):
             for k in dec.keywords:

@@ -1,0 +1,144 @@
+"""``T.macro`` and ``T.inline``: functions whose statements are placed, as TVMScript, where a
+prim_func calls them (Apache TVM's macros).
+
+Python never runs a macro's body: each call inside a ``@T.prim_func`` parses the body at the
+call, its parameters bound to the call's arguments (buffers, expressions, Python values). The
+other names the body uses resolve
+
+- for ``@T.macro`` (hygienic, the default) to the names of the macro's definition, as they were
+  when it was defined (a name defined after it, such as the macro itself, as it is at the
+  call): a variable of the calling kernel never leaks in;
+- for ``@T.macro(hygienic=False)`` to the caller's names at the call, then the definition's;
+- for ``@T.inline`` to the names of the definition as they are at the call (Python's late
+  binding); defined inside a prim_func, a macro sees the kernel's names around its definition.
+
+What the body binds stays inside it. A macro may call macros, itself too (the recursion ends by
+a condition known while parsing). A call gives statements, not a value: it stands on its own line.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import contextvars
+import inspect
+import types
+from typing import Any, Callable, Mapping, Optional
+
+from .source import FunctionSource, function_names, read_function_source
+
+#: How deep macros may expand inside one another (a recursion without an end stops here)
+MAX_DEPTH = 64
+
+#: The parser now parsing a prim_func (a macro call is expanded by it)
+active_parser: contextvars.ContextVar[Any] = contextvars.ContextVar("tvmscript_active_parser", default=None)
+
+
+class Macro:
+    """A ``@T.macro`` / ``@T.inline`` function. Called while a prim_func is parsed, it gives the
+    statements of its body for the call's arguments; called anywhere else, TypeError."""
+
+    def __init__(
+        self,
+        kind: str,
+        source: FunctionSource,
+        signature: inspect.Signature,
+        definition_names: Callable[[], Mapping[str, Any]],
+        hygienic: bool = True,
+        enclosing: Optional[list[dict]] = None,
+    ):
+        self.kind = kind
+        self.name = source.tree.name
+        self.source = source
+        self.signature = signature
+        self.hygienic = hygienic
+        self._definition_names = definition_names
+        self._enclosing = enclosing or []  # the kernel's scopes around a definition inside it
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name}>"
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)  # a macro as a method
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        parser = active_parser.get()
+        if parser is None:
+            raise TypeError(
+                f"{self.kind} '{self.name}' places its statements where a prim_func calls it: "
+                "call it inside a @T.prim_func, not from Python"
+            )
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.kind} '{self.name}': {e}") from None
+        bound.apply_defaults()
+        return parser.expand_macro(self, dict(bound.arguments))
+
+    def scopes_at_call(self, caller_scopes: list[dict], arguments: dict) -> list[dict]:
+        """The parser scopes the body is parsed in: the arguments over the enclosing scopes of
+        its definition (over the caller's, when not hygienic)."""
+        outer = caller_scopes if not self.hygienic else self._enclosing
+        return [*outer, arguments]
+
+    def names_at_call(self, caller_names: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The names the body sees beyond the scopes (the caller's first, when not hygienic)."""
+        names = self._definition_names()
+        return names if self.hygienic else collections.ChainMap(dict(caller_names), dict(names))
+
+
+class MacroDecorator:
+    """``T.macro(hygienic=False)``, ``T.inline()``: the decorator with its options."""
+
+    def __init__(self, kind: str, hygienic: bool, late_binding: bool):
+        self.kind, self.hygienic, self.late_binding = kind, hygienic, late_binding
+
+    def __call__(self, func: Callable) -> Macro:
+        if not inspect.isfunction(func):
+            raise TypeError(f"@{self.kind} decorates a function, got {type(func).__name__}")
+        source = read_function_source(func, f"a {self.kind}")
+        if self.late_binding:
+            names: Callable[[], Mapping[str, Any]] = lambda: function_names(func)  # noqa: E731
+        else:  # the values at definition; a name defined later (itself, a macro below) as it is now
+            snapshot = function_names(func)
+            names = lambda: collections.ChainMap(snapshot, function_names(func))  # noqa: E731
+        return Macro(self.kind, source, inspect.signature(func), names, self.hygienic)
+
+
+def decorator(kind: str, args: tuple, hygienic: bool = True, late_binding: bool = False) -> Any:
+    """``@kind`` (``args`` holds the function) or ``@kind(...)`` (``args`` empty)."""
+    make = MacroDecorator(kind, hygienic, late_binding)
+    if not args:
+        return make
+    if len(args) == 1 and inspect.isfunction(args[0]):
+        return make(args[0])
+    raise ValueError(f"@{kind} takes no positional arguments: write @{kind} or @{kind}(hygienic=...)")
+
+
+def signature_of(arguments: ast.arguments, evaluate: Callable[[ast.expr], Any]) -> inspect.Signature:
+    """The signature a ``def``'s parameters declare, defaults evaluated with ``evaluate``."""
+    P = inspect.Parameter
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    params = []
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        kind = P.POSITIONAL_ONLY if i < len(arguments.posonlyargs) else P.POSITIONAL_OR_KEYWORD
+        params.append(P(arg.arg, kind, default=P.empty if default is None else evaluate(default)))
+    if arguments.vararg is not None:
+        params.append(P(arguments.vararg.arg, P.VAR_POSITIONAL))
+    for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        params.append(P(arg.arg, P.KEYWORD_ONLY, default=P.empty if default is None else evaluate(default)))
+    if arguments.kwarg is not None:
+        params.append(P(arguments.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def options_of(decorator_value: Any, macro_decorators: tuple) -> Optional[MacroDecorator]:
+    """The options a nested ``def``'s decorator gives (``T.macro``, ``T.inline`` or either called
+    with options), or None when it is no macro decorator."""
+    if isinstance(decorator_value, MacroDecorator):
+        return decorator_value
+    for fn in macro_decorators:
+        if decorator_value is fn:
+            return fn()
+    return None

@@ -1,0 +1,334 @@
+"""``@T.macro`` and ``@T.inline`` (Apache TVM's macros): a function whose statements are parsed
+where a prim_func calls it, with its parameters bound to the call's arguments. Each kernel here
+is compiled and run against NumPy; the errors name the macro, the line in it and the call."""
+
+import inspect
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+from tvm.script import TVMScriptError
+
+N = 8
+SOURCE_INDEX = 3
+
+
+def run_cpu(func, *arrays):
+    """Runs ``func`` on the CPU over copies of ``arrays``; their values afterwards."""
+    mod = tvm.compile(func, target="llvm")
+    tensors = [tvm.runtime.tensor(np.array(a)) for a in arrays]
+    mod(*tensors)
+    return [t.numpy() for t in tensors]
+
+
+def line_of(func, text):
+    """The file line of the first line of ``func``'s source that contains ``text``."""
+    lines, start = inspect.getsourcelines(func)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+@T.macro
+def copy_from_source_index(A, B):
+    B[0] = A[SOURCE_INDEX]
+
+
+@T.macro
+def scale(A, n, factor):
+    for i in range(n):
+        A[i] = A[i] * factor
+
+
+@T.macro(hygienic=False)
+def bump_at_k(A):
+    A[k] = A[k] + T.float32(1)  # noqa: F821 - the caller's name, the macro is not hygienic
+
+
+def test_a_macro_places_its_statements_and_is_hygienic():
+    @T.prim_func
+    def kernel(A: T.Buffer((N,), "float32"), B: T.Buffer((1,), "float32")):
+        for SOURCE_INDEX in range(2):  # the macro's SOURCE_INDEX is the module's, not this loop's
+            copy_from_source_index(A, B)
+        scale(A, N, T.float32(2))
+        k = 5  # noqa: F841 - read by the macro that is not hygienic
+        bump_at_k(A)
+
+    a = np.arange(N, dtype="float32")
+    out_a, out_b = run_cpu(kernel, a, np.zeros(1, "float32"))
+    expected = a * 2
+    expected[5] += 1
+    np.testing.assert_array_equal(out_b, [a[SOURCE_INDEX]])
+    np.testing.assert_array_equal(out_a, expected)
+
+
+def test_a_hygienic_macro_keeps_definition_values_and_inline_reads_them_at_the_call():
+    offset = 1
+
+    @T.macro
+    def add_offset_at_definition(A):
+        for i in range(N):
+            A[i] = A[i] + T.float32(offset)
+
+    @T.inline
+    def add_offset_at_call(B):
+        for i in range(N):
+            B[i] = B[i] + T.float32(offset)
+
+    offset = 10  # noqa: F841 - read by the T.inline at the call
+
+    @T.prim_func
+    def kernel(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
+        add_offset_at_definition(A)
+        add_offset_at_call(B)
+
+    out_a, out_b = run_cpu(kernel, np.zeros(N, "float32"), np.zeros(N, "float32"))
+    np.testing.assert_array_equal(out_a, np.full(N, 1, "float32"))
+    np.testing.assert_array_equal(out_b, np.full(N, 10, "float32"))
+
+
+@T.inline
+def add_products(i, *args, t1, **kwargs):
+    kwargs["t3"][i, args[0]] = kwargs["t3"][i, args[0]] + t1[i, args[1]] * kwargs["t2"][args[0], args[1]]
+
+
+def test_a_macro_takes_star_args_keyword_only_and_star_star_kwargs():
+    @T.prim_func
+    def matmul(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+        for i, j, k in T.grid(4, 4, 4):
+            add_products(i, j, k, t1=A, t2=B, t3=C)
+
+    a, b = np.random.rand(4, 4).astype("float32"), np.random.rand(4, 4).astype("float32")
+    *_, c = run_cpu(matmul, a, b, np.zeros((4, 4), "float32"))
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+
+
+def test_macros_defined_inside_a_kernel_see_its_names_and_may_recurse():
+    @T.prim_func
+    def kernel(A: T.Buffer((N,), "int32"), B: T.Buffer((N,), "int32")):
+        for x in range(N):
+
+            @T.inline
+            def add(c):
+                A[x] = A[x] + c
+
+            @T.inline
+            def add_twice_then_scale(c):
+                add(c)
+                add(c + c)
+                scale(A, 1, 1)  # a module-level macro from a nested one
+
+            add_twice_then_scale(1)
+            add_twice_then_scale(2)
+
+            @T.macro
+            def count_down(c):
+                if c > 0:
+                    count_down(c - 1)
+                B[x] = B[x] + c
+
+            count_down(4)
+
+    out_a, out_b = run_cpu(kernel, np.zeros(N, "int32"), np.zeros(N, "int32"))
+    np.testing.assert_array_equal(out_a, np.full(N, 1 + 2 + 2 + 4, "int32"))
+    np.testing.assert_array_equal(out_b, np.full(N, 4 + 3 + 2 + 1, "int32"))
+
+
+class Staging:
+    """A kernel-building object whose method is a macro (as Apache TVM's kernel libraries write)."""
+
+    def __init__(self, target):
+        self.target = target
+
+    @T.inline
+    def load_tripled(self, source):
+        for i in range(N):
+            self.target[i] = source[i] * T.float32(3)
+
+
+def test_a_macro_method_of_an_object_made_in_the_kernel():
+    @T.prim_func
+    def kernel(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
+        staging = T.meta_var(Staging(B))
+        staging.load_tripled(A)
+
+    a = np.arange(N, dtype="float32")
+    _, b = run_cpu(kernel, a, np.zeros(N, "float32"))
+    np.testing.assert_array_equal(b, a * 3)
+
+
+@T.macro
+def row_sums(A, S, rows, cols):
+    for r in range(rows):
+        total = T.float32(0)
+        for c in range(cols):
+            total = total + A[r, c]  # a name assigned again: a mutable scalar inside the macro
+        S[r] = total
+
+
+@T.macro
+def matmul_blocks(A, B, C):
+    for li, lj, lk in T.grid(4, 4, 4):
+        with T.sblock("C"):
+            i, j, k = T.axis.remap("SSR", [li, lj, lk])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+def test_macro_bodies_hold_blocks_reductions_and_mutable_scalars():
+    @T.prim_func
+    def kernel(
+        A: T.Buffer((4, 4), "float32"),
+        B: T.Buffer((4, 4), "float32"),
+        C: T.Buffer((4, 4), "float32"),
+        S: T.Buffer((4,), "float32"),
+    ):
+        matmul_blocks(A, B, C)
+        row_sums(C, S, 4, 4)
+
+    a, b = np.random.rand(4, 4).astype("float32"), np.random.rand(4, 4).astype("float32")
+    *_, c, s = run_cpu(kernel, a, b, np.full((4, 4), 7, "float32"), np.zeros(4, "float32"))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    np.testing.assert_allclose(s, (a @ b).sum(axis=1), rtol=1e-5)
+
+
+@T.macro
+def reverse_through_shared(A, B, tx):
+    S = T.alloc_buffer((64,), "float32", scope="shared")
+    S[tx] = A[tx]
+    T.tvm_storage_sync("shared")
+    B[tx] = S[63 - tx]
+
+
+def test_a_macro_in_a_thread_bound_kernel_with_shared_memory():
+    @T.prim_func
+    def reverse(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            reverse_through_shared(A, B, tx)
+
+    mod = tvm.compile(reverse, target="example")
+    dev = tvm.device("example", 0)
+    a = np.random.rand(64).astype("float32")
+    b = tvm.runtime.tensor(np.zeros(64, "float32"), dev)
+    mod["reverse"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_array_equal(b.numpy(), a[::-1])
+
+
+# ------------------------------------------------------------------------------- errors
+
+
+@T.macro
+def reads_an_undefined_name(A):
+    A[0] = undefined_name  # noqa: F821 - the error under test
+
+
+@T.macro
+def without_end(A):
+    without_end(A)
+
+
+@T.macro
+def returns_a_value(A):
+    return A[0]
+
+
+def test_an_error_in_a_macro_names_its_line_and_the_call():
+    def build():
+        @T.prim_func
+        def kernel(A: T.Buffer((N,), "float32")):
+            reads_an_undefined_name(A)
+
+    with pytest.raises(TVMScriptError, match="name 'undefined_name' is not defined") as err:
+        build()
+    assert err.value.lineno == reads_an_undefined_name.source.start + 2  # below @T.macro and the def
+    assert "A[0] = undefined_name" in err.value.text
+    call = line_of(build, "reads_an_undefined_name(A)")
+    assert f"(in T.macro 'reads_an_undefined_name', called at {__file__}:{call})" in str(err.value)
+
+
+def test_a_hygienic_macro_does_not_see_the_callers_names():
+    def build():
+        @T.prim_func
+        def kernel(A: T.Buffer((N,), "float32")):
+            undefined_name = T.float32(1)  # noqa: F841 - the caller's, invisible to the macro
+            reads_an_undefined_name(A)
+
+    with pytest.raises(TVMScriptError, match="name 'undefined_name' is not defined"):
+        build()
+
+
+def test_a_macro_call_with_wrong_arguments_is_located_at_the_call():
+    def build():
+        @T.prim_func
+        def kernel(A: T.Buffer((N,), "float32")):
+            scale(A, N)
+
+    with pytest.raises(TVMScriptError, match="T.macro 'scale': missing a required argument: 'factor'") as err:
+        build()
+    assert err.value.lineno == line_of(build, "scale(A, N)")
+
+
+def test_a_macro_that_never_stops_calling_itself_is_refused():
+    def build():
+        @T.prim_func
+        def kernel(A: T.Buffer((N,), "float32")):
+            without_end(A)
+
+    with pytest.raises(TVMScriptError, match="expands 64 macros deep") as err:
+        build()
+    message = str(err.value)
+    assert message.count("(in T.macro 'without_end'") == 5  # the four innermost, then the kernel's call
+    assert f"called at {__file__}:{line_of(build, 'without_end(A)')})" in message
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("returns_a_value(A)", "'return' in T.macro 'returns_a_value'"),
+        ("x = scale(A, 8, 2.0)", "the right side gives statements"),
+    ],
+)
+def test_a_macro_gives_statements_not_values(body, message):
+    source = f"""
+@T.prim_func
+def kernel(A: T.Buffer(({N},), "float32")):
+    {body}
+"""
+    with pytest.raises(TVMScriptError, match=message):
+        tvm.script.from_source(source, extra_vars={"returns_a_value": returns_a_value, "scale": scale})
+
+
+def test_names_a_macro_binds_stay_inside_it():
+    @T.macro
+    def binds_t(A):
+        t = A[0]
+        A[1] = t
+
+    def build():
+        @T.prim_func
+        def kernel(A: T.Buffer((N,), "float32")):
+            binds_t(A)
+            A[2] = t  # noqa: F821 - the macro's name, gone after it
+
+    with pytest.raises(TVMScriptError, match="name 't' is not defined"):
+        build()
+
+
+def test_misuses_of_the_decorators_say_what_to_do():
+    with pytest.raises(TypeError, match="call it inside a @T.prim_func"):
+        scale(None, 1, 1)
+    with pytest.raises(ValueError, match="@T.macro takes no positional arguments"):
+        T.macro(True)
+    with pytest.raises(TVMScriptError, match="must be a @T.macro or @T.inline"):
+        tvm.script.from_source(
+            """
+@T.prim_func
+def kernel(A: T.Buffer((8,), "float32")):
+    def plain():
+        A[0] = 1.0
+    plain()
+"""
+        )
+    namespace = {"T": T}
+    with pytest.raises(TVMScriptError, match="cannot read the source of 'made_by_exec'"):
+        exec("@T.macro\ndef made_by_exec(A):\n    A[0] = 1\n", namespace)
