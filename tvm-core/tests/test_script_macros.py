@@ -175,6 +175,38 @@ def matmul_blocks(A, B, C):
             C[i, j] = C[i, j] + A[i, k] * B[k, j]
 
 
+@T.macro
+def masked_copy(
+    source: T.Buffer, target: T.Buffer, n: T.int32, mask: T.Buffer | None = None, scale: T.float32 | None = None
+):
+    for i in range(n):
+        if mask is not None:  # decided while parsing: a Python value
+            if mask[i] != 0:
+                target[i] = source[i] * (scale if scale is not None else T.float32(1))
+        else:
+            target[i] = source[i]
+
+
+def test_optional_parameters_annotated_as_in_apache_tvms_kernel_libraries():
+    """``T.Buffer | None`` and ``T.float32 | None`` annotations (Python evaluates them when the
+    macro is defined) are the annotations themselves."""
+
+    @T.prim_func
+    def kernel(
+        A: T.Buffer((N,), "float32"),
+        M: T.Buffer((N,), "int32"),
+        B: T.Buffer((N,), "float32"),
+        C: T.Buffer((N,), "float32"),
+    ):
+        masked_copy(A, B, N, M, T.float32(3))
+        masked_copy(A, C, N)
+
+    a, m = np.arange(N, dtype="float32"), np.array([1, 0] * (N // 2), "int32")
+    *_, b, c = run_cpu(kernel, a, m, np.full(N, -1, "float32"), np.zeros(N, "float32"))
+    np.testing.assert_array_equal(b, np.where(m != 0, a * 3, -1))
+    np.testing.assert_array_equal(c, a)
+
+
 def test_macro_bodies_hold_blocks_reductions_and_mutable_scalars():
     @T.prim_func
     def kernel(

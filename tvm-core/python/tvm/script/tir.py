@@ -31,6 +31,7 @@ objects the parser turns into statements. ``T.<ns>.<fn>`` reaches backend namesp
 from __future__ import annotations
 
 import builtins as _builtins
+import functools as _functools
 import math
 import re as _re
 from dataclasses import dataclass, field
@@ -203,7 +204,18 @@ class FuncAttrSpec:
     attrs: dict
 
 
-class HandleType:
+class _OptionalAnnotation:
+    """``X | None`` of an annotation ``X`` is ``X`` (a macro's optional parameter,
+    ``mask: T.Buffer | None = None``, which Python evaluates when the macro is defined)."""
+
+    def __or__(self, other: Any) -> Any:
+        return self
+
+    def __ror__(self, other: Any) -> Any:
+        return self
+
+
+class HandleType(_OptionalAnnotation):
     """``T.handle``: annotation of an opaque pointer parameter (bound by ``T.match_buffer``)."""
 
     dtype = "handle"
@@ -213,6 +225,20 @@ class HandleType:
 
     def __repr__(self) -> str:
         return "T.handle"
+
+
+class _AnnotationFunction(_OptionalAnnotation):
+    """A ``T.`` function that is also an annotation (``T.Buffer``, ``T.int32``): called, it is
+    the function; in ``X | None`` it is itself."""
+
+    def __init__(self, fn: Callable):
+        _functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__wrapped__(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"T.{self.__name__}"
 
 
 handle = HandleType()
@@ -367,6 +393,7 @@ def storage_scope(scope: str) -> str:
 DTYPE_ALIASES = {"float": "float32", "int": "int32", "uint": "uint32"}
 
 
+@_AnnotationFunction
 def Buffer(
     shape,
     dtype: str = "float32",
@@ -580,7 +607,7 @@ def _dtype_helper(name: str):
 
 
 for _name in _dt.SCALAR_DTYPES + _dt.FLOAT8_DTYPES:
-    globals()[_name] = _dtype_helper(_name)
+    globals()[_name] = _AnnotationFunction(_dtype_helper(_name))
 del _name
 
 boolean = globals()["bool"]
