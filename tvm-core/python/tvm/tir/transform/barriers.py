@@ -11,16 +11,18 @@ thread may read (or overwrite) shared memory another thread wrote (or read) sinc
 * statements under a condition that depends on the thread index (or in a thread loop narrower
   than its tag's launch extent) are not run by every thread, so no barrier can go inside them;
   there, a conflict on an element whose index depends on the thread (one thread writes what
-  another reads) is an error naming the buffer; each thread re-reading an element it wrote
-  itself needs none.
+  another reads) cannot be ordered; each thread re-reading an element it wrote itself needs none.
 
 Explicit ``T.tvm_storage_sync("shared")`` statements count as barriers. The lowering runs this
 on kernels that use shared buffers allocated outside the launch (Apache TVM's schedules) and on
 kernels that use shared memory without a single barrier (Apache TVM's blocks allocate theirs
 inside the launch and leave the barriers to the compiler). A kernel that has barriers of its own
 is written with them (pipelines that overlap copies and compute need exactly those) and is left
-as written; so is a barrier-less kernel whose conflicts sit under a thread-dependent condition
-(the barriers cannot be placed, and each thread may only be reading what it wrote).
+as written. In a kernel that uses a moved buffer, a conflict that cannot be ordered is an error
+naming the buffer; in a barrier-less kernel it gets the barriers that can be placed and a
+:class:`SharedMemoryRaceWarning` naming the buffer (such code, Apache TVM's scans among them,
+counts on the threads of a warp running in lockstep, as an NVIDIA GPU runs them; an emulated
+device runs them one after another and computes something else).
 """
 
 from __future__ import annotations
@@ -50,8 +52,14 @@ from tvm.tir.stmt import (
 from .bounds import interval
 from .fragments import memory_accesses
 from .verify import TIRVerifyError, is_device_target, is_thread_index_loop, with_span
+from tvm._user_warning import warn_at_caller
 
 _SHARED = ("shared", "shared.dyn")
+
+
+class SharedMemoryRaceWarning(UserWarning):
+    """Threads of a block write and read one shared buffer under a condition on the thread index,
+    where no barrier can order them: the result depends on how the device schedules its threads."""
 
 
 def _is_barrier(s: Stmt) -> bool:
@@ -111,7 +119,9 @@ def _conflict(reads: set, writes: set, then_reads: set, then_writes: set) -> set
 class _Barriers:
     """Rewrites one kernel (a top-level thread-bound nest)."""
 
-    def __init__(self, nest: For):
+    def __init__(self, nest: For, strict: bool = True):
+        self.strict = strict  # an unorderable conflict raises; else it is noted in ``racing``
+        self.racing: set[str] = set()  # the buffers of the conflicts no barrier could order
         self.thread_vars: set[Var] = set()
         self.widest: dict[str, int] = {}  # the launch extent of each threadIdx tag
         self.ranges: dict[Var, tuple[int, int]] = {}  # of the thread indices of constant extent
@@ -190,14 +200,12 @@ class _Barriers:
                 # index depends on the thread and another index of the buffer is used too
                 racing &= by_thread | acc.by_thread
                 racing = {b for b in racing if len(indices.get(b, set()) | acc.indices.get(b, set())) > 1}
-            if racing:
-                if not uniform:
-                    names = ", ".join(sorted(self.names.get(v, v.name) for v in racing))
-                    raise TIRVerifyError(
-                        f"shared buffer {names} is written and read by different threads under a condition "
-                        f"that depends on the thread index; a barrier cannot go there: write the shared "
-                        f"memory, then T.tvm_storage_sync('shared') outside the condition, then read it"
-                    )
+            if racing and not uniform:
+                names = {self.names.get(v, v.name) for v in racing}
+                if self.strict:
+                    raise TIRVerifyError(f"shared buffer {', '.join(sorted(names))} {_UNORDERED}")
+                self.racing |= names
+            elif racing:
                 out.append(Evaluate(tvm_storage_sync("shared")))
                 reads, writes, by_thread, indices, leading = set(), set(), set(), {}, False
             out.append(child)
@@ -215,6 +223,13 @@ class _Barriers:
                 for b, keys in acc.indices.items():
                     indices.setdefault(b, set()).update(keys)
         return out, (lead_reads, lead_writes), (reads, writes)
+
+
+_UNORDERED = (
+    "is written and read by different threads under a condition that depends on the thread index; a "
+    "barrier cannot go there: write the shared memory, then T.tvm_storage_sync('shared') outside the "
+    "condition, then read it"
+)
 
 
 def _always(condition: PrimExpr, ranges: dict[Var, tuple[int, int]]) -> bool:
@@ -310,12 +325,17 @@ def insert_barriers(func: PrimFunc, target: Any, only: Optional[set] = None) -> 
         moved = only is None or bool(used & only)
         if not used or (not moved and acc.barrier):
             return nest
-        try:
-            return _Barriers(nest).stmt(nest, True)
-        except TIRVerifyError:
-            if moved:
-                raise
-            return nest  # its own shared memory: see the module docstring
+        barriers = _Barriers(nest, strict=moved)
+        out = barriers.stmt(nest, True)
+        if barriers.racing:
+            names = ", ".join(sorted(barriers.racing))
+            warn_at_caller(
+                f"device function '{func.global_symbol}': shared buffer {names} {_UNORDERED}; as written, its "
+                "threads race (the result is right only where a warp's threads run in lockstep, as on an NVIDIA "
+                "GPU, and the conflicting threads share a warp)",
+                SharedMemoryRaceWarning,
+            )
+        return out
 
     body = _each_kernel(func.body, rewrite)
     return func if body is func.body else dataclasses.replace(func, body=body)

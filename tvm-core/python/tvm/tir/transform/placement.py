@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import Any, Optional
 
 from tvm.tir import dtype as _dt
@@ -42,6 +41,7 @@ from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor, po
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, with_span
+from tvm._user_warning import warn_at_caller
 
 _SHARED_SCOPES = ("shared", "shared.dyn")
 _MOVABLE_SCOPES = (*_SHARED_SCOPES, "local", *FRAGMENT_SCOPES)
@@ -371,11 +371,10 @@ def in_device_memory(func: PrimFunc, handles: set) -> PrimFunc:
             return {"scope": "global"}
 
     func = _Global().rewrite(func)
-    warnings.warn(
+    warn_at_caller(
         f"device function '{func.global_symbol}': {', '.join(names)} outlive(s) a kernel launch "
         f"(used by several kernels, or by host loops between them): placed in device (global) "
         f"memory, which keeps values from one launch to the next",
         MemoryPlacementWarning,
-        stacklevel=4,
     )
     return func

@@ -13,7 +13,6 @@ functions stays on the host.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
 from tvm.tir.analysis import any_node
@@ -22,6 +21,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 from .verify import is_device_target, opens_block_less_kernel
+from tvm._user_warning import warn_at_caller
 
 
 class SingleThreadKernelWarning(UserWarning):
@@ -69,10 +69,9 @@ def launch_as_one_thread(func: PrimFunc, target: Any) -> PrimFunc:
     else:
         body = _launch_inside_global_allocations(body)
         what = f"has no thread-bound loop: it runs as one {kind} kernel of one thread (bind its loops"
-    warnings.warn(
+    warn_at_caller(
         f"device function '{func.global_symbol}' {what} with T.thread_binding to use the device's parallelism)",
         SingleThreadKernelWarning,
-        stacklevel=4,
     )
     return func.with_body(body)
 

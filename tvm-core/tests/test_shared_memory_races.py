@@ -1,0 +1,60 @@
+"""Kernels written without barriers get them from the compiler where threads would race on
+shared memory (Apache TVM's kernels leave them to it). Where one thread writes what another
+reads under a condition on the thread index, no barrier can go: the compile warns, naming the
+buffer, and the barriers that can be placed still are (before, such a kernel was left without
+any, and even its race-free part computed garbage on devices that run threads one by one)."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+from tvm.tir.transform.barriers import SharedMemoryRaceWarning
+
+
+@T.prim_func
+def reverse_then_shift_under_condition(
+    A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")
+):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        S = T.alloc_buffer((64,), "float32", scope="shared")
+        S[tx] = A[tx]
+        B[tx] = S[63 - tx]  # needs a barrier before it: another thread wrote S[63 - tx]
+        if tx < 32:
+            S[tx + 32] = A[tx] * T.float32(2)
+            C[tx] = S[tx + 31]  # thread tx - 1 wrote it: no barrier can go inside the condition
+
+
+@T.prim_func
+def tree_sum_without_barriers(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        S = T.alloc_buffer((64,), "float32", scope="shared")
+        S[tx] = A[tx]
+        for i in T.unroll(6):
+            if tx % (2 << i) == 0:
+                S[tx] = S[tx] + S[tx + (1 << i)]
+        if tx == 0:
+            B[0] = S[0]
+
+
+def run(func, *arrays):
+    mod = tvm.compile(func, target="example")
+    dev = tvm.device("example", 0)
+    tensors = [tvm.runtime.tensor(a, dev) for a in arrays]
+    mod(*tensors)
+    return [t.numpy() for t in tensors]
+
+
+def test_an_unorderable_race_warns_and_the_placeable_barriers_are_kept():
+    a = np.arange(64, dtype="float32")
+    with pytest.warns(SharedMemoryRaceWarning, match="shared buffer S is written and read by different threads") as w:
+        _, b, _ = run(reverse_then_shift_under_condition, a, np.zeros(64, "float32"), np.zeros(64, "float32"))
+    assert w[0].filename == __file__  # shown at the line that compiles the kernel
+    assert "right only where a warp's threads run in lockstep" in str(w[0].message)
+    np.testing.assert_array_equal(b, a[::-1])
+
+
+def test_a_tree_reduction_gets_a_barrier_per_step_and_no_warning(recwarn):
+    a = np.random.rand(64).astype("float32")
+    _, b = run(tree_sum_without_barriers, a, np.zeros(1, "float32"))
+    np.testing.assert_allclose(b[0], a.sum(), rtol=1e-5)
+    assert not [w for w in recwarn if issubclass(w.category, SharedMemoryRaceWarning)]
