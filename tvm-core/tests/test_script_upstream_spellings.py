@@ -553,3 +553,35 @@ def test_kernel_factories_compare_and_format_python_values():
             for i in range(4):
                 if i in (0, 1):
                     A[i] = 1
+
+
+@T.prim_func
+def binds_declared_variables(A: T.Buffer((4,), "int32"), B: T.Buffer((1,), "float32")):
+    i = T.int32()
+    T.bind(2, var=i)
+    A[i] = 7
+    j = T.int64()
+    k = T.bind(T.int32(3), var=j)  # the value converted to the variable's dtype; k names j
+    A[k] = A[j - 1] + 1
+    x = T.bind(A[2], "float32")
+    B[0] = x * T.float32(0.5)
+    y = T.bind(1, T.int64)
+    A[y] = 9
+
+
+def test_bind_of_a_declared_variable_and_with_a_type_annotation():
+    """``T.bind(value, var=v)`` (Apache TVM's newer spelling of a let of a declared variable) and
+    ``T.bind(value, dtype)``; a variable bound twice, a non-variable and a float for an integer
+    variable are refused by name."""
+    a, b = np.zeros(4, "int32"), np.zeros(1, "float32")
+    tvm.compile(binds_declared_variables, target="llvm")(a, b)
+    assert a.tolist() == [0, 9, 7, 8] and b[0] == 3.5
+    refused = {
+        "i = T.int32()\n    T.bind(2, var=i)\n    T.bind(17, var=i)": "variable 'i' is defined twice",
+        "T.bind(1, var=5)": "v must be a scalar variable declared as v = T.int32",
+        "i = T.int32()\n    T.bind(1.5, var=i)": "cannot use float constant 1.5 as int32",
+        "i = T.int32()\n    T.bind(T.float32(1), var=i)": "a float32 value cannot bind int32 variable 'i'",
+    }
+    for body, message in refused.items():
+        with pytest.raises(tvm.script.TVMScriptError, match=message):
+            tvm.script.from_source(f"@T.prim_func\ndef g(A: T.Buffer((4,), 'int32')):\n    {body}\n")

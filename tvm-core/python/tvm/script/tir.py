@@ -817,9 +817,37 @@ def inline(*args: Any) -> Any:
     return decorator("T.inline", args, late_binding=True)
 
 
-def bind(value: Any) -> Any:
-    """``x = T.bind(value)``: bind a name to ``value`` for the rest of the block."""
-    return value
+@dataclass
+class BindSpec:
+    """``T.bind(value, var=v)``: the declared variable ``v`` bound to ``value`` for the rest of
+    the block."""
+
+    var: Any
+    value: Any
+
+
+def bind(value: Any, type_annotation: Any = None, *, var: Any = None) -> Any:  # noqa: F811 - its parameter, as Apache TVM names it
+    """``x = T.bind(value)``: bind a name to ``value`` for the rest of the block;
+    ``T.bind(value, "int64")`` (or ``T.int64``) converts it first; ``T.bind(value, var=v)`` binds
+    the variable ``v`` declared with ``v = T.int32()`` (the call's value is then ``v``)."""
+    if type_annotation is not None:
+        dtype = dtype_of_annotation(type_annotation)
+        dtype = dtype or (type_annotation if isinstance(type_annotation, str) else None)
+        if dtype is None:
+            raise TypeError(f"T.bind: the type annotation {type_annotation!r} names no dtype")
+        value = _op.cast(dtype, value)
+    if var is None:
+        return value
+    from tvm.tir.expr import Var
+
+    if not isinstance(var, Var) or var.dtype == "handle":
+        raise TypeError(f"T.bind(value, var=v): v must be a scalar variable declared as v = T.int32(), got {var!r}")
+    value = _op.convert(value, var.dtype) if not isinstance(value, PrimExpr) else value
+    if value.dtype != var.dtype:
+        if _dt.is_float(value.dtype) != _dt.is_float(var.dtype):
+            raise TypeError(f"T.bind: a {value.dtype} value cannot bind {var.dtype} variable '{var.name}': cast it")
+        value = value.astype(var.dtype)
+    return BindSpec(var, value)
 
 
 def meta_var(value: Any) -> Any:

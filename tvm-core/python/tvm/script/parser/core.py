@@ -476,6 +476,8 @@ class Parser:
             return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block
         if isinstance(val, T.ThreadAllreduceSpec):
             return self._thread_allreduce(val, node)
+        if isinstance(val, T.BindSpec):
+            return self._bind_declared(val, node)
         if isinstance(val, (int, float)) and not isinstance(val, bool):
             return Evaluate(_op.convert(val))
         if isinstance(val, PrimExpr):
@@ -807,6 +809,9 @@ class Parser:
             raise self.error(node, f"'{ast.unparse(node)}': the right side gives statements (a macro's), not a value")
         if name in self.mutable_names and isinstance(val, (int, float)) and not isinstance(val, bool):
             return self._assign_mutable(target, val, node)  # s = 0, then s = s + A[i]
+        if isinstance(val, T.BindSpec):  # x = T.bind(value, var=v): x names v
+            self.bind(name, val.var, target)
+            return self._bind_declared(val, node)
         if isinstance(val, T.EnvThreadSpec):
             var = Var(name, "int32")
             self.env_threads[var] = val.tag
@@ -870,6 +875,11 @@ class Parser:
             return _Wrap(lambda body: LetStmt(v, val, body, span))
         self.bind(name, val, target)  # a Python value (constant, tuple, buffer alias ...)
         return None
+
+    def _bind_declared(self, spec: T.BindSpec, node: ast.stmt) -> _Wrap:
+        """``T.bind(value, var=v)``: a let of the declared variable ``v`` over the rest of the block."""
+        span = self.span(node)
+        return _Wrap(lambda body: LetStmt(spec.var, spec.value, body, span))
 
     def _view_at_element(self, spec: T.BufferSpec, node: ast.AST) -> T.BufferSpec:
         """``T.decl_buffer(shape, dtype, data=T.address_of(A[i, j]))``: a view of ``A``'s memory
