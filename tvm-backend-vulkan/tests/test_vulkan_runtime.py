@@ -340,3 +340,32 @@ def test_widened_integers_compared_with_constants_are_right(dev):
     u = a.astype("uint32").astype("int64")
     expect = np.stack([a < 1024, a >= 2, 3 > a, a <= -5, u < 7, a < 5000000000]).astype("int32")
     np.testing.assert_array_equal(got, expect)
+
+
+def test_float_to_integer_conversions_are_clamped_and_round_trips_round(dev):
+    """A float outside the integer type's range made the conversion undefined, and lavapipe turned
+    that into SIGFPE in a division by zero the kernel guards (the process died); an int-to-float-
+    to-int round trip was folded away (int32(float32(16777217)) stayed 16777217). Conversions now
+    clamp to the values the integer type holds (NaN to the lowest)."""
+
+    @T.prim_func
+    def convert(x: T.handle, d: T.handle, a: T.handle, c: T.handle):
+        X = T.match_buffer(x, (4,), "float32")
+        D = T.match_buffer(d, (4,), "int32")
+        A = T.match_buffer(a, (4,), "int32")
+        C = T.match_buffer(c, (4, 4), "int32")
+        for i in T.thread_binding(4, thread="threadIdx.x"):
+            C[0, i] = T.truncdiv(T.Cast("int32", T.Cast("uint16", X[i])), D[i])
+            C[1, i] = T.Cast("int32", T.Cast("float32", A[i]))
+            C[2, i] = T.Cast("int32", T.Cast("float16", A[i]))
+            C[3, i] = T.Cast("int32", T.Cast("uint8", X[i] * T.float32(100)))
+
+    x = np.array([-8.0, 3.0, 300.0, np.nan], "float32")
+    d = np.array([0, 0, 2, 1], "int32")
+    a = np.array([16777217, -16777217, 2049, 3], "int32")
+    got = _run(convert, "convert", dev, [x, d, a], [((4, 4), "int32")])
+    assert got[0, :2].tolist() == [0, 0]  # divisions by zero are 0
+    np.testing.assert_array_equal(got[1], a.astype("float32").astype("int32"))
+    np.testing.assert_array_equal(got[2, 2:], a[2:].astype("float16").astype("int32"))
+    assert got[2, :2].tolist() == [65504, -65504]  # float16 infinities clamp to its largest values
+    assert got[3].tolist() == [0, 255, 255, 0]  # clamped: below 0, above 255, NaN

@@ -94,6 +94,23 @@ _GLSL = {
 }
 _F64_OK = {"round", "nearbyint", "trunc", "fabs", "floor", "ceil", "sqrt", "rsqrt", "fma"}
 _GLSL_SABS = 5
+_GLSL_NCLAMP = 81  # NaN-aware: a NaN clamps to the lower bound
+
+
+def _conversion_bounds(src: str, dst: str) -> tuple[float, float]:
+    """The range a ``src`` float is clamped to before it converts to integer ``dst``: the ``dst``
+    values ``src`` represents. Outside it the conversion is undefined, and Mesa's compiler made
+    that a process crash (SIGFPE in a division it guards) or dropped an int-float-int rounding."""
+    import numpy as np
+
+    ftype = np.dtype(_dt.element_of(src)).type
+    fmax = float(np.finfo(ftype).max)
+    least, most = _dt.integer_range(_dt.element_of(dst))
+    hi = ftype(min(most, fmax))
+    if float(hi) > most:
+        hi = np.nextafter(hi, ftype(-np.inf))
+    return float(max(least, -fmax)), float(hi)
+
 
 #: Binary operations: class name -> (signed int, unsigned int, float, bool) opcode.
 _BINARY = {
@@ -375,6 +392,9 @@ class KernelEmitter(ExprFunctor[int]):
         if _dt.is_float(dst):
             return self.ins(Op.ConvertSToF if _dt.is_int(src) else Op.ConvertUToF, self.ty(dst), v)
         if _dt.is_float(src):
+            if _dt.lanes(src) == 1:  # an out-of-range value makes the conversion undefined: clamped
+                lo, hi = (self.const(src, bound) for bound in _conversion_bounds(src, dst))
+                v = self.ins(Op.ExtInst, self.ty(src), self.m.glsl, _GLSL_NCLAMP, v, lo, hi)
             return self.ins(Op.ConvertFToS if _dt.is_int(dst) else Op.ConvertFToU, self.ty(dst), v)
         signed = _dt.is_int(src)
         narrow = v
