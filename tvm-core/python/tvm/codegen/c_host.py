@@ -129,6 +129,25 @@ static TVM_COLD int tvm_err_ndim(const char* fn, const char* arg, const char* wa
                    want, (int)t->ndim, tvm_shape_str(t, s, sizeof(s)));
 }
 
+/* nonzero when t has a negative dimension, or elements but no data (a producer's NULL pointer) */
+static inline int tvm_bad_memory(const DLTensor* t) {
+  int empty = 0;
+  for (int i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0) return 1;
+    empty |= t->shape[i] == 0;
+  }
+  return t->data == NULL && !empty;
+}
+
+static TVM_COLD int tvm_err_memory(const char* fn, const char* arg, const DLTensor* t) {
+  char s[256];
+  int negative = 0;
+  for (int i = 0; i < t->ndim; ++i) negative |= t->shape[i] < 0;
+  return tvm_raise("ValueError", "%s: argument '%s' has %s: shape %s", fn, arg,
+                   negative ? "a negative dimension" : "elements but no data (a NULL pointer)",
+                   tvm_shape_str(t, s, sizeof(s)));
+}
+
 static TVM_COLD int tvm_err_dtype(const char* fn, const char* arg, const char* want, const DLTensor* t) {
   char s[64];
   return tvm_raise("TypeError", "%s: argument '%s' expects dtype %s, got %s", fn, arg, want,
@@ -603,6 +622,20 @@ static int tvm_count_exceeds(int n, const int64_t* dims, long long limit) {
   return tvm_dims_product(1, n, dims, &count) != 0 || count > (size_t)limit;
 }"""
 
+_ROUND_FLOAT_HELPER = r"""/* x rounded to nearest even with `digits` significant bits, subnormals sharing the quantum
+   2**min_exp, and past max_finite an infinity: a float16 or bfloat16 argument's value */
+static double tvm_round_float(double x, int digits, int min_exp, double max_finite) {
+  if (!isfinite(x) || x == 0) return x;
+  int e;
+  frexp(x, &e);
+  int q = e - digits < min_exp ? min_exp : e - digits;
+  double r = ldexp(nearbyint(ldexp(x, -q)), q);
+  return fabs(r) > max_finite ? copysign(INFINITY, x) : r;
+}"""
+
+#: tvm_round_float's arguments for the scalar parameters whose dtype the host computes in float
+_SCALAR_ROUNDING = {"float16": "11, -24, 65504.0", "bfloat16": "8, -133, 3.3895313892515355e38"}
+
 _UINT64_HELPER = r"""/* a uint64 argument: an int >= 0, or an ffi.BigInt (a Python int past int64) below 2**64; 0 when
    the argument is no such number */
 static int tvm_uint64_arg(const TVMFFIAny* a, uint64_t* out) {
@@ -742,6 +775,7 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tvm_count_exceeds": (_COUNT_EXCEEDS_HELPER, ("tvm_dims_product",)),
     "tvm_tensor_view": (_TENSOR_VIEW_HELPER, ()),
     "tvm_uint64": (_UINT64_HELPER, ()),
+    "tvm_round_float": (_ROUND_FLOAT_HELPER, ()),
 }
 
 
@@ -893,10 +927,17 @@ class HostFunctionPrinter:
                 f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a pointer", {a}.type_index);'
             )
         elif _dt.is_float(prm.dtype):
+            rounding = _SCALAR_ROUNDING.get(prm.dtype)
+            if rounding is not None:  # a float16 / bfloat16 value computed in float: rounded to its dtype
+                p.use_helper("tvm_round_float")
+            value = (
+                (lambda x: f"({t})tvm_round_float((double){x}, {rounding})") if rounding else (lambda x: f"({t}){x}")
+            )
+            from_float, from_int = value(f"{a}.v_float64"), value(f"{a}.v_int64")
             p.emit(f"{t} {v};")
             p.emit(
-                f"if ({a}.type_index == kTVMFFIFloat) {v} = ({t}){a}.v_float64; "
-                f"else if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = ({t}){a}.v_int64; "
+                f"if ({a}.type_index == kTVMFFIFloat) {v} = {from_float}; "
+                f"else if ({a}.type_index == kTVMFFIInt || {a}.type_index == kTVMFFIBool) {v} = {from_int}; "
                 f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a float ({prm.dtype})", {a}.type_index);'
             )
         elif prm.dtype == "uint64":
@@ -946,6 +987,7 @@ class HostFunctionPrinter:
         shape = _shape_text(buf, p)
         want = f"{len(buf.shape)}-d tensor of shape {shape}"
         p.emit(f'if (TVM_UNLIKELY({tv}->ndim != {len(buf.shape)})) return tvm_err_ndim({fn}, "{an}", "{want}", {tv});')
+        p.emit(f'if (TVM_UNLIKELY(tvm_bad_memory({tv}))) return tvm_err_memory({fn}, "{an}", {tv});')
         p.emit(
             f"if (TVM_UNLIKELY({_dtype_check(buf.dtype).replace('t->', tv + '->')})) "
             f'return tvm_err_dtype({fn}, "{an}", "{buf.dtype}", {tv});'

@@ -120,7 +120,12 @@ class Device(tvm_ffi.Device):
 
     def sync(self) -> None:
         """Wait for all work queued on this device's current stream."""
-        tvm_ffi.get_global_func("runtime.DeviceSync")(self)
+        try:
+            tvm_ffi.get_global_func("runtime.DeviceSync")(self)
+        except RuntimeError as err:
+            from tvm.backend import _registry
+
+            raise _registry.explain_device_error(self, err) from err
 
     def __repr__(self) -> str:
         return f"{self.type_name}({self.index})"
@@ -145,7 +150,11 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
         name = dev_type.strip()
         if ":" in name:
             name, _, idx = name.partition(":")
+            if not idx.strip().isdigit():
+                raise ValueError(f"device '{dev_type}': the index after ':' must be a number, as in 'opencl:1'")
             dev_id = int(idx)
+        if not name.split():
+            raise ValueError(f"device {dev_type!r} names no device: write a name such as 'cpu' or 'opencl:1'")
         name = name.split()[0]
         if name not in DEVICE_TYPES:
             raise _unknown_device(name, dev_type)

@@ -67,6 +67,12 @@ def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
             if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
                 raise
             return _call_with_copies(func, args)
+        except TypeError:
+            import numpy as np
+
+            if not any(isinstance(a, np.bool_) for a in args):  # tvm-ffi takes NumPy's other scalars
+                raise
+            return call(*(bool(a) if isinstance(a, np.bool_) else a for a in args))
 
     call.__wrapped__ = func  # type: ignore[attr-defined]
     call.__doc__ = getattr(func, "__doc__", None)
@@ -177,15 +183,21 @@ class Module:
         for what, value in (("number", number), ("repeat", repeat)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"time_evaluator: {what} must be an integer of at least 1, got {value!r}")
-
-        func = self.get_function(name)
-
-        def sync() -> None:
-            if dev is not None and getattr(dev, "device_type", 1) != 1:
-                dev.sync()
+        finite = isinstance(min_repeat_ms, (int, float)) and not isinstance(min_repeat_ms, bool)
+        if not finite or not 0 <= min_repeat_ms < float("inf"):
+            raise ValueError(f"time_evaluator: min_repeat_ms must be a number of at least 0, got {min_repeat_ms!r}")
+        func = self[name]
+        devices = _devices_to_sync(dev)
 
         def evaluator(*args: Any) -> TimingResult:
             func(*args)  # warm-up
+            on = devices + [a.device for a in args if isinstance(a, tvm_ffi.Tensor) and a.device not in devices]
+
+            def sync() -> None:
+                for d in on:
+                    if d.device_type != 1:
+                        d.sync()
+
             sync()
             results = []
             for _ in range(repeat):
@@ -218,6 +230,20 @@ class Module:
         if not self.is_loaded:
             return "Module(kind='library', not loaded yet)"
         return f"Module(kind={self.kind!r}, imports={[m.kind for m in self._mod.imports]})"
+
+
+def _devices_to_sync(dev: Any) -> list:
+    """The device a timing synchronizes besides those its tensor arguments are on: ``dev`` (a
+    Device or a name such as "opencl"), or none."""
+    from .device import Device, device
+
+    if dev is None:
+        return []
+    if isinstance(dev, str):
+        return [device(dev)]
+    if not isinstance(dev, Device):
+        raise TypeError(f"time_evaluator: dev must be a Device (tvm.opencl(0)) or a device name, got {dev!r}")
+    return [dev]
 
 
 class TimingResult:

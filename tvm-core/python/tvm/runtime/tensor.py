@@ -57,6 +57,14 @@ class Tensor(tvm_ffi.Tensor):
 
     __slots__ = ()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # tvm-ffi makes tensors without calling this; a tensor made by calling the class holds
+        # no memory and crashed the process on first use
+        raise TypeError(
+            "tvm.runtime.Tensor is not called directly: use tvm.runtime.tensor(data, device), "
+            "tvm.runtime.empty(shape, dtype, device) or tvm.runtime.from_dlpack(obj)"
+        )
+
     def numpy(self) -> np.ndarray:
         """Copy the tensor into a new NumPy array (from any device)."""
         out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
@@ -119,21 +127,41 @@ def _tensor_dtype(dtype: Any) -> tvm_ffi.dtype:
 
 def empty(shape: Sequence[int] | int, dtype: Any = "float32", device: Device | None = None) -> Tensor:
     """An uninitialised tensor on ``device`` (default CPU)."""
-    if isinstance(shape, int):
-        shape = (shape,)
+    dims = _dimensions(shape)
     dev = device if device is not None else cpu()
     try:
-        return _empty(tvm_ffi.Shape(tuple(int(s) for s in shape)), _tensor_dtype(dtype), dev)
+        return _empty(tvm_ffi.Shape(dims), _tensor_dtype(dtype), dev)
     except RuntimeError as err:
         from tvm.backend import _registry
 
         raise _registry.explain_device_error(dev, err) from err
 
 
+def _dimensions(shape: Any) -> tuple[int, ...]:
+    """``shape`` (an integer or a sequence of them) as a tuple of ints; TypeError for a float,
+    a string or a bool, ValueError for one past int64."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        if isinstance(d, (bool, np.bool_, float, np.floating, str, bytes)):
+            raise TypeError(f"a tensor's shape holds integers, got {d!r} in {shape!r}")
+        d = int(d)  # ints, NumPy integers, and integer constants of TIR (IntImm)
+        if not -(2**63) <= d < 2**63:
+            raise ValueError(f"dimension {d} of shape {shape!r} is past int64")
+        dims.append(d)
+    return tuple(dims)
+
+
 def tensor(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor:
     """A new tensor on ``device`` holding a copy of ``data`` (NumPy array, list, or DLPack tensor)."""
     if hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray):
         src = from_dlpack(data)
+        if dtype is not None and _dtype_str(dtype) != str(src.dtype):
+            raise ValueError(
+                f"tensor: data of dtype {src.dtype} is copied as it is, not converted to {_dtype_str(dtype)}: "
+                f"convert it first (its .numpy().astype(...)) or leave dtype out"
+            )
         out = empty(src.shape, str(src.dtype), device)
         _copy(src, out, False, True)
         return out
@@ -144,5 +172,24 @@ def tensor(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor
 
 
 def from_dlpack(obj: Any) -> Tensor:
-    """Zero-copy view of any DLPack producer (NumPy, PyTorch, ...)."""
-    return tvm_ffi.from_dlpack(obj)
+    """Zero-copy view of any DLPack producer (NumPy, PyTorch, ...); ValueError when what it hands
+    over cannot describe memory (a negative rank or dimension, elements without data)."""
+    view = tvm_ffi.from_dlpack(obj)
+    problem = _malformed(view)
+    if problem is not None:
+        raise ValueError(f"from_dlpack: the {type(obj).__name__} producer's tensor {problem}")
+    return view
+
+
+def _malformed(view: tvm_ffi.Tensor) -> str | None:
+    """What makes a DLPack view describe no memory, or None."""
+    if view.ndim < 0:
+        return f"has {view.ndim} dimensions"
+    shape = tuple(view.shape)
+    if any(s < 0 for s in shape):
+        return f"has a negative dimension: shape {shape}"
+    if view.dtype.lanes < 1:
+        return f"has dtype {view.dtype} with {view.dtype.lanes} lanes"
+    if view.data_ptr() == 0 and all(shape):
+        return f"has elements but no data (a NULL pointer): shape {shape}"
+    return None

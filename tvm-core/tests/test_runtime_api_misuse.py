@@ -1,0 +1,187 @@
+"""The Python runtime API under misuse: each case was a crash, a hang or a silently wrong value,
+and is now a Python exception that names the problem (or the right value).
+
+- ``tvm.runtime.Tensor(x)`` made a tensor without memory; its first use crashed the process.
+- A DLPack producer's tensor with no data pointer, or a negative dimension, was accepted; reading
+  it or passing it to a kernel crashed the process or ran the kernel with a negative size.
+- ``time_evaluator(min_repeat_ms=nan)`` never returned; with ``dev`` a name or left out it timed
+  the launches without waiting for them; it refused the read-only arrays calls accept.
+- float16 / bfloat16 scalar arguments reached CPU and OpenCL kernels unrounded (0.1, not
+  float16's 0.0999755859375; 70000 instead of inf).
+- ``empty((2.7,))`` made a tensor of 2 elements; ``tensor(t, dtype=...)`` ignored the dtype of a
+  DLPack tensor; ``tvm.device("")`` raised IndexError; NumPy bool scalars were refused as
+  arguments with a message naming a tvm-ffi internal type."""
+
+import ctypes
+
+import numpy as np
+import pytest
+import tvm
+from tvm.script import tir as T
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+@_DELETER
+def _keep_memory(_):
+    """The producer's memory outlives the test module."""
+
+
+class HandMadeProducer:
+    """A DLPack producer of a CPU float32 tensor with the given data address and shape, as a
+    careless extension or a corrupted pipeline might hand one over."""
+
+    def __init__(self, data, shape):
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.managed = _DLManagedTensor()
+        t = self.managed.dl_tensor
+        t.data, t.device, t.ndim, t.dtype = data, _DLDevice(1, 0), len(shape), _DLDataType(2, 32, 1)
+        t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
+        self.managed.deleter = _keep_memory
+
+    def __dlpack__(self, stream=None, **_):
+        return _capsule_new(ctypes.addressof(self.managed), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+_PRODUCERS_ALIVE = []  # the producers' structures must outlive every view tvm-ffi made of them
+
+
+def producer(data, shape):
+    p = HandMadeProducer(data, shape)
+    _PRODUCERS_ALIVE.append(p)
+    return p
+
+
+@T.prim_func
+def add_one(a: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    for i in range(n):
+        A[i] = A[i] + T.float32(1)
+
+
+@pytest.fixture(scope="module")
+def add_one_module():
+    return tvm.compile(add_one, target="llvm")
+
+
+def test_calling_the_tensor_class_says_how_to_make_a_tensor():
+    for make in (lambda: tvm.runtime.Tensor(np.arange(3)), lambda: tvm.runtime.Tensor(), lambda: tvm.nd.NDArray()):
+        with pytest.raises(TypeError, match=r"use tvm.runtime.tensor\(data, device\), tvm.runtime.empty"):
+            make()
+
+
+def test_a_dlpack_tensor_without_data_or_with_a_negative_dimension_is_refused(add_one_module):
+    memory = np.arange(4, dtype="float32")
+    with pytest.raises(ValueError, match=r"has elements but no data \(a NULL pointer\): shape \(4,\)"):
+        tvm.runtime.from_dlpack(producer(None, (4,)))
+    with pytest.raises(ValueError, match=r"has a negative dimension: shape \(-4,\)"):
+        tvm.runtime.from_dlpack(producer(memory.ctypes.data, (-4,)))
+    # handed straight to a kernel, the host code refuses them
+    with pytest.raises(ValueError, match=r"argument 'A' has elements but no data \(a NULL pointer\)"):
+        add_one_module["add_one"](producer(None, (4,)))
+    with pytest.raises(ValueError, match=r"argument 'A' has a negative dimension: shape \(-4,\)"):
+        add_one_module["add_one"](producer(memory.ctypes.data, (-4,)))
+    empty = tvm.runtime.from_dlpack(producer(None, (0,)))  # no elements, no data: a valid tensor
+    add_one_module["add_one"](empty)
+    assert empty.numpy().shape == (0,)
+
+
+@pytest.mark.parametrize("min_repeat_ms", [float("nan"), float("inf"), -1, "5", True])
+def test_time_evaluator_refuses_a_minimum_time_that_is_no_finite_number(add_one_module, min_repeat_ms):
+    with pytest.raises(ValueError, match="min_repeat_ms must be a number of at least 0"):
+        add_one_module.time_evaluator("add_one", tvm.cpu(), min_repeat_ms=min_repeat_ms)
+
+
+def test_time_evaluator_takes_device_names_and_the_arguments_calls_take(add_one_module):
+    frozen = np.zeros(4, "float32")
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only NumPy array and the function wrote into it"):
+        add_one_module.time_evaluator("add_one", "cpu", number=1, repeat=1)(frozen)
+    timing = add_one_module.time_evaluator("add_one", None, number=2, repeat=2)(np.zeros(4, "float32"))
+    assert len(timing.results) == 2 and all(r > 0 for r in timing.results)
+    with pytest.raises(TypeError, match="dev must be a Device"):
+        add_one_module.time_evaluator("add_one", 3.5)
+
+
+@T.prim_func
+def store_scalars(A: T.Buffer((2,), "float32"), h: T.float16, b: T.bfloat16):
+    A[0] = T.Cast("float32", h)
+    A[1] = T.Cast("float32", b)
+
+
+def test_float16_and_bfloat16_scalar_arguments_are_rounded_to_their_dtype():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (pip install ml_dtypes) defines bfloat16")
+    mod = tvm.compile(store_scalars, target="llvm")
+    cases = [(0.1, 1.01), (70000.0, 3.4e38), (65519.0, -1e-40), (1e-8, 2.0**-133), (3, 5)]
+    for h, b in cases:
+        out = np.zeros(2, "float32")
+        with np.errstate(over="ignore"):
+            expect = [np.float32(np.float16(h)), np.float32(ml_dtypes.bfloat16(b))]
+        mod(out, h, b)
+        np.testing.assert_array_equal(out, expect, err_msg=f"h={h}, b={b}")
+
+
+def test_shapes_dtypes_and_device_names_are_checked():
+    for shape in [(2.7,), ("3",), (True, 4)]:
+        with pytest.raises(TypeError, match="a tensor's shape holds integers"):
+            tvm.runtime.empty(shape)
+    with pytest.raises(ValueError, match="past int64"):
+        tvm.runtime.empty((2**63,))
+    assert tuple(tvm.runtime.empty((np.int32(2), 3)).shape) == (2, 3)
+    source = tvm.runtime.tensor(np.ones(3, "float32"))
+    with pytest.raises(ValueError, match="data of dtype float32 is copied as it is, not converted to int32"):
+        tvm.runtime.tensor(source, dtype="int32")
+    assert str(tvm.runtime.tensor(source, dtype="float32").dtype) == "float32"
+    for name in ["", "  ", ":0"]:
+        with pytest.raises(ValueError, match="names no device"):
+            tvm.device(name)
+    for name in ["cpu:", "cpu:abc", "cpu:1.5"]:
+        with pytest.raises(ValueError, match="the index after ':' must be a number"):
+            tvm.device(name)
+
+
+@T.prim_func
+def store_flag(A: T.Buffer((1,), "int32"), flag: T.bool):
+    A[0] = T.Cast("int32", flag)
+
+
+def test_numpy_bool_scalars_are_bool_arguments():
+    mod = tvm.compile(store_flag, target="llvm")
+    out = np.zeros(1, "int32")
+    mod(out, np.bool_(True))
+    assert out[0] == 1
+    mod(out, (np.array([1, 2]) > 5)[0])
+    assert out[0] == 0
