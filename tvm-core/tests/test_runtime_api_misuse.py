@@ -185,3 +185,25 @@ def test_numpy_bool_scalars_are_bool_arguments():
     assert out[0] == 1
     mod(out, (np.array([1, 2]) > 5)[0])
     assert out[0] == 0
+
+
+@T.prim_func
+def scale_on_device(A: T.Buffer((64,), "float32"), alpha: T.float32):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = A[tx] * alpha
+
+
+def test_a_kernel_handle_names_a_float_argument_that_is_no_number():
+    """A device kernel's own handle (the module's import) given a tensor, a string or None for a
+    float scalar said only tvm-ffi's "Cannot convert from type ... to float"."""
+    mod = tvm.compile(scale_on_device, target="example")
+    dev = tvm.device("example", 0)
+    kernel = mod.imports[0]["scale_on_device_kernel0"]
+    a = tvm.runtime.tensor(np.ones(64, "float32"), dev)
+    kernel(a, 2.0, 64)
+    np.testing.assert_array_equal(a.numpy(), np.full(64, 2, "float32"))
+    for bad in (a, "2.0", None):
+        with pytest.raises(
+            TypeError, match=r"kernel scale_on_device_kernel0: argument 1 is float32, got .*pass a number"
+        ):
+            kernel(a, bad, 64)

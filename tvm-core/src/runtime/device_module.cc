@@ -287,7 +287,16 @@ namespace {
  *  int64 indices were narrowed to int32 takes its sizes as int32). */
 void CheckScalarArgument(const FunctionInfo& info, size_t index, ffi::AnyView value) {
   const BufferArgType& type = info.buffer_args[index];
-  if (type.least > type.most) return;
+  const std::string& dtype = info.arg_types[index];
+  if (type.least > type.most) {  // not an integer: a float must be a number
+    bool is_float = dtype.rfind("float", 0) == 0 || dtype.rfind("bfloat", 0) == 0;
+    if (is_float && !value.try_cast<double>().has_value()) {
+      TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index << " is "
+                               << dtype << ", got a value of type " << value.GetTypeKey()
+                               << "; pass a number";
+    }
+    return;
+  }
   auto v = value.try_cast<int64_t>();
   if (!v.has_value()) {
     TVM_FFI_THROW(TypeError) << "kernel " << info.name << ": argument " << index << " is "
