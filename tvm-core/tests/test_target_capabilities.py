@@ -182,3 +182,21 @@ def test_capabilities_read_as_target_attributes_as_in_apache_tvm():
     assert target.max_num_threads is None and target.supports_float64 is True
     with pytest.raises(AttributeError, match="target 'c' has no attribute 'no_such_thing'"):
         target.no_such_thing  # noqa: B018
+
+
+def test_a_misspelled_target_option_is_refused_with_the_spelling_meant():
+    """``-max_num_thread=-5`` (one letter short) and ``-mcpux=native`` compiled with the defaults
+    without a word; Apache TVM's options that nothing here reads are still accepted."""
+    for spec, meant in [("opencl -max_num_thread=-5", "max_num_threads"), ("llvm -mcpux=native", "mcpu")]:
+        with pytest.raises(
+            ValueError, match=f"unknown option '-{spec.split()[1][1:].split('=')[0]}'; did you mean '-{meant}'"
+        ):
+            Target(spec)
+    for accepted in (
+        "llvm -num-cores=4",
+        "llvm -opt-level=3",
+        "cuda -libs=cudnn",
+        "llvm -march=x86-64",
+        "opencl -bogus=1",
+    ):
+        assert Target(accepted).kind.name in ("llvm", "c", "cuda", "opencl")

@@ -139,6 +139,31 @@ _COUNT_CAPABILITIES = (
 )
 
 
+#: Target options read somewhere besides the capabilities and the kinds' defaults (Apache TVM's
+#: common ones too: accepted, most without effect here)
+_KNOWN_OPTIONS = frozenset(
+    """mcpu mtriple mattr mabi march mfloat-abi arch keys libs device model tag host thread_warp_size num-cores
+    opt-level fast-math vector-width system-lib runtime link-params executor from_device max_threads_per_block
+    registers_per_block l2_cache_size_bytes max_function_args supports_int8 supports_int16 supports_8bit_buffer
+    supports_16bit_buffer supports_push_descriptor supports_integer_dot_product supports_cooperative_matrix
+    max_block_size_x max_block_size_y max_push_constants_size max_uniform_buffer_range max_storage_buffer_range
+    driver_version vulkan_api_version max_spirv_version device_name device_type""".split()
+)
+
+
+def _check_option_spelling(kind: "TargetKind", attrs: dict[str, Any], spelled: str) -> None:
+    """A ValueError for an option that is no known one but nearly spells one (``-max_num_thread``,
+    ``-mcpux``): such a typo would otherwise compile with the default, without a word. Other
+    unknown options are kept (Apache TVM's that nothing here reads)."""
+    import difflib
+
+    known = _KNOWN_OPTIONS | set(CAPABILITIES) | {k for other in _KINDS.values() for k in other.default_attrs}
+    for key in attrs:
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8) if key not in known else []
+        if close:
+            raise ValueError(f"target '{spelled}': unknown option '-{key}'; did you mean '-{close[0]}'?")
+
+
 def _check_capability_attrs(kind: str, attrs: dict[str, Any]) -> None:
     """A ValueError naming the attribute when a capability attribute has a value of the wrong
     kind (``-max_num_threads=abc``, ``-supports_float64=maybe``)."""
@@ -177,6 +202,7 @@ class Target(ThreadScoped):
                     raise ValueError(f"target option '{p}' in '{target}' must look like -key=value")
                 key, eq, value = p.lstrip("-").partition("=")
                 self.attrs[key] = _parse_value(value) if eq else True
+            _check_option_spelling(self.kind, self.attrs, str(target))
             self.host = None
         if host is not None:
             self.host = host if isinstance(host, Target) else Target(host)
