@@ -207,3 +207,19 @@ def test_a_kernel_handle_names_a_float_argument_that_is_no_number():
             TypeError, match=r"kernel scale_on_device_kernel0: argument 1 is float32, got .*pass a number"
         ):
             kernel(a, bad, 64)
+
+
+@pytest.mark.parametrize("dtype", ["float32x4", "int8x4", "boolx4", "float16x2"])
+def test_tensors_of_vector_dtypes_read_and_write_their_lanes_as_the_last_dimension(dtype):
+    """``empty((n,), "float32x4")`` was accepted, but numpy() and copyfrom() failed in NumPy's
+    own words (it has no vector dtypes)."""
+    lanes = int(dtype.rsplit("x", 1)[1])
+    t = tvm.runtime.empty((3,), dtype)
+    values = (np.arange(3 * lanes) % 3).reshape(3, lanes)
+    t.copyfrom(values)
+    got = t.numpy()
+    assert got.shape == (3, lanes) and got.dtype == np.dtype(dtype.rsplit("x", 1)[0])
+    np.testing.assert_array_equal(got, values.astype(got.dtype))
+    assert tvm.runtime.empty((0,), dtype).numpy().shape == (0, lanes)
+    with pytest.raises(ValueError, match=r"copyfrom: shape \(3,\) does not match \(3, \d\) \(the lanes"):
+        t.copyfrom(np.zeros(3))

@@ -66,7 +66,11 @@ class Tensor(tvm_ffi.Tensor):
         )
 
     def numpy(self) -> np.ndarray:
-        """Copy the tensor into a new NumPy array (from any device)."""
+        """Copy the tensor into a new NumPy array (from any device); a vector dtype's lanes are
+        the array's last dimension (``float32x4`` of shape ``(n,)``: float32 of ``(n, 4)``)."""
+        if self.dtype.lanes > 1:
+            host = self.copyto(cpu())  # alive while its view is copied
+            return _lanes_view(host).copy()
         out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
         _copy(self, _host_view(out), True, True)
         return out
@@ -77,6 +81,17 @@ class Tensor(tvm_ffi.Tensor):
         """Copy from a NumPy array (converted to this dtype) or another tensor into this one."""
         if isinstance(source, tvm_ffi.Tensor):
             _copy(source, self, False, True)
+            return self
+        if self.dtype.lanes > 1:  # lanes as the last dimension, through a CPU tensor
+            staging = empty(self.shape, str(self.dtype), cpu())
+            lanes = _lanes_view(staging)
+            arr = np.asarray(source, dtype=lanes.dtype)
+            if arr.shape != lanes.shape:
+                raise ValueError(
+                    f"copyfrom: shape {arr.shape} does not match {lanes.shape} (the lanes of {self.dtype} last)"
+                )
+            lanes[...] = arr
+            _copy(staging, self, False, True)
             return self
         arr = np.asarray(source, dtype=numpy_dtype(str(self.dtype)), order="C")  # 0-d stays 0-d
         if arr.shape != tuple(self.shape):
@@ -104,6 +119,18 @@ class Tensor(tvm_ffi.Tensor):
 
 
 _core._set_class_tensor(Tensor)
+
+
+def _lanes_view(host: Tensor) -> np.ndarray:
+    """A NumPy view of a compact CPU tensor of a vector dtype, its lanes the last dimension
+    (NumPy has no vector dtypes, and DLPack exports no lanes to it)."""
+    import ctypes
+
+    element = numpy_dtype(str(host.dtype).rsplit("x", 1)[0])  # "float32x4" holds float32
+    shape = (*tuple(host.shape), host.dtype.lanes)
+    count = int(np.prod(shape))
+    memory = (ctypes.c_char * (count * element.itemsize)).from_address(host.data_ptr()) if count else b""
+    return np.frombuffer(memory, dtype=element, count=count).reshape(shape)
 
 
 #: Element widths of each DLPack type code a tensor may hold (int, uint, float, bfloat, bool; the
