@@ -223,3 +223,11 @@ def test_tensors_of_vector_dtypes_read_and_write_their_lanes_as_the_last_dimensi
     assert tvm.runtime.empty((0,), dtype).numpy().shape == (0, lanes)
     with pytest.raises(ValueError, match=r"copyfrom: shape \(3,\) does not match \(3, \d\) \(the lanes"):
         t.copyfrom(np.zeros(3))
+
+
+def test_copyto_says_what_it_takes():
+    """``t.copyto(np_array)`` answered with the signature of an internal function."""
+    t = tvm.runtime.tensor(np.arange(3, dtype="float32"))
+    np.testing.assert_array_equal(t.copyto(tvm.cpu()).numpy(), np.arange(3))
+    with pytest.raises(TypeError, match=r"copyto takes a Tensor or a Device, got ndarray \(into NumPy: .numpy\(\)\)"):
+        t.copyto(np.zeros(3, "float32"))

@@ -104,6 +104,9 @@ class Tensor(tvm_ffi.Tensor):
         if isinstance(target, tvm_ffi.Tensor):
             _copy(self, target, False, True)
             return target
+        if not isinstance(target, tvm_ffi.Device):
+            hint = " (into NumPy: .numpy())" if isinstance(target, np.ndarray) else ""
+            raise TypeError(f"copyto takes a Tensor or a Device, got {type(target).__name__}{hint}")
         out = empty(self.shape, str(self.dtype), target)
         _copy(self, out, False, True)
         return out
