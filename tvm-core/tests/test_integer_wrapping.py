@@ -156,3 +156,26 @@ def test_narrow_values_and_loop_variable_arithmetic_wrap(private_cache):
         ]
     for row, expected in enumerate(want):
         np.testing.assert_array_equal(out.numpy()[row], expected, err_msg=f"row {row}")
+
+
+@T.prim_func
+def divisor_folding_to_zero(A: T.Buffer((64,), "uint32"), B: T.Buffer((64,), "uint32")):
+    for i in T.thread_binding(64, thread="threadIdx.x"):
+        B[i] = T.truncdiv(A[i], T.Cast("uint32", T.int16(0)) // T.uint32(7))
+
+
+@T.prim_func
+def divisor_folding_to_zero_cpu(A: T.Buffer((64,), "uint32"), B: T.Buffer((64,), "uint32")):
+    for i in range(64):
+        B[i] = T.truncdiv(A[i], T.Cast("uint32", T.int16(0)) // T.uint32(7))
+
+
+@pytest.mark.parametrize("target, func", [("llvm", divisor_folding_to_zero_cpu), ("example", divisor_folding_to_zero)])
+def test_a_divisor_that_folds_to_zero_divides_as_tir_defines(target, func):
+    """A divisor that is zero only once constants fold compiled for the CPU (giving 0) but was
+    refused on device targets ("by the constant zero", a check meant for what the author wrote)."""
+    dev = tvm.cpu() if target == "llvm" else tvm.device(target, 0)
+    a = tvm.runtime.tensor(np.arange(64, dtype="uint32"), dev)
+    b = tvm.runtime.tensor(np.full(64, 7, "uint32"), dev)
+    tvm.compile(func, target=target)[func.global_symbol](a, b)
+    np.testing.assert_array_equal(b.numpy(), np.zeros(64, "uint32"))

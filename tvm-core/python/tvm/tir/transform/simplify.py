@@ -170,6 +170,8 @@ class _Simplify(StmtExprMutator):
             return r
         t, a, b, d = type(e), e.a, e.b, e.a.dtype
         isint = _dt.is_integer(d)
+        if isint and t in (Div, FloorDiv, Mod, FloorMod) and _is(b, 0):
+            return IntImm(d, 0)  # TIR's result of a division by zero (a divisor folded to 0)
         if t is Add:
             if _additive_identity(b):
                 return a
