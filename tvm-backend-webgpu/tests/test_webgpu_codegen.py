@@ -318,6 +318,27 @@ def test_float16_only_inside_expressions_and_a_constant_conversion_that_overflow
     np.testing.assert_array_equal(args[1].numpy(), np.full(64, -np.inf, "float32"))
 
 
+@T.prim_func
+def math_of_16_bit_constants(a: T.handle):
+    A = T.match_buffer(a, (64, 4), "float32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx, 0] = T.Cast("float32", T.log(T.float16(-1.0)))
+        A[tx, 1] = T.Cast("float32", T.log2(T.float16(-15.0)))
+        A[tx, 2] = T.Cast("float32", T.sqrt(T.bfloat16(-1.0)))
+        A[tx, 3] = T.Cast("float32", T.log(T.bfloat16(0.0)))
+
+
+def test_math_of_16_bit_constants_is_computed_at_run_time(dev):
+    """A math call on a float16 or bfloat16 constant reached the shader compiler as a WGSL
+    const-expression (the run-time operand went around the call, not into it): wgpu rejected
+    log(-1.0h) at the first launch, where the other targets compute NaN."""
+    mod = tvm.compile(math_of_16_bit_constants, target="webgpu")
+    out = tvm.runtime.empty((64, 4), "float32", dev)
+    mod["math_of_16_bit_constants"](out)
+    got = out.numpy()
+    assert np.isnan(got[:, :3]).all() and (got[:, 3] == -np.inf).all()
+
+
 def test_the_index_check_record_counted_past_the_storage_buffer_limit_is_named():
     """Eight buffers and an index read from memory: the ninth storage buffer is the record of
     the run-time index checks, and the error says so and how to avoid it."""

@@ -143,8 +143,7 @@ class WGSLPrinter(CFamilyPrinter):
         evaluates and rejects when it overflows (``exp(100.0f)``, float16 ``60000.0h * 2.0h``),
         where TIR computes inf or a wrapped value at run time: its first operand becomes a
         run-time value (:meth:`at_run_time`)."""
-        if self._at_run_time.pop(id(e), None) is e:
-            return self.at_run_time(super().visit_expr(e), e.dtype)
+        run_time = self._at_run_time.pop(id(e), None) is e
         if isinstance(e, E.Call):
             operands = e.args
         elif isinstance(e, E.BinaryOp):
@@ -152,8 +151,9 @@ class WGSLPrinter(CFamilyPrinter):
         else:  # a conversion of a constant is a const-expression too (f16(-977956736i) overflows)
             operands = (e.value,) if isinstance(e, E.Cast) else ()
         if operands and not isinstance(e, E.CmpOp) and all(_constant(x) for x in operands):
-            self._at_run_time[id(operands[0])] = operands[0]
-        return super().visit_expr(e)
+            self._at_run_time[id(operands[0])] = operands[0]  # also inside a run-time value
+        text = super().visit_expr(e)
+        return self.at_run_time(text, e.dtype) if run_time else text
 
     def visit_Let(self, e: E.Let) -> str:
         if _constant(e.value):  # the value is substituted where the variable is used
