@@ -15,7 +15,7 @@ import math
 
 from . import dtype as _dt
 from .expr import Cast, FloatImm, IntImm, Let, PrimExpr, Select, Var
-from .op import ExprLike, binary, convert, exp2, fabs, isinf, log, log1p, reinterpret, sqrt
+from .op import ExprLike, binary, convert, exp2, fabs, isinf, isnan, log, log1p, reinterpret, sqrt
 
 #: Past this magnitude ``x * x`` would overflow: ``asinh`` / ``acosh`` are ``log(2|x|)`` there.
 _HUGE = {"float32": 1e18, "float64": 1e150}
@@ -63,8 +63,7 @@ def asinh(x: ExprLike) -> PrimExpr:
         moderate = log1p(_add(a, binary("div", square, _add(one, sqrt(_add(one, square))))))
         huge = _add(log(a), _const(math.log(2.0), t))
         magnitude = Select(binary("gt", a, _const(_HUGE[t], t)), huge, moderate)
-        negative = binary("lt", v, _const(0.0, t))
-        return _bind("asinh_m", magnitude, lambda m: Select(negative, binary("sub", _const(0.0, t), m), m))
+        return copysign(magnitude, v)  # the sign bit: asinh(-0.0) is -0.0
 
     return _result(_bind("asinh_a", fabs(v), of), dtype)
 
@@ -80,7 +79,9 @@ def acosh(x: ExprLike) -> PrimExpr:
         below = binary("sub", a, one)
         moderate = log1p(_add(below, sqrt(_mul(below, _add(a, one)))))
         huge = _add(log(a), _const(math.log(2.0), t))
-        return Select(binary("gt", a, _const(_HUGE[t], t)), huge, moderate)
+        defined = Select(binary("gt", a, _const(_HUGE[t], t)), huge, moderate)
+        # below 1 the formula can round to log1p(-1) or overflow to inf - inf
+        return Select(binary("lt", a, one), _const(math.nan, t), defined)
 
     return _result(_bind("acosh_x", v, of), dtype)
 
@@ -94,14 +95,15 @@ def atanh(x: ExprLike) -> PrimExpr:
     def of(a: PrimExpr) -> PrimExpr:
         ratio = binary("div", _mul(_const(2.0, t), a), binary("sub", _const(1.0, t), a))
         half = _mul(_const(0.5, t), log1p(ratio))
-        return Select(binary("lt", v, _const(0.0, t)), binary("sub", _const(0.0, t), half), half)
+        return copysign(half, v)  # the sign bit: atanh(-0.0) is -0.0
 
     return _result(_bind("atanh_a", fabs(v), of), dtype)
 
 
 def hypot(x: ExprLike, y: ExprLike) -> PrimExpr:
     """``sqrt(x² + y²)`` without overflow or underflow in between: ``m * sqrt(1 + (n / m)²)``
-    with ``m = max(|x|, |y|)`` and ``n`` the other; infinite when either is."""
+    with ``m = max(|x|, |y|)`` and ``n`` the other; infinite when either is (even if the other
+    is NaN, as in C), NaN otherwise when either is."""
     a, dtype = _float_arg("hypot", x)
     b, other = _float_arg("hypot", y)
     if _dt.bits(other) > _dt.bits(dtype):
@@ -114,7 +116,9 @@ def hypot(x: ExprLike, y: ExprLike) -> PrimExpr:
         big, small = binary("max", p, q), binary("min", p, q)
         ratio = binary("div", small, big)
         finite = Select(binary("eq", big, zero), zero, _mul(big, sqrt(_add(one, _mul(ratio, ratio)))))
-        return Select(binary("or", isinf(p), isinf(q)), _const(math.inf, t), finite)
+        # max and min pick by ">" and "<": they drop a NaN first operand, so test for it here
+        ordered = Select(binary("or", isnan(p), isnan(q)), _const(math.nan, t), finite)
+        return Select(binary("or", isinf(p), isinf(q)), _const(math.inf, t), ordered)
 
     return _result(_bind("hypot_a", fabs(a), lambda p: _bind("hypot_b", fabs(b), lambda q: of(p, q))), dtype)
 
@@ -127,7 +131,8 @@ def copysign(x: ExprLike, y: ExprLike) -> PrimExpr:
         raise TypeError(f"copysign expects float arguments, got {xv.dtype} and {yv.dtype}; cast them with T.Cast")
     bits = f"int{_dt.bits(yv.dtype)}"
     negative = binary("lt", reinterpret(bits, yv), IntImm(bits, 0))
-    return _bind("copysign_a", fabs(xv), lambda a: Select(negative, binary("sub", _const(0.0, a.dtype), a), a))
+    # -a (a multiplication by -1) turns +0.0 into -0.0, which 0.0 - a does not
+    return _bind("copysign_a", fabs(xv), lambda a: Select(negative, -a, a))
 
 
 def ldexp(x: ExprLike, exponent: ExprLike) -> PrimExpr:

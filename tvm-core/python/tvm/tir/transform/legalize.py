@@ -13,7 +13,13 @@ infinity; ``Min``/``Max`` pick an operand by ``<``/``>``. After :func:`legalize_
   (with the divisor's sign for ``FloorMod``), and ``fmod`` of a finite value by an infinity is
   that value (the native ``x - y * trunc(x / y)`` gives NaN);
 * ``tanh(x)`` of float32 and float16 is a series near zero (``|x| < 0.55``), where the drivers'
-  ``tanh`` loses the low bits, and the native ``tanh`` beyond;
+  ``tanh`` loses the low bits, and the native ``tanh`` beyond; ``sinh(x)`` likewise, with
+  ``(h/2) * h`` for ``h = exp(|x|/2)`` beyond, and ``cosh(x)`` from the same half exponentials
+  (finite up to float32's limit, where ``exp(|x|)`` overflows);
+* ``atan`` and ``atan2`` of float32 and float16 give NaN for a NaN operand, ``atan`` is ``x``
+  itself near zero (a signed zero kept), and ``atan2`` has C's results for zeros (signed) and
+  infinities; the native functions elsewhere (float16 computed in float32, as for ``tanh``,
+  ``sinh`` and ``cosh``);
 * ``pow(x, y)`` is the native ``pow`` of ``|x|`` (defined for a positive base only in SPIR-V
   and WGSL) with C's results for a negative or zero base and a zero exponent chosen by ``Select``;
 * ``log1p(u)`` becomes a series in ``u`` where ``1 + u`` would round away ``u``'s low bits
@@ -114,8 +120,8 @@ class _Legalizer(StmtExprMutator):
             return _bind(e.args[0], lambda x: _bind(e.args[1], lambda y: _pow(x, y, e.dtype)))
         if op == "fmod" and _dt.is_float(e.dtype):
             return _bind(e.args[0], lambda x: _bind(e.args[1], lambda y: _fmod(x, y, e.dtype)))
-        if op == "tanh" and e.dtype in ("float16", "float32"):
-            return _tanh(e.args[0], e.dtype)
+        if op in _FLOAT32_MATH and e.dtype in ("float16", "float32"):
+            return _in_float32(e.args, e.dtype, _FLOAT32_MATH[op])
         return _expand_log1p(e)
 
 
@@ -241,26 +247,110 @@ def _fmod(a: Var, b: Var, dtype: str) -> PrimExpr:
 _TANH_SERIES = (1, -1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075, -929569 / 638512875,
                 6404582 / 10854718875)  # fmt: skip
 
+#: sinh's Taylor coefficients (of x, x**3, x**5, ...): below 0.55 five terms reach float32's precision
+_SINH_SERIES = tuple(1 / math.factorial(2 * k + 1) for k in range(5))
 
-def _tanh(x: PrimExpr, dtype: str) -> PrimExpr:
+
+def _in_float32(args: Any, dtype: str, make: Any) -> PrimExpr:
+    """``make`` of ``args`` (each bound once) computed in float32; a float16 result is rounded once."""
+    wide = [a if a.dtype == "float32" else Cast("float32", a) for a in args]
+
+    def bind_from(i: int, bound: list[PrimExpr]) -> PrimExpr:
+        if i == len(wide):
+            return make(*bound)
+        return _bind(wide[i], lambda v: bind_from(i + 1, [*bound, v]))
+
+    out = bind_from(0, [])
+    return out if dtype == "float32" else Cast(dtype, out)
+
+
+def _f32(value: float) -> FloatImm:
+    return FloatImm("float32", value)
+
+
+def _odd_series(v: PrimExpr, coefficients: tuple[float, ...]) -> PrimExpr:
+    """``c0 * v + c1 * v**3 + c2 * v**5 + ...`` (Horner in ``v * v``); exactly ``v`` for a tiny ``v``."""
+
+    def with_square(s: PrimExpr) -> PrimExpr:
+        poly: PrimExpr = _f32(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            poly = Add(_f32(c), Mul(s, poly))
+        return Mul(v, poly)
+
+    return _bind(Mul(v, v), with_square)
+
+
+def _near_zero(v: PrimExpr) -> PrimExpr:
+    return LT(Call("float32", "fabs", (v,)), _f32(0.55))
+
+
+def _tanh(v: PrimExpr) -> PrimExpr:
     """``tanh(x)``: its series near zero, where the drivers' ``tanh`` (from exponentials) loses
-    the low bits (lavapipe gave 2.98e-8 for tanh(1e-8)); the native ``tanh`` beyond. A float16
-    ``x`` is computed in float32."""
-    wide = "float32"
-    arg = x if dtype == wide else Cast(wide, x)
+    the low bits (lavapipe gave 2.98e-8 for tanh(1e-8)); the native ``tanh`` beyond."""
+    return Select(_near_zero(v), _odd_series(v, _TANH_SERIES), Call("float32", "tanh", (v,)))
 
-    def with_x(v: PrimExpr) -> PrimExpr:
-        def with_square(s: PrimExpr) -> PrimExpr:
-            poly: PrimExpr = FloatImm(wide, _TANH_SERIES[-1])
-            for c in reversed(_TANH_SERIES[:-1]):
-                poly = Add(FloatImm(wide, c), Mul(s, poly))
-            small = LT(Call(wide, "fabs", (v,)), FloatImm(wide, 0.55))
-            return Select(small, Mul(v, poly), Call(wide, "tanh", (v,)))
 
-        return _bind(Mul(v, v), with_square)
+def _half_exponentials(v: PrimExpr, combine: Any) -> PrimExpr:
+    """``combine(e/2, 1/(2e))`` for ``e = exp(|v|)``, with ``e/2`` as ``(h/2) * h`` for ``h =
+    exp(|v|/2)``: finite wherever the result is (``exp(89)`` overflows float32, ``sinh(89)`` not)."""
 
-    out = _bind(arg, with_x)
-    return out if dtype == wide else Cast(dtype, out)
+    def with_h(h: PrimExpr) -> PrimExpr:
+        return combine(Mul(Mul(_f32(0.5), h), h), Div(_f32(0.5), Mul(h, h)))
+
+    return _bind(Call("float32", "exp", (Mul(Call("float32", "fabs", (v,)), _f32(0.5)),)), with_h)
+
+
+def _sinh(v: PrimExpr) -> PrimExpr:
+    """``sinh(x)``: its series near zero, where ``(e^x - e^-x) / 2`` cancels (lavapipe gave 2.98e-8
+    for sinh(1e-30)), and half exponentials beyond, which overflow only where sinh does."""
+    magnitude = _half_exponentials(v, Sub)
+    far = _bind(magnitude, lambda m: Select(LT(v, _f32(0.0)), Mul(m, _f32(-1.0)), m))
+    return Select(_near_zero(v), _odd_series(v, _SINH_SERIES), far)
+
+
+def _cosh(v: PrimExpr) -> PrimExpr:
+    """``cosh(x)`` from half exponentials, which overflow only where cosh does (the drivers' cosh
+    gave inf for cosh(89))."""
+    return _half_exponentials(v, Add)
+
+
+def _atan(v: PrimExpr) -> PrimExpr:
+    """``atan(x)``: ``x`` itself for a NaN (lavapipe's gave 0), a signed zero and ``|x| < 2**-12``
+    (where ``x - x**3 / 3`` rounds to ``x``), the native ``atan`` otherwise."""
+    as_is = Or(Call("bool", "isnan", (v,)), LT(Call("float32", "fabs", (v,)), _f32(2.0**-12)))
+    return Select(as_is, v, Call("float32", "atan", (v,)))
+
+
+def _atan2_special(y: PrimExpr, x: PrimExpr) -> PrimExpr:
+    """``|atan2(y, x)|`` where ``y`` or ``x`` is zero or infinite, as C defines it: a negative
+    ``x`` (-0.0 included) points west (pi), a positive one east (0)."""
+    from tvm.tir.op import reinterpret
+
+    west = LT(reinterpret("int32", x), IntImm("int32", 0))
+    on_axis = Select(west, _f32(math.pi), _f32(0.0))
+    diagonal = Select(west, _f32(3 * math.pi / 4), _f32(math.pi / 4))
+    infinite_y = Select(Call("bool", "isinf", (x,)), diagonal, _f32(math.pi / 2))
+    finite_y = Select(Call("bool", "isinf", (x,)), on_axis, _f32(math.pi / 2))  # else x is zero
+    return Select(EQ(y, _f32(0.0)), on_axis, Select(Call("bool", "isinf", (y,)), infinite_y, finite_y))
+
+
+def _atan2(y: PrimExpr, x: PrimExpr) -> PrimExpr:
+    """C's ``atan2(y, x)``: NaN for a NaN operand, the results C defines for zeros (signed) and
+    infinities with the sign of ``y``, and the native ``atan2`` elsewhere (lavapipe's gave 0 for
+    NaN and 3pi/4 for atan2(0, 0))."""
+    from tvm.tir.composite_math import copysign
+
+    def is_(kind: str, v: PrimExpr) -> PrimExpr:
+        return Call("bool", kind, (v,))
+
+    zero = _f32(0.0)
+    special = Or(Or(EQ(y, zero), EQ(x, zero)), Or(is_("isinf", y), is_("isinf", x)))
+    general = Select(special, copysign(_atan2_special(y, x), y), Call("float32", "atan2", (y, x)))
+    return Select(Or(is_("isnan", y), is_("isnan", x)), _f32(math.nan), general)
+
+
+#: float16/float32 math the drivers get wrong, computed in float32 from exact formulations
+_FLOAT32_MATH = {"tanh": _tanh, "sinh": _sinh, "cosh": _cosh, "atan": _atan, "atan2": _atan2}
 
 
 def _float_floormod(a: Var, b: Var, dtype: str) -> PrimExpr:
