@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import tempfile
 
@@ -12,6 +11,7 @@ import tvm_ffi
 
 import tvm
 from tvm.contrib import cc
+from tvm.testing.dlpack import HandMadeTensor
 from tvm.tir import Buffer, BufferStore, For, ForKind, IntImm, PrimFunc, Var
 
 
@@ -81,53 +81,9 @@ def test_non_contiguous(add_mod):
 # ---- device checks: a tensor that claims to live on another device --------------------------
 
 
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", _DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", _DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
-
-
-_KEEP: list = []
-
-
 def tensor_on(arr: np.ndarray, device_type: int) -> tvm_ffi.Tensor:
     """A tvm-ffi tensor over ``arr``'s memory that claims to be on ``device_type`` (never read)."""
-
-    class Producer:
-        def __dlpack_device__(self):
-            return (device_type, 0)
-
-        def __dlpack__(self, stream=None, **kwargs):
-            shape = (ctypes.c_int64 * arr.ndim)(*arr.shape)
-            m = _DLManagedTensor(
-                _DLTensor(arr.ctypes.data, _DLDevice(device_type, 0), arr.ndim, _DLDataType(2, 32, 1), shape, None, 0),
-                None,
-                None,
-            )
-            _KEEP.append((m, shape, arr))
-            new = ctypes.pythonapi.PyCapsule_New
-            new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-            return new(ctypes.addressof(m), b"dltensor", None)
-
-    return tvm_ffi.from_dlpack(Producer())
+    return tvm_ffi.from_dlpack(HandMadeTensor(arr.ctypes.data, arr.shape, (device_type, 0), keep=arr))
 
 
 def test_wrong_device_for_cpu_function(add_mod):

@@ -12,76 +12,16 @@ and is now a Python exception that names the problem (or the right value).
   DLPack tensor; ``tvm.device("")`` raised IndexError; NumPy bool scalars were refused as
   arguments with a message naming a tvm-ffi internal type."""
 
-import ctypes
-
 import numpy as np
 import pytest
 import tvm
 from tvm.script import tir as T
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", _DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", _DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    pass
-
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
-_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-
-@_DELETER
-def _keep_memory(_):
-    """The producer's memory outlives the test module."""
-
-
-class HandMadeProducer:
-    """A DLPack producer of a CPU float32 tensor with the given data address and shape, as a
-    careless extension or a corrupted pipeline might hand one over."""
-
-    def __init__(self, data, shape):
-        self.shape = (ctypes.c_int64 * len(shape))(*shape)
-        self.managed = _DLManagedTensor()
-        t = self.managed.dl_tensor
-        t.data, t.device, t.ndim, t.dtype = data, _DLDevice(1, 0), len(shape), _DLDataType(2, 32, 1)
-        t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
-        self.managed.deleter = _keep_memory
-
-    def __dlpack__(self, stream=None, **_):
-        return _capsule_new(ctypes.addressof(self.managed), b"dltensor", None)
-
-    def __dlpack_device__(self):
-        return (1, 0)
-
-
-_PRODUCERS_ALIVE = []  # the producers' structures must outlive every view tvm-ffi made of them
+from tvm.testing.dlpack import HandMadeTensor
 
 
 def producer(data, shape):
-    p = HandMadeProducer(data, shape)
-    _PRODUCERS_ALIVE.append(p)
-    return p
+    """A CPU float32 tensor at ``data`` (None: NULL) of ``shape``, as a careless producer hands one over."""
+    return HandMadeTensor(data, shape)
 
 
 @T.prim_func
