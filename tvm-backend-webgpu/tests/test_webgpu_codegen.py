@@ -448,3 +448,27 @@ def f(B: T.Buffer((1,), "float32"), n: T.int64, m: T.int64):
 """
     with pytest.raises(TIRVerifyError, match=message):
         tvm.compile(tvm.script.parse(source), target="webgpu")
+
+
+@T.prim_func
+def signs_and_powers_of_16_bit(a: T.handle, b: T.handle, c: T.handle, d: T.handle):
+    A = T.match_buffer(a, (8,), "float16")
+    B = T.match_buffer(b, (8,), "float16")
+    C = T.match_buffer(c, (8,), "float16")
+    D = T.match_buffer(d, (8,), "float16")
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        C[tx] = T.copysign(A[tx], B[tx])
+        D[tx] = T.pow(A[tx], B[tx])
+
+
+def test_copysign_and_pow_of_float16(dev):
+    """Both took the sign bit by reinterpreting a float16 as int16, which WGSL cannot: the
+    compile was refused with a message about a reinterpret the kernel never wrote."""
+    mod = tvm.compile(signs_and_powers_of_16_bit, target="webgpu")
+    a = np.array([0.0, 2.0, -3.0, 0.5, 4.0, -2.0, 1.5, 0.0], "float16")
+    b = np.array([-1.0, -0.0, 2.0, 3.0, 0.5, 3.0, -2.0, 2.0], "float16")
+    args = [tvm.runtime.tensor(x, dev) for x in (a, b)] + [tvm.runtime.empty((8,), "float16", dev) for _ in range(2)]
+    mod["signs_and_powers_of_16_bit"](*args)
+    np.testing.assert_array_equal(args[2].numpy(), np.copysign(a, b))
+    np.testing.assert_array_equal(np.signbit(args[2].numpy()), np.signbit(np.copysign(a, b)))
+    np.testing.assert_allclose(args[3].numpy().astype("float32"), np.power(a.astype("float32"), b), rtol=2e-3)

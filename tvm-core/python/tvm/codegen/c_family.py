@@ -729,9 +729,11 @@ class CFamilyPrinter(ExprFunctor[str]):
                 f"{type(self).__name__} cannot print it: compile the kernel for target '{namespace}', or write it "
                 f"without T.{namespace}.*"
             )
+        language = type(self).__name__.removesuffix("Printer")
         raise CodegenError(
-            f"{type(self).__name__}: unsupported intrinsic '{call.op}' (a printer prints it with a "
-            f"method call_{op}(self, call) -> str or an entry '{op}' in CALL_TEMPLATES)"
+            f"T.{op} has no {language} form, so this target cannot compile it: write it with other "
+            f"operations, or compile for another target (a printer prints it with a method "
+            f"call_{op}(self, call) -> str or an entry '{op}' in CALL_TEMPLATES)"
         )
 
     def intrinsic_name(self, op: str, dtype: str) -> str:

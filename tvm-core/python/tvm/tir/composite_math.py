@@ -129,8 +129,10 @@ def copysign(x: ExprLike, y: ExprLike) -> PrimExpr:
     yv = convert(y)
     if not _dt.is_float(xv.dtype) or not _dt.is_float(yv.dtype):
         raise TypeError(f"copysign expects float arguments, got {xv.dtype} and {yv.dtype}; cast them with T.Cast")
-    bits = f"int{_dt.bits(yv.dtype)}"
-    negative = binary("lt", reinterpret(bits, yv), IntImm(bits, 0))
+    # the sign bit of a 16-bit float through float32 (WGSL reinterprets 32-bit values only)
+    signed = yv if _dt.bits(yv.dtype) >= 32 else Cast("float32", yv)
+    bits = f"int{_dt.bits(signed.dtype)}"
+    negative = binary("lt", reinterpret(bits, signed), IntImm(bits, 0))
     # -a (a multiplication by -1) turns +0.0 into -0.0, which 0.0 - a does not
     return _bind("copysign_a", fabs(xv), lambda a: Select(negative, -a, a))
 
