@@ -317,7 +317,9 @@ def test_a_macro_that_never_stops_calling_itself_is_refused():
     "body, message",
     [
         ("returns_a_value(A)", "'return' in T.macro 'returns_a_value'"),
-        ("x = scale(A, 8, 2.0)", "the right side gives statements"),
+        ("x = scale(A, 8, 2.0)", "T.macro 'scale' gives statements, not a value: call it on a line of its own"),
+        ("A[0] = scale(A, 8, 2.0)", "T.macro 'scale' gives statements, not a value"),
+        ("if scale(A, 8, 2.0):\n        A[0] = 1.0", "T.macro 'scale' gives statements, not a value"),
     ],
 )
 def test_a_macro_gives_statements_not_values(body, message):

@@ -455,6 +455,7 @@ class Parser:
         if isinstance(node.value, ast.Call) and self._is_block_annotation(node.value.func):
             self._check_names_defined(node.value)
             return None  # T.reads / T.writes / T.block_attr: regions the lowering does not need
+        self.statement_call = node.value  # the one call whose value may be a macro's statements
         val = self.eval_expr(node.value)
         if isinstance(val, T.WhereSpec):
             cond = val.condition
@@ -1503,6 +1504,13 @@ class Parser:
                 kwargs[k.arg] = self.eval_expr(k.value)
         if not callable(fn):
             raise self.error(node.func, f"'{type(fn).__name__}' object is not callable")
+        macro = macros.macro_of(fn)
+        if macro is not None and node is not getattr(self, "statement_call", None):
+            raise self.error(
+                node,
+                f"{macro.kind} '{macro.name}' gives statements, not a value: call it on a line of its own "
+                "(a Python helper function returns expressions)",
+            )
         if fn in (builtins.min, builtins.max, builtins.abs) and any(isinstance(a, PrimExpr) for a in args):
             fn = {builtins.min: _op.min, builtins.max: _op.max, builtins.abs: _op.abs}[fn]
         if fn is builtins.range:

@@ -133,6 +133,13 @@ def signature_of(arguments: ast.arguments, evaluate: Callable[[ast.expr], Any]) 
     return inspect.Signature(params)
 
 
+def macro_of(fn: Any) -> Optional[Macro]:
+    """The macro ``fn`` calls (itself, or the macro of a bound method), else None."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    return fn if isinstance(fn, Macro) else None
+
+
 def options_of(decorator_value: Any, macro_decorators: tuple) -> Optional[MacroDecorator]:
     """The options a nested ``def``'s decorator gives (``T.macro``, ``T.inline`` or either called
     with options), or None when it is no macro decorator."""
