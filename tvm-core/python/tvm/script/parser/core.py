@@ -206,6 +206,7 @@ class Parser:
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
         self.statement: Optional[ast.stmt] = None  # the statement being parsed (a macro's call site)
+        self.statement_call: Optional[ast.expr] = None  # an expression statement's call (a macro may be it)
         self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
 
     # ------------------------------------------------------------------ diagnostics
@@ -1343,6 +1344,7 @@ class Parser:
                 call,
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
+        fields += ("statement", "statement_call")
         saved = {f: getattr(self, f) for f in fields}
         saved_bound = self.__dict__.pop("_bound_names", None)
         src = macro.source
@@ -1505,7 +1507,7 @@ class Parser:
         if not callable(fn):
             raise self.error(node.func, f"'{type(fn).__name__}' object is not callable")
         macro = macros.macro_of(fn)
-        if macro is not None and node is not getattr(self, "statement_call", None):
+        if macro is not None and node is not self.statement_call:
             raise self.error(
                 node,
                 f"{macro.kind} '{macro.name}' gives statements, not a value: call it on a line of its own "
