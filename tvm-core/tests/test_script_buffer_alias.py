@@ -88,3 +88,26 @@ def test_a_view_at_an_element_of_another_dtype_is_refused():
         def g(A: T.Buffer((8,), "float32")):
             B = T.decl_buffer((4,), "int32", data=T.address_of(A[4]))
             B[0] = 1
+
+
+def _half_bits_as_float(scope: str):
+    @T.prim_func
+    def view(A: T.Buffer((2,), "float32"), B: T.Buffer((4,), "float16")):
+        S = T.alloc_buffer((4,), "float16", scope=scope)
+        for i in range(4):
+            S[i] = B[i]
+        V = T.decl_buffer((2,), "float32", data=S.data)
+        A[0] = V[0]
+        A[1] = V[1]
+
+    return view
+
+
+@pytest.mark.parametrize("scope", ["global", "shared", "local"])
+def test_a_cpu_view_in_another_dtype_reads_the_bytes_written(scope):
+    """Written as float16 and read as float32 through a view, the C compiler's strict-aliasing
+    rule let it read before the writes (garbage or zeros on the CPU, for global and shared
+    buffers); the CPU build turns that rule off."""
+    a, b = np.zeros(2, "float32"), np.array([1, 2, 3, 4], "float16")
+    tvm.compile(_half_bits_as_float(scope), target="c")["view"](a, b)
+    np.testing.assert_array_equal(a, b.view("float32"))

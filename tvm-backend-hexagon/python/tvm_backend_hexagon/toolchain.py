@@ -74,6 +74,7 @@ def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
         f"-mcpu={mcpu}+hvx{version}+hvx_length128b",
         "-O3",
         "-ffp-contract=off",  # a * b + c rounded twice, as NumPy and every other backend compute it
+        "-fno-strict-aliasing",  # a buffer viewed in another dtype (data=) reads what was written
         "-static",
         "-g0",
         "-s",  # stripped: smaller, and the same bytes whichever folder it was built in

@@ -199,6 +199,7 @@ def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequenc
         "-fPIC",
         "-shared",
         "-fno-math-errno",
+        "-fno-strict-aliasing",  # a buffer viewed in another dtype (data=) reads what was written
         "-fvisibility=hidden",
         "-Werror=implicit-function-declaration",
     ]
