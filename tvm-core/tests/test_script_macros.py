@@ -366,3 +366,77 @@ def kernel(A: T.Buffer((8,), "float32")):
     namespace = {"T": T}
     with pytest.raises(TVMScriptError, match="cannot read the source of 'made_by_exec'"):
         exec("@T.macro\ndef made_by_exec(A):\n    A[0] = 1\n", namespace)
+
+
+@T.macro(hygienic=False)
+def sums_into_own_s(A, C):
+    s = T.float32(0)  # the macro's own s: the caller's is shadowed, not overwritten
+    for j in range(4):
+        s = s + A[j]
+    C[0] = s
+
+
+def fill_through_a_helper(A, value):
+    """A Python helper the kernel calls; the macro it runs places its statements in the kernel."""
+    scale(A, 4, value)
+    return value + T.float32(1)
+
+
+def test_names_a_macro_assigns_shadow_the_callers_and_helpers_may_run_macros():
+    """A macro's accumulator of the same name as the caller's mutable scalar wrote into the
+    caller's (D was 6, not 101); a macro run by a Python helper had its statements dropped."""
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4,), "float32"), C: T.Buffer((1,), "float32"), D: T.Buffer((2,), "float32")):
+        s = T.float32(100)
+        s = s + T.float32(1)
+        sums_into_own_s(A, C)
+        D[0] = s
+        D[1] = fill_through_a_helper(A, T.float32(3))  # A scaled by 3 first, then D[1] = 4
+
+    a = np.arange(4, dtype="float32")
+    out_a, c, d = run_cpu(kernel, a, np.zeros(1, "float32"), np.zeros(2, "float32"))
+    assert c[0] == a.sum() and d.tolist() == [101, 4]
+    np.testing.assert_array_equal(out_a, a * 3)
+
+
+@T.macro
+def add_to_parameter(A, acc):
+    acc = acc + A[0]  # rebinding a parameter, as Python allows
+    A[1] = acc
+
+
+def test_a_macro_may_rebind_its_parameters_and_the_callers_names():
+    @T.prim_func
+    def kernel(A: T.Buffer((4,), "float32")):
+        x = A[0] + T.float32(1)
+
+        @T.macro
+        def double_into(i):
+            x = A[i] * T.float32(2)  # the macro's own x
+            A[i] = x
+
+        add_to_parameter(A, T.float32(10))
+        double_into(2)
+        A[3] = x
+
+    (out,) = run_cpu(kernel, np.array([1, 0, 5, 0], "float32"))
+    assert out.tolist() == [1, 11, 10, 2]
+
+
+def test_decorator_misuses_and_allocations_used_before_they_are_buffers():
+    with pytest.raises(ValueError, match=r"write @T.inline or @T.inline\(\)$"):
+        T.inline(True)
+    with pytest.raises(TypeError, match="decorates a function written with def"):
+        T.macro(lambda A: None)
+
+    class Staging:
+        def __init__(self, like):
+            self.local = T.alloc_buffer(like.shape, like.dtype)
+
+    with pytest.raises(TVMScriptError, match=r"T.alloc_buffer\(...\) has no 'shape' until it is a buffer: assign it"):
+
+        @T.prim_func
+        def kernel(A: T.Buffer((4,), "float32")):
+            staging = T.meta_var(Staging(A))
+            A[0] = T.float32(staging.local.shape[0])

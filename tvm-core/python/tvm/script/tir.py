@@ -173,6 +173,14 @@ class AllocSpec:
 
     spec: BufferSpec
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"T.alloc_buffer(...) has no '{name}' until it is a buffer: assign it to a name in the kernel or a "
+            "macro's body (B = T.alloc_buffer(...)), then use B"
+        )
+
 
 @dataclass
 class LaunchThreadSpec:

@@ -207,6 +207,8 @@ class Parser:
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
         self.statement: Optional[ast.stmt] = None  # the statement being parsed (a macro's call site)
         self.statement_call: Optional[ast.expr] = None  # an expression statement's call (a macro may be it)
+        self.scope_floor = 0  # the first of self.scopes that the body being parsed binds names in
+        self.emitted: Optional[list[Stmt]] = None  # what macros called while a statement is parsed gave
         self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
 
     # ------------------------------------------------------------------ diagnostics
@@ -233,8 +235,13 @@ class Parser:
     def is_bound(self, name: str) -> bool:
         return any(name in s for s in self.scopes)
 
+    def is_bound_here(self, name: str) -> bool:
+        """Whether ``name`` is bound by the function or macro body being parsed (not by what a
+        macro's body sees around it, which an assignment there shadows)."""
+        return any(name in s for s in self.scopes[self.scope_floor :])
+
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
-        if self.is_bound(name):
+        if self.is_bound_here(name):
             old = self.lookup(name, node)
             if isinstance(old, Buffer) and isinstance(node, ast.arg):
                 raise self.error(node, f"parameter '{name}' is declared twice")
@@ -418,15 +425,24 @@ class Parser:
         m = getattr(self, "stmt_" + type(node).__name__, None)
         if m is None:
             raise self.error(node, f"unsupported statement '{type(node).__name__}' in TVMScript")
+        outer, self.emitted = self.emitted, []
         try:
             r = m(node)
         except _PASSTHROUGH:
             raise
         except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError, OverflowError) as e:
             raise self.error(node, str(e)) from None  # a statement's own argument checks, located
+        finally:
+            emitted, self.emitted = self.emitted, outer
         if isinstance(r, Stmt) and r.span is None:
             r.span = self.span(node)
-        return r
+        return _after(emitted, r) if emitted else r
+
+    def emit(self, stmt: Stmt, macro: macros.Macro) -> None:
+        """Place ``stmt`` (a macro's expansion) before the statement being parsed."""
+        if self.emitted is None:
+            raise TypeError(f"{macro.kind} '{macro.name}' is called outside the kernel's statements")
+        self.emitted.append(stmt)
 
     def stmt_Pass(self, node: ast.Pass):
         return None
@@ -779,7 +795,7 @@ class Parser:
     def _assign_mutable(self, target: ast.Name, val: PrimExpr, node: ast.stmt):
         """An assignment of a name assigned again later: its first one allocates the value's
         one-element local buffer, every one stores into it."""
-        scalar = self.lookup(target.id, target) if self.is_bound(target.id) else None
+        scalar = self.lookup(target.id, target) if self.is_bound_here(target.id) else None
         if isinstance(scalar, _MutableScalar):
             self._check_literal_dtype(scalar, val, node)
             return scalar.store(self._store_value(scalar.buffer, val, node.value))
@@ -1344,7 +1360,7 @@ class Parser:
                 call,
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
-        fields += ("statement", "statement_call")
+        fields += ("statement", "statement_call", "scope_floor")
         saved = {f: getattr(self, f) for f in fields}
         saved_bound = self.__dict__.pop("_bound_names", None)
         src = macro.source
@@ -1352,6 +1368,7 @@ class Parser:
         self.line_offset, self.col_offset = src.line_offset, src.col_offset
         self.env = macro.names_at_call(self.env)
         self.scopes = macro.scopes_at_call(self.scopes, arguments)
+        self.scope_floor = len(self.scopes)  # the body's own scope: it may shadow the arguments too
         self.mutable_names = _reassigned_names(src.tree.body)
         self.macro_calls.append(macro)
         try:
@@ -1723,6 +1740,13 @@ def _row_major_strides(shape: tuple) -> list:
         strides.append(step)
         step = _op.binary("mul", step, dim)
     return strides[::-1]
+
+
+def _after(emitted: list[Stmt], r: Any) -> Any:
+    """Statement result ``r`` (a Stmt, a _Wrap or None) after the ``emitted`` statements."""
+    if isinstance(r, _Wrap):
+        return _Wrap(lambda body: seq(*emitted, r.build(body)))
+    return seq(*emitted) if r is None else seq(*emitted, r)
 
 
 def _with_macro_call(reason: str, macro: macros.Macro, call: Optional[Span]) -> str:

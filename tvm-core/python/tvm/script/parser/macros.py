@@ -12,8 +12,11 @@ other names the body uses resolve
 - for ``@T.inline`` to the names of the definition as they are at the call (Python's late
   binding); defined inside a prim_func, a macro sees the kernel's names around its definition.
 
-What the body binds stays inside it. A macro may call macros, itself too (the recursion ends by
-a condition known while parsing). A call gives statements, not a value: it stands on its own line.
+What the body binds stays inside it (an assignment there shadows a name of the caller; ``+=``
+updates a mutable scalar the body sees). A macro may call macros, itself too (the recursion ends
+by a condition known while parsing). A call gives statements, not a value: it stands on its own
+line, or runs in a Python helper the kernel calls, and its statements come before the statement
+being parsed.
 """
 
 from __future__ import annotations
@@ -61,7 +64,9 @@ class Macro:
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         return self if obj is None else types.MethodType(self, obj)  # a macro as a method
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        """Places the body's statements for these arguments before the statement being parsed
+        (written in the kernel, or run by a Python helper it calls)."""
         parser = active_parser.get()
         if parser is None:
             raise TypeError(
@@ -73,7 +78,7 @@ class Macro:
         except TypeError as e:
             raise TypeError(f"{self.kind} '{self.name}': {e}") from None
         bound.apply_defaults()
-        return parser.expand_macro(self, dict(bound.arguments))
+        parser.emit(parser.expand_macro(self, dict(bound.arguments)), self)
 
     def scopes_at_call(self, caller_scopes: list[dict], arguments: dict) -> list[dict]:
         """The parser scopes the body is parsed in: the arguments over the enclosing scopes of
@@ -94,8 +99,8 @@ class MacroDecorator:
         self.kind, self.hygienic, self.late_binding = kind, hygienic, late_binding
 
     def __call__(self, func: Callable) -> Macro:
-        if not inspect.isfunction(func):
-            raise TypeError(f"@{self.kind} decorates a function, got {type(func).__name__}")
+        if not inspect.isfunction(func) or func.__name__ == "<lambda>":
+            raise TypeError(f"@{self.kind} decorates a function written with def, got {func!r}")
         source = read_function_source(func, f"a {self.kind}")
         if self.late_binding:
             names: Callable[[], Mapping[str, Any]] = lambda: function_names(func)  # noqa: E731
@@ -112,7 +117,8 @@ def decorator(kind: str, args: tuple, hygienic: bool = True, late_binding: bool 
         return make
     if len(args) == 1 and inspect.isfunction(args[0]):
         return make(args[0])
-    raise ValueError(f"@{kind} takes no positional arguments: write @{kind} or @{kind}(hygienic=...)")
+    options = "hygienic=..." if kind == "T.macro" else ""
+    raise ValueError(f"@{kind} takes no positional arguments: write @{kind} or @{kind}({options})")
 
 
 def signature_of(arguments: ast.arguments, evaluate: Callable[[ast.expr], Any]) -> inspect.Signature:
