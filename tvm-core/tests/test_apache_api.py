@@ -460,6 +460,14 @@ def test_importing_a_package_this_project_does_not_provide_says_what_to_use():
         importlib.import_module("tvm.relax.frontend")
     assert not hasattr(tvm, "rpc")
     assert importlib.import_module("tvm.tirx.transform") is importlib.import_module("tvm.tir.transform")
+    # also those below a real package, and the schedule API (the documentation promised these)
+    with pytest.raises(
+        ModuleNotFoundError, match=r"No module named 'tvm.s_tir': the schedule API \(tvm.s_tir.Schedule\)"
+    ):
+        from tvm.s_tir import Schedule  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="No module named 'tvm.target.codegen': LLVM's target queries"):
+        from tvm.target import codegen  # noqa: F401
+    assert importlib.import_module("tvm.target").Target("c").kind.name == "c"
 
 
 def test_comparisons_python_helpers_write_are_expressions():

@@ -31,7 +31,20 @@ ABSENT = {
     "tvm.auto_scheduler": "the auto-scheduler is not part of this project: tvm.tune searches a kernel's parameters",
     "tvm.meta_schedule": "MetaSchedule is not part of this project: tvm.tune searches a kernel's parameters",
     "tvm.dlight": "dlight's schedule rules are not part of this project: write the scheduled kernel in TVMScript",
+    "tvm.s_tir": "the schedule API (tvm.s_tir.Schedule) is not part of this project: write the scheduled kernel "
+    "in TVMScript, blocks included (T.sblock)",
+    "tvm.tir.schedule": "the schedule API is not part of this project: write the scheduled kernel in TVMScript",
+    "tvm.target.codegen": "LLVM's target queries are not part of this project: a Target's attributes "
+    "(Target('llvm -mcpu=...').mcpu) and capabilities (target.max_num_threads) say what it is",
 }
+
+
+def _absent(fullname: str) -> Optional[str]:
+    """Why ``fullname`` (a package this project does not provide, or a module in one) is absent."""
+    for name, why in ABSENT.items():
+        if fullname == name or fullname.startswith(name + "."):
+            return why
+    return None
 
 
 def _real_name(fullname: str) -> Optional[str]:
@@ -49,7 +62,7 @@ class _AliasFinder:
         self, fullname: str, path: Optional[Sequence[str]], target: Optional[ModuleType] = None
     ) -> Optional[importlib.machinery.ModuleSpec]:
         """A spec for an alias (the real module is imported when the import system creates it)."""
-        if ".".join(fullname.split(".")[:2]) in ABSENT:
+        if _absent(fullname) is not None:
             return importlib.machinery.ModuleSpec(fullname, self)
         real = _real_name(fullname)
         if real is None or importlib.util.find_spec(real) is None:
@@ -59,7 +72,7 @@ class _AliasFinder:
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         """The real module; the import system then records it under the alias too. For a
         package this project does not provide: ModuleNotFoundError saying what to use instead."""
-        absent = ABSENT.get(".".join(spec.name.split(".")[:2]))
+        absent = _absent(spec.name)
         if absent is not None:
             # no name: "from tvm import te" would take a named one for a plain missing module
             raise ModuleNotFoundError(f"No module named '{spec.name}': {absent}")
