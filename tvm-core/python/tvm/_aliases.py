@@ -62,6 +62,8 @@ class _AliasFinder:
         self, fullname: str, path: Optional[Sequence[str]], target: Optional[ModuleType] = None
     ) -> Optional[importlib.machinery.ModuleSpec]:
         """A spec for an alias (the real module is imported when the import system creates it)."""
+        if not fullname.startswith("tvm."):  # every import of the process asks: most are not ours
+            return None
         if _absent(fullname) is not None:
             return importlib.machinery.ModuleSpec(fullname, self)
         real = _real_name(fullname)

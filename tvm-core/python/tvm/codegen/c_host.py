@@ -927,13 +927,13 @@ class HostFunctionPrinter:
                 f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a pointer", {a}.type_index);'
             )
         elif _dt.is_float(prm.dtype):
-            rounding = _SCALAR_ROUNDING.get(prm.dtype)
-            if rounding is not None:  # a float16 / bfloat16 value computed in float: rounded to its dtype
+            rounding = _SCALAR_ROUNDING.get(prm.dtype)  # float16 / bfloat16, computed in float
+            if rounding is not None:
                 p.use_helper("tvm_round_float")
-            value = (
-                (lambda x: f"({t})tvm_round_float((double){x}, {rounding})") if rounding else (lambda x: f"({t}){x}")
+            from_float, from_int = (
+                f"({t})tvm_round_float((double){x}, {rounding})" if rounding else f"({t}){x}"
+                for x in (f"{a}.v_float64", f"{a}.v_int64")
             )
-            from_float, from_int = value(f"{a}.v_float64"), value(f"{a}.v_int64")
             p.emit(f"{t} {v};")
             p.emit(
                 f"if ({a}.type_index == kTVMFFIFloat) {v} = {from_float}; "

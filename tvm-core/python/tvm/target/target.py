@@ -151,7 +151,7 @@ _KNOWN_OPTIONS = frozenset(
 )
 
 
-def _check_option_spelling(kind: "TargetKind", attrs: dict[str, Any], spelled: str) -> None:
+def _check_option_spelling(attrs: dict[str, Any], spelled: str) -> None:
     """A ValueError for an option that is no known one but nearly spells one (``-max_num_thread``,
     ``-mcpux``): such a typo would otherwise compile with the default, without a word. Other
     unknown options are kept (Apache TVM's that nothing here reads)."""
@@ -202,7 +202,7 @@ class Target(ThreadScoped):
                     raise ValueError(f"target option '{p}' in '{target}' must look like -key=value")
                 key, eq, value = p.lstrip("-").partition("=")
                 self.attrs[key] = _parse_value(value) if eq else True
-            _check_option_spelling(self.kind, self.attrs, str(target))
+            _check_option_spelling(self.attrs, str(target))
             self.host = None
         if host is not None:
             self.host = host if isinstance(host, Target) else Target(host)

@@ -75,41 +75,41 @@ class PrimExpr:
     def __ge__(self, o):
         return _folded(GE, self, const_like(o, self))
 
-    # & | ^ ~ << >>: bitwise on integers, logical on bools (& | ~), as in TVMScript
+    # & | ^ ~ << >>: bitwise on integers, logical on bools (& | ~), as in TVMScript (tvm.tir.op)
     def __and__(self, o):
-        return _bitwise("bitwise_and", self, o)
+        return _bitwise_operator("bitwise_and", self, o)
 
     def __rand__(self, o):
-        return _bitwise("bitwise_and", o, self)
+        return _bitwise_operator("bitwise_and", o, self)
 
     def __or__(self, o):
-        return _bitwise("bitwise_or", self, o)
+        return _bitwise_operator("bitwise_or", self, o)
 
     def __ror__(self, o):
-        return _bitwise("bitwise_or", o, self)
+        return _bitwise_operator("bitwise_or", o, self)
 
     def __xor__(self, o):
-        return _bitwise("bitwise_xor", self, o)
+        return _bitwise_operator("bitwise_xor", self, o)
 
     def __rxor__(self, o):
-        return _bitwise("bitwise_xor", o, self)
+        return _bitwise_operator("bitwise_xor", o, self)
 
     def __lshift__(self, o):
-        return _bitwise("shift_left", self, o)
+        return _bitwise_operator("shift_left", self, o)
 
     def __rlshift__(self, o):
-        return _bitwise("shift_left", o, self)
+        return _bitwise_operator("shift_left", o, self)
 
     def __rshift__(self, o):
-        return _bitwise("shift_right", self, o)
+        return _bitwise_operator("shift_right", self, o)
 
     def __rrshift__(self, o):
-        return _bitwise("shift_right", o, self)
+        return _bitwise_operator("shift_right", o, self)
 
     def __invert__(self):
-        from . import op
+        from .op import invert
 
-        return op.logical_not(self) if _dt.is_bool(self.dtype) else op.bitwise_not(self)
+        return invert(self)
 
     def __eq__(self, o: Any) -> Any:
         """``self == o`` as Apache TVM has it: an ``EQ`` expression for the IR (a condition a
@@ -149,16 +149,10 @@ class PrimExpr:
     __hash__ = object.__hash__
 
 
-def _bitwise(name: str, a: Any, b: Any) -> PrimExpr:
-    """Python's ``&``, ``|``, ``^``, ``<<`` or ``>>`` (``name``) on expressions: the
-    :mod:`tvm.tir.op` function of that name on integers (two constants folded), ``And`` / ``Or``
-    on bools."""
-    from . import op
+def _bitwise_operator(name: str, a: Any, b: Any) -> PrimExpr:
+    from .op import bitwise_operator  # (op builds on this module)
 
-    a, b = op._pair(a, b)
-    if _dt.is_bool(a.dtype) and name in ("bitwise_and", "bitwise_or"):
-        return op.binary("and" if name == "bitwise_and" else "or", a, b)
-    return getattr(op, name)(a, b)
+    return bitwise_operator(name, a, b)
 
 
 def _compared(node: Any, a: PrimExpr, o: Any) -> Any:

@@ -117,7 +117,7 @@ def fold_binary(e: BinaryOp) -> Optional[PrimExpr]:
     return None
 
 
-__all__ = ["constant", "fold_binary", "int_as_float", "round_folded", "value_of", "wrap_int"]
+__all__ = ["constant", "fold_binary", "fold_int_call", "int_as_float", "round_folded", "value_of", "wrap_int"]
 
 
 def _rint(x: float) -> float:
@@ -135,6 +135,34 @@ def _ceil(x: float) -> float:
 
 #: float calls whose result is exact, so folding them gives every target's result
 _EXACT_CALLS = {"round": _rint, "nearbyint": _rint, "trunc": _trunc, "floor": _floor, "ceil": _ceil, "fabs": abs}
+
+
+#: Integer intrinsics folded on constant operands: op -> (Python function, is a shift). Right
+#: shifts are arithmetic for signed dtypes and logical for unsigned ones, as Python's ``>>`` on
+#: the values of those dtypes.
+_INT_CALLS = {
+    "bitwise_and": (lambda a, b: a & b, False),
+    "bitwise_or": (lambda a, b: a | b, False),
+    "bitwise_xor": (lambda a, b: a ^ b, False),
+    "bitwise_not": (lambda a: ~a, False),
+    "shift_left": (lambda a, b: a << b, True),
+    "shift_right": (lambda a, b: a >> b, True),
+}
+
+
+def fold_int_call(op: str, dtype: str, args: tuple) -> Optional[IntImm]:
+    """A bitwise or shift call on integer constants: the constant it computes, wrapped to
+    ``dtype``; None for anything else, and for a shift by the width or more (or a negative one),
+    which means nothing the same everywhere."""
+    fold = _INT_CALLS.get(op[4:] if op.startswith("tir.") else op)
+    if fold is None or _dt.lanes(dtype) != 1 or not _dt.is_integer(dtype):
+        return None
+    if not all(isinstance(a, IntImm) for a in args):
+        return None
+    values = [wrap_int(a.dtype, int(a.value)) for a in args]
+    if len(values) == 2 and fold[1] and not 0 <= values[1] < _dt.bits(dtype):
+        return None
+    return IntImm(dtype, wrap_int(dtype, fold[0](*values)))
 
 
 def fold_float_call(op: str, dtype: str, args: tuple) -> Optional[PrimExpr]:

@@ -25,9 +25,10 @@ the wider float. bool promotes to the other operand's dtype.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 from . import dtype as _dt
+from . import fold as _fold
 from .expr import (
     EQ,
     GE,
@@ -395,38 +396,42 @@ isinf = _pred("isinf")
 isfinite = _pred("isfinite")
 
 
-_INT_BINARY_VALUES = {
-    "bitwise_and": lambda a, b, bits: a & b,
-    "bitwise_or": lambda a, b, bits: a | b,
-    "bitwise_xor": lambda a, b, bits: a ^ b,
-    # a shift by the width or more (or by a negative amount) is left to run time
-    "shift_left": lambda a, b, bits: a << b if 0 <= b < bits else None,
-    "shift_right": lambda a, b, bits: a >> b if 0 <= b < bits else None,
-}
-
-
 def _int_binary(name: str):
     def f(x: ExprLike, y: ExprLike) -> PrimExpr:
         x, y = _pair(x, y)
         if not (_dt.is_integer(x.dtype)):
             raise TypeError(f"{name} expects integer arguments, got {x.dtype}")
-        folded = _folded_int(x, (x, y), lambda a, b: _INT_BINARY_VALUES[name](a, b, _dt.bits(x.dtype)))
-        return folded if folded is not None else Call(x.dtype, name, (x, y))
+        return _int_call(x.dtype, name, (x, y))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``{name}(x, y)`` on integers (two constants give the constant, as Apache TVM folds them)."
     return f
 
 
-def _folded_int(like: PrimExpr, args: tuple, compute: Callable[..., Optional[int]]) -> Optional[IntImm]:
-    """The constant of ``like``'s dtype that ``compute`` gives for constant integer ``args`` that
-    the dtype holds (wrapped to its width); None where not folded."""
-    if _dt.is_bool(like.dtype) or _dt.lanes(like.dtype) != 1:
-        return None
-    if not all(type(a) is IntImm and a.dtype == like.dtype and _dt.fits(a.value, a.dtype) for a in args):
-        return None
-    value = compute(*(a.value for a in args))
-    return None if value is None else IntImm(like.dtype, _dt.wrapped(value, like.dtype))
+def bitwise_operator(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Python's ``&``, ``|``, ``^``, ``<<`` or ``>>`` on expressions, as TVMScript means them:
+    the function ``name`` (``bitwise_and`` ... ``shift_right``) on integers, and ``And`` / ``Or``
+    for ``&`` / ``|`` on bools."""
+    a, b = _pair(a, b)
+    if _dt.is_bool(a.dtype) and name in ("bitwise_and", "bitwise_or"):
+        return binary("and" if name == "bitwise_and" else "or", a, b)
+    return _INT_OPERATORS[name](a, b)
+
+
+def invert(x: ExprLike) -> PrimExpr:
+    """Python's ``~`` on an expression: ``Not`` of a bool, :func:`bitwise_not` of an integer."""
+    x = convert(x)
+    return logical_not(x) if _dt.is_bool(x.dtype) else bitwise_not(x)
+
+
+def _int_call(dtype: str, name: str, args: tuple) -> PrimExpr:
+    """``Call(dtype, name, args)``, or the constant it computes when its operands are constants
+    their dtype holds (:func:`tvm.tir.fold.fold_int_call`)."""
+    if all(type(a) is IntImm and _dt.fits(a.value, a.dtype) for a in args):
+        folded = _fold.fold_int_call(name, dtype, args)
+        if folded is not None:
+            return folded
+    return Call(dtype, name, args)
 
 
 shift_left = _int_binary("shift_left")
@@ -434,6 +439,7 @@ shift_right = _int_binary("shift_right")
 bitwise_and = _int_binary("bitwise_and")
 bitwise_or = _int_binary("bitwise_or")
 bitwise_xor = _int_binary("bitwise_xor")
+_INT_OPERATORS = {f.__name__: f for f in (shift_left, shift_right, bitwise_and, bitwise_or, bitwise_xor)}
 
 
 def _with_lets(bindings: list[tuple[Var, PrimExpr]], body: PrimExpr) -> PrimExpr:
@@ -565,8 +571,7 @@ def bitwise_not(x: ExprLike) -> PrimExpr:
     x = convert(x)
     if not (_dt.is_integer(x.dtype)):
         raise TypeError(f"bitwise_not expects an integer argument, got {x.dtype}")
-    folded = _folded_int(x, (x,), lambda a: ~a)
-    return folded if folded is not None else Call(x.dtype, "bitwise_not", (x,))
+    return _int_call(x.dtype, "bitwise_not", (x,))
 
 
 def min(a: ExprLike, b: ExprLike, *rest: ExprLike) -> PrimExpr:  # noqa: A001
@@ -807,6 +812,7 @@ __all__ = [
     "binary",
     "bitwise_and",
     "bitwise_not",
+    "bitwise_operator",
     "bitwise_or",
     "bitwise_xor",
     "broadcast",
@@ -832,6 +838,7 @@ __all__ = [
     "fma",
     "fmod",
     "if_then_else",
+    "invert",
     "infinity",
     "is_barrier",
     "is_reinterpret",

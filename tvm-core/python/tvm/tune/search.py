@@ -3,9 +3,11 @@ budget) compiled, checked against the reference and timed on the device."""
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -95,8 +97,6 @@ def tune(
     sample (seeded) until the budget is spent. The default configuration is always measured
     first. ValueError when none is valid.
     """
-    import math
-
     import numpy as np
 
     import tvm
@@ -143,8 +143,6 @@ def tune(
     try:
         db.store(kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
     except OSError as err:  # the search's result is returned all the same
-        import warnings
-
         warnings.warn(
             f"tvm.tune: the best configuration of {kernel.key} was found but could not be stored in the "
             f"tuning database {getattr(db, 'path', None)} ({err}); set TVM_TUNING_DATABASE to a writable "

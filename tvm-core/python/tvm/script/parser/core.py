@@ -209,6 +209,7 @@ class Parser:
         self.statement_call: Optional[ast.expr] = None  # an expression statement's call (a macro may be it)
         self.scope_floor = 0  # the first of self.scopes that the body being parsed binds names in
         self.emitted: Optional[list[Stmt]] = None  # what macros called while a statement is parsed gave
+        self._bound_names: dict[int, set] = {}  # of each function or macro body (its tree's id)
         self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
 
     # ------------------------------------------------------------------ diagnostics
@@ -824,7 +825,7 @@ class Parser:
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
         if isinstance(val, Stmt):
-            raise self.error(node, f"'{ast.unparse(node)}': the right side gives statements (a macro's), not a value")
+            raise self.error(node, f"'{ast.unparse(node)}': the right side is a statement (A.vstore ...), not a value")
         if name in self.mutable_names and isinstance(val, (int, float)) and not isinstance(val, bool):
             return self._assign_mutable(target, val, node)  # s = 0, then s = s + A[i]
         if isinstance(val, T.BindSpec):  # x = T.bind(value, var=v): x names v
@@ -1178,12 +1179,12 @@ class Parser:
     def _names_bound_in_function(self) -> set:
         """Every name the function being parsed binds anywhere (assignments, loop and ``with``
         targets, parameters), computed once."""
-        names = getattr(self, "_bound_names", None)
+        names = self._bound_names.get(id(self.tree))
         if names is None:
             nodes = list(ast.walk(self.tree))
             names = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
             names |= {n.arg for n in nodes if isinstance(n, ast.arg)}
-            self._bound_names = names
+            self._bound_names[id(self.tree)] = names
         return names
 
     def _is_block_annotation(self, func: ast.expr) -> bool:
@@ -1362,7 +1363,6 @@ class Parser:
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
         fields += ("statement", "statement_call", "scope_floor")
         saved = {f: getattr(self, f) for f in fields}
-        saved_bound = self.__dict__.pop("_bound_names", None)
         src = macro.source
         self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
         self.line_offset, self.col_offset = src.line_offset, src.col_offset
@@ -1379,9 +1379,6 @@ class Parser:
             self.macro_calls.pop()
             for f, value in saved.items():
                 setattr(self, f, value)
-            self.__dict__.pop("_bound_names", None)
-            if saved_bound is not None:
-                self._bound_names = saved_bound
 
     # ------------------------------------------------------------------ expressions
     def eval_expr(self, node: ast.expr) -> Any:
@@ -1610,15 +1607,10 @@ class Parser:
         if name is None:
             if isinstance(op, ast.Pow):
                 return _op.pow(a, b)
-            if isinstance(op, (ast.BitAnd, ast.BitOr)):
-                pa, pb = _op._pair(a, b)
-                if _dt.is_bool(pa.dtype):
-                    return _op.binary("and" if isinstance(op, ast.BitAnd) else "or", pa, pb)
-                return (_op.bitwise_and if isinstance(op, ast.BitAnd) else _op.bitwise_or)(pa, pb)
-            fn = {ast.BitXor: _op.bitwise_xor, ast.LShift: _op.shift_left, ast.RShift: _op.shift_right}.get(type(op))
-            if fn is None:
+            bitwise = _BITWISE_NAMES.get(type(op))
+            if bitwise is None:
                 raise self.error(node, f"operator {type(op).__name__} is not supported on TIR expressions")
-            return fn(a, b)
+            return _op.bitwise_operator(bitwise, a, b)
         return _op.binary(name, a, b)
 
     def expr_UnaryOp(self, node: ast.UnaryOp):
@@ -1637,9 +1629,9 @@ class Parser:
             return _op.binary("sub", _zero_like(v), v)
         if isinstance(node.op, ast.UAdd):
             return v
-        if isinstance(node.op, ast.Not) or (isinstance(node.op, ast.Invert) and _dt.is_bool(v.dtype)):
+        if isinstance(node.op, ast.Not):
             return _op.logical_not(v)
-        return _op.bitwise_not(v)
+        return _op.invert(v)
 
     def expr_BoolOp(self, node: ast.BoolOp):
         vals = [self.eval_expr(v) for v in node.values]
@@ -1789,6 +1781,14 @@ _BINOP_NAMES = {
     ast.Div: "div",
     ast.FloorDiv: "floordiv",
     ast.Mod: "floormod",
+}
+#: Python's bitwise operators: the tvm.tir.op function each names (bool operands: And / Or)
+_BITWISE_NAMES = {
+    ast.BitAnd: "bitwise_and",
+    ast.BitOr: "bitwise_or",
+    ast.BitXor: "bitwise_xor",
+    ast.LShift: "shift_left",
+    ast.RShift: "shift_right",
 }
 _PY_BINOPS = {
     ast.Add: lambda a, b: a + b,

@@ -28,7 +28,7 @@ import inspect
 import types
 from typing import Any, Callable, Mapping, Optional
 
-from .source import FunctionSource, function_names, read_function_source
+from .source import FunctionSource, function_names, live_names, read_function_source
 
 #: How deep macros may expand inside one another (a recursion without an end stops here)
 MAX_DEPTH = 64
@@ -89,7 +89,7 @@ class Macro:
     def names_at_call(self, caller_names: Mapping[str, Any]) -> Mapping[str, Any]:
         """The names the body sees beyond the scopes (the caller's first, when not hygienic)."""
         names = self._definition_names()
-        return names if self.hygienic else collections.ChainMap(dict(caller_names), dict(names))
+        return names if self.hygienic else collections.ChainMap(caller_names, names)
 
 
 class MacroDecorator:
@@ -103,10 +103,10 @@ class MacroDecorator:
             raise TypeError(f"@{self.kind} decorates a function written with def, got {func!r}")
         source = read_function_source(func, f"a {self.kind}")
         if self.late_binding:
-            names: Callable[[], Mapping[str, Any]] = lambda: function_names(func)  # noqa: E731
+            names: Callable[[], Mapping[str, Any]] = lambda: live_names(func)  # noqa: E731
         else:  # the values at definition; a name defined later (itself, a macro below) as it is now
             snapshot = function_names(func)
-            names = lambda: collections.ChainMap(snapshot, function_names(func))  # noqa: E731
+            names = lambda: collections.ChainMap(snapshot, live_names(func))  # noqa: E731
         return Macro(self.kind, source, inspect.signature(func), names, self.hygienic)
 
 

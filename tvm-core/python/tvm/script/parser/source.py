@@ -4,11 +4,12 @@ definition's syntax tree and where its lines sit in the file, for error carets."
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 import inspect
 import linecache
 import textwrap
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..diagnostics import Span, TVMScriptError
 
@@ -26,16 +27,26 @@ class FunctionSource:
     start: int  # the first line of the definition in the file (its decorators)
 
 
-def function_names(func: Callable) -> dict[str, Any]:
-    """The names ``func`` sees besides its own: its module's globals and, over them, the current
-    values of the variables it closes over (one not yet assigned is left out)."""
-    names = dict(func.__globals__)
+def closure_values(func: Callable) -> dict[str, Any]:
+    """The current values of the variables ``func`` closes over (one not yet assigned is left out)."""
+    values = {}
     for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
         try:
-            names[name] = cell.cell_contents
+            values[name] = cell.cell_contents
         except ValueError:
             pass
-    return names
+    return values
+
+
+def function_names(func: Callable) -> dict[str, Any]:
+    """The names ``func`` sees besides its own, as a new dict: its module's globals and, over
+    them, :func:`closure_values`."""
+    return {**func.__globals__, **closure_values(func)}
+
+
+def live_names(func: Callable) -> Mapping[str, Any]:
+    """:func:`function_names` as they are now, without copying the module's globals."""
+    return collections.ChainMap(closure_values(func), func.__globals__)
 
 
 def find_def(tree: ast.AST, what: str = "a prim_func") -> ast.FunctionDef:

@@ -60,10 +60,10 @@ from tvm.tir.expr import (
 from tvm.tir.fold import constant as _const
 from tvm.tir.fold import float_bits as _float_bits
 from tvm.tir.fold import fold_float_call as _fold_float_call
+from tvm.tir.fold import fold_int_call as _fold_int_call
 from tvm.tir.fold import fold_binary as _fold
 from tvm.tir.fold import int_as_float as _int_as_float
 from tvm.tir.fold import value_of as _val
-from tvm.tir.fold import wrap_int as _wrap_int
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, substitute
 from tvm.tir.op import is_reinterpret
@@ -85,19 +85,6 @@ def _divides(b: PrimExpr, a: PrimExpr) -> bool:
         and isinstance(a.b, IntImm)
         and a.b.value % b.value == 0
     )
-
-
-#: Integer intrinsics folded on constant operands: op -> (Python function, is a shift). Right
-#: shifts are arithmetic for signed dtypes and logical for unsigned ones, as Python's ``>>`` on
-#: the values of those dtypes.
-_BITWISE = {
-    "bitwise_and": (lambda a, b: a & b, False),
-    "bitwise_or": (lambda a, b: a | b, False),
-    "bitwise_xor": (lambda a, b: a ^ b, False),
-    "bitwise_not": (lambda a: ~a, False),
-    "shift_left": (lambda a, b: a << b, True),
-    "shift_right": (lambda a, b: a >> b, True),
-}
 
 
 def _additive_identity(x: PrimExpr) -> bool:
@@ -246,15 +233,8 @@ class _Simplify(StmtExprMutator):
         if isinstance(e, Call) and is_reinterpret(e) and isinstance(e.args[0], FloatImm):
             bits = _float_bits(e.dtype, e.args[0])
             return e if bits is None else bits
-        if not isinstance(e, Call) or not all(isinstance(a, IntImm) for a in e.args):
-            return e
-        folded = _BITWISE.get(e.op[4:] if e.op.startswith("tir.") else e.op)
-        if folded is None or _dt.lanes(e.dtype) != 1 or not _dt.is_integer(e.dtype):
-            return e
-        values = [_wrap_int(a.dtype, int(a.value)) for a in e.args]
-        if len(values) == 2 and folded[1] and not 0 <= values[1] < _dt.bits(e.dtype):
-            return e  # a shift by the width or more means nothing the same everywhere
-        return IntImm(e.dtype, _wrap_int(e.dtype, folded[0](*values)))
+        folded = _fold_int_call(e.op, e.dtype, e.args) if isinstance(e, Call) else None
+        return e if folded is None else folded
 
     def visit_Not(self, e: Not) -> PrimExpr:
         e = super().visit_Not(e)
