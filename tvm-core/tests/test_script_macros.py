@@ -440,3 +440,35 @@ def test_decorator_misuses_and_allocations_used_before_they_are_buffers():
         def kernel(A: T.Buffer((4,), "float32")):
             staging = T.meta_var(Staging(A))
             A[0] = T.float32(staging.local.shape[0])
+
+
+def test_a_macro_defined_in_a_module_class_is_called_through_the_class():
+    from tvm.script import ir as I
+
+    @I.ir_module
+    class Mod:
+        @T.macro
+        def bump(A, i):
+            A[i] = A[i] + T.float32(1)
+
+        @T.prim_func
+        def main(A: T.Buffer((N,), "float32")):
+            for i in range(N):
+                Mod.bump(A, i)
+
+    assert list(Mod.functions) == ["main"]
+    a = np.arange(N, dtype="float32")
+    (out,) = run_cpu(Mod, a)
+    np.testing.assert_array_equal(out, a + 1)
+
+    with pytest.raises(TVMScriptError, match="Late.bump is a macro defined below this function: define it above"):
+
+        @I.ir_module
+        class Late:
+            @T.prim_func
+            def main(A: T.Buffer((N,), "float32")):
+                Late.bump(A, 0)
+
+            @T.macro
+            def bump(A, i):
+                A[i] = A[i] + T.float32(1)

@@ -1906,8 +1906,24 @@ def _bind_module_class(
         return None
     class_def = enclosing_class(file_lines, start, owner)
     if class_def is not None:
-        env[owner] = ModuleFunctions(class_def, lambda node: eval(compile(ast.Expression(node), filename, "eval"), env))
+        evaluate = lambda node: eval(compile(ast.Expression(node), filename, "eval"), env)  # noqa: E731
+        env[owner] = ModuleFunctions(class_def, evaluate, _class_body_names(func, owner))
     return class_def
+
+
+def _class_body_names(func: Callable, owner: str) -> dict:
+    """The names the body of class ``owner`` has defined so far, while it runs and decorates
+    ``func`` (empty when that frame is not on the stack)."""
+    qualname = func.__qualname__.rsplit(".", 1)[0]
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            if frame.f_code.co_name == owner and frame.f_locals.get("__qualname__") == qualname:
+                return dict(frame.f_locals)
+            frame = frame.f_back
+        return {}
+    finally:
+        del frame
 
 
 def _module_skips_checks(class_def: Optional[ast.ClassDef], func: Callable, env: dict) -> bool:

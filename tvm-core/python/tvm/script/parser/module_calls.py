@@ -46,22 +46,40 @@ def enclosing_class(lines: list[str], def_line: int, class_name: str) -> Optiona
     return None
 
 
+def _names_macro(decorator: ast.expr) -> bool:
+    """Whether a decorator reads as ``@T.macro`` / ``@T.inline`` (with or without options)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name in ("macro", "inline")
+
+
 class ModuleFunctions:
     """What ``Module`` means while one of its methods is parsed: ``Module.f(*args)`` is a
-    placeholder call of the module's function ``f``."""
+    placeholder call of the module's function ``f``; ``Module.m(...)`` of a ``@T.macro`` / ``@T.inline``
+    defined in the class body before the method expands that macro."""
 
-    def __init__(self, class_def: ast.ClassDef, evaluate: Callable[[ast.expr], Any]):
+    def __init__(self, class_def: ast.ClassDef, evaluate: Callable[[ast.expr], Any], namespace: Optional[dict] = None):
         self._name = class_def.name
         self._defs = {f.name: f for f in class_def.body if isinstance(f, ast.FunctionDef)}
         self._evaluate = evaluate
+        self._namespace = namespace or {}  # the class body's names so far
 
     def __getattr__(self, name: str) -> Callable[..., PrimExpr]:
         if name.startswith("__"):
             raise AttributeError(name)
+        from .macros import Macro
+
+        if isinstance(self._namespace.get(name), Macro):
+            return self._namespace[name]
         fdef = self._defs.get(name)
         if fdef is None:
             known = ", ".join(sorted(self._defs)) or "none"
             raise AttributeError(f"module {self._name} has no function '{name}' (it has: {known})")
+        if any(_names_macro(d) for d in fdef.decorator_list):
+            raise AttributeError(
+                f"{self._name}.{name} is a macro defined below this function: define it above the "
+                "functions that call it"
+            )
         dtype = self._return_dtype(fdef)
 
         def call(*args: Any, **kwargs: Any) -> PrimExpr:
