@@ -38,26 +38,15 @@ std::string& SimulatorCommand() {
 
 /*! \brief Arena offset of buffer argument `i`, a hexagon tensor or a raw device pointer. */
 int64_t BufferOffset(const FunctionInfo& info, ffi::PackedArgs args, size_t i) {
-  tvm::runtime::BufferArgument arg = tvm::runtime::BufferArgumentOf("hexagon", info, args, i);
-  const char* data = static_cast<const char*>(arg.address());
-  size_t nbytes = 0;
-  if (const DLTensor* t = arg.tensor) {
-    nbytes = (t->dtype.bits * t->dtype.lanes + 7) / 8;
-    for (int d = 0; d < t->ndim; ++d) nbytes *= static_cast<size_t>(t->shape[d]);
-  }
-  int64_t offset = Arena::Get().OffsetOf(data, nbytes);
-  size_t live = Arena::Get().LiveBytesFrom(data);
-  if (offset < 0 || (live == 0 && arg.tensor != nullptr && nbytes != 0)) {
+  const auto* api = static_cast<const tvm::runtime::HostMemoryDeviceAPI*>(
+      tvm::runtime::DeviceAPI::Get(kDeviceType));
+  const void* data = tvm::runtime::LiveHostBuffer(*api, "hexagon", info, args, i);
+  int64_t offset = Arena::Get().OffsetOf(data, 0);
+  if (offset < 0) {
     TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": argument " << i
-                              << " is not in live hexagon device memory (allocate it on "
+                              << " is not in hexagon device memory (allocate it on "
                               << "tvm.hexagon(0))";
   }
-  if (nbytes > live) {
-    TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": argument " << i
-                              << " is a tensor of " << nbytes << " bytes, but its memory holds "
-                              << live;
-  }
-  tvm::runtime::CheckBufferBytes(info, i, args, live);
   return offset;
 }
 

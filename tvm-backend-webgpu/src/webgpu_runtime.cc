@@ -363,8 +363,9 @@ void WebGPUDevice::Write(WebGPUBuffer* dst, uint64_t offset, const void* src, ui
 
 void WebGPUDevice::Copy(WebGPUBuffer* src, uint64_t src_offset, WebGPUBuffer* dst,
                         uint64_t dst_offset, uint64_t nbytes) {
-  if (nbytes == 0) return;
-  if (src_offset % 4 == 0 && dst_offset % 4 == 0 && nbytes % 4 == 0) {
+  if (nbytes == 0 || (src == dst && src_offset == dst_offset)) return;
+  // WebGPU refuses a copy within one buffer: those go through the host
+  if (src != dst && src_offset % 4 == 0 && dst_offset % 4 == 0 && nbytes % 4 == 0) {
     std::lock_guard<std::mutex> lock(mu);
     CopyAligned(src->handle, src_offset, dst->handle, dst_offset, nbytes);
     return;

@@ -10,7 +10,10 @@ and is now a Python exception that names the problem (or the right value).
   float16's 0.0999755859375; 70000 instead of inf).
 - ``empty((2.7,))`` made a tensor of 2 elements; ``tensor(t, dtype=...)`` ignored the dtype of a
   DLPack tensor; ``tvm.device("")`` raised IndexError; NumPy bool scalars were refused as
-  arguments with a message naming a tvm-ffi internal type."""
+  arguments with a message naming a tvm-ffi internal type.
+- ``from_dlpack`` of memory its producer marks read-only (a versioned capsule's flag, an immutable
+  ``bytes`` behind a NumPy array) gave a writable tensor: copies wrote into the ``bytes``.
+- Copy errors named equal shapes where the dtypes differed, and gave no fix for strided views."""
 
 import numpy as np
 import pytest
@@ -171,3 +174,39 @@ def test_copyto_says_what_it_takes():
     np.testing.assert_array_equal(t.copyto(tvm.cpu()).numpy(), np.arange(3))
     with pytest.raises(TypeError, match=r"copyto takes a Tensor or a Device, got ndarray \(into NumPy: .numpy\(\)\)"):
         t.copyto(np.zeros(3, "float32"))
+
+
+def test_read_only_or_used_dlpack_memory_is_refused_by_name():
+    immutable = bytes(16)
+    frozen = np.frombuffer(immutable, dtype="float32")
+    for given in (frozen, frozen.__dlpack__(max_version=(1, 0))):
+        with pytest.raises(ValueError, match=r"read-only, and a TVM tensor is writable memory: pass a writable copy"):
+            tvm.runtime.from_dlpack(given)
+    assert immutable == bytes(16)
+    writable = np.zeros(4, "float32")
+    capsule = writable.__dlpack__()
+    assert tvm.runtime.from_dlpack(capsule).shape == (4,)
+    with pytest.raises(ValueError, match="the DLPack capsule was used already"):
+        tvm.runtime.from_dlpack(capsule)
+    view = tvm.runtime.from_dlpack(writable.__dlpack__(max_version=(1, 0)))  # versioned, writable
+    view.copyfrom(np.arange(4, dtype="float32"))
+    np.testing.assert_array_equal(writable, np.arange(4))
+
+
+def test_copy_errors_name_what_differs_and_the_fix():
+    source = tvm.runtime.tensor(np.zeros(6, "float32"))
+    with pytest.raises(TypeError, match="copy needs equal dtypes: source float32 vs destination float64"):
+        source.copyto(tvm.runtime.empty((6,), "float64"))
+    strided = tvm.runtime.from_dlpack(np.zeros((4, 4), "float32")[:, :2])
+    with pytest.raises(ValueError, match=r"the source is a strided view; .*numpy.ascontiguousarray"):
+        strided.numpy()
+
+
+def test_vector_dtype_tensors_from_data_and_shapes_from_0d_arrays():
+    lanes = np.arange(12, dtype="float32").reshape(3, 4)
+    vec = tvm.runtime.tensor(lanes, dtype="float32x4")  # NumPy has no float32x4: lanes last
+    assert tuple(vec.shape) == (3,) and str(vec.dtype) == "float32x4"
+    np.testing.assert_array_equal(vec.numpy(), lanes)
+    with pytest.raises(ValueError, match="last dimension holds its 4 lanes, got shape \\(6,\\)"):
+        tvm.runtime.tensor(np.arange(6, dtype="float32"), dtype="float32x4")
+    assert tuple(tvm.runtime.empty(np.array(5)).shape) == (5,)

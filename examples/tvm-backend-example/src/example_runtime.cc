@@ -77,15 +77,16 @@ class LoadedObject {
   void* handle_ = nullptr;
 };
 
-/*!
- * \brief The address buffer argument `i` stands for: an opaque pointer (from host code) or an
- *  example-device tensor (checked by CheckLaunchTensors before the launch).
- */
-void* BufferPointer(ffi::PackedArgs args, size_t i) {
-  if (auto t = args[i].try_cast<DLTensor*>()) {
-    return static_cast<char*>((*t)->data) + (*t)->byte_offset;
-  }
-  return args[i].cast<void*>();
+/*! \brief The device's memory is host memory: the core's HostMemoryDeviceAPI with this table. */
+tvm::runtime::HostMemoryDeviceAPI& ExampleDevice() {
+  static tvm::runtime::HostMemoryDeviceAPI api("example", kNumDevices,
+                                               {{"name", ffi::String("example-cpu-device")},
+                                                {"max_threads_per_block", kMaxThreadsPerBlock},
+                                                {"warp_size", int64_t{1}},
+                                                {"max_shared_memory_per_block", kMaxSharedMemory},
+                                                {"compute_version", ffi::String("1.0")},
+                                                {"multi_processor_count", int64_t{1}}});
+  return api;
 }
 
 class ExampleModuleObj final : public DeviceModuleBase {
@@ -121,7 +122,8 @@ class ExampleModuleObj final : public DeviceModuleBase {
       for (size_t i = 0; i < info.arg_types.size(); ++i) {
         const std::string& t = info.arg_types[i];
         if (tvm::runtime::IsBufferArgType(t)) {
-          slots[i].v_handle = BufferPointer(args, i);
+          slots[i].v_handle =
+              tvm::runtime::LiveHostBuffer(ExampleDevice(), "example", info, args, i);
         } else if (t.rfind("float", 0) == 0 || t.rfind("bfloat", 0) == 0) {
           slots[i].v_float64 = args[i].cast<double>();
         } else {
@@ -158,15 +160,7 @@ int Init(char* err, int err_len) {
     return tvm::runtime::BackendInitFailed(
         err, err_len, "no device type for 'example': call ctx.register_device before load_runtime");
   }
-  // The device's memory is host memory: the core's HostMemoryDeviceAPI with this attribute table.
-  static tvm::runtime::HostMemoryDeviceAPI api("example", kNumDevices,
-                                               {{"name", ffi::String("example-cpu-device")},
-                                                {"max_threads_per_block", kMaxThreadsPerBlock},
-                                                {"warp_size", int64_t{1}},
-                                                {"max_shared_memory_per_block", kMaxSharedMemory},
-                                                {"compute_version", ffi::String("1.0")},
-                                                {"multi_processor_count", int64_t{1}}});
-  DeviceAPI::Register(device_type, &api);
+  DeviceAPI::Register(device_type, &ExampleDevice());
   tvm::runtime::RegisterDeviceModuleKind("example", Create);
   return 0;
 }

@@ -167,7 +167,7 @@ int64_t AsReceived(int64_t v, int bits, bool is_unsigned) {
 }
 }  // namespace
 
-bool ArgExpression::Evaluate(ffi::PackedArgs args, int64_t* value, bool negative_as_zero) const {
+bool ArgExpression::Evaluate(ffi::PackedArgs args, int64_t* value, bool magnitudes) const {
   if (steps_.empty()) return false;
   std::array<int64_t, kMaxStack> stack;
   size_t top = 0;
@@ -179,7 +179,7 @@ bool ArgExpression::Evaluate(ffi::PackedArgs args, int64_t* value, bool negative
         auto arg = args[static_cast<size_t>(step.value)].try_cast<int64_t>();
         if (!arg.has_value()) return false;
         v = AsReceived(*arg, step.bits, step.is_unsigned);
-        if (v < 0 && negative_as_zero) v = 0;
+        if (v < 0 && magnitudes) v = v == INT64_MIN ? INT64_MAX : -v;
       }
       stack[top++] = v;
       continue;

@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <limits>
 #include <mutex>
+#include <map>
 #include <thread>
-#include <unordered_set>
 
 extern "C" TVM_RUNTIME_DLL int TVMRuntimeABIVersion() { return TVM_RUNTIME_ABI_VERSION; }
 
@@ -135,11 +135,12 @@ void HostMemoryDeviceAPI::CheckDevice(DLDevice dev) const {
 }
 
 namespace {
-/*! \brief The allocations of every host-memory device still live (freeing anything else would
- *  abort the process or corrupt the heap). */
+/*! \brief The allocations of every host-memory device still live, by address, with the bytes
+ *  asked for (freeing anything else would abort the process or corrupt the heap; a copy or a
+ *  kernel past the bytes would too). */
 struct LiveHostAllocations {
   std::mutex mu;
-  std::unordered_set<void*> live;
+  std::map<uintptr_t, size_t> live;
 };
 LiveHostAllocations& HostAllocations() {
   static auto* table = [] {
@@ -161,15 +162,40 @@ void* HostMemoryDeviceAPI::AllocDataSpace(DLDevice dev, size_t nbytes, size_t al
                                 << " bytes";
   }
   std::lock_guard<std::mutex> lock(HostAllocations().mu);
-  HostAllocations().live.insert(ptr);
+  HostAllocations().live[reinterpret_cast<uintptr_t>(ptr)] = nbytes;
   return ptr;
+}
+
+size_t HostMemoryDeviceAPI::LiveBytesFrom(const void* ptr) const {
+  auto at = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(HostAllocations().mu);
+  auto& live = HostAllocations().live;
+  auto it = live.upper_bound(at);
+  if (it == live.begin()) return 0;
+  --it;
+  size_t into = at - it->first;
+  return into < it->second ? it->second - into : 0;
+}
+
+void HostMemoryDeviceAPI::CheckCopyRange(const void* ptr, size_t offset, size_t nbytes,
+                                         const char* role) const {
+  size_t live = LiveBytesFrom(ptr);
+  if (live == 0) {
+    TVM_FFI_THROW(ValueError) << "copy " << role << " " << ptr << " is not live " << name_
+                              << " device memory allocated by TVM";
+  }
+  if (offset > live || nbytes > live - offset) {
+    TVM_FFI_THROW(ValueError) << "copy " << role << " range [" << offset << ", " << offset + nbytes
+                              << ") is outside the " << live << " bytes of live " << name_
+                              << " memory from " << ptr;
+  }
 }
 
 void HostMemoryDeviceAPI::FreeDataSpace(DLDevice, void* ptr) {
   if (ptr == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(HostAllocations().mu);
-    if (HostAllocations().live.erase(ptr) == 0) {
+    if (HostAllocations().live.erase(reinterpret_cast<uintptr_t>(ptr)) == 0) {
       std::fprintf(stderr,
                    "[tvm %s] warning: freeing %p, which is no live allocation of this device "
                    "(freed already, or never allocated here); ignored\n",
@@ -180,12 +206,16 @@ void HostMemoryDeviceAPI::FreeDataSpace(DLDevice, void* ptr) {
   std::free(ptr);
 }
 
-void HostMemoryDeviceAPI::FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {
-  CheckDevice(dev);
+void DeviceAPI::FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {
   if (stream != nullptr) {
-    TVM_FFI_THROW(ValueError) << name_ << ": stream " << stream
+    TVM_FFI_THROW(ValueError) << DeviceTypeName(dev.device_type) << ": stream " << stream
                               << " is no stream of this device (it has none; use null)";
   }
+}
+
+void HostMemoryDeviceAPI::FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {
+  CheckDevice(dev);
+  DeviceAPI::FreeStream(dev, stream);
 }
 
 void HostMemoryDeviceAPI::StreamSync(DLDevice dev, TVMFFIStreamHandle) {
@@ -195,10 +225,17 @@ void HostMemoryDeviceAPI::StreamSync(DLDevice dev, TVMFFIStreamHandle) {
 }
 
 void HostMemoryDeviceAPI::CopyDataFromTo(const void* from, size_t from_offset, void* to,
-                                         size_t to_offset, size_t nbytes, DLDevice, DLDevice,
-                                         TVMFFIStreamHandle) {
-  std::memcpy(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
-              nbytes);
+                                         size_t to_offset, size_t nbytes, DLDevice dev_from,
+                                         DLDevice dev_to, TVMFFIStreamHandle) {
+  auto on_device = [](DLDevice dev) {
+    return dev.device_type != kDLCPU && dev.device_type != kDLCUDAHost;
+  };
+  if (nbytes == 0) return;
+  if (on_device(dev_from)) CheckCopyRange(from, from_offset, nbytes, "source");
+  if (on_device(dev_to)) CheckCopyRange(to, to_offset, nbytes, "destination");
+  // memmove: the two sides may be views of one allocation that overlap
+  std::memmove(static_cast<char*>(to) + to_offset, static_cast<const char*>(from) + from_offset,
+               nbytes);
 }
 
 namespace {
@@ -256,8 +293,8 @@ std::string ShapeStr(const DLTensor& t) {
  */
 void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle stream, bool bitcast) {
   size_t nbytes = ffi::GetDataSize(*src);
-  bool same_shape = ffi::GetDataSize(*dst) == nbytes && src->ndim == dst->ndim &&
-                    std::equal(src->shape, src->shape + src->ndim, dst->shape);
+  bool same_shape =
+      src->ndim == dst->ndim && std::equal(src->shape, src->shape + src->ndim, dst->shape);
   if (!same_shape) {
     TVM_FFI_THROW(ValueError) << "copy needs equal shapes: source " << ShapeStr(*src)
                               << " vs destination " << ShapeStr(*dst);
@@ -269,7 +306,10 @@ void CopyTensor(const DLTensor* src, const DLTensor* dst, TVMFFIStreamHandle str
                              << ffi::DLDataTypeToString(dst->dtype);
   }
   if (!ffi::IsContiguous(*src) || !ffi::IsContiguous(*dst)) {
-    TVM_FFI_THROW(ValueError) << "copy needs contiguous tensors";
+    TVM_FFI_THROW(ValueError) << "copy needs contiguous tensors, but the "
+                              << (ffi::IsContiguous(*src) ? "destination" : "source")
+                              << " is a strided view; copy it into a contiguous array first "
+                              << "(numpy.ascontiguousarray for NumPy data)";
   }
   if (nbytes == 0) return;
   DLDevice sdev = src->device, ddev = dst->device;

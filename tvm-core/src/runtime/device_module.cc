@@ -425,7 +425,7 @@ void CheckLoopIterationBound(const char* kind, const FunctionInfo& info,
     return;
   }
   int64_t most = 0;
-  if (!bound.expr.Evaluate(args, &most, /*negative_as_zero=*/true) || most < kLlvmpipeLoopLimit) {
+  if (!bound.expr.Evaluate(args, &most, /*magnitudes=*/true) || most < kLlvmpipeLoopLimit) {
     return;
   }
   TVM_FFI_THROW(RuntimeError)
@@ -598,6 +598,26 @@ void CheckBufferBytes(const FunctionInfo& info, size_t index, ffi::PackedArgs ar
                               << need << " elements of " << ffi::DLDataTypeToString(want.dtype)
                               << " for these arguments";
   }
+}
+
+void* LiveHostBuffer(const HostMemoryDeviceAPI& api, const char* kind, const FunctionInfo& info,
+                     ffi::PackedArgs args, size_t index) {
+  BufferArgument arg = BufferArgumentOf(kind, info, args, index);
+  void* address = arg.address();
+  size_t live = api.LiveBytesFrom(address);
+  uint64_t tensor_bytes = arg.tensor != nullptr ? ffi::GetDataSize(*arg.tensor) : 0;
+  if (live == 0 && (tensor_bytes != 0 || (arg.tensor == nullptr && address != nullptr))) {
+    TVM_FFI_THROW(ValueError) << kind << " kernel " << info.name << ": argument " << index
+                              << " is not in live " << kind << " device memory (allocate it on "
+                              << "the " << kind << " device)";
+  }
+  if (tensor_bytes > live) {
+    TVM_FFI_THROW(ValueError) << kind << " kernel " << info.name << ": argument " << index
+                              << " is a tensor of " << tensor_bytes
+                              << " bytes, but its memory holds " << live;
+  }
+  CheckBufferBytes(info, index, args, live);
+  return address;
 }
 
 ffi::Bytes DeviceModuleBase::SaveToBytes() const { return ffi::Bytes(spec_.Serialize()); }

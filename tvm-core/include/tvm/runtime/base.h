@@ -12,7 +12,7 @@
 #include <tvm/ffi/c_api.h>
 
 /*! \brief Bump whenever DeviceAPI, the device-module helpers or their layouts change. */
-#define TVM_RUNTIME_ABI_VERSION 4
+#define TVM_RUNTIME_ABI_VERSION 5
 
 #define TVM_RUNTIME_DLL __attribute__((visibility("default")))
 

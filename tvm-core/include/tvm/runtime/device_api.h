@@ -57,8 +57,9 @@ class TVM_RUNTIME_DLL DeviceAPI {
                               TVMFFIStreamHandle stream) = 0;
   /*! \brief Create a new stream, or null when the device has a single implicit queue. */
   virtual TVMFFIStreamHandle CreateStream(DLDevice dev) { return nullptr; }
-  /*! \brief Free a stream from CreateStream. */
-  virtual void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) {}
+  /*! \brief Free a stream from CreateStream; by default (a device without streams) any handle
+   *  but null is refused with a ValueError. */
+  virtual void FreeStream(DLDevice dev, TVMFFIStreamHandle stream);
   /*! \brief Wait until all work queued on `stream` (null: the default stream) has finished. */
   virtual void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) = 0;
 
@@ -79,7 +80,8 @@ class TVM_RUNTIME_DLL DeviceAPI {
 /*!
  * \brief A DeviceAPI whose memory is host memory: the CPU, emulated devices, a processor under a
  *  simulator that shares memory with the host. Allocation is aligned host memory, copies are
- *  memcpy, there are no streams. Attributes come from a table (plus "exist" from the count).
+ *  memmove (a device side must lie inside a live allocation: LiveBytesFrom), there are no
+ *  streams. Attributes come from a table (plus "exist" from the count).
  *
  * \code
  * static HostMemoryDeviceAPI api("example", 1, {{"name", ffi::String("example-cpu-device")},
@@ -100,9 +102,15 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
   /*! \brief Frees memory from AllocDataSpace; a pointer it did not return (freed already,
    *  foreign, inside an allocation) is reported on stderr and left alone, never freed. */
   void FreeDataSpace(DLDevice dev, void* ptr) override;
+  /*! \brief Copies bytes; the side on this device (not the CPU, whose memory may come from
+   *  anywhere) must lie inside LiveBytesFrom, else ValueError. */
   void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
                       size_t nbytes, DLDevice dev_from, DLDevice dev_to,
                       TVMFFIStreamHandle stream) override;
+  /*! \brief The bytes from `ptr` to the end of the live allocation holding it; 0 when `ptr` is
+   *  in none. A subclass with its own allocator (AllocDataSpace) answers for its memory. Kernel
+   *  launches check their buffer arguments with it too (CheckBufferBytes). */
+  virtual size_t LiveBytesFrom(const void* ptr) const;
   /*! \brief A host-memory device makes no streams: freeing any handle but null is refused. */
   void FreeStream(DLDevice dev, TVMFFIStreamHandle stream) override;
   void StreamSync(DLDevice dev, TVMFFIStreamHandle stream) override;
@@ -110,6 +118,9 @@ class TVM_RUNTIME_DLL HostMemoryDeviceAPI : public DeviceAPI {
  protected:
   /*! \brief Throws ValueError naming the device when `dev` does not exist. */
   void CheckDevice(DLDevice dev) const;
+  /*! \brief ValueError unless [ptr + offset, ptr + offset + nbytes) is live memory of this device
+   *  (`role`: "source" or "destination"). */
+  void CheckCopyRange(const void* ptr, size_t offset, size_t nbytes, const char* role) const;
 
  private:
   std::string name_;

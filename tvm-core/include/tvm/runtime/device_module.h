@@ -21,6 +21,7 @@
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 #include <tvm/runtime/base.h>
+#include <tvm/runtime/device_api.h>
 
 #include <array>
 #include <cstdint>
@@ -61,11 +62,12 @@ class ArgExpression {
   }
   /*!
    * \brief Its value for call `args` into `*value`; false when unknown: invalid, an argument that
-   *  is no integer, or a division by zero. With `negative_as_zero` a negative argument counts
-   *  as 0 (sound only for sums of products with non-negative constants, as loop bounds are).
+   *  is no integer, or a division by zero. With `magnitudes` each argument counts as its
+   *  absolute value, which bounds a sum of products with non-negative constants (a loop bound)
+   *  from above whatever the signs (a negative as 0 did not: -300 * -300 is 90000, not 0).
    */
   TVM_RUNTIME_DLL bool Evaluate(ffi::PackedArgs args, int64_t* value,
-                                bool negative_as_zero = false) const;
+                                bool magnitudes = false) const;
 
   /*! \brief The most values an evaluation holds at once (Parse refuses deeper expressions). */
   static constexpr size_t kMaxStack = 160;
@@ -244,6 +246,15 @@ inline BufferArgument BufferArgumentOf(const char* kind, const FunctionInfo& inf
   }
   return out;
 }
+
+/*!
+ * \brief Buffer argument `index` of a launch of `info` on a device whose memory is host memory
+ *  (`api`, a HostMemoryDeviceAPI): its address, once checked to lie in live memory of the device
+ *  that holds the tensor and what the kernel accesses for these arguments (CheckBufferBytes).
+ *  ValueError naming the kernel otherwise; a null pointer passes only where nothing is accessed.
+ */
+TVM_RUNTIME_DLL void* LiveHostBuffer(const HostMemoryDeviceAPI& api, const char* kind,
+                                     const FunctionInfo& info, ffi::PackedArgs args, size_t index);
 
 /*!
  * \brief How one kernel argument travels to the device: a pointer (any "handle..." type), or a

@@ -211,6 +211,19 @@ class HandleDriver {
     return queue;
   }
 
+  /*! \brief Waits for the work of every queue of `dev_id` but `queue` (the default queue
+   *  included): a copy may touch buffers that any stream writes, and waits for them first. */
+  void FinishOtherQueues(int dev_id, void* queue) {
+    void* fallback = DefaultQueue(dev_id);
+    if (fallback != queue) Check(Finish(fallback), "waiting for " + DeviceLabel(dev_id));
+    std::lock_guard<std::mutex> lock(mu_);  // a stream freed meanwhile must not be finished
+    for (const auto& [other, id] : queues_) {
+      if (id == dev_id && other != queue) {
+        Check(Finish(const_cast<void*>(other)), "waiting for a stream of " + DeviceLabel(dev_id));
+      }
+    }
+  }
+
   void FreeQueue(int dev_id, void* stream) {
     if (stream == nullptr) return;  // the default queue is never destroyed
     void* queue = Queue(dev_id, stream);
@@ -232,7 +245,8 @@ class HandleDriver {
 };
 
 /*! \brief The DeviceAPI of a HandleDriver's devices: attributes, buffers, checked copies, queues
- *  as streams (host copies block; copies between buffers are queued). */
+ *  as streams (a copy first waits for the device's other streams; host copies block, copies
+ *  between buffers are queued). */
 class HandleDeviceAPI final : public DeviceAPI {
  public:
   explicit HandleDeviceAPI(HandleDriver* driver) : d_(driver) {}
@@ -269,14 +283,14 @@ class HandleDeviceAPI final : public DeviceAPI {
     if (dst_dev) {  // blocking, so the caller may free its host memory right away
       HandleBuffer dst = d_->buffers().ForCopy(to, to_offset, nbytes, "destination");
       d_->Check(
-          d_->Write(d_->Queue(dst.device_id, stream), to, to_offset,
+          d_->Write(OrderedQueue(dst.device_id, stream), to, to_offset,
                     static_cast<const char*>(from) + from_offset, nbytes),
           "copying " + std::to_string(nbytes) + " bytes to " + d_->DeviceLabel(dst.device_id));
       return;
     }
     HandleBuffer src = d_->buffers().ForCopy(from, from_offset, nbytes, "source");
     d_->Check(
-        d_->Read(d_->Queue(src.device_id, stream), from, from_offset,
+        d_->Read(OrderedQueue(src.device_id, stream), from, from_offset,
                  static_cast<char*>(to) + to_offset, nbytes),
         "copying " + std::to_string(nbytes) + " bytes from " + d_->DeviceLabel(src.device_id));
   }
@@ -306,15 +320,30 @@ class HandleDeviceAPI final : public DeviceAPI {
     HandleBuffer dst = d_->buffers().ForCopy(to, to_offset, nbytes, "destination");
     std::string what = "copying " + std::to_string(nbytes) + " bytes from " +
                        d_->DeviceLabel(src.device_id) + " to " + d_->DeviceLabel(dst.device_id);
-    void* queue = d_->Queue(src.device_id, stream);
-    if (d_->SharesMemory(src.device_id, dst.device_id)) {
+    void* queue = OrderedQueue(src.device_id, stream);
+    if (dst.device_id != src.device_id) d_->FinishOtherQueues(dst.device_id, nullptr);
+    bool same = from == to && from_offset == to_offset;
+    bool overlap =
+        from == to && from_offset < to_offset + nbytes && to_offset < from_offset + nbytes;
+    if (same) return;
+    if (!overlap && d_->SharesMemory(src.device_id, dst.device_id)) {
       d_->Check(d_->CopyBuffer(queue, from, from_offset, to, to_offset, nbytes), what);
       return;
     }
+    // other devices' memory, or overlapping views of one buffer (drivers refuse those)
     std::vector<char> staging(nbytes);
     d_->Check(d_->Read(queue, from, from_offset, staging.data(), nbytes), what);
-    d_->Check(d_->Write(d_->DefaultQueue(dst.device_id), to, to_offset, staging.data(), nbytes),
+    d_->Check(d_->Write(d_->Queue(dst.device_id, dst.device_id == src.device_id ? stream : nullptr),
+                        to, to_offset, staging.data(), nbytes),
               what);
+  }
+
+  /*! \brief The queue of `stream` on `dev_id`, once the device's other queues are done: a copy
+   *  sees what every stream wrote before it, as a copy on CUDA's default stream does. */
+  void* OrderedQueue(int dev_id, TVMFFIStreamHandle stream) {
+    void* queue = d_->Queue(dev_id, stream);
+    d_->FinishOtherQueues(dev_id, queue);
+    return queue;
   }
 
   HandleDriver* d_;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Sequence
 
 import numpy as np
@@ -170,8 +171,8 @@ def empty(shape: Sequence[int] | int, dtype: Any = "float32", device: Device | N
 def _dimensions(shape: Any) -> tuple[int, ...]:
     """``shape`` (an integer or a sequence of them) as a tuple of ints; TypeError for a float,
     a string or a bool, ValueError for one past int64."""
-    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-        shape = (shape,)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__") or getattr(shape, "ndim", None) == 0:
+        shape = (shape,)  # an integer (a 0-d NumPy array too)
     dims = []
     for d in shape:
         if isinstance(d, (bool, np.bool_, float, np.floating, str, bytes)):
@@ -195,7 +196,17 @@ def tensor(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor
         out = empty(src.shape, str(src.dtype), device)
         _copy(src, out, False, True)
         return out
-    arr = np.asarray(data) if dtype is None else np.asarray(data, dtype=numpy_dtype(_dtype_str(dtype)))
+    name = None if dtype is None else _dtype_str(dtype)
+    element, _, lanes = (name or "").rpartition("x")
+    if name is not None and element and lanes.isdigit():  # a vector dtype: its lanes the last dimension
+        arr = np.asarray(data, dtype=numpy_dtype(element))
+        if arr.ndim == 0 or arr.shape[-1] != int(lanes):
+            raise ValueError(
+                f"tensor: a {name} tensor takes data whose last dimension holds its {lanes} lanes, "
+                f"got shape {arr.shape}"
+            )
+        return empty(arr.shape[:-1], name, device).copyfrom(arr)
+    arr = np.asarray(data) if name is None else np.asarray(data, dtype=numpy_dtype(name))
     out = empty(arr.shape, _dtype_str(arr.dtype), device)
     out.copyfrom(arr)
     return out
@@ -203,12 +214,51 @@ def tensor(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor
 
 def from_dlpack(obj: Any) -> Tensor:
     """Zero-copy view of any DLPack producer (NumPy, PyTorch, ...); ValueError when what it hands
-    over cannot describe memory (a negative rank or dimension, elements without data)."""
-    view = tvm_ffi.from_dlpack(obj)
+    over cannot describe memory (a negative rank or dimension, elements without data), is
+    read-only (TVM tensors are writable) or is a capsule used already."""
+    problem = _capsule_problem(obj)
+    if problem is not None:
+        raise ValueError(f"from_dlpack: {problem}")
+    try:
+        view = tvm_ffi.from_dlpack(obj)
+    except BufferError:
+        if isinstance(obj, np.ndarray) and not obj.flags.writeable:
+            raise ValueError(f"from_dlpack: {_READ_ONLY}") from None
+        raise
     problem = _malformed(view)
     if problem is not None:
         raise ValueError(f"from_dlpack: the {type(obj).__name__} producer's tensor {problem}")
     return view
+
+
+_READ_ONLY = (
+    "the array is read-only, and a TVM tensor is writable memory: pass a writable copy "
+    "(numpy.array(x)), or pass the array to a compiled function, which copies it"
+)
+#: DLManagedTensorVersioned: version (2 x uint32), manager_ctx, deleter, then the flags
+_FLAGS_OFFSET = 8 + 2 * ctypes.sizeof(ctypes.c_void_p)
+_FLAG_READ_ONLY = 1
+
+
+def _capsule_problem(obj: Any) -> str | None:
+    """Why a DLPack capsule cannot become a tensor (used already, read-only), or None; None for
+    anything that is not a capsule."""
+    if type(obj).__name__ != "PyCapsule":
+        return None
+    # prototypes of our own: ctypes.pythonapi's function objects are shared with other libraries
+    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+    name = get_name(obj)
+    if name in (b"used_dltensor", b"used_dltensor_versioned"):
+        return "the DLPack capsule was used already (a capsule gives its tensor once; ask the producer for another)"
+    if name == b"dltensor_versioned":
+        get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", ctypes.pythonapi)
+        )
+        managed = get_pointer(obj, name)
+        flags = ctypes.c_uint64.from_address(managed + _FLAGS_OFFSET).value if managed else 0
+        if flags & _FLAG_READ_ONLY:
+            return _READ_ONLY.replace("the array is", "the capsule's tensor is")
+    return None
 
 
 def _malformed(view: tvm_ffi.Tensor) -> str | None:

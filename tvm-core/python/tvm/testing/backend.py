@@ -722,6 +722,30 @@ class BackendConformance:
                 continue
             np.testing.assert_array_equal(b.numpy(), a.sum(axis=1, dtype="int32"))
 
+    def test_a_loop_over_a_product_of_negative_arguments_is_right_or_refused(self):
+        """``range(d * d)`` with d = -300 runs 90,000 times: the llvmpipe check counted a negative
+        argument as 0 and let the thread be cut short at 65,535 without a word."""
+        from tvm.script import tir as T
+
+        @T.prim_func
+        def count(a: T.handle, d: T.int32):
+            A = T.match_buffer(a, (1,), "int32")
+            for t in T.thread_binding(1, thread="threadIdx.x"):
+                A[0] = 0
+                for j in range(d * d):
+                    A[0] = A[0] + 1
+
+        mod = tvm.compile(count, target=self.target_name())
+        dev = self.dev()
+        for d in (100, -100, -300):
+            out = tvm.runtime.empty((1,), "int32", dev)
+            try:
+                mod["count"](out, d)
+            except RuntimeError as err:
+                assert d * d > 65535 and "loop iterations" in str(err), err
+                continue
+            assert out.numpy()[0] == d * d, (d, out.numpy())
+
     def test_tunable_kernels_fit_the_target(self):
         """The zoo's tunable kernels: the largest configuration the target's limits admit
         compiles, and the default for the target runs and matches NumPy."""
@@ -919,6 +943,78 @@ class BackendConformance:
                 raw(small, 16, 64)
         finally:
             free(dev.dlpack_device_type(), dev.index, small)
+
+    @staticmethod
+    def _view(tensor: tvm.runtime.Tensor, first: int, count: int) -> tvm.runtime.Tensor:
+        """``count`` float32 elements of ``tensor`` from element ``first``, in its memory (a DLPack
+        view as another library may hand over)."""
+        from tvm.testing.dlpack import HandMadeTensor
+
+        dev = tensor.device
+        where = (dev.dlpack_device_type(), dev.index)
+        return tvm.runtime.from_dlpack(
+            HandMadeTensor(tensor.data_ptr(), (count,), device=where, byte_offset=first * 4, keep=tensor)
+        )
+
+    def test_copies_within_one_buffer(self):
+        """A tensor copied onto itself, and overlapping views of one buffer copied either way, give
+        NumPy's result (OpenCL refused them with CL_MEM_COPY_OVERLAP, WebGPU aborted the process)."""
+        dev = self.dev()
+        base = np.arange(128, dtype="float32")
+        t = tvm.runtime.tensor(base, dev)
+        t.copyto(t)
+        np.testing.assert_array_equal(t.numpy(), base)
+        for src, dst in ((0, 4), (4, 0), (0, 64)):
+            t = tvm.runtime.tensor(base, dev)
+            self._view(t, src, 60).copyto(self._view(t, dst, 60))
+            want = base.copy()
+            want[dst : dst + 60] = base[src : src + 60]
+            np.testing.assert_array_equal(t.numpy(), want, err_msg=f"view [{src}:] copied to [{dst}:]")
+
+    def test_a_view_past_its_allocation_is_refused(self):
+        """A DLPack view that claims more elements than its allocation holds is refused by copies
+        and kernels, naming the range, instead of reading and writing past the allocation (the
+        example device wrote 16 KB past a 256-byte allocation)."""
+        sized = self.buffers_are_handles if self.raw_pointers_are_sized is None else self.raw_pointers_are_sized
+        if not sized:
+            pytest.skip(f"{self.backend} buffers are device addresses: their allocations' sizes are unknown")
+        dev = self.dev()
+        small = [tvm.runtime.tensor(np.ones(64, "float32"), dev) for _ in range(3)]
+        with pytest.raises(ValueError, match=r"copy source range \[0, 16384\) is outside"):
+            self._view(small[0], 0, 4096).numpy()
+        add = tvm.compile(kernels.vector_add(), target=self.target_name())["vector_add"]
+        with pytest.raises(ValueError, match=r"argument 0 is \d+ bytes of device memory|its memory holds 256"):
+            add(*(self._view(t, 0, 4096) for t in small))
+        np.testing.assert_array_equal(small[2].numpy(), np.ones(64, "float32"))
+
+    def test_a_copy_sees_what_every_stream_wrote(self):
+        """Kernels queued on one stream, their output read through another without a sync: the
+        copy waits for the device's other streams first (PoCL returned half-done sums)."""
+        dev = self.dev()
+        create, free = (tvm_ffi.get_global_func(f"runtime.Device{op}Stream") for op in ("Create", "Free"))
+        add = tvm.compile(kernels.vector_add(), target=self.target_name())["vector_add"]
+        n = 64 * 65535  # as long as one launch may be (65535 blocks): PoCL, unordered, returned partial sums
+        ones = tvm.runtime.tensor(np.ones(n, "float32"), dev)
+        stream = create(dev) or 0  # devices without streams give null: their one queue
+        try:
+            for writer_on_stream in (True, False):
+                pair = [tvm.runtime.tensor(np.zeros(n, "float32"), dev) for _ in range(2)]
+                with tvm_ffi.use_raw_stream(dev, stream if writer_on_stream else 0):
+                    for k in range(10):  # ping-pong: no launch reads the buffer it writes
+                        add(pair[k % 2], ones, pair[(k + 1) % 2])
+                with tvm_ffi.use_raw_stream(dev, 0 if writer_on_stream else stream):
+                    got = pair[0].numpy()
+                np.testing.assert_array_equal(got, np.full(n, 10, "float32"), err_msg=f"{writer_on_stream=}")
+        finally:
+            dev.sync()
+            free(dev, stream)
+
+    def test_freeing_a_stream_the_device_did_not_make_is_refused(self):
+        """A bogus stream handle is a ValueError, never handed to the driver (WebGPU, which makes
+        no streams, accepted any handle without a word)."""
+        dev = self.dev()
+        with pytest.raises(ValueError, match="0x1234"):
+            tvm_ffi.get_global_func("runtime.DeviceFreeStream")(dev, 0x1234)
 
     def test_direct_launch_past_the_compiled_extents_is_refused(self):
         """A raw kernel handle launched with a grid or block larger than the one its body
