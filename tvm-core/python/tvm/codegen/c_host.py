@@ -26,6 +26,7 @@ from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.functor import post_order_visit
+from tvm.tir.transform.flatten import constant_extent
 from tvm.tir.transform.runtime_bounds import BOUNDS_KIND, INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
 from .c_family import CFamilyPrinter, CodegenError, c_string_literal
@@ -622,6 +623,27 @@ static int tvm_count_exceeds(int n, const int64_t* dims, long long limit) {
   return tvm_dims_product(1, n, dims, &count) != 0 || count > (size_t)limit;
 }"""
 
+_REACH_EXCEEDS_HELPER = r"""/* whether the elements a non-empty tensor's strides reach (off plus the sum of
+   (dims[d] - 1) * strides[d], at either end) leave [lo, hi]; *far is then the end that does
+   (INT64_MAX when it overflows) */
+static int tvm_reach_exceeds(int n, const int64_t* dims, const int64_t* strides, long long off, long long lo,
+                             long long hi, long long* far) {
+  for (int i = 0; i < n; ++i) {
+    if (dims[i] <= 0) return 0;
+  }
+  long long least = off, most = off;
+  for (int i = 0; i < n; ++i) {
+    long long t;
+    if (__builtin_mul_overflow((long long)(dims[i] - 1), (long long)strides[i], &t) ||
+        __builtin_add_overflow(t < 0 ? least : most, t, t < 0 ? &least : &most)) {
+      *far = INT64_MAX;
+      return 1;
+    }
+  }
+  *far = most > hi ? most : least;
+  return least < lo || most > hi;
+}"""
+
 _ROUND_FLOAT_HELPER = r"""/* x rounded to nearest even with `digits` significant bits, subnormals sharing the quantum
    2**min_exp, and past max_finite an infinity: a float16 or bfloat16 argument's value */
 static double tvm_round_float(double x, int digits, int min_exp, double max_finite) {
@@ -773,6 +795,7 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tvm_dims_product": (_DIMS_PRODUCT_HELPER, ()),
     "tvm_heap_alloc": (_HEAP_ALLOC_HELPER, ("tvm_dims_product",)),
     "tvm_count_exceeds": (_COUNT_EXCEEDS_HELPER, ("tvm_dims_product",)),
+    "tvm_reach_exceeds": (_REACH_EXCEEDS_HELPER, ()),
     "tvm_tensor_view": (_TENSOR_VIEW_HELPER, ()),
     "tvm_uint64": (_UINT64_HELPER, ()),
     "tvm_round_float": (_ROUND_FLOAT_HELPER, ()),
@@ -879,6 +902,7 @@ class HostFunctionPrinter:
             f'"%s expects {nparams} argument{"s" if nparams != 1 else ""} ({pnames}), got %d", {fn}, (int)num_args);'
         )
         self._bufs = {b.name: b for b in func.buffer_map.values()}
+        self._after_binding: list[str] = []  # checks of values bound from several arguments
         bound: dict[E.Var, str] = {}  # var -> where it was bound (for messages)
         deferred: list[tuple[str, str, str, str]] = []
         # scalars first: they may appear in buffer shapes
@@ -906,6 +930,8 @@ class HostFunctionPrinter:
                 )
             else:
                 p.emit(f'if (TVM_UNLIKELY({cond})) return tvm_err_shape({fn}, "{argname}", "{want}", {tv}, {detail});')
+        for line in self._after_binding:
+            p.emit(line)
         p.emit("result->type_index = kTVMFFINone; result->zero_padding = 0; result->v_int64 = 0;")
         p.emit(f"return {impl}({', '.join(call_args)});")
         p._indent -= 1
@@ -1052,6 +1078,7 @@ class HostFunctionPrinter:
                     bound[st] = f"argument '{an}' strides"
                 else:
                     deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape, f'" (stride {d} mismatch)"'))
+            self._check_reach(buf, tv)
         else:
             # inline exact check first (one compare per dim); the helper accepts any stride on
             # dims of extent 1
@@ -1071,6 +1098,32 @@ class HostFunctionPrinter:
                 f"if (TVM_UNLIKELY({tv}->strides != NULL && !({exact}) && !tvm_is_compact({tv}))) "
                 f'return tvm_err_strides({fn}, "{an}");'
             )
+
+    def _check_reach(self, buf: E.Buffer, tv: str) -> None:
+        """For a strided ``buf`` whose flat index is computed in 32 bits (a stride narrower than
+        64 bits, sizes not all constant: :func:`~tvm.tir.transform.flatten.needs_int64_indices`
+        widens those), a check, made once the shape and strides are bound and checked, that the
+        elements its strides reach fit ``int32``: each dimension and stride can fit while
+        ``r * stride`` does not (a column slice of a tall matrix)."""
+        p, fn, an = self.p, f'"{self.name}"', buf.name
+        if constant_extent(buf) is not None:
+            return
+        if not any(_dt.bits(st.dtype) < 64 and not (isinstance(st, E.IntImm) and st.value == 1) for st in buf.strides):
+            return
+        nd = len(buf.shape)
+        ptr = p.name_of(buf.data, buf.name)
+        dims = ", ".join(f"{tv}->shape[{d}]" for d in range(nd))
+        strides = ", ".join(f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})" for d in range(nd))
+        off = buf.elem_offset.value if isinstance(buf.elem_offset, E.IntImm) else 0
+        far = f"tvm_reach_{ptr}"
+        self._after_binding.append(
+            f"{{ long long {far}; if (TVM_UNLIKELY(tvm_reach_exceeds({nd}, (const int64_t[]){{{dims}}}, "
+            f"(const int64_t[]){{{strides}}}, {off}LL, -2147483648LL, 2147483647LL, &{far}))) "
+            f'return tvm_raise("ValueError", "%s: argument \'%s\' has strides that reach element %lld, which '
+            f"32-bit indices do not reach; declare its strides with T.int64() sizes (or pass a "
+            f'compact copy)", {fn}, "{an}", {far}); }}'
+        )
+        p.use_helper("tvm_reach_exceeds")
 
     def _bind_data(self, buf: E.Buffer, tv: str, ptr: str, bound: dict) -> None:
         """The data pointer ``ptr`` of ``tv``, its alignment and the view's offset."""

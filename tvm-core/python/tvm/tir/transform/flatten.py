@@ -5,20 +5,44 @@ dtype and scope. Index ``(i0, ..., ik)`` becomes ``elem_offset + sum(i_d * strid
 strides are the buffer's explicit strides or the row-major strides of its shape. The flattened
 shape is the number of elements (for strided buffers: the span the strides reach).
 ``buffer_map`` keeps the original multi-dimensional buffers (for argument checking).
+
+A buffer whose constant shape (or constant strides) reaches an element past ``int32`` (a
+``T.Buffer((65536, 65540), "uint8")``: 2**32 + 262144 elements) has its flat index computed in
+``int64``: each index is cast to ``int64`` before it is multiplied by its stride, so that
+``r * 65540 + j`` does not wrap in 32 bits (see :func:`needs_int64_indices`). A target without
+``int64`` refuses such a buffer before flattening
+(:func:`~tvm.tir.transform.runtime_bounds.check_indices_at_run_time`). Symbolic shapes keep their
+dtype: the host checks at launch that their element count (or the element their strides reach)
+fits their indices.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Optional
+
+from tvm.tir import dtype as _dt
 from tvm.tir.analysis import size_upper_bound
-from tvm.tir.expr import Buffer, BufferLoad, IntImm, PrimExpr
+from tvm.tir.expr import Buffer, BufferLoad, Cast, IntImm, PrimExpr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import binary
 from tvm.tir.stmt import BufferStore
 
 
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
 def _is_const(x: PrimExpr, v: int) -> bool:
     return isinstance(x, IntImm) and x.value == v
+
+
+def _folded(dtype: str, value: int) -> IntImm:
+    """The constant ``value`` in ``dtype``, or in ``int64`` when ``dtype`` cannot hold it (a
+    product of ``int32`` sizes past 2**31 - 1 must not wrap)."""
+    if _dt.fits(value, dtype) or _dt.bits(dtype) >= 64:
+        return IntImm(dtype, value)
+    return IntImm("int64", value)
 
 
 def _mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -27,7 +51,7 @@ def _mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     if _is_const(b, 1):
         return a
     if isinstance(a, IntImm) and isinstance(b, IntImm) and a.dtype == b.dtype:
-        return IntImm(a.dtype, a.value * b.value)
+        return _folded(a.dtype, a.value * b.value)
     return binary("mul", a, b)
 
 
@@ -37,8 +61,65 @@ def _add(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     if _is_const(b, 0):
         return a
     if isinstance(a, IntImm) and isinstance(b, IntImm) and a.dtype == b.dtype:
-        return IntImm(a.dtype, a.value + b.value)
+        return _folded(a.dtype, a.value + b.value)
     return binary("add", a, b)
+
+
+def _constant_strides(buf: Buffer) -> Optional[tuple]:
+    """``buf``'s strides as Python ints (explicit, or row-major of its shape); None when its
+    shape or strides are not all constant."""
+    dims = [d.value if isinstance(d, IntImm) else None for d in buf.shape]
+    if None in dims:
+        return None
+    if buf.strides:
+        strides = [s.value if isinstance(s, IntImm) else None for s in buf.strides]
+        return None if None in strides else tuple(strides)
+    out, acc = [], 1
+    for d in reversed(dims):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+def constant_extent(buf: Buffer) -> Optional[tuple]:
+    """``(lowest, highest)`` element index that ``buf``'s constant shape and strides reach
+    (its constant ``elem_offset`` included; a symbolic one counts as 0, as the host binds it),
+    ``(0, -1)`` for a buffer without elements; None when its shape or strides are symbolic."""
+    strides = _constant_strides(buf)
+    if strides is None:
+        return None
+    dims = [d.value for d in buf.shape]
+    if any(d <= 0 for d in dims):
+        return 0, -1
+    off = buf.elem_offset.value if isinstance(buf.elem_offset, IntImm) else 0
+    terms = [(d - 1) * s for d, s in zip(dims, strides)]
+    return off + sum(t for t in terms if t < 0), off + sum(t for t in terms if t > 0)
+
+
+def element_count(buf: Buffer) -> Optional[int]:
+    """The number of elements of ``buf``'s constant shape (None when it is symbolic)."""
+    dims = [d.value if isinstance(d, IntImm) else None for d in buf.shape]
+    return None if None in dims else math.prod(dims)
+
+
+def needs_int64_indices(buf: Buffer) -> bool:
+    """Whether ``buf``'s constant shape (or strides) reaches an element that ``int32`` cannot
+    index while its sizes are narrower than 64 bits: its flat index is then computed in
+    ``int64`` (a symbolic shape keeps its dtype, checked at launch)."""
+    if buf.ndim < 2 and not buf.strides:
+        return False  # a 1-D index is the element index itself, in the dtype the program gave it
+    extent = constant_extent(buf)
+    if extent is None or (_INT32_MIN <= extent[0] and extent[1] <= _INT32_MAX):
+        return False
+    sizes = (*buf.shape, *(buf.strides or ()))
+    return any(_dt.bits(d.dtype) < 64 for d in sizes)
+
+
+def _wide(e: PrimExpr) -> PrimExpr:
+    """``e`` (an index, possibly a vector) cast to 64-bit integers."""
+    if _dt.bits(e.dtype) >= 64:
+        return e
+    return Cast(_dt.with_lanes("int64", _dt.lanes(e.dtype)), e)
 
 
 def buffer_strides(buf: Buffer) -> tuple:
@@ -57,6 +138,10 @@ def flattened_buffer(buf: Buffer) -> Buffer:
     """The 1-D view of ``buf`` (same data Var, dtype, scope). A local buffer of symbolic size
     takes the size's constant upper bound where it has one (``T.min(n, 64)``: 64), so that it
     fits in a kernel's registers or stack like a constant one."""
+    if needs_int64_indices(buf):
+        lowest, highest = constant_extent(buf)
+        size64 = IntImm("int64", max(highest + 1, 0))
+        return Buffer(buf.name, (size64,), buf.dtype, buf.data, (), IntImm("int32", 0), buf.scope, buf.align, buf.span)
     size: PrimExpr = IntImm("int32", 1)
     if buf.strides:
         for s, st in zip(buf.shape, buf.strides):
@@ -73,8 +158,14 @@ def flattened_buffer(buf: Buffer) -> Buffer:
 
 
 def flat_index(buf: Buffer, indices: tuple) -> PrimExpr:
-    """The 1-D element index of ``buf[indices]``."""
+    """The 1-D element index of ``buf[indices]`` (in ``int64`` for a buffer whose constant shape
+    needs it: :func:`needs_int64_indices`)."""
     idx: PrimExpr = buf.elem_offset if buf.elem_offset is not None else IntImm("int32", 0)
+    if needs_int64_indices(buf):
+        idx = _wide(idx) if not isinstance(idx, IntImm) else IntImm("int64", idx.value)
+        for i, st in zip(indices, _constant_strides(buf)):
+            idx = _add(idx, _mul(_wide(i), IntImm("int64", st)))
+        return idx
     for i, st in zip(indices, buffer_strides(buf)):
         idx = _add(idx, _mul(i, st))
     return idx

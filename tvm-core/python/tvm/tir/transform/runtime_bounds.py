@@ -54,7 +54,7 @@ from tvm.tir.expr import (
     Var,
 )
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprMutator, substitute
+from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
 from tvm.tir.op import INTRINSICS, is_barrier
 from tvm.tir.stmt import (
     Allocate,
@@ -72,9 +72,9 @@ from tvm.tir.stmt import (
     seq,
 )
 
-from .flatten import flat_index
+from .flatten import constant_extent, element_count, flat_index, needs_int64_indices
 from .symbolic_bounds import Facts, in_bounds
-from .verify import is_device_target
+from .verify import TIRVerifyError, is_device_target, with_span
 
 #: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
 INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
@@ -594,12 +594,58 @@ class _Recorded:
         return Allocate(buf, seq(reset, body, check))
 
 
+def _refuse_int64_indices(func: PrimFunc, target: Any) -> None:
+    """A :class:`TIRVerifyError` for the first buffer whose constant shape needs ``int64``
+    indices (:func:`~tvm.tir.transform.flatten.needs_int64_indices`) when ``target`` has no
+    ``int64``: its flat index would be computed in 32 bits and wrap."""
+    if target is None or target.capability("supports_int64"):
+        return
+    found: list = []
+    spans: dict = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, Allocate):
+            spans.setdefault(node.buffer, node.span)
+        buf = getattr(node, "buffer", None)
+        if isinstance(node, (Allocate, BufferLoad, BufferStore)) and buf not in found and needs_int64_indices(buf):
+            found.append(buf)
+            spans.setdefault(buf, node.span)
+
+    for buf in func.buffer_map.values():
+        if needs_int64_indices(buf):
+            found.append(buf)
+    post_order_visit(func.body, visit)
+    if not found:
+        return
+    buf = found[0]
+    count = element_count(buf)
+    lowest, highest = constant_extent(buf)
+    if buf.strides:
+        what = f"reaches element {highest if highest > _INT32_MAX else lowest} through its strides"
+    else:
+        what = f"has {count} elements"
+    shape = ", ".join(str(d.value) for d in buf.shape)
+    message = (
+        f"{func.global_symbol}: buffer '{buf.name}' (shape ({shape})) {what}, past the {_INT32_MAX} "
+        f"that 32-bit indices reach, and target '{target.kind.name}' has no int64 to index it: "
+        f"split it into buffers of at most {_INT32_MAX} elements, or compile it for a target with int64"
+    )
+    span = spans.get(buf)
+    raise TIRVerifyError(with_span(message, span), message, span)
+
+
+_INT32_MAX = 2**31 - 1
+
+
 def check_indices_at_run_time(func: PrimFunc, target: Any = None) -> PrimFunc:
     """``func`` with every statement that accesses a buffer at an index known only at run time
     guarded by the bounds of that index (see the module docstring); unchanged when it has none.
     On a device ``target`` only statements in kernels are guarded, and their failures are
     recorded in a device buffer that the host reads after the kernels; the kernels' ``assert``
-    statements become such records too (a kernel cannot raise)."""
+    statements become such records too (a kernel cannot raise). On a ``target`` without
+    ``int64``, a buffer whose constant shape reaches past ``int32`` is refused by name (its
+    indices, flattened, would need ``int64``)."""
+    _refuse_int64_indices(func, target)
     if target is None or not is_device_target(target):
         body = _IndexChecks(func, _raised, in_kernels=False).visit_stmt(func.body)
     else:
