@@ -169,3 +169,19 @@ def test_64_bit_integer_division_follows_python(dev):
     a, b, c = tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), tvm.runtime.empty((3, 64), "int64", dev)
     tvm.compile(int_semantics, target="hexagon")["int_semantics"](a, b, c)
     np.testing.assert_array_equal(c.numpy(), np.stack([x // y, x % y, x * y]))
+
+
+def test_a_kernel_with_more_arguments_than_the_simulator_takes_is_refused():
+    """The simulator's server takes 256 arguments a launch: a kernel with 257 compiled and then
+    ended the server with an error that named out-of-bounds accesses instead."""
+    params = ", ".join(f"A{i}: T.Buffer((4,), 'float32')" for i in range(257))
+    body = "\n".join(f"            A{i}[t] = A{i}[t] + T.float32(1)" for i in range(257))
+    source = f"""
+@T.prim_func
+def many({params}):
+    for b in T.thread_binding(1, thread="blockIdx.x"):
+        for t in T.thread_binding(4, thread="threadIdx.x"):
+{body}
+"""
+    with pytest.raises(Exception, match="takes 257 arguments; target 'hexagon' allows at most 256"):
+        tvm.compile(tvm.script.parse(source), target="hexagon")

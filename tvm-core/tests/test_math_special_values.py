@@ -243,3 +243,41 @@ def test_legalized_math_runs_exactly_on_the_cpu(dtype, fn, reference, arity, pri
         wide = (a.astype("float32"), b.astype("float32"))
         want = _rounded(reference(*wide[:arity]), dtype)
     _assert_special(c.astype(np.float64), want, _rtol(dtype, "c"))
+
+
+def _constant_zeros_kernel(on_device: bool):
+    """Signed zeros from constant operands only (folded, or evaluated by the device compiler)."""
+    if on_device:
+
+        @T.prim_func
+        def kernel(O: T.Buffer((4,), "float32")):
+            for i in T.thread_binding(1, thread="threadIdx.x"):
+                O[0] = T.copysign(T.float32(0.0), T.float32(-1.0))
+                O[1] = T.atan2(T.float32(-0.0), T.float32(-0.0))
+                O[2] = T.atan2(T.float32(-0.0), T.float32(1.0))
+                O[3] = T.float32(-0.0) * T.float32(1.0)
+
+    else:
+
+        @T.prim_func
+        def kernel(O: T.Buffer((4,), "float32")):
+            O[0] = T.copysign(T.float32(0.0), T.float32(-1.0))
+            O[1] = T.atan2(T.float32(-0.0), T.float32(-0.0))
+            O[2] = T.atan2(T.float32(-0.0), T.float32(1.0))
+            O[3] = T.float32(-0.0) * T.float32(1.0)
+
+    return kernel
+
+
+@pytest.mark.parametrize("target", _combos(ALL, ("float32",)), ids=lambda c: c[0])
+def test_constant_operands_keep_the_sign_of_zero(target, private_cache):
+    """With constant operands, Vulkan's and WebGPU's compilers folded ``0.0 * -1.0`` (copysign's
+    negation) and ``-0.0 * 1.0`` to +0.0, so copysign(0, -1) and atan2(-0, -0) lost their sign."""
+    target = target[0]
+    dev = _device(target)
+    out = tvm.runtime.empty((4,), "float32", dev)
+    tvm.compile(_constant_zeros_kernel(target not in CPU), target=target)["kernel"](out)
+    want = np.array([-0.0, -np.pi, -0.0, -0.0], "float32")
+    got = out.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"got {got!r}")

@@ -78,3 +78,33 @@ def test_on_variables_integers_are_bitwise_and_bools_logical():
     assert isinstance(b & c, tvm.tir.And) and isinstance(b | c, tvm.tir.Or) and isinstance(~b, tvm.tir.Not)
     with pytest.raises(TypeError, match="bitwise_and expects integer arguments, got float32"):
         Var("f", "float32") & 1
+
+
+def test_xor_of_two_bools_is_logical_as_in_numpy():
+    """``^`` of two bools was refused ("bitwise_xor expects integer arguments, got bool") while
+    ``&``, ``|`` and ``~`` were logical: it is ``NE``, in Python and in a kernel; with an integer
+    it is bitwise on int32, as ``&`` is."""
+    b, c = Var("b", "bool"), Var("c", "bool")
+    assert isinstance(b ^ c, tvm.tir.NE) and (b ^ c).dtype == "bool"
+    assert isinstance(b ^ True, tvm.tir.NE) and isinstance(False ^ c, tvm.tir.NE)
+    assert (b ^ 1).op == "bitwise_xor" and (b ^ 1).dtype == "int32"
+    # like And / Or of two bool constants (no bool operation is folded), an NE that runs as NumPy says
+    assert isinstance(T.bool(True) ^ T.bool(False), tvm.tir.NE)
+
+    def flip(p, q):  # a helper a kernel calls
+        return p ^ q
+
+    @T.prim_func
+    def kernel(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32"), x: T.int32):
+        for i in range(8):
+            if (i < 4) ^ (x > 0):
+                B[i] = 1
+            C[i] = T.Cast("int32", flip(A[i] > 2, (i % 2 == 0)) ^ T.bool(True))
+
+    a = np.array([0, 5, 1, 7, 3, 2, 9, 0], "int32")
+    i = np.arange(8)
+    for x in (0, 1):
+        b, c = np.zeros(8, "int32"), np.zeros(8, "int32")
+        tvm.compile(kernel, target="llvm")(a, b, c, x)
+        np.testing.assert_array_equal(b, ((i < 4) ^ (x > 0)).astype("int32"))
+        np.testing.assert_array_equal(c, ((a > 2) ^ (i % 2 == 0) ^ True).astype("int32"))

@@ -472,3 +472,99 @@ def test_a_macro_defined_in_a_module_class_is_called_through_the_class():
             @T.macro
             def bump(A, i):
                 A[i] = A[i] + T.float32(1)
+
+
+@T.macro
+def count_into(C):
+    C[0] = C[0] + 1
+
+
+def counted_test(C, k):
+    """A helper whose macro call would have to run each time the condition it gives is tested."""
+    count_into(C)
+    return k[0] < 3
+
+
+def counted_value(C, v):
+    count_into(C)
+    return v
+
+
+def test_a_macro_run_where_its_statements_would_run_at_the_wrong_time_is_refused():
+    """A macro run (by a Python helper) in a while loop's condition placed its statements once
+    before the loop, though the condition is tested at each iteration; one in an arm of
+    ``x if c else y`` (or a later operand of ``and`` / ``or``, an arm of ``T.if_then_else``) ran
+    whichever arm was taken. Both are refused at the call, saying why and what to write."""
+
+    def kernel_with(statement):
+        source = (
+            "@T.prim_func\n"
+            "def f(C: T.Buffer((1,), 'int32'), B: T.Buffer((4,), 'int32'), k: T.Buffer((1,), 'int32')):\n"
+            f"    for i in range(4):\n        {statement}\n"
+        )
+        names = {"counted_test": counted_test, "counted_value": counted_value}
+        return tvm.script.from_source(source, extra_vars=names)
+
+    cases = {
+        "while counted_test(C, k):\n            k[0] = k[0] + 1": (
+            "T.macro 'count_into' is expanded while the condition of a while loop is parsed: its statements "
+            "would run once, before the loop, not at each test of the condition",
+            "call the macro in the loop's body instead",
+        ),
+        "B[i] = counted_value(C, i) if i < 2 else 7": ("in an arm of a conditional expression", "use an if statement"),
+        "B[i] = 7 if i < 2 else counted_value(C, i)": ("in an arm of a conditional expression", "whichever arm"),
+        "B[i] = T.if_then_else(i < 2, counted_value(C, i), 7)": ("in an arm of T.if_then_else", "use an if statement"),
+        "B[i] = T.Cast('int32', i < 2 and counted_test(C, k))": ("in an operand of 'and' / 'or' after the first", ""),
+        "B[i] = T.Cast('int32', i < 2 or counted_test(C, k))": ("in an operand of 'and' / 'or' after the first", ""),
+    }
+    for statement, (reason, fix) in cases.items():
+        with pytest.raises(TVMScriptError) as err:
+            kernel_with(statement)
+        assert reason in err.value.reason and fix in err.value.reason, (statement, err.value.reason)
+        call = "counted_test(C, k)" if "counted_test" in statement else "counted_value(C, i)"
+        assert err.value.lineno == 4 and err.value.text[err.value.offset - 1 :].startswith(call), statement
+
+    with pytest.raises(TVMScriptError, match="expanded while the condition of a while loop is parsed") as err:
+
+        @T.prim_func
+        def kernel(C: T.Buffer((1,), "int32"), k: T.Buffer((1,), "int32")):
+            while counted_test(C, k):
+                k[0] = k[0] + 1
+
+    assert err.value.filename == __file__ and err.value.text.strip() == "while counted_test(C, k):"
+    assert err.value.text[err.value.offset - 1 :].startswith("counted_test(C, k)")  # the call that ran it
+
+
+@T.macro
+def count_twice_into(C):
+    count_into(C)
+    count_into(C)
+
+
+def test_macros_whose_statements_run_where_they_are_placed_still_work():
+    """Helpers running macros in an if statement's condition, an assignment, a loop's extent,
+    a loop's or a branch's body, ``T.Select`` (which evaluates both arms) and the rewrites the
+    refusal suggests: each macro runs as many times as NumPy counts."""
+
+    one = lambda: T.Buffer((1,), "int32")  # noqa: E731
+
+    @T.prim_func
+    def kernel(C: one(), B: T.Buffer((4,), "int32"), k: one(), W: one(), E: one(), R: one(), S: one()):
+        for i in range(4):
+            if counted_value(C, i) < 2:  # the condition is evaluated once per iteration: 4 runs
+                B[i] = counted_value(C, i) + 10  # 2 runs
+            else:
+                B[i] = 7 if True else counted_value(C, i)  # a Python condition: the other arm is not parsed
+        k[0] = 0
+        go = counted_test(W, k)  # the rewrite of the while loop: 4 tests, 4 runs
+        while go:
+            k[0] = k[0] + 1
+            go = counted_test(W, k)
+        for j in range(counted_value(E, 3)):  # the extent is evaluated once: 1 run
+            count_twice_into(R)  # 6 runs
+        B[3] = T.Select(k[0] > 0, counted_value(S, 1), 2)  # both arms are evaluated: 1 run
+        B[3] = B[3] + (T.int32(1) if True and counted_test(S, k) else 0)  # Python `True and` decides nothing
+
+    arrays = [np.zeros(1, "int32"), np.zeros(4, "int32")] + [np.zeros(1, "int32") for _ in range(5)]
+    c, b, k, w, e, r, s = (x.tolist() for x in run_cpu(kernel, *arrays))
+    assert (c, b, k, w, e, r, s) == ([6], [10, 11, 7, 1], [3], [4], [1], [6], [2])

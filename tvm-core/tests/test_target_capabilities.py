@@ -198,5 +198,11 @@ def test_a_misspelled_target_option_is_refused_with_the_spelling_meant():
         "cuda -libs=cudnn",
         "llvm -march=x86-64",
         "opencl -bogus=1",
+        # Apache TVM's own options, each one letter or word away from another
+        "vulkan -max_block_size_z=64",
+        "vulkan -supports_float32=true",
+        "vulkan -supports_int32=true",
+        "llvm -fast-math-nsz",
+        "llvm -fast-math-ninf",
     ):
-        assert Target(accepted).kind.name in ("llvm", "c", "cuda", "opencl")
+        assert Target(accepted).kind.name in ("llvm", "c", "cuda", "opencl", "vulkan")

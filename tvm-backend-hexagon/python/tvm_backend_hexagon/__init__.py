@@ -23,6 +23,7 @@ CAPABILITIES = {
     "dynamic_shared_memory": True,  # the server's per-launch buffer (codegen.py)
     "max_num_threads": 1024,
     "max_shared_memory_per_block": 256 * 1024,
+    "max_kernel_args": 256,  # the simulator server's launch header (server.c, MAX_ARGS)
 }
 
 

@@ -393,6 +393,9 @@ class KernelEmitter(ExprFunctor[int]):
             return self.ins(Op.ConvertSToF if _dt.is_int(src) else Op.ConvertUToF, self.ty(dst), v)
         if _dt.is_float(src):
             if _dt.lanes(src) == 1:  # an out-of-range value makes the conversion undefined: clamped
+                if src == "float16" and _dt.integer_range(_dt.element_of(dst))[1] > 65504:
+                    # to the integer's range, as other floats are: NaN to its lowest, inf to its ends
+                    v, src = self.ins(Op.FConvert, self.ty("float32"), v), "float32"
                 lo, hi = (self.const(src, bound) for bound in _conversion_bounds(src, dst))
                 v = self.ins(Op.ExtInst, self.ty(src), self.m.glsl, _GLSL_NCLAMP, v, lo, hi)
             return self.ins(Op.ConvertFToS if _dt.is_int(dst) else Op.ConvertFToU, self.ty(dst), v)

@@ -17,6 +17,8 @@ to a ``u32`` word (:meth:`WGSLPrinter.packed_load`, :meth:`WGSLPrinter.packed_st
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
@@ -121,6 +123,7 @@ class WGSLPrinter(CFamilyPrinter):
             self.reserve(name)
         for t in _RUN_TIME_IDENTITY:
             self.reserve(f"tvm_one_{t}")
+        self.reserve("tvm_sign_bit")
 
     # ------------------------------------------------------------------ names and types
     def name_of(self, node: Any, hint: str | None = None) -> str:
@@ -167,8 +170,11 @@ class WGSLPrinter(CFamilyPrinter):
             return text
         value = "1.0f" if t == "f32" else "0i" if t == "i32" else "0u"
         self.global_once(f"var<private> tvm_one_{t}: {t} = {value};")
+        if dtype == "float32":  # bit for bit: drivers fold -0.0 * 1.0 to +0.0
+            self.global_once("var<private> tvm_one_u32: u32 = 0u;")
+            return f"bitcast<f32>(bitcast<u32>({text}) | tvm_one_u32)"
         if t == "f32":
-            return f"({text} * {'f16(tvm_one_f32)' if dtype == 'float16' else 'tvm_one_f32'})"
+            return f"({text} * f16(tvm_one_f32))"
         return f"({text} + tvm_one_{t})"
 
     def float_literal(self, value: float, dtype: str) -> str:
@@ -184,6 +190,10 @@ class WGSLPrinter(CFamilyPrinter):
                 bits = "tvm_inf_bits" if value > 0 else "(tvm_inf_bits | 0x80000000u)"
             text = f"bitcast<f32>({bits})"
             return f"f16({text})" if dtype == "float16" else text
+        if value == 0 and math.copysign(1.0, value) < 0:
+            # from its bits, held at run time: drivers fold -0.0 literals and -0.0 * x to +0.0
+            self.global_once("var<private> tvm_sign_bit: u32 = 0x80000000u;")
+            return "f16(bitcast<f32>(tvm_sign_bit))" if dtype == "float16" else "bitcast<f32>(tvm_sign_bit)"
         text = repr(float(value))
         if "e" not in text and "." not in text:
             text += ".0"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import tvm_ffi
@@ -145,7 +146,8 @@ _core._set_class_device(Device)
 
 
 def device(dev_type: str | int, dev_id: int = 0) -> Device:
-    """A device from a name (``"cuda"``, ``"cuda:1"``, ``"opencl"``) or DLPack type code."""
+    """A device from a name (``"cuda"``, ``"cuda:1"``, ``"opencl"``) or DLPack type code, and an
+    index of 0 or more (a negative one is a ValueError, as in ``"cpu:-1"``)."""
     if isinstance(dev_type, str):
         name = dev_type.strip()
         if ":" in name:
@@ -161,6 +163,10 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
         code = DEVICE_TYPES[name]
     else:
         code = int(dev_type)
+    if isinstance(dev_id, numbers.Integral) and dev_id < 0:  # as "cpu:-1" is refused
+        raise ValueError(
+            f"device {dev_type!r}, index {dev_id}: the index must be 0 or more, as in tvm.device('opencl', 1)"
+        )
     return Device(code, dev_id)
 
 

@@ -146,9 +146,39 @@ class GridSpec:
     extents: tuple
 
 
+def _annotation_text(annotation: Any) -> str:
+    """How ``annotation`` is written (for messages): ``T.int32``, ``T.Buffer((4,), "float32")``."""
+    if isinstance(annotation, BufferSpec):
+        return f"T.Buffer({annotation.shape!r}, {annotation.dtype!r})"
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return repr(annotation)
+
+
+class _OptionalAnnotation:
+    """``X | None`` of an annotation ``X`` is ``X`` (a macro's optional parameter,
+    ``mask: T.Buffer | None = None``, which Python evaluates when the macro is defined). Any other
+    union (``T.int32 | T.float32``) is a TypeError: a parameter has one type."""
+
+    def __or__(self, other: Any) -> Any:
+        return self._optional(other, f"{_annotation_text(self)} | {_annotation_text(other)}")
+
+    def __ror__(self, other: Any) -> Any:
+        return self._optional(other, f"{_annotation_text(other)} | {_annotation_text(self)}")
+
+    def _optional(self, other: Any, written: str) -> Any:
+        if other is None:
+            return self
+        raise TypeError(
+            f"annotation {written}: a union of two types is not supported; only 'X | None' is (an optional "
+            "parameter, X or None): annotate one type"
+        )
+
+
 @dataclass
-class BufferSpec:
-    """``T.Buffer(shape, dtype, ...)`` before it has a name."""
+class BufferSpec(_OptionalAnnotation):
+    """``T.Buffer(shape, dtype, ...)`` before it has a name (``T.Buffer((4,), "float32") | None``,
+    a macro's optional parameter, is itself)."""
 
     shape: tuple
     dtype: str = "float32"
@@ -210,17 +240,6 @@ class FuncAttrSpec:
     """``T.func_attr({...})``."""
 
     attrs: dict
-
-
-class _OptionalAnnotation:
-    """``X | None`` of an annotation ``X`` is ``X`` (a macro's optional parameter,
-    ``mask: T.Buffer | None = None``, which Python evaluates when the macro is defined)."""
-
-    def __or__(self, other: Any) -> Any:
-        return self
-
-    def __ror__(self, other: Any) -> Any:
-        return self
 
 
 class HandleType(_OptionalAnnotation):

@@ -146,8 +146,14 @@ _KNOWN_OPTIONS = frozenset(
     opt-level fast-math vector-width system-lib runtime link-params executor from_device max_threads_per_block
     registers_per_block l2_cache_size_bytes max_function_args supports_int8 supports_int16 supports_8bit_buffer
     supports_16bit_buffer supports_push_descriptor supports_integer_dot_product supports_cooperative_matrix
-    max_block_size_x max_block_size_y max_push_constants_size max_uniform_buffer_range max_storage_buffer_range
-    driver_version vulkan_api_version max_spirv_version device_name device_type""".split()
+    max_block_size_x max_block_size_y max_block_size_z max_push_constants_size max_uniform_buffer_range
+    max_storage_buffer_range driver_version driver_name vulkan_api_version max_spirv_version device_name device_type
+    fast-math-nnan fast-math-ninf fast-math-nsz fast-math-arcp fast-math-contract fast-math-reassoc jit mattr
+    constants-byte-alignment workspace-byte-alignment unroll-threshold cl-opt supports_int32 supports_float32
+    supports_storage_buffer_storage_class supports_dedicated_allocation supports_subgroups
+    supported_subgroup_operations max_per_stage_descriptor_storage_buffer image_base_address_alignment
+    texture_spatial_limit texture_depth_limit vtcm-capacity partition_size max_sbuf_size_per_partition
+    max_psum_size_per_partition""".split()
 )
 
 

@@ -411,11 +411,16 @@ def _int_binary(name: str):
 def bitwise_operator(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
     """Python's ``&``, ``|``, ``^``, ``<<`` or ``>>`` on expressions, as TVMScript means them:
     the function ``name`` (``bitwise_and`` ... ``shift_right``) on integers, and ``And`` / ``Or``
-    for ``&`` / ``|`` on bools."""
+    / ``NE`` (logical xor, as Python and NumPy compute ``bool ^ bool``) for ``&`` / ``|`` / ``^`` on
+    bools (not folded, as no bool operation is: see :func:`tvm.tir.expr._folded`)."""
     a, b = _pair(a, b)
-    if _dt.is_bool(a.dtype) and name in ("bitwise_and", "bitwise_or"):
-        return binary("and" if name == "bitwise_and" else "or", a, b)
+    if _dt.is_bool(a.dtype) and name in _LOGICAL_ON_BOOLS:
+        return binary(_LOGICAL_ON_BOOLS[name], a, b)
     return _INT_OPERATORS[name](a, b)
+
+
+#: Python's bitwise operators that are logical on bools: the :func:`binary` operation of each
+_LOGICAL_ON_BOOLS = {"bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "ne"}
 
 
 def invert(x: ExprLike) -> PrimExpr:

@@ -25,6 +25,7 @@ other mismatch (float into int, int into float, anything into bool) is an error 
 from __future__ import annotations
 
 import ast
+import contextlib
 import contextvars
 import dataclasses
 import builtins
@@ -35,7 +36,7 @@ import re
 import math
 import textwrap
 import warnings
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
@@ -211,6 +212,10 @@ class Parser:
         self.emitted: Optional[list[Stmt]] = None  # what macros called while a statement is parsed gave
         self._bound_names: dict[int, set] = {}  # of each function or macro body (its tree's id)
         self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
+        # while an expression whose value is used later or only on a condition is parsed (a while
+        # loop's condition, an arm of ``x if c else y``): why a macro expanded then is refused
+        self.macro_refusal: Optional[_MacroRefusal] = None
+        self.calling: Optional[ast.Call] = None  # the call being evaluated (a helper may run a macro)
 
     # ------------------------------------------------------------------ diagnostics
     def span(self, node: ast.AST) -> Span:
@@ -438,6 +443,16 @@ class Parser:
         if isinstance(r, Stmt) and r.span is None:
             r.span = self.span(node)
         return _after(emitted, r) if emitted else r
+
+    @contextlib.contextmanager
+    def refusing_macros(self, refusal: _MacroRefusal):
+        """Parse an expression in which a macro's expansion is refused for ``refusal``: its
+        statements, placed before the statement being parsed, would run at the wrong time."""
+        outer, self.macro_refusal = self.macro_refusal, refusal
+        try:
+            yield
+        finally:
+            self.macro_refusal = outer
 
     def emit(self, stmt: Stmt, macro: macros.Macro) -> None:
         """Place ``stmt`` (a macro's expansion) before the statement being parsed."""
@@ -1009,7 +1024,8 @@ class Parser:
     def stmt_While(self, node: ast.While):
         if node.orelse:
             raise self.error(node, "while ... else is not supported")
-        cond = self.eval_expr(node.test)
+        with self.refusing_macros(_IN_WHILE_CONDITION):
+            cond = self.eval_expr(node.test)
         if cond is True:  # while True: ... break
             if not _leaves_loop(node.body):
                 raise self.error(node.test, "'while True' without a break or return in its body never ends")
@@ -1353,6 +1369,13 @@ class Parser:
     def expand_macro(self, macro: macros.Macro, arguments: dict[str, Any]) -> Stmt:
         """The statements of ``macro``'s body for ``arguments``, parsed at the current statement
         with the macro's names; an error inside also names the call."""
+        if self.macro_refusal is not None:
+            where, why, instead = self.macro_refusal
+            raise self.error(
+                self.calling or self.statement,
+                f"{macro.kind} '{macro.name}' is expanded {where}: its statements would run {why}, since a "
+                f"macro's statements are placed before the statement being parsed; {instead}",
+            )
         call = self.span(self.statement) if self.statement is not None else None
         if len(self.macro_calls) >= macros.MAX_DEPTH:
             raise TVMScriptError(
@@ -1506,18 +1529,26 @@ class Parser:
 
     def expr_Call(self, node: ast.Call):
         fn = self.eval_expr(node.func)
+        arms = fn is _op.if_then_else  # its value arms are evaluated only when chosen
+
+        def argument(value: ast.expr, is_arm: bool) -> Any:
+            if not is_arm:
+                return self.eval_expr(value)
+            with self.refusing_macros(_IN_IF_THEN_ELSE):
+                return self.eval_expr(value)
+
         args = []
-        for a in node.args:
+        for i, a in enumerate(node.args):
             if isinstance(a, ast.Starred):
-                args.extend(self.eval_expr(a.value))
+                args.extend(argument(a.value, arms))
             else:
-                args.append(self.eval_expr(a))
+                args.append(argument(a, arms and i > 0))
         kwargs = {}
         for k in node.keywords:
             if k.arg is None:
-                kwargs.update(self.eval_expr(k.value))
+                kwargs.update(argument(k.value, arms))
             else:
-                kwargs[k.arg] = self.eval_expr(k.value)
+                kwargs[k.arg] = argument(k.value, arms and k.arg != "cond")
         if not callable(fn):
             raise self.error(node.func, f"'{type(fn).__name__}' object is not callable")
         macro = macros.macro_of(fn)
@@ -1539,6 +1570,7 @@ class Parser:
                 f"{fn.__name__}(...) is Python, which runs while the kernel is parsed, not in the kernel: remove it",
             )
         result_dtype = kwargs.pop("dtype", None) if "dtype" in kwargs and not _takes_dtype(fn) else None
+        outer_call, self.calling = self.calling, node
         try:
             out = fn(*args, **kwargs)
             if result_dtype is not None and isinstance(out, PrimExpr) and out.dtype != result_dtype:
@@ -1548,6 +1580,8 @@ class Parser:
             raise
         except Exception as e:  # noqa: BLE001 - a Python helper's own failure, named at its call
             raise self.error(node, _call_message(fn, e, ast.unparse(node.func))) from None
+        finally:
+            self.calling = outer_call
 
     def _slice_extent(self, e: ast.Slice) -> Optional[int]:
         """The length of slice ``lo:hi`` when it is a constant (``i:i + 16`` included), else None."""
@@ -1634,9 +1668,14 @@ class Parser:
         return _op.invert(v)
 
     def expr_BoolOp(self, node: ast.BoolOp):
-        vals = [self.eval_expr(v) for v in node.values]
-        out = vals[0]
-        for v in vals[1:]:
+        is_and = isinstance(node.op, ast.And)
+        out = self.eval_expr(node.values[0])
+        for value in node.values[1:]:
+            if isinstance(out, PrimExpr) or bool(out) != is_and:  # run only when out does not decide it
+                with self.refusing_macros(_IN_BOOL_OPERAND):
+                    v = self.eval_expr(value)
+            else:
+                v = self.eval_expr(value)
             if not isinstance(out, PrimExpr) and not isinstance(v, PrimExpr):
                 out = (out and v) if isinstance(node.op, ast.And) else (out or v)
             else:
@@ -1675,7 +1714,8 @@ class Parser:
         c = self.eval_expr(node.test)
         if not isinstance(c, PrimExpr):
             return self.eval_expr(node.body) if c else self.eval_expr(node.orelse)
-        return _op.select(c, self.eval_expr(node.body), self.eval_expr(node.orelse))
+        with self.refusing_macros(_IN_CONDITIONAL_EXPRESSION):
+            return _op.select(c, self.eval_expr(node.body), self.eval_expr(node.orelse))
 
     def expr_JoinedStr(self, node: ast.JoinedStr) -> str:
         """An f-string of values known when the kernel is parsed (``T.block(f"{name}_init")``)."""
@@ -1692,6 +1732,39 @@ class Parser:
             spec = self.eval_expr(value.format_spec) if value.format_spec is not None else ""
             parts.append(format(v.value if isinstance(v, (IntImm, FloatImm)) else v, spec))
         return "".join(parts)
+
+
+class _MacroRefusal(NamedTuple):
+    """Why a macro expanded while an expression is parsed would run at the wrong time: where the
+    expression is, when its statements would run, and what to write instead."""
+
+    where: str
+    why: str
+    instead: str
+
+
+_IN_WHILE_CONDITION = _MacroRefusal(
+    "while the condition of a while loop is parsed",
+    "once, before the loop, not at each test of the condition",
+    "call the macro in the loop's body instead, and keep the condition in a variable the body updates "
+    "(a local buffer, or a name assigned again)",
+)
+_IN_CONDITIONAL_EXPRESSION = _MacroRefusal(
+    "in an arm of a conditional expression 'x if c else y'",
+    "whichever arm is chosen",
+    "use an if statement, with the macro's call in its branch",
+)
+_IN_BOOL_OPERAND = _MacroRefusal(
+    "in an operand of 'and' / 'or' after the first, which is evaluated only when the operands before it "
+    "do not decide the result",
+    "whether it is evaluated or not",
+    "use an if statement, with the macro's call in its branch",
+)
+_IN_IF_THEN_ELSE = _MacroRefusal(
+    "in an arm of T.if_then_else, which evaluates only the arm chosen",
+    "whichever arm is chosen",
+    "use an if statement, with the macro's call in its branch",
+)
 
 
 def _zero_like(v: PrimExpr) -> PrimExpr:

@@ -16,7 +16,10 @@ What the body binds stays inside it (an assignment there shadows a name of the c
 updates a mutable scalar the body sees). A macro may call macros, itself too (the recursion ends
 by a condition known while parsing). A call gives statements, not a value: it stands on its own
 line, or runs in a Python helper the kernel calls, and its statements come before the statement
-being parsed.
+being parsed. Where they would then run at the wrong time, the call is refused: in a while loop's
+condition (tested at each iteration, not once before the loop), in an arm of ``x if c else y`` or
+of ``T.if_then_else`` and in an operand of ``and`` / ``or`` after the first (evaluated only on a
+condition).
 """
 
 from __future__ import annotations

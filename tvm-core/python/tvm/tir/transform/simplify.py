@@ -47,6 +47,7 @@ from tvm.tir.expr import (
     FloorDiv,
     FloorMod,
     IntImm,
+    Let,
     Max,
     Min,
     Mod,
@@ -267,6 +268,15 @@ class _Simplify(StmtExprMutator):
                 return _const(e.dtype, math.trunc(value))
             return _const(e.dtype, value)
         return e
+
+    def visit_Let(self, e: Let) -> PrimExpr:
+        value = self.visit_expr(e.value)
+        if isinstance(value, (IntImm, FloatImm)):  # a constant: folded into the body
+            return self.visit_expr(substitute(e.body, {e.var: value}))
+        body = self.visit_expr(e.body)
+        if value is e.value and body is e.body:
+            return e
+        return Let(e.var, value, body)
 
     def visit_Select(self, e: Select) -> PrimExpr:
         e = super().visit_Select(e)
