@@ -210,3 +210,12 @@ def test_vector_dtype_tensors_from_data_and_shapes_from_0d_arrays():
     with pytest.raises(ValueError, match="last dimension holds its 4 lanes, got shape \\(6,\\)"):
         tvm.runtime.tensor(np.arange(6, dtype="float32"), dtype="float32x4")
     assert tuple(tvm.runtime.empty(np.array(5)).shape) == (5,)
+
+
+def test_a_dlpack_tensor_of_negative_rank_is_refused_before_tvm_ffi_reads_it():
+    """A rank of -1 made tvm-ffi's from_dlpack write before its shape copy and corrupt the heap."""
+    memory = np.zeros(4, "float32")
+    producer = HandMadeTensor(memory.ctypes.data, (4,), ndim=-1, keep=memory)
+    for given in (producer, producer.__dlpack__()):  # the producer, and a capsule it made
+        with pytest.raises(ValueError, match="the producer's tensor has -1 dimensions"):
+            tvm.runtime.from_dlpack(given)

@@ -216,6 +216,8 @@ def from_dlpack(obj: Any) -> Tensor:
     """Zero-copy view of any DLPack producer (NumPy, PyTorch, ...); ValueError when what it hands
     over cannot describe memory (a negative rank or dimension, elements without data), is
     read-only (TVM tensors are writable) or is a capsule used already."""
+    if type(obj).__name__ != "PyCapsule" and _host_producer(obj):
+        obj = _host_capsule(obj)  # looked at before tvm-ffi reads it (a negative rank corrupts its heap)
     problem = _capsule_problem(obj)
     if problem is not None:
         raise ValueError(f"from_dlpack: {problem}")
@@ -235,14 +237,36 @@ _READ_ONLY = (
     "the array is read-only, and a TVM tensor is writable memory: pass a writable copy "
     "(numpy.array(x)), or pass the array to a compiled function, which copies it"
 )
-#: DLManagedTensorVersioned: version (2 x uint32), manager_ctx, deleter, then the flags
+#: DLManagedTensorVersioned: version (2 x uint32), manager_ctx, deleter, the flags, the DLTensor
 _FLAGS_OFFSET = 8 + 2 * ctypes.sizeof(ctypes.c_void_p)
 _FLAG_READ_ONLY = 1
+#: where each capsule's DLTensor starts, and its rank inside it (after data and device)
+_TENSOR_OFFSET = {b"dltensor": 0, b"dltensor_versioned": _FLAGS_OFFSET + 8}
+_NDIM_OFFSET = ctypes.sizeof(ctypes.c_void_p) + 8
+
+
+def _host_producer(obj: Any) -> bool:
+    """Whether ``obj`` is a DLPack producer of CPU memory that is no NumPy array (whose exports
+    are well formed): its capsule is then taken here, where no stream is involved."""
+    if isinstance(obj, (np.ndarray, tvm_ffi.Tensor)) or not hasattr(obj, "__dlpack__"):
+        return False
+    try:
+        return tuple(obj.__dlpack_device__())[0] == 1  # kDLCPU
+    except Exception:  # noqa: BLE001 - a producer without a usable device query: tvm-ffi decides
+        return False
+
+
+def _host_capsule(obj: Any) -> Any:
+    """The DLPack capsule of a CPU producer (versioned where it offers one)."""
+    try:
+        return obj.__dlpack__(max_version=(1, 0))
+    except TypeError:  # a producer of the older protocol
+        return obj.__dlpack__()
 
 
 def _capsule_problem(obj: Any) -> str | None:
-    """Why a DLPack capsule cannot become a tensor (used already, read-only), or None; None for
-    anything that is not a capsule."""
+    """Why a DLPack capsule cannot become a tensor (used already, read-only, a negative rank), or
+    None; None for anything that is not a capsule."""
     if type(obj).__name__ != "PyCapsule":
         return None
     # prototypes of our own: ctypes.pythonapi's function objects are shared with other libraries
@@ -250,15 +274,18 @@ def _capsule_problem(obj: Any) -> str | None:
     name = get_name(obj)
     if name in (b"used_dltensor", b"used_dltensor_versioned"):
         return "the DLPack capsule was used already (a capsule gives its tensor once; ask the producer for another)"
-    if name == b"dltensor_versioned":
-        get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-            ("PyCapsule_GetPointer", ctypes.pythonapi)
-        )
-        managed = get_pointer(obj, name)
-        flags = ctypes.c_uint64.from_address(managed + _FLAGS_OFFSET).value if managed else 0
-        if flags & _FLAG_READ_ONLY:
-            return _READ_ONLY.replace("the array is", "the capsule's tensor is")
-    return None
+    if name not in _TENSOR_OFFSET:
+        return None  # not DLPack's: tvm-ffi names what it expected
+    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi)
+    )
+    managed = get_pointer(obj, name)
+    if not managed:
+        return None
+    if name == b"dltensor_versioned" and ctypes.c_uint64.from_address(managed + _FLAGS_OFFSET).value & _FLAG_READ_ONLY:
+        return _READ_ONLY.replace("the array is", "the capsule's tensor is")
+    ndim = ctypes.c_int32.from_address(managed + _TENSOR_OFFSET[name] + _NDIM_OFFSET).value
+    return f"the producer's tensor has {ndim} dimensions" if ndim < 0 else None
 
 
 def _malformed(view: tvm_ffi.Tensor) -> str | None:

@@ -44,7 +44,8 @@ class HandMadeTensor:
     """A DLPack producer of one tensor: ``data`` (an address, or None for NULL) holding ``shape``
     elements of float32 (``dtype``: DLPack's code, bits and lanes) on ``device`` (DLPack's device
     type and id), ``byte_offset`` bytes in; ``keep`` is held as long as the producer (the
-    memory behind ``data``)."""
+    memory behind ``data``). ``ndim`` overrides the rank the capsule states (a careless
+    producer's -1)."""
 
     def __init__(
         self,
@@ -54,9 +55,11 @@ class HandMadeTensor:
         byte_offset: int = 0,
         dtype: tuple[int, int, int] = (2, 32, 1),
         keep: Any = None,
+        ndim: Optional[int] = None,
     ):
         self.data, self.shape, self.device = data, tuple(shape), device
         self.byte_offset, self.dtype, self.keep = byte_offset, dtype, keep
+        self.ndim = len(self.shape) if ndim is None else ndim
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.device
@@ -66,7 +69,7 @@ class HandMadeTensor:
         tensor = _DLTensor(
             self.data,
             _DLDevice(*self.device),
-            len(self.shape),
+            self.ndim,
             _DLDataType(*self.dtype),
             ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)),
             None,
