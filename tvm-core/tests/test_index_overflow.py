@@ -41,6 +41,24 @@ def test_constant_shape_past_int32_is_indexed_in_int64(target: str, row: int) ->
 
 
 @T.prim_func
+def write_through_a_view(A: T.Buffer((65536, 65540), "uint8"), r: T.int32):
+    Sub = T.match_buffer(A[r : r + 2, 0:4], (2, 4), "uint8")
+    for j in range(4):
+        Sub[1, j] = T.uint8(7)
+
+
+@pytest.mark.parametrize("row", [39999, 65534])
+def test_a_view_of_such_a_buffer_starts_in_int64(row: int) -> None:
+    """A ``T.match_buffer`` region of the big buffer: its start (``r * 65540``) was computed in
+    32 bits, so the view wrote into row 2 (or was refused as out of bounds)."""
+    mod = tvm.compile(write_through_a_view, target="llvm")
+    host = np.zeros((R, C), "uint8")
+    mod(tvm.runtime.from_dlpack(host), row)
+    assert host[row + 1, :4].tolist() == [7, 7, 7, 7]
+    assert not host[row, :4].any() and not host[2, C - 64 :].any()
+
+
+@T.prim_func
 def through_local(B: T.Buffer((4,), "uint8"), r: T.int32):
     A = T.alloc_buffer((65536, 32769), "uint8")
     for j in range(4):

@@ -461,6 +461,25 @@ def test_a_macro_defined_in_a_module_class_is_called_through_the_class():
     (out,) = run_cpu(Mod, a)
     np.testing.assert_array_equal(out, a + 1)
 
+    @I.ir_module
+    class Nested:  # a macro of the class calls another of its macros through the class
+        @T.macro
+        def bump(A, i):
+            A[i] = A[i] + T.float32(1)
+
+        @T.macro
+        def bump_twice(A, i):
+            Nested.bump(A, i)
+            Nested.bump(A, i)
+
+        @T.prim_func
+        def main(A: T.Buffer((N,), "float32")):
+            for i in range(N):
+                Nested.bump_twice(A, i)
+
+    (out,) = run_cpu(Nested, a)
+    np.testing.assert_array_equal(out, a + 2)
+
     with pytest.raises(TVMScriptError, match="Late.bump is a macro defined below this function: define it above"):
 
         @I.ir_module

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tvm
@@ -388,3 +389,37 @@ def test_python_builtins_min_max_abs_and_likely():
     kinds = {type(e).__name__ for e in nodes(f.body, tir.PrimExpr)}
     assert {"Min", "Max"} <= kinds
     assert {c.op for c in nodes(f.body, tir.Call)} == {"abs"}
+
+
+DIMS: tuple = ()
+DEBUG = False
+
+
+@T.macro
+def _mark(A):
+    A[0] = 5
+
+
+def _checked(A):  # a Python helper the kernel runs only in debug builds
+    _mark(A)
+    return A[0] == 5
+
+
+def test_and_or_of_python_values_short_circuit_as_in_python():
+    """``len(DIMS) > 0 and DIMS[0] > i`` raised IndexError (both operands were evaluated), and
+    ``DEBUG and helper(A)`` expanded the helper's macro although Python never calls it."""
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        for i in range(4):
+            if len(DIMS) > 0 and DIMS[0] > i:
+                A[i] = 1
+            else:
+                A[i] = 2
+            if (len(DIMS) == 0 or DIMS[0] > i) and not (DEBUG and _checked(B)):
+                B[i] = 3
+
+    mod = tvm.compile(kernel, target="llvm")
+    a, b = (tvm.runtime.tensor(np.zeros(4, "int32")) for _ in range(2))
+    mod(a, b)
+    assert a.numpy().tolist() == [2, 2, 2, 2] and b.numpy().tolist() == [3, 3, 3, 3]

@@ -3,6 +3,9 @@ lowered (flattened, split) functions."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 import tvm
@@ -435,3 +438,97 @@ class Module:
         tvm.script.parse(text, extra_vars={"m": tvm.tir.Var("m", "int32")})
     module = tvm.script.parse(text, extra_vars={"m": tvm.tir.Var("m", "int32")}, check_well_formed=False)
     assert "m = T.int32()" in module.script()
+
+
+def _parses_back(source: str) -> tir.PrimFunc:
+    """``source`` parsed, printed and parsed again: the second function."""
+    return tvm.script.parse(tvm.script.parse(source).script())
+
+
+def test_printed_values_that_were_not_python_parse_back():
+    """Loop annotations printed with repr() (``IntImm(...)``, ``inf``), attribute floats as
+    ``inf``, strings with control characters written raw and a negative NaN printed positive."""
+    for given in ('{"hint": T.int32(16)}', '{"extent_hint": n + 1}', '{"weight": 1e999}'):
+        _parses_back(f"""
+@T.prim_func
+def f(A: T.Buffer((4,), "int32"), n: T.int32):
+    for i in T.serial(4, annotations={given}):
+        A[i] = i
+""")
+    g = _parses_back("""
+@T.prim_func
+def g(A: T.Buffer((4,), "float32")):
+    T.func_attr({"limits": [1e999, -1e999]})
+    assert A[0] == T.float32(0), "carriage\\rreturn\\x00 and \\"quotes\\""
+    A[0] = -T.float32("nan")
+""")
+    assert g.attrs["limits"] == [float("inf"), float("-inf")]
+    assert "carriage\\rreturn\\x00" in g.script()
+    nan = next(n for n in _all_nodes(g) if isinstance(n, tir.FloatImm) and math.isnan(n.value))
+    assert math.copysign(1.0, nan.value) < 0
+
+
+def _all_nodes(f: tir.PrimFunc) -> list:
+    from tvm.tir.functor import post_order_visit
+
+    found: list = []
+    post_order_visit(f.body, found.append)
+    return found
+
+
+def test_int32_constants_computed_together_keep_wrapping():
+    """``2147483647 + 1`` left by inlining printed as two bare numbers, which Python adds without
+    wrapping: the function read back computed 2147483648, past int32, instead of -2147483648."""
+    f = tvm.script.parse("""
+@T.prim_func
+def f(A: T.Buffer((2,), "int32")):
+    A[0] = 1
+""")
+    store = f.body
+    total = tir.Add(tir.IntImm("int32", 2147483647), tir.IntImm("int32", 1))
+    original = f.with_body(tir.BufferStore(store.buffer, total, store.indices))
+    again = tvm.script.parse(original.script())
+    for func in (original, again):
+        out = tvm.runtime.tensor(np.zeros(2, "int32"))
+        tvm.compile(func, target="llvm")(out)
+        assert out.numpy()[0] == -(2**31), func.script()
+
+
+def test_names_python_reads_as_one_are_printed_apart():
+    """Python reads identifiers in NFKC form: a variable named "\\ufb01" (the ligature) and one
+    named "fi" printed as written became one variable, and a buffer named a fullwidth "T"
+    shadowed the T namespace."""
+    one = tir.IntImm("int32", 1)
+    A = tir.Buffer("A", (1,), "int32")
+    ligature, plain = tir.Var("\ufb01", "int32"), tir.Var("fi", "int32")
+    body = tir.LetStmt(
+        ligature,
+        one,
+        tir.LetStmt(plain, tir.IntImm("int32", 2), tir.BufferStore(A, ligature, (tir.IntImm("int32", 0),))),
+    )
+    f = tir.PrimFunc([A.data], body, {A.data: A}, {"global_symbol": "k"}, "k")
+    g = tvm.script.parse(f.script())
+    assert structural_equal(f, g), f.script()
+    out = np.zeros(1, "int32")
+    tvm.compile(g, target="llvm")["k"](out)
+    assert out[0] == 1
+    B = tir.Buffer("\uff34", (1,), "float32")  # a fullwidth T
+    h = tir.PrimFunc(
+        [B.data],
+        tir.BufferStore(B, tir.FloatImm("float32", 1.0), (tir.IntImm("int32", 0),)),
+        {B.data: B},
+        {"global_symbol": "h"},
+        "h",
+    )
+    assert structural_equal(h, tvm.script.parse(h.script()))
+
+
+def test_a_buffers_alignment_is_printed():
+    g = _parses_back("""
+@T.prim_func
+def g(A: T.Buffer((4,), "float32", align=128)):
+    S = T.alloc_buffer((4,), "float32", align=256)
+    S[0] = A[0]
+    A[1] = S[0]
+""")
+    assert "align=128" in g.script() and "align=256" in g.script()

@@ -606,7 +606,9 @@ void* LiveHostBuffer(const HostMemoryDeviceAPI& api, const char* kind, const Fun
   void* address = arg.address();
   size_t live = api.LiveBytesFrom(address);
   uint64_t tensor_bytes = arg.tensor != nullptr ? ffi::GetDataSize(*arg.tensor) : 0;
-  if (live == 0 && (tensor_bytes != 0 || (arg.tensor == nullptr && address != nullptr))) {
+  // a raw pointer outside the live memory counts as 0 bytes: refused below if the kernel reads any
+  // (an empty buffer's pointer is such a pointer: its allocation holds no bytes)
+  if (live == 0 && tensor_bytes != 0) {
     TVM_FFI_THROW(ValueError) << kind << " kernel " << info.name << ": argument " << index
                               << " is not in live " << kind << " device memory (allocate it on "
                               << "the " << kind << " device)";

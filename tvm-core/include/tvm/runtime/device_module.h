@@ -251,7 +251,8 @@ inline BufferArgument BufferArgumentOf(const char* kind, const FunctionInfo& inf
  * \brief Buffer argument `index` of a launch of `info` on a device whose memory is host memory
  *  (`api`, a HostMemoryDeviceAPI): its address, once checked to lie in live memory of the device
  *  that holds the tensor and what the kernel accesses for these arguments (CheckBufferBytes).
- *  ValueError naming the kernel otherwise; a null pointer passes only where nothing is accessed.
+ *  ValueError naming the kernel otherwise; a raw pointer outside live memory (null, an empty
+ *  allocation's) passes only where the kernel accesses nothing for these arguments.
  */
 TVM_RUNTIME_DLL void* LiveHostBuffer(const HostMemoryDeviceAPI& api, const char* kind,
                                      const FunctionInfo& info, ffi::PackedArgs args, size_t index);

@@ -888,6 +888,15 @@ class BackendConformance:
         with pytest.raises(ValueError, match="shape"):
             mod["vector_add"](a, tvm.runtime.tensor(np.zeros(15, "float32"), dev), c)
 
+    def test_empty_buffers_run_nothing(self):
+        """Host code launching a kernel over buffers of no elements (n = 0): nothing to do, no
+        refusal (the example device refused an empty allocation's pointer as no live memory)."""
+        mod = tvm.compile(kernels.vector_add(), target=self.target_name())
+        dev = self.dev()
+        empty = [tvm.runtime.empty((0,), "float32", dev) for _ in range(3)]
+        mod["vector_add"](*empty)
+        assert empty[2].numpy().shape == (0,)
+
     def test_a_device_id_that_does_not_exist_is_refused(self):
         """Allocating on, copying to or synchronizing a device id past the last one raises a
         ValueError (the host-memory devices synchronized such a device without a word)."""

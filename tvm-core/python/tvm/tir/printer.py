@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import unicodedata
 from typing import Any, Callable
 
 from . import dtype as _dt
@@ -120,7 +121,8 @@ class _Printer:
     def name_of(self, obj: Any, hint: str) -> str:
         if obj in self.names:
             return self.names[obj]
-        base = hint if hint.isidentifier() else "v"
+        base = unicodedata.normalize("NFKC", hint)  # as Python reads it: "ﬁ" is "fi", "Ｔ" is "T"
+        base = base if base.isidentifier() else "v"
         name, k = base, 0
         while name in self.used:
             k += 1
@@ -156,7 +158,7 @@ class _Printer:
             return f"T.{e.dtype}({e.value})", _ATOM
         if isinstance(e, FloatImm):
             v = e.value
-            lit = repr(v) if math.isfinite(v) else f'"{v}"'
+            lit = repr(v) if math.isfinite(v) else f'"{"-" if math.copysign(1.0, v) < 0 else ""}{abs(v)}"'
             return f"T.{e.dtype}({lit})", _ATOM
         if isinstance(e, StringImm):
             return _pystr(e.value), _ATOM
@@ -177,6 +179,8 @@ class _Printer:
             cmp = p == 4
             # left-assoc: left operand may share precedence, right needs tighter (comparisons never chain)
             left = self.expr(e.a, p + 1 if cmp else p)
+            if isinstance(e.a, IntImm) and isinstance(e.b, IntImm) and e.a.dtype == "int32":
+                left = f"T.int32({e.a.value})"  # two bare numbers would be Python's (unbounded) integers
             right = self.expr(e.b, p + 1)
             return f"{left} {_SYM[type(e)]} {right}", p
         if isinstance(e, Select):
@@ -325,7 +329,7 @@ class _Printer:
         return s.kind is ForKind.SERIAL and not s.annotations and zero and s.loop_var.dtype == s.extent.dtype
 
     def loop_header(self, s: For) -> str:
-        ann = f", annotations={s.annotations!r}" if s.annotations else ""
+        ann = f", annotations={_attr_repr(dict(s.annotations), self.expr)}" if s.annotations else ""
         # the parser gives the loop variable the dtype of the range: state it there
         lo, extent = (_in_dtype(x, s.loop_var.dtype) for x in (s.min, s.extent))
         zero = isinstance(lo, IntImm) and lo.value == 0
@@ -346,6 +350,8 @@ class _Printer:
             out += f", strides={self.shape(b.strides)}"
         if not (isinstance(b.elem_offset, IntImm) and b.elem_offset.value == 0):
             out += f", elem_offset={self.expr(b.elem_offset)}"
+        if b.align != 64:  # the declarations' default
+            out += f", align={b.align}"
         return out
 
     # ------------------------------------------------------------------ function
@@ -430,7 +436,14 @@ _KIND_FN = {
 
 
 def _pystr(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """``s`` as a double-quoted Python literal (control characters escaped)."""
+
+    def char(c: str) -> str:
+        if c in '\\"':
+            return "\\" + c
+        return c if c.isprintable() else repr(c)[1:-1]  # \n, \r, \x00, \u2028 ...
+
+    return '"' + "".join(char(c) for c in s) + '"'
 
 
 def _attr_repr(v: Any, expr: Callable[[PrimExpr], str]) -> str:
@@ -443,6 +456,8 @@ def _attr_repr(v: Any, expr: Callable[[PrimExpr], str]) -> str:
         return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
     if isinstance(v, str):
         return _pystr(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return f'float("{"-" if math.copysign(1.0, v) < 0 else ""}{abs(v)}")'
     if isinstance(v, (bool, int, float)) or v is None:
         return repr(v)
     if isinstance(v, PrimExpr):

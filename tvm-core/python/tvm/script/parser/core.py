@@ -1110,9 +1110,13 @@ class Parser:
         else:
             raise self.error(node.value, f"T.match_buffer: a {len(spec.shape)}-d view of a region of {parent.name} "
                              f"needs {sum(region.sliced)} sliced dimension(s)")  # fmt: skip
-        offset = parent.elem_offset
+        from tvm.tir.transform.flatten import needs_int64_indices
+
+        wide = needs_int64_indices(parent)  # the view starts where 32 bits may not reach
+        as_index = (lambda e: _op.cast("int64", e)) if wide else (lambda e: e)  # noqa: E731
+        offset = as_index(parent.elem_offset)
         for start, stride in zip(region.starts, strides):
-            offset = _op.binary("add", offset, _op.binary("mul", start, stride))
+            offset = _op.binary("add", offset, _op.binary("mul", as_index(start), as_index(stride)))
         dims = list(range(len(strides)))
         if len(spec.shape) == sum(region.sliced):
             dims = [d for d in dims if region.sliced[d]]
@@ -1671,15 +1675,14 @@ class Parser:
         is_and = isinstance(node.op, ast.And)
         out = self.eval_expr(node.values[0])
         for value in node.values[1:]:
-            if isinstance(out, PrimExpr) or bool(out) != is_and:  # run only when out does not decide it
-                with self.refusing_macros(_IN_BOOL_OPERAND):
-                    v = self.eval_expr(value)
-            else:
+            if not isinstance(out, PrimExpr):  # a Python value: Python's short circuit
+                if bool(out) != is_and:  # `False and x`, `True or x`: x is never evaluated
+                    return out
+                out = self.eval_expr(value)  # `True and x`, `False or x` are x
+                continue
+            with self.refusing_macros(_IN_BOOL_OPERAND):  # evaluated at run time only when needed
                 v = self.eval_expr(value)
-            if not isinstance(out, PrimExpr) and not isinstance(v, PrimExpr):
-                out = (out and v) if isinstance(node.op, ast.And) else (out or v)
-            else:
-                out = _op.binary("and" if isinstance(node.op, ast.And) else "or", out, v)
+            out = _op.binary("and" if is_and else "or", out, v)
         return out
 
     def expr_Compare(self, node: ast.Compare):
@@ -1980,23 +1983,8 @@ def _bind_module_class(
     class_def = enclosing_class(file_lines, start, owner)
     if class_def is not None:
         evaluate = lambda node: eval(compile(ast.Expression(node), filename, "eval"), env)  # noqa: E731
-        env[owner] = ModuleFunctions(class_def, evaluate, _class_body_names(func, owner))
+        env[owner] = ModuleFunctions(class_def, evaluate, dict((macros.class_body(func) or (owner, {}))[1]))
     return class_def
-
-
-def _class_body_names(func: Callable, owner: str) -> dict:
-    """The names the body of class ``owner`` has defined so far, while it runs and decorates
-    ``func`` (empty when that frame is not on the stack)."""
-    qualname = func.__qualname__.rsplit(".", 1)[0]
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            if frame.f_code.co_name == owner and frame.f_locals.get("__qualname__") == qualname:
-                return dict(frame.f_locals)
-            frame = frame.f_back
-        return {}
-    finally:
-        del frame
 
 
 def _module_skips_checks(class_def: Optional[ast.ClassDef], func: Callable, env: dict) -> bool:

@@ -105,12 +105,50 @@ class MacroDecorator:
         if not inspect.isfunction(func) or func.__name__ == "<lambda>":
             raise TypeError(f"@{self.kind} decorates a function written with def, got {func!r}")
         source = read_function_source(func, f"a {self.kind}")
+        owner = class_body(func)  # (name, namespace) of the class being defined around it
+        in_class = {owner[0]: ClassMacros(*owner)} if owner else {}
         if self.late_binding:
-            names: Callable[[], Mapping[str, Any]] = lambda: live_names(func)  # noqa: E731
+            names: Callable[[], Mapping[str, Any]] = lambda: collections.ChainMap(live_names(func), in_class)  # noqa: E731
         else:  # the values at definition; a name defined later (itself, a macro below) as it is now
             snapshot = function_names(func)
-            names = lambda: collections.ChainMap(snapshot, live_names(func))  # noqa: E731
+            names = lambda: collections.ChainMap(snapshot, live_names(func), in_class)  # noqa: E731
         return Macro(self.kind, source, inspect.signature(func), names, self.hygienic)
+
+
+def class_body(func: Callable) -> Optional[tuple[str, dict]]:
+    """The name and live namespace of the class whose body is running and defines ``func`` (an
+    ``@I.ir_module`` class being defined), or None for a function outside a class."""
+    parts = func.__qualname__.split(".")
+    if len(parts) < 2 or parts[-2] == "<locals>":
+        return None
+    qualname = func.__qualname__.rsplit(".", 1)[0]
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            if frame.f_code.co_name == parts[-2] and frame.f_locals.get("__qualname__") == qualname:
+                return parts[-2], frame.f_locals  # a class body's locals are its namespace itself
+            frame = frame.f_back
+        return None
+    finally:
+        del frame
+
+
+class ClassMacros:
+    """``Module.m(...)`` in a macro defined in the body of class ``Module`` while the class does
+    not exist yet: the class's macro ``m`` (its other names are not macros' to use)."""
+
+    def __init__(self, owner: str, namespace: Mapping[str, Any]):
+        self._owner, self._namespace = owner, namespace
+
+    def __getattr__(self, name: str) -> "Macro":
+        value = self._namespace.get(name) if not name.startswith("__") else None
+        if isinstance(value, Macro):
+            return value
+        macros = ", ".join(sorted(k for k, v in self._namespace.items() if isinstance(v, Macro))) or "none"
+        raise AttributeError(
+            f"{self._owner}.{name}: a macro of class {self._owner} may call the class's macros defined "
+            f"so far ({macros}), not its functions"
+        )
 
 
 def decorator(kind: str, args: tuple, hygienic: bool = True, late_binding: bool = False) -> Any:

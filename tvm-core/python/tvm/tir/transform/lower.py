@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir.analysis import any_node, expr_uses_buffer, free_vars, free_vars_and_buffers, structural_equal
 from tvm.tir.expr import Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
@@ -122,6 +123,7 @@ class LoweredFunc:
     target: Any = None
 
 
+@with_room("lowering TIR")
 def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     """Verify, simplify, flatten and split ``func`` for ``target`` (see the module docstring)."""
     if isinstance(target, str):
