@@ -227,10 +227,16 @@ class HandleDriver {
   void FreeQueue(int dev_id, void* stream) {
     if (stream == nullptr) return;  // the default queue is never destroyed
     void* queue = Queue(dev_id, stream);
+    {
+      // forgotten first: FinishOtherQueues in another thread must not wait on it once destroyed
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queues_.erase(stream) == 0) {  // another thread freed it meanwhile
+        TVM_FFI_THROW(ValueError) << "stream " << stream << " of " << DeviceLabel(dev_id)
+                                  << " was freed already";
+      }
+    }
     Check(Finish(queue), "finishing a stream of " + DeviceLabel(dev_id));
     Check(DestroyQueue(queue), "destroying a stream of " + DeviceLabel(dev_id));
-    std::lock_guard<std::mutex> lock(mu_);
-    queues_.erase(stream);
   }
 
  private:
