@@ -190,7 +190,14 @@ class Platforms {
     });
     cl_uint count = 0;
     cl_int rc = Get().clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count);
-    if (rc != CL_SUCCESS || count == 0) return;  // CL_DEVICE_NOT_FOUND: a platform without devices
+    if (rc != CL_SUCCESS || count == 0) {  // CL_DEVICE_NOT_FOUND: a platform without devices
+      bool pocl = pname.find("Portable Computing Language") != std::string::npos;
+      *problems += "; platform '" + pname + "' lists no device" +
+                   (pocl ? " (PoCL lists none when it cannot write its kernel cache: set "
+                           "POCL_CACHE_DIR to a writable folder)"
+                         : "");
+      return;
+    }
     std::vector<cl_device_id> ids(count);
     rc = Get().clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr);
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from opencl_testing import run_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,3 +76,44 @@ def test_reloading_a_library_does_not_grow_memory(tmp_path, dev):
     grown = rss_mib() - before
     np.testing.assert_array_equal(c.numpy(), 2 * np.arange(100, dtype="float32"))
     assert grown < 5, f"RSS grew by {grown:.1f} MiB over 300 reloads and 50 compiles"
+
+
+def test_a_library_needing_a_backend_tvm_backends_leaves_out_is_refused(tmp_path, backend):
+    """``TVM_BACKENDS=example`` refused compiling for OpenCL but let ``load_module`` activate
+    opencl for a library without a word: the allowlist holds for both now."""
+    lib = tmp_path / "ew_opencl.so"
+    export = f"""
+import sys, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, {HERE!r})
+import tvm, opencl_kernels as K
+tvm.compile(K.elementwise("float32"), target="opencl").export_library({str(lib)!r})
+"""
+    out = run_python(export, env={"TVM_COMPILE_FORCE_FALLBACK": "1"})
+    assert out.returncode == 0, out.stderr
+    out = run_python(f"import tvm; tvm.runtime.load_module({str(lib)!r})", env={"TVM_BACKENDS": "example"})
+    assert out.returncode == 1
+    assert "backend 'opencl' is disabled by env: not in TVM_BACKENDS=example" in out.stderr, out.stderr
+    assert "add 'opencl' to TVM_BACKENDS" in out.stderr
+
+
+def test_pocl_without_a_writable_cache_is_named(tmp_path, backend):
+    """PoCL lists no device when it cannot write its kernel cache (HOME unwritable, no
+    POCL_CACHE_DIR): the reason said to install PoCL, which was installed."""
+    not_a_folder = tmp_path / "home-is-a-file"
+    not_a_folder.write_text("")
+    probe = f"""
+import os
+os.environ.pop("POCL_CACHE_DIR", None)
+os.environ["HOME"] = os.environ["XDG_CACHE_HOME"] = {str(not_a_folder)!r}
+import tvm
+dev = tvm.device("opencl")
+print("EXIST", dev.exist)
+print("REASON", tvm.backend.api.device_unavailable_reason("opencl"))
+"""
+    out = run_python(probe)
+    assert out.returncode == 0, out.stderr
+    if "EXIST True" in out.stdout:
+        pytest.skip("another OpenCL platform (a GPU's) lists a device here, so none is missing")
+    assert "Portable Computing Language' lists no device" in out.stdout, out.stdout
+    assert "set POCL_CACHE_DIR to a writable folder" in out.stdout

@@ -286,7 +286,7 @@ def test_changed_library_is_refused_with_a_clear_error(tmp_path, damage):
     res = run_fresh(f"import tvm; tvm.runtime.load_module({str(path)!r})")
     assert res.returncode == 1, res.stderr
     if damage == "truncate":  # the trailer is gone; the ELF check finds the damage
-        assert "ModuleLoadError" in res.stderr
+        assert "is a malformed or truncated ELF file" in res.stderr and "export it again" in res.stderr
     else:
         assert "was changed after export_library wrote it" in res.stderr
 

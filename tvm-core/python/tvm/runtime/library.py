@@ -250,7 +250,9 @@ def _read_symbol_elf(path: str, symbol: str, data: bytes) -> bytes | None:
     try:
         return _find_elf_symbol(data, symbol.encode())
     except (struct.error, IndexError) as err:
-        raise ModuleLoadError(f"{path} is a malformed ELF file ({err}); it cannot be loaded") from err
+        raise ModuleLoadError(
+            f"{path} is a malformed or truncated ELF file ({err}); it cannot be loaded: export it again"
+        ) from err
 
 
 def _find_elf_symbol(data: bytes, want: bytes) -> bytes | None:
@@ -322,6 +324,12 @@ def ensure_loader(kind: str) -> None:
     from tvm.backend import _registry
 
     rec = _registry.record_for_kind(kind)
+    if rec is not None and rec.status == _registry.DISABLED and "TVM_BACKENDS" in rec.reason:
+        # the allowlist holds for libraries as for compiling (TVM_DEVICE_BACKEND_AUTOLOAD=0 only defers)
+        raise ModuleLoadError(
+            f"the library contains a '{kind}' device module, but backend '{rec.name}' is {rec.describe()}. "
+            f"Fix: {rec.fix()}"
+        )
     if rec is not None and not rec.usable_for_codegen:
         try:
             backend.load(rec.name)
