@@ -382,12 +382,14 @@ def abs(x: ExprLike) -> PrimExpr:  # noqa: A001
 def _pred(name: str):
     def f(x: ExprLike) -> PrimExpr:
         x = convert(x)
+        result = _dt.with_lanes("bool", _dt.lanes(x.dtype))  # a vector is tested lane by lane
         if not _dt.is_float(x.dtype):
-            return IntImm("bool", 1 if name == "isfinite" else 0)
-        return Call("bool", name, (x,))
+            value = IntImm("bool", 1 if name == "isfinite" else 0)
+            return value if result == "bool" else broadcast(value, _dt.lanes(x.dtype))
+        return Call(result, name, (x,))
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``{name}(x)`` as a bool expression."
+    f.__doc__ = f"``{name}(x)`` as a bool expression (a bool vector of as many lanes for a vector ``x``)."
     return f
 
 
@@ -736,7 +738,9 @@ def result_dtype(op: str, args: tuple) -> Optional[str]:
         return args[0].dtype if args else None
     if rule == "arg1":
         return args[1].dtype if len(args) > 1 else None
-    if rule in ("bool", "void", "int32"):
+    if rule == "bool":  # isnan/isinf/isfinite test a vector lane by lane
+        return _dt.with_lanes("bool", _dt.lanes(args[0].dtype)) if args else rule
+    if rule in ("void", "int32"):
         return rule
     return None
 

@@ -54,6 +54,7 @@ from tvm.tir.expr import (
     Min,
     Mod,
     Mul,
+    Not,
     Or,
     PrimExpr,
     Select,
@@ -232,14 +233,39 @@ def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
     return _bind(_safe_divisor(b, dtype), with_safe)
 
 
+def _sign_bit(x: PrimExpr, dtype: str) -> PrimExpr:
+    """Whether ``x``'s sign bit is set (-0.0 included); 16-bit floats through float32, as WGSL
+    reinterprets 32-bit values only."""
+    from tvm.tir.op import reinterpret
+
+    wide = x if _dt.bits(dtype) >= 32 else Cast("float32", x)
+    bits = f"int{_dt.bits(wide.dtype)}"
+    return LT(reinterpret(bits, wide), IntImm(bits, 0))
+
+
+def _signed_zero(negative: PrimExpr, dtype: str) -> PrimExpr:
+    return Select(negative, FloatImm(dtype, -0.0), FloatImm(dtype, 0.0))
+
+
 def _fmod(a: Var, b: Var, dtype: str) -> PrimExpr:
     """C's ``fmod``: the native remainder (``x - y * trunc(x / y)`` in SPIR-V and WGSL), except
-    that a finite ``a`` over an infinite ``b`` is ``a`` (the native form gives NaN) and an
-    infinite ``a`` or a zero ``b`` is NaN (drivers' native forms gave 0)."""
+    that a finite ``a`` over an infinite ``b`` is ``a`` (the native form gives NaN), an infinite
+    ``a`` or a zero ``b`` is NaN (drivers' native forms gave 0), a zero remainder has ``a``'s sign
+    (the native form gave +0.0 for -0.0 and -2.0 by 1.0), and a remainder the native form puts
+    outside ``(-|b|, |b|)`` (infinite where ``a / b`` overflows, as by a subnormal ``b``) is a zero
+    with ``a``'s sign: exact when ``|b|`` is a power of two, whose multiples such ``a`` are."""
     inf = FloatImm(dtype, math.inf)
-    finite_over_infinite = And(EQ(Call(dtype, "fabs", (b,)), inf), LT(Call(dtype, "fabs", (a,)), inf))
+    magnitude = Call(dtype, "fabs", (b,))
+    finite_over_infinite = And(EQ(magnitude, inf), LT(Call(dtype, "fabs", (a,)), inf))
     undefined = Or(EQ(Call(dtype, "fabs", (a,)), inf), EQ(b, FloatImm(dtype, 0.0)))  # NaN in C
-    native = Select(finite_over_infinite, a, Call(dtype, "fmod", (a, b)))
+
+    def with_native(r: Var) -> PrimExpr:
+        # not (|r| < |b|): a zero remainder, or one the native form could not compute (NaN b aside)
+        computable = And(LT(magnitude, inf), Not(Call("bool", "isnan", (a,))))
+        zero = Or(EQ(r, FloatImm(dtype, 0.0)), And(computable, Not(LT(Call(dtype, "fabs", (r,)), magnitude))))
+        return Select(zero, _signed_zero(_sign_bit(a, dtype), dtype), r)
+
+    native = Select(finite_over_infinite, a, _bind(Call(dtype, "fmod", (a, b)), with_native))
     return Select(undefined, FloatImm(dtype, math.nan), native)
 
 
