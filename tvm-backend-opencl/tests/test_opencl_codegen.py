@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import tvm
+from tvm.script import tir as T
 from tvm_backend_opencl import codegen
 
 import opencl_kernels as K
@@ -137,3 +139,24 @@ def test_only_private_arrays_stored_at_loaded_indices_in_kernels_with_barriers_a
     assert "volatile int L[4];" in _source(kernel(True, True))
     assert "volatile int R" not in _source(kernel(True, True))
     assert "volatile" not in _source(kernel(False, True)) and "volatile" not in _source(kernel(True, False))
+
+
+@T.prim_func
+def _multiply_then_subtract(
+    A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), F: T.Buffer((64,), "float32")
+):
+    for i in T.thread_binding(64, thread="threadIdx.x"):
+        F[i] = A[i] * T.float32(3.0) - B[i]
+
+
+def test_a_product_and_a_difference_are_rounded_apart(dev):
+    """OpenCL C contracts ``a * b - c`` into one fused operation unless told not to: PoCL's
+    results differed from NumPy's (and every other backend's) in the last bits."""
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(64) * 1000).astype("float32")
+    b = (a * np.float32(3) + (rng.standard_normal(64) * 1e-3).astype("float32")).astype("float32")
+    mod = tvm.compile(_multiply_then_subtract, target="opencl")
+    assert "#pragma OPENCL FP_CONTRACT OFF" in mod.imports[0].inspect_source()
+    out = tvm.runtime.empty((64,), "float32", dev)
+    mod(tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out)
+    np.testing.assert_array_equal(out.numpy(), a * np.float32(3) - b)
