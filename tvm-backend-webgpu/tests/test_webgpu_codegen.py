@@ -472,3 +472,21 @@ def test_copysign_and_pow_of_float16(dev):
     np.testing.assert_array_equal(args[2].numpy(), np.copysign(a, b))
     np.testing.assert_array_equal(np.signbit(args[2].numpy()), np.signbit(np.copysign(a, b)))
     np.testing.assert_allclose(args[3].numpy().astype("float32"), np.power(a.astype("float32"), b), rtol=2e-3)
+
+
+@T.prim_func
+def _compare_with_nan(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32"), O: T.Buffer((4, 2), "int32")):
+    for i in T.thread_binding(4, thread="threadIdx.x"):
+        O[i, 0] = T.Select(X[i] != Y[i], 1, 0)
+        O[i, 1] = T.Select(X[i] != X[i], 1, 0)
+
+
+def test_not_equal_is_true_for_a_nan(dev):
+    """The driver compiled WGSL's float ``!=`` as an ordered comparison: ``nan != 1`` and the NaN
+    test ``x != x`` were false. It is printed as ``!(a == b)``."""
+    assert "(!(X[i] == X[i]))" in wgsl(_compare_with_nan)
+    x = np.array([np.nan, 1.0, np.nan, 2.0], "float32")
+    y = np.array([1.0, np.nan, np.nan, 2.0], "float32")
+    out = tvm.runtime.empty((4, 2), "int32", dev)
+    tvm.compile(_compare_with_nan, target="webgpu")(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), out)
+    np.testing.assert_array_equal(out.numpy(), np.stack([x != y, x != x], axis=1).astype("int32"))

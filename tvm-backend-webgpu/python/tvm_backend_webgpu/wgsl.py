@@ -315,6 +315,11 @@ class WGSLPrinter(CFamilyPrinter):
         v = self.expr(x)
         return f"(bitcast<u32>(f32({v})) & 0x7fffffffu)"
 
+    def visit_CmpOp(self, e: E.CmpOp) -> str:
+        if isinstance(e, E.NE) and _dt.is_float(e.a.dtype):  # the driver's != of a NaN was false
+            return f"(!({self.expr(e.a)} == {self.expr(e.b)}))"
+        return super().visit_CmpOp(e)
+
     def call_isnan(self, call: E.Call) -> str:
         return f"({self._f32_bits(call.args[0])} > 0x7f800000u)"
 
