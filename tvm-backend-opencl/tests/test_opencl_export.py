@@ -4,6 +4,7 @@ suite, test_opencl_conformance.py)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +13,8 @@ from opencl_testing import run_python
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def test_exported_library_explains_without_platform(tmp_path, backend):
-    """Loading the library where no OpenCL platform exists works; running it names the reason."""
+def _exported_library(tmp_path: Path) -> Path:
+    """An OpenCL library exported in another process from the fallback module (no device needed)."""
     lib = tmp_path / "ew_opencl.so"
     export = f"""
 import sys, warnings
@@ -24,6 +25,12 @@ tvm.compile(K.elementwise("float32"), target="opencl").export_library({str(lib)!
 """
     out = run_python(export, env={"TVM_COMPILE_FORCE_FALLBACK": "1"})
     assert out.returncode == 0, out.stderr
+    return lib
+
+
+def test_exported_library_explains_without_platform(tmp_path, backend):
+    """Loading the library where no OpenCL platform exists works; running it names the reason."""
+    lib = _exported_library(tmp_path)
     empty = tmp_path / "no-vendors"
     empty.mkdir()
     run = f"""
@@ -81,16 +88,7 @@ def test_reloading_a_library_does_not_grow_memory(tmp_path, dev):
 def test_a_library_needing_a_backend_tvm_backends_leaves_out_is_refused(tmp_path, backend):
     """``TVM_BACKENDS=example`` refused compiling for OpenCL but let ``load_module`` activate
     opencl for a library without a word: the allowlist holds for both now."""
-    lib = tmp_path / "ew_opencl.so"
-    export = f"""
-import sys, warnings
-warnings.simplefilter("ignore")
-sys.path.insert(0, {HERE!r})
-import tvm, opencl_kernels as K
-tvm.compile(K.elementwise("float32"), target="opencl").export_library({str(lib)!r})
-"""
-    out = run_python(export, env={"TVM_COMPILE_FORCE_FALLBACK": "1"})
-    assert out.returncode == 0, out.stderr
+    lib = _exported_library(tmp_path)
     out = run_python(f"import tvm; tvm.runtime.load_module({str(lib)!r})", env={"TVM_BACKENDS": "example"})
     assert out.returncode == 1
     assert "backend 'opencl' is disabled by env: not in TVM_BACKENDS=example" in out.stderr, out.stderr
@@ -104,6 +102,7 @@ def test_pocl_without_a_writable_cache_is_named(tmp_path, backend):
     not_a_folder.write_text("")
     probe = f"""
 import os
+from pathlib import Path
 os.environ.pop("POCL_CACHE_DIR", None)
 os.environ["HOME"] = os.environ["XDG_CACHE_HOME"] = {str(not_a_folder)!r}
 import tvm

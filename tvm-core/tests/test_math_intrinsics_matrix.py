@@ -17,39 +17,16 @@ import numpy as np
 import pytest
 
 import tvm
-from tvm.backend.api import device_unavailable_reason
 from tvm.script import tir as T
 from tvm.tir.transform.legalize import legalize_arithmetic
 
-CPU = ("llvm", "c")
-DEVICES = ("example", "opencl", "vulkan", "webgpu", "hexagon")
-ALL = CPU + DEVICES
-#: dtypes a target has no buffers of (WebGPU has no float64)
-NOT_THERE = {"webgpu": ("float64",)}
+# the targets, their device lookup (skipping with the reason) and the dtype helpers of the
+# special-values tests
+from test_math_special_values import ALL, CPU, _combos, _device, _np_dtype  # noqa: E402
+
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 #: threads per block on a device (Vulkan allows 256)
 BLOCK = 16
-
-
-def _device(target: str) -> tvm.runtime.Device:
-    """The device ``target`` runs on; skips (naming what is missing) when it is not here."""
-    if target in CPU:
-        return tvm.cpu()
-    reason = device_unavailable_reason(target)
-    if reason:
-        pytest.skip(f"needs a {target} device (tvm-backend-{target} and its driver): {reason}")
-    return tvm.device(target)
-
-
-def _combos(targets: tuple[str, ...], dtypes: tuple[str, ...]) -> list:
-    return [(t, d) for t in targets for d in dtypes if d not in NOT_THERE.get(t, ())]
-
-
-def _np_dtype(dtype: str):
-    if dtype == "bfloat16":
-        ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (pip install ml_dtypes) defines bfloat16")
-        return ml_dtypes.bfloat16
-    return np.dtype(dtype)
 
 
 def _binary_kernel(fn, a_dtype: str, b_dtype: str, c_dtype: str, n: int, on_device: bool):
