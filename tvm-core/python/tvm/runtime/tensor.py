@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -225,7 +226,7 @@ def from_dlpack(obj: Any) -> Tensor:
         view = tvm_ffi.from_dlpack(obj)
     except BufferError:
         if isinstance(obj, np.ndarray) and not obj.flags.writeable:
-            raise ValueError(f"from_dlpack: {_READ_ONLY}") from None
+            raise ValueError(f"from_dlpack: {_read_only('the array')}") from None
         raise
     problem = _malformed(view)
     if problem is not None:
@@ -233,10 +234,25 @@ def from_dlpack(obj: Any) -> Tensor:
     return view
 
 
-_READ_ONLY = (
-    "the array is read-only, and a TVM tensor is writable memory: pass a writable copy "
-    "(numpy.array(x)), or pass the array to a compiled function, which copies it"
-)
+def _read_only(subject: str) -> str:
+    """The refusal of read-only memory (``subject``: what holds it)."""
+    return (
+        f"{subject} is read-only, and a TVM tensor is writable memory: pass a writable copy "
+        "(numpy.array(x)), or pass the array to a compiled function, which copies it"
+    )
+
+
+@functools.cache
+def _capsule_api() -> tuple[Any, Any]:
+    """PyCapsule_GetName and PyCapsule_GetPointer with prototypes of our own (ctypes.pythonapi's
+    function objects are shared with other libraries), made once."""
+    name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+    pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi)
+    )
+    return name, pointer
+
+
 #: DLManagedTensorVersioned: version (2 x uint32), manager_ctx, deleter, the flags, the DLTensor
 _FLAGS_OFFSET = 8 + 2 * ctypes.sizeof(ctypes.c_void_p)
 _FLAG_READ_ONLY = 1
@@ -269,21 +285,17 @@ def _capsule_problem(obj: Any) -> str | None:
     None; None for anything that is not a capsule."""
     if type(obj).__name__ != "PyCapsule":
         return None
-    # prototypes of our own: ctypes.pythonapi's function objects are shared with other libraries
-    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+    get_name, get_pointer = _capsule_api()
     name = get_name(obj)
     if name in (b"used_dltensor", b"used_dltensor_versioned"):
         return "the DLPack capsule was used already (a capsule gives its tensor once; ask the producer for another)"
     if name not in _TENSOR_OFFSET:
         return None  # not DLPack's: tvm-ffi names what it expected
-    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-        ("PyCapsule_GetPointer", ctypes.pythonapi)
-    )
     managed = get_pointer(obj, name)
     if not managed:
         return None
     if name == b"dltensor_versioned" and ctypes.c_uint64.from_address(managed + _FLAGS_OFFSET).value & _FLAG_READ_ONLY:
-        return _READ_ONLY.replace("the array is", "the capsule's tensor is")
+        return _read_only("the capsule's tensor")
     ndim = ctypes.c_int32.from_address(managed + _TENSOR_OFFSET[name] + _NDIM_OFFSET).value
     return f"the producer's tensor has {ndim} dimensions" if ndim < 0 else None
 

@@ -149,12 +149,16 @@ def copysign(x: ExprLike, y: ExprLike) -> PrimExpr:
     if not _dt.is_float(xv.dtype) or not _dt.is_float(yv.dtype):
         raise TypeError(f"copysign expects float arguments, got {xv.dtype} and {yv.dtype}; cast them with T.Cast")
     xv, yv = _lanes_alike(xv, yv, "copysign")  # a vector lane by lane
-    # the sign bit of a 16-bit float through float32 (WGSL reinterprets 32-bit values only)
-    signed = yv if _dt.bits(yv.dtype) >= 32 else Cast(_dt.with_lanes("float32", _dt.lanes(yv.dtype)), yv)
-    bits = f"int{_dt.bits(signed.dtype)}"
-    negative = binary("lt", reinterpret(_dt.with_lanes(bits, _dt.lanes(signed.dtype)), signed), IntImm(bits, 0))
     # -a (a multiplication by -1) turns +0.0 into -0.0, which 0.0 - a does not
-    return _bind("copysign_a", fabs(xv), lambda a: Select(negative, -a, a))
+    return _bind("copysign_a", fabs(xv), lambda a: Select(sign_bit(yv), -a, a))
+
+
+def sign_bit(y: PrimExpr) -> PrimExpr:
+    """Whether float ``y``'s sign bit is set, lane by lane (-0.0 and NaNs with the bit set
+    included); a 16-bit float through float32, as WGSL reinterprets 32-bit values only."""
+    signed = y if _dt.bits(y.dtype) >= 32 else Cast(_dt.with_lanes("float32", _dt.lanes(y.dtype)), y)
+    bits = f"int{_dt.bits(signed.dtype)}"
+    return binary("lt", reinterpret(_dt.with_lanes(bits, _dt.lanes(signed.dtype)), signed), IntImm(bits, 0))
 
 
 #: (largest exponent, bits of precision) of the dtypes ldexp computes in
@@ -228,4 +232,4 @@ def ldexp(x: ExprLike, exponent: ExprLike) -> PrimExpr:
     return _result(_bind("ldexp_e", e, of), _dt.with_lanes(dtype, _dt.lanes(t)))
 
 
-__all__ = ["acosh", "asinh", "atanh", "copysign", "hypot", "ldexp"]
+__all__ = ["acosh", "asinh", "atanh", "copysign", "hypot", "ldexp", "sign_bit"]

@@ -68,17 +68,10 @@ def _add(a: PrimExpr, b: PrimExpr) -> PrimExpr:
 def _constant_strides(buf: Buffer) -> Optional[tuple]:
     """``buf``'s strides as Python ints (explicit, or row-major of its shape); None when its
     shape or strides are not all constant."""
-    dims = [d.value if isinstance(d, IntImm) else None for d in buf.shape]
-    if None in dims:
+    if not all(isinstance(d, IntImm) for d in buf.shape):
         return None
-    if buf.strides:
-        strides = [s.value if isinstance(s, IntImm) else None for s in buf.strides]
-        return None if None in strides else tuple(strides)
-    out, acc = [], 1
-    for d in reversed(dims):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
+    strides = buffer_strides(buf)  # row-major ones folded to constants (int64 past int32)
+    return tuple(s.value for s in strides) if all(isinstance(s, IntImm) for s in strides) else None
 
 
 def constant_extent(buf: Buffer) -> Optional[tuple]:

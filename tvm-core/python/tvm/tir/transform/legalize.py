@@ -233,16 +233,6 @@ def _floor(a: Var, b: Var, dtype: str, which: str) -> PrimExpr:
     return _bind(_safe_divisor(b, dtype), with_safe)
 
 
-def _sign_bit(x: PrimExpr, dtype: str) -> PrimExpr:
-    """Whether ``x``'s sign bit is set (-0.0 included); 16-bit floats through float32, as WGSL
-    reinterprets 32-bit values only."""
-    from tvm.tir.op import reinterpret
-
-    wide = x if _dt.bits(dtype) >= 32 else Cast("float32", x)
-    bits = f"int{_dt.bits(wide.dtype)}"
-    return LT(reinterpret(bits, wide), IntImm(bits, 0))
-
-
 def _signed_zero(negative: PrimExpr, dtype: str) -> PrimExpr:
     return Select(negative, FloatImm(dtype, -0.0), FloatImm(dtype, 0.0))
 
@@ -263,7 +253,9 @@ def _fmod(a: Var, b: Var, dtype: str) -> PrimExpr:
         # not (|r| < |b|): a zero remainder, or one the native form could not compute (NaN b aside)
         computable = And(LT(magnitude, inf), Not(Call("bool", "isnan", (a,))))
         zero = Or(EQ(r, FloatImm(dtype, 0.0)), And(computable, Not(LT(Call(dtype, "fabs", (r,)), magnitude))))
-        return Select(zero, _signed_zero(_sign_bit(a, dtype), dtype), r)
+        from tvm.tir.composite_math import sign_bit
+
+        return Select(zero, _signed_zero(sign_bit(a), dtype), r)
 
     native = Select(finite_over_infinite, a, _bind(Call(dtype, "fmod", (a, b)), with_native))
     return Select(undefined, FloatImm(dtype, math.nan), native)
@@ -350,9 +342,9 @@ def _atan(v: PrimExpr) -> PrimExpr:
 def _atan2_special(y: PrimExpr, x: PrimExpr) -> PrimExpr:
     """``|atan2(y, x)|`` where ``y`` or ``x`` is zero or infinite, as C defines it: a negative
     ``x`` (-0.0 included) points west (pi), a positive one east (0)."""
-    from tvm.tir.op import reinterpret
+    from tvm.tir.composite_math import sign_bit
 
-    west = LT(reinterpret("int32", x), IntImm("int32", 0))
+    west = sign_bit(x)
     on_axis = Select(west, _f32(math.pi), _f32(0.0))
     diagonal = Select(west, _f32(3 * math.pi / 4), _f32(math.pi / 4))
     infinite_y = Select(Call("bool", "isinf", (x,)), diagonal, _f32(math.pi / 2))
