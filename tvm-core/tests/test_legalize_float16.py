@@ -80,13 +80,14 @@ def floor_quotients(A: T.Buffer((4,), "float16"), C: T.Buffer((4,), "float16")):
         C[i] = A[i] // T.float16(0.1)
 
 
-def test_a_floor_division_floors_the_rounded_quotient():
-    """float16 ``a // b`` is the floor of ``a / b`` rounded to float16, as on devices that compute
-    in float16: 6.098 / 0.1 rounds to 61.0 there, not 60.97..."""
+def test_a_floor_division_is_numpys_floor_divide():
+    """float16 ``a // b`` is NumPy's: computed in float32 and rounded once. The floor of the
+    quotient rounded to float16 differs: 6.098 / 0.1 rounds to 61.0 in float16, its floor division
+    is 60.0."""
     a = np.array([6.098, 1.0, -6.098, 0.25], "float16")
     got = _run_cpu(floor_quotients, a, np.zeros(4, "float16"))
-    np.testing.assert_array_equal(got, np.floor(a / np.float16(0.1)))  # NumPy rounds the quotient
-    assert got[0] == 61
+    np.testing.assert_array_equal(got, a // np.float16(0.1))
+    assert got[0] == 60 and np.floor(a / np.float16(0.1))[0] == 61
 
 
 @T.prim_func

@@ -8,7 +8,10 @@ present here (the defects an intrinsic x dtype x target matrix found):
   compute lane by lane (they were refused with wrong or internal messages);
 * ``fmod(-0.0, y)`` keeps the sign of zero and ``floormod`` by a subnormal is finite on Vulkan
   and WebGPU (it was +0.0 and ±inf);
-* ``T.asinh``/``T.atanh`` of bfloat16 compile for WebGPU (an internal "no type for uint16").
+* ``T.asinh``/``T.atanh`` of bfloat16 compile for WebGPU (an internal "no type for uint16");
+* float ``T.floordiv`` is NumPy's ``floor_divide`` (it was ``floor(a / b)``: ``1e-45 // -2`` was
+  -0.0 and ``inf // 1`` inf; a 16-bit float quotient was rounded to 16 bits before its floor,
+  which differed from NumPy for one random pair in 25).
 """
 
 from __future__ import annotations
@@ -224,8 +227,8 @@ def _exactly_computable(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize(("target", "dtype"), _combos(("vulkan", "c"), FLOATS))
 @pytest.mark.parametrize(
     ("fn", "reference"),
-    [(T.floormod, np.mod), (T.truncmod, np.fmod), (T.fmod, np.fmod)],
-    ids=["floormod", "truncmod", "fmod"],
+    [(T.floormod, np.mod), (T.truncmod, np.fmod), (T.fmod, np.fmod), (T.floordiv, np.floor_divide)],
+    ids=["floormod", "truncmod", "fmod", "floordiv"],
 )
 def test_legalized_float_remainders_match_numpy(target, dtype, fn, reference, private_cache):
     """Vulkan computes the legalized forms; the C target runs them from the pass (WebGPU's
@@ -236,6 +239,39 @@ def test_legalized_float_remainders_match_numpy(target, dtype, fn, reference, pr
     want = _numpy_in_float32(reference, a, b, dtype)
     keep = _exactly_computable(a, b)
     _assert_same(got[keep], want[keep], f"{fn.__name__}({a[keep].astype(np.float64)}, {b[keep].astype(np.float64)})")
+
+
+def _floor_division_args(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """The edge grid and random pairs over twenty binades, many with quotients of 2**10 and more."""
+    a, b = _grid(dtype)
+    rng = np.random.default_rng(7)
+    x, y = (rng.standard_normal(256) * np.exp2(rng.integers(-10, 10, 256)) for _ in range(2))
+    with np.errstate(all="ignore"):
+        return np.concatenate([a, x.astype(a.dtype)]), np.concatenate([b, y.astype(b.dtype)])
+
+
+@pytest.mark.parametrize(("target", "dtype"), _combos(ALL, FLOATS))
+def test_float_floor_division_is_numpys(target, dtype, private_cache):
+    """Where Vulkan's and WebGPU's native remainder is exact, everywhere on the other targets."""
+    a, b = _floor_division_args(dtype)
+    got = _run_binary(T.floordiv, target, a, b, dtype)
+    a, b = _padded(a, b)
+    want = _numpy_in_float32(np.floor_divide, a, b, dtype)
+    keep = _exactly_computable(a, b) if target in ("vulkan", "webgpu") else np.ones(a.shape, bool)
+    _assert_same(got[keep], want[keep], f"floordiv({a[keep].astype(np.float64)}, {b[keep].astype(np.float64)})")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_floor_division_of_constants_folds_to_numpys(dtype):
+    """The compiler folds ``c1 // c2`` to what the kernels compute (it floored the rounded quotient)."""
+    a, b = _floor_division_args(dtype)
+    for x, y in zip(a[b != 0], b[b != 0]):
+        folded = tvm.tir.const(float(x), dtype) // tvm.tir.const(float(y), dtype)
+        assert isinstance(folded, tvm.tir.FloatImm), folded
+        with np.errstate(all="ignore"):
+            want = np.floor_divide(x, y)
+        got = np.array(folded.value, dtype)
+        _assert_same(got.reshape(1), want.reshape(1), f"{x!r} // {y!r}")
 
 
 @pytest.mark.parametrize("target", ("webgpu", "vulkan", "llvm"))

@@ -598,7 +598,7 @@ class CFamilyPrinter(ExprFunctor[str]):
     def visit_FloorDiv(self, e: E.BinaryOp) -> str:
         dt = e.dtype
         if _dt.is_float(dt):
-            return self._math_call("floor", dt, [f"({self.expr(e.a)} / {self.expr(e.b)})"])
+            return f"{self._floor_helper('div', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
         if _dt.is_uint(dt) or dt == "bool":
             return self.visit_Div(e)
         k = self._pow2_const(e.b)
@@ -623,23 +623,54 @@ class CFamilyPrinter(ExprFunctor[str]):
             return b.value.bit_length() - 1
         return None
 
-    def _floor_helper(self, which: str, dtype: str) -> str:
-        """Name of a prelude helper giving Python's ``//`` or ``%`` for ``dtype``."""
-        if _dt.is_float(dtype):  # a zero remainder takes the divisor's sign too, as in NumPy
-            t = self.compute_type(dtype)
+    def _float_floor_helper(self, which: str, dtype: str) -> str:
+        """Name of a prelude helper giving NumPy's ``floor_divide`` or ``mod`` of floats: the
+        remainder is ``fmod`` moved to the divisor's sign (a zero one too); the quotient is
+        ``(a - remainder) / b`` snapped to an integer, so it agrees with that remainder where
+        ``floor(a / b)`` would round across an integer (``1e-45 // -2`` is -1), is NaN for an
+        infinite ``a`` and ``a / b`` for a zero ``b``. A language without ``fmod`` for ``dtype``
+        (ROCm's float64 without its device library) divides as ``floor(a / b)``."""
+        t = self.compute_type(dtype)
+        floor = self.intrinsic_name("floor", dtype)
+        try:
             fmod = self.intrinsic_name("fmod", dtype)
-            zero, negative_zero = self.float_literal(0.0, dtype), self.float_literal(-0.0, dtype)
-            name = f"tvm_floormod_{t}"
+        except CodegenError:
+            if which == "mod":
+                raise
+            name = f"tvm_floordiv_{t}"
             self.helpers.setdefault(
-                name,
-                (
-                    f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n"
-                    f"  {t} r = {fmod}(a, b);\n"
-                    f"  if (r == {zero}) return b < {zero} ? {negative_zero} : {zero};\n"
-                    f"  return ((r < {zero}) != (b < {zero})) ? r + b : r;\n}}"
-                ),
+                name, f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{ return {floor}(a / b); }}"
             )
             return name
+        zero, negative_zero = self.float_literal(0.0, dtype), self.float_literal(-0.0, dtype)
+        name = f"tvm_floor{which}_{t}"
+        signature = f"{self.HELPER_QUALIFIER} {t} {name}({t} a, {t} b) {{\n"
+        moves = f"((r < {zero}) != (b < {zero}))"  # a non-zero remainder of the other sign
+        if which == "mod":
+            body = (
+                f"  {t} r = {fmod}(a, b);\n"
+                f"  if (r == {zero}) return b < {zero} ? {negative_zero} : {zero};\n"
+                f"  return {moves} ? r + b : r;\n}}"
+            )
+        else:
+            one, half = self.float_literal(1.0, dtype), self.float_literal(0.5, dtype)
+            copysign = self.intrinsic_name("copysign", dtype)
+            body = (
+                f"  if (b == {zero}) return a / b;\n"
+                f"  {t} r = {fmod}(a, b);\n"
+                f"  {t} q = (a - r) / b;\n"
+                f"  if (r != {zero} && {moves}) q = q - {one};\n"
+                f"  if (q == {zero}) return {copysign}({zero}, a / b);\n"
+                f"  {t} f = {floor}(q);\n"
+                f"  return q - f > {half} ? f + {one} : f;\n}}"
+            )
+        self.helpers.setdefault(name, signature + body)
+        return name
+
+    def _floor_helper(self, which: str, dtype: str) -> str:
+        """Name of a prelude helper giving Python's ``//`` or ``%`` for ``dtype``."""
+        if _dt.is_float(dtype):
+            return self._float_floor_helper(which, dtype)
         bits = max(32, _dt.bits(dtype))
         t = self.TYPE_NAMES[f"int{bits}"]
         name = f"tvm_floor{which}_i{bits}"

@@ -1,7 +1,7 @@
 """One operation on constants, folded to the constant the machine computes at run time: integers
 wrap to their dtype's width, float32 and float64 results are rounded once per operation (from
 each operand's dtype value), float min/max are TIR's ``x < y ? x : y`` / ``x > y ? x : y``, a
-float floor division floors the rounded quotient. float16, bfloat16 and float8 results, vectors
+float floor division is NumPy's ``floor_divide``. float16, bfloat16 and float8 results, vectors
 and divisions by zero are not folded (None).
 
 Used by the Python operators and ``tvm.tir`` helpers on two constants (as Apache TVM folds
@@ -71,6 +71,23 @@ def _floor(x: float) -> float:
     return math.copysign(math.floor(x), x) if math.isfinite(x) else x
 
 
+def _floor_divide(dtype: str, a: float, b: float) -> Optional[float]:
+    """NumPy's ``floor_divide`` of floats (Python's ``//``), each step rounded to ``dtype`` as
+    the generated code computes it; ``b`` is not zero. None for the dtypes not folded."""
+    if round_folded(dtype, 0.0) is None:
+        return None
+    if not math.isfinite(a) or math.isnan(b):
+        return math.nan
+    r = math.fmod(a, b)  # exact in every dtype
+    q = round_folded(dtype, round_folded(dtype, a - r) / b)
+    if r != 0 and (r < 0) != (b < 0):  # the remainder moves to the divisor's sign
+        q = round_folded(dtype, q - 1.0)
+    if q == 0:
+        return math.copysign(0.0, math.copysign(1.0, a) * math.copysign(1.0, b))
+    f = _floor(q)
+    return f + 1.0 if q - f > 0.5 else f
+
+
 def _truncated_quotient(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
@@ -108,10 +125,8 @@ def fold_binary(e: BinaryOp) -> Optional[PrimExpr]:
     if t is FloorDiv:
         if not isf:
             return constant(d, a // b)
-        quotient = round_folded(d, a / b)  # the quotient in the dtype, then its floor
-        if quotient is None:
-            return None
-        return constant(d, _floor(quotient))
+        quotient = _floor_divide(d, a, b)
+        return None if quotient is None else constant(d, quotient)
     if t is FloorMod and not isf:
         return constant(d, a % b)
     return None

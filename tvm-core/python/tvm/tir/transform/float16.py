@@ -26,9 +26,7 @@ from tvm.tir.expr import (
     Call,
     Cast,
     CmpOp,
-    Div,
     FloatImm,
-    FloorDiv,
     IntImm,
     Let,
     PrimExpr,
@@ -63,9 +61,6 @@ class _Widen(StmtExprMutator):
         if out.dtype != narrow or isinstance(out, CmpOp):
             return out
         a, b = self._widen(out.a), self._widen(out.b)
-        if isinstance(out, FloorDiv):  # floor of the narrow quotient (exact in the narrow type again)
-            quotient = Cast(narrow, Div(a, b, e.span), e.span)
-            return Cast(narrow, Call(F32, "floor", (Cast(F32, quotient),), e.span), e.span)
         return Cast(narrow, type(out)(a, b, e.span), e.span)
 
     def visit_Call(self, e: Call) -> PrimExpr:

@@ -9,7 +9,8 @@ infinity; ``Min``/``Max`` pick an operand by ``<``/``>``. After :func:`legalize_
 * every integer ``Div``/``Mod`` has a divisor that is neither 0 nor, for signed types, -1, so a
   machine division instruction (``OpSDiv``, WGSL ``/``) computes it exactly, without a trap or
   undefined behaviour; the special divisors are handled by ``Select``;
-* float ``FloorDiv`` becomes ``floor(a / b)``, float ``FloorMod`` and ``Mod`` become ``fmod``
+* float ``FloorDiv`` becomes NumPy's ``floor_divide`` spelled with ``fmod`` and ``floor``, float
+  ``FloorMod`` and ``Mod`` become ``fmod``
   (with the divisor's sign for ``FloorMod``), and ``fmod`` of a finite value by an infinity is
   that value (the native ``x - y * trunc(x / y)`` gives NaN);
 * ``tanh(x)`` of float32 and float16 is a series near zero (``|x| < 0.55``), where the drivers'
@@ -93,7 +94,7 @@ class _Legalizer(StmtExprMutator):
     def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         if _dt.is_float(e.dtype):
-            return Call(e.dtype, "floor", (Div(a, b),), e.span)
+            return _bind(a, lambda x: _bind(b, lambda y: _float_floordiv(x, y, e.dtype)))
         if not _dt.is_int(e.dtype):  # unsigned and bool: floor and truncation agree
             return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "div")))
         return _bind(a, lambda x: _bind(b, lambda y: _floor(x, y, e.dtype, "div")))
@@ -380,6 +381,31 @@ def _float_floormod(a: Var, b: Var, dtype: str) -> PrimExpr:
         return Select(NE(r, zero), Select(NE(LT(r, zero), LT(b, zero)), Add(r, b), r), signed_zero)
 
     return _bind(_fmod(a, b, dtype), with_rem)
+
+
+def _float_floordiv(a: Var, b: Var, dtype: str) -> PrimExpr:
+    """NumPy's ``floor_divide`` of floats: ``(a - fmod(a, b)) / b``, one less where the remainder
+    moves to the divisor's sign, snapped to an integer (``floor(a / b)`` rounds across one where
+    the quotient is inexact: ``1e-45 // -2`` is -1); NaN for an infinite ``a``, ``a / b`` for a
+    zero ``b``, a zero quotient signed as ``a / b`` is."""
+    from tvm.tir.composite_math import sign_bit
+
+    zero, one = FloatImm(dtype, 0.0), FloatImm(dtype, 1.0)
+
+    def with_rem(r: Var) -> PrimExpr:
+        moves = And(NE(r, zero), NE(LT(r, zero), LT(b, zero)))
+
+        def with_quotient(q: Var) -> PrimExpr:
+            def with_floor(f: Var) -> PrimExpr:
+                snapped = Select(LT(FloatImm(dtype, 0.5), Sub(q, f)), Add(f, one), f)
+                return Select(EQ(q, zero), _signed_zero(NE(sign_bit(a), sign_bit(b)), dtype), snapped)
+
+            return _bind(Call(dtype, "floor", (q,)), with_floor)
+
+        exact = Div(Sub(a, r), b)
+        return _bind(Select(moves, Sub(exact, one), exact), with_quotient)
+
+    return Select(EQ(b, zero), Div(a, b), _bind(_fmod(a, b, dtype), with_rem))
 
 
 def legalize_arithmetic(func: PrimFunc, target: Any = None) -> PrimFunc:

@@ -17,9 +17,7 @@ from tvm.tir.expr import (
     Call,
     Cast,
     CmpOp,
-    Div,
     FloatImm,
-    FloorDiv,
     IntImm,
     Let,
     PrimExpr,
@@ -188,8 +186,6 @@ class NarrowEmulator(StmtExprMutator):
         out = super().visit_BinaryOp(e)
         if not self.narrow(e.dtype) or isinstance(e, CmpOp):
             return out
-        if isinstance(out, FloorDiv):  # floor of the narrow quotient (exact in the narrow type again)
-            return Call(F32, "floor", (self.rounded(e.dtype, Div(out.a, out.b, e.span)),), e.span)
         return self.rounded(e.dtype, type(out)(out.a, out.b, e.span))
 
     def visit_Select(self, e: Select) -> PrimExpr:
