@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/device_api.h>
+#include <tvm/runtime/env_setting.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,8 +27,8 @@ constexpr size_t kDefaultMegabytes = 1024;
 constexpr size_t kMaxMegabytes = 2047;
 
 size_t ArenaBytes() {
-  int64_t mb = SettingFromEnv("TVM_HEXAGON_MEMORY_MB", kDefaultMegabytes, 1, kMaxMegabytes,
-                              "a number of megabytes");
+  int64_t mb = tvm::runtime::IntegerSetting("TVM_HEXAGON_MEMORY_MB", kDefaultMegabytes, 1,
+                                            kMaxMegabytes, "a number of megabytes");
   return static_cast<size_t>(mb) << 20;
 }
 }  // namespace

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm/runtime/env_setting.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,8 +48,8 @@ constexpr size_t kDefaultMaxSimulators = 8;
 bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 int LaunchTimeoutMs() {
-  int64_t v = SettingFromEnv("TVM_HEXAGON_TIMEOUT", kDefaultTimeoutSeconds, 0, 86400,
-                             "whole seconds (0: no limit)");
+  int64_t v = tvm::runtime::IntegerSetting("TVM_HEXAGON_TIMEOUT", kDefaultTimeoutSeconds, 0, 86400,
+                                           "whole seconds (0: no limit)");
   return v == 0 ? -1 : static_cast<int>(v * 1000);
 }
 
@@ -95,8 +96,8 @@ std::string DescribeExit(int status) {
 }  // namespace
 
 size_t MaxSimulators() {
-  return static_cast<size_t>(SettingFromEnv("TVM_HEXAGON_MAX_SIMULATORS", kDefaultMaxSimulators, 1,
-                                            1024, "a number of processes"));
+  return static_cast<size_t>(tvm::runtime::IntegerSetting(
+      "TVM_HEXAGON_MAX_SIMULATORS", kDefaultMaxSimulators, 1, 1024, "a number of processes"));
 }
 
 /*!
@@ -156,22 +157,9 @@ class RunningSimulators {
   std::list<Simulator*> list_;
 };
 
-int64_t SettingFromEnv(const char* name, int64_t fallback, int64_t lo, int64_t hi,
-                       const char* what) {
-  const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0') return fallback;
-  char* end = nullptr;
-  long long v = std::strtoll(env, &end, 10);
-  if (end == env || *end != '\0' || v < lo || v > hi) {
-    TVM_FFI_THROW(ValueError) << name << "='" << env << "': expected " << what << " from " << lo
-                              << " to " << hi;
-  }
-  return v;
-}
-
 int HardwareThreads() {
-  return static_cast<int>(SettingFromEnv("TVM_HEXAGON_THREADS", kDefaultHardwareThreads, 1, 16,
-                                         "a number of hardware threads"));
+  return static_cast<int>(tvm::runtime::IntegerSetting(
+      "TVM_HEXAGON_THREADS", kDefaultHardwareThreads, 1, 16, "a number of hardware threads"));
 }
 
 std::string FindSimulator(std::string* why) {

@@ -31,11 +31,6 @@ struct LaunchHeader {
   uint32_t dyn_shmem;  // bytes of dynamic shared memory
 };
 
-/*! \brief Whole number `name` from the environment in [lo, hi], else `fallback` when unset or
- *  empty; ValueError "<name>='<value>': expected <what> from <lo> to <hi>" otherwise. */
-int64_t SettingFromEnv(const char* name, int64_t fallback, int64_t lo, int64_t hi,
-                       const char* what);
-
 /*! \brief The simulator command found at backend init (TVM_HEXAGON_QEMU, else qemu-hexagon or
  *  qemu-hexagon-static on PATH); "" with `why` set when there is none. */
 std::string FindSimulator(std::string* why);

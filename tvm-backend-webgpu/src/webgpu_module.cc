@@ -27,6 +27,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm/runtime/device_module.h>
+#include <tvm/runtime/env_setting.h>
 #include <tvm/runtime/launch_limits.h>
 
 #include <algorithm>
@@ -81,9 +82,9 @@ std::string HeaderValue(const std::string& shader, const char* mark) {
  */
 void CheckLocalArrays(const std::string& name, int64_t scalars, const std::string& device_name) {
   if (device_name.compare(0, 8, "llvmpipe") != 0) return;
-  const char* env = std::getenv("TVM_WEBGPU_LOCAL_SCALARS");
-  int64_t limit = env != nullptr && *env != '\0' ? std::atoll(env) : 1024;
-  if (scalars <= limit || limit <= 0) return;
+  int64_t limit = tvm::runtime::IntegerSetting("TVM_WEBGPU_LOCAL_SCALARS", 1024, 0, INT64_MAX,
+                                               "a number of scalars (0: no limit)");
+  if (scalars <= limit || limit == 0) return;
   TVM_FFI_THROW(RuntimeError)
       << "webgpu kernel " << name << ": each thread holds " << scalars
       << " scalars in local arrays, and building it on adapter '" << device_name

@@ -203,6 +203,10 @@ def test_large_thread_arrays_are_refused_on_llvmpipe_and_small_ones_run(dev, mon
     monkeypatch.setenv("TVM_WEBGPU_LOCAL_SCALARS", "32")
     with pytest.raises(RuntimeError, match="the limit of 32"):
         tvm.compile(_thread_array(48), target="webgpu")["thread_array"](a)
+    for bad in ("abc", "-5", "1e3", "99999999999999999999"):  # each used to lift the limit, or read 1
+        monkeypatch.setenv("TVM_WEBGPU_LOCAL_SCALARS", bad)
+        with pytest.raises(ValueError, match=rf"TVM_WEBGPU_LOCAL_SCALARS='{bad}': expected a number of scalars"):
+            tvm.compile(_thread_array(40), target="webgpu")["thread_array"](a)
 
 
 def test_a_workgroup_array_sized_at_launch_past_the_device_limit(dev):

@@ -1,0 +1,40 @@
+/*!
+ * \file tvm/runtime/env_setting.h
+ * \brief Whole-number settings read from environment variables, refused by name when malformed.
+ */
+#ifndef TVM_RUNTIME_ENV_SETTING_H_
+#define TVM_RUNTIME_ENV_SETTING_H_
+
+#include <tvm/ffi/error.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+
+namespace tvm {
+namespace runtime {
+
+/*!
+ * \brief Whole number `name` from the environment in [lo, hi]; `fallback` when it is unset or
+ *  empty. Anything else (not a number, trailing text, out of range) is a ValueError
+ *  "<name>='<value>': expected <what> from <lo> to <hi>", so a typo never silently changes what
+ *  the setting controls.
+ */
+inline int64_t IntegerSetting(const char* name, int64_t fallback, int64_t lo, int64_t hi,
+                              const char* what) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(env, &end, 10);  // NOLINT(runtime/int): strtoll's own type
+  if (end == env || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+    TVM_FFI_THROW(ValueError) << name << "='" << env << "': expected " << what << " from " << lo
+                              << " to " << hi;
+  }
+  return v;
+}
+
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_ENV_SETTING_H_
