@@ -115,3 +115,27 @@ def test_names_that_are_no_text_are_refused_by_name():
         with pytest.raises(ValueError, match=f"corrupted device module bytes: {what} .* which is no UTF-8 text"):
             deser(resealed(good, old, new))
     assert deser(module_bytes("größe_kernel0", "blockIdx.x"))[0] == "bin"
+
+
+def test_inspect_source_names_the_text_formats_for_a_binary_or_unknown_one():
+    """A binary payload's format raised UnicodeDecodeError (a cubin, a code object) and an unknown
+    format gave "": both are ValueErrors naming the formats that are text."""
+    import pytest
+
+    from tvm.codegen.device_module import create_device_module
+
+    funcs = [["k", ["handle"], ["blockIdx.x"]]]
+    mod = create_device_module("fuzzdev", "bin", funcs, bytes(range(256)), [["src", "kernel text"], ["asm", "x"]])
+    assert mod.inspect_source() == mod.inspect_source("fuzzdev") == mod.inspect_source("src") == "kernel text"
+    assert mod.inspect_source("asm") == "x"
+    with pytest.raises(
+        ValueError, match=r"'bin' code of this fuzzdev module is binary \(256 bytes\), not text; .*'src', 'asm'"
+    ):
+        mod.inspect_source("bin")
+    with pytest.raises(ValueError, match=r"this fuzzdev module has no format 'cu'; .*: 'src', 'asm' \(''"):
+        mod.inspect_source("cu")
+    text = create_device_module("fuzzdev", "cl", funcs, "__kernel void k() {}", [])
+    assert text.inspect_source() == text.inspect_source("cl") == "__kernel void k() {}"
+    for not_text in (b"ok\0", b"\xc0\x80", b"\xed\xa0\x80", b"\xe2\x82"):  # NUL, overlong, surrogate, cut
+        with pytest.raises(ValueError, match="is binary"):
+            create_device_module("fuzzdev", "cl", funcs, not_text, []).inspect_source("cl")

@@ -198,8 +198,8 @@ def test_simplify_constant_folding_and_identities():
 def test_float_constants_and_their_folds_are_those_of_their_dtype():
     """A float constant keeps the number as written (as in Apache TVM) and computes with its
     dtype's value, and folds compute as the machine does at run time: one rounding per operation
-    in the dtype, TIR's min/max on NaN and signed zeros, and a floor division's quotient rounded
-    before its floor."""
+    in the dtype, TIR's min/max on NaN and signed zeros, and a floor division as NumPy's
+    ``floor_divide`` (Python's ``//``) computes it in the dtype."""
     import math
 
     f32, f16, f64 = (lambda v, d=d: tir.FloatImm(d, v) for d in ("float32", "float16", "float64"))
@@ -213,11 +213,12 @@ def test_float_constants_and_their_folds_are_those_of_their_dtype():
     assert simplify_expr(tir.Cast("float64", f32(0.1))).value == 0.10000000149011612
     assert simplify_expr(tir.Cast("float32", tir.IntImm("int64", 2**60 + 2**36 + 1))).value == 2**60 + 2**37
     assert simplify_expr(tir.Cast("float32", tir.IntImm("int32", 16777217))).value == 16777216.0
-    assert simplify_expr(tir.FloorDiv(f32(1.0), f32(0.1))).value == 10.0  # 1.0f / 0.1f rounds to 10
+    assert simplify_expr(tir.FloorDiv(f32(1.0), f32(0.1))).value == 9.0  # NumPy's; 1.0f / 0.1f rounds to 10
     assert simplify_expr(tir.FloorDiv(f64(1e308), f64(1e-10))).value == math.inf
     assert math.isnan(simplify_expr(tir.FloorDiv(f64(math.inf), f64(math.inf))).value)
-    for a, b in ((-0.0, 1.0), (0.0, -1.0), (1.0, -math.inf)):  # C's floor keeps the sign of zero
-        assert math.copysign(1, simplify_expr(tir.FloorDiv(f32(a), f32(b))).value) < 0
+    for a, b, want in ((-0.0, 1.0, -0.0), (0.0, -1.0, -0.0), (1.0, -math.inf, -1.0)):  # as NumPy's
+        got = simplify_expr(tir.FloorDiv(f32(a), f32(b))).value
+        assert got == want and math.copysign(1, got) < 0
     assert simplify_expr(tir.Min(f32(math.nan), f32(1.0))).value == 1.0  # x < y ? x : y
     assert simplify_expr(tir.Max(f32(math.nan), f32(1.0))).value == 1.0
     assert math.copysign(1, simplify_expr(tir.Min(f32(-0.0), f32(0.0))).value) > 0

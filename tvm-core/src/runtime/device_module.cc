@@ -624,8 +624,56 @@ void* LiveHostBuffer(const HostMemoryDeviceAPI& api, const char* kind, const Fun
 
 ffi::Bytes DeviceModuleBase::SaveToBytes() const { return ffi::Bytes(spec_.Serialize()); }
 
+namespace {
+/*! \brief Whether `bytes` is text Python decodes: well-formed UTF-8 (no overlong forms or
+ *  surrogates) without NUL bytes. */
+bool IsText(const std::string& bytes) {
+  const size_t n = bytes.size();
+  for (size_t i = 0; i < n;) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    size_t extra = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : 3;
+    if (c == 0 || (c >= 0x80 && c < 0xC2) || c > 0xF4 || extra > n - 1 - i) return false;
+    for (size_t k = 1; k <= extra; ++k) {
+      if ((static_cast<unsigned char>(bytes[i + k]) & 0xC0) != 0x80) return false;
+    }
+    unsigned char next = extra > 0 ? static_cast<unsigned char>(bytes[i + 1]) : 0;
+    if ((c == 0xE0 && next < 0xA0) || (c == 0xED && next >= 0xA0) || (c == 0xF0 && next < 0x90) ||
+        (c == 0xF4 && next >= 0x90)) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+}  // namespace
+
 ffi::String DeviceModuleBase::InspectSource(const ffi::String& format) const {
-  return ffi::String(spec_.Source(std::string(format)));
+  std::string want(format);
+  bool payload_is_text = IsText(spec_.payload);
+  if (want.empty() || want == kind_) {  // the first text: a source, else a text payload
+    if (!spec_.sources.empty()) return ffi::String(spec_.sources.front().second);
+    return ffi::String(payload_is_text ? spec_.payload : "");
+  }
+  for (const auto& kv : spec_.sources) {
+    if (kv.first == want) return ffi::String(kv.second);
+  }
+  if (want == spec_.fmt && payload_is_text) return ffi::String(spec_.payload);
+  std::ostringstream formats;
+  for (const auto& kv : spec_.sources) formats << "'" << kv.first << "', ";
+  bool payload_named = std::any_of(spec_.sources.begin(), spec_.sources.end(),
+                                   [&](const auto& kv) { return kv.first == spec_.fmt; });
+  if (payload_is_text && !payload_named) formats << "'" << spec_.fmt << "', ";
+  std::string known = formats.str();
+  known = known.empty() ? "none" : known.substr(0, known.size() - 2);
+  if (want == spec_.fmt) {
+    TVM_FFI_THROW(ValueError) << "the '" << want << "' code of this " << kind_
+                              << " module is binary (" << spec_.payload.size()
+                              << " bytes), not text; inspect_source shows its "
+                              << "text formats: " << known;
+  }
+  TVM_FFI_THROW(ValueError) << "this " << kind_ << " module has no format '" << want
+                            << "'; inspect_source shows its text formats: " << known
+                            << " ('' is the first)";
 }
 
 ffi::Array<ffi::String> DeviceModuleBase::GetWriteFormats() const {

@@ -135,10 +135,23 @@ class Module:
         return [Module(m) for m in self._mod.imports]
 
     def inspect_source(self, fmt: str = "") -> str:
-        """Generated source of this module (for host libraries: the generated C)."""
+        """Generated source of this module: for a host library its C (``""`` or ``"c"``), and for
+        another format the text of the first imported device module that has it (``"cuda"``,
+        ``"ptx"``, ``"cl"``, ``"spirv"``, ``"wgsl"`` ...; the device module's kind names its first
+        text). ValueError naming the formats there are for a format no module has or a binary one."""
         if self._build_info is not None and getattr(self._build_info, "host_source", None) and fmt in ("", "c"):
             return self._build_info.host_source
-        return self._mod.inspect_source(fmt)
+        if fmt in ("", "c") or self._mod.kind != "library" or not self._mod.imports:
+            return self._mod.inspect_source(fmt)
+        problems = []
+        for device in self._mod.imports:
+            try:
+                return device.inspect_source(fmt)
+            except ValueError as err:
+                problems.append(f"{device.kind}: {err}")
+        raise ValueError(
+            f"no module here has source format {fmt!r} (the host library's is 'c'); " + "; ".join(problems)
+        )
 
     def get_function(self, name: str, query_imports: bool = False) -> tvm_ffi.Function:
         """The function ``name`` (raises AttributeError naming it when missing)."""

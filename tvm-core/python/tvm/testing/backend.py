@@ -176,6 +176,11 @@ class BackendConformance:
         (dev_mod,) = mod.imports
         assert dev_mod.kind in rec.module_kinds, (dev_mod.kind, rec.module_kinds)
         assert "vector_add_kernel0" in dev_mod.inspect_source()
+        # the library tvm.compile returns shows its device code by format (the module's kind is
+        # an alias of its first text); a format it does not have is a ValueError naming those it has
+        assert mod.inspect_source(dev_mod.kind) == dev_mod.inspect_source() != mod.inspect_source()
+        with pytest.raises(ValueError, match="no module here has source format 'no-such-format'"):
+            mod.inspect_source("no-such-format")
 
     # ------------------------------------------------------------------ the kernel zoo
 
