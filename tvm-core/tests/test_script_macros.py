@@ -278,6 +278,36 @@ def test_an_error_in_a_macro_names_its_line_and_the_call():
     assert f"(in T.macro 'reads_an_undefined_name', called at {__file__}:{call})" in str(err.value)
 
 
+@T.macro
+def stores_past_the_end(B):
+    B[N] = T.float32(2)
+
+
+@T.macro
+def calls_a_macro_that_stores_past_the_end(B):
+    stores_past_the_end(B)
+
+
+def test_a_compile_error_in_a_macro_names_its_line_and_every_call():
+    """Compile-time refusals (an index out of bounds) named the macro's line only."""
+
+    @T.prim_func
+    def kernel(A: T.Buffer((N,), "float32")):
+        calls_a_macro_that_stores_past_the_end(A)
+
+    with pytest.raises(tvm.error.InternalError, match="out-of-bounds access") as err:
+        tvm.compile(kernel, "c")
+    source = open(__file__).read().split("\n")
+    inner = source.index("    stores_past_the_end(B)") + 1
+    outer = source.index("        calls_a_macro_that_stores_past_the_end(A)") + 1
+    lines = str(err.value).split("\n")
+    assert "B[N] = T.float32(2)" in lines[2]
+    assert lines[4:] == [
+        f"(in T.macro 'stores_past_the_end', called at {__file__}:{inner})",
+        f"(in T.macro 'calls_a_macro_that_stores_past_the_end', called at {__file__}:{outer})",
+    ]
+
+
 def test_a_hygienic_macro_does_not_see_the_callers_names():
     def build():
         @T.prim_func

@@ -9,12 +9,15 @@ from tvm.error import DiagnosticError
 
 @dataclass(frozen=True)
 class Span:
-    """A location in TVMScript source: file, 1-based line, 0-based column, the line's text."""
+    """A location in TVMScript source: file, 1-based line, 0-based column, the line's text, and
+    for a line inside a macro the calls it was expanded at (``called_at``: notes such as
+    ``(in T.macro 'f', called at file:line)``, innermost first)."""
 
     file: str
     line: int
     col: int = 0
     text: str = ""
+    called_at: tuple = ()
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
@@ -27,6 +30,14 @@ class Span:
             col = max(self.col - (len(self.text) - len(stripped)), 0)
             out += f"\n    {stripped.rstrip()}\n    {' ' * col}^"
         return out
+
+    def render_with_calls(self) -> str:
+        """:meth:`render`, then the macro calls the line was expanded at (of a deep expansion the
+        four innermost, "(...)" and the outermost)."""
+        notes = list(self.called_at)
+        if len(notes) > 5:
+            notes = notes[:4] + ["(...)", notes[-1]]
+        return "\n".join([self.render(), *notes])
 
 
 class TVMScriptError(DiagnosticError):

@@ -212,6 +212,7 @@ class Parser:
         self.emitted: Optional[list[Stmt]] = None  # what macros called while a statement is parsed gave
         self._bound_names: dict[int, set] = {}  # of each function or macro body (its tree's id)
         self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
+        self.macro_notes: tuple[str, ...] = ()  # their calls, innermost first (spans carry them)
         # while an expression whose value is used later or only on a condition is parsed (a while
         # loop's condition, an arm of ``x if c else y``): why a macro expanded then is refused
         self.macro_refusal: Optional[_MacroRefusal] = None
@@ -222,7 +223,7 @@ class Parser:
         line = getattr(node, "lineno", 1) + self.line_offset
         col = getattr(node, "col_offset", 0) + self.col_offset
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return Span(self.filename, line, col, text.rstrip("\n"))
+        return Span(self.filename, line, col, text.rstrip("\n"), self.macro_notes)
 
     def error(self, node: ast.AST, msg: str) -> TVMScriptError:
         return TVMScriptError(msg, self.span(node))
@@ -1388,7 +1389,7 @@ class Parser:
                 call,
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
-        fields += ("statement", "statement_call", "scope_floor")
+        fields += ("statement", "statement_call", "scope_floor", "macro_notes")
         saved = {f: getattr(self, f) for f in fields}
         src = macro.source
         self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
@@ -1398,6 +1399,7 @@ class Parser:
         self.scope_floor = len(self.scopes)  # the body's own scope: it may shadow the arguments too
         self.mutable_names = _reassigned_names(src.tree.body)
         self.macro_calls.append(macro)
+        self.macro_notes = (_macro_note(macro, call), *self.macro_notes)
         try:
             return self.parse_block(self._strip_docstring(src.tree.body))
         except TVMScriptError as e:
@@ -1817,10 +1819,15 @@ def _after(emitted: list[Stmt], r: Any) -> Any:
     return seq(*emitted) if r is None else seq(*emitted, r)
 
 
+def _macro_note(macro: macros.Macro, call: Optional[Span]) -> str:
+    """``(in T.macro 'f', called at file:line)``."""
+    return f"(in {macro.kind} '{macro.name}'" + (f", called at {call})" if call is not None else ")")
+
+
 def _with_macro_call(reason: str, macro: macros.Macro, call: Optional[Span]) -> str:
     """``reason`` with a line naming the macro call it happened in (of a deep expansion, the four
     innermost calls, "(...)" and the outermost)."""
-    note = f"(in {macro.kind} '{macro.name}'" + (f", called at {call})" if call is not None else ")")
+    note = _macro_note(macro, call)
     lines = reason.split("\n")
     if "(...)" in lines:
         return "\n".join(lines[: lines.index("(...)") + 1] + [note])

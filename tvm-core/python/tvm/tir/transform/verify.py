@@ -83,7 +83,7 @@ def with_span(msg: str, span: Any) -> str:
     """``msg`` followed by the rendered source location of ``span`` (when there is one)."""
     if span is None:
         return msg
-    render = getattr(span, "render", None)
+    render = getattr(span, "render_with_calls", None)
     return f"{msg}\n{render()}" if render else f"{msg} ({span})"
 
 
