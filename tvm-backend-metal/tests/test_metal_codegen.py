@@ -71,6 +71,23 @@ def test_double_precision_is_refused_by_name():
         tvm.compile(doubles, target="metal")
 
 
+@T.prim_func
+def reversed_through_shared(a: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    S = T.alloc_buffer((n,), "float32", scope="shared.dyn")
+    for tx in T.thread_binding(1, thread="threadIdx.x"):
+        for i in range(n):
+            S[i] = A[i]
+        for i in range(n):
+            A[i] = S[n - 1 - i]
+
+
+def test_shared_memory_sized_at_launch_is_refused_with_its_shape():
+    """Metal has no dynamic shared memory; the message printed the shape as IR ((Var(n: int32),))."""
+    with pytest.raises(Exception, match=r"shared buffer 'S' has a size known only at launch \(n,\), which needs"):
+        tvm.compile(reversed_through_shared, target="metal")
+
+
 def test_more_than_31_buffer_bindings_are_refused():
     params = ", ".join(f"a{i}: T.handle" for i in range(32))
     body = "\n".join(f"    A{i} = T.match_buffer(a{i}, (8,), 'float32')" for i in range(32))

@@ -342,6 +342,13 @@ def test_tempdir_helpers():
         folder = d2.path
         assert os.path.isdir(folder)
     assert not os.path.exists(folder)
+    # without an import of its own (a fresh process: this one imported it above)
+    code = (
+        "import os, tvm; d = tvm.contrib.utils.tempdir(); assert os.path.isdir(d.path); print(tvm.contrib.cc.__name__)"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "tvm.contrib.cc", proc.stdout + proc.stderr
 
 
 def test_global_functions():

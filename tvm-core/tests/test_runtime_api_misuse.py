@@ -112,7 +112,7 @@ def test_shapes_dtypes_and_device_names_are_checked():
         with pytest.raises(ValueError, match="names no device"):
             tvm.device(name)
     for name in ["cpu:", "cpu:abc", "cpu:1.5"]:
-        with pytest.raises(ValueError, match="the index after ':' must be a number"):
+        with pytest.raises(ValueError, match="the index after ':' must be a whole number of 0 or more"):
             tvm.device(name)
 
 

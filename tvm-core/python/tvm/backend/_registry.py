@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 import tvm_ffi
 
-from tvm._env import env_flag
+from tvm._env import FALSE, TRUE, env_flag
 
 from ._discovery import EntryPoint, discover
 from ._ownership import PUBLISHED_BACKENDS, is_first_party
@@ -82,6 +82,9 @@ class BackendRecord:
         setting = _BAD_SETTING.search(self.reason)
         if setting:  # the runtime refused an environment variable's value: installing won't help
             return f"give {setting.group(1)} a value as the reason says, or unset it"
+        library = _BAD_LIBRARY.search(self.reason)
+        if library:  # the driver library the user named: installing the usual one won't help
+            return f"point {library.group(1)} at the driver library, or unset it to use the installed one"
         if self.hint:
             return self.hint
         if self.exc_type == "OwnershipError":
@@ -93,10 +96,12 @@ class BackendRecord:
         if self.exc_type == "EntryPointError":
             return f"uninstall {self.distribution} (pip uninstall '{self.distribution}') or ask its vendor to fix it"
         if self.status == DISABLED:
-            return (
-                f"unset TVM_DEVICE_BACKEND_AUTOLOAD / add '{self.name}' to TVM_BACKENDS, "
-                f"or call tvm.backend.load('{self.name}')"
+            setting = (
+                f"add '{self.name}' to TVM_BACKENDS (or unset it)"
+                if self.reason.startswith("not in TVM_BACKENDS")
+                else "unset TVM_DEVICE_BACKEND_AUTOLOAD"
             )
+            return f"{setting}, or call tvm.backend.load('{self.name}')"
         from tvm.backend._ownership import PUBLISHED_BACKENDS
 
         if self.name in PUBLISHED_BACKENDS and self.distribution == f"tvm-backend-{self.name}":
@@ -119,6 +124,8 @@ def _core_version() -> str:
 
 #: A reason naming an environment variable whose value a runtime refused ("TVM_X='v': expected ...").
 _BAD_SETTING = re.compile(r"\b(TVM_[A-Z0-9_]+)='[^']*': expected")
+#: The driver library a variable names could not be used (tvm/runtime/driver_loader.h's reasons).
+_BAD_LIBRARY = re.compile(r"\b(TVM_[A-Z0-9_]+_LIBRARY)=.* (cannot be loaded|lacks) ")
 #: What an entry point's name may be (the entry-point specification's names).
 _NAME = re.compile(r"[\w.-]+")
 _lock = threading.RLock()
@@ -227,6 +234,7 @@ def autoload() -> None:
     allowed, enabled = allowlist(), autoload_enabled()
     if enabled and allowed is not None:
         _warn_unknown_allowed(allowed)
+    _warn_unknown_strict()
     first_party = {n for n, rec in _records.items() if is_first_party(n, rec.distribution)}
     for name in sorted(_entry_points, key=lambda n: (n not in first_party, n)):
         rec = _records[name]
@@ -245,6 +253,19 @@ def _warn_unknown_allowed(allowed: set[str]) -> None:
         _warn(
             f"TVM_BACKENDS names '{name}', which is no installed backend (installed: "
             f"{', '.join(sorted(_entry_points)) or 'none'}).{closest_names(name, sorted(_entry_points))}",
+            RuntimeWarning,
+        )
+
+
+def _warn_unknown_strict() -> None:
+    """A warning when ``TVM_BACKEND_STRICT`` is none of the values it knows (a typo would
+    otherwise leave failures quiet without a word)."""
+    value = os.environ.get("TVM_BACKEND_STRICT", "").strip()
+    if value and value.lower() not in (*TRUE, *FALSE, "all"):
+        _warn(
+            f"TVM_BACKEND_STRICT={value!r} is not one of 1, true, yes, on (a backend that fails to "
+            "activate raises), all (one whose runtime is unavailable raises too) or 0, false, no, off: "
+            "it counts as 0",
             RuntimeWarning,
         )
 

@@ -153,7 +153,8 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
         if ":" in name:
             name, _, idx = name.partition(":")
             if not idx.strip().isdigit():
-                raise ValueError(f"device '{dev_type}': the index after ':' must be a number, as in 'opencl:1'")
+                what = "be 0 or more" if idx.strip().lstrip("-").isdigit() else "be a whole number of 0 or more"
+                raise ValueError(f"device '{dev_type}': the index after ':' must {what}, as in 'opencl:1'")
             dev_id = int(idx)
         if not name.split():
             raise ValueError(f"device {dev_type!r} names no device: write a name such as 'cpu' or 'opencl:1'")

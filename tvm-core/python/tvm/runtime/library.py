@@ -91,10 +91,10 @@ def reuse(key: tuple, load: Any) -> tvm_ffi.Module:
     return mod
 
 
-def _dlopen(path: str) -> tvm_ffi.Module:
+def _dlopen(path: str, shown: str = "") -> tvm_ffi.Module:
     """``tvm_ffi.load_module(path)``; a function the library calls that nothing loaded defines (a
     ``T.call_extern`` of the caller's own library) is an :class:`UnresolvedSymbolError` naming it
-    with the fix."""
+    with the fix (and the library as ``shown``, the user's path of a private copy)."""
     try:
         return tvm_ffi.load_module(path)
     except RuntimeError as err:
@@ -104,7 +104,7 @@ def _dlopen(path: str) -> tvm_ffi.Module:
             raise
         symbol = missing.group(1) or missing.group(2)
         raise UnresolvedSymbolError(
-            f"{path} calls the function '{symbol}', which no library loaded in this process defines: "
+            f"{shown or path} calls the function '{symbol}', which no library loaded in this process defines: "
             f"load the library that defines it with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first",
             symbol,
         ) from None
@@ -121,7 +121,7 @@ def load_library(path: str, private: bool) -> tvm_ffi.Module:
         if path not in _loaded_private:
             _loaded_private.add(path)
             return _dlopen(path)
-    return _load_private_copy(_read_file(path), os.path.basename(path))
+    return _load_private_copy(_read_file(path), path)
 
 
 # ----------------------------------------------------------------------------- the blob
@@ -327,7 +327,7 @@ def ensure_loader(kind: str) -> None:
     if rec is not None and rec.status == _registry.DISABLED and "TVM_BACKENDS" in rec.reason:
         # the allowlist holds for libraries as for compiling (TVM_DEVICE_BACKEND_AUTOLOAD=0 only defers)
         raise ModuleLoadError(
-            f"the library contains a '{kind}' device module, but backend '{rec.name}' is {rec.describe()}. "
+            f"the library contains a device module of kind '{kind}', but backend '{rec.name}' is {rec.describe()}. "
             f"Fix: {rec.fix()}"
         )
     if rec is not None and not rec.usable_for_codegen:
@@ -335,16 +335,17 @@ def ensure_loader(kind: str) -> None:
             backend.load(rec.name)
         except backend.BackendError as err:
             raise ModuleLoadError(
-                f"the library contains a '{kind}' device module, but backend '{rec.name}' cannot be loaded: {err}"
+                f"the library contains a device module of kind '{kind}', but backend '{rec.name}' cannot be "
+                f"loaded: {err}"
             ) from err
     if tvm_ffi.get_global_func(key, allow_missing=True) is None:
         if rec is None:
             raise ModuleLoadError(
-                f"the library contains a '{kind}' device module, but no installed backend can load "
+                f"the library contains a device module of kind '{kind}', but no installed backend can load "
                 f"modules of kind '{kind}'. Fix: {_registry.install_hint(kind)}"
             )
         raise ModuleLoadError(
-            f"the library contains a '{kind}' device module, but backend '{rec.name}' "
+            f"the library contains a device module of kind '{kind}', but backend '{rec.name}' "
             f"({rec.describe()}) registered no loader for it. Fix: {rec.fix()}"
         )
 
@@ -395,20 +396,22 @@ def load_module(path: str) -> Module:
     # library by its path and would hand back one loaded from there before, even after the file
     # was rewritten), and the same bytes give the same module tree (see reuse).
     key = ("load", hashlib.sha256(data).hexdigest())
-    mod = reuse(key, lambda: _load_private_copy(data, os.path.basename(path)))
+    mod = reuse(key, lambda: _load_private_copy(data, path))
     info = BuildInfo(host_source="", lib_path=path, target=None, lib_bytes=data)  # type: ignore[arg-type]
     return Module(mod, info)
 
 
-def _load_private_copy(data: bytes, name: str) -> tvm_ffi.Module:
-    """``data`` (a library) loaded from a file of its own, removed once it is mapped (the loaded
-    copy stays mapped). The copy's name ends in ``.so`` whatever ``name`` ends in: tvm-ffi picks
-    its loader by the suffix, and a library exported as ``model`` or ``model.bin`` is one too."""
+def _load_private_copy(data: bytes, path: str) -> tvm_ffi.Module:
+    """``data`` (the library at ``path``) loaded from a file of its own, removed once it is mapped
+    (the loaded copy stays mapped); messages name ``path``. The copy's name ends in ``.so``
+    whatever ``path`` ends in: tvm-ffi picks its loader by the suffix, and a library exported as
+    ``model`` or ``model.bin`` is one too."""
+    name = os.path.basename(path)
     tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
     try:
         copy = os.path.join(tmpdir, name if name.endswith(".so") else f"{name}.so")
         with open(copy, "wb") as f:
             f.write(data)
-        return _dlopen(copy)
+        return _dlopen(copy, shown=path)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)

@@ -39,6 +39,7 @@ from tvm.tir.expr import FRAGMENT_SCOPES, Buffer, BufferLoad, IntImm, is_per_thr
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor, post_order_visit
 from tvm.tir.stmt import Allocate, AssertStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tvm.tir.printer import expr_text
 
 from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, with_span
 from tvm._user_warning import warn_at_caller
@@ -220,10 +221,12 @@ def without_dynamic_shared_memory(func: PrimFunc, target: Any) -> PrimFunc:
     )
     sized_at_launch = [a for a in found if not all(isinstance(d, IntImm) for d in a.buffer.shape)]
     for alloc in sized_at_launch if mode != ONE_ARRAY else ():
+        dims = [expr_text(d) for d in alloc.buffer.shape]
+        shape = f"{dims[0]}," if len(dims) == 1 else ", ".join(dims)
         raise TIRVerifyError(
             with_span(
                 f"in function '{func.global_symbol}': shared buffer '{alloc.buffer.name}' has a size known only "
-                f"at launch ({alloc.buffer.shape}), which needs dynamic shared memory; target "
+                f"at launch ({shape}), which needs dynamic shared memory; target "
                 f"'{target.kind.name}' has none: give it a constant size",
                 alloc.span,
             )
