@@ -102,9 +102,14 @@ def test_library_without_the_entry_points_is_named():
     is missing and what is required, and code generation still works."""
     code = """
 rec = tvm.backend.load("opencl")
-out["status"], out["reason"] = rec.status, rec.reason
+out["status"], out["reason"], out["fix"] = rec.status, rec.reason, rec.fix()
 """
+    fix = "point TVM_OPENCL_LIBRARY at the driver library, or unset it to use the installed one"
+    missing = _run(code, env={"TVM_OPENCL_LIBRARY": "/nonexistent/libOpenCL.so"})
+    assert missing["reason"].startswith("TVM_OPENCL_LIBRARY=/nonexistent/libOpenCL.so cannot be loaded"), missing
+    assert missing["fix"] == fix, missing  # it said apt-get install ...
     res = _run(code, env={"TVM_OPENCL_LIBRARY": "libm.so.6"})
+    assert res["fix"] == fix, res
     assert res["status"] == "runtime unavailable", res
     # the library named is the user's (it was reported as libOpenCL.so.1)
     assert res["reason"].startswith("TVM_OPENCL_LIBRARY=libm.so.6 lacks clGetPlatformIDs, "), res

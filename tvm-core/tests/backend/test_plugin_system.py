@@ -78,7 +78,21 @@ def test_allowlist_is_checked_before_import(run_python, tmp_path):
     for name in ("import_error", "hook_raises", "abi_mismatch"):
         assert out["records"][name]["status"] == "disabled by env"
         assert f"tvm_backend_{name}" not in out["modules"]
+        # the fix names the variable that left it out (it said TVM_DEVICE_BACKEND_AUTOLOAD)
+        assert (
+            out["records"][name]["fix"]
+            == f"add '{name}' to TVM_BACKENDS (or unset it), or call tvm.backend.load('{name}')"
+        )
+
     assert not [w for w in out["warnings"] if "'good'" in w or "import_error" in w or "hook_raises" in w]
+
+
+def test_an_unknown_strict_value_is_warned_about(run_python):
+    r = run_python("import tvm", env={"TVM_BACKEND_STRICT": "bogus"})
+    assert r.returncode == 0, r.stderr
+    assert "TVM_BACKEND_STRICT='bogus' is not one of 1, true, yes, on" in r.stderr, r.stderr
+    quiet = run_python("import tvm", env={"TVM_BACKEND_STRICT": "yes"})
+    assert quiet.returncode == 0 and "TVM_BACKEND_STRICT" not in quiet.stderr, quiet.stderr
 
 
 @pytest.mark.parametrize(
