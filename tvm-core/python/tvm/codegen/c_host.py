@@ -25,6 +25,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node, free_vars
+from tvm.tir.printer import expr_text
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.flatten import constant_extent
 from tvm.tir.transform.runtime_bounds import BOUNDS_KIND, INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
@@ -826,10 +827,10 @@ def _dtype_check(dtype: str) -> str:
 
 
 def _shape_text(buf: E.Buffer, p: CPrinter) -> str:
-    parts = []
-    for d in buf.shape:
-        parts.append(str(d.value) if isinstance(d, E.IntImm) else d.name if isinstance(d, E.Var) else "?")
-    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    """``buf``'s shape as TVMScript writes it, ``(n * 3, 4)``, escaped for a C string literal."""
+    parts = [str(d.value) if isinstance(d, E.IntImm) else expr_text(d) for d in buf.shape]
+    text = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    return c_string_literal(text)[1:-1]
 
 
 class HostFunctionPrinter:
@@ -947,9 +948,8 @@ class HostFunctionPrinter:
             p.emit(
                 f"if ({a}.type_index == kTVMFFIOpaquePtr) {v} = {a}.v_ptr; "
                 f"else if ({a}.type_index == kTVMFFINone) {v} = NULL; "
-                f"else if ({a}.type_index == kTVMFFIDLTensorPtr) {v} = ((DLTensor*){a}.v_ptr)->data; "
-                f"else if ({a}.type_index == kTVMFFITensor) "
-                f"{v} = ((DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)))->data; "
+                f"else if ({a}.type_index == kTVMFFIDLTensorPtr || {a}.type_index == kTVMFFITensor) "
+                f"{self._tensor_as_pointer(i, prm)} "
                 f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a pointer", {a}.type_index);'
             )
         elif _dt.is_float(prm.dtype):
@@ -987,6 +987,37 @@ class HostFunctionPrinter:
             if prm.dtype != "bool":  # a value the dtype cannot hold is an error, not a wrapped value
                 _emit_range_check(p, fn, f"{a}.v_int64", prm, f"argument '{prm.name}'", scalar=True)
             p.emit(f"{v} = {conv};")
+
+    def _tensor_as_pointer(self, i: int, prm: E.Var) -> str:
+        """A C block setting the pointer a tensor passed for handle parameter ``prm``
+        stands for (its first element: ``data`` plus ``byte_offset``; a device whose ``data``
+        is a driver handle takes only views at their memory's start), once the tensor is on
+        this function's device. Its dtype and size are not known to a pointer parameter."""
+        fn, a, dev = f'"{self.name}"', f"args[{i}]", self.device_type
+        devname = DEVICE_NAMES.get(dev, f"device type {dev}")
+        t = f"tvm_handle_{self.p.name_of(prm)}"
+        tensor = (
+            f"({a}.type_index == kTVMFFITensor ? (DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)) "
+            f": (DLTensor*){a}.v_ptr)"
+        )
+        other = (
+            f"{t}->device.device_type != kDLCPU && {t}->device.device_type != kDLCUDAHost"
+            if dev == 1
+            else f"{t}->device.device_type != {dev}"
+        )
+        if dev in _OPAQUE_HANDLE_DEVICES:
+            offset = (
+                f'if (TVM_UNLIKELY({t}->byte_offset != 0)) return tvm_raise("ValueError", "%s: argument '
+                f"'%s' is a view with byte_offset %llu; {devname} kernels need tensors that start at their "
+                f'allocation", {fn}, "{prm.name}", (unsigned long long){t}->byte_offset); '
+            )
+            first = f"{t}->data"
+        else:
+            offset, first = "", f"(void*)((char*){t}->data + {t}->byte_offset)"
+        return (
+            f"{{ DLTensor* {t} = {tensor}; if (TVM_UNLIKELY({other})) return tvm_err_device({fn}, "
+            f'"{prm.name}", "{devname}", {t}); {offset}{self.p.name_of(prm)} = {first}; }}'
+        )
 
     def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
         """Emits the unpacking of tensor argument ``i`` into ``buf``: its kind, rank, dtype and
@@ -1048,11 +1079,14 @@ class HostFunctionPrinter:
                 _emit_range_check(p, fn, got, dim, f"argument '{an}' dimension {d}")
                 p.emit(f"{p.compute_type(dim.dtype)} {p.name_of(dim)} = ({p.compute_type(dim.dtype)}){got};")
                 bound[dim] = f"argument '{an}' dimension {d}"
-            else:
-                expect = p.expr(dim)
+            else:  # a size bound before, or an expression of sizes: computed exactly, in 64 bits
+                expect = p.expr(_in_int64(dim))
                 detail = (d, dim) if isinstance(dim, E.Var) else f'" (dimension {d} mismatch)"'
-                deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail))
-        narrow = len(buf.shape) > 1 and all(_dt.bits(d.dtype) <= 32 for d in buf.shape)
+                lo, hi = _dt.integer_range(dim.dtype)
+                fits = "" if _dt.bits(dim.dtype) >= 64 else f" || {got} < {lo}LL || {got} > {hi}LL"
+                deferred.append((f"{got} != (int64_t)({expect}){fits}", an, shape, detail))
+        # a flat index with a 32-bit stride is computed in 32 bits: the element count must fit them
+        narrow = len(buf.shape) > 1 and any(_dt.bits(d.dtype) <= 32 for d in buf.shape[1:])
         if narrow and not all(isinstance(d, E.IntImm) for d in buf.shape):
             # its flat index is computed in 32 bits: the element count must fit them
             dims = ", ".join(f"{tv}->shape[{d}]" for d in range(len(buf.shape)))
@@ -1079,6 +1113,8 @@ class HostFunctionPrinter:
                 else:
                     deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape, f'" (stride {d} mismatch)"'))
             self._check_reach(buf, tv)
+            if self.device_type != 1:
+                self._check_reach_before_memory(buf, tv)
         else:
             # inline exact check first (one compare per dim); the helper accepts any stride on
             # dims of extent 1
@@ -1125,6 +1161,23 @@ class HostFunctionPrinter:
         )
         p.use_helper("tvm_reach_exceeds")
 
+    def _check_reach_before_memory(self, buf: E.Buffer, tv: str) -> None:
+        """For a strided ``buf`` on a device (whose tensors' ``data`` is where their memory
+        starts), a check that a negative stride does not reach before that start."""
+        p, fn, an = self.p, f'"{self.name}"', buf.name
+        nd, elem, ptr = len(buf.shape), _dt.nbytes(buf.dtype), p.name_of(buf.data, buf.name)
+        dims = ", ".join(f"{tv}->shape[{d}]" for d in range(nd))
+        strides = ", ".join(f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})" for d in range(nd))
+        far = f"tvm_low_{ptr}"
+        self._after_binding.append(
+            f"{{ long long {far}; if (TVM_UNLIKELY(tvm_reach_exceeds({nd}, (const int64_t[]){{{dims}}}, "
+            f"(const int64_t[]){{{strides}}}, (long long)({tv}->byte_offset / {elem}), 0LL, INT64_MAX, &{far}))) "
+            f'return tvm_raise("ValueError", "%s: argument \'%s\' is a view whose strides reach element %lld of '
+            f'its device memory, which starts at element 0: a view must lie inside its memory", {fn}, "{an}", '
+            f"{far}); }}"
+        )
+        p.use_helper("tvm_reach_exceeds")
+
     def _bind_data(self, buf: E.Buffer, tv: str, ptr: str, bound: dict) -> None:
         """The data pointer ``ptr`` of ``tv``, its alignment and the view's offset."""
         p, fn, an, dev = self.p, f'"{self.name}"', buf.name, self.device_type
@@ -1157,6 +1210,37 @@ class HostFunctionPrinter:
                 f"(unsigned long long){tv}->byte_offset);"
             )
             p.emit(f"{ptr} = ({ctype}*){tv}->data;  /* the indices hold the offset */")
+        elif not isinstance(off, E.IntImm):  # bound elsewhere (a scalar, a size): known once all are
+            self._after_binding.append(self._offset_check(buf, tv, ptr, off))
+
+    def _offset_check(self, buf: E.Buffer, tv: str, ptr: str, off: E.PrimExpr) -> str:
+        """The check that tensor ``tv`` is a view starting ``off`` elements into its memory (its
+        ``byte_offset``), as an elem_offset of a value bound by other arguments declares; the
+        kernel's indices then hold the offset, so ``ptr`` becomes the memory's start."""
+        p, fn, an = self.p, f'"{self.name}"', buf.name
+        elem, ctype = _dt.nbytes(buf.dtype), p.type_name(buf.dtype)
+        value = f"(long long)({p.expr(off)})"
+        return (
+            f"if (TVM_UNLIKELY({value} < 0 || (unsigned long long){value} > 0xFFFFFFFFFFFFFFFFULL / {elem} || "
+            f'{tv}->byte_offset != (unsigned long long){value} * {elem}ULL)) return tvm_raise("ValueError", '
+            f"\"%s: argument '%s' declares elem_offset=%s = %lld: it must be a view starting that many "
+            f'elements into its memory (byte_offset %lld), got byte_offset %llu", {fn}, "{an}", '
+            f"{c_string_literal(expr_text(off))}, {value}, {value} * {elem}LL, (unsigned long long){tv}->byte_offset); "
+            f"{ptr} = ({ctype}*){tv}->data;"
+        )
+
+
+_INT64_ARITHMETIC = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
+
+
+def _in_int64(e: E.PrimExpr) -> E.PrimExpr:
+    """Integer size expression ``e`` computed in int64 (``n * 3`` of an int32 ``n`` wraps in 32
+    bits: a check of a shape against it would accept a wrong one)."""
+    if isinstance(e, E.IntImm):
+        return E.IntImm("int64", e.value)
+    if isinstance(e, _INT64_ARITHMETIC):
+        return type(e)(_in_int64(e.a), _in_int64(e.b))
+    return e if e.dtype == "int64" else E.Cast("int64", e)
 
 
 def _does_not_fit(fn: str, var: E.Var) -> str:

@@ -53,6 +53,23 @@ def _call_with_copies(func: tvm_ffi.Function, args: tuple) -> Any:
     return result
 
 
+def _naming_the_argument(err: BufferError, args: tuple) -> BufferError:
+    """``err`` (an array's DLPack export refused: NumPy's strides that are no multiple of its
+    item size ...) naming the argument it came from, when one is found to refuse."""
+    for i, a in enumerate(args):
+        if hasattr(type(a), "__dlpack__") and not isinstance(a, tvm_ffi.Tensor):
+            try:
+                a.__dlpack__()
+            except BufferError as own:
+                return BufferError(
+                    f"argument {i} ({type(a).__name__}) cannot be passed as a tensor: {own} (pass a "
+                    "contiguous copy, such as np.ascontiguousarray(...))"
+                )
+            except Exception:  # noqa: BLE001 - another kind of failure: not the one reported
+                continue
+    return err
+
+
 def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
     """``func``, also callable with the NumPy arrays DLPack (as NumPy exports it) refuses: a
     read-only array is passed as a copy, so a kernel that writes into it cannot change memory its
@@ -63,9 +80,9 @@ def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         try:
             return func(*args)
-        except BufferError:
+        except BufferError as err:
             if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
-                raise
+                raise _naming_the_argument(err, args) from err
             return _call_with_copies(func, args)
         except TypeError:
             import numpy as np

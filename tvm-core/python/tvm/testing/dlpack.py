@@ -45,7 +45,7 @@ class HandMadeTensor:
     elements of float32 (``dtype``: DLPack's code, bits and lanes) on ``device`` (DLPack's device
     type and id), ``byte_offset`` bytes in; ``keep`` is held as long as the producer (the
     memory behind ``data``). ``ndim`` overrides the rank the capsule states (a careless
-    producer's -1)."""
+    producer's -1); ``strides`` (in elements) makes it a strided view."""
 
     def __init__(
         self,
@@ -56,25 +56,28 @@ class HandMadeTensor:
         dtype: tuple[int, int, int] = (2, 32, 1),
         keep: Any = None,
         ndim: Optional[int] = None,
+        strides: Optional[Sequence[int]] = None,
     ):
         self.data, self.shape, self.device = data, tuple(shape), device
         self.byte_offset, self.dtype, self.keep = byte_offset, dtype, keep
         self.ndim = len(self.shape) if ndim is None else ndim
+        self.strides = None if strides is None else tuple(strides)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.device
 
     def __dlpack__(self, stream: Any = None, **_: Any) -> Any:
         shape = (ctypes.c_int64 * max(len(self.shape), 1))(*self.shape)
+        strides = None if self.strides is None else (ctypes.c_int64 * max(len(self.strides), 1))(*self.strides)
         tensor = _DLTensor(
             self.data,
             _DLDevice(*self.device),
             self.ndim,
             _DLDataType(*self.dtype),
             ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)),
-            None,
+            None if strides is None else ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)),
             self.byte_offset,
         )
         managed = _DLManagedTensor(tensor, None, None)
-        _KEPT.append((managed, shape, self.keep))
+        _KEPT.append((managed, shape, strides, self.keep))
         return _capsule_new(ctypes.addressof(managed), b"dltensor", None)

@@ -149,6 +149,26 @@ def _bounded(e: PrimExpr) -> tuple[Optional[int], Optional[int]]:
     return None, None
 
 
+def _memory_of(root: Buffer) -> tuple[PrimExpr, PrimExpr]:
+    """The memory an argument or allocation ``root`` covers, as (the lowest element its indices
+    reach, counted from its first one: below 0 only through a negative stride; the number of
+    elements from there to the highest one), both int64. Its offset (``elem_offset``, a constant
+    or a variable the host binds) is where it starts, whatever its value."""
+    zero, one = IntImm("int64", 0), IntImm("int64", 1)
+    if not root.strides:
+        size: PrimExpr = one
+        for d in root.shape:
+            size = Mul(size, Cast("int64", d))
+        return zero, size
+    lowest, highest = zero, zero
+    for d, st in zip(root.shape, root.strides):
+        last = Max(Sub(Cast("int64", d), one), zero)
+        lowest = Add(lowest, Mul(last, Min(Cast("int64", st), zero)))
+        highest = Add(highest, Mul(last, Max(Cast("int64", st), zero)))
+    empty = any(isinstance(d, IntImm) and d.value == 0 for d in root.shape)
+    return lowest, zero if empty else Add(Sub(highest, lowest), one)
+
+
 class _IndexChecks(StmtExprMutator):
     """Guards statements (see the module docstring); ``failure(where, index, extent)`` is the
     statement run when a check fails. With ``in_kernels`` only statements inside thread-bound
@@ -229,24 +249,18 @@ class _IndexChecks(StmtExprMutator):
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             self._check(f"{self.name}: dimension {dim} of buffer '{buf.name}'", index, extent, guard, out)
         root = self.roots.get(buf.data)
-        if root is None or root is buf or not isinstance(root.elem_offset, IntImm):
+        if root is None or root is buf:
             return
-        if root.strides:  # one past the element its last index reaches (strides are positive)
-            last = tuple(Sub(Cast("int64", d), IntImm("int64", 1)) for d in root.shape)
-            size = Add(Sub(flat_index(root, last), Cast("int64", root.elem_offset)), IntImm("int64", 1))
-        else:
-            size = root.shape[0] if root.shape else IntImm("int32", 1)
-            for d in root.shape[1:]:
-                size = Mul(Cast("int64", size), Cast("int64", d))
-        element = Sub(flat_index(buf, indices), root.elem_offset)
+        lowest, size = _memory_of(root)  # elements from the root's start, and how many from there
+        element = Sub(Sub(Cast("int64", flat_index(buf, indices)), Cast("int64", root.elem_offset)), lowest)
         where = f"{self.name}: the memory of buffer '{root.name}' (through its view '{buf.name}')"
         view_bytes, root_bytes = _dt.nbytes(buf.dtype), _dt.nbytes(root.dtype)
         if view_bytes != root_bytes:  # a view as another dtype: its element's first byte, in bytes
             start = Sub(
                 Mul(Cast("int64", flat_index(buf, indices)), IntImm("int64", view_bytes)),
-                Mul(Cast("int64", root.elem_offset), IntImm("int64", root_bytes)),
+                Mul(Add(Cast("int64", root.elem_offset), lowest), IntImm("int64", root_bytes)),
             )
-            last_start = Sub(Mul(Cast("int64", size), IntImm("int64", root_bytes)), IntImm("int64", view_bytes - 1))
+            last_start = Sub(Mul(size, IntImm("int64", root_bytes)), IntImm("int64", view_bytes - 1))
             where = f"{where[:-1]}, as bytes)"
             element, size = start, last_start
         self._check(where, element, size, guard, out)

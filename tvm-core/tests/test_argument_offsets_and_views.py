@@ -1,0 +1,156 @@
+"""Arguments whose offsets, shape expressions, strides or pointers the host entry must check
+(each of these wrote outside its argument, or crashed, before):
+
+* an ``elem_offset`` that is a scalar argument or a size must be the tensor's ``byte_offset``
+  (it was ignored: the kernel indexed ``data + off + i``, past a 4-element argument);
+* a shape given as an expression of sizes is compared in 64 bits (``n * 3`` wrapped in int32
+  and accepted a 2-element tensor for n = 1431655766);
+* a 2-d shape mixing int64 and int32 sizes gets the 32-bit element-count check (its index
+  ``2 * m + j`` wrapped, 2 GiB before the tensor);
+* views of an argument with a variable ``elem_offset`` are checked against its memory, and
+  views of an argument with negative strides are accepted inside it (one was never checked,
+  the other always refused with a negative extent);
+* a tensor passed for a ``T.handle`` parameter stands for its first element (``byte_offset``
+  was dropped) and must be on the function's device (an OpenCL buffer handle was written as
+  host memory).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.script import tir as T
+from tvm.testing.dlpack import HandMadeTensor
+
+
+@T.prim_func
+def fill_at_offset(a: T.handle, off: T.int32):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32", elem_offset=off)
+    for i in range(n):
+        A[i] = T.float32(1)
+
+
+def _view(mem: np.ndarray, first: int, count: int) -> tvm.runtime.Tensor:
+    """``count`` elements of ``mem`` from ``first``, as a view with a ``byte_offset``."""
+    return tvm.runtime.from_dlpack(HandMadeTensor(mem.ctypes.data, (count,), byte_offset=first * 4, keep=mem))
+
+
+def test_an_elem_offset_bound_by_another_argument_must_be_the_byte_offset(private_cache):
+    f = tvm.compile(fill_at_offset, target="c")["fill_at_offset"]
+    mem = np.zeros(16, "float32")
+    for off in (8, 1 << 28, -1):
+        with pytest.raises(ValueError, match=rf"argument 'A' declares elem_offset=off = {off}: it must be a view"):
+            f(mem[:4], off)
+    assert not mem.any()
+    f(_view(mem, 8, 4), 8)  # a view 8 elements in, as declared
+    np.testing.assert_array_equal(np.flatnonzero(mem), [8, 9, 10, 11])
+
+
+@T.prim_func
+def every_third(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "int8")
+    C = T.match_buffer(c, (n * 3,), "int8")
+    for i in range(n):
+        C[i * 3] = A[i]
+
+
+def test_a_shape_expression_is_compared_without_wrapping(private_cache):
+    f = tvm.compile(every_third, target="c")["every_third"]
+    a, c = np.ones(4, "int8"), np.zeros(12, "int8")
+    f(a, c)
+    np.testing.assert_array_equal(c[::3], a)
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, "int8"), (1431655766,), (0,), writeable=False)
+    with pytest.raises(ValueError, match=r"argument 'C' expects shape \(n \* 3,\), got \(2,\)"):
+        f(huge, np.zeros(2, "int8"))  # 3 * 1431655766 wraps to 2 in int32
+
+
+@T.prim_func
+def mixed_sizes(a: T.handle):
+    n = T.int64()
+    m = T.int32()
+    A = T.match_buffer(a, (n, m), "int8")
+    for j in range(m):
+        A[2, j] = T.int8(1)
+
+
+def test_a_shape_mixing_int64_and_int32_sizes_must_fit_32_bit_indices(private_cache):
+    f = tvm.compile(mixed_sizes, target="c")["mixed_sizes"]
+    small = np.zeros((3, 5), "int8")
+    f(small)
+    np.testing.assert_array_equal(small[2], 1)
+    big = np.lib.stride_tricks.as_strided(np.zeros(1, "int8"), (3, 2**30), (0, 0))  # no memory needed
+    with pytest.raises(ValueError, match="argument 'A' has more than 2147483647 elements"):
+        f(big)
+
+
+@T.prim_func
+def view_at(a: T.handle, k: T.int32):
+    n, e = T.int32(), T.int32()
+    A = T.match_buffer(a, (n,), "float32", elem_offset=e)
+    S = T.match_buffer(A[k : k + 4], (4,), "float32")
+    for j in range(4):
+        S[j] = T.float32(1)
+
+
+@T.prim_func
+def strided_view_at(a: T.handle, k: T.int32):
+    n, s = T.int32(), T.int32()
+    A = T.match_buffer(a, (n,), "float32", strides=(s,))
+    S = T.match_buffer(A[k : k + 4], (4,), "float32")
+    for j in range(4):
+        S[j] = T.float32(1)
+
+
+@pytest.mark.parametrize(
+    ("func", "memory"), [(view_at, 8), (strided_view_at, 15)], ids=["variable_offset", "negative_stride"]
+)
+def test_views_of_an_argument_are_checked_against_its_memory(func, memory, private_cache):
+    """The memory of an argument with stride -2 spans 15 elements (its gaps are its memory too)."""
+    f = tvm.compile(func, target="c")[func.attrs["global_symbol"]]
+    mem = np.zeros(16, "float32")
+    arg = mem[4:12] if func is view_at else mem[::-2]  # 8 elements; the second with stride -2
+    for k in (8, 1 << 28):
+        with pytest.raises(IndexError, match=rf"the memory of buffer 'A' \(through its view 'S'\) has extent {memory}"):
+            f(arg, k)
+    assert not mem.any()
+    f(arg, 2)
+    want = np.zeros(8, "float32")
+    want[2:6] = 1
+    np.testing.assert_array_equal(arg, want)
+
+
+@T.prim_func
+def fill_pointer(A_data: T.handle("float32"), v: T.int32):
+    A = T.decl_buffer(4, dtype="float32", data=A_data)
+    for i in range(4):
+        A[i] = T.Cast("float32", v)
+
+
+def test_a_tensor_for_a_pointer_parameter_starts_at_its_byte_offset(private_cache):
+    f = tvm.compile(fill_pointer, target="c")["fill_pointer"]
+    mem = np.zeros(8, "float32")
+    f(_view(mem, 4, 4), 7)
+    np.testing.assert_array_equal(mem, [0, 0, 0, 0, 7, 7, 7, 7])
+    elsewhere = tvm.runtime.from_dlpack(HandMadeTensor(mem.ctypes.data, (4,), device=(4, 0), keep=mem))
+    with pytest.raises(ValueError, match=r"fill_pointer: argument 'A_data' expects a tensor on cpu, got one on"):
+        f(elsewhere, 1)
+    np.testing.assert_array_equal(mem, [0, 0, 0, 0, 7, 7, 7, 7])
+
+
+@T.prim_func
+def first_of_strided(a: T.handle):
+    n, s = T.int32(), T.int32()
+    A = T.match_buffer(a, (n,), "float32", strides=(s,))
+    A[0] = T.float32(1)
+
+
+def test_an_array_dlpack_cannot_export_is_named(private_cache):
+    """NumPy refuses strides that are no multiple of the item size with a bare BufferError."""
+    f = tvm.compile(first_of_strided, target="c")["first_of_strided"]
+    odd = np.ndarray((4,), dtype="float32", buffer=np.zeros(64, "uint8"), strides=(6,))
+    with pytest.raises(BufferError, match=r"argument 0 \(ndarray\) cannot be passed as a tensor: DLPack only"):
+        f(odd)
