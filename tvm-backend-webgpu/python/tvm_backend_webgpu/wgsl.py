@@ -219,8 +219,10 @@ class WGSLPrinter(CFamilyPrinter):
         v = self.expr(e.value)
         if src == dst:
             return v
+        if dst == "bool" and _dt.is_float(src):  # a NaN is true: == is false for it, where != was too
+            return f"(!({v} == {self.float_literal(0.0, src)}))"
         if dst == "bool":
-            return f"({v} != {self.int_literal(0, src) if not _dt.is_float(src) else self.float_literal(0.0, src)})"
+            return f"({v} != {self.int_literal(0, src)})"
         return f"{self.type_name(dst)}({v})"
 
     def visit_Select(self, e: E.Select) -> str:

@@ -210,6 +210,33 @@ class BackendConformance:
         np.testing.assert_array_equal(args[2].numpy(), a > 0)
         np.testing.assert_array_equal(args[3].numpy(), np.where(m & ~(a > 0), -a, a))
 
+    def test_bools_from_floats_and_bools_in_order(self):
+        """A float is true unless it is zero (NaN too: WebGPU gave false), and bools compare as
+        0 < 1 (Vulkan refused ``<`` on bools, WebGPU's shader compiler failed)."""
+        if not self.bool_buffers:
+            pytest.skip(f"{self.backend} declares that its buffers cannot hold bool")
+        from tvm.script import tir as T
+
+        @T.prim_func
+        def truths(A: T.Buffer((8,), "float32"), P: T.Buffer((8,), "bool"), Q: T.Buffer((8,), "bool"),
+                   B: T.Buffer((8,), "bool"), O: T.Buffer((8, 4), "bool")):  # fmt: skip
+            for i in T.thread_binding(8, thread="threadIdx.x"):
+                B[i] = T.Cast("bool", A[i])
+                O[i, 0] = P[i] < Q[i]
+                O[i, 1] = P[i] <= Q[i]
+                O[i, 2] = P[i] > Q[i]
+                O[i, 3] = P[i] >= Q[i]
+
+        a = np.array([np.nan, 0.0, -0.0, 1.0, -np.nan, np.inf, 1e-45, -2.0], "float32")
+        p, q = np.array([0, 0, 1, 1] * 2, bool), np.array([0, 1, 0, 1] * 2, bool)
+        dev = self.dev()
+        mod = tvm.compile(truths, target=self.target_name())
+        args = [tvm.runtime.tensor(x, dev) for x in (a, p, q)]
+        args += [tvm.runtime.empty((8,), "bool", dev), tvm.runtime.empty((8, 4), "bool", dev)]
+        mod["truths"](*args)
+        np.testing.assert_array_equal(args[3].numpy(), a.astype(bool))
+        np.testing.assert_array_equal(args[4].numpy(), np.stack([p < q, p <= q, p > q, p >= q], axis=1))
+
     def test_float16_rounds_like_numpy(self):
         """Every float16 operation's result is rounded to float16, as NumPy (and float16
         hardware) round it: bit for bit, not merely close."""
@@ -1000,6 +1027,40 @@ class BackendConformance:
         with pytest.raises(ValueError, match=r"argument 0 is \d+ bytes of device memory|its memory holds 256"):
             add(*(self._view(t, 0, 4096) for t in small))
         np.testing.assert_array_equal(small[2].numpy(), np.ones(64, "float32"))
+
+    def test_a_view_whose_strides_reach_before_its_memory_is_refused(self):
+        """A strided DLPack view of device memory with a negative stride: one inside the
+        allocation runs, one reaching before its start is refused by name (kernels wrote up to
+        10 KB before a 256-byte allocation: only the upper end was checked)."""
+        from tvm.script import tir as T
+        from tvm.testing.dlpack import HandMadeTensor
+
+        @T.prim_func
+        def copy_rows(a: T.handle, b: T.handle):
+            n, s = T.int32(), T.int32()
+            A = T.match_buffer(a, (n, 4), "float32")
+            B = T.match_buffer(b, (n, 4), "float32", strides=(s, 1))
+            for bx in T.thread_binding(n, thread="blockIdx.x"):
+                for tx in T.thread_binding(4, thread="threadIdx.x"):
+                    B[bx, tx] = A[bx, tx]
+
+        dev = self.dev()
+        where = (dev.dlpack_device_type(), dev.index)
+        copy = tvm.compile(copy_rows, target=self.target_name())["copy_rows"]
+        rows = tvm.runtime.tensor(np.arange(8, dtype="float32").reshape(2, 4), dev)
+        out = tvm.runtime.tensor(np.zeros(64, "float32"), dev)  # 256 bytes
+
+        def view(byte_offset: int, stride: int) -> tvm.runtime.Tensor:
+            t = HandMadeTensor(out.data_ptr(), (2, 4), where, byte_offset, keep=out, strides=(stride, 1))
+            return tvm.runtime.from_dlpack(t)
+
+        if not self.buffers_are_handles:  # a view starting inside the memory: rows go down from there
+            copy(rows, view(32, -8))
+            want = np.zeros(64, "float32")
+            want[8:12], want[0:4] = np.arange(4), np.arange(4, 8)
+            np.testing.assert_array_equal(out.numpy(), want)
+        with pytest.raises(ValueError, match=r"argument 'B' is a view whose strides reach element -64 of its"):
+            copy(rows, view(0, -64))
 
     def test_a_copy_sees_what_every_stream_wrote(self):
         """Kernels queued on one stream, their output read through another without a sync: the

@@ -39,6 +39,10 @@ from typing import Any
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     EQ,
+    GE,
+    GT,
+    LE,
+    BinaryOp,
     Cast,
     LT,
     NE,
@@ -78,6 +82,10 @@ def _const(dtype: str, value: int) -> IntImm:
     return IntImm(dtype, value)
 
 
+#: The comparisons SPIR-V and WGSL define for numbers only (a bool operand compares as 0 or 1).
+_ORDERINGS = (LT, LE, GT, GE)
+
+
 class _Legalizer(StmtExprMutator):
     def visit_Div(self, e: Div) -> PrimExpr:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
@@ -106,6 +114,13 @@ class _Legalizer(StmtExprMutator):
         if not _dt.is_int(e.dtype):
             return _bind(a, lambda x: _bind(b, lambda y: _trunc(x, y, e.dtype, "mod")))
         return _bind(a, lambda x: _bind(b, lambda y: _floor(x, y, e.dtype, "mod")))
+
+    def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
+        out = super().visit_BinaryOp(e)
+        if isinstance(out, _ORDERINGS) and _dt.element_of(out.a.dtype) == "bool":  # as 0 and 1
+            wide = _dt.with_lanes("int32", _dt.lanes(out.a.dtype))
+            return type(out)(Cast(wide, out.a), Cast(wide, out.b), e.span)
+        return out
 
     def visit_Min(self, e: Min) -> PrimExpr:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
