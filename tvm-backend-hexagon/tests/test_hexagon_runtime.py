@@ -400,3 +400,36 @@ def test_a_simulator_killed_while_idle_is_started_anew(dev):
     time.sleep(0.5)
     mod["vector_add"](a, a, out)
     np.testing.assert_array_equal(out.numpy(), 2 * np.arange(64, dtype="float32"))
+
+
+@T.prim_func
+def float_selects(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((3, 4), "float32"),
+                  D: T.Buffer((4,), "float64"), E: T.Buffer((4,), "float64"), F: T.Buffer((4,), "float64")):  # fmt: skip
+    for i in T.thread_binding(4, thread="threadIdx.x"):
+        C[0, i] = T.Select(A[i] < B[i], A[i], B[i])
+        C[1, i] = T.if_then_else(A[i] >= B[i], A[i], B[i])
+        if A[i] < B[i]:
+            C[2, i] = A[i]
+        else:
+            C[2, i] = B[i]
+        F[i] = T.Select(not (D[i] >= E[i]), T.float64(1), T.float64(0))
+
+
+def test_selects_of_floats_keep_nan_and_signed_zeros(dev):
+    """clang's Hexagon back end made ``a < b ? a : b`` an ``sfmin`` (which returns ``a`` for a NaN
+    ``b`` and orders -0.0 before 0.0) in every spelling, and a float64 ``!(a >= b)`` a plain
+    ``b > a`` (false for a NaN): the comparisons are opaque to it now."""
+    a = np.array([1.0, 0.0, -0.0, np.nan], "float32")
+    b = np.array([np.nan, -0.0, 0.0, 1.0], "float32")
+    d, e = np.array([np.nan, 1, 1, 2]), np.array([1, np.nan, 2, 1], "float64")
+    mod = tvm.compile(float_selects, target="hexagon")
+    c, f = tvm.runtime.empty((3, 4), "float32", dev), tvm.runtime.empty((4,), "float64", dev)
+    mod["float_selects"](
+        *(tvm.runtime.tensor(x, dev) for x in (a, b)), c, *(tvm.runtime.tensor(x, dev) for x in (d, e)), f
+    )
+    lower = np.where(a < b, a, b)
+    want = np.stack([lower, np.where(a >= b, a, b), lower])
+    got = c.numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(f.numpy(), (~(d >= e)).astype("float64"))

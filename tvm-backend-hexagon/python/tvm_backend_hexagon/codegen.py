@@ -29,6 +29,7 @@ from typing import Any
 from tvm.codegen.c_family import CFamilyPrinter
 from tvm.contrib.cc import CompileError
 from tvm.codegen.device_module import create_device_module, function_table
+from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
@@ -142,6 +143,19 @@ class HexagonPrinter(CFamilyPrinter):
     # for -0.0 and 0.0 in either order: those cases are spelled out (sfmin is right for every
     # other input, a NaN `a` included)
     FLOAT_MINMAX = "(b != b || a == b) ? b : (a {op} b ? a : b)"
+
+    def visit_CmpOp(self, e: E.CmpOp) -> str:
+        """A comparison of floats, made an opaque int: clang's Hexagon back end turns a float
+        ``c < d ? c : d`` (a select, an if, ``T.if_then_else``) into ``sfmin``, wrong for a NaN
+        ``d`` and signed zeros, and a float64 ``!(c >= d)`` into ``c < d``, false for a NaN."""
+        compared = super().visit_CmpOp(e)
+        if not _dt.is_float(e.a.dtype) or _dt.lanes(e.a.dtype) != 1:
+            return compared
+        self.helpers.setdefault(
+            "tvm_hexagon_opaque",
+            f'{self.HELPER_QUALIFIER} int tvm_hexagon_opaque(int x) {{\n  __asm__("" : "+r"(x));\n  return x;\n}}',
+        )
+        return f"tvm_hexagon_opaque({compared})"
 
     def __init__(self) -> None:
         super().__init__()
