@@ -41,7 +41,9 @@ union KernelArg {
   int64_t v_int64;
   double v_float64;
 };
-using KernelFn = void (*)(const KernelArg* args, const int64_t* grid, const int64_t* block);
+/*! \brief A compiled kernel: 0 when it ran, else the size of the OpenMP team that started for a
+ *  block whose threads meet at barriers, when that is fewer than the block's threads. */
+using KernelFn = int (*)(const KernelArg* args, const int64_t* grid, const int64_t* block);
 
 /*! \brief A shared object written to a private temp file and dlopen'ed. */
 class LoadedObject {
@@ -130,7 +132,13 @@ class ExampleModuleObj final : public DeviceModuleBase {
           slots[i].v_int64 = args[i].cast<int64_t>();
         }
       }
-      fn(slots.data(), cfg.grid.data(), cfg.block.data());
+      if (int team = fn(slots.data(), cfg.grid.data(), cfg.block.data())) {
+        TVM_FFI_THROW(RuntimeError)
+            << "example kernel " << info.name << ": its blocks of " << threads
+            << " threads meet at barriers and run as an OpenMP team, but OpenMP started " << team
+            << " (OMP_THREAD_LIMIT or OMP_DYNAMIC limit it; a child forked after its parent ran "
+               "parallel code runs one thread: use the 'spawn' start method of multiprocessing)";
+      }
     });
   }
 

@@ -105,7 +105,7 @@ def _raw_module(tags):
     """A device module made directly through the backend's factory (no host wrapper)."""
     import tvm_ffi
 
-    src = '__attribute__((visibility("default"))) void k(const void* a, const long* g, const long* b) {}'
+    src = '__attribute__((visibility("default"))) int k(const void* a, const long* g, const long* b) { return 0; }'
     from tvm.contrib import cc
 
     payload = open(cc.compile_shared(src, name="rawk")[0], "rb").read()
@@ -132,3 +132,77 @@ def test_empty_symbolic_launch():
     mod = tvm.compile(vadd, target="example")
     a = tvm.runtime.empty((0,), "float32", DEV)
     mod["vector_add"](a, a, a)
+
+
+BLOCK_REVERSE = """
+import multiprocessing as mp
+import sys
+
+import numpy as np
+import tvm
+from tvm.script import tir as T
+
+
+@T.prim_func
+def twice(A: T.Buffer((1 << 20,), "float32"), B: T.Buffer((1 << 20,), "float32")):
+    for i in T.parallel(1 << 20):
+        B[i] = A[i] * T.float32(2)
+
+
+@T.prim_func
+def rev(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            S = T.alloc_buffer((64,), "float32", scope="shared")
+            S[tx] = A[bx * 64 + tx]
+            T.tvm_storage_sync("shared")
+            B[bx * 64 + tx] = S[63 - tx]
+
+
+def run():
+    dev = tvm.device("example")
+    a = np.arange(128, dtype="float32")
+    b = tvm.runtime.empty((128,), "float32", dev)
+    try:
+        tvm.compile(rev, target="example")["rev"](tvm.runtime.tensor(a, dev), b)
+    except RuntimeError as err:
+        return str(err)
+    return "ok" if (b.numpy() == a.reshape(2, 64)[:, ::-1].ravel()).all() else "WRONG"
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "fork":  # the parent runs a parallel CPU loop first
+        x = np.ones(1 << 20, "float32")
+        tvm.compile(twice, target="c")["twice"](x, np.empty_like(x))
+    print("parent", run())
+    if sys.argv[1] == "fork":
+        with mp.get_context("fork").Pool(1) as pool:
+            print("child", pool.apply_async(run).get(timeout=60))
+"""
+
+
+def _block_reverse(tmp_path, mode: str, **env: str) -> subprocess.CompletedProcess:
+    import os
+    import sys
+
+    script = tmp_path / "block_reverse.py"
+    script.write_text(BLOCK_REVERSE)
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), **env}
+    return subprocess.run([sys.executable, str(script), mode], env=full, capture_output=True, text=True, timeout=120)
+
+
+def test_a_block_whose_team_openmp_starts_short_is_refused(tmp_path):
+    """A block meeting at barriers runs as an OpenMP team; where OpenMP starts fewer threads
+    (OMP_THREAD_LIMIT) the kernel computed wrong values without a word."""
+    r = _block_reverse(tmp_path, "limit", OMP_THREAD_LIMIT="8")
+    assert r.returncode == 0, r.stderr
+    assert "its blocks of 64 threads meet at barriers and run as an OpenMP team, but OpenMP started 8" in r.stdout
+
+
+def test_a_child_forked_after_parallel_cpu_code_is_refused_not_hung(tmp_path):
+    """A forked child inherits libgomp's pool without its threads: a barrier kernel hung there
+    forever once the parent had run any parallel CPU loop."""
+    r = _block_reverse(tmp_path, "fork")
+    assert r.returncode == 0, r.stderr
+    assert "parent ok" in r.stdout, r.stdout
+    assert "OpenMP started 1" in r.stdout and "use the 'spawn' start method" in r.stdout, r.stdout

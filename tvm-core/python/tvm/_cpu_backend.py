@@ -25,7 +25,9 @@ def _one_openmp_thread_after_fork() -> None:
     """In a child made by ``fork()``: parallel loops run on one thread. GCC's OpenMP runtime
     (libgomp) keeps the forking thread's pool of worker threads, which the child does not have,
     and its next parallel loop waits for them forever (``multiprocessing``'s default start method
-    on Linux, a PyTorch DataLoader's workers). LLVM's libomp starts afresh by itself."""
+    on Linux, a PyTorch DataLoader's workers). LLVM's libomp starts afresh by itself. No parallel
+    region is active either (max-active-levels 0), so a ``num_threads`` clause asking for a team
+    (a device that runs a block's threads as one) gets one thread, not the pool's."""
     import ctypes
 
     try:
@@ -33,6 +35,7 @@ def _one_openmp_thread_after_fork() -> None:
     except OSError:  # not loaded in this process: no pool to inherit
         return
     gomp.omp_set_num_threads(1)
+    gomp.omp_set_max_active_levels(0)
 
 
 def _detect_cpu(dev) -> "Target":  # noqa: F821 - imported on call

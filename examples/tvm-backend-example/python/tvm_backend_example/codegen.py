@@ -1,9 +1,11 @@
 """Code generation for the example device: C on the core's shared C-family printer.
 
-Each kernel becomes ``void name(const ExampleArg* args, const int64_t* grid, const int64_t* block)``:
+Each kernel becomes ``int name(const ExampleArg* args, const int64_t* grid, const int64_t* block)``:
 blocks run one after another; the threads of a block run as an OpenMP team (one OpenMP thread per
 thread of the block) when the kernel has barriers, otherwise as a plain loop. Shared allocations
-are declared once per block, outside the team, so every thread of the block sees them.
+are declared once per block, outside the team, so every thread of the block sees them. It returns
+0, or the size of a team OpenMP started short of the block (then no thread runs the body: a
+barrier would wait for threads that do not exist).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class ExamplePrinter(CFamilyPrinter):
 
     def __init__(self) -> None:
         super().__init__()
-        for name in ("args", "grid", "block", "bx_", "by_", "bz_", "tx_", "ty_", "tz_", "tid_"):
+        for name in ("args", "grid", "block", "bx_", "by_", "bz_", "tx_", "ty_", "tz_", "tid_", "short_team_"):
             self.reserve(name)
         self._hoisted: set[int] = set()
 
@@ -69,7 +71,7 @@ class ExamplePrinter(CFamilyPrinter):
 
         post_order_visit(func.body, visit)
         self.emit(
-            f'__attribute__((visibility("default"))) void {name}('
+            f'__attribute__((visibility("default"))) int {name}('
             "const ExampleArg* args, const int64_t* grid, const int64_t* block) {"
         )
         self._indent += 1
@@ -87,6 +89,8 @@ class ExamplePrinter(CFamilyPrinter):
                 ctype = self.compute_type(p.dtype)
                 self.emit(f"{ctype} {self.name_of(p)} = ({ctype})args[{i}].{field};")
         self.emit("const int64_t nthreads_ = block[0] * block[1] * block[2];")
+        if barrier:
+            self.emit("int short_team_ = 0;")
         self.emit("for (int64_t bz_ = 0; bz_ < grid[2]; ++bz_)")
         self.emit("for (int64_t by_ = 0; by_ < grid[1]; ++by_)")
         self.emit("for (int64_t bx_ = 0; bx_ < grid[0]; ++bx_) {")
@@ -104,6 +108,9 @@ class ExamplePrinter(CFamilyPrinter):
             self.emit("{")
             self._indent += 1
             self.emit("const int64_t tid_ = omp_get_thread_num();")
+            self.emit("if (omp_get_num_threads() != nthreads_) {")
+            self.emit("  if (tid_ == 0) short_team_ = omp_get_num_threads();")
+            self.emit("} else {")
         else:
             self.emit("for (int64_t tid_ = 0; tid_ < nthreads_; ++tid_) {")
             self._indent += 1
@@ -113,9 +120,12 @@ class ExamplePrinter(CFamilyPrinter):
         self.emit("(void)tx_; (void)ty_; (void)tz_; (void)bx_; (void)by_; (void)bz_;")
         self.stmt(func.body)
         self._indent -= 1
-        self.emit("}")
+        self.emit("}" if not barrier else "}}")
+        if barrier:
+            self.emit("if (short_team_) return short_team_;")
         self._indent -= 1
         self.emit("}")
+        self.emit("return 0;")
         self._indent -= 1
         self.emit("}")
         return self.take()
