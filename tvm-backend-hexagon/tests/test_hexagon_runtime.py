@@ -403,8 +403,14 @@ def test_a_simulator_killed_while_idle_is_started_anew(dev):
 
 
 @T.prim_func
-def float_selects(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((3, 4), "float32"),
-                  D: T.Buffer((4,), "float64"), E: T.Buffer((4,), "float64"), F: T.Buffer((4,), "float64")):  # fmt: skip
+def float_selects(
+    A: T.Buffer((4,), "float32"),
+    B: T.Buffer((4,), "float32"),
+    C: T.Buffer((3, 4), "float32"),
+    D: T.Buffer((4,), "float64"),
+    E: T.Buffer((4,), "float64"),
+    F: T.Buffer((4,), "float64"),
+):
     for i in T.thread_binding(4, thread="threadIdx.x"):
         C[0, i] = T.Select(A[i] < B[i], A[i], B[i])
         C[1, i] = T.if_then_else(A[i] >= B[i], A[i], B[i])
