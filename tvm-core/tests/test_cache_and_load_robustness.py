@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -182,6 +183,25 @@ def test_read_embedded_kinds_refuses_fifo_without_dlopen(tmp_path, monkeypatch):
 
     monkeypatch.setattr(library, "_read_symbol_dlopen", no_dlopen)
     assert_not_regular(load_with_deadline(str(fifo), library.read_embedded_kinds), str(fifo), "FIFO")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libraries are ELF64 files on Linux only")
+@pytest.mark.parametrize("content", [b"", b"not a library", b"\x7fELF\x01\x01"], ids=["empty", "text", "elf32"])
+def test_a_file_that_is_no_library_is_named_without_loading_it(tmp_path, monkeypatch, content):
+    """A file that is no ELF64 library was dlopen'ed by its path to look for device modules: an
+    empty one raised OSError ('file too short'), and one being rewritten meanwhile (a copy in
+    progress) killed the process with SIGBUS."""
+    path = tmp_path / "lib.so"
+    path.write_bytes(content)
+
+    def no_dlopen(*args):
+        raise AssertionError("a file that is no library here must not be dlopen'ed")
+
+    monkeypatch.setattr(library.ctypes, "CDLL", no_dlopen)
+    with pytest.raises(
+        library.ModuleLoadError, match=rf"lib.so is not a shared library \({len(content)} bytes, no ELF64"
+    ):
+        tvm.runtime.load_module(str(path))
 
 
 def test_load_module_missing_path_is_still_file_not_found(tmp_path):

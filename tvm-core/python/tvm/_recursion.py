@@ -13,12 +13,15 @@ import contextlib
 import functools
 import sys
 import threading
+
+from tvm._fork_safe import renewed_in_child
 from typing import Any, Callable, Iterator, TypeVar
 
 #: Python frames the compiler may use (about four per level of an expression)
 FRAMES = 20_000
 
 _lock = threading.Lock()
+renewed_in_child(sys.modules[__name__], "_lock")
 _active = 0  # calls inside room() now, all threads together
 _saved: int | None = None  # the limit before the first of them raised it
 
@@ -51,16 +54,25 @@ def room(what: str) -> Iterator[None]:
                 _saved = None
 
 
+_inside = threading.local()  # whether this thread runs inside a room() now
+
+
 def with_room(what: str) -> Callable[[F], F]:
-    """Decorator: the function runs inside :func:`room` (``what`` names it in the error)."""
+    """Decorator: the function runs inside :func:`room` (``what`` names it in the error). Each
+    thread enters it once: one whose limit another thread raised still counts itself in, or
+    that thread's end would lower the limit under it."""
 
     def wrap(func: F) -> F:
         @functools.wraps(func)
         def call(*args: Any, **kwargs: Any) -> Any:
-            if sys.getrecursionlimit() >= FRAMES:  # inside another such call (which reports overflows)
+            if getattr(_inside, "yes", False):  # inside another such call (which reports overflows)
                 return func(*args, **kwargs)
-            with room(what):
-                return func(*args, **kwargs)
+            _inside.yes = True
+            try:
+                with room(what):
+                    return func(*args, **kwargs)
+            finally:
+                _inside.yes = False
 
         return call  # type: ignore[return-value]
 

@@ -48,22 +48,19 @@ class LazyDiscovery {
 
   /*! \brief The state, discovering on the first call; null (and `*why` set) when none is usable. */
   State* TryGet(std::string* why = nullptr) {
-    std::call_once(once_, [this] {
-      guard_ = ForkGuard();       // the state belongs to this process
-      auto* state = new State();  // never destroyed (see the file comment)
-      std::string err;
-      try {
-        err = state->Discover();
-      } catch (const std::exception& e) {
-        err = api_ + " device discovery failed: " + e.what();
+    if (!discovered_.load(std::memory_order_acquire)) {
+      // A discovery the parent of this forked child had under way never finishes here, and its
+      // lock stays taken (std::call_once waited forever): a child refuses such state, as it
+      // refuses what the parent found. Each discoverer says which process it runs in first.
+      unsigned here = ForkCount();
+      unsigned expected = kNobody;
+      if (!started_in_.compare_exchange_strong(expected, here) && expected != here) {
+        if (why != nullptr) *why = ForkedChildMessage(api_);
+        return nullptr;
       }
-      if (err.empty()) {
-        state_ = state;
-      } else {
-        error_ = std::move(err);
-      }
-      discovered_.store(true, std::memory_order_release);
-    });
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!discovered_.load(std::memory_order_relaxed)) Discover();
+    }
     if (state_ != nullptr && guard_.Stale()) {
       if (why != nullptr) *why = ForkedChildMessage(api_);
       return nullptr;
@@ -98,9 +95,28 @@ class LazyDiscovery {
   const std::string& fix() const { return fix_; }
 
  private:
+  void Discover() {
+    guard_ = ForkGuard();       // the state belongs to this process
+    auto* state = new State();  // never destroyed (see the file comment)
+    std::string err;
+    try {
+      err = state->Discover();
+    } catch (const std::exception& e) {
+      err = api_ + " device discovery failed: " + e.what();
+    }
+    if (err.empty()) {
+      state_ = state;
+    } else {
+      error_ = std::move(err);
+    }
+    discovered_.store(true, std::memory_order_release);
+  }
+
   std::string api_;
   std::string fix_;
-  std::once_flag once_;
+  static constexpr unsigned kNobody = ~0u;
+  std::atomic<unsigned> started_in_{kNobody};  // the ForkCount() of the first discoverer
+  std::mutex mu_;                              // held by the discovery
   ForkGuard guard_;  // remade by the discovery: the process the state belongs to
   State* state_ = nullptr;
   std::string error_;

@@ -15,7 +15,10 @@ whatever the activation order. A vendor gets a device type of its own from
 
 from __future__ import annotations
 
+import sys
 import threading
+
+from tvm._fork_safe import renewed_in_child
 from typing import Callable
 
 from tvm.runtime.device import DEVICE_TYPES
@@ -35,6 +38,7 @@ class OwnershipError(RuntimeError):
 
 
 _lock = threading.RLock()
+renewed_in_child(sys.modules[__name__], "_lock", threading.RLock)
 _owners: dict[tuple[str, object], tuple[str, str]] = {}
 
 

@@ -12,12 +12,14 @@ import importlib
 import logging
 import os
 import re
+import sys
 import threading
 import warnings
 from typing import Any, Callable, Sequence
 
 import tvm_ffi
 
+from tvm._fork_safe import renewed_in_child
 from tvm._env import FALSE, TRUE, env_flag
 
 from ._discovery import EntryPoint, discover
@@ -129,6 +131,7 @@ _BAD_LIBRARY = re.compile(r"\b(TVM_[A-Z0-9_]+_LIBRARY)=.* (cannot be loaded|lack
 #: What an entry point's name may be (the entry-point specification's names).
 _NAME = re.compile(r"[\w.-]+")
 _lock = threading.RLock()
+renewed_in_child(sys.modules[__name__], "_lock", threading.RLock)
 _records: dict[str, BackendRecord] = {}
 _entry_points: dict[str, EntryPoint] = {}
 _discovered = False

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import struct
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from typing import Any
 import tvm_ffi
 
 from tvm._cache import NotARegularFile, read_regular_file
+from tvm._fork_safe import renewed_in_child
 from tvm.runtime.module import Module
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
@@ -70,6 +72,7 @@ class BuildInfo:
 
 
 _loaded_lock = threading.Lock()
+renewed_in_child(sys.modules[__name__], "_loaded_lock")
 _loaded_private: set[str] = set()
 #: module trees already loaded in this process, by what makes them the same (see :func:`reuse`)
 _reused: dict[tuple, tvm_ffi.Module] = {}
@@ -287,9 +290,24 @@ def _find_elf_symbol(data: bytes, want: bytes) -> bytes | None:
     return None
 
 
-def _read_symbol_dlopen(path: str, symbol: str) -> bytes | None:
-    mode = getattr(os, "RTLD_LAZY", 1) | getattr(os, "RTLD_LOCAL", 0)
-    lib = ctypes.CDLL(os.path.abspath(path), mode=mode)
+def _read_symbol_dlopen(path: str, symbol: str, data: bytes) -> bytes | None:
+    """``symbol`` of library ``path`` (``data``, its bytes) read by loading a private copy of
+    those bytes: a file rewritten meanwhile (a copy in progress) is never mapped (a read past
+    its new end was a SIGBUS), and what is loaded is what was read."""
+    if sys.platform.startswith("linux"):  # libraries are ELF64 there: these bytes are none
+        raise ModuleLoadError(f"{path} is not a shared library ({len(data)} bytes, no ELF64 image): export it again")
+    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
+    try:
+        copy = os.path.join(tmpdir, "library.so")
+        with open(copy, "wb") as f:
+            f.write(data)
+        mode = getattr(os, "RTLD_LAZY", 1) | getattr(os, "RTLD_LOCAL", 0)
+        try:
+            lib = ctypes.CDLL(copy, mode=mode)
+        except OSError as err:
+            raise ModuleLoadError(f"{path} cannot be loaded as a shared library ({err}): export it again") from err
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
     try:
         addr = ctypes.c_void_p.in_dll(lib, symbol)
     except ValueError:
@@ -307,7 +325,7 @@ def read_embedded_kinds(path: str, data: bytes | None = None) -> list[str]:
     try:
         blob = _read_symbol_elf(path, LIBRARY_BIN, data)
     except ValueError:
-        blob = _read_symbol_dlopen(path, LIBRARY_BIN)
+        blob = _read_symbol_dlopen(path, LIBRARY_BIN, data)
     if blob is None:
         return []
     kinds, _ = parse_library_bin(blob)

@@ -857,6 +857,41 @@ class BackendConformance:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert proc.stdout.startswith(("ran ", "explained ")), proc.stdout
 
+    def test_a_child_forked_while_the_device_is_first_used(self):
+        """A child forked while another thread of its parent discovers the devices (the first
+        use of one) runs right or is refused naming fork(); it waited forever on the discovery
+        it inherited half done (opencl, vulkan)."""
+        self.dev()
+        proc = run_python(
+            f"""
+            import multiprocessing as mp, os, sys, threading
+            import numpy as np, tvm
+            target = {self.device or self.backend!r}
+            def child(answer):
+                try:
+                    x = tvm.runtime.tensor(np.arange(4, dtype="float32"), tvm.device(target))
+                    answer.send("ran" if x.numpy()[3] == 3 else "WRONG")
+                except RuntimeError as err:
+                    answer.send("refused" if "fork()" in str(err) else f"error {{err}}")
+                os._exit(0)
+            first = threading.Thread(target=lambda: tvm.runtime.tensor(np.zeros(4, "float32"), tvm.device(target)))
+            first.start()  # the first use of the device: the discovery runs in this thread
+            ctx = mp.get_context("fork")
+            receive, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=child, args=(send,))
+            p.start()
+            first.join()
+            p.join(120)
+            if p.is_alive():
+                p.kill()
+                sys.exit("the child hung")
+            print(receive.recv() if receive.poll(10) else f"the child said nothing (exit code {{p.exitcode}})")
+            """,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.strip() in ("ran", "refused"), proc.stdout
+
     def test_a_child_forked_after_the_device_was_used(self):
         """A child made by fork() after the parent used the device (multiprocessing's default
         start method on Linux) either runs kernels right or raises a RuntimeError that names

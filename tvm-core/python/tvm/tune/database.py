@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tvm._fork_safe import renewed_in_child
+
 _FORMAT = 1
 
 
@@ -36,6 +38,7 @@ class Database:
         self._records: dict[str, dict] | None = None
         self._stamp: tuple | None = None  # the file's identity when it was read
         self._lock = threading.Lock()
+        renewed_in_child(self, "_lock")
 
     @staticmethod
     def key(kernel: str, target: Any, fingerprint: str) -> str:
