@@ -483,7 +483,23 @@ class CFamilyPrinter(ExprFunctor[str]):
             return f"{to_float}({from_float}((float)({v})))"
         if src == dst:
             return v
+        through = self._float_to_int_through(src, dst)
+        if through is not None:
+            v = f"(({self.type_name(through)})({v}))"
         return f"(({self.compute_type(dst)})({v}))"
+
+    @staticmethod
+    def _float_to_int_through(src: str, dst: str) -> str | None:
+        """The integer type a float converts to before narrower integer ``dst``: C leaves a float
+        outside ``dst``'s range undefined, and clang (PoCL, Hexagon) then kept 300.0 as a uint8
+        of 300; through int32 (int64 for uint32) the low bits are kept as a machine's conversion
+        and NumPy on x86 keep them (300.0 -> int8 44, -1.0 -> uint32 4294967295)."""
+        if not _dt.is_float(src) or _dt.lanes(src) != 1 or _dt.lanes(dst) != 1 or not _dt.is_integer(dst):
+            return None
+        bits = _dt.bits(dst)
+        if bits < 32:
+            return "int32"
+        return "int64" if bits == 32 and _dt.is_uint(dst) else None
 
     def _binary(self, e: E.BinaryOp, op: str) -> str:
         return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
