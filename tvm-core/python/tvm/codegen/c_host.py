@@ -99,6 +99,7 @@ static TVM_COLD const char* tvm_type_str(int32_t type_index) {
     case kTVMFFIArray: return "Array";
     case kTVMFFIDevice: return "Device";
     case kTVMFFIDataType: return "dtype";
+    case kTVMFFIBigInt: return "an int past 64 bits";
     default: {
       const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
       return info ? info->type_key.data : "object";
