@@ -154,3 +154,26 @@ def test_an_array_dlpack_cannot_export_is_named(private_cache):
     odd = np.ndarray((4,), dtype="float32", buffer=np.zeros(64, "uint8"), strides=(6,))
     with pytest.raises(BufferError, match=r"argument 0 \(ndarray\) cannot be passed as a tensor: DLPack only"):
         f(odd)
+
+
+def test_a_view_of_an_empty_strided_argument_is_refused(private_cache):
+    """An argument with strides and no element had a memory of one element for its views."""
+    f = tvm.compile(strided_view_at, target="c")["strided_view_at"]
+    with pytest.raises(IndexError, match=r"the memory of buffer 'A' \(through its view 'S'\) has extent 0"):
+        f(np.zeros(0, "float32"), 0)
+
+
+@T.prim_func
+def int64_rows(a: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, 4), "int8")
+    A[n - 1, 3] = T.int8(1)
+
+
+def test_int64_rows_of_a_constant_width_are_not_counted_in_32_bits(private_cache):
+    """(n: int64, 4) is indexed in 64 bits: it was refused past 2**31 elements with a hint to
+    declare T.int64() sizes, which it does."""
+    f = tvm.compile(int64_rows, target="c")["int64_rows"]
+    rows = np.zeros(2**29 + 1, "int32").view("int8").reshape(-1, 4)  # 2**31 + 4 bytes, untouched pages
+    f(rows)
+    assert rows[-1, 3] == 1

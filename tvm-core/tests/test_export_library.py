@@ -369,3 +369,12 @@ def test_a_loaded_module_exports_what_it_loaded_and_loads_what_was_checked(tmp_p
     os.symlink(tmp_path / "real", sub / "link")
     tvm.compile(adds(4.0), "c").export_library(str(sub / "lib.so"))
     assert result(tvm.runtime.load_module(str(sub / "link" / ".." / "lib.so"))) == 2.0
+
+
+def test_inspect_source_of_a_cpu_library_names_its_one_format(tmp_path):
+    """A CPU library has C only: another format was an empty string, not an error."""
+    mod = tvm.compile(scale2(), target="c")
+    assert "scale2" in mod.inspect_source() and mod.inspect_source("c") == mod.inspect_source()
+    for fmt in ("asm", "ll", "cuda"):
+        with pytest.raises(ValueError, match=rf"no module here has source format '{fmt}': the host library's is 'c'$"):
+            mod.inspect_source(fmt)

@@ -1,7 +1,8 @@
 """Threads and fork():
 
 * a child forked while another thread held one of the core's locks (a backend being activated,
-  a tuning record being stored, a library being loaded, a compile raising the recursion limit)
+  a tuning record being stored, a library or a module being loaded, a compile raising the
+  recursion limit)
   inherited it held by a thread it does not have, and waited for it forever;
 * a thread parsing a deep kernel while another thread's compile ended lost the raised recursion
   limit (it had not counted itself in): a bare RecursionError.
@@ -18,6 +19,13 @@ import pytest
 
 import tvm
 from tvm import _recursion
+from tvm.script import tir as T
+
+
+@T.prim_func
+def _scale(A: T.Buffer((4,), "float32")):
+    for i in range(4):
+        A[i] = A[i] * T.float32(2)
 
 
 def _child_finishes(work, timeout: float = 30.0) -> bool:
@@ -65,12 +73,19 @@ def _tuning_lock(tmp_path):
     return db._lock, lambda: db.lookup("kernel", "c", "fingerprint")
 
 
+def _module_lock():
+    from tvm.runtime.module import Module
+
+    lazy = Module(None, load=lambda: tvm.compile(_scale, target="c").ffi_module)
+    return lazy._load_lock, lambda: lazy.kind
+
+
 def _recursion_lock():
     return _recursion._lock, lambda: _recursion.room("a parse").__enter__()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork() (POSIX)")
-@pytest.mark.parametrize("which", ["registry", "ownership", "library", "tuning", "recursion"])
+@pytest.mark.parametrize("which", ["registry", "ownership", "library", "tuning", "recursion", "module"])
 def test_a_child_forked_while_another_thread_holds_a_lock_does_not_hang(which, tmp_path):
     lock, use = {
         "registry": _registry_lock,
@@ -78,6 +93,7 @@ def test_a_child_forked_while_another_thread_holds_a_lock_does_not_hang(which, t
         "library": _library_lock,
         "tuning": lambda: _tuning_lock(tmp_path),
         "recursion": _recursion_lock,
+        "module": _module_lock,
     }[which]()
     held, release = threading.Event(), threading.Event()
 

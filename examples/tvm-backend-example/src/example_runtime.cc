@@ -136,8 +136,10 @@ class ExampleModuleObj final : public DeviceModuleBase {
         TVM_FFI_THROW(RuntimeError)
             << "example kernel " << info.name << ": its blocks of " << threads
             << " threads meet at barriers and run as an OpenMP team, but OpenMP started " << team
-            << " (OMP_THREAD_LIMIT or OMP_DYNAMIC limit it; a child forked after its parent ran "
-               "parallel code runs one thread: use the 'spawn' start method of multiprocessing)";
+            << " (OMP_THREAD_LIMIT or OMP_DYNAMIC limit it; a child forked from a process that had "
+               "loaded OpenMP runs one thread, since the parent's worker threads did not come "
+               "along: "
+               "use the 'spawn' start method of multiprocessing)";
       }
     });
   }

@@ -24,11 +24,13 @@ import hashlib
 import importlib.util
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from tvm._cache import read_entry, write_entry
+from tvm._fork_safe import renewed_in_child
 
 __all__ = [
     "CompileResult",
@@ -76,6 +78,7 @@ class CompileResult:
 
 
 _lock = threading.Lock()
+renewed_in_child(sys.modules[__name__], "_lock")  # a forked child never waits for it
 _lib: Optional[ctypes.CDLL] = None
 _load_error: Optional[str] = None
 

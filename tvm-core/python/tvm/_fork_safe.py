@@ -15,19 +15,29 @@ import threading
 import weakref
 from typing import Any, Callable
 
+#: owner (a module or an instance, held weakly) -> {attribute: factory of its lock}
+_locks: "weakref.WeakKeyDictionary[Any, dict[str, Callable[[], Any]]]" = weakref.WeakKeyDictionary()
+_registering = threading.Lock()
+
+
+def _renew_all() -> None:
+    global _registering
+    _registering = threading.Lock()
+    for owner, attrs in list(_locks.items()):
+        for attr, factory in attrs.items():
+            setattr(owner, attr, factory())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_all)
+
 
 def renewed_in_child(owner: Any, attr: str, factory: Callable[[], Any] = threading.Lock) -> Any:
     """``owner.attr``, a lock made by ``factory``, registered to be a new ``factory()`` in a
-    forked child (``owner`` may be a module or an instance, held weakly); returns the lock."""
-    if hasattr(os, "register_at_fork"):
-        ref = weakref.ref(owner)
-
-        def renew() -> None:
-            obj = ref()
-            if obj is not None:
-                setattr(obj, attr, factory())
-
-        os.register_at_fork(after_in_child=renew)
+    forked child (``owner`` may be a module or an instance, held weakly: one registration per
+    owner, whatever number of them live); returns the lock."""
+    with _registering:
+        _locks.setdefault(owner, {})[attr] = factory
     return getattr(owner, attr)
 
 

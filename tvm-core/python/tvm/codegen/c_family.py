@@ -613,6 +613,9 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     def visit_FloorDiv(self, e: E.BinaryOp) -> str:
         dt = e.dtype
+        if _dt.is_float(dt) and _dt.bits(dt) == 16 and not self.is_emulated(dt):  # as NumPy: in float32
+            wide = _dt.with_lanes("float32", _dt.lanes(dt))
+            return self.visit_Cast(E.Cast(dt, E.FloorDiv(E.Cast(wide, e.a), E.Cast(wide, e.b))))
         if _dt.is_float(dt):
             return f"{self._floor_helper('div', dt)}({self.expr(e.a)}, {self.expr(e.b)})"
         if _dt.is_uint(dt) or dt == "bool":
@@ -672,16 +675,40 @@ class CFamilyPrinter(ExprFunctor[str]):
             one, half = self.float_literal(1.0, dtype), self.float_literal(0.5, dtype)
             copysign = self.intrinsic_name("copysign", dtype)
             body = (
-                f"  if (b == {zero}) return a / b;\n"
+                self._quick_floor_quotient(dtype) + f"  if (b == {zero}) return a / b;\n"
                 f"  {t} r = {fmod}(a, b);\n"
-                f"  {t} q = (a - r) / b;\n"
-                f"  if (r != {zero} && {moves}) q = q - {one};\n"
-                f"  if (q == {zero}) return {copysign}({zero}, a / b);\n"
-                f"  {t} f = {floor}(q);\n"
-                f"  return q - f > {half} ? f + {one} : f;\n}}"
+                f"  {t} d = (a - r) / b;\n"
+                f"  if (r != {zero} && {moves}) d = d - {one};\n"
+                f"  if (d == {zero}) return {copysign}({zero}, a / b);\n"
+                f"  {t} g = {floor}(d);\n"
+                f"  return d - g > {half} ? g + {one} : g;\n}}"
             )
         self.helpers.setdefault(name, signature + body)
         return name
+
+    def _quick_floor_quotient(self, dtype: str) -> str:
+        """The start of the float floor division helper: where the quotient is below the
+        precision's integer range (2**23 for float32) and ``b`` finite, ``floor(a / b)`` is the
+        floor of the exact quotient unless ``a / b`` rounded onto an integer from below, which
+        one fused multiply-add tells (``a - f * b`` then has the other sign than ``b``). Larger
+        quotients, infinities, NaN and a zero ``b`` take the exact algorithm after it, whose
+        ``fmod`` costs a loop over the exponents."""
+        limit = self.float_literal(2.0 ** (49 if self.compute_type(dtype) == "double" else 20), dtype)
+        infinity = self.float_literal(math.inf, dtype)
+        fabs, floor = self.intrinsic_name("fabs", dtype), self.intrinsic_name("floor", dtype)
+        fma, t = self.intrinsic_name("fma", dtype), self.compute_type(dtype)
+        zero, one = self.float_literal(0.0, dtype), self.float_literal(1.0, dtype)
+        return (
+            f"  {t} q = a / b;\n"
+            f"  if ({fabs}(q) < {limit} && {fabs}(b) < {infinity}) {{\n"
+            f"    {t} f = {floor}(q);\n"
+            f"    if (f == q) {{\n"
+            f"      {t} e = {fma}(-f, b, a);\n"
+            f"      if (e != {zero} && ((e < {zero}) != (b < {zero}))) f = f - {one};\n"
+            f"    }}\n"
+            f"    return f;\n"
+            f"  }}\n"
+        )
 
     def _floor_helper(self, which: str, dtype: str) -> str:
         """Name of a prelude helper giving Python's ``//`` or ``%`` for ``dtype``."""

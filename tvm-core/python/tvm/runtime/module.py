@@ -7,6 +7,8 @@ from typing import Any, Callable
 
 import tvm_ffi
 
+from tvm._fork_safe import renewed_in_child
+
 
 def _is_read_only_array(arg: Any) -> bool:
     import numpy as np
@@ -111,6 +113,8 @@ class Module:
         self._loaded = mod
         self._load = load
         self._load_lock = threading.Lock()  # threads using a module first at once load it once
+        if load is not None:  # a child forked while another thread loads it must not wait for it
+            renewed_in_child(self, "_load_lock")
         self._build_info = build_info
         self._funcs: dict[str, Callable[..., Any]] = {}  # looked up once: mod["f"](...) is a hot path
 
@@ -158,7 +162,7 @@ class Module:
         text). ValueError naming the formats there are for a format no module has or a binary one."""
         if self._build_info is not None and getattr(self._build_info, "host_source", None) and fmt in ("", "c"):
             return self._build_info.host_source
-        if fmt in ("", "c") or self._mod.kind != "library" or not self._mod.imports:
+        if fmt in ("", "c") or self._mod.kind != "library":
             return self._mod.inspect_source(fmt)
         problems = []
         for device in self._mod.imports:
@@ -167,7 +171,8 @@ class Module:
             except ValueError as err:
                 problems.append(f"{device.kind}: {err}")
         raise ValueError(
-            f"no module here has source format {fmt!r} (the host library's is 'c'); " + "; ".join(problems)
+            f"no module here has source format {fmt!r}: the host library's is 'c'"
+            + "".join(f"; {problem}" for problem in problems)
         )
 
     def get_function(self, name: str, query_imports: bool = False) -> tvm_ffi.Function:

@@ -101,6 +101,10 @@ class _Legalizer(StmtExprMutator):
 
     def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+        if _dt.is_float(e.dtype) and _dt.bits(e.dtype) == 16:  # computed in float32, as NumPy does
+            wide = _dt.with_lanes("float32", _dt.lanes(e.dtype))
+            quotient = _bind(Cast(wide, a), lambda x: _bind(Cast(wide, b), lambda y: _float_floordiv(x, y, wide)))
+            return Cast(e.dtype, quotient)
         if _dt.is_float(e.dtype):
             return _bind(a, lambda x: _bind(b, lambda y: _float_floordiv(x, y, e.dtype)))
         if not _dt.is_int(e.dtype):  # unsigned and bool: floor and truncation agree

@@ -160,13 +160,13 @@ def _memory_of(root: Buffer) -> tuple[PrimExpr, PrimExpr]:
         for d in root.shape:
             size = Mul(size, Cast("int64", d))
         return zero, size
-    lowest, highest = zero, zero
+    lowest, highest, size = zero, zero, one
     for d, st in zip(root.shape, root.strides):
         last = Max(Sub(Cast("int64", d), one), zero)
         lowest = Add(lowest, Mul(last, Min(Cast("int64", st), zero)))
         highest = Add(highest, Mul(last, Max(Cast("int64", st), zero)))
-    empty = any(isinstance(d, IntImm) and d.value == 0 for d in root.shape)
-    return lowest, zero if empty else Add(Sub(highest, lowest), one)
+        size = Mul(size, Min(Cast("int64", d), one))  # 0 once a dimension is empty, at run time too
+    return lowest, Mul(size, Add(Sub(highest, lowest), one))
 
 
 class _IndexChecks(StmtExprMutator):
