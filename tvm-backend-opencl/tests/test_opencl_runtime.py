@@ -300,3 +300,23 @@ print("INFO", info["dir"], info["hits"], info["stores"], info["rejected"])
     assert run() == [str(tmp_path / "cache"), "0", "1", "1"]
     assert entries[0].is_file() and not entries[0].is_fifo()
     assert run(TVM_OPENCL_CACHE="0") == ["0", "0", "0"]  # no folder, nothing stored
+
+
+def test_an_elem_offset_of_another_argument_must_be_zero_on_opencl(dev):
+    """cl_mem buffers are passed from their start: an elem_offset bound by a scalar argument was
+    ignored (the kernel wrote past the argument) and then asked for a byte_offset OpenCL refuses."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def fill_at(a: T.handle, off: T.int32):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "float32", elem_offset=off)
+        for tx in T.thread_binding(n, thread="threadIdx.x"):
+            A[tx] = T.float32(1)
+
+    f = tvm.compile(fill_at, target="opencl")["fill_at"]
+    a = tvm.runtime.tensor(np.zeros(4, "float32"), dev)
+    with pytest.raises(ValueError, match="elem_offset=off = 4, but opencl kernels take tensors that start at"):
+        f(a, 4)
+    f(a, 0)
+    np.testing.assert_array_equal(a.numpy(), np.ones(4, "float32"))

@@ -177,3 +177,10 @@ def test_int64_rows_of_a_constant_width_are_not_counted_in_32_bits(private_cache
     rows = np.zeros(2**29 + 1, "int32").view("int8").reshape(-1, 4)  # 2**31 + 4 bytes, untouched pages
     f(rows)
     assert rows[-1, 3] == 1
+
+
+def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
+    """None became a NULL pointer the kernel then wrote through (a segfault)."""
+    f = tvm.compile(fill_pointer, target="c")["fill_pointer"]
+    with pytest.raises(ValueError, match=r"fill_pointer: argument 'A_data' is None, but the function reads or writes"):
+        f(None, 1)

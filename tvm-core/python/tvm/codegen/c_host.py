@@ -840,6 +840,7 @@ class HostFunctionPrinter:
     def __init__(self, printer: CPrinter, func: PrimFunc):
         self.p = printer
         self.func = func
+        self._dereferenced = _buffer_data_vars(func)  # handle parameters memory is accessed through
         self.device_type = printer.device_type
         self.name = func.global_symbol
 
@@ -946,9 +947,15 @@ class HostFunctionPrinter:
         t = p.compute_type(prm.dtype)
         if prm.dtype == "handle":
             p.emit(f"void* {v};")
+            none = (
+                f'return tvm_raise("ValueError", "%s: argument \'%s\' is None, but the function reads or '
+                f'writes memory through it: pass a tensor or a pointer", {fn}, "{prm.name}")'
+                if prm in self._dereferenced
+                else f"{v} = NULL"
+            )
             p.emit(
                 f"if ({a}.type_index == kTVMFFIOpaquePtr) {v} = {a}.v_ptr; "
-                f"else if ({a}.type_index == kTVMFFINone) {v} = NULL; "
+                f"else if ({a}.type_index == kTVMFFINone) {none}; "
                 f"else if ({a}.type_index == kTVMFFIDLTensorPtr || {a}.type_index == kTVMFFITensor) "
                 f"{self._tensor_as_pointer(i, prm)} "
                 f'else return tvm_err_scalar({fn}, "{prm.name}", {i}, "a pointer", {a}.type_index);'
@@ -1225,6 +1232,13 @@ class HostFunctionPrinter:
         p, fn, an = self.p, f'"{self.name}"', buf.name
         elem, ctype = _dt.nbytes(buf.dtype), p.type_name(buf.dtype)
         value = f"(long long)({p.expr(off)})"
+        if self.device_type in _OPAQUE_HANDLE_DEVICES:  # its views start at their allocation (byte_offset 0)
+            devname = DEVICE_NAMES.get(self.device_type, f"device type {self.device_type}")
+            return (
+                f'if (TVM_UNLIKELY({value} != 0)) return tvm_raise("ValueError", "%s: argument \'%s\' declares '
+                f"elem_offset=%s = %lld, but {devname} kernels take tensors that start at their allocation: it "
+                f'must be 0 there", {fn}, "{an}", {c_string_literal(expr_text(off))}, {value});'
+            )
         return (
             f"if (TVM_UNLIKELY({value} < 0 || (unsigned long long){value} > 0xFFFFFFFFFFFFFFFFULL / {elem} || "
             f'{tv}->byte_offset != (unsigned long long){value} * {elem}ULL)) return tvm_raise("ValueError", '
@@ -1246,6 +1260,18 @@ def _in_int64(e: E.PrimExpr) -> E.PrimExpr:
     if isinstance(e, _INT64_ARITHMETIC):
         return type(e)(_in_int64(e.a), _in_int64(e.b))
     return e if e.dtype == "int64" else E.Cast("int64", e)
+
+
+def _buffer_data_vars(func: PrimFunc) -> set:
+    """The variables holding the data of a buffer ``func`` loads from or stores into."""
+    found: set = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, (E.BufferLoad, S.BufferStore)):
+            found.add(node.buffer.data)
+
+    post_order_visit(func.body, visit)
+    return found
 
 
 def _does_not_fit(fn: str, var: E.Var) -> str:
