@@ -56,8 +56,7 @@ int LaunchTimeoutMs() {
 /*! \brief TVM_HEXAGON_PROCESS_PER_LAUNCH=1: a new simulator process for every launch (slow; the
  *  benchmark's baseline, and a way to isolate launches from each other). */
 bool OneProcessPerLaunch() {
-  const char* env = std::getenv("TVM_HEXAGON_PROCESS_PER_LAUNCH");
-  return env != nullptr && std::strcmp(env, "1") == 0;
+  return tvm::runtime::BooleanSetting("TVM_HEXAGON_PROCESS_PER_LAUNCH", false);
 }
 
 /*! \brief A close-on-exec memfd holding `bytes` (the child gets it as kExecutableFd). */

@@ -81,13 +81,16 @@ def test_a_launch_past_the_time_limit_stops_the_simulator(dev, monkeypatch):
 
 
 def test_one_process_per_launch_gives_the_same_results(dev, monkeypatch):
-    monkeypatch.setenv("TVM_HEXAGON_PROCESS_PER_LAUNCH", "1")
+    monkeypatch.setenv("TVM_HEXAGON_PROCESS_PER_LAUNCH", "yes")  # a switch as Python reads them
     x = np.arange(300, dtype="float32")
     a, c = tvm.runtime.tensor(x, dev), tvm.runtime.empty((300,), "float32", dev)
     f = tvm.compile(kernels.vector_add(), target="hexagon")["vector_add"]
     for _ in range(3):
         f(a, a, c)
         np.testing.assert_array_equal(c.numpy(), 2 * x)
+    monkeypatch.setenv("TVM_HEXAGON_PROCESS_PER_LAUNCH", "maybe")  # was read as off
+    with pytest.raises(ValueError, match="TVM_HEXAGON_PROCESS_PER_LAUNCH='maybe': expected 1, true, yes or on"):
+        f(a, a, c)
 
 
 def test_a_payload_that_is_not_a_hexagon_executable_is_an_error(dev):

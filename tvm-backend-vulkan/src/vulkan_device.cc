@@ -5,6 +5,7 @@
 #include "vulkan_device.h"
 
 #include <tvm/ffi/error.h>
+#include <tvm/runtime/env_setting.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -288,8 +289,8 @@ VulkanDevice::VulkanDevice(const PhysicalDeviceInfo& info, int id) : info_(info)
   }
   queue_mu_.reset(new std::mutex[nqueue]);
   // TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR=1 forces descriptor pools (to test that path).
-  const char* no_push = std::getenv("TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR");
-  if (f.push_descriptor && !(no_push != nullptr && std::strcmp(no_push, "1") == 0)) {
+  if (f.push_descriptor &&
+      !tvm::runtime::BooleanSetting("TVM_VULKAN_DISABLE_PUSH_DESCRIPTOR", false)) {
     push_descriptor_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
         Vk().vkGetDeviceProcAddr(device_, "vkCmdPushDescriptorSetKHR"));
   }

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -245,3 +246,12 @@ def test_a_cache_entry_with_the_longest_legal_name_is_written(tmp_path):
     path = tmp_path / ("x" * 250 + ".so")
     _cache.atomic_write(path, b"bytes")
     assert path.read_bytes() == b"bytes" and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/ls"), reason="needs an executable at /bin/ls")
+def test_an_executable_is_named_as_no_library(tmp_path):
+    """A position-independent executable raised tvm-ffi's 'Check failed' naming a private copy."""
+    exe = tmp_path / "tool.so"
+    exe.write_bytes(Path("/bin/ls").read_bytes())
+    with pytest.raises(library.ModuleLoadError, match=rf"^{re.escape(str(exe))} cannot be loaded as a library: "):
+        tvm.runtime.load_module(str(exe))

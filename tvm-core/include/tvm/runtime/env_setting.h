@@ -1,15 +1,18 @@
 /*!
  * \file tvm/runtime/env_setting.h
- * \brief Whole-number settings read from environment variables, refused by name when malformed.
+ * \brief Whole-number and on/off settings read from environment variables, refused by name when
+ *        malformed.
  */
 #ifndef TVM_RUNTIME_ENV_SETTING_H_
 #define TVM_RUNTIME_ENV_SETTING_H_
 
 #include <tvm/ffi/error.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 namespace tvm {
 namespace runtime {
@@ -32,6 +35,26 @@ inline int64_t IntegerSetting(const char* name, int64_t fallback, int64_t lo, in
                               << " to " << hi;
   }
   return v;
+}
+
+/*!
+ * \brief Switch `name` from the environment, read as Python's side reads switches: 1, true, yes
+ *  or on (any case) is true, 0, false, no or off is false, unset or empty is `fallback`; anything
+ *  else is a ValueError "<name>='<value>': expected 1, true, yes or on, or 0, false, no or off".
+ */
+inline bool BooleanSetting(const char* name, bool fallback) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return fallback;
+  std::string value(env);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* yes : {"1", "true", "yes", "on"}) {
+    if (value == yes) return true;
+  }
+  for (const char* no : {"0", "false", "no", "off"}) {
+    if (value == no) return false;
+  }
+  TVM_FFI_THROW(ValueError) << name << "='" << env
+                            << "': expected 1, true, yes or on, or 0, false, no or off";
 }
 
 }  // namespace runtime

@@ -103,8 +103,9 @@ def _dlopen(path: str, shown: str = "") -> tvm_ffi.Module:
     except RuntimeError as err:
         # glibc: "undefined symbol: f"; musl: "Error relocating lib.so: f: symbol not found"
         missing = re.search(r"undefined symbol: ([A-Za-z_]\w*)|: ([A-Za-z_]\w*): symbol not found", str(err))
-        if missing is None:
-            raise
+        if missing is None:  # not a library tvm-ffi loads (an executable, a foreign shared object)
+            reason = str(err).strip().split(": ")[-1]  # the loader's own words, after the paths
+            raise ModuleLoadError(f"{shown or path} cannot be loaded as a library: {reason}") from err
         symbol = missing.group(1) or missing.group(2)
         raise UnresolvedSymbolError(
             f"{shown or path} calls the function '{symbol}', which no library loaded in this process defines: "
