@@ -617,3 +617,23 @@ def test_macros_whose_statements_run_where_they_are_placed_still_work():
     arrays = [np.zeros(1, "int32"), np.zeros(4, "int32")] + [np.zeros(1, "int32") for _ in range(5)]
     c, b, k, w, e, r, s = (x.tolist() for x in run_cpu(kernel, *arrays))
     assert (c, b, k, w, e, r, s) == ([6], [10, 11, 7, 1], [3], [4], [1], [6], [2])
+
+
+@T.macro
+def stores_a_fraction(B):
+    B[0] = T.float32(1.5)
+
+
+def test_a_warning_in_a_macro_names_its_line_and_the_call():
+    """Warnings named the macro's line only (errors name the call too)."""
+    with pytest.warns(tvm.script.TVMScriptWarning, match="the fraction is dropped") as caught:
+
+        @T.prim_func
+        def kernel(A: T.Buffer((N,), "int32")):
+            stores_a_fraction(A)
+
+    message = str(caught[0].message)
+    source = open(__file__).read().split("\n")
+    call = source.index("            stores_a_fraction(A)") + 1
+    assert "B[0] = T.float32(1.5)" in message
+    assert message.endswith(f"(in T.macro 'stores_a_fraction', called at {__file__}:{call})"), message

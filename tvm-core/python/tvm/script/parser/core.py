@@ -957,17 +957,11 @@ class Parser:
         if lanes_of(val) != _dt.lanes(want):  # (a comparison of vectors is typed bool, with their lanes)
             raise self.error(node, f"cannot store a {val.dtype} value at {lanes} lane(s) of buffer {buf.name}")
         if not _same_family(val.dtype, want) and _dt.is_float(val.dtype) and not _dt.is_float(want):
-            warnings.warn(
-                str(
-                    self.error(
-                        node,
-                        f"storing a {val.dtype} value into {buf.dtype} buffer {buf.name} converts "
-                        f"it (the fraction is dropped)",
-                    )
-                ),
-                TVMScriptWarning,
-                stacklevel=2,
+            reason = (
+                f"storing a {val.dtype} value into {buf.dtype} buffer {buf.name} converts it (the fraction is dropped)"
             )
+            # the line, and in a macro the calls it was expanded at
+            warnings.warn(f"{reason}\n{self.span(node).render_with_calls()}", TVMScriptWarning, stacklevel=2)
         return val.astype(want)  # as Apache TVM's parser does: a store converts to the buffer's type
 
     def _slice_lanes(self, buf: Buffer, dim: int, e: ast.Slice) -> Optional[PrimExpr]:
