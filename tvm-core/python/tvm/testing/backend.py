@@ -890,9 +890,10 @@ class BackendConformance:
             timeout=300,
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        if "Inconsistency detected by ld.so" in proc.stderr:  # glibc's, outside this project:
-            return  # a fork while another thread runs dlopen (the driver's) leaves the child's loader broken
-        assert proc.stdout.strip() in ("ran", "refused"), proc.stdout + proc.stderr
+        # or glibc's loader assertion, outside this project: a fork while another thread runs
+        # dlopen (the driver's) leaves the child's loader broken (docs/status.md, known gaps)
+        broken_loader = "Inconsistency detected by ld.so" in proc.stderr
+        assert proc.stdout.strip() in ("ran", "refused") or broken_loader, proc.stdout + proc.stderr
 
     def test_a_child_forked_after_the_device_was_used(self):
         """A child made by fork() after the parent used the device (multiprocessing's default
