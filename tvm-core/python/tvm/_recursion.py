@@ -13,9 +13,9 @@ import contextlib
 import functools
 import sys
 import threading
+from typing import Any, Callable, Iterator, TypeVar
 
 from tvm._fork_safe import renewed_in_child
-from typing import Any, Callable, Iterator, TypeVar
 
 #: Python frames the compiler may use (about four per level of an expression)
 FRAMES = 20_000

@@ -16,6 +16,7 @@ opaque pointers, scalars as int64 / float64 values) followed by the launch exten
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Collection
 
@@ -840,7 +841,6 @@ class HostFunctionPrinter:
     def __init__(self, printer: CPrinter, func: PrimFunc):
         self.p = printer
         self.func = func
-        self._dereferenced = _buffer_data_vars(func)  # handle parameters memory is accessed through
         self.device_type = printer.device_type
         self.name = func.global_symbol
 
@@ -996,35 +996,50 @@ class HostFunctionPrinter:
                 _emit_range_check(p, fn, f"{a}.v_int64", prm, f"argument '{prm.name}'", scalar=True)
             p.emit(f"{v} = {conv};")
 
+    @functools.cached_property
+    def _dereferenced(self) -> set:
+        """The handle parameters memory is accessed through (asked only of a function that has
+        such a parameter: a walk of its body)."""
+        return _buffer_data_vars(self.func)
+
     def _tensor_as_pointer(self, i: int, prm: E.Var) -> str:
         """A C block setting the pointer a tensor passed for handle parameter ``prm``
         stands for (its first element: ``data`` plus ``byte_offset``; a device whose ``data``
         is a driver handle takes only views at their memory's start), once the tensor is on
         this function's device. Its dtype and size are not known to a pointer parameter."""
-        fn, a, dev = f'"{self.name}"', f"args[{i}]", self.device_type
-        devname = DEVICE_NAMES.get(dev, f"device type {dev}")
+        fn, a = f'"{self.name}"', f"args[{i}]"
         t = f"tvm_handle_{self.p.name_of(prm)}"
         tensor = (
             f"({a}.type_index == kTVMFFITensor ? (DLTensor*)((char*){a}.v_obj + sizeof(TVMFFIObject)) "
             f": (DLTensor*){a}.v_ptr)"
         )
-        other = (
-            f"{t}->device.device_type != kDLCPU && {t}->device.device_type != kDLCUDAHost"
-            if dev == 1
-            else f"{t}->device.device_type != {dev}"
-        )
-        if dev in _OPAQUE_HANDLE_DEVICES:
-            offset = (
-                f'if (TVM_UNLIKELY({t}->byte_offset != 0)) return tvm_raise("ValueError", "%s: argument '
-                f"'%s' is a view with byte_offset %llu; {devname} kernels need tensors that start at their "
-                f'allocation", {fn}, "{prm.name}", (unsigned long long){t}->byte_offset); '
-            )
-            first = f"{t}->data"
+        if self.device_type in _OPAQUE_HANDLE_DEVICES:
+            offset, first = self._refuse_a_view(t, prm.name) + " ", f"{t}->data"
         else:
             offset, first = "", f"(void*)((char*){t}->data + {t}->byte_offset)"
         return (
-            f"{{ DLTensor* {t} = {tensor}; if (TVM_UNLIKELY({other})) return tvm_err_device({fn}, "
-            f'"{prm.name}", "{devname}", {t}); {offset}{self.p.name_of(prm)} = {first}; }}'
+            f"{{ DLTensor* {t} = {tensor}; if (TVM_UNLIKELY({self._on_another_device(t)})) return "
+            f'tvm_err_device({fn}, "{prm.name}", "{self._device_name}", {t}); {offset}'
+            f"{self.p.name_of(prm)} = {first}; }}"
+        )
+
+    @property
+    def _device_name(self) -> str:
+        return DEVICE_NAMES.get(self.device_type, f"device type {self.device_type}")
+
+    def _on_another_device(self, t: str) -> str:
+        """The C condition that DLTensor ``t`` is not on this function's device type."""
+        if self.device_type == 1:
+            return f"{t}->device.device_type != kDLCPU && {t}->device.device_type != kDLCUDAHost"
+        return f"{t}->device.device_type != {self.device_type}"
+
+    def _refuse_a_view(self, t: str, name: str) -> str:
+        """The C statement refusing DLTensor ``t`` (argument ``name``) when it is a view into its
+        memory, on a device whose ``data`` is a driver handle (no pointer arithmetic on it)."""
+        return (
+            f'if (TVM_UNLIKELY({t}->byte_offset != 0)) return tvm_raise("ValueError", "%s: argument '
+            f"'%s' is a view with byte_offset %llu; {self._device_name} kernels need tensors that start at "
+            f'their allocation", "{self.name}", "{name}", (unsigned long long){t}->byte_offset);'
         )
 
     def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
@@ -1058,12 +1073,10 @@ class HostFunctionPrinter:
             f'return tvm_err_dtype({fn}, "{an}", "{buf.dtype}", {tv});'
         )
         dev = self.device_type
-        devname = DEVICE_NAMES.get(dev, f"device type {dev}")
-        if dev == 1:
-            cond = f"{tv}->device.device_type != kDLCPU && {tv}->device.device_type != kDLCUDAHost"
-        else:
-            cond = f"{tv}->device.device_type != {dev}"
-        p.emit(f'if (TVM_UNLIKELY({cond})) return tvm_err_device({fn}, "{an}", "{devname}", {tv});')
+        p.emit(
+            f"if (TVM_UNLIKELY({self._on_another_device(tv)})) "
+            f'return tvm_err_device({fn}, "{an}", "{self._device_name}", {tv});'
+        )
         if dev != 1:
             if first:
                 p.emit(f"int32_t tvm_device_id = {tv}->device.device_id;")
@@ -1153,57 +1166,57 @@ class HostFunctionPrinter:
         widens those), a check, made once the shape and strides are bound and checked, that the
         elements its strides reach fit ``int32``: each dimension and stride can fit while
         ``r * stride`` does not (a column slice of a tall matrix)."""
-        p, fn, an = self.p, f'"{self.name}"', buf.name
         if constant_extent(buf) is not None:
             return
         if not any(_dt.bits(st.dtype) < 64 and not (isinstance(st, E.IntImm) and st.value == 1) for st in buf.strides):
             return
-        nd = len(buf.shape)
-        ptr = p.name_of(buf.data, buf.name)
-        dims = ", ".join(f"{tv}->shape[{d}]" for d in range(nd))
-        strides = ", ".join(f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})" for d in range(nd))
         off = buf.elem_offset.value if isinstance(buf.elem_offset, E.IntImm) else 0
-        far = f"tvm_reach_{ptr}"
-        self._after_binding.append(
-            f"{{ long long {far}; if (TVM_UNLIKELY(tvm_reach_exceeds({nd}, (const int64_t[]){{{dims}}}, "
-            f"(const int64_t[]){{{strides}}}, {off}LL, -2147483648LL, 2147483647LL, &{far}))) "
-            f'return tvm_raise("ValueError", "%s: argument \'%s\' has strides that reach element %lld, which '
-            f"32-bit indices do not reach; declare its strides with T.int64() sizes (or pass a "
-            f'compact copy)", {fn}, "{an}", {far}); }}'
+        self._check_reach_within(
+            buf,
+            tv,
+            "reach",
+            f"{off}LL",
+            "-2147483648LL, 2147483647LL",
+            "has strides that reach element %lld, which 32-bit indices do not reach; declare its strides "
+            "with T.int64() sizes (or pass a compact copy)",
         )
-        p.use_helper("tvm_reach_exceeds")
 
     def _check_reach_before_memory(self, buf: E.Buffer, tv: str) -> None:
         """For a strided ``buf`` on a device (whose tensors' ``data`` is where their memory
         starts), a check that a negative stride does not reach before that start."""
-        p, fn, an = self.p, f'"{self.name}"', buf.name
-        nd, elem, ptr = len(buf.shape), _dt.nbytes(buf.dtype), p.name_of(buf.data, buf.name)
+        self._check_reach_within(
+            buf,
+            tv,
+            "low",
+            f"(long long)({tv}->byte_offset / {_dt.nbytes(buf.dtype)})",
+            "0LL, INT64_MAX",
+            "is a view whose strides reach element %lld of its device memory, which starts at element 0: "
+            "a view must lie inside its memory",
+        )
+
+    def _check_reach_within(self, buf: E.Buffer, tv: str, tag: str, start: str, bounds: str, says: str) -> None:
+        """A check, made once the shapes and strides are bound, that the elements ``tv``'s
+        strides reach from element ``start`` lie within ``bounds`` (C ``lo, hi``); else a
+        ValueError naming the argument and ``says`` (with ``%lld``, the element out of them)."""
+        p, nd = self.p, len(buf.shape)
+        ptr = p.name_of(buf.data, buf.name)
         dims = ", ".join(f"{tv}->shape[{d}]" for d in range(nd))
         strides = ", ".join(f"({tv}->strides ? {tv}->strides[{d}] : tvm_cstride_{ptr}_{d})" for d in range(nd))
-        far = f"tvm_low_{ptr}"
+        far = f"tvm_{tag}_{ptr}"
         self._after_binding.append(
             f"{{ long long {far}; if (TVM_UNLIKELY(tvm_reach_exceeds({nd}, (const int64_t[]){{{dims}}}, "
-            f"(const int64_t[]){{{strides}}}, (long long)({tv}->byte_offset / {elem}), 0LL, INT64_MAX, &{far}))) "
-            f'return tvm_raise("ValueError", "%s: argument \'%s\' is a view whose strides reach element %lld of '
-            f'its device memory, which starts at element 0: a view must lie inside its memory", {fn}, "{an}", '
-            f"{far}); }}"
+            f"(const int64_t[]){{{strides}}}, {start}, {bounds}, &{far}))) "
+            f'return tvm_raise("ValueError", "%s: argument \'%s\' {says}", "{self.name}", "{buf.name}", {far}); }}'
         )
         p.use_helper("tvm_reach_exceeds")
 
     def _bind_data(self, buf: E.Buffer, tv: str, ptr: str, bound: dict) -> None:
         """The data pointer ``ptr`` of ``tv``, its alignment and the view's offset."""
         p, fn, an, dev = self.p, f'"{self.name}"', buf.name, self.device_type
-        devname = DEVICE_NAMES.get(dev, f"device type {dev}")
         ctype = p.type_name(buf.dtype)
         elem = _dt.nbytes(buf.dtype)
         if dev in _OPAQUE_HANDLE_DEVICES:
-            # data is a runtime handle (cl_mem, VkBuffer ...): no pointer arithmetic on it
-            p.emit(
-                f'if (TVM_UNLIKELY({tv}->byte_offset != 0)) return tvm_raise("ValueError", '
-                f"\"%s: argument '%s' is a view with byte_offset %llu; {devname} kernels need "
-                f'tensors that start at their allocation", {fn}, "{an}", '
-                f"(unsigned long long){tv}->byte_offset);"
-            )
+            p.emit(self._refuse_a_view(tv, an))  # data is a runtime handle (cl_mem, VkBuffer ...)
             p.emit(f"{ctype}* {ptr} = ({ctype}*){tv}->data;")
         else:
             p.emit(f"{ctype}* {ptr} = ({ctype}*)((char*){tv}->data + {tv}->byte_offset);")
@@ -1233,11 +1246,10 @@ class HostFunctionPrinter:
         elem, ctype = _dt.nbytes(buf.dtype), p.type_name(buf.dtype)
         value = f"(long long)({p.expr(off)})"
         if self.device_type in _OPAQUE_HANDLE_DEVICES:  # its views start at their allocation (byte_offset 0)
-            devname = DEVICE_NAMES.get(self.device_type, f"device type {self.device_type}")
             return (
                 f'if (TVM_UNLIKELY({value} != 0)) return tvm_raise("ValueError", "%s: argument \'%s\' declares '
-                f"elem_offset=%s = %lld, but {devname} kernels take tensors that start at their allocation: it "
-                f'must be 0 there", {fn}, "{an}", {c_string_literal(expr_text(off))}, {value});'
+                f"elem_offset=%s = %lld, but {self._device_name} kernels take tensors that start at their "
+                f'allocation: it must be 0 there", {fn}, "{an}", {c_string_literal(expr_text(off))}, {value});'
             )
         return (
             f"if (TVM_UNLIKELY({value} < 0 || (unsigned long long){value} > 0xFFFFFFFFFFFFFFFFULL / {elem} || "

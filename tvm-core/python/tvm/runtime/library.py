@@ -17,6 +17,7 @@ backend that loads each kind, and explains what to install when none does.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -27,7 +28,7 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import tvm_ffi
 
@@ -297,18 +298,12 @@ def _read_symbol_dlopen(path: str, symbol: str, data: bytes) -> bytes | None:
     its new end was a SIGBUS), and what is loaded is what was read."""
     if sys.platform.startswith("linux"):  # libraries are ELF64 there: these bytes are none
         raise ModuleLoadError(f"{path} is not a shared library ({len(data)} bytes, no ELF64 image): export it again")
-    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
-    try:
-        copy = os.path.join(tmpdir, "library.so")
-        with open(copy, "wb") as f:
-            f.write(data)
+    with _private_copy(data, "library.so") as copy:
         mode = getattr(os, "RTLD_LAZY", 1) | getattr(os, "RTLD_LOCAL", 0)
         try:
             lib = ctypes.CDLL(copy, mode=mode)
         except OSError as err:
             raise ModuleLoadError(f"{path} cannot be loaded as a shared library ({err}): export it again") from err
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
     try:
         addr = ctypes.c_void_p.in_dll(lib, symbol)
     except ValueError:
@@ -426,11 +421,19 @@ def _load_private_copy(data: bytes, path: str) -> tvm_ffi.Module:
     whatever ``path`` ends in: tvm-ffi picks its loader by the suffix, and a library exported as
     ``model`` or ``model.bin`` is one too."""
     name = os.path.basename(path)
+    with _private_copy(data, name if name.endswith(".so") else f"{name}.so") as copy:
+        return _dlopen(copy, shown=path)
+
+
+@contextlib.contextmanager
+def _private_copy(data: bytes, name: str) -> Iterator[str]:
+    """The path of a file ``name`` holding ``data`` in a folder of its own, removed after the
+    block (a library loaded from it stays mapped)."""
     tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
     try:
-        copy = os.path.join(tmpdir, name if name.endswith(".so") else f"{name}.so")
+        copy = os.path.join(tmpdir, name)
         with open(copy, "wb") as f:
             f.write(data)
-        return _dlopen(copy, shown=path)
+        yield copy
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
