@@ -417,3 +417,22 @@ def test_fmod_and_tanh_at_their_edges_as_c_gives_them(dev):
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(c.numpy(), np.fmod(a, b))
     np.testing.assert_allclose(d.numpy(), np.tanh(a * np.float32(1e-8)), rtol=1e-6)
+
+
+def test_an_int64_scalar_past_int32_is_refused_by_the_function_naming_it(dev):
+    """An int64 scalar parameter the kernels take as int32 is checked by the function itself, whose
+    message names the parameter and the target (not an argument of the internal kernel)."""
+
+    @T.prim_func
+    def fill(A: T.Buffer((8,), "float32"), n: T.int64):
+        for i in T.thread_binding(8, "threadIdx.x"):
+            A[i] = T.Cast("float32", n)
+
+    f = tvm.compile(fill, target="webgpu")["fill"]
+    a = tvm.runtime.tensor(np.zeros(8, "float32"), dev)
+    for value in (2**31, -(2**31) - 1, 2**40):
+        with pytest.raises(ValueError, match=r"function 'fill': n must lie within int32 on target 'webgpu'"):
+            f(a, value)
+    for value in (-(2**31), 2**31 - 1, 5):
+        f(a, value)
+        np.testing.assert_array_equal(a.numpy(), np.full(8, value, "float32"))

@@ -58,10 +58,11 @@ from typing import Any
 from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir.analysis import any_node, expr_uses_buffer, free_vars, free_vars_and_buffers, structural_equal
-from tvm.tir.expr import Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.expr import GE, LE, And, Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
-from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.functor import StmtExprMutator, StmtExprVisitor
 from tvm.tir.op import binary
+from tvm.tir.printer import expr_text
 from tvm.tir.stmt import (
     Allocate,
     AssertStmt,
@@ -345,7 +346,45 @@ def _split(func: PrimFunc, target: Any) -> LoweredFunc:
     for k in sp.kernels:
         verify(k, target)
     verify(host)
-    return LoweredFunc(host, apply_target_passes(sp.kernels, target), target)
+    kernels = apply_target_passes(sp.kernels, target)
+    return LoweredFunc(_checking_narrowed_arguments(host, sp.kernels, kernels, target), kernels, target)
+
+
+def _checking_narrowed_arguments(host: PrimFunc, before: list, after: list, target: Any) -> PrimFunc:
+    """``host`` with each launch of a kernel whose 64-bit integer parameters a target pass
+    narrowed (``narrow_int64_indices`` on targets without int64) behind a check that the value
+    fits: a ``ValueError`` naming the function, the value and the target, where the launch
+    would otherwise refuse an argument of the internal kernel."""
+    narrowed: dict[str, list[int]] = {}
+    for old, new in zip(before, after):
+        found = [
+            i
+            for i, (p, q) in enumerate(zip(old.params, new.params))
+            if _dt.is_int(p.dtype) and _dt.bits(p.dtype) == 64 and _dt.bits(q.dtype) == 32
+        ]
+        if found:
+            narrowed[new.global_symbol] = found
+    if not narrowed:
+        return host
+    where = f"function '{host.global_symbol}'"
+
+    class _Check(StmtExprMutator):
+        def visit_Evaluate(self, s: Evaluate) -> Stmt:
+            call = s.value
+            if not (isinstance(call, Call) and call.op == "tir.launch_kernel"):
+                return s
+            checked: Stmt = s
+            for i in reversed(narrowed.get(call.args[0].value, [])):
+                value = call.args[1 + i]
+                fits = And(GE(value, IntImm(value.dtype, -(2**31))), LE(value, IntImm(value.dtype, 2**31 - 1)))
+                message = (
+                    f"{where}: {expr_text(value)} must lie within int32 on target '{target.kind.name}', "
+                    f"which has no 64-bit integers (its kernels compute int64 sizes and indices in int32)"
+                )
+                checked = AssertStmt(fits, message, checked, s.span, "ValueError")
+            return checked
+
+    return host.with_body(_Check().visit_stmt(host.body))
 
 
 def split_host_device(func: PrimFunc, target: Any) -> LoweredFunc:
