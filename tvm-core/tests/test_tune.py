@@ -84,11 +84,20 @@ def test_without_a_record_compile_uses_the_targets_default(tmp_path, monkeypatch
     calls: list = []
     tvm.compile(small_matmul(calls), TARGET)
     assert calls == [{"mr": 4, "nr": 16}]
-    # the zoo's default follows the target's vector width (one register of float32)
+    # the zoo's default follows the target's vector width and registers (two vectors of float32
+    # per row, a quarter of the registers as rows)
     lanes = vector_lanes(tvm.target.Target("c -mcpu=native"))
-    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=native")) == {"mr": 4, "nr": lanes}
-    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=skylake-avx512"))["nr"] == 16
-    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=haswell"))["nr"] == 8
+    native = tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=native"))
+    assert native["nr"] == 2 * lanes
+    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=skylake-avx512")) == {
+        "mr": 8,
+        "nr": 32,
+    }
+    assert tunables.tunable_matmul_cpu().default_config(tvm.target.Target("c -mcpu=haswell")) == {"mr": 4, "nr": 16}
+    assert tunables.tunable_matmul_cpu(12, 24, 8).default_config(tvm.target.Target("c -mcpu=haswell")) == {
+        "mr": 4,
+        "nr": 8,
+    }
 
 
 def test_wrong_or_failing_configurations_are_skipped_with_the_reason():
@@ -358,3 +367,44 @@ def test_json_nested_past_the_recursion_limit_is_a_damaged_database(tmp_path):
     path.write_text("[" * 100000 + "]" * 100000)
     with pytest.warns(RuntimeWarning, match="unreadable"):
         assert Database(str(path)).records() == {}
+
+
+def test_arguments_of_the_wrong_kind_are_refused_before_the_search():
+    a, b, ref = data(3)
+    for bad in (small_matmul().factory, tunables.matmul_cpu(64, 64, 64)):
+        with pytest.raises(TypeError, match="the kernel must be a tvm.tune.Tunable"):
+            tvm.tune.tune(bad, TARGET, inputs=[a, b], outputs=[((64, 64), "float32")], reference=ref)
+    for outputs in ([(64, "float32")], [((64, 64),)], [("float32", (64, 64))]):
+        with pytest.raises(TypeError, match="outputs\\[0\\] must be \\(shape, dtype\\)"):
+            tvm.tune.tune(small_matmul(), TARGET, inputs=[a, b], outputs=outputs, reference=ref)
+    with pytest.raises(TypeError, match="database must be a Database, a file path or None, got int"):
+        tune_64(small_matmul(), a, b, ref, database=5)
+    with pytest.raises(TypeError, match="knob 'F': its choices are a list"):
+        Tunable(small_matmul().factory, {"F": "abc"})
+    with pytest.raises(TypeError, match="knob 'F': its choices are a list"):
+        Tunable(small_matmul().factory, {"F": 5})
+    with pytest.raises(TypeError, match="default is a function, got str"):
+        Tunable(small_matmul().factory, {"mr": [4]}, default="x")
+    with pytest.raises(TypeError, match="the default function returned NoneType, not a configuration"):
+        Tunable(small_matmul().factory, {"mr": [4]}, default=lambda target: None).default_config(TARGET)
+    fitted = tvm.tune.tunable(mr=[4, 8], fits=lambda c, t: c["mr"] == 8)(lambda mr: mr)
+    assert fitted.configs(tvm.target.Target(TARGET)) == [{"mr": 8}]
+
+
+def test_a_database_given_as_a_path_keeps_the_result(tmp_path):
+    a, b, ref = data(4)
+    path = tmp_path / "tuning.json"
+    result = tune_64(small_matmul(), a, b, ref, database=str(path), budget_s=0)
+    records = json.loads(path.read_text())["records"]
+    assert [r["config"] for r in records.values()] == [result.best_config]
+
+
+def test_the_target_helpers_read_a_target_string_as_the_target_it_names():
+    from tvm.tune import device_limits, isa_features
+
+    for text in ("c -mcpu=haswell", "c -mcpu=skylake-avx512", "opencl"):
+        target = tvm.target.Target(text)
+        assert isa_features(text) == isa_features(target) and vector_lanes(text) == vector_lanes(target)
+        assert device_fingerprint(text) == device_fingerprint(target)
+    assert vector_lanes("c -mcpu=haswell") == 8
+    assert device_limits("opencl") == device_limits(tvm.target.Target("opencl"))

@@ -25,13 +25,14 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import any_node, free_vars
+from tvm.tir.analysis import any_node, free_vars, uses_handle
 from tvm.tir.printer import expr_text
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.flatten import constant_extent
 from tvm.tir.transform.runtime_bounds import BOUNDS_KIND, INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
 from .c_family import CFamilyPrinter, CodegenError, c_string_literal
+from .register_tiles import VectorLoopPrinter, register_tile_lanes, vector_loop_lanes
 
 # DLPack type codes used in generated checks
 _DL_CODE = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "bool": 6, "float8_e4m3fn": 10, "float8_e5m2": 12}
@@ -209,8 +210,13 @@ class CPrinter(CFamilyPrinter):
     #: allocations with more elements than this (or non-constant) go on the heap
     STACK_LIMIT = 16384
 
-    def __init__(self, device_type: int = 1) -> None:
+    def __init__(self, device_type: int = 1, vector_bytes: int = 16) -> None:
         super().__init__()
+        #: bytes of the target's widest vector register (register tiles are arrays of them)
+        self.vector_bytes = vector_bytes
+        #: the register tiles in scope: handle -> element dtype, and handle -> C array name
+        self._tiles: dict[E.Var, str] = {}
+        self._tile_names: dict[E.Var, str] = {}
         self.has_parallel = False
         self._parallel_depth = 0
         self._structured_depth = 0  # enclosing parallel and vectorized loops
@@ -277,6 +283,12 @@ class CPrinter(CFamilyPrinter):
             super().loop_pragma(s)
 
     def visit_For(self, s: S.For) -> None:
+        vector = vector_loop_lanes(s, self._tiles, self.vector_bytes) if self._tiles else None
+        if vector is not None:
+            lanes, stores = vector
+            dtype = self._tiles[next(t for t in self._tiles if uses_handle(s.body, t))]
+            VectorLoopPrinter(self, self._tile_names, dtype, lanes).print_loop(s, stores)
+            return
         par = s.kind is S.ForKind.PARALLEL
         structured = par or s.kind is S.ForKind.VECTORIZED  # an OpenMP loop: no return inside
         defers = structured and self._structured_depth == 0 and any_node(s.body, _may_fail)
@@ -355,8 +367,17 @@ class CPrinter(CFamilyPrinter):
         for d in buf.shape:
             n *= int(d.value) if isinstance(d, E.IntImm) else 1
         if const and n <= self.STACK_LIMIT and buf.scope != "global":
-            self.emit(f"{t} {name}[{n}] __attribute__((aligned(64)));")
-            self.stmt(s.body)
+            lanes = register_tile_lanes(s, self.vector_bytes)
+            if lanes is None:
+                self.emit(f"{t} {name}[{n}] __attribute__((aligned(64)));")
+                self.stmt(s.body)
+                return
+            self.emit(f"{self.vector_type(f'{buf.dtype}x{lanes}')} {name}[{n // lanes}];")
+            self._tiles[buf.data], self._tile_names[buf.data] = buf.dtype, name
+            try:
+                self.stmt(s.body)
+            finally:
+                del self._tiles[buf.data], self._tile_names[buf.data]
             return
         size = " * ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
         if self.device_type != 1:  # device memory the function's kernels share
@@ -1348,7 +1369,11 @@ def _entry_alias(name: str) -> str:
 
 
 def generate_host(
-    funcs: list[PrimFunc], device_type: int = 1, declare: Collection[str] = (), on_cpu: Collection[str] = ()
+    funcs: list[PrimFunc],
+    device_type: int = 1,
+    declare: Collection[str] = (),
+    on_cpu: Collection[str] = (),
+    vector_bytes: int = 16,
 ) -> HostModuleSource:
     """C source of a host library exporting one checked tvm-ffi function per PrimFunc.
 
@@ -1356,9 +1381,10 @@ def generate_host(
     target; the device's type for host functions that launch device kernels), except for the
     functions named in ``on_cpu`` (functions of a device module that name a CPU target of their
     own), whose arguments live on the CPU. ``declare`` names ``T.call_extern`` functions no
-    included header declares (they get prototypes).
+    included header declares (they get prototypes). ``vector_bytes``: the widest vector register
+    of the ISA the C is compiled for, the vectors register tiles are made of.
     """
-    printer = CPrinter(device_type)
+    printer = CPrinter(device_type, vector_bytes)
     for reserved in ("args", "num_args", "result", "self", "kargs", "kret", "tvm_device_id"):
         printer.reserve(reserved)
     bodies = []

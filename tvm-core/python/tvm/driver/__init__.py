@@ -41,26 +41,26 @@ def _functions(obj: Any) -> list[PrimFunc]:
     if isinstance(obj, PrimFunc):
         return [obj]
     if isinstance(obj, IRModule):
-        items = obj.items()
+        items = [(f"'{name}'", name, f) for name, f in obj.items()]
     elif isinstance(obj, Mapping):
-        items = list(obj.items())
+        items = [(f"'{name}'", name, f) for name, f in obj.items()]
     elif isinstance(obj, (list, tuple)):
-        return list(obj)
+        items = [(f"item {i}", None, f) for i, f in enumerate(obj)]
     else:
         raise TypeError(f"tvm.compile expects a PrimFunc or an IRModule, got {type(obj).__name__}")
     out = []
-    for name, f in items:
+    for label, name, f in items:
         if not isinstance(f, PrimFunc):
-            raise TypeError(f"tvm.compile: '{name}' is a {type(f).__name__}, not a PrimFunc")
-        if "global_symbol" not in f.attrs:
+            raise TypeError(f"tvm.compile: {label} is a {type(f).__name__}, not a PrimFunc")
+        if name is not None and "global_symbol" not in f.attrs:
             f = PrimFunc(f.params, f.body, dict(f.buffer_map), {**f.attrs, "global_symbol": name}, name, f.span)
-        out.append((name, f))
+        out.append((label, f))
     exported: dict[str, str] = {}
-    for name, f in out:
-        other = exported.setdefault(f.global_symbol, name)
-        if other != name:
+    for label, f in out:
+        other = exported.setdefault(f.global_symbol, label)
+        if other != label:
             raise ValueError(
-                f"tvm.compile: functions '{other}' and '{name}' are both exported as '{f.global_symbol}'; "
+                f"tvm.compile: functions {other} and {label} are both exported as '{f.global_symbol}'; "
                 f"give one another global_symbol (T.func_attr)"
             )
     return [f for _, f in out]
@@ -116,8 +116,10 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     """
     with room("tvm.compile"):  # deep expressions: see tvm._recursion (inline: warnings keep their frames)
         from tvm.codegen.c_host import generate_host
+        from tvm.codegen.register_tiles import vector_bytes_of
         from tvm.contrib import cc
 
+        cc.check_output_name(name)
         if hasattr(func_or_mod, "select"):  # a tvm.tune.Tunable: its tuned configuration, else its default
             func_or_mod = func_or_mod.select(
                 normalize_target(target if target is not None else (Target.current() or "c"))
@@ -146,9 +148,11 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         device_type = tgt.device_type
         # T.call_extern functions no header declares (the user's own) are declared from their calls;
         # each is learned once per process from the compiler's error, not by failing every compile
-        src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
         mcpu = host_target.attrs.get("mcpu")
         mcpu = None if mcpu in (None, True, "") else str(mcpu)
+        src = generate_host(
+            hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu, vector_bytes=vector_bytes_of(mcpu)
+        )
         _check_host_architecture(host_target)
         try:
             path, hit = cc.compile_shared(

@@ -16,6 +16,7 @@ from typing import Any
 from tvm.script import tir as T
 from tvm.tir.function import PrimFunc
 from tvm.tune import Tunable, device_limits, vector_lanes
+from tvm.tune.fingerprint import vector_registers
 
 from . import kernels
 
@@ -82,13 +83,16 @@ def tunable_matmul_cpu(
     m: int = 1024, n: int = 1024, k: int = 1024, dtype: str = "float32", *, name: str = "matmul"
 ) -> Tunable:
     """:func:`matmul_cpu` over its register tile (``mr`` rows, ``nr`` columns). Default: ``nr`` =
-    one vector register of the target (AVX2 8, AVX-512 16, NEON 4 float32) and ``mr`` = 4: four
-    accumulator vectors, which the C compiler keeps in registers (larger tiles measured slower on
-    AVX2: their accumulators stay in memory)."""
+    two vector registers of the target (AVX2 16, AVX-512 32, NEON 8 float32) and ``mr`` = a
+    quarter of its vector registers (AVX2 4, AVX-512 and NEON 8): half the registers hold
+    accumulators, the rest the loaded and broadcast operands (measured best of the tiles on
+    AVX2 and AVX-512; the tile is printed as an array of vectors, see
+    :mod:`tvm.codegen.register_tiles`)."""
 
     def default(target) -> dict:
-        nr = vector_lanes(target, _bits(dtype))
-        return {"mr": 4 if m % 4 == 0 else 1, "nr": nr if n % nr == 0 else 8}
+        lanes = vector_lanes(target, _bits(dtype))
+        mr = next(r for r in (vector_registers(target) // 4, 4, 2, 1) if m % r == 0)
+        return {"mr": mr, "nr": next((c for c in (2 * lanes, lanes) if n % c == 0), 8)}
 
     return Tunable(
         lambda mr, nr: matmul_cpu(m, n, k, mr, nr, dtype, name=name),

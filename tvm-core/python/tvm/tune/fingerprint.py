@@ -34,10 +34,26 @@ def cpu_model() -> str:
     return _cpuinfo()[0]
 
 
+def _as_target(target: Any) -> Any:
+    """``target`` as a :class:`tvm.target.Target` (a string or dict is parsed); None stays None."""
+    if target is None or hasattr(target, "kind"):
+        return target
+    from tvm.target import Target
+
+    return Target(target)
+
+
 def isa_features(target: Any = None) -> frozenset[str]:
     """The vector ISA features the CPU target compiles for: this machine's (``-mcpu=native`` or no
-    ``-mcpu``), or those implied by an x86 ``-mcpu`` name."""
-    mcpu = str(getattr(target, "attrs", {}).get("mcpu", "native")) if target is not None else "native"
+    ``-mcpu``), or those implied by an x86 ``-mcpu`` name. ``target``: a Target, or a string or
+    dict that makes one."""
+    target = _as_target(target)
+    return mcpu_features(str(getattr(target, "attrs", {}).get("mcpu", "native")) if target is not None else "native")
+
+
+def mcpu_features(mcpu: str) -> frozenset[str]:
+    """The vector ISA features code compiled with ``-march=<mcpu>`` may use (``native``: this
+    machine's)."""
     if mcpu in ("native", "", "None"):
         return _cpuinfo()[1] & {"sse4_2", "avx", "avx2", "fma", "avx512f", "neon", "asimd", "sve"}
     if "avx512" in mcpu or mcpu in ("skylake-avx512", "icelake-server", "sapphirerapids", "znver4", "znver5"):
@@ -50,14 +66,18 @@ def isa_features(target: Any = None) -> frozenset[str]:
 def vector_lanes(target: Any = None, dtype_bits: int = 32) -> int:
     """Lanes of the widest vector register the target has for ``dtype_bits`` elements: AVX-512 16,
     AVX2 8, NEON/SSE 4 (float32)."""
-    feats = isa_features(target)
-    bits = 512 if "avx512f" in feats else 256 if "avx2" in feats or "avx" in feats else 128
-    return bits // dtype_bits
+    return vector_bits(isa_features(target)) // dtype_bits
+
+
+def vector_bits(features: frozenset[str]) -> int:
+    """Bits of the widest vector register an ISA with ``features`` has (AVX-512 512, AVX 256,
+    else 128)."""
+    return 512 if "avx512f" in features else 256 if "avx2" in features or "avx" in features else 128
 
 
 def vector_registers(target: Any = None) -> int:
     """How many vector registers the target has (AVX-512 and NEON 32, AVX2 16)."""
-    feats = isa_features(target)
+    feats = isa_features(_as_target(target))
     return 32 if "avx512f" in feats or "neon" in feats or "asimd" in feats else 16
 
 
@@ -71,6 +91,7 @@ def device_limits(target: Any) -> dict[str, int]:
     and bytes of shared memory per block (``shared_memory``) a default kernel configuration for
     ``target`` may assume: the smaller of what device 0 of the target's kind reports and what
     the target declares (its capabilities), else :data:`PORTABLE_LIMITS`."""
+    target = _as_target(target)
     limits = dict(PORTABLE_LIMITS)
     declared = {
         "max_threads": target.capability("max_num_threads"),
@@ -100,6 +121,7 @@ def device_fingerprint(target: Any) -> str:
     """What a measurement on ``target`` depends on besides the code: for a CPU target, the CPU
     model, its vector ISA and the core count; for a device target, the device's name, compute
     version and driver (device 0 of the target's kind), or the kind alone without a device."""
+    target = _as_target(target)
     kind = getattr(getattr(target, "kind", None), "name", str(target))
     if getattr(getattr(target, "kind", None), "codegen", None) is None:
         model, _ = _cpuinfo()

@@ -4,6 +4,7 @@ budget) compiled, checked against the reference and timed on the device."""
 from __future__ import annotations
 
 import math
+import numbers
 import random
 import sys
 import time
@@ -73,6 +74,34 @@ class _Progress:
             sys.stderr.write(f"{'' if self.live else self.text} ({time.time() - self.start:.1f} s)\n")
 
 
+def _check_kernel_and_outputs(kernel: Any, outputs: Any) -> None:
+    """TypeError naming what ``tune`` needs, before any configuration is built."""
+    if not isinstance(kernel, Tunable):
+        raise TypeError(
+            f"tvm.tune: the kernel must be a tvm.tune.Tunable (a factory decorated with @tvm.tune.tunable(...), "
+            f"or Tunable(factory, knobs)), got {type(kernel).__name__}"
+        )
+    for i, out in enumerate(outputs):
+        ok = isinstance(out, (tuple, list)) and len(out) == 2 and isinstance(out[1], str)
+        if not ok or not isinstance(out[0], (tuple, list)) or not all(isinstance(d, numbers.Integral) for d in out[0]):
+            raise TypeError(
+                f"tvm.tune: outputs[{i}] must be (shape, dtype) such as ((1024,), 'float32'), got {out!r:.100}"
+            )
+
+
+def _database_of(database: Any) -> Database:
+    """``database`` as a Database: the default for None, one at the path of a string or path."""
+    import os
+
+    if database is None:
+        return default_database()
+    if isinstance(database, (str, os.PathLike)):
+        return Database(database)
+    if not isinstance(database, Database):
+        raise TypeError(f"tvm.tune: database must be a Database, a file path or None, got {type(database).__name__}")
+    return database
+
+
 def tune(
     kernel: Tunable,
     target: Any,
@@ -84,7 +113,7 @@ def tune(
     repeats: int = 5,
     rtol: float = 1e-3,
     atol: float = 1e-3,
-    database: Database | None = None,
+    database: Database | str | None = None,
     progress: bool = True,
     seed: int = 0,
 ) -> TuneResult:
@@ -95,7 +124,8 @@ def tune(
     timed; one that fails to compile, raises or differs is recorded as such and skipped. All
     configurations are tried when the default's time says they fit ``budget_s``, else a random
     sample (seeded) until the budget is spent. The default configuration is always measured
-    first. ValueError when none is valid.
+    first. ValueError when none is valid. ``database``: a :class:`Database`, the path of one,
+    or None for the default (``TVM_TUNING_DATABASE``).
     """
     import numpy as np
 
@@ -106,11 +136,12 @@ def tune(
         raise ValueError(f"tvm.tune: repeats must be a positive integer, got {repeats!r}")
     if not isinstance(budget_s, (int, float)) or math.isnan(budget_s) or budget_s < 0:
         raise ValueError(f"tvm.tune: budget_s must be a number of seconds, got {budget_s!r}")
+    _check_kernel_and_outputs(kernel, outputs)
     tgt = normalize_target(target)
     dev = tvm.device(tgt.device_type, 0)
     if not dev.exist:
         raise RuntimeError(f"tvm.tune: no {tgt.kind.name} device here to measure on")
-    db = database if database is not None else default_database()
+    db = _database_of(database)
     fingerprint = device_fingerprint(tgt)
     default = kernel.default_config(tgt)
     rest = [c for c in kernel.configs(tgt) if c != default]

@@ -24,11 +24,20 @@ class Tunable:
         constraint: Callable[[dict], bool] | None = None,
         fits: Callable[[dict, Any], bool] | None = None,
     ):
-        if not knobs:
-            raise ValueError("a tunable kernel needs at least one knob")
+        if not callable(factory):
+            raise TypeError(
+                f"a tunable kernel's factory is a function returning a PrimFunc, got {type(factory).__name__}"
+            )
+        if not isinstance(knobs, Mapping) or not knobs:
+            raise ValueError("a tunable kernel needs at least one knob: a dict of name -> list of choices")
         for name, choices in knobs.items():
+            if isinstance(choices, (str, bytes)) or not isinstance(choices, (Sequence, range)):
+                raise TypeError(f"knob '{name}': its choices are a list such as [4, 8, 16], got {choices!r:.100}")
             if not list(choices):
                 raise ValueError(f"knob '{name}' has no choices")
+        for what, value in (("default", default), ("constraint", constraint), ("fits", fits)):
+            if value is not None and not callable(value) and (what != "default" or not isinstance(value, Mapping)):
+                raise TypeError(f"a tunable kernel's {what} is a function, got {type(value).__name__}")
         self.factory = factory
         self.knobs = {name: [_json_value(name, c) for c in choices] for name, choices in knobs.items()}
         self.key = key or getattr(factory, "__name__", "kernel")
@@ -54,7 +63,13 @@ class Tunable:
         when its constraint accepts it (a default suits common sizes, not every size), else the
         first valid configuration that fits ``target``'s devices, else the first valid one."""
         if callable(self._default):
-            config = dict(self._default(target))
+            made = self._default(target)
+            if not isinstance(made, Mapping):
+                raise TypeError(
+                    f"{self.key}: the default function returned {type(made).__name__}, not a configuration "
+                    f"(a dict of knob -> value)"
+                )
+            config = dict(made)
         elif self._default is not None:
             config = dict(self._default)
         else:
@@ -99,8 +114,9 @@ class Tunable:
         """The PrimFunc ``tvm.compile`` builds: the stored best configuration for this kernel,
         target and device, else the default for the target."""
         from .database import default_database
-        from .fingerprint import device_fingerprint
+        from .fingerprint import _as_target, device_fingerprint
 
+        target = _as_target(target)
         db = database if database is not None else default_database()
         record = db.lookup(self.key, target, device_fingerprint(target))
         config = None
@@ -135,8 +151,9 @@ def tunable(
     key: str | None = None,
     default: Callable[[Any], dict] | Mapping[str, Any] | None = None,
     constraint: Callable[[dict], bool] | None = None,
+    fits: Callable[[dict, Any], bool] | None = None,
     **knobs: Sequence[Any],
 ) -> Callable[[Callable[..., Any]], Tunable]:
     """Decorator: ``@tunable(MR=[2, 4], NR=[8, 16])`` turns a factory ``f(MR, NR) -> PrimFunc``
-    into a :class:`Tunable`."""
-    return lambda factory: Tunable(factory, knobs, key=key, default=default, constraint=constraint)
+    into a :class:`Tunable` (``key``, ``default``, ``constraint`` and ``fits`` as there)."""
+    return lambda factory: Tunable(factory, knobs, key=key, default=default, constraint=constraint, fits=fits)
