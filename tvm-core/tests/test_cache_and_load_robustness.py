@@ -18,10 +18,12 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tvm
 from tvm.contrib import cc
+from tvm.script import tir as T
 from tvm.runtime import library
 from tvm.testing import run_python
 
@@ -255,3 +257,39 @@ def test_an_executable_is_named_as_no_library(tmp_path):
     exe.write_bytes(Path("/bin/ls").read_bytes())
     with pytest.raises(library.ModuleLoadError, match=rf"^{re.escape(str(exe))} cannot be loaded as a library: "):
         tvm.runtime.load_module(str(exe))
+
+
+@T.prim_func
+def _ADD(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "add_one"})
+    for i in range(4):
+        B[i] = A[i] + T.float32(1)
+
+
+@pytest.mark.parametrize("name", ["../lib", "/tmp/elsewhere/lib", "a/b", "", "..", "lib\0x"])
+def test_a_library_name_with_a_folder_part_is_refused_before_anything_is_written(tmp_path, monkeypatch, name):
+    """The name of a compiled library names a file in a private folder: '../lib' once made the
+    removal of that folder remove its parent (the temporary directory)."""
+    monkeypatch.setenv("TVM_CACHE_DIR", "off")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    (tmp_path / "precious.txt").write_text("kept")
+    with pytest.raises(ValueError, match="the name of a compiled library is a file name without a folder"):
+        tvm.compile(_ADD, "c", name=name)
+    with pytest.raises(TypeError, match="the name of a compiled library is a string"):
+        tvm.compile(_ADD, "c", name=None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious.txt"]
+
+
+def test_an_uncached_compile_removes_only_its_own_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("TVM_CACHE_DIR", "off")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    (tmp_path / "precious.txt").write_text("kept")
+    mod = tvm.compile(_ADD, "c", name="my_kernels-v2")
+    a = np.arange(4, dtype="float32")
+    b = np.zeros(4, "float32")
+    mod["add_one"](a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("tvm-build-")] == []
+    assert (tmp_path / "precious.txt").read_text() == "kept"

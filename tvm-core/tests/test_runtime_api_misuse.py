@@ -219,3 +219,35 @@ def test_a_dlpack_tensor_of_negative_rank_is_refused_before_tvm_ffi_reads_it():
     for given in (producer, producer.__dlpack__()):  # the producer, and a capsule it made
         with pytest.raises(ValueError, match="the producer's tensor has -1 dimensions"):
             tvm.runtime.from_dlpack(given)
+
+
+@pytest.mark.parametrize("code", [99, -3, 13, 0, 63])
+def test_a_device_type_code_nothing_provides_does_not_exist_and_says_so(code):
+    dev = tvm.device(code)
+    assert dev.exist is False
+    with pytest.raises(
+        (ValueError, tvm.backend.BackendError),
+        match=f"device type {code} is no device type|no installed backend provides device type {code}",
+    ):
+        dev.name
+
+
+@pytest.mark.parametrize(
+    "args, error, match",
+    [
+        ((None,), TypeError, "a device is named by a string such as 'cuda'.*got NoneType"),
+        ((1.7,), TypeError, "got float"),
+        ((True,), TypeError, "got bool"),
+        (("opencl", True), TypeError, "the index is a whole number such as 0 or 1, got bool"),
+        (("cpu", "1"), TypeError, "got str"),
+        (("cpu", 2**40), ValueError, "the index must be 0 or more \\(and below 2\\*\\*31\\)"),
+    ],
+)
+def test_device_arguments_of_the_wrong_kind_are_named(args, error, match):
+    with pytest.raises(error, match=match):
+        tvm.device(*args)
+
+
+def test_a_device_passed_to_device_is_that_device():
+    dev = tvm.cpu(0)
+    assert tvm.device(dev) is dev and tvm.device(2, np.int64(1)) == tvm.cuda(1)

@@ -468,3 +468,25 @@ def test_a_call_in_an_index_under_a_condition_runs_once_and_only_where_it_held()
     with pytest.raises(IndexError, match="got index 100"):
         g(a, b)
     assert calls() == 6
+
+
+def test_a_device_kernel_with_only_proven_indices_and_pure_bit_intrinsics_records_nothing():
+    """T.popcount and T.clz lower through a reinterpret, a pure intrinsic: the kernel's indices
+    are proven, so no error buffer is allocated, zeroed by an extra launch and read back."""
+
+    @T.prim_func
+    def bits(A: T.Buffer((128,), "int32"), B: T.Buffer((128,), "int32"), C: T.Buffer((128,), "int32")):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[bx * 32 + tx] = T.popcount(A[bx * 32 + tx])
+                C[bx * 32 + tx] = T.clz(A[bx * 32 + tx])
+
+    mod = tvm.compile(bits, target="example")
+    assert "index_errors" not in mod.inspect_source()
+    dev = tvm.device("example")
+    a = np.arange(-64, 64, dtype="int32") * 12345
+    b, c = tvm.runtime.empty((128,), "int32", dev), tvm.runtime.empty((128,), "int32", dev)
+    mod["bits"](tvm.runtime.tensor(a, dev), b, c)
+    u = a.view("uint32").astype("uint64")
+    np.testing.assert_array_equal(b.numpy(), [bin(int(x)).count("1") for x in u])
+    np.testing.assert_array_equal(c.numpy(), [32 - int(x).bit_length() for x in u])

@@ -162,18 +162,22 @@ def test_an_argmax_over_threads_with_a_reducer_of_two_values():
 
 
 @pytest.mark.parametrize("better", ["ge", "le"])
-def test_an_argmax_block_over_threads_keeps_index_and_value_together(better):
+@pytest.mark.parametrize("vdtype", ["float32", "int32"])
+def test_an_argmax_block_over_threads_keeps_index_and_value_together(better, vdtype):
     """The block form Apache TVM's schedules write for argmax/argmin: two updates selecting
-    between the kept (index, value) and the new one under one condition, after a T.init."""
+    between the kept (index, value) and the new one under one condition, after a T.init. With
+    int32 values the index and value buffers are alike (dtype and shape): they must not be
+    taken for one another."""
     cmp = (lambda a, b: a >= b) if better == "ge" else (lambda a, b: a <= b)
-    start = T.float32(-3.4028234663852886e38) if better == "ge" else T.float32(3.4028234663852886e38)
+    big = 3.4028234663852886e38 if vdtype == "float32" else 2**31 - 1
+    start = T.Cast(vdtype, -big if better == "ge" else big)
 
     @T.prim_func
     def arg_best(
         idx: T.Buffer((6, 128), "int32"),
-        val: T.Buffer((6, 128), "float32"),
+        val: T.Buffer((6, 128), vdtype),
         best_idx: T.Buffer((6,), "int32"),
-        best_val: T.Buffer((6,), "float32"),
+        best_val: T.Buffer((6,), vdtype),
     ):
         for i0 in T.thread_binding(6, thread="blockIdx.x"):
             for i1_0 in T.serial(2):
@@ -185,16 +189,16 @@ def test_an_argmax_block_over_threads_keeps_index_and_value_together(better):
                             best_idx[i] = -1
                             best_val[i] = start
                         v0: T.let[T.int32] = T.Select(cmp(best_val[i], val[i, k]), best_idx[i], idx[i, k])
-                        v1: T.let[T.float32] = T.Select(cmp(best_val[i], val[i, k]), best_val[i], val[i, k])
+                        v1: T.let[vdtype] = T.Select(cmp(best_val[i], val[i, k]), best_val[i], val[i, k])
                         best_idx[i] = v0
                         best_val[i] = v1
 
     dev = tvm.device("example")
     mod = tvm.compile(arg_best, target="example")
     rng = np.random.default_rng(4)
-    val = rng.permutation(6 * 128).reshape(6, 128).astype("float32")
+    val = rng.permutation(6 * 128).reshape(6, 128).astype(vdtype)
     idx = np.broadcast_to(np.arange(128, dtype="int32") * 10, (6, 128)).copy()
-    out_i, out_v = tvm.runtime.empty((6,), "int32", dev), tvm.runtime.empty((6,), "float32", dev)
+    out_i, out_v = tvm.runtime.empty((6,), "int32", dev), tvm.runtime.empty((6,), vdtype, dev)
     mod["arg_best"](tvm.runtime.tensor(idx, dev), tvm.runtime.tensor(val, dev), out_i, out_v)
     pick = val.argmax(axis=1) if better == "ge" else val.argmin(axis=1)
     np.testing.assert_array_equal(out_i.numpy(), pick * 10)

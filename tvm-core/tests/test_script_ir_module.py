@@ -91,6 +91,11 @@ def test_two_functions_exported_under_one_name_are_refused_by_name():
 
     with pytest.raises(ValueError, match="'first' and 'second' are both exported as 'same'"):
         tvm.compile(Clash, target="c")
+    # a list of functions gets the same checks as a module
+    with pytest.raises(ValueError, match="item 0 and item 1 are both exported as 'same'"):
+        tvm.compile([Clash["first"], Clash["second"]], target="c")
+    with pytest.raises(TypeError, match="item 1 is a str, not a PrimFunc"):
+        tvm.compile([Clash["first"], "second"], target="c")
 
 
 def test_module_attributes_are_kept_and_compile_changes_nothing():
@@ -154,3 +159,25 @@ class Mod:
     assert sorted(tvm.script.from_source(unchecked).functions) == ["a", "b"]
     with pytest.raises(TVMScriptError, match="'n' is used but not defined"):
         tvm.script.from_source(unchecked.replace("(check_well_formed=False)", ""))
+
+
+def test_a_module_iterates_its_names_and_refuses_what_is_no_function():
+    @I.ir_module
+    class Two:
+        @T.prim_func
+        def first(A: T.Buffer((1,), "float32")):
+            A[0] = T.float32(1)
+
+        @T.prim_func
+        def second(A: T.Buffer((1,), "float32")):
+            A[0] = T.float32(2)
+
+    assert list(Two) == ["first", "second"] and [n for n in Two] == ["first", "second"]
+    with pytest.raises(KeyError, match="no function 'third' \\(its functions: 'first', 'second'\\)"):
+        Two["third"]
+    with pytest.raises(TypeError, match="maps names \\(str\\) to PrimFuncs, got str -> int"):
+        Two["g"] = 5
+    with pytest.raises(TypeError, match="got int -> PrimFunc"):
+        Two[7] = Two["first"]
+    Two["copy"] = Two["first"]
+    assert list(Two) == ["first", "second", "copy"]

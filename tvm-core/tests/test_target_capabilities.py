@@ -206,3 +206,33 @@ def test_a_misspelled_target_option_is_refused_with_the_spelling_meant():
         "llvm -fast-math-ninf",
     ):
         assert Target(accepted).kind.name in ("llvm", "c", "cuda", "opencl", "vulkan")
+
+
+@pytest.mark.parametrize("value", [None, 5, b"c", ["c"], 1.5])
+def test_a_target_of_the_wrong_kind_of_value_names_what_a_target_is(value):
+    with pytest.raises(TypeError, match="a target is a string such as 'cuda'.*got "):
+        tvm.target.Target(value)
+
+
+@pytest.mark.parametrize(
+    "spec, error, match",
+    [
+        ({"kind": 5}, ValueError, "needs its 'kind' as a string"),
+        ({"kind": None}, ValueError, "needs its 'kind' as a string"),
+        ({"kind": "c", 5: 3}, TypeError, "attribute names are strings, got 5"),
+        ("c -mcpu='unterminated", ValueError, "cannot be read: No closing quotation"),
+        ("c -", ValueError, "target option '-' in 'c -' must look like -key=value"),
+    ],
+)
+def test_malformed_targets_are_named(spec, error, match):
+    with pytest.raises(error, match=match):
+        tvm.target.Target(spec)
+
+
+def test_a_host_option_in_the_string_is_the_host_and_equality_sees_the_host():
+    t = tvm.target.Target("opencl -host='c -mcpu=haswell'")
+    assert t.host == tvm.target.Target("c -mcpu=haswell") and "host" not in t.attrs
+    assert t.export()["host"] == {"kind": "c", "mcpu": "haswell"}
+    assert t == tvm.target.Target("opencl", host="c -mcpu=haswell")
+    a, b = tvm.target.Target("cuda", host="c"), tvm.target.Target("cuda", host="c -mcpu=haswell")
+    assert a != b and len({a, b}) == 2

@@ -87,3 +87,28 @@ def test_substitute():
     e = substitute(x * 2 + x, {x: tir.const(3)})
     # the nodes themselves: the operators fold constants (const(3) * 2 is 6)
     assert structural_equal(e, tir.Add(tir.Mul(tir.const(3), tir.const(2)), tir.const(3)))
+
+
+def test_loads_of_two_alike_buffers_are_not_equal_unless_free_names_may_be_mapped():
+    """A[i] and B[i] of two int32 buffers of one shape read different memory: the simplifier
+    once rejoined (A[i] // 4) * 4 + B[i] % 4 into A[i], and a cross-thread argmax compared the
+    kept index with the new value."""
+    import numpy as np
+    import tvm
+
+    a = tir.decl_buffer((8,), "int32", name="A")
+    b = tir.decl_buffer((8,), "int32", name="B")
+    i = tir.Var("i", "int32")
+    assert structural_equal(a[i], a[i]) and not structural_equal(a[i], b[i])
+    assert structural_equal(a[i], b[i], map_free_vars=True)
+    assert structural_equal(a, b)  # compared as declarations, two alike buffers are equal
+
+    @T.prim_func
+    def rejoin(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32")):
+        for i in range(8):
+            C[i] = A[i] // 4 * 4 + B[i] % 4
+
+    x, y = np.arange(8, dtype="int32") * 5, np.arange(8, dtype="int32") * 3 + 1
+    out = np.zeros(8, "int32")
+    tvm.compile(rejoin, "c")["rejoin"](x, y, out)
+    np.testing.assert_array_equal(out, x // 4 * 4 + y % 4)

@@ -463,6 +463,11 @@ def explain_device_error(dev: Any, err: Exception) -> Exception:
     from tvm.runtime.device import DEVICE_NAMES
 
     dt = dev.dlpack_device_type()
+    if dt not in DEVICE_NAMES and _record_for_device(dt) is None:
+        known = ", ".join(f"{name} ({code})" for code, name in sorted(DEVICE_NAMES.items()))
+        return BackendError(
+            f"device {dev!r}: no installed backend provides device type {dt}. Device types here: {known}"
+        )
     return explain_missing(f"device {dev!r}", DEVICE_NAMES.get(dt, str(dt)), _record_for_device(dt))
 
 
@@ -473,6 +478,10 @@ def device_attr(device_type: int, device_id: int, key: str) -> Any:
     """Attribute ``key`` of a device; ``exist`` is False (never an error) when no runtime is loaded."""
     try:
         return _device_attr(device_type, device_id, key)
+    except ValueError as err:  # a code outside the runtime's table of device types
+        if key == "exist":
+            return False
+        raise ValueError(f"device type {device_type} is no device type this runtime can hold ({err})") from None
     except RuntimeError as err:
         from tvm.runtime.device import Device
 

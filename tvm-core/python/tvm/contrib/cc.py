@@ -29,7 +29,7 @@ import warnings
 import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Collection, Sequence
+from typing import Any, Collection, Sequence
 
 from tvm._cache import atomic_write, read_regular_file
 
@@ -370,22 +370,37 @@ def _cache_slot(code: str, flags: Sequence[str], suffix: str) -> tuple[Path | No
     return path, False
 
 
-#: Outputs of uncached compiles, each alone in a private folder that :func:`discard_scratch` removes.
-_SCRATCH: set[str] = set()
+#: Outputs of uncached compiles, each alone in the private folder (its value) that
+#: :func:`discard_scratch` removes.
+_SCRATCH: dict[str, str] = {}
+
+
+def check_output_name(name: Any) -> str:
+    """``name`` when it can name a compiled file (``lib``, ``my_kernels-v2``): a non-empty file
+    name without a folder part, else a ``ValueError`` saying what to pass."""
+    if not isinstance(name, str):
+        raise TypeError(f"the name of a compiled library is a string such as 'lib', got {type(name).__name__}")
+    if name in ("", ".", "..") or any(c in name for c in ("\0", "/", os.sep, os.altsep or "/")):
+        raise ValueError(
+            f"the name of a compiled library is a file name without a folder (such as 'lib'), got {name!r}; "
+            "choose where the library goes with export_library(path)"
+        )
+    return name
 
 
 def _scratch_path(filename: str) -> Path:
-    path = Path(tempfile.mkdtemp(prefix="tvm-build-")) / filename
-    _SCRATCH.add(str(path))
+    folder = tempfile.mkdtemp(prefix="tvm-build-")
+    path = Path(folder) / filename
+    _SCRATCH[str(path)] = folder
     return path
 
 
 def discard_scratch(path: str) -> None:
     """Remove ``path`` and its private folder when it is the output of an uncached compile (the
     caller has loaded or linked it: a loaded library stays mapped); cached outputs are kept."""
-    if path in _SCRATCH:
-        _SCRATCH.discard(path)
-        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    folder = _SCRATCH.pop(path, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def compile_shared(
@@ -405,6 +420,7 @@ def compile_shared(
     Functions of ``late_bound`` (those the code calls with ``T.call_extern``) that no library
     defines are left to the loader (Linux; see :func:`_binding_at_load`).
     """
+    check_output_name(name)
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
     path, hit = _cache_slot(code, flags, ".so")
     if hit:
@@ -428,6 +444,7 @@ def compile_object(
     code: str, *, openmp: bool = False, mcpu: str | None = None, extra_flags: Sequence[str] = (), name: str = "host"
 ) -> str:
     """Compile C ``code`` to an object file (cached like :func:`compile_shared`); returns its path."""
+    check_output_name(name)
     flags = [*build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags), "-c"]
     path, hit = _cache_slot(code, flags, ".o")
     if hit:

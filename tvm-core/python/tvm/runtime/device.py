@@ -162,13 +162,23 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
         if name not in DEVICE_TYPES:
             raise _unknown_device(name, dev_type)
         code = DEVICE_TYPES[name]
-    else:
+    elif isinstance(dev_type, Device):
+        return dev_type
+    elif isinstance(dev_type, numbers.Integral) and not isinstance(dev_type, bool):
         code = int(dev_type)
-    if isinstance(dev_id, numbers.Integral) and dev_id < 0:  # as "cpu:-1" is refused
-        raise ValueError(
-            f"device {dev_type!r}, index {dev_id}: the index must be 0 or more, as in tvm.device('opencl', 1)"
+    else:
+        raise TypeError(
+            f"a device is named by a string such as 'cuda' or 'cuda:1', or by its DLPack device type code, "
+            f"got {type(dev_type).__name__}"
         )
-    return Device(code, dev_id)
+    if isinstance(dev_id, bool) or not isinstance(dev_id, numbers.Integral):
+        raise TypeError(f"device {dev_type!r}: the index is a whole number such as 0 or 1, got {type(dev_id).__name__}")
+    if not 0 <= dev_id < 2**31:  # as "cpu:-1" is refused
+        raise ValueError(
+            f"device {dev_type!r}, index {dev_id}: the index must be 0 or more (and below 2**31), "
+            "as in tvm.device('opencl', 1)"
+        )
+    return Device(code, int(dev_id))
 
 
 def _unknown_device(name: str, spelled: str) -> Exception:

@@ -180,6 +180,27 @@ def _check_capability_attrs(kind: str, attrs: dict[str, Any]) -> None:
             raise ValueError(f"target '{kind}': {key} must be true or false, got {value!r}")
 
 
+def _parsed(text: str) -> tuple[TargetKind, dict[str, Any]]:
+    """The kind and attributes of a target string ``kind -key=value ...``."""
+    import shlex
+
+    try:
+        parts = shlex.split(text)
+    except ValueError as err:
+        raise ValueError(f"target '{text}' cannot be read: {err} (quote option values with spaces)") from None
+    if not parts:
+        raise ValueError("empty target string")
+    kind = get_target_kind(parts[0])
+    attrs = dict(kind.default_attrs)
+    for p in parts[1:]:
+        key, eq, value = p.lstrip("-").partition("=")
+        if not p.startswith("-") or not key:
+            raise ValueError(f"target option '{p}' in '{text}' must look like -key=value")
+        attrs[key] = _parse_value(value) if eq else True
+    _check_option_spelling(attrs, text)
+    return kind, attrs
+
+
 class Target(ThreadScoped):
     """A compilation target: a kind plus attributes, optionally with a host target; ``with
     target:`` makes it :meth:`current` in this thread."""
@@ -189,27 +210,26 @@ class Target(ThreadScoped):
             self.kind, self.attrs, self.host = target.kind, dict(target.attrs), target.host
         elif isinstance(target, dict):
             spec = dict(target)
-            if "kind" not in spec:
-                raise ValueError(f"a target given as a dict needs its 'kind' (such as 'cuda'), got keys {sorted(spec)}")
+            if not isinstance(spec.get("kind"), str):
+                raise ValueError(
+                    f"a target given as a dict needs its 'kind' as a string (such as 'cuda'), got {spec.get('kind')!r}"
+                )
+            bad = [k for k in spec if not isinstance(k, str)]
+            if bad:
+                raise TypeError(f"a target's attribute names are strings, got {bad[0]!r}")
             self.kind = get_target_kind(spec.pop("kind"))
             host = host or spec.pop("host", None)
             self.attrs = {**self.kind.default_attrs, **spec}
             self.host = None
-        else:
-            import shlex
-
-            parts = shlex.split(str(target))
-            if not parts:
-                raise ValueError("empty target string")
-            self.kind = get_target_kind(parts[0])
-            self.attrs = dict(self.kind.default_attrs)
-            for p in parts[1:]:
-                if not p.startswith("-"):
-                    raise ValueError(f"target option '{p}' in '{target}' must look like -key=value")
-                key, eq, value = p.lstrip("-").partition("=")
-                self.attrs[key] = _parse_value(value) if eq else True
-            _check_option_spelling(self.attrs, str(target))
+        elif isinstance(target, str):
+            self.kind, self.attrs = _parsed(target)
+            host = host or self.attrs.pop("host", None)  # "-host='c -mcpu=haswell'"
             self.host = None
+        else:
+            raise TypeError(
+                f"a target is a string such as 'cuda' or 'c -mcpu=native', a dict with a 'kind', or a Target; "
+                f"got {type(target).__name__}"
+            )
         if host is not None:
             self.host = host if isinstance(host, Target) else Target(host)
         if self.host is None and self.kind.codegen is not None:
@@ -282,11 +302,15 @@ class Target(ThreadScoped):
     def __repr__(self) -> str:
         return f"Target({str(self)!r})"
 
+    def _identity(self) -> tuple[str, str | None]:
+        return str(self), (None if self.host is None or self.host is self else str(self.host))
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Target) and str(self) == str(other)
+        """Targets are equal when their kinds, attributes and hosts are."""
+        return isinstance(other, Target) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash(str(self))
+        return hash(self._identity())
 
 
 def device_from_target(target: "str | dict[str, Any] | Target", dev_id: int = 0) -> Any:

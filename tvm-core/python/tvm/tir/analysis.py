@@ -92,6 +92,9 @@ class _Eq:
             return
         if a is b and not define:
             return
+        # a buffer used where the compared code does not define it is the same memory on both
+        # sides (A[i] and B[i] differ however alike A and B are), unless free names may be mapped
+        self.check(define or self.map_free or a.data is b.data)
         self.check(
             a.dtype == b.dtype
             and a.scope == b.scope
@@ -271,7 +274,7 @@ def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
             eq.expr(a, b)
         elif isinstance(a, Buffer):
             eq.check(isinstance(b, Buffer))
-            eq.buffer(a, b)
+            eq.buffer(a, b, define=True)  # two buffers compared as declarations
         else:
             return a == b
     except _NotEqual:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 from .expr import Buffer, Var
 from .stmt import Stmt
@@ -77,10 +77,24 @@ class IRModule:
         return cls({func.global_symbol: func})
 
     def __getitem__(self, name: str) -> PrimFunc:
-        return self.functions[name]
+        """The function named ``name`` (a ``KeyError`` naming the functions there are)."""
+        try:
+            return self.functions[name]
+        except (KeyError, TypeError):
+            there = ", ".join(repr(k) for k in self.functions) or "none"
+            raise KeyError(f"IRModule has no function {name!r} (its functions: {there})") from None
 
     def __setitem__(self, name: str, func: PrimFunc) -> None:
+        """Add or replace the function ``name``."""
+        if not isinstance(name, str) or not isinstance(func, PrimFunc):
+            raise TypeError(
+                f"IRModule maps names (str) to PrimFuncs, got {type(name).__name__} -> {type(func).__name__}"
+            )
         self.functions[name] = func
+
+    def __iter__(self) -> Iterator[str]:
+        """The names of the functions, as a dict's keys."""
+        return iter(self.functions)
 
     def __contains__(self, name: object) -> bool:
         return name in self.functions

@@ -55,7 +55,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
-from tvm.tir.op import INTRINSICS, is_barrier
+from tvm.tir.op import INTRINSICS, is_barrier, is_reinterpret
 from tvm.tir.stmt import (
     Allocate,
     AssertStmt,
@@ -549,7 +549,7 @@ def _within_32_bit_indices(s: Allocate) -> Stmt:
 
 def _calls_out(e: PrimExpr) -> bool:
     """Whether ``e`` calls something that is not a pure intrinsic (it may differ when called again)."""
-    return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS)
+    return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS and not is_reinterpret(n))
 
 
 def _reads_memory(e: PrimExpr) -> bool:
@@ -665,7 +665,7 @@ def check_indices_at_run_time(func: PrimFunc, target: Any = None) -> PrimFunc:
     else:
         recorded = _Recorded(func, target)
         body = _IndexChecks(func, recorded, in_kernels=True).visit_stmt(func.body)
-        if body is not func.body:
+        if recorded.sites:  # (a body rewritten without a check site, such as a bound call, needs no buffer)
             body = recorded.around(body)
     return func if body is func.body else dataclasses.replace(func, body=body, buffer_map=dict(func.buffer_map))
 
