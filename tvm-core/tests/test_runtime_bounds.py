@@ -397,8 +397,29 @@ def test_a_heap_buffer_past_32_bit_indices_is_refused_before_it_is_allocated() -
         O[0] = C[n - 1, n - 1]
 
     assert _run(square, np.full(3, 5, "int8"), np.zeros(1, "int8"))[1][0] == 5
-    with pytest.raises(RuntimeError, match=r"buffer 'C' would hold more than 2147483647 elements"):
+    with pytest.raises(ValueError, match=r"buffer 'C' has a negative size or more than 2147483647 elements"):
         _run(square, np.zeros(65537, "int8"), np.zeros(1, "int8"))
+
+
+def test_a_heap_buffer_whose_64_bit_sizes_multiply_past_int64_or_are_negative_is_refused() -> None:
+    """(n, n) with n = 2**32 flattened to n * n, which wrapped to 0 elements: the allocation
+    succeeded and the indices, inside the declared shape, wrote far past it."""
+
+    @T.prim_func
+    def f(A: T.Buffer((8,), "float32"), n: T.int64, m: T.int64):
+        B = T.alloc_buffer((n, m), "float32")
+        for i in range(T.int64(8)):
+            B[i % n, i % m] = A[i]
+        for i in range(T.int64(8)):
+            A[i] = B[i % n, i % m] + T.float32(1)
+
+    mod = tvm.compile(f, target="c")
+    a = np.arange(8, dtype="float32")
+    mod["f"](a, 3, 5)
+    np.testing.assert_array_equal(a, np.arange(8) + 1)
+    for n, m in ((2**32, 2**32), (2**62, 4), (-3, -3), (5, -2)):
+        with pytest.raises(ValueError, match=r"buffer 'B' has a negative size or more than 9223372036854775807"):
+            mod["f"](a, n, m)
 
 
 def _alternating_index(name: str) -> Callable[[], int]:

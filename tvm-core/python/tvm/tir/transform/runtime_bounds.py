@@ -39,6 +39,7 @@ from tvm.tir.expr import (
     Call,
     Cast,
     FloatImm,
+    FloorDiv,
     FloorMod,
     IntImm,
     Let,
@@ -393,7 +394,7 @@ class _IndexChecks(StmtExprMutator):
         finally:
             self.roots.pop(s.buffer.data, None)
         if self.kernel_depth == 0:  # the host allocates it: its size must fit its indices
-            inner = _within_32_bit_indices(inner)
+            inner = _within_flat_indices(inner)
         return self._guarded(inner, *s.buffer.shape)
 
     def visit_For(self, s: For) -> Stmt:
@@ -528,23 +529,34 @@ def _zero(dtype: str) -> Optional[PrimExpr]:
     return IntImm(dtype, 0) if _dt.is_int(dtype) or _dt.is_uint(dtype) else None
 
 
-def _within_32_bit_indices(s: Allocate) -> Stmt:
-    """``s`` behind an assert that its element count fits 32-bit indices when its sizes are 32-bit
-    and not all constant: its flat index (and size) would wrap past 2**31 - 1 elements."""
+def _within_flat_indices(s: Allocate) -> Stmt:
+    """``s`` behind an assert that its sizes are not negative and its element count fits its
+    indices, when it has several sizes not all constant: flattened, the count is their product,
+    which would wrap past 2**31 - 1 elements for 32-bit sizes (2**63 - 1 for 64-bit ones) into
+    a small allocation that the indices then pass, and a product of negative sizes may be
+    positive."""
     shape = s.buffer.shape
-    if len(shape) < 2 or all(isinstance(d, IntImm) for d in shape) or any(_dt.bits(d.dtype) > 32 for d in shape):
+    if len(shape) < 2 or all(isinstance(d, IntImm) for d in shape):
         return s
-    most = IntImm("int64", 2**31 - 1)
-    count, fits = Cast("int64", shape[0]), None
-    for d in shape[1:]:  # every partial product is checked, so none overflows int64
-        fits = LE(count, most) if fits is None else And(fits, LE(count, most))
-        count = Mul(count, Cast("int64", d))
-    fits = And(fits, LE(count, most))
-    message = (
-        f"buffer '{s.buffer.name}' would hold more than 2147483647 elements, past what its 32-bit "
-        f"sizes index; declare its sizes with T.int64()"
-    )
-    return AssertStmt(fits, message, s, s.span)
+    wide = any(_dt.bits(d.dtype) > 32 for d in shape)
+    most = IntImm("int64", 2**63 - 1 if wide else 2**31 - 1)
+    dims = [Cast("int64", d) for d in shape]
+    checks: list[PrimExpr] = [GE(d, IntImm("int64", 0)) for d, size in zip(dims, shape) if not isinstance(size, IntImm)]
+    count = dims[0]
+    for d in dims[1:]:  # count * d <= most, asked without computing a product that could wrap
+        checks.append(Or(LE(d, IntImm("int64", 0)), LE(count, FloorDiv(most, d))))
+        count = Mul(count, d)
+    fits = checks[0]
+    for c in checks[1:]:
+        fits = And(fits, c)
+    if wide:
+        message = f"buffer '{s.buffer.name}' has a negative size or more than {most.value} elements"
+    else:
+        message = (
+            f"buffer '{s.buffer.name}' has a negative size or more than {most.value} elements, past what its "
+            f"32-bit sizes index; declare its sizes with T.int64()"
+        )
+    return AssertStmt(fits, message, s, s.span, "ValueError")
 
 
 def _calls_out(e: PrimExpr) -> bool:
