@@ -36,3 +36,27 @@ def test_entries_with_integrity_check(tmp_path):
         assert read_entry(path) is None
         assert not path.exists()  # removed: the next store replaces it
     assert read_entry(tmp_path / "missing") is None
+
+
+def test_a_write_that_fails_names_the_file_asked_for(tmp_path):
+    """Files are written under a private name and renamed: a failure names the file the caller
+    asked for, not the private name."""
+    import pytest
+
+    import tvm
+    from tvm.script import tir as T
+    from tvm.tune import Database
+
+    @T.prim_func
+    def one(A: T.Buffer((1,), "float32")):
+        A[0] = T.float32(1)
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux's /proc (a folder where no file can be created, even by root)")
+    for name, write in (
+        ("lib.so", lambda p: tvm.compile(one, "c").export_library(p)),
+        ("db.json", lambda p: Database(p).store("k", tvm.target.Target("c"), "fp", {"config": {}, "ms": 1.0})),
+    ):
+        with pytest.raises(OSError) as info:
+            write(f"/proc/{name}")
+        assert info.value.filename == f"/proc/{name}", info.value

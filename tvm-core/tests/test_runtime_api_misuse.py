@@ -251,3 +251,29 @@ def test_device_arguments_of_the_wrong_kind_are_named(args, error, match):
 def test_a_device_passed_to_device_is_that_device():
     dev = tvm.cpu(0)
     assert tvm.device(dev) is dev and tvm.device(2, np.int64(1)) == tvm.cuda(1)
+
+
+def test_a_tensor_pickles_as_its_values_and_a_module_refuses_by_name():
+    import copy
+    import pickle
+
+    @T.prim_func
+    def double(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] * T.float32(2)
+
+    t = tvm.runtime.tensor(np.arange(4, dtype="float32"))
+    for again in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t), copy.copy(t)):
+        assert again.device == t.device and again.dtype == t.dtype
+        np.testing.assert_array_equal(again.numpy(), t.numpy())
+    mod = tvm.compile(double, "c")
+    mod["double"](t)
+    np.testing.assert_array_equal(t.numpy(), np.arange(4) * 2)
+    assert copy.deepcopy(t).numpy()[3] == 6  # a copy, not a view
+    for how in (pickle.dumps, copy.deepcopy):
+        with pytest.raises(TypeError, match="a compiled module cannot be pickled or copied: export_library"):
+            how(mod)
+    with pytest.raises(AttributeError, match="named by strings without NUL characters"):
+        mod["double\0other"]
+    timer = mod.time_evaluator("double", number=np.int64(2), repeat=np.int32(1), min_repeat_ms=np.float32(0))
+    assert len(timer(t).results) == 1

@@ -289,3 +289,26 @@ def test_a_child_forked_while_threads_allocate_cpu_tensors_does_not_hang():
     r = run_python(code, timeout=240)
     assert r.returncode == 0 and r.stdout.split()[-2:] == ["hung", "0"], r.stdout + r.stderr
     assert int(r.stdout.split()[-3]) > 100, r.stdout
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tvm.runtime.tensor(np.array([object(), 1], dtype=object)),
+        lambda: tvm.runtime.tensor(np.zeros(2, dtype=[("a", "f4"), ("b", "f4")])),
+        lambda: tvm.runtime.tensor(np.zeros(2, "complex128")),
+        lambda: tvm.runtime.tensor(np.array(["2020-01-01"], dtype="datetime64[D]")),
+        lambda: tvm.runtime.empty((2,), None),
+        lambda: tvm.runtime.empty((2,), ["float32"]),
+    ],
+)
+def test_dtypes_no_tensor_holds_get_the_projects_message(make):
+    with pytest.raises(ValueError, match="a tensor cannot hold dtype"):
+        make()
+
+
+def test_pythons_own_types_are_dtypes_as_numpy_reads_them():
+    assert tvm.runtime.empty((2,), bool).dtype == "bool"
+    assert tvm.runtime.empty((2,), int).dtype == "int64"
+    assert tvm.runtime.empty((2,), float).dtype == "float64"
+    np.testing.assert_array_equal(tvm.runtime.tensor([1, 2], dtype=int).numpy(), np.array([1, 2]))

@@ -113,10 +113,17 @@ def publish(path: str | os.PathLike, write: "Callable[[str], None]") -> None:
     try:
         write(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise naming(err, path) from None
         raise
+
+
+def naming(err: OSError, path: str) -> OSError:
+    """``err`` about ``path`` (the file the caller asked for) instead of a private name."""
+    return OSError(err.errno, err.strerror, path) if err.errno is not None else err
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import importlib.util
@@ -31,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
-from tvm._cache import atomic_write, read_regular_file
+from tvm._cache import atomic_write, naming, read_regular_file
 
 
 class CompileError(RuntimeError):
@@ -296,12 +297,24 @@ def run_compiler(
                 _undefined_names(log),
                 sorted(set(re.findall(r"implicit declaration of function [`'\"\u2018]?([A-Za-z_]\w*)", log))),
             )
+        _move_into_place(out_tmp, output)
+
+
+def _move_into_place(built: str, output: str) -> None:
+    """``built`` moved to ``output`` through a private name beside it (threads compiling the same
+    key must not share one); an OSError names ``output``, not the private name."""
+    final_tmp = None
+    try:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
-        # a private temporary name: threads compiling the same key must not share one
         fd, final_tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(output)), prefix=".tmp-")
         os.close(fd)
-        shutil.move(out_tmp, final_tmp)
+        shutil.move(built, final_tmp)
         os.replace(final_tmp, output)
+    except OSError as err:
+        if final_tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(final_tmp)
+        raise naming(err, output) from None
 
 
 def cache_key(code: str, flags: Sequence[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import threading
 from typing import Any, Callable
 
@@ -177,6 +178,8 @@ class Module:
 
     def get_function(self, name: str, query_imports: bool = False) -> tvm_ffi.Function:
         """The function ``name`` (raises AttributeError naming it when missing)."""
+        if not isinstance(name, str) or "\0" in name:
+            raise AttributeError(f"a module's functions are named by strings without NUL characters, got {name!r}")
         return self._mod.get_function(name, query_imports)
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
@@ -216,9 +219,9 @@ class Module:
         import time
 
         for what, value in (("number", number), ("repeat", repeat)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"time_evaluator: {what} must be an integer of at least 1, got {value!r}")
-        finite = isinstance(min_repeat_ms, (int, float)) and not isinstance(min_repeat_ms, bool)
+        finite = isinstance(min_repeat_ms, numbers.Real) and not isinstance(min_repeat_ms, bool)
         if not finite or not 0 <= min_repeat_ms < float("inf"):
             raise ValueError(f"time_evaluator: min_repeat_ms must be a number of at least 0, got {min_repeat_ms!r}")
         func = self[name]
@@ -260,6 +263,13 @@ class Module:
         from tvm.driver import export
 
         export.export_library(self, path, **kwargs)
+
+    def __reduce__(self) -> tuple:
+        """Refused by name: a compiled library travels as a file."""
+        raise TypeError(
+            "a compiled module cannot be pickled or copied: export_library(path) writes it, and "
+            "tvm.runtime.load_module(path) loads it in another process"
+        )
 
     def __repr__(self) -> str:
         if not self.is_loaded:

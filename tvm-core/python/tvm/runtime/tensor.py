@@ -47,7 +47,18 @@ def numpy_dtype(dtype: str) -> np.dtype:
     return np.dtype(dtype)
 
 
+def _rebuilt(values: np.ndarray, device_type: int, device_index: int) -> "Tensor":
+    """A pickled tensor again (see ``Tensor.__reduce__``)."""
+    return tensor(values, Device(device_type, device_index))
+
+
+#: Python's own types as NumPy reads them for a dtype
+_PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+
+
 def _dtype_str(dtype: Any) -> str:
+    if isinstance(dtype, type) and dtype in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[dtype]
     if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
         name = np.dtype(dtype).name
         return "bfloat16" if name == "bfloat16" else name
@@ -66,6 +77,12 @@ class Tensor(tvm_ffi.Tensor):
             "tvm.runtime.Tensor is not called directly: use tvm.runtime.tensor(data, device), "
             "tvm.runtime.empty(shape, dtype, device) or tvm.runtime.from_dlpack(obj)"
         )
+
+    def __reduce__(self) -> tuple:
+        """Pickled (and deep-copied) as its values and its device: unpickling copies them to that
+        device, which must exist there."""
+        dev = self.device
+        return _rebuilt, (self.numpy(), dev.dlpack_device_type(), dev.index)
 
     def numpy(self) -> np.ndarray:
         """Copy the tensor into a new NumPy array (from any device); a vector dtype's lanes are
@@ -147,9 +164,12 @@ def _tensor_dtype(dtype: Any) -> tvm_ffi.dtype:
     """``dtype`` as tvm-ffi's dtype; a ValueError for one no tensor holds (``float33``, ``int4``,
     ``handle``), which tvm-ffi parses but nothing can read back."""
     text = _dtype_str(dtype)
-    dt = tvm_ffi.dtype(text)
-    bits = _TENSOR_BITS.get(dt.type_code, (8,) if dt.type_code >= 7 else ())
-    if dt.bits not in bits or dt.lanes < 1:
+    try:
+        dt = tvm_ffi.dtype(text)
+    except (ValueError, TypeError, RuntimeError):
+        dt = None
+    bits = _TENSOR_BITS.get(dt.type_code, (8,) if dt.type_code >= 7 else ()) if dt is not None else ()
+    if dt is None or dt.bits not in bits or dt.lanes < 1:
         raise ValueError(
             f"a tensor cannot hold dtype '{text}': use bool, int8/16/32/64, uint8/16/32/64, "
             f"float16/32/64, bfloat16 or an 8-bit float format (vectors of them too, e.g. float32x4)"
