@@ -94,7 +94,7 @@ class _Eq:
             return
         # a buffer used where the compared code does not define it is the same memory on both
         # sides (A[i] and B[i] differ however alike A and B are), unless free names may be mapped
-        self.check(define or self.map_free or a.data is b.data)
+        self.check(define or self.map_free or a.data is b.data or self.vars.get(a.data) is b.data)
         self.check(
             a.dtype == b.dtype
             and a.scope == b.scope
