@@ -88,7 +88,22 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
         """),
         None,
     ),
+    "loads_itself": (
+        "tvm_backend_loads_itself:activate",
+        "import tvm.backend\ndef activate(ctx):\n    tvm.backend.load('loads_itself')\n",
+        None,
+    ),
     # ownership between plugins (test_ownership.py)
+    "aaa_takes_example_namespace": (
+        "tvm_backend_aaa_takes_example_namespace:activate",
+        "def activate(ctx):\n    ctx.register_script_namespace('example', 'json')\n",
+        None,
+    ),
+    "zzz_codegen_only": (
+        "tvm_backend_zzz_codegen_only:activate",
+        "def activate(ctx):\n    ctx.register_device('zzz_codegen_only')\n",
+        None,
+    ),
     "named_opencl": (
         "tvm_backend_named_opencl:activate",
         "def activate(ctx):\n    raise AssertionError('a refused entry point must never be imported')\n",

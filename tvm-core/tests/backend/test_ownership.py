@@ -147,3 +147,31 @@ def test_str_of_any_device_never_raises():
 
     assert str(tvm.runtime.Device(63, 1)) == "device_type_63:1"
     assert repr(tvm.cpu(0)) == "cpu(0)" and str(tvm.cpu(0)) == "cpu:0"
+
+
+def test_a_failed_backends_device_type_stays_its_own_once_its_runtime_is_loaded(run_python, example_installed):
+    """The example backend fails after its runtime DSO registered a DeviceAPI for its vendor type
+    (another plugin took its TVMScript namespace); that registration cannot be undone, so the
+    type stays the example's and the next vendor gets another one, without a runtime."""
+    code = """
+import json, warnings
+warnings.simplefilter("ignore")
+import tvm
+rec = tvm.backend._registry.get_record
+dev = tvm.device("zzz_codegen_only")
+try:
+    dev.name
+    why = ""
+except Exception as err:
+    why = str(err)
+owners = tvm.backend._ownership._owners
+print(json.dumps({"example": rec("example").status, "zzz": rec("zzz_codegen_only").status,
+                  "exist": dev.exist, "why": why,
+                  "types": sorted(k for (what, k), (b, _) in owners.items() if what == "device type" and b == "example")}))
+"""
+    r = run_python(code, plugins=("aaa_takes_example_namespace", "zzz_codegen_only"))
+    assert r.returncode == 0, r.stderr
+    out = r.json()
+    assert out["example"] == "failed" and out["zzz"] == "active"
+    assert out["exist"] is False and "loaded no runtime for this device" in out["why"]
+    assert out["types"], "the example's device type is still claimed by it"

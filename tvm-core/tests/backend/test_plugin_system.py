@@ -108,6 +108,7 @@ def test_an_unknown_strict_value_is_warned_about(run_python):
         ("missing_dso", "BackendError", "is missing from the installed package"),
         ("damaged_dso", "BackendError", "cannot be loaded"),
         ("bad_device_type", "ValueError", "is not a DLPack device type"),
+        ("loads_itself", "BackendError", "is still activating: its activate() asked to load it again"),
     ],
 )
 def test_broken_plugin_never_breaks_import(run_python, variant, exc_type, needle):

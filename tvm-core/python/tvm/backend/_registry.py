@@ -133,6 +133,8 @@ _NAME = re.compile(r"[\w.-]+")
 _lock = threading.RLock()
 renewed_in_child(sys.modules[__name__], "_lock", threading.RLock)
 _records: dict[str, BackendRecord] = {}
+#: backends whose activate() is running (a call that asks for one of them again is refused)
+_activating: set[str] = set()
 _entry_points: dict[str, EntryPoint] = {}
 _discovered = False
 
@@ -298,7 +300,16 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
             if explicit and rec.status == FAILED:
                 raise BackendError(f"backend '{name}' failed to load: {rec.reason}")
             return rec
-        _run_hook(rec, _entry_points[name])
+        if name in _activating:  # its activate() asked for it again, directly or through a call
+            raise BackendError(
+                f"backend '{name}' is still activating: its activate() asked to load it again (through "
+                f"tvm.backend.load, or a load_module or device of its own kind); it is ready when activate returns"
+            )
+        _activating.add(name)
+        try:
+            _run_hook(rec, _entry_points[name])
+        finally:
+            _activating.discard(name)
     if rec.status == FAILED:
         if strict_mode() or explicit:
             raise BackendError(
@@ -452,6 +463,11 @@ def explain_missing(what: str, name: str, record: BackendRecord | None, known: S
         return BackendError(
             f"{what}: backend '{record.name}' generates code but its runtime is "
             f"unavailable on this machine: {record.reason}. Fix: {record.fix()}"
+        )
+    if record.status == ACTIVE:
+        return BackendError(
+            f"{what}: backend '{record.name}' is active but loaded no runtime for this device (it only "
+            f"generates code), so nothing can run on it in this process"
         )
     return BackendError(f"{what}: backend '{record.name}' is {record.describe()}")
 

@@ -76,6 +76,9 @@ class BackendContext:
     def __init__(self, record: BackendRecord):
         self._record = record
         self._undo: list[Callable[[], None]] = []
+        #: the releases of claims a loaded runtime DSO keeps using (see _rollback)
+        self._runtime_claims: set[Callable[[], None]] = set()
+        self._keep_alive: Any = None
         self.runtime_available: bool = False
         #: Why the runtime is unavailable ("" while available); repeated in fallback errors.
         self.unavailable_reason: str = ""
@@ -156,7 +159,10 @@ class BackendContext:
 
     def _claim(self, what: str, key: object) -> None:
         """Own ``what`` ``key`` for this backend (refused with both owners named when taken)."""
-        self._undo.append(_ownership.claim(what, key, self.name, self._record.distribution))
+        release = _ownership.claim(what, key, self.name, self._record.distribution)
+        if what in _HELD_BY_A_LOADED_RUNTIME:
+            self._runtime_claims.add(release)
+        self._undo.append(release)
 
     def register_device(self, name: str, device_type: int | None = None, aliases: tuple[str, ...] = ()) -> int:
         """Claim device ``name`` and its DLPack ``device_type`` for this backend, so that
@@ -279,9 +285,13 @@ class BackendContext:
         return f"Reason: {why}. Fix: {fix}."
 
     def _rollback(self) -> None:
-        """Undo what the hook registered before it failed (globals registered by the runtime DSO
-        itself stay: a DSO cannot be unloaded safely)."""
+        """Undo what the hook registered before it failed. Globals registered by the runtime DSO
+        itself stay (a DSO cannot be unloaded safely), so once it was initialised its device
+        types and module kinds stay claimed by this backend: another backend given them would
+        silently use this one's DeviceAPI and loaders."""
         for undo in reversed(self._undo):
+            if self._keep_alive is not None and undo in self._runtime_claims:
+                continue
             try:
                 undo()
             except Exception:  # noqa: BLE001 - best effort cleanup of a failed backend
@@ -290,6 +300,10 @@ class BackendContext:
         self._record.target_kinds.clear()
         self._record.module_kinds.clear()
         self._record.device_types.clear()
+
+
+#: Claims whose registrations a runtime DSO makes itself (a DeviceAPI, a module loader)
+_HELD_BY_A_LOADED_RUNTIME = ("device type", "module kind")
 
 
 def _restore(table: dict, key: object, previous: object) -> None:
