@@ -165,9 +165,9 @@ try:
 except Exception as err:
     why = str(err)
 owners = tvm.backend._ownership._owners
+types = sorted(k for (what, k), (b, _) in owners.items() if what == "device type" and b == "example")
 print(json.dumps({"example": rec("example").status, "zzz": rec("zzz_codegen_only").status,
-                  "exist": dev.exist, "why": why,
-                  "types": sorted(k for (what, k), (b, _) in owners.items() if what == "device type" and b == "example")}))
+                  "exist": dev.exist, "why": why, "types": types}))
 """
     r = run_python(code, plugins=("aaa_takes_example_namespace", "zzz_codegen_only"))
     assert r.returncode == 0, r.stderr
