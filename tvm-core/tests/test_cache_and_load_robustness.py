@@ -293,3 +293,30 @@ def test_an_uncached_compile_removes_only_its_own_folder(tmp_path, monkeypatch):
     np.testing.assert_array_equal(b, a + 1)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("tvm-build-")] == []
     assert (tmp_path / "precious.txt").read_text() == "kept"
+
+
+def test_paths_that_are_not_utf8_compile_export_and_load(tmp_path, monkeypatch):
+    """A cache folder or a library whose name is not UTF-8 (Latin-1 'café'): tvm-ffi takes UTF-8
+    paths, and every compile there failed with a bare UnicodeEncodeError."""
+    odd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9")
+    monkeypatch.setenv("TVM_CACHE_DIR", odd)
+    mod = tvm.compile(_ADD, "c")
+    a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    mod["add_one"](a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    lib = os.path.join(odd, "lib\udcff.so")
+    mod.export_library(lib)
+    b[:] = 0
+    tvm.runtime.load_module(os.fsencode(lib))["add_one"](a, b)
+    np.testing.assert_array_equal(b, a + 1)
+
+
+def test_a_library_path_the_system_cannot_open_says_why(tmp_path):
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    with pytest.raises(OSError, match="cannot open the library: Too many levels of symbolic links"):
+        tvm.runtime.load_module(str(tmp_path / "loop_a"))
+    with pytest.raises(OSError, match="cannot open the library: File name too long"):
+        tvm.runtime.load_module(str(tmp_path / ("x" * 300)))
+    with pytest.raises(FileNotFoundError, match="no such library"):
+        tvm.runtime.load_module(str(tmp_path / "missing.so"))

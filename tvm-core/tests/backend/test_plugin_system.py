@@ -382,3 +382,15 @@ def test_entry_point_syntax(run_python):
     refused = recs[""]
     assert refused["status"] == "failed" and "no backend name" in refused["reason"], refused
     assert "tvm_backend_empty_name" not in r.json()["modules"]
+
+
+def test_import_works_from_a_removed_current_directory(run_python):
+    """A shell left in a removed build folder: '' on sys.path has no directory to scan."""
+    code = (
+        "import os, tempfile\n"
+        "d = tempfile.mkdtemp(); os.chdir(d); os.rmdir(d)\n"
+        "import tvm\n"
+        "print('ok', tvm.backend._registry.get_record('good').status)\n"
+    )
+    r = run_python(code, plugins=("good",))
+    assert r.returncode == 0 and r.stdout.split() == ["ok", "active"], r.stderr

@@ -207,13 +207,23 @@ def _scan_with_cache(dirs: list[str], cached: dict[str, list]) -> tuple[dict[str
     return scans, changed
 
 
+def _path_dirs() -> list[str]:
+    """The folders of ``sys.path``, ``''`` as the current directory; without one (it was
+    removed), ``''`` is left out, as Python's own import system does."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = None
+    return [p or here for p in sys.path if isinstance(p, str) and (p or here)]
+
+
 def discover() -> list[EntryPoint]:
     """All ``tvm.backends`` entry points on ``sys.path``, in path order (a name may come from
     several distributions: :mod:`tvm.backend._registry` decides which one owns it).
 
     Each directory's scan is cached with its modification time, so a change in one directory
     (often the current one, ``sys.path[0]``) rescans only that directory."""
-    dirs = [p or os.getcwd() for p in sys.path]
+    dirs = _path_dirs()
     cache = _cache_file(dirs)
     cached = _read_cache(cache)
     scans, changed = _scan_with_cache(dirs, cached)

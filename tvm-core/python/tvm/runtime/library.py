@@ -100,7 +100,12 @@ def _dlopen(path: str, shown: str = "") -> tvm_ffi.Module:
     ``T.call_extern`` of the caller's own library) is an :class:`UnresolvedSymbolError` naming it
     with the fix (and the library as ``shown``, the user's path of a private copy)."""
     try:
-        return tvm_ffi.load_module(path)
+        if _utf8(path):
+            return tvm_ffi.load_module(path)
+        with tempfile.TemporaryDirectory(prefix="tvm-lib-") as tmpdir:  # tvm-ffi takes UTF-8 paths
+            link = os.path.join(tmpdir, "library.so")
+            os.symlink(os.path.abspath(path), link)
+            return tvm_ffi.load_module(link)
     except RuntimeError as err:
         # glibc: "undefined symbol: f"; musl: "Error relocating lib.so: f: symbol not found"
         missing = re.search(r"undefined symbol: ([A-Za-z_]\w*)|: ([A-Za-z_]\w*): symbol not found", str(err))
@@ -394,13 +399,26 @@ def check_checksum(path: str, data: bytes) -> None:
         )
 
 
-def load_module(path: str) -> Module:
+def _utf8(path: str) -> bool:
+    """Whether ``path`` is UTF-8 text (a name of bytes that are not is held as surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def load_module(path: str | os.PathLike) -> Module:
     """Load a library written by :func:`export_library` (or any tvm-ffi library). Raises
     FileNotFoundError when ``path`` does not exist and ValueError when it is not a regular file
     (a directory, FIFO, socket or device is refused before anything is read from it)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no such library: {path}")
+    path = os.fsdecode(os.fspath(path))
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such library: {path}") from None
+    except OSError as err:  # a symlink loop, a name too long ...: the system's reason
+        raise OSError(err.errno, f"cannot open the library: {err.strerror}", path) from None
     data = _read_file(path)  # read once: the checksum and the embedded table
     check_checksum(path, data)
     kinds = read_embedded_kinds(path, data)
@@ -420,7 +438,7 @@ def _load_private_copy(data: bytes, path: str) -> tvm_ffi.Module:
     (the loaded copy stays mapped); messages name ``path``. The copy's name ends in ``.so``
     whatever ``path`` ends in: tvm-ffi picks its loader by the suffix, and a library exported as
     ``model`` or ``model.bin`` is one too."""
-    name = os.path.basename(path)
+    name = os.path.basename(path) if _utf8(path) else "library"
     with _private_copy(data, name if name.endswith(".so") else f"{name}.so") as copy:
         return _dlopen(copy, shown=path)
 
