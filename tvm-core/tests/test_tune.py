@@ -408,3 +408,22 @@ def test_the_target_helpers_read_a_target_string_as_the_target_it_names():
         assert device_fingerprint(text) == device_fingerprint(target)
     assert vector_lanes("c -mcpu=haswell") == 8
     assert device_limits("opencl") == device_limits(tvm.target.Target("opencl"))
+
+
+def test_a_database_path_at_a_file_tune_never_wrote_leaves_the_file_alone(tmp_path):
+    """TVM_TUNING_DATABASE pointed at a user's own file: it was renamed '.corrupt' by a plain
+    tvm.compile. Only a damaged file tvm.tune wrote is set aside."""
+    mine = tmp_path / "settings.json"
+    mine.write_text('{"theme": "dark"}\n')
+    db = Database(mine)
+    with pytest.warns(RuntimeWarning, match="is no tuning database .* left as it is"):
+        assert db.lookup("k", TARGET, "fp") is None
+    db.store("k", TARGET, "fp", {"config": {"mr": 4}, "ms": 1.0})
+    assert db.lookup("k", TARGET, "fp")["config"] == {"mr": 4}
+    assert mine.read_text() == '{"theme": "dark"}\n' and sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+    damaged = tmp_path / "tuning.json"
+    Database(damaged).store("k", TARGET, "fp", {"config": {"mr": 4}, "ms": 1.0})
+    damaged.write_bytes(damaged.read_bytes()[:-20])
+    with pytest.warns(RuntimeWarning, match="set aside as"):
+        assert Database(damaged).lookup("k", TARGET, "fp") is None
+    assert (tmp_path / "tuning.json.corrupt").exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import errno
 import itertools
 import os
 import stat
@@ -65,11 +66,12 @@ class NotARegularFile(OSError):
         self.kind = kind
 
 
-def read_regular_file(path: str | os.PathLike) -> bytes:
+def read_regular_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path``. Raises :class:`NotARegularFile` when it is a
     directory, FIFO, socket or device (reading one would fail, block forever or never end) and
-    OSError when it cannot be read. Opening does not block: a FIFO put there is seen by
-    ``fstat`` before anything is read."""
+    OSError when it cannot be read, or holds more than ``limit`` bytes (a cache entry no writer
+    makes that large is damage, and reading it whole could exhaust memory). Opening does not
+    block: a FIFO put there is seen by ``fstat`` before anything is read."""
     kind = special_file_kind(os.stat(path).st_mode)  # a socket cannot even be opened
     if kind is not None:
         raise NotARegularFile(os.fspath(path), kind)
@@ -83,7 +85,9 @@ def read_regular_file(path: str | os.PathLike) -> bytes:
         os.close(fd)
         raise NotARegularFile(os.fspath(path), kind)
     with os.fdopen(fd, "rb") as f:
-        return f.read()
+        if limit is not None and os.fstat(f.fileno()).st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than the {limit} bytes such a file holds", os.fspath(path))
+        return f.read(-1 if limit is None else limit + 1)
 
 
 def check_user_file(path: str) -> None:
@@ -176,13 +180,17 @@ def write_entry(path: str | os.PathLike, payload: bytes) -> None:
     atomic_write(path, header + payload)
 
 
+#: The most bytes a cache entry (a program binary, a tuning record file ...) is read up to
+ENTRY_LIMIT = 1 << 30
+
+
 def read_entry(path: str | os.PathLike) -> bytes | None:
     """The payload stored at ``path``; None when it is absent or fails the integrity check (a
     truncated, bit-flipped or foreign file, which is then removed so the next store replaces it)."""
     import zlib
 
     try:
-        data = read_regular_file(path)
+        data = read_regular_file(path, limit=ENTRY_LIMIT)
     except NotARegularFile:
         data = b""  # removed below, so that the next store replaces it
     except OSError:

@@ -58,7 +58,12 @@ def _read_text(path: str) -> str:
     hostile installation cannot make ``import tvm`` wait forever)."""
     from tvm._cache import read_regular_file
 
-    return read_regular_file(path).decode("utf-8")
+    return read_regular_file(path, limit=_TEXT_LIMIT).decode("utf-8")
+
+
+#: The most bytes an entry_points.txt, a METADATA or the scan cache is read up to (a few KB
+#: each, even for thousands of entry points)
+_TEXT_LIMIT = 64 << 20
 
 
 def _declares_exactly(directory: str, entries: list[EntryPoint]) -> bool:

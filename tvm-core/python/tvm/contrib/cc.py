@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
-from tvm._cache import atomic_write, naming, read_regular_file
+from tvm._cache import ENTRY_LIMIT, atomic_write, naming, read_regular_file
 
 
 class CompileError(RuntimeError):
@@ -343,8 +343,8 @@ def _intact(path: Path) -> bool:
     recorded next to it. A truncated or altered library is compiled again instead of being
     loaded (a truncated one faulted with SIGBUS)."""
     try:
-        data = read_regular_file(path)
-        recorded = read_regular_file(_checksum_file(path)).strip()
+        data = read_regular_file(path, limit=ENTRY_LIMIT)
+        recorded = read_regular_file(_checksum_file(path), limit=64).strip()
     except OSError:
         return False
     return recorded == f"{zlib.crc32(data):08x}".encode()

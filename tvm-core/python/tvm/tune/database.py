@@ -15,6 +15,17 @@ from tvm._fork_safe import renewed_in_child
 _FORMAT = 1
 
 
+class ForeignFile(ValueError):
+    """The database's path holds a file tvm.tune did not write."""
+
+
+def _written_by_tvm(raw: bytes) -> bool:
+    """Whether ``raw`` looks like a file this module wrote (its "format" and "records" near the
+    start), damaged or not."""
+    head = raw[:4096]
+    return head.lstrip().startswith(b"{") and b'"format"' in head and b'"records"' in head
+
+
 class Database:
     """Records ``{"config", "ms", "measured_at", ...}`` keyed by kernel, target and device
     fingerprint. The file is read when first needed and again whenever another process has
@@ -46,6 +57,8 @@ class Database:
         return f"{kernel} | {target} | {fingerprint}"
 
     def _file_stamp(self) -> tuple | None:
+        if self.path is None:
+            return None
         try:
             st = os.stat(self.path)
         except OSError:
@@ -64,6 +77,8 @@ class Database:
             return self._records
         try:
             records = self._parse()
+        except ForeignFile as err:
+            records, stamp = self._set_aside(err), None
         except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past Python's limit
             from tvm._cache import exclusive_lock
 
@@ -74,10 +89,17 @@ class Database:
 
     def _parse(self) -> dict[str, dict]:
         """The records in the file (none when it does not exist); ValueError when it is damaged."""
+        from tvm._cache import ENTRY_LIMIT, read_regular_file
+
         if not self.path.exists():
             return {}
-        data = json.loads(self.path.read_text(encoding="utf-8"))
+        raw = read_regular_file(self.path, limit=ENTRY_LIMIT)
+        if not raw.strip():
+            return {}  # an empty file (made for it): the first store writes it
+        data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("records"), dict):
+            if not _written_by_tvm(raw):  # another program's JSON: never moved nor overwritten
+                raise ForeignFile(f"{self.path} is no tuning database (JSON that tvm.tune did not write)")
             raise ValueError(f"not a tuning database of format {_FORMAT}")
         return {k: v for k, v in data["records"].items() if isinstance(v, dict) and "config" in v}
 
@@ -93,8 +115,20 @@ class Database:
         return self._set_aside(err), self._file_stamp()
 
     def _set_aside(self, err: Exception) -> dict[str, dict]:
-        """Rename the damaged file ``.corrupt`` (the caller holds the lock) and warn; no records."""
+        """Rename the damaged file ``.corrupt`` (the caller holds the lock) and warn; no records.
+        A file tvm.tune never wrote (a path set to the wrong file) is left as it is, and the
+        records stay in memory."""
         import warnings
+
+        if isinstance(err, ForeignFile):
+            warnings.warn(
+                f"tuning database: {err}; it is left as it is and tuning records are kept in memory only "
+                f"(set TVM_TUNING_DATABASE, or database=, to a file of its own)",
+                RuntimeWarning,
+                stacklevel=5,
+            )
+            self.path = None
+            return {}
 
         aside = self.path.with_suffix(self.path.suffix + ".corrupt")
         try:
