@@ -60,3 +60,67 @@ def test_a_write_that_fails_names_the_file_asked_for(tmp_path):
         with pytest.raises(OSError) as info:
             write(f"/proc/{name}")
         assert info.value.filename == f"/proc/{name}", info.value
+
+
+def test_cache_files_past_their_size_are_damage_not_read_whole(tmp_path, monkeypatch):
+    """A 3 GiB file (sparse here) where a checksum sidecar or a cache entry belongs is refused
+    by its size before it is read: reading it whole cost seconds and gigabytes on every use."""
+    import errno
+
+    import numpy as np
+    import pytest
+
+    import tvm
+    from tvm._cache import read_regular_file
+    from tvm.script import tir as T
+
+    big = tmp_path / "big"
+    with open(big, "wb") as f:
+        f.truncate(3 << 30)
+    with pytest.raises(OSError) as info:
+        read_regular_file(big, limit=64)
+    assert info.value.errno == errno.EFBIG and "larger than the 64 bytes" in str(info.value)
+
+    @T.prim_func
+    def inc(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(1)
+
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path / "cache"))
+    tvm.compile(inc, "c")
+    (sidecar,) = (tmp_path / "cache").rglob("*.so.crc")
+    with open(sidecar, "wb") as f:
+        f.truncate(3 << 30)
+    a = np.zeros(4, "float32")
+    tvm.compile(inc, "c")["inc"](a)  # the entry counts as damaged: compiled again
+    np.testing.assert_array_equal(a, np.ones(4, "float32"))
+    assert sidecar.stat().st_size < 64
+
+
+def test_a_folder_where_a_compile_cache_entry_belongs_means_compiling_without_the_cache(tmp_path, monkeypatch):
+    import numpy as np
+    import pytest
+
+    import tvm
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def dec(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] - T.float32(1)
+
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path / "cache"))
+    tvm.compile(dec, "c")
+    for suffix in (".so", ".c"):
+        (entry,) = (tmp_path / "cache").rglob(f"*{suffix}")
+        for p in entry.parent.glob(entry.name.partition(".")[0] + "*"):
+            p.unlink()
+        entry.mkdir()
+        a = np.zeros(4, "float32")
+        with pytest.warns(RuntimeWarning, match="is a folder or another non-file; compiling without the cache"):
+            mod = tvm.compile(dec, "c")
+        mod["dec"](a)
+        np.testing.assert_array_equal(a, -np.ones(4, "float32"))
+        assert not list(entry.parent.glob(".tmp-*")) and not list(entry.parent.glob(".tvm-*"))
+        entry.rmdir()
+        tvm.compile(dec, "c")

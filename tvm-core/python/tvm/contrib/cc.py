@@ -380,7 +380,21 @@ def _cache_slot(code: str, flags: Sequence[str], suffix: str) -> tuple[Path | No
             stacklevel=3,
         )
         return None, False
+    if _occupied(path) or _occupied(path.with_suffix(".c")):
+        warnings.warn(
+            f"compile cache entry {path} (or its .c) is a folder or another non-file; compiling without the "
+            f"cache (remove it to cache this kernel again)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None, False
     return path, False
+
+
+def _occupied(path: Path) -> bool:
+    """Whether something other than a regular file (or a link to one) sits at ``path``: a cache
+    entry written there would fail to replace it."""
+    return os.path.lexists(path) and not path.is_file()
 
 
 #: Outputs of uncached compiles, each alone in the private folder (its value) that
