@@ -300,6 +300,14 @@ print("INFO", info["dir"], info["hits"], info["stores"], info["rejected"])
     assert run() == [str(tmp_path / "cache"), "0", "1", "1"]
     assert entries[0].is_file() and not entries[0].is_fifo()
     assert run(TVM_OPENCL_CACHE="0") == ["0", "0", "0"]  # no folder, nothing stored
+    assert run(TVM_OPENCL_CACHE=" Off ") == ["0", "0", "0"]  # read as Python reads switches
+    typo = run_python(code, env={"TVM_OPENCL_CACHE_DIR": str(tmp_path / "cache"), "TVM_OPENCL_CACHE": "of"})
+    assert typo.returncode != 0 and "TVM_OPENCL_CACHE='of': expected 1, true, yes or on" in typo.stderr
+    # TVM_CACHE_DIR's off words, in any case, turn the cache off on this side too: no "./OFF" folder
+    for off in ("OFF", " False ", "none"):
+        out = run_python(code, env={"TVM_CACHE_DIR": off}, cwd=str(tmp_path))
+        assert out.returncode == 0, out.stderr
+        assert not (tmp_path / off.strip()).exists()
 
 
 def test_an_elem_offset_of_another_argument_must_be_zero_on_opencl(dev):

@@ -39,3 +39,25 @@ def test_load_module_imports_no_compiler_module(tmp_path, private_cache, autoloa
     )
     assert proc.returncode == 0, proc.stderr
     assert "compiler modules: []" in proc.stdout, proc.stdout
+
+
+def test_a_switch_that_is_no_switch_is_named_and_counts_as_unset():
+    """TVM_DEVICE_BACKEND_AUTOLOAD=flase kept autoload on without a word; it is warned about now,
+    naming the variable and the words a switch takes, as the C++ switches refuse it."""
+    from tvm.testing import run_python
+
+    code = (
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import tvm\n"
+        "from tvm._env import env_flag\n"
+        "print([str(w.message) for w in seen if 'is not a switch' in str(w.message)])\n"
+        "print(env_flag('TVM_COMPILE_FORCE_FALLBACK'), env_flag('TVM_X_ON', True), env_flag('TVM_X_OFF', True))\n"
+    )
+    env = {"TVM_DEVICE_BACKEND_AUTOLOAD": "flase", "TVM_X_ON": " YES ", "TVM_X_OFF": "Off"}
+    out = run_python(code, env=env)
+    assert out.returncode == 0, out.stderr
+    warned, flags = out.stdout.strip().splitlines()[-2:]
+    assert "TVM_DEVICE_BACKEND_AUTOLOAD='flase' is not a switch: use 1, true, yes or on" in warned
+    assert flags == "False True False"

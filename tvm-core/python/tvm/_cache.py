@@ -30,8 +30,8 @@ def cache_root() -> str | None:
     env = os.environ.get("TVM_CACHE_DIR", "").strip()
     if env.lower() in _OFF:
         return None
-    if env:
-        return os.path.expanduser(env)  # "~/x" as a shell would read it (C++ caches do the same)
+    if env:  # "~" and "~/x" as a shell reads them, "~user" kept as written (as the C++ caches do)
+        return os.path.expanduser(env) if env == "~" or env.startswith("~/") else env
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "tvm")
 

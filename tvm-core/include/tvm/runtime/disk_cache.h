@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tvm/runtime/env_setting.h>
+
 #include <cerrno>
 #include <array>
 #include <cstdint>
@@ -67,10 +69,11 @@ inline std::string Dir(const std::string& name) {
     const char* v = std::getenv(var);
     return std::string(v != nullptr ? v : "");
   };
-  std::string root = env("TVM_CACHE_DIR");
+  std::string word = SettingWord(std::getenv("TVM_CACHE_DIR"));  // as Python reads it
   for (const char* off : {"0", "off", "none", "false", "no"}) {
-    if (root == off) return "";
+    if (word == off) return "";
   }
+  std::string root = SettingText(std::getenv("TVM_CACHE_DIR"));
   if (!root.empty()) return ExpandHome(root) + "/" + name;
   std::string xdg = env("XDG_CACHE_HOME");
   if (!xdg.empty()) return xdg + "/tvm/" + name;

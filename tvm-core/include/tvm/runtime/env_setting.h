@@ -37,16 +37,32 @@ inline int64_t IntegerSetting(const char* name, int64_t fallback, int64_t lo, in
   return v;
 }
 
+/*! \brief `text` (an environment value, may be null) without the spaces around it, as Python's
+ *  str.strip() gives it. */
+inline std::string SettingText(const char* text) {
+  std::string value(text != nullptr ? text : "");
+  size_t first = value.find_first_not_of(" \t\n\r\f\v");
+  size_t last = value.find_last_not_of(" \t\n\r\f\v");
+  return first == std::string::npos ? "" : value.substr(first, last - first + 1);
+}
+
+/*! \brief SettingText(text) lower-cased: the word of a switch. */
+inline std::string SettingWord(const char* text) {
+  std::string value = SettingText(text);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return value;
+}
+
 /*!
  * \brief Switch `name` from the environment, read as Python's side reads switches: 1, true, yes
- *  or on (any case) is true, 0, false, no or off is false, unset or empty is `fallback`; anything
- *  else is a ValueError "<name>='<value>': expected 1, true, yes or on, or 0, false, no or off".
+ *  or on (any case, spaces around ignored) is true, 0, false, no or off is false, unset or empty
+ *  is `fallback`; anything else is a ValueError "<name>='<value>': expected 1, true, yes or on,
+ *  or 0, false, no or off".
  */
 inline bool BooleanSetting(const char* name, bool fallback) {
   const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0') return fallback;
-  std::string value(env);
-  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string value = SettingWord(env);
+  if (value.empty()) return fallback;
   for (const char* yes : {"1", "true", "yes", "on"}) {
     if (value == yes) return true;
   }

@@ -18,6 +18,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 #include <tvm/runtime/disk_cache.h>
+#include <tvm/runtime/env_setting.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,10 +42,7 @@ class ProgramCache {
 
   /*! \brief The folder of the entries, or "" when the cache is off. */
   std::string Folder() const {
-    std::string flag = Env("_CACHE");
-    for (const char* off : {"0", "off", "false", "no"}) {
-      if (flag == off) return "";
-    }
+    if (!BooleanSetting((env_prefix_ + "_CACHE").c_str(), true)) return "";
     std::string dir = Env("_CACHE_DIR");
     return dir.empty() ? disk_cache::Dir(name_) : disk_cache::ExpandHome(dir);
   }

@@ -10,11 +10,16 @@ import textwrap
 
 
 def run_python(
-    code: str, env: dict[str, str] | None = None, timeout: int = 300, clean_tvm_env: bool = False
+    code: str,
+    env: dict[str, str] | None = None,
+    timeout: int = 300,
+    clean_tvm_env: bool = False,
+    cwd: str | None = None,
 ) -> subprocess.CompletedProcess:
     """Run ``code`` (dedented) in a new interpreter with this one's ``sys.path`` and warnings
-    ignored; ``env`` adds variables, ``clean_tvm_env`` first drops the caller's ``TVM_*`` ones
-    (except ``TVM_CACHE_DIR``). Captures output as text and never raises on failure."""
+    ignored, in folder ``cwd`` (default: this one's); ``env`` adds variables, ``clean_tvm_env``
+    first drops the caller's ``TVM_*`` ones (except ``TVM_CACHE_DIR``). Captures output as text
+    and never raises on failure."""
     full = dict(os.environ)
     if clean_tvm_env:
         full = {k: v for k, v in full.items() if not k.startswith("TVM_") or k == "TVM_CACHE_DIR"}
@@ -26,4 +31,5 @@ def run_python(
         capture_output=True,
         text=True,
         timeout=timeout,
+        cwd=cwd,
     )
