@@ -98,6 +98,12 @@ void CheckLocalArrays(const std::string& name, int64_t scalars, const std::strin
 
 /*! \brief Each kernel's shader, by name, split off the payload; ValueError when malformed. */
 std::map<std::string, std::string> SplitShaders(const std::string& payload) {
+  size_t bad = tvm::runtime::FirstNonUtf8(payload);
+  if (bad < payload.size()) {  // WGSL is UTF-8 text (wgpu's compiler aborts the process on bytes)
+    TVM_FFI_THROW(ValueError) << "a webgpu module's payload is no UTF-8 text: byte "
+                              << static_cast<int>(static_cast<unsigned char>(payload[bad]))
+                              << " at offset " << bad << " (a damaged or foreign module)";
+  }
   std::map<std::string, std::string> shaders;
   std::string* current = nullptr;
   std::istringstream lines(payload);

@@ -98,6 +98,11 @@ def test_malformed_payloads_are_value_errors(dev):
     shader = "//! kernel k\n@compute @workgroup_size(1, 1, 1)\nfn main() {}\n"
     with pytest.raises(ValueError, match="takes 16400 scalar arguments; one launch passes at most 16384"):
         device_module.create_device_module("webgpu", "wgsl", [["k", ["int32"] * 16400, ["blockIdx.x"]]], shader, [])
+    # bytes that are no UTF-8 text (a damaged module): wgpu's WGSL compiler aborted the process
+    for junk in (b"\xe0\x4c\x8e\x9f", b"\xe4", b"\xc0\x80", b"\xed\xa0\x80"):
+        text = b"//! kernel k\n@compute @workgroup_size(1, 1, 1)\nfn main() { let B = 1; B[" + junk + b"] }\n"
+        with pytest.raises(ValueError, match="payload is no UTF-8 text: byte .* at offset"):
+            device_module.create_device_module("webgpu", "wgsl", [["k", [], []]], text, [])
     for header, why in (("static_shared -5", "is no byte count"), ("dyn_shmem_scale 0", "is not a widening")):
         with pytest.raises(ValueError, match=why):
             text = f"//! kernel k\n//! {header}\n@compute @workgroup_size(1, 1, 1)\nfn main() {{}}\n"

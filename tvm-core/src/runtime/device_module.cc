@@ -72,7 +72,7 @@ class Reader {
    *  it, and bytes that are not text would turn the error about it into a decoding error). */
   std::string Name(const char* what) {
     std::string s = Str(what);
-    size_t bad = FirstNonText(s);
+    size_t bad = FirstNonUtf8(s, /*controls=*/false);
     if (bad < s.size()) {
       char hex[8];
       std::snprintf(hex, sizeof(hex), "0x%02x", static_cast<unsigned char>(s[bad]));
@@ -82,29 +82,6 @@ class Reader {
     return s;
   }
 
-  /*! \brief Where `s` stops being UTF-8 text without control characters (s.size() if never). */
-  static size_t FirstNonText(const std::string& s) {
-    for (size_t i = 0; i < s.size();) {
-      unsigned char c = static_cast<unsigned char>(s[i]);
-      size_t len = c < 0x80           ? 1
-                   : (c >> 5) == 0x6  ? 2
-                   : (c >> 4) == 0xe  ? 3
-                   : (c >> 3) == 0x1e ? 4
-                                      : 0;
-      if (len == 0 || (len == 1 && (c < 0x20 || c == 0x7f)) || i + len > s.size()) return i;
-      for (size_t k = 1; k < len; ++k) {
-        if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
-      }
-      unsigned char next = len > 1 ? static_cast<unsigned char>(s[i + 1]) : 0;
-      // overlong forms, UTF-16 surrogates and code points past U+10FFFF are no UTF-8 either
-      if ((len == 2 && c < 0xc2) || (c == 0xe0 && next < 0xa0) || (c == 0xed && next >= 0xa0) ||
-          (c == 0xf0 && next < 0x90) || (c == 0xf4 && next >= 0x90) || c > 0xf4) {
-        return i;
-      }
-      i += len;
-    }
-    return s.size();
-  }
   /*! \brief A count of items each at least `min_item_bytes` long; rejects impossible counts. */
   uint64_t Count(const char* what, uint64_t min_item_bytes) {
     uint64_t n = U64(what);

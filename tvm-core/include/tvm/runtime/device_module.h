@@ -34,6 +34,35 @@
 namespace tvm {
 namespace runtime {
 
+/*!
+ * \brief Where `s` stops being UTF-8 text (s.size() if never): a byte that starts no character,
+ *  a cut or overlong sequence, a UTF-16 surrogate or a code point past U+10FFFF; without
+ *  `controls`, a control character (other than none) too. Messages that quote text, and
+ *  drivers that compile it, need text.
+ */
+inline size_t FirstNonUtf8(const std::string& s, bool controls = true) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
+    if (len == 0 || i + len > s.size()) return i;
+    if (len == 1 && !controls && (c < 0x20 || c == 0x7f)) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
+    }
+    unsigned char next = len > 1 ? static_cast<unsigned char>(s[i + 1]) : 0;
+    if ((len == 2 && c < 0xc2) || (c == 0xe0 && next < 0xa0) || (c == 0xed && next >= 0xa0) ||
+        (c == 0xf0 && next < 0x90) || (c == 0xf4 && next >= 0x90) || c > 0xf4) {
+      return i;
+    }
+    i += len;
+  }
+  return s.size();
+}
+
 struct FunctionInfo;
 
 /*!
