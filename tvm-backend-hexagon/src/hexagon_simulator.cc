@@ -10,6 +10,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/c_env_api.h>
@@ -45,7 +46,11 @@ constexpr int kDefaultTimeoutSeconds = 600;
 constexpr int kDefaultHardwareThreads = 4;
 constexpr size_t kDefaultMaxSimulators = 8;
 
-bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+/*! \brief A regular file this process may run (access(X_OK) alone is true of a folder). */
+bool IsExecutable(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
 
 int LaunchTimeoutMs() {
   int64_t v = tvm::runtime::IntegerSetting("TVM_HEXAGON_TIMEOUT", kDefaultTimeoutSeconds, 0, 86400,

@@ -442,3 +442,23 @@ def test_selects_of_floats_keep_nan_and_signed_zeros(dev):
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     np.testing.assert_array_equal(f.numpy(), (~(d >= e)).astype("float64"))
+
+
+def test_a_simulator_path_that_is_a_folder_is_named_like_any_non_executable(tmp_path):
+    """access(X_OK) is true of a folder: it passed the check and the launch failed with
+    'Permission denied', naming no variable."""
+    proc = run_python(
+        """
+        import tvm
+        dev = tvm.device("hexagon", 0)
+        try:
+            print("exist", dev.exist, dev.name)
+        except Exception as err:
+            print("explained:", err)
+        rec = tvm.backend._registry.get_record("hexagon")
+        print("record:", rec.status, rec.reason)
+        """,
+        env={"TVM_HEXAGON_QEMU": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"TVM_HEXAGON_QEMU='{tmp_path}' is not an executable file" in proc.stdout, proc.stdout
