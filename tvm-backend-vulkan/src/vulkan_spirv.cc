@@ -178,7 +178,15 @@ SpirvSummary ParseSpirv(const std::vector<uint32_t>& words) {
 
 void ValidateSpirv(const std::vector<uint32_t>& words) {
   Validator* v = GetValidator();
-  if (v->context == nullptr) return;
+  if (v->context == nullptr) {
+    const char* env = std::getenv("TVM_SPIRV_TOOLS_LIBRARY");
+    if (env != nullptr && *env != '\0') {  // asked for by name: not silently skipped
+      TVM_FFI_THROW(RuntimeError) << "TVM_SPIRV_TOOLS_LIBRARY='" << env << "' cannot validate "
+                                  << "SPIR-V: " << v->why << "; point it at libSPIRV-Tools-shared.so "
+                                  << "or unset it (without SPIRV-Tools modules load unvalidated)";
+    }
+    return;
+  }
   static std::mutex mu;  // a context is not documented as thread-safe
   std::lock_guard<std::mutex> lock(mu);
   SpvDiagnostic* diag = nullptr;

@@ -370,3 +370,21 @@ def test_float_to_integer_conversions_are_clamped_and_round_trips_round(dev):
     # float16 infinities clamp to int32's ends, as float32's do (not to float16's largest values)
     assert got[2, :2].tolist() == [2147483520, -2147483648]
     assert got[3].tolist() == [0, 255, 255, 0]  # clamped: below 0, above 255, NaN
+
+
+def test_a_spirv_tools_library_asked_for_by_name_that_cannot_load_is_named(dev, tmp_path):
+    """TVM_SPIRV_TOOLS_LIBRARY set to a path that is no SPIRV-Tools library turned the run-time
+    SPIR-V check off without a word; it is an error naming the variable now."""
+    code = """
+import numpy as np, tvm
+from tvm.testing import kernels
+a = tvm.runtime.tensor(np.ones(8, "float32"), tvm.vulkan(0))
+try:
+    tvm.compile(kernels.vector_add(), target="vulkan")["vector_add"](a, a, a)
+    print("ran")
+except RuntimeError as err:
+    print("explained:", err)
+"""
+    out = run_python(code, env={"TVM_SPIRV_TOOLS_LIBRARY": str(tmp_path / "no_such_lib.so")})
+    assert out.returncode == 0, out.stderr
+    assert "explained: TVM_SPIRV_TOOLS_LIBRARY=" in out.stdout and "cannot validate SPIR-V" in out.stdout, out.stdout
