@@ -182,7 +182,8 @@ void ValidateSpirv(const std::vector<uint32_t>& words) {
     const char* env = std::getenv("TVM_SPIRV_TOOLS_LIBRARY");
     if (env != nullptr && *env != '\0') {  // asked for by name: not silently skipped
       TVM_FFI_THROW(RuntimeError) << "TVM_SPIRV_TOOLS_LIBRARY='" << env << "' cannot validate "
-                                  << "SPIR-V: " << v->why << "; point it at libSPIRV-Tools-shared.so "
+                                  << "SPIR-V: " << v->why
+                                  << "; point it at libSPIRV-Tools-shared.so "
                                   << "or unset it (without SPIRV-Tools modules load unvalidated)";
     }
     return;

@@ -93,6 +93,16 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
         "import tvm.backend\ndef activate(ctx):\n    tvm.backend.load('loads_itself')\n",
         None,
     ),
+    "reloader": (
+        "tvm_backend_reloader:activate",
+        "import sys\ndef activate(ctx):\n    sys.modules.pop('tvm')\n",
+        None,
+    ),
+    "closes_stderr": (
+        "tvm_backend_closes_stderr:activate",
+        "import sys\ndef activate(ctx):\n    sys.stderr.close()\n    raise RuntimeError('no driver')\n",
+        None,
+    ),
     # ownership between plugins (test_ownership.py)
     "aaa_takes_example_namespace": (
         "tvm_backend_aaa_takes_example_namespace:activate",

@@ -394,3 +394,14 @@ def test_import_works_from_a_removed_current_directory(run_python):
     )
     r = run_python(code, plugins=("good",))
     assert r.returncode == 0 and r.stdout.split() == ["ok", "active"], r.stderr
+
+
+def test_plugins_that_remove_tvm_or_close_stderr_do_not_break_import(run_python):
+    code = (
+        "import sys, tvm\n"
+        "rec = tvm.backend._registry.get_record\n"
+        "print('ok', sys.modules['tvm'] is tvm, rec('reloader').status, rec('closes_stderr').status, file=sys.stdout)\n"
+    )
+    r = run_python(code, plugins=("reloader", "closes_stderr", "good"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok", "True", "active", "failed"], r.stdout

@@ -248,7 +248,11 @@ def autoload() -> None:
         elif allowed is not None and name not in allowed:
             rec.status, rec.reason = DISABLED, f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
         else:
+            tvm_module = sys.modules.get("tvm")
             activate(name)
+            if tvm_module is not None and sys.modules.get("tvm") is not tvm_module:
+                sys.modules["tvm"] = tvm_module  # a plugin removed or replaced the package being imported
+                _warn(f"tvm backend '{name}' removed or replaced sys.modules['tvm']; it was put back", RuntimeWarning)
 
 
 def _warn_unknown_allowed(allowed: set[str]) -> None:
@@ -281,8 +285,11 @@ def _warn(message: str, category: type[Warning]) -> None:
     must still not break ``import tvm`` or stop the backends after it. The record keeps it."""
     try:
         warnings.warn(message, category, stacklevel=4)
-    except Warning:
-        logging.getLogger("tvm.backend").warning("%s", message)
+    except Exception:  # noqa: BLE001 - a warning made an error, or a stderr a plugin closed
+        try:
+            logging.getLogger("tvm.backend").warning("%s", message)
+        except Exception:  # noqa: BLE001 - the record keeps the message
+            pass
 
 
 def activate(name: str, explicit: bool = False) -> BackendRecord:
