@@ -511,3 +511,36 @@ def test_a_device_kernel_with_only_proven_indices_and_pure_bit_intrinsics_record
     u = a.view("uint32").astype("uint64")
     np.testing.assert_array_equal(b.numpy(), [bin(int(x)).count("1") for x in u])
     np.testing.assert_array_equal(c.numpy(), [32 - int(x).bit_length() for x in u])
+
+
+def test_a_condition_whose_int32_arithmetic_can_wrap_proves_nothing() -> None:
+    """`if b * 8 < 64: A[b * 8]` over `b < n`: for b = 2**28, b * 8 wraps to -2**31 and passes
+    the condition; taken as a fact about the unwrapped value it 'proved' the index, and the
+    store wrote 8 GiB before A. Such a condition is no fact now; the check stays."""
+
+    @T.prim_func
+    def f(A: T.Buffer((64,), "float32"), n: T.int32):
+        for b in range(n):
+            if b * 8 < 64:
+                A[b * 8] = T.float32(1)
+
+    mod = tvm.compile(f, target="c")
+    a = np.zeros(64, "float32")
+    mod["f"](a, 3)
+    np.testing.assert_array_equal(np.nonzero(a)[0], [0, 8, 16])
+    with pytest.raises(IndexError, match=r"buffer 'A' has extent 64, got index -2147483648"):
+        mod["f"](a, 2**28 + 1)
+
+    @T.prim_func
+    def g(A: T.Buffer((64,), "float32"), n: T.int32):
+        for b in T.thread_binding(n, thread="blockIdx.x"):
+            for t in T.thread_binding(8, thread="threadIdx.x"):
+                if b * 8 + t < 64:
+                    A[b * 8 + t] = T.float32(1)
+
+    dev = tvm.device("example")
+    mod = tvm.compile(g, target="example")
+    assert "index_errors" in mod.inspect_source()  # b * 8 + t may wrap: checked in the kernel
+    a = tvm.runtime.tensor(np.zeros(64, "float32"), dev)
+    mod["g"](a, 3)
+    np.testing.assert_array_equal(a.numpy(), np.r_[np.ones(24), np.zeros(40)])

@@ -32,6 +32,8 @@ from tvm.tir.expr import (
     FloorDiv,
     FloorMod,
     IntImm,
+    Max,
+    Min,
     Mul,
     Not,
     Or,
@@ -270,6 +272,71 @@ def _constant_in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts, compari
     return span is not None and 0 <= span[0] and span[1] < extent.value
 
 
+def _value_ranges(facts: Facts, exprs: list) -> dict:
+    """A range for every variable of ``exprs``: a loop variable's from its bounds, evaluated with
+    every other variable anywhere in its dtype (sizes from 0); None where none is known."""
+    ranges: dict = {}
+
+    def whole(v: Var) -> tuple[int, int]:
+        least, most = _dt.integer_range(v.dtype) if _dt.is_integer(v.dtype) else (0, -1)
+        return (max(least, 0), most) if v in facts.nonneg else (least, most)
+
+    for var, lo, extent in facts.loops:  # outer first: inner bounds may name outer variables
+        for x in (lo, extent):
+            for v in free_vars(x):
+                ranges.setdefault(v, whole(v))
+        first, count = interval(lo, ranges), interval(extent, ranges)
+        if first is not None and count is not None:
+            ranges[var] = (first[0], first[1] + max(count[1], 1) - 1)
+    for e in exprs:
+        for v in free_vars(e):
+            ranges.setdefault(v, whole(v))
+    return ranges
+
+
+def _computed_as_written(e: PrimExpr, ranges: dict) -> bool:
+    """Whether no ``+ - *`` of integer ``e`` can leave its dtype over ``ranges``: then the value
+    the code computes (which wraps) is the value a proof reasons about. A value read from memory
+    or returned by a call may be anything its dtype holds."""
+    return _span(e, ranges) is not None
+
+
+def _span(e: PrimExpr, ranges: dict) -> Optional[tuple[int, int]]:
+    """The values of ``e`` (anything its dtype holds where unknown), None when an arithmetic
+    step may wrap."""
+    whole = _dt.integer_range(e.dtype) if _dt.is_integer(e.dtype) else None
+    if isinstance(e, IntImm):
+        return (e.value, e.value)
+    if isinstance(e, Var):
+        return ranges.get(e, whole)
+    if isinstance(e, (Add, Sub, Mul, Min, Max)) or (isinstance(e, (FloorDiv, FloorMod)) and isinstance(e.b, IntImm)):
+        a, b = _span(e.a, ranges), _span(e.b, ranges)
+        if a is None or b is None or whole is None:
+            return None
+        if isinstance(e, (FloorDiv, FloorMod)):
+            d = e.b.value
+            if d <= 0:
+                return whole
+            return (a[0] // d, a[1] // d) if isinstance(e, FloorDiv) else (0, d - 1)
+        if isinstance(e, Add):
+            lo, hi = a[0] + b[0], a[1] + b[1]
+        elif isinstance(e, Sub):
+            lo, hi = a[0] - b[1], a[1] - b[0]
+        elif isinstance(e, Mul):
+            products = [x * y for x in a for y in b]
+            lo, hi = min(products), max(products)
+        else:
+            pick = min if isinstance(e, Min) else max
+            lo, hi = pick(a[0], b[0]), pick(a[1], b[1])
+        return (lo, hi) if whole[0] <= lo and hi <= whole[1] else None
+    if isinstance(e, Call) and e.op == "shift_left":
+        return None
+    if isinstance(e, Cast) and _dt.is_integer(e.value.dtype) and whole is not None:
+        inner = _span(e.value, ranges)
+        return inner if inner is not None and whole[0] <= inner[0] and inner[1] <= whole[1] else whole
+    return whole
+
+
 def in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts) -> bool:
     """Whether ``0 <= index < extent`` is proven wherever the access runs (see the module
     docstring); False means "not proven", not "out of bounds"."""
@@ -279,11 +346,19 @@ def in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts) -> bool:
     one = IntImm("int64", 1)
     index = _i64(index)
     room = Sub(Sub(_i64(extent), one), index)
-    comparisons = [
-        (_i64(small), _i64(large), IntImm("int64", gap))
+    # a condition is a fact about the values the code computes: about the values the proof
+    # reasons about only where neither side can wrap (`b * 8 < 64` holds for b = 2**28 in int32)
+    compared = [
+        (small, large, gap)
         for g in facts.guards
         for small, large, gap in _comparisons(g)
         if _dt.is_integer(small.dtype) and _dt.is_integer(large.dtype)
+    ]
+    ranges = _value_ranges(facts, [x for c in compared for x in c[:2]])
+    comparisons = [
+        (_i64(small), _i64(large), IntImm("int64", gap))
+        for small, large, gap in compared
+        if _computed_as_written(small, ranges) and _computed_as_written(large, ranges)
     ]
     if _constant_in_bounds(index, extent, facts, comparisons):
         return True
