@@ -513,7 +513,11 @@ MALFORMED = {
         'B = T.decl_buffer(("int4",), "float32", data=A.data)\n    B[0] = T.float32(1)',
         "variable 'int4' is used but not defined",
     ),
-    "zero vector lanes": ('B = T.alloc_buffer((4,), "int32x0")\n    B[0] = B[1]', "vector lanes must be 1 to 64"),
+    "zero vector lanes": ('B = T.alloc_buffer((4,), "int32x0")\n    B[0] = B[1]', "vector lanes must be 2 to 64"),
+    "one vector lane": (
+        'B = T.alloc_buffer((4,), "float16x1", scope="local")\n    B[0] = B[1]',
+        "vector lanes must be 2 to 64; one lane is the scalar 'float16'",
+    ),
     "a call of an unknown dtype": (
         'T.evaluate(T.call_extern("float128", "some_function"))',
         "the result of call_extern: unsupported dtype 'float128'",

@@ -299,3 +299,39 @@ def test_comparisons_of_vectors_are_stored_lane_by_lane():
     np.testing.assert_array_equal(m, want)
     np.testing.assert_array_equal(n, want)
     np.testing.assert_array_equal(c, np.concatenate([a[:4] >= b[:4], np.where(a[4:] < b[4:], 1, 2)]))
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ('B[0:4] = T.Cast("float32x4", A[0:2])', "T.Cast to float32x4 \\(4 lanes\\) of a value of 2 lanes"),
+        ('B[0] = T.Cast("float32", A[0:2])', "T.Cast to float32 \\(1 lanes\\) of a value of 2 lanes"),
+        ("B[0:4] = T.Select(A[0:2] < T.float32(1.5), A[0:4], A[4:8])", "condition of 2 lanes cannot choose"),
+        ("B[0:4] = T.if_then_else(A[0:2] < T.float32(1.5), A[0:4], A[4:8])", "condition of 2 lanes cannot choose"),
+    ],
+)
+def test_lane_counts_that_disagree_are_refused_at_the_line(tmp_path, source, message):
+    """A 2-lane condition over 4-lane values silently tested A[2] and A[3]; a cast between lane
+    counts read past its operand or gave code the C compiler refused."""
+    path = tmp_path / "kernel.py"
+    path.write_text(
+        "from tvm.script import tir as T\n\n"
+        "@T.prim_func\n"
+        'def f(A: T.Buffer((8,), "float32"), B: T.Buffer((4,), "float32")):\n'
+        f"    {source}\n"
+    )
+    import runpy
+
+    with pytest.raises(tvm.script.TVMScriptError, match=message) as info:
+        runpy.run_path(str(path))
+    assert "kernel.py" in str(info.value) and source in str(info.value)
+
+
+def test_a_scalar_cast_to_a_vector_is_a_broadcast():
+    @T.prim_func
+    def f(A: T.Buffer((1,), "int32"), B: T.Buffer((4,), "float32")):
+        B[0:4] = T.Cast("float32x4", A[0])
+
+    b = np.zeros(4, "float32")
+    tvm.compile(f, "c")["f"](np.array([7], "int32"), b)
+    np.testing.assert_array_equal(b, np.full(4, 7, "float32"))

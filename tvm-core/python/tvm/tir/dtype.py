@@ -59,13 +59,13 @@ def parse(dtype: str) -> tuple[str, int, int]:
         raise ValueError(f"a dtype is a string such as 'float32', got {dtype!r}")
     m8 = _RE_FLOAT8.match(dtype)
     if m8:
-        return m8.group(1), 8, int(m8.group(2) or 1)
+        return m8.group(1), 8, _lanes_of(dtype, m8.group(2))
     m = _RE.match(dtype)
     if not m:
         raise _invalid(dtype, f"unknown dtype '{dtype}'")
     family, bits, lanes = m.group(1), m.group(2), m.group(3)
     if family == "bool":
-        return "bool", 1, int(lanes or 1)
+        return "bool", 1, _lanes_of(dtype, lanes)
     if family == "handle":
         return "handle", 64, 1
     if not bits:
@@ -74,9 +74,18 @@ def parse(dtype: str) -> tuple[str, int, int]:
     ok = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,)}
     if b not in ok[family]:
         raise _invalid(dtype, f"unsupported dtype '{dtype}'")
-    if lanes and not 1 <= int(lanes) <= 64:
-        raise ValueError(f"dtype '{dtype}': vector lanes must be 1 to 64")
-    return family, b, int(lanes or 1)
+    return family, b, _lanes_of(dtype, lanes)
+
+
+def _lanes_of(dtype: str, lanes: str | None) -> int:
+    """The lanes written after the ``x`` of ``dtype`` (1 when none): 2 to 64."""
+    if not lanes:
+        return 1
+    if not 2 <= int(lanes) <= 64:
+        scalar = dtype[: -len(lanes) - 1]
+        hint = f"; one lane is the scalar '{scalar}'" if int(lanes) == 1 else ""
+        raise ValueError(f"dtype '{dtype}': vector lanes must be 2 to 64{hint}")
+    return int(lanes)
 
 
 def is_float(d: str) -> bool:

@@ -64,6 +64,15 @@ from tvm.tir.stmt import (
 _DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
 
 
+def _lanes(e: PrimExpr) -> int:
+    """The lanes of ``e``'s value (a comparison of vectors has as many as its operands)."""
+    if isinstance(e, (CmpOp, And, Or)):
+        return max(_lanes(e.a), _lanes(e.b))
+    if isinstance(e, Not):
+        return _lanes(e.a)
+    return 1 if e.dtype in ("void", "handle") else _dt.lanes(e.dtype)
+
+
 class TIRVerifyError(InternalError):
     """A PrimFunc is malformed (undefined variable, type error, scope misuse ...).
     ``reason`` is the bare message, ``span`` the source location when known."""
@@ -363,6 +372,13 @@ class _Verifier(StmtExprVisitor):
         self.need_bool(e.condition, "Select condition")
         if e.true_value.dtype != e.false_value.dtype:
             self.fail(f"Select branches have different dtypes {e.true_value.dtype} and {e.false_value.dtype}")
+        self.need_condition_lanes(e.condition, e.true_value, "T.Select")
+
+    def need_condition_lanes(self, condition: PrimExpr, value: PrimExpr, what: str) -> None:
+        """A condition of one lane, or of as many lanes as the values it chooses between."""
+        have, want = _lanes(condition), _lanes(value)
+        if have not in (1, want):
+            self.fail(f"{what}: a condition of {have} lanes cannot choose between values of {want} lanes")
 
     def visit_Cast(self, e: Cast) -> None:
         self.visit_expr(e.value)
@@ -370,6 +386,10 @@ class _Verifier(StmtExprVisitor):
             _dt.parse(e.dtype)
         except ValueError as err:
             self.fail(str(err))
+            return
+        have, want = _lanes(e.value), _dt.lanes(e.dtype)
+        if have not in (1, want):  # one lane is broadcast; other counts have no lane-by-lane meaning
+            self.fail(f"T.Cast to {e.dtype} ({want} lanes) of a value of {have} lanes ({e.value.dtype})")
         kinds = {e.dtype, e.value.dtype}
         if "handle" in kinds and any(_dt.is_float(k) for k in kinds if k != "handle"):
             # C has no conversion between a pointer and a float
@@ -398,6 +418,8 @@ class _Verifier(StmtExprVisitor):
                 self.fail(f"intrinsic {e.op} needs a float argument, got {e.args[0].dtype}")
             if rule == "arg1" and (e.args[1].dtype != e.args[2].dtype or e.dtype != e.args[1].dtype):
                 self.fail(f"if_then_else branches/result disagree: {e.args[1].dtype}, {e.args[2].dtype}")
+            if rule == "arg1" and len(e.args) == 3:
+                self.need_condition_lanes(e.args[0], e.args[1], f"T.{e.op}")
             if rule == "arg1":
                 self.need_bool(e.args[0], "if_then_else condition")
         if e.op == "call_function" and self.target is not None:
