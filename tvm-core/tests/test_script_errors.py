@@ -431,3 +431,54 @@ def test_a_target_of_no_installed_backend_says_where():
             A[0] = T.float32(0)
 
     check(info.value, "marker: unknown target", "no_such_target_kind", "not installed")
+
+
+def test_text_nested_past_pythons_parser_is_a_tvmscript_error():
+    """CPython's parser raises MemoryError when its stack runs out: it escaped bare."""
+    body = "    x = " + "(" * 250 + "1" + ")" * 250 + "\n"
+    for depth in range(90):
+        body = " " * 4 + f"if x > {depth}:\n" + "\n".join("    " + line for line in body.splitlines()) + "\n"
+    src = '@T.prim_func\ndef f(A: T.Buffer((1,), "int32")):\n    x = 0\n' + body
+    with pytest.raises(tvm.script.TVMScriptError, match="nests too deeply for Python's parser"):
+        tvm.script.parse(src)
+
+
+def test_python_errors_in_a_module_class_body_name_the_line():
+    src = (
+        "@I.ir_module\n"
+        "class Mod:\n"
+        "    @T.prim_func\n"
+        '    def f(A: T.Buffer((4,), "float32")):\n'
+        "        A[0] = T.float32(1)\n"
+        "\n"
+        '    T.call_packed("f", A.data)\n'
+    )
+    with pytest.raises(tvm.script.TVMScriptError, match="line 7: the @I.ir_module class body raised NameError"):
+        tvm.script.parse(src)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            "S = T.alloc_buffer((1 << 65537,), 'float32')\n    S[0] = T.float32(1)",
+            "the constant \\(a 65538-bit integer\\)",
+        ),
+        ("A[0] = A[1] * T.writes(2)", "cannot combine a block annotation \\(T.reads, T.writes"),
+        (
+            "B = T.reads(A, (4,), 'float32')\n    B[0] = A[0]",
+            "only buffer elements can be assigned, not a block annotation",
+        ),
+    ],
+)
+def test_messages_name_what_the_user_wrote_not_the_parsers_classes(body, message):
+    src = f'@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    {body}\n'
+    with pytest.raises(tvm.script.TVMScriptError, match=message) as info:
+        tvm.script.parse(src)
+    assert "_Ignored" not in str(info.value) and "_Region" not in str(info.value)
+
+
+def test_a_region_used_as_a_value_is_named_as_a_region():
+    src = '@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n    A[0, 0] = T.Cast("float32", A[2:4, 0:8])\n'
+    with pytest.raises(tvm.script.TVMScriptError, match="a buffer region \\(such as A\\[0:4\\]\\), which is no value"):
+        tvm.script.parse(src)

@@ -720,6 +720,12 @@ class WhereSpec:
 class _Ignored:
     """A block annotation with no effect on the lowered statements (``T.reads`` ...)."""
 
+    #: what messages call it
+    DESCRIBED = "a block annotation (T.reads, T.writes, T.block_attr ...), which has no value"
+
+    def __repr__(self) -> str:
+        return self.DESCRIBED
+
 
 def block(name: str = "", no_realize: bool = False) -> BlockSpec:
     """``with T.block("C"):``: a block of the loop nest (Apache TVM's scheduling unit). Its

@@ -88,10 +88,21 @@ def _shown(e: PrimExpr) -> str:
     return str(e.value) if isinstance(e, IntImm) else repr(e)
 
 
+def _kind(value: Any) -> str:
+    """What ``value`` is, in a message: a parser object's own description, else its type."""
+    return getattr(value, "DESCRIBED", type(value).__name__)
+
+
 class _Region:
     """``A[i, 0:4]``: a region of a buffer (its start per dimension, which dimensions are slices
     and, where known, each dimension's extent: 1 for an index, None for a slice of unknown
     length), usable only where a region is meant (``T.match_buffer(A[...], shape)``)."""
+
+    #: what messages call it
+    DESCRIBED = "a buffer region (such as A[0:4]), which is no value here: index one element"
+
+    def __repr__(self) -> str:
+        return self.DESCRIBED
 
     def __init__(self, buffer: Buffer, starts: list, sliced: list[bool], extents: list[Optional[int]]):
         self.buffer, self.starts, self.sliced, self.extents = buffer, starts, sliced, extents
@@ -477,7 +488,7 @@ class Parser:
             return Evaluate(Call("void", "ret", ()))
         val = self.eval_expr(node.value)
         if isinstance(val, bool) or not isinstance(val, (int, float, PrimExpr)):
-            raise self.error(node.value, f"a prim_func returns a scalar, got {type(val).__name__}")
+            raise self.error(node.value, f"a prim_func returns a scalar, got {_kind(val)}")
         ret = self.tree.returns
         dt = T.dtype_of_annotation(self.eval_expr(ret)) if ret is not None else None
         val = _op.cast(dt, val) if dt not in (None, "handle") else _op.convert(val)
@@ -519,7 +530,7 @@ class Parser:
             return Evaluate(val)
         if isinstance(val, Stmt):  # buf.vstore(...)
             return val
-        raise self.error(node, f"expression statement of type {type(val).__name__} has no effect in TIR")
+        raise self.error(node, f"expression statement of type {_kind(val)} has no effect in TIR")
 
     def stmt_For(self, node: ast.For):
         if node.orelse:
@@ -679,7 +690,7 @@ class Parser:
                     if (node.body if cond else node.orelse)
                     else None
                 )
-            raise self.error(node.test, f"if condition must be a boolean expression, got {type(cond).__name__}")
+            raise self.error(node.test, f"if condition must be a boolean expression, got {_kind(cond)}")
         if _dt.is_integer(cond.dtype) and not _dt.is_bool(cond.dtype):
             cond = _op.binary("ne", cond, 0)  # ``if i:`` as Python means it
         if not _dt.is_bool(cond.dtype):
@@ -934,7 +945,7 @@ class Parser:
     def _store_target(self, target: ast.Subscript) -> tuple[Buffer, tuple]:
         buf = self.eval_expr(target.value)
         if not isinstance(buf, Buffer):
-            raise self.error(target.value, f"only buffer elements can be assigned, not {type(buf).__name__}")
+            raise self.error(target.value, f"only buffer elements can be assigned, not {_kind(buf)}")
         return buf, self._indices(buf, target)
 
     def _store_value(self, buf: Buffer, val: Any, node: ast.AST, lanes: int = 1) -> PrimExpr:
@@ -948,7 +959,7 @@ class Parser:
             except (TypeError, ValueError) as e:
                 raise self.error(node, f"cannot store {val!r} into {buf.dtype} buffer {buf.name}: {e}") from None
         if not isinstance(val, PrimExpr):
-            raise self.error(node, f"cannot store a {type(val).__name__} into buffer {buf.name}")
+            raise self.error(node, f"cannot store a {_kind(val)} into buffer {buf.name}")
         if lanes > 1 and lanes_of(val) == 1:
             val = _op.broadcast(val, lanes)
         want = _dt.with_lanes(buf.dtype, lanes * _dt.lanes(buf.dtype))
@@ -1006,7 +1017,7 @@ class Parser:
             elif isinstance(v, float):
                 raise self.error(e, f"buffer index must be an integer, got float {v!r}")
             elif not isinstance(v, PrimExpr):
-                raise self.error(e, f"buffer index must be an integer expression, got {type(v).__name__}")
+                raise self.error(e, f"buffer index must be an integer expression, got {_kind(v)}")
             elif not (_dt.is_integer(v.dtype)):
                 raise self.error(e, f"buffer index must be an integer, got {v.dtype}")
             out.append(v)
@@ -1636,7 +1647,7 @@ class Parser:
         self._has_value(b, node)
         for x in (a, b):
             if not isinstance(x, (PrimExpr, int, float, bool)):
-                raise self.error(node, f"cannot combine {type(x).__name__} with a TIR expression")
+                raise self.error(node, f"cannot combine {_kind(x)} with a TIR expression")
         name = _BINOP_NAMES.get(type(op))
         if name is None:
             if isinstance(op, ast.Pow):
@@ -1930,6 +1941,26 @@ _PARSE_TIME_BUILTINS = frozenset(
 )
 
 
+#: Why CPython's parser gave up on a text (it raises MemoryError when its stack runs out)
+_TOO_DEEP = (
+    "the TVMScript text nests too deeply for Python's parser (statements or brackets hundreds of levels "
+    "deep); bind parts of the expression to variables, or split the kernel"
+)
+
+
+def _class_body_error(err: Exception, name: str, filename: str) -> str:
+    """The message for an exception raised by the Python of an ``@I.ir_module`` class body (a
+    statement between its functions), with the line of the text it came from."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == name]
+    where = f"{filename}, line {frames[-1].lineno}: " if frames else ""
+    return (
+        f"{where}the @I.ir_module class body raised {type(err).__name__}: {err} (a module's class body holds "
+        f"its @T.prim_func functions and I.module_attrs only)"
+    )
+
+
 def _parse_module_text(text: str, env: dict[str, Any], filename: str, check_well_formed: bool = True) -> Any:
     """Source text holding an ``@I.ir_module`` class: run as a module (its decorators parse the
     functions, with the class's own ``check_well_formed``, which ``check_well_formed=False``
@@ -1945,9 +1976,15 @@ def _parse_module_text(text: str, env: dict[str, Any], filename: str, check_well
             code = compile(text, name, "exec")
         except SyntaxError as e:  # what ast.parse lets through: more than 20 nested loops
             raise _syntax_error(e, filename, lines) from None
+        except (MemoryError, RecursionError):
+            raise TVMScriptError(_TOO_DEEP) from None
         token = _module_checks.set(check_well_formed)
         try:
             exec(code, namespace)  # noqa: S102 (TVMScript source the caller hands over)
+        except TVMScriptError:
+            raise
+        except Exception as err:  # Python of the class body itself, outside its functions
+            raise TVMScriptError(_class_body_error(err, name, filename)) from None
         finally:
             _module_checks.reset(token)
     finally:
@@ -2070,6 +2107,8 @@ def parse(
         tree = ast.parse(text)
     except SyntaxError as e:
         raise _syntax_error(e, filename, lines) from None
+    except (MemoryError, RecursionError):  # CPython's parser out of stack: nesting past its limits
+        raise TVMScriptError(_TOO_DEEP) from None
     import tvm
 
     env: dict[str, Any] = {"T": T, "tvm": tvm}

@@ -64,6 +64,13 @@ from tvm.tir.stmt import (
 _DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
 
 
+def _shown(value: int) -> str:
+    """``value`` in decimal, or its size in bits past what Python prints (4,300 digits)."""
+    return (
+        str(value) if value.bit_length() < 4096 else f"{'-' if value < 0 else ''}(a {value.bit_length()}-bit integer)"
+    )
+
+
 def _lanes(e: PrimExpr) -> int:
     """The lanes of ``e``'s value (a comparison of vectors has as many as its operands)."""
     if isinstance(e, (CmpOp, And, Or)):
@@ -341,7 +348,7 @@ class _Verifier(StmtExprVisitor):
 
     def visit_IntImm(self, e: IntImm) -> None:
         if not _dt.is_bool(e.dtype) and _dt.is_integer(e.dtype) and not _dt.fits(e.value, e.dtype):
-            self.fail(f"the constant {e.value} does not fit its dtype {e.dtype}")
+            self.fail(f"the constant {_shown(e.value)} does not fit its dtype {e.dtype}")
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
         self.check_access(e.buffer, e.indices)
