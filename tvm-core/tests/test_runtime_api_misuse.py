@@ -277,3 +277,14 @@ def test_a_tensor_pickles_as_its_values_and_a_module_refuses_by_name():
         mod["double\0other"]
     timer = mod.time_evaluator("double", number=np.int64(2), repeat=np.int32(1), min_repeat_ms=np.float32(0))
     assert len(timer(t).results) == 1
+
+
+def test_keyword_arguments_name_the_function():
+    @T.prim_func
+    def add_one(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = A[i] + T.float32(1)
+
+    f = tvm.compile(add_one, "c")["add_one"]
+    with pytest.raises(TypeError, match="add_one\\(\\) got an unexpected keyword argument 'A'"):
+        f(A=np.zeros(4, "float32"))

@@ -187,7 +187,9 @@ class Module:
         scalars; ``get_function`` gives the bare ``tvm_ffi.Function``."""
         func = self._funcs.get(name)
         if func is None:
-            func = self._funcs[name] = accepting_read_only_arrays(self.get_function(name))
+            func = accepting_read_only_arrays(self.get_function(name))
+            func.__name__ = func.__qualname__ = name  # "f() got an unexpected keyword argument 'A'"
+            self._funcs[name] = func
         return func
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
