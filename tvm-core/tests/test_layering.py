@@ -61,3 +61,14 @@ def test_a_switch_that_is_no_switch_is_named_and_counts_as_unset():
     warned, flags = out.stdout.strip().splitlines()[-2:]
     assert "TVM_DEVICE_BACKEND_AUTOLOAD='flase' is not a switch: use 1, true, yes or on" in warned
     assert flags == "False True False"
+
+
+def test_strict_all_is_a_value_of_its_own_not_a_misspelled_switch(monkeypatch):
+    import warnings
+
+    from tvm.backend import _registry
+
+    monkeypatch.setenv("TVM_BACKEND_STRICT", "all")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _registry.strict_mode() and _registry.strict_runtime()

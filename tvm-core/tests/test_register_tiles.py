@@ -143,3 +143,23 @@ def test_vector_width_follows_the_compiled_isa():
     assert vector_bytes_of("haswell") == 32
     assert vector_bytes_of("skylake-avx512") == 64
     assert vector_bytes_of("x86-64") == 16
+
+
+@T.prim_func
+def carried(A: T.Buffer((9,), "float32"), B: T.Buffer((8,), "float32")):
+    acc = T.alloc_buffer((8,), "float32", scope="local")
+    for j in T.vectorized(8):
+        acc[j] = B[j]
+    for j in T.vectorized(8):
+        A[j + 1] = A[j] + acc[j]
+
+
+def test_a_value_carried_from_lane_to_lane_keeps_the_scalar_loop():
+    """A[j + 1] = A[j] + acc[j] reads what the previous lane wrote: a vector at a time it read
+    the old values ([1, 2, 2, 3, ...]); such a loop is printed element by element."""
+    mod = tvm.compile(carried, "c")
+    a = np.zeros(9, "float32")
+    a[0] = 1
+    b = np.arange(1, 9, dtype="float32")
+    mod["carried"](a, b)
+    np.testing.assert_array_equal(a, np.r_[1, 1 + np.cumsum(b)].astype("float32"))

@@ -251,6 +251,9 @@ def test_device_arguments_of_the_wrong_kind_are_named(args, error, match):
 def test_a_device_passed_to_device_is_that_device():
     dev = tvm.cpu(0)
     assert tvm.device(dev) is dev and tvm.device(2, np.int64(1)) == tvm.cuda(1)
+    assert tvm.device(tvm.cuda(0), 3) == tvm.cuda(3)
+    with pytest.raises(ValueError, match="a library path cannot hold a NUL character"):
+        tvm.runtime.load_module("lib\0x.so")
 
 
 def test_a_tensor_pickles_as_its_values_and_a_module_refuses_by_name():

@@ -524,12 +524,19 @@ def test_a_condition_whose_int32_arithmetic_can_wrap_proves_nothing() -> None:
             if b * 8 < 64:
                 A[b * 8] = T.float32(1)
 
-    mod = tvm.compile(f, target="c")
-    a = np.zeros(64, "float32")
-    mod["f"](a, 3)
-    np.testing.assert_array_equal(np.nonzero(a)[0], [0, 8, 16])
-    with pytest.raises(IndexError, match=r"buffer 'A' has extent 64, got index -2147483648"):
-        mod["f"](a, 2**28 + 1)
+    @T.prim_func
+    def widened(A: T.Buffer((64,), "float32"), n: T.int32):
+        for b in range(n):
+            if T.Cast("int64", b * 8) < T.int64(64):  # the cast widens a product that already wrapped
+                A[b * 8] = T.float32(1)
+
+    for func in (f, widened):
+        mod = tvm.compile(func, target="c")
+        a = np.zeros(64, "float32")
+        mod[func.global_symbol](a, 3)
+        np.testing.assert_array_equal(np.nonzero(a)[0], [0, 8, 16])
+        with pytest.raises(IndexError, match=r"buffer 'A' has extent 64, got index -2147483648"):
+            mod[func.global_symbol](a, 2**28 + 1)
 
     @T.prim_func
     def g(A: T.Buffer((64,), "float32"), n: T.int32):

@@ -130,7 +130,8 @@ def test_the_time_budget_stops_the_search_after_the_default(tmp_path):
 
 def test_a_damaged_database_is_set_aside(tmp_path):
     path = tmp_path / "tuning.json"
-    path.write_text("{ not json")
+    Database(path).store("k", "c", "fp", {"config": {"mr": 4}})
+    path.write_bytes(path.read_bytes()[:-30])  # truncated: still recognizably a tuning database
     db = Database(path)
     with pytest.warns(RuntimeWarning, match="unreadable"):
         assert db.lookup("k", "c", "fp") is None
@@ -364,7 +365,7 @@ def test_a_database_that_cannot_be_written_keeps_the_result_with_a_warning(tmp_p
 
 def test_json_nested_past_the_recursion_limit_is_a_damaged_database(tmp_path):
     path = tmp_path / "tuning.json"
-    path.write_text("[" * 100000 + "]" * 100000)
+    path.write_text('{"format": 1, "records": ' + "[" * 100000 + "]" * 100000 + "}")
     with pytest.warns(RuntimeWarning, match="unreadable"):
         assert Database(str(path)).records() == {}
 
@@ -413,14 +414,17 @@ def test_the_target_helpers_read_a_target_string_as_the_target_it_names():
 def test_a_database_path_at_a_file_tune_never_wrote_leaves_the_file_alone(tmp_path):
     """TVM_TUNING_DATABASE pointed at a user's own file: it was renamed '.corrupt' by a plain
     tvm.compile. Only a damaged file tvm.tune wrote is set aside."""
-    mine = tmp_path / "settings.json"
-    mine.write_text('{"theme": "dark"}\n')
-    db = Database(mine)
-    with pytest.warns(RuntimeWarning, match="is no tuning database .* left as it is"):
-        assert db.lookup("k", TARGET, "fp") is None
-    db.store("k", TARGET, "fp", {"config": {"mr": 4}, "ms": 1.0})
-    assert db.lookup("k", TARGET, "fp")["config"] == {"mr": 4}
-    assert mine.read_text() == '{"theme": "dark"}\n' and sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+    for text in ('{"theme": "dark"}\n', '{"a": 1}\n{"b": 2}\n', "{ not json"):
+        mine = tmp_path / "settings.json"
+        mine.write_text(text)
+        for first in ("lookup", "store"):
+            db = Database(mine)
+            with pytest.warns(RuntimeWarning, match="is no tuning database .* left as it is"):
+                if first == "lookup":
+                    assert db.lookup("k", TARGET, "fp") is None
+                db.store("k", TARGET, "fp", {"config": {"mr": 4}, "ms": 1.0})
+            assert db.lookup("k", TARGET, "fp")["config"] == {"mr": 4}
+            assert mine.read_text() == text and sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
     damaged = tmp_path / "tuning.json"
     Database(damaged).store("k", TARGET, "fp", {"config": {"mr": 4}, "ms": 1.0})
     damaged.write_bytes(damaged.read_bytes()[:-20])

@@ -146,7 +146,7 @@ def autoload_enabled() -> bool:
 
 def strict_mode() -> bool:
     """True when ``TVM_BACKEND_STRICT`` is set (``1`` or ``all``): failed backends raise at import."""
-    return env_flag("TVM_BACKEND_STRICT") or strict_runtime()
+    return strict_runtime() or env_flag("TVM_BACKEND_STRICT")  # "all" first: it is no plain switch
 
 
 def strict_runtime() -> bool:

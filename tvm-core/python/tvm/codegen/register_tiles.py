@@ -25,7 +25,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.analysis import expr_key, free_vars, linear_form, uses_handle
-from tvm.tir.functor import StmtExprVisitor
+from tvm.tir.functor import StmtExprVisitor, post_order_visit
 
 #: Element types a register tile may have (integer vectors would need C's wrapping rules).
 TILE_ELEMENTS = ("float32", "float64")
@@ -94,9 +94,28 @@ class _LoopCheck:
         items = body.seq if isinstance(body, S.SeqStmt) else [body]
         if not all(isinstance(s, S.BufferStore) for s in items):
             return None
-        if all(self.access(s.buffer, s.indices) and self.value(s.value) for s in items):
-            return items
-        return None
+        if not all(self.access(s.buffer, s.indices) and self.value(s.value) for s in items):
+            return None
+        return items if self._lanes_independent(items) else None
+
+    def _lanes_independent(self, stores: list[S.BufferStore]) -> bool:
+        """Whether computing a vector of lanes at once gives what the scalar loop gives: every
+        buffer the loop writes, other than a tile, is read and written at one index only
+        (``A[j + 1] = A[j] + ...`` carries a value from one lane to the next). A tile's offsets
+        are multiples of the lanes, so lanes never meet another lane of the same vector."""
+        written = {s.buffer.data for s in stores if s.buffer.data not in self.tiles}
+        indices: dict = {}
+        for s in stores:
+            accesses = [(s.buffer, s.indices[0])]
+            post_order_visit(
+                s.value, lambda n: accesses.append((n.buffer, n.indices[0])) if isinstance(n, E.BufferLoad) else None
+            )
+            for buf, index in accesses:
+                if buf.data in written:
+                    form = linear_form(index)
+                    if indices.setdefault(buf.data, form) != form:
+                        return False
+        return True
 
 
 def vector_loop_lanes(loop: S.For, tiles: dict, vector_bytes: int) -> tuple[int, list] | None:

@@ -145,9 +145,10 @@ class Device(tvm_ffi.Device):
 _core._set_class_device(Device)
 
 
-def device(dev_type: str | int, dev_id: int = 0) -> Device:
-    """A device from a name (``"cuda"``, ``"cuda:1"``, ``"opencl"``) or DLPack type code, and an
-    index of 0 or more (a negative one is a ValueError, as in ``"cpu:-1"``)."""
+def device(dev_type: "str | int | Device", dev_id: int | None = None) -> Device:
+    """A device from a name (``"cuda"``, ``"cuda:1"``, ``"opencl"``), a DLPack type code or a
+    Device, and an index of 0 or more (default: the name's, the Device's or 0; a negative one is
+    a ValueError, as in ``"cpu:-1"``)."""
     if isinstance(dev_type, str):
         name = dev_type.strip()
         if ":" in name:
@@ -163,7 +164,9 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
             raise _unknown_device(name, dev_type)
         code = DEVICE_TYPES[name]
     elif isinstance(dev_type, Device):
-        return dev_type
+        if dev_id is None:
+            return dev_type
+        code = dev_type.dlpack_device_type()
     elif isinstance(dev_type, numbers.Integral) and not isinstance(dev_type, bool):
         code = int(dev_type)
     else:
@@ -171,6 +174,7 @@ def device(dev_type: str | int, dev_id: int = 0) -> Device:
             f"a device is named by a string such as 'cuda' or 'cuda:1', or by its DLPack device type code, "
             f"got {type(dev_type).__name__}"
         )
+    dev_id = 0 if dev_id is None else dev_id
     if isinstance(dev_id, bool) or not isinstance(dev_id, numbers.Integral):
         raise TypeError(f"device {dev_type!r}: the index is a whole number such as 0 or 1, got {type(dev_id).__name__}")
     if not 0 <= dev_id < 2**31:  # as "cpu:-1" is refused

@@ -413,6 +413,8 @@ def load_module(path: str | os.PathLike) -> Module:
     FileNotFoundError when ``path`` does not exist and ValueError when it is not a regular file
     (a directory, FIFO, socket or device is refused before anything is read from it)."""
     path = os.fsdecode(os.fspath(path))
+    if "\0" in path:
+        raise ValueError(f"a library path cannot hold a NUL character, got {path!r}")
     try:
         os.stat(path)
     except FileNotFoundError:

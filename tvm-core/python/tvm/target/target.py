@@ -223,7 +223,10 @@ class Target(ThreadScoped):
             self.host = None
         elif isinstance(target, str):
             self.kind, self.attrs = _parsed(target)
-            host = host or self.attrs.pop("host", None)  # "-host='c -mcpu=haswell'"
+            written = self.attrs.pop("host", None)  # "-host='c -mcpu=haswell'"
+            if written is not None and not isinstance(written, str):
+                raise ValueError(f"target '{target}': -host takes a target string, as in -host='c -mcpu=native'")
+            host = host or written
             self.host = None
         else:
             raise TypeError(

@@ -96,10 +96,10 @@ class Database:
         raw = read_regular_file(self.path, limit=ENTRY_LIMIT)
         if not raw.strip():
             return {}  # an empty file (made for it): the first store writes it
+        if not _written_by_tvm(raw):  # another program's file: never moved nor overwritten
+            raise ForeignFile(f"{self.path} is no tuning database (tvm.tune did not write it)")
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("records"), dict):
-            if not _written_by_tvm(raw):  # another program's JSON: never moved nor overwritten
-                raise ForeignFile(f"{self.path} is no tuning database (JSON that tvm.tune did not write)")
             raise ValueError(f"not a tuning database of format {_FORMAT}")
         return {k: v for k, v in data["records"].items() if isinstance(v, dict) and "config" in v}
 
@@ -154,6 +154,8 @@ class Database:
         entry = {**record, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
         json.dumps(entry)  # what JSON cannot hold is refused before any record changes
         with self._lock:
+            if self.path is not None:
+                self._load()  # a path at another program's file turns to memory here, before any lock file
             if self.path is None:
                 self._load()[self.key(kernel, target, fingerprint)] = entry
                 return

@@ -332,8 +332,9 @@ def _span(e: PrimExpr, ranges: dict) -> Optional[tuple[int, int]]:
     if isinstance(e, Call) and e.op == "shift_left":
         return None
     if isinstance(e, Cast) and _dt.is_integer(e.value.dtype) and whole is not None:
-        inner = _span(e.value, ranges)
-        return inner if inner is not None and whole[0] <= inner[0] and inner[1] <= whole[1] else whole
+        if _dt.bits(e.dtype) < _dt.bits(e.value.dtype) or _dt.is_uint(e.dtype) != _dt.is_uint(e.value.dtype):
+            return whole  # an atom of the proof: whatever value the code computes
+        return _span(e.value, ranges)  # the proof looks through a widening cast: its operand must not wrap
     return whole
 
 
