@@ -241,6 +241,8 @@ def test_a_device_type_code_nothing_provides_does_not_exist_and_says_so(code):
         (("opencl", True), TypeError, "the index is a whole number such as 0 or 1, got bool"),
         (("cpu", "1"), TypeError, "got str"),
         (("cpu", 2**40), ValueError, "the index must be 0 or more \\(and below 2\\*\\*31\\)"),
+        ((2**40,), ValueError, "is no DLPack device type code"),
+        (("cpu:\u00b2",), ValueError, "the index after ':' must be 0 or more"),
     ],
 )
 def test_device_arguments_of_the_wrong_kind_are_named(args, error, match):

@@ -236,6 +236,7 @@ def test_a_host_option_in_the_string_is_the_host_and_equality_sees_the_host():
     assert t == tvm.target.Target("opencl", host="c -mcpu=haswell")
     a, b = tvm.target.Target("cuda", host="c"), tvm.target.Target("cuda", host="c -mcpu=haswell")
     assert a != b and len({a, b}) == 2
+    assert tvm.target.Target("c") == tvm.target.Target("c", host="c")  # a CPU target's host is itself
     both = tvm.target.Target("opencl -host=c", host="c -mcpu=haswell")  # the keyword wins, no stale option
     assert both.host == tvm.target.Target("c -mcpu=haswell") and "host" not in both.attrs and str(both) == "opencl"
     for bare in ("opencl -host", "opencl -host=true", "opencl -host=1"):

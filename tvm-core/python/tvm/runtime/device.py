@@ -153,7 +153,7 @@ def device(dev_type: "str | int | Device", dev_id: int | None = None) -> Device:
         name = dev_type.strip()
         if ":" in name:
             name, _, idx = name.partition(":")
-            if not idx.strip().isdigit():
+            if not (idx.strip().isascii() and idx.strip().isdigit()):
                 what = "be 0 or more" if idx.strip().lstrip("-").isdigit() else "be a whole number of 0 or more"
                 raise ValueError(f"device '{dev_type}': the index after ':' must {what}, as in 'opencl:1'")
             dev_id = int(idx)
@@ -169,6 +169,8 @@ def device(dev_type: "str | int | Device", dev_id: int | None = None) -> Device:
         code = dev_type.dlpack_device_type()
     elif isinstance(dev_type, numbers.Integral) and not isinstance(dev_type, bool):
         code = int(dev_type)
+        if not -(2**31) <= code < 2**31:
+            raise ValueError(f"device type {code} is no DLPack device type code (they are small integers: cpu 1)")
     else:
         raise TypeError(
             f"a device is named by a string such as 'cuda' or 'cuda:1', or by its DLPack device type code, "

@@ -306,7 +306,9 @@ class Target(ThreadScoped):
         return f"Target({str(self)!r})"
 
     def _identity(self) -> tuple[str, str | None]:
-        return str(self), (None if self.host is None or self.host is self else str(self.host))
+        # a CPU target's host is itself: one given or not, the code is the same
+        unused = self.host is None or self.host is self or self.kind.codegen is None
+        return str(self), (None if unused else str(self.host))
 
     def __eq__(self, other: object) -> bool:
         """Targets are equal when their kinds, attributes and hosts are."""
