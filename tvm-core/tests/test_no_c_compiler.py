@@ -37,6 +37,12 @@ with warnings.catch_warnings(record=True) as caught:
 print("warned:", [str(w.message) for w in caught])
 mod["scale"](a, c)
 np.testing.assert_allclose(c, a * 3)
+from tvm.testing import tunables  # a register tile: GCC vector extensions, which clang (zig cc) has too
+mm = tvm.compile(tunables.matmul_cpu(32, 32, 16, 4, 8), target="c")
+assert "floatx4_t acc[" in mm.inspect_source()
+x, y, z = np.ones((32, 16), "float32"), np.full((16, 32), 2.0, "float32"), np.zeros((32, 32), "float32")
+mm["matmul"](x, y, z)
+np.testing.assert_allclose(z, x @ y)
 print("ran OK")
 """
 
