@@ -375,3 +375,70 @@ def test_a_reduction_into_shared_memory_that_every_thread_then_reads():
     with pytest.warns(Warning, match="S outlive"):
         got, _ = run(broadcast, a, (16, 16))
     np.testing.assert_allclose(got, a + a.sum(axis=0), rtol=1e-5)
+
+
+def test_a_predicated_max_over_threads_of_a_row_of_minus_infinity_is_minus_infinity():
+    """Threads the T.where leaves out contributed float32's lowest finite value: a fully masked
+    attention row reduced to -3.4e38 instead of -inf."""
+
+    @T.prim_func
+    def row_max(A: T.Buffer((2, 100), "float32"), B: T.Buffer((2,), "float32")):
+        for i in T.thread_binding(2, thread="blockIdx.x"):
+            for k0 in range(1):
+                for k1 in T.thread_binding(128, thread="threadIdx.x"):
+                    with T.block("B"):
+                        vi = T.axis.spatial(2, i)
+                        vk = T.axis.reduce(100, k0 * 128 + k1)
+                        T.where(k0 * 128 + k1 < 100)
+                        with T.init():
+                            B[vi] = T.float32("-inf")
+                        B[vi] = T.max(B[vi], A[vi, vk])
+
+    dev = tvm.device("example")
+    a = np.full((2, 100), -np.inf, "float32")
+    a[1, 5] = 1.0
+    b = tvm.runtime.tensor(np.zeros(2, "float32"), dev)
+    tvm.compile(row_max, target="example")["row_max"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_array_equal(b.numpy(), a.max(1))
+
+
+def test_an_init_with_two_plain_updates_and_a_predicated_update_without_init_are_reductions():
+    @T.prim_func
+    def moments(A: T.Buffer((4, 40), "float32"), S: T.Buffer((4,), "float32"), Q: T.Buffer((4,), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for k in T.thread_binding(40, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        S[vi] = T.float32(0)
+                        Q[vi] = T.float32(0)
+                    S[vi] = S[vi] + A[vi, vk]
+                    Q[vi] = Q[vi] + A[vi, vk] * A[vi, vk]
+
+    @T.prim_func
+    def decomposed(A: T.Buffer((4, 100), "float32"), B: T.Buffer((4,), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for k1 in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("B_init"):
+                    vi = T.axis.spatial(4, i)
+                    T.where(k1 == 0)
+                    B[vi] = T.float32(0)
+            for k0 in range(4):
+                for k1 in T.thread_binding(32, thread="threadIdx.x"):
+                    with T.block("B_update"):
+                        vi = T.axis.spatial(4, i)
+                        vk = T.axis.reduce(100, k0 * 32 + k1)
+                        T.where(k0 * 32 + k1 < 100)
+                        B[vi] = B[vi] + A[vi, vk]
+
+    dev = tvm.device("example")
+    rng = np.random.default_rng(0)
+    a = rng.random((4, 40), dtype="float32")
+    s, q = tvm.runtime.empty((4,), "float32", dev), tvm.runtime.empty((4,), "float32", dev)
+    tvm.compile(moments, target="example")["moments"](tvm.runtime.tensor(a, dev), s, q)
+    np.testing.assert_allclose(s.numpy(), a.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(q.numpy(), (a * a).sum(1), rtol=1e-5)
+    a = rng.random((4, 100), dtype="float32")
+    b = tvm.runtime.tensor(np.full(4, 9, "float32"), dev)
+    tvm.compile(decomposed, target="example")["decomposed"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_allclose(b.numpy(), a.sum(1), rtol=1e-5)

@@ -31,8 +31,9 @@ from typing import Callable, Optional
 from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, free_vars, structural_equal
 from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
-from tvm.tir.expr import Add, And, Buffer, BufferLoad, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
+from tvm.tir.expr import Add, And, Buffer, BufferLoad, FloatImm, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
 from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
+from tvm.tir.printer import expr_text
 from tvm.tir.transform.simplify import simplify_expr
 
 
@@ -49,12 +50,23 @@ class ThreadLoop:
     extent: PrimExpr
 
 
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat"))
+
+
+def _infinity(dtype: str, sign: int) -> PrimExpr:
+    """``sign`` infinity of float ``dtype``: the identity of a float max (min), which threads the
+    block's T.where leaves out contribute (the largest finite value turned a row of -inf into
+    -3.4e38)."""
+    return FloatImm(dtype, sign * math.inf)
+
+
 #: The update operators a block reduction may use: op name, identity for a dtype.
 _COMBINERS: dict[type, tuple[str, Callable[[str], PrimExpr]]] = {
     Add: ("add", lambda dt: const(0, dt)),
     Mul: ("mul", lambda dt: const(1, dt)),
-    Max: ("max", _op.min_value),
-    Min: ("min", _op.max_value),
+    Max: ("max", lambda dt: _infinity(dt, -1) if _is_float(dt) else _op.min_value(dt)),
+    Min: ("min", lambda dt: _infinity(dt, 1) if _is_float(dt) else _op.max_value(dt)),
 }
 
 _names = itertools.count()
@@ -172,6 +184,11 @@ def _binary_reduction(store: BufferStore, value: PrimExpr, op: type) -> _Reducti
     """``store``'s element combined with ``value`` by ``op`` (a key of _COMBINERS)."""
     name, identity_of = _COMBINERS[op]
     return _Reduction([store], [value], lambda xs, ys: [_op.binary(name, xs[0], ys[0])], [identity_of(value.dtype)])
+
+
+def _is_update(store: BufferStore) -> bool:
+    """Whether ``store`` reads the element it writes (``B[i] = B[i] + v``)."""
+    return any_node(store.value, lambda n: _owns(n, store))
 
 
 def _owns(load: PrimExpr, store: BufferStore) -> bool:
@@ -293,14 +310,14 @@ def lower_block_reduction(
             where is None
             and isinstance(s, IfThenElse)
             and s.else_case is None
-            and not isinstance(s.then_case, BufferStore)
+            and (not isinstance(s.then_case, BufferStore) or _is_update(s.then_case))
         ):
-            where, s = s.condition, s.then_case
+            where, s = s.condition, s.then_case  # (an init's store writes no value of its own element)
         else:
             break
     init = None
-    if isinstance(s, SeqStmt) and len(s.seq) == 2 and isinstance(s.seq[0], IfThenElse):
-        init, s = s.seq[0], s.seq[1]
+    if isinstance(s, SeqStmt) and len(s.seq) >= 2 and isinstance(s.seq[0], IfThenElse):
+        init, s = s.seq[0], (s.seq[1] if len(s.seq) == 2 else SeqStmt(list(s.seq[1:])))
     shape = (
         f"block '{block}' reduces over {', '.join(v.name for v in reduced)} (bound to threadIdx): its body must be "
         f"updates such as B[i] = B[i] + value (or *, T.max, T.min), each of its own element, after an optional "
@@ -313,8 +330,10 @@ def lower_block_reduction(
     reduce_vars = {let.var for let in reduced_lets} | set(reduced)
     for st in (st for u in updates for st in u.stores):
         if any(_mentions(i, reduce_vars) for i in st.indices):
-            raise CrossThreadError(f"block '{block}': the reduced element {st.buffer.name}"
-                                   f"{list(st.indices)} depends on the thread-bound reduction axis")  # fmt: skip
+            element = f"{st.buffer.name}[{', '.join(expr_text(i) for i in st.indices)}]"
+            raise CrossThreadError(
+                f"block '{block}': the reduced element {element} depends on the thread-bound reduction axis"
+            )
     if init is not None:  # the group's first step, whichever thread runs the update
         zero = {v: const(0, v.dtype) for v in reduced}
         zero.update({let.var: substitute(let.value, zero) for let in reduced_lets})
