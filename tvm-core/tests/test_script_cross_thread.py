@@ -442,3 +442,26 @@ def test_an_init_with_two_plain_updates_and_a_predicated_update_without_init_are
     b = tvm.runtime.tensor(np.full(4, 9, "float32"), dev)
     tvm.compile(decomposed, target="example")["decomposed"](tvm.runtime.tensor(a, dev), b)
     np.testing.assert_allclose(b.numpy(), a.sum(1), rtol=1e-5)
+
+
+def test_a_reduction_in_a_thread_loop_narrower_than_the_launch_is_refused_at_its_block():
+    """Its barriers would not be reached by the launch's other threads: refused, and the error
+    points at the block (the barriers are the lowering's, not the user's)."""
+
+    @T.prim_func
+    def f(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4, 64), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for t in T.thread_binding(64, thread="threadIdx.x"):
+                C[i, t] = T.float32(1)
+            for k in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+    from tvm.tir.transform.verify import TIRVerifyError
+
+    with pytest.raises(TIRVerifyError, match="not reached by every thread") as info:
+        tvm.compile(f, target="example")
+    assert 'with T.block("B"):' in str(info.value)

@@ -72,8 +72,9 @@ _COMBINERS: dict[type, tuple[str, Callable[[str], PrimExpr]]] = {
 _names = itertools.count()
 
 
-def _sync() -> Stmt:
-    return Evaluate(_op.tvm_storage_sync("shared"))
+def _sync(span=None) -> Stmt:
+    """A block-wide barrier of the reduction written at ``span`` (an error about it points there)."""
+    return Evaluate(_op.tvm_storage_sync("shared"), span)
 
 
 def _mentions(e: Optional[PrimExpr], names: set) -> bool:
@@ -110,7 +111,7 @@ def allreduce(
     body: list[Stmt] = []
     for buf, value, identity in zip(scratch, values, identities):
         body.append(BufferStore(buf, value if valid is None else Select(valid, value, identity), (slot,)))
-    body.append(_sync())
+    body.append(_sync(span))
     base: PrimExpr = const(0, "int32")  # the group's first slot: its thread indices but the reduced ones
     for loop, stride in zip(threads, strides):
         if loop.var not in reduced:
@@ -124,10 +125,10 @@ def allreduce(
             if lanes & (lanes - 1):  # not a power of two: the partner may be past the end
                 cond = _op.binary("and", cond, _op.binary("lt", _op.binary("add", var, step), lanes))
             partner = _op.binary("add", slot, step * stride)
-            body += [IfThenElse(cond, _combine_slots(scratch, slot, partner, combine), None, span), _sync()]
+            body += [IfThenElse(cond, _combine_slots(scratch, slot, partner, combine), None, span), _sync(span)]
             step //= 2
     body += tail([BufferLoad(buf, (base,)) for buf in scratch])
-    body.append(_sync())
+    body.append(_sync(span))
     out = seq(*body)
     for buf in reversed(scratch):
         out = Allocate(buf, out, span)
