@@ -465,3 +465,23 @@ def test_a_reduction_in_a_thread_loop_narrower_than_the_launch_is_refused_at_its
     with pytest.raises(TIRVerifyError, match="not reached by every thread") as info:
         tvm.compile(f, target="example")
     assert 'with T.block("B"):' in str(info.value)
+
+
+def test_a_reduction_over_a_thread_loop_of_no_threads_reduces_nothing():
+    """As the serial form over an empty extent: the output keeps what it held (it failed to
+    compile, naming the lowering's own scratch buffer)."""
+
+    @T.prim_func
+    def f(A: T.Buffer((4, 0), "float32"), B: T.Buffer((4,), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for k in T.thread_binding(0, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+    dev = tvm.device("example")
+    b = tvm.runtime.tensor(np.full(4, 9, "float32"), dev)
+    tvm.compile(f, target="example")["f"](tvm.runtime.tensor(np.zeros((4, 0), "float32"), dev), b)
+    np.testing.assert_array_equal(b.numpy(), np.full(4, 9, "float32"))

@@ -302,6 +302,8 @@ def lower_block_reduction(
     reduced = [t.var for t in in_scope if any(_mentions(b, {t.var}) for b in reduce_bindings)]
     if not reduced:
         return body
+    if any(isinstance(t.extent, IntImm) and t.extent.value == 0 for t in in_scope if t.var in reduced):
+        return Evaluate(IntImm("int32", 0), span)  # no thread runs the block: nothing is reduced
     lets, where, s = [], None, body
     while True:  # the iteration variables' lets and the T.where guard, written in either order
         if isinstance(s, LetStmt):
