@@ -89,3 +89,22 @@ def test_cc_environment_variable_wins(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CC", "my-cc --flag")
     assert cc.compiler() == ["my-cc", "--flag"]
+
+
+def test_a_compiler_without_an_openmp_runtime_runs_parallel_loops_on_one_thread(tmp_path):
+    """CC=clang without libomp failed to link every kernel with a parallel loop ('cannot find
+    -lomp'); whether -fopenmp links is asked of the compiler now."""
+    import shutil
+
+    clang = shutil.which("clang-19") or shutil.which("clang")
+    if clang is None:
+        pytest.skip("needs clang (apt-get install clang-19)")
+    from tvm.contrib import cc
+
+    links = cc._links_openmp((clang,))
+    script = tmp_path / "kernels.py"
+    script.write_text(COMPILE_AND_RUN)
+    env = {"CC": clang, "TVM_CACHE_DIR": str(tmp_path / "cache")}
+    proc = run_python(f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')", env=env)
+    assert proc.returncode == 0 and "ran OK" in proc.stdout, proc.stdout + proc.stderr
+    assert ("no OpenMP runtime" in proc.stdout) == (not links)

@@ -163,3 +163,55 @@ def test_a_value_carried_from_lane_to_lane_keeps_the_scalar_loop():
     b = np.arange(1, 9, dtype="float32")
     mod["carried"](a, b)
     np.testing.assert_array_equal(a, np.r_[1, 1 + np.cumsum(b)].astype("float32"))
+
+
+@T.prim_func
+def index_reads_written(A: T.Buffer((16,), "float32"), B: T.Buffer((20,), "float32")):
+    acc = T.alloc_buffer((16,), "float32", scope="local")
+    for j in T.vectorized(16):
+        acc[j] = A[j]
+    for j in T.vectorized(16):
+        B[T.floormod(T.Cast("int32", B[0]), 4) + j] = acc[j]
+
+
+@T.prim_func
+def impure_invariant(B: T.Buffer((16,), "float32")):
+    acc = T.alloc_buffer((16,), "float32", scope="local")
+    for j in T.vectorized(16):
+        acc[j] = T.Cast("float32", T.call_extern("int32", "rand"))
+    for j in T.vectorized(16):
+        B[j] = acc[j]
+
+
+@T.prim_func
+def too_large(A: T.Buffer((4096,), "float64"), B: T.Buffer((4096,), "float64")):
+    acc = T.alloc_buffer((4096,), "float64", scope="local")
+    for j in T.vectorized(4096):
+        acc[j] = A[j] * T.float64(2)
+    for j in T.vectorized(4096):
+        B[j] = acc[j]
+
+
+def test_what_a_vector_at_a_time_could_change_keeps_the_scalar_loop():
+    """An index reading the buffer the loop writes (each iteration sees the one before), a call
+    in a broadcast value (once per iteration, not per vector), a tile past 32 vector registers
+    (a full unroll the C compiler took minutes over): each keeps the plain array and loop."""
+    a = np.arange(2, 18, dtype="float32")
+    b = np.zeros(20, "float32")
+    mod = tvm.compile(index_reads_written, "c")
+    assert not _tile_declared(mod.inspect_source())
+    mod["index_reads_written"](a, b)
+    expect = np.zeros(20, "float32")
+    for j in range(16):
+        expect[int(expect[0]) % 4 + j] = a[j]
+    np.testing.assert_array_equal(b, expect)
+    mod = tvm.compile(impure_invariant, "c")
+    assert not _tile_declared(mod.inspect_source())
+    out = np.zeros(16, "float32")
+    mod["impure_invariant"](out)
+    assert len(set(out.tolist())) == 16  # rand() once per element
+    mod = tvm.compile(too_large, "c")
+    assert not _tile_declared(mod.inspect_source())
+    x, y = np.arange(4096, dtype="float64"), np.zeros(4096, "float64")
+    mod["too_large"](x, y)
+    np.testing.assert_array_equal(y, x * 2)

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
-from tvm.tir.analysis import expr_key, free_vars, linear_form, uses_handle
+from tvm.tir.analysis import any_node, expr_key, free_vars, linear_form, uses_handle
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
 
 #: Element types a register tile may have (integer vectors would need C's wrapping rules).
@@ -57,6 +57,38 @@ def _lane_offset(index: E.PrimExpr, j: E.Var, lanes: int | None) -> bool:
     return lanes is None or (const % lanes == 0 and all(c % lanes == 0 for c in rest.values()))
 
 
+#: Most vector registers a tile may take (AVX-512 and NEON have 32): a larger array gains
+#: nothing and its full unroll makes the C compiler slow
+MAX_TILE_VECTORS = 32
+
+#: Deepest value a vector statement may hold (C compilers built on clang refuse 256 brackets)
+MAX_DEPTH = 24
+
+
+def _depth(e: E.PrimExpr) -> int:
+    if isinstance(e, E.BinaryOp):
+        return 1 + max(_depth(e.a), _depth(e.b))
+    if isinstance(e, E.Cast):
+        return 1 + _depth(e.value)
+    return 1
+
+
+def _plain_values(e: E.PrimExpr, dtype: str) -> bool:
+    """Whether ``e`` is ``+ - * /`` of ``dtype`` over constants, variables, loads and casts of
+    those (their indices any integer arithmetic without loads or calls)."""
+    if isinstance(e, (E.IntImm, E.FloatImm, E.Var)):
+        return True
+    if isinstance(e, E.BufferLoad):
+        return e.dtype == dtype and not any(
+            any_node(i, lambda n: isinstance(n, (E.BufferLoad, E.Call, E.Let))) for i in e.indices
+        )
+    if isinstance(e, E.Cast):
+        return e.dtype == dtype and isinstance(e.value, (E.IntImm, E.FloatImm, E.Var))
+    if type(e) in _OPS:
+        return e.dtype == dtype and _plain_values(e.a, dtype) and _plain_values(e.b, dtype)
+    return False
+
+
 def _plain_access(buf: E.Buffer, indices: Iterable[E.PrimExpr]) -> bool:
     return len(list(indices)) == 1 and not buf.strides
 
@@ -69,11 +101,18 @@ class _LoopCheck:
         self.j, self.dtype, self.lanes, self.tiles = j, dtype, lanes, tiles
 
     def _scalar(self, e: E.PrimExpr) -> bool:
-        return self.j not in free_vars(e) and not any(uses_handle(e, t, loads_only=True) for t in self.tiles)
+        """A value the same in every lane, printed once and broadcast: plain arithmetic of the
+        tile's dtype over constants, variables and loads (a call may differ per iteration, a let
+        or a 16-bit float needs the statement preparation the scalar loop gets)."""
+        if self.j in free_vars(e) or any(uses_handle(e, t, loads_only=True) for t in self.tiles):
+            return False
+        return _plain_values(e, self.dtype)
 
     def access(self, buf: E.Buffer, indices: Any) -> bool:
         if buf.dtype != self.dtype or not _plain_access(buf, indices):
             return False
+        if any_node(indices[0], lambda n: isinstance(n, (E.BufferLoad, E.Call, E.Let))):
+            return False  # an index that reads memory (the tile's, or one the loop writes)
         if buf.data not in self.tiles:
             return _lane_offset(indices[0], self.j, None)
         offset = buf.elem_offset
@@ -96,6 +135,8 @@ class _LoopCheck:
             return None
         if not all(self.access(s.buffer, s.indices) and self.value(s.value) for s in items):
             return None
+        if any(_depth(s.value) > MAX_DEPTH for s in items):
+            return None  # the scalar loop's printer splits a deep expression; this one does not
         return items if self._lanes_independent(items) else None
 
     def _lanes_independent(self, stores: list[S.BufferStore]) -> bool:
@@ -173,7 +214,7 @@ def register_tile_lanes(alloc: S.Allocate, vector_bytes: int) -> int | None:
     count = 1
     for d in buf.shape:
         count *= int(d.value)
-    if count == 0 or count % lanes:
+    if count == 0 or count % lanes or count // lanes > MAX_TILE_VECTORS:
         return None
     uses = _TileUses(buf.data, buf.dtype, vector_bytes)
     uses.visit_stmt(alloc.body)

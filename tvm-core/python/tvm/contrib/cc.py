@@ -92,8 +92,29 @@ def _find_compiler(path: str) -> tuple[str, ...] | None:
 
 
 def has_openmp(cmd: Sequence[str]) -> bool:
-    """Whether the compiler links OpenMP (ziglang's clang ships no OpenMP runtime)."""
-    return "ziglang" not in cmd and os.path.basename(cmd[0]) != "zig"
+    """Whether the compiler links OpenMP: ziglang's clang ships no OpenMP runtime, and a clang
+    without libomp installed cannot link ``-fopenmp`` (asked once per compiler and process)."""
+    if "ziglang" in cmd or os.path.basename(cmd[0]) == "zig":
+        return False
+    return _links_openmp(tuple(cmd))
+
+
+@lru_cache(maxsize=None)
+def _links_openmp(cmd: tuple[str, ...]) -> bool:
+    probe = "int tvm_probe(void) {\n  int n = 0;\n#pragma omp parallel\n  n = 1;\n  return n;\n}\n"
+    with tempfile.TemporaryDirectory(prefix="tvm-omp-") as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write(probe)
+        try:
+            done = subprocess.run(
+                [*cmd, "-fopenmp", "-shared", "-fPIC", "-o", os.path.join(tmp, "probe.so"), src],
+                capture_output=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return done.returncode == 0
 
 
 @lru_cache(maxsize=None)
@@ -208,7 +229,8 @@ def build_flags(*, openmp: bool = False, mcpu: str | None = None, extra: Sequenc
     if openmp and not has_openmp(compiler()):
         warnings.warn(
             f"{' '.join(compiler())} has no OpenMP runtime: parallel loops run on one thread "
-            "(install gcc or clang, or set CC, for multi-threaded CPU kernels)",
+            "(for multi-threaded CPU kernels install gcc, or this compiler's OpenMP runtime such as libomp-dev "
+            "for clang, or set CC)",
             RuntimeWarning,
             stacklevel=3,
         )
