@@ -73,6 +73,24 @@ def _naming_the_argument(err: BufferError, args: tuple) -> BufferError:
     return err
 
 
+def _called_again(func: tvm_ffi.Function, args: tuple, err: Exception) -> Any:
+    """``func(*args)`` after it raised ``err``: with copies of the arrays tvm-ffi refused
+    (read-only, ml_dtypes), or NumPy bools as Python's; else ``err``, naming the argument."""
+    if isinstance(err, BufferError):
+        if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
+            raise _naming_the_argument(err, args) from err
+        return _call_with_copies(func, args)
+    import numpy as np
+
+    if not any(isinstance(a, np.bool_) for a in args):  # tvm-ffi takes NumPy's other scalars
+        raise err
+    fixed = tuple(bool(a) if isinstance(a, np.bool_) else a for a in args)
+    try:
+        return func(*fixed)
+    except (BufferError, TypeError) as again:
+        return _called_again(func, fixed, again)
+
+
 def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
     """``func``, also callable with the NumPy arrays DLPack (as NumPy exports it) refuses: a
     read-only array is passed as a copy, so a kernel that writes into it cannot change memory its
@@ -83,16 +101,8 @@ def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         try:
             return func(*args)
-        except BufferError as err:
-            if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
-                raise _naming_the_argument(err, args) from err
-            return _call_with_copies(func, args)
-        except TypeError:
-            import numpy as np
-
-            if not any(isinstance(a, np.bool_) for a in args):  # tvm-ffi takes NumPy's other scalars
-                raise
-            return call(*(bool(a) if isinstance(a, np.bool_) else a for a in args))
+        except (BufferError, TypeError) as err:  # the rest out of line: this frame is every call's cost
+            return _called_again(func, args, err)
 
     call.__wrapped__ = func  # type: ignore[attr-defined]
     call.__doc__ = getattr(func, "__doc__", None)
