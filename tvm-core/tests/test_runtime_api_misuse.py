@@ -293,3 +293,18 @@ def test_keyword_arguments_name_the_function():
     f = tvm.compile(add_one, "c")["add_one"]
     with pytest.raises(TypeError, match="add_one\\(\\) got an unexpected keyword argument 'A'"):
         f(A=np.zeros(4, "float32"))
+
+
+def test_a_read_only_array_and_a_numpy_bool_in_one_call():
+    @T.prim_func
+    def pick(A: T.Buffer((4,), "float32"), flag: T.bool, B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            B[i] = T.if_then_else(flag, A[i], T.float32(0))
+
+    f = tvm.compile(pick, "c")["pick"]
+    a = np.arange(4, dtype="float32")
+    a.flags.writeable = False
+    for flag in (np.True_, True):
+        b = np.zeros(4, "float32")
+        f(a, flag, b)
+        np.testing.assert_array_equal(b, np.arange(4))

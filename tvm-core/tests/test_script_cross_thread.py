@@ -485,3 +485,83 @@ def test_a_reduction_over_a_thread_loop_of_no_threads_reduces_nothing():
     b = tvm.runtime.tensor(np.full(4, 9, "float32"), dev)
     tvm.compile(f, target="example")["f"](tvm.runtime.tensor(np.zeros((4, 0), "float32"), dev), b)
     np.testing.assert_array_equal(b.numpy(), np.full(4, 9, "float32"))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_a_predicated_max_over_threads_in_narrow_floats(dtype):
+    """float8_e4m3fn has no infinity: its identity is its largest finite value (an infinity
+    there became NaN and the whole result with it)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="needs ml_dtypes for bfloat16 and float8 arrays")
+
+    @T.prim_func
+    def row_max(A: T.Buffer((2, 100), dtype), B: T.Buffer((2,), dtype)):
+        for i in T.thread_binding(2, thread="blockIdx.x"):
+            for k1 in T.thread_binding(128, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi = T.axis.spatial(2, i)
+                    vk = T.axis.reduce(100, k1)
+                    T.where(k1 < 100)
+                    with T.init():
+                        B[vi] = T.Cast(dtype, -2.0)
+                    B[vi] = T.max(B[vi], A[vi, vk])
+
+    np_dtype = getattr(ml_dtypes, dtype, dtype)
+    a = ((np.arange(200).reshape(2, 100) % 7 - 3) * 0.5).astype("float32").astype(np_dtype)
+    dev = tvm.device("example")
+    b = tvm.runtime.tensor(np.zeros(2, np_dtype), dev)
+    tvm.compile(row_max, target="example")["row_max"](tvm.runtime.tensor(a, dev), b)
+    np.testing.assert_array_equal(b.numpy().astype("float32"), a.astype("float32").max(1))
+
+
+def test_a_users_if_in_a_reduction_block_is_neither_its_init_nor_its_predicate():
+    """A plain `if` first in the block ran once as if it were T.init; one reading the accumulator
+    was taken for T.where and guarded the reduction with a partial value (32 instead of 10)."""
+    for body in (
+        "if vk == 0:\n                    B[vi] = T.float32(0)\n                B[vi] = B[vi] + A[vi, vk]",
+        "if B[vi] < T.float32(10):\n                    B[vi] = B[vi] + A[vi, vk]",
+    ):
+        src = (
+            "@T.prim_func\n"
+            'def f(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):\n'
+            '    for i in T.thread_binding(4, thread="blockIdx.x"):\n'
+            '        for k in T.thread_binding(32, thread="threadIdx.x"):\n'
+            '            with T.block("B"):\n'
+            '                vi, vk = T.axis.remap("SR", [i, k])\n'
+            f"                {body}\n"
+        )
+        with pytest.raises(TVMScriptError, match="its body must be updates"):
+            tvm.script.parse(src)
+
+
+def test_an_init_of_a_shared_and_a_local_accumulator_resets_each_where_it_lives():
+    """The local accumulator's init ran in the group's first thread only, with the shared one's:
+    the other threads kept a stale value (124 of 128 outputs wrong)."""
+
+    @T.prim_func
+    def f(A: T.Buffer((4, 32), "float32"), S: T.Buffer((4,), "float32"), C: T.Buffer((4, 32), "float32")):
+        L = T.alloc_buffer((4,), scope="local")
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for t in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("junk"):
+                    v0 = T.axis.spatial(4, bx)
+                    L[v0] = T.float32(100)
+            for t in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("total"):
+                    v0, vt = T.axis.remap("SR", [bx, t])
+                    with T.init():
+                        S[v0] = T.float32(0)
+                        L[v0] = T.float32(0)
+                    S[v0] = S[v0] + A[v0, vt]
+                    L[v0] = L[v0] + A[v0, vt]
+            for t in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("out"):
+                    v0, vt = T.axis.remap("SS", [bx, t])
+                    C[v0, vt] = L[v0]
+
+    dev = tvm.device("example")
+    a = np.random.default_rng(0).random((4, 32), dtype="float32")
+    s = tvm.runtime.tensor(np.zeros(4, "float32"), dev)
+    c = tvm.runtime.tensor(np.full((4, 32), 7, "float32"), dev)
+    tvm.compile(f, target="example")["f"](tvm.runtime.tensor(a, dev), s, c)
+    np.testing.assert_allclose(s.numpy(), a.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(c.numpy(), np.repeat(a.sum(1)[:, None], 32, 1), rtol=1e-5)

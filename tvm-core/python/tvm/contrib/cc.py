@@ -107,8 +107,9 @@ def _links_openmp(cmd: tuple[str, ...]) -> bool:
         with open(src, "w") as f:
             f.write(probe)
         try:
+            defs = ["-Wl,-z,defs"] if sys.platform.startswith("linux") else []  # as the real build links
             done = subprocess.run(
-                [*cmd, "-fopenmp", "-shared", "-fPIC", "-o", os.path.join(tmp, "probe.so"), src],
+                [*cmd, "-fopenmp", "-shared", "-fPIC", *defs, "-o", os.path.join(tmp, "probe.so"), src],
                 capture_output=True,
                 timeout=120,
             )

@@ -76,19 +76,19 @@ def _naming_the_argument(err: BufferError, args: tuple) -> BufferError:
 def _called_again(func: tvm_ffi.Function, args: tuple, err: Exception) -> Any:
     """``func(*args)`` after it raised ``err``: with copies of the arrays tvm-ffi refused
     (read-only, ml_dtypes), or NumPy bools as Python's; else ``err``, naming the argument."""
+    import numpy as np
+
+    if any(isinstance(a, np.bool_) for a in args):  # tvm-ffi takes NumPy's other scalars
+        fixed = tuple(bool(a) if isinstance(a, np.bool_) else a for a in args)
+        try:
+            return func(*fixed)
+        except (BufferError, TypeError) as again:
+            return _called_again(func, fixed, again)
     if isinstance(err, BufferError):
         if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
             raise _naming_the_argument(err, args) from err
         return _call_with_copies(func, args)
-    import numpy as np
-
-    if not any(isinstance(a, np.bool_) for a in args):  # tvm-ffi takes NumPy's other scalars
-        raise err
-    fixed = tuple(bool(a) if isinstance(a, np.bool_) else a for a in args)
-    try:
-        return func(*fixed)
-    except (BufferError, TypeError) as again:
-        return _called_again(func, fixed, again)
+    raise err
 
 
 def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:

@@ -70,7 +70,7 @@ from tvm.tir.transform.vectors import lanes_of, masked_store
 from .. import fragments
 from .. import tir as T
 from ..diagnostics import Span, TVMScriptError, TVMScriptWarning
-from .cross_thread import CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
+from .cross_thread import INIT_GUARDS, WHERE_GUARDS, CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
 from .module_calls import ModuleFunctions, enclosing_class
 from . import macros
 from .source import FunctionSource, find_def, function_names, read_function_source
@@ -86,6 +86,13 @@ def _guarded(condition: Optional[PrimExpr], body: Stmt, span: Span) -> Stmt:
 def _shown(e: PrimExpr) -> str:
     """A constant as its value, anything else as its repr (for messages)."""
     return str(e.value) if isinstance(e, IntImm) else repr(e)
+
+
+def _where_guard(cond: PrimExpr, body: Stmt, span: Any) -> IfThenElse:
+    """``T.where(cond)`` around the rest of a block, marked for the cross-thread lowering."""
+    guard = IfThenElse(cond, body, None, span)
+    WHERE_GUARDS.add(guard)
+    return guard
 
 
 def _kind(value: Any) -> str:
@@ -507,7 +514,7 @@ class Parser:
             if not isinstance(cond, PrimExpr) or not _dt.is_bool(cond.dtype):
                 raise self.error(node, "T.where needs a boolean expression")
             span = self.span(node)
-            return _Wrap(lambda body: IfThenElse(cond, body, None, span))
+            return _Wrap(lambda body: _where_guard(cond, body, span))
         if isinstance(val, T.FuncAttrSpec):
             if self.depth:
                 raise self.error(node, "T.func_attr must be at the top level of the function body")
@@ -1269,7 +1276,11 @@ class Parser:
         for var, start, _ in self.blocks[-1]:
             first = _op.binary("eq", var, start)
             cond = first if cond is None else _op.binary("and", cond, first)
-        return body if cond is None else IfThenElse(cond, body, None, self.span(node))
+        if cond is None:
+            return body
+        guard = IfThenElse(cond, body, None, self.span(node))
+        INIT_GUARDS.add(guard)  # the cross-thread lowering tells it from a user's own `if`
+        return guard
 
     def _enter_attr(self, spec: T.AttrSpec) -> None:
         """A ``T.attr`` scope begins: only ``reduce_scope`` changes anything (the reducer of the

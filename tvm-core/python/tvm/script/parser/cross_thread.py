@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -50,24 +51,34 @@ class ThreadLoop:
     extent: PrimExpr
 
 
-def _is_float(dtype: str) -> bool:
-    return dtype.startswith(("float", "bfloat"))
+#: Float dtypes with an infinity, and the largest finite value of one without (float8_e4m3fn)
+_WITH_INFINITY = ("float16", "float32", "float64", "bfloat16", "float8_e5m2")
+_LARGEST_FINITE = {"float8_e4m3fn": 448.0}
 
 
-def _infinity(dtype: str, sign: int) -> PrimExpr:
-    """``sign`` infinity of float ``dtype``: the identity of a float max (min), which threads the
-    block's T.where leaves out contribute (the largest finite value turned a row of -inf into
-    -3.4e38)."""
-    return FloatImm(dtype, sign * math.inf)
+def _extreme(dtype: str, sign: int) -> PrimExpr:
+    """The identity of a max (``sign`` -1) or min (+1) of ``dtype``, which the threads a block's
+    T.where leaves out contribute: an infinity where the dtype has one (the largest finite value
+    turned a row of -inf into -3.4e38), else the dtype's extreme value."""
+    if dtype in _WITH_INFINITY:
+        return FloatImm(dtype, sign * math.inf)
+    if dtype in _LARGEST_FINITE:
+        return FloatImm(dtype, sign * _LARGEST_FINITE[dtype])
+    return _op.min_value(dtype) if sign < 0 else _op.max_value(dtype)
 
 
 #: The update operators a block reduction may use: op name, identity for a dtype.
 _COMBINERS: dict[type, tuple[str, Callable[[str], PrimExpr]]] = {
     Add: ("add", lambda dt: const(0, dt)),
     Mul: ("mul", lambda dt: const(1, dt)),
-    Max: ("max", lambda dt: _infinity(dt, -1) if _is_float(dt) else _op.min_value(dt)),
-    Min: ("min", lambda dt: _infinity(dt, 1) if _is_float(dt) else _op.max_value(dt)),
+    Max: ("max", lambda dt: _extreme(dt, -1)),
+    Min: ("min", lambda dt: _extreme(dt, 1)),
 }
+
+#: The guards the parser made of a block's ``T.init`` and ``T.where`` (a user's own ``if`` is
+#: neither: taken for one, it ran once, or guarded the reduction with the accumulator's value)
+INIT_GUARDS: "weakref.WeakSet[IfThenElse]" = weakref.WeakSet()
+WHERE_GUARDS: "weakref.WeakSet[IfThenElse]" = weakref.WeakSet()
 
 _names = itertools.count()
 
@@ -187,11 +198,6 @@ def _binary_reduction(store: BufferStore, value: PrimExpr, op: type) -> _Reducti
     return _Reduction([store], [value], lambda xs, ys: [_op.binary(name, xs[0], ys[0])], [identity_of(value.dtype)])
 
 
-def _is_update(store: BufferStore) -> bool:
-    """Whether ``store`` reads the element it writes (``B[i] = B[i] + v``)."""
-    return any_node(store.value, lambda n: _owns(n, store))
-
-
 def _owns(load: PrimExpr, store: BufferStore) -> bool:
     """Whether ``load`` reads the element ``store`` writes."""
     return (
@@ -309,17 +315,12 @@ def lower_block_reduction(
         if isinstance(s, LetStmt):
             lets.append(s)
             s = s.body
-        elif (
-            where is None
-            and isinstance(s, IfThenElse)
-            and s.else_case is None
-            and (not isinstance(s.then_case, BufferStore) or _is_update(s.then_case))
-        ):
-            where, s = s.condition, s.then_case  # (an init's store writes no value of its own element)
+        elif where is None and isinstance(s, IfThenElse) and s in WHERE_GUARDS:
+            where, s = s.condition, s.then_case
         else:
             break
     init = None
-    if isinstance(s, SeqStmt) and len(s.seq) >= 2 and isinstance(s.seq[0], IfThenElse):
+    if isinstance(s, SeqStmt) and len(s.seq) >= 2 and s.seq[0] in INIT_GUARDS:
         init, s = s.seq[0], (s.seq[1] if len(s.seq) == 2 else SeqStmt(list(s.seq[1:])))
     shape = (
         f"block '{block}' reduces over {', '.join(v.name for v in reduced)} (bound to threadIdx): its body must be "
@@ -329,6 +330,10 @@ def lower_block_reduction(
     if init is None and _local_stores(s):
         return body  # no T.init: not a reduction block; each thread accumulates its own copy
     updates = _updates(s, init, shape)
+    written = {st.buffer.data for u in updates for st in u.stores}
+    if where is not None and any_node(where, lambda n: isinstance(n, BufferLoad) and n.buffer.data in written):
+        raise CrossThreadError(f"block '{block}': its T.where reads what the reduction writes; a predicate of the "
+                               f"reduction may read its inputs only")  # fmt: skip
     reduced_lets = [let for let in lets if _mentions(let.value, set(reduced))]  # block vars of the reduced threads
     reduce_vars = {let.var for let in reduced_lets} | set(reduced)
     for st in (st for u in updates for st in u.stores):
@@ -349,12 +354,38 @@ def lower_block_reduction(
     guards = _Guards(
         _all([p for p in parts if not _mentions(p, reduce_vars)]), _all([_op.binary("eq", v, 0) for v in reduced])
     )
+    inits = _inits_by_update(init, updates, block)
     out: Optional[Stmt] = None
-    for k, u in enumerate(reversed(updates)):  # built innermost first: each runs after the previous
-        first = k == len(updates) - 1
-        out = _reduce_one(u, where, reduced, in_scope, init if first else None, guards, out, span)
+    for u, u_init in zip(reversed(updates), reversed(inits)):  # built innermost first: each runs after the previous
+        out = _reduce_one(u, where, reduced, in_scope, u_init, guards, out, span)
     for let in reversed(lets):
         out = LetStmt(let.var, let.value, out, let.span)
+    return out
+
+
+def _inits_by_update(init: Optional[Stmt], updates: list, block: str) -> list[Optional[Stmt]]:
+    """``init`` split between the updates: each gets the stores of its own buffers, so that a
+    local buffer's init runs in every thread while a shared one's runs in the group's first.
+    An init that is not such stores goes whole with the first update (all of one scope)."""
+    if init is None:
+        return [None] * len(updates)
+    guard = init if isinstance(init, IfThenElse) else None
+    body = guard.then_case if guard is not None else init
+    stores = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    owners = [{st.buffer.data for st in u.stores} for u in updates]
+    split = all(isinstance(x, BufferStore) and sum(x.buffer.data in o for o in owners) == 1 for x in stores)
+    if not split:
+        if len({st.buffer.scope == "local" for u in updates for st in u.stores}) > 1:
+            raise CrossThreadError(f"block '{block}': its T.init must be stores of the reduced buffers when it "
+                                   f"reduces into local and shared buffers at once")  # fmt: skip
+        return [init] + [None] * (len(updates) - 1)
+    out: list[Optional[Stmt]] = []
+    for owned in owners:
+        mine = [x for x in stores if x.buffer.data in owned]
+        part = seq(*mine) if mine else None
+        if part is not None and guard is not None:
+            part = IfThenElse(guard.condition, part, None, guard.span)
+        out.append(part)
     return out
 
 
