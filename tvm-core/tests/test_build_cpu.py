@@ -276,8 +276,8 @@ def test_tiled_matmul_local_buffer():
     mod.matmul(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
     src = mod.inspect_source()
-    # the accumulators are a register tile: an array of 4-lane vectors (plain "c": 16-byte vectors)
-    assert "#pragma omp parallel for" in src and "floatx4_t acc[64];" in src and "#pragma GCC unroll 16" in src
+    # 256 accumulators are 64 vectors of 16 bytes (plain "c"): more than a register tile holds
+    assert "#pragma omp parallel for" in src and "#pragma omp simd" in src and "#pragma GCC unroll 16" in src
 
 
 # --------------------------------------------------------------------------- symbolic shapes
