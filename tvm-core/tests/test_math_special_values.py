@@ -281,3 +281,24 @@ def test_constant_operands_keep_the_sign_of_zero(target, private_cache):
     got = out.numpy()
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"got {got!r}")
+
+
+def test_the_zoo_max_and_softmax_start_from_minus_infinity():
+    """Their maximum started at -3.4e38: a row of -FLT_MAX (an attention mask) had a maximum
+    larger than every element and a NaN softmax (NumPy: 0.125 each)."""
+    from tvm.testing import kernels, tunables
+
+    big = np.finfo(np.float32).max
+    a = np.array([[-big] * 8, [-big, -3.401e38] + [-big] * 6, [1, 2, 3, 4, 5, 6, 7, 8]], np.float32)
+    dev = tvm.device("example")
+    out = tvm.runtime.empty((3,), "float32", dev)
+    tvm.compile(kernels.row_max_blocks(3, 8, 4), target="example")["row_max_blocks"](tvm.runtime.tensor(a, dev), out)
+    np.testing.assert_array_equal(out.numpy(), a.max(axis=1))
+    expect = kernels.reference_softmax(a)
+    for func, target, d in (
+        (kernels.row_softmax(None, None, 4), "example", dev),
+        (tunables.softmax_cpu(3, 8, 4), "c", tvm.cpu()),
+    ):
+        got = tvm.runtime.empty(a.shape, "float32", d)
+        tvm.compile(func, target=target)[func.global_symbol](tvm.runtime.tensor(a, d), got)
+        np.testing.assert_allclose(got.numpy(), expect, rtol=1e-6, atol=1e-7)

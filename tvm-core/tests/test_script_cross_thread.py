@@ -565,3 +565,25 @@ def test_an_init_of_a_shared_and_a_local_accumulator_resets_each_where_it_lives(
     tvm.compile(f, target="example")["f"](tvm.runtime.tensor(a, dev), s, c)
     np.testing.assert_allclose(s.numpy(), a.sum(1), rtol=1e-5)
     np.testing.assert_allclose(c.numpy(), np.repeat(a.sum(1)[:, None], 32, 1), rtol=1e-5)
+
+
+def test_a_predicated_sum_over_threads_of_negative_zeros_is_negative_zero():
+    """Threads the T.where leaves out added +0.0, which turns a -0.0 total into +0.0; the identity
+    of a float sum is -0.0 (as the serial form keeps it)."""
+
+    @T.prim_func
+    def row_sum(A: T.Buffer((2, 100), "float32"), B: T.Buffer((2,), "float32")):
+        for i in T.thread_binding(2, thread="blockIdx.x"):
+            for k in T.thread_binding(128, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi = T.axis.spatial(2, i)
+                    vk = T.axis.reduce(100, k)
+                    T.where(k < 100)
+                    with T.init():
+                        B[vi] = T.float32(-0.0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+    dev = tvm.device("example")
+    b = tvm.runtime.tensor(np.ones(2, "float32"), dev)
+    tvm.compile(row_sum, target="example")["row_sum"](tvm.runtime.tensor(np.full((2, 100), -0.0, "float32"), dev), b)
+    assert np.all(b.numpy() == 0) and np.all(np.signbit(b.numpy()))

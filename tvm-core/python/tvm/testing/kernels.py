@@ -683,7 +683,7 @@ def row_max_blocks(rows: int, cols: int, block: int = 64, *, name: str = "row_ma
                         T.reads(A[vr, vk])
                         T.writes(B[vr])
                         with T.init():
-                            B[vr] = T.float32(-3.4e38)
+                            B[vr] = T.float32("-inf")
                         B[vr] = T.max(B[vr], A[vr, vk])
 
     return _named(row_max_blocks, name)
@@ -710,7 +710,7 @@ def partly_scheduled_softmax(
                     vi = T.axis.spatial(rows, i)
                     vk = T.axis.reduce(cols, tx)
                     with T.init():
-                        row_max[vi] = T.float32(-3.4e38)
+                        row_max[vi] = T.float32("-inf")
                     row_max[vi] = T.max(row_max[vi], A[vi, vk])
             for tx in T.thread_binding(threads, thread="threadIdx.x"):
                 with T.sblock("exp"):
@@ -753,7 +753,7 @@ def row_softmax(
             red = T.alloc_buffer((block,), "float32", scope="shared")
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 acc = T.alloc_buffer((1,), "float32", scope="local")
-                acc[0] = T.float32(-3.4e38)
+                acc[0] = T.float32("-inf")
                 for k in range((n + block - 1) // block):
                     if k * block + tx < n:
                         acc[0] = T.max(acc[0], A[bx, k * block + tx])

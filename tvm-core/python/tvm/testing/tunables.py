@@ -164,11 +164,11 @@ def softmax_cpu(rows: int, cols: int, lanes: int = 8, *, name: str = "row_softma
             acc = T.alloc_buffer((lanes,), "float32", scope="local")
             stat = T.alloc_buffer((2,), "float32", scope="local")  # the row's max, 1 / sum
             for j in T.vectorized(lanes):
-                acc[j] = T.float32(-3.4e38)
+                acc[j] = T.float32("-inf")
             for i in range(steps):
                 for j in T.vectorized(lanes):
                     acc[j] = T.max(acc[j], A[r, i * lanes + j])
-            stat[0] = T.float32(-3.4e38)
+            stat[0] = T.float32("-inf")
             for j in range(lanes):
                 stat[0] = T.max(stat[0], acc[j])
             for j in T.vectorized(lanes):

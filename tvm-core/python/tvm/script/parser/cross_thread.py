@@ -51,6 +51,8 @@ class ThreadLoop:
     extent: PrimExpr
 
 
+_FLOATS = ("float16", "float32", "float64", "bfloat16", "float8_e5m2", "float8_e4m3fn")
+
 #: Float dtypes with an infinity, and the largest finite value of one without (float8_e4m3fn)
 _WITH_INFINITY = ("float16", "float32", "float64", "bfloat16", "float8_e5m2")
 _LARGEST_FINITE = {"float8_e4m3fn": 448.0}
@@ -69,7 +71,7 @@ def _extreme(dtype: str, sign: int) -> PrimExpr:
 
 #: The update operators a block reduction may use: op name, identity for a dtype.
 _COMBINERS: dict[type, tuple[str, Callable[[str], PrimExpr]]] = {
-    Add: ("add", lambda dt: const(0, dt)),
+    Add: ("add", lambda dt: FloatImm(dt, -0.0) if dt in _FLOATS else const(0, dt)),  # -0.0 + x is x, -0.0 too
     Mul: ("mul", lambda dt: const(1, dt)),
     Max: ("max", lambda dt: _extreme(dt, -1)),
     Min: ("min", lambda dt: _extreme(dt, 1)),
