@@ -482,3 +482,22 @@ def test_a_region_used_as_a_value_is_named_as_a_region():
     src = '@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n    A[0, 0] = T.Cast("float32", A[2:4, 0:8])\n'
     with pytest.raises(tvm.script.TVMScriptError, match="a buffer region \\(such as A\\[0:4\\]\\), which is no value"):
         tvm.script.parse(src)
+
+
+def test_a_modules_own_check_is_not_blamed_on_its_class_body():
+    from tvm.tir.transform.verify import TIRVerifyError
+
+    src = (
+        "@I.ir_module\n"
+        "class Mod:\n"
+        "    @T.prim_func\n"
+        '    def main(A: T.Buffer(16, "float32")):\n'
+        "        Mod.sub(A.data)\n"
+        "\n"
+        "    @T.prim_func(private=True)\n"
+        '    def sub(A_data: T.handle("float32"), n: T.int32):\n'
+        "        T.evaluate(0)\n"
+    )
+    with pytest.raises(TIRVerifyError, match="main calls sub with 1 argument\\(s\\); it takes 2") as info:
+        tvm.script.parse(src)
+    assert "class body" not in str(info.value)

@@ -1959,6 +1959,14 @@ _TOO_DEEP = (
 )
 
 
+def _raised_by(err: Exception, name: str) -> bool:
+    """Whether ``err`` was raised by the code of the text ``name`` itself (its innermost frame)."""
+    import traceback
+
+    frames = traceback.extract_tb(err.__traceback__)
+    return bool(frames) and frames[-1].filename == name
+
+
 def _class_body_error(err: Exception, name: str, filename: str) -> str:
     """The message for an exception raised by the Python of an ``@I.ir_module`` class body (a
     statement between its functions), with the line of the text it came from."""
@@ -1994,8 +2002,10 @@ def _parse_module_text(text: str, env: dict[str, Any], filename: str, check_well
             exec(code, namespace)  # noqa: S102 (TVMScript source the caller hands over)
         except TVMScriptError:
             raise
-        except Exception as err:  # Python of the class body itself, outside its functions
-            raise TVMScriptError(_class_body_error(err, name, filename)) from None
+        except Exception as err:
+            if not _raised_by(err, name):  # an error of a function (the decorators' checks): as it is
+                raise
+            raise TVMScriptError(_class_body_error(err, name, filename)) from None  # the class body's own Python
         finally:
             _module_checks.reset(token)
     finally:
