@@ -532,3 +532,41 @@ def g(A: T.Buffer((4,), "float32", align=128)):
     A[1] = S[0]
 """)
     assert "align=128" in g.script() and "align=256" in g.script()
+
+
+def test_an_assert_false_prints_and_parses_back_and_fails_when_reached():
+    """`assert T.bool(False)` printed as `assert False`, which the parser refused as statically
+    false: the text did not parse back. Both are an assert that fails when it runs."""
+    import numpy as np
+
+    src = (
+        "@T.prim_func\n"
+        'def f(A: T.Buffer((1,), "int32"), n: T.int32):\n'
+        "    if n > 0:\n"
+        '        assert T.bool(False), "n must not be positive"\n'
+        "    A[0] = n\n"
+    )
+    func = tvm.script.parse(src)
+    again = tvm.script.parse(func.script())
+    assert structural_equal(func, again)
+    mod = tvm.compile(again, "c")
+    a = np.zeros(1, "int32")
+    mod["f"](a, -3)
+    assert a[0] == -3
+    with pytest.raises(RuntimeError, match="n must not be positive"):
+        mod["f"](a, 2)
+
+
+def test_a_thread_launched_with_an_int64_constant_extent_round_trips():
+    src = (
+        "@T.prim_func\n"
+        'def f(A: T.Buffer((T.int64(64),), "float32"), B: T.Buffer((T.int64(64),), "float32")):\n'
+        '    bx = T.env_thread("blockIdx.x")\n'
+        "    T.launch_thread(bx, T.int64(2))\n"
+        '    tx = T.env_thread("threadIdx.x")\n'
+        "    T.launch_thread(tx, T.int64(32))\n"
+        '    B[T.Cast("int64", bx) * T.int64(32) + T.Cast("int64", tx)] = '
+        'A[T.Cast("int64", bx) * T.int64(32) + T.Cast("int64", tx)] + T.float32(1)\n'
+    )
+    func = tvm.script.parse(src)
+    assert structural_equal(func, tvm.script.parse(func.script()))

@@ -733,7 +733,7 @@ class Parser:
         if not isinstance(cond, PrimExpr):
             if cond:
                 return None
-            raise self.error(node, f"assertion is statically false: {msg}")
+            cond = IntImm("bool", 0)  # `assert False, msg` (as script() prints T.bool(False)): fails when reached
         if not _dt.is_bool(cond.dtype):
             raise self.error(node.test, f"assert condition must be boolean, got {cond.dtype}")
         span = self.span(node)
@@ -1348,6 +1348,8 @@ class Parser:
         if isinstance(extent, bool) or not isinstance(extent, (int, PrimExpr)):
             raise self.error(node, f"T.launch_thread extent must be an integer, got {extent!r}")
         ext = _op.convert(extent, "int32")
+        if isinstance(ext, IntImm) and ext.dtype != var.dtype and _dt.fits(ext.value, var.dtype):
+            ext = IntImm(var.dtype, ext.value)  # T.int64(32) threads: the thread variable's dtype, as printed
         span = self.span(node)
         spec = T.thread_binding(ext, thread=tag)  # a virtual thread is a serial loop, as there
         outer = self._enclosing_thread(spec, IntImm("int32", 0), ext, node)
