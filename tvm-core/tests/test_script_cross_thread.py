@@ -587,3 +587,41 @@ def test_a_predicated_sum_over_threads_of_negative_zeros_is_negative_zero():
     b = tvm.runtime.tensor(np.ones(2, "float32"), dev)
     tvm.compile(row_sum, target="example")["row_sum"](tvm.runtime.tensor(np.full((2, 100), -0.0, "float32"), dev), b)
     assert np.all(b.numpy() == 0) and np.all(np.signbit(b.numpy()))
+
+
+def test_an_init_written_as_if_else_keeps_both_branches():
+    @T.prim_func
+    def k(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+        for i in T.thread_binding(4, thread="blockIdx.x"):
+            for ki in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(32, ki)
+                    with T.init():
+                        if vi < 2:
+                            B[vi] = T.float32(0)
+                        else:
+                            B[vi] = T.float32(1000)
+                    B[vi] = B[vi] + A[vi, vk]
+
+    dev = tvm.device("example")
+    b = tvm.runtime.tensor(np.full(4, 7, "float32"), dev)
+    tvm.compile(k, target="example")["k"](tvm.runtime.tensor(np.ones((4, 32), "float32"), dev), b)
+    np.testing.assert_array_equal(b.numpy(), [32, 32, 1032, 1032])
+
+
+@T.macro
+def _predicate(i):
+    T.where(i < 5)
+
+
+def test_a_where_in_a_macro_is_refused_instead_of_guarding_nothing():
+    with pytest.raises(TVMScriptError, match="T.where in a T.macro would guard only the macro's own statements"):
+
+        @T.prim_func
+        def k(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    _predicate(i)
+                    B[vi] = A[vi] + T.float32(1)

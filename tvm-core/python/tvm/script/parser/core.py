@@ -32,6 +32,7 @@ import builtins
 import inspect
 import itertools
 import linecache
+import os
 import re
 import math
 import textwrap
@@ -231,6 +232,7 @@ class Parser:
         self._bound_names: dict[int, set] = {}  # of each function or macro body (its tree's id)
         self.macro_calls: list[macros.Macro] = []  # the macros being expanded, outermost first
         self.macro_notes: tuple[str, ...] = ()  # their calls, innermost first (spans carry them)
+        self.block_floor = 0  # how many enclosing blocks the macro being expanded did not open
         # while an expression whose value is used later or only on a condition is parsed (a while
         # loop's condition, an arm of ``x if c else y``): why a macro expanded then is refused
         self.macro_refusal: Optional[_MacroRefusal] = None
@@ -513,6 +515,12 @@ class Parser:
             cond = val.condition
             if not isinstance(cond, PrimExpr) or not _dt.is_bool(cond.dtype):
                 raise self.error(node, "T.where needs a boolean expression")
+            if self.macro_calls and len(self.blocks) <= self.block_floor:
+                raise self.error(
+                    node,
+                    "T.where in a T.macro would guard only the macro's own statements after it, not the block "
+                    "it is expanded in: write T.where in the block itself",
+                )
             span = self.span(node)
             return _Wrap(lambda body: _where_guard(cond, body, span))
         if isinstance(val, T.FuncAttrSpec):
@@ -1407,7 +1415,7 @@ class Parser:
                 call,
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
-        fields += ("statement", "statement_call", "scope_floor", "macro_notes")
+        fields += ("statement", "statement_call", "scope_floor", "macro_notes", "block_floor")
         saved = {f: getattr(self, f) for f in fields}
         src = macro.source
         self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
@@ -1418,6 +1426,7 @@ class Parser:
         self.mutable_names = _reassigned_names(src.tree.body)
         self.macro_calls.append(macro)
         self.macro_notes = (_macro_note(macro, call), *self.macro_notes)
+        self.block_floor = len(self.blocks)  # blocks opened by the caller, not by the macro's own text
         try:
             return self.parse_block(self._strip_docstring(src.tree.body))
         except TVMScriptError as e:
@@ -1962,11 +1971,15 @@ _TOO_DEEP = (
 
 
 def _raised_by(err: Exception, name: str) -> bool:
-    """Whether ``err`` was raised by the code of the text ``name`` itself (its innermost frame)."""
+    """Whether ``err`` came from the Python of the text ``name`` itself (directly, or from a
+    library it called) rather than from this package (the decorators' checks of a function)."""
     import traceback
 
-    frames = traceback.extract_tb(err.__traceback__)
-    return bool(frames) and frames[-1].filename == name
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../tvm
+    frames = traceback.extract_tb(err.__traceback__)[1:]  # after the frame that caught it (here)
+    return any(f.filename == name for f in frames) and not any(
+        os.path.abspath(f.filename).startswith(package + os.sep) for f in frames
+    )
 
 
 def _class_body_error(err: Exception, name: str, filename: str) -> str:

@@ -344,19 +344,18 @@ def lower_block_reduction(
             raise CrossThreadError(
                 f"block '{block}': the reduced element {element} depends on the thread-bound reduction axis"
             )
-    if init is not None:  # the group's first step, whichever thread runs the update
+    init_when: Optional[PrimExpr] = None  # the group's first step, whichever thread runs the update
+    if init is not None:
         zero = {v: const(0, v.dtype) for v in reduced}
         zero.update({let.var: substitute(let.value, zero) for let in reduced_lets})
         condition = simplify_expr(substitute(init.condition, zero))
-        if isinstance(condition, IntImm) and condition.value:  # no other reduction axis: always the first
-            init = init.then_case
-        else:
-            init = IfThenElse(condition, init.then_case, init.else_case, init.span)
+        if not (isinstance(condition, IntImm) and condition.value):  # else no other reduction axis: always
+            init_when = condition
     parts = _conjuncts(where) if where is not None else []
     guards = _Guards(
         _all([p for p in parts if not _mentions(p, reduce_vars)]), _all([_op.binary("eq", v, 0) for v in reduced])
     )
-    inits = _inits_by_update(init, updates, block)
+    inits = _inits_by_update(init, init_when, updates, block)
     out: Optional[Stmt] = None
     for u, u_init in zip(reversed(updates), reversed(inits)):  # built innermost first: each runs after the previous
         out = _reduce_one(u, where, reduced, in_scope, u_init, guards, out, span)
@@ -365,14 +364,16 @@ def lower_block_reduction(
     return out
 
 
-def _inits_by_update(init: Optional[Stmt], updates: list, block: str) -> list[Optional[Stmt]]:
-    """``init`` split between the updates: each gets the stores of its own buffers, so that a
-    local buffer's init runs in every thread while a shared one's runs in the group's first.
-    An init that is not such stores goes whole with the first update (all of one scope)."""
+def _inits_by_update(
+    init: Optional[IfThenElse], when: Optional[PrimExpr], updates: list, block: str
+) -> list[Optional[Stmt]]:
+    """The body of ``init`` (the block's T.init guard), under ``when`` (None: always), split
+    between the updates: each gets the stores of its own buffers, so that a local buffer's init
+    runs in every thread while a shared one's runs in the group's first. An init that is not such
+    stores goes whole with the first update (all of one scope)."""
     if init is None:
         return [None] * len(updates)
-    guard = init if isinstance(init, IfThenElse) else None
-    body = guard.then_case if guard is not None else init
+    body = init.then_case
     stores = list(body.seq) if isinstance(body, SeqStmt) else [body]
     owners = [{st.buffer.data for st in u.stores} for u in updates]
     split = all(isinstance(x, BufferStore) and sum(x.buffer.data in o for o in owners) == 1 for x in stores)
@@ -380,13 +381,14 @@ def _inits_by_update(init: Optional[Stmt], updates: list, block: str) -> list[Op
         if len({st.buffer.scope == "local" for u in updates for st in u.stores}) > 1:
             raise CrossThreadError(f"block '{block}': its T.init must be stores of the reduced buffers when it "
                                    f"reduces into local and shared buffers at once")  # fmt: skip
-        return [init] + [None] * (len(updates) - 1)
+        whole = body if when is None else IfThenElse(when, body, None, init.span)
+        return [whole] + [None] * (len(updates) - 1)
     out: list[Optional[Stmt]] = []
     for owned in owners:
         mine = [x for x in stores if x.buffer.data in owned]
         part = seq(*mine) if mine else None
-        if part is not None and guard is not None:
-            part = IfThenElse(guard.condition, part, None, guard.span)
+        if part is not None and when is not None:
+            part = IfThenElse(when, part, None, init.span)
         out.append(part)
     return out
 
