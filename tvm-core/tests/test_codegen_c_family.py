@@ -273,3 +273,24 @@ def test_strings_in_c_keep_every_character():
     from tvm.codegen.c_family import c_string_literal
 
     assert c_string_literal('a"b\\c\nd\re\x00f') == '"a\\"b\\\\c\\nd\\015e\\000f"'
+
+
+def test_conditions_print_without_doubled_parentheses():
+    """`if ((k == 0))` drew clang's -Wparentheses-equality (PoCL printed "1 warning generated.")."""
+    import tvm
+    from tvm.codegen.c_family import _without_outer_parentheses
+    from tvm.script import tir as T
+
+    assert _without_outer_parentheses("(k == 0)") == "k == 0"
+    assert _without_outer_parentheses("(a) && (b)") == "(a) && (b)"
+    assert _without_outer_parentheses('(f(")") == 1)') == '(f(")") == 1)'
+    assert _without_outer_parentheses("k") == "k"
+
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32")):
+        for k in range(4):
+            if k == 0:
+                A[k] = 1
+
+    src = tvm.compile(f, "c").inspect_source()
+    assert "if ((k == 0))" not in src and "if (k == 0) {" in src

@@ -62,6 +62,19 @@ _C_KEYWORDS = frozenset(
 )
 
 
+def _without_outer_parentheses(text: str) -> str:
+    """``text`` without one pair of parentheses around all of it: ``if ((a == b))`` draws clang's
+    -Wparentheses-equality warning (PoCL prints "1 warning generated." for it)."""
+    if not (text.startswith("(") and text.endswith(")")) or '"' in text or "'" in text:
+        return text  # (parentheses inside a string literal do not count)
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and i < len(text) - 1:
+            return text  # "(a) && (b)": the first pair closes before the end
+    return text[1:-1]
+
+
 def c_string_literal(text: str) -> str:
     """``text`` as a C string literal: backslashes, quotes and control characters escaped (a
     carriage return broke the line, a NUL cut the string short), the rest as written."""
@@ -1112,7 +1125,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         return self.expr(s.value)
 
     def visit_IfThenElse(self, s: S.IfThenElse) -> None:
-        self.emit(f"if ({self.expr(s.condition)}) {{")
+        self.emit(f"if ({_without_outer_parentheses(self.expr(s.condition))}) {{")
         self._block(s.then_case)
         if s.else_case is not None:
             self.emit("} else {")
@@ -1120,7 +1133,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         self.emit("}")
 
     def visit_While(self, s: S.While) -> None:
-        self.emit(f"while ({self.expr(s.condition)}) {{")
+        self.emit(f"while ({_without_outer_parentheses(self.expr(s.condition))}) {{")
         self._block(s.body)
         self.emit("}")
 
