@@ -23,8 +23,18 @@ def env_flag(name: str, default: bool = False) -> bool:
         f"{name}={os.environ[name]!r} is not a switch: use 1, true, yes or on, or 0, false, no or off; "
         f"it counts as unset ({'on' if default else 'off'})"
     )
-    try:
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
-    except Warning:  # warnings made errors: import tvm must still work
-        logging.getLogger("tvm").warning("%s", message)
+    warn_safely(message, RuntimeWarning, stacklevel=3)
     return default
+
+
+def warn_safely(message: str, category: type[Warning], stacklevel: int = 2, logger: str = "tvm") -> None:
+    """Issue a warning, never raise it: with warnings made errors (``python -W error``, a test
+    runner's filter, a plugin's ``simplefilter``) or a stderr that cannot be written, it goes to
+    the log instead (``import tvm`` must still work)."""
+    try:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    except Exception:  # noqa: BLE001 - a warning made an error, or a stderr closed
+        try:
+            logging.getLogger(logger).warning("%s", message)
+        except Exception:  # noqa: BLE001 - nowhere to write: the caller keeps the message
+            pass

@@ -69,11 +69,11 @@ inline std::string Dir(const std::string& name) {
     const char* v = std::getenv(var);
     return std::string(v != nullptr ? v : "");
   };
-  std::string word = SettingWord(std::getenv("TVM_CACHE_DIR"));  // as Python reads it
+  std::string root = SettingText(std::getenv("TVM_CACHE_DIR"));  // as Python reads it
+  std::string word = SettingWord(root.c_str());
   for (const char* off : {"0", "off", "none", "false", "no"}) {
     if (word == off) return "";
   }
-  std::string root = SettingText(std::getenv("TVM_CACHE_DIR"));
   if (!root.empty()) return ExpandHome(root) + "/" + name;
   std::string xdg = env("XDG_CACHE_HOME");
   if (!xdg.empty()) return xdg + "/tvm/" + name;

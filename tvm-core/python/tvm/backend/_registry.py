@@ -14,13 +14,12 @@ import os
 import re
 import sys
 import threading
-import warnings
 from typing import Any, Callable, Sequence
 
 import tvm_ffi
 
 from tvm._fork_safe import renewed_in_child
-from tvm._env import FALSE, TRUE, env_flag
+from tvm._env import FALSE, TRUE, env_flag, warn_safely
 
 from ._discovery import EntryPoint, discover
 from ._ownership import PUBLISHED_BACKENDS, is_first_party
@@ -283,13 +282,7 @@ def _warn(message: str, category: type[Warning]) -> None:
     """Issue a warning about the backends, never raise it: with warnings turned into errors
     (``python -W error``, a test runner's filter, or a plugin's ``simplefilter``) a broken plugin
     must still not break ``import tvm`` or stop the backends after it. The record keeps it."""
-    try:
-        warnings.warn(message, category, stacklevel=4)
-    except Exception:  # noqa: BLE001 - a warning made an error, or a stderr a plugin closed
-        try:
-            logging.getLogger("tvm.backend").warning("%s", message)
-        except Exception:  # noqa: BLE001 - the record keeps the message
-            pass
+    warn_safely(message, category, stacklevel=4, logger="tvm.backend")
 
 
 def activate(name: str, explicit: bool = False) -> BackendRecord:

@@ -25,7 +25,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import any_node, free_vars, uses_handle
+from tvm.tir.analysis import any_node, free_vars
 from tvm.tir.printer import expr_text
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.flatten import constant_extent
@@ -285,8 +285,7 @@ class CPrinter(CFamilyPrinter):
     def visit_For(self, s: S.For) -> None:
         vector = vector_loop_lanes(s, self._tiles, self.vector_bytes) if self._tiles else None
         if vector is not None:
-            lanes, stores = vector
-            dtype = self._tiles[next(t for t in self._tiles if uses_handle(s.body, t))]
+            dtype, lanes, stores = vector
             VectorLoopPrinter(self, self._tile_names, dtype, lanes).print_loop(s, stores)
             return
         par = s.kind is S.ForKind.PARALLEL

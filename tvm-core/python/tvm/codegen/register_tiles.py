@@ -73,15 +73,18 @@ def _depth(e: E.PrimExpr) -> int:
     return 1
 
 
+def _reads_memory(index: E.PrimExpr) -> bool:
+    """Whether ``index`` holds a load, a call or a let: its value is not plain index arithmetic."""
+    return any_node(index, lambda n: isinstance(n, (E.BufferLoad, E.Call, E.Let)))
+
+
 def _plain_values(e: E.PrimExpr, dtype: str) -> bool:
     """Whether ``e`` is ``+ - * /`` of ``dtype`` over constants, variables, loads and casts of
     those (their indices any integer arithmetic without loads or calls)."""
     if isinstance(e, (E.IntImm, E.FloatImm, E.Var)):
         return True
     if isinstance(e, E.BufferLoad):
-        return e.dtype == dtype and not any(
-            any_node(i, lambda n: isinstance(n, (E.BufferLoad, E.Call, E.Let))) for i in e.indices
-        )
+        return e.dtype == dtype and not any(_reads_memory(i) for i in e.indices)
     if isinstance(e, E.Cast):
         return e.dtype == dtype and isinstance(e.value, (E.IntImm, E.FloatImm, E.Var))
     if type(e) in _OPS:
@@ -111,8 +114,8 @@ class _LoopCheck:
     def access(self, buf: E.Buffer, indices: Any) -> bool:
         if buf.dtype != self.dtype or not _plain_access(buf, indices):
             return False
-        if any_node(indices[0], lambda n: isinstance(n, (E.BufferLoad, E.Call, E.Let))):
-            return False  # an index that reads memory (the tile's, or one the loop writes)
+        if _reads_memory(indices[0]):
+            return False  # (the tile's, or a buffer the loop writes)
         if buf.data not in self.tiles:
             return _lane_offset(indices[0], self.j, None)
         offset = buf.elem_offset
@@ -159,9 +162,10 @@ class _LoopCheck:
         return True
 
 
-def vector_loop_lanes(loop: S.For, tiles: dict, vector_bytes: int) -> tuple[int, list] | None:
-    """``(lanes, stores)`` when vectorized ``loop`` touches a buffer of ``tiles`` (handle ->
-    dtype) and can be printed a vector at a time (module docstring); None otherwise."""
+def vector_loop_lanes(loop: S.For, tiles: dict, vector_bytes: int) -> tuple[str, int, list] | None:
+    """``(dtype, lanes, stores)`` when vectorized ``loop`` touches buffers of ``tiles`` (handle
+    -> dtype) of one dtype and can be printed a vector at a time (module docstring); None
+    otherwise."""
     if loop.kind is not S.ForKind.VECTORIZED or not (isinstance(loop.min, E.IntImm) and loop.min.value == 0):
         return None
     touched = {tiles[t] for t in tiles if uses_handle(loop.body, t)}
@@ -172,7 +176,7 @@ def vector_loop_lanes(loop: S.For, tiles: dict, vector_bytes: int) -> tuple[int,
     if loop.extent.value % lanes:
         return None
     stores = _LoopCheck(loop.loop_var, dtype, lanes, tiles).stores(loop.body)
-    return None if stores is None else (lanes, stores)
+    return None if stores is None else (dtype, lanes, stores)
 
 
 class _TileUses(StmtExprVisitor):
@@ -180,12 +184,12 @@ class _TileUses(StmtExprVisitor):
 
     def __init__(self, data: E.Var, dtype: str, vector_bytes: int) -> None:
         super().__init__()
-        self.tiles = {data: dtype}
+        self.data, self.tiles = data, {data: dtype}
         self.vector_bytes = vector_bytes
         self.ok = True
 
     def visit_For(self, s: S.For) -> None:
-        if not uses_handle(s, next(iter(self.tiles))):
+        if not uses_handle(s, self.data):
             return
         if s.kind is S.ForKind.VECTORIZED:
             self.ok = self.ok and vector_loop_lanes(s, self.tiles, self.vector_bytes) is not None
@@ -195,10 +199,10 @@ class _TileUses(StmtExprVisitor):
         self.visit_stmt(s.body)
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
-        self.ok = self.ok and not uses_handle(s, next(iter(self.tiles)))
+        self.ok = self.ok and not uses_handle(s, self.data)
 
     def visit_expr(self, e: E.PrimExpr) -> None:
-        if uses_handle(e, next(iter(self.tiles))):
+        if uses_handle(e, self.data):
             self.ok = False
 
 

@@ -17,16 +17,19 @@ from tvm._recursion import with_room
 from . import dtype as _dt
 from .expr import (
     Add,
+    And,
     BinaryOp,
     Buffer,
     BufferLoad,
     Call,
     Cast,
+    CmpOp,
     FloatImm,
     IntImm,
     Let,
     Mul,
     Not,
+    Or,
     PrimExpr,
     Select,
     StringImm,
@@ -606,6 +609,15 @@ def serial_iteration_bound(func: PrimFunc) -> Optional[Polynomial]:
 def expr_key(e: Any) -> tuple:
     """A hashable key, equal for the same expression over the same variables (``x + 1`` twice)."""
     return (repr(e), tuple(id(v) for v in free_vars(e)))
+
+
+def lanes_of(e: PrimExpr) -> int:
+    """The lanes of ``e``'s value (a comparison of vectors has as many as its operands)."""
+    if isinstance(e, (CmpOp, And, Or)):
+        return max(lanes_of(e.a), lanes_of(e.b))
+    if isinstance(e, Not):
+        return lanes_of(e.a)
+    return 1 if e.dtype == "void" else _dt.lanes(e.dtype)
 
 
 def linear_form(e: PrimExpr, terms_of: Optional[dict] = None) -> tuple[dict, int]:

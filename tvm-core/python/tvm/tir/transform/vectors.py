@@ -19,20 +19,17 @@ import functools
 from typing import Optional
 
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import any_node, uses_handle
+from tvm.tir.analysis import any_node, lanes_of, uses_handle
 from tvm.tir.expr import (
-    And,
     BinaryOp,
     Buffer,
     BufferLoad,
     Call,
     Cast,
-    CmpOp,
     FloatImm,
     IntImm,
     Let,
     Not,
-    Or,
     PrimExpr,
     Select,
     Var,
@@ -46,15 +43,6 @@ from .verify import TIRVerifyError, with_span
 
 #: Calls that build vectors; every other call is applied lane by lane.
 VECTOR_OPS = ("ramp", "broadcast", "shuffle")
-
-
-def lanes_of(e: PrimExpr) -> int:
-    """The lanes of ``e``'s value (a comparison of vectors has as many as its operands)."""
-    if isinstance(e, (CmpOp, And, Or)):
-        return max(lanes_of(e.a), lanes_of(e.b))
-    if isinstance(e, Not):
-        return lanes_of(e.a)
-    return 1 if e.dtype == "void" else _dt.lanes(e.dtype)
 
 
 def _store_lanes(s: BufferStore) -> int:

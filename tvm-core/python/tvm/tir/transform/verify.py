@@ -42,6 +42,7 @@ from tvm.tir.expr import (
     Var,
     is_per_thread,
 )
+from tvm.tir.analysis import lanes_of
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import INTRINSICS
@@ -69,15 +70,6 @@ def _shown(value: int) -> str:
     return (
         str(value) if value.bit_length() < 4096 else f"{'-' if value < 0 else ''}(a {value.bit_length()}-bit integer)"
     )
-
-
-def _lanes(e: PrimExpr) -> int:
-    """The lanes of ``e``'s value (a comparison of vectors has as many as its operands)."""
-    if isinstance(e, (CmpOp, And, Or)):
-        return max(_lanes(e.a), _lanes(e.b))
-    if isinstance(e, Not):
-        return _lanes(e.a)
-    return 1 if e.dtype in ("void", "handle") else _dt.lanes(e.dtype)
 
 
 class TIRVerifyError(InternalError):
@@ -383,7 +375,7 @@ class _Verifier(StmtExprVisitor):
 
     def need_condition_lanes(self, condition: PrimExpr, value: PrimExpr, what: str) -> None:
         """A condition of one lane, or of as many lanes as the values it chooses between."""
-        have, want = _lanes(condition), _lanes(value)
+        have, want = lanes_of(condition), lanes_of(value)
         if have not in (1, want):
             self.fail(f"{what}: a condition of {have} lanes cannot choose between values of {want} lanes")
 
@@ -394,7 +386,7 @@ class _Verifier(StmtExprVisitor):
         except ValueError as err:
             self.fail(str(err))
             return
-        have, want = _lanes(e.value), _dt.lanes(e.dtype)
+        have, want = lanes_of(e.value), _dt.lanes(e.dtype)
         if have not in (1, want):  # one lane is broadcast; other counts have no lane-by-lane meaning
             self.fail(f"T.Cast to {e.dtype} ({want} lanes) of a value of {have} lanes ({e.value.dtype})")
         kinds = {e.dtype, e.value.dtype}
