@@ -487,6 +487,16 @@ decl_buffer = alloc_buffer
 sblock_alloc_buffer = block_alloc_buffer = alloc_buffer
 
 
+def alloc_shared(shape, dtype: str = "float32", **kwargs: Any) -> "AllocSpec | BufferSpec":
+    """``T.alloc_buffer(shape, dtype, scope="shared")``: memory every thread of a block shares."""
+    return alloc_buffer(shape, dtype, **{**kwargs, "scope": "shared"})
+
+
+def alloc_local(shape, dtype: str = "float32", **kwargs: Any) -> "AllocSpec | BufferSpec":
+    """``T.alloc_buffer(shape, dtype, scope="local")``: memory of one thread."""
+    return alloc_buffer(shape, dtype, **{**kwargs, "scope": "local"})
+
+
 def func_attr(attrs: dict) -> FuncAttrSpec:
     """Set function attributes (``{"global_symbol": "main", "tir.noalias": True}``)."""
     if not isinstance(attrs, dict):
@@ -683,6 +693,63 @@ def env_thread(tag: str) -> EnvThreadSpec:
     if tag not in THREAD_TAGS:
         raise ValueError(f"unknown thread tag '{tag}'; expected one of {', '.join(THREAD_TAGS)}")
     return EnvThreadSpec(tag)
+
+
+# --------------------------------------------------------------------------- device regions
+
+
+@dataclass
+class DeviceEntrySpec:
+    """``T.device_entry()``: the statements after it, to the end of the function, are one kernel."""
+
+
+@dataclass
+class ScopeIdSpec:
+    """A scope id of a device region (``T.cta_id([n])``, ``T.thread_id([m])``, ``T.warp_id([w])``
+    ...): ``kind`` names the scope pair (``"cta"``: a block in the grid, ``"thread"``: a thread in
+    its block, ``"warp"``, ``"lane"``, ``"warpgroup"``, ``"warp_in_wg"``, ``"thread_in_wg"``),
+    ``extents`` one extent per variable (None: inferred from the other ids)."""
+
+    kind: str
+    extents: Optional[list]
+    dtype: str
+    call: str
+
+
+def device_entry() -> DeviceEntrySpec:
+    """Start the device region: the statements after it, to the end of the function, run as one
+    kernel launched over the scope ids declared in it (``T.cta_id`` blocks, ``T.thread_id``
+    threads; one thread when it declares none). What comes before it runs on the host."""
+    return DeviceEntrySpec()
+
+
+def _scope_id(kind: str, call: str) -> Callable[..., ScopeIdSpec]:
+    def declare(extents: Any = None, preferred: Any = None, dtype: str = "int32") -> ScopeIdSpec:
+        if extents is not None and not isinstance(extents, (list, tuple)):
+            extents = [extents]
+        return ScopeIdSpec(kind, None if extents is None else list(extents), str(dtype), call)
+
+    declare.__name__ = declare.__qualname__ = call
+    declare.__doc__ = f'``T.{call}([extents], dtype="int32")``: {_SCOPE_ID_MEANING[kind]}, in a device region.'
+    return declare
+
+
+_SCOPE_ID_MEANING = {
+    "cta": "the index of the thread block in the grid (blockIdx.x, .y, .z for one to three extents)",
+    "thread": "the index of the thread in its block (threadIdx.x, .y, .z)",
+    "warp": "the warp of the thread in its block (its linear thread index // 32)",
+    "lane": "the thread's lane in its warp (its linear thread index % 32)",
+    "warpgroup": "the thread's group of four warps in its block (linear thread index // 128)",
+    "warp_in_wg": "the thread's warp in its warpgroup (warp % 4)",
+    "thread_in_wg": "the thread's index in its warpgroup (linear thread index % 128)",
+}
+cta_id = _scope_id("cta", "cta_id")
+thread_id = _scope_id("thread", "thread_id")
+warp_id = _scope_id("warp", "warp_id")
+lane_id = _scope_id("lane", "lane_id")
+warpgroup_id = _scope_id("warpgroup", "warpgroup_id")
+warp_id_in_wg = _scope_id("warp_in_wg", "warp_id_in_wg")
+thread_id_in_wg = _scope_id("thread_in_wg", "thread_id_in_wg")
 
 
 # --------------------------------------------------------------------------- blocks
@@ -963,14 +1030,21 @@ IGNORED_ATTR_KEYS = (
     "target",
     "storage_alignment",
     "double_buffer_",
+    "tirx.launch_bounds_",
 )
 
 
-def attr(node: Any, key: str, value: Any) -> AttrSpec | LaunchThreadSpec:
+def attr(node: Any, key: Optional[str] = None, value: Any = None) -> AttrSpec | LaunchThreadSpec:
     """An annotation of the statements that follow; see :data:`IGNORED_ATTR_KEYS`.
     ``T.attr(tx, "thread_extent", n)`` (``tx`` from :func:`env_thread`) is
     ``T.launch_thread(tx, n)``, and ``T.attr(0, "device_scope", 0)`` a launch of one thread: the
-    statements run on the device."""
+    statements run on the device. ``T.attr({key: value, ...})`` (Apache TVM's TIRx form) takes
+    hints only, such as ``"tirx.launch_bounds_min_blocks_per_sm"``."""
+    if isinstance(node, dict) and key is None and value is None:
+        for k in node:
+            if not isinstance(k, str) or not k.startswith(IGNORED_ATTR_KEYS):
+                raise UnsupportedError(f"T.attr key {k!r} is not supported by this TVMScript implementation")
+        return AttrSpec("tirx.launch_bounds_")
     if not isinstance(key, str):
         raise TypeError(f"T.attr key must be a string, got {key!r}")
     if key == "reduce_scope":
@@ -1052,6 +1126,7 @@ def _vector_dtype_helper(name: str):
 
 
 _LOWERED = "it belongs to IR that Apache TVM's own passes produce; write the TVMScript it is lowered from"
+_CLUSTERS = "thread-block clusters are not supported; a device region launches blocks with T.cta_id([n, ...])"
 _TENSOR_CORE = "1-bit tensor-core fragments; the float16 ones (T.tvm_mma_sync) are supported"
 
 #: Names of Apache TVM's TVMScript that are not implemented here, with what to do instead.
@@ -1064,8 +1139,12 @@ _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "tvm_stack_make_shape": _LOWERED,
     "tvm_struct_get": _LOWERED,
     "tvm_struct_set": _LOWERED,
-    "device_entry": _LOWERED,
     "thread_return": _LOWERED,
+    "cluster_id": _CLUSTERS,
+    "cta_id_in_cluster": _CLUSTERS,
+    "cta_id_in_pair": _CLUSTERS,
+    "local_scalar": "allocate one element, x = T.alloc_local((1,), dtype), and use x[0]",
+    "shared_scalar": "allocate one element, x = T.alloc_shared((1,), dtype), and use x[0]",
     "tvm_warp_shuffle": "use a backend's warp intrinsics (T.cuda.shfl_*, T.rocm.shfl_*) or a cross-thread reduction",
 }
 

@@ -72,6 +72,7 @@ from .. import fragments
 from .. import tir as T
 from ..diagnostics import Span, TVMScriptError, TVMScriptWarning
 from .cross_thread import INIT_GUARDS, WHERE_GUARDS, CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
+from .device_region import DeviceRegion, ScopeIdError
 from .module_calls import ModuleFunctions, enclosing_class
 from . import macros
 from .source import FunctionSource, find_def, function_names, read_function_source
@@ -222,6 +223,7 @@ class Parser:
         self.loop_starts: dict[Var, PrimExpr] = {}  # each loop variable's first value
         # per open block: its reduction axes (variable, first value, binding)
         self.blocks: list[list[tuple[Var, PrimExpr, PrimExpr]]] = []
+        self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
@@ -532,6 +534,10 @@ class Parser:
             return None
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, None, node)
+        if isinstance(val, T.DeviceEntrySpec):
+            return self._device_entry(node)
+        if isinstance(val, T.ScopeIdSpec):
+            return self._scope_ids(val, [], node)
         if isinstance(val, T.AttrSpec):
             self._enter_attr(val)
             return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block
@@ -818,6 +824,11 @@ class Parser:
                         raise self.error(t, "assignment target must be a name")
                     self._assign_value(t, v, node)
                 return None
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(val, T.ScopeIdSpec):
+            for t in target.elts:
+                if not isinstance(t, ast.Name):
+                    raise self.error(t, "assignment target must be a name")
+            return self._scope_ids(val, target.elts, node)  # bx, by = T.cta_id([4, 8])
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(val, (tuple, list)) or len(val) != len(target.elts):
                 raise self.error(node, "tuple assignment needs a tuple of the same length on the right")
@@ -880,6 +891,8 @@ class Parser:
             return None
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, target, node)
+        if isinstance(val, T.ScopeIdSpec):
+            return self._scope_ids(val, [target], node)
         if isinstance(val, T.AxisSpec):
             return self._bind_axes([target], [val], node)
         if isinstance(val, tuple) and len(val) == 1 and isinstance(val[0], T.AxisSpec):
@@ -1381,6 +1394,41 @@ class Parser:
         return _Wrap(
             lambda body: For(var, IntImm(ext.dtype, 0), ext, spec.kind, body, spec.thread, dict(spec.annotations), span)
         )
+
+    def _device_entry(self, node: ast.AST) -> _Wrap:
+        """``T.device_entry()``: the rest of the function becomes one kernel (``device_region``)."""
+        if self.depth or self.macro_calls:
+            raise self.error(node, "T.device_entry() must be at the top level of the function body")
+        if self.device_region is not None:
+            raise self.error(node, "T.device_entry() is called twice: a function has one device region")
+        region = self.device_region = DeviceRegion(node, bool(self.thread_loops))
+        span = self.span(node)
+
+        def build(body: Stmt) -> Stmt:
+            try:
+                return region.build(body, span)
+            except ScopeIdError as err:
+                raise self.error(err.node, str(err)) from None
+
+        return _Wrap(build)
+
+    def _scope_ids(self, spec: T.ScopeIdSpec, targets: list[ast.Name], node: ast.AST) -> None:
+        """``tx = T.thread_id([n])`` and the other scope ids: variables of the device region's launch."""
+        if self.device_region is None:
+            raise self.error(node, f"T.{spec.call} is an id of a device region: call T.device_entry() before it")
+        if self.depth or self.macro_calls:
+            raise self.error(
+                node, f"T.{spec.call} must be at the device region's own level, not in a loop, if or block"
+            )
+        count = len(spec.extents) if spec.extents is not None and spec.kind in ("cta", "thread") else 1
+        names = [t.id for t in targets] or [f"{spec.call}_{i}" for i in range(count)]
+        try:
+            variables, loops = self.device_region.declare(spec, names, node)
+        except ScopeIdError as err:
+            raise self.error(err.node, str(err)) from None
+        for target, var in zip(targets, variables):
+            self.bind(target.id, var, target)
+        self.thread_loops.extend(loops)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef):
         """``@T.macro`` / ``@T.inline`` ``def`` inside the kernel: a macro that sees the kernel's

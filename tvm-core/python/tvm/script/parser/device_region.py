@@ -1,0 +1,263 @@
+"""Apache TVM's TIRx device regions in TVMScript: ``T.device_entry()`` and its scope ids.
+
+``T.device_entry()`` makes the rest of the function one kernel. ``T.cta_id([n, ...])`` and
+``T.thread_id([m, ...])`` declare its launch (blockIdx and threadIdx, x first); ``T.warp_id``,
+``T.lane_id``, ``T.warpgroup_id``, ``T.warp_id_in_wg`` and ``T.thread_id_in_wg`` name parts of
+the linear thread index ``threadIdx.x + threadIdx.y * X + threadIdx.z * X * Y`` (warps of 32
+threads, warpgroups of four warps). The launch wraps the whole region wherever its ids are
+declared in it, so statements before a declaration run on every thread, as in Apache TVM; a
+region that declares no id runs on one thread.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Optional
+
+from tvm.tir import dtype as _dt
+from tvm.tir import op as _op
+from tvm.tir.analysis import any_node, structural_equal
+from tvm.tir.expr import IntImm, PrimExpr, Var
+from tvm.tir.stmt import For, ForKind, LetStmt, Stmt
+
+from .cross_thread import ThreadLoop
+
+WARP_THREADS = 32
+WARPGROUP_WARPS = 4
+_LAUNCHED = {"cta": "blockIdx.", "thread": "threadIdx."}
+#: For each id derived from the linear thread index: the extent it always has (None: it depends
+#: on the block) and the threads per unit of its extent (for a block size told by it).
+_DERIVED = {
+    "warp": (None, WARP_THREADS),
+    "lane": (WARP_THREADS, None),
+    "warpgroup": (None, WARP_THREADS * WARPGROUP_WARPS),
+    "warp_in_wg": (WARPGROUP_WARPS, None),
+    "thread_in_wg": (WARP_THREADS * WARPGROUP_WARPS, None),
+}
+
+
+class ScopeIdError(ValueError):
+    """A scope id the region cannot launch; ``node`` is the statement to point at."""
+
+    def __init__(self, message: str, node: ast.AST):
+        super().__init__(message)
+        self.node = node
+
+
+@dataclass
+class _Launch:
+    kind: str
+    vars: list
+    extents: list
+    node: ast.AST
+
+
+@dataclass
+class _Derived:
+    var: Var
+    kind: str
+    extent: Optional[PrimExpr]
+    call: str
+    node: ast.AST
+
+
+class DeviceRegion:
+    """The scope ids declared after one ``T.device_entry()``, and the launch they give."""
+
+    def __init__(self, node: ast.AST, in_threads: bool):
+        self.node = node
+        self.in_threads = in_threads  # T.device_entry() under T.launch_thread: a marker only
+        self.launches: dict[str, _Launch] = {}
+        self.lets: list[tuple[Var, PrimExpr]] = []  # names given again or in another dtype
+        self.derived: list[_Derived] = []
+
+    def declare(self, spec, names: list[str], node: ast.AST) -> tuple[list[Var], list[ThreadLoop]]:
+        """The variables of scope id ``spec`` (named ``names``, one per extent) and the thread
+        loops it opens, which the parser keeps as enclosing threads."""
+        if spec.dtype not in ("int32", "uint32", "int64"):
+            raise ScopeIdError(f"T.{spec.call}: dtype must be 'int32', 'uint32' or 'int64', got {spec.dtype!r}", node)
+        if spec.kind in _LAUNCHED:
+            return self._declare_launch(spec, names, node)
+        if spec.extents is not None and len(spec.extents) != 1:
+            raise ScopeIdError(f"T.{spec.call} takes one extent, got {len(spec.extents)}", node)
+        extent = None if spec.extents is None else _extent(spec.extents[0], spec.call, node)
+        fixed = _DERIVED[spec.kind][0]
+        if fixed is not None and extent is not None and _known(extent) not in (None, fixed):
+            raise ScopeIdError(f"T.{spec.call}([{_known(extent)}]): it always has {fixed} values", node)
+        var = Var(_one_name(names, spec.call, node), spec.dtype)
+        self.derived.append(_Derived(var, spec.kind, extent, spec.call, node))
+        return [var], []
+
+    def _declare_launch(self, spec, names: list[str], node: ast.AST) -> tuple[list[Var], list[ThreadLoop]]:
+        extents = spec.extents
+        if extents is None:
+            if spec.kind == "cta":
+                raise ScopeIdError(
+                    "T.cta_id() without extents: give the number of blocks, T.cta_id([n]) (clusters, from which "
+                    "Apache TVM infers it, are not supported)",
+                    node,
+                )
+            extents = [self._threads_from_derived(node)]
+        if not 1 <= len(extents) <= 3:
+            raise ScopeIdError(f"T.{spec.call} takes one to three extents (x, y, z), got {len(extents)}", node)
+        extents = [_extent(e, spec.call, node) for e in extents]
+        if len(names) != len(extents):
+            raise ScopeIdError(
+                f"T.{spec.call} with {len(extents)} extent(s) gives {len(extents)} variable(s); "
+                f"{len(names)} name(s) are assigned",
+                node,
+            )
+        earlier = self.launches.get(spec.kind)
+        if earlier is not None:
+            if len(earlier.extents) != len(extents) or not all(map(structural_equal, earlier.extents, extents)):
+                raise ScopeIdError(
+                    f"T.{spec.call} is declared again with other extents ({_shown(extents)}; before: "
+                    f"{_shown(earlier.extents)}): a kernel has one launch",
+                    node,
+                )
+            return self._alias(earlier.vars, names, spec.dtype), []
+        tag = _LAUNCHED[spec.kind]
+        launch_vars = [
+            Var(n if spec.dtype == "int32" else f"{tag}{'xyz'[i]}".replace(".", "_"), "int32")
+            for i, n in enumerate(names)
+        ]
+        self.launches[spec.kind] = _Launch(spec.kind, launch_vars, extents, node)
+        loops = [ThreadLoop(v, f"{tag}{'xyz'[i]}", e) for i, (v, e) in enumerate(zip(launch_vars, extents))]
+        if spec.dtype == "int32":
+            return launch_vars, loops
+        return self._alias(launch_vars, names, spec.dtype), loops
+
+    def _alias(self, launch_vars: list[Var], names: list[str], dtype: str) -> list[Var]:
+        out = []
+        for launched, name in zip(launch_vars, names):
+            var = Var(name, dtype)
+            self.lets.append((var, launched if dtype == launched.dtype else _op.cast(dtype, launched)))
+            out.append(var)
+        return out
+
+    def _threads_from_derived(self, node: ast.AST) -> PrimExpr:
+        """The block size told by the warp or warpgroup ids declared so far."""
+        told = self._told_block_size()
+        if told is None:
+            raise ScopeIdError(
+                "T.thread_id() without extents: give the number of threads, T.thread_id([n]), or declare "
+                "T.warp_id([w]) or T.warpgroup_id([g]) before it",
+                node,
+            )
+        return told
+
+    def _told_block_size(self) -> Optional[PrimExpr]:
+        for d in self.derived:
+            per = _DERIVED[d.kind][1]
+            if per is not None and d.extent is not None:
+                return d.extent * per
+        return None
+
+    def build(self, body: Stmt, span) -> Stmt:
+        """``body`` (the region) inside its launch, with the derived ids bound first. A region
+        without scope ids whose threads are launched otherwise (``T.thread_binding`` loops in it,
+        ``T.launch_thread`` before it) is left as it is."""
+        if not self.launches and not self.derived and (self.in_threads or any_node(body, _is_thread_loop)):
+            return body
+        threads = self._block_size()
+        if "thread" not in self.launches and (_known(threads) != 1 or "cta" not in self.launches):
+            self.launches["thread"] = _Launch("thread", [Var("threadIdx_x", "int32")], [threads], self.node)
+        linear = self._linear_thread_index()
+        for d in reversed(self.derived):
+            body = LetStmt(d.var, _op.cast(d.var.dtype, _derived_value(d.kind, linear)), body, span)
+        for var, value in reversed(self.lets):
+            body = LetStmt(var, value, body, span)
+        for kind in ("thread", "cta"):
+            launch = self.launches.get(kind)
+            for i in reversed(range(len(launch.vars) if launch else 0)):
+                ext = launch.extents[i]
+                tag = f"{_LAUNCHED[kind]}{'xyz'[i]}"
+                body = For(launch.vars[i], IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, tag, {}, span)
+        return body
+
+    def _block_size(self) -> PrimExpr:
+        """The threads of a block: the product of ``T.thread_id``'s extents, or what a warp or
+        warpgroup id tells (one thread without either); checked against each warp and warpgroup id."""
+        launch = self.launches.get("thread")
+        if launch is not None:
+            size = launch.extents[0]
+            for e in launch.extents[1:]:
+                size = size * e
+        else:
+            size = self._told_block_size()
+            if size is None and self.derived:
+                raise ScopeIdError(
+                    f"T.{self.derived[0].call} needs the number of threads of the block: declare T.thread_id([n]), "
+                    "T.warp_id([w]) or T.warpgroup_id([g]) in the region",
+                    self.derived[0].node,
+                )
+            size = IntImm("int32", 1) if size is None else size
+        n = _known(size)
+        for d in self.derived:
+            per = _DERIVED[d.kind][1]
+            if n is None or per is None or d.extent is None or _known(d.extent) is None:
+                continue
+            if n % per or n // per != _known(d.extent):
+                unit = "warps" if d.kind == "warp" else "warpgroups"
+                raise ScopeIdError(
+                    f"T.{d.call}([{_known(d.extent)}]) in a block of {n} threads, which has {n / per:g} {unit} "
+                    f"of {per} threads",
+                    d.node,
+                )
+        return size
+
+    def _linear_thread_index(self) -> PrimExpr:
+        launch = self.launches.get("thread")
+        if launch is None:
+            return IntImm("int32", 0)
+        index, stride = launch.vars[0], None
+        for var, ext in zip(launch.vars[1:], launch.extents):
+            stride = ext if stride is None else stride * ext
+            index = index + var * stride
+        return index
+
+
+def _derived_value(kind: str, linear: PrimExpr) -> PrimExpr:
+    """A warp or warpgroup id of the thread whose linear index in its block is ``linear``."""
+    group = WARP_THREADS * WARPGROUP_WARPS
+    if kind == "warp":
+        return _op.floordiv(linear, WARP_THREADS)
+    if kind == "lane":
+        return _op.floormod(linear, WARP_THREADS)
+    if kind == "warpgroup":
+        return _op.floordiv(linear, group)
+    if kind == "warp_in_wg":
+        return _op.floormod(_op.floordiv(linear, WARP_THREADS), WARPGROUP_WARPS)
+    return _op.floormod(linear, group)
+
+
+def _is_thread_loop(node) -> bool:
+    return isinstance(node, For) and node.kind == ForKind.THREAD_BINDING
+
+
+def _extent(value, call: str, node: ast.AST) -> PrimExpr:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, PrimExpr))
+        or (isinstance(value, PrimExpr) and not _dt.is_int(value.dtype))
+    ):
+        raise ScopeIdError(f"T.{call}: an extent must be an integer, got {value!r}", node)
+    ext = _op.convert(value, "int32")
+    if _known(ext) is not None and _known(ext) < 1:
+        raise ScopeIdError(f"T.{call}: an extent must be at least 1, got {_known(ext)}", node)
+    return ext
+
+
+def _known(value) -> Optional[int]:
+    return value.value if isinstance(value, IntImm) else None
+
+
+def _shown(extents: list) -> str:
+    return ", ".join(str(_known(e) if _known(e) is not None else e) for e in extents)
+
+
+def _one_name(names: list[str], call: str, node: ast.AST) -> str:
+    if len(names) != 1:
+        raise ScopeIdError(f"T.{call} gives one variable; {len(names)} names are assigned", node)
+    return names[0]
