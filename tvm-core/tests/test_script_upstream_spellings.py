@@ -589,3 +589,22 @@ def test_bind_of_a_declared_variable_and_with_a_type_annotation():
     for body, message in refused.items():
         with pytest.raises(tvm.script.TVMScriptError, match=message):
             tvm.script.from_source(f"@T.prim_func\ndef g(A: T.Buffer((4,), 'int32')):\n    {body}\n")
+
+
+@T.prim_func
+def short_dtype_names(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "uint32")):
+    for i in T.serial(8, unroll=True):
+        v: T.f32 = A[i] * T.f32(2)
+        A[i] = v
+        B[i] = T.u32(i) * T.u32(3)
+
+
+def test_short_dtype_names_and_the_unroll_hint():
+    a = np.arange(8, dtype="float32")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.zeros(8, "uint32"))
+    tvm.compile(short_dtype_names, "c")(ta, tb)
+    np.testing.assert_array_equal(ta.numpy(), a * 2)
+    np.testing.assert_array_equal(tb.numpy(), np.arange(8) * 3)
+    assert (T.f16, T.bf16, T.i8, T.u64) == (T.float16, T.bfloat16, T.int8, T.uint64)
+    with pytest.raises(TypeError, match=r"T.serial\(unroll=...\) takes True, False or a count, got 'yes'"):
+        T.serial(4, unroll="yes")

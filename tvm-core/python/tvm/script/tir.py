@@ -319,7 +319,9 @@ def _loop_step(step: Any) -> Any:
 
 
 def _loop(kind: ForKind, name: str, doc: str) -> Callable[..., LoopSpec]:
-    def loop(start, stop=None, step: Any = 1, *, annotations: Optional[dict] = None) -> LoopSpec:
+    def loop(start, stop=None, step: Any = 1, *, annotations: Optional[dict] = None, unroll: Any = None) -> LoopSpec:
+        if unroll is not None and not isinstance(unroll, _builtins.int):
+            raise TypeError(f"T.{name}(unroll=...) takes True, False or a count, got {unroll!r}")
         a, b = _norm_range(start, stop)
         return LoopSpec(kind, a, b, None, dict(annotations or {}), _loop_step(step))
 
@@ -328,7 +330,11 @@ def _loop(kind: ForKind, name: str, doc: str) -> Callable[..., LoopSpec]:
     return loop
 
 
-serial = _loop(ForKind.SERIAL, "serial", "Sequential loop ``range(start, stop)`` (or ``range(start)``).")
+serial = _loop(
+    ForKind.SERIAL,
+    "serial",
+    "Sequential loop ``range(start, stop)`` (or ``range(start)``); ``unroll=`` is a hint for the device compiler.",
+)
 parallel = _loop(ForKind.PARALLEL, "parallel", "Loop whose iterations run in parallel (OpenMP on the CPU).")
 vectorized = _loop(ForKind.VECTORIZED, "vectorized", "Loop to vectorize.")
 unroll = _loop(ForKind.UNROLLED, "unroll", "Loop to unroll.")
@@ -648,6 +654,12 @@ for _name in _dt.SCALAR_DTYPES + _dt.FLOAT8_DTYPES:
 del _name
 
 boolean = globals()["bool"]
+#: Apache TVM's short dtype names (``val: T.f32``, ``T.u32(0)``).
+_SHORT_DTYPE_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16"}
+_SHORT_DTYPE_NAMES.update({f"{k[0]}{bits}": f"{k}{bits}" for k in ("int", "uint") for bits in (8, 16, 32, 64)})
+for _short, _name in _SHORT_DTYPE_NAMES.items():
+    globals()[_short] = globals()[_name]
+del _short, _name
 
 
 def _unsupported(name: str, hint: str = ""):
