@@ -259,6 +259,17 @@ def f(A: T.Buffer((128,), "int32")):
     tx = T.thread_id([32])
     A[tx] = 0
 """,
+    "T.device_entry() gives no value: write it as a statement of its own": """
+def f(A: T.Buffer((128,), "int32")):
+    d = T.device_entry()
+    A[0] = 0
+""",
+    "cannot store a scope id (it names a variable only as tx = T.thread_id([n]) at the device region's level)": """
+def f(A: T.Buffer((128,), "int32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    A[tx] = T.lane_id([32])
+""",
 }
 
 

@@ -714,6 +714,8 @@ def env_thread(tag: str) -> EnvThreadSpec:
 class DeviceEntrySpec:
     """``T.device_entry()``: the statements after it, to the end of the function, are one kernel."""
 
+    DESCRIBED = "T.device_entry(), which is a statement of its own"
+
 
 @dataclass
 class ScopeIdSpec:
@@ -726,6 +728,9 @@ class ScopeIdSpec:
     extents: Optional[list]
     dtype: str
     call: str
+
+    #: what messages call it
+    DESCRIBED = "scope id (it names a variable only as tx = T.thread_id([n]) at the device region's level)"
 
 
 def device_entry() -> DeviceEntrySpec:

@@ -893,6 +893,8 @@ class Parser:
             return self._launch(val, target, node)
         if isinstance(val, T.ScopeIdSpec):
             return self._scope_ids(val, [target], node)
+        if isinstance(val, T.DeviceEntrySpec):
+            raise self.error(node, "T.device_entry() gives no value: write it as a statement of its own")
         if isinstance(val, T.AxisSpec):
             return self._bind_axes([target], [val], node)
         if isinstance(val, tuple) and len(val) == 1 and isinstance(val[0], T.AxisSpec):
