@@ -181,3 +181,28 @@ def deep(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
         want = want * np.float32(0.5) + np.float32(k % 3)
     _, b = _run(dev, func, a, np.zeros(64, "float32"))
     np.testing.assert_allclose(b, want, rtol=1e-6)
+
+
+@T.prim_func
+def volatile_private_run(A: T.Buffer((64,), "int32"), B: T.Buffer((64,), "int32")):
+    """A private array stored at an index read from memory in a kernel with a barrier is
+    volatile (PoCL's workaround), so its runs of loads and stores stay lane by lane."""
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        S = T.alloc_buffer((16,), "int32", scope="shared")
+        L = T.alloc_buffer((4,), "int32", scope="local")
+        L[0:4] = A[tx * 4 : tx * 4 + 4]
+        L[T.bitwise_and(A[tx], 3)] = 7
+        S[tx] = L[0] + L[1]
+        T.tvm_storage_sync("shared")
+        B[tx * 4 : tx * 4 + 4] = L[0:4] + T.Broadcast(S[(tx + 1) % 16], 4)
+
+
+def test_volatile_private_arrays_are_not_vector_accessed(dev):
+    src = _source(volatile_private_run)
+    assert "volatile int L[4];" in src and "vload4(0, L" not in src and ", L + " not in src
+    a = np.arange(64, dtype="int32")
+    (_, b) = _run(dev, volatile_private_run, a, np.zeros(64, "int32"))
+    local = a.reshape(16, 4).copy()
+    local[np.arange(16), a[np.arange(16)] & 3] = 7
+    shared = local[:, 0] + local[:, 1]
+    np.testing.assert_array_equal(b, (local + shared[(np.arange(16) + 1) % 16][:, None]).reshape(-1))

@@ -237,6 +237,11 @@ class OpenCLPrinter(CFamilyPrinter):
             return
         super().visit_BufferStore(s)
 
+    def vector_accessible(self, buffer: E.Buffer) -> bool:
+        """A volatile array is read and written element by element (vloadN / vstoreN take no
+        volatile pointer)."""
+        return buffer.data not in self._volatile
+
     # ------------------------------------------------------------------ statements
     def bitcast(self, value: str, src_dtype: str, dtype: str) -> str:
         st, dt_ = self.type_name(src_dtype), self.type_name(dtype)

@@ -496,10 +496,25 @@ class CFamilyPrinter(ExprFunctor[str]):
             return f"{to_float}({from_float}((float)({v})))"
         if src == dst:
             return v
+        if dst == "uint64" and _dt.is_float(src) and _dt.lanes(src) == 1:
+            return f"{self._float_to_uint64_helper(src)}({v})"
         through = self._float_to_int_through(src, dst)
         if through is not None:
             v = f"(({self.type_name(through)})({v}))"
         return f"(({self.compute_type(dst)})({v}))"
+
+    def converts_plainly(self, src: str, dst: str) -> bool:
+        """Whether the language's own conversion of ``src`` to ``dst`` is the one this printer
+        prints (a vector conversion may be used), not one through another type or a helper."""
+        scalar_src, scalar_dst = _dt.with_lanes(src, 1), _dt.with_lanes(dst, 1)
+        if scalar_dst == "uint64" and _dt.is_float(scalar_src):
+            return False
+        return self._float_to_int_through(scalar_src, scalar_dst) is None
+
+    def vector_accessible(self, buffer: Any) -> bool:
+        """Whether loads and stores of ``buffer`` may be printed as vector accesses (a printer
+        that declares some arrays volatile says no for those)."""
+        return True
 
     @staticmethod
     def _float_to_int_through(src: str, dst: str) -> str | None:
@@ -513,6 +528,16 @@ class CFamilyPrinter(ExprFunctor[str]):
         if bits < 32:
             return "int32"
         return "int64" if bits == 32 and _dt.is_uint(dst) else None
+
+    def _float_to_uint64_helper(self, src: str) -> str:
+        """Prelude helper converting a float to uint64 as NumPy on x86 does: a negative value
+        through int64 (-2.0 -> 2**64 - 2; C leaves it undefined, and PoCL gave 2**64 - 1 and
+        Hexagon 0), the rest directly (2**63 and above stay exact)."""
+        t, u, i = self.compute_type(src), self.TYPE_NAMES["uint64"], self.TYPE_NAMES["int64"]
+        name = f"tvm_{_dt.element_of(src)}_to_u64"
+        body = f"  return v < 0 ? ({u})({i})v : ({u})v;"
+        self.helpers.setdefault(name, f"{self.HELPER_QUALIFIER} {u} {name}({t} v) {{\n{body}\n}}")
+        return name
 
     def _binary(self, e: E.BinaryOp, op: str) -> str:
         return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
@@ -1078,7 +1103,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             for x in s.seq:
                 self.stmt(x)
             return
-        for item in group_store_runs(s.seq, self.VECTOR_WIDTHS):
+        for item in group_store_runs(s.seq, self.VECTOR_WIDTHS, self.vector_accessible):
             if isinstance(item, list):
                 self.emit(VectorBuilder(self).store(item))
             else:

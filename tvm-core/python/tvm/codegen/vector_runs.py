@@ -12,7 +12,7 @@ earlier one wrote, so the vector store writes what the scalar stores would.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
@@ -52,10 +52,10 @@ def _store_of(s: S.Stmt) -> S.BufferStore | None:
     return None if _has_ordered_call(s.value) else s
 
 
-def _run_length(stmts: Sequence[S.Stmt], start: int) -> int:
+def _run_length(stmts: Sequence[S.Stmt], start: int, accessible: Callable[[Any], bool]) -> int:
     """Length of the run of consecutive stores starting at ``stmts[start]`` (0 if none)."""
     first = _store_of(stmts[start])
-    if first is None:
+    if first is None or not accessible(first.buffer):
         return 0
     base = linear_form(first.indices[0])
     n = 1
@@ -69,13 +69,16 @@ def _run_length(stmts: Sequence[S.Stmt], start: int) -> int:
     return n
 
 
-def group_store_runs(stmts: Sequence[S.Stmt], widths: Sequence[int]) -> list:
+def group_store_runs(
+    stmts: Sequence[S.Stmt], widths: Sequence[int], accessible: Callable[[Any], bool] = lambda buffer: True
+) -> list:
     """``stmts`` with each run of consecutive stores cut into the widest ``widths`` that fit: a
-    run is a list of stores, anything else the statement itself."""
+    run is a list of stores, anything else the statement itself. Only buffers ``accessible``
+    says yes to are stored to by vectors."""
     out: list = []
     i = 0
     while i < len(stmts):
-        n = _run_length(stmts, i)
+        n = _run_length(stmts, i, accessible)
         width = max((w for w in widths if w <= n), default=0)
         if width >= 2:
             out.append(list(stmts[i : i + width]))
@@ -131,15 +134,18 @@ class VectorBuilder:
         first = loads[0]
         if first.buffer.dtype not in VECTOR_ELEMENTS or len(first.indices) != 1 or first.buffer.strides:
             return False
+        if not self.p.vector_accessible(first.buffer):
+            return False
         base = linear_form(first.indices[0])
         return all(
             e.buffer.data is first.buffer.data and len(e.indices) == 1 and _offset(e.indices[0], base) == k
             for k, e in enumerate(loads)
         )
 
-    @staticmethod
-    def _castable(casts: list[E.Cast]) -> bool:
+    def _castable(self, casts: list[E.Cast]) -> bool:
         src = casts[0].value.dtype
+        if not self.p.converts_plainly(src, casts[0].dtype):
+            return False  # the printer's scalar conversion gives NumPy's result; a vector one would not
         return src in VECTOR_ELEMENTS and all(e.value.dtype == src for e in casts)
 
 

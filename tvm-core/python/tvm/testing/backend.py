@@ -127,6 +127,10 @@ class BackendConformance:
     #: The float32 math functions the backend compiles (the keys of
     #: :data:`tvm.testing.kernels.MATH_FUNCTIONS` and ``pow``); checked against NumPy.
     math_functions: ClassVar[tuple[str, ...]] = (*kernels.MATH_FUNCTIONS, "pow")
+    #: Whether a float converted to a narrower integer keeps the low bits of its int32 (int64)
+    #: conversion, as NumPy on x86 (-2.0 to uint32 is 2**32 - 2); False for languages whose
+    #: conversions saturate (SPIR-V, WGSL), where the check is skipped.
+    float_to_int_keeps_low_bits: ClassVar[bool] = True
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -443,6 +447,61 @@ class BackendConformance:
         np.testing.assert_array_equal(out.numpy()[:8].view("uint32"), want[:8].view("uint32"))
         np.testing.assert_allclose(out.numpy(), want, **tolerance("float32"))
         np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(want))
+
+    def test_float_to_integer_keeps_low_bits(self):
+        """float32 within int32 to 8-, 16-, 32- and 64-bit integers keeps the low bits as NumPy on
+        x86 (-2.0 to uint64 is 2**64 - 2: PoCL gave 2**64 - 1, Hexagon 0), and to uint64 from
+        2**63 up is exact; also when OpenCL prints a run of stores as one vector conversion
+        (``convert_uint8`` saturated every negative value)."""
+        if not self.float_to_int_keeps_low_bits:
+            pytest.skip(f"{self.backend} declares that its float to integer conversions saturate")
+        from tvm.script import tir as T
+
+        narrow = ("uint8", "int8", "uint16", "int16", "uint32", "int64")
+
+        @T.prim_func
+        def to_ints(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), O: T.Buffer((6, 8), "int64"),
+                    U: T.Buffer((8,), "uint64"), R: T.Buffer((8,), "uint32")):  # fmt: skip
+            for i in T.thread_binding(8, thread="threadIdx.x"):
+                for k in T.unroll(6):
+                    O[k, i] = T.Select(
+                        k == 0,
+                        T.Cast("int64", T.Cast("uint8", A[i])),
+                        T.Select(
+                            k == 1,
+                            T.Cast("int64", T.Cast("int8", A[i])),
+                            T.Select(
+                                k == 2,
+                                T.Cast("int64", T.Cast("uint16", A[i])),
+                                T.Select(
+                                    k == 3,
+                                    T.Cast("int64", T.Cast("int16", A[i])),
+                                    T.Select(k == 4, T.Cast("int64", T.Cast("uint32", A[i])), T.Cast("int64", A[i])),
+                                ),
+                            ),
+                        ),
+                    )
+                U[i] = T.Cast("uint64", C[i])
+                if i == 0:
+                    R[0] = T.Cast("uint32", A[0])
+                    R[1] = T.Cast("uint32", A[1])
+                    R[2] = T.Cast("uint32", A[2])
+                    R[3] = T.Cast("uint32", A[3])
+
+        a = np.array([-2.0, -1.0, -7.5, 5.5, 300.0, -129.0, 70000.0, 2e9], "float32")
+        c = np.array([-2.0, -1.0, 5.5, 1e19, 2.0**63, 1.5 * 2.0**63, 0.0, -7.5], "float32")
+        dev = self.dev()
+        args = [tvm.runtime.tensor(x, dev) for x in (a, c)]
+        args += [
+            tvm.runtime.empty(shape, dt, dev) for shape, dt in (((6, 8), "int64"), ((8,), "uint64"), ((8,), "uint32"))
+        ]
+        tvm.compile(to_ints, target=self.target_name())["to_ints"](*args)
+        low = a.astype(np.int64)
+        for k, dtype in enumerate(narrow):
+            np.testing.assert_array_equal(args[2].numpy()[k], low.astype(dtype).astype(np.int64), err_msg=dtype)
+        want = np.where(c < 0, c.astype(np.int64).astype(np.uint64), np.maximum(c, 0).astype(np.uint64))
+        np.testing.assert_array_equal(args[3].numpy(), want)
+        np.testing.assert_array_equal(args[4].numpy()[:4], low[:4].astype("uint32"))
 
     def test_integer_arithmetic_wraps(self):
         """Sums, differences, products, left shifts and absolute values that leave an integer

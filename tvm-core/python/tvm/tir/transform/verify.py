@@ -72,6 +72,12 @@ def _shown(value: int) -> str:
     )
 
 
+def _same_bools(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are both booleans of as many lanes: a comparison of vectors is
+    typed ``bool`` with its operands' lanes, a name bound to one ``boolxN``."""
+    return _dt.is_bool(a.dtype) and _dt.is_bool(b.dtype) and lanes_of(a) == lanes_of(b)
+
+
 class TIRVerifyError(InternalError):
     """A PrimFunc is malformed (undefined variable, type error, scope misuse ...).
     ``reason`` is the bare message, ``span`` the source location when known."""
@@ -349,7 +355,7 @@ class _Verifier(StmtExprVisitor):
         self.visit_expr(e.a)
         self.visit_expr(e.b)
         op = type(e).__name__
-        if e.a.dtype != e.b.dtype:
+        if e.a.dtype != e.b.dtype and not _same_bools(e.a, e.b):
             self.fail(f"operands of {op} have different dtypes {e.a.dtype} and {e.b.dtype}")
         if isinstance(e, (And, Or)):
             if not _dt.is_bool(e.a.dtype):
