@@ -1134,7 +1134,11 @@ def _vector_dtype_helper(name: str):
             return VarSpec(name)
         if isinstance(value, PrimExpr) and _dt.lanes(value.dtype) == lanes:
             return value.astype(name)
-        return _op.broadcast(globals()[element](value), lanes)
+        scalar = globals()[element](value)
+        numbers, flag = (_builtins.int, _builtins.float), _builtins.bool
+        if isinstance(value, numbers) and not isinstance(value, flag) and isinstance(scalar, (IntImm, FloatImm)):
+            return type(scalar)(name, scalar.value)  # the vector constant x * -1.0 builds, as printed
+        return _op.broadcast(scalar, lanes)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``T.{name}(x)``: every lane ``x`` (a constant or a scalar); ``T.{name}()`` a variable."

@@ -419,6 +419,8 @@ class Parser:
         strides = tuple(dim(x) for x in spec.strides)
         off = spec.elem_offset
         off = IntImm("int32", off) if isinstance(off, int) else off
+        if isinstance(off, IntImm) and off.value == 0:
+            off = IntImm("int32", 0)  # T.int64(0): no offset, printed as none
         kwargs = dict(strides=strides, elem_offset=off, scope=spec.scope, align=spec.align)
         try:
             return Buffer(name, shape, spec.dtype, data if data is not None else Var(name, "handle"), **kwargs)
@@ -1373,6 +1375,8 @@ class Parser:
         ext = _op.convert(extent, "int32")
         if isinstance(ext, IntImm) and ext.dtype != var.dtype and _dt.fits(ext.value, var.dtype):
             ext = IntImm(var.dtype, ext.value)  # T.int64(32) threads: the thread variable's dtype, as printed
+        elif not isinstance(ext, IntImm) and ext.dtype != var.dtype:
+            ext = _op.cast(var.dtype, ext)  # an int64 size m: int32 threads over int32(m), as printed
         span = self.span(node)
         spec = T.thread_binding(ext, thread=tag)  # a virtual thread is a serial loop, as there
         outer = self._enclosing_thread(spec, IntImm("int32", 0), ext, node)
@@ -1754,6 +1758,8 @@ class Parser:
         is_and = isinstance(node.op, ast.And)
         out = self.eval_expr(node.values[0])
         for value in node.values[1:]:
+            if isinstance(out, IntImm) and out.dtype == "bool":
+                out = bool(out.value)  # a constant (T.LT(0, 1)): as the literal its text prints as
             if not isinstance(out, PrimExpr):  # a Python value: Python's short circuit
                 if bool(out) != is_and:  # `False and x`, `True or x`: x is never evaluated
                     return out

@@ -22,7 +22,8 @@ import dataclasses
 from typing import Callable, Optional
 
 from tvm.tir.analysis import free_vars
-from tvm.tir.expr import Buffer, Call, Let, PrimExpr, StringImm, Var
+from tvm.tir.expr import BinaryOp, Buffer, Call, Let, PrimExpr, StringImm, Var
+from tvm.tir.fold import fold_binary
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, Substitute
 from tvm.tir.op import cast
@@ -67,6 +68,10 @@ class _Bind(Substitute):
     def visit_Let(self, e: Let) -> PrimExpr:
         value = self.visit_expr(e.value)
         return Let(self._fresh(e.var), value, self.visit_expr(e.body), e.dtype, e.span)
+
+    def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
+        out = super().visit_BinaryOp(e)  # constant arguments fold as the parser folds them (64 + 64)
+        return (fold_binary(out) or out) if out is not e else out
 
     def visit_Allocate(self, s: Allocate) -> Optional[Stmt]:
         self._fresh(s.buffer.data)
