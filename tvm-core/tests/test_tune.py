@@ -431,3 +431,20 @@ def test_a_database_path_at_a_file_tune_never_wrote_leaves_the_file_alone(tmp_pa
     with pytest.warns(RuntimeWarning, match="set aside as"):
         assert Database(damaged).lookup("k", TARGET, "fp") is None
     assert (tmp_path / "tuning.json.corrupt").exists()
+
+
+def test_a_damaged_database_that_cannot_be_moved_is_said_to_stay(tmp_path, monkeypatch):
+    damaged = tmp_path / "tuning.json"
+    Database(damaged).store("k", TARGET, "fp", {"config": {"mr": 4}, "ms": 1.0})
+    damaged.write_bytes(damaged.read_bytes()[:-20])
+    text = damaged.read_text()
+
+    def read_only(src, dst):
+        raise OSError(30, "Read-only file system", str(src))
+
+    monkeypatch.setattr("os.replace", read_only)
+    with pytest.warns(
+        RuntimeWarning, match=r"unreadable .*; left where it is \(Read-only file system\), starting empty"
+    ):
+        assert Database(damaged).lookup("k", TARGET, "fp") is None
+    assert damaged.read_text() == text

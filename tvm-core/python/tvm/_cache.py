@@ -13,6 +13,7 @@ import contextlib
 import errno
 import itertools
 import os
+import tempfile
 import stat
 from typing import TYPE_CHECKING, Iterator
 
@@ -128,6 +129,16 @@ def publish(path: str | os.PathLike, write: "Callable[[str], None]") -> None:
 def naming(err: OSError, path: str) -> OSError:
     """``err`` about ``path`` (the file the caller asked for) instead of a private name."""
     return OSError(err.errno, err.strerror, path) if err.errno is not None else err
+
+
+def in_scratch(err: OSError, path: str) -> OSError:
+    """``err`` about ``path`` in the temporary folder, saying which folder that is (TMPDIR): a
+    full or unwritable one is not the user's own path."""
+    return OSError(
+        err.errno,
+        f"{err.strerror} (in the temporary folder {tempfile.gettempdir()}: set TMPDIR to a folder with room)",
+        path,
+    )
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:

@@ -30,9 +30,10 @@ import warnings
 import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
-from tvm._cache import ENTRY_LIMIT, atomic_write, naming, read_regular_file
+from tvm._cache import ENTRY_LIMIT, atomic_write, in_scratch, naming, read_regular_file
+from tvm._user_warning import warn_at_caller
 
 
 class CompileError(RuntimeError):
@@ -293,8 +294,11 @@ def run_compiler(
         paths = []
         for name, text in sources.items():
             p = os.path.join(tmp, name)
-            with open(p, "w") as f:
-                f.write(text)
+            try:
+                with open(p, "w") as f:
+                    f.write(text)
+            except OSError as err:
+                raise in_scratch(err, p) from None
             paths.append(p)
         out_tmp = os.path.join(tmp, "out.so")
         if link:
@@ -333,11 +337,13 @@ def _move_into_place(built: str, output: str) -> None:
         os.close(fd)
         shutil.move(built, final_tmp)
         os.replace(final_tmp, output)
-    except OSError as err:
+    except BaseException as err:  # KeyboardInterrupt too: nothing half-moved stays in the cache
         if final_tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(final_tmp)
-        raise naming(err, output) from None
+        if isinstance(err, OSError):
+            raise naming(err, output) from None
+        raise
 
 
 def cache_key(code: str, flags: Sequence[str]) -> str:
@@ -393,22 +399,21 @@ def _cache_slot(code: str, flags: Sequence[str], suffix: str) -> tuple[Path | No
         return path, True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        writable = os.access(path.parent, os.W_OK)
+        # a folder removed meanwhile (the cache cleared) is no refusal: storing finds out (_built)
+        writable = os.access(path.parent, os.W_OK) or not path.parent.exists()
     except OSError:
         writable = False
     if not writable:
-        warnings.warn(
+        warn_at_caller(
             f"compile cache {cdir} is not writable; compiling without it (set TVM_CACHE_DIR to a writable directory)",
             RuntimeWarning,
-            stacklevel=3,
         )
         return None, False
     if _occupied(path) or _occupied(path.with_suffix(".c")):
-        warnings.warn(
+        warn_at_caller(
             f"compile cache entry {path} (or its .c) is a folder or another non-file; compiling without the "
             f"cache (remove it to cache this kernel again)",
             RuntimeWarning,
-            stacklevel=3,
         )
         return None, False
     return path, False
@@ -461,6 +466,7 @@ def compile_shared(
     extra_flags: Sequence[str] = (),
     name: str = "lib",
     late_bound: Collection[str] = (),
+    use_cache: bool = True,
 ) -> tuple[str, bool]:
     """Compile C ``code`` into a shared library; returns ``(path, cache_hit)``.
 
@@ -468,26 +474,49 @@ def compile_shared(
     second compile of the same code and flags does not run the compiler. Without it the library
     is written to a private folder, which the caller removes with :func:`discard_scratch`.
     Functions of ``late_bound`` (those the code calls with ``T.call_extern``) that no library
-    defines are left to the loader (Linux; see :func:`_binding_at_load`).
+    defines are left to the loader (Linux; see :func:`_binding_at_load`). ``use_cache=False``
+    compiles privately whatever the cache holds.
     """
     check_output_name(name)
     flags = build_flags(openmp=openmp, mcpu=mcpu, extra=extra_flags)
-    path, hit = _cache_slot(code, flags, ".so")
+    path, hit = _cache_slot(code, flags, ".so") if use_cache else (None, False)
     if hit:
         return str(path), True
-    cached = path is not None
-    if path is None:
-        path = _scratch_path(f"{name}.so")
     try:
-        run_compiler({f"{name}.c": code}, str(path), flags)
+        built = _built(path, f"{name}.so", lambda out: run_compiler({f"{name}.c": code}, out, flags))
     except CompileError as err:
-        discard_scratch(str(path))
         relaxed = _binding_at_load(err, flags, extra_flags, late_bound)
-        return compile_shared(code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name, late_bound=late_bound)
-    if cached:
-        _seal(path)
-        atomic_write(path.with_suffix(".c"), code.encode())
-    return str(path), False
+        return compile_shared(
+            code, openmp=openmp, mcpu=mcpu, extra_flags=relaxed, name=name, late_bound=late_bound, use_cache=use_cache
+        )
+    if built == path:
+        with contextlib.suppress(OSError):  # a copy for people to read; nothing loads it
+            atomic_write(path.with_suffix(".c"), code.encode())
+    return str(built), False
+
+
+def _built(slot: Path | None, filename: str, build: Callable[[str], None]) -> Path:
+    """``build(output)`` into the cache ``slot``, sealed there, or into a private folder: where the
+    slot cannot take the output (a full disk, its folder removed meanwhile) the cache is skipped
+    with a warning and the output built again privately. A private output is removed on any
+    exception (Ctrl-C too)."""
+    if slot is not None:
+        try:
+            build(str(slot))
+        except OSError as err:
+            warn_at_caller(
+                f"compile cache: cannot store {slot} ({err.strerror}); compiling without the cache", RuntimeWarning
+            )
+        else:
+            _seal(slot)
+            return slot
+    path = _scratch_path(filename)
+    try:
+        build(str(path))
+    except BaseException:
+        discard_scratch(str(path))
+        raise
+    return path
 
 
 def compile_object(
@@ -499,17 +528,7 @@ def compile_object(
     path, hit = _cache_slot(code, flags, ".o")
     if hit:
         return str(path)
-    cached = path is not None
-    if path is None:
-        path = _scratch_path(f"{name}.o")
-    try:
-        run_compiler({f"{name}.c": code}, str(path), flags[:-1], link=False)
-    except CompileError:
-        discard_scratch(str(path))
-        raise
-    if cached:
-        _seal(path)
-    return str(path)
+    return str(_built(path, f"{name}.o", lambda out: run_compiler({f"{name}.c": code}, out, flags[:-1], link=False)))
 
 
 #: Replaces "-Wl,-z,defs" when extern functions are left to the loader: bound at load, eagerly.

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Optional
 import tvm_ffi
 
 from tvm._recursion import room
-from tvm.runtime.library import BuildInfo, UnresolvedSymbolError, load_library, reuse
+from tvm.runtime.library import BuildInfo, ModuleLoadError, UnresolvedSymbolError, load_library, reuse
 from tvm.runtime.module import Module
 from tvm.target import Target
 from tvm.tir.function import IRModule, PrimFunc
@@ -115,8 +115,6 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
     ``tvm.runtime.Tensor``, ``tvm_ffi.Tensor`` or any DLPack tensor (NumPy arrays included).
     """
     with room("tvm.compile"):  # deep expressions: see tvm._recursion (inline: warnings keep their frames)
-        from tvm.codegen.c_host import generate_host
-        from tvm.codegen.register_tiles import vector_bytes_of
         from tvm.contrib import cc
 
         cc.check_output_name(name)
@@ -145,40 +143,78 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
                 )
             device_modules.append(tgt.kind.codegen(kernels, tgt))
         host_target = tgt.host if (tgt.kind.codegen is not None and tgt.host is not None) else tgt
-        device_type = tgt.device_type
-        # T.call_extern functions no header declares (the user's own) are declared from their calls;
-        # each is learned once per process from the compiler's error, not by failing every compile
+        _check_host_architecture(host_target)
         mcpu = host_target.attrs.get("mcpu")
         mcpu = None if mcpu in (None, True, "") else str(mcpu)
-        src = generate_host(
-            hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu, vector_bytes=vector_bytes_of(mcpu)
-        )
-        _check_host_architecture(host_target)
+        host = _HostCode(hosts, tgt.device_type, on_cpu, mcpu, name)
+        for use_cache in (True, False):
+            path, hit = host.compile(use_cache)
+            info = BuildInfo(
+                host.src.code, path, tgt, host.src.has_parallel, mcpu, device_modules, host.src.function_names, hit,
+                host.src.extern_functions,
+            )  # fmt: skip
+            try:
+                lib = _load_host(path, host.src.has_launch, device_modules)
+            except UnresolvedSymbolError as err:
+                return _loaded_when_defined(info, host.src.has_launch, err)
+            except (FileNotFoundError, ModuleLoadError):
+                cc.discard_scratch(path)
+                if use_cache and not os.path.exists(path):
+                    continue  # the cache entry was removed before it loaded (the cache cleared meanwhile)
+                raise
+            except BaseException:
+                cc.discard_scratch(path)
+                raise
+            cc.discard_scratch(path)
+            info.device_modules = list(lib.imports)
+            return Module(lib, info)
+        raise AssertionError("unreachable: the uncached compile either loads or raises")
+
+
+@dataclass
+class _HostCode:
+    """The host C of a compile, compiled (and generated again when the C compiler names functions
+    that no header declares)."""
+
+    hosts: list
+    device_type: int
+    on_cpu: set
+    mcpu: Optional[str]
+    name: str
+    src: Any = None
+
+    def compile(self, use_cache: bool) -> tuple[str, bool]:
+        """The shared library's path and whether it came from the cache."""
+        from tvm.contrib import cc
+
+        # T.call_extern functions no header declares (the user's own) are declared from their calls;
+        # each is learned once per process from the compiler's error, not by failing every compile
+        self.src = self._generate()
         try:
-            path, hit = cc.compile_shared(
-                src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
-            )
+            return self._compile(use_cache)
         except cc.CompileError as err:
             if not err.undeclared:
                 raise
             _UNDECLARED_EXTERNS.update(err.undeclared)
-            src = generate_host(hosts, device_type, declare=_UNDECLARED_EXTERNS, on_cpu=on_cpu)
-            path, hit = cc.compile_shared(
-                src.code, openmp=src.has_parallel, mcpu=mcpu, name=name, late_bound=src.extern_functions
-            )
-        info = BuildInfo(
-            src.code, path, tgt, src.has_parallel, mcpu, device_modules, src.function_names, hit, src.extern_functions
-        )
-        try:
-            lib = _load_host(path, src.has_launch, device_modules)
-        except UnresolvedSymbolError as err:
-            return _loaded_when_defined(info, src.has_launch, err)
-        except BaseException:
-            cc.discard_scratch(path)
-            raise
-        cc.discard_scratch(path)
-        info.device_modules = list(lib.imports)
-        return Module(lib, info)
+            self.src = self._generate()
+            return self._compile(use_cache)
+
+    def _generate(self) -> Any:
+        from tvm.codegen.c_host import generate_host
+        from tvm.codegen.register_tiles import vector_bytes_of
+
+        return generate_host(
+            self.hosts, self.device_type, declare=_UNDECLARED_EXTERNS, on_cpu=self.on_cpu,
+            vector_bytes=vector_bytes_of(self.mcpu),
+        )  # fmt: skip
+
+    def _compile(self, use_cache: bool) -> tuple[str, bool]:
+        from tvm.contrib import cc
+
+        return cc.compile_shared(
+            self.src.code, openmp=self.src.has_parallel, mcpu=self.mcpu, name=self.name,
+            late_bound=self.src.extern_functions, use_cache=use_cache,
+        )  # fmt: skip
 
 
 build = compile

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import tvm_ffi
 
-from tvm._cache import NotARegularFile, read_regular_file
+from tvm._cache import NotARegularFile, in_scratch, read_regular_file
 from tvm._fork_safe import renewed_in_child
 from tvm.runtime.module import Module
 
@@ -442,7 +442,15 @@ def _load_private_copy(data: bytes, path: str) -> tvm_ffi.Module:
     ``model`` or ``model.bin`` is one too."""
     name = os.path.basename(path) if _utf8(path) else "library"
     with _private_copy(data, name if name.endswith(".so") else f"{name}.so") as copy:
-        return _dlopen(copy, shown=path)
+        try:
+            return _dlopen(copy, shown=path)
+        except ModuleLoadError as err:
+            if "failed to map segment" not in str(err):
+                raise
+            raise ModuleLoadError(
+                f"{path} cannot be loaded: its private copy in the temporary folder {tempfile.gettempdir()} cannot "
+                f"be mapped as code (a folder mounted noexec?): set TMPDIR to a folder libraries can be loaded from"
+            ) from None
 
 
 @contextlib.contextmanager
@@ -452,8 +460,11 @@ def _private_copy(data: bytes, name: str) -> Iterator[str]:
     tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
     try:
         copy = os.path.join(tmpdir, name)
-        with open(copy, "wb") as f:
-            f.write(data)
+        try:
+            with open(copy, "wb") as f:
+                f.write(data)
+        except OSError as err:
+            raise in_scratch(err, copy) from None
         yield copy
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)

@@ -133,12 +133,13 @@ class Database:
         aside = self.path.with_suffix(self.path.suffix + ".corrupt")
         try:
             if not self.path.is_file():  # only a damaged file is moved, never a directory or device
-                raise OSError
+                raise OSError(0, "not a regular file")
             os.replace(self.path, aside)
-        except OSError:
-            aside = self.path
+            where = f"set aside as {aside}"
+        except OSError as move:
+            where = f"left where it is ({move.strerror or move})"
         warnings.warn(
-            f"tuning database {self.path} is unreadable ({err}); set aside as {aside}, starting empty",
+            f"tuning database {self.path} is unreadable ({err}); {where}, starting empty",
             RuntimeWarning,
             stacklevel=5,
         )
