@@ -232,6 +232,35 @@ def test_a_reduction_bound_to_blockidx_is_refused():
                         B[vi] = B[vi] + A[vi, vk]
 
 
+def test_a_reduction_over_a_parallel_loop_is_refused_and_a_parallel_spatial_axis_runs():
+    with pytest.raises(TVMScriptError, match="reduces over k, a T.parallel loop: its iterations run at the same time"):
+
+        @T.prim_func
+        def racy(A: T.Buffer((4, 1000), "float32"), B: T.Buffer((4,), "float32")):
+            for i in T.serial(4):
+                for k in T.parallel(1000):
+                    with T.sblock("B"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
+
+    @T.prim_func
+    def rows(A: T.Buffer((4, 1000), "float32"), B: T.Buffer((4,), "float32")):
+        for i in T.parallel(4):
+            for k in T.serial(1000):
+                with T.sblock("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+    a = np.random.default_rng(3).random((4, 1000), dtype="float32")
+    b = np.zeros(4, "float32")
+    tvm.compile(rows, target="c")(a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-4)
+
+
 def test_reducer_errors_name_the_problem():
     with pytest.raises(TVMScriptError, match="T.tvm_thread_allreduce of 1 value\\(s\\) under a T.comm_reducer of 2"):
 

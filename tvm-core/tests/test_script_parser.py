@@ -423,3 +423,25 @@ def test_and_or_of_python_values_short_circuit_as_in_python():
     a, b = (tvm.runtime.tensor(np.zeros(4, "int32")) for _ in range(2))
     mod(a, b)
     assert a.numpy().tolist() == [2, 2, 2, 2] and b.numpy().tolist() == [3, 3, 3, 3]
+
+
+#: A module-level name that a kernel factory's own parameter hides, as in Python.
+factory_dtype = "int32"
+factory_size = 3
+
+
+def test_a_factory_parameter_hides_a_module_global_in_annotations():
+    def make_add(factory_dtype, factory_size):
+        @T.prim_func
+        def add(A: T.Buffer((factory_size,), factory_dtype), B: T.Buffer((factory_size,), factory_dtype)):
+            for i in range(factory_size):
+                B[i] = A[i] + A[i]
+
+        return add
+
+    func = make_add("float16", 8)
+    assert [b.dtype for b in func.buffer_map.values()] == ["float16", "float16"]
+    a = np.arange(8, dtype="float16")
+    b = np.zeros(8, "float16")
+    tvm.compile(func, target="c")(a, b)
+    np.testing.assert_array_equal(b, a * 2)

@@ -2,6 +2,8 @@
 compiled to C and run (on the CPU and on the example device), compared with NumPy; misuse is a
 clear error."""
 
+import re
+
 import numpy as np
 import pytest
 import tvm
@@ -202,6 +204,41 @@ def test_a_counter_started_from_a_python_number():
             B[0] = s
 
 
+@pytest.mark.parametrize(
+    "dtype, start, spelling",
+    [("int64", "0", "T.int64(0)"), ("float64", "0.0", "T.float64(0.0)"), ("uint32", "0", "T.uint32(0)")],
+)
+def test_a_name_started_with_a_number_refuses_values_it_cannot_hold(dtype, start, spelling):
+    """``s = 0`` holds int32 and ``s = 0.0`` float32: an int64 or float64 value added to it, or a
+    uint32 one kept in it, would be narrowed at every step (an int64 sum of 8 for 3298534883336, a
+    uint32 maximum of 7 for 3000000000), so the compile says how to start it; started that way,
+    it computes what NumPy does."""
+    text = f"""
+@T.prim_func
+def total(A: T.Buffer((4,), "{dtype}"), B: T.Buffer((1,), "{dtype}")):
+    s = {start}
+    for i in range(4):
+        {"if A[i] > s: s = A[i]" if dtype == "uint32" else "s += A[i]"}
+    B[0] = s
+"""
+    holder = "float32" if "." in start else "int32"
+    message = f"so it holds {holder}, but is assigned a value of dtype {dtype} here; start it as s = {spelling}"
+    with pytest.raises(TVMScriptError, match=re.escape(message)):
+        tvm.script.from_source(text)
+    func = tvm.script.from_source(text.replace(f"s = {start}", f"s = {spelling}"))
+    a = np.array(
+        [2**41, 3, 2**40, 5]
+        if dtype == "int64"
+        else [1.0, 1e-9, 2e-9, 3.0]
+        if dtype == "float64"
+        else [3_000_000_000, 1, 2, 3],
+        dtype,
+    )
+    b = np.zeros(1, dtype)
+    tvm.compile(func, target="c")(a, b)
+    assert b[0] == (a.max() if dtype == "uint32" else a.sum(dtype=dtype))
+
+
 def test_while_true_needs_a_way_out():
     @T.prim_func
     def first_above(A: T.Buffer((8,), "int32"), B: T.Buffer((1,), "int32")):
@@ -221,3 +258,35 @@ def test_while_true_needs_a_way_out():
         def forever(A: T.Buffer((1,), "int32")):
             while True:
                 A[0] = A[0] + 1
+
+
+@T.prim_func
+def first_negative_flag(A: T.Buffer((8,), "float32"), B: T.Buffer((1,), "int32")):
+    found = False
+    k = -1
+    for i in range(8):
+        if not found and A[i] < T.float32(0):
+            found = True
+            k = i
+    B[0] = k
+
+
+def test_a_bool_flag_assigned_again_holds_a_changing_value():
+    a = np.array([3, 2, 0, -1, 5, -2, 1, 0], "float32")
+    b = np.zeros(1, "int32")
+    tvm.compile(first_negative_flag, target="c")(a, b)
+    assert b[0] == 3
+
+
+def test_a_name_assigned_only_in_branches_says_where_to_assign_it():
+    text = """
+@T.prim_func
+def pick(A: T.Buffer((1,), "int32")):
+    if A[0] > 0:
+        x = 1
+    else:
+        x = 2
+    A[0] = x
+"""
+    with pytest.raises(TVMScriptError, match="name 'x' is not defined here: it is assigned only inside a block"):
+        tvm.script.from_source(text)

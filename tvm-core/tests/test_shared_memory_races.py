@@ -58,3 +58,79 @@ def test_a_tree_reduction_gets_a_barrier_per_step_and_no_warning(recwarn):
     _, b = run(tree_sum_without_barriers, a, np.zeros(1, "float32"))
     np.testing.assert_allclose(b[0], a.sum(), rtol=1e-5)
     assert not [w for w in recwarn if issubclass(w.category, SharedMemoryRaceWarning)]
+
+
+@T.prim_func
+def scan_reading_into_a_value(A: T.Buffer((32,), "int32"), B: T.Buffer((32,), "int32")):
+    S = T.alloc_buffer((32,), "int32", scope="shared")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        S[tx] = A[tx]
+        for step in range(5):
+            d: T.int32 = T.shift_left(1, step)
+            v: T.int32 = T.if_then_else(tx >= d, S[tx - d], 0)  # read, then a barrier, then the store
+            S[tx] = S[tx] + v
+        B[tx] = S[tx]
+
+
+@T.prim_func
+def rotate_in_a_while_loop(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    S = T.alloc_buffer((32,), scope="shared")
+    R = T.alloc_buffer((32,), scope="shared")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        it = T.alloc_buffer((1,), "int32", scope="local")
+        S[tx] = A[tx]
+        it[0] = 0
+        while it[0] < 4:  # the same for every thread: barriers go inside
+            R[tx] = S[(tx + 1) % 32]
+            S[tx] = R[tx] + T.float32(1)
+            it[0] = it[0] + 1
+        B[tx] = S[tx]
+
+
+def test_a_value_read_from_shared_memory_is_read_before_the_store_after_it():
+    a = np.arange(1, 33, dtype="int32")
+    _, b = run(scan_reading_into_a_value, a, np.zeros(32, "int32"))
+    np.testing.assert_array_equal(b, np.cumsum(a))
+
+
+def test_a_while_loop_gets_its_barriers():
+    a = np.arange(32, dtype="float32")
+    _, b = run(rotate_in_a_while_loop, a, np.zeros(32, "float32"))
+    np.testing.assert_array_equal(b, np.roll(a, -4) + 4)
+
+
+@T.prim_func
+def exchange_under_a_flag_from_the_thread(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    S = T.alloc_buffer((32,), scope="shared")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        odd = 0
+        if tx % 2 == 1:
+            odd = 1
+        if odd == 1:  # divides the threads as tx % 2 does: no barrier can go inside
+            S[tx] = A[tx]
+            B[tx] = S[tx - 1]
+
+
+@T.prim_func
+def barrier_under_a_flag_from_the_thread(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        S = T.alloc_buffer((32,), scope="shared")
+        low = 0
+        if tx < 16:
+            low = 1
+        S[tx] = A[tx]
+        if low == 1:
+            T.tvm_storage_sync("shared")
+        B[tx] = S[31 - tx]
+
+
+def test_a_condition_on_a_value_computed_from_the_thread_divides_the_threads():
+    """A flag set from the thread index divides the threads as the index itself does: the
+    compiler puts no barrier under it (it had, and the kernel hung or crashed), and one written
+    there is refused."""
+    from tvm.tir.transform.verify import TIRVerifyError
+
+    with pytest.raises(TIRVerifyError, match="shared buffer S is written and read by different threads under a"):
+        tvm.compile(exchange_under_a_flag_from_the_thread, target="example")
+    with pytest.raises(TIRVerifyError, match=r"T.tvm_storage_sync\('shared'\) is not reached by every thread"):
+        tvm.compile(barrier_under_a_flag_from_the_thread, target="example")

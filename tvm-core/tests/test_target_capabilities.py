@@ -167,12 +167,15 @@ def test_capability_attributes_of_the_wrong_kind_are_refused_by_name():
         ("opencl -max_num_threads=abc", "max_num_threads must be a positive integer, got 'abc'"),
         ("opencl -max_num_threads=-5", "max_num_threads must be a positive integer, got -5"),
         ("opencl -max_shared_memory_per_block=0", "max_shared_memory_per_block must be a positive integer, got 0"),
-        ("opencl -supports_float64=maybe", "supports_float64 must be true or false, got 'maybe'"),
+        ("opencl -supports_float64=maybe", r"supports_float64 must be true or false \(or 1 or 0\), got 'maybe'"),
+        ("opencl -supports_float64=2", r"supports_float64 must be true or false \(or 1 or 0\), got 2"),
         ({"kind": "opencl", "max_kernel_args": 2.5}, "max_kernel_args must be a positive integer, got 2.5"),
     ]:
         with pytest.raises(ValueError, match=f"target 'opencl': {words}"):
             Target(spec)
     assert Target("opencl -max_num_threads=64 -supports_float64=false").capability("max_num_threads") == 64
+    apache = Target("opencl -supports_float64=0 -supports_float16=1")  # Apache TVM's spelling of booleans
+    assert apache.capability("supports_float64") is False and apache.capability("supports_float16") is True
 
 
 def test_capabilities_read_as_target_attributes_as_in_apache_tvm():

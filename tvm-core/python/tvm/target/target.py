@@ -172,12 +172,16 @@ def _check_option_spelling(attrs: dict[str, Any], spelled: str) -> None:
 
 def _check_capability_attrs(kind: str, attrs: dict[str, Any]) -> None:
     """A ValueError naming the attribute when a capability attribute has a value of the wrong
-    kind (``-max_num_threads=abc``, ``-supports_float64=maybe``)."""
+    kind (``-max_num_threads=abc``, ``-supports_float64=maybe``); ``-supports_float16=1`` (Apache
+    TVM's spelling) becomes True, ``=0`` False."""
     for key, value in attrs.items():
         if key in _COUNT_CAPABILITIES and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
             raise ValueError(f"target '{kind}': {key} must be a positive integer, got {value!r}")
         if key.startswith("supports_") and key in CAPABILITIES and not isinstance(value, bool):
-            raise ValueError(f"target '{kind}': {key} must be true or false, got {value!r}")
+            if type(value) is int and value in (0, 1):
+                attrs[key] = bool(value)
+                continue
+            raise ValueError(f"target '{kind}': {key} must be true or false (or 1 or 0), got {value!r}")
 
 
 def _parsed(text: str) -> tuple[TargetKind, dict[str, Any]]:

@@ -71,11 +71,19 @@ from tvm.tir.transform.vectors import lanes_of, masked_store
 from .. import fragments
 from .. import tir as T
 from ..diagnostics import Span, TVMScriptError, TVMScriptWarning
-from .cross_thread import INIT_GUARDS, WHERE_GUARDS, CrossThreadError, ThreadLoop, allreduce, lower_block_reduction
+from .cross_thread import (
+    INIT_GUARDS,
+    PARALLEL,
+    WHERE_GUARDS,
+    CrossThreadError,
+    ThreadLoop,
+    allreduce,
+    lower_block_reduction,
+)
 from .device_region import DeviceRegion, ScopeIdError
 from .module_calls import ModuleFunctions, enclosing_class
 from . import macros
-from .source import FunctionSource, find_def, function_names, read_function_source
+from .source import FunctionSource, closure_values, find_def, function_names, read_function_source
 
 _PASSTHROUGH = (TVMScriptError,)
 
@@ -224,6 +232,7 @@ class Parser:
         # per open block: its reduction axes (variable, first value, binding)
         self.blocks: list[list[tuple[Var, PrimExpr, PrimExpr]]] = []
         self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
+        self.ended_names: dict[str, Any] = {}  # names of blocks that ended, for a message
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
@@ -259,6 +268,12 @@ class Parser:
             return self.env[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
+        if name in self.ended_names:
+            raise self.error(
+                node,
+                f"name '{name}' is not defined here: it is assigned only inside a block that ended before this "
+                f"line (an if, else or loop body); assign it before that block ({name} = 0), then in it",
+            )
         raise self.error(node, f"name '{name}' is not defined")
 
     def is_bound(self, name: str) -> bool:
@@ -448,7 +463,7 @@ class Parser:
         finally:
             del self.thread_loops[threads_open:]
             if new_scope:
-                self.scopes.pop()
+                self.ended_names.update(self.scopes.pop())
 
     def visit_stmt(self, node: ast.stmt):
         fragments.new_statement()
@@ -607,6 +622,8 @@ class Parser:
         self.loop_starts[v] = mn
         if spec.kind is ForKind.THREAD_BINDING:
             self.thread_loops.append(ThreadLoop(v, spec.thread, ext))
+        elif spec.kind is ForKind.PARALLEL:
+            self.thread_loops.append(ThreadLoop(v, PARALLEL, ext))  # a block may not reduce over it
         annotations = dict(spec.annotations)
         return lambda body: For(v, mn, ext, spec.kind, body, spec.thread, annotations, span)
 
@@ -856,7 +873,7 @@ class Parser:
             self._check_literal_dtype(scalar, val, node)
             return scalar.store(self._store_value(scalar.buffer, val, node.value))
         literal = None
-        if isinstance(val, (int, float)) and not isinstance(val, bool):  # s = 0, then s = s + A[i]
+        if isinstance(val, (int, float)):  # s = 0, then s = s + A[i]; found = False, then found = True
             literal, val = val, _op.convert(val)
         scalar = _MutableScalar(Buffer(target.id, (1,), val.dtype, scope="local"), literal)
         self.bind(target.id, scalar, target)
@@ -864,24 +881,33 @@ class Parser:
         return _Wrap(lambda body: Allocate(scalar.buffer, seq(scalar.store(val), body), span))
 
     def _check_literal_dtype(self, scalar: _MutableScalar, val: Any, node: ast.stmt) -> None:
-        """A name first assigned a Python number holds that number's default dtype; a float value
-        assigned to one that holds an int would lose its fraction at every step."""
+        """A name first assigned a Python number holds that number's default dtype (int32,
+        float32); a value it cannot hold exactly (a float in an int, int64 or float64, uint32 in
+        an int32) would be converted at every step, so it is refused with the spelling that holds it."""
         if scalar.literal is None or not isinstance(val, PrimExpr):
             return
-        if _dt.is_float(val.dtype) and not _dt.is_float(scalar.buffer.dtype):
+        have, got = scalar.buffer.dtype, _dt.with_lanes(val.dtype, 1)
+        if have == got or _dt.is_bool(got):
+            return
+        loses = (
+            (_dt.is_float(got) and not _dt.is_float(have))
+            or _dt.bits(got) > _dt.bits(have)
+            or (not _dt.is_float(got) and _dt.is_uint(got) != _dt.is_uint(have) and _dt.bits(got) >= _dt.bits(have))
+        )
+        if loses:
             name = scalar.buffer.name
+            start = float(scalar.literal) if _dt.is_float(got) else int(scalar.literal)
             raise self.error(
                 node,
-                f"'{name}' was first assigned the Python number {scalar.literal!r}, so it holds {scalar.buffer.dtype}, "
-                f"but is assigned a {val.dtype} value here; start it as {name} = T.{_dt.with_lanes(val.dtype, 1)}"
-                f"({float(scalar.literal)!r})",
+                f"'{name}' was first assigned the Python number {scalar.literal!r}, so it holds {have}, "
+                f"but is assigned a value of dtype {got} here; start it as {name} = T.{got}({start!r})",
             )
 
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
         name = target.id
         if isinstance(val, Stmt):
             raise self.error(node, f"'{ast.unparse(node)}': the right side is a statement (A.vstore ...), not a value")
-        if name in self.mutable_names and isinstance(val, (int, float)) and not isinstance(val, bool):
+        if name in self.mutable_names and isinstance(val, (int, float)):
             return self._assign_mutable(target, val, node)  # s = 0, then s = s + A[i]
         if isinstance(val, T.BindSpec):  # x = T.bind(value, var=v): x names v
             self.bind(name, val.var, target)
@@ -2138,15 +2164,16 @@ def _module_skips_checks(class_def: Optional[ast.ClassDef], func: Callable, env:
 
 
 def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDef, env: dict[str, Any]) -> None:
-    """Add to ``env`` the names the parameter annotations use that the function's globals and
-    closure lack (``A: T.Buffer((n,), dtype)`` in a function that makes kernels for a ``dtype``),
-    from the live frames of the functions ``func`` is defined in: Python evaluates annotations
-    there, so they never become closure variables of ``func`` (and with ``from __future__ import
-    annotations`` they are not evaluated at all)."""
+    """Add to ``env`` the names the parameter annotations use that the function's closure lacks
+    (``A: T.Buffer((n,), dtype)`` in a function that makes kernels for a ``dtype``), from the live
+    frames of the functions ``func`` is defined in: Python evaluates annotations there, so they
+    never become closure variables of ``func`` (and with ``from __future__ import annotations``
+    they are not evaluated at all). Such a local hides a global of the same name, as in Python."""
     annotations = [a.annotation for a in fdef.args.args if a.annotation is not None] + [fdef.returns]
     names = {n.id for a in annotations if a is not None for n in ast.walk(a) if isinstance(n, ast.Name)}
     own = {a.arg for a in fdef.args.args}  # a parameter the annotation names is the kernel's own
-    _names_from_enclosing_frames(func, {n for n in names if n not in env and n not in own}, env)
+    closure = closure_values(func)
+    _names_from_enclosing_frames(func, {n for n in names if n not in closure and n not in own}, env)
 
 
 def _names_from_enclosing_frames(func: Callable, missing: set, env: dict[str, Any]) -> None:

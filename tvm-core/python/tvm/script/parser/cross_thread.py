@@ -44,12 +44,16 @@ class CrossThreadError(ValueError):
 
 @dataclass
 class ThreadLoop:
-    """An enclosing thread-bound loop: its variable, tag and extent."""
+    """An enclosing thread-bound loop: its variable, tag and extent (tag :data:`PARALLEL` for a
+    ``T.parallel`` loop, whose iterations run at once too)."""
 
     var: Var
     tag: str
     extent: PrimExpr
 
+
+#: The tag of a ``T.parallel`` loop among the enclosing loops.
+PARALLEL = "parallel"
 
 _FLOATS = ("float16", "float32", "float64", "bfloat16", "float8_e5m2", "float8_e4m3fn")
 
@@ -305,6 +309,13 @@ def lower_block_reduction(
             f"block '{block}' reduces over {', '.join(v.name for v in across_blocks)}, which is bound to blockIdx: "
             f"blocks cannot combine partial results (they would race on the total); bind the reduction axis to "
             f"threadIdx or keep it a serial loop"
+        )
+    in_parallel = [t.var for t in threads if t.tag == PARALLEL and any(_mentions(b, {t.var}) for b in reduce_bindings)]
+    if in_parallel:  # its iterations run at once: each would read and write the total unordered
+        raise CrossThreadError(
+            f"block '{block}' reduces over {', '.join(v.name for v in in_parallel)}, a T.parallel loop: its "
+            f"iterations run at the same time and would race on the total; keep the reduction axis a serial loop "
+            f"(parallelize a spatial axis instead)"
         )
     in_scope = [t for t in threads if t.tag.startswith("threadIdx")]
     reduced = [t.var for t in in_scope if any(_mentions(b, {t.var}) for b in reduce_bindings)]

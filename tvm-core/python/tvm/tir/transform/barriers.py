@@ -71,7 +71,7 @@ class _SharedAccesses(StmtExprVisitor):
     thread (``by_thread``: an index uses a variable of ``dependent``), the indices each is
     accessed at (``indices``: keys of the index expressions), and whether it holds a barrier."""
 
-    def __init__(self, dependent: frozenset = frozenset()) -> None:
+    def __init__(self, dependent: Optional[Callable[[PrimExpr], bool]] = None) -> None:
         self.reads: set[Var] = set()
         self.writes: set[Var] = set()
         self.by_thread: set[Var] = set()
@@ -83,7 +83,7 @@ class _SharedAccesses(StmtExprVisitor):
         if buf.scope in _SHARED:
             into.add(buf.data)
             self.indices.setdefault(buf.data, set()).add(tuple(expr_key(i) for i in indices))
-            if self.dependent and any(v in self.dependent for i in indices for v in free_vars(i)):
+            if self.dependent is not None and any(self.dependent(i) for i in indices):
                 self.by_thread.add(buf.data)
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
@@ -105,10 +105,76 @@ class _SharedAccesses(StmtExprVisitor):
             super().visit_Evaluate(s)
 
 
-def _accesses(s: Stmt, dependent: frozenset = frozenset()) -> _SharedAccesses:
+def _accesses(s: Stmt, dependent: Optional[Callable[[PrimExpr], bool]] = None) -> _SharedAccesses:
     acc = _SharedAccesses(dependent)
     acc.visit_stmt(s)
     return acc
+
+
+def _body_list(body: Stmt) -> list[Stmt]:
+    return list(body.seq) if isinstance(body, SeqStmt) else [body]
+
+
+def _joined(parts: list[Stmt]) -> Stmt:
+    return parts[0] if len(parts) == 1 else SeqStmt(tuple(parts))
+
+
+class _ThreadDependence(StmtExprVisitor):
+    """The let variables and per-thread buffers of a kernel whose values may differ between the
+    threads of a block: computed from a thread index, from another such value, or stored under
+    a condition (or in a loop) that depends on one. A flag set from ``tx % 2`` divides the
+    threads as ``tx % 2`` itself does."""
+
+    def __init__(self, thread_vars: set) -> None:
+        self.vars: set = set(thread_vars)
+        self.buffers: set = set()  # handles of local buffers
+        self._conditions: list[bool] = []
+
+    def depends(self, e: Any) -> bool:
+        """Whether the value of expression ``e`` may differ between the threads of a block."""
+        if any(v in self.vars for v in free_vars(e)):
+            return True
+        found = []
+        post_order_visit(
+            e, lambda n: found.append(n) if isinstance(n, BufferLoad) and n.buffer.data in self.buffers else None
+        )
+        return bool(found)
+
+    def run(self, kernel: Stmt) -> "_ThreadDependence":
+        """Grow the sets until nothing changes (a value may depend on one stored later in a loop)."""
+        while True:
+            before = (len(self.vars), len(self.buffers))
+            self.visit_stmt(kernel)
+            if (len(self.vars), len(self.buffers)) == before:
+                return self
+
+    def _under(self, condition: bool, body: Optional[Stmt]) -> None:
+        if body is not None:
+            self._conditions.append(condition)
+            self.visit_stmt(body)
+            self._conditions.pop()
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        if self.depends(s.value):
+            self.vars.add(s.var)
+        self.visit_stmt(s.body)
+
+    def visit_BufferStore(self, s: BufferStore) -> None:
+        if s.buffer.scope == "local" and (
+            any(self._conditions) or self.depends(s.value) or any(self.depends(i) for i in s.indices)
+        ):
+            self.buffers.add(s.buffer.data)
+
+    def visit_IfThenElse(self, s: IfThenElse) -> None:
+        divergent = self.depends(s.condition)
+        self._under(divergent, s.then_case)
+        self._under(divergent, s.else_case)
+
+    def visit_For(self, s: For) -> None:
+        self._under(self.depends(s.min) or self.depends(s.extent), s.body)
+
+    def visit_While(self, s: While) -> None:
+        self._under(self.depends(s.condition), s.body)
 
 
 def _conflict(reads: set, writes: set, then_reads: set, then_writes: set) -> set:
@@ -127,7 +193,7 @@ class _Barriers:
         self.ranges: dict[Var, tuple[int, int]] = {}  # of the thread indices of constant extent
         self.names: dict[Var, str] = {}
         post_order_visit(nest, self._note)
-        self.thread_dependent = set(self.thread_vars)
+        self.dependence = _ThreadDependence(self.thread_vars).run(nest)
 
     def _note(self, n: Any) -> None:
         if is_thread_index_loop(n):
@@ -140,7 +206,7 @@ class _Barriers:
             self.names[n.buffer.data] = n.buffer.name
 
     def _depends_on_thread(self, e: Any) -> bool:
-        return any(v in self.thread_dependent for v in free_vars(e))
+        return self.dependence.depends(e)
 
     def _divergent(self, condition: PrimExpr) -> bool:
         """Whether threads of one block may take different branches on ``condition``."""
@@ -157,12 +223,22 @@ class _Barriers:
             other = self.stmt(s.else_case, inner) if s.else_case is not None else None
             return dataclasses.replace(s, then_case=then, else_case=other)
         if isinstance(s, LetStmt):
-            if self._depends_on_thread(s.value):
-                self.thread_dependent.add(s.var)
-            return dataclasses.replace(s, body=self.stmt(s.body, uniform))
+            # the value is read before the body runs: a barrier may be needed between them
+            parts = self.seq([Evaluate(s.value), *_body_list(s.body)], uniform)[0]
+            return dataclasses.replace(s, body=_joined(parts[1:]))
+        if isinstance(s, While):
+            return self._while(s, uniform)
         if isinstance(s, (Allocate, AssertStmt)):
             return dataclasses.replace(s, body=self.stmt(s.body, uniform))
         return s
+
+    def _while(self, s: While, uniform: bool) -> Stmt:
+        inner = uniform and not self._divergent(s.condition)
+        parts, lead, trail = self.seq(_body_list(s.body), inner)
+        condition = _accesses(Evaluate(s.condition))  # read again before each iteration
+        if inner and _conflict(*trail, lead[0] | condition.reads, lead[1]):
+            parts.append(Evaluate(tvm_storage_sync("shared")))
+        return dataclasses.replace(s, body=_joined(parts))
 
     def _loop(self, s: For, uniform: bool) -> Stmt:
         if s.kind is ForKind.THREAD_BINDING:
@@ -170,11 +246,10 @@ class _Barriers:
             narrow = isinstance(s.extent, IntImm) and s.extent.value < self.widest.get(tag, 0)
             return dataclasses.replace(s, body=self.stmt(s.body, uniform and not narrow))
         inner = uniform and not (self._depends_on_thread(s.min) or self._depends_on_thread(s.extent))
-        parts, lead, trail = self.seq(list(s.body.seq) if isinstance(s.body, SeqStmt) else [s.body], inner)
+        parts, lead, trail = self.seq(_body_list(s.body), inner)
         if inner and _conflict(*trail, *lead):
             parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next iteration
-        body = parts[0] if len(parts) == 1 else SeqStmt(tuple(parts))
-        return dataclasses.replace(s, body=body)
+        return dataclasses.replace(s, body=_joined(parts))
 
     def seq(self, stmts: list[Stmt], uniform: bool) -> tuple[list[Stmt], tuple[set, set], tuple[set, set]]:
         """``stmts`` with the barriers they need, and the shared (reads, writes) before their
@@ -193,7 +268,7 @@ class _Barriers:
                 out.append(child)
                 reads, writes, by_thread, indices, leading = set(), set(), set(), {}, False
                 continue
-            acc = _accesses(child, frozenset(self.thread_dependent))
+            acc = _accesses(child, self._depends_on_thread)
             racing = _conflict(reads, writes, acc.reads, acc.writes)
             if not uniform:
                 # where only some threads run, each one reads what it wrote itself unless an
@@ -262,7 +337,10 @@ class _DivergentBarriers(_Barriers):
             )
             raise TIRVerifyError(with_span(message, s.span), message, s.span)
         if isinstance(s, While):
-            self.stmt(s.body, uniform and not self._depends_on_thread(s.condition))
+            self.stmt(s.body, uniform and not self._divergent(s.condition))
+            return s
+        if isinstance(s, LetStmt):
+            self.stmt(s.body, uniform)
             return s
         return super().stmt(s, uniform)
 
