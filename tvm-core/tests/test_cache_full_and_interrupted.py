@@ -109,14 +109,30 @@ def calls_back(A: T.Buffer((4,), "float32")):
     T.call_packed("tests.cache.interrupted_callback", A)
 
 
-def test_ctrl_c_in_a_python_callback_is_a_keyboard_interrupt():
+@pytest.mark.parametrize("exit_exception", [KeyboardInterrupt, SystemExit])
+def test_ctrl_c_or_exit_in_a_python_callback_stays_itself(exit_exception):
     def callback(a):
-        raise KeyboardInterrupt
+        raise exit_exception
 
     tvm_ffi.register_global_func("tests.cache.interrupted_callback", callback, override=True)
     mod = tvm.compile(calls_back, "c")
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(exit_exception):
         mod(tvm.runtime.tensor(np.zeros(4, "float32")))
+
+
+def test_a_full_temporary_folder_is_not_taken_for_a_full_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path / "cache"))
+    runs = []
+
+    def full_scratch(sources, output, flags, objects=(), link=True):
+        runs.append(output)
+        raise cc.in_scratch(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), "/tmp-like/lib.c")
+
+    monkeypatch.setattr(cc, "run_compiler", full_scratch)
+    func, _ = fresh_kernel()
+    with pytest.raises(OSError, match="in the temporary folder"):
+        tvm.compile(func, "c")
+    assert len(runs) == 1  # no second, private build that would meet the same full folder
 
 
 def test_a_full_temporary_folder_is_named(monkeypatch, tmp_path):

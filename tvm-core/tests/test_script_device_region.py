@@ -158,7 +158,24 @@ def test_a_region_that_launches_its_own_threads_is_left_as_written():
     np.testing.assert_array_equal(out, np.arange(32) * 2)
 
 
-@pytest.mark.parametrize("func", [scale, grid_2d, warps_and_lanes, warpgroups, one_thread, block_sum])
+@T.prim_func
+def ids_where_they_are_used(A: T.Buffer((64,), "int32"), B: T.Buffer((2,), "int32")):
+    T.device_entry()
+    tx: T.int32 = T.thread_id([T.int64(64)])
+    if T.lane_id() == 0:  # an id declared where it is used, as Apache TVM's TIRx kernels write it
+        B[T.warp_id()] = tx + T.lane_id() + 1
+    A[tx] = T.warp_id() * 100 + tx
+
+
+def test_ids_declared_inside_expressions_and_annotated():
+    a, b = run(ids_where_they_are_used, np.zeros(64, "int32"), np.zeros(2, "int32"))
+    np.testing.assert_array_equal(a, np.arange(64) // 32 * 100 + np.arange(64))
+    np.testing.assert_array_equal(b, [1, 33])
+
+
+@pytest.mark.parametrize(
+    "func", [scale, grid_2d, warps_and_lanes, warpgroups, one_thread, block_sum, ids_where_they_are_used]
+)
 def test_printed_text_parses_back_to_the_same_function(func):
     again = tvm.script.from_source(func.script())
     assert structural_equal(again, func)
@@ -182,7 +199,7 @@ def f(A: T.Buffer((32,), "int32")):
         T.device_entry()
         A[i] = 0
 """,
-    "must be at the device region's own level": """
+    "declares the launch, so it must be at the device region's own level": """
 def f(A: T.Buffer((32,), "int32")):
     T.device_entry()
     for i in range(2):
@@ -259,16 +276,29 @@ def f(A: T.Buffer((128,), "int32")):
     tx = T.thread_id([32])
     A[tx] = 0
 """,
+    "block 'r' reduces over lane, a scope id computed from the thread index": """
+def f(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    lane = T.lane_id()
+    with T.block("r"):
+        vk = T.axis.reduce(32, lane)
+        with T.init():
+            B[0] = T.float32(0)
+        B[0] = B[0] + A[vk]
+""",
+    "T.warp_id counts the threads T.thread_id declares, and a T.thread_binding": """
+def f(A: T.Buffer((4, 32), "int32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    w = T.warp_id()
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        A[ty, tx] = w
+""",
     "T.device_entry() gives no value: write it as a statement of its own": """
 def f(A: T.Buffer((128,), "int32")):
     d = T.device_entry()
     A[0] = 0
-""",
-    "cannot store a scope id (it names a variable only as tx = T.thread_id([n]) at the device region's level)": """
-def f(A: T.Buffer((128,), "int32")):
-    T.device_entry()
-    tx = T.thread_id([32])
-    A[tx] = T.lane_id([32])
 """,
 }
 

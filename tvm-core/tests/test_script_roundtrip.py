@@ -600,6 +600,17 @@ def f(a: T.handle):
 def f(A: T.Buffer((8,), "float32")):
     A[0:4] = -A[0:4]
 """,
+    "a module function called with float constants": """
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add(a: T.float32, b: T.float32) -> T.float32:
+        return a + b
+
+    @T.prim_func
+    def main(A: T.Buffer((1,), "float32")):
+        A[0] = Module.add(T.float32(1.5), T.float32(2.0))
+""",
     "a module function called with constants": """
 @I.ir_module
 class Module:

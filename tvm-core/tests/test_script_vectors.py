@@ -338,13 +338,15 @@ def test_a_scalar_cast_to_a_vector_is_a_broadcast():
 
 
 @T.prim_func
-def named_and_inline_vector_comparisons(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "uint8")):
+def named_and_inline_vector_comparisons(A: T.Buffer((16,), "float32"), D: T.Buffer((2, 16), "uint8")):
     m = A[0:16] > T.Broadcast(T.float32(0), 16)  # a name for a comparison of vectors: boolx16
-    D[0:16] = T.Cast("uint8x16", T.Or(m, A[0:16] < T.Broadcast(T.float32(-2), 16)))
+    D[0, 0:16] = T.Cast("uint8x16", T.Or(m, A[0:16] < T.Broadcast(T.float32(-2), 16)))
+    D[1, 0:16] = T.Cast("uint8x16", m == (A[0:16] < T.Broadcast(T.float32(1), 16)))
 
 
 def test_a_named_vector_comparison_combines_with_an_inline_one():
     a = np.linspace(-4, 4, 16).astype("float32")
-    d = tvm.runtime.tensor(np.zeros(16, "uint8"))
+    d = tvm.runtime.tensor(np.zeros((2, 16), "uint8"))
     tvm.compile(named_and_inline_vector_comparisons, "c")(tvm.runtime.tensor(a), d)
-    np.testing.assert_array_equal(d.numpy(), ((a > 0) | (a < -2)).astype("uint8"))
+    np.testing.assert_array_equal(d.numpy()[0], ((a > 0) | (a < -2)).astype("uint8"))
+    np.testing.assert_array_equal(d.numpy()[1], ((a > 0) == (a < 1)).astype("uint8"))

@@ -131,10 +131,14 @@ def naming(err: OSError, path: str) -> OSError:
     return OSError(err.errno, err.strerror, path) if err.errno is not None else err
 
 
-def in_scratch(err: OSError, path: str) -> OSError:
+class ScratchError(OSError):
+    """An OSError about a file in the temporary folder (TMPDIR), not in the cache or the user's."""
+
+
+def in_scratch(err: OSError, path: str) -> ScratchError:
     """``err`` about ``path`` in the temporary folder, saying which folder that is (TMPDIR): a
     full or unwritable one is not the user's own path."""
-    return OSError(
+    return ScratchError(
         err.errno,
         f"{err.strerror} (in the temporary folder {tempfile.gettempdir()}: set TMPDIR to a folder with room)",
         path,

@@ -32,9 +32,11 @@ def _load() -> ctypes.CDLL:
 
 
 LIB = _load()
-# Ctrl-C inside a Python callback that compiled code calls (T.call_packed) reaches the caller as
-# KeyboardInterrupt, not as the empty RuntimeError tvm-ffi makes of an unregistered exception.
-tvm_ffi.register_error("KeyboardInterrupt", KeyboardInterrupt)
+# Ctrl-C or sys.exit() inside a Python callback that compiled code calls (T.call_packed) reaches the
+# caller as itself, not as the RuntimeError tvm-ffi makes of an unregistered exception.
+for _exit in (KeyboardInterrupt, SystemExit, GeneratorExit):
+    tvm_ffi.register_error(_exit.__name__, _exit)
+del _exit
 LIB.TVMRuntimeABIVersion.restype = ctypes.c_int
 #: ABI version every backend DSO is checked against before it is used.
 ABI_VERSION: int = LIB.TVMRuntimeABIVersion()

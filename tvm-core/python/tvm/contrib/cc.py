@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from tvm._cache import ENTRY_LIMIT, atomic_write, in_scratch, naming, read_regular_file
+from tvm._cache import ENTRY_LIMIT, ScratchError, atomic_write, in_scratch, naming, read_regular_file
 from tvm._user_warning import warn_at_caller
 
 
@@ -503,6 +503,8 @@ def _built(slot: Path | None, filename: str, build: Callable[[str], None]) -> Pa
     if slot is not None:
         try:
             build(str(slot))
+        except ScratchError:
+            raise  # the temporary folder's fault: a private build would meet it again
         except OSError as err:
             warn_at_caller(
                 f"compile cache: cannot store {slot} ({err.strerror}); compiling without the cache", RuntimeWarning

@@ -180,8 +180,14 @@ def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     elif not isinstance(b, PrimExpr):
         b = _literal_like(b, a)
     la, lb = _dt.lanes(a.dtype), _dt.lanes(b.dtype)
+    if la != lb:  # a comparison of vectors is typed bool with its operands' lanes
+        from .analysis import lanes_of
+
+        la, lb = lanes_of(a), lanes_of(b)
     if la != lb and 1 in (la, lb):  # a scalar next to a vector is every lane's value
         a, b = (broadcast(a, lb), b) if la == 1 else (a, broadcast(b, la))
+    if a.dtype != b.dtype and _dt.is_bool(a.dtype) and _dt.is_bool(b.dtype) and la == lb:
+        a, b = (x if _dt.lanes(x.dtype) == la else x.astype(_dt.with_lanes("bool", la)) for x in (a, b))
     if a.dtype != b.dtype:
         dt = promote_dtypes(a.dtype, b.dtype)
         a, b = a.astype(dt), b.astype(dt)

@@ -42,7 +42,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.analysis import any_node, linear_form, structural_equal
+from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.backend import BackendError
@@ -238,6 +238,7 @@ class Parser:
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
         self.statement: Optional[ast.stmt] = None  # the statement being parsed (a macro's call site)
         self.statement_call: Optional[ast.expr] = None  # an expression statement's call (a macro may be it)
+        self.assigned_call: Optional[ast.expr] = None  # the value of an assignment to a name
         self.scope_floor = 0  # the first of self.scopes that the body being parsed binds names in
         self.emitted: Optional[list[Stmt]] = None  # what macros called while a statement is parsed gave
         self._bound_names: dict[int, set] = {}  # of each function or macro body (its tree's id)
@@ -554,7 +555,8 @@ class Parser:
         if isinstance(val, T.DeviceEntrySpec):
             return self._device_entry(node)
         if isinstance(val, T.ScopeIdSpec):
-            return self._scope_ids(val, [], node)
+            self._scope_ids(val, [], node)
+            return None
         if isinstance(val, T.AttrSpec):
             self._enter_attr(val)
             return _Wrap(lambda body: body)  # T.attr(...) over the rest of the block
@@ -805,9 +807,12 @@ class Parser:
             return self._assign(node.target, node.value, node)
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "annotated assignment target must be a name")
+        self.assigned_call = node.value
         val = self.eval_expr(node.value)
         if isinstance(val, T.VarSpec):
             return self._assign_value(node.target, val, node)
+        if isinstance(val, T.ScopeIdSpec):  # tx: T.int32 = T.thread_id([32]): the id in that dtype
+            return self._assign_value(node.target, dataclasses.replace(val, dtype=dt), node)
         try:
             val = _op.cast(dt, val)
         except (TypeError, ValueError) as e:
@@ -826,6 +831,7 @@ class Parser:
             buf, idx = self._store_target(target)
             val = self.eval_expr(value_node)
             return BufferStore(buf, self._store_value(buf, val, value_node, _dt.access_lanes(idx)), idx)
+        self.assigned_call = value_node  # a scope id assigned to a name is named by it
         val = self.eval_expr(value_node)
         if (
             isinstance(target, ast.Name)
@@ -847,7 +853,8 @@ class Parser:
             for t in target.elts:
                 if not isinstance(t, ast.Name):
                     raise self.error(t, "assignment target must be a name")
-            return self._scope_ids(val, target.elts, node)  # bx, by = T.cta_id([4, 8])
+            self._scope_ids(val, target.elts, node)  # bx, by = T.cta_id([4, 8])
+            return None
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(val, (tuple, list)) or len(val) != len(target.elts):
                 raise self.error(node, "tuple assignment needs a tuple of the same length on the right")
@@ -920,7 +927,8 @@ class Parser:
         if isinstance(val, T.LaunchThreadSpec):
             return self._launch(val, target, node)
         if isinstance(val, T.ScopeIdSpec):
-            return self._scope_ids(val, [target], node)
+            self._scope_ids(val, [target], node)
+            return None
         if isinstance(val, T.DeviceEntrySpec):
             raise self.error(node, "T.device_entry() gives no value: write it as a statement of its own")
         if isinstance(val, T.AxisSpec):
@@ -1125,6 +1133,7 @@ class Parser:
                 if len(self.blocks) in self.allreduce_blocks:  # already an explicit cross-thread reduction
                     self.allreduce_blocks.discard(len(self.blocks))
                     return body
+                self._check_reduction_over_scope_ids(val.name, node)
                 try:
                     return lower_block_reduction(body, val.name, bindings, self.thread_loops, self.span(node))
                 except CrossThreadError as err:
@@ -1444,13 +1453,29 @@ class Parser:
 
         return _Wrap(build)
 
-    def _scope_ids(self, spec: T.ScopeIdSpec, targets: list[ast.Name], node: ast.AST) -> None:
+    def _check_reduction_over_scope_ids(self, block: str, node: ast.AST) -> None:
+        """A block reducing over a device region's computed id (``T.lane_id()``, a uint32
+        ``T.thread_id``) is refused: the cross-thread lowering sees thread loops only, and every
+        thread would update the total at once."""
+        computed = self.device_region.computed_ids() if self.device_region is not None else set()
+        over = [b for _, _, b in self.blocks[-1] if any(v in computed for v in free_vars(b))]
+        if over:
+            raise self.error(
+                node,
+                f"block '{block}' reduces over {expr_text(over[0])}, a scope id computed from the thread index; bind "
+                f"the reduction axis to the int32 variable of T.thread_id([n]) itself",
+            )
+
+    def _scope_ids(self, spec: T.ScopeIdSpec, targets: list[ast.Name], node: ast.AST) -> list[Var]:
         """``tx = T.thread_id([n])`` and the other scope ids: variables of the device region's launch."""
         if self.device_region is None:
             raise self.error(node, f"T.{spec.call} is an id of a device region: call T.device_entry() before it")
-        if self.depth or self.macro_calls:
+        launches = spec.kind in ("cta", "thread") and spec.kind not in self.device_region.launches
+        if launches and (self.depth or self.macro_calls):  # the launch wraps the whole region
             raise self.error(
-                node, f"T.{spec.call} must be at the device region's own level, not in a loop, if or block"
+                node,
+                f"T.{spec.call} declares the launch, so it must be at the device region's own level, not in a "
+                f"loop, if, block or macro",
             )
         count = len(spec.extents) if spec.extents is not None and spec.kind in ("cta", "thread") else 1
         names = [t.id for t in targets] or [f"{spec.call}_{i}" for i in range(count)]
@@ -1461,6 +1486,7 @@ class Parser:
         for target, var in zip(targets, variables):
             self.bind(target.id, var, target)
         self.thread_loops.extend(loops)
+        return variables
 
     def stmt_FunctionDef(self, node: ast.FunctionDef):
         """``@T.macro`` / ``@T.inline`` ``def`` inside the kernel: a macro that sees the kernel's
@@ -1495,7 +1521,7 @@ class Parser:
                 call,
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
-        fields += ("statement", "statement_call", "scope_floor", "macro_notes", "block_floor")
+        fields += ("statement", "statement_call", "assigned_call", "scope_floor", "macro_notes", "block_floor")
         saved = {f: getattr(self, f) for f in fields}
         src = macro.source
         self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
@@ -1688,6 +1714,9 @@ class Parser:
             out = fn(*args, **kwargs)
             if result_dtype is not None and isinstance(out, PrimExpr) and out.dtype != result_dtype:
                 out = _op.cast(result_dtype, out)  # T.exp(x, dtype="float32"): Apache TVM's result dtype
+            if isinstance(out, T.ScopeIdSpec) and node is not self.statement_call and node is not self.assigned_call:
+                ids = self._scope_ids(out, [], node)  # if T.lane_id() == 0: an id declared where it is used
+                return ids[0] if len(ids) == 1 else tuple(ids)
             return out
         except (*_PASSTHROUGH, BackendError, RecursionError):
             raise

@@ -128,6 +128,11 @@ class DeviceRegion:
             return launch_vars, loops
         return self._alias(launch_vars, names, spec.dtype), loops
 
+    def computed_ids(self) -> set:
+        """The ids bound to an expression of the launch's variables (derived ids, ids in another
+        dtype or declared again), which a block reduction cannot see through."""
+        return {var for var, _ in self.lets} | {d.var for d in self.derived}
+
     def _alias(self, launch_vars: list[Var], names: list[str], dtype: str) -> list[Var]:
         out = []
         for launched, name in zip(launch_vars, names):
@@ -160,6 +165,14 @@ class DeviceRegion:
         ``T.launch_thread`` before it) is left as it is."""
         if not self.launches and not self.derived and (self.in_threads or any_node(body, _is_thread_loop)):
             return body
+        if self.derived and any_node(body, _is_thread_index_loop):
+            first = self.derived[0]
+            raise ScopeIdError(
+                f"T.{first.call} counts the threads T.thread_id declares, and a T.thread_binding or "
+                f"T.launch_thread over threadIdx in the region adds threads it does not see: declare them all "
+                f"with T.thread_id([x, y, z])",
+                first.node,
+            )
         threads = self._block_size()
         if "thread" not in self.launches and (_known(threads) != 1 or "cta" not in self.launches):
             self.launches["thread"] = _Launch("thread", [Var("threadIdx_x", "int32")], [threads], self.node)
@@ -236,6 +249,10 @@ def _is_thread_loop(node) -> bool:
     return isinstance(node, For) and node.kind == ForKind.THREAD_BINDING
 
 
+def _is_thread_index_loop(node) -> bool:
+    return _is_thread_loop(node) and (node.thread_tag or "").startswith("threadIdx")
+
+
 def _extent(value, call: str, node: ast.AST) -> PrimExpr:
     if (
         isinstance(value, bool)
@@ -246,6 +263,8 @@ def _extent(value, call: str, node: ast.AST) -> PrimExpr:
     ext = _op.convert(value, "int32")
     if _known(ext) is not None and _known(ext) < 1:
         raise ScopeIdError(f"T.{call}: an extent must be at least 1, got {_known(ext)}", node)
+    if ext.dtype != "int32":  # T.int64(32) or an int64 size: int32 threads, as T.launch_thread makes them
+        ext = IntImm("int32", ext.value) if isinstance(ext, IntImm) else _op.cast("int32", ext)
     return ext
 
 

@@ -71,7 +71,8 @@ class _Bind(Substitute):
 
     def visit_BinaryOp(self, e: BinaryOp) -> PrimExpr:
         out = super().visit_BinaryOp(e)  # constant arguments fold as the parser folds them (64 + 64)
-        return (fold_binary(out) or out) if out is not e else out
+        folded = fold_binary(out) if out is not e else None
+        return out if folded is None else folded
 
     def visit_Allocate(self, s: Allocate) -> Optional[Stmt]:
         self._fresh(s.buffer.data)
