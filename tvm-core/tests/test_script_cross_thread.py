@@ -654,3 +654,21 @@ def test_a_where_in_a_macro_is_refused_instead_of_guarding_nothing():
                     vi = T.axis.spatial(8, i)
                     _predicate(i)
                     B[vi] = A[vi] + T.float32(1)
+
+
+def test_a_parallel_loop_whose_iterations_reduce_into_their_own_totals_runs():
+    @T.prim_func
+    def segment_sum(A: T.Buffer((1000,), "float32"), B: T.Buffer((4,), "float32")):
+        for i in T.parallel(4):
+            for k in T.serial(250):
+                with T.sblock("B"):
+                    vi = T.axis.spatial(4, i)  # each iteration of the parallel loop has its own total
+                    vk = T.axis.reduce(1000, i * 250 + k)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vk]
+
+    a = np.random.default_rng(0).random(1000, dtype="float32")
+    b = np.zeros(4, "float32")
+    tvm.compile(segment_sum, target="c")(a, b)
+    np.testing.assert_allclose(b, a.reshape(4, 250).sum(axis=1), rtol=1e-4)

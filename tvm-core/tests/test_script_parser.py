@@ -445,3 +445,24 @@ def test_a_factory_parameter_hides_a_module_global_in_annotations():
     b = np.zeros(8, "float16")
     tvm.compile(func, target="c")(a, b)
     np.testing.assert_array_equal(b, a * 2)
+
+
+class _Maker:
+    """A caller whose method shares a name with the factory below and holds another ``factory_dtype``."""
+
+    def make_double(self, factory_dtype="int8"):
+        return make_double()
+
+
+def make_double():
+    @T.prim_func
+    def double(A: T.Buffer((4,), factory_dtype), B: T.Buffer((4,), factory_dtype)):
+        for i in range(4):
+            B[i] = A[i] + A[i]
+
+    return double
+
+
+def test_a_caller_sharing_a_name_with_the_factory_does_not_lend_its_names():
+    func = _Maker().make_double()
+    assert [b.dtype for b in func.buffer_map.values()] == [factory_dtype, factory_dtype]

@@ -350,3 +350,23 @@ def test_a_named_vector_comparison_combines_with_an_inline_one():
     tvm.compile(named_and_inline_vector_comparisons, "c")(tvm.runtime.tensor(a), d)
     np.testing.assert_array_equal(d.numpy()[0], ((a > 0) | (a < -2)).astype("uint8"))
     np.testing.assert_array_equal(d.numpy()[1], ((a > 0) == (a < 1)).astype("uint8"))
+
+
+def test_comparisons_of_different_lanes_are_refused_and_a_scalar_bool_fills_the_lanes():
+    text = """
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "uint8")):
+    D[0:16] = T.Cast("uint8x16", (A[0:16] > T.Broadcast(T.float32(0), 16)) == (A[0:8] > T.Broadcast(T.float32(0), 8)))
+"""
+    with pytest.raises(TVMScriptError, match="operands have different vector lanes: 16 and 8"):
+        tvm.script.from_source(text)
+
+    @T.prim_func
+    def with_scalar(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "uint8")):
+        m = A[0:16] > T.Broadcast(T.float32(0), 16)
+        D[0:16] = T.Cast("uint8x16", T.Or(m, A[0] > T.float32(1)))
+
+    a = np.linspace(-4, 4, 16).astype("float32")
+    d = tvm.runtime.tensor(np.zeros(16, "uint8"))
+    tvm.compile(with_scalar, "c")(tvm.runtime.tensor(a), d)
+    np.testing.assert_array_equal(d.numpy(), ((a > 0) | (a[0] > 1)).astype("uint8"))

@@ -2,6 +2,7 @@
 compiled to C and run (on the CPU and on the example device), compared with NumPy; misuse is a
 clear error."""
 
+import math
 import re
 
 import numpy as np
@@ -288,5 +289,32 @@ def pick(A: T.Buffer((1,), "int32")):
         x = 2
     A[0] = x
 """
-    with pytest.raises(TVMScriptError, match="name 'x' is not defined here: it is assigned only inside a block"):
+    with pytest.raises(
+        TVMScriptError,
+        match="name 'x' is not defined here: it is defined only inside a block.*assign it before that block",
+    ):
         tvm.script.from_source(text)
+
+
+@pytest.mark.parametrize(
+    "start, dtype, spelling",
+    [("-math.inf", "int64", 'T.min_value("int64")'), ("-math.inf", "float64", 'T.float64(float("-inf"))'),
+     ("0.0", "int32", "T.int32(0)")],
+)  # fmt: skip
+def test_the_suggested_start_is_python_that_works(start, dtype, spelling):
+    text = f"""
+@T.prim_func
+def top(A: T.Buffer((4,), "{dtype}"), B: T.Buffer((1,), "{dtype}")):
+    m = {start}
+    for i in range(4):
+        if A[i] > m:
+            m = A[i]
+    B[0] = m
+"""
+    with pytest.raises(TVMScriptError, match=re.escape(f"start it as m = {spelling}")):
+        tvm.script.parse(text, {"T": T, "math": math})
+    func = tvm.script.parse(text.replace(f"m = {start}", f"m = {spelling}"), {"T": T, "math": math})
+    a = np.array([3, 16777217, -5, 7], dtype)
+    b = np.zeros(1, dtype)
+    tvm.compile(func, target="c")(a, b)
+    assert b[0] == a.max()

@@ -134,3 +134,68 @@ def test_a_condition_on_a_value_computed_from_the_thread_divides_the_threads():
         tvm.compile(exchange_under_a_flag_from_the_thread, target="example")
     with pytest.raises(TIRVerifyError, match=r"T.tvm_storage_sync\('shared'\) is not reached by every thread"):
         tvm.compile(barrier_under_a_flag_from_the_thread, target="example")
+
+
+@T.prim_func
+def count_while_shared_below(B: T.Buffer((32,), "int32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        S = T.alloc_buffer((1,), "int32", scope="shared")
+        if tx == 0:
+            S[0] = 0
+        it = T.alloc_buffer((1,), "int32", scope="local")
+        it[0] = 0
+        while S[0] < 5:  # every thread reads S[0] before thread 0 writes it: a barrier between
+            if tx == 0:
+                S[0] = S[0] + 1
+            it[0] = it[0] + 1
+        B[tx] = it[0]
+
+
+@T.prim_func
+def rotate_then_reuse_the_counter(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        S = T.alloc_buffer((32,), scope="shared")
+        S[tx] = A[tx]
+        T.tvm_storage_sync("shared")
+        i = 0
+        while i < 4:  # the same for every thread while the loop runs
+            v: T.float32 = S[(tx + 1) % 32]
+            T.tvm_storage_sync("shared")
+            S[tx] = v + T.float32(1)
+            T.tvm_storage_sync("shared")
+            i = i + 1
+        i = 31 - tx  # the name used again, after the loop, for a per-thread index
+        B[i] = S[31 - tx]
+
+
+@T.prim_func
+def rotate_until_some_leave(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        S = T.alloc_buffer((32,), scope="shared")
+        R = T.alloc_buffer((32,), scope="shared")
+        it = T.alloc_buffer((1,), "int32", scope="local")
+        S[tx] = A[tx]
+        it[0] = 0
+        while it[0] < 4:
+            if tx >= 16 and it[0] == 2:
+                break  # half the threads leave: no barrier can go in the loop
+            R[tx] = S[(tx + 1) % 32]
+            S[tx] = R[tx] + T.float32(1)
+            it[0] = it[0] + 1
+        B[tx] = S[tx]
+
+
+def test_a_while_condition_reading_shared_memory_is_read_before_the_body_writes():
+    (b,) = run(count_while_shared_below, np.zeros(32, "int32"))
+    np.testing.assert_array_equal(b, np.full(32, 5))
+
+
+def test_a_counter_the_same_for_every_thread_in_its_loop_stays_uniform_there():
+    a = np.arange(32, dtype="float32")
+    _, b = run(rotate_then_reuse_the_counter, a, np.zeros(32, "float32"))
+    np.testing.assert_array_equal(b, np.roll(a, -4) + 4)
+
+
+def test_a_loop_some_threads_leave_gets_no_barrier_and_warns():
+    with pytest.warns(SharedMemoryRaceWarning, match="shared buffer S is written and read by different threads"):
+        tvm.compile(rotate_until_some_leave, target="example")  # it hung on a barrier the leavers never reach

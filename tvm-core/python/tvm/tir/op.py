@@ -180,11 +180,13 @@ def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     elif not isinstance(b, PrimExpr):
         b = _literal_like(b, a)
     la, lb = _dt.lanes(a.dtype), _dt.lanes(b.dtype)
-    if la != lb:  # a comparison of vectors is typed bool with its operands' lanes
+    if la != lb or _dt.is_bool(a.dtype) or _dt.is_bool(b.dtype):  # a comparison of vectors is typed bool
         from .analysis import lanes_of
 
         la, lb = lanes_of(a), lanes_of(b)
-    if la != lb and 1 in (la, lb):  # a scalar next to a vector is every lane's value
+    if la != lb and 1 not in (la, lb):
+        raise TypeError(f"operands have different vector lanes: {la} and {lb}")
+    if la != lb:  # a scalar next to a vector is every lane's value
         a, b = (broadcast(a, lb), b) if la == 1 else (a, broadcast(b, la))
     if a.dtype != b.dtype and _dt.is_bool(a.dtype) and _dt.is_bool(b.dtype) and la == lb:
         a, b = (x if _dt.lanes(x.dtype) == la else x.astype(_dt.with_lanes("bool", la)) for x in (a, b))
@@ -235,7 +237,7 @@ def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
     """Build ``a <op> b`` with implicit promotion; ``op`` is one of ``add sub mul div truncdiv
     truncmod floordiv floormod min max eq ne lt le gt ge and or``."""
     if op in ("and", "or"):
-        a, b = _as_bool(a), _as_bool(b)
+        a, b = _pair(_as_bool(a), _as_bool(b))  # a scalar bool next to a vector one fills its lanes
         return And(a, b) if op == "and" else Or(a, b)
     a, b = _pair(a, b)
     if op in ("min", "max") and _dt.is_bool(a.dtype) and _dt.lanes(a.dtype) == 1:

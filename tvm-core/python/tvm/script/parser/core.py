@@ -233,6 +233,8 @@ class Parser:
         self.blocks: list[list[tuple[Var, PrimExpr, PrimExpr]]] = []
         self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
         self.ended_names: dict[str, Any] = {}  # names of blocks that ended, for a message
+        self.let_names: set[str] = set()  # names an assignment gave a value (x = expr)
+        self.block_spatial: list[list[PrimExpr]] = []  # the spatial axes' bindings of each open block
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
@@ -270,10 +272,17 @@ class Parser:
         if hasattr(builtins, name):
             return getattr(builtins, name)
         if name in self.ended_names:
+            ended = self.ended_names[name]
+            if isinstance(ended, Buffer):
+                advice = "allocate it before that block to use it after"
+            elif isinstance(ended, _MutableScalar) or name in self.let_names:
+                advice = f"assign it before that block ({name} = 0), then in it"
+            else:
+                advice = "its value belongs to that block"
             raise self.error(
                 node,
-                f"name '{name}' is not defined here: it is assigned only inside a block that ended before this "
-                f"line (an if, else or loop body); assign it before that block ({name} = 0), then in it",
+                f"name '{name}' is not defined here: it is defined only inside a block that ended before this "
+                f"line (an if, else, loop or block body); {advice}",
             )
         raise self.error(node, f"name '{name}' is not defined")
 
@@ -896,18 +905,19 @@ class Parser:
         have, got = scalar.buffer.dtype, _dt.with_lanes(val.dtype, 1)
         if have == got or _dt.is_bool(got):
             return
+        integer_in_float = _dt.is_float(have) and not _dt.is_float(got) and _dt.bits(got) >= _MANTISSA_BITS[have]
         loses = (
             (_dt.is_float(got) and not _dt.is_float(have))
             or _dt.bits(got) > _dt.bits(have)
             or (not _dt.is_float(got) and _dt.is_uint(got) != _dt.is_uint(have) and _dt.bits(got) >= _dt.bits(have))
+            or integer_in_float  # 16777217 in a float32
         )
         if loses:
             name = scalar.buffer.name
-            start = float(scalar.literal) if _dt.is_float(got) else int(scalar.literal)
             raise self.error(
                 node,
                 f"'{name}' was first assigned the Python number {scalar.literal!r}, so it holds {have}, "
-                f"but is assigned a value of dtype {got} here; start it as {name} = T.{got}({start!r})",
+                f"but is assigned a value of dtype {got} here; start it as {name} = {_start(scalar.literal, got)}",
             )
 
     def _assign_value(self, target: ast.Name, val: Any, node: ast.stmt):
@@ -983,9 +993,12 @@ class Parser:
                 val = val.astype(_dt.with_lanes("bool", lanes_of(val)))
             v = Var(name, val.dtype)
             self.bind(name, v, target)
+            self.let_names.add(name)
             span = self.span(node)
             return _Wrap(lambda body: LetStmt(v, val, body, span))
         self.bind(name, val, target)  # a Python value (constant, tuple, buffer alias ...)
+        if isinstance(val, (int, float)):
+            self.let_names.add(name)
         return None
 
     def _bind_declared(self, spec: T.BindSpec, node: ast.stmt) -> _Wrap:
@@ -1126,6 +1139,7 @@ class Parser:
         val = self.eval_expr(item.context_expr)
         if isinstance(val, T.BlockSpec):
             self.blocks.append([])
+            self.block_spatial.append([])
             self.depth += 1
             try:
                 body = self.parse_block(node.body)
@@ -1135,12 +1149,14 @@ class Parser:
                     return body
                 self._check_reduction_over_scope_ids(val.name, node)
                 try:
-                    return lower_block_reduction(body, val.name, bindings, self.thread_loops, self.span(node))
+                    spatial = self.block_spatial[-1]
+                    return lower_block_reduction(body, val.name, bindings, self.thread_loops, self.span(node), spatial)
                 except CrossThreadError as err:
                     raise self.error(node, str(err)) from None
             finally:
                 self.depth -= 1
                 self.blocks.pop()
+                self.block_spatial.pop()
         if isinstance(val, T.InitSpec):
             return self._init(node)
         if isinstance(val, T.AttrSpec):
@@ -1304,6 +1320,8 @@ class Parser:
             if ax.kind == "R":
                 start = ax.start if ax.start is not None else self._first_value(value)
                 self.blocks[-1].append((var, _op.convert(start, value.dtype), value))
+            elif ax.kind == "S":
+                self.block_spatial[-1].append(value)
             bound.append((var, value))
         span = self.span(node)
 
@@ -2192,6 +2210,20 @@ def _module_skips_checks(class_def: Optional[ast.ClassDef], func: Callable, env:
     return False
 
 
+#: Significand bits of the float dtypes: an integer of at least as many bits may not fit exactly.
+_MANTISSA_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53, "float8_e4m3fn": 4, "float8_e5m2": 3}
+
+
+def _start(literal: Any, dtype: str) -> str:
+    """The spelling of a name's first value ``literal`` as a ``dtype`` constant."""
+    value = float(literal)
+    if math.isfinite(value):
+        return f"T.{dtype}({value!r})" if _dt.is_float(dtype) else f"T.{dtype}({int(value)!r})"
+    if _dt.is_float(dtype):
+        return f'T.{dtype}(float("{value}"))'  # inf, -inf, nan
+    return f'T.{"min_value" if value < 0 else "max_value"}("{dtype}")'
+
+
 def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDef, env: dict[str, Any]) -> None:
     """Add to ``env`` the names the parameter annotations use that the function's closure lacks
     (``A: T.Buffer((n,), dtype)`` in a function that makes kernels for a ``dtype``), from the live
@@ -2207,15 +2239,18 @@ def _annotation_names_from_enclosing_frames(func: Callable, fdef: ast.FunctionDe
 
 def _names_from_enclosing_frames(func: Callable, missing: set, env: dict[str, Any]) -> None:
     """Add to ``env`` the ``missing`` names (a local may shadow a builtin, such as ``type``) as
-    the live frames of the functions ``func`` is defined in hold them."""
-    enclosing = {p for p in getattr(func, "__qualname__", "").split(".")[:-1] if p != "<locals>"}
+    the live frames of the functions (and class bodies) ``func`` is defined in hold them: the
+    frame whose code holds ``func``'s code, then the one whose code holds that frame's, outward
+    (a caller that only shares a name with them is not one)."""
+    inner = getattr(func, "__code__", None)
     frame = inspect.currentframe()
     try:
-        while frame is not None and missing and enclosing:
-            if frame.f_code.co_name in enclosing:
+        while frame is not None and missing and inner is not None:
+            if any(const is inner for const in frame.f_code.co_consts):
                 for name in [n for n in missing if n in frame.f_locals]:
                     env[name] = frame.f_locals[name]
                     missing.discard(name)
+                inner = frame.f_code
             frame = frame.f_back
     finally:
         del frame

@@ -295,22 +295,37 @@ def _updates(s: Stmt, init: Optional[Stmt], shape: str) -> list[_Reduction]:
     return out
 
 
+def _racing(threads: list[ThreadLoop], kind: Callable[[str], bool], reduce_bindings: list, spatial: list) -> list:
+    """The variables of the loops of ``kind`` whose iterations run at once and share a total: a
+    reduction axis is bound to them and no spatial axis (which would give each its own)."""
+    return [
+        t.var
+        for t in threads
+        if kind(t.tag)
+        and any(_mentions(b, {t.var}) for b in reduce_bindings)
+        and not any(_mentions(b, {t.var}) for b in spatial)
+    ]
+
+
 def lower_block_reduction(
-    body: Stmt, block: str, reduce_bindings: list[PrimExpr], threads: list[ThreadLoop], span=None
+    body: Stmt,
+    block: str,
+    reduce_bindings: list[PrimExpr],
+    threads: list[ThreadLoop],
+    span=None,
+    spatial_bindings: tuple = (),
 ) -> Stmt:
     """``body`` (a parsed block: its iteration variables' lets, an optional ``T.where`` guard,
     an optional ``T.init`` and its updates) as a cross-thread reduction when a reduction axis is
     bound to a ``threadIdx`` loop; unchanged otherwise."""
-    across_blocks = [
-        t.var for t in threads if t.tag.startswith("blockIdx") and any(_mentions(b, {t.var}) for b in reduce_bindings)
-    ]
+    across_blocks = _racing(threads, lambda tag: tag.startswith("blockIdx"), reduce_bindings, spatial_bindings)
     if across_blocks:  # blocks cannot wait for each other: every block would race on the total
         raise CrossThreadError(
             f"block '{block}' reduces over {', '.join(v.name for v in across_blocks)}, which is bound to blockIdx: "
             f"blocks cannot combine partial results (they would race on the total); bind the reduction axis to "
             f"threadIdx or keep it a serial loop"
         )
-    in_parallel = [t.var for t in threads if t.tag == PARALLEL and any(_mentions(b, {t.var}) for b in reduce_bindings)]
+    in_parallel = _racing(threads, lambda tag: tag == PARALLEL, reduce_bindings, spatial_bindings)
     if in_parallel:  # its iterations run at once: each would read and write the total unordered
         raise CrossThreadError(
             f"block '{block}' reduces over {', '.join(v.name for v in in_parallel)}, a T.parallel loop: its "

@@ -38,7 +38,9 @@ from tvm.tir.op import is_barrier, tvm_storage_sync
 from tvm.tir.stmt import (
     Allocate,
     AssertStmt,
+    Break,
     BufferStore,
+    Continue,
     Evaluate,
     For,
     ForKind,
@@ -119,11 +121,28 @@ def _joined(parts: list[Stmt]) -> Stmt:
     return parts[0] if len(parts) == 1 else SeqStmt(tuple(parts))
 
 
+def _divergent_exit(s: Optional[Stmt], depends: Callable[[Any], bool], under: bool = False) -> bool:
+    """Whether loop body ``s`` holds a ``break`` or ``continue`` of its own loop under a condition
+    that depends on the thread: from there on, only some threads run the loop."""
+    if isinstance(s, (Break, Continue)):
+        return under
+    if isinstance(s, IfThenElse):
+        inner = under or depends(s.condition)
+        return _divergent_exit(s.then_case, depends, inner) or _divergent_exit(s.else_case, depends, inner)
+    if isinstance(s, SeqStmt):
+        return any(_divergent_exit(x, depends, under) for x in s.seq)
+    if isinstance(s, (LetStmt, Allocate, AssertStmt)):
+        return _divergent_exit(s.body, depends, under)
+    return False  # nothing, or a nested loop, whose break and continue are its own
+
+
 class _ThreadDependence(StmtExprVisitor):
     """The let variables and per-thread buffers of a kernel whose values may differ between the
     threads of a block: computed from a thread index, from another such value, or stored under
     a condition (or in a loop) that depends on one. A flag set from ``tx % 2`` divides the
-    threads as ``tx % 2`` itself does."""
+    threads as ``tx % 2`` itself does. The sets grow in program order (a buffer stored with a
+    thread's value after a loop is uniform in the loop), loops whole before their bodies are
+    walked (a value stored late in an iteration is read early in the next)."""
 
     def __init__(self, thread_vars: set) -> None:
         self.vars: set = set(thread_vars)
@@ -171,10 +190,11 @@ class _ThreadDependence(StmtExprVisitor):
         self._under(divergent, s.else_case)
 
     def visit_For(self, s: For) -> None:
-        self._under(self.depends(s.min) or self.depends(s.extent), s.body)
+        bounds = self.depends(s.min) or self.depends(s.extent)
+        self._under(bounds or _divergent_exit(s.body, self.depends), s.body)
 
     def visit_While(self, s: While) -> None:
-        self._under(self.depends(s.condition), s.body)
+        self._under(self.depends(s.condition) or _divergent_exit(s.body, self.depends), s.body)
 
 
 def _conflict(reads: set, writes: set, then_reads: set, then_writes: set) -> set:
@@ -193,7 +213,7 @@ class _Barriers:
         self.ranges: dict[Var, tuple[int, int]] = {}  # of the thread indices of constant extent
         self.names: dict[Var, str] = {}
         post_order_visit(nest, self._note)
-        self.dependence = _ThreadDependence(self.thread_vars).run(nest)
+        self.dependence = _ThreadDependence(self.thread_vars)  # grown as the walk goes
 
     def _note(self, n: Any) -> None:
         if is_thread_index_loop(n):
@@ -223,6 +243,8 @@ class _Barriers:
             other = self.stmt(s.else_case, inner) if s.else_case is not None else None
             return dataclasses.replace(s, then_case=then, else_case=other)
         if isinstance(s, LetStmt):
+            if self._depends_on_thread(s.value):
+                self.dependence.vars.add(s.var)
             # the value is read before the body runs: a barrier may be needed between them
             parts = self.seq([Evaluate(s.value), *_body_list(s.body)], uniform)[0]
             return dataclasses.replace(s, body=_joined(parts[1:]))
@@ -233,19 +255,23 @@ class _Barriers:
         return s
 
     def _while(self, s: While, uniform: bool) -> Stmt:
-        inner = uniform and not self._divergent(s.condition)
-        parts, lead, trail = self.seq(_body_list(s.body), inner)
-        condition = _accesses(Evaluate(s.condition))  # read again before each iteration
-        if inner and _conflict(*trail, lead[0] | condition.reads, lead[1]):
-            parts.append(Evaluate(tvm_storage_sync("shared")))
-        return dataclasses.replace(s, body=_joined(parts))
+        self.dependence.run(s)
+        inner = uniform and not self._divergent(s.condition) and not _divergent_exit(s.body, self._depends_on_thread)
+        # the condition is read before each iteration's body: a first statement of its own
+        parts, lead, trail = self.seq([Evaluate(s.condition), *_body_list(s.body)], inner)
+        parts = parts[1:]
+        if inner and _conflict(*trail, *lead):
+            parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next condition
+        return dataclasses.replace(s, body=_joined(parts) if parts else Evaluate(IntImm("int32", 0)))
 
     def _loop(self, s: For, uniform: bool) -> Stmt:
         if s.kind is ForKind.THREAD_BINDING:
             tag = s.thread_tag or ""
             narrow = isinstance(s.extent, IntImm) and s.extent.value < self.widest.get(tag, 0)
             return dataclasses.replace(s, body=self.stmt(s.body, uniform and not narrow))
-        inner = uniform and not (self._depends_on_thread(s.min) or self._depends_on_thread(s.extent))
+        self.dependence.run(s)
+        bounds = self._depends_on_thread(s.min) or self._depends_on_thread(s.extent)
+        inner = uniform and not bounds and not _divergent_exit(s.body, self._depends_on_thread)
         parts, lead, trail = self.seq(_body_list(s.body), inner)
         if inner and _conflict(*trail, *lead):
             parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next iteration
@@ -264,6 +290,7 @@ class _Barriers:
         leading = True  # no barrier yet
         for child in stmts:
             child = self.stmt(child, uniform)
+            self.dependence.run(child)  # its lets and stores count for what follows
             if _is_barrier(child):
                 out.append(child)
                 reads, writes, by_thread, indices, leading = set(), set(), set(), {}, False
@@ -337,9 +364,13 @@ class _DivergentBarriers(_Barriers):
             )
             raise TIRVerifyError(with_span(message, s.span), message, s.span)
         if isinstance(s, While):
-            self.stmt(s.body, uniform and not self._divergent(s.condition))
+            self.dependence.run(s)
+            exits = _divergent_exit(s.body, self._depends_on_thread)
+            self.stmt(s.body, uniform and not self._divergent(s.condition) and not exits)
             return s
         if isinstance(s, LetStmt):
+            if self._depends_on_thread(s.value):
+                self.dependence.vars.add(s.var)
             self.stmt(s.body, uniform)
             return s
         return super().stmt(s, uniform)
@@ -347,6 +378,7 @@ class _DivergentBarriers(_Barriers):
     def seq(self, stmts: list[Stmt], uniform: bool) -> tuple[list[Stmt], tuple[set, set], tuple[set, set]]:
         for child in stmts:
             self.stmt(child, uniform)
+            self.dependence.run(child)
         return stmts, (set(), set()), (set(), set())
 
 
