@@ -138,6 +138,15 @@ class LoopSpec:
     #: an integer expression known at run time (which must then be positive).
     step: Any = 1
 
+    def __iter__(self):
+        raise TypeError(
+            "a loop header (range, T.serial ...) is used only as 'for i in range(...)'; enumerate, zip and "
+            "list() of loops are not supported"
+        )
+
+    def __reversed__(self):
+        raise TypeError("reversed(range(...)) is not supported: count down with range(stop - 1, start - 1, -1)")
+
 
 @dataclass
 class GridSpec:
@@ -730,7 +739,7 @@ class ScopeIdSpec:
     call: str
 
     #: what messages call it
-    DESCRIBED = "scope id (it names a variable only as tx = T.thread_id([n]) at the device region's level)"
+    DESCRIBED = "a scope id (it names a variable only as tx = T.thread_id([n]) at the device region's level)"
 
 
 def device_entry() -> DeviceEntrySpec:

@@ -43,7 +43,8 @@ from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
-from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.transform.runtime_bounds import calls_out
+from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, Let, PrimExpr, StringImm, Var
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.backend import BackendError
 from tvm.tir.printer import expr_text
@@ -105,9 +106,21 @@ def _where_guard(cond: PrimExpr, body: Stmt, span: Any) -> IfThenElse:
     return guard
 
 
+def _truth(value: Any) -> Any:
+    """An integer TIR value as a condition means ``!= 0``, as in Python (``if i:``, ``not i``)."""
+    if isinstance(value, PrimExpr) and _dt.is_integer(value.dtype) and not _dt.is_bool(value.dtype):
+        return _op.binary("ne", value, 0)
+    return value
+
+
 def _kind(value: Any) -> str:
     """What ``value`` is, in a message: a parser object's own description, else its type."""
     return getattr(value, "DESCRIBED", type(value).__name__)
+
+
+def _a(kind: str) -> str:
+    """``kind`` with an article where it has none ("a tuple", "a buffer region ...")."""
+    return kind if kind.startswith(("a ", "an ", "T.")) else f"a {kind}"
 
 
 class _Region:
@@ -267,11 +280,14 @@ class Parser:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
-        if name in self.env:
-            return self.env[name]
-        if hasattr(builtins, name):
-            return getattr(builtins, name)
-        if name in self.ended_names:
+        # a name the kernel bound in a block that ended is the kernel's own, never a global of that
+        # name (Python makes it local to the whole function)
+        if name not in self.ended_names:
+            if name in self.env:
+                return self.env[name]
+            if hasattr(builtins, name):
+                return getattr(builtins, name)
+        else:
             ended = self.ended_names[name]
             if isinstance(ended, Buffer):
                 advice = "allocate it before that block to use it after"
@@ -529,6 +545,16 @@ class Parser:
             raise self.error(node.value, f"a prim_func returns a scalar, got {_kind(val)}")
         ret = self.tree.returns
         dt = T.dtype_of_annotation(self.eval_expr(ret)) if ret is not None else None
+        if dt not in (None, "handle") and not _dt.is_float(dt) and not _dt.is_bool(dt):
+            if isinstance(val, float) and not val.is_integer():
+                raise self.error(node.value, f"the function returns {dt}, and {val!r} has a fraction")
+            if isinstance(val, PrimExpr) and _dt.is_float(val.dtype):
+                warnings.warn(
+                    f"returning a {val.dtype} value from a function that returns {dt} converts it (the fraction is "
+                    f"dropped)\n{self.span(node).render_with_calls()}",
+                    TVMScriptWarning,
+                    stacklevel=2,
+                )
         val = _op.cast(dt, val) if dt not in (None, "handle") else _op.convert(val)
         return Evaluate(Call("void", "ret", (val,)))
 
@@ -609,7 +635,7 @@ class Parser:
         finally:
             del self.thread_loops[threads_open:]
             self.depth -= 1
-            self.scopes.pop()
+            self.ended_names.update(self.scopes.pop())  # the loop variables
         for wrap in reversed(wraps):
             body = wrap(body)
         return body
@@ -742,8 +768,7 @@ class Parser:
                     else None
                 )
             raise self.error(node.test, f"if condition must be a boolean expression, got {_kind(cond)}")
-        if _dt.is_integer(cond.dtype) and not _dt.is_bool(cond.dtype):
-            cond = _op.binary("ne", cond, 0)  # ``if i:`` as Python means it
+        cond = _truth(cond)  # ``if i:`` as Python means it
         if not _dt.is_bool(cond.dtype):
             raise self.error(
                 node.test, f"if condition must be boolean, got {cond.dtype}; compare explicitly (e.g. x != 0.0)"
@@ -758,7 +783,7 @@ class Parser:
 
     def stmt_Assert(self, node: ast.Assert):
         cond = self.eval_expr(node.test)
-        msg = "" if node.msg is None else self.eval_expr(node.msg)
+        msg = f"assertion failed: {ast.unparse(node.test)}" if node.msg is None else self.eval_expr(node.msg)
         kind = "RuntimeError"
         if isinstance(msg, (tuple, list)) and len(msg) == 2 and isinstance(msg[0], str) and isinstance(msg[1], list):
             if not all(isinstance(part, (str, int, float)) for part in msg[1]):
@@ -778,6 +803,7 @@ class Parser:
             if cond:
                 return None
             cond = IntImm("bool", 0)  # `assert False, msg` (as script() prints T.bool(False)): fails when reached
+        cond = _truth(cond)
         if not _dt.is_bool(cond.dtype):
             raise self.error(node.test, f"assert condition must be boolean, got {cond.dtype}")
         span = self.span(node)
@@ -794,6 +820,15 @@ class Parser:
                 val = self._binop(node.op, scalar.load(), self.eval_expr(node.value), node)
                 self._check_literal_dtype(scalar, val, node)
                 return scalar.store(self._store_value(scalar.buffer, val, node.value))
+        if (
+            isinstance(node.target, ast.Name)
+            and self.is_bound(node.target.id)
+            and not self.is_bound_here(node.target.id)
+        ):
+            # a macro's ``s += 1`` on a name it sees around it: as ``s = s + 1``, a name of its own
+            load = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+            value = ast.copy_location(ast.BinOp(load, node.op, node.value), node)
+            return self._assign(node.target, value, node)
         if not isinstance(node.target, ast.Subscript):
             name = getattr(node.target, "id", "?")
             raise self.error(
@@ -802,6 +837,16 @@ class Parser:
                 f"use a buffer element (e.g. a local buffer) instead",
             )
         buf, idx = self._store_target(node.target)
+        if any(calls_out(i) for i in idx) and _dt.access_lanes(idx) == 1:
+            # A[g()] += v calls g once, as Python does: the index is bound before the update
+            names = [Var("index", i.dtype) if calls_out(i) else None for i in idx]
+            bound = tuple(v if v is not None else i for v, i in zip(names, idx))
+            cur = BufferLoad(buf, bound)
+            val = self._binop(node.op, cur, self.eval_expr(node.value), node)
+            out: Stmt = BufferStore(buf, self._store_value(buf, val, node.value), bound)
+            for v, i in reversed(list(zip(names, idx))):
+                out = out if v is None else LetStmt(v, i, out, self.span(node))
+            return out
         cur = self.eval_expr(node.target)  # as a load reads it: a slice is a vector
         rhs = self.eval_expr(node.value)
         val = self._binop(node.op, cur, rhs, node)
@@ -900,9 +945,15 @@ class Parser:
         """A name first assigned a Python number holds that number's default dtype (int32,
         float32); a value it cannot hold exactly (a float in an int, int64 or float64, uint32 in
         an int32) would be converted at every step, so it is refused with the spelling that holds it."""
-        if scalar.literal is None or not isinstance(val, PrimExpr):
+        if scalar.literal is None:
             return
-        have, got = scalar.buffer.dtype, _dt.with_lanes(val.dtype, 1)
+        if isinstance(val, float) and not isinstance(scalar.literal, float):
+            got = "float32"  # s = 0, then s = 65536.0: a float, as in Python
+        elif isinstance(val, PrimExpr):
+            got = _dt.with_lanes(val.dtype, 1)
+        else:
+            return
+        have = scalar.buffer.dtype
         if have == got or _dt.is_bool(got):
             return
         integer_in_float = _dt.is_float(have) and not _dt.is_float(got) and _dt.bits(got) >= _MANTISSA_BITS[have]
@@ -1038,7 +1089,7 @@ class Parser:
             except (TypeError, ValueError) as e:
                 raise self.error(node, f"cannot store {val!r} into {buf.dtype} buffer {buf.name}: {e}") from None
         if not isinstance(val, PrimExpr):
-            raise self.error(node, f"cannot store a {_kind(val)} into buffer {buf.name}")
+            raise self.error(node, f"cannot store {_a(_kind(val))} into buffer {buf.name}")
         if lanes > 1 and lanes_of(val) == 1:
             val = _op.broadcast(val, lanes)
         want = _dt.with_lanes(buf.dtype, lanes * _dt.lanes(buf.dtype))
@@ -1069,6 +1120,22 @@ class Parser:
         lanes = -(-length // step)
         return _op.ramp(start, step, lanes) if 2 <= lanes <= 64 else None
 
+    def _check_python_slice(self, e: ast.Slice) -> None:
+        """Refuse what a slice means only in Python: a negative bound counts from the end there
+        (``A[-4:]``), a negative step walks backwards (``A[7:3:-1]``); TIR indices do neither."""
+
+        def negative(x: Optional[ast.expr]) -> bool:
+            return (
+                isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub) and isinstance(x.operand, ast.Constant)
+            ) or (isinstance(x, ast.Constant) and isinstance(x.value, int) and x.value < 0)
+
+        if negative(e.lower) or negative(e.upper):
+            raise self.error(e, "a negative slice bound counts from the end in Python, which buffer indices do not: "
+                             "write the element numbers (A[n - 4:n] for A[-4:])")  # fmt: skip
+        if negative(e.step):
+            raise self.error(e, "a slice with a negative step is not supported: slice forward (A[4:8]) and reverse "
+                             "the lanes with T.Shuffle, or index one element at a time")  # fmt: skip
+
     def _indices(self, buf: Buffer, sub: ast.Subscript, region_ok: bool = False) -> Optional[tuple]:
         """The indices of ``buf[...]``, a slice as a vector index (``T.ramp``); with ``region_ok``,
         None for a slice that is not one vector (the caller takes it as a region)."""
@@ -1080,6 +1147,7 @@ class Parser:
                              "write a loop over the others")  # fmt: skip
         for dim, e in enumerate(elts):
             if isinstance(e, ast.Slice):
+                self._check_python_slice(e)
                 ramp = self._slice_lanes(buf, dim, e) if dim < len(buf.shape) else None
                 if ramp is None and region_ok:
                     return None
@@ -1115,6 +1183,7 @@ class Parser:
             if not _leaves_loop(node.body):
                 raise self.error(node.test, "'while True' without a break or return in its body never ends")
             cond = IntImm("bool", 1)
+        cond = _truth(cond)
         if not isinstance(cond, PrimExpr) or not _dt.is_bool(cond.dtype):
             raise self.error(node.test, "a while condition must be a boolean TIR expression")
         self.depth += 1
@@ -1540,6 +1609,7 @@ class Parser:
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
         fields += ("statement", "statement_call", "assigned_call", "scope_floor", "macro_notes", "block_floor")
+        fields += ("ended_names",)
         saved = {f: getattr(self, f) for f in fields}
         src = macro.source
         self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
@@ -1548,6 +1618,7 @@ class Parser:
         self.scopes = macro.scopes_at_call(self.scopes, arguments)
         self.scope_floor = len(self.scopes)  # the body's own scope: it may shadow the arguments too
         self.mutable_names = _reassigned_names(src.tree.body)
+        self.ended_names = {}  # the macro's own blocks
         self.macro_calls.append(macro)
         self.macro_notes = (_macro_note(macro, call), *self.macro_notes)
         self.block_floor = len(self.blocks)  # blocks opened by the caller, not by the macro's own text
@@ -1805,7 +1876,14 @@ class Parser:
             if bitwise is None:
                 raise self.error(node, f"operator {type(op).__name__} is not supported on TIR expressions")
             return _op.bitwise_operator(bitwise, a, b)
-        return _op.binary(name, a, b)
+        out = _op.binary(name, a, b)
+        if name == "div" and not _dt.is_float(out.dtype):
+            raise self.error(
+                node,
+                "'/' of two integers: Python's gives a float and C's truncates; write a // b (Python's floor "
+                "division), T.truncdiv(a, b) (C's), or convert one side to a float (T.Cast('float32', a) / b)",
+            )
+        return out
 
     def expr_UnaryOp(self, node: ast.UnaryOp):
         v = self.eval_expr(node.operand)
@@ -1824,7 +1902,7 @@ class Parser:
         if isinstance(node.op, ast.UAdd):
             return v
         if isinstance(node.op, ast.Not):
-            return _op.logical_not(v)
+            return _op.logical_not(_truth(v))
         return _op.invert(v)
 
     def expr_BoolOp(self, node: ast.BoolOp):
@@ -1840,14 +1918,18 @@ class Parser:
                 continue
             with self.refusing_macros(_IN_BOOL_OPERAND):  # evaluated at run time only when needed
                 v = self.eval_expr(value)
-            out = _op.binary("and" if is_and else "or", out, v)
+            out = _op.binary("and" if is_and else "or", _truth(out), _truth(v))
         return out
 
     def expr_Compare(self, node: ast.Compare):
         left = self.eval_expr(node.left)
         result = None
-        for op, right_node in zip(node.ops, node.comparators):
+        once = None  # lo <= g() <= hi calls g once, as Python does: its value bound around the chain
+        for k, (op, right_node) in enumerate(zip(node.ops, node.comparators)):
             right = self.eval_expr(right_node)
+            if k == 0 and len(node.ops) > 1 and isinstance(right, PrimExpr) and calls_out(right):
+                once = (Var("value", right.dtype), right)
+                right = once[0]
             name = _CMP_NAMES.get(type(op))
             if name is None and type(op) in _PY_ONLY_CMPS:  # `is None`, `in (...)`: about Python values
                 word = _PY_ONLY_CMPS[type(op)][0]
@@ -1869,6 +1951,8 @@ class Parser:
             else:
                 result = result and r
             left = right
+        if once is not None and isinstance(result, PrimExpr):
+            result = Let(once[0], once[1], result, result.dtype)
         return result
 
     def expr_IfExp(self, node: ast.IfExp):

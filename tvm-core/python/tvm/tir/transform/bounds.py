@@ -364,6 +364,26 @@ class _BoundsChecker(StmtExprVisitor):
         self.visit_expr(e.condition)
         self._guarded(e.condition, e.true_value, e.false_value)
 
+    def visit_And(self, e: And) -> None:
+        self._evaluated_when(e.a, e.b, holds=True)  # i < 8 and A[i] > 0: A[i] only where i < 8
+
+    def visit_Or(self, e: Or) -> None:
+        self._evaluated_when(e.a, e.b, holds=False)  # i >= 8 or A[i] > 0: A[i] only where i < 8
+
+    def _evaluated_when(self, first: PrimExpr, second: PrimExpr, holds: bool) -> None:
+        """Judge ``second``, which runs only where ``first`` holds (``and``) or fails (``or``)."""
+        self.visit_expr(first)
+        narrowed = _narrowed(first, self.ranges, self.lets, negate=not holds)
+        if narrowed is None:
+            self._guarded(first, second, linear=_linear_guard(first, self.ranges) if holds else None)
+            return
+        outer = dict(self.ranges)
+        self.ranges.update(narrowed)
+        try:
+            self.visit_expr(second)
+        finally:
+            self.ranges = outer
+
     def visit_Call(self, e: Call) -> None:
         if e.op == "if_then_else":
             self.visit_expr(e.args[0])

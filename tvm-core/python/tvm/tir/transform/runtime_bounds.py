@@ -210,7 +210,7 @@ class _IndexChecks(StmtExprMutator):
         lo, hi = _bounded(index)
         if lo is not None and hi is not None and isinstance(extent, IntImm) and 0 <= lo and hi < extent.value:
             return True
-        inner = [] if guard is None or _calls_out(guard) else [self._expand(guard)]  # one expression: no stores
+        inner = [] if guard is None or calls_out(guard) else [self._expand(guard)]  # one expression: no stores
         facts = Facts(loops=self.facts.loops, guards=self.facts.guards + inner, nonneg=self.facts.nonneg)
         index, extent = self._expand(index), self._expand(extent)
         return in_bounds(index, extent, facts)
@@ -459,7 +459,7 @@ class _IndexCalls(StmtExprMutator):
 
     def _where(self, holds: PrimExpr, e: PrimExpr) -> PrimExpr:
         """``e`` visited as a part that runs only where ``holds``."""
-        if _calls_out(holds) or self.inner.intersection(free_vars(holds)):
+        if calls_out(holds) or self.inner.intersection(free_vars(holds)):
             return e  # the condition cannot be evaluated again before the statement
         self.conditions.append(holds)
         try:
@@ -512,7 +512,7 @@ class _IndexCalls(StmtExprMutator):
 
     def visit_Let(self, e: Let) -> PrimExpr:
         value = self.visit_expr(e.value)
-        if _calls_out(value) and _dt.lanes(value.dtype) == 1:
+        if calls_out(value) and _dt.lanes(value.dtype) == 1:
             value = self._bound(value)
         self.inner.add(e.var)
         try:
@@ -559,14 +559,14 @@ def _within_flat_indices(s: Allocate) -> Stmt:
     return AssertStmt(fits, message, s, s.span, "ValueError")
 
 
-def _calls_out(e: PrimExpr) -> bool:
+def calls_out(e: PrimExpr) -> bool:
     """Whether ``e`` calls something that is not a pure intrinsic (it may differ when called again)."""
     return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS and not is_reinterpret(n))
 
 
 def _reads_memory(e: PrimExpr) -> bool:
     """Whether ``e`` reads a buffer or calls out: its value may change between statements."""
-    return _calls_out(e) or any_node(e, lambda n: isinstance(n, BufferLoad))
+    return calls_out(e) or any_node(e, lambda n: isinstance(n, BufferLoad))
 
 
 def _buffer_vars(buf: Buffer) -> set[Var]:
