@@ -637,3 +637,77 @@ def test_printed_text_parses_back_to_the_same_function(what):
     for func in funcs:
         again = tvm.script.from_source(func.script())
         assert structural_equal(again, func), func.script()
+
+
+def _one(value):
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        A[0] = T.float32(value)
+
+    return main
+
+
+def test_a_module_prints_each_function_under_its_key_and_keeps_its_attributes():
+    """Two functions both written ``def main`` printed as two ``def main``, of which the parse
+    kept one; a function named T made the text unparseable; an infinite or TIR-valued module
+    attribute became a comment."""
+    first, second = _one(1.0), _one(2.0)
+    named_t = tir.PrimFunc(first.params, first.body, first.buffer_map, {"global_symbol": "T"}, "T")
+    module = tir.IRModule({"first": first, "second": second, "T": named_t}, {"limit": float("inf"), "n": 5})
+    again = tvm.script.parse(module.script())
+    assert sorted(again.functions) == sorted(["first", "second", "T_fn"])
+    assert again["T_fn"].global_symbol == "T"
+    assert structural_equal(again["second"], second)
+    assert dict(again.attrs) == {"limit": float("inf"), "n": 5}
+
+
+def test_names_python_would_read_otherwise_and_annotations_round_trip():
+    """A function named "ﬁ" read back as "fi" (its exported symbol changed); a scalar named
+    float hid the printed float("inf"); loop annotations holding an expression or a NaN made
+    a text unequal to itself."""
+    n = tir.Var("float", "float32")
+    A = tir.Buffer("A", (4,), "float32")
+    i = tir.Var("i", "int32")
+    loop = tir.For(i, tir.const(0), tir.const(4), tir.stmt.ForKind.SERIAL, tir.BufferStore(A, n, (i,)), None,
+                   {"weight": float("inf"), "nan": float("nan")})  # fmt: skip
+    f = tir.PrimFunc([A.data, n], loop, {A.data: A}, {"global_symbol": "\ufb01"}, "\ufb01")
+    again = tvm.script.parse(f.script())
+    assert again.global_symbol == "\ufb01" and structural_equal(again, f)
+    text = """
+@T.prim_func
+def g(A: T.Buffer((4,), "float32"), n: T.int32):
+    for i in T.serial(4, annotations={"hint": n + 1}):
+        A[i] = T.float32(1)
+"""
+    assert structural_equal(tvm.script.parse(text), tvm.script.parse(text))
+
+
+def test_operations_on_constants_and_identity_casts_read_back_as_they_were():
+    """The parser folds T.int32(3) + 4, which the compiler leaves in some lowerings, and
+    T.popcount of an unsigned value cast it to its own dtype, which the parser drops."""
+    A = tir.Buffer("A", (2,), "int32")
+    B = tir.Buffer("B", (1,), "uint8")
+    body = tir.SeqStmt(
+        (
+            tir.BufferStore(A, tir.Add(tir.const(3), tir.const(4)), (tir.const(0),)),
+            tir.BufferStore(A, tir.Min(tir.const(3), tir.const(4)), (tir.const(1),)),
+            tir.BufferStore(B, tvm.tir.op.popcount(tir.BufferLoad(B, (tir.const(0),))), (tir.const(0),)),
+        )
+    )
+    f = tir.PrimFunc([A.data, B.data], body, {A.data: A, B.data: B}, {"global_symbol": "consts"})
+    roundtrip(f)
+    a, b = np.zeros(2, "int32"), np.array([0b1011], "uint8")
+    tvm.compile(f, target="c")(a, b)
+    assert list(a) == [7, 3] and b[0] == 3
+
+
+def test_a_parameter_named_only_by_a_loop_hint_is_a_kernel_parameter():
+    @T.prim_func
+    def hinted(A: T.Buffer((4,), "int32"), n: T.int32):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            for i in T.serial(4, annotations={"extent_hint": n + 1}):
+                A[i] = i
+
+    (kernel,) = tvm.tir.transform.lower(hinted, tvm.target.Target("example")).kernels
+    assert [p.name for p in kernel.params] == ["A", "n"]
+    assert structural_equal(tvm.script.parse(kernel.script()), kernel)

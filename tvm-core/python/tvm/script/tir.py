@@ -371,10 +371,10 @@ VIRTUAL_THREAD_TAGS = ("vthread", "vthread.x", "vthread.y", "vthread.z")
 
 def _node(name: str, op: str) -> Callable[..., PrimExpr]:
     def make(a: Any, b: Any) -> PrimExpr:
-        return _op.binary(op, a, b)
+        return _op.binary(op, a, b, fold=False)
 
     make.__name__ = name
-    make.__doc__ = f"``T.{name}(a, b)``: the {name} expression node (Apache TVM's printed IR)."
+    make.__doc__ = f"``T.{name}(a, b)``: the {name} expression node (Apache TVM's printed IR), not folded."
     return make
 
 

@@ -179,10 +179,11 @@ class _Eq:
             self.exprs(a.indices, b.indices)
             self.expr(a.value, b.value)
         elif isinstance(a, For):
-            self.check(a.kind == b.kind and a.thread_tag == b.thread_tag and a.annotations == b.annotations)
+            self.check(a.kind == b.kind and a.thread_tag == b.thread_tag)
             self.expr(a.min, b.min)
             self.expr(a.extent, b.extent)
             self.define(a.loop_var, b.loop_var)
+            self.attr_value(dict(a.annotations or {}), dict(b.annotations or {}))  # n + 1, NaN: by value
             self.stmt(a.body, b.body)
         elif isinstance(a, IfThenElse):
             self.expr(a.condition, b.condition)
@@ -237,7 +238,10 @@ class _Eq:
 
 
 def _attr_key(v: Any) -> Any:
-    """An attribute value in a form ``==`` compares: an expression as its TVMScript text."""
+    """An attribute value in a form ``==`` compares: an expression as its TVMScript text, a
+    float as its repr (a NaN equals a NaN)."""
+    if isinstance(v, float):
+        return ("float", repr(v))
     if isinstance(v, dict):
         return tuple(sorted((str(k), _attr_key(x)) for k, x in v.items()))
     if isinstance(v, (list, tuple)):
@@ -321,6 +325,8 @@ class _FreeVars(StmtExprVisitor):
     def visit_For(self, s: For) -> None:
         self.visit_expr(s.min)
         self.visit_expr(s.extent)
+        for value in _expressions_in((s.annotations or {}).values()):  # a hint may name a parameter
+            self.visit_expr(value)
         self.bound.add(s.loop_var)
         self.visit_stmt(s.body)
 
@@ -340,6 +346,19 @@ class _FreeVars(StmtExprVisitor):
         for x in s.buffer.shape:
             self.visit_expr(x)
         self.visit_stmt(s.body)
+
+
+def _expressions_in(values: Any) -> list:
+    """The expressions in attribute values (nested in lists and dicts)."""
+    out = []
+    for v in values:
+        if isinstance(v, PrimExpr):
+            out.append(v)
+        elif isinstance(v, dict):
+            out.extend(_expressions_in(v.values()))
+        elif isinstance(v, (list, tuple)):
+            out.extend(_expressions_in(v))
+    return out
 
 
 def leaves_loop_early(body: Optional[Stmt]) -> bool:

@@ -55,6 +55,27 @@ class PrimFunc:
         return f"PrimFunc({self.global_symbol})"
 
 
+def _def_names(functions: Dict[str, "PrimFunc"]) -> Dict[str, "PrimFunc"]:
+    """The functions of a module under the names their ``def`` can have, each its own: the key
+    where Python reads it back as it is, else a name made from it (``my_kernel``, ``main_1``);
+    the name TVMScript itself uses (``T``, ``I``) is never one."""
+    import keyword
+    import unicodedata
+
+    out: Dict[str, "PrimFunc"] = {}
+    for key, f in functions.items():
+        base = unicodedata.normalize("NFKC", key)
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
+        if not base.isidentifier() or keyword.iskeyword(base) or base in ("T", "I", "tvm"):
+            base = f"{base}_fn" if base.isidentifier() else "main"
+        name, k = base, 0
+        while name in out:
+            k += 1
+            name = f"{base}_{k}"
+        out[name] = f
+    return out
+
+
 @dataclass(eq=False)
 class IRModule:
     """A set of PrimFuncs by name (``tvm.IRModule``-like)."""
@@ -110,20 +131,15 @@ class IRModule:
         """The module printed as TVMScript: an ``@I.ir_module`` class holding its attributes
         (``I.module_attrs``, when they are plain Python values) and its functions, which
         ``tvm.script.parse`` reads back."""
-        import ast
         import textwrap
+
+        from .printer import _attr_repr, expr_text, script
 
         lines = ["@I.ir_module", "class Module:"]
         if self.attrs:
-            text = repr(dict(self.attrs))
-            try:
-                plain = ast.literal_eval(text) == self.attrs
-            except (ValueError, SyntaxError):
-                plain = False
-            lines.append(
-                f"    I.module_attrs({text})" if plain else f"    # attributes not printable as Python: {text:.200}"
-            )
-        body = "\n\n".join(textwrap.indent(f.script().rstrip("\n"), "    ") for f in self.functions.values())
+            lines.append(f"    I.module_attrs({_attr_repr(dict(self.attrs), expr_text)})")
+        texts = [script(f, name) for name, f in _def_names(self.functions).items()]
+        body = "\n\n".join(textwrap.indent(t.rstrip("\n"), "    ") for t in texts)
         return "\n".join(lines) + ("\n" + body if body else "\n    pass") + "\n"
 
     def items(self) -> List[Tuple[str, PrimFunc]]:

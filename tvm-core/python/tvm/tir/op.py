@@ -233,9 +233,10 @@ _BINARY = {
 }
 
 
-def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
+def binary(op: str, a: ExprLike, b: ExprLike, fold: bool = True) -> PrimExpr:
     """Build ``a <op> b`` with implicit promotion; ``op`` is one of ``add sub mul div truncdiv
-    truncmod floordiv floormod min max eq ne lt le gt ge and or``."""
+    truncmod floordiv floormod min max eq ne lt le gt ge and or``. Constant operands are folded
+    unless ``fold`` is False (Apache TVM's node constructors, ``T.Add(3, 4)``, build the node)."""
     if op in ("and", "or"):
         a, b = _pair(_as_bool(a), _as_bool(b))  # a scalar bool next to a vector one fills its lanes
         return And(a, b) if op == "and" else Or(a, b)
@@ -244,7 +245,7 @@ def binary(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
         return And(a, b) if op == "min" else Or(a, b)  # False < True, as Apache TVM orders them
     if op == "truncdiv" and _dt.is_float(a.dtype):
         raise TypeError(f"truncdiv needs integer operands, got {a.dtype}; use T.trunc(a / b)")
-    return _folded(_BINARY[op], a, b)
+    return _folded(_BINARY[op], a, b) if fold else _BINARY[op](a, b)
 
 
 def _as_bool(x: ExprLike) -> PrimExpr:
@@ -524,7 +525,8 @@ def popcount(x: ExprLike) -> PrimExpr:
     while width < bits:  # add the byte counts pairwise: each sum stays below 2 ** 7
         total = bind(f"sum{width}", binary("add", total, shifted(total, width)))
         width *= 2
-    return _with_lets(bindings, Cast(x.dtype, bitwise_and(total, IntImm(unsigned, 0x7F))))
+    count = bitwise_and(total, IntImm(unsigned, 0x7F))
+    return _with_lets(bindings, count if x.dtype == unsigned else Cast(x.dtype, count))
 
 
 def _int32_operand(name: str, x: ExprLike) -> PrimExpr:

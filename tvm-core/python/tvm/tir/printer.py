@@ -12,7 +12,7 @@ from __future__ import annotations
 import keyword
 import math
 import unicodedata
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from . import dtype as _dt
 from .expr import (
@@ -108,7 +108,7 @@ class _Printer:
     def __init__(self):
         self.names: dict[Any, str] = {}
         # Python's keywords and the names the printed text itself uses are never a variable's
-        self.used: set[str] = {"T", "I", "tvm", "range", *keyword.kwlist}
+        self.used: set[str] = {"T", "I", "tvm", "range", "float", *keyword.kwlist}
         self.lines: list[str] = []
         self.data_of: dict[Var, Buffer] = {}
         # buffers that neither a parameter nor an allocation declares (views of memory, buffers
@@ -158,6 +158,8 @@ class _Printer:
             return f"T.{e.dtype}({e.value})", _ATOM
         if isinstance(e, FloatImm):
             v = e.value
+            if isinstance(v, int) and not isinstance(v, bool) and float(v) == v:
+                v = float(v)  # FloatImm("float32", 1) prints as T.float32(1.0), as it reads back
             lit = repr(v) if math.isfinite(v) else f'"{"-" if math.copysign(1.0, v) < 0 else ""}{abs(v)}"'
             return f"T.{e.dtype}({lit})", _ATOM
         if isinstance(e, StringImm):
@@ -168,6 +170,10 @@ class _Printer:
             return f'T.Cast("{e.dtype}", {self.expr(e.value)})', _ATOM
         if isinstance(e, Not):
             return f"not {self.expr(e.a, 3)}", 3
+        if isinstance(e, BinaryOp) and all(isinstance(x, (IntImm, FloatImm)) for x in (e.a, e.b)):
+            # an operation the compiler left on constants: the node constructor, which the parser
+            # does not fold (``3 + 4`` would read back as 7)
+            return f"T.{type(e).__name__}({self.expr(e.a)}, {self.expr(e.b)})", _ATOM
         if isinstance(e, (Min, Max)):
             return f"T.{'min' if isinstance(e, Min) else 'max'}({self.expr(e.a)}, {self.expr(e.b)})", _ATOM
         if isinstance(e, Mod):
@@ -355,7 +361,7 @@ class _Printer:
         return out
 
     # ------------------------------------------------------------------ function
-    def func(self, f: PrimFunc) -> str:
+    def func(self, f: PrimFunc, name: Optional[str] = None) -> str:
         """Buffers with constant shapes print as ``A: T.Buffer(...)`` annotations; buffers with
         symbolic shapes as ``var_A: T.handle`` + ``A = T.match_buffer(var_A, ...)`` after the
         ``n = T.int32()`` declarations, so the printed text is also valid plain Python."""
@@ -398,8 +404,8 @@ class _Printer:
                 sig.append(f"{self.var(p)}: T.{p.dtype}")
         attrs = dict(f.attrs)
         private = "global_symbol" not in attrs
-        fname = f.name if f.name.isidentifier() and not keyword.iskeyword(f.name) else "main"
-        if attrs.get("global_symbol") == fname:  # else T.func_attr keeps it ("my-kernel")
+        fname = _def_name(name if name is not None else f.name)
+        if attrs.get("global_symbol") == fname:  # else T.func_attr keeps it ("my-kernel", "ﬁ")
             attrs.pop("global_symbol")
         dec = "@T.prim_func(private=True)" if private else "@T.prim_func"
         self.lines.append(dec)
@@ -497,7 +503,15 @@ def expr_text(e: Any) -> str:
     return _Printer().expr(e)
 
 
+def _def_name(name: str) -> str:
+    """``name`` as the ``def`` of a function: itself when Python reads it back as it is (an
+    identifier, no keyword, not NFKC-changed: "ﬁ" would be read as "fi"), else ``main``."""
+    plain = name.isidentifier() and not keyword.iskeyword(name) and unicodedata.normalize("NFKC", name) == name
+    return name if plain else "main"
+
+
 @with_room("printing TVMScript")
-def script(func: PrimFunc) -> str:
-    """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``."""
-    return _Printer().func(func)
+def script(func: PrimFunc, name: Optional[str] = None) -> str:
+    """``func`` as TVMScript source (``@T.prim_func`` ... ), parseable by ``tvm.script.parse``;
+    ``name``, when given, is the name of its ``def`` (its key in a module)."""
+    return _Printer().func(func, name)
