@@ -370,3 +370,14 @@ def f(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "uint8")):
     d = tvm.runtime.tensor(np.zeros(16, "uint8"))
     tvm.compile(with_scalar, "c")(tvm.runtime.tensor(a), d)
     np.testing.assert_array_equal(d.numpy(), ((a > 0) | (a[0] > 1)).astype("uint8"))
+
+
+def test_a_vector_comparison_and_a_python_bool():
+    @T.prim_func
+    def f(A: T.Buffer((5,), "float32"), D: T.Buffer((5,), "uint8")):
+        D[0:5] = T.Cast("uint8x5", (A[0:5] < T.float32(0)) and (1 > 0))
+
+    a = np.array([-1, 2, -3, 4, 0], "float32")
+    d = tvm.runtime.tensor(np.zeros(5, "uint8"))
+    tvm.compile(f, "c")(tvm.runtime.tensor(a), d)
+    np.testing.assert_array_equal(d.numpy(), (a < 0).astype("uint8"))

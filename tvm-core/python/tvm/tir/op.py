@@ -188,6 +188,7 @@ def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
         raise TypeError(f"operands have different vector lanes: {la} and {lb}")
     if la != lb:  # a scalar next to a vector is every lane's value
         a, b = (broadcast(a, lb), b) if la == 1 else (a, broadcast(b, la))
+        la = lb = la if la != 1 else lb  # (this module's max is TIR's)
     if a.dtype != b.dtype and _dt.is_bool(a.dtype) and _dt.is_bool(b.dtype) and la == lb:
         a, b = (x if _dt.lanes(x.dtype) == la else x.astype(_dt.with_lanes("bool", la)) for x in (a, b))
     if a.dtype != b.dtype:
