@@ -154,3 +154,39 @@ def test_a_float_returned_as_an_int_warns_that_the_fraction_is_dropped():
 def f(x: T.float32) -> T.int32:
     return x * T.float32(2.5)
 """)
+
+
+def test_a_name_the_function_assigns_later_is_not_the_global_before():
+    text = """
+@T.prim_func
+def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i in range(4):
+        if i > 0:
+            B[i] = t
+        t = A[i]
+"""
+    with pytest.raises(TVMScriptError, match="name 't' has no value here: the function assigns it"):
+        tvm.script.parse(text, {"T": T, "t": t})
+    func = parse("""
+@T.prim_func
+def g(A: T.Buffer((8,), "int32")):
+    A[-0:4] = A[4:8]
+""")  # -0 is 0
+    a = np.arange(8, dtype="int32")
+    tvm.compile(func, target="c")(a)
+    np.testing.assert_array_equal(a[:4], [4, 5, 6, 7])
+
+
+@T.macro(hygienic=False)
+def _bump():
+    s += 1  # noqa: F821, F841 - the caller's name
+
+
+def test_a_macro_updating_the_callers_let_is_refused_not_ignored():
+    with pytest.raises(TVMScriptError, match="cannot update 's': TIR variables are immutable"):
+
+        @T.prim_func
+        def caller(A: T.Buffer((1,), "int32"), B: T.Buffer((1,), "int32")):
+            s = A[0]
+            _bump()
+            B[0] = s

@@ -711,3 +711,16 @@ def test_a_parameter_named_only_by_a_loop_hint_is_a_kernel_parameter():
     (kernel,) = tvm.tir.transform.lower(hinted, tvm.target.Target("example")).kernels
     assert [p.name for p in kernel.params] == ["A", "n"]
     assert structural_equal(tvm.script.parse(kernel.script()), kernel)
+
+
+def test_module_keys_that_are_names_keep_them_and_plain_attributes_read_back_as_written():
+    f1, f2 = _one(1.0), _one(2.0)
+    module = tir.IRModule({"a-b": f1, "a_b": f2}, {"s": {1, 2}, "b": b"xy", "n": np.int32(3), "nan": float("nan")})
+    again = tvm.script.parse(module.script())
+    assert structural_equal(again["a_b"], f2)  # the key that is a name keeps it, whatever the order
+    assert again.attrs["s"] == {1, 2} and again.attrs["b"] == b"xy" and again.attrs["n"] == 3
+    assert math.isnan(again.attrs["nan"])
+    A = tir.Buffer("A", (1,), "float32")
+    div = tir.PrimFunc([A.data], tir.BufferStore(A, tir.Div(tir.const(1.0, "float32"), tir.const(2.0, "float32")),
+                                                 (tir.const(0),)), {A.data: A}, {"global_symbol": "half"})  # fmt: skip
+    roundtrip(div)

@@ -371,7 +371,8 @@ VIRTUAL_THREAD_TAGS = ("vthread", "vthread.x", "vthread.y", "vthread.z")
 
 def _node(name: str, op: str) -> Callable[..., PrimExpr]:
     def make(a: Any, b: Any) -> PrimExpr:
-        return _op.binary(op, a, b, fold=False)
+        floats = any(isinstance(x, float) or _dt.is_float(str(getattr(x, "dtype", "int32"))) for x in (a, b))
+        return _op.binary("div" if op == "truncdiv" and floats else op, a, b, fold=False)  # T.Div of floats: /
 
     make.__name__ = name
     make.__doc__ = f"``T.{name}(a, b)``: the {name} expression node (Apache TVM's printed IR), not folded."

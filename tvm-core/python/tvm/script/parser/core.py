@@ -178,6 +178,21 @@ def _assigned_name(st: ast.stmt) -> Optional[str]:
     return target.id if isinstance(target, ast.Name) else None
 
 
+def _assigned_names(body: list[ast.stmt]) -> dict[str, int]:
+    """The names ``body`` assigns anywhere (loop targets included, nested macro definitions not),
+    with the line of the first: Python takes each as the function's own name throughout."""
+    out: dict[str, int] = {}
+    todo = list(body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # its own names
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.setdefault(node.id, getattr(node, "lineno", 0))
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _reassigned_names(body: list[ast.stmt]) -> set[str]:
     """Names assigned by a statement and assigned again by a later statement of the same body
     (or inside one): those hold a value that changes, as in Python."""
@@ -247,6 +262,7 @@ class Parser:
         self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
         self.ended_names: dict[str, Any] = {}  # names of blocks that ended, for a message
         self.let_names: set[str] = set()  # names an assignment gave a value (x = expr)
+        self.assigned_names: dict[str, int] = {}  # names the body assigns anywhere, with a line
         self.block_spatial: list[list[PrimExpr]] = []  # the spatial axes' bindings of each open block
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
@@ -283,6 +299,13 @@ class Parser:
         # a name the kernel bound in a block that ended is the kernel's own, never a global of that
         # name (Python makes it local to the whole function)
         if name not in self.ended_names:
+            if name in self.assigned_names and (name in self.env or hasattr(builtins, name)):
+                raise self.error(
+                    node,
+                    f"name '{name}' has no value here: the function assigns it (line "
+                    f"{self.assigned_names[name] + self.line_offset}), so in Python it is the function's own name "
+                    f"throughout, not the global one; assign it before this line",
+                )
             if name in self.env:
                 return self.env[name]
             if hasattr(builtins, name):
@@ -304,6 +327,12 @@ class Parser:
 
     def is_bound(self, name: str) -> bool:
         return any(name in s for s in self.scopes)
+
+    def _is_macro_parameter(self, name: str) -> bool:
+        """Whether ``name`` is a parameter of the macro being expanded (not assigned in its body)."""
+        if not self.macro_calls or self.scope_floor == 0 or self.is_bound_here(name):
+            return False
+        return name in self.scopes[self.scope_floor - 1]
 
     def is_bound_here(self, name: str) -> bool:
         """Whether ``name`` is bound by the function or macro body being parsed (not by what a
@@ -338,6 +367,7 @@ class Parser:
         args = fn.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error(fn, "prim_func parameters must be plain positional parameters")
+        self.assigned_names = _assigned_names(fn.body)
         self._predeclare(fn.body)
         self.mutable_names = _reassigned_names(fn.body)
         # scalar params first, so buffer annotations can use them; then buffers in order
@@ -820,12 +850,8 @@ class Parser:
                 val = self._binop(node.op, scalar.load(), self.eval_expr(node.value), node)
                 self._check_literal_dtype(scalar, val, node)
                 return scalar.store(self._store_value(scalar.buffer, val, node.value))
-        if (
-            isinstance(node.target, ast.Name)
-            and self.is_bound(node.target.id)
-            and not self.is_bound_here(node.target.id)
-        ):
-            # a macro's ``s += 1`` on a name it sees around it: as ``s = s + 1``, a name of its own
+        if isinstance(node.target, ast.Name) and self._is_macro_parameter(node.target.id):
+            # a macro's ``s += 1`` on its parameter: as ``s = s + 1``, a name of its own
             load = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
             value = ast.copy_location(ast.BinOp(load, node.op, node.value), node)
             return self._assign(node.target, value, node)
@@ -1125,9 +1151,9 @@ class Parser:
         (``A[-4:]``), a negative step walks backwards (``A[7:3:-1]``); TIR indices do neither."""
 
         def negative(x: Optional[ast.expr]) -> bool:
-            return (
-                isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub) and isinstance(x.operand, ast.Constant)
-            ) or (isinstance(x, ast.Constant) and isinstance(x.value, int) and x.value < 0)
+            if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub) and isinstance(x.operand, ast.Constant):
+                return isinstance(x.operand.value, int) and x.operand.value > 0
+            return isinstance(x, ast.Constant) and isinstance(x.value, int) and x.value < 0
 
         if negative(e.lower) or negative(e.upper):
             raise self.error(e, "a negative slice bound counts from the end in Python, which buffer indices do not: "
@@ -1609,7 +1635,7 @@ class Parser:
             )
         fields = ("tree", "filename", "lines", "line_offset", "col_offset", "env", "scopes", "mutable_names")
         fields += ("statement", "statement_call", "assigned_call", "scope_floor", "macro_notes", "block_floor")
-        fields += ("ended_names",)
+        fields += ("ended_names", "assigned_names")
         saved = {f: getattr(self, f) for f in fields}
         src = macro.source
         self.tree, self.filename, self.lines = src.tree, src.filename, src.lines
@@ -1618,6 +1644,7 @@ class Parser:
         self.scopes = macro.scopes_at_call(self.scopes, arguments)
         self.scope_floor = len(self.scopes)  # the body's own scope: it may shadow the arguments too
         self.mutable_names = _reassigned_names(src.tree.body)
+        self.assigned_names = _assigned_names(src.tree.body)
         self.ended_names = {}  # the macro's own blocks
         self.macro_calls.append(macro)
         self.macro_notes = (_macro_note(macro, call), *self.macro_notes)
