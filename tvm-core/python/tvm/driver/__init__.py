@@ -14,7 +14,6 @@ import os
 import shutil
 import tempfile
 import threading
-import warnings
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
@@ -22,6 +21,7 @@ from typing import Any, Mapping, Optional
 import tvm_ffi
 
 from tvm._recursion import room
+from tvm._user_warning import warn_at_caller
 from tvm.runtime.library import BuildInfo, ModuleLoadError, UnresolvedSymbolError, load_library, reuse
 from tvm.runtime.module import Module
 from tvm.target import Target
@@ -147,28 +147,14 @@ def compile(func_or_mod: Any, target: Any = None, *, name: str = "lib") -> Modul
         mcpu = host_target.attrs.get("mcpu")
         mcpu = None if mcpu in (None, True, "") else str(mcpu)
         host = _HostCode(hosts, tgt.device_type, on_cpu, mcpu, name)
-        for use_cache in (True, False):
-            path, hit = host.compile(use_cache)
-            info = BuildInfo(
-                host.src.code, path, tgt, host.src.has_parallel, mcpu, device_modules, host.src.function_names, hit,
-                host.src.extern_functions,
-            )  # fmt: skip
-            try:
-                lib = _load_host(path, host.src.has_launch, device_modules)
-            except UnresolvedSymbolError as err:
-                return _loaded_when_defined(info, host.src.has_launch, err)
-            except (FileNotFoundError, ModuleLoadError):
-                cc.discard_scratch(path)
-                if use_cache and not os.path.exists(path):
-                    continue  # the cache entry was removed before it loaded (the cache cleared meanwhile)
+        path, hit = host.compile(use_cache=True)
+        try:
+            return host.loaded(path, hit, tgt, device_modules)
+        except (FileNotFoundError, ModuleLoadError):
+            if os.path.exists(path):
                 raise
-            except BaseException:
-                cc.discard_scratch(path)
-                raise
-            cc.discard_scratch(path)
-            info.device_modules = list(lib.imports)
-            return Module(lib, info)
-        raise AssertionError("unreachable: the uncached compile either loads or raises")
+        path, hit = host.compile(use_cache=False)  # the cache entry was removed before it loaded
+        return host.loaded(path, hit, tgt, device_modules)
 
 
 @dataclass
@@ -189,7 +175,8 @@ class _HostCode:
 
         # T.call_extern functions no header declares (the user's own) are declared from their calls;
         # each is learned once per process from the compiler's error, not by failing every compile
-        self.src = self._generate()
+        if self.src is None:
+            self.src = self._generate()
         try:
             return self._compile(use_cache)
         except cc.CompileError as err:
@@ -198,6 +185,27 @@ class _HostCode:
             _UNDECLARED_EXTERNS.update(err.undeclared)
             self.src = self._generate()
             return self._compile(use_cache)
+
+    def loaded(self, path: str, hit: bool, tgt: Target, device_modules: list) -> Module:
+        """The compiled library at ``path`` loaded with ``device_modules`` (a private output is
+        removed once loaded or when loading fails, and kept for a library that loads later)."""
+        from tvm.contrib import cc
+
+        src = self.src
+        info = BuildInfo(
+            src.code, path, tgt, src.has_parallel, self.mcpu, device_modules, src.function_names, hit,
+            src.extern_functions,
+        )  # fmt: skip
+        try:
+            lib = _load_host(path, src.has_launch, device_modules)
+        except UnresolvedSymbolError as err:
+            return _loaded_when_defined(info, src.has_launch, err)
+        except BaseException:
+            cc.discard_scratch(path)
+            raise
+        cc.discard_scratch(path)
+        info.device_modules = list(lib.imports)
+        return Module(lib, info)
 
     def _generate(self) -> Any:
         from tvm.codegen.c_host import generate_host
@@ -226,11 +234,11 @@ def _loaded_when_defined(info: BuildInfo, has_launch: bool, err: UnresolvedSymbo
     use once a library defining the function is loaded; until then a use says what is missing."""
     from tvm.contrib import cc
 
-    warnings.warn(
+    warn_at_caller(
         f"tvm.compile: the compiled functions call '{err.symbol}', which no library loaded in this process "
         f"defines; the module loads when a library defining it is (ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)), "
         f"and export_library works now",
-        stacklevel=3,
+        UserWarning,
     )
 
     def load() -> tvm_ffi.Module:

@@ -371,8 +371,7 @@ VIRTUAL_THREAD_TAGS = ("vthread", "vthread.x", "vthread.y", "vthread.z")
 
 def _node(name: str, op: str) -> Callable[..., PrimExpr]:
     def make(a: Any, b: Any) -> PrimExpr:
-        floats = any(isinstance(x, float) or _dt.is_float(str(getattr(x, "dtype", "int32"))) for x in (a, b))
-        return _op.binary("div" if op == "truncdiv" and floats else op, a, b, fold=False)  # T.Div of floats: /
+        return _op.binary(op, a, b, fold=False)
 
     make.__name__ = name
     make.__doc__ = f"``T.{name}(a, b)``: the {name} expression node (Apache TVM's printed IR), not folded."
@@ -380,7 +379,7 @@ def _node(name: str, op: str) -> Callable[..., PrimExpr]:
 
 
 for _name, _binop in (
-    ("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Div", "truncdiv"), ("Mod", "truncmod"),
+    ("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Div", "div"), ("Mod", "truncmod"),
     ("FloorDiv", "floordiv"), ("FloorMod", "floormod"), ("Min", "min"), ("Max", "max"),
     ("EQ", "eq"), ("NE", "ne"), ("LT", "lt"), ("LE", "le"), ("GT", "gt"), ("GE", "ge"),
     ("And", "and"), ("Or", "or"),

@@ -325,8 +325,7 @@ class _FreeVars(StmtExprVisitor):
     def visit_For(self, s: For) -> None:
         self.visit_expr(s.min)
         self.visit_expr(s.extent)
-        for value in _expressions_in((s.annotations or {}).values()):  # a hint may name a parameter
-            self.visit_expr(value)
+        attr_exprs_mapped(dict(s.annotations or {}), self.visit_expr)  # a hint may name a parameter
         self.bound.add(s.loop_var)
         self.visit_stmt(s.body)
 
@@ -348,17 +347,14 @@ class _FreeVars(StmtExprVisitor):
         self.visit_stmt(s.body)
 
 
-def _expressions_in(values: Any) -> list:
-    """The expressions in attribute values (nested in lists and dicts)."""
-    out = []
-    for v in values:
-        if isinstance(v, PrimExpr):
-            out.append(v)
-        elif isinstance(v, dict):
-            out.extend(_expressions_in(v.values()))
-        elif isinstance(v, (list, tuple)):
-            out.extend(_expressions_in(v))
-    return out
+def attr_exprs_mapped(value: Any, fn: Any) -> Any:
+    """An attribute's value (an expression, or lists, tuples and dicts of them and of other
+    values) with ``fn`` applied to each expression in it."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(attr_exprs_mapped(x, fn) for x in value)
+    if isinstance(value, dict):
+        return {k: attr_exprs_mapped(x, fn) for k, x in value.items()}
+    return fn(value) if isinstance(value, PrimExpr) else value
 
 
 def leaves_loop_early(body: Optional[Stmt]) -> bool:

@@ -137,6 +137,25 @@ _FLOAT_OVERFLOW = {
 }
 
 
+#: Significand bits of the float dtypes: an integer of at least as many bits may not fit exactly.
+_SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53, "float8_e4m3fn": 4, "float8_e5m2": 3}
+
+
+def holds_every_value(d: str, src: str) -> bool:
+    """Whether every value of scalar dtype ``src`` is also a value of ``d`` (int16 in int32,
+    float16 in float32, int16 in float32; not int64 in int32, uint32 in int32, int32 in float32
+    or a float in an integer dtype). A bool fits every dtype."""
+    if d == src or is_bool(src):
+        return True
+    if is_float(src):
+        return is_float(d) and bits(src) <= bits(d)
+    if is_float(d):
+        return bits(src) < _SIGNIFICAND_BITS[d]
+    if is_uint(src) != is_uint(d):
+        return is_uint(src) and bits(src) < bits(d)
+    return bits(src) <= bits(d)
+
+
 def fits(value: "int | float", d: str) -> bool:
     """Whether constant ``value`` can be a ``d``: an integer within the dtype's range, a float
     that does not round to infinity in it (infinities and NaN fit every float dtype)."""

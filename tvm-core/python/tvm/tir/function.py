@@ -55,53 +55,6 @@ class PrimFunc:
         return f"PrimFunc({self.global_symbol})"
 
 
-def _module_attr_text(value: Any, attr_repr: Any, expr_text: Any) -> str:
-    """A module attribute as Python source: as Python writes it where that reads back equal
-    (sets, bytes), a NumPy scalar as its Python number, else as function attributes print."""
-    import ast
-
-    if hasattr(value, "item") and type(value).__module__ == "numpy":
-        value = value.item()
-    text = repr(value)
-    try:
-        if ast.literal_eval(text) == value:
-            return text
-    except (ValueError, SyntaxError, TypeError):
-        pass
-    return attr_repr(value, expr_text)
-
-
-def _def_names(functions: Dict[str, "PrimFunc"]) -> Dict[str, "PrimFunc"]:
-    """The functions of a module under the names their ``def`` can have, each its own: the key
-    where Python reads it back as it is, else a name made from it (``my_kernel``, ``main_1``);
-    the name TVMScript itself uses (``T``, ``I``) is never one."""
-    import keyword
-    import unicodedata
-
-    def plain(key: str) -> bool:
-        return (
-            key.isidentifier()
-            and not keyword.iskeyword(key)
-            and key not in ("T", "I", "tvm")
-            and unicodedata.normalize("NFKC", key) == key
-        )
-
-    out: Dict[str, "PrimFunc"] = {k: f for k, f in functions.items() if plain(k)}  # keys kept first
-    for key, f in functions.items():
-        if plain(key):
-            continue
-        base = unicodedata.normalize("NFKC", key)
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
-        if not base.isidentifier() or keyword.iskeyword(base) or base in ("T", "I", "tvm"):
-            base = f"{base}_fn" if base.isidentifier() else "main"
-        name, k = base, 0
-        while name in out:
-            k += 1
-            name = f"{base}_{k}"
-        out[name] = f
-    return out
-
-
 @dataclass(eq=False)
 class IRModule:
     """A set of PrimFuncs by name (``tvm.IRModule``-like)."""
@@ -157,17 +110,9 @@ class IRModule:
         """The module printed as TVMScript: an ``@I.ir_module`` class holding its attributes
         (``I.module_attrs``, when they are plain Python values) and its functions, which
         ``tvm.script.parse`` reads back."""
-        import textwrap
+        from .printer import module_script
 
-        from .printer import _attr_repr, expr_text, script
-
-        lines = ["@I.ir_module", "class Module:"]
-        if self.attrs:
-            items = ", ".join(f"{k!r}: {_module_attr_text(v, _attr_repr, expr_text)}" for k, v in self.attrs.items())
-            lines.append(f"    I.module_attrs({{{items}}})")
-        texts = [script(f, name) for name, f in _def_names(self.functions).items()]
-        body = "\n\n".join(textwrap.indent(t.rstrip("\n"), "    ") for t in texts)
-        return "\n".join(lines) + ("\n" + body if body else "\n    pass") + "\n"
+        return module_script(self)
 
     def items(self) -> List[Tuple[str, PrimFunc]]:
         """(name, function) pairs."""

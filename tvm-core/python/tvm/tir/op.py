@@ -29,6 +29,7 @@ from typing import Any, Optional, Union
 
 from . import dtype as _dt
 from . import fold as _fold
+from .analysis import lanes_of
 from .expr import (
     EQ,
     GE,
@@ -181,8 +182,6 @@ def _pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
         b = _literal_like(b, a)
     la, lb = _dt.lanes(a.dtype), _dt.lanes(b.dtype)
     if la != lb or _dt.is_bool(a.dtype) or _dt.is_bool(b.dtype):  # a comparison of vectors is typed bool
-        from .analysis import lanes_of
-
         la, lb = lanes_of(a), lanes_of(b)
     if la != lb and 1 not in (la, lb):
         raise TypeError(f"operands have different vector lanes: {la} and {lb}")

@@ -503,11 +503,69 @@ def expr_text(e: Any) -> str:
     return _Printer().expr(e)
 
 
+def _reads_back(name: str) -> bool:
+    """Whether Python reads ``name`` back as it is: an identifier, no keyword, not changed by
+    NFKC ("ﬁ" would be read as "fi")."""
+    return name.isidentifier() and not keyword.iskeyword(name) and unicodedata.normalize("NFKC", name) == name
+
+
 def _def_name(name: str) -> str:
-    """``name`` as the ``def`` of a function: itself when Python reads it back as it is (an
-    identifier, no keyword, not NFKC-changed: "ﬁ" would be read as "fi"), else ``main``."""
-    plain = name.isidentifier() and not keyword.iskeyword(name) and unicodedata.normalize("NFKC", name) == name
-    return name if plain else "main"
+    """``name`` as the ``def`` of a function: itself when Python reads it back as it is, else ``main``."""
+    return name if _reads_back(name) else "main"
+
+
+#: Names the text of a module uses itself: a function of the module is never one.
+_MODULE_TEXT_NAMES = ("T", "I", "tvm")
+
+
+def _module_def_names(functions: dict) -> dict:
+    """The functions of a module under the names their ``def`` can have, each its own: the key
+    where Python reads it back as it is, else a name made from it (``my_kernel``, ``main_1``)."""
+    kept = {k: f for k, f in functions.items() if _reads_back(k) and k not in _MODULE_TEXT_NAMES}
+    out = dict(kept)  # keys kept first, whatever their order
+    for key, f in functions.items():
+        if key in kept:
+            continue
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in unicodedata.normalize("NFKC", key))
+        if not _reads_back(base) or base in _MODULE_TEXT_NAMES:
+            base = f"{base}_fn" if base.isidentifier() else "main"
+        name, k = base, 0
+        while name in out:
+            k += 1
+            name = f"{base}_{k}"
+        out[name] = f
+    return out
+
+
+def _module_attr_text(value: Any) -> str:
+    """A module attribute as Python source: as Python writes it where that reads back equal
+    (sets, bytes), a NumPy scalar as its Python number, else as function attributes print."""
+    import ast
+
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        value = value.item()
+    text = repr(value)
+    try:
+        if ast.literal_eval(text) == value:
+            return text
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    return _attr_repr(value, expr_text)
+
+
+@with_room("printing TVMScript")
+def module_script(module: Any) -> str:
+    """``module`` (an IRModule) as an ``@I.ir_module`` class holding its attributes
+    (``I.module_attrs``) and its functions under their keys, which ``tvm.script.parse`` reads back."""
+    import textwrap
+
+    lines = ["@I.ir_module", "class Module:"]
+    if module.attrs:
+        items = ", ".join(f"{k!r}: {_module_attr_text(v)}" for k, v in module.attrs.items())
+        lines.append(f"    I.module_attrs({{{items}}})")
+    texts = [_Printer().func(f, name) for name, f in _module_def_names(module.functions).items()]
+    body = "\n\n".join(textwrap.indent(t.rstrip("\n"), "    ") for t in texts)
+    return "\n".join(lines) + ("\n" + body if body else "\n    pass") + "\n"
 
 
 @with_room("printing TVMScript")

@@ -155,6 +155,11 @@ class Continue(Stmt):
     span: Any = None
 
 
+def statements(s: Stmt) -> list[Stmt]:
+    """The statements of a sequence, or ``s`` alone."""
+    return list(s.seq) if isinstance(s, SeqStmt) else [s]
+
+
 def seq(*stmts: Stmt) -> Stmt:
     """A SeqStmt, flattening nested sequences; a single statement is returned as is."""
     flat = []

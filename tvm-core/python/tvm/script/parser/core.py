@@ -123,6 +123,15 @@ def _a(kind: str) -> str:
     return kind if kind.startswith(("a ", "an ", "T.")) else f"a {kind}"
 
 
+@dataclasses.dataclass
+class _OpenBlock:
+    """A block being parsed: its reduction axes (variable, first value, binding) and the
+    bindings of its spatial axes."""
+
+    reductions: list = dataclasses.field(default_factory=list)
+    spatial: list = dataclasses.field(default_factory=list)
+
+
 class _Region:
     """``A[i, 0:4]``: a region of a buffer (its start per dimension, which dimensions are slices
     and, where known, each dimension's extent: 1 for an index, None for a slice of unknown
@@ -257,13 +266,12 @@ class Parser:
         self.depth = 0
         self.env_threads: dict[Var, str] = {}  # T.env_thread variables and their tags
         self.loop_starts: dict[Var, PrimExpr] = {}  # each loop variable's first value
-        # per open block: its reduction axes (variable, first value, binding)
-        self.blocks: list[list[tuple[Var, PrimExpr, PrimExpr]]] = []
+        # the blocks being parsed, outermost first
+        self.blocks: list[_OpenBlock] = []
         self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
         self.ended_names: dict[str, Any] = {}  # names of blocks that ended, for a message
         self.let_names: set[str] = set()  # names an assignment gave a value (x = expr)
         self.assigned_names: dict[str, int] = {}  # names the body assigns anywhere, with a line
-        self.block_spatial: list[list[PrimExpr]] = []  # the spatial axes' bindings of each open block
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
         self.allreduce_blocks: set[int] = set()  # depths of open blocks holding a T.tvm_thread_allreduce
@@ -296,34 +304,36 @@ class Parser:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
-        # a name the kernel bound in a block that ended is the kernel's own, never a global of that
-        # name (Python makes it local to the whole function)
-        if name not in self.ended_names:
-            if name in self.assigned_names and (name in self.env or hasattr(builtins, name)):
-                raise self.error(
-                    node,
-                    f"name '{name}' has no value here: the function assigns it (line "
-                    f"{self.assigned_names[name] + self.line_offset}), so in Python it is the function's own name "
-                    f"throughout, not the global one; assign it before this line",
-                )
-            if name in self.env:
-                return self.env[name]
-            if hasattr(builtins, name):
-                return getattr(builtins, name)
-        else:
-            ended = self.ended_names[name]
-            if isinstance(ended, Buffer):
-                advice = "allocate it before that block to use it after"
-            elif isinstance(ended, _MutableScalar) or name in self.let_names:
-                advice = f"assign it before that block ({name} = 0), then in it"
-            else:
-                advice = "its value belongs to that block"
+        # a name the function assigns is its own throughout, as Python has it: never a global
+        if name in self.ended_names:
+            raise self._ended_name_error(name, node)
+        if name in self.assigned_names and (name in self.env or hasattr(builtins, name)):
             raise self.error(
                 node,
-                f"name '{name}' is not defined here: it is defined only inside a block that ended before this "
-                f"line (an if, else, loop or block body); {advice}",
+                f"name '{name}' has no value here: the function assigns it (line "
+                f"{self.assigned_names[name] + self.line_offset}), so in Python it is the function's own name "
+                f"throughout, not the global one; assign it before this line",
             )
+        if name in self.env:
+            return self.env[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
         raise self.error(node, f"name '{name}' is not defined")
+
+    def _ended_name_error(self, name: str, node: ast.AST) -> TVMScriptError:
+        """The error for ``name``, bound only in a block that ended before ``node``."""
+        ended = self.ended_names[name]
+        if isinstance(ended, Buffer):
+            advice = "allocate it before that block to use it after"
+        elif isinstance(ended, _MutableScalar) or name in self.let_names:
+            advice = f"assign it before that block ({name} = 0), then in it"
+        else:
+            advice = "its value belongs to that block"
+        return self.error(
+            node,
+            f"name '{name}' is not defined here: it is defined only inside a block that ended before this "
+            f"line (an if, else, loop or block body); {advice}",
+        )
 
     def is_bound(self, name: str) -> bool:
         return any(name in s for s in self.scopes)
@@ -579,12 +589,7 @@ class Parser:
             if isinstance(val, float) and not val.is_integer():
                 raise self.error(node.value, f"the function returns {dt}, and {val!r} has a fraction")
             if isinstance(val, PrimExpr) and _dt.is_float(val.dtype):
-                warnings.warn(
-                    f"returning a {val.dtype} value from a function that returns {dt} converts it (the fraction is "
-                    f"dropped)\n{self.span(node).render_with_calls()}",
-                    TVMScriptWarning,
-                    stacklevel=2,
-                )
+                self._warn_converted(f"returning a {val.dtype} value from a function that returns {dt}", node)
         val = _op.cast(dt, val) if dt not in (None, "handle") else _op.convert(val)
         return Evaluate(Call("void", "ret", (val,)))
 
@@ -980,16 +985,7 @@ class Parser:
         else:
             return
         have = scalar.buffer.dtype
-        if have == got or _dt.is_bool(got):
-            return
-        integer_in_float = _dt.is_float(have) and not _dt.is_float(got) and _dt.bits(got) >= _MANTISSA_BITS[have]
-        loses = (
-            (_dt.is_float(got) and not _dt.is_float(have))
-            or _dt.bits(got) > _dt.bits(have)
-            or (not _dt.is_float(got) and _dt.is_uint(got) != _dt.is_uint(have) and _dt.bits(got) >= _dt.bits(have))
-            or integer_in_float  # 16777217 in a float32
-        )
-        if loses:
+        if not _dt.holds_every_value(have, got):
             name = scalar.buffer.name
             raise self.error(
                 node,
@@ -1124,12 +1120,14 @@ class Parser:
         if lanes_of(val) != _dt.lanes(want):  # (a comparison of vectors is typed bool, with their lanes)
             raise self.error(node, f"cannot store a {val.dtype} value at {lanes} lane(s) of buffer {buf.name}")
         if not _same_family(val.dtype, want) and _dt.is_float(val.dtype) and not _dt.is_float(want):
-            reason = (
-                f"storing a {val.dtype} value into {buf.dtype} buffer {buf.name} converts it (the fraction is dropped)"
-            )
-            # the line, and in a macro the calls it was expanded at
-            warnings.warn(f"{reason}\n{self.span(node).render_with_calls()}", TVMScriptWarning, stacklevel=2)
+            self._warn_converted(f"storing a {val.dtype} value into {buf.dtype} buffer {buf.name}", node)
         return val.astype(want)  # as Apache TVM's parser does: a store converts to the buffer's type
+
+    def _warn_converted(self, what: str, node: ast.AST) -> None:
+        """Warn that ``what`` (a float value put where an integer goes) drops its fraction, at the
+        line, and in a macro the calls it was expanded at."""
+        message = f"{what} converts it (the fraction is dropped)\n{self.span(node).render_with_calls()}"
+        warnings.warn(message, TVMScriptWarning, stacklevel=3)
 
     def _slice_lanes(self, buf: Buffer, dim: int, e: ast.Slice) -> Optional[PrimExpr]:
         """``A[i:i + 4]`` as the vector index ``T.ramp(i, 1, 4)``; None unless the slice has a
@@ -1233,25 +1231,25 @@ class Parser:
         item = node.items[0]
         val = self.eval_expr(item.context_expr)
         if isinstance(val, T.BlockSpec):
-            self.blocks.append([])
-            self.block_spatial.append([])
+            self.blocks.append(_OpenBlock())
             self.depth += 1
             try:
                 body = self.parse_block(node.body)
-                bindings = [binding for _, _, binding in self.blocks[-1]]
+                block = self.blocks[-1]
+                bindings = [binding for _, _, binding in block.reductions]
                 if len(self.blocks) in self.allreduce_blocks:  # already an explicit cross-thread reduction
                     self.allreduce_blocks.discard(len(self.blocks))
                     return body
                 self._check_reduction_over_scope_ids(val.name, node)
                 try:
-                    spatial = self.block_spatial[-1]
-                    return lower_block_reduction(body, val.name, bindings, self.thread_loops, self.span(node), spatial)
+                    return lower_block_reduction(
+                        body, val.name, bindings, self.thread_loops, self.span(node), block.spatial
+                    )
                 except CrossThreadError as err:
                     raise self.error(node, str(err)) from None
             finally:
                 self.depth -= 1
                 self.blocks.pop()
-                self.block_spatial.pop()
         if isinstance(val, T.InitSpec):
             return self._init(node)
         if isinstance(val, T.AttrSpec):
@@ -1414,9 +1412,9 @@ class Parser:
             self.bind(target.id, var, target)
             if ax.kind == "R":
                 start = ax.start if ax.start is not None else self._first_value(value)
-                self.blocks[-1].append((var, _op.convert(start, value.dtype), value))
+                self.blocks[-1].reductions.append((var, _op.convert(start, value.dtype), value))
             elif ax.kind == "S":
-                self.block_spatial[-1].append(value)
+                self.blocks[-1].spatial.append(value)
             bound.append((var, value))
         span = self.span(node)
 
@@ -1446,7 +1444,7 @@ class Parser:
         finally:
             self.depth -= 1
         cond = None
-        for var, start, _ in self.blocks[-1]:
+        for var, start, _ in self.blocks[-1].reductions:
             first = _op.binary("eq", var, start)
             cond = first if cond is None else _op.binary("and", cond, first)
         if cond is None:
@@ -1555,7 +1553,7 @@ class Parser:
             raise self.error(node, "T.device_entry() must be at the top level of the function body")
         if self.device_region is not None:
             raise self.error(node, "T.device_entry() is called twice: a function has one device region")
-        region = self.device_region = DeviceRegion(node, bool(self.thread_loops))
+        region = self.device_region = DeviceRegion(bool(self.thread_loops))
         span = self.span(node)
 
         def build(body: Stmt) -> Stmt:
@@ -1571,7 +1569,7 @@ class Parser:
         ``T.thread_id``) is refused: the cross-thread lowering sees thread loops only, and every
         thread would update the total at once."""
         computed = self.device_region.computed_ids() if self.device_region is not None else set()
-        over = [b for _, _, b in self.blocks[-1] if any(v in computed for v in free_vars(b))]
+        over = [b for _, _, b in self.blocks[-1].reductions if any(v in computed for v in free_vars(b))]
         if over:
             raise self.error(
                 node,
@@ -2319,10 +2317,6 @@ def _module_skips_checks(class_def: Optional[ast.ClassDef], func: Callable, env:
             if flag is False:
                 return True
     return False
-
-
-#: Significand bits of the float dtypes: an integer of at least as many bits may not fit exactly.
-_MANTISSA_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53, "float8_e4m3fn": 4, "float8_e5m2": 3}
 
 
 def _start(literal: Any, dtype: str) -> str:

@@ -33,7 +33,7 @@ from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, free_vars, structural_equal
 from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
 from tvm.tir.expr import Add, And, Buffer, BufferLoad, FloatImm, IntImm, Max, Min, Mul, PrimExpr, Select, Var, const
-from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq
+from tvm.tir.stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt, Stmt, seq, statements
 from tvm.tir.printer import expr_text
 from tvm.tir.transform.simplify import simplify_expr
 
@@ -273,7 +273,7 @@ def _updates(s: Stmt, init: Optional[Stmt], shape: str) -> list[_Reduction]:
     while isinstance(s, LetStmt):
         lets[s.var] = substitute(s.value, lets)
         s = s.body
-    stores = list(s.seq) if isinstance(s, SeqStmt) else [s]
+    stores = statements(s)
     if not all(isinstance(x, BufferStore) for x in stores):
         raise CrossThreadError(shape)
     values = [substitute(x.value, lets) if lets else x.value for x in stores]
@@ -400,7 +400,7 @@ def _inits_by_update(
     if init is None:
         return [None] * len(updates)
     body = init.then_case
-    stores = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    stores = statements(body)
     owners = [{st.buffer.data for st in u.stores} for u in updates]
     split = all(isinstance(x, BufferStore) and sum(x.buffer.data in o for o in owners) == 1 for x in stores)
     if not split:

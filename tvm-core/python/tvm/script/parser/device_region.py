@@ -20,6 +20,8 @@ from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, structural_equal
 from tvm.tir.expr import IntImm, PrimExpr, Var
 from tvm.tir.stmt import For, ForKind, LetStmt, Stmt
+from tvm.tir.transform.single_thread import binds_threads
+from tvm.tir.transform.verify import is_thread_index_loop
 
 from .cross_thread import ThreadLoop
 
@@ -47,10 +49,8 @@ class ScopeIdError(ValueError):
 
 @dataclass
 class _Launch:
-    kind: str
     vars: list
     extents: list
-    node: ast.AST
 
 
 @dataclass
@@ -65,8 +65,7 @@ class _Derived:
 class DeviceRegion:
     """The scope ids declared after one ``T.device_entry()``, and the launch they give."""
 
-    def __init__(self, node: ast.AST, in_threads: bool):
-        self.node = node
+    def __init__(self, in_threads: bool):
         self.in_threads = in_threads  # T.device_entry() under T.launch_thread: a marker only
         self.launches: dict[str, _Launch] = {}
         self.lets: list[tuple[Var, PrimExpr]] = []  # names given again or in another dtype
@@ -117,13 +116,12 @@ class DeviceRegion:
                     node,
                 )
             return self._alias(earlier.vars, names, spec.dtype), []
-        tag = _LAUNCHED[spec.kind]
         launch_vars = [
-            Var(n if spec.dtype == "int32" else f"{tag}{'xyz'[i]}".replace(".", "_"), "int32")
+            Var(n if spec.dtype == "int32" else _tag(spec.kind, i).replace(".", "_"), "int32")
             for i, n in enumerate(names)
         ]
-        self.launches[spec.kind] = _Launch(spec.kind, launch_vars, extents, node)
-        loops = [ThreadLoop(v, f"{tag}{'xyz'[i]}", e) for i, (v, e) in enumerate(zip(launch_vars, extents))]
+        self.launches[spec.kind] = _Launch(launch_vars, extents)
+        loops = [ThreadLoop(v, _tag(spec.kind, i), e) for i, (v, e) in enumerate(zip(launch_vars, extents))]
         if spec.dtype == "int32":
             return launch_vars, loops
         return self._alias(launch_vars, names, spec.dtype), loops
@@ -163,9 +161,9 @@ class DeviceRegion:
         """``body`` (the region) inside its launch, with the derived ids bound first. A region
         without scope ids whose threads are launched otherwise (``T.thread_binding`` loops in it,
         ``T.launch_thread`` before it) is left as it is."""
-        if not self.launches and not self.derived and (self.in_threads or any_node(body, _is_thread_loop)):
+        if not self.launches and not self.derived and (self.in_threads or binds_threads(body)):
             return body
-        if self.derived and any_node(body, _is_thread_index_loop):
+        if self.derived and any_node(body, is_thread_index_loop):
             first = self.derived[0]
             raise ScopeIdError(
                 f"T.{first.call} counts the threads T.thread_id declares, and a T.thread_binding or "
@@ -175,7 +173,7 @@ class DeviceRegion:
             )
         threads = self._block_size()
         if "thread" not in self.launches and (_known(threads) != 1 or "cta" not in self.launches):
-            self.launches["thread"] = _Launch("thread", [Var("threadIdx_x", "int32")], [threads], self.node)
+            self.launches["thread"] = _Launch([Var("threadIdx_x", "int32")], [threads])
         linear = self._linear_thread_index()
         for d in reversed(self.derived):
             body = LetStmt(d.var, _op.cast(d.var.dtype, _derived_value(d.kind, linear)), body, span)
@@ -185,8 +183,9 @@ class DeviceRegion:
             launch = self.launches.get(kind)
             for i in reversed(range(len(launch.vars) if launch else 0)):
                 ext = launch.extents[i]
-                tag = f"{_LAUNCHED[kind]}{'xyz'[i]}"
-                body = For(launch.vars[i], IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, tag, {}, span)
+                body = For(
+                    launch.vars[i], IntImm(ext.dtype, 0), ext, ForKind.THREAD_BINDING, body, _tag(kind, i), {}, span
+                )
         return body
 
     def _block_size(self) -> PrimExpr:
@@ -245,12 +244,9 @@ def _derived_value(kind: str, linear: PrimExpr) -> PrimExpr:
     return _op.floormod(linear, group)
 
 
-def _is_thread_loop(node) -> bool:
-    return isinstance(node, For) and node.kind == ForKind.THREAD_BINDING
-
-
-def _is_thread_index_loop(node) -> bool:
-    return _is_thread_loop(node) and (node.thread_tag or "").startswith("threadIdx")
+def _tag(kind: str, dim: int) -> str:
+    """The thread tag of dimension ``dim`` of a launch of ``kind`` (``blockIdx.y``)."""
+    return f"{_LAUNCHED[kind]}{'xyz'[dim]}"
 
 
 def _extent(value, call: str, node: ast.AST) -> PrimExpr:

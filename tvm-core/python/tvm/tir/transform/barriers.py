@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Optional
 
-from tvm.tir.analysis import expr_key, free_vars
+from tvm.tir.analysis import any_node, expr_key, free_vars
 from tvm.tir.expr import GE, GT, LE, LT, And, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
@@ -49,7 +49,9 @@ from tvm.tir.stmt import (
     SeqStmt,
     Stmt,
     While,
+    statements,
 )
+from tvm.tir.stmt import seq as sequence
 
 from .bounds import interval
 from .fragments import memory_accesses
@@ -113,14 +115,6 @@ def _accesses(s: Stmt, dependent: Optional[Callable[[PrimExpr], bool]] = None) -
     return acc
 
 
-def _body_list(body: Stmt) -> list[Stmt]:
-    return list(body.seq) if isinstance(body, SeqStmt) else [body]
-
-
-def _joined(parts: list[Stmt]) -> Stmt:
-    return parts[0] if len(parts) == 1 else SeqStmt(tuple(parts))
-
-
 def _divergent_exit(s: Optional[Stmt], depends: Callable[[Any], bool], under: bool = False) -> bool:
     """Whether loop body ``s`` holds a ``break`` or ``continue`` of its own loop under a condition
     that depends on the thread: from there on, only some threads run the loop."""
@@ -153,11 +147,7 @@ class _ThreadDependence(StmtExprVisitor):
         """Whether the value of expression ``e`` may differ between the threads of a block."""
         if any(v in self.vars for v in free_vars(e)):
             return True
-        found = []
-        post_order_visit(
-            e, lambda n: found.append(n) if isinstance(n, BufferLoad) and n.buffer.data in self.buffers else None
-        )
-        return bool(found)
+        return any_node(e, lambda n: isinstance(n, BufferLoad) and n.buffer.data in self.buffers)
 
     def run(self, kernel: Stmt) -> "_ThreadDependence":
         """Grow the sets until nothing changes (a value may depend on one stored later in a loop)."""
@@ -173,9 +163,13 @@ class _ThreadDependence(StmtExprVisitor):
             self.visit_stmt(body)
             self._conditions.pop()
 
-    def visit_LetStmt(self, s: LetStmt) -> None:
+    def note_let(self, s: LetStmt) -> None:
+        """Count ``s``'s variable as the threads' own when its value is."""
         if self.depends(s.value):
             self.vars.add(s.var)
+
+    def visit_LetStmt(self, s: LetStmt) -> None:
+        self.note_let(s)
         self.visit_stmt(s.body)
 
     def visit_BufferStore(self, s: BufferStore) -> None:
@@ -243,39 +237,45 @@ class _Barriers:
             other = self.stmt(s.else_case, inner) if s.else_case is not None else None
             return dataclasses.replace(s, then_case=then, else_case=other)
         if isinstance(s, LetStmt):
-            if self._depends_on_thread(s.value):
-                self.dependence.vars.add(s.var)
+            self.dependence.note_let(s)
             # the value is read before the body runs: a barrier may be needed between them
-            parts = self.seq([Evaluate(s.value), *_body_list(s.body)], uniform)[0]
-            return dataclasses.replace(s, body=_joined(parts[1:]))
+            parts = self.seq([Evaluate(s.value), *statements(s.body)], uniform)[0]
+            return dataclasses.replace(s, body=sequence(*parts[1:]))
         if isinstance(s, While):
             return self._while(s, uniform)
         if isinstance(s, (Allocate, AssertStmt)):
             return dataclasses.replace(s, body=self.stmt(s.body, uniform))
         return s
 
+    def _runs_alike(self, s: Any) -> bool:
+        """Whether every thread of a block runs loop ``s`` as often as the others: its bounds or
+        condition are the same for all, and no thread leaves it early on its own."""
+        self.dependence.run(s)  # the values an iteration stores for the next count there too
+        if isinstance(s, While):
+            head = self._divergent(s.condition)
+        else:
+            head = self._depends_on_thread(s.min) or self._depends_on_thread(s.extent)
+        return not head and not _divergent_exit(s.body, self._depends_on_thread)
+
     def _while(self, s: While, uniform: bool) -> Stmt:
-        self.dependence.run(s)
-        inner = uniform and not self._divergent(s.condition) and not _divergent_exit(s.body, self._depends_on_thread)
+        inner = uniform and self._runs_alike(s)
         # the condition is read before each iteration's body: a first statement of its own
-        parts, lead, trail = self.seq([Evaluate(s.condition), *_body_list(s.body)], inner)
+        parts, lead, trail = self.seq([Evaluate(s.condition), *statements(s.body)], inner)
         parts = parts[1:]
         if inner and _conflict(*trail, *lead):
             parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next condition
-        return dataclasses.replace(s, body=_joined(parts) if parts else Evaluate(IntImm("int32", 0)))
+        return dataclasses.replace(s, body=sequence(*parts) if parts else Evaluate(IntImm("int32", 0)))
 
     def _loop(self, s: For, uniform: bool) -> Stmt:
         if s.kind is ForKind.THREAD_BINDING:
             tag = s.thread_tag or ""
             narrow = isinstance(s.extent, IntImm) and s.extent.value < self.widest.get(tag, 0)
             return dataclasses.replace(s, body=self.stmt(s.body, uniform and not narrow))
-        self.dependence.run(s)
-        bounds = self._depends_on_thread(s.min) or self._depends_on_thread(s.extent)
-        inner = uniform and not bounds and not _divergent_exit(s.body, self._depends_on_thread)
-        parts, lead, trail = self.seq(_body_list(s.body), inner)
+        inner = uniform and self._runs_alike(s)
+        parts, lead, trail = self.seq(statements(s.body), inner)
         if inner and _conflict(*trail, *lead):
             parts.append(Evaluate(tvm_storage_sync("shared")))  # before the next iteration
-        return dataclasses.replace(s, body=_joined(parts))
+        return dataclasses.replace(s, body=sequence(*parts))
 
     def seq(self, stmts: list[Stmt], uniform: bool) -> tuple[list[Stmt], tuple[set, set], tuple[set, set]]:
         """``stmts`` with the barriers they need, and the shared (reads, writes) before their
@@ -364,13 +364,10 @@ class _DivergentBarriers(_Barriers):
             )
             raise TIRVerifyError(with_span(message, s.span), message, s.span)
         if isinstance(s, While):
-            self.dependence.run(s)
-            exits = _divergent_exit(s.body, self._depends_on_thread)
-            self.stmt(s.body, uniform and not self._divergent(s.condition) and not exits)
+            self.stmt(s.body, uniform and self._runs_alike(s))
             return s
         if isinstance(s, LetStmt):
-            if self._depends_on_thread(s.value):
-                self.dependence.vars.add(s.var)
+            self.dependence.note_let(s)
             self.stmt(s.body, uniform)
             return s
         return super().stmt(s, uniform)

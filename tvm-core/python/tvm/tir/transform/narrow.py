@@ -24,6 +24,7 @@ from tvm.tir.expr import (
     Select,
     Var,
 )
+from tvm.tir.analysis import attr_exprs_mapped
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, substitute
 from tvm.tir.op import is_reinterpret
@@ -71,16 +72,6 @@ def _renamed(value: Any, renamed: dict) -> Any:
         return e if new is e else simplify_expr(new)
 
     return attr_exprs_mapped(value, rename)
-
-
-def attr_exprs_mapped(value: Any, fn: Any) -> Any:
-    """An attribute's value (an expression, or lists, tuples and dicts of them and of other
-    values) with ``fn`` applied to each expression in it."""
-    if isinstance(value, (list, tuple)):
-        return type(value)(attr_exprs_mapped(x, fn) for x in value)
-    if isinstance(value, dict):
-        return {k: attr_exprs_mapped(x, fn) for k, x in value.items()}
-    return fn(value) if isinstance(value, PrimExpr) else value
 
 
 class NarrowEmulator(StmtExprMutator):

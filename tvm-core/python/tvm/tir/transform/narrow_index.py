@@ -49,7 +49,9 @@ from tvm.tir.op import is_reinterpret
 from tvm.tir.printer import expr_text
 from tvm.tir.stmt import Allocate, BufferStore, For, LetStmt, Stmt
 
-from .narrow import NarrowEmulator, attr_exprs_mapped, layout_replaced
+from tvm.tir.analysis import attr_exprs_mapped
+
+from .narrow import NarrowEmulator, layout_replaced
 from .verify import TIRVerifyError, with_span
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
