@@ -29,6 +29,8 @@ from tvm.tir.functor import StmtExprMutator
 from tvm.tir.op import binary
 from tvm.tir.stmt import BufferStore
 
+from .simplify import simplify_expr
+
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
@@ -147,6 +149,8 @@ def flattened_buffer(buf: Buffer) -> Buffer:
     bound = size_upper_bound(size) if buf.scope == "local" and not isinstance(size, IntImm) else None
     if bound is not None and 0 <= bound < 2**31:
         size = IntImm("int32", bound)
+    if buf.elem_offset is not None and not _is_const(buf.elem_offset, 0):
+        size = simplify_expr(_add(buf.elem_offset, size))  # the offset is in every index (flat_index)
     return Buffer(buf.name, (size,), buf.dtype, buf.data, (), IntImm("int32", 0), buf.scope, buf.align, buf.span)
 
 
