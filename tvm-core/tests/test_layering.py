@@ -63,6 +63,23 @@ def test_a_switch_that_is_no_switch_is_named_and_counts_as_unset():
     assert flags == "False True False"
 
 
+def test_a_switch_read_in_several_places_is_warned_about_once(monkeypatch):
+    import warnings
+
+    from tvm._env import env_flag
+
+    monkeypatch.setenv("TVM_TEST_SWITCH_READ_TWICE", "maybe")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert env_flag("TVM_TEST_SWITCH_READ_TWICE") is False
+        assert env_flag("TVM_TEST_SWITCH_READ_TWICE", True) is True
+    assert [str(w.message) for w in seen].count(
+        "TVM_TEST_SWITCH_READ_TWICE='maybe' is not a switch: use 1, true, yes or on, or 0, false, no or off; "
+        "it counts as unset (off)"
+    ) == 1
+    assert len(seen) == 1
+
+
 def test_strict_all_is_a_value_of_its_own_not_a_misspelled_switch(monkeypatch):
     import warnings
 

@@ -238,7 +238,7 @@ def f(A: T.Buffer((128,), "int32")):
     a, b, c, d = T.cta_id([2, 2, 2, 2])
     A[a] = b + c + d
 """,
-    "T.thread_id: an extent must be at least 1, got 0": """
+    "T.thread_id: an extent must be in [1, 2147483647], got 0": """
 def f(A: T.Buffer((128,), "int32")):
     T.device_entry()
     tx = T.thread_id([0])
@@ -300,6 +300,38 @@ def f(A: T.Buffer((128,), "int32")):
     d = T.device_entry()
     A[0] = 0
 """,
+    "T.thread_id: its extent uses 'k', which the device region defines; the launch wraps the whole region": """
+def f(A: T.Buffer((64,), "int32"), n: T.int32):
+    T.device_entry()
+    k = n * 2
+    tx = T.thread_id([k])
+    A[tx] = 1
+""",
+    "T.cta_id: its extent uses 'tx', which the device region defines": """
+def f(A: T.Buffer((64,), "int32")):
+    T.device_entry()
+    tx = T.thread_id([4])
+    bx = T.cta_id([tx + 1])
+    A[bx] = 1
+""",
+    "T.cta_id: an extent must be in [1, 2147483647], got 8589934592": """
+def f(A: T.Buffer((32,), "int32")):
+    T.device_entry()
+    bx = T.cta_id([T.int64(2**33)])
+    A[0] = bx
+""",
+    "T.lane_id in a device region opened inside thread loops (T.launch_thread, T.thread_binding)": """
+def f(A: T.Buffer((64,), "int32")):
+    t = T.launch_thread("threadIdx.x", 64)
+    T.device_entry()
+    A[t] = T.lane_id()
+""",
+    "T.thread_id([32]) is a value of dtype int32, not a buffer": """
+def f(A: T.Buffer((64,), "int32")):
+    T.device_entry()
+    tx = T.thread_id([32])[0]
+    A[tx] = 1
+""",
 }
 
 
@@ -307,3 +339,63 @@ def f(A: T.Buffer((128,), "int32")):
 def test_what_cannot_be_launched_is_refused_by_name(message):
     with pytest.raises(TVMScriptError, match=re.escape(message)):
         tvm.script.from_source("@T.prim_func\n" + REFUSED[message].lstrip("\n"))
+
+
+@T.prim_func
+def unsigned_thread_count(A: T.Buffer((64,), "int32"), n: T.uint32):
+    T.device_entry()
+    tx = T.thread_id([n])
+    A[tx] = tx + 1
+
+
+@T.prim_func
+def id_declared_twice(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    again = T.thread_id()  # the launch declared above, under another name: the same variable
+    with T.block("sum"):
+        vk = T.axis.reduce(32, again)
+        with T.init():
+            B[0] = T.float32(0)
+        B[0] = B[0] + A[vk]
+    if tx == 0:
+        A[0] = T.float32(-1)
+
+
+def test_an_unsigned_extent_and_an_id_declared_again():
+    dev = tvm.device(TARGET, 0)
+    a = tvm.runtime.tensor(np.zeros(64, "int32"), dev)
+    tvm.compile(unsigned_thread_count, target=TARGET)(a, 40)
+    np.testing.assert_array_equal(a.numpy(), np.where(np.arange(64) < 40, np.arange(64) + 1, 0))
+    a, b = run(id_declared_twice, np.arange(32, dtype="float32"), np.zeros(1, "float32"))
+    assert b[0] == np.arange(32).sum() and a[0] == -1
+
+
+@T.prim_func
+def wide_block_count(A: T.Buffer((8,), "int32"), n: T.int64):
+    T.device_entry()
+    bx = T.cta_id([n])
+    if bx < 8:
+        A[bx] = 1
+
+
+def test_a_block_count_past_int32_is_refused_at_launch_not_narrowed():
+    dev = tvm.device(TARGET, 0)
+    a = tvm.runtime.tensor(np.zeros(8, "int32"), dev)
+    f = tvm.compile(wide_block_count, target=TARGET)
+    f(a, 8)
+    np.testing.assert_array_equal(a.numpy(), np.ones(8))
+    with pytest.raises(ValueError, match=r"launch extent blockIdx.x = 4294967298 is out of range"):
+        f(a, 2**32 + 2)
+
+
+@T.prim_func
+def count_in_memory(A: T.Buffer((32,), "int32"), N: T.Buffer((1,), "int32")):
+    T.device_entry()
+    bx = T.cta_id([N[0] % 4 + 1])
+    A[bx] = bx + 1
+
+
+def test_a_launch_extent_read_from_memory_is_refused():
+    with pytest.raises(tvm.tir.transform.TIRVerifyError, match="launch extent of blockIdx.x .* reads 'N' from memory"):
+        tvm.compile(count_in_memory, target=TARGET)

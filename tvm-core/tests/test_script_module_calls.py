@@ -366,3 +366,45 @@ def test_a_launch_with_the_wrong_number_of_arguments_is_refused():
                 T.func_attr({"calling_conv": 2, "tirx.kernel_launch_params": ["threadIdx.x"]})
                 A = T.decl_buffer(16, dtype="float32", data=A_data)
                 A[n] = T.float32(1)
+
+
+def test_a_kernel_called_inside_the_same_threads_runs_on_them():
+    """A function whose body launches threadIdx.x, called inside the caller's threadIdx.x loop,
+    runs on the caller's threads (as the parser reads such nested loops, so the module and its
+    printed text agree); a callee launching fewer threads is guarded, and more is refused."""
+
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def bump(A: T.Buffer((64,), "float32"), i: T.int32):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                if tx == i:
+                    A[tx] = A[tx] + T.float32(10)
+
+        @T.prim_func
+        def main(A: T.Buffer((64,), "float32")):
+            T.device_entry()
+            tx = T.thread_id([64])
+            Module.bump(A.data, tx)
+
+    a = np.arange(64, dtype="float32")
+    dev = tvm.device("example")
+    want = a + np.where(np.arange(64) < 32, 10, 0)
+    for mod in (Module, tvm.script.from_source(Module.script())):
+        t = tvm.runtime.tensor(a, dev)
+        tvm.compile(mod, target="example")["main"](t)
+        np.testing.assert_array_equal(t.numpy(), want)
+
+    with pytest.raises(TIRVerifyError, match="threadIdx.x is launched by the caller with extent 32 and again"):
+
+        @I.ir_module
+        class Wider:
+            @T.prim_func
+            def bump(A: T.Buffer((64,), "float32")):
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    A[tx] = A[tx] + T.float32(10)
+
+            @T.prim_func
+            def main(A: T.Buffer((64,), "float32")):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    Wider.bump(A.data)

@@ -550,12 +550,20 @@ def test_kernel_factories_compare_and_format_python_values():
         b = np.zeros(4, "float32")
         tvm.compile(_scaled_factory(bias, "float32", "blk"), target="c")(np.arange(4, dtype="float32"), b)
         np.testing.assert_array_equal(b, want)
-    with pytest.raises(tvm.script.TVMScriptError, match="'in' compares Python values, and this is a run-time one"):
+    with pytest.raises(tvm.script.TVMScriptError, match="a run-time one: write i == 0 or i == 1\n"):
 
         @T.prim_func
         def g(A: T.Buffer((4,), "int32")):
             for i in range(4):
                 if i in (0, 1):
+                    A[i] = 1
+
+    with pytest.raises(tvm.script.TVMScriptError, match="a run-time one: write i \\+ 1 != 2 and i \\+ 1 != 3\n"):
+
+        @T.prim_func
+        def h(A: T.Buffer((4,), "int32")):
+            for i in range(4):
+                if i + 1 not in [2, 3]:
                     A[i] = 1
 
 

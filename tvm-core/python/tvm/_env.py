@@ -19,12 +19,17 @@ def env_flag(name: str, default: bool = False) -> bool:
         return default
     if value in TRUE or value in FALSE:
         return value in TRUE
-    message = (
-        f"{name}={os.environ[name]!r} is not a switch: use 1, true, yes or on, or 0, false, no or off; "
-        f"it counts as unset ({'on' if default else 'off'})"
-    )
-    warn_safely(message, RuntimeWarning, stacklevel=3)
+    if (name, value) not in _WARNED_SWITCHES:  # once per process, however many places read it
+        _WARNED_SWITCHES.add((name, value))
+        message = (
+            f"{name}={os.environ[name]!r} is not a switch: use 1, true, yes or on, or 0, false, no or off; "
+            f"it counts as unset ({'on' if default else 'off'})"
+        )
+        warn_safely(message, RuntimeWarning, stacklevel=3)
     return default
+
+
+_WARNED_SWITCHES: set = set()
 
 
 def warn_safely(message: str, category: type[Warning], stacklevel: int = 2, logger: str = "tvm") -> None:

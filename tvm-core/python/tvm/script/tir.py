@@ -1072,7 +1072,11 @@ def attr(node: Any, key: Optional[str] = None, value: Any = None) -> AttrSpec | 
                 raise UnsupportedError(f"T.attr key {k!r} is not supported by this TVMScript implementation")
         return AttrSpec("tirx.launch_bounds_")
     if not isinstance(key, str):
-        raise TypeError(f"T.attr key must be a string, got {key!r}")
+        got = f"T.attr({node!r})" if key is None else f"the key {key!r}"
+        raise TypeError(
+            f'T.attr takes a node, a string key and a value (T.attr(node, "pragma_...", value)) or a dict of '
+            f'hints (T.attr({{"tirx.launch_bounds_...": ...}})); got {got}'
+        )
     if key == "reduce_scope":
         if not isinstance(node, CommReducerSpec):
             raise TypeError("T.attr(..., 'reduce_scope', ...) needs a T.comm_reducer(...) as its node")

@@ -422,8 +422,8 @@ def free_vars_and_buffers(node: Stmt) -> tuple[list[Var], list[Buffer]]:
     return v.order, v.buffers
 
 
-def expr_uses_buffer(node: Any) -> bool:
-    """True when the expression or statement reads or writes any buffer."""
+def buffers_touched(node: Any) -> list[Buffer]:
+    """The buffers the expression or statement reads or writes, in order of use."""
     found = []
 
     class _V(StmtExprVisitor):
@@ -431,7 +431,12 @@ def expr_uses_buffer(node: Any) -> bool:
             found.append(b)
 
     _V().visit_stmt(node) if isinstance(node, Stmt) else _V().visit_expr(node)
-    return bool(found)
+    return found
+
+
+def expr_uses_buffer(node: Any) -> bool:
+    """True when the expression or statement reads or writes any buffer."""
+    return bool(buffers_touched(node))
 
 
 class _Found(Exception):

@@ -1553,7 +1553,8 @@ class Parser:
             raise self.error(node, "T.device_entry() must be at the top level of the function body")
         if self.device_region is not None:
             raise self.error(node, "T.device_entry() is called twice: a function has one device region")
-        region = self.device_region = DeviceRegion(bool(self.thread_loops))
+        visible = [v.data if isinstance(v, Buffer) else v for scope in self.scopes for v in scope.values()]
+        region = self.device_region = DeviceRegion(bool(self.thread_loops), [v for v in visible if isinstance(v, Var)])
         span = self.span(node)
 
         def build(body: Stmt) -> Stmt:
@@ -1871,6 +1872,10 @@ class Parser:
             return self._vector_load(base, self._indices(base, node))
         if isinstance(node.slice, ast.Slice):
             raise self.error(node, "slices are not supported")
+        if isinstance(base, PrimExpr) and not hasattr(base, "__getitem__"):
+            raise self.error(
+                node, f"{ast.unparse(node.value)} is a value of dtype {base.dtype}, not a buffer: it has no elements"
+            )
         return base[self.eval_expr(node.slice)]
 
     def expr_BinOp(self, node: ast.BinOp):
@@ -1960,7 +1965,9 @@ class Parser:
                 word = _PY_ONLY_CMPS[type(op)][0]
                 if word.endswith("in") and isinstance(left, PrimExpr) and not isinstance(left, (IntImm, FloatImm)):
                     raise self.error(
-                        node, f"'{word}' compares Python values, and this is a run-time one: write == ... or == ..."
+                        node,
+                        f"'{word}' compares Python values, and this is a run-time one: write "
+                        f"{_membership_rewrite(node.left if k == 0 else node.comparators[k - 1], right_node, word)}",
                     )
                 r = _PY_ONLY_CMPS[type(op)][1](left, right)
             elif name is None:
@@ -2002,6 +2009,16 @@ class Parser:
             spec = self.eval_expr(value.format_spec) if value.format_spec is not None else ""
             parts.append(format(v.value if isinstance(v, (IntImm, FloatImm)) else v, spec))
         return "".join(parts)
+
+
+def _membership_rewrite(left: ast.expr, options: ast.expr, word: str) -> str:
+    """``i == 0 or i == 1`` for ``i in (0, 1)`` (``!=`` and ``and`` for ``not in``)."""
+    lhs = ast.unparse(left)
+    cmp, join = ("!=", " and ") if word.startswith("not") else ("==", " or ")
+    elts = options.elts if isinstance(options, (ast.Tuple, ast.List, ast.Set)) else None
+    if not elts:
+        return f"{lhs} {cmp} ...{join}{lhs} {cmp} ... for each value"
+    return join.join(f"{lhs} {cmp} {ast.unparse(e)}" for e in elts)
 
 
 class _MacroRefusal(NamedTuple):

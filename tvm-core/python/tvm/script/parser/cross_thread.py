@@ -117,7 +117,7 @@ def allreduce(
     for loop in threads:
         if not isinstance(loop.extent, IntImm):
             raise CrossThreadError(
-                f"a cross-thread reduction needs constant thread extents; {loop.tag} has {loop.extent}"
+                f"a cross-thread reduction needs constant thread extents; {loop.tag} has {expr_text(loop.extent)}"
             )
         extents.append(loop.extent.value)
     strides = [math.prod(extents[i + 1 :]) for i in range(len(extents))]  # row-major over the loops

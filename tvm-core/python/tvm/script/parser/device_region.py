@@ -17,13 +17,16 @@ from typing import Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.analysis import any_node, structural_equal
+from tvm.tir.analysis import any_node, buffers_touched, free_vars, structural_equal
 from tvm.tir.expr import IntImm, PrimExpr, Var
+from tvm.tir.printer import expr_text
 from tvm.tir.stmt import For, ForKind, LetStmt, Stmt
 from tvm.tir.transform.single_thread import binds_threads
 from tvm.tir.transform.verify import is_thread_index_loop
 
 from .cross_thread import ThreadLoop
+
+_INT32_MAX = 2**31 - 1
 
 WARP_THREADS = 32
 WARPGROUP_WARPS = 4
@@ -65,8 +68,9 @@ class _Derived:
 class DeviceRegion:
     """The scope ids declared after one ``T.device_entry()``, and the launch they give."""
 
-    def __init__(self, in_threads: bool):
+    def __init__(self, in_threads: bool, outside: list[Var]):
         self.in_threads = in_threads  # T.device_entry() under T.launch_thread: a marker only
+        self.outside = {id(v) for v in outside}  # the variables and buffers bound before the region
         self.launches: dict[str, _Launch] = {}
         self.lets: list[tuple[Var, PrimExpr]] = []  # names given again or in another dtype
         self.derived: list[_Derived] = []
@@ -74,6 +78,13 @@ class DeviceRegion:
     def declare(self, spec, names: list[str], node: ast.AST) -> tuple[list[Var], list[ThreadLoop]]:
         """The variables of scope id ``spec`` (named ``names``, one per extent) and the thread
         loops it opens, which the parser keeps as enclosing threads."""
+        if self.in_threads:
+            raise ScopeIdError(
+                f"T.{spec.call} in a device region opened inside thread loops (T.launch_thread, "
+                f"T.thread_binding): those loops launch the threads already; declare the launch one way, with "
+                f"T.cta_id / T.thread_id after T.device_entry() at the top of the function, or with thread loops only",
+                node,
+            )
         if spec.dtype not in ("int32", "uint32", "int64"):
             raise ScopeIdError(f"T.{spec.call}: dtype must be 'int32', 'uint32' or 'int64', got {spec.dtype!r}", node)
         if spec.kind in _LAUNCHED:
@@ -90,6 +101,8 @@ class DeviceRegion:
 
     def _declare_launch(self, spec, names: list[str], node: ast.AST) -> tuple[list[Var], list[ThreadLoop]]:
         extents = spec.extents
+        if extents is None and spec.kind in self.launches:  # T.thread_id() after T.thread_id([n])
+            extents = self.launches[spec.kind].extents
         if extents is None:
             if spec.kind == "cta":
                 raise ScopeIdError(
@@ -101,6 +114,7 @@ class DeviceRegion:
         if not 1 <= len(extents) <= 3:
             raise ScopeIdError(f"T.{spec.call} takes one to three extents (x, y, z), got {len(extents)}", node)
         extents = [_extent(e, spec.call, node) for e in extents]
+        self._check_defined_outside(extents, spec.call, node)
         if len(names) != len(extents):
             raise ScopeIdError(
                 f"T.{spec.call} with {len(extents)} extent(s) gives {len(extents)} variable(s); "
@@ -131,11 +145,26 @@ class DeviceRegion:
         dtype or declared again), which a block reduction cannot see through."""
         return {var for var, _ in self.lets} | {d.var for d in self.derived}
 
+    def _check_defined_outside(self, extents: list, call: str, node: ast.AST) -> None:
+        """The launch wraps the whole region: its extents can use only what is bound before it."""
+        for e in extents:
+            inside = [v for v in free_vars(e) if id(v) not in self.outside]
+            inside += [b.data for b in buffers_touched(e) if id(b.data) not in self.outside]
+            if inside:
+                raise ScopeIdError(
+                    f"T.{call}: its extent uses '{inside[0].name}', which the device region defines; "
+                    f"the launch wraps the whole region, so compute the extent before T.device_entry()",
+                    node,
+                )
+
     def _alias(self, launch_vars: list[Var], names: list[str], dtype: str) -> list[Var]:
         out = []
         for launched, name in zip(launch_vars, names):
+            if dtype == launched.dtype:  # the same id declared again: the same variable
+                out.append(launched)
+                continue
             var = Var(name, dtype)
-            self.lets.append((var, launched if dtype == launched.dtype else _op.cast(dtype, launched)))
+            self.lets.append((var, _op.cast(dtype, launched)))
             out.append(var)
         return out
 
@@ -253,13 +282,15 @@ def _extent(value, call: str, node: ast.AST) -> PrimExpr:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, PrimExpr))
-        or (isinstance(value, PrimExpr) and not _dt.is_int(value.dtype))
+        or (isinstance(value, PrimExpr) and not _dt.is_integer(value.dtype))
     ):
-        raise ScopeIdError(f"T.{call}: an extent must be an integer, got {value!r}", node)
+        shown = expr_text(value) if isinstance(value, PrimExpr) else repr(value)
+        raise ScopeIdError(f"T.{call}: an extent must be an integer, got {shown}", node)
     ext = _op.convert(value, "int32")
-    if _known(ext) is not None and _known(ext) < 1:
-        raise ScopeIdError(f"T.{call}: an extent must be at least 1, got {_known(ext)}", node)
+    if _known(ext) is not None and not 1 <= _known(ext) <= _INT32_MAX:
+        raise ScopeIdError(f"T.{call}: an extent must be in [1, {_INT32_MAX}], got {_known(ext)}", node)
     if ext.dtype != "int32":  # T.int64(32) or an int64 size: int32 threads, as T.launch_thread makes them
+        # (a run-time value that does not fit is refused at launch: the launch passes the wide value)
         ext = IntImm("int32", ext.value) if isinstance(ext, IntImm) else _op.cast("int32", ext)
     return ext
 
@@ -269,7 +300,7 @@ def _known(value) -> Optional[int]:
 
 
 def _shown(extents: list) -> str:
-    return ", ".join(str(_known(e) if _known(e) is not None else e) for e in extents)
+    return ", ".join(expr_text(e) for e in extents)
 
 
 def _one_name(names: list[str], call: str, node: ast.AST) -> str:

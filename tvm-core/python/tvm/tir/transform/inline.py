@@ -21,13 +21,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional
 
-from tvm.tir.analysis import free_vars
-from tvm.tir.expr import BinaryOp, Buffer, Call, Let, PrimExpr, StringImm, Var
+from tvm.tir.analysis import any_node, free_vars, structural_equal
+from tvm.tir.expr import BinaryOp, Buffer, Call, IntImm, Let, PrimExpr, StringImm, Var
 from tvm.tir.fold import fold_binary
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, Substitute
-from tvm.tir.op import cast
-from tvm.tir.stmt import Allocate, Evaluate, For, LetStmt, Stmt
+from tvm.tir.op import binary, cast, is_barrier
+from tvm.tir.printer import expr_text
+from tvm.tir.stmt import Allocate, Evaluate, For, ForKind, IfThenElse, LetStmt, Stmt
 
 from .verify import TIRVerifyError, with_span
 
@@ -39,9 +40,10 @@ class _Bind(Substitute):
     and every variable and buffer it defines (lets, loops, allocations) a fresh copy, so that two
     calls in one scope do not define the same names."""
 
-    def __init__(self, vmap: dict):
+    def __init__(self, vmap: dict, threads: dict):
         super().__init__(vmap)
         self.buffers: dict[Buffer, Buffer] = {}
+        self.threads = threads  # the call site's thread loops: tag -> (variable, extent)
 
     def _fresh(self, var: Var) -> Var:
         self.vmap[var] = Var(var.name, var.dtype)
@@ -57,9 +59,39 @@ class _Bind(Substitute):
 
     def visit_For(self, s: For) -> Optional[Stmt]:
         mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
+        if s.kind is ForKind.THREAD_BINDING and s.thread_tag in self.threads:
+            return self._same_threads(s, mn, ext)
         var = self._fresh(s.loop_var)
         body = self._body(self.visit_stmt(s.body))
         return For(var, mn, ext, s.kind, body, s.thread_tag, dict(s.annotations), s.span)
+
+    def _same_threads(self, s: For, mn: PrimExpr, ext: PrimExpr) -> Stmt:
+        """A thread loop of the callee under the caller's loop of the same thread index: the
+        same threads (as the parser reads such nested loops), guarded when its extent is smaller."""
+        outer, outer_ext = self.threads[s.thread_tag]
+        smaller = isinstance(ext, IntImm) and isinstance(outer_ext, IntImm) and ext.value < outer_ext.value
+        if not (isinstance(mn, IntImm) and mn.value == 0) or not (smaller or structural_equal(ext, outer_ext)):
+            raise TIRVerifyError(
+                with_span(
+                    f"{s.thread_tag} is launched by the caller with extent {expr_text(outer_ext)} and again by the "
+                    f"called function with extent {expr_text(ext)} from {expr_text(mn)}: a call inside threads runs "
+                    f"on those threads, so the callee's may be at most as many, from 0",
+                    s.span,
+                )
+            )
+        self.vmap[s.loop_var] = outer if outer.dtype == s.loop_var.dtype else cast(s.loop_var.dtype, outer)
+        body = self._body(self.visit_stmt(s.body))
+        if not smaller:
+            return body
+        if any_node(body, is_barrier):
+            raise TIRVerifyError(
+                with_span(
+                    f"{s.thread_tag}: the called function launches fewer threads ({ext.value}) than the caller "
+                    f"({outer_ext.value}) and holds a barrier, which the guarded threads would not reach",
+                    s.span,
+                )
+            )
+        return IfThenElse(binary("lt", outer, IntImm(outer.dtype, ext.value)), body, None, s.span)
 
     def visit_LetStmt(self, s: LetStmt) -> Optional[Stmt]:
         value = self.visit_expr(s.value)
@@ -83,6 +115,16 @@ class _Inline(StmtExprMutator):
     def __init__(self, caller: str, resolve: Callable[[str], PrimFunc]):
         self.caller, self.resolve = caller, resolve
         self.span = None  # of the statement being inlined into: where a failing call is
+        self.threads: dict = {}  # the thread loops around the statement: tag -> (variable, extent)
+
+    def visit_For(self, s: For) -> Optional[Stmt]:
+        if s.kind is not ForKind.THREAD_BINDING or s.thread_tag in self.threads:
+            return super().visit_For(s)
+        self.threads[s.thread_tag] = (s.loop_var, s.extent)
+        try:
+            return super().visit_For(s)
+        finally:
+            del self.threads[s.thread_tag]
 
     def visit_stmt(self, s: Stmt) -> Optional[Stmt]:
         outer, self.span = self.span, getattr(s, "span", None) or self.span
@@ -130,7 +172,7 @@ class _Inline(StmtExprMutator):
                         f"({', '.join(unbound)}) from its argument's shape; a call passes only memory: make "
                         f"the size a parameter of {callee.name}"
                     )
-        return _Bind(vmap), lets
+        return _Bind(vmap, dict(self.threads)), lets
 
     def visit_Evaluate(self, s: Evaluate) -> Optional[Stmt]:
         e = s.value

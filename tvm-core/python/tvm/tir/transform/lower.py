@@ -57,8 +57,15 @@ from typing import Any
 
 from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
-from tvm.tir.analysis import any_node, expr_uses_buffer, free_vars, free_vars_and_buffers, structural_equal
-from tvm.tir.expr import GE, LE, And, Buffer, BufferLoad, Call, IntImm, PrimExpr, StringImm, Var
+from tvm.tir.analysis import (
+    any_node,
+    buffers_touched,
+    expr_uses_buffer,
+    free_vars,
+    free_vars_and_buffers,
+    structural_equal,
+)
+from tvm.tir.expr import GE, LE, And, Buffer, BufferLoad, Call, Cast, IntImm, PrimExpr, StringImm, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, StmtExprVisitor
 from tvm.tir.op import binary
@@ -150,6 +157,15 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
     if not is_device_target(target):  # C has no float16 arithmetic: round per operation
         return LoweredFunc(legalize_float16(f), [], target)
     return _split(f, target)
+
+
+def _unnarrowed(extent: PrimExpr) -> PrimExpr:
+    """A launch extent narrowed from a wider integer (``T.launch_thread("blockIdx.x", n)`` with an
+    int64 ``n``) as the wider value: the runtime refuses one that does not fit a launch, where
+    the narrowed value would silently launch fewer threads."""
+    if isinstance(extent, Cast) and _dt.is_int(extent.value.dtype) and _dt.bits(extent.value.dtype) > 32:
+        return extent.value
+    return extent
 
 
 class _Splitter:
@@ -260,7 +276,7 @@ class _Splitter:
         if uneven:
             nest = _pad_thread_loops(nest, {t: extents[t] for t in uneven})
         tags = [t for t in LAUNCH_ORDER if t in extents]
-        launch = [extents[t] for t in tags]
+        launch = [_unnarrowed(extents[t]) for t in tags]
         if shmem:
             total = shmem[0]
             for x in shmem[1:]:
@@ -268,6 +284,17 @@ class _Splitter:
             tags.append("dyn_shmem")
             launch.append(total)
         launch_vars = [free_vars(e) for e in launch]
+        for tag, extent in zip(tags, launch):
+            read = buffers_touched(extent)
+            if read:
+                raise TIRVerifyError(
+                    _at(
+                        nest,
+                        f"launch extent of {tag} in kernel {name} reads '{read[0].name}' from memory "
+                        f"({expr_text(extent)}), which the host cannot read before the launch: size a launch "
+                        "from scalars (parameters, names assigned once) and read the buffer inside the kernel",
+                    )
+                )
         for tag, used in zip(tags, launch_vars):
             bad = [v for v in used if v in local]
             if bad:

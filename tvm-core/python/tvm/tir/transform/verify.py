@@ -208,8 +208,9 @@ class _Verifier(StmtExprVisitor):
                 self.fail(f"unknown thread tag {s.thread_tag!r}")
             if self.cpu:
                 self.fail(
-                    f"loop '{s.loop_var.name}' is bound to {s.thread_tag} but the target "
-                    f"'{self.target.kind.name}' is a CPU target without threads; use T.parallel"
+                    f"'{s.loop_var.name}' is bound to {s.thread_tag} (by T.thread_binding, T.launch_thread or a "
+                    f"T.device_entry() region), which the CPU target (here '{self.target.kind.name}') cannot launch: "
+                    f"compile for a device target, or write a T.parallel loop for the CPU"
                 )
             if s.thread_tag in self.thread_tags:
                 self.fail(f"{s.thread_tag} is bound twice on one loop nest path")
