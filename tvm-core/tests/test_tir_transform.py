@@ -125,8 +125,7 @@ def test_verify_non_bool_condition():
 
 def test_verify_thread_binding_on_cpu_is_error():
     with pytest.raises(
-        TIRVerifyError,
-        match=r"is bound to blockIdx.x \(by T.thread_binding, T.launch_thread or a T.device_entry\(\) region\), which the CPU target \(here 'c'\) cannot launch",
+        TIRVerifyError, match=r"is bound to blockIdx.x \(by T.thread_binding, .*which the CPU target \(here 'c'\)"
     ):
         verify(K.gelu_like, Target("c"))
 
