@@ -184,3 +184,17 @@ def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
     f = tvm.compile(fill_pointer, target="c")["fill_pointer"]
     with pytest.raises(ValueError, match=r"fill_pointer: argument 'A_data' is None, but the function reads or writes"):
         f(None, 1)
+
+
+def test_a_tensor_for_a_pointer_must_hold_what_the_function_accesses(private_cache):
+    """A tensor passed for a pointer parameter was written past its end (a 2-element array given
+    4 elements) and read as compact memory when strided; both are refused by name now."""
+    f = tvm.compile(fill_pointer, target="c")["fill_pointer"]
+    memory = np.zeros(8, "float32")
+    with pytest.raises(ValueError, match=r"argument 'A_data' holds 8 bytes, and the function accesses 16 bytes"):
+        f(memory[:2], 7)
+    with pytest.raises(ValueError, match=r"argument 'A_data' must be a contiguous \(row-major compact\) tensor"):
+        f(memory[::2], 7)
+    assert not memory.any()
+    f(memory[:4], 7)
+    np.testing.assert_array_equal(memory, [7, 7, 7, 7, 0, 0, 0, 0])

@@ -199,7 +199,8 @@ def test_copy_errors_name_what_differs_and_the_fix():
         source.copyto(tvm.runtime.empty((6,), "float64"))
     strided = tvm.runtime.from_dlpack(np.zeros((4, 4), "float32")[:, :2])
     with pytest.raises(ValueError, match=r"the source is a strided view; .*numpy.ascontiguousarray"):
-        strided.numpy()
+        strided.copyto(tvm.runtime.empty((4, 2), "float32"))
+    np.testing.assert_array_equal(strided.numpy(), np.zeros((4, 2)))  # read as NumPy lays it out
 
 
 def test_vector_dtype_tensors_from_data_and_shapes_from_0d_arrays():
@@ -308,3 +309,32 @@ def test_a_read_only_array_and_a_numpy_bool_in_one_call():
         b = np.zeros(4, "float32")
         f(a, flag, b)
         np.testing.assert_array_equal(b, np.arange(4))
+
+
+def test_scalars_of_other_libraries_are_numbers_and_unknown_ones_named():
+    """ml_dtypes scalars and objects with __index__ were refused as 'ffi.OpaquePyObject'; they
+    are numbers now, and what is not one is named by its Python type."""
+    import decimal
+
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def store(O: T.Buffer((2,), "float32"), f: T.float32, i: T.int32):
+        O[0] = f
+        O[1] = T.Cast("float32", i)
+
+    class Index:
+        def __index__(self):
+            return 5
+
+    fn = tvm.compile(store, target="c")["store"]
+    out = np.zeros(2, "float32")
+    fn(out, ml_dtypes.bfloat16(1.5), ml_dtypes.int4(3))
+    np.testing.assert_array_equal(out, [1.5, 3])
+    fn(out, 2.0, Index())
+    np.testing.assert_array_equal(out, [2, 5])
+    with pytest.raises(TypeError, match=r"argument 'f' \(#1\) expects a float \(float32\), got decimal.Decimal"):
+        fn(out, decimal.Decimal(1), 1)
+    with pytest.raises(BufferError, match=r"float and complex dtypes. \(convert it to a dtype a tensor holds"):
+        fn(np.array(["a", "b"]), 1.0, 1)

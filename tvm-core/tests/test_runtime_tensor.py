@@ -312,3 +312,41 @@ def test_pythons_own_types_are_dtypes_as_numpy_reads_them():
     assert tvm.runtime.empty((2,), int).dtype == "int64"
     assert tvm.runtime.empty((2,), float).dtype == "float64"
     np.testing.assert_array_equal(tvm.runtime.tensor([1, 2], dtype=int).numpy(), np.array([1, 2]))
+
+
+def test_strided_views_of_host_memory_read_back_and_numpy_takes_tensors():
+    """A strided CPU view (a NumPy slice through DLPack) was refused by .numpy() with a hint for
+    NumPy arrays; np.asarray(tensor) made a 0-d object array."""
+    a = np.arange(24, dtype="float32").reshape(4, 6)
+    for view in (a[::2, 1::2], a.T, a[0, ::-1]):
+        t = tvm.runtime.from_dlpack(view)
+        np.testing.assert_array_equal(t.numpy(), view)
+        np.testing.assert_array_equal(np.asarray(t), view)
+    t = tvm.runtime.tensor(a)
+    assert np.asarray(t, dtype="float64").dtype == np.float64
+    np.testing.assert_allclose(t, a)  # NumPy's helpers take tensors
+    with pytest.raises(ValueError, match="copy=False cannot be honoured"):
+        t.__array__(copy=False)
+
+
+def test_empty_names_a_shape_or_device_of_the_wrong_kind():
+    with pytest.raises(TypeError, match=r"a tensor's shape holds integers, got None"):
+        tvm.runtime.empty(None)
+    with pytest.raises(TypeError, match=r"a tensor's shape holds integers, got \[2\] in \[\[2\]\]"):
+        tvm.runtime.empty([[2]])
+    with pytest.raises(TypeError, match=r"empty: device must be a tvm.device\(...\), such as tvm.cpu\(0\), got 4"):
+        tvm.runtime.empty((3,), device=4)
+
+
+def test_dlpack_requests_the_export_cannot_honour_are_refused():
+    """tvm-ffi's legacy export ignored copy=True (the consumer got shared memory) and failed on
+    max_version=(0, 8) with an AttributeError."""
+    t = tvm.runtime.tensor(np.arange(3, dtype="float32"))
+    with pytest.raises(BufferError, match="copy=True is not supported"):
+        t.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match=r"dl_device \(4, 0\) differs"):
+        t.__dlpack__(dl_device=(4, 0))
+    legacy = tvm.runtime.from_dlpack(t.__dlpack__(max_version=(0, 8)))
+    legacy.copyfrom(np.full(3, 7, "float32"))
+    np.testing.assert_array_equal(t.numpy(), [7, 7, 7])  # shared, as DLPack exports are
+    np.testing.assert_array_equal(np.from_dlpack(t), [7, 7, 7])

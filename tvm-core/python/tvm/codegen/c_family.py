@@ -806,6 +806,8 @@ class CFamilyPrinter(ExprFunctor[str]):
             del self._subst[e.var]
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> str:
+        if e.buffer.dtype == "bool" and e.buffer.scope == "global":
+            return self.bool_from_memory(e.buffer, self.flat_index(e.buffer, e.indices))
         text = f"{self.buffer_ref(e.buffer)}[{self.flat_index(e.buffer, e.indices)}]"
         if self.is_emulated(e.buffer.dtype):
             return f"{self.half_converters(e.buffer.dtype)[0]}({text})"
@@ -970,6 +972,14 @@ class CFamilyPrinter(ExprFunctor[str]):
         return f"{name}({value})"
 
     # ------------------------------------------------------------------ buffers
+    def bool_from_memory(self, buf: E.Buffer, index: str) -> str:
+        """Element ``index`` of bool buffer ``buf`` in memory others wrote: any nonzero byte is
+        true, as in NumPy (a byte of 2 read as a C ``bool`` gives 2, or is assumed 0 or 1)."""
+        ref, byte = self.buffer_ref(buf), self.type_name("uint8")
+        if self.type_name("bool") != byte:
+            ref = f"(({self.GLOBAL_PTR_QUALIFIER}{byte}*){ref})"
+        return f"({ref}[{index}] != 0)"
+
     def buffer_ref(self, buf: E.Buffer) -> str:
         """The C expression of a buffer's typed base pointer / array (a buffer declared over a
         ``void*`` handle parameter, ``T.decl_buffer(..., data=A_data)``, casts it)."""

@@ -69,10 +69,13 @@ static TVM_COLD int tvm_raise(const char* kind, const char* fmt, ...) {
 
 static TVM_COLD const char* tvm_dtype_str(DLDataType t, char* buf, size_t n) {
   static const char* fam[] = {"int", "uint", "float", "handle", "bfloat", "complex", "bool"};
+  /* DLPack's codes 7 to 17: the small float formats, named whole */
+  static const char* small[] = {"float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+                                "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+                                "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"};
   const char* f = t.code < 7 ? fam[t.code] : "custom";
   if (t.code == 6 && t.bits == 8) snprintf(buf, n, "bool");
-  else if ((t.code == 10 || t.code == 12) && t.bits == 8 && t.lanes == 1)
-    snprintf(buf, n, t.code == 10 ? "float8_e4m3fn" : "float8_e5m2");
+  else if (t.code >= 7 && t.code <= 17 && t.lanes == 1) snprintf(buf, n, "%s", small[t.code - 7]);
   else if (t.lanes == 1) snprintf(buf, n, "%s%d", f, (int)t.bits);
   else snprintf(buf, n, "%s%dx%d", f, (int)t.bits, (int)t.lanes);
   return buf;
@@ -809,6 +812,14 @@ static TVMFFIObjectHandle tvm_tensor_view(void* data, uint64_t byte_offset, DLDa
   return out;
 }"""
 
+_TENSOR_BYTES_HELPER = r"""/* the bytes of t's elements (INT64_MAX when they overflow, so a size check passes and
+   the tensor's producer is trusted with its own sizes) */
+static int64_t tvm_tensor_bytes(const DLTensor* t) {
+  size_t bytes = 0;
+  size_t element = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  return tvm_dims_product(element, t->ndim, t->shape, &bytes) || bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
+}"""
+
 #: The C helpers host code may use, by name: (definition, the helpers it calls).
 _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tvm_call_global": (_CALL_GLOBAL_HELPER, ()),
@@ -822,6 +833,7 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tvm_tensor_view": (_TENSOR_VIEW_HELPER, ()),
     "tvm_uint64": (_UINT64_HELPER, ()),
     "tvm_round_float": (_ROUND_FLOAT_HELPER, ()),
+    "tvm_tensor_bytes": (_TENSOR_BYTES_HELPER, ("tvm_dims_product",)),
 }
 
 
@@ -1017,10 +1029,30 @@ class HostFunctionPrinter:
             p.emit(f"{v} = {conv};")
 
     @functools.cached_property
-    def _dereferenced(self) -> set:
+    def _dereferenced(self) -> dict:
         """The handle parameters memory is accessed through (asked only of a function that has
-        such a parameter: a walk of its body)."""
+        such a parameter: a walk of its body), each with the bytes its views of constant size
+        reach (0 when none has one)."""
         return _buffer_data_vars(self.func)
+
+    def _pointer_checks(self, t: str, prm: E.Var) -> str:
+        """C statements refusing tensor ``t`` passed for handle parameter ``prm`` when the
+        function's views over ``prm`` reach past its bytes, or when it is strided (the views
+        read it as compact memory)."""
+        need = self._dereferenced.get(prm)
+        if need is None:  # passed on (to a kernel, a call), not read here: the callee checks
+            return ""
+        fn = f'"{self.name}"'
+        strided = f"{t}->strides != NULL && !tvm_is_compact({t})"
+        out = f'if (TVM_UNLIKELY({strided})) return tvm_err_strides({fn}, "{prm.name}"); '
+        if need:
+            self.p.use_helper("tvm_tensor_bytes")
+            out += (
+                f'if (TVM_UNLIKELY(tvm_tensor_bytes({t}) < {need})) return tvm_raise("ValueError", '
+                f"\"%s: argument '%s' holds %lld bytes, and the function accesses {need} bytes through it\", "
+                f'{fn}, "{prm.name}", (long long)tvm_tensor_bytes({t})); '
+            )
+        return out
 
     def _tensor_as_pointer(self, i: int, prm: E.Var) -> str:
         """A C block setting the pointer a tensor passed for handle parameter ``prm``
@@ -1040,7 +1072,7 @@ class HostFunctionPrinter:
         return (
             f"{{ DLTensor* {t} = {tensor}; if (TVM_UNLIKELY({self._on_another_device(t)})) return "
             f'tvm_err_device({fn}, "{prm.name}", "{self._device_name}", {t}); {offset}'
-            f"{self.p.name_of(prm)} = {first}; }}"
+            f"{self._pointer_checks(t, prm)}{self.p.name_of(prm)} = {first}; }}"
         )
 
     @property
@@ -1294,13 +1326,17 @@ def _in_int64(e: E.PrimExpr) -> E.PrimExpr:
     return e if e.dtype == "int64" else E.Cast("int64", e)
 
 
-def _buffer_data_vars(func: PrimFunc) -> set:
-    """The variables holding the data of a buffer ``func`` loads from or stores into."""
-    found: set = set()
+def _buffer_data_vars(func: PrimFunc) -> dict:
+    """The variables holding the data of a buffer ``func`` loads from or stores into, each with
+    the most bytes its (flat) buffers of constant extent reach."""
+    found: dict = {}
 
     def visit(node: Any) -> None:
         if isinstance(node, (E.BufferLoad, S.BufferStore)):
-            found.add(node.buffer.data)
+            buf = node.buffer
+            extent = buf.shape[0] if len(buf.shape) == 1 and not buf.strides else None
+            size = extent.value * _dt.nbytes(buf.dtype) if isinstance(extent, E.IntImm) else 0
+            found[buf.data] = max(found.get(buf.data, 0), size)
 
     post_order_visit(func.body, visit)
     return found

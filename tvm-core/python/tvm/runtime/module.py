@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+import operator
+import re
 import threading
 from typing import Any, Callable
 
@@ -64,10 +66,14 @@ def _naming_the_argument(err: BufferError, args: tuple) -> BufferError:
             try:
                 a.__dlpack__()
             except BufferError as own:
-                return BufferError(
-                    f"argument {i} ({type(a).__name__}) cannot be passed as a tensor: {own} (pass a "
-                    "contiguous copy, such as np.ascontiguousarray(...))"
+                hint = (
+                    " (convert it to a dtype a tensor holds, such as .astype(np.float32))"
+                    if "dtype" in str(own)
+                    else " (pass a contiguous copy, such as np.ascontiguousarray(...))"
+                    if "strides" in str(own) or "contiguous" in str(own)
+                    else ""
                 )
+                return BufferError(f"argument {i} ({type(a).__name__}) cannot be passed as a tensor: {own}{hint}")
             except Exception:  # noqa: BLE001 - another kind of failure: not the one reported
                 continue
     return err
@@ -76,19 +82,54 @@ def _naming_the_argument(err: BufferError, args: tuple) -> BufferError:
 def _called_again(func: tvm_ffi.Function, args: tuple, err: Exception) -> Any:
     """``func(*args)`` after it raised ``err``: with copies of the arrays tvm-ffi refused
     (read-only, ml_dtypes), or NumPy bools as Python's; else ``err``, naming the argument."""
-    import numpy as np
 
-    if any(isinstance(a, np.bool_) for a in args):  # tvm-ffi takes NumPy's other scalars
-        fixed = tuple(bool(a) if isinstance(a, np.bool_) else a for a in args)
+    fixed = tuple(_as_python_number(a) for a in args)
+    if any(f is not a for f, a in zip(fixed, args)):  # tvm-ffi takes NumPy's other scalars
         try:
             return func(*fixed)
         except (BufferError, TypeError) as again:
             return _called_again(func, fixed, again)
+    if isinstance(err, TypeError) and _OPAQUE in str(err):
+        raise _naming_the_python_type(err, args) from None
     if isinstance(err, BufferError):
         if not any(_is_read_only_array(a) or _is_ml_dtypes_array(a) for a in args):
             raise _naming_the_argument(err, args) from err
         return _call_with_copies(func, args)
     raise err
+
+
+_OPAQUE = "ffi.OpaquePyObject"
+
+
+def _as_python_number(a: Any) -> Any:
+    """A scalar tvm-ffi passes as an opaque object, as the Python number it stands for: a NumPy
+    bool, an ml_dtypes scalar (bfloat16, float8 ...), an object with ``__index__``; ``a`` itself
+    otherwise."""
+    import numpy as np
+
+    if isinstance(a, (bool, int, float, str, bytes, np.ndarray, tvm_ffi.Tensor)) or a is None:
+        return a
+    if isinstance(a, np.bool_):
+        return bool(a)
+    if isinstance(a, np.generic) and not isinstance(a, np.number) and type(a).__module__.startswith("ml_dtypes"):
+        return int(a) if type(a).__name__.startswith(("int", "uint")) else float(a)
+    if hasattr(type(a), "__index__") and not hasattr(type(a), "__dlpack__"):
+        try:
+            return operator.index(a)
+        except Exception:  # noqa: BLE001 - an __index__ that fails: the call names the type
+            return a
+    return a
+
+
+def _naming_the_python_type(err: TypeError, args: tuple) -> TypeError:
+    """``err`` with tvm-ffi's name for an object it does not know replaced by the argument's
+    Python type (``ffi.OpaquePyObject`` for a ``Decimal``)."""
+    found = re.search(r"\(#(\d+)\)", str(err))
+    i = int(found.group(1)) if found else None
+    if i is None or not 0 <= i < len(args):
+        return err
+    kind = type(args[i])
+    return TypeError(str(err).replace(_OPAQUE, f"{kind.__module__}.{kind.__qualname__}".removeprefix("builtins.")))
 
 
 def accepting_read_only_arrays(func: tvm_ffi.Function) -> Callable[..., Any]:

@@ -78,6 +78,24 @@ class Tensor(tvm_ffi.Tensor):
             "tvm.runtime.empty(shape, dtype, device) or tvm.runtime.from_dlpack(obj)"
         )
 
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """The DLPack protocol: the tensor's memory, shared. A request tvm-ffi's legacy export
+        would ignore (a copy, another device) is refused, as the versioned export refuses it."""
+        if copy:
+            raise BufferError("a tvm Tensor exports its memory shared; copy=True is not supported: copy it first")
+        if dl_device is not None and tuple(dl_device) != tuple(self.__dlpack_device__()):
+            raise BufferError(f"dl_device {tuple(dl_device)} differs from the tensor's {self.__dlpack_device__()}")
+        if max_version is not None and max_version[0] < 1:
+            max_version = None  # the consumer reads DLPack 0.x: the legacy export
+        return super().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
     def __reduce__(self) -> tuple:
         """Pickled (and deep-copied) as its values and its device: unpickling copies them to that
         device, which must exist there."""
@@ -90,11 +108,21 @@ class Tensor(tvm_ffi.Tensor):
         if self.dtype.lanes > 1:
             host = self.copyto(cpu())  # alive while its view is copied
             return _lanes_view(host).copy()
+        if self.device.dlpack_device_type() == _CPU and not _is_compact(self):
+            return np.from_dlpack(self).copy()  # a strided view of host memory, as NumPy lays it out
         out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
         _copy(self, _host_view(out), True, True)
         return out
 
     asnumpy = numpy
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """NumPy's conversion (``np.asarray(t)``, ``np.testing`` ...): a copy of the values, from
+        any device (``copy=False`` cannot be honoured and is refused, as NumPy asks)."""
+        if copy is False:
+            raise ValueError("a tvm Tensor becomes a NumPy array by copying; copy=False cannot be honoured")
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
 
     def copyfrom(self, source: Any) -> "Tensor":
         """Copy from a NumPy array (converted to this dtype) or another tensor into this one."""
@@ -143,6 +171,22 @@ class Tensor(tvm_ffi.Tensor):
 _core._set_class_tensor(Tensor)
 
 
+_CPU = 1  # DLPack's kDLCPU
+
+
+def _is_compact(t: tvm_ffi.Tensor) -> bool:
+    """Whether ``t`` is laid out row-major without gaps (dimensions of extent 1 and tensors
+    without elements in any layout)."""
+    expect = 1
+    if 0 in tuple(t.shape):
+        return True
+    for extent, stride in reversed(list(zip(t.shape, t.strides))):
+        if extent != 1 and stride != expect:
+            return False
+        expect *= extent
+    return True
+
+
 def _lanes_view(host: Tensor) -> np.ndarray:
     """A NumPy view of a compact CPU tensor of a vector dtype, its lanes the last dimension
     (NumPy has no vector dtypes, and DLPack exports no lanes to it)."""
@@ -181,6 +225,8 @@ def empty(shape: Sequence[int] | int, dtype: Any = "float32", device: Device | N
     """An uninitialised tensor on ``device`` (default CPU)."""
     dims = _dimensions(shape)
     dev = device if device is not None else cpu()
+    if not isinstance(dev, (tvm_ffi.Device, str)):
+        raise TypeError(f"empty: device must be a tvm.device(...), such as tvm.cpu(0), got {dev!r}")
     try:
         return _empty(tvm_ffi.Shape(dims), _tensor_dtype(dtype), dev)
     except RuntimeError as err:
@@ -196,7 +242,7 @@ def _dimensions(shape: Any) -> tuple[int, ...]:
         shape = (shape,)  # an integer (a 0-d NumPy array too)
     dims = []
     for d in shape:
-        if isinstance(d, (bool, np.bool_, float, np.floating, str, bytes)):
+        if isinstance(d, (bool, np.bool_, float, np.floating, str, bytes)) or not hasattr(d, "__int__"):
             raise TypeError(f"a tensor's shape holds integers, got {d!r} in {shape!r}")
         d = int(d)  # ints, NumPy integers, and integer constants of TIR (IntImm)
         if not -(2**63) <= d < 2**63:

@@ -214,6 +214,26 @@ class BackendConformance:
         np.testing.assert_array_equal(args[2].numpy(), a > 0)
         np.testing.assert_array_equal(args[3].numpy(), np.where(m & ~(a > 0), -a, a))
 
+    def test_bool_bytes_other_than_one_are_true(self):
+        """A bool tensor whose bytes are not all 0 or 1 (a uint8 mask viewed as bool) reads as
+        NumPy reads it: nonzero is true (C-family targets gave the byte, 2 or 255)."""
+        if not self.bool_buffers:
+            pytest.skip(f"{self.backend} declares that its buffers cannot hold bool")
+        from tvm.script import tir as T
+
+        @T.prim_func
+        def as_ints(P: T.Buffer((6,), "bool"), B: T.Buffer((6, 2), "int32")):
+            for i in T.thread_binding(6, thread="threadIdx.x"):
+                B[i, 0] = T.Cast("int32", P[i])
+                B[i, 1] = T.Select(P[i] == T.bool(True), 10, 20)
+
+        mask = np.array([0, 1, 2, 255, 0, 3], "uint8").view(np.bool_)
+        dev = self.dev()
+        out = tvm.runtime.empty((6, 2), "int32", dev)
+        tvm.compile(as_ints, target=self.target_name())(tvm.runtime.tensor(mask, dev), out)
+        truth = mask.astype("int32")
+        np.testing.assert_array_equal(out.numpy(), np.stack([truth, np.where(truth == 1, 10, 20)], axis=1))
+
     def test_bools_from_floats_and_bools_in_order(self):
         """A float is true unless it is zero (NaN too: WebGPU gave false), and bools compare as
         0 < 1 (Vulkan refused ``<`` on bools, WebGPU's shader compiler failed)."""
