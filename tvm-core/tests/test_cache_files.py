@@ -124,3 +124,27 @@ def test_a_folder_where_a_compile_cache_entry_belongs_means_compiling_without_th
         assert not list(entry.parent.glob(".tmp-*")) and not list(entry.parent.glob(".tvm-*"))
         entry.rmdir()
         tvm.compile(dec, "c")
+
+
+def test_compiling_the_same_code_without_the_cache_reuses_its_module(monkeypatch):
+    """Without the compile cache each compile's library is a new scratch file, and the module
+    tree was remembered by that path: every compile of unchanged code kept another copy (about
+    1 MiB per OpenCL compile) for the life of the process."""
+    import numpy as np
+    import tvm
+    from tvm.runtime import library
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def add_seven(A: T.Buffer((4,), "float32")):
+        for i in T.thread_binding(4, thread="threadIdx.x"):
+            A[i] = A[i] + T.float32(7)
+
+    monkeypatch.setenv("TVM_CACHE_DIR", "off")
+    a = tvm.runtime.tensor(np.zeros(4, "float32"), tvm.device("example"))
+    tvm.compile(add_seven, target="example")(a)
+    before = len(library._reused)
+    for _ in range(3):
+        tvm.compile(add_seven, target="example")(a)
+    assert len(library._reused) == before
+    np.testing.assert_array_equal(a.numpy(), [28, 28, 28, 28])

@@ -159,5 +159,41 @@ def test_a_temporary_folder_that_cannot_map_code_is_named(monkeypatch, tmp_path)
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.setattr(library, "_dlopen", noexec)
+    with pytest.raises(library.ModuleLoadError, match=r"out of memory mappings \(vm.max_map_count\) or address"):
+        library._load_private_copy(b"\x7fELF", "/somewhere/lib.so")  # the folder maps code: the process is full
+
+    class NoExec:
+        f_flag = os.ST_NOEXEC
+
+    monkeypatch.setattr(os, "statvfs", lambda folder: NoExec())
     with pytest.raises(library.ModuleLoadError, match=rf"private copy in the temporary folder {tmp_path} cannot be"):
         library._load_private_copy(b"\x7fELF", "/somewhere/lib.so")
+
+
+def test_scratch_folders_of_processes_gone_are_removed(monkeypatch, tmp_path):
+    """A compile stopped by SIGTERM (how services are stopped) left its scratch folder, with the
+    kernel's source, for good; the next process of the user removes those of processes gone."""
+    import subprocess
+    import sys
+    import time
+
+    from tvm import _cache
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)
+    old = time.time() - 2 * _cache._STALE_AFTER_S
+    folders = {
+        "stale": tmp_path / f"tvm-cc-{dead}-abc",
+        "recent": tmp_path / f"tvm-build-{dead}-def",  # may be a live process of another pid namespace
+        "alive": tmp_path / f"tvm-cc-{os.getppid()}-ghi",
+        "other": tmp_path / f"tvm-data-{dead}-jkl",
+    }
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "lib.c").write_text("int f(void) { return 0; }")
+        if name != "recent":
+            os.utime(folder, (old, old))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(_cache, "_swept", False)
+    assert _cache.scratch_prefix("cc") == f"tvm-cc-{os.getpid()}-"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for n, f in folders.items() if n != "stale")

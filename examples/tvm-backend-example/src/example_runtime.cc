@@ -14,12 +14,14 @@
 #include <tvm/runtime/device_api.h>
 #include <tvm/runtime/device_module.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 namespace tvm_backend_example {
@@ -49,22 +51,33 @@ using KernelFn = int (*)(const KernelArg* args, const int64_t* grid, const int64
 class LoadedObject {
  public:
   explicit LoadedObject(const std::string& bytes) {
-    char path[] = "/tmp/tvm_example_kernelXXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) TVM_FFI_THROW(RuntimeError) << "example module: cannot create a temp file";
+    // The temporary folder the rest of TVM uses ($TMPDIR, else /tmp): it must allow mapping code.
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string name =
+        std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") + "/tvm_example_kernelXXXXXX";
+    std::vector<char> path(name.begin(), name.end());
+    path.push_back('\0');
+    int fd = mkstemp(path.data());
+    if (fd < 0) {
+      TVM_FFI_THROW(RuntimeError) << "example module: cannot create a temporary file " << name
+                                  << ": " << std::strerror(errno)
+                                  << " (set TMPDIR to a writable folder)";
+    }
     size_t off = 0;
     while (off < bytes.size()) {
       ssize_t n = write(fd, bytes.data() + off, bytes.size() - off);
       if (n <= 0) {
+        int why = n < 0 ? errno : ENOSPC;
         close(fd);
-        unlink(path);
-        TVM_FFI_THROW(RuntimeError) << "example module: cannot write " << path;
+        unlink(path.data());
+        TVM_FFI_THROW(RuntimeError) << "example module: cannot write " << path.data() << ": "
+                                    << std::strerror(why) << " (set TMPDIR to a folder with room)";
       }
       off += static_cast<size_t>(n);
     }
     close(fd);
-    handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    unlink(path);
+    handle_ = dlopen(path.data(), RTLD_NOW | RTLD_LOCAL);
+    unlink(path.data());
     if (handle_ == nullptr) {
       TVM_FFI_THROW(RuntimeError) << "example module: the kernel object does not load: "
                                   << dlerror();

@@ -206,3 +206,28 @@ def test_a_child_forked_after_parallel_cpu_code_is_refused_not_hung(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "parent ok" in r.stdout, r.stdout
     assert "OpenMP started 1" in r.stdout and "use the 'spawn' start method" in r.stdout, r.stdout
+
+
+def test_kernels_are_loaded_from_tmpdir_and_no_scratch_is_left(tmp_path):
+    """The kernel object was written to /tmp whatever TMPDIR said (a noexec /tmp broke the
+    example device alone), and with the compile cache off each compile left its scratch folder."""
+    code = (
+        "import os, tempfile\n"
+        "import numpy as np, tvm\n"
+        "from tvm.testing import kernels as K\n"
+        "dev = tvm.device('example', 0)\n"
+        "a = tvm.runtime.tensor(np.arange(8, dtype='float32'), dev)\n"
+        "b = tvm.runtime.empty((8,), 'float32', dev)\n"
+        "tvm.compile(K.vector_add(), target='example')(a, a, b)\n"
+        "print(b.numpy().tolist(), sorted(os.listdir(tempfile.gettempdir())))\n"
+        "os.environ['TMPDIR'] = os.path.join(tempfile.gettempdir(), 'missing')\n"
+        "try:\n"
+        "    tvm.compile(K.vector_add(block=32), target='example')(a, a, b)\n"
+        "except RuntimeError as err:\n"
+        "    print(str(err).splitlines()[0])\n"
+    )
+    out = run_python(code, env={"TMPDIR": str(tmp_path), "TVM_CACHE_DIR": "off"})
+    assert out.returncode == 0, out.stderr
+    values, error = out.stdout.strip().splitlines()[-2:]
+    assert values == f"{[2.0 * i for i in range(8)]} []"
+    assert f"cannot create a temporary file {tmp_path}/missing/tvm_example_kernel" in error

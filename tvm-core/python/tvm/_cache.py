@@ -13,8 +13,11 @@ import contextlib
 import errno
 import itertools
 import os
+import re
+import shutil
 import tempfile
 import stat
+import time
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
@@ -143,6 +146,55 @@ def in_scratch(err: OSError, path: str) -> ScratchError:
         f"{err.strerror} (in the temporary folder {tempfile.gettempdir()}: set TMPDIR to a folder with room)",
         path,
     )
+
+
+#: Scratch folders a process names after itself (:func:`scratch_prefix`): ``tvm-cc-<pid>-...``.
+_SCRATCH_NAME = re.compile(r"tvm-(?:cc|build|lib|omp)-(\d+)-")
+#: How old a dead process's scratch folder must be before another removes it (a process of
+#: another pid namespace sharing the folder may be alive under a pid this one does not see).
+_STALE_AFTER_S = 3600
+_swept = False
+
+
+def scratch_prefix(kind: str) -> str:
+    """The name prefix of a scratch folder of this process (``tvm-cc-<pid>-``). A process stopped
+    by a signal Python does not turn into an exception (SIGTERM, SIGKILL) leaves its folder, with
+    the kernel's source, behind: the first process of the same user to make one afterwards
+    removes those of processes that are gone."""
+    global _swept
+    if not _swept:
+        _swept = True
+        _remove_stale_scratch(tempfile.gettempdir())
+    return f"tvm-{kind}-{os.getpid()}-"
+
+
+def _remove_stale_scratch(folder: str) -> None:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        found = _SCRATCH_NAME.match(name)
+        if found is None or _process_alive(int(found.group(1))):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and now - info.st_mtime > _STALE_AFTER_S:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or no right to ask: alive for all we know
+        return True
+    return True
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:

@@ -142,4 +142,5 @@ def build(kernels: list[PrimFunc], target) -> object:
     path, _ = cc.compile_shared(source, openmp=True, name="example_kernels")
     with open(path, "rb") as f:
         payload = f.read()
+    cc.discard_scratch(path)  # without the compile cache the object was a scratch file: its bytes are kept
     return create_device_module("example", "so", function_table(kernels), payload, [["c", source]])

@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from tvm._cache import ENTRY_LIMIT, ScratchError, atomic_write, in_scratch, naming, read_regular_file
+from tvm._cache import ENTRY_LIMIT, ScratchError, atomic_write, in_scratch, naming, read_regular_file, scratch_prefix
 from tvm._user_warning import warn_at_caller
 
 
@@ -103,7 +103,7 @@ def has_openmp(cmd: Sequence[str]) -> bool:
 @lru_cache(maxsize=None)
 def _links_openmp(cmd: tuple[str, ...]) -> bool:
     probe = "int tvm_probe(void) {\n  int n = 0;\n#pragma omp parallel\n  n = 1;\n  return n;\n}\n"
-    with tempfile.TemporaryDirectory(prefix="tvm-omp-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("omp")) as tmp:
         src = os.path.join(tmp, "probe.c")
         with open(src, "w") as f:
             f.write(probe)
@@ -290,7 +290,7 @@ def run_compiler(
     """Compile ``sources`` (file name -> C text) and ``objects`` into ``output`` (atomic): a
     shared library, or with ``link=False`` one object file from one source."""
     cmd = compiler()
-    with tempfile.TemporaryDirectory(prefix="tvm-cc-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("cc")) as tmp:
         paths = []
         for name, text in sources.items():
             p = os.path.join(tmp, name)
@@ -444,7 +444,7 @@ def check_output_name(name: Any) -> str:
 
 
 def _scratch_path(filename: str) -> Path:
-    folder = tempfile.mkdtemp(prefix="tvm-build-")
+    folder = tempfile.mkdtemp(prefix=scratch_prefix("build"))
     path = Path(folder) / filename
     _SCRATCH[str(path)] = folder
     return path

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import tvm_ffi
 
-from tvm._cache import NotARegularFile, in_scratch, read_regular_file
+from tvm._cache import NotARegularFile, in_scratch, read_regular_file, scratch_prefix
 from tvm._fork_safe import renewed_in_child
 from tvm.runtime.module import Module
 
@@ -102,7 +102,7 @@ def _dlopen(path: str, shown: str = "") -> tvm_ffi.Module:
     try:
         if _utf8(path):
             return tvm_ffi.load_module(path)
-        with tempfile.TemporaryDirectory(prefix="tvm-lib-") as tmpdir:  # tvm-ffi takes UTF-8 paths
+        with tempfile.TemporaryDirectory(prefix=scratch_prefix("lib")) as tmpdir:  # tvm-ffi takes UTF-8 paths
             link = os.path.join(tmpdir, "library.so")
             os.symlink(os.path.abspath(path), link)
             return tvm_ffi.load_module(link)
@@ -447,17 +447,34 @@ def _load_private_copy(data: bytes, path: str) -> tvm_ffi.Module:
         except ModuleLoadError as err:
             if "failed to map segment" not in str(err):
                 raise
-            raise ModuleLoadError(
-                f"{path} cannot be loaded: its private copy in the temporary folder {tempfile.gettempdir()} cannot "
-                f"be mapped as code (a folder mounted noexec?): set TMPDIR to a folder libraries can be loaded from"
-            ) from None
+            raise ModuleLoadError(_why_not_mapped(path, os.path.dirname(copy))) from None
+
+
+def _why_not_mapped(path: str, folder: str) -> str:
+    """Why the dynamic loader could not map library ``path``'s copy in ``folder``: a folder
+    mounted noexec, or a process out of memory mappings (the loader says the same for both)."""
+    try:
+        noexec = bool(os.statvfs(folder).f_flag & getattr(os, "ST_NOEXEC", 0))
+    except OSError:
+        noexec = True
+    if noexec:
+        return (
+            f"{path} cannot be loaded: its private copy in the temporary folder {tempfile.gettempdir()} cannot "
+            f"be mapped as code (the folder is mounted noexec): set TMPDIR to a folder libraries can be loaded from"
+        )
+    return (
+        f"{path} cannot be loaded: the dynamic loader could not map it into this process, which is out of memory "
+        f"mappings (vm.max_map_count) or address space; libraries stay loaded for the process's life, so a "
+        f"process that compiles or loads many distinct ones reaches the limit: run that work in worker processes "
+        f"that end, or raise the limit"
+    )
 
 
 @contextlib.contextmanager
 def _private_copy(data: bytes, name: str) -> Iterator[str]:
     """The path of a file ``name`` holding ``data`` in a folder of its own, removed after the
     block (a library loaded from it stays mapped)."""
-    tmpdir = tempfile.mkdtemp(prefix="tvm-lib-")
+    tmpdir = tempfile.mkdtemp(prefix=scratch_prefix("lib"))
     try:
         copy = os.path.join(tmpdir, name)
         try:
