@@ -153,33 +153,18 @@ def tune(
         shape = tuple(outputs[-1][0]) if outputs else None
         raise ValueError(f"tvm.tune: reference has shape {expect.shape}, the last output {shape}: they must match")
     started = time.perf_counter()
-    deadline = time.time() + budget_s
-    progress_line = _Progress(kernel.key, len(order), progress)
-    trials: list[dict] = []
-    best: dict | None = None
-    for i, config in enumerate(order):
-        if i > 0 and time.time() > deadline:
-            progress_line.update(i, best["ms"] if best else None, f", time budget of {budget_s:.0f} s spent")
-            break
-        trial = _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol)
-        trials.append(trial)
-        if "ms" in trial and (best is None or trial["ms"] < best["ms"]):
-            best = trial
-        progress_line.update(i + 1, best["ms"] if best else None)
-    progress_line.close()
+    trials, best = _search(
+        kernel.key,
+        order,
+        budget_s,
+        progress,
+        lambda config: _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol),
+    )
     if best is None:
         reasons = "; ".join(f"{t['config']}: {t['error']}" for t in trials[:5])
         raise ValueError(f"tvm.tune: no configuration of {kernel.key} is valid on {tgt}: {reasons}")
     default_ms = trials[0].get("ms")
-    try:
-        db.store(kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
-    except OSError as err:  # the search's result is returned all the same
-        warnings.warn(
-            f"tvm.tune: the best configuration of {kernel.key} was found but could not be stored in the "
-            f"tuning database {getattr(db, 'path', None)} ({err}); set TVM_TUNING_DATABASE to a writable "
-            "file, or pass database=",
-            stacklevel=2,
-        )
+    _store(db, kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
     return TuneResult(
         kernel.key,
         str(tgt),
@@ -191,6 +176,40 @@ def tune(
         trials,
         time.perf_counter() - started,
     )
+
+
+def _search(key: str, order: list, budget_s: float, progress: bool, run: Callable[[Any], dict]) -> tuple[list, Any]:
+    """The trials of the configurations in ``order`` (each ``run(config)``) until the budget is
+    spent (the first always runs), with a progress line; and the fastest valid one, or None."""
+    deadline = time.time() + budget_s
+    progress_line = _Progress(key, len(order), progress)
+    trials: list[dict] = []
+    best: dict | None = None
+    for i, config in enumerate(order):
+        if i > 0 and time.time() > deadline:
+            progress_line.update(i, best["ms"] if best else None, f", time budget of {budget_s:.0f} s spent")
+            break
+        trial = run(config)
+        trials.append(trial)
+        if "ms" in trial and (best is None or trial["ms"] < best["ms"]):
+            best = trial
+        progress_line.update(i + 1, best["ms"] if best else None)
+    progress_line.close()
+    return trials, best
+
+
+def _store(db: Database, key: str, tgt: Any, fingerprint: str, record: dict) -> None:
+    """``record`` stored as the best of ``key``; a database that cannot be written is warned about
+    (the search's result is returned all the same)."""
+    try:
+        db.store(key, tgt, fingerprint, record)
+    except OSError as err:
+        warnings.warn(
+            f"tvm.tune: the best configuration of {key} was found but could not be stored in the "
+            f"tuning database {getattr(db, 'path', None)} ({err}); set TVM_TUNING_DATABASE to a writable "
+            "file, or pass database=",
+            stacklevel=3,
+        )
 
 
 def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol) -> dict:
