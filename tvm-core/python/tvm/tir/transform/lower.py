@@ -284,26 +284,7 @@ class _Splitter:
             tags.append("dyn_shmem")
             launch.append(total)
         launch_vars = [free_vars(e) for e in launch]
-        for tag, extent in zip(tags, launch):
-            read = buffers_touched(extent)
-            if read:
-                raise TIRVerifyError(
-                    _at(
-                        nest,
-                        f"launch extent of {tag} in kernel {name} reads '{read[0].name}' from memory "
-                        f"({expr_text(extent)}), which the host cannot read before the launch: size a launch "
-                        "from scalars (parameters, names assigned once) and read the buffer inside the kernel",
-                    )
-                )
-        for tag, used in zip(tags, launch_vars):
-            bad = [v for v in used if v in local]
-            if bad:
-                raise TIRVerifyError(
-                    _at(
-                        nest,
-                        f"launch extent of {tag} in kernel {name} depends on kernel-local variable '{bad[0].name}'",
-                    )
-                )
+        _check_launch_extents(nest, name, tags, launch, launch_vars, local)
         nest_vars, bufs = free_vars_and_buffers(nest)
         kernel_bufs: dict[Var, Buffer] = {}
         for b in bufs:
@@ -326,6 +307,27 @@ class _Splitter:
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
         return Evaluate(call, nest.span)
+
+
+def _check_launch_extents(nest: Stmt, name: str, tags: list, launch: list, launch_vars: list, local: set) -> None:
+    """The host computes kernel ``name``'s launch extents before the launch: from scalars bound
+    outside the kernel only (no memory reads, no kernel-local variables)."""
+    for tag, extent, used in zip(tags, launch, launch_vars):
+        read = buffers_touched(extent)
+        if read:
+            raise TIRVerifyError(
+                _at(
+                    nest,
+                    f"launch extent of {tag} in kernel {name} reads '{read[0].name}' from memory "
+                    f"({expr_text(extent)}), which the host cannot read before the launch: size a launch "
+                    "from scalars (parameters, names assigned once) and read the buffer inside the kernel",
+                )
+            )
+        bad = [v for v in used if v in local]
+        if bad:
+            raise TIRVerifyError(
+                _at(nest, f"launch extent of {tag} in kernel {name} depends on kernel-local variable '{bad[0].name}'")
+            )
 
 
 def _pad_thread_loops(nest: Stmt, extents: dict) -> Stmt:
