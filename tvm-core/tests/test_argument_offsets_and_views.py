@@ -198,3 +198,38 @@ def test_a_tensor_for_a_pointer_must_hold_what_the_function_accesses(private_cac
     assert not memory.any()
     f(memory[:4], 7)
     np.testing.assert_array_equal(memory, [7, 7, 7, 7, 0, 0, 0, 0])
+
+
+@T.prim_func
+def rows_through_thread_views(a: T.handle):
+    X = T.match_buffer(a, (16, 4), "float32")
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        with T.block("row"):
+            V = T.match_buffer(X[tx, 0:4], (4,), "float32")
+            for j in range(4):
+                V[j] = V[j] + T.float32(j)
+
+
+@T.prim_func
+def two_views_of_a_pointer(A_data: T.handle("float32"), v: T.int32):
+    A = T.decl_buffer(2, dtype="float32", data=A_data)
+    B = T.decl_buffer(2, dtype="float32", data=A_data, elem_offset=6)
+    for i in T.thread_binding(2, thread="threadIdx.x"):
+        A[i] = T.Cast("float32", v)
+        B[i] = T.Cast("float32", v + 1)
+
+
+def test_a_kernel_takes_its_arguments_whole_whatever_views_it_makes():
+    """A kernel's argument was the first view its body made of the memory: a view at the thread's
+    offset (the usual tiling form) made the thread index a kernel parameter, and a second view of
+    a pointer reaching further was never checked against the tensor passed."""
+    dev = tvm.device("example")
+    x = tvm.runtime.tensor(np.zeros((16, 4), "float32"), dev)
+    tvm.compile(rows_through_thread_views, target="example")(x)
+    np.testing.assert_array_equal(x.numpy(), np.tile(np.arange(4, dtype="float32"), (16, 1)))
+    f = tvm.compile(two_views_of_a_pointer, target="example")["two_views_of_a_pointer"]
+    with pytest.raises(ValueError, match=r"argument 0 is 16 bytes of device memory, the kernel accesses 8 elements"):
+        f(tvm.runtime.tensor(np.zeros(4, "float32"), dev), 7)
+    t = tvm.runtime.tensor(np.zeros(8, "float32"), dev)
+    f(t, 7)
+    np.testing.assert_array_equal(t.numpy(), [7, 7, 0, 0, 0, 0, 8, 8])

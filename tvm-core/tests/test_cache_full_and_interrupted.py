@@ -187,6 +187,7 @@ def test_scratch_folders_of_processes_gone_are_removed(monkeypatch, tmp_path):
         "recent": tmp_path / f"tvm-build-{dead}-def",  # may be a live process of another pid namespace
         "alive": tmp_path / f"tvm-cc-{os.getppid()}-ghi",
         "other": tmp_path / f"tvm-data-{dead}-jkl",
+        "no pid": tmp_path / "tvm-cc-99999999999999999999-x",  # anyone can make one in a shared /tmp
     }
     for name, folder in folders.items():
         folder.mkdir()

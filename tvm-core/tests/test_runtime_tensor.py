@@ -334,7 +334,7 @@ def test_empty_names_a_shape_or_device_of_the_wrong_kind():
         tvm.runtime.empty(None)
     with pytest.raises(TypeError, match=r"a tensor's shape holds integers, got \[2\] in \[\[2\]\]"):
         tvm.runtime.empty([[2]])
-    with pytest.raises(TypeError, match=r"empty: device must be a tvm.device\(...\), such as tvm.cpu\(0\), got 4"):
+    with pytest.raises(TypeError, match=r"a tensor.s device is a tvm.device\(...\), such as tvm.cpu\(0\), got 4"):
         tvm.runtime.empty((3,), device=4)
 
 

@@ -399,3 +399,43 @@ def count_in_memory(A: T.Buffer((32,), "int32"), N: T.Buffer((1,), "int32")):
 def test_a_launch_extent_read_from_memory_is_refused():
     with pytest.raises(tvm.tir.transform.TIRVerifyError, match="launch extent of blockIdx.x .* reads 'N' from memory"):
         tvm.compile(count_in_memory, target=TARGET)
+
+
+def test_extents_from_shapes_made_in_python_and_unsigned_counts():
+    """A size variable made in Python (``tvm.tir.Var``, as Apache TVM's tests write shapes) was
+    taken for a name the region defines; a uint64 block count past int32 was narrowed and a
+    uint32 one shown negative."""
+    n = tvm.tir.Var("n", "int32")
+
+    @T.prim_func
+    def by_shape(A: T.Buffer((n,), "int32")):
+        T.device_entry()
+        tx = T.thread_id([A.shape[0]])
+        A[tx] = tx * 3
+
+    (out,) = run(by_shape, np.zeros(20, "int32"))
+    np.testing.assert_array_equal(out, np.arange(20) * 3)
+
+    @T.prim_func
+    def blocks(A: T.Buffer((8,), "int32"), m: T.uint64, k: T.uint32):
+        T.device_entry()
+        bx = T.cta_id([m])
+        if bx < 8:
+            A[bx] = T.Cast("int32", k)
+
+    f = tvm.compile(blocks, target=TARGET)
+    a = tvm.runtime.tensor(np.zeros(8, "int32"), tvm.device(TARGET, 0))
+    f(a, 8, 5)
+    np.testing.assert_array_equal(a.numpy(), np.full(8, 5))
+    with pytest.raises(ValueError, match=r"launch extent blockIdx.x = 4294967298 is out of range"):
+        f(a, 2**32 + 2, 5)
+
+    @T.prim_func
+    def threads(A: T.Buffer((8,), "int32"), k: T.uint32):
+        T.device_entry()
+        tx = T.thread_id([k])
+        if tx < 8:
+            A[tx] = 1
+
+    with pytest.raises(ValueError, match=r"launch extent threadIdx.x = 2147483653 is out of range"):
+        tvm.compile(threads, target=TARGET)(a, 2**31 + 5)

@@ -408,3 +408,29 @@ def test_a_kernel_called_inside_the_same_threads_runs_on_them():
             def main(A: T.Buffer((64,), "float32")):
                 for tx in T.thread_binding(32, thread="threadIdx.x"):
                     Wider.bump(A.data)
+
+
+def test_a_kernel_called_inside_threads_that_start_past_zero_sees_its_own_index():
+    """A caller's thread loop starting at 16 gave the callee's loop the caller's shifted index
+    (it wrote elements 16 to 47 of a loop over 0 to 31), and an int64 extent equal to the
+    caller's was refused as more."""
+
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def mark(A: T.Buffer((64,), "int32")):
+            for t in T.thread_binding(T.int64(32), thread="threadIdx.x"):
+                A[t] = A[t] + 1
+
+        @T.prim_func
+        def main(A: T.Buffer((64,), "int32")):
+            for tx in T.thread_binding(16, 48, thread="threadIdx.x"):
+                A[tx + 16] = A[tx + 16] + 10
+                Module.mark(A.data)
+
+    a = tvm.runtime.tensor(np.zeros(64, "int32"), tvm.device("example"))
+    tvm.compile(Module, target="example")["main"](a)
+    want = np.zeros(64, "int32")
+    want[:32] += 1
+    want[32:64] += 10
+    np.testing.assert_array_equal(a.numpy(), want)

@@ -51,7 +51,8 @@ using KernelFn = int (*)(const KernelArg* args, const int64_t* grid, const int64
 class LoadedObject {
  public:
   explicit LoadedObject(const std::string& bytes) {
-    // The temporary folder the rest of TVM uses ($TMPDIR, else /tmp): it must allow mapping code.
+    // $TMPDIR, else /tmp (Python's tempfile falls back to another folder when $TMPDIR is not
+    // usable; here that is an error naming it): the folder must allow mapping code.
     const char* tmpdir = std::getenv("TMPDIR");
     std::string name =
         std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") + "/tvm_example_kernelXXXXXX";

@@ -176,23 +176,25 @@ def _remove_stale_scratch(folder: str) -> None:
     now = time.time()
     for name in names:
         found = _SCRATCH_NAME.match(name)
-        if found is None or _process_alive(int(found.group(1))):
+        if found is None:
             continue
         path = os.path.join(folder, name)
         try:
             info = os.lstat(path)
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and now - info.st_mtime > _STALE_AFTER_S:
+        mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+        if mine and now - info.st_mtime > _STALE_AFTER_S and not _process_alive(int(found.group(1))):
             shutil.rmtree(path, ignore_errors=True)
 
 
 def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` may be running (True when that cannot be told)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # another user's process, or no right to ask: alive for all we know
+    except (OSError, OverflowError, ValueError):  # another user's, no right to ask, or no pid at all
         return True
     return True
 

@@ -76,6 +76,7 @@ static TVM_COLD const char* tvm_dtype_str(DLDataType t, char* buf, size_t n) {
   const char* f = t.code < 7 ? fam[t.code] : "custom";
   if (t.code == 6 && t.bits == 8) snprintf(buf, n, "bool");
   else if (t.code >= 7 && t.code <= 17 && t.lanes == 1) snprintf(buf, n, "%s", small[t.code - 7]);
+  else if (t.code >= 7 && t.code <= 17) snprintf(buf, n, "%sx%d", small[t.code - 7], (int)t.lanes);
   else if (t.lanes == 1) snprintf(buf, n, "%s%d", f, (int)t.bits);
   else snprintf(buf, n, "%s%dx%d", f, (int)t.bits, (int)t.lanes);
   return buf;
@@ -1040,7 +1041,7 @@ class HostFunctionPrinter:
         function's views over ``prm`` reach past its bytes, or when it is strided (the views
         read it as compact memory)."""
         need = self._dereferenced.get(prm)
-        if need is None:  # passed on (to a kernel, a call), not read here: the callee checks
+        if need is None:  # passed on, not read here: a kernel's launch checks it, a called function cannot
             return ""
         fn = f'"{self.name}"'
         strided = f"{t}->strides != NULL && !tvm_is_compact({t})"

@@ -109,7 +109,7 @@ class Tensor(tvm_ffi.Tensor):
             host = self.copyto(cpu())  # alive while its view is copied
             return _lanes_view(host).copy()
         if self.device.dlpack_device_type() == _CPU and not _is_compact(self):
-            return np.from_dlpack(self).copy()  # a strided view of host memory, as NumPy lays it out
+            return _strided_host_copy(self)
         out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
         _copy(self, _host_view(out), True, True)
         return out
@@ -187,6 +187,20 @@ def _is_compact(t: tvm_ffi.Tensor) -> bool:
     return True
 
 
+def _strided_host_copy(t: tvm_ffi.Tensor) -> np.ndarray:
+    """A compact NumPy copy of strided CPU tensor ``t`` (any dtype NumPy or ml_dtypes holds, any
+    strides, negative too), read through a NumPy view of its memory."""
+    dtype = numpy_dtype(str(t.dtype))
+    shape = tuple(t.shape)
+    if 0 in shape:
+        return np.empty(shape, dtype)
+    strides = tuple(s * dtype.itemsize for s in t.strides)
+    low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + dtype.itemsize
+    memory = (ctypes.c_char * (high - low)).from_address(t.data_ptr() + low)
+    return np.ndarray(shape, dtype, buffer=memory, offset=-low, strides=strides).copy()
+
+
 def _lanes_view(host: Tensor) -> np.ndarray:
     """A NumPy view of a compact CPU tensor of a vector dtype, its lanes the last dimension
     (NumPy has no vector dtypes, and DLPack exports no lanes to it)."""
@@ -225,8 +239,12 @@ def empty(shape: Sequence[int] | int, dtype: Any = "float32", device: Device | N
     """An uninitialised tensor on ``device`` (default CPU)."""
     dims = _dimensions(shape)
     dev = device if device is not None else cpu()
-    if not isinstance(dev, (tvm_ffi.Device, str)):
-        raise TypeError(f"empty: device must be a tvm.device(...), such as tvm.cpu(0), got {dev!r}")
+    if isinstance(dev, str):
+        from .device import device as _named
+
+        dev = _named(dev)
+    if not isinstance(dev, tvm_ffi.Device):
+        raise TypeError(f"a tensor's device is a tvm.device(...), such as tvm.cpu(0), got {dev!r}")
     try:
         return _empty(tvm_ffi.Shape(dims), _tensor_dtype(dtype), dev)
     except RuntimeError as err:
@@ -242,9 +260,10 @@ def _dimensions(shape: Any) -> tuple[int, ...]:
         shape = (shape,)  # an integer (a 0-d NumPy array too)
     dims = []
     for d in shape:
-        if isinstance(d, (bool, np.bool_, float, np.floating, str, bytes)) or not hasattr(d, "__int__"):
+        whole = hasattr(type(d), "__index__") or type(d).__name__ == "IntImm"  # TIR's integer constants
+        if isinstance(d, (bool, np.bool_)) or not whole:
             raise TypeError(f"a tensor's shape holds integers, got {d!r} in {shape!r}")
-        d = int(d)  # ints, NumPy integers, and integer constants of TIR (IntImm)
+        d = int(d)
         if not -(2**63) <= d < 2**63:
             raise ValueError(f"dimension {d} of shape {shape!r} is past int64")
         dims.append(d)

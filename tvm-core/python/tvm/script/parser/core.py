@@ -684,16 +684,16 @@ class Parser:
         mn, ext, dtype = self._loop_range(spec, node)
         outer = self._enclosing_thread(spec, mn, ext, node)
         if outer is not None:  # the same hardware index: the name means the enclosing loop's
-            self.scopes[-1][name] = outer.var
+            self.scopes[-1][name] = outer.index
             if structural_equal(outer.extent, ext):
                 return lambda body: body
-            guard = _op.binary("lt", outer.var, ext)
+            guard = _op.binary("lt", outer.index, ext)
             return lambda body: IfThenElse(guard, body, None, span)
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         self.loop_starts[v] = mn
         if spec.kind is ForKind.THREAD_BINDING:
-            self.thread_loops.append(ThreadLoop(v, spec.thread, ext))
+            self.thread_loops.append(ThreadLoop(v, spec.thread, ext, mn))
         elif spec.kind is ForKind.PARALLEL:
             self.thread_loops.append(ThreadLoop(v, PARALLEL, ext))  # a block may not reduce over it
         annotations = dict(spec.annotations)
@@ -1527,8 +1527,8 @@ class Parser:
         spec = T.thread_binding(ext, thread=tag)  # a virtual thread is a serial loop, as there
         outer = self._enclosing_thread(spec, IntImm("int32", 0), ext, node)
         if outer is not None:  # launched again inside itself: the same threads, under another name
-            guard = None if structural_equal(outer.extent, ext) else _op.binary("lt", outer.var, ext)
-            same = outer.var if outer.var.dtype == var.dtype else _op.cast(var.dtype, outer.var)
+            guard = None if structural_equal(outer.extent, ext) else _op.binary("lt", outer.index, ext)
+            same = outer.index if outer.var.dtype == var.dtype else _op.cast(var.dtype, outer.index)
 
             def alias(body: Stmt) -> Stmt:
                 if guard is not None and any_node(body, _op.is_barrier):
@@ -1553,8 +1553,7 @@ class Parser:
             raise self.error(node, "T.device_entry() must be at the top level of the function body")
         if self.device_region is not None:
             raise self.error(node, "T.device_entry() is called twice: a function has one device region")
-        visible = [v.data if isinstance(v, Buffer) else v for scope in self.scopes for v in scope.values()]
-        region = self.device_region = DeviceRegion(bool(self.thread_loops), [v for v in visible if isinstance(v, Var)])
+        region = self.device_region = DeviceRegion(bool(self.thread_loops), self._bound_variables)
         span = self.span(node)
 
         def build(body: Stmt) -> Stmt:
@@ -1564,6 +1563,11 @@ class Parser:
                 raise self.error(err.node, str(err)) from None
 
         return _Wrap(build)
+
+    def _bound_variables(self) -> list:
+        """The variables the kernel's names are bound to now (a buffer's by its memory)."""
+        values = [v.data if isinstance(v, Buffer) else v for scope in self.scopes for v in scope.values()]
+        return [v for v in values if isinstance(v, Var)]
 
     def _check_reduction_over_scope_ids(self, block: str, node: ast.AST) -> None:
         """A block reducing over a device region's computed id (``T.lane_id()``, a uint32

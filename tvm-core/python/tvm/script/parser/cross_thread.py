@@ -44,12 +44,20 @@ class CrossThreadError(ValueError):
 
 @dataclass
 class ThreadLoop:
-    """An enclosing thread-bound loop: its variable, tag and extent (tag :data:`PARALLEL` for a
-    ``T.parallel`` loop, whose iterations run at once too)."""
+    """An enclosing thread-bound loop: its variable, tag, extent and start (tag :data:`PARALLEL`
+    for a ``T.parallel`` loop, whose iterations run at once too)."""
 
     var: Var
     tag: str
     extent: PrimExpr
+    start: Optional[PrimExpr] = None  # None: 0
+
+    @property
+    def index(self) -> PrimExpr:
+        """The hardware index the loop runs over: its variable less its start."""
+        if self.start is None or (isinstance(self.start, IntImm) and self.start.value == 0):
+            return self.var
+        return _op.binary("sub", self.var, self.start)
 
 
 #: The tag of a ``T.parallel`` loop among the enclosing loops.

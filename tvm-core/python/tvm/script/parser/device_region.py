@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
@@ -68,9 +68,10 @@ class _Derived:
 class DeviceRegion:
     """The scope ids declared after one ``T.device_entry()``, and the launch they give."""
 
-    def __init__(self, in_threads: bool, outside: list[Var]):
+    def __init__(self, in_threads: bool, bound_variables: Callable[[], list]):
         self.in_threads = in_threads  # T.device_entry() under T.launch_thread: a marker only
-        self.outside = {id(v) for v in outside}  # the variables and buffers bound before the region
+        self._bound_variables = bound_variables  # what the kernel's names are bound to now
+        self.outside = {id(v) for v in bound_variables()}  # bound before the region
         self.launches: dict[str, _Launch] = {}
         self.lets: list[tuple[Var, PrimExpr]] = []  # names given again or in another dtype
         self.derived: list[_Derived] = []
@@ -147,9 +148,10 @@ class DeviceRegion:
 
     def _check_defined_outside(self, extents: list, call: str, node: ast.AST) -> None:
         """The launch wraps the whole region: its extents can use only what is bound before it."""
+        region = {id(v) for v in self._bound_variables()} - self.outside
         for e in extents:
-            inside = [v for v in free_vars(e) if id(v) not in self.outside]
-            inside += [b.data for b in buffers_touched(e) if id(b.data) not in self.outside]
+            inside = [v for v in free_vars(e) if id(v) in region]
+            inside += [b.data for b in buffers_touched(e) if id(b.data) in region]
             if inside:
                 raise ScopeIdError(
                     f"T.{call}: its extent uses '{inside[0].name}', which the device region defines; "

@@ -43,7 +43,7 @@ class _Bind(Substitute):
     def __init__(self, vmap: dict, threads: dict):
         super().__init__(vmap)
         self.buffers: dict[Buffer, Buffer] = {}
-        self.threads = threads  # the call site's thread loops: tag -> (variable, extent)
+        self.threads = threads  # the call site's thread loops: tag -> (variable, start, extent)
 
     def _fresh(self, var: Var) -> Var:
         self.vmap[var] = Var(var.name, var.dtype)
@@ -68,9 +68,11 @@ class _Bind(Substitute):
     def _same_threads(self, s: For, mn: PrimExpr, ext: PrimExpr) -> Stmt:
         """A thread loop of the callee under the caller's loop of the same thread index: the
         same threads (as the parser reads such nested loops), guarded when its extent is smaller."""
-        outer, outer_ext = self.threads[s.thread_tag]
-        smaller = isinstance(ext, IntImm) and isinstance(outer_ext, IntImm) and ext.value < outer_ext.value
-        if not (isinstance(mn, IntImm) and mn.value == 0) or not (smaller or structural_equal(ext, outer_ext)):
+        outer, outer_min, outer_ext = self.threads[s.thread_tag]
+        constants = isinstance(ext, IntImm) and isinstance(outer_ext, IntImm)
+        smaller = constants and ext.value < outer_ext.value
+        same = (constants and ext.value == outer_ext.value) or structural_equal(ext, outer_ext)
+        if not (isinstance(mn, IntImm) and mn.value == 0) or not (smaller or same):
             raise TIRVerifyError(
                 with_span(
                     f"{s.thread_tag} is launched by the caller with extent {expr_text(outer_ext)} and again by the "
@@ -79,7 +81,8 @@ class _Bind(Substitute):
                     s.span,
                 )
             )
-        self.vmap[s.loop_var] = outer if outer.dtype == s.loop_var.dtype else cast(s.loop_var.dtype, outer)
+        index = outer if isinstance(outer_min, IntImm) and outer_min.value == 0 else binary("sub", outer, outer_min)
+        self.vmap[s.loop_var] = index if index.dtype == s.loop_var.dtype else cast(s.loop_var.dtype, index)
         body = self._body(self.visit_stmt(s.body))
         if not smaller:
             return body
@@ -91,7 +94,7 @@ class _Bind(Substitute):
                     s.span,
                 )
             )
-        return IfThenElse(binary("lt", outer, IntImm(outer.dtype, ext.value)), body, None, s.span)
+        return IfThenElse(binary("lt", index, IntImm(index.dtype, ext.value)), body, None, s.span)
 
     def visit_LetStmt(self, s: LetStmt) -> Optional[Stmt]:
         value = self.visit_expr(s.value)
@@ -115,12 +118,12 @@ class _Inline(StmtExprMutator):
     def __init__(self, caller: str, resolve: Callable[[str], PrimFunc]):
         self.caller, self.resolve = caller, resolve
         self.span = None  # of the statement being inlined into: where a failing call is
-        self.threads: dict = {}  # the thread loops around the statement: tag -> (variable, extent)
+        self.threads: dict = {}  # the thread loops around the statement: tag -> (variable, start, extent)
 
     def visit_For(self, s: For) -> Optional[Stmt]:
         if s.kind is not ForKind.THREAD_BINDING or s.thread_tag in self.threads:
             return super().visit_For(s)
-        self.threads[s.thread_tag] = (s.loop_var, s.extent)
+        self.threads[s.thread_tag] = (s.loop_var, s.min, s.extent)
         try:
             return super().visit_For(s)
         finally:

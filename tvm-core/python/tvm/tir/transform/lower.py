@@ -52,6 +52,7 @@ argument, in order.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,7 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .runtime_bounds import INDEX_ERRORS_RAISE, check_indices_at_run_time
 from .capabilities import apply_target_passes
-from .flatten import flatten_buffers
+from .flatten import flatten_buffers, flattened_buffer
 from .float8 import legalize_float8
 from .fragments import lower_fragments
 from .float16 import exact_float16_conversions, legalize_float16
@@ -160,10 +161,11 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
 
 
 def _unnarrowed(extent: PrimExpr) -> PrimExpr:
-    """A launch extent narrowed from a wider integer (``T.launch_thread("blockIdx.x", n)`` with an
-    int64 ``n``) as the wider value: the runtime refuses one that does not fit a launch, where
+    """A launch extent narrowed from a wider or unsigned integer (``T.launch_thread("blockIdx.x",
+    n)`` with an int64 or uint32 ``n``) as that value: the runtime refuses one that does not fit a launch, where
     the narrowed value would silently launch fewer threads."""
-    if isinstance(extent, Cast) and _dt.is_int(extent.value.dtype) and _dt.bits(extent.value.dtype) > 32:
+    source = extent.value.dtype if isinstance(extent, Cast) else None
+    if source is not None and _dt.is_integer(source) and (_dt.bits(source) > 32 or _dt.is_uint(source)):
         return extent.value
     return extent
 
@@ -178,6 +180,20 @@ class _Splitter:
         self.param_order = {p: i for i, p in enumerate(func.params)}
         for p, b in func.buffer_map.items():
             self.param_order.setdefault(b.data, self.param_order[p])
+        self.param_buffers = {b.data: b for b in func.buffer_map.values()}
+
+    def _kernel_buffer(self, views: list, local: set) -> Buffer:
+        """The buffer a kernel takes for the memory of ``views`` (the buffers its body uses over
+        it): a buffer parameter's own, else the view of constant extent reaching furthest, else
+        one sized by what is bound outside the kernel (a view sized by the kernel's own loop or
+        let variables cannot size the argument: then one element is all that is known)."""
+        own = self.param_buffers.get(views[0].data)
+        if own is not None:
+            return flattened_buffer(own)  # the function's buffer_map keeps the parameters' own shapes
+        outside = [b for b in views if not any(v in local for x in b.shape for v in free_vars(x))]
+        if outside:
+            return max(outside, key=_reaches)
+        return dataclasses.replace(views[0], shape=(IntImm("int32", 1),))
 
     def host(self, s: Stmt, bound: list) -> Stmt:
         if isinstance(s, SeqStmt):
@@ -286,13 +302,14 @@ class _Splitter:
         launch_vars = [free_vars(e) for e in launch]
         _check_launch_extents(nest, name, tags, launch, launch_vars, local)
         nest_vars, bufs = free_vars_and_buffers(nest)
-        kernel_bufs: dict[Var, Buffer] = {}
+        views: dict[Var, list] = {}
         for b in bufs:
             if b.scope not in ("global",):
                 raise TIRVerifyError(
                     _at(nest, f"buffer '{b.name}' (scope {b.scope}) is used in kernel {name} but allocated outside it")
                 )
-            kernel_bufs.setdefault(b.data, b)
+            views.setdefault(b.data, []).append(b)
+        kernel_bufs = {data: self._kernel_buffer(of, local) for data, of in views.items()}
         handles = sorted(kernel_bufs, key=lambda v: (self.param_order.get(v, len(self.param_order)),))
         scalars = dict.fromkeys(nest_vars)  # ordered, by identity (`in` a list builds an EQ per element)
         for used in [free_vars(x) for b in kernel_bufs.values() for x in b.shape] + launch_vars:
@@ -307,6 +324,11 @@ class _Splitter:
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
         return Evaluate(call, nest.span)
+
+
+def _reaches(b: Buffer) -> int:
+    """The bytes flat buffer ``b`` of constant extent reaches (-1 for a symbolic extent)."""
+    return b.shape[0].value * _dt.nbytes(b.dtype) if len(b.shape) == 1 and isinstance(b.shape[0], IntImm) else -1
 
 
 def _check_launch_extents(nest: Stmt, name: str, tags: list, launch: list, launch_vars: list, local: set) -> None:
