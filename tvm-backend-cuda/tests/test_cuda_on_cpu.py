@@ -236,7 +236,7 @@ for dtype in ["int8", "uint8", "int16", "int32", "int64"]:
     a[:2], b[:2] = [info.max, info.min], [1, info.max]
     s = rng.integers(0, info.bits, 256).astype(dtype)
     mod = emulate(tvm.compile(zoo.integer_wrapping(dtype), target=target))
-    o = tvm.runtime.empty((8, 256), dtype, dev)
+    o = tvm.runtime.empty((len(zoo.INTEGER_WRAPPING_ROWS), 256), dtype, dev)
     mod["wrapping"](*(tvm.runtime.tensor(x, dev) for x in (a, b, s)), o)
     np.testing.assert_array_equal(o.numpy(), zoo.integer_wrapping_reference(a, b, s), err_msg=dtype)
     print(dtype, "ok")

@@ -76,7 +76,7 @@ class HexagonModuleObj final : public tvm::runtime::KernelModuleBase {
     LaunchConfig cfg = LaunchConfig::Decode(info, args);
     tvm::runtime::CheckLaunchTensors(info, args, kDeviceType, true);
     if (cfg.empty()) return;
-    int64_t threads = cfg.ThreadsPerBlock(kMaxThreadsPerBlock);
+    int64_t threads = cfg.ThreadsPerBlock();
     if (threads > kMaxThreadsPerBlock) {
       TVM_FFI_THROW(ValueError) << "hexagon kernel " << info.name << ": " << threads
                                 << " threads per block exceed " << kMaxThreadsPerBlock;

@@ -79,6 +79,8 @@ def test_hvx_builds_keep_loops_left_early_scalar():
 def test_an_unsupported_hvx_length_is_refused():
     with pytest.raises(ValueError, match="hvx=64"):
         tvm.compile(kernels.vector_add(), target="hexagon -hvx=64")
+    with pytest.raises(ValueError, match=r"hexagon target: hvx='abc' is not supported \(128 for HVX"):
+        tvm.compile(kernels.vector_add(), target="hexagon -hvx=abc")
 
 
 def test_without_ziglang_code_generation_works_and_launching_says_what_to_install(monkeypatch, dev):

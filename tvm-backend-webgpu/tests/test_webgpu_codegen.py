@@ -436,14 +436,21 @@ def test_subgroup_operations_take_32_bit_values():
         ("B[0] = T.Select(n * m > T.int64(0), T.float32(1), T.float32(0))", r"compares int64 arithmetic \(n \* m\)"),
         ('x = n * m\n    y = x + T.int64(1)\n    B[0] = T.Cast("float32", y)', r"stores 'y', computed in int64"),
         ('B[0] = T.Cast("float32", T.truncmod(n * m, T.int64(8)))', r"stores int64 arithmetic"),
+        ("for k in range(n * m // T.int64(3)):\n        B[0] = B[0] + T.float32(1)", r"compares int64 arithmetic"),
+        (
+            "for i in range(T.int64(65536)):\n        B[0] = C[i * T.int64(40503) % T.int64(1000)]",
+            r"indexes with int64",
+        ),
+        ("B[0] = C[n * m // T.int64(7) % T.int64(1000)]", r"indexes with int64 arithmetic \(n \* m // T.int64\(7\)\)"),
     ],
 )
 def test_products_of_sizes_that_could_need_64_bits_are_refused(body, message):
     """n * m of two int64 sizes wraps in int32 (50,001 * 50,001): compared, kept in a let that
-    another uses, or truncated toward zero (its sign is the wrapped one's), it is refused."""
+    another uses, truncated toward zero (its sign is the wrapped one's), bounding a loop, or
+    divided inside an index (where only ring arithmetic keeps its low bits), it is refused."""
     source = f"""
 @T.prim_func
-def f(B: T.Buffer((1,), "float32"), n: T.int64, m: T.int64):
+def f(B: T.Buffer((1,), "float32"), C: T.Buffer((1000,), "float32"), n: T.int64, m: T.int64):
     {body}
 """
     with pytest.raises(TIRVerifyError, match=message):

@@ -128,7 +128,7 @@ class ExampleModuleObj final : public DeviceModuleBase {
       LaunchConfig cfg = LaunchConfig::Decode(info, args);
       tvm::runtime::CheckLaunchTensors(info, args, tvm::runtime::DeviceTypeOf("example"), true);
       if (cfg.empty()) return;
-      int64_t threads = cfg.ThreadsPerBlock(kMaxThreadsPerBlock);
+      int64_t threads = cfg.ThreadsPerBlock();
       if (threads > kMaxThreadsPerBlock) {
         TVM_FFI_THROW(ValueError) << "kernel " << info.name << ": " << threads
                                   << " threads per block exceed the example device's "

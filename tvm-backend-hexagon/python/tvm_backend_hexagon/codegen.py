@@ -306,7 +306,12 @@ def build(kernels: list[PrimFunc], target: Any) -> object:
     fallback, with the same bytes, where the simulator is missing). Without ziglang the module
     holds the C alone (with a warning), and launching it says what to install."""
     attrs = getattr(target, "attrs", {}) or {}
-    flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), int(attrs.get("hvx", 128)))
+    hvx = attrs.get("hvx", 128)
+    if isinstance(hvx, str) and hvx.strip().isdigit():
+        hvx = int(hvx)
+    if isinstance(hvx, bool) or not isinstance(hvx, int):
+        raise ValueError(f"hexagon target: hvx={hvx!r} is not supported (128 for HVX, 0 for scalar code)")
+    flags = toolchain.compile_flags(str(attrs.get("mcpu", toolchain.DEFAULT_MCPU)), hvx)
     printer = HexagonPrinter()
     source = printer.print_module(kernels) + printer.kernel_table(kernels)
     try:

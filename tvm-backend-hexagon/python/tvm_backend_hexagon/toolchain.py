@@ -85,6 +85,13 @@ def compile_flags(mcpu: str = DEFAULT_MCPU, hvx: int = 128) -> list[str]:
         # HVX code for a loop left early (the `for` of a search that ends in `break`) computes
         # only the first lane of each vector right under qemu-hexagon 7.2: such loops stay scalar.
         *(("-mllvm", "-enable-early-exit-vectorization=false") if hvx else ("-fno-vectorize", "-fno-slp-vectorize")),
+        # clang's HVX fixed-point idiom (`(x * y) >> k` as a widening multiply-high) is exact only
+        # when the product does not wrap: TIR's products wrap to their dtype, as NumPy's do.
+        *(("-mllvm", "-hvc-vi=false") if hvx else ()),
+        # Widening a loop to the full vector for bandwidth ignores a loop-carried dependence
+        # shorter than the vector (`C[i + 4] = C[i] + C[i + 4]` vectorized 32 wide): no wider
+        # than the dependence allows.
+        *(("-mllvm", "-vectorizer-maximize-bandwidth=false") if hvx else ()),
         # One instruction per packet: under qemu-hexagon 7.2, a load in a `:mem_noshuf` packet
         # that clang 22 forms with a store to the same address (a private array written at a
         # computed index, then read) read the value before the store. The kernels only ever run

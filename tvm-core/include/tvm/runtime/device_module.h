@@ -363,15 +363,14 @@ struct LaunchConfig {
   int64_t dyn_shmem_bytes = 0;
 
   /*!
-   * \brief Threads per block when they are at most `cap` (a positive bound below 2^31), else some
-   *  count above `cap`: the product so far, or `cap + 1` for an extent above it. Each extent may be
-   *  up to kMaxLaunchValue, so the plain product could overflow.
+   * \brief Threads per block: the product of the block's extents, or INT64_MAX where it overflows
+   *  (each extent may be up to kMaxLaunchValue), so that a message names the real count.
    */
-  int64_t ThreadsPerBlock(int64_t cap) const {
+  int64_t ThreadsPerBlock() const {
     int64_t threads = 1;
     for (int64_t b : block) {
-      threads = b > cap ? cap + 1 : threads * b;
-      if (threads > cap) break;
+      if (b != 0 && threads > INT64_MAX / b) return INT64_MAX;
+      threads *= b;
     }
     return threads;
   }

@@ -65,7 +65,7 @@ inline void CheckLaunchLimits(const std::string& kind, const FunctionInfo& info,
                                 << lim.block[a] << " of " << where;
     }
   }
-  int64_t threads = cfg.ThreadsPerBlock(lim.threads_per_block);
+  int64_t threads = cfg.ThreadsPerBlock();
   if (threads > lim.threads_per_block) {
     TVM_FFI_THROW(ValueError) << kind << " kernel " << info.name << ": block (" << cfg.block[0]
                               << ", " << cfg.block[1] << ", " << cfg.block[2] << ") has " << threads

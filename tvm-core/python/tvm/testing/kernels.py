@@ -346,18 +346,26 @@ def float_floor_remainder(n: int = 256, block: int = 64, *, name: str = "floormo
     return _named(floormod, name)
 
 
+#: What the rows of :func:`integer_wrapping`'s output hold.
+INTEGER_WRAPPING_ROWS = (
+    "a + b", "a - b", "a * b", "a << s", "~a", "a + 1 > a", "(a + b) // 2", "abs(a) // 2", "a * b >> 2", "a * 5 // 4",
+)  # fmt: skip
+
+
 def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, name: str = "wrapping") -> PrimFunc:
     """Integer arithmetic that leaves ``dtype``'s range, which TIR (and NumPy) wrap to its width:
-    ``O[0..7, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``,
-    ``(A + B) // 2`` and ``abs(A) // 2`` (the absolute value of the most negative value is itself),
-    all in ``dtype`` (``S`` holds shift amounts below its width)."""
+    ``O[0..9, i]`` = ``A + B``, ``A - B``, ``A * B``, ``A << S``, ``~A``, ``1 if A + 1 > A else 0``,
+    ``(A + B) // 2``, ``abs(A) // 2`` (the absolute value of the most negative value is itself),
+    ``A * B >> 2`` and ``A * 5 // 4`` (a wrapped product shifted: compilers turn the pair into a
+    widening multiply-high), all in ``dtype`` (``S`` holds shift amounts below its width); see
+    :data:`INTEGER_WRAPPING_ROWS`."""
 
     @T.prim_func
     def wrapping(a: T.handle, b: T.handle, s: T.handle, out: T.handle):
         A = T.match_buffer(a, (n,), dtype)
         B = T.match_buffer(b, (n,), dtype)
         S = T.match_buffer(s, (n,), dtype)
-        O = T.match_buffer(out, (8, n), dtype)
+        O = T.match_buffer(out, (10, n), dtype)
         for bx in T.thread_binding(n // block, thread="blockIdx.x"):
             for tx in T.thread_binding(block, thread="threadIdx.x"):
                 i = bx * block + tx
@@ -369,6 +377,8 @@ def integer_wrapping(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
                 O[5, i] = T.Select(A[i] + T.cast(1, dtype) > A[i], T.cast(1, dtype), T.cast(0, dtype))
                 O[6, i] = (A[i] + B[i]) // T.cast(2, dtype)
                 O[7, i] = T.abs(A[i]) // T.cast(2, dtype)
+                O[8, i] = (A[i] * B[i]) >> T.cast(2, dtype)
+                O[9, i] = A[i] * T.cast(5, dtype) // T.cast(4, dtype)
 
     return _named(wrapping, name)
 
@@ -379,6 +389,7 @@ def integer_wrapping_reference(a: np.ndarray, b: np.ndarray, s: np.ndarray) -> n
         one = a.dtype.type(1)
         two = a.dtype.type(2)
         rows = [a + b, a - b, a * b, a << s, ~a, ((a + one) > a).astype(a.dtype), (a + b) // two, np.abs(a) // two]
+        rows += [(a * b) >> a.dtype.type(2), a * a.dtype.type(5) // a.dtype.type(4)]
     return np.stack(rows).astype(a.dtype)
 
 

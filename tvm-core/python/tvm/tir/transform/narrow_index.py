@@ -6,7 +6,10 @@ shapes (``T.int64(0)`` grids, ``n = T.int64()``) run on WebGPU.
 
 The kernel keeps its meaning as long as every such value fits in 32 bits: a scalar argument is
 checked when the kernel is launched (a ``ValueError`` for one outside ``int32``), and an index
-inside a buffer of fewer than 2**31 elements fits. A kernel that holds ``int64`` in memory (a
+inside a buffer of fewer than 2**31 elements fits, and so do the ``+``, ``-`` and ``*`` it is
+made of, wrapping (their low 32 bits are exact); a division, remainder, min or max inside an index
+of arithmetic that may need 64 bits (bounded by its constants and loop ranges) is not, and is
+refused, as is such arithmetic in a loop bound or a comparison. A kernel that holds ``int64`` in memory (a
 buffer of ``int64``), converts a float or an unsigned value to ``int64``, reinterprets bits as
 ``int64``, uses ``uint64`` or a constant beyond ``int32``, or stores the result of ``int64``
 arithmetic as a value (not as an index, a bound or a condition) is left as it is, and the
@@ -47,7 +50,7 @@ from tvm.tir.analysis import any_node
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, StmtExprVisitor
 from tvm.tir.op import is_reinterpret
 from tvm.tir.printer import expr_text
-from tvm.tir.stmt import Allocate, BufferStore, For, LetStmt, Stmt
+from tvm.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, Stmt
 
 from tvm.tir.analysis import attr_exprs_mapped
 
@@ -78,6 +81,7 @@ class _NotNarrowable(StmtExprVisitor):
         self.in_exact = 0  # inside ring arithmetic whose result keeps only low bits
         self.from_memory: set = set()  # let variables of int64 bound to values read from memory
         self.computed: set = set()  # let variables of int64 bound to int64 arithmetic
+        self.loop_bounds: dict = {}  # loop variable -> the largest |value| it takes (constant ranges)
 
     def _refuse(self, why: str) -> None:
         """Narrowing would change the kernel: ``why`` (after "kernel 'f' ..."), at the statement
@@ -166,10 +170,33 @@ class _NotNarrowable(StmtExprVisitor):
             self._exact(e.a)
             self.visit_expr(e.b)
             return
+        if self.in_index and not self.in_exact and not isinstance(e, (Add, Sub, Mul)):
+            self._check_index_operands(e)
         compare = isinstance(e, CmpOp)
         self.in_compare += compare
         super().visit_BinaryOp(e)
         self.in_compare -= compare
+
+    def _check_index_operands(self, e: BinaryOp) -> None:
+        """An index is exact in 32 bits when it is ring arithmetic (its low bits are right and
+        its value fits); a division, remainder, min, max or comparison of int64 arithmetic
+        that may need 64 bits (``i * 40503 % 1000``) is not."""
+        for operand in (e.a, e.b):
+            if operand.dtype != "int64":
+                continue
+            most = _magnitude(operand, self.loop_bounds)
+            if most > _INT32_MAX and (not math.isinf(most) or _overflow_prone(operand)):
+                self._refuse(f"indexes with int64 arithmetic ({expr_text(operand)}) that may need 64 bits")
+
+    def visit_For(self, s: For) -> None:
+        self.in_compare += s.kind is not ForKind.THREAD_BINDING  # the loop compares its variable to them
+        self.visit_expr(s.min)
+        self.visit_expr(s.extent)
+        self.in_compare -= s.kind is not ForKind.THREAD_BINDING
+        if isinstance(s.min, IntImm) and isinstance(s.extent, IntImm):
+            last = s.min.value + s.extent.value - 1
+            self.loop_bounds[s.loop_var] = max(abs(s.min.value), abs(last))
+        self.visit_stmt(s.body)
 
     def visit_Cast(self, e: Cast) -> None:
         source = e.value.dtype
@@ -194,25 +221,27 @@ class _NotNarrowable(StmtExprVisitor):
                 super().visit_expr(e)
 
 
-def _magnitude(e: PrimExpr) -> float:
-    """A bound on ``|e|`` from its constants alone (``v % 8 * 4`` is at most 28); infinite where
-    it depends on a variable's value."""
+def _magnitude(e: PrimExpr, bounds: dict | None = None) -> float:
+    """A bound on ``|e|`` from its constants (``v % 8 * 4`` is at most 28) and the bounds of the
+    variables ``bounds`` holds (loop variables); infinite where it depends on another value."""
     if isinstance(e, IntImm):
         return abs(e.value)
+    if isinstance(e, Var) and bounds and e in bounds:
+        return bounds[e]
     if isinstance(e, Cast) and _dt.is_integer(e.value.dtype) and _dt.bits(e.value.dtype) < 64:
         return 2 ** _dt.bits(e.value.dtype)
     if isinstance(e, (FloorMod, Mod)) and isinstance(e.b, IntImm):
         return abs(e.b.value) - 1
     if isinstance(e, (FloorDiv, Div)) and isinstance(e.b, IntImm) and e.b.value != 0:
-        m = _magnitude(e.a)
+        m = _magnitude(e.a, bounds)
         return m if math.isinf(m) else m // abs(e.b.value) + 1
     if isinstance(e, (Add, Sub)):
-        return _magnitude(e.a) + _magnitude(e.b)
+        return _magnitude(e.a, bounds) + _magnitude(e.b, bounds)
     if isinstance(e, Mul):
-        a, b = _magnitude(e.a), _magnitude(e.b)
+        a, b = _magnitude(e.a, bounds), _magnitude(e.b, bounds)
         return 0 if 0 in (a, b) else a * b
     if isinstance(e, (Min, Max)):
-        return max(_magnitude(e.a), _magnitude(e.b))
+        return max(_magnitude(e.a, bounds), _magnitude(e.b, bounds))
     return math.inf
 
 
