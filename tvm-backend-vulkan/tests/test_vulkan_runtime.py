@@ -325,7 +325,7 @@ def test_widened_integers_compared_with_constants_are_right(dev):
     @T.prim_func
     def compare(a: T.handle, c: T.handle):
         A = T.match_buffer(a, (64,), "int32")
-        C = T.match_buffer(c, (6, 64), "int32")
+        C = T.match_buffer(c, (8, 64), "int32")
         for i in T.thread_binding(64, thread="threadIdx.x"):
             x = T.Cast("int64", A[i])
             C[0, i] = T.Select(x < T.int64(1024), 1, 0)
@@ -334,11 +334,15 @@ def test_widened_integers_compared_with_constants_are_right(dev):
             C[3, i] = T.Select(x <= T.int64(-5), 1, 0)
             C[4, i] = T.Select(T.Cast("int64", T.Cast("uint32", A[i])) < T.int64(7), 1, 0)
             C[5, i] = T.Select(x < T.int64(5000000000), 1, 0)
+            C[6, i] = T.Select(x < T.int64(2**31), 1, 0)  # decided by x's range (was false for all x)
+            C[7, i] = T.Select(T.int64(-(2**31) - 1) >= x, 1, 0)
 
     a = np.arange(-32, 32, dtype="int32")
-    got = _run(compare, "compare", dev, [a], [((6, 64), "int32")])
+    got = _run(compare, "compare", dev, [a], [((8, 64), "int32")])
     u = a.astype("uint32").astype("int64")
-    expect = np.stack([a < 1024, a >= 2, 3 > a, a <= -5, u < 7, a < 5000000000]).astype("int32")
+    expect = np.stack(
+        [a < 1024, a >= 2, 3 > a, a <= -5, u < 7, a < 5000000000, a < 2**31, -(2**31) - 1 >= a.astype("int64")]
+    ).astype("int32")
     np.testing.assert_array_equal(got, expect)
 
 

@@ -497,3 +497,17 @@ def test_not_equal_is_true_for_a_nan(dev):
     out = tvm.runtime.empty((4, 2), "int32", dev)
     tvm.compile(_compare_with_nan, target="webgpu")(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev), out)
     np.testing.assert_array_equal(out.numpy(), np.stack([x != y, x != x], axis=1).astype("int32"))
+
+
+@T.prim_func
+def bits_of_an_argument(A: T.Buffer((4,), "float32"), D: T.Buffer((1,), "float32")):
+    V = T.decl_buffer((4,), "int32", data=A.data)
+    for t in T.thread_binding(1, thread="threadIdx.x"):
+        D[0] = T.Cast("float32", V[0])
+
+
+def test_a_view_of_an_arguments_words_as_another_dtype_is_refused():
+    """The view read the argument's elements converted (1.5 where its bits were asked for): WGSL
+    declares each binding as an array of its own dtype and has no pointer casts."""
+    with pytest.raises(CodegenError, match=r"buffer 'V' views the memory of 'A' \(float32\) as int32: WGSL has no"):
+        tvm.compile(bits_of_an_argument, target="webgpu")

@@ -360,7 +360,8 @@ class KernelEmitter(ExprFunctor[int]):
     def visit_CmpOp(self, e: E.CmpOp) -> int:
         """A comparison of a widened integer with a constant that fits the narrow type is made in
         that type (``int64(x) < 1024`` as ``x < 1024``, through lets too): the same result, and
-        Mesa's llvmpipe (lavapipe 22.3) took the 64-bit constant for a large negative one."""
+        Mesa's llvmpipe (lavapipe 22.3) took the 64-bit constant for a large negative one. With a
+        constant outside the narrow type the range decides it (``int64(x) < 2**31`` is true)."""
         name = type(e).__name__
         a, b = self.visit_expr(e.a), self.visit_expr(e.b)
         for wide, const, flipped in ((a, e.b, False), (b, e.a, True)):
@@ -369,7 +370,10 @@ class KernelEmitter(ExprFunctor[int]):
                 continue
             least, most = _dt.integer_range(narrow[1])
             if not least <= const.value <= most:
-                continue
+                above = const.value > most  # the constant is past every value of the narrow one
+                x_less = above != flipped  # whether the left operand is the smaller
+                truth = {"LT": x_less, "LE": x_less, "GT": not x_less, "GE": not x_less, "EQ": False, "NE": True}
+                return self.const("bool", truth[name])
             c = self.const(narrow[1], const.value)
             x, y = (c, narrow[0]) if flipped else (narrow[0], c)
             return self.binary(name, narrow[1], e.dtype, x, y)

@@ -169,6 +169,7 @@ def _bindings(kernel: PrimFunc, printer: WGSLPrinter) -> list[str]:
     for binding, buf in enumerate(buffers):
         access = "read_write" if buf.data in written else "read"
         var = printer.name_of(buf.data, buf.name)
+        printer.bound[buf.data] = buf
         if buf.dtype in PACKED_DTYPES:
             printer.packed[buf.data] = buf.data in written
             elem = "atomic<u32>" if buf.data in written else "u32"

@@ -112,6 +112,8 @@ class WGSLPrinter(CFamilyPrinter):
         #: Buffers of 8/16-bit integers packed into u32 words: data variable -> whether its words
         #: are ``atomic<u32>`` (the kernel stores to it).
         self.packed: dict[Any, bool] = {}
+        #: The buffer each storage binding is declared as (an ``array`` of its dtype), by data variable.
+        self.bound: dict[Any, E.Buffer] = {}
         reserved = ("tvm_wid", "tvm_lid", "tvm_nwg", "tvm_args", "tvm_block", "tvm_inf_bits", "tvm_at", "tvm_bits")
         for name in (
             *reserved,
@@ -372,7 +374,15 @@ class WGSLPrinter(CFamilyPrinter):
             "WGSL has no pointer casts; give each dtype an allocation of its own, or convert with T.reinterpret"
         )
 
+    def _refuse_binding_view(self, buf: E.Buffer) -> None:
+        """A view of a binding's 32-bit words as another dtype would read its elements converted,
+        not its bytes: refused, as views of allocations are."""
+        binding = self.bound.get(buf.data)
+        if binding is not None and binding.dtype != buf.dtype and 32 in (_dt.bits(binding.dtype), _dt.bits(buf.dtype)):
+            self.typed_view(binding, buf, buf.name)
+
     def visit_BufferLoad(self, e: E.BufferLoad) -> str:
+        self._refuse_binding_view(e.buffer)
         if e.buffer.data in self._registers:
             return self.buffer_ref(e.buffer)
         if e.buffer.data in self.packed:
@@ -380,6 +390,7 @@ class WGSLPrinter(CFamilyPrinter):
         return super().visit_BufferLoad(e)
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
+        self._refuse_binding_view(s.buffer)
         if s.buffer.data in self._registers:
             self.emit(f"{self.buffer_ref(s.buffer)} = {self.expr(s.value)};")
         elif s.buffer.data in self.packed:

@@ -228,6 +228,17 @@ def located_codegen_errors(s: S.Stmt, emit: Any) -> None:
         raise CodegenError(str(err), span) from None
 
 
+def _takes_values(e: E.PrimExpr) -> bool:
+    """Whether ``e``, inside an index, computes from its operands' values (not a sum, difference
+    or product forming the index, whose low bits are all an index needs)."""
+    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Var, E.IntImm, E.BufferLoad)):
+        return False
+    if isinstance(e, E.Cast):
+        src = e.value.dtype
+        return _dt.is_integer(src) and _dt.is_integer(e.dtype) and _dt.bits(e.dtype) > _dt.bits(src)
+    return True
+
+
 class CFamilyPrinter(ExprFunctor[str]):
     """Prints TIR as C-family code; subclass and change the tables for each language."""
 
@@ -261,6 +272,9 @@ class CFamilyPrinter(ExprFunctor[str]):
     UNROLL_PRAGMA = "#pragma GCC unroll {n}"
     #: Largest count the unroll pragma takes (GCC's limit is 65534); longer loops get none.
     MAX_UNROLL = 65534
+    #: Loops longer than this are unrolled by this many iterations, not whole: compilers take
+    #: time superlinear in an unrolled body (gcc: 2 s for 1,024, 113 s for 8,192 iterations).
+    UNROLL_CAP = 256
     HALF_NATIVE = False
     BF16_NATIVE = False
     INDENT = "  "
@@ -463,7 +477,16 @@ class CFamilyPrinter(ExprFunctor[str]):
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: E.PrimExpr) -> str:
-        """Print an expression (:meth:`ExprFunctor.visit_expr`)."""
+        """Print an expression (:meth:`ExprFunctor.visit_expr`). Inside an element index, only
+        ``+``, ``-`` and ``*`` forming the index itself are plain C: the operands of anything else
+        (a comparison, a division, a widening conversion ...) are values, printed with TIR's
+        wrapping, as the run-time bounds check computes them."""
+        if self._index_depth and _takes_values(e):
+            depth, self._index_depth = self._index_depth, 0
+            try:
+                return self.visit_expr(e)
+            finally:
+                self._index_depth = depth
         return self.visit_expr(e)
 
     def visit_CmpOp(self, e: E.CmpOp) -> str:
@@ -806,7 +829,7 @@ class CFamilyPrinter(ExprFunctor[str]):
             del self._subst[e.var]
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> str:
-        if e.buffer.dtype == "bool" and e.buffer.scope == "global":
+        if e.buffer.dtype == "bool" and (e.buffer.scope == "global" or self._views_other_memory(e.buffer)):
             return self.bool_from_memory(e.buffer, self.flat_index(e.buffer, e.indices))
         text = f"{self.buffer_ref(e.buffer)}[{self.flat_index(e.buffer, e.indices)}]"
         if self.is_emulated(e.buffer.dtype):
@@ -924,6 +947,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         src = call.args[0]
         if _dt.bits(src.dtype) != _dt.bits(call.dtype):
             raise CodegenError(f"reinterpret from {src.dtype} to {call.dtype} changes the width")
+        if call.dtype == "bool" and not _dt.is_bool(src.dtype):  # a byte as NumPy's view(bool): nonzero is true
+            return f"({self.expr(src)} != 0)"
         if not (self.is_emulated(src.dtype) or self.is_emulated(call.dtype)):
             return self.bitcast(self.expr(src), src.dtype, call.dtype)
         # an emulated 16-bit float is a float in expressions and its uint16 bits in memory
@@ -972,12 +997,19 @@ class CFamilyPrinter(ExprFunctor[str]):
         return f"{name}({value})"
 
     # ------------------------------------------------------------------ buffers
+    def _views_other_memory(self, buf: E.Buffer) -> bool:
+        """Whether ``buf`` views an allocation of another dtype (bytes others wrote)."""
+        owner = self._allocated.get(buf.data)
+        return owner is not None and owner.dtype != buf.dtype
+
     def bool_from_memory(self, buf: E.Buffer, index: str) -> str:
         """Element ``index`` of bool buffer ``buf`` in memory others wrote: any nonzero byte is
         true, as in NumPy (a byte of 2 read as a C ``bool`` gives 2, or is assumed 0 or 1)."""
         ref, byte = self.buffer_ref(buf), self.type_name("uint8")
         if self.type_name("bool") != byte:
-            ref = f"(({self.GLOBAL_PTR_QUALIFIER}{byte}*){ref})"
+            owner = self._allocated.get(buf.data)
+            qualifier = self.GLOBAL_PTR_QUALIFIER if owner is None else self.view_qualifier(owner)
+            ref = f"(({qualifier}{byte}*){ref})"
         return f"({ref}[{index}] != 0)"
 
     def buffer_ref(self, buf: E.Buffer) -> str:
@@ -1274,7 +1306,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         if s.kind is S.ForKind.UNROLLED and self.UNROLL_PRAGMA:
             if isinstance(s.extent, E.IntImm):
                 if 0 < s.extent.value <= self.MAX_UNROLL:  # past it a hint compilers reject: a plain loop
-                    self.emit(self.UNROLL_PRAGMA.format(n=s.extent.value))
+                    self.emit(self.UNROLL_PRAGMA.format(n=min(s.extent.value, self.UNROLL_CAP)))
             elif "{n}" not in self.UNROLL_PRAGMA:  # a count-free pragma works for any extent
                 self.emit(self.UNROLL_PRAGMA)
 

@@ -25,7 +25,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import any_node, free_vars
+from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
 from tvm.tir.printer import expr_text
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.flatten import constant_extent
@@ -278,11 +278,13 @@ class CPrinter(CFamilyPrinter):
         return f"{{ result->type_index = {kind}; result->{field} = ({ctype})({value}); {frees}return 0; }}"
 
     def loop_pragma(self, s: S.For) -> None:
-        if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 1:  # (counted in visit_For)
+        # (counted in visit_For) the outermost OpenMP loop only: one inside a `simd` loop may not be
+        if s.kind is S.ForKind.PARALLEL and self._parallel_depth == 1 and self._structured_depth == 1:
             self.has_parallel = True
             self.emit("#pragma omp parallel for schedule(static)")
         elif s.kind is S.ForKind.VECTORIZED:
-            self.emit("#pragma omp simd")
+            if _iterations_independent(s):  # `omp simd` promises it: gcc then ignores dependences
+                self.emit("#pragma omp simd")
         else:
             super().loop_pragma(s)
 
@@ -1325,6 +1327,51 @@ def _in_int64(e: E.PrimExpr) -> E.PrimExpr:
     if isinstance(e, _INT64_ARITHMETIC):
         return type(e)(_in_int64(e.a), _in_int64(e.b))
     return e if e.dtype == "int64" else E.Cast("int64", e)
+
+
+def _iterations_independent(loop: S.For) -> bool:
+    """Whether no iteration of ``loop`` reads or writes memory another writes: each memory it
+    writes is accessed through one buffer at one index, and that index names the loop variable
+    (``C[i] = C[i] + A[i]``). A loop that reads what an earlier iteration wrote (``A[i + m] =
+    A[i] + 1``, a histogram ``H[A[i]] += 1``) or updates one element (a sum) is not."""
+    accesses: dict = {}
+    written: set = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, (E.BufferLoad, S.BufferStore)):
+            accesses.setdefault(node.buffer.data, []).append((node.buffer, node.indices))
+            if isinstance(node, S.BufferStore):
+                written.add(node.buffer.data)
+
+    post_order_visit(loop.body, visit)
+    for data in written:
+        (buffer, indices), *others = accesses[data]
+        if not _one_element_per_iteration(indices, loop.loop_var):
+            return False
+        for other_buffer, other_indices in others:
+            if other_buffer is not buffer or len(other_indices) != len(indices):
+                return False
+            if not all(structural_equal(a, b) for a, b in zip(indices, other_indices)):
+                return False
+    return True
+
+
+def _one_element_per_iteration(indices: Any, var: E.Var) -> bool:
+    """Whether ``indices`` name a different element for each value of ``var``: some index is
+    ``c * var + rest`` (c nonzero, ``rest`` free of ``var``), and ``var`` appears nowhere else
+    (``i // 2``, ``A[i] & 7`` may name one element twice)."""
+    injective = False
+    for index in indices:
+        terms_of: dict = {}
+        terms, _ = linear_form(index, terms_of)
+        for key, term in terms_of.items():
+            if key not in terms:
+                continue
+            if term is var:
+                injective = True
+            elif any_node(term, lambda x: x is var):
+                return False
+    return injective
 
 
 def _buffer_data_vars(func: PrimFunc) -> dict:
