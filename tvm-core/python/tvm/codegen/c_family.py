@@ -829,8 +829,9 @@ class CFamilyPrinter(ExprFunctor[str]):
             del self._subst[e.var]
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> str:
-        if e.buffer.dtype == "bool" and (e.buffer.scope == "global" or self._views_other_memory(e.buffer)):
-            return self.bool_from_memory(e.buffer, self.flat_index(e.buffer, e.indices))
+        owner = self._allocated.get(e.buffer.data)  # None for memory the function is given
+        if e.buffer.dtype == "bool" and (e.buffer.scope == "global" or (owner is not None and owner.dtype != "bool")):
+            return self.bool_from_memory(e.buffer, owner, self.flat_index(e.buffer, e.indices))
         text = f"{self.buffer_ref(e.buffer)}[{self.flat_index(e.buffer, e.indices)}]"
         if self.is_emulated(e.buffer.dtype):
             return f"{self.half_converters(e.buffer.dtype)[0]}({text})"
@@ -997,17 +998,12 @@ class CFamilyPrinter(ExprFunctor[str]):
         return f"{name}({value})"
 
     # ------------------------------------------------------------------ buffers
-    def _views_other_memory(self, buf: E.Buffer) -> bool:
-        """Whether ``buf`` views an allocation of another dtype (bytes others wrote)."""
-        owner = self._allocated.get(buf.data)
-        return owner is not None and owner.dtype != buf.dtype
-
-    def bool_from_memory(self, buf: E.Buffer, index: str) -> str:
-        """Element ``index`` of bool buffer ``buf`` in memory others wrote: any nonzero byte is
-        true, as in NumPy (a byte of 2 read as a C ``bool`` gives 2, or is assumed 0 or 1)."""
+    def bool_from_memory(self, buf: E.Buffer, owner: E.Buffer | None, index: str) -> str:
+        """Element ``index`` of bool buffer ``buf`` in memory others wrote (given to the function,
+        or allocated as ``owner`` of another dtype): any nonzero byte is true, as in NumPy (a byte
+        of 2 read as a C ``bool`` gives 2, or is assumed 0 or 1)."""
         ref, byte = self.buffer_ref(buf), self.type_name("uint8")
         if self.type_name("bool") != byte:
-            owner = self._allocated.get(buf.data)
             qualifier = self.GLOBAL_PTR_QUALIFIER if owner is None else self.view_qualifier(owner)
             ref = f"(({qualifier}{byte}*){ref})"
         return f"({ref}[{index}] != 0)"

@@ -28,7 +28,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
 from tvm.tir.printer import expr_text
 from tvm.tir.functor import post_order_visit
-from tvm.tir.transform.flatten import constant_extent
+from tvm.tir.transform.flatten import constant_extent, flat_bytes
 from tvm.tir.transform.runtime_bounds import BOUNDS_KIND, INDEX_ERRORS_RAISE, INDEX_OUT_OF_BOUNDS
 
 from .c_family import CFamilyPrinter, CodegenError, c_string_literal
@@ -1381,10 +1381,7 @@ def _buffer_data_vars(func: PrimFunc) -> dict:
 
     def visit(node: Any) -> None:
         if isinstance(node, (E.BufferLoad, S.BufferStore)):
-            buf = node.buffer
-            extent = buf.shape[0] if len(buf.shape) == 1 and not buf.strides else None
-            size = extent.value * _dt.nbytes(buf.dtype) if isinstance(extent, E.IntImm) else 0
-            found[buf.data] = max(found.get(buf.data, 0), size)
+            found[node.buffer.data] = max(found.get(node.buffer.data, 0), flat_bytes(node.buffer) or 0)
 
     post_order_visit(func.body, visit)
     return found

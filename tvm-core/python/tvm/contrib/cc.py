@@ -450,6 +450,12 @@ def _scratch_path(filename: str) -> Path:
     return path
 
 
+def is_scratch(path: str) -> bool:
+    """Whether ``path`` is the output of an uncached compile (see :func:`discard_scratch`); a
+    cache entry's path names its content."""
+    return path in _SCRATCH
+
+
 def discard_scratch(path: str) -> None:
     """Remove ``path`` and its private folder when it is the output of an uncached compile (the
     caller has loaded or linked it: a loaded library stays mapped); cached outputs are kept."""

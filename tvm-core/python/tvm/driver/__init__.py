@@ -262,15 +262,18 @@ def _loaded_when_defined(info: BuildInfo, has_launch: bool, err: UnresolvedSymbo
 
 
 def _reuse_key(path: str, device_modules: list) -> tuple | None:
-    """What makes two compiles load the same module tree: the host library's bytes, the device code and
-    whether the real device modules could be made, else why not (a fallback saves the same bytes
-    and its functions give that reason); None when a
-    device module cannot be serialized (it is then never shared)."""
+    """What makes two compiles load the same module tree: the host library (its cache entry, or
+    its bytes), the device code and whether the real device modules could be made, else why not
+    (a fallback saves the same bytes and its functions give that reason); None when a device
+    module cannot be serialized (it is then never shared)."""
     from tvm.codegen.device_module import fallback_reason, force_fallback
+    from tvm.contrib import cc
 
     save = tvm_ffi.get_global_func("runtime.ModuleSaveToBytes")
-    with open(path, "rb") as f:  # by content: without the cache each compile's path is a new scratch one
-        key: list = ["compile", hashlib.sha256(f.read()).hexdigest()]
+    key: list = ["compile", path]
+    if cc.is_scratch(path):  # an uncached compile's output has a new path each time: known by its bytes
+        with open(path, "rb") as f:
+            key[1] = hashlib.sha256(f.read()).hexdigest()
     for dm in device_modules:
         try:
             digest = hashlib.sha256(bytes(save(dm))).hexdigest()

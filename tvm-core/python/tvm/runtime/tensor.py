@@ -108,7 +108,7 @@ class Tensor(tvm_ffi.Tensor):
         if self.dtype.lanes > 1:
             host = self.copyto(cpu())  # alive while its view is copied
             return _lanes_view(host).copy()
-        if self.device.dlpack_device_type() == _CPU and not _is_compact(self):
+        if self.device.dlpack_device_type() == _CPU and not self.is_contiguous():
             return _strided_host_copy(self)
         out = np.empty(tuple(self.shape), dtype=numpy_dtype(str(self.dtype)))
         _copy(self, _host_view(out), True, True)
@@ -172,19 +172,6 @@ _core._set_class_tensor(Tensor)
 
 
 _CPU = 1  # DLPack's kDLCPU
-
-
-def _is_compact(t: tvm_ffi.Tensor) -> bool:
-    """Whether ``t`` is laid out row-major without gaps (dimensions of extent 1 and tensors
-    without elements in any layout)."""
-    expect = 1
-    if 0 in tuple(t.shape):
-        return True
-    for extent, stride in reversed(list(zip(t.shape, t.strides))):
-        if extent != 1 and stride != expect:
-            return False
-        expect *= extent
-    return True
 
 
 def _strided_host_copy(t: tvm_ffi.Tensor) -> np.ndarray:

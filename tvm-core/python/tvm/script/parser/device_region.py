@@ -26,7 +26,7 @@ from tvm.tir.transform.verify import is_thread_index_loop
 
 from .cross_thread import ThreadLoop
 
-_INT32_MAX = 2**31 - 1
+_INT32_MAX = _dt.integer_range("int32")[1]
 
 WARP_THREADS = 32
 WARPGROUP_WARPS = 4

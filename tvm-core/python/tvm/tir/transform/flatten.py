@@ -97,6 +97,13 @@ def element_count(buf: Buffer) -> Optional[int]:
     return None if None in dims else math.prod(dims)
 
 
+def flat_bytes(buf: Buffer) -> Optional[int]:
+    """The bytes flat buffer ``buf`` reaches from its memory's start (its constant extent, the
+    offset of a view included); None for another buffer or a symbolic extent."""
+    extent = buf.shape[0] if len(buf.shape) == 1 and not buf.strides else None
+    return extent.value * _dt.nbytes(buf.dtype) if isinstance(extent, IntImm) else None
+
+
 def needs_int64_indices(buf: Buffer) -> bool:
     """Whether ``buf``'s constant shape (or strides) reaches an element that ``int32`` cannot
     index while its sizes are narrower than 64 bits: its flat index is then computed in

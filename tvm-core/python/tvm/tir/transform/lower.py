@@ -87,7 +87,7 @@ from tvm.tir.stmt import (
 from .bounds import check_constant_bounds
 from .runtime_bounds import INDEX_ERRORS_RAISE, check_indices_at_run_time
 from .capabilities import apply_target_passes
-from .flatten import flatten_buffers, flattened_buffer
+from .flatten import flat_bytes, flatten_buffers, flattened_buffer
 from .float8 import legalize_float8
 from .fragments import lower_fragments
 from .float16 import exact_float16_conversions, legalize_float16
@@ -192,7 +192,7 @@ class _Splitter:
             return flattened_buffer(own)  # the function's buffer_map keeps the parameters' own shapes
         outside = [b for b in views if not any(v in local for x in b.shape for v in free_vars(x))]
         if outside:
-            return max(outside, key=_reaches)
+            return max(outside, key=lambda b: -1 if flat_bytes(b) is None else flat_bytes(b))
         return dataclasses.replace(views[0], shape=(IntImm("int32", 1),))
 
     def host(self, s: Stmt, bound: list) -> Stmt:
@@ -324,11 +324,6 @@ class _Splitter:
         self.kernels.append(kernel)
         call = Call("int32", "tir.launch_kernel", (StringImm(name), *params, *launch))
         return Evaluate(call, nest.span)
-
-
-def _reaches(b: Buffer) -> int:
-    """The bytes flat buffer ``b`` of constant extent reaches (-1 for a symbolic extent)."""
-    return b.shape[0].value * _dt.nbytes(b.dtype) if len(b.shape) == 1 and isinstance(b.shape[0], IntImm) else -1
 
 
 def _check_launch_extents(nest: Stmt, name: str, tags: list, launch: list, launch_vars: list, local: set) -> None:
