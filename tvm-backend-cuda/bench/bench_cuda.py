@@ -1,14 +1,18 @@
 """CUDA backend benchmarks (for the GPU machine). Usage: python bench_cuda.py OUT.json
 
 Measures, each against a reference on the same GPU:
-  * vector add bandwidth vs a device-to-device copy moving the same number of bytes;
+  * vector add bandwidth (1, 2, 4 or 8 elements per thread, the best reported) vs a
+    device-to-device copy moving the same number of bytes;
   * row softmax vs torch.softmax;
   * float16 4096^3 matmul on tensor cores (tvm_backend_cuda.kernels.matmul_f16_tensorcore:
     cp.async + ldmatrix + mma.sync m16n8k16, float32 accumulation; a few tilings are timed and
     the best is reported) vs torch.matmul, plus the CUDA-core tiled kernel as a baseline;
   * Python launch overhead of an empty kernel vs a Triton kernel and a CuPy RawKernel;
   * the kernel zoo's tunable matmul, row sum and row softmax tuned on the GPU (tvm.tune) vs their
-    untuned kernels, as on every backend (tvm.testing.benchmark.tuned_zoo_cases).
+    untuned kernels, as on every backend (tvm.testing.benchmark.tuned_zoo_cases); each search's
+    budget is TVM_BENCH_TUNE_BUDGET_S seconds (default 120).
+The file is rewritten after each benchmark ("status": "partial" until the last), so a run cut
+short keeps what it measured.
 Optional competitors (torch, triton, cupy) are recorded as unavailable when not importable.
 With a GPU it writes {"status": "ok", ..., "last_gpu_run": <the same figures>}. Without one it
 writes {"status": "skipped", "reason": ..., "host_launch_path": ..., "last_gpu_run": ...} and
@@ -59,6 +63,12 @@ def _write(path: str, data: dict) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
     print(json.dumps(data, indent=2))
+
+
+def _write_partial(path: str, results: dict) -> None:
+    """Save the figures measured so far (``"status": "partial"``), so a run cut short keeps them."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({**results, "status": "partial", "last_gpu_run": results}, f, indent=2)
 
 
 def _timer(sync: Callable[[], None]) -> Callable[[Callable[[], Any], int, int], float]:
@@ -136,6 +146,64 @@ def _mock_launch() -> None:
     )
 
 
+def _vadd_unrolled(n: int, per_thread: int, threads: int = 256) -> Any:
+    """C = A + B (float32) with ``per_thread`` elements per thread, each a coalesced pass of the
+    block: the loads of one thread are independent, so more bytes are in flight per thread."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def vadd(a: T.handle, b: T.handle, c: T.handle):
+        T.func_attr({"global_symbol": "vadd", "tir.noalias": True})
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for bx in T.thread_binding(n // (threads * per_thread), thread="blockIdx.x"):
+            for tx in T.thread_binding(threads, thread="threadIdx.x"):
+                for v in T.unroll(per_thread):
+                    i = (bx * per_thread + v) * threads + tx
+                    C[i] = A[i] + B[i]
+
+    return vadd
+
+
+def _bench_vector_add(dev: Any, target: Any, measure: Callable[..., float]) -> dict[str, Any]:
+    """2**26 float32 additions with 1, 2, 4 and 8 elements per thread (each checked against
+    NumPy) vs a device-to-device copy moving the same bytes; the best variant is the figure."""
+    import numpy as np
+    import tvm
+
+    n = 1 << 26
+    rng = np.random.default_rng(3)
+    a_host, b_host = (rng.standard_normal(n, dtype="float32") for _ in range(2))
+    a, b = tvm.runtime.tensor(a_host, dev), tvm.runtime.tensor(b_host, dev)
+    c = tvm.runtime.empty((n,), "float32", dev)
+    moved = 3 * n * 4  # two reads + one write
+    variants: dict[str, Any] = {}
+    for per_thread in (1, 2, 4, 8):
+        fn = tvm.compile(_vadd_unrolled(n, per_thread), target=target)["vadd"]
+        c.copyfrom(np.full(n, np.nan, "float32"))
+        fn(a, b, c)
+        correct = bool(np.array_equal(c.numpy(), a_host + b_host))
+        t = measure(lambda: fn(a, b, c))
+        variants[f"{per_thread}_per_thread"] = {"seconds": t, "GB_per_s": moved / t / 1e9, "correct": correct}
+    src = tvm.runtime.empty((3 * n // 2,), "float32", dev)
+    dst = tvm.runtime.empty((3 * n // 2,), "float32", dev)
+    t_copy = measure(lambda: src.copyto(dst))  # reads 6n bytes, writes 6n bytes
+    best = min((k for k in variants if variants[k]["correct"]), key=lambda k: variants[k]["seconds"])
+    t_add = variants[best]["seconds"]
+    return {
+        "elements": n,
+        "bytes_moved": moved,
+        "best_variant": best,
+        "seconds": t_add,
+        "GB_per_s": moved / t_add / 1e9,
+        "d2d_copy_seconds": t_copy,
+        "d2d_copy_GB_per_s": moved / t_copy / 1e9,
+        "fraction_of_copy": t_copy / t_add,
+        "variants": variants,
+    }
+
+
 def main(out_path: str) -> int:
     import numpy as np
     import tvm
@@ -173,27 +241,8 @@ def main(out_path: str) -> int:
     }
 
     # 1. vector add bandwidth vs device-to-device copy of the same bytes -------------------
-    n = 1 << 26
-    case = kernels.vadd("float32", n)
-    mod = codegen.build([case.func], target)
-    a, b, c = (tvm.runtime.empty((n,), "float32", dev) for _ in range(3))
-    a.copyfrom(np.ones(n, "float32"))
-    b.copyfrom(np.ones(n, "float32"))
-    fn = mod["vadd_float32"]
-    t_add = measure(lambda: fn(a, b, c, *case.scalars, *case.launch))
-    moved = 3 * n * 4  # two reads + one write
-    src = tvm.runtime.empty((3 * n // 2,), "float32", dev)
-    dst = tvm.runtime.empty((3 * n // 2,), "float32", dev)
-    t_copy = measure(lambda: src.copyto(dst))  # reads 6n bytes, writes 6n bytes
-    results["vector_add"] = {
-        "elements": n,
-        "bytes_moved": moved,
-        "seconds": t_add,
-        "GB_per_s": moved / t_add / 1e9,
-        "d2d_copy_seconds": t_copy,
-        "d2d_copy_GB_per_s": moved / t_copy / 1e9,
-        "fraction_of_copy": t_copy / t_add,
-    }
+    results["vector_add"] = _bench_vector_add(dev, target, measure)
+    _write_partial(out_path, results)
 
     # 2. row softmax vs torch.softmax -------------------------------------------------------
     rows, cols = 4096, 4096
@@ -212,6 +261,7 @@ def main(out_path: str) -> int:
     else:
         entry["torch"] = torch
     results["softmax"] = entry
+    _write_partial(out_path, results)
 
     # 3. float16 4096^3 matmul vs torch.matmul ---------------------------------------------
     from tvm_backend_cuda.kernels import TensorCoreGemm, matmul_f16_tensorcore
@@ -243,6 +293,9 @@ def main(out_path: str) -> int:
         "128x128x32_4warps_3stages": dict(warps_m=2, warps_n=2),
         "128x256x32_8warps_2stages": dict(block_n=256, stages=2),
         "128x128x32_4warps_4stages_64KiB": dict(warps_m=2, warps_n=2, stages=4),
+        "128x128x32_4warps_5stages_80KiB": dict(warps_m=2, warps_n=2, stages=5),
+        "128x256x32_8warps_3stages_72KiB": dict(block_n=256),
+        "256x128x32_8warps_3stages_72KiB": dict(block_m=256, warps_m=4, warps_n=2),
         "128x128x64_4warps_3stages_96KiB": dict(block_k=64, warps_m=2, warps_n=2),
         "128x128x64_4warps_4stages_128KiB": dict(block_k=64, warps_m=2, warps_n=2, stages=4),
         "128x128x64_8warps_4stages_128KiB": dict(block_k=64, stages=4),
@@ -275,6 +328,7 @@ def main(out_path: str) -> int:
         except Exception as e:  # noqa: BLE001 - one failing tiling must not hide the others
             v = {"config": kw, "error": f"{type(e).__name__}: {e}"[:2000]}
         variants[label] = v
+        print(f"matmul {label}: {v.get('TFLOP_per_s') or v.get('error')}", flush=True)
     ok = {k: v for k, v in variants.items() if v.get("correct")}
     if ok:
         best = min(ok, key=lambda k: ok[k]["seconds"])
@@ -294,6 +348,7 @@ def main(out_path: str) -> int:
         "note": "16x16 shared-memory tiles, CUDA-core FMA (no tensor cores)",
     }
     results["matmul_f16"] = entry
+    _write_partial(out_path, results)
 
     # 4. launch overhead ---------------------------------------------------------------------
     emod = codegen.build([kernels.empty_kernel()], target)
@@ -327,11 +382,13 @@ def main(out_path: str) -> int:
     else:
         overhead["cupy"] = cupy
     results["launch_overhead"] = overhead
+    _write_partial(out_path, results)
 
     # 5. the zoo's tunable kernels, tuned on this GPU vs untuned (as on every backend) -----
     from tvm.testing.benchmark import tuned_zoo_cases
 
-    results["tuned_vs_untuned"] = tuned_zoo_cases(str(target), 1024, 4096, 4096)
+    budget = float(os.environ.get("TVM_BENCH_TUNE_BUDGET_S", "120"))
+    results["tuned_vs_untuned"] = tuned_zoo_cases(str(target), 1024, 4096, 4096, budget_s=budget)
     _write(out_path, {**results, "last_gpu_run": {k: v for k, v in results.items() if k != "status"}})
     return 0
 

@@ -4,8 +4,12 @@
 #   bash tvm-backend-cuda/scripts/gpu_run.sh [tests|bench|all]   (default: all)
 # Installs the wheels in ./.whl into /tmp/site (numpy, pytest and nvidia-cuda-nvrtc must be
 # installed; torch, triton and cupy are optional), then runs the CUDA backend's whole test suite
-# (GPU tests included), the OpenCL suite when the NVIDIA OpenCL driver is there, and the benchmarks.
-# Logs and JSON go to $OUT (or /tmp/out).
+# (GPU tests included), the benchmarks, then the OpenCL and Vulkan suites on the NVIDIA drivers
+# when they are there. Each step has a time limit (seconds: TESTS_S, BENCH_S, OPENCL_S, VULKAN_S)
+# and each test one of TEST_S (pytest-timeout, when installed); CUDA_TESTS, OPENCL_TESTS and
+# VULKAN_TESTS choose the test files (default: each whole suite). When ./.gl holds Debian packages
+# of the Vulkan loader and GLVND (the NVIDIA Vulkan driver's dependencies), they are unpacked
+# into / first: only on a machine lent for this run. Logs and JSON go to $OUT (or /tmp/out).
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/out}
@@ -14,23 +18,49 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$out/device.txt"
 python3 -c "import tvm; print(tvm.backend.report())" 2>&1 | tee "$out/backend_report.txt"
+if ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+per_test=()
+python3 -c "import pytest_timeout" 2>/dev/null && per_test=(-p timeout --timeout "${TEST_S:-60}")
 rc=0
+pytest_in() {  # pytest_in SECONDS LOG ARGS...: the suite under a time limit, its summary shown
+  local limit=$1 log=$2
+  shift 2
+  timeout -k 10 "$limit" python3 -m pytest -q -ra -p no:cacheprovider "${per_test[@]}" "$@" >"$log" 2>&1
+  local status=$?
+  [ "$status" = 124 ] && echo "stopped after ${limit} s" >>"$log"
+  tail -12 "$log"
+  return "$status"
+}
 if [ "$what" != bench ]; then
-  python3 -m pytest -q -ra -p no:cacheprovider tvm-backend-cuda/tests 2>&1 | tee "$out/pytest.log"
-  rc=${PIPESTATUS[0]}
-  # OpenCL on the GPU: the NVIDIA vendor library through an ICD loader carried in .whl (optional).
+  # shellcheck disable=SC2086
+  pytest_in "${TESTS_S:-300}" "$out/pytest.log" ${CUDA_TESTS:-tvm-backend-cuda/tests} || rc=1
+fi
+if [ "$what" != tests ]; then
+  timeout -k 10 "${BENCH_S:-900}" python3 tvm-backend-cuda/bench/bench_cuda.py "$out/bench_cuda.json" >"$out/bench.log" 2>&1 ||
+    echo "bench failed or stopped: see bench.log"
+  tail -25 "$out/bench.log"
+fi
+if [ "$what" != bench ]; then
   nv_ocl=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
   if [ -n "$nv_ocl" ] && [ -f .whl/libOpenCL.so.1 ] && ls .whl/tvm_backend_opencl-*.whl >/dev/null 2>&1; then
     # only the NVIDIA platform: the suites run on opencl(0)
     OCL_ICD_FILENAMES=$nv_ocl OCL_ICD_VENDORS=/nonexistent TVM_OPENCL_LIBRARY=$PWD/.whl/libOpenCL.so.1 \
-      python3 -m pytest -q -ra -p no:cacheprovider tvm-backend-opencl/tests >"$out/pytest_opencl.log" 2>&1
-    tail -15 "$out/pytest_opencl.log"
+      pytest_in "${OPENCL_S:-120}" "$out/pytest_opencl.log" ${OPENCL_TESTS:-tvm-backend-opencl/tests}
   else
     echo "OpenCL suite not run: libnvidia-opencl.so.1 '${nv_ocl}' or .whl/libOpenCL.so.1 missing" | tee "$out/pytest_opencl.log"
   fi
-fi
-if [ "$what" != tests ]; then
-  python3 tvm-backend-cuda/bench/bench_cuda.py "$out/bench_cuda.json" > "$out/bench.log" 2>&1 || echo "bench failed: see bench.log"
-  tail -5 "$out/bench.log"
+  nv_vk=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  [ -f "$nv_vk" ] || nv_vk=$(ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1)
+  vk_loader=$(ldconfig -p | awk '$1 == "libvulkan.so.1" {print $NF; exit}')
+  [ -n "$vk_loader" ] || vk_loader=$PWD/.whl/libvulkan.so.1
+  if [ -n "$nv_vk" ] && [ -f "$vk_loader" ] && ls .whl/tvm_backend_vulkan-*.whl >/dev/null 2>&1; then
+    VK_DRIVER_FILES=$nv_vk TVM_VULKAN_LIBRARY=$vk_loader TVM_SPIRV_TOOLS=$PWD/.whl/spirv-tools \
+      pytest_in "${VULKAN_S:-120}" "$out/pytest_vulkan.log" ${VULKAN_TESTS:-tvm-backend-vulkan/tests}
+  else
+    echo "Vulkan suite not run: the NVIDIA Vulkan driver '${nv_vk}' or .whl/libvulkan.so.1 missing" | tee "$out/pytest_vulkan.log"
+  fi
 fi
 exit "$rc"

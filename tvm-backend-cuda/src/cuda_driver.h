@@ -49,7 +49,7 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 // CUpointer_attribute.
 constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 // CUstream_flags.
-constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_STREAM_DEFAULT = 0;
 // CUjit_option.
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;

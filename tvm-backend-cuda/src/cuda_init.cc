@@ -99,8 +99,10 @@ class CUDADriver final : public tvm::runtime::GPUDriver {
     return g_api.cuMemcpyHtoDAsync(Address(dst), src, n, s);
   }
 
+  // A blocking stream: work on the default stream waits for it and it waits for the default
+  // stream's, so a copy sees what every stream wrote (a non-blocking one raced with copies).
   int CreateStream(void** stream) final {
-    return g_api.cuStreamCreate(reinterpret_cast<CUstream*>(stream), CU_STREAM_NON_BLOCKING);
+    return g_api.cuStreamCreate(reinterpret_cast<CUstream*>(stream), CU_STREAM_DEFAULT);
   }
   int DestroyStream(void* s) final { return g_api.cuStreamDestroy(static_cast<CUstream>(s)); }
   int SyncStream(void* s) final { return g_api.cuStreamSynchronize(static_cast<CUstream>(s)); }

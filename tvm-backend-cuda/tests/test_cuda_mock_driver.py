@@ -438,6 +438,8 @@ def free(d, handle):
     except ValueError as e:
         print("free", hex(handle), "ValueError", e)
 s = create_stream(dev)
+# blocking (flags 0): the default stream's copies and kernels wait for it and it for them
+print("flags", ctypes.c_uint.in_dll(MOCK, "mock_last_stream_flags").value)
 sync(0, s)
 sync(0, 0)
 sync(0, 0x5678)                   # unknown
@@ -465,7 +467,8 @@ print("destroys", destroys.value)
 """,
         devices=2,
     )
-    lines = out.splitlines()
+    assert out.splitlines()[0] == "flags 0"
+    lines = out.splitlines()[1:]
     assert lines[0] == f"sync {lines[0].split()[1]} ok"
     assert lines[1] == "sync 0x0 ok"
     assert lines[2].startswith("sync 0x5678 ValueError: StreamSync: 0x5678 is neither the default stream")

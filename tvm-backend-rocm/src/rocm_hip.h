@@ -41,7 +41,7 @@ constexpr int hipDeviceAttributeMaxSharedMemoryPerBlock = 74;
 constexpr int hipDeviceAttributeWarpSize = 87;
 
 constexpr int hipMemcpyDefault = 4;  // the runtime tells host from device memory itself
-constexpr unsigned hipStreamNonBlocking = 1;
+constexpr unsigned hipStreamDefault = 0;
 // hipModuleLaunchKernel's `extra`: a packed argument buffer.
 inline void* const kLaunchParamBufferPointer = reinterpret_cast<void*>(0x01);
 inline void* const kLaunchParamBufferSize = reinterpret_cast<void*>(0x02);

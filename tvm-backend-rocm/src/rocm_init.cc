@@ -63,9 +63,10 @@ class ROCmDriver final : public tvm::runtime::GPUDriver {
     return g_api.hipMemcpyAsync(dst, src, n, hipMemcpyDefault, static_cast<hipStream_t>(stream));
   }
 
+  // A blocking stream, as on CUDA: the default stream and it wait for each other's work, so a
+  // copy sees what every stream wrote.
   int CreateStream(void** stream) final {
-    return g_api.hipStreamCreateWithFlags(reinterpret_cast<hipStream_t*>(stream),
-                                          hipStreamNonBlocking);
+    return g_api.hipStreamCreateWithFlags(reinterpret_cast<hipStream_t*>(stream), hipStreamDefault);
   }
   int DestroyStream(void* s) final { return g_api.hipStreamDestroy(static_cast<hipStream_t>(s)); }
   int SyncStream(void* s) final { return g_api.hipStreamSynchronize(static_cast<hipStream_t>(s)); }

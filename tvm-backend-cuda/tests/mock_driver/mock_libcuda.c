@@ -45,6 +45,7 @@ int mock_context_current = 0;
 /* Calls the tests count: attribute queries by attribute, stream calls with their last handle. */
 int mock_attr_queries[128];
 int mock_stream_destroys = 0, mock_stream_syncs = 0;
+unsigned mock_last_stream_flags = 0xffffffffu;
 void* mock_last_stream_synced = NULL;
 
 /* MOCK_CUDA_DEVICES=n pretends to have n devices (default 1), for multi-device argument checks. */
@@ -202,6 +203,7 @@ CUresult cuPointerGetAttribute(void* out, int attr, CUdeviceptr p) {
 static int stream_storage[64];
 static int next_stream = 0;
 CUresult cuStreamCreate(void** s, unsigned flags) {
+  mock_last_stream_flags = flags;
   *s = &stream_storage[next_stream++ % 64];
   return OK;
 }

@@ -133,6 +133,8 @@ class GPUDriver {
   /*! \brief Queues a copy on `stream`; `from` or `to` (or both) is a device of this driver. */
   virtual int CopyAsync(void* dst, const void* src, size_t nbytes, DLDevice from, DLDevice to,
                         void* stream) = 0;
+  /*! \brief A stream that the default (null) stream and it wait for each other's work (CUDA's
+   *  and HIP's blocking streams): the kit's copies rely on it to see what every stream wrote. */
   virtual int CreateStream(void** stream) = 0;
   virtual int DestroyStream(void* stream) = 0;
   virtual int SyncStream(void* stream) = 0;
