@@ -4,9 +4,11 @@ Measures, each against a reference on the same GPU:
   * vector add bandwidth (1, 2, 4 or 8 elements per thread, the best reported) vs a
     device-to-device copy moving the same number of bytes;
   * row softmax vs torch.softmax;
-  * float16 4096^3 matmul on tensor cores (tvm_backend_cuda.kernels.matmul_f16_tensorcore:
-    cp.async + ldmatrix + mma.sync m16n8k16, float32 accumulation; a few tilings are timed and
-    the best is reported) vs torch.matmul, plus the CUDA-core tiled kernel as a baseline;
+  * float16 4096^3 matmul on tensor cores vs torch.matmul: tvm_backend_cuda.kernels.
+    matmul_f16_tensorcore (cp.async + ldmatrix + mma.sync m16n8k16) and, on Hopper (sm_90),
+    tvm_backend_cuda.wgmma_gemm.matmul_f16_wgmma (cp.async + wgmma.m64nNk16 from shared memory),
+    float32 accumulation; every tiling of MMA_TILINGS and WGMMA_TILINGS is checked and timed, the
+    fastest correct one reported; plus the CUDA-core tiled kernel as a baseline;
   * Python launch overhead of an empty kernel vs a Triton kernel and a CuPy RawKernel;
   * the kernel zoo's tunable matmul, row sum and row softmax tuned on the GPU (tvm.tune) vs their
     untuned kernels, as on every backend (tvm.testing.benchmark.tuned_zoo_cases); each search's
@@ -204,6 +206,152 @@ def _bench_vector_add(dev: Any, target: Any, measure: Callable[..., float]) -> d
     }
 
 
+#: mma.sync tilings (``matmul_f16_tensorcore``); up to 48 KiB the stages are static shared
+#: arrays, beyond that ``shared.dyn`` (the launch opts in to the larger limit)
+MMA_TILINGS = {
+    "128x128x32_8warps_3stages": {},
+    "128x128x32_4warps_3stages": dict(warps_m=2, warps_n=2),
+    "128x256x32_8warps_2stages": dict(block_n=256, stages=2),
+    "128x128x32_4warps_4stages_64KiB": dict(warps_m=2, warps_n=2, stages=4),
+    "128x128x32_4warps_5stages_80KiB": dict(warps_m=2, warps_n=2, stages=5),
+    "128x256x32_8warps_3stages_72KiB": dict(block_n=256),
+    "256x128x32_8warps_3stages_72KiB": dict(block_m=256, warps_m=4, warps_n=2),
+    "128x128x64_4warps_3stages_96KiB": dict(block_k=64, warps_m=2, warps_n=2),
+    "128x128x64_4warps_4stages_128KiB": dict(block_k=64, warps_m=2, warps_n=2, stages=4),
+    "128x128x64_8warps_4stages_128KiB": dict(block_k=64, stages=4),
+    "128x256x32_8warps_4stages_96KiB": dict(block_n=256, stages=4),
+    "128x256x64_8warps_3stages_144KiB": dict(block_n=256, block_k=64),
+    "256x128x64_8warps_3stages_144KiB": dict(block_m=256, block_k=64, warps_m=4, warps_n=2),
+}
+#: wgmma tilings (``matmul_f16_wgmma``, sm_90a: Hopper GPUs only); two warpgroups of 64 rows
+WGMMA_TILINGS = {
+    "wgmma_128x256x64_4stages_192KiB": dict(block_n=256, stages=4),
+    "wgmma_128x256x64_3stages_144KiB": dict(block_n=256, stages=3),
+    "wgmma_128x128x64_4stages_128KiB": dict(block_n=128, stages=4),
+    "wgmma_128x128x64_6stages_192KiB": dict(block_n=128, stages=6),
+    "wgmma_128x256x32_6stages_144KiB": dict(block_n=256, block_k=32, stages=6),
+}
+
+
+def _gemm_candidates(dev: Any, target: Any, kind: str) -> list[tuple[str, dict, Any, Any, Any, str]]:
+    """(label, tiling, tiling description, build function, target, function name) of every
+    GEMM of ``kind`` ("mma", or "wgmma": none unless ``dev`` is a Hopper GPU) to time."""
+    from tvm_backend_cuda.kernels import TensorCoreGemm, matmul_f16_tensorcore
+    from tvm_backend_cuda.wgmma_gemm import WgmmaGemm, matmul_f16_wgmma
+
+    M = N = K = MATMUL_SIZE
+    if kind == "mma":
+        return [
+            (
+                label,
+                kw,
+                TensorCoreGemm(M, N, K, **kw),
+                lambda kw=kw: matmul_f16_tensorcore(M, N, K, **kw),
+                target,
+                "matmul_f16_tc",
+            )
+            for label, kw in MMA_TILINGS.items()
+        ]
+    if dev.compute_version != "9.0":  # sm_90a code runs on sm_90 alone
+        return []
+    return [
+        (
+            label,
+            kw,
+            WgmmaGemm(M, N, K, **kw),
+            lambda kw=kw: matmul_f16_wgmma(M, N, K, **kw),
+            "cuda -arch=sm_90a",
+            "matmul_f16_wgmma",
+        )
+        for label, kw in WGMMA_TILINGS.items()
+    ]
+
+
+#: M = N = K of the float16 matmul benchmark
+MATMUL_SIZE = 4096
+
+
+def _bench_matmul(
+    dev: Any, target: Any, measure: Callable[..., float], torch: Any, kind: str, entry: dict | None = None
+) -> dict[str, Any]:
+    """The float16 4096^3 matmul: every tiling of ``kind`` (see :func:`_gemm_candidates`), each
+    checked on 32 sampled rows against NumPy after the output was filled with NaN, timed, and
+    added to ``entry`` (a new one, with ``torch.matmul``'s time when ``torch`` is given, and the
+    CUDA-core baseline, when None); the fastest correct tiling so far is the figure."""
+    import numpy as np
+    import tvm
+
+    M = N = K = MATMUL_SIZE
+    flops = 2 * M * N * K
+    rng = np.random.default_rng(1)
+    a_host = rng.standard_normal((M, K)).astype("float16")
+    b_host = rng.standard_normal((K, N)).astype("float16")
+    A, B = tvm.runtime.tensor(a_host, dev), tvm.runtime.tensor(b_host, dev)
+    C = tvm.runtime.empty((M, N), "float16", dev)
+    rows = np.random.default_rng(2).choice(M, 32, replace=False)
+    want_rows = a_host[rows].astype("float32") @ b_host.astype("float32")
+    if entry is None:
+        entry = {
+            "shape": [M, N, K],
+            "kernel": "tensor cores: mma.sync.m16n8k16 (cp.async ring + ldmatrix) and, on Hopper, "
+            "wgmma.m64nNk16 from shared memory (f16 in, f32 acc)",
+            "tilings": {},
+        }
+        if torch is not None:
+            ta, tb = torch.from_dlpack(A), torch.from_dlpack(B)
+            ref_t = measure(lambda: torch.matmul(ta, tb), iters=20)
+            entry.update({"torch_seconds": ref_t, "torch_TFLOP_per_s": flops / ref_t / 1e12})
+        entry["cuda_cores_baseline"] = _cuda_core_matmul(A, B, C, target, measure)
+    ref_t = entry.get("torch_seconds")
+    for label, kw, cfg, build, gemm_target, fn_name in _gemm_candidates(dev, target, kind):
+        try:
+            tfn = tvm.compile(build(), target=gemm_target)[fn_name]
+            C.copyfrom(np.full((M, N), np.nan, "float16"))  # every element must be written
+            tfn(A, B, C)
+            dev.sync()
+            err = float(np.abs(C.numpy()[rows].astype("float32") - want_rows).max())
+            t = measure(lambda: tfn(A, B, C), iters=20)
+            v: dict[str, Any] = {
+                "config": kw,
+                "threads": cfg.threads,
+                "shared_bytes": cfg.shared_bytes,
+                "seconds": t,
+                "TFLOP_per_s": flops / t / 1e12,
+                "max_abs_err_sampled_rows": err,
+                "correct": err < 0.5,
+            }
+            if ref_t:
+                v["fraction_of_torch"] = ref_t / t
+        except Exception as e:  # noqa: BLE001 - one failing tiling must not hide the others
+            v = {"config": kw, "error": f"{type(e).__name__}: {e}"[:2000]}
+        entry["tilings"][label] = v
+        print(f"matmul {label}: {v.get('TFLOP_per_s') or v.get('error')}", flush=True)
+    ok = {k: v for k, v in entry["tilings"].items() if v.get("correct")}
+    if ok:
+        best = min(ok, key=lambda k: ok[k]["seconds"])
+        entry.update({"best_tiling": best, "seconds": ok[best]["seconds"], "TFLOP_per_s": ok[best]["TFLOP_per_s"]})
+        if ref_t:
+            entry["fraction_of_torch"] = ref_t / ok[best]["seconds"]
+            entry["goal_0.5x_torch_met"] = entry["fraction_of_torch"] >= 0.5
+    return entry
+
+
+def _cuda_core_matmul(A: Any, B: Any, C: Any, target: Any, measure: Callable[..., float]) -> dict[str, Any]:
+    """The baseline: the CUDA-core kernel (16x16 shared-memory tiles, FMA) on the same inputs."""
+    import cuda_kernels as kernels
+    from tvm_backend_cuda import codegen
+
+    M = N = K = MATMUL_SIZE
+    mm = kernels.matmul("float16", M, N, K)
+    mfn = codegen.build([mm.func], target)["matmul_float16"]
+    t_mm = measure(lambda: mfn(A, B, C, M, N, K, *mm.launch), iters=3, warmup=1)
+    return {
+        "seconds": t_mm,
+        "TFLOP_per_s": 2 * M * N * K / t_mm / 1e12,
+        "note": "16x16 shared-memory tiles, CUDA-core FMA (no tensor cores)",
+    }
+
+
 def main(out_path: str) -> int:
     import numpy as np
     import tvm
@@ -264,90 +412,9 @@ def main(out_path: str) -> int:
     _write_partial(out_path, results)
 
     # 3. float16 4096^3 matmul vs torch.matmul ---------------------------------------------
-    from tvm_backend_cuda.kernels import TensorCoreGemm, matmul_f16_tensorcore
-
-    M = N = K = 4096
-    flops = 2 * M * N * K
-    rng = np.random.default_rng(1)
-    a_host = rng.standard_normal((M, K)).astype("float16")
-    b_host = rng.standard_normal((K, N)).astype("float16")
-    A = tvm.runtime.tensor(a_host, dev)
-    B = tvm.runtime.tensor(b_host, dev)
-    C = tvm.runtime.empty((M, N), "float16", dev)
-    rows = np.random.default_rng(2).choice(M, 32, replace=False)
-    want_rows = a_host[rows].astype("float32") @ b_host.astype("float32")
-    entry = {
-        "shape": [M, N, K],
-        "kernel": "tensor cores: cp.async ring + ldmatrix + mma.sync.m16n8k16 (f16 in, f32 acc)",
-    }
-    ref_t = None
-    if has_torch:
-        ta, tb = torch.from_dlpack(A), torch.from_dlpack(B)
-        ref_t = measure(lambda: torch.matmul(ta, tb), iters=20)
-        entry.update({"torch_seconds": ref_t, "torch_TFLOP_per_s": flops / ref_t / 1e12})
-    else:
-        entry["torch"] = torch
-    # up to 48 KiB the stages are static shared arrays; beyond, "shared.dyn" (the launch opts in)
-    tilings = {
-        "128x128x32_8warps_3stages": {},
-        "128x128x32_4warps_3stages": dict(warps_m=2, warps_n=2),
-        "128x256x32_8warps_2stages": dict(block_n=256, stages=2),
-        "128x128x32_4warps_4stages_64KiB": dict(warps_m=2, warps_n=2, stages=4),
-        "128x128x32_4warps_5stages_80KiB": dict(warps_m=2, warps_n=2, stages=5),
-        "128x256x32_8warps_3stages_72KiB": dict(block_n=256),
-        "256x128x32_8warps_3stages_72KiB": dict(block_m=256, warps_m=4, warps_n=2),
-        "128x128x64_4warps_3stages_96KiB": dict(block_k=64, warps_m=2, warps_n=2),
-        "128x128x64_4warps_4stages_128KiB": dict(block_k=64, warps_m=2, warps_n=2, stages=4),
-        "128x128x64_8warps_4stages_128KiB": dict(block_k=64, stages=4),
-        "128x256x32_8warps_4stages_96KiB": dict(block_n=256, stages=4),
-        "128x256x64_8warps_3stages_144KiB": dict(block_n=256, block_k=64),
-        "256x128x64_8warps_3stages_144KiB": dict(block_m=256, block_k=64, warps_m=4, warps_n=2),
-    }
-    variants: dict[str, Any] = {}
-    for label, kw in tilings.items():
-        try:
-            cfg = TensorCoreGemm(M, N, K, **kw)
-            tmod = tvm.compile(matmul_f16_tensorcore(M, N, K, **kw), target=target)
-            tfn = tmod["matmul_f16_tc"]
-            C.copyfrom(np.zeros((M, N), "float16"))  # no stale result from the previous tiling
-            tfn(A, B, C)
-            dev.sync()
-            err = float(np.abs(C.numpy()[rows].astype("float32") - want_rows).max())
-            t = measure(lambda: tfn(A, B, C), iters=20)
-            v: dict[str, Any] = {
-                "config": kw,
-                "threads": cfg.threads,
-                "shared_bytes": cfg.shared_bytes,
-                "seconds": t,
-                "TFLOP_per_s": flops / t / 1e12,
-                "max_abs_err_sampled_rows": err,
-                "correct": err < 0.5,
-            }
-            if ref_t:
-                v["fraction_of_torch"] = ref_t / t
-        except Exception as e:  # noqa: BLE001 - one failing tiling must not hide the others
-            v = {"config": kw, "error": f"{type(e).__name__}: {e}"[:2000]}
-        variants[label] = v
-        print(f"matmul {label}: {v.get('TFLOP_per_s') or v.get('error')}", flush=True)
-    ok = {k: v for k, v in variants.items() if v.get("correct")}
-    if ok:
-        best = min(ok, key=lambda k: ok[k]["seconds"])
-        entry.update({"best_tiling": best, "seconds": ok[best]["seconds"], "TFLOP_per_s": ok[best]["TFLOP_per_s"]})
-        if ref_t:
-            entry["fraction_of_torch"] = ref_t / ok[best]["seconds"]
-            entry["goal_0.5x_torch_met"] = entry["fraction_of_torch"] >= 0.5
-    entry["tilings"] = variants
-    # baseline: the CUDA-core kernel (16x16 shared-memory tiles, FMA)
-    mm = kernels.matmul("float16", M, N, K)
-    mmod = codegen.build([mm.func], target)
-    mfn = mmod["matmul_float16"]
-    t_mm = measure(lambda: mfn(A, B, C, M, N, K, *mm.launch), iters=3, warmup=1)
-    entry["cuda_cores_baseline"] = {
-        "seconds": t_mm,
-        "TFLOP_per_s": flops / t_mm / 1e12,
-        "note": "16x16 shared-memory tiles, CUDA-core FMA (no tensor cores)",
-    }
-    results["matmul_f16"] = entry
+    results["matmul_f16"] = _bench_matmul(dev, target, measure, torch if has_torch else None, "mma")
+    if not has_torch:
+        results["matmul_f16"]["torch"] = torch
     _write_partial(out_path, results)
 
     # 4. launch overhead ---------------------------------------------------------------------
@@ -389,6 +456,10 @@ def main(out_path: str) -> int:
 
     budget = float(os.environ.get("TVM_BENCH_TUNE_BUDGET_S", "120"))
     results["tuned_vs_untuned"] = tuned_zoo_cases(str(target), 1024, 4096, 4096, budget_s=budget)
+    _write_partial(out_path, results)
+
+    # 6. the wgmma matmul last: a kernel fault would end the process's CUDA context ---------
+    _bench_matmul(dev, target, measure, None, "wgmma", results["matmul_f16"])
     _write(out_path, {**results, "last_gpu_run": {k: v for k, v in results.items() if k != "status"}})
     return 0
 

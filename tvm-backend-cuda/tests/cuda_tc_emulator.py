@@ -14,11 +14,22 @@ instructions are modelled from NVIDIA's PTX ISA text, independently of the code 
   element ``c_i`` at row ``g`` (+8 for i >= 2), column ``2t + (i & 1)``.
 * ``cp.async``: copies are queued per commit group and land at ``cp.async.wait_group``; a
   barrier makes them visible to other threads.
+* ``wgmma.mma_async.m64nNk16.f32.f16.f16`` (per warpgroup of 128 threads): A and B are read
+  through the no-swizzle canonical layouts of 8x8 core matrices (PTX ISA, "Shared Memory Matrix
+  Layout": K-major ``(m, k)`` at ``(m % 8) * 8 + k % 8`` elements plus ``m // 8`` stride-byte
+  and ``k // 8`` leading-byte offsets; MN-major B ``(k, n)`` at ``(k % 8) * 8 + n % 8`` plus
+  ``n // 8`` stride-byte and ``k // 8`` leading-byte offsets); warp ``w`` of the group holds
+  rows ``16w..16w+15`` of D as the m16n8 C fragment, repeated every 8 columns. Products are
+  async: a group of them is pending from its commit to the ``wgmma.wait_group`` that retires
+  it, and its tiles and accumulators must not be touched meanwhile. Shared data they read must
+  have been fenced for the async proxy (``fence.proxy.async``) after it landed, and accumulators
+  written by other instructions need a ``wgmma.fence`` first.
 
 Besides the arithmetic it checks what the hardware would not report: shared reads of data that
 has not landed or not been published by a barrier, shared writes (cp.async) to addresses read
 since the last barrier (write-after-read race), misaligned cp.async/ldmatrix addresses, and
-``ldmatrix`` phases whose 8 row addresses hit the same bank group (conflicts).
+``ldmatrix`` phases whose 8 row addresses hit the same bank group (conflicts); for wgmma, the
+ordering rules above.
 """
 
 from __future__ import annotations
@@ -132,11 +143,17 @@ class BlockEmulator:
         self.unsynced: set = set()  # (data var, index) landed but not yet published by a barrier
         self.read_since_barrier: set = set()
         self.pending: set = set()  # (data var, index) of copies issued, not yet landed
+        self.unfenced: set = set()  # landed copies not yet fenced for the async proxy
+        self.wgmma_current: list = []  # (shared reads, accumulator var) issued since the last commit
+        self.wgmma_groups: list[list] = []  # committed, not yet retired
+        self.acc_touched: set = set()  # local buffers written by plain stores since a wgmma.fence
         self.T = None
         self.env = dict(env)
         self.stmt(s)
         if self.pending:
             raise EmulationError(f"block ended with {len(self.pending)} cp.async elements never waited for")
+        if self.wgmma_groups or self.wgmma_current:
+            raise EmulationError("block ended with wgmma products never waited for")
 
     def _int(self, e: E.PrimExpr, env: dict | None = None) -> int:
         if env is not None:
@@ -201,6 +218,9 @@ class BlockEmulator:
 
     def s_BufferStore(self, s: S.BufferStore) -> None:
         m = self.mem[s.buffer.data]
+        self._check_not_in_flight(s.buffer.data, "written")
+        if m.threads:
+            self.acc_touched.add(s.buffer.data)
         idx = self._bcast(self.expr(s.indices[0]))
         val = self._bcast(self.expr(s.value)).astype(m.data.dtype)
         if m.threads:
@@ -229,6 +249,7 @@ class BlockEmulator:
             return np.asarray(self.expr(e.value)).astype(np.dtype(e.dtype))
         if isinstance(e, E.BufferLoad):
             m = self.mem[e.buffer.data]
+            self._check_not_in_flight(e.buffer.data, "read")
             idx = self.expr(e.indices[0])
             return m.data[np.arange(self.T), self._bcast(idx)] if m.threads else m.data[idx]
         if isinstance(e, E.Call):
@@ -278,10 +299,14 @@ class BlockEmulator:
         for what, idx in (("shared", di), ("global", si)):
             if np.any(idx * esz % nbytes):
                 raise EmulationError(f"cp.async {what} address not {nbytes}-byte aligned")
+        in_flight = self._wgmma_reads()
         for t in range(self.T):
             for k in range(n):
-                if (dm.buf.data, int(di[t]) + k) in self.read_since_barrier:
+                key = (dm.buf.data, int(di[t]) + k)
+                if key in self.read_since_barrier:
                     raise EmulationError("cp.async overwrites shared data read since the last barrier (WAR race)")
+                if key in in_flight:
+                    raise EmulationError("cp.async overwrites shared data a pending wgmma group reads (race)")
         self.current.append((dm, di, sm, si, n))
         self.pending.update((dm.buf.data, int(x) + k) for x in di for k in range(n))
         self.stats["cp_async"] += 1
@@ -298,6 +323,7 @@ class BlockEmulator:
                     dm.data[di + k] = sm.data[si + k]
                     keys = [(dm.buf.data, int(x)) for x in di + k]
                     self.unsynced.update(keys)
+                    self.unfenced.update(keys)
                     self.pending.difference_update(keys)
 
     def _pending(self, data: Any, addrs: np.ndarray) -> bool:
@@ -344,6 +370,84 @@ class BlockEmulator:
                 raise EmulationError("mma consumed uninitialised (NaN) data")
             dm.data[sl, d0 : d0 + 4] = d
             self.stats["mma"] += 1
+
+    # -- warpgroup products (wgmma)
+    def _wgmma_reads(self) -> set:
+        return {key for group in self.wgmma_groups + [self.wgmma_current] for reads, _ in group for key in reads}
+
+    def _check_not_in_flight(self, data: Any, what: str) -> None:
+        if any(acc is data for group in self.wgmma_groups + [self.wgmma_current] for _, acc in group):
+            raise EmulationError(f"accumulators {what} while a wgmma group writing them is pending (no wait)")
+
+    def c_cuda_fence_proxy_async(self, call: E.Call) -> None:
+        self.unfenced.clear()
+
+    def c_cuda_wgmma_fence(self, call: E.Call) -> None:
+        self.acc_touched.discard(call.args[0].buffer.data)
+
+    def c_cuda_wgmma_commit(self, call: E.Call) -> None:
+        self.wgmma_groups.append(self.wgmma_current)
+        self.wgmma_current = []
+
+    def c_cuda_wgmma_wait(self, call: E.Call) -> None:
+        keep = int(call.args[0].value)
+        while len(self.wgmma_groups) > keep:
+            for reads, _ in self.wgmma_groups.pop(0):
+                self.read_since_barrier.update(reads)
+
+    def _core_layout(self, m: _Mem, base: int, rows: int, cols: int, lbo: int, sbo: int, k_major: bool) -> tuple:
+        """(rows x cols) elements of a no-swizzle tile at ``base``: rows are M or N, cols are K
+        when ``k_major``, else rows are K and cols N (MN-major). Returns the values and indices."""
+        esz = m.data.dtype.itemsize
+        if base * esz % 16:
+            raise EmulationError("wgmma operand not 16-byte aligned")
+        r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+        mn, k = (r, c) if k_major else (c, r)
+        inner = (mn % 8) * 8 + k % 8 if k_major else (k % 8) * 8 + mn % 8
+        idx = base + inner + (mn // 8) * (sbo // esz) + (k // 8) * (lbo // esz)
+        return m.data[idx], idx
+
+    def c_cuda_wgmma_m64k16_f16f32(self, call: E.Call) -> None:
+        (dm, di), (am, ai), (bm, bi) = self._addr(call.args[0]), self._addr(call.args[1]), self._addr(call.args[4])
+        a_lbo, a_sbo, b_lbo, b_sbo, n, mn_major = (int(call.args[i].value) for i in (2, 3, 5, 6, 7, 8))
+        if dm.buf.data in self.acc_touched:
+            raise EmulationError("wgmma accumulators written by other instructions since the last wgmma.fence")
+        if self.T % 128:
+            raise EmulationError("wgmma needs whole warpgroups of 128 threads")
+        for g in range(self.T // 128):
+            sl = slice(128 * g, 128 * g + 128)
+            d0, a0, b0 = (self._group_uniform(x[sl], g) for x in (di, ai, bi))
+            A, a_idx = self._core_layout(am, a0, 64, 16, a_lbo, a_sbo, True)
+            if mn_major:
+                B, b_idx = self._core_layout(bm, b0, 16, n, b_lbo, b_sbo, False)
+            else:
+                Bt, b_idx = self._core_layout(bm, b0, n, 16, b_lbo, b_sbo, True)
+                B = Bt.T
+            reads = {(am.buf.data, int(x)) for x in a_idx.reshape(-1)} | {
+                (bm.buf.data, int(x)) for x in b_idx.reshape(-1)
+            }
+            if any(key in self.pending for key in reads):
+                raise EmulationError("wgmma reads shared data whose cp.async has not been waited for")
+            if reads & self.unsynced:
+                raise EmulationError("wgmma reads cp.async data before a barrier published it")
+            if reads & self.unfenced:
+                raise EmulationError("wgmma reads cp.async data not fenced for the async proxy (fence.proxy.async)")
+            D = A.astype(np.float64) @ B.astype(np.float64)
+            if np.isnan(D).any():
+                raise EmulationError("wgmma consumed uninitialised (NaN) data")
+            lane = np.arange(128)
+            for j in range(n // 8):
+                for i in range(4):
+                    row = lane // 32 * 16 + lane % 32 // 4 + i // 2 * 8
+                    col = j * 8 + lane % 4 * 2 + i % 2
+                    dm.data[sl, d0 + 4 * j + i] += D[row, col].astype(np.float32)
+            self.wgmma_current.append((reads, dm.buf.data))
+            self.stats["wgmma"] = self.stats.get("wgmma", 0) + 1
+
+    def _group_uniform(self, seg: np.ndarray, g: int) -> int:
+        if not np.all(seg == seg[0]):
+            raise EmulationError(f"wgmma: an operand differs between threads of warpgroup {g}")
+        return int(seg[0])
 
     def _int2(self, call: E.Call) -> tuple:
         return tuple(np.asarray(self.expr(a), np.int64) for a in call.args)

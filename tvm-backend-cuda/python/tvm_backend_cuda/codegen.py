@@ -75,10 +75,18 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
         )
 
     def half_helpers(self) -> str:
-        """float16/bfloat16 <-> float through the hardware's cvt instructions."""
+        """float16/bfloat16 <-> float through the hardware's cvt instructions. float -> float16
+        takes the packed form on sm_80+: ptxas serializes every wgmma of a kernel whose
+        accumulators are converted by the scalar ``cvt.rn.f16.f32`` (its C7514 warning)."""
         q = self.HELPER_QUALIFIER
         return f"""{q} float tvm_h2f(uint16_t h) {{ float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }}
-{q} uint16_t tvm_f2h(float f) {{ uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }}
+{q} uint16_t tvm_f2h(float f) {{
+#if __CUDA_ARCH__ >= 800
+  uint32_t w; asm("cvt.rn.f16x2.f32 %0, %1, %1;" : "=r"(w) : "f"(f)); return (uint16_t)w;
+#else
+  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+#endif
+}}
 {q} float tvm_bf2f(uint16_t h) {{ return __uint_as_float((uint32_t)h << 16); }}
 {q} uint16_t tvm_f2bf(float f) {{
 #if __CUDA_ARCH__ >= 800
@@ -220,6 +228,79 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
     def call_cuda_cp_async_wait(self, call: E.Call) -> str:
         self._check_tc(call)
         return f'asm volatile("cp.async.wait_group {int(call.args[0].value)};" ::: "memory")'
+
+    # ------------------------------------------------------------------ warpgroup (sm_90a)
+    def _check_wgmma(self, call: E.Call) -> None:
+        self._check_tc(call)
+        if self.arch is not None and self.arch not in ("sm_90a", "compute_90a"):
+            raise CodegenError(
+                f"{_script._public(call.op)} needs the architecture-specific target sm_90a; the target "
+                f"is {self.arch} (pass Target('cuda -arch=sm_90a'))"
+            )
+
+    def _accumulator_helper(self, ptx: str, name: str, count: int) -> str:
+        """A helper running ``ptx`` with ``count`` accumulators as operands, so the compiler keeps
+        every access to them on its side of the instruction."""
+        regs = ", ".join(_mma.constraints("+", "d", count, "f"))
+        self.helpers.setdefault(
+            name, f'{self.HELPER_QUALIFIER} void {name}(float* d) {{ asm volatile("{ptx};" : {regs} :: "memory"); }}'
+        )
+        return name
+
+    def call_cuda_fence_proxy_async(self, call: E.Call) -> str:
+        self._check_tc(call)
+        return 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory")'
+
+    def call_cuda_wgmma_fence(self, call: E.Call) -> str:
+        self._check_wgmma(call)
+        count = int(call.args[1].value)
+        name = self._accumulator_helper("wgmma.fence.sync.aligned", f"tvm_wgmma_fence_{count}", count)
+        return f"{name}({self.address_of(call.args[0])})"
+
+    def call_cuda_wgmma_commit(self, call: E.Call) -> str:
+        self._check_wgmma(call)
+        return 'asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory")'
+
+    def call_cuda_wgmma_wait(self, call: E.Call) -> str:
+        self._check_wgmma(call)
+        n, count = int(call.args[0].value), int(call.args[2].value)
+        name = self._accumulator_helper(f"wgmma.wait_group.sync.aligned {n}", f"tvm_wgmma_wait_{n}_{count}", count)
+        return f"{name}({self.address_of(call.args[1])})"
+
+    def _wgmma_descriptor_helper(self) -> str:
+        """The 64-bit shared-memory matrix descriptor of a no-swizzle tile (PTX ISA, "Matrix
+        Descriptor Format"): start address, leading and stride byte offsets, each >> 4."""
+        self._smem_addr_helper()
+        self.helpers.setdefault(
+            "tvm_wgmma_desc",
+            (
+                f"{self.HELPER_QUALIFIER} uint64_t tvm_wgmma_desc(const void* p, uint32_t lbo, uint32_t sbo) {{\n"
+                "  return (uint64_t)((tvm_smem_addr(p) & 0x3FFFFu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFFu) << 16)\n"
+                "         | ((uint64_t)((sbo >> 4) & 0x3FFFu) << 32);\n}"
+            ),
+        )
+        return "tvm_wgmma_desc"
+
+    def call_cuda_wgmma_m64k16_f16f32(self, call: E.Call) -> str:
+        self._check_wgmma(call)
+        d, a, a_lbo, a_sbo, b, b_lbo, b_sbo, n, mn_major = call.args
+        count, trans_b = int(n.value) // 2, int(mn_major.value)
+        desc = self._wgmma_descriptor_helper()
+        name = f"tvm_wgmma_m64n{int(n.value)}k16_f32_f16_f16" + ("_tb" if trans_b else "")
+        regs = ", ".join(_mma.constraints("+", "d", count, "f"))
+        self.helpers.setdefault(
+            name,
+            (
+                f"{self.HELPER_QUALIFIER} void {name}(float* d, uint64_t a, uint64_t b) {{\n"
+                f'  asm volatile("{{ .reg .pred p; setp.ne.b32 p, %{count + 2}, 0; '
+                f"wgmma.mma_async.sync.aligned.m64n{int(n.value)}k16.f32.f16.f16 "
+                f'{_mma.operand_list(0, count)}, %{count}, %{count + 1}, p, 1, 1, 0, {trans_b}; }}"\n'
+                f'               : {regs} : "l"(a), "l"(b), "r"(1) : "memory");\n}}'
+            ),
+        )
+        da = f"{desc}({self.address_of(a)}, {int(a_lbo.value)}u, {int(a_sbo.value)}u)"
+        db = f"{desc}({self.address_of(b)}, {int(b_lbo.value)}u, {int(b_sbo.value)}u)"
+        return f"{name}({self.address_of(d)}, {da}, {db})"
 
 
 _ARCH = re.compile(r"^(?:sm|compute)_(\d+)[a-z]?$")

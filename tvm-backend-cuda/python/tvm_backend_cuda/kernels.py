@@ -40,6 +40,18 @@ __all__ = ["TensorCoreGemm", "matmul_f16_tensorcore"]
 PAD = 8
 
 
+def grouped_tile_row(by: Any, bx: Any, tiles_n: int, group: int) -> Any:
+    """Tile row of block (by, bx) of a grid ``tiles_n`` tiles wide: blocks are rastered in groups
+    of ``group`` tile rows, so concurrently running blocks share A rows and B columns in L2."""
+    pid = by * tiles_n + bx
+    return pid // (group * tiles_n) * group + pid % group
+
+
+def grouped_tile_col(by: Any, bx: Any, tiles_n: int, group: int) -> Any:
+    """Tile column of block (by, bx) (see :func:`grouped_tile_row`)."""
+    return (by * tiles_n + bx) % (group * tiles_n) // group
+
+
 @dataclass(frozen=True)
 class TensorCoreGemm:
     """Tiling of :func:`matmul_f16_tensorcore` and its index mappings (ints or TIR expressions)."""
@@ -155,16 +167,12 @@ class TensorCoreGemm:
     # Each works on Python ints (the emulation) and on TIR expressions (the kernel); TVMScript
     # has no tuple assignment, so every coordinate has its own method.
     def block_row(self, by: Any, bx: Any) -> Any:
-        """Tile row of block (by, bx): blocks are rastered in groups of ``group`` tile rows, so
-        concurrently running blocks share A rows and B columns in L2."""
-        gx, g = self.N // self.block_n, self.group
-        pid = by * gx + bx
-        return pid // (g * gx) * g + pid % g
+        """Tile row of block (by, bx) (see :func:`grouped_tile_row`)."""
+        return grouped_tile_row(by, bx, self.N // self.block_n, self.group)
 
     def block_col(self, by: Any, bx: Any) -> Any:
-        """Tile column of block (by, bx) (see :meth:`block_row`)."""
-        gx, g = self.N // self.block_n, self.group
-        return (by * gx + bx) % (g * gx) // g
+        """Tile column of block (by, bx) (see :func:`grouped_tile_row`)."""
+        return grouped_tile_col(by, bx, self.N // self.block_n, self.group)
 
     @staticmethod
     def _xor_col(row: Any, col: Any, row_chunks: int) -> Any:

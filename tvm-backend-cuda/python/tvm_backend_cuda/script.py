@@ -25,6 +25,20 @@ fragments in ``local`` buffers and indexes them like any array:
     T.cuda.ldmatrix_x4(a[0], As[lane % 16, (lane // 16) * 8])
     T.cuda.ldmatrix_x2_trans(b[0], Bs[lane % 16, 0])
     T.cuda.mma_m16n8k16_f16f32(acc[0], a[0], b[0], acc[0])
+
+Hopper's warpgroup products (sm_90a; :mod:`tvm_backend_cuda.wgmma_gemm` for a whole GEMM) read
+both operands from shared memory and run asynchronously, one group at a time:
+
+.. code-block:: python
+
+    T.cuda.cp_async_wait(0)
+    T.cuda.fence_proxy_async()               # copies visible to the tensor cores
+    T.tvm_storage_sync("shared")
+    T.cuda.wgmma_fence(acc[0], 64)           # acc: 64 float32 per thread (n = 128)
+    # A 64x16 K-major (LBO 128, SBO 256 bytes), B 16x128 N-major (LBO 2048, SBO 128), n = 128
+    T.cuda.wgmma_m64k16_f16f32(acc[0], As[0], 128, 256, Bs[0], 2048, 128, 128, True)
+    T.cuda.wgmma_commit()
+    T.cuda.wgmma_wait(0, acc[0], 64)         # acc holds D from here on
 """
 
 from __future__ import annotations
@@ -64,6 +78,11 @@ __all__ = [
     "cp_async_16",
     "cp_async_commit",
     "cp_async_wait",
+    "fence_proxy_async",
+    "wgmma_fence",
+    "wgmma_m64k16_f16f32",
+    "wgmma_commit",
+    "wgmma_wait",
     "IntrinsicError",
     "check_intrinsic",
     "MIN_SM",
@@ -164,7 +183,8 @@ class IntrinsicError(ValueError):
 
 
 #: Minimum SM version (major*10+minor) of each intrinsic (PTX ISA: ldmatrix needs sm_75,
-#: mma.m16n8k16 with f16/bf16 inputs and cp.async need sm_80).
+#: mma.m16n8k16 with f16/bf16 inputs and cp.async need sm_80; the wgmma family needs the
+#: architecture-specific sm_90a, which the code generator checks by name).
 MIN_SM = {
     "cuda.ldmatrix": 75,
     "cuda.mma_m16n8k16_f16f32": 80,
@@ -172,6 +192,11 @@ MIN_SM = {
     "cuda.cp_async": 80,
     "cuda.cp_async_commit": 80,
     "cuda.cp_async_wait": 80,
+    "cuda.fence_proxy_async": 90,
+    "cuda.wgmma_fence": 90,
+    "cuda.wgmma_m64k16_f16f32": 90,
+    "cuda.wgmma_commit": 90,
+    "cuda.wgmma_wait": 90,
     "cuda.griddepcontrol_wait": 90,
     "cuda.griddepcontrol_launch_dependents": 90,
 }
@@ -315,6 +340,46 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
     elif op == "cuda.cp_async_wait":
         if len(args) != 1 or not isinstance(args[0], IntImm) or int(args[0].value) < 0:
             raise IntrinsicError(f"{intrin}: the number of pending groups must be a constant >= 0")
+    elif op in WGMMA_OPS:
+        _check_wgmma(intrin, op, args)
+
+
+#: The warpgroup intrinsics (wgmma), each checked by :func:`_check_wgmma`.
+WGMMA_OPS = ("cuda.wgmma_m64k16_f16f32", "cuda.wgmma_fence", "cuda.wgmma_wait")
+#: The N extents of ``wgmma.m64nNk16`` with float16 inputs (PTX ISA: multiples of 8 up to 256).
+WGMMA_N = tuple(range(8, 257, 8))
+
+
+def _check_wgmma(intrin: str, op: str, args: tuple) -> None:
+    """Operands of the wgmma intrinsics: accumulators, tiles, the byte strides and N."""
+    if op == "cuda.wgmma_m64k16_f16f32":
+        if len(args) != 9 or not all(
+            isinstance(a, IntImm) for a in (args[2], args[3], args[5], args[6], args[7], args[8])
+        ):
+            raise IntrinsicError(
+                f"{intrin}: expected (d, a, a_lbo, a_sbo, b, b_lbo, b_sbo, n, b_mn_major) with constant "
+                "strides, n and b_mn_major"
+            )
+        n = int(args[7].value)
+        if n not in WGMMA_N:
+            raise IntrinsicError(f"{intrin}: n must be a multiple of 8 from 8 to 256, got {n}")
+        _operand(intrin, "d", args[0], ("float32",), ("local",), n // 2)
+        for role, x in (("a", args[1]), ("b", args[4])):
+            _operand(intrin, role, x, ("float16",), ("shared",))
+        for what, v in (("a_lbo", args[2]), ("a_sbo", args[3]), ("b_lbo", args[5]), ("b_sbo", args[6])):
+            bytes_ = int(v.value)
+            if bytes_ <= 0 or bytes_ % 16 or bytes_ >= 1 << 18:
+                raise IntrinsicError(
+                    f"{intrin}: {what} must be a positive multiple of 16 bytes below 256 KiB, got {bytes_}"
+                )
+    else:  # wgmma_fence (d, count) and wgmma_wait (n, d, count)
+        first = 1 if op == "cuda.wgmma_wait" else 0
+        if len(args) != first + 2 or not all(isinstance(a, IntImm) for a in (*args[:first], args[first + 1])):
+            shape = "(n, d, count)" if first else "(d, count)"
+            raise IntrinsicError(f"{intrin}: expected {shape} with constant counts")
+        if first and int(args[0].value) < 0:
+            raise IntrinsicError(f"{intrin}: the number of pending groups must be a constant >= 0")
+        _operand(intrin, "d", args[first], ("float32",), ("local",), int(args[first + 1].value))
 
 
 def _checked(call: Call) -> Call:
@@ -429,6 +494,71 @@ def cp_async_commit() -> Call:
     """Close the group of this thread's cp.async copies issued since the last commit
     (``cp.async.commit_group``; sm_80+). Committing with no copies makes an empty group."""
     return Call("void", "cuda.cp_async_commit", ())
+
+
+def fence_proxy_async() -> Call:
+    """Order this thread's earlier shared-memory writes (plain stores, and cp.async copies once
+    waited for) before later reads by the asynchronous units, such as :func:`wgmma_m64k16_f16f32`
+    (``fence.proxy.async.shared::cta``; sm_90+). Each writing thread runs it, then a barrier."""
+    return Call("void", "cuda.fence_proxy_async", ())
+
+
+def wgmma_fence(d: Any, count: int) -> Call:
+    """Make the ``count`` accumulators from ``d`` (``float32``, ``local``), and shared memory, as
+    this thread wrote them, visible to the next :func:`wgmma_m64k16_f16f32`
+    (``wgmma.fence.sync.aligned``; sm_90a). Needed before the first wgmma and after any other
+    instruction touched the accumulators."""
+    return _checked(Call("void", "cuda.wgmma_fence", (d, _const_int("T.cuda.wgmma_fence", "count", count))))
+
+
+def wgmma_m64k16_f16f32(
+    d: Any, a: Any, a_lbo: int, a_sbo: int, b: Any, b_lbo: int, b_sbo: int, n: int, b_mn_major: bool = True
+) -> Call:
+    """Warpgroup-wide ``D[64 x n] += A[64 x 16] @ B[16 x n]``, A and B float16 in shared memory,
+    D float32 in registers (PTX ``wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16``, sm_90a).
+    Asynchronous: it only starts the product; :func:`wgmma_commit` closes a group of them and
+    :func:`wgmma_wait` waits for it, before anything reads ``d`` or overwrites the tiles.
+
+    The 128 threads of a warpgroup (4 consecutive warps, the first a multiple of 4) execute it
+    together. A and B are laid out in 8x8 *core matrices* of 128 contiguous bytes (no swizzle):
+
+    * ``a`` (K-major): element ``(m, k)`` at ``a + (m % 8) * 8 + k % 8`` plus ``m // 8`` times
+      ``a_sbo`` and ``k // 8`` times ``a_lbo`` bytes;
+    * ``b`` with ``b_mn_major`` (row-major B, N contiguous): element ``(k, n)`` at
+      ``b + (k % 8) * 8 + n % 8`` plus ``n // 8`` times ``b_sbo`` and ``k // 8`` times ``b_lbo``
+      bytes; without it (K-major): ``(k, n)`` at ``b + (n % 8) * 8 + k % 8`` plus ``n // 8``
+      times ``b_sbo`` and ``k // 8`` times ``b_lbo`` bytes;
+    * ``d``: ``n // 2`` float32 per thread: warp ``w`` of the group holds rows ``16w .. 16w+15``;
+      with ``g = lane // 4``, ``t = lane % 4``: ``d[4j + i]`` is D[16w + g + 8 (i // 2),
+      8j + 2t + i % 2].
+
+    ``a`` and ``b`` must be 16-byte aligned; strides are bytes (multiples of 16).
+    """
+    intrin = "T.cuda.wgmma_m64k16_f16f32"
+    consts = [_const_int(intrin, what, v) for what, v in (("a_lbo", a_lbo), ("a_sbo", a_sbo))]
+    consts += [_const_int(intrin, what, v) for what, v in (("b_lbo", b_lbo), ("b_sbo", b_sbo), ("n", n))]
+    major = IntImm("int32", 1 if (b_mn_major.value if isinstance(b_mn_major, IntImm) else bool(b_mn_major)) else 0)
+    args = (d, a, consts[0], consts[1], b, consts[2], consts[3], consts[4], major)
+    return _checked(Call("void", "cuda.wgmma_m64k16_f16f32", args))
+
+
+def wgmma_commit() -> Call:
+    """Close the group of this warpgroup's wgmma products issued since the last commit
+    (``wgmma.commit_group.sync.aligned``; sm_90a)."""
+    return Call("void", "cuda.wgmma_commit", ())
+
+
+def wgmma_wait(n: int, d: Any, count: int) -> Call:
+    """Wait until at most ``n`` (a constant) committed wgmma groups are pending
+    (``wgmma.wait_group.sync.aligned n``; sm_90a); the ``count`` accumulators from ``d`` hold
+    the finished groups' results from then on."""
+    return _checked(
+        Call(
+            "void",
+            "cuda.wgmma_wait",
+            (_const_int("T.cuda.wgmma_wait", "n", n), d, _const_int("T.cuda.wgmma_wait", "count", count)),
+        )
+    )
 
 
 def cp_async_wait(n: int = 0) -> Call:
