@@ -226,7 +226,7 @@ def test_wgmma_misuse_is_named() -> None:
         product(n=128)
     with pytest.raises(ValueError, match="stages must be >= 3"):
         matmul_f16_wgmma(128, 128, 64, block_n=128, stages=2)
-    with pytest.raises(ValueError, match="M must be a multiple of 128"):
+    with pytest.raises(ValueError, match="M must be a multiple of block_m=128"):
         matmul_f16_wgmma(64, 128, 64, block_n=128)
 
 

@@ -34,26 +34,79 @@ from typing import Any
 
 from . import MAX_SHARED_MEMORY, STATIC_SHARED_MEMORY
 
-__all__ = ["TensorCoreGemm", "matmul_f16_tensorcore"]
+__all__ = ["BlockTiling", "TensorCoreGemm", "matmul_f16_tensorcore"]
 
 #: Padding (in float16 elements) added to every shared-memory row.
 PAD = 8
 
 
-def grouped_tile_row(by: Any, bx: Any, tiles_n: int, group: int) -> Any:
-    """Tile row of block (by, bx) of a grid ``tiles_n`` tiles wide: blocks are rastered in groups
-    of ``group`` tile rows, so concurrently running blocks share A rows and B columns in L2."""
-    pid = by * tiles_n + bx
-    return pid // (group * tiles_n) * group + pid % group
+class BlockTiling:
+    """What the GEMM tilings share (:class:`TensorCoreGemm`, :class:`.wgmma_gemm.WgmmaGemm`): a
+    grid of ``block_m x block_n`` tiles of C rastered in groups of tile rows, ``K`` walked in
+    ``block_k`` steps through a ring of shared stages. Subclasses are dataclasses with the fields
+    ``M, N, K, block_m, block_n, block_k, stages, group_m`` and the properties ``threads`` and
+    ``shared_bytes``."""
 
+    @property
+    def group(self) -> int:
+        """Block rows per raster group (``group_m`` when it divides the grid's rows, else 1)."""
+        gy = self.M // self.block_m
+        return self.group_m if self.group_m >= 1 and gy % self.group_m == 0 else 1
 
-def grouped_tile_col(by: Any, bx: Any, tiles_n: int, group: int) -> Any:
-    """Tile column of block (by, bx) (see :func:`grouped_tile_row`)."""
-    return (by * tiles_n + bx) % (group * tiles_n) // group
+    @property
+    def k_tiles(self) -> int:
+        return self.K // self.block_k
+
+    @property
+    def shared_scope(self) -> str:
+        """``"shared"`` up to 48 KiB (static arrays); beyond, ``"shared.dyn"``: the launch opts in
+        to the device's larger limit (sm_80: 163 KiB, sm_90: 227 KiB)."""
+        return "shared" if self.shared_bytes <= STATIC_SHARED_MEMORY else "shared.dyn"
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(blockIdx.x extent, blockIdx.y extent)."""
+        return (self.N // self.block_n, self.M // self.block_m)
+
+    @property
+    def launch(self) -> list[int]:
+        """Launch extents in the lowered kernel's ``launch_params`` order
+        (blockIdx.x, blockIdx.y, threadIdx.x)."""
+        return [self.grid[0], self.grid[1], self.threads]
+
+    def check_blocks(self, need: Any) -> None:
+        """The checks every tiling makes (``need(condition, why)`` raises): sizes, whole tiles,
+        whole copies per thread, the shared-memory limit."""
+        for v, what in ((self.M, "M"), (self.N, "N"), (self.K, "K")):
+            need(isinstance(v, int) and v > 0, f"{what} must be a positive Python int")
+        need(self.M % self.block_m == 0, f"M must be a multiple of block_m={self.block_m}")
+        need(self.N % self.block_n == 0, f"N must be a multiple of block_n={self.block_n}")
+        need(self.K % self.block_k == 0, f"K must be a multiple of block_k={self.block_k}")
+        need(self.block_k % 16 == 0, "block_k must be a multiple of 16")
+        need(self.block_m * self.block_k // 8 % self.threads == 0, "A tile copies must divide evenly among threads")
+        need(self.block_k * self.block_n // 8 % self.threads == 0, "B tile copies must divide evenly among threads")
+        need(
+            self.shared_bytes <= MAX_SHARED_MEMORY,
+            f"tiles need {self.shared_bytes} bytes of shared memory (> 227 KiB, the most any GPU offers a block)",
+        )
+
+    # Index mappings work on Python ints (the emulation) and on TIR expressions (the kernel);
+    # TVMScript has no tuple assignment, so every coordinate has its own method.
+    def block_row(self, by: Any, bx: Any) -> Any:
+        """Tile row of block (by, bx): blocks are rastered in groups of ``group`` tile rows, so
+        concurrently running blocks share A rows and B columns in L2."""
+        tiles_n = self.N // self.block_n
+        pid = by * tiles_n + bx
+        return pid // (self.group * tiles_n) * self.group + pid % self.group
+
+    def block_col(self, by: Any, bx: Any) -> Any:
+        """Tile column of block (by, bx) (see :meth:`block_row`)."""
+        tiles_n = self.N // self.block_n
+        return (by * tiles_n + bx) % (self.group * tiles_n) // self.group
 
 
 @dataclass(frozen=True)
-class TensorCoreGemm:
+class TensorCoreGemm(BlockTiling):
     """Tiling of :func:`matmul_f16_tensorcore` and its index mappings (ints or TIR expressions)."""
 
     M: int
@@ -102,12 +155,6 @@ class TensorCoreGemm:
         return self.block_n + (0 if self.swizzle else PAD)
 
     @property
-    def group(self) -> int:
-        """Block rows per raster group (``group_m`` when it divides the grid's rows, else 1)."""
-        gy = self.M // self.block_m
-        return self.group_m if self.group_m >= 1 and gy % self.group_m == 0 else 1
-
-    @property
     def a_chunks(self) -> int:
         """16-byte cp.async copies per thread for one A tile."""
         return self.block_m * self.block_k // 8 // self.threads
@@ -117,62 +164,19 @@ class TensorCoreGemm:
         return self.block_k * self.block_n // 8 // self.threads
 
     @property
-    def k_tiles(self) -> int:
-        return self.K // self.block_k
-
-    @property
     def shared_bytes(self) -> int:
         return 2 * self.stages * (self.block_m * self.a_row + self.block_k * self.b_row)
-
-    @property
-    def shared_scope(self) -> str:
-        """``"shared"`` up to 48 KiB (static arrays); beyond, ``"shared.dyn"``: the launch opts in
-        to the device's larger limit (sm_80: 163 KiB, sm_90: 227 KiB)."""
-        return "shared" if self.shared_bytes <= STATIC_SHARED_MEMORY else "shared.dyn"
-
-    @property
-    def grid(self) -> tuple[int, int]:
-        """(blockIdx.x extent, blockIdx.y extent)."""
-        return (self.N // self.block_n, self.M // self.block_m)
-
-    @property
-    def launch(self) -> list[int]:
-        """Launch extents in the lowered kernel's ``launch_params`` order
-        (blockIdx.x, blockIdx.y, threadIdx.x)."""
-        return [self.grid[0], self.grid[1], self.threads]
 
     def validate(self) -> None:
         def need(cond: bool, why: str) -> None:
             if not cond:
                 raise ValueError(f"matmul_f16_tensorcore({self.M}, {self.N}, {self.K}): {why}")
 
-        for v, what in ((self.M, "M"), (self.N, "N"), (self.K, "K")):
-            need(isinstance(v, int) and v > 0, f"{what} must be a positive Python int")
-        need(self.M % self.block_m == 0, f"M must be a multiple of block_m={self.block_m}")
-        need(self.N % self.block_n == 0, f"N must be a multiple of block_n={self.block_n}")
-        need(self.K % self.block_k == 0, f"K must be a multiple of block_k={self.block_k}")
+        self.check_blocks(need)
         need(self.block_m % self.warps_m == 0 and self.warp_m % 16 == 0, "warp tile rows must be a multiple of 16")
         need(self.block_n % self.warps_n == 0 and self.warp_n % 16 == 0, "warp tile columns must be a multiple of 16")
-        need(self.block_k % 16 == 0, "block_k must be a multiple of 16")
         need(self.threads <= 1024, "at most 32 warps per block")
-        need(self.block_m * self.block_k // 8 % self.threads == 0, "A tile copies must divide evenly among threads")
-        need(self.block_k * self.block_n // 8 % self.threads == 0, "B tile copies must divide evenly among threads")
         need(self.stages >= 2, "stages must be >= 2")
-        need(
-            self.shared_bytes <= MAX_SHARED_MEMORY,
-            f"tiles need {self.shared_bytes} bytes of shared memory (> 227 KiB, the most any GPU offers a block)",
-        )
-
-    # ------------------------------------------------------------------ index mappings
-    # Each works on Python ints (the emulation) and on TIR expressions (the kernel); TVMScript
-    # has no tuple assignment, so every coordinate has its own method.
-    def block_row(self, by: Any, bx: Any) -> Any:
-        """Tile row of block (by, bx) (see :func:`grouped_tile_row`)."""
-        return grouped_tile_row(by, bx, self.N // self.block_n, self.group)
-
-    def block_col(self, by: Any, bx: Any) -> Any:
-        """Tile column of block (by, bx) (see :func:`grouped_tile_row`)."""
-        return grouped_tile_col(by, bx, self.N // self.block_n, self.group)
 
     @staticmethod
     def _xor_col(row: Any, col: Any, row_chunks: int) -> Any:

@@ -27,8 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import MAX_SHARED_MEMORY, STATIC_SHARED_MEMORY
-from .kernels import grouped_tile_col, grouped_tile_row
+from .kernels import BlockTiling
 
 __all__ = ["WgmmaGemm", "matmul_f16_wgmma"]
 
@@ -37,7 +36,7 @@ CORE_BYTES = 128
 
 
 @dataclass(frozen=True)
-class WgmmaGemm:
+class WgmmaGemm(BlockTiling):
     """Tiling of :func:`matmul_f16_wgmma` and its index mappings (ints or TIR expressions)."""
 
     M: int
@@ -57,10 +56,6 @@ class WgmmaGemm:
         return self.block_n // 2
 
     @property
-    def k_tiles(self) -> int:
-        return self.K // self.block_k
-
-    @property
     def a_tile(self) -> int:
         """Elements of one A tile (block_m x block_k)."""
         return self.block_m * self.block_k
@@ -73,25 +68,6 @@ class WgmmaGemm:
     @property
     def shared_bytes(self) -> int:
         return 2 * self.stages * (self.a_tile + self.b_tile)
-
-    @property
-    def shared_scope(self) -> str:
-        return "shared" if self.shared_bytes <= STATIC_SHARED_MEMORY else "shared.dyn"
-
-    @property
-    def group(self) -> int:
-        """Block rows per raster group (``group_m`` when it divides the grid's rows, else 1)."""
-        gy = self.M // self.block_m
-        return self.group_m if self.group_m >= 1 and gy % self.group_m == 0 else 1
-
-    @property
-    def grid(self) -> tuple[int, int]:
-        return (self.N // self.block_n, self.M // self.block_m)
-
-    @property
-    def launch(self) -> list[int]:
-        """Launch extents in the lowered kernel's order (blockIdx.x, blockIdx.y, threadIdx.x)."""
-        return [self.grid[0], self.grid[1], self.threads]
 
     # strides of the core-matrix layouts, in bytes (the wgmma descriptors' LBO and SBO)
     @property
@@ -119,27 +95,11 @@ class WgmmaGemm:
             if not cond:
                 raise ValueError(f"matmul_f16_wgmma({self.M}, {self.N}, {self.K}): {why}")
 
-        for v, what in ((self.M, "M"), (self.N, "N"), (self.K, "K")):
-            need(isinstance(v, int) and v > 0, f"{what} must be a positive Python int")
         need(self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n must be a multiple of 8 up to 256")
-        need(self.block_k % 16 == 0, "block_k must be a multiple of 16")
-        need(self.M % self.block_m == 0, f"M must be a multiple of {self.block_m}")
-        need(self.N % self.block_n == 0, f"N must be a multiple of block_n={self.block_n}")
-        need(self.K % self.block_k == 0, f"K must be a multiple of block_k={self.block_k}")
-        need(self.a_tile // 8 % self.threads == 0, "A tile copies must divide evenly among 256 threads")
-        need(self.b_tile // 8 % self.threads == 0, "B tile copies must divide evenly among 256 threads")
+        self.check_blocks(need)
         need(self.stages >= 3, "stages must be >= 3 (one tile computing, one read by the pending group)")
-        need(
-            self.shared_bytes <= MAX_SHARED_MEMORY, f"tiles need {self.shared_bytes} bytes of shared memory (> 227 KiB)"
-        )
 
     # ------------------------------------------------------------------ index mappings
-    def block_row(self, by: Any, bx: Any) -> Any:
-        return grouped_tile_row(by, bx, self.N // self.block_n, self.group)
-
-    def block_col(self, by: Any, bx: Any) -> Any:
-        return grouped_tile_col(by, bx, self.N // self.block_n, self.group)
-
     def a_copy_row(self, q: Any) -> Any:
         """Row (m) of the A tile that 16-byte copy ``q`` reads: 8 consecutive copies fill one core
         matrix (rows m0..m0+7), the next ones the core matrices along K, then the next 8 rows."""
