@@ -46,8 +46,10 @@ fi
 if [ "$what" != bench ]; then
   nv_ocl=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
   if [ -n "$nv_ocl" ] && [ -f .whl/libOpenCL.so.1 ] && ls .whl/tvm_backend_opencl-*.whl >/dev/null 2>&1; then
-    # only the NVIDIA platform: the suites run on opencl(0)
-    OCL_ICD_FILENAMES=$nv_ocl OCL_ICD_VENDORS=/nonexistent TVM_OPENCL_LIBRARY=$PWD/.whl/libOpenCL.so.1 \
+    # only the NVIDIA platform, registered in a vendors folder of its own: the suites run on opencl(0)
+    vendors=$(mktemp -d)
+    echo "$nv_ocl" >"$vendors/nvidia.icd"
+    OCL_ICD_VENDORS=$vendors TVM_OPENCL_LIBRARY=$PWD/.whl/libOpenCL.so.1 \
       pytest_in "${OPENCL_S:-120}" "$out/pytest_opencl.log" ${OPENCL_TESTS:-tvm-backend-opencl/tests}
   else
     echo "OpenCL suite not run: libnvidia-opencl.so.1 '${nv_ocl}' or .whl/libOpenCL.so.1 missing" | tee "$out/pytest_opencl.log"
