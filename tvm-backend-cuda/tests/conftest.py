@@ -3,7 +3,6 @@ the mock libcuda.so.1 is built once per session."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,17 +42,19 @@ def mock_driver_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def device_api_shim(mock_driver_dir: Path) -> Path:
-    """tests/mock_driver/device_api_shim.cc built against the installed tvm and tvm_ffi headers:
-    lets a test call DeviceAPI::StreamSync with any handle (skips without a C++ compiler)."""
+    """tests/mock_driver/device_api_shim.cc built against the installed tvm and tvm_ffi headers
+    (tvm's from the repository's tvm-core/include when tvm is imported from its sources): lets a
+    test call DeviceAPI::StreamSync with any handle (skips without a C++ compiler)."""
     import importlib.util
 
     cxx = find_cxx()
     if cxx is None:
         pytest.skip("no C++ compiler to build the DeviceAPI test shim")
-    incs = [
-        os.path.join(list(importlib.util.find_spec(p).submodule_search_locations)[0], "include")
-        for p in ("tvm", "tvm_ffi")
-    ]
+    incs = []
+    for package in ("tvm", "tvm_ffi"):
+        root = Path(list(importlib.util.find_spec(package).submodule_search_locations)[0])
+        headers = root / "include"
+        incs.append(str(headers if headers.is_dir() else root.parent.parent / "include"))
     out = mock_driver_dir / "libdevice_api_shim.so"
     subprocess.run(
         [
