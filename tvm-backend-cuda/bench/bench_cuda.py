@@ -70,7 +70,8 @@ def _write(path: str, data: dict) -> None:
 def _write_partial(path: str, results: dict) -> None:
     """Save the figures measured so far (``"status": "partial"``), so a run cut short keeps them."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({**results, "status": "partial", "last_gpu_run": results}, f, indent=2)
+        figures = {k: v for k, v in results.items() if k != "status"}
+        json.dump({**figures, "status": "partial", "last_gpu_run": {**figures, "partial": True}}, f, indent=2)
 
 
 def _timer(sync: Callable[[], None]) -> Callable[[Callable[[], Any], int, int], float]:
@@ -191,7 +192,10 @@ def _bench_vector_add(dev: Any, target: Any, measure: Callable[..., float]) -> d
     src = tvm.runtime.empty((3 * n // 2,), "float32", dev)
     dst = tvm.runtime.empty((3 * n // 2,), "float32", dev)
     t_copy = measure(lambda: src.copyto(dst))  # reads 6n bytes, writes 6n bytes
-    best = min((k for k in variants if variants[k]["correct"]), key=lambda k: variants[k]["seconds"])
+    correct = [k for k in variants if variants[k]["correct"]]
+    if not correct:
+        return {"elements": n, "error": "no variant matched NumPy", "variants": variants}
+    best = min(correct, key=lambda k: variants[k]["seconds"])
     t_add = variants[best]["seconds"]
     return {
         "elements": n,

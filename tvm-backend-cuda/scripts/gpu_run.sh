@@ -8,8 +8,8 @@
 # when they are there. Each step has a time limit (seconds: TESTS_S, BENCH_S, OPENCL_S, VULKAN_S)
 # and each test one of TEST_S (pytest-timeout, when installed); CUDA_TESTS, OPENCL_TESTS and
 # VULKAN_TESTS choose the test files (default: each whole suite). When ./.gl holds Debian packages
-# of the Vulkan loader and GLVND (the NVIDIA Vulkan driver's dependencies), they are unpacked
-# into / first: only on a machine lent for this run. Logs and JSON go to $OUT (or /tmp/out).
+# of the Vulkan loader and GLVND (the NVIDIA Vulkan driver's dependencies), they are unpacked into
+# a temporary folder that the Vulkan suite loads them from. Logs and JSON go to $OUT (or /tmp/out).
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/out}
@@ -18,9 +18,11 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$out/device.txt"
 python3 -c "import tvm; print(tvm.backend.report())" 2>&1 | tee "$out/backend_report.txt"
+gl_lib=""  # the GLVND libraries and Vulkan loader of ./.gl, unpacked into a folder of their own
 if ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
+  gl_root=$(mktemp -d)
+  for f in .gl/*.deb; do dpkg -x "$f" "$gl_root"; done
+  gl_lib=$gl_root/usr/lib/x86_64-linux-gnu
 fi
 per_test=()
 python3 -c "import pytest_timeout" 2>/dev/null && per_test=(-p timeout --timeout "${TEST_S:-60}")
@@ -28,7 +30,7 @@ rc=0
 pytest_in() {  # pytest_in SECONDS LOG ARGS...: the suite under a time limit, its summary shown
   local limit=$1 log=$2
   shift 2
-  timeout -k 10 "$limit" python3 -m pytest -q -ra -p no:cacheprovider "${per_test[@]}" "$@" >"$log" 2>&1
+  timeout -k 10 "$limit" python3 -m pytest -q -ra -p no:cacheprovider ${per_test[@]+"${per_test[@]}"} "$@" >"$log" 2>&1
   local status=$?
   [ "$status" = 124 ] && echo "stopped after ${limit} s" >>"$log"
   tail -12 "$log"
@@ -44,7 +46,7 @@ if [ "$what" != tests ]; then
   tail -25 "$out/bench.log"
 fi
 if [ "$what" != bench ]; then
-  nv_ocl=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
+  nv_ocl=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ && !found {print $NF; found = 1}')
   if [ -n "$nv_ocl" ] && [ -f .whl/libOpenCL.so.1 ] && ls .whl/tvm_backend_opencl-*.whl >/dev/null 2>&1; then
     # only the NVIDIA platform, registered in a vendors folder of its own: the suites run on opencl(0)
     vendors=$(mktemp -d)
@@ -52,17 +54,20 @@ if [ "$what" != bench ]; then
     OCL_ICD_VENDORS=$vendors TVM_OPENCL_LIBRARY=$PWD/.whl/libOpenCL.so.1 \
       pytest_in "${OPENCL_S:-120}" "$out/pytest_opencl.log" ${OPENCL_TESTS:-tvm-backend-opencl/tests}
   else
-    echo "OpenCL suite not run: libnvidia-opencl.so.1 '${nv_ocl}' or .whl/libOpenCL.so.1 missing" | tee "$out/pytest_opencl.log"
+    echo "OpenCL suite not run: libnvidia-opencl.so.1 ('${nv_ocl}'), .whl/libOpenCL.so.1 or the tvm_backend_opencl wheel in .whl is missing" | tee "$out/pytest_opencl.log"
   fi
   nv_vk=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   [ -f "$nv_vk" ] || nv_vk=$(ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1)
-  vk_loader=$(ldconfig -p | awk '$1 == "libvulkan.so.1" {print $NF; exit}')
+  vk_loader=$gl_lib/libvulkan.so.1
+  [ -n "$gl_lib" ] && [ -f "$vk_loader" ] ||
+    vk_loader=$(ldconfig -p | awk '$1 == "libvulkan.so.1" && !found {print $NF; found = 1}')
   [ -n "$vk_loader" ] || vk_loader=$PWD/.whl/libvulkan.so.1
   if [ -n "$nv_vk" ] && [ -f "$vk_loader" ] && ls .whl/tvm_backend_vulkan-*.whl >/dev/null 2>&1; then
-    VK_DRIVER_FILES=$nv_vk TVM_VULKAN_LIBRARY=$vk_loader TVM_SPIRV_TOOLS=$PWD/.whl/spirv-tools \
+    LD_LIBRARY_PATH=$gl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} VK_DRIVER_FILES=$nv_vk \
+      TVM_VULKAN_LIBRARY=$vk_loader TVM_SPIRV_TOOLS=$PWD/.whl/spirv-tools \
       pytest_in "${VULKAN_S:-120}" "$out/pytest_vulkan.log" ${VULKAN_TESTS:-tvm-backend-vulkan/tests}
   else
-    echo "Vulkan suite not run: the NVIDIA Vulkan driver '${nv_vk}' or .whl/libvulkan.so.1 missing" | tee "$out/pytest_vulkan.log"
+    echo "Vulkan suite not run: the NVIDIA Vulkan driver ('${nv_vk}'), a Vulkan loader or the tvm_backend_vulkan wheel in .whl is missing" | tee "$out/pytest_vulkan.log"
   fi
 fi
 exit "$rc"

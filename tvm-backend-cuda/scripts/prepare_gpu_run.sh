@@ -14,7 +14,8 @@ rm -rf .whl && mkdir -p .whl
 "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl "apache-tvm-ffi==$(python3 ci/lockstep.py tvm_ffi)"
-loader() { ldconfig -p | awk -v so="$1" '$1 == so {print $NF; exit}'; }
+# awk reads all of ldconfig's output: an early exit could end ldconfig by SIGPIPE, and pipefail the script
+loader() { ldconfig -p | awk -v so="$1" '$1 == so && !found {print $NF; found = 1}'; }
 icd=$(loader libOpenCL.so.1)
 [ -n "$icd" ] && cp -L "$icd" .whl/libOpenCL.so.1
 vk=$(loader libvulkan.so.1)

@@ -178,7 +178,7 @@ def test_emulator_catches_wgmma_schedule_bugs(bug: str) -> None:
 @pytest.mark.parametrize("kw", [dict(block_n=256, stages=4), dict(block_n=128, stages=4)])
 def test_wgmma_gemm_compiles_for_sm90a_without_serialization(kw) -> None:
     """NVRTC's cubin for sm_90a has the asynchronous products; ptxas neither serializes them (its
-    C7510 warning) nor spills."""
+    C7514 warning) nor spills."""
     src = codegen.generate_source(lowered(matmul_f16_wgmma(4096, 4096, 4096, **kw)), "sm_90a")
     res = nvrtc.compile_cuda(src, "sm_90a", options=["-Xptxas", "-v"], use_cache=False)
     assert res.fmt == "cubin" and res.arch == "sm_90a"
@@ -189,6 +189,8 @@ def test_wgmma_gemm_compiles_for_sm90a_without_serialization(kw) -> None:
     assert "wgmma.wait_group.sync.aligned 1" in res.ptx
     assert "serialized" not in res.log, res.log
     assert re.search(r"0 bytes spill stores, 0 bytes spill loads", res.log), res.log
+    jit = nvrtc.compile_cuda(src, "compute_90a", use_cache=False)  # PTX for the driver keeps the "a"
+    assert jit.fmt == "ptx" and jit.arch == "compute_90a" and ".target sm_90a" in jit.ptx
 
 
 def test_wgmma_needs_sm90a() -> None:
@@ -197,8 +199,23 @@ def test_wgmma_needs_sm90a() -> None:
         CodegenError, match=r"T.cuda.wgmma_\w+ needs the architecture-specific target sm_90a; the target is sm_90"
     ):
         codegen.generate_source([kernel], "sm_90")
-    with pytest.raises(CodegenError, match="needs sm_90 or newer; the target is sm_80"):
+    with pytest.raises(CodegenError, match="T.cuda.fence_proxy_async needs sm_90 or newer; the target is sm_80"):
         codegen.generate_source([kernel], "sm_80")
+
+    @T.prim_func
+    def fence_only(a: T.handle):
+        A = T.match_buffer(a, (128,), "float32")
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            acc = T.alloc_buffer((4,), "float32", scope="local")
+            acc[0] = A[tx]
+            T.cuda.wgmma_fence(acc[0], 4)
+            A[tx] = acc[0]
+
+    with pytest.raises(
+        CodegenError,
+        match=r"T.cuda.wgmma_fence needs sm_90a; the target is sm_80 \(pass Target\('cuda -arch=sm_90a'\)\)",
+    ):
+        codegen.generate_source(lowered(fence_only), "sm_80")
 
 
 def test_wgmma_misuse_is_named() -> None:
@@ -224,6 +241,18 @@ def test_wgmma_misuse_is_named() -> None:
         product(scope="local")
     with pytest.raises(ValueError, match="needs 64 float32 elements per thread"):
         product(n=128)
+    with pytest.raises(ValueError, match="count must be the accumulators per thread, 1 to 128, got 0"):
+
+        @T.prim_func
+        def zero_count(a: T.handle):
+            A = T.match_buffer(a, (128,), "float32")
+            for tx in T.thread_binding(128, thread="threadIdx.x"):
+                acc = T.alloc_buffer((4,), "float32", scope="local")
+                T.cuda.wgmma_wait(0, acc[0], 0)
+                A[tx] = acc[0]
+
+    with pytest.raises(ValueError, match="block_k must be a positive Python int"):
+        matmul_f16_wgmma(128, 128, 64, block_k=0)
     with pytest.raises(ValueError, match="stages must be >= 3"):
         matmul_f16_wgmma(128, 128, 64, block_n=128, stages=2)
     with pytest.raises(ValueError, match="M must be a multiple of block_m=128"):

@@ -79,6 +79,9 @@ class BlockTiling:
         whole copies per thread, the shared-memory limit."""
         for v, what in ((self.M, "M"), (self.N, "N"), (self.K, "K")):
             need(isinstance(v, int) and v > 0, f"{what} must be a positive Python int")
+        for v, what in ((self.block_m, "block_m"), (self.block_n, "block_n"), (self.block_k, "block_k")):
+            need(isinstance(v, int) and v > 0, f"{what} must be a positive Python int")
+        need(self.threads <= 1024, "at most 32 warps per block")
         need(self.M % self.block_m == 0, f"M must be a multiple of block_m={self.block_m}")
         need(self.N % self.block_n == 0, f"N must be a multiple of block_n={self.block_n}")
         need(self.K % self.block_k == 0, f"K must be a multiple of block_k={self.block_k}")
@@ -172,10 +175,11 @@ class TensorCoreGemm(BlockTiling):
             if not cond:
                 raise ValueError(f"matmul_f16_tensorcore({self.M}, {self.N}, {self.K}): {why}")
 
+        for v, what in ((self.warps_m, "warps_m"), (self.warps_n, "warps_n")):
+            need(isinstance(v, int) and v > 0, f"{what} must be a positive Python int")
         self.check_blocks(need)
         need(self.block_m % self.warps_m == 0 and self.warp_m % 16 == 0, "warp tile rows must be a multiple of 16")
         need(self.block_n % self.warps_n == 0 and self.warp_n % 16 == 0, "warp tile columns must be a multiple of 16")
-        need(self.threads <= 1024, "at most 32 warps per block")
         need(self.stages >= 2, "stages must be >= 2")
 
     @staticmethod

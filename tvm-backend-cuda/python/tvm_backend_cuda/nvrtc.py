@@ -325,8 +325,9 @@ def compile_cuda(
     """Compile CUDA C ``source`` for ``arch`` (see :func:`resolve_arch`).
 
     Returns a cubin for an ``sm_XY`` this NVRTC supports, else PTX for the newest virtual
-    architecture not newer than ``arch``. Raises :class:`NVRTCError` with NVRTC's log and the
-    numbered source when compilation fails, :class:`NVRTCUnavailable` without libnvrtc.
+    architecture not newer than ``arch`` (``compute_90a`` stays ``compute_90a``). Raises
+    :class:`NVRTCError` with NVRTC's log and the numbered source when compilation fails,
+    :class:`NVRTCUnavailable` without libnvrtc.
     """
     arch = resolve_arch(arch)
     m = _ARCH_RE.match(arch)
@@ -336,8 +337,9 @@ def compile_cuda(
     if kind == "sm" and num in supported:
         target, want_cubin = f"sm_{num}{suffix}", True
     else:
-        usable = [a for a in supported if a <= num] or [min(supported)]
-        target, want_cubin = f"compute_{max(usable)}", False
+        usable = max([a for a in supported if a <= num] or [min(supported)])
+        # the architecture-specific features ("a") only where the arch itself is the one compiled for
+        target, want_cubin = f"compute_{usable}{suffix if usable == num else ''}", False
     opts = [f"--gpu-architecture={target}", "--std=c++17", *[f"-I{d}" for d in include_dirs()], *options]
     key = hashlib.sha256("\0".join([repr(version()), *opts, source]).encode()).hexdigest()[:40]
     if use_cache:

@@ -288,6 +288,10 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
     intrin = _public(op, args)
     need = MIN_SM.get(op)
     if need is not None and arch_sm is not None and arch_sm < need:
+        if op in WGMMA_OPS or op == "cuda.wgmma_commit":  # Hopper's own instructions
+            raise IntrinsicError(
+                f"{intrin} needs sm_90a; the target is sm_{arch_sm} (pass Target('cuda -arch=sm_90a'))"
+            )
         raise IntrinsicError(
             f"{intrin} needs sm_{need} or newer; the target is sm_{arch_sm} "
             f"(pass a newer arch, e.g. Target('cuda -arch=sm_{max(need, 80)}'))"
@@ -379,7 +383,10 @@ def _check_wgmma(intrin: str, op: str, args: tuple) -> None:
             raise IntrinsicError(f"{intrin}: expected {shape} with constant counts")
         if first and int(args[0].value) < 0:
             raise IntrinsicError(f"{intrin}: the number of pending groups must be a constant >= 0")
-        _operand(intrin, "d", args[first], ("float32",), ("local",), int(args[first + 1].value))
+        count = int(args[first + 1].value)
+        if not 1 <= count <= max(WGMMA_N) // 2:
+            raise IntrinsicError(f"{intrin}: count must be the accumulators per thread, 1 to 128, got {count}")
+        _operand(intrin, "d", args[first], ("float32",), ("local",), count)
 
 
 def _checked(call: Call) -> Call:

@@ -95,8 +95,8 @@ class WgmmaGemm(BlockTiling):
             if not cond:
                 raise ValueError(f"matmul_f16_wgmma({self.M}, {self.N}, {self.K}): {why}")
 
-        need(self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n must be a multiple of 8 up to 256")
         self.check_blocks(need)
+        need(self.block_n % 8 == 0 and self.block_n <= 256, "block_n must be a multiple of 8 up to 256")
         need(self.stages >= 3, "stages must be >= 3 (one tile computing, one read by the pending group)")
 
     # ------------------------------------------------------------------ index mappings
