@@ -277,3 +277,33 @@ def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         for j in range(3):
             want[k * 4 + j + 1] = a[k - 1 + 4 * j + 4]
     np.testing.assert_array_equal(b, want)
+
+
+def test_a_stepped_loop_counts_trips_over_int32_bounds_far_apart():
+    """``range(lo, hi, 2**30)`` from -2**31 to 2**31 - 1 runs Python's 4 trips (the distance
+    overflowed int32: none), ``range(10, -2**31 + 5, -3)`` its 715,827,885 (not one where Python
+    has none); a loop from 0 keeps its plain int32 count."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def stepped(a: T.Buffer((8,), "int32"), lo: T.int32, hi: T.int32):
+        a[7] = 0
+        for i in range(lo, hi, 2**30):
+            a[a[7]] = i
+            a[7] = a[7] + 1
+        a[6] = 0
+        for j in range(hi, lo, -3):
+            a[6] = a[6] + 1
+        for k in range(0, hi, 2**29):
+            a[5] = k
+
+    mod = tvm.compile(stepped, target="c")
+    for lo, hi in ((-(2**31), 2**31 - 1), (-(2**31) + 5, 10), (5, -5)):
+        out = tvm.runtime.tensor(np.full(8, -1, "int32"))
+        mod["stepped"](out, lo, hi)
+        got = out.numpy()
+        up = list(range(lo, hi, 2**30))
+        assert got[7] == len(up) and list(got[: len(up)]) == up, (lo, hi, got)
+        assert got[6] == len(range(hi, lo, -3)), (lo, hi, got)
+        tail = list(range(0, hi, 2**29))
+        assert got[5] == (tail[-1] if tail else -1), (lo, hi, got)

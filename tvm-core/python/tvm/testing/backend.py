@@ -885,6 +885,39 @@ class BackendConformance:
                 continue
             assert out.numpy()[0] == d * d, (d, out.numpy())
 
+    def test_stepped_loops_with_bounds_far_apart(self):
+        """``range(lo, hi, s)`` over int32 bounds up to 2**32 - 1 apart runs Python's trips (the
+        distance overflowed int32: no trips, or trips where Python has none), and a grid-stride
+        loop from the thread index keeps its int32 counter."""
+        from tvm.script import tir as T
+
+        @T.prim_func
+        def stepped(a: T.handle, lo: T.int32, hi: T.int32, s: T.int32):
+            A = T.match_buffer(a, (8,), "int32")
+            for t in T.thread_binding(1, thread="threadIdx.x"):
+                A[7] = 0
+                for i in range(lo, hi, 2**30):
+                    A[A[7]] = i
+                    A[7] = A[7] + 1
+                for j in range(hi, lo, -(2**29) * 3):
+                    A[6] = j
+                for k in T.serial(lo, hi, step=s):
+                    A[5] = k
+
+        mod = tvm.compile(stepped, target=self.target_name())
+        dev = self.dev()
+        cases = [(-(2**31), 2**31 - 1, 2**29), (10, -(2**31) + 5, 7), (-5, 100, 1000)]
+        for lo, hi, s in cases:
+            out = tvm.runtime.tensor(np.full(8, -1, "int32"), dev)
+            mod["stepped"](out, lo, hi, s)
+            got = out.numpy()
+            up = list(range(lo, hi, 2**30))
+            assert got[7] == len(up) and list(got[: len(up)]) == up, (lo, hi, got)
+            down = list(range(hi, lo, -(2**29) * 3))
+            assert got[6] == (down[-1] if down else -1), (lo, hi, got)
+            along = list(range(lo, hi, s))
+            assert got[5] == (along[-1] if along else -1), (lo, hi, s, got)
+
     def test_tunable_kernels_fit_the_target(self):
         """The zoo's tunable kernels: the largest configuration the target's limits admit
         compiles, and the default for the target runs and matches NumPy."""

@@ -42,7 +42,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
+from tvm.tir.analysis import any_node, free_vars, known_nonnegative, linear_form, structural_equal
 from tvm.tir.transform.runtime_bounds import calls_out
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, Let, PrimExpr, StringImm, Var
 from tvm.tir.function import IRModule, PrimFunc
@@ -266,6 +266,7 @@ class Parser:
         self.depth = 0
         self.env_threads: dict[Var, str] = {}  # T.env_thread variables and their tags
         self.loop_starts: dict[Var, PrimExpr] = {}  # each loop variable's first value
+        self.nonnegative_vars: set[Var] = set()  # thread indices and loops counting up from >= 0
         # the blocks being parsed, outermost first
         self.blocks: list[_OpenBlock] = []
         self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
@@ -692,6 +693,8 @@ class Parser:
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         self.loop_starts[v] = mn
+        if known_nonnegative(mn, self.nonnegative_vars):
+            self.nonnegative_vars.add(v)
         if spec.kind is ForKind.THREAD_BINDING:
             self.thread_loops.append(ThreadLoop(v, spec.thread, ext, mn))
         elif spec.kind is ForKind.PARALLEL:
@@ -733,16 +736,14 @@ class Parser:
             dtype, mn = "int64", _op.cast("int64", mn)  # a step wider than the bounds widens the loop
         if isinstance(start, int) and isinstance(stop, int) and not dynamic:
             trips = IntImm(dtype, len(range(start, stop, step)))
-        else:  # ceil(distance / stride) as (distance - 1) // stride + 1: no stride added to overflow
-            ahead = dynamic or step > 0
-            distance = _op.binary("sub", *((_op.convert(stop, dtype), mn) if ahead else (mn, _op.convert(stop, dtype))))
-            stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
-            quotient = _op.binary("floordiv", _op.binary("sub", distance, 1), stride)
-            trips = _op.binary("add", quotient, 1)  # <= 0 when there are no trips: the loop runs none
+        else:
+            trips = self._trip_count(start, stop, step, mn, dtype)
         k = Var(f"{name}_iter", dtype)
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         self.loop_starts[v] = mn  # its first value, where T.init of a block reducing over it runs
+        if (dynamic or step > 0) and known_nonnegative(mn, self.nonnegative_vars):
+            self.nonnegative_vars.add(v)
         step_value = _op.cast(dtype, step) if dynamic else IntImm(dtype, step)
         value = _op.binary("add", mn, _op.binary("mul", k, step_value))
         zero, kind, annotations = IntImm(dtype, 0), spec.kind, dict(spec.annotations)
@@ -752,6 +753,24 @@ class Parser:
         positive = _op.binary("gt", step_value, IntImm(dtype, 0))
         message = f"the step of loop {name} ({expr_text(step)}) must be positive"
         return lambda body: AssertStmt(positive, message, loop(body), span, "ValueError")
+
+    def _trip_count(self, start: Any, stop: Any, step: Any, mn: PrimExpr, dtype: str) -> PrimExpr:
+        """The trips of a stepped loop from ``mn`` (``start`` in ``dtype``) to ``stop``:
+        ``ceil(distance / stride)`` as ``(distance - 1) // stride + 1`` (no stride added to
+        overflow), <= 0 when there are none. Where the bound subtracted may be negative, int32
+        bounds can lie up to 2**32 - 1 apart: the distance is taken in uint32, exact there."""
+        dynamic = not isinstance(step, int)
+        ahead = dynamic or step > 0
+        low, high = (mn, _op.convert(stop, dtype)) if ahead else (_op.convert(stop, dtype), mn)
+        if dtype == "int32" and not known_nonnegative(start if ahead else stop, self.nonnegative_vars):
+            stride = _op.cast("uint32", step) if dynamic else IntImm("uint32", abs(step))
+            distance = _op.binary("sub", _op.cast("uint32", high), _op.cast("uint32", low))
+            quotient = _op.binary("floordiv", _op.binary("sub", distance, IntImm("uint32", 1)), stride)
+            some = _op.cast("int32", _op.binary("add", quotient, IntImm("uint32", 1)))
+            return _op.select(_op.binary("lt", low, high), some, IntImm("int32", 0))
+        stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
+        quotient = _op.binary("floordiv", _op.binary("sub", _op.binary("sub", high, low), 1), stride)
+        return _op.binary("add", quotient, 1)
 
     def _target_names(self, target: ast.expr, n: int) -> list[tuple[str, ast.AST]]:
         if isinstance(target, ast.Name):
@@ -1602,6 +1621,7 @@ class Parser:
         for target, var in zip(targets, variables):
             self.bind(target.id, var, target)
         self.thread_loops.extend(loops)
+        self.nonnegative_vars.update(loop.var for loop in loops)
         return variables
 
     def stmt_FunctionDef(self, node: ast.FunctionDef):
