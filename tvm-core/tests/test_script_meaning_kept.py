@@ -307,3 +307,20 @@ def test_a_stepped_loop_counts_trips_over_int32_bounds_far_apart():
         assert got[6] == len(range(hi, lo, -3)), (lo, hi, got)
         tail = list(range(0, hi, 2**29))
         assert got[5] == (tail[-1] if tail else -1), (lo, hi, got)
+
+
+def test_a_stepped_loop_from_a_positive_start_to_a_very_negative_stop_runs_none():
+    """``range(10, -2**31 + 5, 3)``: the distance wrapped to a large positive count in int32."""
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def up(a: T.Buffer((1,), "int32"), lo: T.int32, hi: T.int32):
+        a[0] = 0
+        for i in range(lo, hi, 3):
+            a[0] = a[0] + 1
+
+    mod = tvm.compile(up, target="c")
+    for lo, hi in ((10, -(2**31) + 5), (2**31 - 10, -(2**31)), (-7, 20)):
+        out = tvm.runtime.tensor(np.full(1, -1, "int32"))
+        mod["up"](out, lo, hi)
+        assert out.numpy()[0] == len(range(lo, hi, 3)), (lo, hi, out.numpy())

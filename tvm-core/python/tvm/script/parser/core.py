@@ -757,12 +757,20 @@ class Parser:
     def _trip_count(self, start: Any, stop: Any, step: Any, mn: PrimExpr, dtype: str) -> PrimExpr:
         """The trips of a stepped loop from ``mn`` (``start`` in ``dtype``) to ``stop``:
         ``ceil(distance / stride)`` as ``(distance - 1) // stride + 1`` (no stride added to
-        overflow), <= 0 when there are none. Where the bound subtracted may be negative, int32
-        bounds can lie up to 2**32 - 1 apart: the distance is taken in uint32, exact there."""
+        overflow), <= 0 when there are none. int32 bounds of either sign lie up to 2**32 - 1
+        apart: unless the bound subtracted is 0 or both are known >= 0, the distance is taken in
+        uint32, exact there, and the bounds' order decides whether there are trips."""
         dynamic = not isinstance(step, int)
         ahead = dynamic or step > 0
         low, high = (mn, _op.convert(stop, dtype)) if ahead else (_op.convert(stop, dtype), mn)
-        if dtype == "int32" and not known_nonnegative(start if ahead else stop, self.nonnegative_vars):
+        subtracted = start if ahead else stop
+        zero = (
+            isinstance(subtracted, int)
+            and subtracted == 0
+            or (isinstance(subtracted, IntImm) and subtracted.value == 0)
+        )
+        both = all(known_nonnegative(b, self.nonnegative_vars) for b in (start, stop))
+        if dtype == "int32" and not (zero or both):
             stride = _op.cast("uint32", step) if dynamic else IntImm("uint32", abs(step))
             distance = _op.binary("sub", _op.cast("uint32", high), _op.cast("uint32", low))
             quotient = _op.binary("floordiv", _op.binary("sub", distance, IntImm("uint32", 1)), stride)
