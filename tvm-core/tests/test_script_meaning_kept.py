@@ -324,3 +324,44 @@ def test_a_stepped_loop_from_a_positive_start_to_a_very_negative_stop_runs_none(
         out = tvm.runtime.tensor(np.full(1, -1, "int32"))
         mod["up"](out, lo, hi)
         assert out.numpy()[0] == len(range(lo, hi, 3)), (lo, hi, out.numpy())
+
+
+@pytest.mark.parametrize(
+    "dtype, cases",
+    [
+        ("uint32", [(0, 0), (7, 7), (10, 4), (5, 9), (0, 2**32 - 1)]),
+        ("uint8", [(255, 255), (0, 255), (200, 3)]),
+        ("int8", [(-128, 127), (-100, 100), (127, -7), (3, 20)]),
+        ("int16", [(-(2**15), 2**15 - 1), (100, -100)]),
+        ("int64", [(-(2**63), 2**63 - 1), (2**63 - 10, -(2**63)), (-5, 100)]),
+    ],
+)
+def test_stepped_loops_count_like_python_in_every_dtype(dtype, cases):
+    """Loops over bounds of ``dtype`` with steps 3 and -3 (and a large one) count Python's trips:
+    unsigned distances wrapped past lo >= hi, small ones wrapped in their own width, int64
+    bounds further apart than 2**63 wrapped in int64."""
+    from tvm.script import tir as T
+
+    big = 2**62 if dtype == "int64" else 2 ** (np.iinfo(dtype).bits - 2)
+
+    @T.prim_func
+    def count(a: T.Buffer((3,), "int64"), lo: T.handle, hi: T.handle):
+        T.func_attr({"global_symbol": "count"})
+        lo_v = T.match_buffer(lo, (1,), dtype)
+        hi_v = T.match_buffer(hi, (1,), dtype)
+        a[0] = T.int64(0)
+        a[1] = T.int64(0)
+        a[2] = T.int64(0)
+        for i in range(lo_v[0], hi_v[0], 3):
+            a[0] = a[0] + T.int64(1)
+        for j in range(lo_v[0], hi_v[0], -3):
+            a[1] = a[1] + T.int64(1)
+        for k in range(lo_v[0], hi_v[0], big):
+            a[2] = a[2] + T.int64(1)
+
+    mod = tvm.compile(count, target="c")
+    for lo, hi in cases:
+        out = tvm.runtime.tensor(np.zeros(3, "int64"))
+        mod["count"](out, tvm.runtime.tensor(np.array([lo], dtype)), tvm.runtime.tensor(np.array([hi], dtype)))
+        want = [len(range(lo, hi, 3)), len(range(lo, hi, -3)), len(range(lo, hi, big))]
+        assert out.numpy().tolist() == want, (dtype, lo, hi)

@@ -233,6 +233,22 @@ def _leaves_loop(body: list[ast.stmt]) -> bool:
     return False
 
 
+def _bounds_dtype(dtypes: list[str]) -> str:
+    """The dtype of a loop over bounds of ``dtypes`` (Python ints take any): int32 without typed
+    bounds, else one that holds every bound's values (int8 and int32 -> int32; uint32 and int32
+    -> int64; uint8 and uint16 -> uint16)."""
+    if not dtypes:
+        return "int32"
+    if len(set(dtypes)) == 1:
+        return dtypes[0]
+    signed = [_dt.bits(d) for d in dtypes if not _dt.is_uint(d)]
+    unsigned = [_dt.bits(d) for d in dtypes if _dt.is_uint(d)]
+    if not signed:
+        return f"uint{max(unsigned)}"
+    bits = max(signed + [2 * b for b in unsigned])
+    return f"int{min(max(bits, 8), 64)}"
+
+
 def _is_zero(x: Any) -> bool:
     return (isinstance(x, int) and not isinstance(x, bool) and x == 0) or (isinstance(x, IntImm) and x.value == 0)
 
@@ -735,50 +751,57 @@ class Parser:
         if dynamic and (_dt.bits(step.dtype) > _dt.bits(dtype) or _dt.is_uint(step.dtype)):
             dtype, mn = "int64", _op.cast("int64", mn)  # a step wider than the bounds widens the loop
         if isinstance(start, int) and isinstance(stop, int) and not dynamic:
-            trips = IntImm(dtype, len(range(start, stop, step)))
+            trips, count, wide = IntImm(dtype, len(range(start, stop, step))), dtype, None
         else:
-            trips = self._trip_count(start, stop, step, mn, dtype)
-        k = Var(f"{name}_iter", dtype)
+            trips, count, wide = self._trip_count(start, stop, step, mn, dtype)
+        k = Var(f"{name}_iter", count)
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         self.loop_starts[v] = mn  # its first value, where T.init of a block reducing over it runs
         if (dynamic or step > 0) and known_nonnegative(mn, self.nonnegative_vars):
             self.nonnegative_vars.add(v)
-        step_value = _op.cast(dtype, step) if dynamic else IntImm(dtype, step)
-        value = _op.binary("add", mn, _op.binary("mul", k, step_value))
-        zero, kind, annotations = IntImm(dtype, 0), spec.kind, dict(spec.annotations)
+        step_value = _op.cast(count, step) if dynamic else IntImm(count, step)
+        if wide is None:
+            value = _op.binary("add", mn, _op.binary("mul", k, step_value))
+        else:  # start + k * step wrapping in unsigned arithmetic: exact, as the value lies between the bounds
+            unsigned_step = _op.cast(wide, step) if dynamic else IntImm(wide, step % 2 ** _dt.bits(wide))
+            offset = _op.binary("mul", _op.cast(wide, k), unsigned_step)
+            value = _op.cast(dtype, _op.binary("add", _op.cast(wide, mn), offset))
+        zero, kind, annotations = IntImm(count, 0), spec.kind, dict(spec.annotations)
         loop = lambda body: For(k, zero, trips, kind, LetStmt(v, value, body, span), spec.thread, annotations, span)  # noqa: E731
         if not dynamic:
             return loop
-        positive = _op.binary("gt", step_value, IntImm(dtype, 0))
+        positive = _op.binary("gt", step_value, IntImm(count, 0))
         message = f"the step of loop {name} ({expr_text(step)}) must be positive"
         return lambda body: AssertStmt(positive, message, loop(body), span, "ValueError")
 
-    def _trip_count(self, start: Any, stop: Any, step: Any, mn: PrimExpr, dtype: str) -> PrimExpr:
-        """The trips of a stepped loop from ``mn`` (``start`` in ``dtype``) to ``stop``:
-        ``ceil(distance / stride)`` as ``(distance - 1) // stride + 1`` (no stride added to
-        overflow), <= 0 when there are none. int32 bounds of either sign lie up to 2**32 - 1
-        apart: unless the bound subtracted is 0 or both are known >= 0, the distance is taken in
-        uint32, exact there, and the bounds' order decides whether there are trips."""
+    def _trip_count(self, start: Any, stop: Any, step: Any, mn: PrimExpr, dtype: str) -> tuple[PrimExpr, str, Any]:
+        """The trips of a stepped loop from ``mn`` (``start`` in ``dtype``) to ``stop``, the dtype
+        of its counter and the unsigned dtype its values are computed in (None: ``dtype``).
+        Trips are ``ceil(distance / stride)`` as ``(distance - 1) // stride + 1`` (no stride
+        added to overflow). Bounds of either sign, or unsigned ones, may lie further apart than
+        their dtype holds: the distance is taken unsigned, as wide as the bounds (at least 32
+        bits), exact there, and the bounds' order decides whether there are trips. int32 bounds
+        from a value known >= 0 keep the plain signed count."""
         dynamic = not isinstance(step, int)
         ahead = dynamic or step > 0
         low, high = (mn, _op.convert(stop, dtype)) if ahead else (_op.convert(stop, dtype), mn)
-        subtracted = start if ahead else stop
-        zero = (
-            isinstance(subtracted, int)
-            and subtracted == 0
-            or (isinstance(subtracted, IntImm) and subtracted.value == 0)
-        )
-        both = all(known_nonnegative(b, self.nonnegative_vars) for b in (start, stop))
-        if dtype == "int32" and not (zero or both):
-            stride = _op.cast("uint32", step) if dynamic else IntImm("uint32", abs(step))
-            distance = _op.binary("sub", _op.cast("uint32", high), _op.cast("uint32", low))
-            quotient = _op.binary("floordiv", _op.binary("sub", distance, IntImm("uint32", 1)), stride)
-            some = _op.cast("int32", _op.binary("add", quotient, IntImm("uint32", 1)))
-            return _op.select(_op.binary("lt", low, high), some, IntImm("int32", 0))
-        stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
-        quotient = _op.binary("floordiv", _op.binary("sub", _op.binary("sub", high, low), 1), stride)
-        return _op.binary("add", quotient, 1)
+        some_trips = _op.binary("lt", low, high)
+        if dtype == "int32" and (known_nonnegative(low, self.nonnegative_vars) or _is_zero(low)):
+            stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
+            plain = _op.binary(
+                "add", _op.binary("floordiv", _op.binary("sub", _op.binary("sub", high, low), 1), stride), 1
+            )
+            if known_nonnegative(high, self.nonnegative_vars):
+                return plain, dtype, None  # both >= 0: the distance fits
+            return _op.select(some_trips, plain, IntImm(dtype, 0)), dtype, None  # from 0: high - 1 fits when high > 0
+        wide = "uint64" if _dt.bits(dtype) == 64 else "uint32"
+        count = "int64" if wide == "uint64" else "int32"
+        stride = _op.cast(wide, step) if dynamic else IntImm(wide, abs(step))
+        distance = _op.binary("sub", _op.cast(wide, high), _op.cast(wide, low))
+        quotient = _op.binary("floordiv", _op.binary("sub", distance, IntImm(wide, 1)), stride)
+        trips = _op.cast(count, _op.binary("add", quotient, IntImm(wide, 1)))
+        return _op.select(some_trips, trips, IntImm(count, 0)), count, wide
 
     def _target_names(self, target: ast.expr, n: int) -> list[tuple[str, ast.AST]]:
         if isinstance(target, ast.Name):
@@ -798,10 +821,7 @@ class Parser:
                 raise self.error(node, f"loop bounds must be integers, got {x!r}")
             if isinstance(x, PrimExpr) and not (_dt.is_integer(x.dtype)):
                 raise self.error(node, f"loop bounds must be integers, got {x.dtype}")
-        dtype = "int32"
-        for x in (start, stop):
-            if isinstance(x, PrimExpr) and x.dtype != "int32":
-                dtype = _op.promote_dtypes(dtype, x.dtype) if dtype != "int32" else x.dtype
+        dtype = _bounds_dtype([x.dtype for x in (start, stop) if isinstance(x, PrimExpr)])
         ints = [x for x in (start, stop) if isinstance(x, int)]
         if len(ints) == 2:
             ints.append(stop - start)
