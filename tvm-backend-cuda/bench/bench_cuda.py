@@ -275,69 +275,79 @@ def _gemm_candidates(dev: Any, target: Any, kind: str) -> list[tuple[str, dict, 
 MATMUL_SIZE = 4096
 
 
-def _bench_matmul(
-    dev: Any, target: Any, measure: Callable[..., float], torch: Any, kind: str, entry: dict | None = None
-) -> dict[str, Any]:
-    """The float16 4096^3 matmul: every tiling of ``kind`` (see :func:`_gemm_candidates`), each
-    checked on 32 sampled rows against NumPy after the output was filled with NaN, timed, and
-    added to ``entry`` (a new one, with ``torch.matmul``'s time when ``torch`` is given, and the
-    CUDA-core baseline, when None); the fastest correct tiling so far is the figure."""
-    import numpy as np
-    import tvm
+class _MatmulBench:
+    """The float16 4096^3 matmul: the inputs, 32 rows of the product computed by NumPy, and the
+    entry of the results (``torch.matmul``'s time when ``torch`` is given, the CUDA-core baseline),
+    made once; :meth:`time` adds the tilings of a kind of kernel."""
 
-    M = N = K = MATMUL_SIZE
-    flops = 2 * M * N * K
-    rng = np.random.default_rng(1)
-    a_host = rng.standard_normal((M, K)).astype("float16")
-    b_host = rng.standard_normal((K, N)).astype("float16")
-    A, B = tvm.runtime.tensor(a_host, dev), tvm.runtime.tensor(b_host, dev)
-    C = tvm.runtime.empty((M, N), "float16", dev)
-    rows = np.random.default_rng(2).choice(M, 32, replace=False)
-    want_rows = a_host[rows].astype("float32") @ b_host.astype("float32")
-    if entry is None:
-        entry = {
+    def __init__(self, dev: Any, target: Any, measure: Callable[..., float], torch: Any):
+        import numpy as np
+        import tvm
+
+        self.dev, self.target, self.measure = dev, target, measure
+        M = N = K = MATMUL_SIZE
+        self.flops = 2 * M * N * K
+        rng = np.random.default_rng(1)
+        a_host = rng.standard_normal((M, K)).astype("float16")
+        b_host = rng.standard_normal((K, N)).astype("float16")
+        self.A, self.B = tvm.runtime.tensor(a_host, dev), tvm.runtime.tensor(b_host, dev)
+        self.C = tvm.runtime.empty((M, N), "float16", dev)
+        self.rows = np.random.default_rng(2).choice(M, 32, replace=False)
+        self.want_rows = a_host[self.rows].astype("float32") @ b_host.astype("float32")
+        self.entry: dict[str, Any] = {
             "shape": [M, N, K],
             "kernel": "tensor cores: mma.sync.m16n8k16 (cp.async ring + ldmatrix) and, on Hopper, "
             "wgmma.m64nNk16 from shared memory (f16 in, f32 acc)",
             "tilings": {},
         }
         if torch is not None:
-            ta, tb = torch.from_dlpack(A), torch.from_dlpack(B)
+            ta, tb = torch.from_dlpack(self.A), torch.from_dlpack(self.B)
             ref_t = measure(lambda: torch.matmul(ta, tb), iters=20)
-            entry.update({"torch_seconds": ref_t, "torch_TFLOP_per_s": flops / ref_t / 1e12})
-        entry["cuda_cores_baseline"] = _cuda_core_matmul(A, B, C, target, measure)
-    ref_t = entry.get("torch_seconds")
-    for label, kw, cfg, build, gemm_target, fn_name in _gemm_candidates(dev, target, kind):
-        try:
-            tfn = tvm.compile(build(), target=gemm_target)[fn_name]
-            C.copyfrom(np.full((M, N), np.nan, "float16"))  # every element must be written
-            tfn(A, B, C)
-            dev.sync()
-            err = float(np.abs(C.numpy()[rows].astype("float32") - want_rows).max())
-            t = measure(lambda: tfn(A, B, C), iters=20)
-            v: dict[str, Any] = {
-                "config": kw,
-                "threads": cfg.threads,
-                "shared_bytes": cfg.shared_bytes,
-                "seconds": t,
-                "TFLOP_per_s": flops / t / 1e12,
-                "max_abs_err_sampled_rows": err,
-                "correct": err < 0.5,
-            }
+            self.entry.update({"torch_seconds": ref_t, "torch_TFLOP_per_s": self.flops / ref_t / 1e12})
+        self.entry["cuda_cores_baseline"] = _cuda_core_matmul(self.A, self.B, self.C, target, measure)
+
+    def time(self, kind: str) -> dict[str, Any]:
+        """Every tiling of ``kind`` (see :func:`_gemm_candidates`), checked on the sampled rows
+        after the output was filled with NaN, timed and added to the entry; the fastest correct
+        tiling so far is the figure. Returns the entry."""
+        import numpy as np
+        import tvm
+
+        dev, measure, entry, flops = self.dev, self.measure, self.entry, self.flops
+        A, B, C, rows, want_rows = self.A, self.B, self.C, self.rows, self.want_rows
+        M = N = MATMUL_SIZE
+        ref_t = entry.get("torch_seconds")
+        for label, kw, cfg, build, gemm_target, fn_name in _gemm_candidates(dev, self.target, kind):
+            try:
+                tfn = tvm.compile(build(), target=gemm_target)[fn_name]
+                C.copyfrom(np.full((M, N), np.nan, "float16"))  # every element must be written
+                tfn(A, B, C)
+                dev.sync()
+                err = float(np.abs(C.numpy()[rows].astype("float32") - want_rows).max())
+                t = measure(lambda: tfn(A, B, C), iters=20)
+                v: dict[str, Any] = {
+                    "config": kw,
+                    "threads": cfg.threads,
+                    "shared_bytes": cfg.shared_bytes,
+                    "seconds": t,
+                    "TFLOP_per_s": flops / t / 1e12,
+                    "max_abs_err_sampled_rows": err,
+                    "correct": err < 0.5,
+                }
+                if ref_t:
+                    v["fraction_of_torch"] = ref_t / t
+            except Exception as e:  # noqa: BLE001 - one failing tiling must not hide the others
+                v = {"config": kw, "error": f"{type(e).__name__}: {e}"[:2000]}
+            entry["tilings"][label] = v
+            print(f"matmul {label}: {v.get('TFLOP_per_s') or v.get('error')}", flush=True)
+        ok = {k: v for k, v in entry["tilings"].items() if v.get("correct")}
+        if ok:
+            best = min(ok, key=lambda k: ok[k]["seconds"])
+            entry.update({"best_tiling": best, "seconds": ok[best]["seconds"], "TFLOP_per_s": ok[best]["TFLOP_per_s"]})
             if ref_t:
-                v["fraction_of_torch"] = ref_t / t
-        except Exception as e:  # noqa: BLE001 - one failing tiling must not hide the others
-            v = {"config": kw, "error": f"{type(e).__name__}: {e}"[:2000]}
-        entry["tilings"][label] = v
-        print(f"matmul {label}: {v.get('TFLOP_per_s') or v.get('error')}", flush=True)
-    ok = {k: v for k, v in entry["tilings"].items() if v.get("correct")}
-    if ok:
-        best = min(ok, key=lambda k: ok[k]["seconds"])
-        entry.update({"best_tiling": best, "seconds": ok[best]["seconds"], "TFLOP_per_s": ok[best]["TFLOP_per_s"]})
-        if ref_t:
-            entry["fraction_of_torch"] = ref_t / ok[best]["seconds"]
-            entry["goal_0.5x_torch_met"] = entry["fraction_of_torch"] >= 0.5
-    return entry
+                entry["fraction_of_torch"] = ref_t / ok[best]["seconds"]
+                entry["goal_0.5x_torch_met"] = entry["fraction_of_torch"] >= 0.5
+        return entry
 
 
 def _cuda_core_matmul(A: Any, B: Any, C: Any, target: Any, measure: Callable[..., float]) -> dict[str, Any]:
@@ -416,7 +426,8 @@ def main(out_path: str) -> int:
     _write_partial(out_path, results)
 
     # 3. float16 4096^3 matmul vs torch.matmul ---------------------------------------------
-    results["matmul_f16"] = _bench_matmul(dev, target, measure, torch if has_torch else None, "mma")
+    matmul = _MatmulBench(dev, target, measure, torch if has_torch else None)
+    results["matmul_f16"] = matmul.time("mma")
     if not has_torch:
         results["matmul_f16"]["torch"] = torch
     _write_partial(out_path, results)
@@ -463,7 +474,7 @@ def main(out_path: str) -> int:
     _write_partial(out_path, results)
 
     # 6. the wgmma matmul last: a kernel fault would end the process's CUDA context ---------
-    _bench_matmul(dev, target, measure, None, "wgmma", results["matmul_f16"])
+    matmul.time("wgmma")
     _write(out_path, {**results, "last_gpu_run": {k: v for k, v in results.items() if k != "status"}})
     return 0
 

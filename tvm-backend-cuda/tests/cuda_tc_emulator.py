@@ -329,10 +329,12 @@ class BlockEmulator:
     def _pending(self, data: Any, addrs: np.ndarray) -> bool:
         return any((data, int(a)) in self.pending for a in addrs)
 
-    def _warp_uniform(self, idx: np.ndarray, w: int, what: str) -> int:
-        seg = idx[32 * w : 32 * w + 32]
+    def _uniform(self, idx: np.ndarray, group: int, what: str, size: int = 32) -> int:
+        """The value every thread of ``group`` (a warp, or with ``size`` 128 a warpgroup) gives."""
+        seg = idx[size * group : size * group + size]
         if not np.all(seg == seg[0]):
-            raise EmulationError(f"{what}: fragment index differs between lanes of warp {w}")
+            unit = "warp" if size == 32 else "warpgroup"
+            raise EmulationError(f"{what}: an operand differs between the threads of {unit} {group}")
         return int(seg[0])
 
     def c_cuda_ldmatrix(self, call: E.Call) -> None:
@@ -340,7 +342,7 @@ class BlockEmulator:
         num, trans = int(call.args[2].value), bool(call.args[3].value)
         esz = sm.data.dtype.itemsize
         for w in range(self.T // 32):
-            base = self._warp_uniform(di, w, "ldmatrix")
+            base = self._uniform(di, w, "ldmatrix")
             lanes = si[32 * w : 32 * w + 32]
             rows = np.zeros((num, 8, 8), np.float16)
             for j in range(num):
@@ -364,7 +366,7 @@ class BlockEmulator:
         (dm, di), (am, ai), (bm, bi), (cm, ci) = (self._addr(a) for a in call.args)
         for w in range(self.T // 32):
             sl = slice(32 * w, 32 * w + 32)
-            d0, a0, b0, c0 = (self._warp_uniform(x, w, "mma") for x in (di, ai, bi, ci))
+            d0, a0, b0, c0 = (self._uniform(x, w, "mma") for x in (di, ai, bi, ci))
             d = mma_model(am.data[sl, a0 : a0 + 4], bm.data[sl, b0 : b0 + 2], cm.data[sl, c0 : c0 + 4])
             if np.isnan(d).any():
                 raise EmulationError("mma consumed uninitialised (NaN) data")
@@ -416,7 +418,7 @@ class BlockEmulator:
             raise EmulationError("wgmma needs whole warpgroups of 128 threads")
         for g in range(self.T // 128):
             sl = slice(128 * g, 128 * g + 128)
-            d0, a0, b0 = (self._group_uniform(x[sl], g) for x in (di, ai, bi))
+            d0, a0, b0 = (self._uniform(x, g, "wgmma", 128) for x in (di, ai, bi))
             A, a_idx = self._core_layout(am, a0, 64, 16, a_lbo, a_sbo, True)
             if mn_major:
                 B, b_idx = self._core_layout(bm, b0, 16, n, b_lbo, b_sbo, False)
@@ -443,11 +445,6 @@ class BlockEmulator:
                     dm.data[sl, d0 + 4 * j + i] += D[row, col].astype(np.float32)
             self.wgmma_current.append((reads, dm.buf.data))
             self.stats["wgmma"] = self.stats.get("wgmma", 0) + 1
-
-    def _group_uniform(self, seg: np.ndarray, g: int) -> int:
-        if not np.all(seg == seg[0]):
-            raise EmulationError(f"wgmma: an operand differs between threads of warpgroup {g}")
-        return int(seg[0])
 
     def _int2(self, call: E.Call) -> tuple:
         return tuple(np.asarray(self.expr(a), np.int64) for a in call.args)

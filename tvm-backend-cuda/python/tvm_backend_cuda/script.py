@@ -288,7 +288,7 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
     intrin = _public(op, args)
     need = MIN_SM.get(op)
     if need is not None and arch_sm is not None and arch_sm < need:
-        if op in WGMMA_OPS or op == "cuda.wgmma_commit":  # Hopper's own instructions
+        if op in SM90A_OPS:
             raise IntrinsicError(
                 f"{intrin} needs sm_90a; the target is sm_{arch_sm} (pass Target('cuda -arch=sm_90a'))"
             )
@@ -350,6 +350,8 @@ def check_intrinsic(call: Call, arch_sm: int | None = None) -> None:
 
 #: The warpgroup intrinsics (wgmma), each checked by :func:`_check_wgmma`.
 WGMMA_OPS = ("cuda.wgmma_m64k16_f16f32", "cuda.wgmma_fence", "cuda.wgmma_wait")
+#: The warpgroup intrinsics, all of them sm_90a's own.
+SM90A_OPS = (*WGMMA_OPS, "cuda.wgmma_commit")
 #: The N extents of ``wgmma.m64nNk16`` with float16 inputs (PTX ISA: multiples of 8 up to 256).
 WGMMA_N = tuple(range(8, 257, 8))
 

@@ -494,25 +494,6 @@ def uses_handle(node: Any, data: Var, loads_only: bool = False) -> bool:
     return False
 
 
-def known_nonnegative(e: Any, nonnegative_vars: Any) -> bool:
-    """Whether ``e`` (a Python int or an integer PrimExpr) is >= 0 by its form: a constant >= 0, a
-    variable of ``nonnegative_vars`` (thread indices, loops counting up from such a start), and
-    sums, products, quotients, remainders, minima and maxima of those; unknown otherwise."""
-    if isinstance(e, int):
-        return e >= 0
-    if isinstance(e, IntImm):
-        return e.value >= 0
-    if isinstance(e, Var):
-        return e in nonnegative_vars
-    if isinstance(e, Cast):  # a widening keeps the sign; a narrowing may wrap
-        inner = e.value.dtype
-        same_kind = _dt.is_uint(e.dtype) == _dt.is_uint(inner)
-        return _dt.bits(e.dtype) >= _dt.bits(inner) and same_kind and known_nonnegative(e.value, nonnegative_vars)
-    if type(e).__name__ in ("Add", "Mul", "FloorDiv", "FloorMod", "Min", "Max"):
-        return known_nonnegative(e.a, nonnegative_vars) and known_nonnegative(e.b, nonnegative_vars)
-    return False
-
-
 # A polynomial with non-negative coefficients (integers, or fractions where an extent is divided by
 # a constant) over scalar parameters: {sorted tuple of parameter positions (a monomial; () is the
 # constant term): coefficient}.

@@ -42,8 +42,9 @@ from typing import Any, Callable, NamedTuple, Optional
 from tvm._recursion import with_room
 from tvm.tir import dtype as _dt
 from tvm.tir import op as _op
-from tvm.tir.analysis import any_node, free_vars, known_nonnegative, linear_form, structural_equal
+from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
 from tvm.tir.transform.runtime_bounds import calls_out
+from tvm.tir.transform.symbolic_bounds import nonnegative
 from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, Let, PrimExpr, StringImm, Var
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.backend import BackendError
@@ -709,7 +710,7 @@ class Parser:
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         self.loop_starts[v] = mn
-        if known_nonnegative(mn, self.nonnegative_vars):
+        if nonnegative(mn, self.nonnegative_vars):
             self.nonnegative_vars.add(v)
         if spec.kind is ForKind.THREAD_BINDING:
             self.thread_loops.append(ThreadLoop(v, spec.thread, ext, mn))
@@ -758,7 +759,7 @@ class Parser:
         v = Var(name, dtype)
         self.scopes[-1][name] = v
         self.loop_starts[v] = mn  # its first value, where T.init of a block reducing over it runs
-        if (dynamic or step > 0) and known_nonnegative(mn, self.nonnegative_vars):
+        if (dynamic or step > 0) and nonnegative(mn, self.nonnegative_vars):
             self.nonnegative_vars.add(v)
         step_value = _op.cast(count, step) if dynamic else IntImm(count, step)
         if wide is None:
@@ -787,12 +788,12 @@ class Parser:
         ahead = dynamic or step > 0
         low, high = (mn, _op.convert(stop, dtype)) if ahead else (_op.convert(stop, dtype), mn)
         some_trips = _op.binary("lt", low, high)
-        if dtype == "int32" and (known_nonnegative(low, self.nonnegative_vars) or _is_zero(low)):
+        if dtype == "int32" and (nonnegative(low, self.nonnegative_vars) or _is_zero(low)):
             stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
             plain = _op.binary(
                 "add", _op.binary("floordiv", _op.binary("sub", _op.binary("sub", high, low), 1), stride), 1
             )
-            if known_nonnegative(high, self.nonnegative_vars):
+            if nonnegative(high, self.nonnegative_vars):
                 return plain, dtype, None  # both >= 0: the distance fits
             return _op.select(some_trips, plain, IntImm(dtype, 0)), dtype, None  # from 0: high - 1 fits when high > 0
         wide = "uint64" if _dt.bits(dtype) == 64 else "uint32"

@@ -135,6 +135,12 @@ def _nonneg(e: PrimExpr, facts: Facts) -> bool:
     return const >= 0 and all(c > 0 and _atom_nonneg(atoms[k], facts) for k, c in terms.items())
 
 
+def nonnegative(e: PrimExpr | int, nonneg_vars: set) -> bool:
+    """Whether ``e`` (a Python int or an integer expression) is >= 0 given that the variables of
+    ``nonneg_vars`` are (thread indices, loops counting up from such starts, sizes)."""
+    return e >= 0 if isinstance(e, int) else _nonneg(e, Facts(nonneg=nonneg_vars))
+
+
 def _bounded_divisor(b: PrimExpr, facts: Facts) -> bool:
     """Whether ``x % b`` is in ``[0, b - 1]``: ``b`` provably positive (``x % 0`` is 0 in the
     generated code, outside an empty buffer)."""
