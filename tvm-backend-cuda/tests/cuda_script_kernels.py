@@ -25,6 +25,16 @@ def warp_reduce(a: T.handle, b: T.handle):
                 B[bx] = s
 
 
+@T.prim_func
+def active_lanes(m: T.handle):
+    """M[i] = T.tvm_warp_activemask() where lane i % 32 is below 20 (the lanes of the branch), else 0."""
+    M = T.match_buffer(m, (64,), "uint32")
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        M[tx] = T.uint32(0)
+        if tx % 32 < 20:
+            M[tx] = T.tvm_warp_activemask()
+
+
 def ptx_mma_tile(shape: str, a_type: str, b_type: str, c_type: str, saturate: bool = False):
     """C += A @ B.T on one warp with Apache TVM's ``T.ptx_legacy.mma``: each lane gathers its
     fragments from A (m x k), B (n x k) and C (m x n) as PTX's fragment layout places them, and

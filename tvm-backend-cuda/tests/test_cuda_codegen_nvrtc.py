@@ -90,6 +90,21 @@ def test_warp_intrinsics_print_as_sync_builtins() -> None:
     assert T_cuda.shfl_down(v, 1).op == "cuda.shfl_down"
 
 
+def test_apache_warp_shuffles_need_the_warp_size_of_cuda() -> None:
+    """T.tvm_warp_shuffle* print as the sync builtins for 32-lane warps; a kernel written for
+    another warp size, or a width that is no power of two up to it, is refused by name."""
+    v, full = tvm.tir.Var("v", "float32"), tvm.tir.IntImm("uint32", 0xFFFFFFFF)
+    p = codegen.CUDAPrinter()
+    assert (
+        p.expr(tvm.tir.op.tvm_warp_shuffle_up(full, v, 2, 8, 32)) == "__shfl_up_sync(((uint32_t)4294967295U), v, 2, 8)"
+    )
+    assert p.expr(tvm.tir.op.tvm_warp_activemask()) == "__activemask()"
+    with pytest.raises(codegen.CodegenError, match="written for a warp of 64 lanes, but CUDA warps have 32"):
+        p.expr(tvm.tir.op.tvm_warp_shuffle(full, v, 0, 64, 64))
+    with pytest.raises(codegen.CodegenError, match="width 12 must be a power of two from 1 to the warp size 32"):
+        p.expr(tvm.tir.op.tvm_warp_shuffle_down(full, v, 1, 12, 32))
+
+
 def test_script_namespace_is_registered() -> None:
     from tvm.script import namespaces
 

@@ -495,6 +495,30 @@ print("s_tir ok")
     assert out.split() == ["scalar", "ok", "async", "ok", "legacy", "ok", "s_tir", "ok"], out
 
 
+def test_apache_warp_shuffles_match_numpy(mock_driver_dir) -> None:
+    """Apache TVM's T.tvm_warp_shuffle, _up, _down and _xor in segments narrower than the warp,
+    and T.tvm_warp_activemask inside a branch that 20 lanes of each warp take."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import cuda_script_kernels as sk
+from tvm.testing import kernels as zoo
+a = np.random.default_rng(4).standard_normal(64).astype("float32")
+mod = emulate(tvm.compile(zoo.warp_shuffles(), target=target))
+b = tvm.runtime.empty((5, 64), "float32", dev)
+mod["warp_shuffles"](tvm.runtime.tensor(a, dev), b)
+np.testing.assert_array_equal(b.numpy(), zoo.warp_shuffles_reference(a))
+print("shuffles ok")
+mod = emulate(tvm.compile(sk.active_lanes, target=target))
+m = tvm.runtime.empty((64,), "uint32", dev)
+mod["active_lanes"](m)
+np.testing.assert_array_equal(m.numpy(), np.where(np.arange(64) % 32 < 20, (1 << 20) - 1, 0))
+print("activemask ok")
+""",
+    )
+    assert out.split() == ["shuffles", "ok", "activemask", "ok"], out
+
+
 def test_split_host_device_module_launches_its_kernel(mock_driver_dir) -> None:
     """A module written after Apache TVM's host/device split (T.call_packed of a calling
     convention 2 kernel) runs its kernel with the extent the host passes."""

@@ -122,3 +122,32 @@ def test_wavefront_intrinsics_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_pa
     np.testing.assert_array_equal(got[1], np.where(lanes < 31, np.roll(x, -1), x))
     np.testing.assert_array_equal(got[2], np.repeat(x.reshape(8, 8).max(axis=1), 8))
     np.testing.assert_array_equal(got[3], lanes.astype("float32"))
+
+
+def test_apache_warp_shuffles_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_path):
+    """Apache TVM's T.tvm_warp_shuffle, _up, _down and _xor through the wavefront helpers, in
+    segments narrower than the wavefront, against NumPy (CUDA's rules: an xor partner in a
+    later segment keeps its own value)."""
+    from tvm.testing import kernels as zoo
+
+    func = zoo.warp_shuffles()
+    source = tvm.compile(func, target="rocm -arch=gfx1100").imports[0].inspect_source("hip")
+    emulator = hip_on_cpu.build(source, tmp_path)
+    proc = run_python(
+        f"""
+        import ctypes, numpy as np, tvm
+        from tvm.testing import kernels as zoo
+        mock = ctypes.CDLL({str(mock_hip)!r})
+        assert mock.mock_add_emulator({str(emulator)!r}.encode())
+        dev = tvm.device("rocm", 0)
+        mod = tvm.compile(zoo.warp_shuffles(), target="rocm -arch=gfx1100")
+        a = np.random.default_rng(5).standard_normal(64).astype("float32")
+        b = tvm.runtime.empty((5, 64), "float32", dev)
+        mod["warp_shuffles"](tvm.runtime.tensor(a, dev), b)
+        np.testing.assert_array_equal(b.numpy(), zoo.warp_shuffles_reference(a))
+        print("shuffles ok")
+        """,
+        env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
+        clean_tvm_env=True,
+    )
+    assert proc.returncode == 0 and "shuffles ok" in proc.stdout, proc.stdout + proc.stderr

@@ -145,8 +145,37 @@ def test_storage_sync_and_call_intrin():
         op.call_intrin("uint8", "tirx.reinterpret", tir.Var("u", "uint32"))
 
 
+def test_warp_shuffles_take_the_moved_values_dtype():
+    """Apache TVM's warp shuffles: the value's dtype, a uint32 mask and int32 lanes (integer
+    arguments of other widths cast), printed as written and parsed back; vectors and float
+    lanes are refused by name."""
+    from tvm.script import parse
+    from tvm.script import tir as T
+
+    v = tir.Var("v", "float16")
+    s = op.tvm_warp_shuffle_xor(0xFFFFFFFF, v, tir.Var("m", "int64"), 16, 32)
+    assert s.op == "tvm_warp_shuffle_xor" and s.dtype == "float16"
+    assert [a.dtype for a in s.args] == ["uint32", "float16", "int32", "int32", "int32"]
+    assert op.result_dtype(s.op, s.args) == "float16"
+    assert op.tvm_warp_activemask().dtype == "uint32"
+    with pytest.raises(TypeError, match="T.tvm_warp_shuffle moves one scalar value per lane, got float32x4"):
+        op.tvm_warp_shuffle(0xFFFFFFFF, tir.Var("w", "float32x4"), 0, 32, 32)
+    with pytest.raises(TypeError, match="T.tvm_warp_shuffle_up: the lane must be a scalar integer, got float32"):
+        op.tvm_warp_shuffle_up(0xFFFFFFFF, v, 1.5, 32, 32)
+
+    @T.prim_func
+    def shuffled(a: T.handle):
+        A = T.match_buffer(a, (32,), "int8")
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            A[tx] = T.tvm_warp_shuffle_down(T.tvm_warp_activemask(), A[tx], 1, 32, 32)
+
+    text = shuffled.script()
+    assert "T.tvm_warp_shuffle_down(T.tvm_warp_activemask(), A[tx], 1, 32, 32)" in text
+    tir.assert_structural_equal(parse(text), shuffled)
+
+
 def test_intrinsics_table_is_complete():
     for name in UNARY_FLOAT + ("pow", "abs", "if_then_else", "tvm_storage_sync"):
         assert name in op.INTRINSICS
     for n, rule in op.INTRINSICS.values():
-        assert rule in ("same", "float", "int", "arg1", "bool", "void", "int32", "explicit")
+        assert rule in ("same", "float", "int", "arg1", "moved", "bool", "void", "int32", "uint32", "explicit")

@@ -119,6 +119,14 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
         )
         return "tvm_lane_id()"
 
+    SHUFFLE_WARP_SIZES = (32,)
+
+    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str) -> str:
+        return f"__shfl{kind}_sync({mask}, {value}, {lane}, {width})"
+
+    def call_tvm_warp_activemask(self, call: E.Call) -> str:
+        return "__activemask()"
+
     def warp_reduce(self, kind: str, call: E.Call) -> str:
         name = self.warp_reduce_helper(
             "tvm_warp", kind, call.dtype, "__shfl_xor_sync(mask, v, d, width)", extra_params=", uint32_t mask"

@@ -105,7 +105,7 @@ class HIPPrinter(GPUCPrinter):
 
     # ------------------------------------------------------------------ T.rocm (wavefront)
     def _wave_helpers(self) -> None:
-        """Lane id and a permute of any 4- or 8-byte value (two 32-bit halves) across lanes."""
+        """Lane id and a permute of any value of up to 8 bytes (two 32-bit halves) across lanes."""
         q = self.HELPER_QUALIFIER
         self.helpers.setdefault(
             "tvm_rocm_wave",
@@ -118,8 +118,15 @@ class HIPPrinter(GPUCPrinter):
 }}
 template <typename T>
 {q} T tvm_rocm_permute(T v, int src) {{
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.rocm shuffles move 32- or 64-bit values");
-  if constexpr (sizeof(T) == 4) {{
+  static_assert(sizeof(T) <= 8, "T.rocm shuffles move values of at most 64 bits");
+  if constexpr (sizeof(T) < 4) {{  // 8- and 16-bit values travel in the low bits of a 32-bit one
+    int w = 0;
+    __builtin_memcpy(&w, &v, sizeof(T));
+    w = __builtin_amdgcn_ds_bpermute(src << 2, w);
+    T r;
+    __builtin_memcpy(&r, &w, sizeof(T));
+    return r;
+  }} else if constexpr (sizeof(T) == 4) {{
     return __builtin_bit_cast(T, __builtin_amdgcn_ds_bpermute(src << 2, __builtin_bit_cast(int, v)));
   }} else {{
     long long b = __builtin_bit_cast(long long, v);
@@ -151,7 +158,7 @@ template <typename T>
   int lane = tvm_rocm_lane_id();
   int src = lane ^ m;
   T o = tvm_rocm_permute(v, src);
-  return (src & ~(width - 1)) == (lane & ~(width - 1)) ? o : v;
+  return src < ((lane + width) & ~(width - 1)) ? o : v;  // a later segment: its own, as CUDA
 }}""",
         )
 
@@ -176,6 +183,18 @@ template <typename T>
 
     def call_rocm_shfl_xor(self, call: E.Call) -> str:
         return self._shuffle("shfl_xor", call)
+
+    SHUFFLE_WARP_SIZES = (64, 32)  # gfx9's wavefronts, RDNA's
+
+    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str) -> str:
+        self._wave_helpers()  # HIP's shuffles take no mask: every lane of the segment takes part
+        return f"tvm_rocm_shfl{kind}({value}, {lane}, {width})"
+
+    def call_tvm_warp_activemask(self, call: E.Call) -> str:
+        raise CodegenError(
+            "T.tvm_warp_activemask has no HIP form (a wavefront's mask has 64 bits, and HIP's shuffles take "
+            "none): pass T.uint32(0xFFFFFFFF) as the shuffles' mask"
+        )
 
     def warp_reduce(self, kind: str, call: E.Call) -> str:
         self._wave_helpers()

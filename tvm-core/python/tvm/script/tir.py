@@ -118,6 +118,11 @@ from tvm.tir.op import (  # noqa: F401  (re-exported as T.<name>)
     truncdiv,
     truncmod,
     tvm_storage_sync,
+    tvm_warp_activemask,
+    tvm_warp_shuffle,
+    tvm_warp_shuffle_down,
+    tvm_warp_shuffle_up,
+    tvm_warp_shuffle_xor,
 )
 from tvm.tir.stmt import THREAD_TAGS, ForKind
 
@@ -1179,7 +1184,6 @@ _UNSUPPORTED_APACHE_NAMES: dict[str, str] = {
     "cta_id_in_pair": _CLUSTERS,
     "local_scalar": "allocate one element, x = T.alloc_local((1,), dtype), and use x[0]",
     "shared_scalar": "allocate one element, x = T.alloc_shared((1,), dtype), and use x[0]",
-    "tvm_warp_shuffle": "use a backend's warp intrinsics (T.cuda.shfl_*, T.rocm.shfl_*) or a cross-thread reduction",
 }
 
 

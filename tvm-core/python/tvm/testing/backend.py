@@ -131,6 +131,9 @@ class BackendConformance:
     #: conversion, as NumPy on x86 (-2.0 to uint32 is 2**32 - 2); False for languages whose
     #: conversions saturate (SPIR-V, WGSL), where the check is skipped.
     float_to_int_keeps_low_bits: ClassVar[bool] = True
+    #: Whether the backend compiles Apache TVM's warp shuffles (``T.tvm_warp_shuffle`` ...) for
+    #: 32-lane warps; False checks that they are refused by name.
+    warp_shuffles: ClassVar[bool] = False
     #: Environment variables that make the backend's driver unavailable in a fresh process, or None
     #: when the backend has no such switch (then the check runs only where no driver is installed).
     no_driver_env: ClassVar[dict[str, str] | None] = None
@@ -411,6 +414,19 @@ class BackendConformance:
             out = tvm.runtime.empty((256,), dtype, dev)
             mod["popcount"](tvm.runtime.tensor(a, dev), out)
             np.testing.assert_array_equal(out.numpy(), want, err_msg=dtype)
+
+    def test_apache_warp_shuffles(self):
+        """``T.tvm_warp_shuffle`` and its up, down and xor forms in segments narrower than the
+        warp against NumPy where the backend has them (:attr:`warp_shuffles`), else refused by
+        name at compile time."""
+        func = kernels.warp_shuffles("float32", 32)
+        if not self.warp_shuffles:
+            with pytest.raises(Exception, match="tvm_warp_shuffle"):
+                tvm.compile(func, target=self.target_name())
+            return
+        a = random_array((64,), "float32", seed=31)
+        got = self.run(func, "warp_shuffles", [a], [((5, 64), "float32")])
+        np.testing.assert_array_equal(got, kernels.warp_shuffles_reference(a, 32))
 
     def test_float_min_and_max_with_nan_and_signed_zeros(self):
         """T.min / T.max of floats pick by ``<`` / ``>`` as TIR defines them (NaN as the second

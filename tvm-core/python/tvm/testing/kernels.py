@@ -301,6 +301,49 @@ def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
     return _named(popcount, name)
 
 
+def warp_shuffles(dtype: str = "float32", warp: int = 32, *, name: str = "warp_shuffles") -> PrimFunc:
+    """Apache TVM's warp shuffles over two warps of ``warp`` lanes, every lane taking part (full
+    mask): ``B[0]`` lane 3 of each segment of 16, ``B[1]`` up by 2 in segments of 8, ``B[2]`` down
+    by 1 in segments of 16, ``B[3]`` xor 5 over the warp, ``B[4]`` xor 17 in segments of 16 (a
+    partner in a later segment keeps its own, in an earlier one gives its value);
+    :func:`warp_shuffles_reference` gives the answer."""
+    full = T.uint32(0xFFFFFFFF)
+
+    @T.prim_func
+    def warp_shuffles(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (2 * warp,), dtype)
+        B = T.match_buffer(b, (5, 2 * warp), dtype)
+        for tx in T.thread_binding(2 * warp, thread="threadIdx.x"):
+            B[0, tx] = T.tvm_warp_shuffle(full, A[tx], 3, 16, warp)
+            B[1, tx] = T.tvm_warp_shuffle_up(full, A[tx], 2, 8, warp)
+            B[2, tx] = T.tvm_warp_shuffle_down(full, A[tx], 1, 16, warp)
+            B[3, tx] = T.tvm_warp_shuffle_xor(full, A[tx], 5, warp, warp)
+            B[4, tx] = T.tvm_warp_shuffle_xor(full, A[tx], 17, 16, warp)
+
+    return _named(warp_shuffles, name)
+
+
+def warp_shuffles_reference(a: np.ndarray, warp: int = 32) -> np.ndarray:
+    """What :func:`warp_shuffles` computes, lane by lane as CUDA defines its shuffles."""
+    lane = np.arange(a.size)
+    in_warp, warp_base = lane % warp, lane - lane % warp
+
+    def segment(width):
+        return warp_base + in_warp - in_warp % width, in_warp % width
+
+    base16, at16 = segment(16)
+    _, at8 = segment(8)
+    xor5, xor17 = lane ^ 5, lane ^ 17
+    sources = [
+        base16 + 3,
+        np.where(at8 >= 2, lane - 2, lane),
+        np.where(at16 + 1 < 16, lane + 1, lane),
+        np.where(xor5 < warp_base + warp, xor5, lane),
+        np.where(xor17 < base16 + 16, xor17, lane),
+    ]
+    return np.stack([a[s] for s in sources])
+
+
 def min_max(dtype: str = "float32", n: int = 256, block: int = 64, *, name: str = "min_max") -> PrimFunc:
     """``C = T.min(A, B)``, ``D = T.max(A, B)`` in ``dtype``: TIR picks ``A`` where ``A < B``
     (``A > B``) and ``B`` otherwise, so a NaN ``B`` is the result and a NaN ``A`` is not."""

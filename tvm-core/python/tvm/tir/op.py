@@ -11,9 +11,11 @@ variadic intrinsics. ``rule`` says how the result dtype follows from the argumen
 ``"float"``      dtype of the first argument, which must be a float dtype
 ``"int"``        dtype of the first argument, which must be an integer dtype
 ``"arg1"``       dtype of the second argument (``if_then_else(cond, t, f)``)
+``"moved"``      dtype of the second argument, the value a warp shuffle moves between lanes
 ``"bool"``       ``bool``
 ``"void"``       ``void`` (statement-like intrinsics used inside ``Evaluate``)
 ``"int32"``      ``int32``
+``"uint32"``     ``uint32``
 ``"explicit"``   given by the caller (``call_intrin``); not derivable from the arguments
 
 Implicit promotion (used by the TVMScript parser for ``a + b`` and by :func:`binary`):
@@ -110,6 +112,9 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "bitwise_xor": (2, "int"),
     "bitwise_not": (1, "int"),
     "tvm_storage_sync": (1, "void"),
+    # Apache TVM's warp shuffles: (mask, value, lane / offset / lane mask, width, warp_size)
+    **{f"tvm_warp_shuffle{kind}": (5, "moved") for kind in ("", "_up", "_down", "_xor")},
+    "tvm_warp_activemask": (0, "uint32"),
     "ret": (None, "void"),  # ``return`` / ``return x`` in TVMScript: leave a host function (with x)
     "tir.launch_kernel": (None, "int32"),
     # vectors (tvm.tir.transform.vectors spells them lane by lane before code generation)
@@ -705,6 +710,64 @@ def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
     return Call("void", "tvm_storage_sync", (StringImm(scope),))
 
 
+def _warp_shuffle(
+    kind: str, mask: ExprLike, value: ExprLike, lane: ExprLike, width: ExprLike, warp_size: ExprLike
+) -> PrimExpr:
+    name = f"tvm_warp_shuffle{kind}"
+    v = convert(value)
+    if _dt.lanes(v.dtype) != 1 or v.dtype in ("void", "handle"):
+        raise TypeError(f"T.{name} moves one scalar value per lane, got {v.dtype}")
+    operands = {
+        "mask": (mask, "uint32"),
+        "lane": (lane, "int32"),
+        "width": (width, "int32"),
+        "warp_size": (warp_size, "int32"),
+    }
+    args = {}
+    for what, (x, dtype) in operands.items():
+        x = convert(x, dtype if isinstance(x, (int, bool)) else None)
+        if not _dt.is_integer(x.dtype) or _dt.lanes(x.dtype) != 1:
+            raise TypeError(f"T.{name}: the {what} must be a scalar integer, got {x.dtype}")
+        args[what] = x if x.dtype == dtype else Cast(dtype, x)
+    return Call(v.dtype, name, (args["mask"], v, args["lane"], args["width"], args["warp_size"]))
+
+
+def tvm_warp_shuffle(mask: ExprLike, value: ExprLike, lane: ExprLike, width: ExprLike, warp_size: ExprLike) -> PrimExpr:
+    """``value`` of lane ``lane`` of this lane's segment of ``width`` lanes, among the lanes of
+    ``mask`` (CUDA's ``__shfl_sync``); ``warp_size`` is the warp size the kernel is written for,
+    which the target must have."""
+    return _warp_shuffle("", mask, value, lane, width, warp_size)
+
+
+def tvm_warp_shuffle_up(
+    mask: ExprLike, value: ExprLike, offset: ExprLike, width: ExprLike, warp_size: ExprLike
+) -> PrimExpr:
+    """``value`` of the lane ``offset`` below this one; a lane with none below it in its segment
+    keeps its own (``__shfl_up_sync``)."""
+    return _warp_shuffle("_up", mask, value, offset, width, warp_size)
+
+
+def tvm_warp_shuffle_down(
+    mask: ExprLike, value: ExprLike, offset: ExprLike, width: ExprLike, warp_size: ExprLike
+) -> PrimExpr:
+    """``value`` of the lane ``offset`` above this one; a lane with none above it in its segment
+    keeps its own (``__shfl_down_sync``)."""
+    return _warp_shuffle("_down", mask, value, offset, width, warp_size)
+
+
+def tvm_warp_shuffle_xor(
+    mask: ExprLike, value: ExprLike, lane_mask: ExprLike, width: ExprLike, warp_size: ExprLike
+) -> PrimExpr:
+    """``value`` of lane ``lane ^ lane_mask``; a lane whose partner is in a later segment keeps
+    its own (``__shfl_xor_sync``)."""
+    return _warp_shuffle("_xor", mask, value, lane_mask, width, warp_size)
+
+
+def tvm_warp_activemask() -> PrimExpr:
+    """The mask of the warp's lanes executing this call, as uint32 (``__activemask()``)."""
+    return Call("uint32", "tvm_warp_activemask", ())
+
+
 def reinterpret(dtype: str, value: ExprLike, op: str = "reinterpret") -> PrimExpr:
     """The bits of ``value`` read as ``dtype``, of the same total width (ValueError naming both
     otherwise): lanes may regroup, ``uint8x4`` <-> ``int32`` (lane 0 in the low bits); ``op`` is
@@ -746,11 +809,11 @@ def result_dtype(op: str, args: tuple) -> Optional[str]:
     rule = entry[1]
     if rule in ("same", "float", "int"):
         return args[0].dtype if args else None
-    if rule == "arg1":
+    if rule in ("arg1", "moved"):
         return args[1].dtype if len(args) > 1 else None
     if rule == "bool":  # isnan/isinf/isfinite test a vector lane by lane
         return _dt.with_lanes("bool", _dt.lanes(args[0].dtype)) if args else rule
-    if rule in ("void", "int32"):
+    if rule in ("void", "int32", "uint32"):
         return rule
     return None
 
@@ -901,6 +964,11 @@ __all__ = [
     "truncdiv",
     "truncmod",
     "tvm_storage_sync",
+    "tvm_warp_activemask",
+    "tvm_warp_shuffle",
+    "tvm_warp_shuffle_down",
+    "tvm_warp_shuffle_up",
+    "tvm_warp_shuffle_xor",
     "Cast",
     "Select",
 ]
