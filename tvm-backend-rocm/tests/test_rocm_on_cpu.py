@@ -130,21 +130,24 @@ def test_apache_warp_shuffles_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_pa
     later segment keeps its own value)."""
     from tvm.testing import kernels as zoo
 
-    func = zoo.warp_shuffles()
-    source = tvm.compile(func, target="rocm -arch=gfx1100").imports[0].inspect_source("hip")
-    emulator = hip_on_cpu.build(source, tmp_path)
+    dtypes = ["float32", "float16", "int8", "int64"]  # 8- and 16-bit values travel in 32 bits
+    funcs = [zoo.warp_shuffles(d, name=f"shuffles_{d}") for d in dtypes]
+    sources = [tvm.compile(f, target="rocm -arch=gfx1100").imports[0].inspect_source("hip") for f in funcs]
+    emulators = [hip_on_cpu.build(src, tmp_path) for src in sources]
     proc = run_python(
         f"""
         import ctypes, numpy as np, tvm
         from tvm.testing import kernels as zoo
         mock = ctypes.CDLL({str(mock_hip)!r})
-        assert mock.mock_add_emulator({str(emulator)!r}.encode())
+        for lib in {[str(e) for e in emulators]!r}:
+            assert mock.mock_add_emulator(lib.encode())
         dev = tvm.device("rocm", 0)
-        mod = tvm.compile(zoo.warp_shuffles(), target="rocm -arch=gfx1100")
-        a = np.random.default_rng(5).standard_normal(64).astype("float32")
-        b = tvm.runtime.empty((5, 64), "float32", dev)
-        mod["warp_shuffles"](tvm.runtime.tensor(a, dev), b)
-        np.testing.assert_array_equal(b.numpy(), zoo.warp_shuffles_reference(a))
+        for dtype in {dtypes!r}:
+            mod = tvm.compile(zoo.warp_shuffles(dtype, name=f"shuffles_{{dtype}}"), target="rocm -arch=gfx1100")
+            a = (np.random.default_rng(5).standard_normal(64) * 50).astype(dtype)
+            b = tvm.runtime.empty((5, 64), dtype, dev)
+            mod[f"shuffles_{{dtype}}"](tvm.runtime.tensor(a, dev), b)
+            np.testing.assert_array_equal(b.numpy(), zoo.warp_shuffles_reference(a), err_msg=dtype)
         print("shuffles ok")
         """,
         env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
