@@ -448,3 +448,101 @@ def test_a_damaged_database_that_cannot_be_moved_is_said_to_stay(tmp_path, monke
     ):
         assert Database(damaged).lookup("k", TARGET, "fp") is None
     assert damaged.read_text() == text
+
+
+def partial_add(n: int) -> Tunable:
+    """C = A + B over n elements, where ``parts=4`` (faster) computes only the first quarter."""
+    from tvm.script import tir as T
+
+    def factory(parts, copy):
+        @T.prim_func
+        def add(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), C: T.Buffer((n,), "float32")):
+            for i in range(n // parts):
+                C[i] = A[i] + B[i]
+
+        return add
+
+    return Tunable(factory, {"parts": [1, 4], "copy": [0, 1, 2, 3]}, key="partial_add", default={"parts": 1, "copy": 0})
+
+
+def test_a_configuration_that_leaves_output_unwritten_is_wrong_whatever_the_memory_held():
+    """Each trial's outputs start as 0xFF bytes, then as zeros: memory a previous trial's output
+    filled with the right answer used to let a configuration that writes a quarter pass."""
+    a, b = np.arange(4096, dtype="float32"), np.ones(4096, "float32")
+    result = tvm.tune.tune(
+        partial_add(4096), TARGET, inputs=[a, b], outputs=[((4096,), "float32")], reference=a + b,
+        database=Database(None), progress=False,
+    )  # fmt: skip
+    quarter = [t for t in result.trials if t["config"]["parts"] == 4]
+    assert len(quarter) == 4 and all(t["error"] == "wrong result (differs from the reference)" for t in quarter)
+    assert result.best_config["parts"] == 1
+
+
+def test_a_record_serves_only_the_argument_shapes_it_was_tuned_for(tmp_path):
+    """A key shared by two sizes (a factory's name) kept the record of one, which the other then
+    used: the record stores the arguments' dtypes and shapes, and another signature falls back."""
+    db = Database(tmp_path / "tuning.json")
+    a, b = np.arange(64, dtype="float32"), np.ones(64, "float32")
+    tvm.tune.tune(partial_add(64), TARGET, inputs=[a, b], outputs=[((64,), "float32")], reference=a + b,
+                  database=db, progress=False)  # fmt: skip
+    (record,) = db.records().values()
+    assert record["signature"] == "float32[64], float32[64], float32[64]"
+    target = tvm.target.Target(TARGET)
+    db.store("partial_add", target, device_fingerprint(target), {**record, "config": {"parts": 4, "copy": 0}})
+    with pytest.warns(
+        UserWarning, match=r"tuned for arguments \(float32\[64\], .*\), the kernel takes \(float32\[96\]"
+    ):
+        func = partial_add(96).select(target, database=db)
+    assert func.script() == partial_add(96).build({"parts": 1, "copy": 0}).script()
+
+
+def test_a_record_the_target_cannot_run_or_the_factory_cannot_build_falls_back():
+    target = tvm.target.Target(TARGET)
+
+    def factory(mr, nr):
+        if nr == 32:
+            raise NotImplementedError("nr=32 is gone from this version of the kernel")
+        return tunables.matmul_cpu(64, 64, 64, mr, nr)
+
+    for fits, config, why in (
+        (lambda c, t: c["mr"] == 4, {"mr": 8, "nr": 16}, "does not fit the devices of c"),
+        (None, {"mr": 4, "nr": 32}, r"does not build \(NotImplementedError: nr=32 is gone"),
+    ):
+        kernel = Tunable(factory, {"mr": [4, 8], "nr": [16, 32]}, key="mm", default={"mr": 4, "nr": 16}, fits=fits)
+        db = Database(None)
+        db.store("mm", target, device_fingerprint(target), {"config": config, "ms": 1.0})
+        with pytest.warns(UserWarning, match=why + ".*its default configuration is used"):
+            func = kernel.select(target, database=db)
+        assert func.script() == kernel.build({"mr": 4, "nr": 16}).script()
+
+
+def test_odd_factories_knobs_tolerances_and_database_files(tmp_path):
+    """An IRModule of one function tunes as it compiles; NaN knob choices and tolerances that
+    are no finite non-negative numbers are refused by name; a file of zeros a crash left is an
+    empty database; a database path that is a symlink is written through."""
+    a = np.random.default_rng(8).random((64, 64), dtype="float32")
+    e = np.exp(a - a.max(1, keepdims=True))
+    module = Tunable(
+        lambda lanes: tvm.IRModule({"row_softmax": tunables.softmax_cpu(64, 64, lanes)}), {"lanes": [4, 8]}
+    )
+    tune = lambda kernel, **kw: tvm.tune.tune(  # noqa: E731
+        kernel, TARGET, inputs=[a], reference=e / e.sum(1, keepdims=True), progress=False,
+        **{"outputs": [((64, 64), "float32")], "database": Database(None), **kw},
+    )  # fmt: skip
+    assert all("ms" in t for t in tune(module).trials)
+    with pytest.raises(ValueError, match="knob 'x': choice nan cannot be stored"):
+        Tunable(lambda x: x, {"x": [float("nan"), 8.0]})
+    for bad in ({"rtol": float("nan")}, {"atol": -1.0}, {"rtol": "1e-3"}):
+        with pytest.raises(ValueError, match="tvm.tune: [ra]tol must be a finite number >= 0"):
+            tune(module, **bad)
+    with pytest.raises(TypeError, match="outputs must be a list of \\(shape, dtype\\)"):
+        tune(module, outputs=None)
+    zeros = tmp_path / "zeros.json"
+    zeros.write_bytes(bytes(4096))
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("")
+    link.symlink_to(real)
+    for path in (zeros, link):
+        tune(module, database=Database(path), budget_s=0)
+        assert len(json.loads(path.read_text())["records"]) == 1
+    assert link.is_symlink() and json.loads(real.read_text())["records"]

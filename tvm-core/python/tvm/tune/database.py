@@ -94,8 +94,8 @@ class Database:
         if not self.path.exists():
             return {}
         raw = read_regular_file(self.path, limit=ENTRY_LIMIT)
-        if not raw.strip():
-            return {}  # an empty file (made for it): the first store writes it
+        if not raw.strip(b" \t\r\n\x00"):
+            return {}  # an empty file (made for it, or zeros a crash left): the first store writes it
         if not _written_by_tvm(raw):  # another program's file: never moved nor overwritten
             raise ForeignFile(f"{self.path} is no tuning database (tvm.tune did not write it)")
         data = json.loads(raw.decode("utf-8"))
@@ -166,7 +166,7 @@ class Database:
                 records = self._load(locked=True)  # what is on disk now, other processes' records included
                 records[self.key(kernel, target, fingerprint)] = entry
                 text = json.dumps({"format": _FORMAT, "records": records}, indent=2, sort_keys=True)
-                atomic_write(self.path, (text + "\n").encode())
+                atomic_write(os.path.realpath(self.path), (text + "\n").encode())  # through a symlink
                 self._stamp = self._file_stamp()
 
     def records(self) -> dict[str, dict]:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from .database import Database, default_database
 from .fingerprint import device_fingerprint
-from .tunable import Tunable
+from .tunable import Tunable, signature
 
 
 @dataclass
@@ -81,6 +81,11 @@ def _check_kernel_and_outputs(kernel: Any, outputs: Any) -> None:
             f"tvm.tune: the kernel must be a tvm.tune.Tunable (a factory decorated with @tvm.tune.tunable(...), "
             f"or Tunable(factory, knobs)), got {type(kernel).__name__}"
         )
+    if not isinstance(outputs, (list, tuple)):
+        raise TypeError(
+            f"tvm.tune: outputs must be a list of (shape, dtype) such as [((1024,), 'float32')], "
+            f"got {type(outputs).__name__}"
+        )
     for i, out in enumerate(outputs):
         ok = isinstance(out, (tuple, list)) and len(out) == 2 and isinstance(out[1], str)
         if not ok or not isinstance(out[0], (tuple, list)) or not all(isinstance(d, numbers.Integral) for d in out[0]):
@@ -136,6 +141,9 @@ def tune(
         raise ValueError(f"tvm.tune: repeats must be a positive integer, got {repeats!r}")
     if not isinstance(budget_s, (int, float)) or math.isnan(budget_s) or budget_s < 0:
         raise ValueError(f"tvm.tune: budget_s must be a number of seconds, got {budget_s!r}")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not math.isfinite(tol) or tol < 0:
+            raise ValueError(f"tvm.tune: {name} must be a finite number >= 0, got {tol!r}")
     _check_kernel_and_outputs(kernel, outputs)
     tgt = normalize_target(target)
     dev = tvm.device(tgt.device_type, 0)
@@ -164,7 +172,9 @@ def tune(
         reasons = "; ".join(f"{t['config']}: {t['error']}" for t in trials[:5])
         raise ValueError(f"tvm.tune: no configuration of {kernel.key} is valid on {tgt}: {reasons}")
     default_ms = trials[0].get("ms")
-    _store(db, kernel.key, tgt, fingerprint, {"config": best["config"], "ms": best["ms"], "default_ms": default_ms})
+    record = {"config": best["config"], "ms": best["ms"], "default_ms": default_ms}
+    record["signature"] = signature(kernel.build(best["config"]))  # a record serves these arguments only
+    _store(db, kernel.key, tgt, fingerprint, record)
     return TuneResult(
         kernel.key,
         str(tgt),
@@ -220,14 +230,42 @@ def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, at
 
     try:
         func = kernel.build(config)
-        fn = tvm.compile(func, tgt)[func.global_symbol]
-        outs = [tvm.runtime.empty(shape, dtype, dev) for shape, dtype in outputs]
-        args = [*args_in, *outs]
-        fn(*args)
-        dev.sync()
-        got = outs[-1].numpy()
-        if not np.allclose(got.astype("float64"), expect.astype("float64"), rtol=rtol, atol=atol):
-            return {"config": config, "error": "wrong result (differs from the reference)"}
+        fn = tvm.compile(func, tgt)[entry_name(func)]
+        for fill in (0xFF, 0x00):  # an element the configuration leaves unwritten holds one of them
+            outs = [_filled(shape, dtype, fill, dev) for shape, dtype in outputs]
+            args = [*args_in, *outs]
+            fn(*args)
+            dev.sync()
+            got = outs[-1].numpy()
+            if not np.allclose(got.astype("float64"), expect.astype("float64"), rtol=rtol, atol=atol):
+                return {"config": config, "error": "wrong result (differs from the reference)"}
         return {"config": config, "ms": _time_ms(lambda: fn(*args), dev.sync, repeats)}
     except Exception as err:  # noqa: BLE001 - a configuration that fails is skipped, with why
         return {"config": config, "error": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}
+
+
+def _filled(shape: Sequence[int], dtype: str, byte: int, dev: Any) -> Any:
+    """A device tensor whose every byte is ``byte`` (0xFF: NaN in floats, -1 in integers), so that
+    what a kernel does not write cannot pass for a result a previous trial left in the memory."""
+    import numpy as np
+
+    import tvm
+
+    host = np.empty(tuple(shape), tvm.runtime.numpy_dtype(dtype))
+    host.view(np.uint8)[...] = byte
+    return tvm.runtime.tensor(host, dev)
+
+
+def entry_name(func: Any) -> str:
+    """The function ``tvm.compile(func)`` exports for a tunable's build: a PrimFunc's name, or
+    the one function of an IRModule; TypeError for anything else."""
+    symbol = getattr(func, "global_symbol", None)
+    if isinstance(symbol, str):
+        return symbol
+    functions = getattr(func, "functions", None)
+    if isinstance(functions, dict) and len(functions) == 1:
+        return next(iter(functions))
+    raise TypeError(
+        f"a tunable kernel's factory returns a PrimFunc (or an IRModule of one function), got "
+        f"{type(func).__name__}{' of ' + str(len(functions)) + ' functions' if isinstance(functions, dict) else ''}"
+    )

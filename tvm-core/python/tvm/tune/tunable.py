@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from typing import Any, Callable, Mapping, Sequence
 
@@ -119,18 +120,55 @@ class Tunable:
         target = _as_target(target)
         db = database if database is not None else default_database()
         record = db.lookup(self.key, target, device_fingerprint(target))
-        config = None
-        if record is not None:
-            try:
-                self.check(record["config"])
-                config = record["config"]
-            except ValueError as err:  # recorded for an older version of the kernel's knobs
-                warnings.warn(
-                    f"{err}; the tuning record no longer fits the kernel, so its default configuration "
-                    f"is used (tune it again to replace the record)",
-                    stacklevel=2,
+        func = None if record is None else self._build_record(record, target)
+        return func if func is not None else self.build(self.default_config(target))
+
+    def _build_record(self, record: Mapping[str, Any], target: Any) -> Any:
+        """The PrimFunc of a tuning record's configuration; None, with a warning saying why, when
+        the record no longer serves: made for older knobs, for arguments of other shapes (a key
+        shared by several sizes), or for a configuration the target's devices cannot run or the
+        factory no longer builds."""
+        config = record["config"]
+        try:
+            self.check(config)
+            if self._fits is not None and not self._fits(dict(config), target):
+                raise ValueError(f"{self.key}: configuration {dict(config)} does not fit the devices of {target}")
+            func = self.factory(**config)
+            tuned_for, takes = record.get("signature"), signature(func)
+            if tuned_for is not None and tuned_for != takes:
+                raise ValueError(
+                    f"{self.key}: the record was tuned for arguments ({tuned_for}), the kernel takes ({takes})"
                 )
-        return self.build(config if config is not None else self.default_config(target))
+            return func
+        except Exception as err:  # noqa: BLE001 - any failure of the record's build falls back
+            why = (
+                str(err)
+                if isinstance(err, ValueError)
+                else f"{self.key}: {config} does not build ({type(err).__name__}: {err})"
+            )
+            warnings.warn(
+                f"{why}; the tuning record no longer fits the kernel, so its default configuration "
+                f"is used (tune it again to replace the record)",
+                stacklevel=3,
+            )
+            return None
+
+
+def signature(func: Any) -> str:
+    """The dtypes and shapes of a tunable build's arguments (``float32[64, 64], int32``): what a
+    tuning record was measured for."""
+    functions = getattr(func, "functions", None)
+    if isinstance(functions, dict) and len(functions) == 1:
+        func = next(iter(functions.values()))
+    parts = []
+    for param in getattr(func, "params", ()):
+        buf = getattr(func, "buffer_map", {}).get(param)
+        if buf is None:
+            parts.append(str(param.dtype))
+        else:
+            dims = ", ".join(str(getattr(d, "value", d)) for d in buf.shape)
+            parts.append(f"{buf.dtype}[{dims}]")
+    return ", ".join(parts)
 
 
 def _json_value(knob: str, value: Any) -> Any:
@@ -138,6 +176,10 @@ def _json_value(knob: str, value: Any) -> Any:
     holds); ValueError for what JSON cannot hold as it is (a tuple would come back a list)."""
     if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):
         value = value.item()  # numpy.int64(8) -> 8
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(
+            f"knob '{knob}': choice {value!r} cannot be stored (JSON has no NaN or infinity, and NaN equals nothing)"
+        )
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise ValueError(
