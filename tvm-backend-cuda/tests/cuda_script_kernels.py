@@ -27,12 +27,16 @@ def warp_reduce(a: T.handle, b: T.handle):
 
 @T.prim_func
 def active_lanes(m: T.handle):
-    """M[i] = T.tvm_warp_activemask() where lane i % 32 is below 20 (the lanes of the branch), else 0."""
-    M = T.match_buffer(m, (64,), "uint32")
+    """M[0, i] = T.tvm_warp_activemask() in the branch lanes i % 32 < 20 take, M[1, i] in the
+    other arm: each arm's own lanes."""
+    M = T.match_buffer(m, (2, 64), "uint32")
     for tx in T.thread_binding(64, thread="threadIdx.x"):
-        M[tx] = T.uint32(0)
+        M[0, tx] = T.uint32(0)
+        M[1, tx] = T.uint32(0)
         if tx % 32 < 20:
-            M[tx] = T.tvm_warp_activemask()
+            M[0, tx] = T.tvm_warp_activemask()
+        else:
+            M[1, tx] = T.tvm_warp_activemask()
 
 
 def ptx_mma_tile(shape: str, a_type: str, b_type: str, c_type: str, saturate: bool = False):

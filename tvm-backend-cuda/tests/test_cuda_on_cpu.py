@@ -497,7 +497,8 @@ print("s_tir ok")
 
 def test_apache_warp_shuffles_match_numpy(mock_driver_dir) -> None:
     """Apache TVM's T.tvm_warp_shuffle, _up, _down and _xor in segments narrower than the warp
-    (8- to 64-bit values), and T.tvm_warp_activemask inside a branch that 20 lanes of each warp take."""
+    (8- to 64-bit values, one in an arm of T.Select, an offset past the warp), and
+    T.tvm_warp_activemask in both arms of a branch that 20 lanes of each warp take."""
     out = emulated_run(
         mock_driver_dir,
         """
@@ -506,14 +507,15 @@ from tvm.testing import kernels as zoo
 for dtype in ["float32", "float16", "int8", "uint16", "int64", "float64"]:
     a = (np.random.default_rng(4).standard_normal(64) * 50).astype(dtype)
     mod = emulate(tvm.compile(zoo.warp_shuffles(dtype, name=f"shuffles_{dtype}"), target=target))
-    b = tvm.runtime.empty((5, 64), dtype, dev)
+    b = tvm.runtime.empty((7, 64), dtype, dev)
     mod[f"shuffles_{dtype}"](tvm.runtime.tensor(a, dev), b)
     np.testing.assert_array_equal(b.numpy(), zoo.warp_shuffles_reference(a), err_msg=dtype)
 print("shuffles ok")
 mod = emulate(tvm.compile(sk.active_lanes, target=target))
-m = tvm.runtime.empty((64,), "uint32", dev)
+m = tvm.runtime.empty((2, 64), "uint32", dev)
 mod["active_lanes"](m)
-np.testing.assert_array_equal(m.numpy(), np.where(np.arange(64) % 32 < 20, (1 << 20) - 1, 0))
+first = np.arange(64) % 32 < 20
+np.testing.assert_array_equal(m.numpy(), [np.where(first, (1 << 20) - 1, 0), np.where(first, 0, 0xFFF00000)])
 print("activemask ok")
 """,
     )

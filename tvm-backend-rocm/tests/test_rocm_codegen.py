@@ -136,3 +136,20 @@ def test_wavefront_intrinsics_become_ds_bpermute_for_every_architecture(readelf_
         path.write_bytes(obj)
         text = subprocess.run([objdump, "-d", str(path)], capture_output=True, text=True, check=True).stdout
         assert "ds_bpermute_b32" in text, (arch, text[:2000])
+
+
+def test_apache_warp_shuffles_for_64_lanes_build_only_for_64_lane_wavefronts():
+    """A kernel's 64-lane shuffles would wrap around a 32-lane wavefront: the code object of
+    such an architecture does not build (a 32-lane kernel builds for both: on 64-lane
+    wavefronts its warps are the two halves); offsets are taken modulo the warp."""
+    if clang.find_clang() is None:
+        pytest.skip("clang-19 (apt-get install clang-19 lld-19) builds the code objects")
+    wide = kernels.warp_shuffles(warp=64, name="wide")
+    tvm.compile(wide, target="rocm -arch=gfx90a")
+    for target in ("rocm -arch=gfx1100", "rocm"):
+        with pytest.raises(
+            CompileError, match="written for warps of 64 lanes, more than this architecture's wavefront"
+        ):
+            tvm.compile(wide, target=target)
+    source = tvm.compile(kernels.warp_shuffles(), target="rocm").imports[0].inspect_source("hip")
+    assert "tvm_rocm_shfl_down(A[tx], ((33) & 31), 32)" in source

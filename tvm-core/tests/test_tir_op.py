@@ -173,6 +173,18 @@ def test_warp_shuffles_take_the_moved_values_dtype():
     assert "T.tvm_warp_shuffle_down(T.tvm_warp_activemask(), A[tx], 1, 32, 32)" in text
     tir.assert_structural_equal(parse(text), shuffled)
 
+    spelled_as_a_call = """
+@T.prim_func
+def f(a: T.handle):
+    A = T.match_buffer(a, (32,), "float32")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        A[tx] = T.call_intrin("int32", "tvm_warp_shuffle", T.uint32(0xFFFFFFFF), A[tx], 3, 32, 32)
+"""
+    with pytest.raises(
+        Exception, match="tvm_warp_shuffle moves a scalar float32 value, so it returns float32, not int32"
+    ):
+        parse(spelled_as_a_call, extra_vars={"T": T})
+
 
 def test_intrinsics_table_is_complete():
     for name in UNARY_FLOAT + ("pow", "abs", "if_then_else", "tvm_storage_sync"):

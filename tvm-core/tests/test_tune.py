@@ -546,3 +546,8 @@ def test_odd_factories_knobs_tolerances_and_database_files(tmp_path):
         tune(module, database=Database(path), budget_s=0)
         assert len(json.loads(path.read_text())["records"]) == 1
     assert link.is_symlink() and json.loads(real.read_text())["records"]
+    assert (tmp_path / "real.json.lock").exists() and not (tmp_path / "link.json.lock").exists()
+    real.write_text('{"format": 1, "records": {"truncated')  # the file the link names is damaged
+    with pytest.warns(RuntimeWarning, match="set aside as .*real.json.corrupt"):
+        assert Database(link).records() == {}
+    assert link.is_symlink() and (tmp_path / "real.json.corrupt").is_file()

@@ -121,7 +121,7 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
 
     SHUFFLE_WARP_SIZES = (32,)
 
-    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str) -> str:
+    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
         return f"__shfl{kind}_sync({mask}, {value}, {lane}, {width})"
 
     def call_tvm_warp_activemask(self, call: E.Call) -> str:

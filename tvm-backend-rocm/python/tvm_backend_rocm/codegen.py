@@ -186,8 +186,19 @@ template <typename T>
 
     SHUFFLE_WARP_SIZES = (64, 32)  # gfx9's wavefronts, RDNA's
 
-    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str) -> str:
+    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
         self._wave_helpers()  # HIP's shuffles take no mask: every lane of the segment takes part
+        # A code object per architecture: one whose wavefront is narrower than the kernel's warp
+        # does not build (32-lane warps on 64-lane wavefronts are its two halves, each shuffling
+        # within its own segments).
+        self.helpers.setdefault(
+            f"tvm_rocm_wave{warp_size}",
+            f"#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE < {warp_size}\n"
+            f"#error T.tvm_warp_shuffle is written for warps of {warp_size} lanes, more than this "
+            f"architecture's wavefront: compile for one with 64-lane wavefronts (rocm -arch=gfx90a, gfx942)\n#endif",
+        )
+        if kind:  # an offset or lane mask is taken modulo the warp, as PTX takes it
+            lane = f"(({lane}) & {warp_size - 1})"
         return f"tvm_rocm_shfl{kind}({value}, {lane}, {width})"
 
     def call_tvm_warp_activemask(self, call: E.Call) -> str:

@@ -10,6 +10,7 @@ bounds and alignment, helpers) and adds its own intrinsics.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
@@ -17,6 +18,7 @@ from tvm.codegen.device_module import function_table
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
+from tvm.tir.analysis import any_node
 from tvm.tir.functor import post_order_visit
 
 __all__ = ["FIXED_WIDTH_TYPEDEFS", "GPUCPrinter", "threads_per_block", "gpu_function_table"]
@@ -103,8 +105,34 @@ class GPUCPrinter(CFamilyPrinter):
         if op.startswith("tvm_warp_shuffle") and self.SHUFFLE_WARP_SIZES:
             self._check_shuffle(op, call)
             mask, value, lane, width = (self.expr(a) for a in call.args[:4])
-            return self.warp_shuffle(op.removeprefix("tvm_warp_shuffle"), mask, value, lane, width)
+            return self.warp_shuffle(op.removeprefix("tvm_warp_shuffle"), mask, value, lane, width, call.args[4].value)
         return super().print_call(call)
+
+    def is_warp_collective(self, e: Any) -> bool:
+        """Whether ``e`` holds an operation every lane of a warp must reach together (a shuffle,
+        a warp reduction, a ballot: Apache TVM's ``tvm_warp_*`` and the backend's namespace)."""
+
+        def collective(n: Any) -> bool:
+            if not isinstance(n, E.Call):
+                return False
+            op = n.op.removeprefix("tir.")
+            return op.startswith("tvm_warp_") or (
+                bool(self.WARP_NAMESPACE) and op.startswith(self.WARP_NAMESPACE + ".")
+            )
+
+        return any_node(e, collective)
+
+    def visit_Select(self, e: E.Select) -> str:
+        """T.Select evaluates both arms; C's ``?:`` evaluates one, so an arm holding a warp
+        collective goes through a function, whose arguments every lane evaluates."""
+        if not (self.is_warp_collective(e.true_value) or self.is_warp_collective(e.false_value)):
+            return super().visit_Select(e)
+        t = self.compute_type(e.dtype)
+        name = f"tvm_select_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
+        self.helpers.setdefault(
+            name, f"{self.HELPER_QUALIFIER} {t} {name}(bool c, {t} a, {t} b) {{ return c ? a : b; }}"
+        )
+        return f"{name}({self.expr(e.condition)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})"
 
     def _check_shuffle(self, op: str, call: E.Call) -> None:
         """A shuffle written for this target's warps: a constant warp size it has, and a constant
@@ -123,9 +151,10 @@ class GPUCPrinter(CFamilyPrinter):
                     f"T.{op}: width {n} must be a power of two from 1 to the warp size {warp_size.value}"
                 )
 
-    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str) -> str:
+    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
         """The language's shuffle of ``value`` (kind "" by lane, "_up"/"_down" by an offset,
-        "_xor" by a lane mask) within segments of ``width`` lanes among the lanes of ``mask``."""
+        "_xor" by a lane mask, each taken modulo ``warp_size`` as PTX takes it modulo 32) within
+        segments of ``width`` lanes among the lanes of ``mask``, for warps of ``warp_size``."""
         raise CodegenError(f"{self.LANGUAGE} has no warp shuffles")
 
     def warp_reduce(self, kind: str, call: E.Call) -> str:

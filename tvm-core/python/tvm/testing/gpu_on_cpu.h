@@ -132,7 +132,20 @@ inline uint64_t warp_op(WarpOp op, uint32_t mask, uint64_t value, int lane_arg, 
   return f.result;
 }
 
-// What every lane of a released warp collective gets.
+// The waiting lanes at the same __activemask() call as lane `l` (its site is its lane_arg): lanes
+// of the two arms of a branch are told apart, as a GPU runs the arms one after the other.
+inline uint32_t at_same_site(Fiber* const lanes[32], uint32_t waiting, int l) {
+  uint32_t same = 0;
+  for (int k = 0; k < 32; ++k) {
+    if ((waiting >> k & 1u) && lanes[k]->op == WarpOp::kActiveMask &&
+        lanes[k]->lane_arg == lanes[l]->lane_arg)
+      same |= 1u << k;
+  }
+  return same;
+}
+
+// What every lane of a released warp collective gets. Offsets and lane masks are taken modulo
+// 32 (PTX reads their low five bits).
 inline void resolve_warp(Fiber* lanes[32], uint32_t members) {
   int first = __builtin_ctz(members);
   if (lanes[first]->op == WarpOp::kCustom) {
@@ -154,19 +167,19 @@ inline void resolve_warp(Fiber* lanes[32], uint32_t members) {
   for (int l = 0; l < 32; ++l) {
     if (!(members >> l & 1u)) continue;
     Fiber* f = lanes[l];
-    int w = f->width, base = l / w * w, src = l;
+    int w = f->width, base = l / w * w, src = l, arg = f->lane_arg & 31;
     switch (f->op) {
       case WarpOp::kShflIdx:
         src = base + ((f->lane_arg % w) + w) % w;
         break;
       case WarpOp::kShflUp:
-        src = (l - base) >= f->lane_arg ? l - f->lane_arg : l;
+        src = (l - base) >= arg ? l - arg : l;
         break;
       case WarpOp::kShflDown:
-        src = (l - base) + f->lane_arg < w ? l + f->lane_arg : l;
+        src = (l - base) + arg < w ? l + arg : l;
         break;
       case WarpOp::kShflXor:
-        src = ((l ^ f->lane_arg) < base + w) ? (l ^ f->lane_arg) : l;
+        src = ((l ^ arg) < base + w) ? (l ^ arg) : l;
         break;
       default:
         break;
@@ -174,7 +187,7 @@ inline void resolve_warp(Fiber* lanes[32], uint32_t members) {
     if (f->op == WarpOp::kBallot) {
       f->result = ballot;
     } else if (f->op == WarpOp::kActiveMask) {
-      f->result = members;
+      f->result = at_same_site(lanes, members, l);
     } else if (src >= 0 && src < 32 && (members >> src & 1u)) {
       f->result = lanes[src]->value;
     } else {
@@ -208,7 +221,8 @@ inline std::string release_waiters() {
     for (unsigned l = 0; l < 32; ++l) {
       if (!(waiting >> l & 1u)) continue;
       Fiber* f = lanes[l];
-      uint32_t wanted = (f->op == WarpOp::kActiveMask ? waiting : f->mask) & exists;
+      uint32_t wanted =
+          (f->op == WarpOp::kActiveMask ? at_same_site(lanes, waiting, l) : f->mask) & exists;
       if ((wanted & waiting) != wanted) complete = false;
       members |= wanted;
     }
@@ -635,9 +649,9 @@ inline void __syncthreads() { tvm_emu::syncthreads(); }
 inline void __syncwarp(uint32_t mask = 0xffffffffu) {
   tvm_emu::warp_op(tvm_emu::WarpOp::kSync, mask, 0, 0, 32);
 }
-inline uint32_t __activemask() {
-  return static_cast<uint32_t>(tvm_emu::warp_op(tvm_emu::WarpOp::kActiveMask, 0, 0, 0, 32));
-}
+// Each call site is numbered (__COUNTER__), so that the lanes of two arms get their own masks.
+#define __activemask() \
+  static_cast<uint32_t>(tvm_emu::warp_op(tvm_emu::WarpOp::kActiveMask, 0, 0, __COUNTER__, 32))
 inline uint32_t __ballot_sync(uint32_t mask, int pred) {
   return static_cast<uint32_t>(tvm_emu::warp_op(tvm_emu::WarpOp::kBallot, mask, pred != 0, 0, 32));
 }

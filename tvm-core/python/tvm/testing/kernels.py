@@ -305,20 +305,23 @@ def warp_shuffles(dtype: str = "float32", warp: int = 32, *, name: str = "warp_s
     """Apache TVM's warp shuffles over two warps of ``warp`` lanes, every lane taking part (full
     mask): ``B[0]`` lane 3 of each segment of 16, ``B[1]`` up by 2 in segments of 8, ``B[2]`` down
     by 1 in segments of 16, ``B[3]`` xor 5 over the warp, ``B[4]`` xor 17 in segments of 16 (a
-    partner in a later segment keeps its own, in an earlier one gives its value);
-    :func:`warp_shuffles_reference` gives the answer."""
+    partner in a later segment keeps its own, in an earlier one gives its value), ``B[5]`` xor 1
+    in one arm of a ``T.Select`` (every lane evaluates both), ``B[6]`` down by ``warp + 1``
+    (offsets are taken modulo the warp); :func:`warp_shuffles_reference` gives the answer."""
     full = T.uint32(0xFFFFFFFF)
 
     @T.prim_func
     def warp_shuffles(a: T.handle, b: T.handle):
         A = T.match_buffer(a, (2 * warp,), dtype)
-        B = T.match_buffer(b, (5, 2 * warp), dtype)
+        B = T.match_buffer(b, (7, 2 * warp), dtype)
         for tx in T.thread_binding(2 * warp, thread="threadIdx.x"):
             B[0, tx] = T.tvm_warp_shuffle(full, A[tx], 3, 16, warp)
             B[1, tx] = T.tvm_warp_shuffle_up(full, A[tx], 2, 8, warp)
             B[2, tx] = T.tvm_warp_shuffle_down(full, A[tx], 1, 16, warp)
             B[3, tx] = T.tvm_warp_shuffle_xor(full, A[tx], 5, warp, warp)
             B[4, tx] = T.tvm_warp_shuffle_xor(full, A[tx], 17, 16, warp)
+            B[5, tx] = T.Select(tx % 2 == 0, T.tvm_warp_shuffle_xor(full, A[tx], 1, warp, warp), A[tx])
+            B[6, tx] = T.tvm_warp_shuffle_down(full, A[tx], warp + 1, warp, warp)
 
     return _named(warp_shuffles, name)
 
@@ -340,6 +343,8 @@ def warp_shuffles_reference(a: np.ndarray, warp: int = 32) -> np.ndarray:
         np.where(at16 + 1 < 16, lane + 1, lane),
         np.where(xor5 < warp_base + warp, xor5, lane),
         np.where(xor17 < base16 + 16, xor17, lane),
+        np.where(lane % 2 == 0, lane ^ 1, lane),
+        np.where(in_warp + 1 < warp, lane + 1, lane),
     ]
     return np.stack([a[s] for s in sources])
 

@@ -51,6 +51,11 @@ class Database:
         self._lock = threading.Lock()
         renewed_in_child(self, "_lock")
 
+    def _file(self) -> Path:
+        """The database's file: its path, resolved when it is a symbolic link (the file the link
+        names is locked, written and set aside; the link stays)."""
+        return Path(os.path.realpath(self.path))
+
     @staticmethod
     def key(kernel: str, target: Any, fingerprint: str) -> str:
         """The record key: kernel, target (its canonical string) and device fingerprint."""
@@ -82,7 +87,7 @@ class Database:
         except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past Python's limit
             from tvm._cache import exclusive_lock
 
-            with contextlib.nullcontext() if locked else exclusive_lock(f"{self.path}.lock"):
+            with contextlib.nullcontext() if locked else exclusive_lock(f"{self._file()}.lock"):
                 records, stamp = self._reread_damaged(stamp, err)
         self._records, self._stamp = records, stamp
         return records
@@ -130,11 +135,12 @@ class Database:
             self.path = None
             return {}
 
-        aside = self.path.with_suffix(self.path.suffix + ".corrupt")
+        damaged = self._file()
+        aside = damaged.with_suffix(damaged.suffix + ".corrupt")
         try:
-            if not self.path.is_file():  # only a damaged file is moved, never a directory or device
+            if not damaged.is_file():  # only a damaged file is moved, never a directory or device
                 raise OSError(0, "not a regular file")
-            os.replace(self.path, aside)
+            os.replace(damaged, aside)
             where = f"set aside as {aside}"
         except OSError as move:
             where = f"left where it is ({move.strerror or move})"
@@ -162,11 +168,11 @@ class Database:
                 return
             from tvm._cache import atomic_write, exclusive_lock
 
-            with exclusive_lock(f"{self.path}.lock"):
+            with exclusive_lock(f"{self._file()}.lock"):
                 records = self._load(locked=True)  # what is on disk now, other processes' records included
                 records[self.key(kernel, target, fingerprint)] = entry
                 text = json.dumps({"format": _FORMAT, "records": records}, indent=2, sort_keys=True)
-                atomic_write(os.path.realpath(self.path), (text + "\n").encode())  # through a symlink
+                atomic_write(self._file(), (text + "\n").encode())
                 self._stamp = self._file_stamp()
 
     def records(self) -> dict[str, dict]:

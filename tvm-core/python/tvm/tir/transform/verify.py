@@ -407,6 +407,16 @@ class _Verifier(StmtExprVisitor):
         self.visit_expr(e.body)
         self.defined.discard(e.var)
 
+    def need_shuffle_operands(self, e: Call) -> None:
+        """A warp shuffle returns the dtype of the value it moves, one scalar, and takes its mask,
+        lane, width and warp size as scalar integers."""
+        value = e.args[1].dtype
+        if e.dtype != value or _dt.lanes(value) != 1:
+            self.fail(f"{e.op} moves a scalar {value} value, so it returns {value}, not {e.dtype}")
+        for what, a in zip(("mask", "lane", "width", "warp size"), (e.args[0], *e.args[2:])):
+            if not _dt.is_integer(a.dtype) or _dt.lanes(a.dtype) != 1:
+                self.fail(f"{e.op}: the {what} must be a scalar integer, got {a.dtype}")
+
     def visit_Call(self, e: Call) -> None:
         for a in e.args:
             self.visit_expr(a)
@@ -428,6 +438,8 @@ class _Verifier(StmtExprVisitor):
                 self.need_condition_lanes(e.args[0], e.args[1], f"T.{e.op}")
             if rule == "arg1":
                 self.need_bool(e.args[0], "if_then_else condition")
+            if rule == "moved" and len(e.args) == n:
+                self.need_shuffle_operands(e)
         if e.op == "call_function" and self.target is not None:
             self.fail(
                 f"a call of {e.args[0].value if e.args else '?'}, another function of its @I.ir_module: compile "
