@@ -256,3 +256,22 @@ def test_private_array_stored_at_a_loaded_index_in_a_kernel_with_a_barrier(dev):
     mod["_reindexed_private_array"](tvm.runtime.tensor(a, dev), out)
     want = L[:, 2].reshape(4, 32)[:, (np.arange(32) + 6) % 32].reshape(-1)
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_pow_of_constants_with_a_nan_runs(dev):
+    """PoCL's compiler crashed the process on ``pow(1.0f, NAN)`` of constants: NaN constants
+    are chosen at run time in OpenCL C (C99 and NumPy: pow(1, nan) is 1, pow(nan, nan) NaN)."""
+    nan = T.float32(float("nan"))
+
+    @T.prim_func
+    def pow_nan(o: T.handle):
+        O = T.match_buffer(o, (2,), "float32")
+        for tx in T.thread_binding(1, thread="threadIdx.x"):
+            O[0] = T.pow(T.float32(1.0), nan)
+            O[1] = T.pow(nan, nan)
+
+    mod = _compile(pow_nan)
+    assert "get_group_id(0) != (size_t)-1 ? NAN : 0.0f" in mod.imports[0].inspect_source()
+    out = tvm.runtime.empty((2,), "float32", dev)
+    mod["pow_nan"](out)
+    assert out.numpy()[0] == 1.0 and np.isnan(out.numpy()[1])

@@ -66,6 +66,8 @@ void QueryFeatures(const std::set<std::string>& exts, PhysicalDeviceInfo* info) 
   f.float16 = has_f16i8 && f16.shaderFloat16;
   f.int8 = has_f16i8 && f16.shaderInt8;
   f.push_descriptor = exts.count(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) > 0;
+  f.float_controls = exts.count(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME) > 0;
+  if (f.float_controls) info->extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
   if (f.storage_buffer_8bit) info->extensions.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
   if (f.float16 || f.int8) info->extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   if (f.push_descriptor) info->extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
@@ -79,11 +81,19 @@ void QueryProperties(PhysicalDeviceInfo* info) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDevicePushDescriptorPropertiesKHR push{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+  VkPhysicalDeviceFloatControlsPropertiesKHR controls{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES_KHR};
   void** tail = &p2.pNext;
   Chain(&tail, &sub);
   Chain(&tail, &m3);
   if (info->features.push_descriptor) Chain(&tail, &push);
+  if (info->features.float_controls) Chain(&tail, &controls);
   Vk().vkGetPhysicalDeviceProperties2(info->handle, &p2);
+  if (info->features.float_controls) {
+    info->features.inf_nan_preserved = (controls.shaderSignedZeroInfNanPreserveFloat16 ? 1u : 0u) |
+                                       (controls.shaderSignedZeroInfNanPreserveFloat32 ? 2u : 0u) |
+                                       (controls.shaderSignedZeroInfNanPreserveFloat64 ? 4u : 0u);
+  }
   info->subgroup_size = std::max<uint32_t>(sub.subgroupSize, 1);
   if (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
     info->features.subgroup_operations = sub.supportedOperations;

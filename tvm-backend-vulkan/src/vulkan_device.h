@@ -59,6 +59,10 @@ struct DeviceFeatures {
   bool storage_buffer_16bit = false;  // storageBuffer16BitAccess (core 1.1)
   bool storage_buffer_8bit = false;   // storageBuffer8BitAccess (VK_KHR_8bit_storage)
   bool push_descriptor = false;       // VK_KHR_push_descriptor
+  bool float_controls = false;        // VK_KHR_shader_float_controls
+  /*! \brief Float widths whose infinities, NaNs and signed zeros shaders may ask to keep
+   *  (shaderSignedZeroInfNanPreserveFloat16/32/64 as bits 0, 1, 2). */
+  uint32_t inf_nan_preserved = 0;
   /*! \brief VkSubgroupFeatureFlags usable in compute shaders (0 when compute has none). */
   uint32_t subgroup_operations = 0;
 };

@@ -306,9 +306,12 @@ DeviceProgram& VulkanModuleObj::Program(VulkanDevice* dev) {
     validated_ = true;
   }
   CheckCapabilities(*dev);
+  // IEEE infinities, NaNs and signed zeros where the device can keep them (the code generator
+  // asks for every width it uses)
+  std::vector<uint32_t> words = ForFloatControls(words_, dev->info().features.inf_nan_preserved);
   VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  ci.codeSize = words_.size() * 4;
-  ci.pCode = words_.data();
+  ci.codeSize = words.size() * 4;
+  ci.pCode = words.data();
   VkShaderModule shader = VK_NULL_HANDLE;
   VkResult rc = Vk().vkCreateShaderModule(dev->handle(), &ci, nullptr, &shader);
   if (rc != VK_SUCCESS) {
@@ -611,6 +614,17 @@ void RegisterModuleFunctions() {
   // Whether device discovery has run (it runs on first use, never at activation).
   ffi::Function::SetGlobal("vulkan.Discovered",
                            ffi::Function::FromTyped([]() { return VulkanRuntime::Discovered(); }),
+                           true);
+  // The SPIR-V a device keeping infinities and NaNs in the float widths of `preserved` gets
+  // (ForFloatControls), for tests: (bytes, preserved) -> bytes.
+  ffi::Function::SetGlobal("vulkan.SpirvForFloatControls",
+                           ffi::Function::FromTyped([](ffi::Bytes spirv, int64_t preserved) {
+                             std::vector<uint32_t> words = SpirvWords(std::string(spirv));
+                             ParseSpirv(words);
+                             words = ForFloatControls(words, static_cast<uint32_t>(preserved));
+                             return ffi::Bytes(reinterpret_cast<const char*>(words.data()),
+                                               words.size() * 4);
+                           }),
                            true);
   // The SPIRV-Tools library that validates every module ("" when none was found).
   ffi::Function::SetGlobal(

@@ -8,6 +8,7 @@
 #include <tvm/ffi/error.h>
 #include <tvm/runtime/driver_loader.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -20,6 +21,10 @@ constexpr uint32_t kOpString = 7;
 constexpr uint32_t kOpEntryPoint = 15;
 constexpr uint32_t kOpCapability = 17;
 constexpr uint32_t kOpDecorate = 71;
+constexpr uint32_t kOpExtension = 10;
+constexpr uint32_t kOpExecutionMode = 16;
+constexpr uint32_t kCapabilitySignedZeroInfNanPreserve = 4466;
+constexpr uint32_t kExecutionModeSignedZeroInfNanPreserve = 4461;
 constexpr uint32_t kDecorationBinding = 33;
 constexpr uint32_t kDecorationDescriptorSet = 34;
 constexpr uint32_t kExecutionModelGLCompute = 5;
@@ -121,6 +126,38 @@ std::vector<uint32_t> SpirvWords(const std::string& payload) {
   std::vector<uint32_t> words(payload.size() / 4);
   if (!words.empty()) std::memcpy(words.data(), payload.data(), payload.size());
   return words;
+}
+
+std::vector<uint32_t> ForFloatControls(const std::vector<uint32_t>& words, uint32_t preserved) {
+  auto kept_mode = [&](size_t i) {
+    uint32_t bits = words[i + 3];
+    return (bits == 16 && (preserved & 1u)) || (bits == 32 && (preserved & 2u)) ||
+           (bits == 64 && (preserved & 4u));
+  };
+  std::vector<uint32_t> out(words.begin(), words.begin() + std::min<size_t>(5, words.size()));
+  bool any_kept = false;
+  for (size_t i = 5; i < words.size(); i += words[i] >> 16) {
+    uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+    if (opcode == kOpExecutionMode && count == 4 &&
+        words[i + 2] == kExecutionModeSignedZeroInfNanPreserve) {
+      if (!kept_mode(i)) continue;
+      any_kept = true;
+    }
+    out.insert(out.end(), words.begin() + i, words.begin() + i + count);
+  }
+  if (any_kept) return out;
+  std::vector<uint32_t> bare(out.begin(), out.begin() + std::min<size_t>(5, out.size()));
+  for (size_t i = 5; i < out.size(); i += out[i] >> 16) {
+    uint32_t count = out[i] >> 16, opcode = out[i] & 0xffff;
+    bool capability =
+        opcode == kOpCapability && count == 2 && out[i + 1] == kCapabilitySignedZeroInfNanPreserve;
+    bool extension =
+        opcode == kOpExtension && count >= 2 &&
+        LiteralString(out, i + 1, i + count, "OpExtension") == "SPV_KHR_float_controls";
+    if (!capability && !extension)
+      bare.insert(bare.end(), out.begin() + i, out.begin() + i + count);
+  }
+  return bare;
 }
 
 SpirvSummary ParseSpirv(const std::vector<uint32_t>& words) {

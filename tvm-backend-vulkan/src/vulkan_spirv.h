@@ -61,6 +61,14 @@ SpirvSummary ParseSpirv(const std::vector<uint32_t>& words);
  */
 void ValidateSpirv(const std::vector<uint32_t>& words);
 
+/*!
+ * \brief `words` (well-formed, see ParseSpirv) for a device that keeps infinities, NaNs and
+ *  signed zeros only in the float widths of `preserved` (bit 0: 16, bit 1: 32, bit 2: 64; 0 for
+ *  a device without VK_KHR_shader_float_controls): the SignedZeroInfNanPreserve execution modes
+ *  of other widths are dropped, and the capability and extension when none is left.
+ */
+std::vector<uint32_t> ForFloatControls(const std::vector<uint32_t>& words, uint32_t preserved);
+
 /*! \brief The SPIRV-Tools library ValidateSpirv uses, or "" (then `why` says why not). */
 std::string SpirvValidatorPath(std::string* why);
 

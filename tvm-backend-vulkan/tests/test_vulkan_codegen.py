@@ -112,7 +112,7 @@ def test_float64_transcendentals_are_refused_with_the_fix():
         for tx in T.thread_binding(64, thread="threadIdx.x"):
             A[tx] = T.exp(A[tx])
 
-    with pytest.raises(CodegenError, match="'exp' on float64 .* compute it in float32"):
+    with pytest.raises(CodegenError, match="T.exp on float64 .* compute it in float32"):
         _assembly(exp64)
 
 
@@ -192,3 +192,32 @@ def test_two_shared_buffers_sized_at_launch_are_refused_by_name():
 
     with pytest.raises(Exception, match="allocation 'R' has a size known only at run time .* sizes one shared buffer"):
         tvm.compile(two, target="vulkan")
+
+
+def test_float_kernels_keep_infinities_nans_and_zero_signs():
+    """Every entry point asks to keep IEEE specials in each float width it uses
+    (SignedZeroInfNanPreserve); the runtime drops the modes a device cannot honour, and the
+    capability and extension with the last. Float arithmetic with a zero constant reads a zero
+    computed at run time (lavapipe folded x * 0.0 to 0 and x / 0.0 to an undefined value)."""
+
+    @T.prim_func
+    def specials(a: T.handle, b: T.handle, c: T.handle):
+        A = T.match_buffer(a, (8,), "float32")
+        B = T.match_buffer(b, (8,), "float64")
+        C = T.match_buffer(c, (8,), "float32")
+        for i in T.thread_binding(8, thread="threadIdx.x"):
+            C[i] = A[i] / T.float32(0.0) + T.Cast("float32", B[i] * T.float64(-0.0))
+
+    binary, asm = codegen.generate(lower(specials, tvm.target.Target("vulkan")).kernels)
+    for text in ("OpCapability SignedZeroInfNanPreserve", 'OpExtension "SPV_KHR_float_controls"'):
+        assert text in asm
+    for bits in (32, 64):
+        assert f"OpExecutionMode %specials_kernel0 SignedZeroInfNanPreserve {bits}\n" in asm
+    assert "OpFDiv %float %" in asm and "%float_0\n" not in asm.split("OpFDiv")[1].split("\n")[0]
+    assert "OpFNegate %double" in asm  # -0.0 from the run-time zero
+    strip = tvm.get_global_func("vulkan.SpirvForFloatControls")
+    only32 = validate.disassemble(bytes(strip(binary, 2)))
+    assert "SignedZeroInfNanPreserve 32" in only32 and "SignedZeroInfNanPreserve 64" not in only32
+    none = validate.disassemble(bytes(strip(binary, 0)))
+    assert "SignedZeroInfNanPreserve" not in none and "float_controls" not in none
+    validate.validate(bytes(strip(binary, 0)), {}, "specials_kernel0")

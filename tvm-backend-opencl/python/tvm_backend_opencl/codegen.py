@@ -120,6 +120,14 @@ class OpenCLPrinter(CFamilyPrinter):
         self._dyn_shmem: str | None = None
         self._volatile: set[Any] = set()  # private arrays declared volatile (see print_kernel)
 
+    def float_literal(self, value: float, dtype: str) -> str:
+        """A NaN is chosen at run time (no group id is all ones): PoCL's compiler crashed the
+        process on ``pow(1.0f, NAN)`` and made garbage of a floor division by a NaN literal."""
+        text = super().float_literal(value, dtype)
+        if value == value:
+            return text
+        return f"(get_group_id(0) != (size_t)-1 ? {text} : {super().float_literal(0.0, dtype)})"
+
     # ------------------------------------------------------------------ types
     def vector_type(self, dtype: str) -> str:
         elem, n = _dt.element_of(dtype), _dt.lanes(dtype)

@@ -26,6 +26,8 @@ of the target kind), so they map to single instructions.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from tvm.codegen.c_family import CodegenError, located_codegen_errors
@@ -44,7 +46,6 @@ from .spirv import (
     BuiltIn,
     Cap,
     Deco,
-    EXEC_GLCOMPUTE,
     GROUP_REDUCE,
     Module,
     Op,
@@ -54,7 +55,6 @@ from .spirv import (
     SEMANTICS_GLOBAL_BARRIER,
     SEMANTICS_WORKGROUP_BARRIER,
     Storage,
-    encode_string,
     instruction,
 )
 
@@ -249,6 +249,8 @@ class KernelEmitter(ExprFunctor[int]):
         self.values: dict[E.Var, int] = {}
         self.buffers: dict[E.Var, _Binding] = {}
         self.interface: set[int] = set()
+        self.run_time_zeros: dict[tuple, int] = {}  # (dtype, sign) -> its id (see float_operand)
+        self.prologue: list[int] = []  # instructions of the entry block, before the body's
         self.span: Any = None
         self.loops: list[tuple[int, int]] = []  # (merge, continue) block of each enclosing loop
         self.dynamic_shared: str | None = None  # the name of the launch-sized shared buffer
@@ -344,7 +346,40 @@ class KernelEmitter(ExprFunctor[int]):
         return self.ins(Op.Select, self.ty(e.dtype), c, a, b)
 
     def visit_BinaryOp(self, e: E.BinaryOp) -> int:
-        return self.binary(type(e).__name__, e.a.dtype, e.dtype, self.visit_expr(e.a), self.visit_expr(e.b))
+        a, b = (self.float_operand(x) if _dt.is_float(e.dtype) else self.visit_expr(x) for x in (e.a, e.b))
+        return self.binary(type(e).__name__, e.a.dtype, e.dtype, a, b)
+
+    def float_operand(self, x: E.PrimExpr) -> int:
+        """An operand of float arithmetic. A zero constant becomes a zero the driver cannot see
+        at compile time: Mesa's llvmpipe (lavapipe) takes ``x * 0.0`` for 0, ``0.0 / x`` for 0,
+        ``x / 0.0`` for an undefined value and ``0.0 - x`` for ``-x`` whatever x is (infinities,
+        NaNs, zeros' signs), execution modes notwithstanding."""
+        if not (isinstance(x, E.FloatImm) and x.dtype_value == 0.0):
+            return self.visit_expr(x)
+        key = (x.dtype, math.copysign(1.0, x.dtype_value))
+        if key not in self.run_time_zeros:
+            t = self.ty(x.dtype)
+            if key[1] < 0:
+                zero = self.float_operand(E.FloatImm(x.dtype, 0.0))
+                self.prologue.extend(instruction(Op.FNegate, (t, negated := self.m.new_id(), zero)))
+                self.run_time_zeros[key] = negated
+            else:
+                self.run_time_zeros[key] = self._run_time_zero(x.dtype)
+        return self.run_time_zeros[key]
+
+    def _run_time_zero(self, dtype: str) -> int:
+        """0.0 of ``dtype`` computed in the entry block (so that it dominates every use) as
+        ``workgroup id x == 0xFFFFFFFF ? 1.0 : 0.0``: no launch has that many workgroups."""
+        u32, t = self.m.int(32, False), self.ty(dtype)
+        var = self.state.builtin(BuiltIn.WorkgroupId, self.m.vector(u32, 3))
+        self.interface.add(var)
+        ids = [self.m.new_id() for _ in range(4)]
+        self.prologue.extend(instruction(Op.Load, (self.m.vector(u32, 3), ids[0], var)))
+        self.prologue.extend(instruction(Op.CompositeExtract, (u32, ids[1], ids[0], 0)))
+        self.prologue.extend(instruction(Op.IEqual, (self.m.bool(), ids[2], ids[1], self.const("uint32", 0xFFFFFFFF))))
+        one, zero = self.const(dtype, 1.0), self.const(dtype, 0.0)
+        self.prologue.extend(instruction(Op.Select, (t, ids[3], ids[2], one, zero)))
+        return ids[3]
 
     def binary(self, name: str, dtype: str, result: str, a: int, b: int) -> int:
         """The instruction of binary operation ``name`` on values ``a`` and ``b`` of ``dtype``."""
@@ -432,6 +467,13 @@ class KernelEmitter(ExprFunctor[int]):
     # ------------------------------------------------------------------ calls
     def math(self, op: str, e: E.Call) -> int:
         """A math function through GLSL.std.450 (float16/float32; float64 where GLSL allows)."""
+        needs = {"sigmoid": "exp", "log10": "log", "exp10": "exp"}.get(op, op)
+        if e.dtype == "float64" and needs in _GLSL and needs not in _F64_OK:
+            through = "it" if needs == op else f"the {needs} it is computed with"
+            raise CodegenError(
+                f"T.{op} on float64 is not available in Vulkan shaders (GLSL.std.450 defines {through} for "
+                f"16- and 32-bit floats only); compute it in float32"
+            )
         args = [self.visit_expr(a) for a in e.args]
         t = self.ty(e.dtype)
         if op == "abs" and not _dt.is_float(e.dtype):
@@ -779,8 +821,10 @@ class KernelEmitter(ExprFunctor[int]):
         self.raw(Op.Return)
         head = instruction(Op.Function, (void, fn, 0, m.function_type(void)))
         label = instruction(Op.Label, (entry,))
-        m.functions.extend(head + label + self.local_vars + self.code[len(label) :] + instruction(Op.FunctionEnd, ()))
-        m.add("entry_points", Op.EntryPoint, EXEC_GLCOMPUTE, fn, *encode_string(name), *sorted(self.interface))
+        m.functions.extend(
+            head + label + self.local_vars + self.prologue + self.code[len(label) :] + instruction(Op.FunctionEnd, ())
+        )
+        m.entry_point(fn, name, sorted(self.interface))
         bound = loop_bound(func)
         if bound != "0":  # for drivers that end long-running invocations (see LOOP_BOUND_MARK)
             m.string(f"{LOOP_BOUND_MARK}{name}:{bound}")

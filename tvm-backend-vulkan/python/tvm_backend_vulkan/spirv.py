@@ -139,6 +139,7 @@ class Cap:
     GroupNonUniformShuffle = 65
     StorageBuffer16BitAccess = 4433
     StorageBuffer8BitAccess = 4448
+    SignedZeroInfNanPreserve = 4466
 
 
 class Storage:
@@ -180,6 +181,8 @@ SEMANTICS_WORKGROUP_BARRIER = 0x8 | 0x100  # AcquireRelease | WorkgroupMemory
 SEMANTICS_GLOBAL_BARRIER = 0x8 | 0x40 | 0x100  # ... | UniformMemory (storage buffers)
 #: Execution model GLCompute, addressing Logical, memory model GLSL450.
 EXEC_GLCOMPUTE, ADDRESSING_LOGICAL, MEMORY_GLSL450 = 5, 0, 1
+#: Execution mode SignedZeroInfNanPreserve (section 3.6; SPV_KHR_float_controls).
+EXEC_MODE_SIGNED_ZERO_INF_NAN_PRESERVE = 4461
 #: Group operation Reduce (section 3.28).
 GROUP_REDUCE = 0
 
@@ -218,6 +221,8 @@ class Module:
         self.functions: list[int] = []
         self._capabilities: set[int] = set()
         self._extensions: set[str] = set()
+        self._entry_functions: list[int] = []
+        self._float_controls_done = False
         self._types: dict[tuple, int] = {}
         self._constants: dict[tuple, int] = {}
         self.glsl = self.new_id()
@@ -364,8 +369,28 @@ class Module:
         return vid
 
     # ------------------------------------------------------------------ output
+    def entry_point(self, fn: int, name: str, interface: Sequence[int]) -> None:
+        """Make function ``fn`` a compute entry point named ``name``."""
+        self.add("entry_points", Op.EntryPoint, EXEC_GLCOMPUTE, fn, *encode_string(name), *interface)
+        self._entry_functions.append(fn)
+
+    def _float_controls(self) -> None:
+        """Every entry point keeps IEEE infinities, NaNs and signed zeros in each float width the
+        module uses (``SignedZeroInfNanPreserve``): without it a driver may assume there are none
+        and fold ``x * 0.0`` to 0 or ``x / 0.0`` to anything."""
+        widths = sorted(key[1] for key in self._types if key[0] == "float")
+        if not widths or not self._entry_functions:
+            return
+        self.capability(Cap.SignedZeroInfNanPreserve, "SPV_KHR_float_controls")
+        for fn in self._entry_functions:
+            for bits in widths:
+                self.add("execution_modes", Op.ExecutionMode, fn, EXEC_MODE_SIGNED_ZERO_INF_NAN_PRESERVE, bits)
+
     def words(self) -> list[int]:
         """The whole module as 32-bit words."""
+        if not self._float_controls_done:
+            self._float_controls_done = True
+            self._float_controls()
         out = [MAGIC, VERSION, 0, self.bound, 0]
         for s in self.SECTIONS:
             out.extend(self.sections[s])

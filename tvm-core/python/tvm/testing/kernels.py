@@ -301,6 +301,41 @@ def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
     return _named(popcount, name)
 
 
+def float_specials(*, name: str = "float_specials") -> PrimFunc:
+    """Float32 arithmetic on the constants drivers like to fold, over 8 values:
+    ``A / 0.0``, ``0.0 / A``, ``A * 0.0``, ``0.0 - A``, ``-0.0 * A`` and ``A // nan``;
+    :func:`float_specials_reference` gives NumPy's answers."""
+    nan = T.float32(float("nan"))
+
+    @T.prim_func
+    def float_specials(a: T.handle, o: T.handle):
+        A = T.match_buffer(a, (8,), "float32")
+        O = T.match_buffer(o, (6, 8), "float32")
+        for i in T.thread_binding(8, thread="threadIdx.x"):
+            O[0, i] = A[i] / T.float32(0.0)
+            O[1, i] = T.float32(0.0) / A[i]
+            O[2, i] = A[i] * T.float32(0.0)
+            O[3, i] = T.float32(0.0) - A[i]
+            O[4, i] = T.float32(-0.0) * A[i]
+            O[5, i] = A[i] // nan
+
+    return _named(float_specials, name)
+
+
+def float_specials_reference(a: np.ndarray) -> np.ndarray:
+    """What :func:`float_specials` computes, by NumPy."""
+    zero, nan = np.float32(0.0), np.float32("nan")
+    with np.errstate(all="ignore"):
+        rows = [
+            a / zero,
+            zero / a,
+            a * zero,
+            zero - a,
+            np.float32(-0.0) * a,
+        ]
+        return np.stack([*rows, np.floor_divide(a, nan)])
+
+
 def warp_shuffles(dtype: str = "float32", warp: int = 32, *, name: str = "warp_shuffles") -> PrimFunc:
     """Apache TVM's warp shuffles over two warps of ``warp`` lanes, every lane taking part (full
     mask): ``B[0]`` lane 3 of each segment of 16, ``B[1]`` up by 2 in segments of 8, ``B[2]`` down
