@@ -146,13 +146,21 @@ std::vector<uint32_t> ForFloatControls(const std::vector<uint32_t>& words, uint3
     out.insert(out.end(), words.begin() + i, words.begin() + i + count);
   }
   if (any_kept) return out;
+  // The capability goes; the extension too unless another of its capabilities (DenormPreserve
+  // 4464 to RoundingModeRTZ 4468) stays.
+  bool other_controls = false;
+  for (size_t i = 5; i < out.size(); i += out[i] >> 16) {
+    bool control = (out[i] & 0xffff) == kOpCapability && (out[i] >> 16) == 2 &&
+                   out[i + 1] >= 4464 && out[i + 1] <= 4468;
+    if (control && out[i + 1] != kCapabilitySignedZeroInfNanPreserve) other_controls = true;
+  }
   std::vector<uint32_t> bare(out.begin(), out.begin() + std::min<size_t>(5, out.size()));
   for (size_t i = 5; i < out.size(); i += out[i] >> 16) {
     uint32_t count = out[i] >> 16, opcode = out[i] & 0xffff;
     bool capability =
         opcode == kOpCapability && count == 2 && out[i + 1] == kCapabilitySignedZeroInfNanPreserve;
     bool extension =
-        opcode == kOpExtension && count >= 2 &&
+        !other_controls && opcode == kOpExtension && count >= 2 &&
         LiteralString(out, i + 1, i + count, "OpExtension") == "SPV_KHR_float_controls";
     if (!capability && !extension)
       bare.insert(bare.end(), out.begin() + i, out.begin() + i + count);

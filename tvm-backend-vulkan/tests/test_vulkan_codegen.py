@@ -112,7 +112,7 @@ def test_float64_transcendentals_are_refused_with_the_fix():
         for tx in T.thread_binding(64, thread="threadIdx.x"):
             A[tx] = T.exp(A[tx])
 
-    with pytest.raises(CodegenError, match="T.exp on float64 .* compute it in float32"):
+    with pytest.raises(CodegenError, match="'exp' on float64 .* compute it in float32"):
         _assembly(exp64)
 
 
@@ -221,3 +221,25 @@ def test_float_kernels_keep_infinities_nans_and_zero_signs():
     none = validate.disassemble(bytes(strip(binary, 0)))
     assert "SignedZeroInfNanPreserve" not in none and "float_controls" not in none
     validate.validate(bytes(strip(binary, 0)), {}, "specials_kernel0")
+
+
+def test_dropping_the_modes_keeps_the_extension_other_float_controls_need(tmp_path):
+    """A module that also asks for DenormPreserve keeps SPV_KHR_float_controls when the
+    SignedZeroInfNanPreserve modes are dropped (without it the module is invalid)."""
+    import subprocess
+
+    tvm.backend.load("vulkan")
+    source = tmp_path / "controls.spvasm"
+    source.write_text(
+        "OpCapability Shader\nOpCapability DenormPreserve\nOpCapability SignedZeroInfNanPreserve\n"
+        'OpExtension "SPV_KHR_float_controls"\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main "main"\n'
+        "OpExecutionMode %main LocalSize 1 1 1\nOpExecutionMode %main DenormPreserve 32\n"
+        "OpExecutionMode %main SignedZeroInfNanPreserve 32\n%void = OpTypeVoid\n%float = OpTypeFloat 32\n"
+        "%fn = OpTypeFunction %void\n%main = OpFunction %void None %fn\n%label = OpLabel\nOpReturn\nOpFunctionEnd\n"
+    )
+    binary = tmp_path / "controls.spv"
+    subprocess.run([validate.tool("spirv-as"), "--target-env", "vulkan1.1", str(source), "-o", str(binary)], check=True)
+    stripped = bytes(tvm.get_global_func("vulkan.SpirvForFloatControls")(binary.read_bytes(), 0))
+    validate.validate(stripped, {}, "main")
+    text = validate.disassemble(stripped)
+    assert "SignedZeroInfNanPreserve" not in text and "DenormPreserve 32" in text and "float_controls" in text

@@ -249,7 +249,7 @@ class KernelEmitter(ExprFunctor[int]):
         self.values: dict[E.Var, int] = {}
         self.buffers: dict[E.Var, _Binding] = {}
         self.interface: set[int] = set()
-        self.run_time_zeros: dict[tuple, int] = {}  # (dtype, sign) -> its id (see float_operand)
+        self.run_time_zeros: dict[tuple, int] = {}  # (dtype, sign) -> its id (see run_time_zero)
         self.prologue: list[int] = []  # instructions of the entry block, before the body's
         self.span: Any = None
         self.loops: list[tuple[int, int]] = []  # (merge, continue) block of each enclosing loop
@@ -326,6 +326,9 @@ class KernelEmitter(ExprFunctor[int]):
         return self.const(e.dtype, e.value)
 
     def visit_FloatImm(self, e: E.FloatImm) -> int:
+        """A float constant; a zero is computed at run time (see :meth:`run_time_zero`)."""
+        if e.dtype_value == 0.0:
+            return self.run_time_zero(e.dtype, math.copysign(1.0, e.dtype_value) < 0)
         return self.const(e.dtype, e.dtype_value)
 
     def visit_Var(self, e: E.Var) -> int:
@@ -346,25 +349,22 @@ class KernelEmitter(ExprFunctor[int]):
         return self.ins(Op.Select, self.ty(e.dtype), c, a, b)
 
     def visit_BinaryOp(self, e: E.BinaryOp) -> int:
-        a, b = (self.float_operand(x) if _dt.is_float(e.dtype) else self.visit_expr(x) for x in (e.a, e.b))
-        return self.binary(type(e).__name__, e.a.dtype, e.dtype, a, b)
+        return self.binary(type(e).__name__, e.a.dtype, e.dtype, self.visit_expr(e.a), self.visit_expr(e.b))
 
-    def float_operand(self, x: E.PrimExpr) -> int:
-        """An operand of float arithmetic. A zero constant becomes a zero the driver cannot see
-        at compile time: Mesa's llvmpipe (lavapipe) takes ``x * 0.0`` for 0, ``0.0 / x`` for 0,
-        ``x / 0.0`` for an undefined value and ``0.0 - x`` for ``-x`` whatever x is (infinities,
-        NaNs, zeros' signs), execution modes notwithstanding."""
-        if not (isinstance(x, E.FloatImm) and x.dtype_value == 0.0):
-            return self.visit_expr(x)
-        key = (x.dtype, math.copysign(1.0, x.dtype_value))
+    def run_time_zero(self, dtype: str, negative: bool) -> int:
+        """A float zero the driver cannot see at compile time, made once per kernel: Mesa's
+        llvmpipe (lavapipe) takes ``x * 0.0`` for 0, ``0.0 / x`` for 0, ``x / 0.0`` for an
+        undefined value and ``0.0 - x`` for ``-x`` whatever x is (infinities, NaNs, zeros'
+        signs), execution modes notwithstanding, and so does a zero reaching an operation
+        through a variable or memory."""
+        key = (dtype, negative)
         if key not in self.run_time_zeros:
-            t = self.ty(x.dtype)
-            if key[1] < 0:
-                zero = self.float_operand(E.FloatImm(x.dtype, 0.0))
-                self.prologue.extend(instruction(Op.FNegate, (t, negated := self.m.new_id(), zero)))
+            if negative:
+                zero = self.run_time_zero(dtype, False)
+                self.prologue.extend(instruction(Op.FNegate, (self.ty(dtype), negated := self.m.new_id(), zero)))
                 self.run_time_zeros[key] = negated
             else:
-                self.run_time_zeros[key] = self._run_time_zero(x.dtype)
+                self.run_time_zeros[key] = self._run_time_zero(dtype)
         return self.run_time_zeros[key]
 
     def _run_time_zero(self, dtype: str) -> int:
@@ -469,10 +469,13 @@ class KernelEmitter(ExprFunctor[int]):
         """A math function through GLSL.std.450 (float16/float32; float64 where GLSL allows)."""
         needs = {"sigmoid": "exp", "log10": "log", "exp10": "exp"}.get(op, op)
         if e.dtype == "float64" and needs in _GLSL and needs not in _F64_OK:
-            through = "it" if needs == op else f"the {needs} it is computed with"
+            # a T.log may also be what T.log1p or T.asinh became before code generation
+            what = f"'{op}' on float64 (T.{op}, or a function computed with it such as T.log1p or T.asinh)"
+            if needs != op:
+                what = f"T.{op} on float64 (computed with {needs})"
             raise CodegenError(
-                f"T.{op} on float64 is not available in Vulkan shaders (GLSL.std.450 defines {through} for "
-                f"16- and 32-bit floats only); compute it in float32"
+                f"{what} is not available in Vulkan shaders (GLSL.std.450 defines {needs} for 16- and 32-bit "
+                f"floats only); compute it in float32"
             )
         args = [self.visit_expr(a) for a in e.args]
         t = self.ty(e.dtype)

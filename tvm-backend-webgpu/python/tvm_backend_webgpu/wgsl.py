@@ -109,7 +109,6 @@ class WGSLPrinter(CFamilyPrinter):
         self._marked_line: int | None = None
         self._dynamic_shared = False  # whether the kernel's launch-sized array is declared
         self._at_run_time: dict[int, E.PrimExpr] = {}  # constants printed as run-time values
-        self._zero_operands: dict[int, E.PrimExpr] = {}  # zero operands of float arithmetic (run_time_zero)
         #: Buffers of 8/16-bit integers packed into u32 words: data variable -> whether its words
         #: are ``atomic<u32>`` (the kernel stores to it).
         self.packed: dict[Any, bool] = {}
@@ -149,7 +148,7 @@ class WGSLPrinter(CFamilyPrinter):
         evaluates and rejects when it overflows (``exp(100.0f)``, float16 ``60000.0h * 2.0h``),
         where TIR computes inf or a wrapped value at run time: its first operand becomes a
         run-time value (:meth:`at_run_time`)."""
-        if self._zero_operands.pop(id(e), None) is e:
+        if isinstance(e, E.FloatImm) and e.dtype_value == 0.0:
             return self.run_time_zero(e)
         run_time = self._at_run_time.pop(id(e), None) is e
         if isinstance(e, E.Call):
@@ -160,10 +159,6 @@ class WGSLPrinter(CFamilyPrinter):
             operands = (e.value,) if isinstance(e, E.Cast) else ()
         if operands and not isinstance(e, E.CmpOp) and all(_constant(x) for x in operands):
             self._at_run_time[id(operands[0])] = operands[0]  # also inside a run-time value
-        if isinstance(e, E.BinaryOp) and _dt.is_float(e.dtype):
-            for x in operands:
-                if isinstance(x, E.FloatImm) and x.dtype_value == 0.0:
-                    self._zero_operands[id(x)] = x
         text = super().visit_expr(e)
         return self.at_run_time(text, e.dtype) if run_time else text
 
@@ -173,9 +168,10 @@ class WGSLPrinter(CFamilyPrinter):
         return super().visit_Let(e)
 
     def run_time_zero(self, zero: E.FloatImm) -> str:
-        """A zero operand of float arithmetic, computed at run time from the workgroup id (no
-        launch reaches 0xFFFFFFFF): Mesa's llvmpipe takes ``x * 0.0`` for 0 and ``x / 0.0`` for
-        an undefined value whatever x is, and folds a private variable's initial value."""
+        """A float zero, computed at run time from the workgroup id (no launch reaches
+        0xFFFFFFFF): Mesa's llvmpipe takes ``x * 0.0`` for 0 and ``x / 0.0`` for an undefined
+        value whatever x is, also through a variable, and folds a private variable's initial
+        value."""
         t = self.type_name(zero.dtype)
         text = f"select({t}(0.0), {t}(1.0), tvm_wid.x == 0xffffffffu)"
         return f"(-{text})" if math.copysign(1.0, zero.dtype_value) < 0 else text
