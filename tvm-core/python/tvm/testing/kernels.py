@@ -304,14 +304,14 @@ def population_count(dtype: str = "int32", n: int = 256, block: int = 64, *, nam
 def float_specials(*, name: str = "float_specials") -> PrimFunc:
     """Float32 arithmetic on the constants drivers like to fold, over 8 values:
     ``A / 0.0``, ``0.0 / A``, ``A * 0.0``, ``0.0 - A``, ``-0.0 * A``, ``A // nan``,
-    ``(A + z) / z`` with one zero object used twice, and ``A * w`` with a zero bound to a
-    variable; :func:`float_specials_reference` gives NumPy's answers."""
+    ``(A + z) / z`` with one zero object used twice, ``A * w`` with a zero bound to a variable
+    and ``A + 0.0`` (+0.0 for -0.0); :func:`float_specials_reference` gives NumPy's answers."""
     nan, z = T.float32(float("nan")), T.float32(0.0)
 
     @T.prim_func
     def float_specials(a: T.handle, o: T.handle):
         A = T.match_buffer(a, (8,), "float32")
-        O = T.match_buffer(o, (8, 8), "float32")
+        O = T.match_buffer(o, (9, 8), "float32")
         for i in T.thread_binding(8, thread="threadIdx.x"):
             O[0, i] = A[i] / T.float32(0.0)
             O[1, i] = T.float32(0.0) / A[i]
@@ -322,6 +322,7 @@ def float_specials(*, name: str = "float_specials") -> PrimFunc:
             O[6, i] = (A[i] + z) / z
             w: T.float32 = T.float32(0.0)
             O[7, i] = A[i] * w
+            O[8, i] = A[i] + T.float32(0.0)
 
     return _named(float_specials, name)
 
@@ -337,7 +338,7 @@ def float_specials_reference(a: np.ndarray) -> np.ndarray:
             zero - a,
             np.float32(-0.0) * a,
         ]
-        return np.stack([*rows, np.floor_divide(a, nan), (a + zero) / zero, a * zero])
+        return np.stack([*rows, np.floor_divide(a, nan), (a + zero) / zero, a * zero, a + zero])
 
 
 def warp_shuffles(dtype: str = "float32", warp: int = 32, *, name: str = "warp_shuffles") -> PrimFunc:
