@@ -192,3 +192,19 @@ def s_tir_async_copy(a: T.handle, b: T.handle):
     T.tvm_storage_sync("shared")
     for i in range(8):
         B[tx * 8 + i] = S[tx * 8 + i] * T.float32(2)
+
+
+@T.prim_func
+def warp_collectives_everywhere(a: T.handle, b: T.handle):
+    """B[0] warp_max and B[1] warp_min of a warp holding NaN and both zeros (every lane the
+    same), B[2] a shuffle on the right of T.And, B[3] a let-bound shuffle in a T.Select arm,
+    B[4] T.isinf and T.isfinite."""
+    A = T.match_buffer(a, (32,), "float32")
+    B = T.match_buffer(b, (5, 32), "float32")
+    v = T.float32()
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        B[0, tx] = T.cuda.warp_max(A[tx], 32)
+        B[1, tx] = T.cuda.warp_min(A[tx], 32)
+        B[2, tx] = T.Select(T.And(tx % 2 == 0, T.cuda.shfl_xor(A[tx], 1) > T.float32(0)), T.float32(1), T.float32(0))
+        B[3, tx] = T.Select(tx % 2 == 0, T.let(v, T.cuda.shfl_xor(A[tx], 1), v + T.float32(1)), A[tx])
+        B[4, tx] = T.Cast("float32", T.isinf(A[tx])) + T.Cast("float32", T.isfinite(A[tx])) * T.float32(2)

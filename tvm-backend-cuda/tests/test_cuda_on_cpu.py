@@ -522,6 +522,31 @@ print("activemask ok")
     assert out.split() == ["shuffles", "ok", "activemask", "ok"], out
 
 
+def test_warp_collectives_run_on_every_lane_and_agree(mock_driver_dir) -> None:
+    """Warp max/min of a warp holding NaN and both zeros give every lane the same value; a
+    shuffle on the right of T.And and a let-bound one in a T.Select arm run on every lane (they
+    deadlocked the emulator: C's && and ?: skip them on some lanes); T.isinf/T.isfinite build."""
+    out = emulated_run(
+        mock_driver_dir,
+        """
+import cuda_script_kernels as sk
+a = np.arange(32, dtype="float32") - 8
+a[5], a[6], a[7], a[9] = np.nan, -0.0, 0.0, np.inf
+mod = emulate(tvm.compile(sk.warp_collectives_everywhere, target=target))
+b = tvm.runtime.empty((5, 32), "float32", dev)
+mod["warp_collectives_everywhere"](tvm.runtime.tensor(a, dev), b)
+got, lane = b.numpy(), np.arange(32)
+assert np.isnan(got[0]).all() and np.isnan(got[1]).all(), got[:2]
+partner = a[lane ^ 1]
+np.testing.assert_array_equal(got[2], ((lane % 2 == 0) & (partner > 0)).astype("float32"))
+np.testing.assert_array_equal(got[3], np.where(lane % 2 == 0, partner + 1, a))
+np.testing.assert_array_equal(got[4], np.isinf(a) + 2.0 * np.isfinite(a))
+print("collectives ok")
+""",
+    )
+    assert out.split() == ["collectives", "ok"], out
+
+
 def test_split_host_device_module_launches_its_kernel(mock_driver_dir) -> None:
     """A module written after Apache TVM's host/device split (T.call_packed of a calling
     convention 2 kernel) runs its kernel with the extent the host passes."""

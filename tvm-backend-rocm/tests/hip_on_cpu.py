@@ -34,6 +34,8 @@ def build(hip_source: str, out_dir: Path) -> Path:
     cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
     if cxx is None:
         raise RuntimeError("no C++ compiler to build the CPU emulation of the kernels")
+    # the module's dynamic shared memory array is the kit header's global one
+    hip_source = re.sub(r"extern __shared__ [^;]*\btvm_dyn_shmem\[\];", "using ::tvm_dyn_shmem;", hip_source)
     text = (
         '#include "hip_on_cpu.h"\nnamespace tvm_emu_kernels {\n'
         + _PRELUDE_ATTRIBUTES.sub("", hip_source)

@@ -148,8 +148,43 @@ def test_apache_warp_shuffles_for_64_lanes_build_only_for_64_lane_wavefronts():
     tvm.compile(wide, target="rocm -arch=gfx90a")
     for target in ("rocm -arch=gfx1100", "rocm"):
         with pytest.raises(
-            CompileError, match="written for warps of 64 lanes, more than this architecture's wavefront"
+            CompileError, match="T.tvm_warp_shuffle is written for 64 lanes, more than this architecture.s wavefront"
         ):
             tvm.compile(wide, target=target)
     source = tvm.compile(kernels.warp_shuffles(), target="rocm").imports[0].inspect_source("hip")
     assert "tvm_rocm_shfl_down(A[tx], ((33) & 31), 32)" in source
+
+
+def test_a_warp_barrier_is_the_wavefronts_and_widths_are_checked():
+    """T.tvm_storage_sync("warp") orders one wavefront's memory (a block barrier there paired
+    with other wavefronts' block barriers); a T.rocm width that is no power of two is refused, and
+    one of 64 lanes does not build for 32-lane wavefronts."""
+
+    @T.prim_func
+    def warp_sync(a: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            if tx >= 32:
+                T.tvm_storage_sync("warp")
+            A[tx] = A[tx] + T.float32(1)
+
+    source = codegen.generate_source([warp_sync])
+    assert "tvm_syncwarp();" in source and "__builtin_amdgcn_wave_barrier();" in source
+
+    def shuffled(width):
+        @T.prim_func
+        def shfl(a: T.handle):
+            A = T.match_buffer(a, (64,), "float32")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                A[tx] = T.rocm.shfl_down(A[tx], 1, width)
+
+        return shfl
+
+    with pytest.raises(
+        CodegenError, match="T.rocm.shfl_down: width 12 must be a power of two from 1 to the warp size 64"
+    ):
+        tvm.compile(shuffled(12), target="rocm -arch=gfx90a")
+    if clang.find_clang() is not None:
+        tvm.compile(shuffled(64), target="rocm -arch=gfx90a")
+        with pytest.raises(CompileError, match="T.rocm.shfl_down is written for 64 lanes, more than this architecture"):
+            tvm.compile(shuffled(64), target="rocm -arch=gfx1100")

@@ -154,3 +154,29 @@ def test_apache_warp_shuffles_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_pa
         clean_tvm_env=True,
     )
     assert proc.returncode == 0 and "shuffles ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_dynamic_shared_memory_runs_on_the_cpu(mock_hip, tmp_path):
+    """The zoo's reversal through dynamic shared memory (the emulator could not build it)."""
+    from tvm.testing import kernels as zoo
+
+    source = tvm.compile(zoo.reverse_in_dynamic_shared(), target="rocm -arch=gfx1100").imports[0].inspect_source("hip")
+    emulator = hip_on_cpu.build(source, tmp_path)
+    proc = run_python(
+        f"""
+        import ctypes, numpy as np, tvm
+        from tvm.testing import kernels as zoo
+        mock = ctypes.CDLL({str(mock_hip)!r})
+        assert mock.mock_add_emulator({str(emulator)!r}.encode())
+        dev = tvm.device("rocm", 0)
+        mod = tvm.compile(zoo.reverse_in_dynamic_shared(), target="rocm -arch=gfx1100")
+        a = np.arange(256, dtype="float32")
+        b = tvm.runtime.empty((256,), "float32", dev)
+        mod["reverse"](tvm.runtime.tensor(a, dev), b, 16)
+        np.testing.assert_array_equal(b.numpy(), a.reshape(4, 64)[:, ::-1].reshape(-1))
+        print("reversed")
+        """,
+        env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
+        clean_tvm_env=True,
+    )
+    assert proc.returncode == 0 and "reversed" in proc.stdout, proc.stdout + proc.stderr

@@ -120,6 +120,17 @@ class CUDAPrinter(WmmaPrinter, GPUCPrinter):
         return "tvm_lane_id()"
 
     SHUFFLE_WARP_SIZES = (32,)
+    #: The argument holding the segment width of each T.cuda warp operation.
+    _WIDTH_ARGUMENT = {
+        **{f"cuda.{n}": 2 for n in ("shfl_sync", "shfl_up", "shfl_down", "shfl_xor")},
+        **{f"cuda.warp_{k}": 1 for k in ("sum", "max", "min")},
+    }
+
+    def print_call(self, call: E.Call) -> str:
+        op = call.op.removeprefix("tir.")
+        if op in self._WIDTH_ARGUMENT:
+            self.check_width(op, call.args[self._WIDTH_ARGUMENT[op]], 32)
+        return super().print_call(call)
 
     def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
         return f"__shfl{kind}_sync({mask}, {value}, {lane}, {width})"

@@ -47,10 +47,16 @@ from typing import Any
 
 from tvm.tir import dtype as _dt
 from tvm.tir.expr import BufferLoad, Call, FloatImm, IntImm, PrimExpr
+from tvm.tir.op import register_convergent
 
 from . import mma as _mma
 
 FULL_MASK = 0xFFFFFFFF
+
+register_convergent(
+    *(f"cuda.{n}" for n in ("shfl_sync", "shfl_up", "shfl_down", "shfl_xor", "ballot", "activemask", "syncwarp")),
+    *(f"cuda.warp_{k}" for k in ("sum", "max", "min")),
+)
 
 __all__ = [
     "FULL_MASK",

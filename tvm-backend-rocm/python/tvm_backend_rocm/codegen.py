@@ -38,6 +38,11 @@ static __device__ inline __attribute__((always_inline)) void tvm_syncthreads() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+static __device__ inline __attribute__((always_inline)) void tvm_syncwarp() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
 """
 )
 
@@ -80,6 +85,8 @@ class HIPPrinter(GPUCPrinter):
         "blockIdx.z": "(int)__builtin_amdgcn_workgroup_id_z()",
     }
     BARRIER = "tvm_syncthreads();"
+    # a wavefront's lanes run together: the warp barrier orders their memory, never the block's
+    BARRIERS = {"warp": "tvm_syncwarp()"}
     LAUNCH_BOUNDS = "__attribute__((amdgpu_flat_work_group_size(1, {n}))) "
     DYNAMIC_SHARED = "extern __shared__ __attribute__((aligned(16))) unsigned char {name}[];"
     # every math op reaches intrinsic_name, which lowers it or says why it cannot
@@ -162,15 +169,18 @@ template <typename T>
 }}""",
         )
 
-    def _width(self, e: E.PrimExpr) -> str:
+    def _width(self, e: E.PrimExpr, op: str = "T.rocm") -> str:
         if isinstance(e, E.IntImm) and e.value == WAVEFRONT:
             return "__AMDGCN_WAVEFRONT_SIZE"
+        self.check_width(op.removeprefix("T."), e, 64)
+        if isinstance(e, E.IntImm):
+            self.needs_lanes(e.value, op)
         return self.expr(e)
 
     def _shuffle(self, name: str, call: E.Call) -> str:
         self._wave_helpers()
         value, lane, width = call.args
-        return f"tvm_rocm_{name}({self.expr(value)}, {self.expr(lane)}, {self._width(width)})"
+        return f"tvm_rocm_{name}({self.expr(value)}, {self.expr(lane)}, {self._width(width, f'T.rocm.{name}')})"
 
     def call_rocm_shfl(self, call: E.Call) -> str:
         return self._shuffle("shfl", call)
@@ -186,17 +196,20 @@ template <typename T>
 
     SHUFFLE_WARP_SIZES = (64, 32)  # gfx9's wavefronts, RDNA's
 
+    def needs_lanes(self, lanes: int, what: str) -> None:
+        """A code object per architecture: one whose wavefronts are narrower than ``lanes`` does
+        not build, saying why (32-lane warps on 64-lane wavefronts are its two halves)."""
+        if lanes > 32:
+            self.helpers.setdefault(
+                f"tvm_rocm_wave{lanes}",
+                f"#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE < {lanes}\n"
+                f"#error {what} is written for {lanes} lanes, more than this architecture's wavefront: "
+                f"compile for one with 64-lane wavefronts (rocm -arch=gfx90a, gfx942)\n#endif",
+            )
+
     def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
         self._wave_helpers()  # HIP's shuffles take no mask: every lane of the segment takes part
-        # A code object per architecture: one whose wavefront is narrower than the kernel's warp
-        # does not build (32-lane warps on 64-lane wavefronts are its two halves, each shuffling
-        # within its own segments).
-        self.helpers.setdefault(
-            f"tvm_rocm_wave{warp_size}",
-            f"#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE < {warp_size}\n"
-            f"#error T.tvm_warp_shuffle is written for warps of {warp_size} lanes, more than this "
-            f"architecture's wavefront: compile for one with 64-lane wavefronts (rocm -arch=gfx90a, gfx942)\n#endif",
-        )
+        self.needs_lanes(warp_size, "T.tvm_warp_shuffle")
         if kind:  # an offset or lane mask is taken modulo the warp, as PTX takes it
             lane = f"(({lane}) & {warp_size - 1})"
         return f"tvm_rocm_shfl{kind}({value}, {lane}, {width})"
@@ -211,7 +224,7 @@ template <typename T>
         self._wave_helpers()
         name = self.warp_reduce_helper("tvm_rocm_warp", kind, call.dtype, "tvm_rocm_shfl_xor(v, d, width)")
         value, width = call.args
-        return f"{name}({self.expr(value)}, {self._width(width)})"
+        return f"{name}({self.expr(value)}, {self._width(width, f'T.rocm.warp_{kind}')})"
 
     def call_rocm_lane_id(self, call: E.Call) -> str:
         self._wave_helpers()

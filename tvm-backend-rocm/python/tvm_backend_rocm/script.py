@@ -18,10 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.tir.expr import Call, PrimExpr
-from tvm.tir.op import convert
+from tvm.tir.op import convert, register_convergent
 
 #: ``width`` standing for the architecture's whole wavefront.
 WAVEFRONT = -1
+
+register_convergent(
+    *(f"rocm.{n}" for n in ("shfl", "shfl_down", "shfl_up", "shfl_xor", "warp_sum", "warp_max", "warp_min"))
+)
 
 __all__ = [
     "WAVEFRONT",

@@ -14,6 +14,7 @@
 #define __builtin_amdgcn_workgroup_id_y() (::tvm_emu::block().idx.y)
 #define __builtin_amdgcn_workgroup_id_z() (::tvm_emu::block().idx.z)
 #define __builtin_amdgcn_s_barrier() ::tvm_emu::syncthreads()
+#define __builtin_amdgcn_wave_barrier() __syncwarp(__activemask())
 #define __builtin_amdgcn_fence(...) ((void)0)
 #define amdgpu_flat_work_group_size(...)
 // T.rocm on the emulator's 32-lane warps, as on a wave32 GPU (gfx1100)

@@ -15,11 +15,12 @@ from typing import Any, Callable, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.codegen.device_module import function_table
+from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.analysis import any_node
 from tvm.tir.functor import post_order_visit
+from tvm.tir.op import is_convergent
 
 __all__ = ["FIXED_WIDTH_TYPEDEFS", "GPUCPrinter", "threads_per_block", "gpu_function_table"]
 
@@ -108,24 +109,11 @@ class GPUCPrinter(CFamilyPrinter):
             return self.warp_shuffle(op.removeprefix("tvm_warp_shuffle"), mask, value, lane, width, call.args[4].value)
         return super().print_call(call)
 
-    def is_warp_collective(self, e: Any) -> bool:
-        """Whether ``e`` holds an operation every lane of a warp must reach together (a shuffle,
-        a warp reduction, a ballot: Apache TVM's ``tvm_warp_*`` and the backend's namespace)."""
-
-        def collective(n: Any) -> bool:
-            if not isinstance(n, E.Call):
-                return False
-            op = n.op.removeprefix("tir.")
-            return op.startswith("tvm_warp_") or (
-                bool(self.WARP_NAMESPACE) and op.startswith(self.WARP_NAMESPACE + ".")
-            )
-
-        return any_node(e, collective)
-
     def visit_Select(self, e: E.Select) -> str:
         """T.Select evaluates both arms; C's ``?:`` evaluates one, so an arm holding a warp
-        collective goes through a function, whose arguments every lane evaluates."""
-        if not (self.is_warp_collective(e.true_value) or self.is_warp_collective(e.false_value)):
+        collective (:func:`tvm.tir.op.is_convergent`) goes through a function, whose arguments
+        every lane evaluates."""
+        if not (is_convergent(e.true_value) or is_convergent(e.false_value)):
             return super().visit_Select(e)
         t = self.compute_type(e.dtype)
         name = f"tvm_select_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
@@ -133,6 +121,31 @@ class GPUCPrinter(CFamilyPrinter):
             name, f"{self.HELPER_QUALIFIER} {t} {name}(bool c, {t} a, {t} b) {{ return c ? a : b; }}"
         )
         return f"{name}({self.expr(e.condition)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})"
+
+    def visit_And(self, e: E.BinaryOp) -> str:
+        return self._logical(e, "and", "&&")
+
+    def visit_Or(self, e: E.BinaryOp) -> str:
+        return self._logical(e, "or", "||")
+
+    def _logical(self, e: E.BinaryOp, name: str, symbol: str) -> str:
+        """``&&`` / ``||``, except that a right side holding a warp collective is evaluated on
+        every lane (through a function's arguments), as TIR's And and Or evaluate both sides."""
+        if not is_convergent(e.b):
+            return self.visit_CmpOp(e)
+        helper = f"tvm_{name}"
+        self.helpers.setdefault(
+            helper, f"{self.HELPER_QUALIFIER} bool {helper}(bool a, bool b) {{ return a {symbol} b; }}"
+        )
+        return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})"
+
+    def check_width(self, op: str, width: E.PrimExpr, most: int) -> None:
+        """A constant segment width of a warp operation is a power of two from 1 to ``most`` (a
+        symbolic one is the kernel's to keep so); CodegenError otherwise."""
+        if isinstance(width, E.IntImm):
+            n = width.value
+            if n < 1 or n & (n - 1) or n > most:
+                raise CodegenError(f"T.{op}: width {n} must be a power of two from 1 to the warp size {most}")
 
     def _check_shuffle(self, op: str, call: E.Call) -> None:
         """A shuffle written for this target's warps: a constant warp size it has, and a constant
@@ -144,12 +157,7 @@ class GPUCPrinter(CFamilyPrinter):
                 f"T.{op} is written for a warp of {self.expr(warp_size)} lanes, but {self.LANGUAGE} warps have "
                 f"{sizes}: give the warp size of the target as its last argument"
             )
-        if isinstance(width, E.IntImm):
-            n = width.value
-            if n < 1 or n & (n - 1) or n > warp_size.value:
-                raise CodegenError(
-                    f"T.{op}: width {n} must be a power of two from 1 to the warp size {warp_size.value}"
-                )
+        self.check_width(op, width, warp_size.value)
 
     def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
         """The language's shuffle of ``value`` (kind "" by lane, "_up"/"_down" by an offset,
@@ -169,7 +177,7 @@ class GPUCPrinter(CFamilyPrinter):
         within ``width`` lanes (e.g. ``__shfl_xor_sync(mask, v, d, width)``)."""
         t = self.compute_type(dtype)
         name = f"{prefix}_{kind}_{t.replace(' ', '_')}"
-        combine = {"sum": "v + o", "max": "(o > v ? o : v)", "min": "(o < v ? o : v)"}[kind]
+        combine = "v + o" if kind == "sum" else _symmetric(kind, _dt.is_float(dtype))
         self.helpers.setdefault(
             name,
             (
@@ -190,6 +198,17 @@ class GPUCPrinter(CFamilyPrinter):
         if buf.scope not in ("shared", "local"):
             raise CodegenError(f"{self.LANGUAGE} kernels cannot allocate '{buf.name}' in scope '{buf.scope}'")
         super().visit_Allocate(s)
+
+
+def _symmetric(kind: str, is_float: bool) -> str:
+    """The larger (``kind`` max) or smaller of ``v`` and ``o``, the same whichever comes first,
+    so that every lane of an xor butterfly ends with the same value: a NaN wins (as in NumPy's
+    max), and of two zeros +0.0 is the larger (C's ``o > v ? o : v`` gave each lane its own)."""
+    op = ">" if kind == "max" else "<"
+    if not is_float:
+        return f"(o {op} v ? o : v)"
+    keep_other = "1 / v < 0" if kind == "max" else "1 / v > 0"  # v is the zero of the other sign
+    return f"((v != v || o != o) ? v + o : v {op} o ? v : o {op} v ? o : (v == 0 && {keep_other}) ? o : v)"
 
 
 def threads_per_block(func: PrimFunc) -> Optional[int]:

@@ -667,6 +667,11 @@ TVM_EMU_SHFL(__shfl_down_sync, kShflDown)
 TVM_EMU_SHFL(__shfl_xor_sync, kShflXor)
 #undef TVM_EMU_SHFL
 
+// CUDA's classification functions, unqualified as the generated code calls them.
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+
 inline float __int_as_float(int v) { return tvm_emu::from_bits<float>(static_cast<uint32_t>(v)); }
 inline float __uint_as_float(uint32_t v) { return tvm_emu::from_bits<float>(v); }
 inline int __float_as_int(float f) { return static_cast<int>(tvm_emu::to_bits(f)); }

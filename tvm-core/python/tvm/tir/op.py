@@ -768,6 +768,26 @@ def tvm_warp_activemask() -> PrimExpr:
     return Call("uint32", "tvm_warp_activemask", ())
 
 
+#: Ops every lane of a warp (subgroup) must reach together: shuffles, warp reductions, ballots.
+#: Backends add theirs (``register_convergent``); a code generator evaluates them on every lane
+#: of an expression that holds one, and no pass makes one conditional.
+CONVERGENT_OPS: set[str] = {f"tvm_warp_shuffle{kind}" for kind in ("", "_up", "_down", "_xor")} | {
+    "tvm_warp_activemask"
+}
+
+
+def register_convergent(*ops: str) -> None:
+    """Declare backend ops (``"cuda.shfl_xor"``) that every lane of a warp must reach together."""
+    CONVERGENT_OPS.update(ops)
+
+
+def is_convergent(e: Any) -> bool:
+    """Whether expression ``e`` holds a call of a :data:`CONVERGENT_OPS` op."""
+    from .analysis import any_node
+
+    return any_node(e, lambda n: isinstance(n, Call) and str(n.op).removeprefix("tir.") in CONVERGENT_OPS)
+
+
 def reinterpret(dtype: str, value: ExprLike, op: str = "reinterpret") -> PrimExpr:
     """The bits of ``value`` read as ``dtype``, of the same total width (ValueError naming both
     otherwise): lanes may regroup, ``uint8x4`` <-> ``int32`` (lane 0 in the low bits); ``op`` is
@@ -923,6 +943,8 @@ __all__ = [
     "invert",
     "infinity",
     "is_barrier",
+    "is_convergent",
+    "register_convergent",
     "is_reinterpret",
     "isfinite",
     "isinf",

@@ -56,7 +56,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
-from tvm.tir.op import INTRINSICS, is_barrier, is_reinterpret
+from tvm.tir.op import INTRINSICS, is_barrier, is_convergent, is_reinterpret
 from tvm.tir.stmt import (
     Allocate,
     AssertStmt,
@@ -493,8 +493,8 @@ class _IndexCalls(StmtExprMutator):
             same = cond is e.args[0] and yes is e.args[1] and no is e.args[2]
             return e if same else Call(e.dtype, e.op, (cond, yes, no), e.span)
         e = super().visit_Call(e)
-        if not self.in_index or e.op in INTRINSICS or _dt.lanes(e.dtype) != 1:
-            return e
+        if not self.in_index or e.op in INTRINSICS or _dt.lanes(e.dtype) != 1 or is_convergent(e):
+            return e  # a warp collective is no call out, and bound under a condition it would diverge
         return self._bound(e)
 
     def visit_Select(self, e: Select) -> PrimExpr:
@@ -512,7 +512,7 @@ class _IndexCalls(StmtExprMutator):
 
     def visit_Let(self, e: Let) -> PrimExpr:
         value = self.visit_expr(e.value)
-        if calls_out(value) and _dt.lanes(value.dtype) == 1:
+        if calls_out(value) and _dt.lanes(value.dtype) == 1 and not is_convergent(value):
             value = self._bound(value)
         self.inner.add(e.var)
         try:
