@@ -124,24 +124,38 @@ def test_wavefront_intrinsics_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_pa
     np.testing.assert_array_equal(got[3], lanes.astype("float32"))
 
 
-def test_apache_warp_shuffles_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_path):
-    """Apache TVM's T.tvm_warp_shuffle, _up, _down and _xor through the wavefront helpers, in
-    segments narrower than the wavefront, against NumPy (CUDA's rules: an xor partner in a
-    later segment keeps its own value)."""
-    from tvm.testing import kernels as zoo
-
-    dtypes = ["float32", "float16", "int8", "int64"]  # 8- and 16-bit values travel in 32 bits
-    funcs = [zoo.warp_shuffles(d, name=f"shuffles_{d}") for d in dtypes]
+def run_on_wave32(mock_hip, tmp_path, funcs: list, body: str) -> str:
+    """Build the gfx1100 HIP of ``funcs`` (zoo kernels) for the emulator, then run ``body`` (after
+    ``dev``, ``zoo`` and NumPy are bound) in a fresh process on the mock HIP library; its output."""
     sources = [tvm.compile(f, target="rocm -arch=gfx1100").imports[0].inspect_source("hip") for f in funcs]
-    emulators = [hip_on_cpu.build(src, tmp_path) for src in sources]
+    emulators = [str(hip_on_cpu.build(src, tmp_path)) for src in sources]
     proc = run_python(
         f"""
         import ctypes, numpy as np, tvm
         from tvm.testing import kernels as zoo
         mock = ctypes.CDLL({str(mock_hip)!r})
-        for lib in {[str(e) for e in emulators]!r}:
+        for lib in {emulators!r}:
             assert mock.mock_add_emulator(lib.encode())
         dev = tvm.device("rocm", 0)
+        """
+        + body,
+        env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
+        clean_tvm_env=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_apache_warp_shuffles_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_path):
+    """Apache TVM's T.tvm_warp_shuffle, _up, _down and _xor through the wavefront helpers, in
+    segments narrower than the wavefront, against NumPy (CUDA's rules: an xor partner in a
+    later segment keeps its own value)."""
+    dtypes = ["float32", "float16", "int8", "int64"]  # 8- and 16-bit values travel in 32 bits
+    out = run_on_wave32(
+        mock_hip,
+        tmp_path,
+        [kernels.warp_shuffles(d, name=f"shuffles_{d}") for d in dtypes],
+        f"""
         for dtype in {dtypes!r}:
             mod = tvm.compile(zoo.warp_shuffles(dtype, name=f"shuffles_{{dtype}}"), target="rocm -arch=gfx1100")
             a = (np.random.default_rng(5).standard_normal(64) * 50).astype(dtype)
@@ -150,25 +164,17 @@ def test_apache_warp_shuffles_run_on_the_cpu_as_on_a_wave32_gpu(mock_hip, tmp_pa
             np.testing.assert_array_equal(b.numpy(), zoo.warp_shuffles_reference(a), err_msg=dtype)
         print("shuffles ok")
         """,
-        env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
-        clean_tvm_env=True,
     )
-    assert proc.returncode == 0 and "shuffles ok" in proc.stdout, proc.stdout + proc.stderr
+    assert "shuffles ok" in out
 
 
 def test_dynamic_shared_memory_runs_on_the_cpu(mock_hip, tmp_path):
     """The zoo's reversal through dynamic shared memory (the emulator could not build it)."""
-    from tvm.testing import kernels as zoo
-
-    source = tvm.compile(zoo.reverse_in_dynamic_shared(), target="rocm -arch=gfx1100").imports[0].inspect_source("hip")
-    emulator = hip_on_cpu.build(source, tmp_path)
-    proc = run_python(
-        f"""
-        import ctypes, numpy as np, tvm
-        from tvm.testing import kernels as zoo
-        mock = ctypes.CDLL({str(mock_hip)!r})
-        assert mock.mock_add_emulator({str(emulator)!r}.encode())
-        dev = tvm.device("rocm", 0)
+    out = run_on_wave32(
+        mock_hip,
+        tmp_path,
+        [kernels.reverse_in_dynamic_shared()],
+        """
         mod = tvm.compile(zoo.reverse_in_dynamic_shared(), target="rocm -arch=gfx1100")
         a = np.arange(256, dtype="float32")
         b = tvm.runtime.empty((256,), "float32", dev)
@@ -176,7 +182,5 @@ def test_dynamic_shared_memory_runs_on_the_cpu(mock_hip, tmp_path):
         np.testing.assert_array_equal(b.numpy(), a.reshape(4, 64)[:, ::-1].reshape(-1))
         print("reversed")
         """,
-        env={"TVM_ROCM_LIBRARY": str(mock_hip), "MOCK_HIP_ARCH": "gfx1100"},
-        clean_tvm_env=True,
     )
-    assert proc.returncode == 0 and "reversed" in proc.stdout, proc.stdout + proc.stderr
+    assert "reversed" in out
