@@ -60,6 +60,23 @@ def test_simd_group_intrinsics(clangxx, tmp_path):
 
 
 @T.prim_func
+def simd_in_arms(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (32,), "float32")
+    B = T.match_buffer(b, (32,), "float32")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        odd = T.And(tx % 2 == 1, T.metal.simd_shuffle_xor(A[tx], 1) > T.float32(0))
+        B[tx] = T.Select(odd, T.metal.simd_shuffle_xor(A[tx], 1), A[tx])
+
+
+def test_simd_operations_in_select_arms_and_after_and_run_on_every_lane(clangxx, tmp_path):
+    """A simdgroup operation in an arm of T.Select or on the right of T.And goes through a
+    function's arguments (C's ?: and && would skip it on some lanes)."""
+    source = tvm.compile(simd_in_arms, target="metal").imports[0].inspect_source()
+    assert "tvm_and(((tx & 1) == 1), (simd_shuffle_xor" in source and "tvm_select_float(odd, simd_shuffle_xor" in source
+    assert check(source, tmp_path, clangxx) == ""
+
+
+@T.prim_func
 def doubles(a: T.handle):
     A = T.match_buffer(a, (32,), "float64")
     for tx in T.thread_binding(32, thread="threadIdx.x"):

@@ -415,6 +415,15 @@ def test_subgroup_operations_enable_subgroups():
     assert "subgroupAdd(A[tx])" in src and "subgroupShuffleXor(A[tx], u32(1i))" in src and "i32(tvm_sg_id)" in src
     assert "subgroup" not in wgsl(kernels.vector_add())  # only kernels that use them enable them
 
+    @T.prim_func
+    def after_and(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        B = T.match_buffer(b, (64,), "float32")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            B[tx] = T.Select(T.Or(tx < 8, T.webgpu.subgroup_add(A[tx]) > T.float32(1)), T.float32(1), T.float32(2))
+
+    assert "((tx < 8i) | (subgroupAdd(A[tx]) > " in wgsl(after_and)  # not ||: every lane adds
+
 
 def test_subgroup_operations_take_32_bit_values():
     from tvm.script.diagnostics import TVMScriptError

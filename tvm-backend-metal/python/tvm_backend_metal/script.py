@@ -14,7 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.tir.expr import Call
-from tvm.tir.op import convert
+from tvm.tir.op import convert, register_convergent
+
+register_convergent(
+    *(
+        f"metal.{n}"
+        for n in (
+            "simd_max",
+            "simd_min",
+            "simd_shuffle",
+            "simd_shuffle_down",
+            "simd_shuffle_up",
+            "simd_shuffle_xor",
+            "simd_sum",
+        )
+    )
+)  # every lane reaches them together
 
 __all__ = [
     "simd_max",

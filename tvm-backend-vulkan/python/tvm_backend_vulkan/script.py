@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.tir.expr import Call, FloatImm, IntImm, PrimExpr
+from tvm.tir.op import register_convergent
 
 
 def _expr(x: Any, dtype: str) -> PrimExpr:
@@ -64,6 +65,10 @@ def subgroup_invocation_id() -> Call:
     """This invocation's index in its subgroup, as int32."""
     return Call("int32", "vulkan.subgroup_invocation_id", ())
 
+
+register_convergent(
+    *(f"vulkan.{n}" for n in ("subgroup_add", "subgroup_max", "subgroup_shuffle", "subgroup_shuffle_xor"))
+)  # every lane reaches them together
 
 __all__ = [
     "subgroup_add",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.tir.expr import Call
-from tvm.tir.op import convert
+from tvm.tir.op import convert, register_convergent
 
 
 def _value(value: Any) -> Any:
@@ -75,6 +75,13 @@ def subgroup_invocation_id() -> Call:
     """This invocation's index in its subgroup, as int32 (``subgroup_invocation_id``)."""
     return Call("int32", "webgpu.subgroup_invocation_id", ())
 
+
+register_convergent(
+    *(
+        f"webgpu.{n}"
+        for n in ("subgroup_add", "subgroup_max", "subgroup_min", "subgroup_shuffle", "subgroup_shuffle_xor")
+    )
+)  # every lane reaches them together
 
 __all__ = [
     "subgroup_add",

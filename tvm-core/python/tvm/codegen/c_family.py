@@ -49,7 +49,7 @@ from tvm.tir import stmt as S
 from tvm.tir.analysis import any_node
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor, StmtExprMutator
-from tvm.tir.op import binary, is_reinterpret
+from tvm.tir.op import binary, is_convergent, is_reinterpret
 
 from .vector_runs import VectorBuilder, group_store_runs
 
@@ -817,7 +817,34 @@ class CFamilyPrinter(ExprFunctor[str]):
         return f"(!{self.expr(e.a)})"
 
     def visit_Select(self, e: E.Select) -> str:
-        return f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : {self.expr(e.false_value)})"
+        """``c ? a : b``; T.Select evaluates both arms, so an arm holding a warp collective
+        (:func:`tvm.tir.op.is_convergent`), which every lane must reach, goes through a function
+        whose arguments every lane evaluates."""
+        if not (is_convergent(e.true_value) or is_convergent(e.false_value)):
+            return f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : {self.expr(e.false_value)})"
+        t = self.compute_type(e.dtype)
+        name = f"tvm_select_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
+        self.helpers.setdefault(
+            name, f"{self.HELPER_QUALIFIER} {t} {name}(bool c, {t} a, {t} b) {{ return c ? a : b; }}"
+        )
+        return f"{name}({self.expr(e.condition)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})"
+
+    def visit_And(self, e: E.BinaryOp) -> str:
+        return self.logical(e, "and", "&&")
+
+    def visit_Or(self, e: E.BinaryOp) -> str:
+        return self.logical(e, "or", "||")
+
+    def logical(self, e: E.BinaryOp, name: str, symbol: str) -> str:
+        """``&&`` / ``||``, except that a right side holding a warp collective is evaluated on
+        every lane (through a function's arguments), as TIR's And and Or evaluate both sides."""
+        if not is_convergent(e.b):
+            return self.visit_CmpOp(e)
+        helper = f"tvm_{name}"
+        self.helpers.setdefault(
+            helper, f"{self.HELPER_QUALIFIER} bool {helper}(bool a, bool b) {{ return a {symbol} b; }}"
+        )
+        return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})"
 
     def visit_Let(self, e: E.Let) -> str:
         # TIR expressions are pure: substituting the value is equivalent and portable C.

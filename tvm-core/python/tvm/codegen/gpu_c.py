@@ -10,7 +10,6 @@ bounds and alignment, helpers) and adds its own intrinsics.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Optional
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
@@ -20,7 +19,6 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import post_order_visit
-from tvm.tir.op import is_convergent
 
 __all__ = ["FIXED_WIDTH_TYPEDEFS", "GPUCPrinter", "threads_per_block", "gpu_function_table"]
 
@@ -108,36 +106,6 @@ class GPUCPrinter(CFamilyPrinter):
             mask, value, lane, width = (self.expr(a) for a in call.args[:4])
             return self.warp_shuffle(op.removeprefix("tvm_warp_shuffle"), mask, value, lane, width, call.args[4].value)
         return super().print_call(call)
-
-    def visit_Select(self, e: E.Select) -> str:
-        """T.Select evaluates both arms; C's ``?:`` evaluates one, so an arm holding a warp
-        collective (:func:`tvm.tir.op.is_convergent`) goes through a function, whose arguments
-        every lane evaluates."""
-        if not (is_convergent(e.true_value) or is_convergent(e.false_value)):
-            return super().visit_Select(e)
-        t = self.compute_type(e.dtype)
-        name = f"tvm_select_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
-        self.helpers.setdefault(
-            name, f"{self.HELPER_QUALIFIER} {t} {name}(bool c, {t} a, {t} b) {{ return c ? a : b; }}"
-        )
-        return f"{name}({self.expr(e.condition)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})"
-
-    def visit_And(self, e: E.BinaryOp) -> str:
-        return self._logical(e, "and", "&&")
-
-    def visit_Or(self, e: E.BinaryOp) -> str:
-        return self._logical(e, "or", "||")
-
-    def _logical(self, e: E.BinaryOp, name: str, symbol: str) -> str:
-        """``&&`` / ``||``, except that a right side holding a warp collective is evaluated on
-        every lane (through a function's arguments), as TIR's And and Or evaluate both sides."""
-        if not is_convergent(e.b):
-            return self.visit_CmpOp(e)
-        helper = f"tvm_{name}"
-        self.helpers.setdefault(
-            helper, f"{self.HELPER_QUALIFIER} bool {helper}(bool a, bool b) {{ return a {symbol} b; }}"
-        )
-        return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})"
 
     def check_width(self, op: str, width: E.PrimExpr, most: int) -> None:
         """A constant segment width of a warp operation is a power of two from 1 to ``most`` (a
