@@ -80,6 +80,15 @@ def test_math_lowers_inline_or_is_refused_by_name():
     with pytest.raises(CodegenError, match=r"T\.tanh in float32 needs ROCm's device library \(ocml\)"):
         tvm.compile(tanh_kernel, target="rocm")
 
+    @T.prim_func
+    def floormod64(a: T.handle):
+        A = T.match_buffer(a, (64,), "float64")
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            A[tx] = T.floormod(A[tx], T.float64(0.7))
+
+    with pytest.raises(CodegenError, match=r"T\.fmod \(or a float T\.floormod or %, computed with it\) in float64"):
+        codegen.generate_source([floormod64])
+
 
 def test_an_unusable_compiler_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TVM_ROCM_CLANG", "/nonexistent/clang")

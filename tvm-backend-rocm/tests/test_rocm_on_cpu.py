@@ -184,3 +184,34 @@ def test_dynamic_shared_memory_runs_on_the_cpu(mock_hip, tmp_path):
         """,
     )
     assert "reversed" in out
+
+
+DIVERGENT_SHUFFLE = """
+from tvm.script import tir as T
+
+@T.prim_func
+def divergent(a: T.handle):
+    A = T.match_buffer(a, (32,), "float32")
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        if tx < 16:
+            A[tx] = T.rocm.shfl(A[tx], 20, 32)
+"""
+
+
+def test_a_failed_emulated_launch_says_why(mock_hip, tmp_path):
+    """The mock HIP library reports the emulator's reason (here a shuffle that half the lanes
+    never reach), not a bare launch failure."""
+    out = run_on_wave32(
+        mock_hip,
+        tmp_path,
+        [tvm.script.parse(DIVERGENT_SHUFFLE)],
+        f"""
+        mod = tvm.compile(tvm.script.parse({DIVERGENT_SHUFFLE!r}), target="rocm -arch=gfx1100")
+        try:
+            mod["divergent"](tvm.runtime.tensor(np.zeros(32, "float32"), dev))
+            dev.sync()
+        except Exception as err:
+            print("raised:", err)
+        """,
+    )
+    assert "raised:" in out and "deadlock" in out, out

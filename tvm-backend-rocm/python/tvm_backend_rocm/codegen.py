@@ -103,9 +103,11 @@ class HIPPrinter(GPUCPrinter):
         name = None if names is None else names[1 if double else 0]
         if name is None:
             known = sorted(k for k, v in _MATH.items() if v[1 if double else 0])
+            # fmod may be what a float T.floormod or % is computed with: say so
+            through = " (or a float T.floormod or %, computed with it)" if op == "fmod" else ""
             raise CodegenError(
-                f"T.{op} in {'float64' if double else 'float32'} needs ROCm's device library (ocml), which the "
-                f"ROCm backend does not link (it compiles without a ROCm installation); math it lowers inline: "
+                f"T.{op}{through} in {'float64' if double else 'float32'} needs ROCm's device library (ocml), which "
+                f"the ROCm backend does not link (it compiles without a ROCm installation); math it lowers inline: "
                 f"{', '.join(known)}"
             )
         return name

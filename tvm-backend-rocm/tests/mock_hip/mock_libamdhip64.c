@@ -68,7 +68,12 @@ const char* hipGetErrorName(hipError_t e) {
       return "hipSuccess";
   }
 }
-const char* hipGetErrorString(hipError_t e) { return e ? "mock HIP error" : "no error"; }
+/* Why the last emulated launch failed (the kit's tvm/testing/gpu_on_cpu.h). */
+char mock_emulator_error[512];
+const char* hipGetErrorString(hipError_t e) {
+  if (e == ERR_LAUNCH && mock_emulator_error[0]) return mock_emulator_error;
+  return e ? "mock HIP error" : "no error";
+}
 hipError_t hipGetDeviceCount(int* n) {
   const char* s = getenv("MOCK_HIP_DEVICES");
   *n = s && atoi(s) > 0 ? atoi(s) : 1;
@@ -196,9 +201,6 @@ typedef int (*EmuLaunch)(const char*, size_t, const unsigned*, const unsigned*, 
                          size_t);
 static void* emulators[64];
 static int n_emulators = 0;
-/* Why the last emulated launch failed. */
-char mock_emulator_error[512];
-
 int mock_add_emulator(const char* path) {
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib || n_emulators == 64) return 0;
