@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from cuda_helpers import find_cxx
-from tvm.testing import GPU_ON_CPU_HEADER
+from tvm.testing import GPU_ON_CPU_HEADER, on_cpu_dynamic_shared
 
 HERE = Path(__file__).resolve().parent
 HEADER = Path(GPU_ON_CPU_HEADER)
@@ -170,7 +170,7 @@ def host_source(cuda_source: str) -> str:
     for pattern, repl in _INLINE_PTX:
         src = pattern.sub(repl, src)
     # the module's dynamic shared memory array is the header's global one
-    src = re.sub(r"extern __shared__ [^;]*\btvm_dyn_shmem\[\];", "using ::tvm_dyn_shmem;", src)
+    src = on_cpu_dynamic_shared(src)
     src = src.replace("extern __shared__", "extern")
     leftover = re.search(r"\basm\b.*", src)
     if leftover:

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tvm.testing import GPU_ON_CPU_HEADER
+from tvm.testing import GPU_ON_CPU_HEADER, on_cpu_dynamic_shared
 
 HERE = Path(__file__).resolve().parent
 SHIM = HERE / "mock_hip" / "hip_on_cpu.h"
@@ -34,8 +34,7 @@ def build(hip_source: str, out_dir: Path) -> Path:
     cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
     if cxx is None:
         raise RuntimeError("no C++ compiler to build the CPU emulation of the kernels")
-    # the module's dynamic shared memory array is the kit header's global one
-    hip_source = re.sub(r"extern __shared__ [^;]*\btvm_dyn_shmem\[\];", "using ::tvm_dyn_shmem;", hip_source)
+    hip_source = on_cpu_dynamic_shared(hip_source)
     text = (
         '#include "hip_on_cpu.h"\nnamespace tvm_emu_kernels {\n'
         + _PRELUDE_ATTRIBUTES.sub("", hip_source)

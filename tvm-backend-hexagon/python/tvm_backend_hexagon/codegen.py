@@ -34,7 +34,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node, free_vars
-from tvm.tir.op import is_barrier
+from tvm.tir.op import is_barrier, is_convergent
 from tvm.tir.functor import post_order_visit
 
 from . import toolchain
@@ -242,6 +242,7 @@ class HexagonPrinter(CFamilyPrinter):
         name = name or func.global_symbol
         self.reserve(name)
         self._modes[name] = run_mode(func)
+        self.may_converge = is_convergent(func.body)
         team = self._modes[name] == TEAM
         self._threads_as_loops = not team and threads_nest_once(func.body) and not _offset_thread_bindings(func)
         self.emit(

@@ -16,21 +16,6 @@ from typing import Any
 from tvm.tir.expr import Call
 from tvm.tir.op import convert, register_convergent
 
-register_convergent(
-    *(
-        f"metal.{n}"
-        for n in (
-            "simd_max",
-            "simd_min",
-            "simd_shuffle",
-            "simd_shuffle_down",
-            "simd_shuffle_up",
-            "simd_shuffle_xor",
-            "simd_sum",
-        )
-    )
-)  # every lane reaches them together
-
 __all__ = [
     "simd_max",
     "simd_min",
@@ -40,6 +25,7 @@ __all__ = [
     "simd_shuffle_xor",
     "simd_sum",
 ]
+register_convergent(*(f"metal.{n}" for n in __all__))  # every lane of a simdgroup reaches them together
 
 
 def _reduce(name: str, value: Any) -> Call:

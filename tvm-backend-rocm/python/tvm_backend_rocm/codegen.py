@@ -171,18 +171,19 @@ template <typename T>
 }}""",
         )
 
-    def _width(self, e: E.PrimExpr, op: str = "T.rocm") -> str:
+    def _width(self, e: E.PrimExpr, op: str) -> str:
+        """The segment width ``e`` of T.rocm operation ``op`` (``rocm.shfl``) as HIP."""
         if isinstance(e, E.IntImm) and e.value == WAVEFRONT:
             return "__AMDGCN_WAVEFRONT_SIZE"
-        self.check_width(op.removeprefix("T."), e, 64)
+        self.check_width(op, e, 64)
         if isinstance(e, E.IntImm):
-            self.needs_lanes(e.value, op)
+            self.needs_lanes(e.value, f"T.{op}")
         return self.expr(e)
 
     def _shuffle(self, name: str, call: E.Call) -> str:
         self._wave_helpers()
         value, lane, width = call.args
-        return f"tvm_rocm_{name}({self.expr(value)}, {self.expr(lane)}, {self._width(width, f'T.rocm.{name}')})"
+        return f"tvm_rocm_{name}({self.expr(value)}, {self.expr(lane)}, {self._width(width, f'rocm.{name}')})"
 
     def call_rocm_shfl(self, call: E.Call) -> str:
         return self._shuffle("shfl", call)
@@ -226,7 +227,7 @@ template <typename T>
         self._wave_helpers()
         name = self.warp_reduce_helper("tvm_rocm_warp", kind, call.dtype, "tvm_rocm_shfl_xor(v, d, width)")
         value, width = call.args
-        return f"{name}({self.expr(value)}, {self._width(width, f'T.rocm.warp_{kind}')})"
+        return f"{name}({self.expr(value)}, {self._width(width, f'rocm.warp_{kind}')})"
 
     def call_rocm_lane_id(self, call: E.Call) -> str:
         self._wave_helpers()

@@ -26,7 +26,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
-from tvm.tir.op import is_convergent, is_reinterpret
+from tvm.tir.op import is_reinterpret
 from tvm.tir.transform import dynamic_shared_bytes
 
 #: Words WGSL reserves (keywords and reserved words that kernels plausibly use as names).
@@ -244,7 +244,7 @@ class WGSLPrinter(CFamilyPrinter):
     def logical(self, e: E.BinaryOp, name: str, symbol: str) -> str:
         """``&&`` / ``||``; with a subgroup operation on the right, WGSL's ``&`` / ``|`` of bools,
         which evaluate both sides."""
-        if not is_convergent(e.b):
+        if not self.converges(e.b):
             return super().logical(e, name, symbol)
         return f"({self.expr(e.a)} {symbol[0]} {self.expr(e.b)})"
 

@@ -816,11 +816,20 @@ class CFamilyPrinter(ExprFunctor[str]):
     def visit_Not(self, e: E.Not) -> str:
         return f"(!{self.expr(e.a)})"
 
+    #: Whether the function being printed holds a warp collective (set where each function's
+    #: printing starts; True before, so that nothing is missed): the expressions of one that
+    #: holds none are not searched, which would cost a walk of every Select's arms.
+    may_converge = True
+
+    def converges(self, e: E.PrimExpr) -> bool:
+        """Whether ``e`` holds a warp collective (:func:`tvm.tir.op.is_convergent`)."""
+        return self.may_converge and is_convergent(e)
+
     def visit_Select(self, e: E.Select) -> str:
-        """``c ? a : b``; T.Select evaluates both arms, so an arm holding a warp collective
-        (:func:`tvm.tir.op.is_convergent`), which every lane must reach, goes through a function
-        whose arguments every lane evaluates."""
-        if not (is_convergent(e.true_value) or is_convergent(e.false_value)):
+        """``c ? a : b``; T.Select evaluates both arms, so an arm holding a warp collective,
+        which every lane must reach, goes through a function whose arguments every lane
+        evaluates."""
+        if not (self.converges(e.true_value) or self.converges(e.false_value)):
             return f"({self.expr(e.condition)} ? {self.expr(e.true_value)} : {self.expr(e.false_value)})"
         t = self.compute_type(e.dtype)
         name = f"tvm_select_{re.sub(r'[^0-9A-Za-z]', '_', t)}"
@@ -838,7 +847,7 @@ class CFamilyPrinter(ExprFunctor[str]):
     def logical(self, e: E.BinaryOp, name: str, symbol: str) -> str:
         """``&&`` / ``||``, except that a right side holding a warp collective is evaluated on
         every lane (through a function's arguments), as TIR's And and Or evaluate both sides."""
-        if not is_convergent(e.b):
+        if not self.converges(e.b):
             return self.visit_CmpOp(e)
         helper = f"tvm_{name}"
         self.helpers.setdefault(
@@ -1388,6 +1397,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         name = name or func.global_symbol
         self.reserve(name)
         self._dyn_offset = None
+        self.may_converge = is_convergent(func.body)
         sig = self.kernel_signature(func, name)
         self.emit(sig + " {")
         self._indent += 1

@@ -26,6 +26,7 @@ from tvm.tir import expr as E
 from tvm.tir import stmt as S
 from tvm.tir.function import PrimFunc
 from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
+from tvm.tir.op import is_convergent
 from tvm.tir.printer import expr_text
 from tvm.tir.functor import post_order_visit
 from tvm.tir.transform.flatten import constant_extent, flat_bytes
@@ -1478,6 +1479,7 @@ def generate_host(
         # every function gets its own name scope (but one helper set)
         printer._names, printer._used = {}, set(printer._used)
         printer.device_type = 1 if f.global_symbol in on_cpu else device_type
+        printer.may_converge = is_convergent(f.body)
         bodies.append(HostFunctionPrinter(printer, f).print())
         names.append(f.global_symbol)
     handles = printer._launch_handles

@@ -23,6 +23,15 @@ from .process import run_python
 #: to run the kernels on the CPU under a mock driver (see the header's comment).
 GPU_ON_CPU_HEADER = _os.path.join(_os.path.dirname(__file__), "gpu_on_cpu.h")
 
+
+def on_cpu_dynamic_shared(source: str) -> str:
+    """Generated CUDA or HIP ``source`` whose ``extern __shared__ ... tvm_dyn_shmem[]`` (the
+    module's dynamic shared memory) names the global buffer of :data:`GPU_ON_CPU_HEADER`."""
+    import re
+
+    return re.sub(r"extern __shared__ [^;]*\btvm_dyn_shmem\[\];", "using ::tvm_dyn_shmem;", source)
+
+
 __all__ = [
     "GPU_ON_CPU_HEADER",
     "assert_allclose",
@@ -32,6 +41,7 @@ __all__ = [
     "fixture",
     "kernels",
     "main",
+    "on_cpu_dynamic_shared",
     "parameter",
     "run_with_gpu_lock",
     "run_python",

@@ -69,6 +69,10 @@ from .expr import (
 ExprLike = Union[PrimExpr, int, float, bool]
 
 #: name -> (number of args or None for variadic, result dtype rule); see the module docstring.
+#: Apache TVM's warp shuffles: ``tvm_warp_shuffle`` by lane, ``_up``/``_down`` by an offset,
+#: ``_xor`` by a lane mask.
+WARP_SHUFFLES = tuple(f"tvm_warp_shuffle{kind}" for kind in ("", "_up", "_down", "_xor"))
+
 INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "exp": (1, "float"),
     "exp2": (1, "float"),
@@ -113,7 +117,7 @@ INTRINSICS: dict[str, tuple[Optional[int], str]] = {
     "bitwise_not": (1, "int"),
     "tvm_storage_sync": (1, "void"),
     # Apache TVM's warp shuffles: (mask, value, lane / offset / lane mask, width, warp_size)
-    **{f"tvm_warp_shuffle{kind}": (5, "moved") for kind in ("", "_up", "_down", "_xor")},
+    **{name: (5, "moved") for name in WARP_SHUFFLES},
     "tvm_warp_activemask": (0, "uint32"),
     "ret": (None, "void"),  # ``return`` / ``return x`` in TVMScript: leave a host function (with x)
     "tir.launch_kernel": (None, "int32"),
@@ -771,9 +775,7 @@ def tvm_warp_activemask() -> PrimExpr:
 #: Ops every lane of a warp (subgroup) must reach together: shuffles, warp reductions, ballots.
 #: Backends add theirs (``register_convergent``); a code generator evaluates them on every lane
 #: of an expression that holds one, and no pass makes one conditional.
-CONVERGENT_OPS: set[str] = {f"tvm_warp_shuffle{kind}" for kind in ("", "_up", "_down", "_xor")} | {
-    "tvm_warp_activemask"
-}
+CONVERGENT_OPS: set[str] = {*WARP_SHUFFLES, "tvm_warp_activemask"}
 
 
 def register_convergent(*ops: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from .database import Database, default_database
 from .fingerprint import device_fingerprint
-from .tunable import Tunable, signature
+from .tunable import Tunable, built_function, signature
 
 
 @dataclass
@@ -230,7 +230,7 @@ def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, at
 
     try:
         func = kernel.build(config)
-        fn = tvm.compile(func, tgt)[entry_name(func)]
+        fn = tvm.compile(func, tgt)[built_function(func)[0]]
         for fill in (0xFF, 0x00):  # an element the configuration leaves unwritten holds one of them
             outs = [_filled(shape, dtype, fill, dev) for shape, dtype in outputs]
             args = [*args_in, *outs]
@@ -254,18 +254,3 @@ def _filled(shape: Sequence[int], dtype: str, byte: int, dev: Any) -> Any:
     host = np.empty(tuple(shape), tvm.runtime.numpy_dtype(dtype))
     host.view(np.uint8)[...] = byte
     return tvm.runtime.tensor(host, dev)
-
-
-def entry_name(func: Any) -> str:
-    """The function ``tvm.compile(func)`` exports for a tunable's build: a PrimFunc's name, or
-    the one function of an IRModule; TypeError for anything else."""
-    symbol = getattr(func, "global_symbol", None)
-    if isinstance(symbol, str):
-        return symbol
-    functions = getattr(func, "functions", None)
-    if isinstance(functions, dict) and len(functions) == 1:
-        return next(iter(functions))
-    raise TypeError(
-        f"a tunable kernel's factory returns a PrimFunc (or an IRModule of one function), got "
-        f"{type(func).__name__}{' of ' + str(len(functions)) + ' functions' if isinstance(functions, dict) else ''}"
-    )

@@ -154,12 +154,25 @@ class Tunable:
             return None
 
 
-def signature(func: Any) -> str:
+def built_function(built: Any) -> tuple[str, Any]:
+    """The name ``tvm.compile`` exports for a tunable's build and its PrimFunc: a PrimFunc's
+    own, or the one function of an IRModule; TypeError for anything else."""
+    symbol = getattr(built, "global_symbol", None)
+    if isinstance(symbol, str):
+        return symbol, built
+    functions = getattr(built, "functions", None)
+    if isinstance(functions, dict) and len(functions) == 1:
+        return next(iter(functions.items()))
+    raise TypeError(
+        f"a tunable kernel's factory returns a PrimFunc (or an IRModule of one function), got "
+        f"{type(built).__name__}{' of ' + str(len(functions)) + ' functions' if isinstance(functions, dict) else ''}"
+    )
+
+
+def signature(built: Any) -> str:
     """The dtypes and shapes of a tunable build's arguments (``float32[64, 64], int32``): what a
     tuning record was measured for."""
-    functions = getattr(func, "functions", None)
-    if isinstance(functions, dict) and len(functions) == 1:
-        func = next(iter(functions.values()))
+    func = built_function(built)[1]
     parts = []
     for param in getattr(func, "params", ()):
         buf = getattr(func, "buffer_map", {}).get(param)

@@ -788,7 +788,7 @@ class Parser:
         ahead = dynamic or step > 0
         low, high = (mn, _op.convert(stop, dtype)) if ahead else (_op.convert(stop, dtype), mn)
         some_trips = _op.binary("lt", low, high)
-        if dtype == "int32" and (nonnegative(low, self.nonnegative_vars) or _is_zero(low)):
+        if dtype == "int32" and nonnegative(low, self.nonnegative_vars):
             stride = _op.cast(dtype, step) if dynamic else IntImm(dtype, abs(step))
             plain = _op.binary(
                 "add", _op.binary("floordiv", _op.binary("sub", _op.binary("sub", high, low), 1), stride), 1
