@@ -120,6 +120,21 @@ def test_dtype_the_target_lacks(capped_kind):
     assert "A[tx] = A[tx] * T.float64(2)" in str(err.value)
 
 
+@T.prim_func
+def copysign_double(A: T.Buffer((4,), "float64"), B: T.Buffer((4,), "float64")):
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        B[tx] = T.copysign(A[tx], A[tx] - T.float64(1))
+
+
+def test_a_float_sign_read_as_an_integer_the_target_lacks(capped_kind):
+    """T.copysign reads a float64's sign bit as an int64: without int64 the error says so rather
+    than naming an int64 value the kernel does not show."""
+    target = Target("capped -supports_float64=true -supports_int64=false")
+    with pytest.raises(TIRVerifyError, match=r"uses the bits of a float64 value as int64 \(to read its sign") as err:
+        lower(copysign_double, target)
+    assert "T.copysign(A[tx], A[tx] - T.float64(1))" in str(err.value)
+
+
 def test_kind_passes_run_on_every_kernel(capped_kind):
     SEEN.clear()
     lower(fits, Target("capped"))

@@ -173,7 +173,7 @@ def tune(
         raise ValueError(f"tvm.tune: no configuration of {kernel.key} is valid on {tgt}: {reasons}")
     default_ms = trials[0].get("ms")
     record = {"config": best["config"], "ms": best["ms"], "default_ms": default_ms}
-    record["signature"] = signature(kernel.build(best["config"]))  # a record serves these arguments only
+    record["signature"] = best["signature"]  # a record serves these arguments only
     _store(db, kernel.key, tgt, fingerprint, record)
     return TuneResult(
         kernel.key,
@@ -223,7 +223,8 @@ def _store(db: Database, key: str, tgt: Any, fingerprint: str, record: dict) -> 
 
 
 def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, atol) -> dict:
-    """Compile, check and time one configuration: ``{"config", "ms"}`` or ``{"config", "error"}``."""
+    """Compile, check and time one configuration: ``{"config", "ms", "signature"}`` or
+    ``{"config", "error"}``."""
     import numpy as np
 
     import tvm
@@ -239,7 +240,8 @@ def _trial(kernel, config, tgt, dev, args_in, outputs, expect, repeats, rtol, at
             got = outs[-1].numpy()
             if not np.allclose(got.astype("float64"), expect.astype("float64"), rtol=rtol, atol=atol):
                 return {"config": config, "error": "wrong result (differs from the reference)"}
-        return {"config": config, "ms": _time_ms(lambda: fn(*args), dev.sync, repeats)}
+        ms = _time_ms(lambda: fn(*args), dev.sync, repeats)
+        return {"config": config, "ms": ms, "signature": signature(func)}
     except Exception as err:  # noqa: BLE001 - a configuration that fails is skipped, with why
         return {"config": config, "error": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}
 

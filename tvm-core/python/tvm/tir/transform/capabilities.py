@@ -13,6 +13,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir.expr import BufferLoad, IntImm, PrimExpr, Var
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, post_order_visit
+from tvm.tir.op import is_reinterpret
 from tvm.tir.stmt import Allocate, BufferStore, For, LetStmt
 
 from .placement import byte_arena_shared_memory
@@ -157,8 +158,10 @@ class _FirstUse(StmtExprVisitor):
         if self.found is not None:
             return
         if isinstance(e, PrimExpr) and self._has(getattr(e, "dtype", "") or "void"):
-            what = f"variable '{e.name}'" if isinstance(e, Var) else "a value"
-            self.found = (f"{what} of {e.dtype}", e.dtype, self.span)
+            what = f"variable '{e.name}' of {e.dtype}" if isinstance(e, Var) else f"a value of {e.dtype}"
+            if is_reinterpret(e) and _dt.is_float(e.args[0].dtype):  # how a float's sign bit is read
+                what = f"the bits of a {e.args[0].dtype} value as {e.dtype} (to read its sign, as T.copysign does)"
+            self.found = (what, e.dtype, self.span)
             return
         super().visit_expr(e)
 
