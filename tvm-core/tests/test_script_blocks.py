@@ -32,6 +32,23 @@ def test_reduction_block_with_init():
 
 
 @T.prim_func
+def grid_as_one_name(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4, 6), "float32")):
+    for ij in T.grid(4, 6):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", ij)
+            B[vi, vj] = A[vi, vj] * T.float32(2) + T.Cast("float32", ij[1])
+
+
+def test_one_name_for_a_grid_is_the_tuple_of_its_loop_variables():
+    """``for ij in T.grid(m, n)`` binds ij to (ij_0, ij_1), as Apache TVM does."""
+    a = np.random.rand(4, 6).astype("float32")
+    b = tvm.runtime.tensor(np.zeros((4, 6), "float32"))
+    tvm.compile(grid_as_one_name, target="c")["grid_as_one_name"](tvm.runtime.tensor(a), b)
+    np.testing.assert_allclose(b.numpy(), a * 2 + np.arange(6, dtype="float32")[None, :])
+    assert "for ij_1 in range(6)" in grid_as_one_name.script()
+
+
+@T.prim_func
 def root_block_where(a: T.handle, c: T.handle):
     A = T.match_buffer(a, (100,), "float32")
     C = T.match_buffer(c, (100,), "float32")

@@ -666,8 +666,13 @@ class Parser:
         it = self.eval_expr(node.iter)
         if isinstance(it, range):
             it = T.serial(it.start, it.stop, it.step)
+        packed = None  # ``for ij in T.grid(m, n)``: ij is the tuple of the loop variables, as in Apache TVM
         if isinstance(it, T.GridSpec):
-            names = self._target_names(node.target, len(it.extents))
+            if isinstance(node.target, ast.Name) and len(it.extents) > 1:
+                packed = node.target.id
+                names = [(f"{packed}_{i}", node.target) for i in range(len(it.extents))]
+            else:
+                names = self._target_names(node.target, len(it.extents))
             specs = [T.serial(e) for e in it.extents]
         elif isinstance(it, T.LoopSpec):
             names = self._target_names(node.target, 1)
@@ -684,6 +689,8 @@ class Parser:
         threads_open = len(self.thread_loops)
         try:
             wraps = [self._loop_header(name, spec, node.iter, span) for (name, _), spec in zip(names, specs)]
+            if packed is not None:
+                self.scopes[-1][packed] = tuple(self.scopes[-1][name] for name, _ in names)
             body = self.parse_block(node.body)
         finally:
             del self.thread_loops[threads_open:]
