@@ -157,6 +157,43 @@ def test_match_buffer_of_a_region_is_a_view():
     np.testing.assert_allclose(b.numpy(), want, rtol=1e-6)
 
 
+@T.prim_func
+def tile_views_shape_left_out(A: T.Buffer((32, 32), "float16")):
+    for ti, tj, i, j in T.grid(2, 2, 16, 16):
+        with T.block("compute"):
+            vti, vtj, vi, vj = T.axis.remap("SSSS", [ti, tj, i, j])
+            tile = T.match_buffer(A[vti * 16 : (vti + 1) * 16, vtj * 16 : (vtj + 1) * 16])
+            tile[vi, vj] = T.float16(vti * 10 + vtj)
+
+
+def test_match_buffer_of_a_region_without_shape_takes_its_extents_and_dtype():
+    """As in Apache TVM: ``T.match_buffer(A[i * 16:(i + 1) * 16, ...])`` is a view shaped as the
+    region (its extents worked out from the bounds) of the buffer's dtype."""
+    a = tvm.runtime.tensor(np.zeros((32, 32), "float16"))
+    tvm.compile(tile_views_shape_left_out, target="c")["tile_views_shape_left_out"](a)
+    want = np.zeros((32, 32), "float16")
+    want[:16, 16:], want[16:, :16], want[16:, 16:] = 1, 10, 11
+    np.testing.assert_array_equal(a.numpy(), want)
+
+
+def test_match_buffer_without_shape_needs_one_for_a_parameter_or_an_open_region():
+    with pytest.raises(TVMScriptError, match=r"T.match_buffer of a parameter needs its shape"):
+
+        @T.prim_func
+        def of_a_handle(a: T.handle):
+            A = T.match_buffer(a)
+            A[0] = T.float32(1)
+
+    with pytest.raises(TVMScriptError, match=r"a region whose extents are not known here needs the view's shape"):
+
+        @T.prim_func
+        def open_region(A: T.Buffer((32,), "float32"), n: T.int32):
+            for i in range(1):
+                with T.block("b"):
+                    V = T.match_buffer(A[0:n])
+                    V[0] = T.float32(1)
+
+
 @pytest.mark.parametrize("func", ["tile_views", "batched_tile_views"])
 def test_lowered_region_views_compile_again(func):
     """A flat view states an extent that covers its region's offset (folded into every index), so

@@ -34,6 +34,7 @@ import builtins as _builtins
 import functools as _functools
 import math
 import re as _re
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -469,8 +470,8 @@ def Buffer(
 
 def match_buffer(
     param,
-    shape,
-    dtype: str = "float32",
+    shape=None,
+    dtype: Optional[str] = None,
     data=None,
     strides=None,
     elem_offset=None,
@@ -478,8 +479,14 @@ def match_buffer(
     align: int = 64,
     **_ignored,
 ) -> MatchBufferSpec:
-    """Bind a ``T.handle`` parameter to a buffer view: ``A = T.match_buffer(a, (n,), "float32")``."""
-    return MatchBufferSpec(param, Buffer(shape, dtype, None, strides, elem_offset, scope, align))
+    """Bind a ``T.handle`` parameter to a buffer view: ``A = T.match_buffer(a, (n,), "float32")``;
+    a view of a region (``T.match_buffer(A[0:4, j], (4,))``) takes, when not given, the region's
+    extents as its shape and the buffer's dtype (shape None and dtype None here: the parser
+    fills them in)."""
+    spec = Buffer(() if shape is None else shape, dtype or "float32", None, strides, elem_offset, scope, align)
+    if shape is None or dtype is None:
+        spec = dataclasses.replace(spec, shape=spec.shape if shape is not None else None, dtype=dtype and spec.dtype)
+    return MatchBufferSpec(param, spec)
 
 
 def alloc_buffer(

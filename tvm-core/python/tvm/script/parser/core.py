@@ -1083,8 +1083,12 @@ class Parser:
             extents = [_dt.lanes(i.dtype) for i in load.indices]
             val = T.MatchBufferSpec(_Region(load.buffer, starts, sliced, extents), val.spec)
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, _Region):
-            return self._match_region(name, val, target, node)
+            return self._match_region(name, self._region_spec(val, node), target, node)
         if isinstance(val, T.MatchBufferSpec):
+            if val.spec.shape is None:
+                raise self.error(node.value, "T.match_buffer of a parameter needs its shape: T.match_buffer(a, (n,))")
+            if val.spec.dtype is None:
+                val.spec.dtype = "float32"
             h = val.handle
             if not isinstance(h, Var) or h.dtype != "handle" or not any(h is p for p in self._handle_params()):
                 raise self.error(node.value, "T.match_buffer expects a T.handle parameter of this function")
@@ -1329,6 +1333,19 @@ class Parser:
             del self.thread_loops[threads_open:]
             self.depth -= 1
             self.scopes.pop()
+
+    def _region_spec(self, val: T.MatchBufferSpec, node: ast.stmt) -> T.MatchBufferSpec:
+        """``val`` with the shape (the region's extents) and dtype (its buffer's) it leaves out."""
+        region, spec = val.handle, val.spec
+        if spec.dtype is None:
+            spec = dataclasses.replace(spec, dtype=region.buffer.dtype)
+        if spec.shape is None:
+            if None in region.extents:
+                raise self.error(
+                    node.value, "T.match_buffer: a region whose extents are not known here needs the view's shape"
+                )
+            spec = dataclasses.replace(spec, shape=tuple(region.extents))
+        return T.MatchBufferSpec(region, spec)
 
     def _match_region(self, name: str, val: T.MatchBufferSpec, target: ast.Name, node: ast.stmt) -> None:
         """``X = T.match_buffer(A[i:i + 4, j], (4,))``: a view of ``A``'s memory starting at the
@@ -1911,7 +1928,17 @@ class Parser:
                 return upper.right.value
         lo, hi = self.eval_expr(lower), self.eval_expr(upper)
         lo, hi = (v.value if isinstance(v, IntImm) else v for v in (lo, hi))
-        return hi - lo if isinstance(lo, int) and isinstance(hi, int) else None
+        if isinstance(lo, int) and isinstance(hi, int):
+            return hi - lo
+        if isinstance(lo, (int, PrimExpr)) and isinstance(hi, (int, PrimExpr)):  # (i + 1) * 16 - i * 16
+            from tvm.tir.analysis import linear_form
+
+            try:
+                terms, length = linear_form(_op.binary("sub", _op.convert(hi), _op.convert(lo)))
+            except (TypeError, ValueError):
+                return None
+            return None if terms else length
+        return None
 
     def expr_Subscript(self, node: ast.Subscript):
         base = self.eval_expr(node.value)
