@@ -1847,11 +1847,87 @@ class Parser:
 
         return vload if method == "vload" else vstore
 
+    def _elements(self, elts: list) -> list:
+        """The values of a tuple or list display, ``*xs`` spliced in as Python does."""
+        out: list = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                out.extend(self._python_iterable(self.eval_expr(e.value), e.value, "*"))
+            else:
+                out.append(self.eval_expr(e))
+        return out
+
     def expr_Tuple(self, node: ast.Tuple):
-        return tuple(self.eval_expr(e) for e in node.elts)
+        return tuple(self._elements(node.elts))
 
     def expr_List(self, node: ast.List):
-        return [self.eval_expr(e) for e in node.elts]
+        return self._elements(node.elts)
+
+    def _python_iterable(self, value: Any, node: ast.AST, what: str) -> Any:
+        """``value`` as something Python iterates at parse time (``range(n)`` with constant
+        bounds as a Python range); TVMScriptError for a loop or value only known at run time."""
+        if isinstance(value, T.LoopSpec) and value.kind is ForKind.SERIAL and not value.annotations:
+            bounds = [x.value if isinstance(x, IntImm) else x for x in (value.start, value.stop, value.step)]
+            if all(isinstance(x, int) and not isinstance(x, bool) for x in bounds):
+                return range(*bounds)
+        if isinstance(value, (T.LoopSpec, T.GridSpec, PrimExpr)) or not hasattr(value, "__iter__"):
+            raise self.error(
+                node,
+                f"{what} takes Python values known when the kernel is written (a list, a tuple, range() of "
+                f"constants), got {_kind(value)}",
+            )
+        return value
+
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> list:
+        """``[f(x) for x in range(4) if x != 2]``: evaluated when the kernel is written, each
+        iteration's names in a scope of their own (as Python's comprehensions have)."""
+        out: list = []
+
+        def run(generators: list) -> None:
+            if not generators:
+                out.append(self.eval_expr(node.elt))
+                return
+            gen = generators[0]
+            if gen.is_async:
+                raise self.error(gen.target, "async comprehensions are not supported")
+            for value in self._python_iterable(self.eval_expr(gen.iter), gen.iter, "a comprehension"):
+                self.scopes.append({})
+                try:
+                    self._bind_target(gen.target, value)
+                    if all(self._python_condition(c) for c in gen.ifs):
+                        run(generators[1:])
+                finally:
+                    self.scopes.pop()
+
+        run(node.generators)
+        return out
+
+    def _bind_target(self, target: ast.expr, value: Any) -> None:
+        """Bind the names of a comprehension target (``x`` or ``(i, j)``) to ``value``."""
+        if isinstance(target, ast.Name):
+            self.scopes[-1][target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            values = list(value) if isinstance(value, (tuple, list)) else None
+            if values is None or len(values) != len(target.elts):
+                raise self.error(target, f"cannot unpack {_kind(value)} into {len(target.elts)} names")
+            for e, v in zip(target.elts, values):
+                self.scopes[-1][e.id] = v
+        else:
+            raise self.error(target, "a comprehension binds a name or a tuple of names")
+
+    def _python_condition(self, node: ast.expr) -> bool:
+        cond = self.eval_expr(node)
+        if isinstance(cond, PrimExpr):
+            raise self.error(
+                node, "a comprehension's condition is decided when the kernel is written; this one is known at run time"
+            )
+        return bool(cond)
+
+    def expr_ListComp(self, node: ast.ListComp):
+        return self._comprehension(node)
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp):
+        return iter(self._comprehension(node))
 
     def expr_Dict(self, node: ast.Dict):
         if any(k is None for k in node.keys):
@@ -1891,8 +1967,11 @@ class Parser:
             )
         if fn in (builtins.min, builtins.max, builtins.abs) and any(isinstance(a, PrimExpr) for a in args):
             fn = {builtins.min: _op.min, builtins.max: _op.max, builtins.abs: _op.abs}[fn]
-        if fn is builtins.range:
-            return T.serial(*args)
+        if fn is builtins.range:  # of constants a Python range (zip, len, comprehensions), as a loop T.serial
+            plain = args and not kwargs and all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+            return builtins.range(*args) if plain else T.serial(*args, **kwargs)
+        if fn is builtins.reversed and len(args) == 1 and isinstance(args[0], builtins.range) and not kwargs:
+            return args[0][::-1]  # a loop counting down
         if fn is T.prim_func:
             raise self.error(node, "T.prim_func cannot be used inside a prim_func")
         if fn in _PARSE_TIME_BUILTINS:
