@@ -179,6 +179,22 @@ def test_int64_rows_of_a_constant_width_are_not_counted_in_32_bits(private_cache
     assert rows[-1, 3] == 1
 
 
+@T.prim_func
+def int64_rows_int32_row(a: T.handle, r: T.int32):
+    n = T.int64()
+    A = T.match_buffer(a, (n, 65536), "int8")
+    A[r, 65535] = T.int8(1)
+
+
+def test_an_int32_row_of_int64_rows_is_indexed_in_64_bits(private_cache):
+    """(n: int64, 65536) indexed with an int32 row: the flat index r * 65536 + 65535 was an int32
+    product, which wrapped past row 32767 (a write 2 GiB before the argument: a segfault)."""
+    f = tvm.compile(int64_rows_int32_row, target="c")["int64_rows_int32_row"]
+    rows = np.zeros((32769, 65536), "int8")  # 2**31 + 65536 bytes, untouched pages
+    f(rows, 32768)
+    assert rows[32768, 65535] == 1 and rows[32767, 65535] == 0
+
+
 def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
     """None became a NULL pointer the kernel then wrote through (a segfault)."""
     f = tvm.compile(fill_pointer, target="c")["fill_pointer"]

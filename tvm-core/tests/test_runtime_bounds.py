@@ -182,6 +182,27 @@ def test_a_narrowing_cast_is_not_taken_for_a_bound() -> None:
         _run(wrapped, np.zeros(256, "float32"), np.array([128], "int32"), np.zeros(1, "float32"))
 
 
+def test_an_index_that_wraps_in_its_dtype_is_not_proven_by_its_exact_value() -> None:
+    """``i * 400`` for an int16 i in [100, 102) is 40000 exactly, inside the 41000 elements, but
+    -25536 as int16 computes it: the proof dropped the check and the CPU wrote before A."""
+
+    @T.prim_func
+    def wraps16(A: T.Buffer((41000,), "float32")):
+        for i in range(T.int16(100), T.int16(102)):
+            A[i * T.int16(400)] = T.float32(7)
+
+    @T.prim_func
+    def fits16(A: T.Buffer((41000,), "float32")):
+        for i in range(T.int16(10), T.int16(12)):
+            A[i * T.int16(400)] = T.float32(7)
+
+    memory = np.zeros(100000, "float32")
+    with pytest.raises(IndexError, match=r"buffer 'A' has extent 41000, got index -25536 "):
+        tvm.compile(wraps16, target="c")(tvm.runtime.from_dlpack(memory[50000:91000]))
+    assert not memory.any()
+    assert '"IndexError"' not in _source(fits16)  # 41000 is past int16, but i * 400 <= 4400 cannot wrap
+
+
 def test_an_allocation_size_read_from_memory_is_checked() -> None:
     @T.prim_func
     def sized(B: T.Buffer((4,), "float32"), idx: T.Buffer((2,), "int32")):

@@ -626,7 +626,10 @@ class KernelEmitter(ExprFunctor[int]):
         return b
 
     def _element_pointer(self, b: _Binding, buf: E.Buffer, indices: Any) -> int:
-        index = self.visit_expr(_flat_index(buf, list(indices)))
+        flat = _flat_index(buf, list(indices))
+        index = self.visit_expr(flat)
+        if _dt.bits(flat.dtype) < 32:  # AccessChain reads its indices as signed: uint16 40000 was -25536
+            index = self.cast(index, flat.dtype, "int32")
         ptr = self.m.pointer(b.storage, b.elem)
         if b.runtime_array:
             return self.ins(Op.AccessChain, ptr, b.var, self.const("int32", 0), index)

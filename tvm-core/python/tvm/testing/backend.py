@@ -425,6 +425,26 @@ class BackendConformance:
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_array_equal(got[~np.isnan(want)].view("uint32"), want[~np.isnan(want)].view("uint32"))
 
+    def test_unsigned_8_and_16_bit_indices_past_the_signed_range(self):
+        """A uint16 index of 40000 and a uint8 one of 200 reach those elements (SPIR-V read
+        narrow indices as signed: the writes went before the buffer)."""
+        dev = self.dev()
+        mod = tvm.compile(kernels.narrow_unsigned_indices(), target=self.target_name())
+        out = tvm.runtime.tensor(np.zeros(40064, "float32"), dev)
+        mod["narrow_unsigned_indices"](tvm.runtime.tensor(np.array([40000, 200], "int32"), dev), out)
+        want = np.zeros(40064, "float32")
+        want[40000:], want[200] = 1, 2
+        np.testing.assert_array_equal(out.numpy(), want)
+
+    def test_loop_and_launch_variables_of_a_narrow_integer_dtype(self):
+        """An int16 size bound to blockIdx and an int16 loop count (WebGPU, which computes
+        narrow integers in 32 bits, had no type for the loop variables)."""
+        dev = self.dev()
+        mod = tvm.compile(kernels.narrow_loop_variables(), target=self.target_name())
+        a = tvm.runtime.tensor(np.arange(10, dtype="float32"), dev)
+        mod["narrow_loop_variables"](a, 3)
+        np.testing.assert_array_equal(a.numpy(), np.arange(10, dtype="float32") + 3)
+
     def test_apache_warp_shuffles(self):
         """``T.tvm_warp_shuffle`` and its up, down and xor forms in segments narrower than the
         warp against NumPy where the backend has them (:attr:`warp_shuffles`), else refused by

@@ -327,6 +327,38 @@ def float_specials(*, name: str = "float_specials") -> PrimFunc:
     return _named(float_specials, name)
 
 
+def narrow_unsigned_indices(*, name: str = "narrow_unsigned_indices") -> PrimFunc:
+    """``O[k + t] = 1`` for 64 threads with ``k = uint16(K[0])`` and ``O[uint8(K[1])] = 2``: with
+    K = [40000, 200] the indices are past int16's and int8's range (an index read as signed
+    would write before O)."""
+
+    @T.prim_func
+    def narrow_unsigned_indices(k: T.handle, o: T.handle):
+        K = T.match_buffer(k, (2,), "int32")
+        O = T.match_buffer(o, (40064,), "float32")
+        for t in T.thread_binding(64, thread="threadIdx.x"):
+            O[T.Cast("uint16", K[0]) + T.Cast("uint16", t)] = T.float32(1)
+            if t == 0:
+                O[T.Cast("uint8", K[1])] = T.float32(2)
+
+    return _named(narrow_unsigned_indices, name)
+
+
+def narrow_loop_variables(*, name: str = "narrow_loop_variables") -> PrimFunc:
+    """``A[b] += k`` counted by an int16 loop in each of ``n`` blocks, ``n`` an int16 size: loop
+    and launch variables of a narrow integer dtype."""
+
+    @T.prim_func
+    def narrow_loop_variables(a: T.handle, k: T.int16):
+        n = T.int16()
+        A = T.match_buffer(a, (n,), "float32")
+        for b in T.thread_binding(n, thread="blockIdx.x"):
+            for i in range(k):
+                A[b] = A[b] + T.float32(1)
+
+    return _named(narrow_loop_variables, name)
+
+
 def float_specials_reference(a: np.ndarray) -> np.ndarray:
     """What :func:`float_specials` computes, by NumPy."""
     zero, nan = np.float32(0.0), np.float32("nan")

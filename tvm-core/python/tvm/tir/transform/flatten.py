@@ -125,15 +125,21 @@ def _wide(e: PrimExpr) -> PrimExpr:
 
 
 def buffer_strides(buf: Buffer) -> tuple:
-    """Explicit strides, or row-major strides computed from the shape."""
+    """Explicit strides, or row-major strides computed from the shape (in ``int64`` when a size
+    is: ``(n: int64, 50000)`` has more rows than an ``int32`` index times 50000 reaches)."""
+    wide = buf.ndim > 1 and any(_dt.bits(d.dtype) == 64 for d in buf.shape)
     if buf.strides:
-        return tuple(buf.strides)
-    out = []
-    acc: PrimExpr = IntImm("int32", 1)
-    for s in reversed(buf.shape):
-        out.append(acc)
-        acc = _mul(acc, s)
-    return tuple(reversed(out))
+        strides = tuple(buf.strides)
+    else:
+        out = []
+        acc: PrimExpr = IntImm("int32", 1)
+        for s in reversed(buf.shape):
+            out.append(acc)
+            acc = _mul(acc, s)
+        strides = tuple(reversed(out))
+    if not wide:
+        return strides
+    return tuple(IntImm("int64", s.value) if isinstance(s, IntImm) else _wide(s) for s in strides)
 
 
 def flattened_buffer(buf: Buffer) -> Buffer:

@@ -29,7 +29,7 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.functor import BufferReplacer, StmtExprMutator, substitute
 from tvm.tir.op import is_reinterpret
 from tvm.tir import dtype as _dt
-from tvm.tir.stmt import Allocate, BufferStore, LetStmt, Stmt
+from tvm.tir.stmt import Allocate, BufferStore, For, LetStmt, Stmt
 
 F32 = "float32"
 
@@ -199,6 +199,13 @@ class NarrowEmulator(StmtExprMutator):
             return e if args is e.args else Call(e.dtype, e.op, args, e.span)
         out = Call(self.wide(e.dtype), e.op, args, e.span)
         return out if e.op in ("if_then_else", "tir.if_then_else") else self.rounded(e.dtype, out)
+
+    def visit_For(self, s: For) -> Optional[Stmt]:
+        out = super().visit_For(s)
+        if out is None or not self.narrow(s.loop_var.dtype):
+            return out
+        wide = self._wide_var(s.loop_var)  # its values lie between its narrow bounds
+        return For(wide, out.min, out.extent, out.kind, out.body, out.thread_tag, dict(out.annotations), out.span)
 
     def visit_LetStmt(self, s: LetStmt) -> Stmt:
         out = super().visit_LetStmt(s)

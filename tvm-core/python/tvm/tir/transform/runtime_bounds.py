@@ -74,7 +74,7 @@ from tvm.tir.stmt import (
 )
 
 from .flatten import constant_extent, element_count, flat_index, needs_int64_indices
-from .symbolic_bounds import Facts, in_bounds
+from .symbolic_bounds import Facts, computed_exactly, in_bounds
 from .verify import TIRVerifyError, is_device_target, with_span
 
 #: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
@@ -213,7 +213,7 @@ class _IndexChecks(StmtExprMutator):
         inner = [] if guard is None or calls_out(guard) else [self._expand(guard)]  # one expression: no stores
         facts = Facts(loops=self.facts.loops, guards=self.facts.guards + inner, nonneg=self.facts.nonneg)
         index, extent = self._expand(index), self._expand(extent)
-        return in_bounds(index, extent, facts)
+        return computed_exactly(index, extent, facts) and in_bounds(index, extent, facts)
 
     def _collect(self, e: PrimExpr, guard: Optional[PrimExpr], lets: dict, out: list[Check]) -> None:
         """The checks of the accesses in ``e`` (where ``guard`` holds), inner indices first."""

@@ -344,6 +344,31 @@ def _span(e: PrimExpr, ranges: dict) -> Optional[tuple[int, int]]:
     return whole
 
 
+def computed_exactly(index: PrimExpr, extent: PrimExpr, facts: Facts) -> bool:
+    """Whether the value the code computes for ``index`` (which wraps in its dtype) is the exact
+    value a proof reasons about wherever that lies in ``[0, extent)``. ``+ - *`` wrap as ring
+    operations, so they give the exact value when ``[0, extent)`` fits the dtype; any other step
+    (a division, a widening cast) needs operands that cannot wrap. ``i * 400`` in int16 for
+    ``i = 100`` is -25536, not 40000; for ``i < 12`` it cannot wrap."""
+    if not _dt.is_integer(index.dtype):
+        return True
+    ranges = _value_ranges(facts, [index, extent])
+    if _computed_as_written(index, ranges):
+        return True  # no step can wrap
+    top = _span(extent, ranges)
+    if top is None or top[1] - 1 > _dt.integer_range(index.dtype)[1]:
+        return False
+    return _ring_of_atoms(index, ranges)
+
+
+def _ring_of_atoms(e: PrimExpr, ranges: dict) -> bool:
+    """Whether ``e`` is ``+ - *`` in its own dtype over atoms whose values are
+    computed as written."""
+    if isinstance(e, (Add, Sub, Mul)) and e.a.dtype == e.dtype == e.b.dtype:
+        return _ring_of_atoms(e.a, ranges) and _ring_of_atoms(e.b, ranges)
+    return isinstance(e, (IntImm, Var)) or _computed_as_written(e, ranges)
+
+
 def in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts) -> bool:
     """Whether ``0 <= index < extent`` is proven wherever the access runs (see the module
     docstring); False means "not proven", not "out of bounds"."""
@@ -383,4 +408,4 @@ def in_bounds(index: PrimExpr, extent: PrimExpr, facts: Facts) -> bool:
     return upper and lower
 
 
-__all__ = ["Facts", "in_bounds"]
+__all__ = ["Facts", "computed_exactly", "in_bounds"]
