@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import os
 import tempfile
 
@@ -123,6 +125,24 @@ def test_a_tensor_of_a_backend_device_is_named_by_the_backend(add_mod):
         DEVICE_NAMES.pop(41, None)
 
 
+def test_device_names_are_escaped_in_host_code(add_mod):
+    """A device name holding a quote, a backslash, a percent sign or a newline broke every later
+    compile of the process (it is written into each host library's C)."""
+    from tvm.codegen.c_host import generate_host
+    from tvm.runtime.device import DEVICE_NAMES
+
+    name = 'Acme "Turbo" \\ 100% GPU\nrev 2'
+    DEVICE_NAMES[41] = name
+    try:
+        for device_type in (1, 41):
+            src = generate_host([vector_add(16)], device_type=device_type)
+            fn = tvm_ffi.load_module(cc.compile_shared(src.code)[0])["add"]
+        with pytest.raises(ValueError, match=re.escape(f"expects a tensor on {name}, got one on cpu(0)")):
+            fn(f32(16), f32(16), f32(16))
+    finally:
+        DEVICE_NAMES.pop(41, None)
+
+
 def test_scalar_of_wrong_type():
     n = Var("n", "int32")
     A = Buffer("A", (n,), "float32")
@@ -185,6 +205,18 @@ def test_cache_key_depends_on_flags_and_compiler(monkeypatch):
     assert k1 != cc.cache_key("int y;", cc.build_flags())
     monkeypatch.setattr(cc, "compiler_version", lambda *a: "some other compiler 1.0")
     assert k1 != cc.cache_key("int x;", cc.build_flags())
+
+
+def test_a_native_build_is_cached_for_the_cpu_it_means(monkeypatch):
+    """-march=native means this machine's CPU: a cache folder shared with a machine of another
+    CPU gave it code it could not run (SIGILL); the key holds the CPU where a flag says native."""
+    from tvm.tune import fingerprint
+
+    native, plain = cc.build_flags(mcpu="native"), cc.build_flags(mcpu="haswell")
+    here = cc.cache_key("int x;", native), cc.cache_key("int x;", plain)
+    monkeypatch.setattr(fingerprint, "_cpuinfo", lambda: ("Another CPU", frozenset({"sse2", "avx2"})))
+    assert cc.cache_key("int x;", native) != here[0]
+    assert cc.cache_key("int x;", plain) == here[1]
 
 
 def test_cache_off_and_unwritable_cache(monkeypatch, tmp_path):

@@ -844,7 +844,9 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 def _device_type_names() -> str:
     """``tvm_device_type_name``: the device names registered now (backends add theirs), for
     messages about a tensor on another device."""
-    cases = "".join(f'    case {code}: return "{name}";\n' for code, name in sorted(DEVICE_NAMES.items()))
+    cases = "".join(
+        f"    case {code}: return {c_string_literal(name)};\n" for code, name in sorted(DEVICE_NAMES.items())
+    )
     head = "static const char* tvm_device_type_name(int device_type) {\n  switch (device_type) {\n"
     return head + cases + '    default: return "?";\n  }\n}'
 
@@ -1081,7 +1083,9 @@ class HostFunctionPrinter:
 
     @property
     def _device_name(self) -> str:
-        return DEVICE_NAMES.get(self.device_type, f"device type {self.device_type}")
+        """The device's name as it stands inside a C string literal (escaped: a vendor's name may
+        hold quotes or backslashes)."""
+        return c_string_literal(DEVICE_NAMES.get(self.device_type, f"device type {self.device_type}"))[1:-1]
 
     def _on_another_device(self, t: str) -> str:
         """The C condition that DLTensor ``t`` is not on this function's device type."""
@@ -1094,8 +1098,8 @@ class HostFunctionPrinter:
         memory, on a device whose ``data`` is a driver handle (no pointer arithmetic on it)."""
         return (
             f'if (TVM_UNLIKELY({t}->byte_offset != 0)) return tvm_raise("ValueError", "%s: argument '
-            f"'%s' is a view with byte_offset %llu; {self._device_name} kernels need tensors that start at "
-            f'their allocation", "{self.name}", "{name}", (unsigned long long){t}->byte_offset);'
+            f"'%s' is a view with byte_offset %llu; {self._device_name.replace('%', '%%')} kernels need tensors that "
+            f'start at their allocation", "{self.name}", "{name}", (unsigned long long){t}->byte_offset);'
         )
 
     def _bind_tensor(self, i: int, buf: E.Buffer, bound: dict, deferred: list, first: bool) -> None:
@@ -1304,8 +1308,8 @@ class HostFunctionPrinter:
         if self.device_type in _OPAQUE_HANDLE_DEVICES:  # its views start at their allocation (byte_offset 0)
             return (
                 f'if (TVM_UNLIKELY({value} != 0)) return tvm_raise("ValueError", "%s: argument \'%s\' declares '
-                f"elem_offset=%s = %lld, but {self._device_name} kernels take tensors that start at their "
-                f'allocation: it must be 0 there", {fn}, "{an}", {c_string_literal(expr_text(off))}, {value});'
+                f"elem_offset=%s = %lld, but {self._device_name.replace('%', '%%')} kernels take tensors that start at "
+                f'their allocation: it must be 0 there", {fn}, "{an}", {c_string_literal(expr_text(off))}, {value});'
             )
         return (
             f"if (TVM_UNLIKELY({value} < 0 || (unsigned long long){value} > 0xFFFFFFFFFFFFFFFFULL / {elem} || "

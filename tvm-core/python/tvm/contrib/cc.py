@@ -347,12 +347,17 @@ def _move_into_place(built: str, output: str) -> None:
 
 
 def cache_key(code: str, flags: Sequence[str]) -> str:
-    """sha256 of the code, the flags, the compiler's identity/version and tvm-ffi's version."""
+    """sha256 of the code, the flags, the compiler's identity/version and tvm-ffi's version (and
+    this machine's CPU where a flag says ``native``)."""
     h = hashlib.sha256()
     h.update(code.encode())
     h.update(b"\0" + "\0".join(flags).encode())
     h.update(b"\0" + " ".join(compiler()).encode() + b"\0" + compiler_version().encode())
     h.update(b"\0tvm-ffi " + _ffi_version().encode())  # the headers/ABI the code is built against
+    if any("=native" in f for f in flags):  # the CPU it means (a shared cache serves other machines)
+        from tvm.tune.fingerprint import cpu_identity
+
+        h.update(b"\0cpu " + cpu_identity().encode())
     return h.hexdigest()
 
 

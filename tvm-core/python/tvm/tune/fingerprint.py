@@ -34,6 +34,12 @@ def cpu_model() -> str:
     return _cpuinfo()[0]
 
 
+def cpu_identity() -> str:
+    """This machine's CPU model and its ISA flags, in one line: what ``-march=native`` means here."""
+    model, flags = _cpuinfo()
+    return f"{platform.machine()} {model}: {' '.join(sorted(flags))}"
+
+
 def _as_target(target: Any) -> Any:
     """``target`` as a :class:`tvm.target.Target` (a string or dict is parsed); None stays None."""
     if target is None or hasattr(target, "kind"):
