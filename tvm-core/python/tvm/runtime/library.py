@@ -34,6 +34,7 @@ import tvm_ffi
 
 from tvm._cache import NotARegularFile, in_scratch, read_regular_file, scratch_prefix
 from tvm._fork_safe import renewed_in_child
+from tvm.runtime._elf import foreign_machine, undefined_dynamic_symbols
 from tvm.runtime.module import Module
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
@@ -101,10 +102,12 @@ def _dlopen(path: str, shown: str = "") -> tvm_ffi.Module:
     with the fix (and the library as ``shown``, the user's path of a private copy)."""
     try:
         if _utf8(path):
+            _bind_now(path)
             return tvm_ffi.load_module(path)
         with tempfile.TemporaryDirectory(prefix=scratch_prefix("lib")) as tmpdir:  # tvm-ffi takes UTF-8 paths
             link = os.path.join(tmpdir, "library.so")
             os.symlink(os.path.abspath(path), link)
+            _bind_now(link)
             return tvm_ffi.load_module(link)
     except RuntimeError as err:
         # glibc: "undefined symbol: f"; musl: "Error relocating lib.so: f: symbol not found"
@@ -118,6 +121,17 @@ def _dlopen(path: str, shown: str = "") -> tvm_ffi.Module:
             f"load the library that defines it with ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL) first",
             symbol,
         ) from None
+
+
+def _bind_now(path: str) -> None:
+    """Open library ``path`` with every symbol it calls bound now (RuntimeError with the loader's
+    words when one is defined nowhere): a library linked for lazy binding loaded, and its first
+    call of such a function ended the process ("symbol lookup error"). tvm-ffi's load of the same
+    path then gets this loaded library back."""
+    try:
+        ctypes.CDLL(path, mode=getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_LOCAL", 0))
+    except OSError as err:
+        raise RuntimeError(str(err)) from None
 
 
 def load_library(path: str, private: bool) -> tvm_ffi.Module:
@@ -423,16 +437,63 @@ def load_module(path: str | os.PathLike) -> Module:
         raise OSError(err.errno, f"cannot open the library: {err.strerror}", path) from None
     data = _read_file(path)  # read once: the checksum and the embedded table
     check_checksum(path, data)
+    foreign = foreign_machine(data)
+    if foreign is not None:
+        raise ModuleLoadError(f"{path} cannot be loaded here: it is {foreign}; compile and export it for this machine")
     kinds = read_embedded_kinds(path, data)
     for kind in dict.fromkeys(kinds):
         ensure_loader(kind)
     # The bytes checked are the bytes loaded (from a private copy: the dynamic loader knows a
     # library by its path and would hand back one loaded from there before, even after the file
     # was rewritten), and the same bytes give the same module tree (see reuse).
-    key = ("load", hashlib.sha256(data).hexdigest())
-    mod = reuse(key, lambda: _load_private_copy(data, path))
+    digest = hashlib.sha256(data).hexdigest()
+    if _REGISTERS_GLOBALS & undefined_dynamic_symbols(data):
+        mod = reuse(("load", digest), lambda: _load_registering(path, data, digest))
+    else:
+        mod = reuse(("load", digest), lambda: _load_private_copy(data, path))
     info = BuildInfo(host_source="", lib_path=path, target=None, lib_bytes=data)  # type: ignore[arg-type]
     return Module(mod, info)
+
+
+#: tvm-ffi's functions that register global functions: a library that calls them registers its
+#: functions when it is loaded, and registering a name twice ends the process.
+_REGISTERS_GLOBALS = {b"TVMFFIFunctionSetGlobal", b"TVMFFIFunctionSetGlobalFromMethodInfo"}
+#: realpath -> sha256 of each library that registers globals, as this process loaded it
+_registering: dict[str, str] = {}
+
+
+def _load_registering(path: str, data: bytes, digest: str) -> tvm_ffi.Module:
+    """A library that registers global functions when loaded (a tvm-ffi extension, tvm's own
+    runtime), loaded where the process has it already rather than from a private copy, whose
+    registrations would repeat the first one's and end the process; ModuleLoadError when the
+    file at ``path`` changed since this process loaded it."""
+    real = os.path.realpath(path)
+    with _loaded_lock:
+        before = _registering.get(real)
+    if before is not None and before != digest:
+        raise ModuleLoadError(
+            f"{path} changed since this process loaded it, and it registers global functions when loaded: "
+            f"its functions are registered already, under the same names; load the new library in a new process"
+        )
+    mod = _dlopen(_mapped_copy_of(data) or path, shown=path)
+    with _loaded_lock:
+        _registering[real] = digest
+    return mod
+
+
+def _mapped_copy_of(data: bytes) -> str | None:
+    """A file this process has mapped (a library it loaded) whose bytes are ``data``; None when
+    there is none, or no ``/proc/self/maps`` to tell."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="surrogateescape") as maps:
+            paths = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+    except OSError:
+        return None
+    for mapped in sorted(p for p in paths if p.startswith("/")):
+        with contextlib.suppress(OSError):
+            if os.path.getsize(mapped) == len(data) and read_regular_file(mapped) == data:
+                return mapped
+    return None
 
 
 def _load_private_copy(data: bytes, path: str) -> tvm_ffi.Module:
