@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import tvm
+from tvm.script import ir as I
 from tvm.script import tir as T
 from tvm.testing.dlpack import HandMadeTensor
 
@@ -193,6 +194,45 @@ def test_an_int32_row_of_int64_rows_is_indexed_in_64_bits(private_cache):
     rows = np.zeros((32769, 65536), "int8")  # 2**31 + 65536 bytes, untouched pages
     f(rows, 32768)
     assert rows[32768, 65535] == 1 and rows[32767, 65535] == 0
+
+
+@T.prim_func
+def rows_through_a_let_pointer(B: T.Buffer((3, 4), "float32"), width: T.int32):
+    for i in range(3):
+        p: T.handle("float32") = T.address_of(B[i, 0])
+        V = T.decl_buffer((width,), "float32", data=p)
+        for j in range(width):
+            V[j] = T.float32(i + 1)
+
+
+@I.ir_module
+class RowsThroughASubroutine:
+    @T.prim_func(private=True)
+    def fill(b_ptr: T.handle("float32"), n: T.int32, value: T.float32):
+        V = T.decl_buffer((n,), "float32", data=b_ptr)
+        for j in range(n):
+            V[j] = value
+
+    @T.prim_func
+    def main(B: T.Buffer((3, 4), "float32"), width: T.int32):
+        for i in range(3):
+            RowsThroughASubroutine.fill(T.address_of(B[i, 0]), width, T.float32(i + 1))
+
+
+@pytest.mark.parametrize("how", ["let", "subroutine"])
+def test_a_view_at_an_element_through_a_handle_is_checked_against_its_buffer(private_cache, how):
+    """``p = T.address_of(B[i, 0])`` then ``T.decl_buffer(..., data=p)`` (also a called function's
+    pointer parameter, as Apache TVM writes row helpers): the view's accesses went unchecked, and
+    the last row's wrote past B."""
+    f = tvm.compile(rows_through_a_let_pointer, "c") if how == "let" else tvm.compile(RowsThroughASubroutine, "c")
+    memory = np.zeros(16, "float32")
+    f(memory[:12].reshape(3, 4), 4)
+    np.testing.assert_array_equal(memory[:12].reshape(3, 4), [[1] * 4, [2] * 4, [3] * 4])
+    with pytest.raises(
+        IndexError, match=r"the memory of buffer 'B' \(through its view 'V'\) has extent 12, got index 12"
+    ):
+        f(memory[:12].reshape(3, 4), 6)
+    assert not memory[12:].any()
 
 
 def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):

@@ -289,6 +289,9 @@ class Parser:
         self.device_region: Optional[DeviceRegion] = None  # after T.device_entry()
         self.ended_names: dict[str, Any] = {}  # names of blocks that ended, for a message
         self.let_names: set[str] = set()  # names an assignment gave a value (x = expr)
+        # handles bound to T.address_of(A[i, j]) of indices that read no memory: a view declared
+        # over one (T.decl_buffer(..., data=p)) is a view of A's memory at that element
+        self.element_addresses: dict[Var, Call] = {}
         self.assigned_names: dict[str, int] = {}  # names the body assigns anywhere, with a line
         self.thread_loops: list[ThreadLoop] = []  # the enclosing thread-bound loops, outermost first
         self.reducer: Optional[T.CommReducerSpec] = None  # of the last T.attr(..., "reduce_scope", ...)
@@ -1100,6 +1103,8 @@ class Parser:
             self.matched[h] = buf
             self.bind(name, buf, target)
             return None
+        if isinstance(val, T.BufferSpec) and isinstance(val.data, Var) and val.data in self.element_addresses:
+            val = dataclasses.replace(val, data=self.element_addresses[val.data])
         if isinstance(val, T.BufferSpec) and _is_element_address(val.data):
             val = self._view_at_element(val, node.value)
         if isinstance(val, T.BufferSpec):
@@ -1126,6 +1131,9 @@ class Parser:
             v = Var(name, val.dtype)
             self.bind(name, v, target)
             self.let_names.add(name)
+            loads = lambda x: isinstance(x, BufferLoad)  # noqa: E731
+            if _is_element_address(val) and not any(any_node(i, loads) for i in val.args[0].indices):
+                self.element_addresses[v] = val
             span = self.span(node)
             return _Wrap(lambda body: LetStmt(v, val, body, span))
         self.bind(name, val, target)  # a Python value (constant, tuple, buffer alias ...)
@@ -2010,8 +2018,6 @@ class Parser:
         if isinstance(lo, int) and isinstance(hi, int):
             return hi - lo
         if isinstance(lo, (int, PrimExpr)) and isinstance(hi, (int, PrimExpr)):  # (i + 1) * 16 - i * 16
-            from tvm.tir.analysis import linear_form
-
             try:
                 terms, length = linear_form(_op.binary("sub", _op.convert(hi), _op.convert(lo)))
             except (TypeError, ValueError):

@@ -188,6 +188,9 @@ class _IndexChecks(StmtExprMutator):
         # the buffer that owns each data pointer (arguments, allocations): views of it are checked
         # against its memory too
         self.roots: dict[Var, Buffer] = {b.data: b for b in func.buffer_map.values()}
+        # handles let-bound to the address of an element of such a buffer (``p = T.address_of(B[i, 0])``,
+        # a called function's pointer parameter): the element each view over one starts at
+        self.addresses: dict[Var, BufferLoad] = {}
 
     def _expand(self, e: PrimExpr) -> PrimExpr:
         """``e`` with the let-bound variables around the statement replaced by their values, as
@@ -249,18 +252,26 @@ class _IndexChecks(StmtExprMutator):
             indices = tuple(substitute(i, lets) for i in indices)
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             self._check(f"{self.name}: dimension {dim} of buffer '{buf.name}'", index, extent, guard, out)
-        root = self.roots.get(buf.data)
+        root, base = self.roots.get(buf.data), None
+        address = self.addresses.get(buf.data)
+        if root is None and address is not None:  # a view at an element: its memory is that buffer's
+            root, base = self.roots[address.buffer.data], Cast("int64", flat_index(address.buffer, address.indices))
         if root is None or root is buf:
             return
         lowest, size = _memory_of(root)  # elements from the root's start, and how many from there
-        element = Sub(Sub(Cast("int64", flat_index(buf, indices)), Cast("int64", root.elem_offset)), lowest)
-        where = f"{self.name}: the memory of buffer '{root.name}' (through its view '{buf.name}')"
         view_bytes, root_bytes = _dt.nbytes(buf.dtype), _dt.nbytes(root.dtype)
+        start_of = Cast("int64", flat_index(buf, indices))  # in view elements from the view's data
+        if base is not None and view_bytes == root_bytes:
+            start_of = Add(base, start_of)
+        element = Sub(Sub(start_of, Cast("int64", root.elem_offset)), lowest)
+        where = f"{self.name}: the memory of buffer '{root.name}' (through its view '{buf.name}')"
         if view_bytes != root_bytes:  # a view as another dtype: its element's first byte, in bytes
             start = Sub(
-                Mul(Cast("int64", flat_index(buf, indices)), IntImm("int64", view_bytes)),
+                Mul(start_of, IntImm("int64", view_bytes)),
                 Mul(Add(Cast("int64", root.elem_offset), lowest), IntImm("int64", root_bytes)),
             )
+            if base is not None:
+                start = Add(start, Mul(base, IntImm("int64", root_bytes)))
             last_start = Sub(Mul(size, IntImm("int64", root_bytes)), IntImm("int64", view_bytes - 1))
             where = f"{where[:-1]}, as bytes)"
             element, size = start, last_start
@@ -372,10 +383,14 @@ class _IndexChecks(StmtExprMutator):
     def visit_LetStmt(self, s: LetStmt) -> Stmt:
         if not _reads_memory(s.value):  # else the variable keeps the value read then: an atom
             self.lets[s.var] = s.value
+        address = _element_address(s.value)
+        if address is not None and address.buffer.data in self.roots:
+            self.addresses[s.var] = address  # views over it are views of that buffer's memory
         try:
             inner = super().visit_LetStmt(s)
         finally:
             self.lets.pop(s.var, None)
+            self.addresses.pop(s.var, None)
         return self._guarded(inner, s.value)
 
     def visit_While(self, s: While) -> Stmt:
@@ -562,6 +577,16 @@ def _within_flat_indices(s: Allocate) -> Stmt:
 def calls_out(e: PrimExpr) -> bool:
     """Whether ``e`` calls something that is not a pure intrinsic (it may differ when called again)."""
     return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS and not is_reinterpret(n))
+
+
+def _element_address(e: PrimExpr) -> Optional[BufferLoad]:
+    """The element of ``T.address_of(A[i, j])`` (scalar indices that read no memory), else None."""
+    if not (isinstance(e, Call) and str(e.op).removeprefix("tir.") == "address_of" and e.args):
+        return None
+    load = e.args[0]
+    if not isinstance(load, BufferLoad) or any(_dt.lanes(i.dtype) != 1 or _reads_memory(i) for i in load.indices):
+        return None
+    return load
 
 
 def _reads_memory(e: PrimExpr) -> bool:
