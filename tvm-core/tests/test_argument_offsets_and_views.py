@@ -235,6 +235,47 @@ def test_a_view_at_an_element_through_a_handle_is_checked_against_its_buffer(pri
     assert not memory[12:].any()
 
 
+@T.prim_func
+def copy_rows_of_unit_stride(a: T.handle, b: T.handle):
+    n, m, s0 = T.int32(), T.int32(), T.int32()
+    A = T.match_buffer(a, (n, m), "float32", strides=[s0, 1])
+    B = T.match_buffer(b, (n, m), "float32", strides=[m * 2, 1])
+    for i, j in T.grid(n, m):
+        B[i, j] = A[i, j]
+
+
+def test_a_stride_other_than_declared_is_named_and_an_empty_view_has_any(private_cache):
+    """A stride mismatch read "expects shape (n, m), got (3, 4) (stride 1 mismatch)", naming
+    neither stride; an empty view, which reaches no element, was refused for its strides."""
+    f = tvm.compile(copy_rows_of_unit_stride, "c")["copy_rows_of_unit_stride"]
+    base, out = np.arange(60, dtype="float32").reshape(6, 10), np.zeros((3, 8), "float32")
+    with pytest.raises(ValueError, match=r"argument 'A' has stride 3 in dimension 1; the function declares stride 1$"):
+        f(base[::2, ::3], out[:, :4])
+    with pytest.raises(
+        ValueError, match=r"argument 'B' has stride 8 in dimension 0; the function declares stride m \* 2 = 4$"
+    ):
+        f(base[:3, :2], out[:, :2])
+    f(base[:0, ::2], out[:0, :5])
+    f(base[:3, :4], out[:, :4])
+    np.testing.assert_array_equal(out[:, :4], base[:3, :4])
+
+
+@T.prim_func
+def flat_of_two_sizes(a: T.handle, b: T.handle, m: T.int32):
+    n = T.int32()
+    A = T.match_buffer(a, (n * m,), "int8")
+    B = T.match_buffer(b, (n,), "int8")
+    B[0] = A[0]
+
+
+def test_a_size_past_the_dtype_of_its_expression_says_so(private_cache):
+    """(n * m,) of int32 sizes given 2**31 elements was reported as "dimension 0 mismatch"."""
+    f = tvm.compile(flat_of_two_sizes, "c")["flat_of_two_sizes"]
+    big = np.zeros(2**31, "int8")  # untouched pages
+    with pytest.raises(ValueError, match=r"dimension 0 is past what int32 \(the dtype of its size\) holds; declare"):
+        f(big, np.zeros(2**16, "int8"), 2**15)
+
+
 def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
     """None became a NULL pointer the kernel then wrote through (a segfault)."""
     f = tvm.compile(fill_pointer, target="c")["fill_pointer"]

@@ -191,6 +191,30 @@ static TVM_COLD int tvm_err_symbolic(const char* fn, const char* arg, const char
                    "(bound by %s)", fn, arg, want, tvm_shape_str(t, s, sizeof(s)), dim, var, value, where);
 }
 
+static TVM_COLD int tvm_err_stride(const char* fn, const char* arg, int dim, long long got, const char* want,
+                                   long long value) {
+  char declared[256];
+  if (want[0]) snprintf(declared, sizeof(declared), "%s = %lld", want, value);  /* "" for a constant */
+  else snprintf(declared, sizeof(declared), "%lld", value);
+  return tvm_raise("ValueError", "%s: argument '%s' has stride %lld in dimension %d; the function declares stride %s",
+                   fn, arg, got, dim, declared);
+}
+
+static TVM_COLD int tvm_err_size_range(const char* fn, const char* arg, const char* want, const DLTensor* t,
+                                       int dim, const char* dtype) {
+  char s[256];
+  return tvm_raise("ValueError", "%s: argument '%s' expects shape %s, got %s: dimension %d is past what %s (the "
+                   "dtype of its size) holds; declare the sizes with T.int64()", fn, arg, want,
+                   tvm_shape_str(t, s, sizeof(s)), dim, dtype);
+}
+
+static int tvm_is_empty(const DLTensor* t) {
+  for (int i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] == 0) return 1;
+  }
+  return 0;
+}
+
 static TVM_COLD int tvm_err_strides(const char* fn, const char* arg) {
   return tvm_raise("ValueError", "%s: argument '%s' must be a contiguous (row-major compact) tensor", fn, arg);
 }
@@ -963,7 +987,19 @@ class HostFunctionPrinter:
             first_tensor = False
         for cond, argname, want, detail in deferred:
             tv = f"t_{p.name_of(self._bufs[argname].data)}"
-            if isinstance(detail, tuple):  # (dim, var): a symbolic dim bound earlier
+            if isinstance(detail, tuple) and detail[0] == "stride":
+                _, d, got, value, text = detail
+                p.emit(
+                    f'if (TVM_UNLIKELY({cond})) return tvm_err_stride({fn}, "{argname}", {d}, (long long){got}, '
+                    f"{c_string_literal(text)}, {value});"
+                )
+            elif isinstance(detail, tuple) and detail[0] == "range":
+                _, d, dtype = detail
+                p.emit(
+                    f'if (TVM_UNLIKELY({cond})) return tvm_err_size_range({fn}, "{argname}", "{want}", {tv}, {d}, '
+                    f'"{dtype}");'
+                )
+            elif isinstance(detail, tuple):  # (dim, var): a symbolic dim bound earlier
                 d, var = detail
                 p.emit(
                     f'if (TVM_UNLIKELY({cond})) return tvm_err_symbolic({fn}, "{argname}", "{want}", '
@@ -1163,9 +1199,10 @@ class HostFunctionPrinter:
             else:  # a size bound before, or an expression of sizes: computed exactly, in 64 bits
                 expect = p.expr(_in_int64(dim))
                 detail = (d, dim) if isinstance(dim, E.Var) else f'" (dimension {d} mismatch)"'
-                lo, hi = _dt.integer_range(dim.dtype)
-                fits = "" if _dt.bits(dim.dtype) >= 64 else f" || {got} < {lo}LL || {got} > {hi}LL"
-                deferred.append((f"{got} != (int64_t)({expect}){fits}", an, shape, detail))
+                if _dt.bits(dim.dtype) < 64:  # the kernel computes the size in its dtype: it must hold it
+                    lo, hi = _dt.integer_range(dim.dtype)
+                    deferred.append((f"{got} < {lo}LL || {got} > {hi}LL", an, shape, ("range", d, dim.dtype)))
+                deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail))
         # a flat index is computed in 32 bits when every size is 32-bit, or with a 32-bit size in a
         # stride (n: int64, m: int32 gives 2 * m + j): the element count must fit them
         narrow = len(buf.shape) > 1 and (
@@ -1195,8 +1232,11 @@ class HostFunctionPrinter:
                     _emit_range_check(p, fn, got, st, f"argument '{an}' stride {d}")
                     p.emit(f"{p.compute_type(st.dtype)} {p.name_of(st)} = ({p.compute_type(st.dtype)}){got};")
                     bound[st] = f"argument '{an}' strides"
-                else:
-                    deferred.append((f"{got} != (int64_t)({p.expr(st)})", an, shape, f'" (stride {d} mismatch)"'))
+                else:  # an empty tensor's strides reach no element: any will do
+                    value = f"(long long)({p.expr(_in_int64(st))})"
+                    cond = f"{got} != {value} && !tvm_is_empty({tv})"
+                    text = "" if isinstance(st, E.IntImm) else expr_text(st)
+                    deferred.append((cond, an, shape, ("stride", d, got, value, text)))
             self._check_reach(buf, tv)
             if self.device_type != 1:
                 self._check_reach_before_memory(buf, tv)
