@@ -1203,12 +1203,9 @@ class HostFunctionPrinter:
                     lo, hi = _dt.integer_range(dim.dtype)
                     deferred.append((f"{got} < {lo}LL || {got} > {hi}LL", an, shape, ("range", d, dim.dtype)))
                 deferred.append((f"{got} != (int64_t)({expect})", an, shape, detail))
-        # a flat index is computed in 32 bits when every size is 32-bit, or with a 32-bit size in a
-        # stride (n: int64, m: int32 gives 2 * m + j): the element count must fit them
-        narrow = len(buf.shape) > 1 and (
-            all(_dt.bits(d.dtype) <= 32 for d in buf.shape)
-            or any(_dt.bits(d.dtype) <= 32 and not isinstance(d, E.IntImm) for d in buf.shape[1:])
-        )
+        # a flat index is computed in 32 bits when every size is 32-bit (a 64-bit one makes every
+        # stride 64-bit: flatten.buffer_strides): the element count must fit them
+        narrow = len(buf.shape) > 1 and all(_dt.bits(d.dtype) <= 32 for d in buf.shape)
         if narrow and not all(isinstance(d, E.IntImm) for d in buf.shape):
             # its flat index is computed in 32 bits: the element count must fit them
             dims = ", ".join(f"{tv}->shape[{d}]" for d in range(len(buf.shape)))
