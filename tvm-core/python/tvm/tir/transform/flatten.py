@@ -13,7 +13,8 @@ A buffer whose constant shape (or constant strides) reaches an element past ``in
 ``int64`` refuses such a buffer before flattening
 (:func:`~tvm.tir.transform.runtime_bounds.check_indices_at_run_time`). Symbolic shapes keep their
 dtype: the host checks at launch that their element count (or the element their strides reach)
-fits their indices.
+fits their indices; a shape with a 64-bit size (``(n: int64, 50000)``) has 64-bit strides, so its
+flat index is computed in ``int64`` whatever the dtype of the indices.
 """
 
 from __future__ import annotations
