@@ -109,6 +109,8 @@ def test_a_tensor_of_a_backend_device_is_named_by_the_backend(add_mod):
     from tvm.runtime.device import register_device_name
 
     register_device_name("vendor_accelerator", 41)
+    set_name = tvm_ffi.get_global_func("runtime.SetDeviceName")
+    set_name(41, "vendor_accelerator")  # as a backend's register_device does
     try:
         from tvm.codegen.c_host import generate_host
 
@@ -123,6 +125,7 @@ def test_a_tensor_of_a_backend_device_is_named_by_the_backend(add_mod):
 
         DEVICE_TYPES.pop("vendor_accelerator", None)
         DEVICE_NAMES.pop(41, None)
+        set_name(41, "")
 
 
 def test_device_names_are_escaped_in_host_code(add_mod):
@@ -141,6 +144,28 @@ def test_device_names_are_escaped_in_host_code(add_mod):
             fn(f32(16), f32(16), f32(16))
     finally:
         DEVICE_NAMES.pop(41, None)
+
+
+def test_a_vendor_device_type_is_looked_up_by_name_where_the_library_runs(add_mod):
+    """Vendor device types are handed out in the order backends load: a library exported where
+    'acme_npu' was type 40 refused its tensors where another vendor made it 41."""
+    from tvm.codegen.c_host import generate_host
+    from tvm.runtime.device import DEVICE_NAMES
+
+    set_name = tvm_ffi.get_global_func("runtime.SetDeviceName")
+    DEVICE_NAMES[40] = "acme_npu"  # where the library is compiled
+    try:
+        src = generate_host([vector_add(16)], device_type=40)
+        fn = tvm_ffi.load_module(cc.compile_shared(src.code)[0])["add"]
+        set_name(41, "acme_npu")  # where it runs
+        a, b, c = np.ones(16, "float32"), np.ones(16, "float32"), np.zeros(16, "float32")
+        fn(tensor_on(a, 41), tensor_on(b, 41), tensor_on(c, 41))
+        np.testing.assert_array_equal(c, 2)
+        with pytest.raises(ValueError, match=r"expects a tensor on acme_npu, got one on \?\(0\) \(device type 40\)"):
+            fn(tensor_on(a, 40), tensor_on(b, 41), tensor_on(c, 41))
+    finally:
+        set_name(41, "")
+        DEVICE_NAMES.pop(40, None)
 
 
 def test_scalar_of_wrong_type():

@@ -347,6 +347,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              std::lock_guard<std::mutex> lock(reg->mu);
              reg->names[device_type] = std::string(name);
            })
+      .def("runtime.DeviceTypeOf", [](ffi::String name) { return DeviceTypeOf(std::string(name)); })
       .def("runtime.DeviceAPIRegistered",
            [](int device_type) { return DeviceAPI::Get(device_type, true) != nullptr; })
       .def("runtime.DeviceGetAttr",

@@ -259,6 +259,11 @@ class CPrinter(CFamilyPrinter):
         #: function, whose "global" allocations are device memory for its kernels)
         self.device_type = device_type
 
+    @property
+    def device_type_c(self) -> str:
+        """The C expression of :attr:`device_type` (a vendor's looked up by name: :func:`device_type_c`)."""
+        return device_type_c(self.device_type, self.use_helper)
+
     def _free_heaps(self) -> str:
         return "".join(f"{release} " for release in reversed(self._heaps))
 
@@ -415,10 +420,10 @@ class CPrinter(CFamilyPrinter):
             self.emit(f"void* {name} = NULL;")
             fail = self.fail_return("-1")
             self.emit(
-                f"if (tvm_device_alloc({self.device_type}, tvm_device_id, ({size}) * (int64_t)sizeof({t}), "
+                f"if (tvm_device_alloc({self.device_type_c}, tvm_device_id, ({size}) * (int64_t)sizeof({t}), "
                 f'"{buf.name}", &{name}) != 0) {fail}'
             )
-            release = f"tvm_device_free({self.device_type}, tvm_device_id, {name});"
+            release = f"tvm_device_free({self.device_type_c}, tvm_device_id, {name});"
         else:
             self.use_helper("tvm_heap_alloc")
             dims = ", ".join(f"(int64_t)({self.expr(d)})" for d in buf.shape) or "1"
@@ -485,7 +490,7 @@ class CPrinter(CFamilyPrinter):
         self.emit(f"{dtype}_t tvm_errs[{3 * n}];")
         fail = self.fail_return("-1")
         self.emit(
-            f"if (tvm_device_read({self.device_type}, tvm_device_id, {self.expr(data)}, tvm_errs, "
+            f"if (tvm_device_read({self.device_type_c}, tvm_device_id, {self.expr(data)}, tvm_errs, "
             f"sizeof(tvm_errs)) != 0) {fail}"
         )
         names = ", ".join(c_string_literal(w.value) for w in sites)
@@ -777,6 +782,24 @@ _CALL_GLOBAL_HELPER = r"""static int tvm_call_global(const char* fname, TVMFFIAn
   return rc;
 }"""
 
+_VENDOR_DEVICE_TYPE_HELPER = r"""/* A vendor backend's device type is handed out where the library runs (in the order backends
+   load there), so the library looks its device up by name when it first needs the type. */
+static int32_t tvm_vendor_device_type(int slot, const char* name) {
+  static int32_t known[64];  /* 0: not looked up yet, or not registered then */
+  if (known[slot] > 0) return known[slot];
+  TVMFFIAny arg, ret;
+  arg.type_index = kTVMFFIRawStr; arg.zero_padding = 0; arg.v_c_str = name;
+  if (tvm_call_global("runtime.DeviceTypeOf", &arg, 1, &ret) != 0) {
+    TVMFFIObjectHandle err = NULL;  /* an older runtime: the device is unknown here */
+    TVMFFIErrorMoveFromRaised(&err);
+    if (err != NULL) TVMFFIObjectDecRef(err);
+    return -1;
+  }
+  if (ret.type_index != kTVMFFIInt || ret.v_int64 <= 0) return -1;
+  known[slot] = (int32_t)ret.v_int64;
+  return known[slot];
+}"""
+
 _DEVICE_ALLOC_HELPER = r"""static int tvm_device_call(const char* fname, int32_t device_type, int32_t device_id,
                            TVMFFIAny third, TVMFFIAny* ret) {
   TVMFFIAny args[3];
@@ -852,6 +875,7 @@ static int64_t tvm_tensor_bytes(const DLTensor* t) {
 _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tvm_call_global": (_CALL_GLOBAL_HELPER, ()),
     "tvm_device_alloc": (_DEVICE_ALLOC_HELPER, ("tvm_call_global",)),
+    "tvm_vendor_device_type": (_VENDOR_DEVICE_TYPE_HELPER, ("tvm_call_global",)),
     "tvm_device_read": (_DEVICE_READ_HELPER, ("tvm_call_global",)),
     "tvm_deferred_error": (_DEFERRED_ERROR_HELPER, ()),
     "tvm_dims_product": (_DIMS_PRODUCT_HELPER, ()),
@@ -865,13 +889,36 @@ _HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _device_type_names() -> str:
-    """``tvm_device_type_name``: the device names registered now (backends add theirs), for
-    messages about a tensor on another device."""
+def _is_vendor(device_type: int) -> bool:
+    """Whether ``device_type`` is one the core hands vendor backends where they load."""
+    from tvm.backend import VENDOR_DEVICE_TYPES
+
+    return device_type in VENDOR_DEVICE_TYPES
+
+
+def device_type_c(device_type: int, use_helper: Any) -> str:
+    """``device_type`` as a C expression: the number, or for a vendor's device the type its name
+    has where the library runs (``use_helper``: the printer's, to include the lookup)."""
+    if not _is_vendor(device_type):
+        return str(device_type)
+    use_helper("tvm_vendor_device_type")
+    name = DEVICE_NAMES.get(device_type, f"device type {device_type}")
+    return f"tvm_vendor_device_type({device_type}, {c_string_literal(name)})"
+
+
+def _device_type_names(use_helper: Any) -> str:
+    """``tvm_device_type_name``: the device names registered now (backends add theirs; a vendor's
+    looked up by name where the library runs), for messages about a tensor on another device."""
+    named = sorted(DEVICE_NAMES.items())
     cases = "".join(
-        f"    case {code}: return {c_string_literal(name)};\n" for code, name in sorted(DEVICE_NAMES.items())
+        f"    case {code}: return {c_string_literal(name)};\n" for code, name in named if not _is_vendor(code)
     )
-    head = "static const char* tvm_device_type_name(int device_type) {\n  switch (device_type) {\n"
+    vendors = "".join(
+        f"  if (device_type == {device_type_c(code, use_helper)}) return {c_string_literal(name)};\n"
+        for code, name in named
+        if _is_vendor(code)
+    )
+    head = "static const char* tvm_device_type_name(int device_type) {\n" + vendors + "  switch (device_type) {\n"
     return head + cases + '    default: return "?";\n  }\n}'
 
 
@@ -1127,7 +1174,7 @@ class HostFunctionPrinter:
         """The C condition that DLTensor ``t`` is not on this function's device type."""
         if self.device_type == 1:
             return f"{t}->device.device_type != kDLCPU && {t}->device.device_type != kDLCUDAHost"
-        return f"{t}->device.device_type != {self.device_type}"
+        return f"{t}->device.device_type != {device_type_c(self.device_type, self.p.use_helper)}"
 
     def _refuse_a_view(self, t: str, name: str) -> str:
         """The C statement refusing DLTensor ``t`` (argument ``name``) when it is a view into its
@@ -1525,9 +1572,11 @@ def generate_host(
         names.append(f.global_symbol)
     handles = printer._launch_handles
     calls = extern_calls(printer, funcs)
-    head = [_RUNTIME_PRELUDE, _device_type_names(), *extern_prototypes(calls, declare)]
+    names_table = _device_type_names(printer.use_helper)
+    head = [_RUNTIME_PRELUDE, *extern_prototypes(calls, declare)]
     if printer.helpers:
         head.append(printer.prelude())
+    head.append(names_table)
     if handles:
         head.append("TVM_EXPORT void* __tvm_ffi__library_ctx = NULL;")
         for h in handles.values():
