@@ -277,6 +277,31 @@ def test_a_size_past_the_dtype_of_its_expression_says_so(private_cache):
         f(big, np.zeros(2**16, "int8"), 2**15)
 
 
+@I.ir_module
+class RowsOfAnyWidth:
+    @T.prim_func(private=True)
+    def fill(b_ptr: T.handle("float32"), n: T.int32):
+        V = T.decl_buffer((n,), "float32", data=b_ptr)
+        for j in range(n):
+            V[j] = T.float32(7)
+
+    @T.prim_func
+    def main(b: T.handle):
+        n, m = T.int32(), T.int32()
+        B = T.match_buffer(b, (n, m), "float32")
+        for i in range(n):
+            RowsOfAnyWidth.fill(T.address_of(B[i, 0]), m)
+
+
+def test_the_address_of_an_empty_rows_start_is_no_access(private_cache):
+    """``T.address_of(B[i, 0])`` of a row of 0 elements was checked as a read of B[i, 0]."""
+    f = tvm.compile(RowsOfAnyWidth, "c")
+    f(np.zeros((3, 0), "float32"))
+    rows = np.zeros((3, 4), "float32")
+    f(rows)
+    assert (rows == 7).all()
+
+
 def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
     """None became a NULL pointer the kernel then wrote through (a segfault)."""
     f = tvm.compile(fill_pointer, target="c")["fill_pointer"]

@@ -239,18 +239,29 @@ class _IndexChecks(StmtExprMutator):
                 holds = substitute(holds, lets)
                 self._collect(part, holds if guard is None else And(guard, holds), lets, out)
             return
+        address = _address_of_element(e)
+        if address is not None:  # an address, not an access: the end of an empty row is one
+            for index in address.indices:
+                self._collect(index, guard, lets, out)
+            self._access(address.buffer, address.indices, guard, lets, out, past_end=1)
+            return
         for child in _children(e):
             self._collect(child, guard, lets, out)
         if isinstance(e, BufferLoad):
             self._access(e.buffer, e.indices, guard, lets, out)
 
-    def _access(self, buf: Buffer, indices: tuple, guard: Optional[PrimExpr], lets: dict, out: list[Check]) -> None:
+    def _access(
+        self, buf: Buffer, indices: tuple, guard: Optional[PrimExpr], lets: dict, out: list[Check], past_end: int = 0
+    ) -> None:
         """The checks of one access: each dimension against the buffer's extent and, for a view
         of another buffer's memory (a region's match_buffer, a decl_buffer over its data), the
-        element it reaches against the memory under it."""
+        element it reaches against the memory under it. ``past_end`` 1: the address of an
+        element (``T.address_of``), which may be where a dimension ends."""
         if lets:
             indices = tuple(substitute(i, lets) for i in indices)
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
+            if past_end:
+                extent = Add(Cast("int64", extent), IntImm("int64", past_end))
             self._check(f"{self.name}: dimension {dim} of buffer '{buf.name}'", index, extent, guard, out)
         root, base = self.roots.get(buf.data), None
         address = self.addresses.get(buf.data)
@@ -275,6 +286,8 @@ class _IndexChecks(StmtExprMutator):
             last_start = Sub(Mul(size, IntImm("int64", root_bytes)), IntImm("int64", view_bytes - 1))
             where = f"{where[:-1]}, as bytes)"
             element, size = start, last_start
+        if past_end:
+            size = Add(size, IntImm("int64", past_end))
         self._check(where, element, size, guard, out)
 
     def _check(
@@ -579,12 +592,17 @@ def calls_out(e: PrimExpr) -> bool:
     return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS and not is_reinterpret(n))
 
 
+def _address_of_element(e: PrimExpr) -> Optional[BufferLoad]:
+    """The element of ``T.address_of(A[i, j])``, else None."""
+    if isinstance(e, Call) and str(e.op).removeprefix("tir.") == "address_of" and e.args:
+        return e.args[0] if isinstance(e.args[0], BufferLoad) else None
+    return None
+
+
 def _element_address(e: PrimExpr) -> Optional[BufferLoad]:
-    """The element of ``T.address_of(A[i, j])`` (scalar indices that read no memory), else None."""
-    if not (isinstance(e, Call) and str(e.op).removeprefix("tir.") == "address_of" and e.args):
-        return None
-    load = e.args[0]
-    if not isinstance(load, BufferLoad) or any(_dt.lanes(i.dtype) != 1 or _reads_memory(i) for i in load.indices):
+    """The element of ``T.address_of(A[i, j])`` of scalar indices that read no memory, else None."""
+    load = _address_of_element(e)
+    if load is None or any(_dt.lanes(i.dtype) != 1 or _reads_memory(i) for i in load.indices):
         return None
     return load
 
