@@ -64,7 +64,9 @@ def list_backends() -> list[BackendRecord]:
 
 
 def report() -> str:
-    """The text ``python -m tvm.backend`` prints: paste it into a bug report."""
+    """The text ``python -m tvm.backend`` prints: paste it into a bug report. Text that is no
+    Unicode (a file name of bytes that are not UTF-8, held as lone surrogates) is escaped
+    (``\\udcff``), so the report can be written to any UTF-8 stream."""
     import platform
 
     from tvm import __version__
@@ -99,7 +101,7 @@ def report() -> str:
         if rec.traceback:
             lines.append("    traceback:")
             lines.extend("      " + t for t in rec.traceback.rstrip().splitlines())
-    return "\n".join(lines)
+    return "\n".join(lines).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _devices(rec: BackendRecord) -> str:

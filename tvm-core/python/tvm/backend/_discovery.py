@@ -1,12 +1,14 @@
 """Fast discovery of the ``tvm.backends`` entry-point group.
 
 ``importlib.metadata.entry_points()`` parses every installed distribution (tens of ms); this
-scanner reads only ``*.dist-info/entry_points.txt`` files that mention the group, and caches
+scanner reads only the ``entry_points.txt`` files that mention the group, in the metadata
+folders ``importlib.metadata`` reads: ``*.dist-info`` (wheels) and ``*.egg-info`` (``setup.py
+install`` and ``develop``, older editable installs, Debian's ``python3-*`` packages). It caches
 the scan of each ``sys.path`` directory keyed by its modification time (pip changes
 those whenever it installs or removes a distribution).
 
 The cache only says where to look. Every entry point taken from it is checked against the
-``entry_points.txt`` it names (inside a ``*.dist-info`` folder of the directory it was scanned
+``entry_points.txt`` it names (inside a metadata folder of the directory it was scanned
 from) before it is used; a cache file of another shape, or one naming an entry point that no
 installed distribution declares, is ignored and rewritten from a fresh scan. So whoever can write
 the cache folder cannot make ``import tvm`` run code that no installed distribution declares.
@@ -19,6 +21,10 @@ import os
 import sys
 
 GROUP = "tvm.backends"
+#: The metadata folders of installed distributions, and the file in each that names and versions it
+_METADATA_FILES = {".dist-info": "METADATA", ".egg-info": "PKG-INFO"}
+#: The shape of the scan cache (a cache written by an earlier shape is ignored and rewritten)
+_CACHE_FORMAT = 2
 
 
 class EntryPoint:
@@ -28,7 +34,8 @@ class EntryPoint:
 
     def __init__(self, name: str, value: str, distribution: str, version: str, dist_info: str):
         self.name, self.value, self.distribution, self.version = name, value, distribution, version
-        #: the ``*.dist-info`` folder (its name, inside the scanned directory) that declares it
+        #: the metadata folder (``*.dist-info`` or ``*.egg-info``: its name, inside the scanned
+        #: directory) that declares it
         self.dist_info = dist_info
 
     def as_list(self) -> list[str]:
@@ -75,7 +82,7 @@ def _declares_exactly(directory: str, entries: list[EntryPoint]) -> bool:
     for e in entries:
         by_folder.setdefault(e.dist_info, []).append(e)
     for folder, declared in by_folder.items():
-        if os.sep in folder or not folder.endswith(".dist-info") or folder.startswith("."):
+        if os.sep in folder or _metadata_file(folder) is None or folder.startswith("."):
             return False
         path = os.path.join(directory, folder)
         try:
@@ -105,11 +112,21 @@ def _parse_group(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _metadata_file(folder: str) -> str | None:
+    """The name of the file holding the name and version in metadata folder ``folder``
+    (``METADATA`` in a ``*.dist-info``, ``PKG-INFO`` in an ``*.egg-info``), or None when
+    ``folder`` is no metadata folder."""
+    return next((file for suffix, file in _METADATA_FILES.items() if folder.endswith(suffix)), None)
+
+
 def _dist_name_version(dirname: str, path: str) -> tuple[str, str]:
-    stem = dirname[: -len(".dist-info")]
+    """The distribution's name and version: from its metadata file, else from the folder's
+    name (``name-version.dist-info``; an egg-info's may lack the version)."""
+    stem = os.path.splitext(dirname)[0]
     name, _, version = stem.partition("-")
+    version = version.partition("-")[0]  # an egg-info's name may end in -py3.11
     try:
-        lines = _read_text(os.path.join(path, "METADATA")).splitlines()
+        lines = _read_text(os.path.join(path, _metadata_file(dirname) or "METADATA")).splitlines()
     except (OSError, UnicodeDecodeError):
         lines = []
     for line in lines:
@@ -129,7 +146,7 @@ def _scan_dir(directory: str) -> list[EntryPoint]:
     except OSError:
         return found
     for d in entries:
-        if not d.endswith(".dist-info"):
+        if _metadata_file(d) is None:
             continue
         dist_path = os.path.join(directory, d)
         try:
@@ -167,7 +184,7 @@ def _read_cache(path: str | None) -> dict[str, list]:
     try:
         doc = json.loads(_read_text(path))
         dirs = doc.get("dirs")
-        if doc.get("crc") != _checksum(dirs):
+        if doc.get("format") != _CACHE_FORMAT or doc.get("crc") != _checksum(dirs):
             return {}
     except (OSError, ValueError, AttributeError, TypeError):
         return {}
@@ -237,7 +254,8 @@ def discover() -> list[EntryPoint]:
         from tvm._cache import atomic_write
 
         try:
-            atomic_write(cache, json.dumps({"dirs": scans, "crc": _checksum(scans)}).encode())
+            doc = {"format": _CACHE_FORMAT, "dirs": scans, "crc": _checksum(scans)}
+            atomic_write(cache, json.dumps(doc).encode())
         except OSError:
             pass
     return entries

@@ -15,6 +15,7 @@ whatever the activation order. A vendor gets a device type of its own from
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 
@@ -42,9 +43,16 @@ renewed_in_child(sys.modules[__name__], "_lock", threading.RLock)
 _owners: dict[tuple[str, object], tuple[str, str]] = {}
 
 
+def normalized_distribution(name: str) -> str:
+    """``name`` as PEP 503 normalizes a distribution's name: lower case, each run of ``-``, ``_``
+    and ``.`` one ``-`` (``TVM_Backend.OpenCL`` and ``tvm-backend-opencl`` are one distribution)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def is_first_party(backend: str, distribution: str) -> bool:
-    """Whether ``backend`` comes from the project's own distribution for it."""
-    return backend in PUBLISHED_DEVICE_TYPES and distribution == f"tvm-backend-{backend}"
+    """Whether ``backend`` comes from the project's own distribution for it (its name compared
+    as PEP 503 normalizes it: metadata may spell it ``tvm_backend_opencl``)."""
+    return backend in PUBLISHED_DEVICE_TYPES and normalized_distribution(distribution) == f"tvm-backend-{backend}"
 
 
 def _reserved_for(what: str, key: object, aliases: bool = True) -> str | None:

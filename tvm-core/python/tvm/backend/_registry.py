@@ -89,23 +89,51 @@ class BackendRecord:
         if self.hint:
             return self.hint
         if self.exc_type == "OwnershipError":
-            return (
-                "two installed distributions claim the same name or device type (the reason names "
-                f"both): uninstall the one you do not want (pip uninstall '{self.distribution}' if it is "
-                "this one), or ask its vendor for a release with names of its own"
-            )
+            return self._ownership_fix()
         if self.exc_type == "EntryPointError":
             return f"uninstall {self.distribution} (pip uninstall '{self.distribution}') or ask its vendor to fix it"
         if self.status == DISABLED:
-            setting = (
-                f"add '{self.name}' to TVM_BACKENDS (or unset it)"
-                if self.reason.startswith("not in TVM_BACKENDS")
-                else "unset TVM_DEVICE_BACKEND_AUTOLOAD"
-            )
-            return f"{setting}, or call tvm.backend.load('{self.name}')"
-        from tvm.backend._ownership import PUBLISHED_BACKENDS
+            return self._disabled_fix()
+        return self.reinstall_fix()
 
-        if self.name in PUBLISHED_BACKENDS and self.distribution == f"tvm-backend-{self.name}":
+    def _disabled_fix(self) -> str:
+        """What turns this backend on: each setting that keeps it off, or an explicit load."""
+        settings = []
+        if self.reason.startswith("not in TVM_BACKENDS"):
+            settings.append(f"add '{self.name}' to TVM_BACKENDS (or unset it)")
+        if _AUTOLOAD_OFF in self.reason:
+            settings.append("unset TVM_DEVICE_BACKEND_AUTOLOAD")
+        return (
+            f"{' and '.join(settings) or 'unset the setting the reason names'}, or call tvm.backend.load('{self.name}')"
+        )
+
+    def _ownership_fix(self) -> str:
+        """What to do when this backend claimed something another one owns: when it is reserved
+        for one of the project's backends, that backend's wheel is what the user wants."""
+        reserved = _RESERVED_FOR.search(self.reason)
+        uninstall = f"pip uninstall '{self.distribution}'"
+        if reserved is None:
+            return (
+                "two installed distributions claim the same name or device type (the reason names "
+                f"both): uninstall the one you do not want ({uninstall} if it is this one), or ask its "
+                "vendor for a release with names of its own"
+            )
+        first_party = f"tvm-backend-{reserved.group(1)}"
+        what = f"the backend name '{self.name}'" if self.name == reserved.group(1) else "what it registers"
+        owner = entry_point(reserved.group(1))
+        if owner is not None and is_first_party(reserved.group(1), owner.distribution):
+            return (
+                f"{what} is reserved for the project's {first_party}, which is installed: uninstall "
+                f"{self.distribution} ({uninstall}), or ask its vendor for a release with names of its own"
+            )
+        return (
+            f"{what} is reserved for the project's {first_party}: pip install {first_party} and uninstall "
+            f"{self.distribution} ({uninstall}), or ask its vendor for a release with names of its own"
+        )
+
+    def reinstall_fix(self) -> str:
+        """The fix for a damaged installation of this backend: reinstalling its wheel."""
+        if is_first_party(self.name, self.distribution):
             return (
                 f"reinstall a matching version: pip install --force-reinstall '{self.distribution}=="
                 f"{_core_version()}' (run `python -m tvm.backend` for details)"
@@ -127,15 +155,41 @@ def _core_version() -> str:
 _BAD_SETTING = re.compile(r"\b(TVM_[A-Z0-9_]+)='[^']*': expected")
 #: The driver library a variable names could not be used (tvm/runtime/driver_loader.h's reasons).
 _BAD_LIBRARY = re.compile(r"\b(TVM_[A-Z0-9_]+_LIBRARY)=.* (cannot be loaded|lacks) ")
+#: The one of the project's backends a refused claim is reserved for (_ownership.claim's reason)
+_RESERVED_FOR = re.compile(r"reserved for the first-party backend '([\w.-]+)'")
+#: The reason of a backend left off because autoload is off
+_AUTOLOAD_OFF = "TVM_DEVICE_BACKEND_AUTOLOAD=0"
 #: What an entry point's name may be (the entry-point specification's names).
 _NAME = re.compile(r"[\w.-]+")
-_lock = threading.RLock()
-renewed_in_child(sys.modules[__name__], "_lock", threading.RLock)
+
+
+def _new_lock() -> threading.Condition:
+    """The registry's lock: held while records change, never while a backend's own code runs
+    (a thread that backend's activate() waits for may ask the registry anything); waited on
+    for an activation running in another thread."""
+    return threading.Condition(threading.RLock())
+
+
+_lock = _new_lock()
+renewed_in_child(sys.modules[__name__], "_lock", _new_lock)
 _records: dict[str, BackendRecord] = {}
-#: backends whose activate() is running (a call that asks for one of them again is refused)
-_activating: set[str] = set()
+#: backends whose activate() is running, each with the thread running it (that thread asking for
+#: it again is refused; another thread waits until it is done)
+_activating: dict[str, int] = {}
 _entry_points: dict[str, EntryPoint] = {}
 _discovered = False
+
+
+def _forget_other_threads_activations() -> None:
+    """In a forked child: only the thread that forked is left, so an activation another thread
+    was running never ends there (asking for that backend would wait for it forever)."""
+    me = threading.get_ident()
+    for name in [n for n, thread in _activating.items() if thread != me]:
+        del _activating[name]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_other_threads_activations)
 
 
 def autoload_enabled() -> bool:
@@ -161,8 +215,11 @@ def allowlist() -> set[str] | None:
 
 
 def ensure_discovered() -> None:
-    """Read the entry points once per process."""
+    """Read the entry points once per process. Once they are read, the set of records never
+    changes, so a query answers without the lock."""
     global _discovered
+    if _discovered:
+        return
     with _lock:
         if _discovered:
             return
@@ -218,10 +275,10 @@ def entry_point(name: str) -> EntryPoint | None:
 
 
 def records() -> list[BackendRecord]:
-    """All records, sorted by name."""
+    """All records, sorted by name (their current state: one being activated shows as not
+    loaded yet)."""
     ensure_discovered()
-    with _lock:
-        return [_records[k] for k in sorted(_records)]
+    return [rec for _, rec in sorted(_records.items())]
 
 
 def get_record(name: str) -> BackendRecord | None:
@@ -233,25 +290,78 @@ def get_record(name: str) -> BackendRecord | None:
 def autoload() -> None:
     """Activate every discovered backend the environment allows (called by ``import tvm``): the
     project's own first, so that what they register (device aliases included) is theirs before
-    any third-party backend could claim it."""
+    any third-party backend could claim it.
+
+    Under ``python -m tvm.backend`` nothing raises and nothing warns, whatever
+    ``TVM_BACKEND_STRICT`` says: the command reports every backend's state itself."""
     ensure_discovered()
     allowed, enabled = allowlist(), autoload_enabled()
     if enabled and allowed is not None:
         _warn_unknown_allowed(allowed)
     _warn_unknown_strict()
+    reporting = running_report_command()
     first_party = {n for n, rec in _records.items() if is_first_party(n, rec.distribution)}
     for name in sorted(_entry_points, key=lambda n: (n not in first_party, n)):
         rec = _records[name]
-        if not enabled:
-            rec.status, rec.reason = DISABLED, "TVM_DEVICE_BACKEND_AUTOLOAD=0"
-        elif allowed is not None and name not in allowed:
-            rec.status, rec.reason = DISABLED, f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
-        else:
-            tvm_module = sys.modules.get("tvm")
-            activate(name)
-            if tvm_module is not None and sys.modules.get("tvm") is not tvm_module:
-                sys.modules["tvm"] = tvm_module  # a plugin removed or replaced the package being imported
-                _warn(f"tvm backend '{name}' removed or replaced sys.modules['tvm']; it was put back", RuntimeWarning)
+        off = _why_off(name, allowed, enabled)
+        if off:
+            rec.status, rec.reason = DISABLED, off
+            continue
+        tvm_module = sys.modules.get("tvm")
+        _activate(name, explicit=False, announce=not reporting)
+        if tvm_module is not None and sys.modules.get("tvm") is not tvm_module:
+            sys.modules["tvm"] = tvm_module  # a plugin removed or replaced the package being imported
+            _warn(f"tvm backend '{name}' removed or replaced sys.modules['tvm']; it was put back", RuntimeWarning)
+
+
+def _why_off(name: str, allowed: set[str] | None, enabled: bool) -> str:
+    """Why the environment leaves backend ``name`` off ("" when autoload activates it). The
+    allowlist comes first: it holds for libraries too, while autoload off only defers."""
+    if allowed is not None and name not in allowed:
+        off = f"not in TVM_BACKENDS={os.environ.get('TVM_BACKENDS')}"
+        return off if enabled else f"{off} ({_AUTOLOAD_OFF} too)"
+    return "" if enabled else _AUTOLOAD_OFF
+
+
+def running_report_command() -> bool:
+    """Whether this interpreter was started as ``python -m tvm.backend`` (``import tvm`` runs
+    before the command's own code, so the command is known only from the command line)."""
+    return _module_run_by(_interpreter_argv()) in ("tvm.backend", "tvm.backend.__main__")
+
+
+def _interpreter_argv() -> list[str]:
+    """The interpreter's own command line (``sys.orig_argv``; on Python 3.9, /proc's)."""
+    argv = getattr(sys, "orig_argv", None)
+    if argv is not None:
+        return list(argv)
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return [os.fsdecode(a) for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def _module_run_by(argv: list[str]) -> str | None:
+    """The module ``-m`` names in an interpreter's command line ``argv`` (None when it runs a
+    script, ``-c`` code or nothing), reading its options as Python does: ``-W`` and ``-X``
+    take a value, and short options may be run together (``-Im tvm.backend``)."""
+    args = iter(argv[1:])
+    for arg in args:
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            return None
+        if arg.startswith("--"):
+            if arg == "--check-hash-based-pycs":  # the one long option with a value of its own
+                next(args, "")
+            continue
+        for i, flag in enumerate(arg[1:], start=2):
+            if flag in "cmWX":
+                value = arg[i:] or next(args, "")
+                if flag == "m":
+                    return value
+                if flag == "c":
+                    return None
+                break
+    return None
 
 
 def _warn_unknown_allowed(allowed: set[str]) -> None:
@@ -278,16 +388,46 @@ def _warn_unknown_strict() -> None:
         )
 
 
-def _warn(message: str, category: type[Warning]) -> None:
+def _warn(message: str, category: type[Warning], depth: int = 0) -> None:
     """Issue a warning about the backends, never raise it: with warnings turned into errors
     (``python -W error``, a test runner's filter, or a plugin's ``simplefilter``) a broken plugin
-    must still not break ``import tvm`` or stop the backends after it. The record keeps it."""
-    warn_safely(message, category, stacklevel=4, logger="tvm.backend")
+    must still not break ``import tvm`` or stop the backends after it. The record keeps it.
+    ``depth``: the calls between the caller and the registry's entry point (the warning names
+    whoever called that)."""
+    warn_safely(message, category, stacklevel=4 + depth, logger="tvm.backend")
 
 
 def activate(name: str, explicit: bool = False) -> BackendRecord:
-    """Activate backend ``name`` once; returns its record (raises only in strict/explicit mode)."""
+    """Activate backend ``name`` once; returns its record (raises only in strict/explicit mode).
+
+    The backend's own code runs without the registry's lock, so a thread its activate() waits
+    for can still ask the registry anything; another thread asking for the same backend waits
+    until its activation is done."""
+    return _activate(name, explicit, announce=True)
+
+
+def _activate(name: str, explicit: bool, announce: bool) -> BackendRecord:
+    """:func:`activate`; without ``announce`` a failure neither warns nor raises (strict mode
+    included): the caller reports it."""
     ensure_discovered()
+    rec, settled = _begin_activation(name, explicit)
+    if settled:
+        return rec
+    try:
+        _run_hook(rec, _entry_points[name])
+    finally:
+        with _lock:
+            _activating.pop(name, None)
+            _lock.notify_all()
+    if announce:
+        _announce(rec, explicit)
+    return rec
+
+
+def _begin_activation(name: str, explicit: bool) -> tuple[BackendRecord, bool]:
+    """The record of backend ``name`` and whether its activation is settled (it ran before; a
+    failure raises when ``explicit``); else it is marked as being activated by this thread.
+    Waits while another thread activates it."""
     with _lock:
         rec = _records.get(name)
         if rec is None:
@@ -296,20 +436,26 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
                 f"{closest_names(name, sorted(_records))} "
                 f"Fix: {install_hint(name)}"
             )
+        while name in _activating:
+            if _activating[name] == threading.get_ident():  # its activate() asked for it again
+                raise BackendError(
+                    f"backend '{name}' is still activating: its activate() asked to load it again (through "
+                    f"tvm.backend.load, or a load_module or device of its own kind); it is ready when activate "
+                    "returns"
+                )
+            _lock.wait()
         if rec.status in (ACTIVE, RUNTIME_UNAVAILABLE, FAILED):
             if explicit and rec.status == FAILED:
                 raise BackendError(f"backend '{name}' failed to load: {rec.reason}")
-            return rec
-        if name in _activating:  # its activate() asked for it again, directly or through a call
-            raise BackendError(
-                f"backend '{name}' is still activating: its activate() asked to load it again (through "
-                f"tvm.backend.load, or a load_module or device of its own kind); it is ready when activate returns"
-            )
-        _activating.add(name)
-        try:
-            _run_hook(rec, _entry_points[name])
-        finally:
-            _activating.discard(name)
+            return rec, True
+        _activating[name] = threading.get_ident()
+        return rec, False
+
+
+def _announce(rec: BackendRecord, explicit: bool) -> None:
+    """Tell the user about a failed activation or an unavailable runtime: raise in strict mode
+    (or for an explicit load), else warn once (log, for a missing runtime)."""
+    name = rec.name
     if rec.status == FAILED:
         if strict_mode() or explicit:
             raise BackendError(
@@ -319,6 +465,7 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
             f"tvm backend '{name}' ({rec.distribution} {rec.version}) failed to load and is "
             f"disabled: {rec.reason}. Run `python -m tvm.backend` for details.",
             BackendLoadWarning,
+            depth=2,
         )
     elif rec.status == RUNTIME_UNAVAILABLE:
         if strict_runtime():
@@ -330,7 +477,13 @@ def activate(name: str, explicit: bool = False) -> BackendRecord:
             name,
             rec.reason,
         )
-    return rec
+
+
+def strict_failures() -> list[BackendRecord]:
+    """The backends that ``TVM_BACKEND_STRICT`` makes an error: the failed ones (and with
+    ``all`` those whose runtime is unavailable); none when it is unset."""
+    raising = {FAILED, RUNTIME_UNAVAILABLE} if strict_runtime() else {FAILED} if strict_mode() else set()
+    return [rec for rec in records() if rec.status in raising]
 
 
 def _run_hook(rec: BackendRecord, ep: EntryPoint) -> None:
@@ -504,20 +657,42 @@ def device_attr(device_type: int, device_id: int, key: str) -> Any:
         raise explain_device_error(Device(device_type, device_id), err) from err
 
 
-def lazy_callable(spec: str | Callable[..., Any]) -> Callable[..., Any]:
-    """Resolve ``"module:attr"`` on first call, so registering costs no import."""
+def lazy_callable(
+    spec: str | Callable[..., Any], record: BackendRecord | None = None, role: str = "function"
+) -> Callable[..., Any]:
+    """Resolve ``"module:attr"`` on first call, so registering costs no import.
+
+    When that import fails (a damaged installation, a misspelled name), the call raises a
+    :class:`BackendError` naming ``record``'s backend and distribution, what ``spec`` is to it
+    (``role``: its code generator, a pass) and the fix, rather than the bare import error."""
     if callable(spec):
         return spec
-    module_name, _, attr = spec.partition(":")
     cache: list[Callable[..., Any]] = []
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if not cache:
-            obj: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-            cache.append(obj)
+            cache.append(_resolve(spec, record, role))
         return cache[0](*args, **kwargs)
 
     call.__qualname__ = call.__name__ = spec
     return call
+
+
+def _resolve(spec: str, record: BackendRecord | None, role: str) -> Callable[..., Any]:
+    """The callable ``"module:attr"`` names, or a :class:`BackendError` saying why it cannot be had."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name.strip())
+        for part in attr.strip().split("."):
+            obj = getattr(obj, part)
+        if not callable(obj):
+            raise TypeError(f"{spec} is a {type(obj).__name__}, not a function")
+    except Exception as err:  # noqa: BLE001 - whatever the import raised, the backend is named
+        owner = f"backend '{record.name}' ({record.distribution} {record.version})" if record else "a backend"
+        fix = record.reinstall_fix() if record else "reinstall the backend that names it"
+        raise BackendError(
+            f"{owner} names '{spec}' as its {role}, which cannot be loaded ({type(err).__name__}: "
+            f"{_message_of(err)}): its installation is damaged, or it names something it does not have. "
+            f"Fix: {fix}"
+        ) from err
+    return obj

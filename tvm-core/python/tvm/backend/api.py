@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import unicodedata
 from pathlib import Path
 from typing import Any, Callable
 
@@ -175,6 +176,8 @@ class BackendContext:
         :meth:`load_runtime`. A type or name another backend owns is refused."""
         from tvm.runtime.device import DEVICE_NAMES, DEVICE_TYPES
 
+        for claimed in (name, *aliases):
+            self._check_device_name(claimed)
         if device_type is not None and (
             isinstance(device_type, bool) or not isinstance(device_type, int) or not 0 < device_type < 64
         ):
@@ -206,6 +209,24 @@ class BackendContext:
             self._record.device_types.append(device_type)
         return device_type
 
+    def _check_device_name(self, name: object) -> None:
+        """Refuse a device name that generated code cannot hold: every host library names the
+        registered devices in C string literals, so a quote, a backslash, a control character
+        or a lone surrogate there would break every later compile in the process."""
+        who = f"{self._record.distribution} (backend '{self.name}')"
+        if not isinstance(name, str):
+            raise TypeError(f"{who}: register_device takes device names as str, got {name!r}")
+        if not name:
+            raise ValueError(f"{who}: register_device was given an empty device name; give the device a name")
+        bad = next((c for c in name if c in '"\\' or unicodedata.category(c) in _UNPRINTABLE), None)
+        if bad is not None:
+            raise ValueError(
+                f"{who}: register_device({name!r}): a device name cannot hold {bad!r} (quotes, backslashes, "
+                "control characters and lone surrogates cannot appear in the C string literals that name devices in "
+                "generated code); expected letters, digits and punctuation such as '_', '-' or '.'. "
+                "Fix: give the device a name without it (ask the backend's vendor for a release that does)"
+            )
+
     def register_target_kind(
         self,
         name: str,
@@ -235,9 +256,9 @@ class BackendContext:
             self.name,
             tuple(keys),
             dict(default_attrs or {}),
-            lazy_callable(codegen) if codegen is not None else None,
+            lazy_callable(codegen, self._record, "code generator") if codegen is not None else None,
             capabilities,
-            tuple(lazy_callable(p) for p in passes),
+            tuple(lazy_callable(p, self._record, "pass") for p in passes),
         )
         register_target_kind(kind, tuple(aliases))
         self._record.target_kinds.append(name)
@@ -248,7 +269,7 @@ class BackendContext:
         from tvm.target.detect_target import register_device_target_detector, unregister_device_target_detector
 
         self._claim("device type", device_type)
-        register_device_target_detector(device_type, lazy_callable(fn))
+        register_device_target_detector(device_type, lazy_callable(fn, self._record, "target detector"))
         self._undo.append(lambda: unregister_device_target_detector(device_type))
 
     def register_script_namespace(self, name: str, module: str) -> None:
@@ -302,6 +323,9 @@ class BackendContext:
         self._record.device_types.clear()
 
 
+#: Unicode categories of characters a device name cannot hold: control characters (newline,
+#: tab, NUL, DEL, ...) and lone surrogates (a name of bytes that are not UTF-8)
+_UNPRINTABLE = frozenset(("Cc", "Cs"))
 #: Claims whose registrations a runtime DSO makes itself (a DeviceAPI, a module loader)
 _HELD_BY_A_LOADED_RUNTIME = ("device type", "module kind")
 
