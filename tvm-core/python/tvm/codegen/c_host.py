@@ -782,8 +782,8 @@ _CALL_GLOBAL_HELPER = r"""static int tvm_call_global(const char* fname, TVMFFIAn
   return rc;
 }"""
 
-_VENDOR_DEVICE_TYPE_HELPER = r"""/* A vendor backend's device type is handed out where the library runs (in the order backends
-   load there), so the library looks its device up by name when it first needs the type. */
+_VENDOR_DEVICE_TYPE_HELPER = r"""/* A vendor backend's device type is handed out where the library runs (in the order
+   backends load there), so the library looks its device up by name when it first needs it. */
 static int32_t tvm_vendor_device_type(int slot, const char* name) {
   static int32_t known[64];  /* 0: not looked up yet, or not registered then */
   if (known[slot] > 0) return known[slot];
