@@ -24,6 +24,7 @@ from tvm.tir import dtype as _dt
 from tvm.tir.expr import (
     And,
     Div,
+    FloatImm,
     FloorDiv,
     FloorMod,
     IntImm,
@@ -48,6 +49,7 @@ from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import INTRINSICS
 from tvm.tir.printer import expr_text
 from tvm.tir.stmt import (
+    ASSERT_KINDS,
     THREAD_TAGS,
     Allocate,
     AssertStmt,
@@ -70,6 +72,12 @@ def _shown(value: int) -> str:
     return (
         str(value) if value.bit_length() < 4096 else f"{'-' if value < 0 else ''}(a {value.bit_length()}-bit integer)"
     )
+
+
+def _holds_every(wide: str, narrow: str) -> bool:
+    """Whether integer dtype ``wide`` holds every value of integer dtype ``narrow``."""
+    (lo, hi), (nlo, nhi) = _dt.integer_range(wide), _dt.integer_range(narrow)
+    return lo <= nlo and nhi <= hi
 
 
 def _same_bools(a: Any, b: Any) -> bool:
@@ -168,9 +176,22 @@ class _Verifier(StmtExprVisitor):
             for x in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
                 if isinstance(x, Var) and x not in self.defined:
                     self.defined.add(x)  # shape variables are bound from the argument
-        for buf in f.buffer_map.values():
-            self.check_buffer_decl(buf)
+        self._check_parameter_buffers(f)
         self.visit_stmt(f.body)
+
+    def _check_parameter_buffers(self, f: PrimFunc) -> None:
+        """Each parameter's buffer its own, in global memory, of sizes that are not negative."""
+        seen: dict[int, str] = {}
+        for p, buf in f.buffer_map.items():
+            if id(buf) in seen:
+                self.fail(f"parameters '{seen[id(buf)]}' and '{p.name}' share buffer '{buf.name}': give each its own")
+            seen[id(buf)] = p.name
+            if buf.scope != "global":
+                self.fail(f"buffer parameter '{p.name}' has scope {buf.scope!r}: an argument lives in global memory")
+            for d in buf.shape:
+                if isinstance(d, IntImm) and d.value < 0:
+                    self.fail(f"buffer parameter '{p.name}' has the negative size {d.value}")
+            self.check_buffer_decl(buf)
 
     def check_buffer_decl(self, buf: Buffer):
         self.checked.add(buf)
@@ -203,6 +224,7 @@ class _Verifier(StmtExprVisitor):
                 self.fail(f"loop {what} of '{s.loop_var.name}' must be an integer, got {x.dtype}")
         if not _dt.is_integer(s.loop_var.dtype):
             self.fail(f"loop variable '{s.loop_var.name}' must be an integer, got {s.loop_var.dtype}")
+        self._check_loop_range(s)
         if s.kind is ForKind.THREAD_BINDING:
             if s.thread_tag not in THREAD_TAGS:
                 self.fail(f"unknown thread tag {s.thread_tag!r}")
@@ -230,6 +252,24 @@ class _Verifier(StmtExprVisitor):
         finally:
             self.loops.pop()
         self.defined.discard(s.loop_var)
+
+    def _check_loop_range(self, s: For) -> None:
+        """The loop variable's dtype holds every value the loop takes: an int8 variable counting
+        to 200 wrapped (a loop that never ended, indices before the buffer)."""
+        var, lo, ext = s.loop_var, s.min, s.extent
+        if isinstance(lo, IntImm) and isinstance(ext, IntImm):
+            if ext.value > 0 and not (_dt.fits(lo.value, var.dtype) and _dt.fits(lo.value + ext.value - 1, var.dtype)):
+                self.fail(
+                    f"loop variable '{var.name}' of {var.dtype} cannot take the loop's values {lo.value} to "
+                    f"{lo.value + ext.value - 1}: give it a dtype that holds them"
+                )
+            return
+        for x, what in ((lo, "start"), (ext, "extent")):
+            if not isinstance(x, IntImm) and not _holds_every(var.dtype, x.dtype):
+                self.fail(
+                    f"loop variable '{var.name}' of {var.dtype} cannot hold every value of its {what} "
+                    f"{expr_text(x)} ({x.dtype}): give the variable and its bounds one dtype"
+                )
 
     def visit_While(self, s: While) -> None:
         self.visit_expr(s.condition)
@@ -300,6 +340,8 @@ class _Verifier(StmtExprVisitor):
                 )
         else:
             self.fail(f"buffer '{buf.name}' has unknown scope {buf.scope!r}")
+        if buf in self.allocated:
+            self.fail(f"buffer '{buf.name}' is allocated twice: give each allocation a buffer of its own")
         self.define(buf.data, "buffer")
         self.allocated.add(buf)
         self.visit_stmt(s.body)
@@ -322,6 +364,8 @@ class _Verifier(StmtExprVisitor):
     def visit_AssertStmt(self, s: AssertStmt) -> None:
         self.visit_expr(s.condition)
         self.need_bool(s.condition, "assert condition")
+        if getattr(s, "kind", "RuntimeError") not in ASSERT_KINDS:
+            self.fail(f"assert: unknown error kind {s.kind!r}; expected one of {', '.join(ASSERT_KINDS)}")
         self.visit_stmt(s.body)
 
     # ------------------------------------------------------------------ expressions
@@ -346,8 +390,19 @@ class _Verifier(StmtExprVisitor):
             self.fail(f"variable '{e.name}' is used but not defined")
 
     def visit_IntImm(self, e: IntImm) -> None:
-        if not _dt.is_bool(e.dtype) and _dt.is_integer(e.dtype) and not _dt.fits(e.value, e.dtype):
+        if _dt.is_bool(e.dtype):
+            if e.value not in (0, 1):
+                self.fail(f"the bool constant {_shown(e.value)} is neither 0 nor 1 (use tvm.tir.const(True))")
+        elif not _dt.is_integer(e.dtype):
+            self.fail(f"the integer constant {_shown(e.value)} has the dtype {e.dtype}: use FloatImm or tvm.tir.const")
+        elif not _dt.fits(e.value, e.dtype):
             self.fail(f"the constant {_shown(e.value)} does not fit its dtype {e.dtype}")
+
+    def visit_FloatImm(self, e: FloatImm) -> None:
+        if not _dt.is_float(e.dtype):
+            self.fail(f"the float constant {e.value!r} has the dtype {e.dtype}: use IntImm or tvm.tir.const")
+        elif not _dt.fits(e.value, e.dtype):
+            self.fail(f"the constant {e.value!r} does not fit {e.dtype}: it rounds to infinity there")
 
     def visit_BufferLoad(self, e: BufferLoad) -> None:
         self.check_access(e.buffer, e.indices)
@@ -403,6 +458,8 @@ class _Verifier(StmtExprVisitor):
 
     def visit_Let(self, e: Let) -> None:
         self.visit_expr(e.value)
+        if e.value.dtype != e.var.dtype:
+            self.fail(f"let '{e.var.name}' has dtype {e.var.dtype} but its value is {e.value.dtype}")
         self.define(e.var, "variable")
         self.visit_expr(e.body)
         self.defined.discard(e.var)
