@@ -223,7 +223,7 @@ def test_unroll_with_symbolic_extent_and_bad_function_name():
 def test_variables_never_shadow_math_functions_or_helpers():
     p = CFamilyPrinter()
     assert p.name_of(Var("expf")) == "expf_"
-    assert p.name_of(Var("tvm_h2f")) == "tvm_h2f_"
+    assert p.name_of(Var("tvm_h2f")) == "v_tvm_h2f"  # the generated code's own prefix
     assert p.name_of(Var("sinf")) == "sinf_"
 
 
@@ -294,3 +294,26 @@ def test_conditions_print_without_doubled_parentheses():
 
     src = tvm.compile(f, "c").inspect_source()
     assert "if ((k == 0))" not in src and "if (k == 0) {" in src
+
+
+@pytest.mark.parametrize(
+    "name", ["t_B", "NULL", "int32_t", "tvm_err_align", "tvm_impl_main", "kTVMFFINone", "DLTensor"]
+)
+def test_a_parameter_named_as_the_generated_code_names_things_is_renamed(name):
+    """A scalar parameter spelled as a name the host code defines (its tensors ``t_<buffer>``, its
+    runtime helpers, tvm-ffi's and the C library's names) broke the build, or every call."""
+    import numpy as np
+
+    import tvm
+    from tvm.script import tir as T
+
+    source = f"""
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), {name}: T.float32):
+    for i in range(8):
+        B[i] = A[i] + {name}
+"""
+    func = tvm.script.parse(source, extra_vars={"T": T})
+    a, b = np.arange(8, dtype="float32"), np.zeros(8, "float32")
+    tvm.compile(func, target="c")(a, b, 10.0)
+    np.testing.assert_array_equal(b, a + 10)

@@ -62,6 +62,18 @@ _C_KEYWORDS = frozenset(
 )
 
 
+#: Names of the C library and headers the generated code includes: a variable of one of them
+#: hid it (``NULL``, ``int32_t``) and broke the build.
+_C_LIBRARY_NAMES = frozenset(
+    "NULL int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t ssize_t intptr_t "
+    "uintptr_t ptrdiff_t errno memcpy memset malloc calloc free printf snprintf strlen abort assert exit "
+    "INFINITY NAN".split()
+)
+#: Prefixes of the identifiers the generated code defines itself (its runtime prelude, tvm-ffi's
+#: and DLPack's names, the host code's tensors ``t_<buffer>``): a variable spelled so is renamed.
+_GENERATED_PREFIXES = ("tvm_", "TVM", "kTVM", "kDL", "DL", "t_")
+
+
 def _without_outer_parentheses(text: str) -> str:
     """``text`` without one pair of parentheses around all of it: ``if ((a == b))`` draws clang's
     -Wparentheses-equality warning (PoCL prints "1 warning generated." for it)."""
@@ -364,9 +376,9 @@ class CFamilyPrinter(ExprFunctor[str]):
         if got is not None:
             return got
         base = re.sub(r"[^0-9A-Za-z_]", "_", hint or getattr(node, "name", "v")) or "v"
-        if base[0].isdigit():
+        if base[0].isdigit() or base.startswith(_GENERATED_PREFIXES):
             base = "v_" + base
-        if base in _C_KEYWORDS or base.startswith("__") or base in self._function_names():
+        if base in _C_KEYWORDS or base in _C_LIBRARY_NAMES or base.startswith("__") or base in self._function_names():
             base = base.lstrip("_") + "_"  # keywords and math functions stay visible
         name, k = base, 1
         while name in self._used:
