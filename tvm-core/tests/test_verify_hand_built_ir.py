@@ -110,3 +110,25 @@ def test_a_hand_built_loop_of_a_fitting_narrow_variable_runs():
     out = np.zeros(256, "int32")
     lib(out)
     np.testing.assert_array_equal(out[:200], np.arange(1, 201))
+
+
+def test_an_expression_reusing_its_parts_past_the_limit_is_refused_at_once():
+    """``e = e + e`` twenty times is 41 distinct nodes and a million written out: every pass walked
+    it as a tree (minutes to compile); a dozen times compiles and runs."""
+    import numpy as np
+
+    def doubled(depth: int) -> tir.PrimFunc:
+        i = tir.Var("i", "int32")
+        a, b = tir.Var("A", "handle"), tir.Var("B", "handle")
+        A, B = tir.decl_buffer((8,), "float32", name="A"), tir.decl_buffer((8,), "float32", name="B")
+        e = A[i]
+        for _ in range(depth):
+            e = e + e
+        loop = tir.For(i, tir.const(0, "int32"), tir.const(8, "int32"), tir.ForKind.SERIAL, tir.BufferStore(B, e, (i,)))
+        return tir.PrimFunc([a, b], loop, buffer_map={a: A, b: B})
+
+    with pytest.raises(TIRVerifyError, match=r"reuse their parts .* more than 100,000 operations \(\d+ distinct\)"):
+        tvm.compile(doubled(20), target="c")
+    out = np.zeros(8, "float32")
+    tvm.compile(doubled(12), target="c")(np.ones(8, "float32"), out)
+    np.testing.assert_array_equal(out, 2.0**12)

@@ -105,7 +105,7 @@ from .simplify import simplify
 from .single_thread import binds_threads, launch_as_one_thread
 from .undef import remove_undef_stores
 from .vectors import scalarize_vectors
-from .verify import TIRVerifyError, is_device_target, opens_block_less_kernel, verify, with_span
+from .verify import TIRVerifyError, check_tree_size, is_device_target, opens_block_less_kernel, verify, with_span
 
 LAUNCH_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
@@ -139,6 +139,7 @@ def lower(func: PrimFunc, target: Any) -> LoweredFunc:
         from tvm.target import Target
 
         target = Target(target)
+    check_tree_size(func)  # before any pass walks a reused expression as a tree
     moved: set = set()  # shared/local buffers allocated outside the launch, as Apache TVM's schedules do
     func = legalize_float8(launch_as_one_thread(scalarize_vectors(remove_undef_stores(func)), target), target)
     func = exact_float16_conversions(func)

@@ -75,7 +75,7 @@ from tvm.tir.stmt import (
 
 from .flatten import constant_extent, element_count, flat_index, needs_int64_indices
 from .symbolic_bounds import Facts, computed_exactly, in_bounds
-from .verify import TIRVerifyError, is_device_target, with_span
+from .verify import TIRVerifyError, is_device_target, operands, tree_size, with_span
 
 #: The intrinsic of a failed run-time bounds check on a CPU: ``(where, index, extent)``.
 INDEX_OUT_OF_BOUNDS = "tvm_index_out_of_bounds"
@@ -89,43 +89,11 @@ BOUNDS_KIND = "IndexError.bounds"
 Check = tuple[PrimExpr, Stmt]  # the condition that must hold, the failure when it does not
 
 
-def _children(e: PrimExpr) -> tuple:
-    """The operands of ``e`` (none for leaves)."""
-    if isinstance(e, Cast):
-        return (e.value,)
-    if isinstance(e, Not):
-        return (e.a,)
-    if isinstance(e, Call):
-        return e.args
-    if isinstance(e, BufferLoad):
-        return e.indices
-    if isinstance(e, Select):
-        return (e.condition, e.true_value, e.false_value)
-    if isinstance(e, Let):
-        return (e.value, e.body)
-    a, b = getattr(e, "a", None), getattr(e, "b", None)
-    return (a, b) if a is not None and b is not None else ()
-
-
 #: the fields of statements that hold statements (``_holds_barrier``)
 _STATEMENT_FIELDS = ("body", "then_case", "else_case")
 
 #: the most nodes a let-expanded index may have for the proofs
 _EXPANSION_LIMIT = 2000
-
-
-def _tree_size(e: PrimExpr) -> int:
-    """How many nodes ``e`` has as a tree (shared subexpressions counted at each use), counted
-    over its distinct nodes."""
-    memo: dict[int, int] = {}
-
-    def size(x: PrimExpr) -> int:
-        n = memo.get(id(x))
-        if n is None:
-            n = memo[id(x)] = 1 + sum(size(k) for k in _children(x))
-        return n
-
-    return size(e)
 
 
 def _bounded(e: PrimExpr) -> tuple[Optional[int], Optional[int]]:
@@ -202,7 +170,7 @@ class _IndexChecks(StmtExprMutator):
             if not inner:
                 break
             expanded = substitute(e, inner)
-            if _tree_size(expanded) > _EXPANSION_LIMIT:
+            if tree_size(expanded) > _EXPANSION_LIMIT:
                 break
             e = expanded
         return e
@@ -245,7 +213,7 @@ class _IndexChecks(StmtExprMutator):
                 self._collect(index, guard, lets, out)
             self._access(address.buffer, address.indices, guard, lets, out, past_end=1)
             return
-        for child in _children(e):
+        for child in operands(e):
             self._collect(child, guard, lets, out)
         if isinstance(e, BufferLoad):
             self._access(e.buffer, e.indices, guard, lets, out)

@@ -17,6 +17,7 @@ Checks (the first failure raises :class:`TIRVerifyError` naming the source line 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 from tvm.error import InternalError
@@ -510,6 +511,67 @@ class _Verifier(StmtExprVisitor):
             self._check_return(e)
 
 
+def operands(e: PrimExpr) -> tuple:
+    """The operands of expression ``e`` (none for leaves)."""
+    if isinstance(e, Cast):
+        return (e.value,)
+    if isinstance(e, Not):
+        return (e.a,)
+    if isinstance(e, Call):
+        return e.args
+    if isinstance(e, BufferLoad):
+        return e.indices
+    if isinstance(e, Select):
+        return (e.condition, e.true_value, e.false_value)
+    if isinstance(e, Let):
+        return (e.value, e.body)
+    a, b = getattr(e, "a", None), getattr(e, "b", None)
+    return (a, b) if a is not None and b is not None else ()
+
+
+def tree_size(e: PrimExpr, memo: Optional[dict] = None) -> int:
+    """How many nodes ``e`` has as a tree (a shared subexpression counted at each use), counted
+    over its distinct nodes (``memo``: sizes already known, by node id)."""
+    memo = {} if memo is None else memo
+
+    def size(x: PrimExpr) -> int:
+        n = memo.get(id(x))
+        if n is None:
+            n = memo[id(x)] = 1 + sum(size(k) for k in operands(x))
+        return n
+
+    return size(e)
+
+
+#: The most nodes a function's expressions may have written out as trees when they reuse their
+#: parts: passes walk them as trees, and ``e = e + e`` twenty times (a million nodes written out,
+#: 41 distinct) took minutes to compile.
+TREE_LIMIT = 100_000
+
+
+def check_tree_size(func: PrimFunc) -> None:
+    """TIRVerifyError when ``func``'s expressions, written out as trees, hold more than
+    :data:`TREE_LIMIT` nodes and eight times their distinct nodes (a program that large without
+    reuse, fully unrolled code, is left alone)."""
+    memo: dict[int, int] = {}
+    total, stack = 0, [func.body]
+    while stack:
+        node = stack.pop()
+        for f in dataclasses.fields(node) if dataclasses.is_dataclass(node) else ():
+            value = getattr(node, f.name)
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, PrimExpr):
+                    total += tree_size(item, memo)
+                elif isinstance(item, Stmt):
+                    stack.append(item)
+        if total > TREE_LIMIT and total > 8 * len(memo):
+            raise TIRVerifyError(
+                f"in function '{func.global_symbol}': its expressions reuse their parts so much that written out "
+                f"they hold more than {TREE_LIMIT:,} operations ({len(memo):,} distinct): bind a reused part to a "
+                f"variable (a let: x = ... in TVMScript, tir.Let or tir.LetStmt by hand) so it is computed once"
+            )
+
+
 def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
     """Check ``func`` (for ``target`` when given: a Target or target string); return it unchanged or
     raise :class:`TIRVerifyError`."""
@@ -517,6 +579,7 @@ def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
         from tvm.target import Target
 
         target = Target(target)
+    check_tree_size(func)
     _Verifier(func, target).run()
     return func
 
