@@ -317,3 +317,25 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), {name}: T.floa
     a, b = np.arange(8, dtype="float32"), np.zeros(8, "float32")
     tvm.compile(func, target="c")(a, b, 10.0)
     np.testing.assert_array_equal(b, a + 10)
+
+
+def test_a_loop_of_an_8_bit_variable_ends_when_its_values_pass_the_dtype():
+    """``for i in range(m, m + 20)`` of an int8 m = 120 compared an int8 counter with the int
+    m + 20 = 140 in C: it wrapped at 127 and never ended. The counter is 32-bit now; the values
+    past int8 index out of bounds, which the run-time check reports."""
+    import numpy as np
+
+    import tvm
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def from_m(O: T.Buffer((256,), "int32"), m: T.int8):
+        for i in range(m, m + T.int8(20)):
+            O[T.Cast("int32", i) + 128] = 1
+
+    lib = tvm.compile(from_m, "c")
+    out = np.zeros(256, "int32")
+    lib(out, -20)
+    np.testing.assert_array_equal(np.nonzero(out)[0] - 128, np.arange(-20, 0))
+    with pytest.raises(IndexError, match=r"buffer 'O' has extent 256, got index 256"):
+        lib(np.zeros(256, "int32"), 120)

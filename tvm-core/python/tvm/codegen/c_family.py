@@ -1315,7 +1315,10 @@ class CFamilyPrinter(ExprFunctor[str]):
             self.print_thread_binding(s)
             return
         v = self.name_of(s.loop_var)
-        t = self.compute_type(s.loop_var.dtype)
+        # an 8- or 16-bit variable counts in 32 bits: `i < m + 20` is computed in int, so an int8
+        # loop past 127 wrapped and never ended (its values fit the variable's dtype in a valid loop)
+        narrow = _dt.is_integer(s.loop_var.dtype) and _dt.bits(s.loop_var.dtype) < 32
+        t = self.compute_type("int32" if narrow else s.loop_var.dtype)
         lo, hi = self.loop_bounds(s)
         self.count(s.loop_var, bounds=(s.min, s.extent))
         # bounds that read memory are evaluated once, as TIR's are (the body may write it)
