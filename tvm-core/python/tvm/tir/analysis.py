@@ -66,6 +66,8 @@ class _Eq:
         self.bufs: dict = {}
         self.rbufs: dict = {}
         self.in_shape = False  # a buffer's shape, strides or offset defines the variables it names
+        # a parameter buffer's data Var of its own -> its parameter, per side (see param_data)
+        self.data_alias: tuple[dict, dict] = ({}, {})
 
     def fail(self):
         raise _NotEqual()
@@ -79,8 +81,16 @@ class _Eq:
         self.vars[a] = b
         self.rvars[b] = a
 
+    def param_data(self, side: int, param: Var, buf: Buffer) -> None:
+        """A parameter's buffer points at the parameter's memory: its data is the parameter itself
+        (as TVMScript declares it) or a Var of its own (``decl_buffer`` + ``buffer_map``); either
+        stands for the parameter, so a function built by hand equals its parsed script."""
+        if buf.data is not None and buf.data is not param and buf.data.dtype == param.dtype:
+            self.data_alias[side][buf.data] = param
+
     def var(self, a: Var, b: Var):
         self.check(isinstance(b, Var) and a.dtype == b.dtype)
+        a, b = self.data_alias[0].get(a, a), self.data_alias[1].get(b, b)
         if a in self.vars or b in self.rvars:
             self.check(self.vars.get(a) is b)
             return
@@ -95,9 +105,10 @@ class _Eq:
             return
         if a is b and not define:
             return
+        data_a, data_b = self.data_alias[0].get(a.data, a.data), self.data_alias[1].get(b.data, b.data)
         # a buffer used where the compared code does not define it is the same memory on both
         # sides (A[i] and B[i] differ however alike A and B are), unless free names may be mapped
-        self.check(define or self.map_free or a.data is b.data or self.vars.get(a.data) is b.data)
+        self.check(define or self.map_free or data_a is data_b or self.vars.get(data_a) is data_b)
         self.check(
             a.dtype == b.dtype
             and a.scope == b.scope
@@ -106,11 +117,11 @@ class _Eq:
         )
         self.bufs[a] = b
         self.rbufs[b] = a
-        if a.data is not None and b.data is not None:
-            if a.data in self.vars or b.data in self.rvars:
-                self.check(self.vars.get(a.data) is b.data)
+        if data_a is not None and data_b is not None:
+            if data_a in self.vars or data_b in self.rvars:
+                self.check(self.vars.get(data_a) is data_b)
             else:
-                self.define(a.data, b.data)
+                self.define(data_a, data_b)
         for x, y in zip(a.shape, b.shape):
             self.shape_expr(x, y)
         for x, y in zip(a.strides, b.strides):
@@ -212,6 +223,9 @@ class _Eq:
         self.check(len(a.params) == len(b.params))
         for x, y in zip(a.params, b.params):
             self.define(x, y)
+            if x in a.buffer_map and y in b.buffer_map:
+                self.param_data(0, x, a.buffer_map[x])
+                self.param_data(1, y, b.buffer_map[y])
         self.attr_value(a.attrs, b.attrs)  # after the parameters: a kernel's bounds name them
         for x, y in zip(a.params, b.params):
             self.check((x in a.buffer_map) == (y in b.buffer_map))

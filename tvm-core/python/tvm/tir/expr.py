@@ -3,7 +3,11 @@
 Every node is a frozen dataclass hashed by identity so nodes can be dict keys; ``==`` and ``!=``
 build ``EQ`` / ``NE`` expressions (as in Apache TVM) whose truth value is identity (constants
 compare by value); use :func:`tvm.tir.analysis.structural_equal` for structural comparison. Python operators build
-expressions (``a + 1``, ``a < b``); use :func:`tvm.tir.op` helpers for everything else.
+expressions (``a + 1``, ``a < b``) as TVMScript's do: ``i * 0.5`` is a float32 product, and ``/``
+of two integers is refused (write ``//`` or :func:`tvm.tir.truncdiv`); use :func:`tvm.tir.op`
+helpers for everything else. Node constructors convert Python numbers, as Apache TVM's do
+(``For(i, 0, 4, ...)``, ``BufferStore(B, 1.0, [0])``), and refuse what they cannot convert with a
+TypeError naming the node and field.
 """
 
 from __future__ import annotations
@@ -23,40 +27,40 @@ class PrimExpr:
     # --- operator sugar: builds IR; two constants of one dtype give the constant (as in Apache
     # TVM: ``const(3) + 4`` is 7), computed as at run time (_folded) ---
     def __add__(self, o):
-        return _folded(Add, self, const_like(o, self))
+        return _arith(Add, self, o)
 
     def __radd__(self, o):
-        return _folded(Add, const_like(o, self), self)
+        return _arith(Add, o, self)
 
     def __sub__(self, o):
-        return _folded(Sub, self, const_like(o, self))
+        return _arith(Sub, self, o)
 
     def __rsub__(self, o):
-        return _folded(Sub, const_like(o, self), self)
+        return _arith(Sub, o, self)
 
     def __mul__(self, o):
-        return _folded(Mul, self, const_like(o, self))
+        return _arith(Mul, self, o)
 
     def __rmul__(self, o):
-        return _folded(Mul, const_like(o, self), self)
+        return _arith(Mul, o, self)
 
     def __truediv__(self, o):
-        return _folded(Div, self, const_like(o, self))
+        return _true_division(self, o)
 
     def __rtruediv__(self, o):
-        return _folded(Div, const_like(o, self), self)
+        return _true_division(o, self)
 
     def __floordiv__(self, o):
-        return _folded(FloorDiv, self, const_like(o, self))
+        return _arith(FloorDiv, self, o)
 
     def __rfloordiv__(self, o):
-        return _folded(FloorDiv, const_like(o, self), self)
+        return _arith(FloorDiv, o, self)
 
     def __mod__(self, o):
-        return _folded(FloorMod, self, const_like(o, self))
+        return _arith(FloorMod, self, o)
 
     def __rmod__(self, o):
-        return _folded(FloorMod, const_like(o, self), self)
+        return _arith(FloorMod, o, self)
 
     def __neg__(self):
         if _dt.is_float(self.dtype):  # -x of +0.0 is -0.0, which 0 - x is not
@@ -64,16 +68,16 @@ class PrimExpr:
         return Sub(const_like(0, self), self)
 
     def __lt__(self, o):
-        return _folded(LT, self, const_like(o, self))
+        return _arith(LT, self, o)
 
     def __le__(self, o):
-        return _folded(LE, self, const_like(o, self))
+        return _arith(LE, self, o)
 
     def __gt__(self, o):
-        return _folded(GT, self, const_like(o, self))
+        return _arith(GT, self, o)
 
     def __ge__(self, o):
-        return _folded(GE, self, const_like(o, self))
+        return _arith(GE, self, o)
 
     # & | ^ ~ << >>: bitwise on integers, logical on bools (& | ~), as in TVMScript (tvm.tir.op)
     def __and__(self, o):
@@ -189,19 +193,113 @@ def _folded(node: Any, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     return e if value is None else value
 
 
-def const_like(value: Any, like: PrimExpr) -> PrimExpr:
-    """``value`` as an expression; Python numbers take ``like``'s dtype family."""
+#: What ``/`` of two integer expressions says (as TVMScript's ``/`` does): the choices it has.
+INTEGER_TRUE_DIVISION = (
+    "'/' of two integers: Python's gives a float and C's truncates; write a // b (Python's floor "
+    "division), T.truncdiv(a, b) (C's), or convert one side to a float (T.Cast('float32', a) / b)"
+)
+
+
+def _arith(node: Any, a: Any, b: Any) -> PrimExpr:
+    """``a <node> b`` from a Python operator: the operands of :func:`_operands`, folded when both
+    are constants (:func:`_folded`)."""
+    a, b = _operands(a, b)
+    return _folded(node, a, b)
+
+
+def _true_division(a: Any, b: Any) -> PrimExpr:
+    """``a / b`` from Python's operator: a float division; two integer operands are refused
+    (:data:`INTEGER_TRUE_DIVISION`), as TVMScript and Apache TVM refuse them."""
+    a, b = _operands(a, b)
+    if not (_dt.is_float(a.dtype) or _dt.is_float(b.dtype)):
+        raise TypeError(f"{INTEGER_TRUE_DIVISION}; got {a.dtype} / {b.dtype}")
+    return _folded(Div, a, b)
+
+
+def _operands(a: Any, b: Any) -> Tuple[PrimExpr, PrimExpr]:
+    """The operands of a Python operator as expressions: a Python number takes the other
+    operand's dtype (:func:`const_like`), except that a Python float next to an integer or bool
+    expression makes that expression a float32 (``T.Cast``), as TVMScript promotes ``i * 0.5``."""
+    if isinstance(b, float) and isinstance(a, PrimExpr):
+        a = _as_float(a)
+    elif isinstance(a, float) and isinstance(b, PrimExpr):
+        b = _as_float(b)
+    if isinstance(a, PrimExpr):
+        return a, const_like(b, a)
+    return const_like(a, b), b
+
+
+def _as_float(e: PrimExpr) -> PrimExpr:
+    """``e`` itself when it is a float (or not a number), else ``e`` cast to float32 (of its lanes)."""
+    if not isinstance(e.dtype, str) or not (_dt.is_integer(e.dtype) or _dt.is_bool(e.dtype)):
+        return e
+    return Cast(_dt.with_lanes("float32", _dt.lanes(e.dtype)), e)
+
+
+def const_like(value: Any, like: Any = None) -> PrimExpr:
+    """``value`` as an expression; Python numbers take the dtype family of ``like`` (an
+    expression, a buffer or a dtype string); without ``like``, the dtype :func:`const` gives."""
     if isinstance(value, PrimExpr):
         return value
     if isinstance(value, bool):
         return IntImm("bool", int(value))
+    if like is None and isinstance(value, (int, float)):
+        return const(value)
+    like_dtype = like if isinstance(like, str) else like.dtype
     if isinstance(value, int):
-        dt = like.dtype if _dt.is_integer(like.dtype) or _dt.is_float(like.dtype) else "int32"
+        dt = like_dtype if _dt.is_integer(like_dtype) or _dt.is_float(like_dtype) else "int32"
         return FloatImm(dt, float(value)) if _dt.is_float(dt) else IntImm(dt, value)
     if isinstance(value, float):
-        dt = like.dtype if _dt.is_float(like.dtype) else "float32"
+        dt = like_dtype if _dt.is_float(like_dtype) else "float32"
         return FloatImm(dt, value)
     raise TypeError(f"cannot use {type(value).__name__} {value!r} in a TIR expression")
+
+
+def value_text(value: Any) -> str:
+    """``value`` for a message: its type and (the start of) its repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
+
+
+def expr_field(node: str, name: str, value: Any, like: Any = None) -> PrimExpr:
+    """The field ``name`` of the node ``node`` as its constructor stores it (as Apache TVM's
+    constructors convert): an expression as it is, a Python number or bool as a constant of
+    ``like``'s dtype family (:func:`const_like`); anything else is a TypeError naming the field."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return const_like(value, like)
+    raise TypeError(
+        f"tir.{node}: {name} must be a PrimExpr or a Python number, got {value_text(value)}; "
+        f"pass an expression (a Var, tir.const(...), a buffer load ...)"
+    )
+
+
+def index_fields(node: str, indices: Any) -> Tuple[PrimExpr, ...]:
+    """A load's or store's indices as a tuple of expressions (Python ints as int32 constants)."""
+    if isinstance(indices, (PrimExpr, int)):
+        indices = (indices,)
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"tir.{node}: indices must be a list or tuple of PrimExprs, got {value_text(indices)}")
+    if type(indices) is tuple and all(isinstance(i, PrimExpr) for i in indices):
+        return indices
+    return tuple(expr_field(node, f"indices[{k}]", i, "int32") for k, i in enumerate(indices))
+
+
+def operand_pair(node: str, names: Tuple[str, str], a: Any, b: Any) -> Tuple[PrimExpr, PrimExpr]:
+    """Two operands of one dtype (of a binary node, a Select's values) as the constructor stores
+    them: a Python number takes the other operand's dtype family, two numbers :func:`const`'s."""
+    if not isinstance(a, PrimExpr):
+        a = expr_field(node, names[0], a, b if isinstance(b, PrimExpr) else None)
+    if not isinstance(b, PrimExpr):
+        b = expr_field(node, names[1], b, a)
+    return a, b
+
+
+def _set(node: Any, **fields: Any) -> None:
+    """Set fields of a frozen node (in ``__post_init__``)."""
+    for key, value in fields.items():
+        object.__setattr__(node, key, value)
 
 
 def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
@@ -304,6 +402,9 @@ class Cast(PrimExpr):
     value: PrimExpr
     span: Any = None
 
+    def __post_init__(self) -> None:
+        _set(self, value=expr_field("Cast", "value", self.value))
+
 
 class BinaryOp(PrimExpr):
     """Base of binary arithmetic; ``dtype`` is the operands' dtype. ``op`` is the C-like symbol."""
@@ -315,6 +416,8 @@ class BinaryOp(PrimExpr):
 
 def _binop(name: str, op: str, result_bool: bool = False):
     def __init__(self, a: PrimExpr, b: PrimExpr, span: Any = None):
+        if not (isinstance(a, PrimExpr) and isinstance(b, PrimExpr)):
+            a, b = operand_pair(name, ("a", "b"), a, b)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
         object.__setattr__(self, "span", span)
@@ -387,6 +490,9 @@ class Not(PrimExpr):
     dtype: str = "bool"
     span: Any = None
 
+    def __post_init__(self) -> None:
+        _set(self, a=expr_field("Not", "a", self.a, "bool"))
+
 
 @dataclass(eq=False, frozen=True)
 class Select(PrimExpr):
@@ -398,9 +504,14 @@ class Select(PrimExpr):
     dtype: str = ""
     span: Any = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        true_value, false_value = operand_pair(
+            "Select", ("true_value", "false_value"), self.true_value, self.false_value
+        )
+        condition = expr_field("Select", "condition", self.condition, "bool")
+        _set(self, condition=condition, true_value=true_value, false_value=false_value)
         if not self.dtype:
-            object.__setattr__(self, "dtype", self.true_value.dtype)
+            _set(self, dtype=true_value.dtype)
 
 
 @dataclass(eq=False, frozen=True)
@@ -413,9 +524,14 @@ class Let(PrimExpr):
     dtype: str = ""
     span: Any = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        if not isinstance(self.var, Var):
+            raise TypeError(
+                f"tir.Let: var must be a tir.Var, got {value_text(self.var)}; bind a Var (tir.Var('x', 'int32'))"
+            )
+        _set(self, value=expr_field("Let", "value", self.value, self.var), body=expr_field("Let", "body", self.body))
         if not self.dtype:
-            object.__setattr__(self, "dtype", self.body.dtype)
+            _set(self, dtype=self.body.dtype)
 
 
 @dataclass(eq=False, frozen=True)
@@ -429,6 +545,35 @@ class Call(PrimExpr):
     args: Tuple[PrimExpr, ...] = ()
     span: Any = None
 
+    def __post_init__(self) -> None:
+        _set(self, op=_op_name(self.op), args=_call_args(self.args))
+
+
+def _op_name(op: Any) -> str:
+    """A call's operator as its name: a string as it is, a :class:`tvm.ir.Op` as its name
+    (``tirx.`` names as the ``tir.`` ones, as :func:`tvm.tir.call_intrin` reads them)."""
+    if isinstance(op, str):
+        return op
+    from tvm.ir.op import Op  # (tvm.ir builds on this module)
+
+    if not isinstance(op, Op):
+        raise TypeError(
+            f"tir.Call: op must be an operator name (a str such as 'tir.exp') or a tvm.ir.Op, got {value_text(op)}"
+        )
+    return "tir." + op.name[len("tirx.") :] if op.name.startswith("tirx.") else op.name
+
+
+def _call_args(args: Any) -> Tuple[PrimExpr, ...]:
+    """A call's arguments as a tuple of expressions: Python numbers as :func:`const` makes them,
+    strings as ``StringImm`` (as Apache TVM's ``Call`` converts them)."""
+    if not isinstance(args, (tuple, list)):
+        raise TypeError(f"tir.Call: args must be a list or tuple of PrimExprs, got {value_text(args)}")
+    if type(args) is tuple and all(isinstance(a, PrimExpr) for a in args):
+        return args
+    return tuple(
+        StringImm(a) if isinstance(a, str) else expr_field("Call", f"args[{k}]", a) for k, a in enumerate(args)
+    )
+
 
 @dataclass(eq=False, frozen=True)
 class BufferLoad(PrimExpr):
@@ -439,9 +584,15 @@ class BufferLoad(PrimExpr):
     dtype: str = ""
     span: Any = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        if not isinstance(self.buffer, Buffer):
+            raise TypeError(
+                f"tir.BufferLoad: buffer must be a tir.Buffer, got {value_text(self.buffer)}; "
+                f"declare one with tir.decl_buffer"
+            )
+        _set(self, indices=index_fields("BufferLoad", self.indices))
         if not self.dtype:
-            object.__setattr__(self, "dtype", self.buffer.dtype)
+            _set(self, dtype=self.buffer.dtype)
 
 
 #: Tensor-core fragment scopes (:mod:`tvm.script.fragments`) and the role of each.

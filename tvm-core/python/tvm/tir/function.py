@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Tuple
 
-from .expr import Buffer, Var
-from .stmt import Stmt
+from .expr import Buffer, Var, value_text
+from .stmt import Stmt, stmt_field
 
 
 @dataclass(eq=False)
@@ -25,6 +25,15 @@ class PrimFunc:
     attrs: Dict[str, Any] = field(default_factory=dict)
     name: str = "main"
     span: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.params, (list, tuple)) or not all(isinstance(p, Var) for p in self.params):
+            raise TypeError(
+                f"tir.PrimFunc: params must be a list of tir.Vars (handles for buffers, scalars of their "
+                f"dtype), got {value_text(self.params)}"
+            )
+        self.params = list(self.params)
+        self.body = stmt_field("PrimFunc", "body", self.body)
 
     @property
     def global_symbol(self) -> str:

@@ -102,6 +102,10 @@ _SYM = {
     Or: "or",
 }
 _ATOM = 100
+#: An expression this many operations high is printed as a name bound before its statement
+#: (``deep = T.meta_var(...)``, which stands for the expression itself), so that no printed line
+#: nests deeper than Python's parser reads (200 nested brackets), as the C printers split theirs.
+_SPLIT_HEIGHT = 32
 
 
 class _Printer:
@@ -116,6 +120,10 @@ class _Printer:
         self.pending: dict[Buffer, set] = {}
         self.bound: set = set()  # variables in scope where the printer is
         self.loop_depth = 0
+        self.splitting = False  # deep subexpressions bound to names (in a function's body)
+        self.heights: list[int] = []  # per expression being printed: its children's height
+        self.split_lines: list[str] = []  # the bindings of the statement being printed
+        self.split_names: dict = {}  # a subexpression bound there -> its name (one it uses again)
 
     # ------------------------------------------------------------------ names
     def name_of(self, obj: Any, hint: str) -> str:
@@ -142,8 +150,25 @@ class _Printer:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: Any, ctx: int = 0) -> str:
-        s, p = self._expr(e)
+        s, p = self._split(e)
         return f"({s})" if p < ctx else s
+
+    def _split(self, e: Any) -> tuple[str, int]:
+        """``e`` printed (text, precedence); a subexpression :data:`_SPLIT_HEIGHT` operations high
+        is bound to a name of its own first, where a function's body is being printed."""
+        if isinstance(e, PrimExpr) and e in self.split_names:
+            s, p, height = self.split_names[e], _ATOM, 1
+        else:
+            self.heights.append(0)
+            s, p = self._expr(e)
+            height = self.heights.pop() + 1
+        if height >= _SPLIT_HEIGHT and self.heights and self.splitting and isinstance(e, PrimExpr):
+            name = self.split_names[e] = self.name_of(object(), "deep")
+            self.split_lines.append(f"{name} = T.meta_var({s})")
+            s, p, height = name, _ATOM, 1
+        if self.heights:
+            self.heights[-1] = max(self.heights[-1], height)
+        return s, p
 
     def _expr(self, e: Any) -> tuple[str, int]:
         if isinstance(e, (int, float, str)) and not isinstance(e, PrimExpr):
@@ -219,6 +244,11 @@ class _Printer:
 
     # ------------------------------------------------------------------ statements
     def emit(self, depth: int, text: str):
+        """Add the line ``text`` at ``depth``, after the bindings of the subexpressions it names."""
+        for line in self.split_lines:
+            self.lines.append("    " * depth + line)
+        self.split_lines.clear()
+        self.split_names.clear()
         self.lines.append("    " * depth + text)
 
     def stmt(self, s: Stmt, depth: int):
@@ -424,6 +454,7 @@ class _Printer:
                 )
         self.pending_views(f)
         self.bound.update(f.params, decls, (b.data for b in bufs.values()))
+        self.splitting = True
         self.declare_views(f.body, 1)
         self.stmt(f.body, 1)
         return "\n".join(self.lines) + "\n"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, Optional, Tuple
 
-from .expr import Buffer, PrimExpr, Var
+from .expr import Buffer, PrimExpr, StringImm, Var, value_text, expr_field, index_fields
 
 
 class ForKind(Enum):
@@ -17,6 +17,32 @@ class ForKind(Enum):
     VECTORIZED = "vectorized"  # CPU: SIMD (inner loop, constant extent)
     UNROLLED = "unroll"
     THREAD_BINDING = "thread_binding"  # GPU: bound to ``thread_tag``
+
+    @classmethod
+    def of(cls, kind: Any) -> "ForKind":
+        """``kind`` as a ForKind: a ForKind, its value (``"serial"``), or the number Apache
+        TVM's ``ForKind`` enum has for it (``0`` is SERIAL ... ``4`` THREAD_BINDING)."""
+        if isinstance(kind, cls):
+            return kind
+        if isinstance(kind, int) and not isinstance(kind, bool) and 0 <= kind < len(_APACHE_FOR_KINDS):
+            return _APACHE_FOR_KINDS[int(kind)]
+        if isinstance(kind, str) and kind in cls._value2member_map_:
+            return cls(kind)
+        choices = ", ".join(f"ForKind.{k.name}" for k in cls)
+        raise TypeError(
+            f"tir.For: kind must be a ForKind ({choices}), its value such as 'serial', or Apache TVM's "
+            f"number for it (0 to {len(_APACHE_FOR_KINDS) - 1}), got {value_text(kind)}"
+        )
+
+
+#: Apache TVM's ``ForKind`` numbering (``ForKind.SERIAL == 0``).
+_APACHE_FOR_KINDS = (
+    ForKind.SERIAL,
+    ForKind.PARALLEL,
+    ForKind.VECTORIZED,
+    ForKind.UNROLLED,
+    ForKind.THREAD_BINDING,
+)
 
 
 THREAD_TAGS = (
@@ -36,6 +62,30 @@ class Stmt:
     span: Any = None
 
 
+def stmt_field(node: str, name: str, value: Any, optional: bool = False) -> Optional[Stmt]:
+    """The statement field ``name`` of the node ``node``, checked where it is built: a Stmt (or
+    None where ``optional``); anything else is a TypeError naming the field."""
+    if isinstance(value, Stmt) or (optional and value is None):
+        return value
+    hint = "wrap an expression in tir.Evaluate(...)" if isinstance(value, PrimExpr) else "pass a statement"
+    none = " or None" if optional else ""
+    raise TypeError(
+        f"tir.{node}: {name} must be a tir.Stmt{none}, got {value_text(value)}; {hint} "
+        f"(tir.Evaluate(0) is a statement that does nothing)"
+    )
+
+
+def _checked(node: str, name: str, value: Any, kind: type, fix: str) -> Any:
+    """``value`` when it is a ``kind``, else a TypeError naming the field and the fix."""
+    if not isinstance(value, kind):
+        raise TypeError(f"tir.{node}: {name} must be a tir.{kind.__name__}, got {value_text(value)}; {fix}")
+    return value
+
+
+_BUFFER_FIX = "declare one with tir.decl_buffer"
+_VAR_FIX = "bind a Var (tir.Var('i', 'int32'))"
+
+
 @dataclass(eq=False)
 class BufferStore(Stmt):
     """``buffer[indices] = value``."""
@@ -44,6 +94,11 @@ class BufferStore(Stmt):
     value: PrimExpr
     indices: Tuple[PrimExpr, ...]
     span: Any = None
+
+    def __post_init__(self) -> None:
+        self.buffer = _checked("BufferStore", "buffer", self.buffer, Buffer, _BUFFER_FIX)
+        self.value = expr_field("BufferStore", "value", self.value, self.buffer)
+        self.indices = index_fields("BufferStore", self.indices)
 
 
 @dataclass(eq=False)
@@ -60,6 +115,13 @@ class For(Stmt):
     annotations: Dict[str, Any] = field(default_factory=dict)
     span: Any = None
 
+    def __post_init__(self) -> None:
+        self.loop_var = _checked("For", "loop_var", self.loop_var, Var, _VAR_FIX)
+        self.min = expr_field("For", "min", self.min, self.loop_var)
+        self.extent = expr_field("For", "extent", self.extent, self.loop_var)
+        self.kind = ForKind.of(self.kind)
+        self.body = stmt_field("For", "body", self.body)
+
 
 @dataclass(eq=False)
 class IfThenElse(Stmt):
@@ -70,6 +132,11 @@ class IfThenElse(Stmt):
     else_case: Optional[Stmt] = None
     span: Any = None
 
+    def __post_init__(self) -> None:
+        self.condition = expr_field("IfThenElse", "condition", self.condition, "bool")
+        self.then_case = stmt_field("IfThenElse", "then_case", self.then_case)
+        self.else_case = stmt_field("IfThenElse", "else_case", self.else_case, optional=True)
+
 
 @dataclass(eq=False)
 class SeqStmt(Stmt):
@@ -77,6 +144,11 @@ class SeqStmt(Stmt):
 
     seq: Tuple[Stmt, ...]
     span: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seq, (tuple, list)):
+            raise TypeError(f"tir.SeqStmt: seq must be a list or tuple of statements, got {value_text(self.seq)}")
+        self.seq = tuple(stmt_field("SeqStmt", f"seq[{k}]", s) for k, s in enumerate(self.seq))
 
 
 @dataclass(eq=False)
@@ -88,6 +160,11 @@ class LetStmt(Stmt):
     body: Stmt
     span: Any = None
 
+    def __post_init__(self) -> None:
+        self.var = _checked("LetStmt", "var", self.var, Var, _VAR_FIX)
+        self.value = expr_field("LetStmt", "value", self.value, self.var)
+        self.body = stmt_field("LetStmt", "body", self.body)
+
 
 @dataclass(eq=False)
 class Allocate(Stmt):
@@ -98,6 +175,10 @@ class Allocate(Stmt):
     body: Stmt
     span: Any = None
 
+    def __post_init__(self) -> None:
+        self.buffer = _checked("Allocate", "buffer", self.buffer, Buffer, _BUFFER_FIX)
+        self.body = stmt_field("Allocate", "body", self.body)
+
 
 @dataclass(eq=False)
 class Evaluate(Stmt):
@@ -105,6 +186,9 @@ class Evaluate(Stmt):
 
     value: PrimExpr
     span: Any = None
+
+    def __post_init__(self) -> None:
+        self.value = expr_field("Evaluate", "value", self.value)
 
 
 #: The Python exceptions an assert may raise (``assert c, ("ValueError", ["message"])``).
@@ -131,6 +215,17 @@ class AssertStmt(Stmt):
     span: Any = None
     kind: str = "RuntimeError"
 
+    def __post_init__(self) -> None:
+        self.condition = expr_field("AssertStmt", "condition", self.condition, "bool")
+        if isinstance(self.message, StringImm):  # Apache TVM's message is a StringImm
+            self.message = self.message.value
+        if not isinstance(self.message, str):
+            raise TypeError(
+                f"tir.AssertStmt: message must be a str (or a tir.StringImm), got {value_text(self.message)}; "
+                f"pass the text the failed assertion raises"
+            )
+        self.body = stmt_field("AssertStmt", "body", self.body)
+
 
 @dataclass(eq=False)
 class While(Stmt):
@@ -139,6 +234,10 @@ class While(Stmt):
     condition: PrimExpr
     body: Stmt
     span: Any = None
+
+    def __post_init__(self) -> None:
+        self.condition = expr_field("While", "condition", self.condition, "bool")
+        self.body = stmt_field("While", "body", self.body)
 
 
 @dataclass(eq=False)
