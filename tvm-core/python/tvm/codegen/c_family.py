@@ -376,7 +376,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         if got is not None:
             return got
         base = re.sub(r"[^0-9A-Za-z_]", "_", hint or getattr(node, "name", "v")) or "v"
-        if base[0].isdigit() or base.startswith(_GENERATED_PREFIXES):
+        program_name = isinstance(node, (E.Var, E.Buffer))  # not a name the printer makes for itself
+        if base[0].isdigit() or (program_name and base.startswith(_GENERATED_PREFIXES)):
             base = "v_" + base
         if base in _C_KEYWORDS or base in _C_LIBRARY_NAMES or base.startswith("__") or base in self._function_names():
             base = base.lstrip("_") + "_"  # keywords and math functions stay visible
