@@ -45,7 +45,19 @@ from tvm.tir import op as _op
 from tvm.tir.analysis import any_node, free_vars, linear_form, structural_equal
 from tvm.tir.transform.runtime_bounds import calls_out
 from tvm.tir.transform.symbolic_bounds import nonnegative
-from tvm.tir.expr import Add, Buffer, BufferLoad, Call, FloatImm, IntImm, Let, PrimExpr, StringImm, Var
+from tvm.tir.expr import (
+    INTEGER_TRUE_DIVISION,
+    Add,
+    Buffer,
+    BufferLoad,
+    Call,
+    FloatImm,
+    IntImm,
+    Let,
+    PrimExpr,
+    StringImm,
+    Var,
+)
 from tvm.tir.function import IRModule, PrimFunc
 from tvm.backend import BackendError
 from tvm.tir.printer import expr_text
@@ -2080,11 +2092,7 @@ class Parser:
             return _op.bitwise_operator(bitwise, a, b)
         out = _op.binary(name, a, b)
         if name == "div" and not _dt.is_float(out.dtype):
-            raise self.error(
-                node,
-                "'/' of two integers: Python's gives a float and C's truncates; write a // b (Python's floor "
-                "division), T.truncdiv(a, b) (C's), or convert one side to a float (T.Cast('float32', a) / b)",
-            )
+            raise self.error(node, INTEGER_TRUE_DIVISION)
         return out
 
     def expr_UnaryOp(self, node: ast.UnaryOp):
