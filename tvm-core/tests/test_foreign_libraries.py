@@ -113,3 +113,16 @@ def test_a_library_that_registers_globals_is_loaded_once(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "version 1" in result.stdout
     assert "changed since this process loaded it, and it registers global functions" in result.stdout
+
+
+def test_a_backend_runtime_for_another_machine_is_named_as_such(tmp_path):
+    """A backend's runtime DSO of another architecture was reported as "No such file or
+    directory" with the fix "reinstall it"."""
+    from tvm.backend.api import _foreign_library
+
+    data = bytearray(Path(tvm._lib.LIB_PATH).read_bytes()[:4096])
+    foreign = 62 if os.uname().machine == "aarch64" else 183
+    data[18:20] = foreign.to_bytes(2, "little")
+    (tmp_path / "libruntime.so").write_bytes(bytes(data))
+    assert _foreign_library(tmp_path / "libruntime.so").startswith("a library for ")
+    assert _foreign_library(Path(tvm._lib.LIB_PATH)) is None

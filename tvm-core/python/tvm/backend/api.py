@@ -117,6 +117,10 @@ class BackendContext:
             raise BackendError(
                 f"the runtime library {p} is missing from the installed package (a damaged installation)"
             )
+        foreign = _foreign_library(p)
+        if foreign is not None:
+            self._record.hint = ""
+            raise BackendError(f"the runtime library {p} is {foreign}: install the wheel built for this machine")
         try:
             lib = ctypes.CDLL(str(p), mode=ctypes.RTLD_LOCAL | os.RTLD_NOW)
         except OSError as err:
@@ -328,6 +332,18 @@ class BackendContext:
 _UNPRINTABLE = frozenset(("Cc", "Cs"))
 #: Claims whose registrations a runtime DSO makes itself (a DeviceAPI, a module loader)
 _HELD_BY_A_LOADED_RUNTIME = ("device type", "module kind")
+
+
+def _foreign_library(path: Path) -> str | None:
+    """What library ``path`` is when it was built for another machine (from its ELF header; the
+    dynamic loader says "No such file or directory" of one), else None."""
+    from tvm.runtime._elf import foreign_machine
+
+    try:
+        with open(path, "rb") as f:
+            return foreign_machine(f.read(64))
+    except OSError:
+        return None
 
 
 def _restore(table: dict, key: object, previous: object) -> None:
