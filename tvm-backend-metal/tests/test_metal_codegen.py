@@ -76,6 +76,26 @@ def test_simd_operations_in_select_arms_and_after_and_run_on_every_lane(clangxx,
     assert check(source, tmp_path, clangxx) == ""
 
 
+def test_apache_warp_shuffles_are_simd_shuffles_of_the_lane_cuda_reads(clangxx, tmp_path):
+    """``T.tvm_warp_shuffle*`` (Apache TVM's cross-thread reductions lower to them) read the
+    lane CUDA's __shfl*_sync reads in segments of ``width``, through ``simd_shuffle`` and the
+    thread's lane in its SIMD group."""
+    source = tvm.compile(kernels.warp_shuffles("float32", 32), target="metal").imports[0].inspect_source()
+    assert "uint tvm_simd_lane [[thread_index_in_simdgroup]]" in source
+    for kind in ("", "_up", "_down", "_xor"):
+        assert f"static inline T tvm_shfl{kind}(T v" in source
+    assert check(source, tmp_path, clangxx) == ""
+    plain = tvm.compile(kernels.row_sum(), target="metal").imports[0].inspect_source()
+    assert "thread_index_in_simdgroup" not in plain
+
+
+def test_warp_shuffles_metal_cannot_do_are_refused_by_name():
+    with pytest.raises(CodegenError, match=r"Metal warps have 32"):
+        tvm.compile(kernels.warp_shuffles("float32", 64), target="metal")
+    with pytest.raises(CodegenError, match=r"simd_shuffle moves values of at most 32 bits"):
+        tvm.compile(kernels.warp_shuffles("int64", 32), target="metal")
+
+
 @T.prim_func
 def doubles(a: T.handle):
     A = T.match_buffer(a, (32,), "float64")

@@ -8,3 +8,4 @@ class TestMetalConformance(BackendConformance):
     backend = "metal"
     dtypes = ("float32", "float16", "bfloat16", "int32", "int8", "uint8", "int64")
     dynamic_shared_memory = False
+    warp_shuffles = True

@@ -24,7 +24,9 @@ from typing import Any
 
 from tvm.codegen.c_family import CFamilyPrinter, CodegenError
 from tvm.codegen.device_module import binding_interface, create_device_module, function_table
+from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
+from tvm.tir.analysis import any_node
 from tvm.tir.function import PrimFunc
 
 __all__ = ["MAX_BUFFERS", "MetalPrinter", "build", "function_infos", "generate_source"]
@@ -82,6 +84,9 @@ class MetalPrinter(CFamilyPrinter):
         "global": "threadgroup_barrier(mem_flags::mem_device)",
     }
     UNROLL_PRAGMA = "#pragma unroll({n})"
+    LANGUAGE = "Metal"
+    #: Apache TVM's T.tvm_warp_shuffle* over a SIMD group (32 threads on Apple GPUs)
+    SHUFFLE_WARP_SIZES = (32,)
     HALF_NATIVE = True
     BF16_NATIVE = False
     INTRINSICS = {**{name: name for name in _MATH}, "round": "rint", "nearbyint": "rint"}
@@ -91,7 +96,7 @@ class MetalPrinter(CFamilyPrinter):
 
     def __init__(self) -> None:
         super().__init__()
-        for name in ("blockIdx", "threadIdx", "args"):
+        for name in ("blockIdx", "threadIdx", "args", "tvm_simd_lane"):
             self.reserve(name)
 
     def type_name(self, dtype: str) -> str:
@@ -123,6 +128,8 @@ class MetalPrinter(CFamilyPrinter):
             params.append(f"constant {name}_args& args [[buffer({len(buffers)})]]")
         params.append("uint3 blockIdx [[threadgroup_position_in_grid]]")
         params.append("uint3 threadIdx [[thread_position_in_threadgroup]]")
+        if any_node(func.body, _is_warp_shuffle):
+            params.append("uint tvm_simd_lane [[thread_index_in_simdgroup]]")
         return f"kernel void {name}({', '.join(params)})"
 
     def print_kernel(self, func: PrimFunc, name: str | None = None) -> str:
@@ -148,8 +155,19 @@ class MetalPrinter(CFamilyPrinter):
     def _simd(self, call: E.Call, fn: str) -> str:
         return f"{fn}({', '.join(self.expr(a) for a in call.args)})"
 
+    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
+        """``simd_shuffle`` from the lane CUDA's ``__shfl*_sync`` reads in segments of ``width``
+        (Metal has no lane masks: every thread of the SIMD group takes part)."""
+        name = f"tvm_shfl{kind}"
+        self.helpers.setdefault(name, _SHUFFLE_HELPERS[kind].format(name=name))
+        return f"{name}({value}, (uint)({lane}), (uint)({width}), tvm_simd_lane)"
+
     def print_call(self, call: E.Call) -> str:
         op = call.op[4:] if call.op.startswith("tir.") else call.op
+        if op.startswith("tvm_warp_shuffle") and _dt.bits(call.dtype) > 32:
+            raise CodegenError(f"T.{op} of {call.dtype}: Metal's simd_shuffle moves values of at most 32 bits")
+        if op == "tvm_warp_activemask":
+            raise CodegenError("T.tvm_warp_activemask has no Metal form: every thread of a SIMD group takes part")
         if op.startswith("metal."):
             fn = op[len("metal.") :]
             if fn not in _SIMD:
@@ -159,6 +177,24 @@ class MetalPrinter(CFamilyPrinter):
 
     def prelude(self) -> str:
         return _PRELUDE + "\n" + super().prelude()
+
+
+#: The source lane of each CUDA shuffle kind (l: this thread's lane, w: the segment width, a
+#: power of two), read with ``simd_shuffle``; a lane outside the segment keeps its own value.
+_SHUFFLE_HELPERS = {
+    "": "template <typename T> static inline T {name}(T v, uint lane, uint w, uint l) {{\n"
+    "  return simd_shuffle(v, (ushort)((l & ~(w - 1u)) | (lane & (w - 1u))));\n}}",
+    "_up": "template <typename T> static inline T {name}(T v, uint d, uint w, uint l) {{\n"
+    "  d &= 31u;\n  return simd_shuffle(v, (ushort)((l & (w - 1u)) >= d ? l - d : l));\n}}",
+    "_down": "template <typename T> static inline T {name}(T v, uint d, uint w, uint l) {{\n"
+    "  d &= 31u;\n  return simd_shuffle(v, (ushort)((l & (w - 1u)) + d < w ? l + d : l));\n}}",
+    "_xor": "template <typename T> static inline T {name}(T v, uint m, uint w, uint l) {{\n"
+    "  uint s = l ^ (m & 31u);\n  return simd_shuffle(v, (ushort)(s < (l & ~(w - 1u)) + w ? s : l));\n}}",
+}
+
+
+def _is_warp_shuffle(node: Any) -> bool:
+    return isinstance(node, E.Call) and str(node.op).removeprefix("tir.").startswith("tvm_warp_shuffle")
 
 
 #: The SIMD-group functions T.metal exposes.

@@ -92,46 +92,12 @@ class GPUCPrinter(CFamilyPrinter):
     #: by :meth:`warp_reduce`.
     WARP_NAMESPACE = ""
 
-    #: The warp sizes Apache TVM's ``T.tvm_warp_shuffle*`` may be written for on this target (the
-    #: last argument of each; empty: the language has no warp shuffles).
-    SHUFFLE_WARP_SIZES: tuple[int, ...] = ()
-
     def print_call(self, call: E.Call) -> str:
         op = call.op.removeprefix("tir.")
         namespace, _, name = op.partition(".")
         if namespace == self.WARP_NAMESPACE and name in ("warp_sum", "warp_max", "warp_min"):
             return self.warp_reduce(name.removeprefix("warp_"), call)
-        if op.startswith("tvm_warp_shuffle") and self.SHUFFLE_WARP_SIZES:
-            self._check_shuffle(op, call)
-            mask, value, lane, width = (self.expr(a) for a in call.args[:4])
-            return self.warp_shuffle(op.removeprefix("tvm_warp_shuffle"), mask, value, lane, width, call.args[4].value)
         return super().print_call(call)
-
-    def check_width(self, op: str, width: E.PrimExpr, most: int) -> None:
-        """A constant segment width of a warp operation is a power of two from 1 to ``most`` (a
-        symbolic one is the kernel's to keep so); CodegenError otherwise."""
-        if isinstance(width, E.IntImm):
-            n = width.value
-            if n < 1 or n & (n - 1) or n > most:
-                raise CodegenError(f"T.{op}: width {n} must be a power of two from 1 to the warp size {most}")
-
-    def _check_shuffle(self, op: str, call: E.Call) -> None:
-        """A shuffle written for this target's warps: a constant warp size it has, and a constant
-        width that is a power of two no larger (a symbolic width is the kernel's to keep so)."""
-        warp_size, width = call.args[4], call.args[3]
-        sizes = " or ".join(str(n) for n in self.SHUFFLE_WARP_SIZES)
-        if not isinstance(warp_size, E.IntImm) or warp_size.value not in self.SHUFFLE_WARP_SIZES:
-            raise CodegenError(
-                f"T.{op} is written for a warp of {self.expr(warp_size)} lanes, but {self.LANGUAGE} warps have "
-                f"{sizes}: give the warp size of the target as its last argument"
-            )
-        self.check_width(op, width, warp_size.value)
-
-    def warp_shuffle(self, kind: str, mask: str, value: str, lane: str, width: str, warp_size: int) -> str:
-        """The language's shuffle of ``value`` (kind "" by lane, "_up"/"_down" by an offset,
-        "_xor" by a lane mask, each taken modulo ``warp_size`` as PTX takes it modulo 32) within
-        segments of ``width`` lanes among the lanes of ``mask``, for warps of ``warp_size``."""
-        raise CodegenError(f"{self.LANGUAGE} has no warp shuffles")
 
     def warp_reduce(self, kind: str, call: E.Call) -> str:
         """A warp reduction (``kind``: sum, max or min) of ``call``'s arguments, usually through
