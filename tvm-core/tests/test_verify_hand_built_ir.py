@@ -132,3 +132,19 @@ def test_an_expression_reusing_its_parts_past_the_limit_is_refused_at_once():
     out = np.zeros(8, "float32")
     tvm.compile(doubled(12), target="c")(np.ones(8, "float32"), out)
     np.testing.assert_array_equal(out, 2.0**12)
+
+
+def test_a_size_variable_only_inside_an_expression_says_why_it_is_unbound():
+    """``(n * 32,)`` cannot bind n from an argument: the error said only "used but not defined"."""
+    source = """
+@T.prim_func
+def main(a: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n * 32,), "float32")
+    A[T.min(T.int64(0), n)] = T.float32(0)
+"""
+    from tvm.script import TVMScriptError
+    from tvm.script import tir as T
+
+    with pytest.raises(TVMScriptError, match=r"'n' is used but not defined: it appears only inside n \* T.int64\(32\)"):
+        tvm.script.parse(source, extra_vars={"T": T})

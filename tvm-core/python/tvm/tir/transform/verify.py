@@ -44,7 +44,7 @@ from tvm.tir.expr import (
     Var,
     is_per_thread,
 )
-from tvm.tir.analysis import lanes_of
+from tvm.tir.analysis import free_vars, lanes_of
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor
 from tvm.tir.op import INTRINSICS
@@ -134,6 +134,8 @@ class _Verifier(StmtExprVisitor):
         self.stmt: Optional[Stmt] = None
         self.thread_tags: list[str] = []
         self.allocated: set = set()
+        #: variables of argument layouts that appear only inside expressions (n in (n * 32,))
+        self.inside_sizes: dict[Var, str] = {}
         self.checked: set = set()  # buffers whose declaration was checked
         self.loops: list[str] = []  # kinds of the enclosing loops, innermost last ("while" too)
 
@@ -177,6 +179,9 @@ class _Verifier(StmtExprVisitor):
             for x in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
                 if isinstance(x, Var) and x not in self.defined:
                     self.defined.add(x)  # shape variables are bound from the argument
+                elif isinstance(x, PrimExpr):
+                    for v in free_vars(x):  # bound only if it stands alone somewhere
+                        self.inside_sizes.setdefault(v, f"{expr_text(x)} in the layout of buffer '{buf.name}'")
         self._check_parameter_buffers(f)
         self.visit_stmt(f.body)
 
@@ -387,6 +392,12 @@ class _Verifier(StmtExprVisitor):
                 self.fail(f"index of buffer '{buf.name}' must be an integer, got {i.dtype}")
 
     def visit_Var(self, e: Var) -> None:
+        if e not in self.defined and e in self.inside_sizes:
+            self.fail(
+                f"variable '{e.name}' is used but not defined: it appears only inside {self.inside_sizes[e]}, "
+                f"from which an argument cannot bind it; make it a dimension of its own somewhere, or a scalar "
+                f"parameter"
+            )
         if e not in self.defined:
             self.fail(f"variable '{e.name}' is used but not defined")
 
