@@ -160,3 +160,17 @@ def test_a_product_and_a_difference_are_rounded_apart(dev):
     out = tvm.runtime.empty((64,), "float32", dev)
     mod(tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out)
     np.testing.assert_array_equal(out.numpy(), a * np.float32(3) - b)
+
+
+@pytest.mark.parametrize("name", ["get_local_id", "get_group_id", "barrier"])
+def test_a_variable_named_as_an_opencl_function_is_renamed(name):
+    """A scalar named get_local_id hid OpenCL's function: the program failed to build."""
+    source = f"""
+@T.prim_func
+def f(A: T.Buffer((64,), "float32"), {name}: T.float32):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = A[tx] + {name}
+"""
+    func = tvm.script.parse(source, extra_vars={"T": T})
+    text = codegen.generate_source(tvm.tir.transform.lower(func, tvm.target.Target("opencl")).kernels)
+    assert f"float {name}_" in text

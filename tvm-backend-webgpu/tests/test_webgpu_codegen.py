@@ -520,3 +520,17 @@ def test_a_view_of_an_arguments_words_as_another_dtype_is_refused():
     declares each binding as an array of its own dtype and has no pointer casts."""
     with pytest.raises(CodegenError, match=r"buffer 'V' views the memory of 'A' \(float32\) as int32: WGSL has no"):
         tvm.compile(bits_of_an_argument, target="webgpu")
+
+
+@pytest.mark.parametrize("name", ["filter", "target", "shared", "type"])
+def test_a_variable_named_as_a_wgsl_reserved_word_is_renamed(name):
+    """WGSL reserves words such as filter and target: a convolution's `filter` failed validation."""
+    source = f"""
+@T.prim_func
+def f({name}: T.Buffer((64,), "float32")):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        {name}[tx] = {name}[tx] * T.float32(2)
+"""
+    func = tvm.script.parse(source, extra_vars={"T": T})
+    text = tvm.compile(func, target="webgpu").imports[0].inspect_source()
+    assert re.search(rf"\b{name}\b", text.replace(f"{name}_", "")) is None

@@ -302,6 +302,42 @@ def test_the_address_of_an_empty_rows_start_is_no_access(private_cache):
     assert (rows == 7).all()
 
 
+@T.prim_func
+def view_with_its_own_offset(A: T.Buffer((4, 16), "float32")):
+    for i in range(4):
+        p = T.address_of(A[i, 4])
+        V = T.decl_buffer((8,), "float32", data=p, elem_offset=-4)  # V[j] is A[i, j]
+        for j in range(8):
+            V[j] = T.float32(1)
+
+
+@T.prim_func
+def rows_as_bytes(A: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        p = T.address_of(A[i, 0])
+        V = T.decl_buffer((32,), "uint8", data=p)
+        for j in range(32):
+            V[j] = T.uint8(0)
+
+
+@T.prim_func
+def address_past_an_empty_row(B: T.Buffer((3, 0), "float32"), out: T.Buffer((3,), "uint64")):
+    for i in range(3):
+        out[i] = T.reinterpret("uint64", T.address_of(B[i, 0]))
+
+
+def test_views_at_a_let_bound_element_keep_their_offset_and_dtype(private_cache):
+    """A view's own elem_offset was replaced by the element's (it wrote A[i, 4:12]), and a byte
+    view over a float element was refused."""
+    a = np.zeros((4, 16), "float32")
+    tvm.compile(view_with_its_own_offset, "c")(a)
+    assert (a[:, :8] == 1).all() and not a[:, 8:].any()
+    rows = np.ones((4, 8), "float32")
+    tvm.compile(rows_as_bytes, "c")(rows)
+    assert not rows.any()
+    tvm.compile(address_past_an_empty_row, "c")(np.zeros((3, 0), "float32"), np.zeros(3, "uint64"))
+
+
 def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
     """None became a NULL pointer the kernel then wrote through (a segfault)."""
     f = tvm.compile(fill_pointer, target="c")["fill_pointer"]

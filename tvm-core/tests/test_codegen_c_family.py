@@ -297,7 +297,19 @@ def test_conditions_print_without_doubled_parentheses():
 
 
 @pytest.mark.parametrize(
-    "name", ["t_B", "NULL", "int32_t", "tvm_err_align", "tvm_impl_main", "kTVMFFINone", "DLTensor"]
+    "name",
+    [
+        "t_B",
+        "NULL",
+        "int32_t",
+        "tvm_err_align",
+        "tvm_impl_main",
+        "kTVMFFINone",
+        "DLTensor",
+        "linux",
+        "INT32_MAX",
+        "M_PI",
+    ],
 )
 def test_a_parameter_named_as_the_generated_code_names_things_is_renamed(name):
     """A scalar parameter spelled as a name the host code defines (its tensors ``t_<buffer>``, its

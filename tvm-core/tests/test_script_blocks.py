@@ -194,6 +194,21 @@ def test_match_buffer_without_shape_needs_one_for_a_parameter_or_an_open_region(
                     V[0] = T.float32(1)
 
 
+@pytest.mark.parametrize("region", ["A[0:8:2, 0:4]", "A[i, 0:8:2]"])
+def test_a_region_with_a_step_is_refused(region):
+    """The step was dropped: the view read rows 0-3 for A[0:8:2] (no region of Apache TVM has one)."""
+    source = f"""
+@T.prim_func
+def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((4, 4), "float32")):
+    for i in range(4):
+        with T.block("b"):
+            S = T.match_buffer({region})
+            B[i, 0] = T.float32(1)
+"""
+    with pytest.raises(TVMScriptError, match=r"a buffer region cannot have a step \(A\[0:8:2\]\)"):
+        tvm.script.parse(source, extra_vars={"T": T})
+
+
 @pytest.mark.parametrize("func", ["tile_views", "batched_tile_views"])
 def test_lowered_region_views_compile_again(func):
     """A flat view states an extent that covers its region's offset (folded into every index), so

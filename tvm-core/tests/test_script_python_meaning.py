@@ -179,6 +179,29 @@ def f(A: T.Buffer((8,), "int32")):
         )
 
 
+def test_a_loop_of_constant_bounds_counts_exactly_and_python_values_are_named():
+    """``T.serial(T.uint8(200), T.uint8(56))`` ran 112 wrapped iterations (Python's range is
+    empty); a loop over zip(...) was told only that loops iterate over range()."""
+
+    @T.prim_func
+    def backwards(O: T.Buffer((4,), "int32")):
+        for i in T.serial(T.uint8(200), T.uint8(56)):
+            O[0] = O[0] + 1
+
+    out = np.zeros(4, "int32")
+    tvm.compile(backwards, target="c")(out)
+    assert not out.any()
+    with pytest.raises(TVMScriptError, match=r"\(got zip, a Python value: TIR loops count; loop over range\(n\)"):
+        parse(
+            """
+@T.prim_func
+def f(A: T.Buffer((8,), "int32")):
+    for i, j in zip(range(4), range(4, 8)):
+        A[i] = j
+"""
+        )
+
+
 def test_an_assert_without_a_message_names_its_condition():
     func = parse("""
 @T.prim_func

@@ -70,6 +70,15 @@ def legalize_half(kernel: PrimFunc, target: Any) -> PrimFunc:
 class OpenCLPrinter(CFamilyPrinter):
     """Prints TIR device kernels as OpenCL C 1.2."""
 
+    LANGUAGE = "OpenCL C"
+    #: OpenCL C's work-item, synchronization and memory functions (a variable named get_local_id
+    #: hid the function and the program failed to build)
+    RESERVED_NAMES = frozenset(
+        "get_work_dim get_global_size get_global_id get_local_size get_local_id get_num_groups get_group_id "
+        "get_global_offset barrier mem_fence read_mem_fence write_mem_fence async_work_group_copy "
+        "async_work_group_strided_copy wait_group_events prefetch vload_half vstore_half printf".split()
+    )
+
     TYPE_NAMES: dict[str, str] = {
         "bool": "uchar",
         "int8": "char",

@@ -29,12 +29,29 @@ from tvm.tir.function import PrimFunc
 from tvm.tir.op import is_reinterpret
 from tvm.tir.transform import dynamic_shared_bytes
 
-#: Words WGSL reserves (keywords and reserved words that kernels plausibly use as names).
+#: Words WGSL reserves: its keywords, the type and address-space names kernels plausibly use,
+#: and the reserved words of the WGSL specification (a kernel's `filter` or `target` failed
+#: shader validation).
 _WGSL_RESERVED = frozenset(
-    "alias array bitcast bool break case const const_assert continue continuing default diagnostic "
-    "discard else enable f16 f32 false fn for i32 if let loop mat2x2 override ptr requires return "
-    "struct switch true u32 var vec2 vec3 vec4 while main select workgroup storage uniform "
-    "function private read write read_write atomic sampler texture_2d".split()
+    (
+        "alias array bitcast bool break case const const_assert continue continuing default diagnostic "
+        "discard else enable f16 f32 false fn for i32 if let loop mat2x2 override ptr requires return "
+        "struct switch true u32 var vec2 vec3 vec4 while main select workgroup storage uniform "
+        "function private read write read_write atomic sampler texture_2d "
+        # reserved words
+        "NULL Self abstract active alignas alignof as asm asm_fragment async attribute auto await become "
+        "binding_array cast catch class co_await co_return co_yield coherent column_major common compile "
+        "compile_fragment concept const_cast consteval constexpr constinit crate debugger decltype delete "
+        "demote demote_to_helper do dynamic_cast enum explicit export extends extern external fallthrough "
+        "filter final finally friend from fxgroup get goto groupshared highp impl implements import inline "
+        "instanceof interface layout lowp macro macro_rules match mediump meta mod module move mut mutable "
+        "namespace new nil noexcept noinline nointerpolation noperspective null nullptr of operator package "
+        "packoffset partition pass patch pixelfragment precise precision premerge priv protected pub public "
+        "readonly ref regardless register reinterpret_cast require resource restrict self set shared sizeof "
+        "smooth snorm static static_assert static_cast std subroutine super target template this "
+        "thread_local throw trait try type typedef typeid typename typeof union unless unorm unsafe unsized "
+        "use using varying virtual volatile wgsl where with writeonly yield"
+    ).split()
 )
 
 #: How each thread tag is read from the entry point's built-ins (blockIdx may be refolded, see

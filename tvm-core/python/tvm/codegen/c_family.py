@@ -67,8 +67,15 @@ _C_KEYWORDS = frozenset(
 _C_LIBRARY_NAMES = frozenset(
     "NULL int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t ssize_t intptr_t "
     "uintptr_t ptrdiff_t errno memcpy memset malloc calloc free printf snprintf strlen abort assert exit "
-    "INFINITY NAN".split()
+    "linux unix i386".split()  # (the last: macros GNU C predefines)
 )
+
+
+def _may_be_a_macro(name: str) -> bool:
+    """Whether ``name`` is spelled as the C headers spell their macros (INT32_MAX, EOF, M_PI)."""
+    return len(name) > 1 and name.upper() == name and any(c.isalpha() for c in name)
+
+
 #: Prefixes of the identifiers the generated code defines itself (its runtime prelude, tvm-ffi's
 #: and DLPack's names, the host code's tensors ``t_<buffer>``): a variable spelled so is renamed.
 _GENERATED_PREFIXES = ("tvm_", "TVM", "kTVM", "kDL", "DL", "t_")
@@ -379,7 +386,8 @@ class CFamilyPrinter(ExprFunctor[str]):
         program_name = isinstance(node, (E.Var, E.Buffer))  # not a name the printer makes for itself
         if base[0].isdigit() or (program_name and base.startswith(_GENERATED_PREFIXES)):
             base = "v_" + base
-        if base in _C_KEYWORDS or base in _C_LIBRARY_NAMES or base.startswith("__") or base in self._function_names():
+        reserved = base in _C_KEYWORDS or base in _C_LIBRARY_NAMES or base in self.RESERVED_NAMES
+        if reserved or _may_be_a_macro(base) or base.startswith("__") or base in self._function_names():
             base = base.lstrip("_") + "_"  # keywords and math functions stay visible
         name, k = base, 1
         while name in self._used:
@@ -892,6 +900,8 @@ class CFamilyPrinter(ExprFunctor[str]):
     # ------------------------------------------------------------------ calls
     #: The language's name in messages.
     LANGUAGE = "C"
+    #: Names the language's own functions take, which no variable may hide.
+    RESERVED_NAMES: frozenset[str] = frozenset()
     #: The warp sizes Apache TVM's ``T.tvm_warp_shuffle*`` may be written for on this target (the
     #: last argument of each; empty: the language has no warp shuffles), printed by
     #: :meth:`warp_shuffle`.
@@ -1073,7 +1083,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         st, dt_ = self.type_name(src_dtype), self.type_name(dtype)
         if st == dt_:
             return value
-        name = f"tvm_bitcast_{st}_{dt_}".replace(" ", "_")
+        name = re.sub(r"\W", "_", f"tvm_bitcast_{st}_{dt_}".replace("*", "ptr"))  # void* -> voidptr
         self.helpers.setdefault(
             name,
             (

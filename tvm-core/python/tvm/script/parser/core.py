@@ -693,10 +693,12 @@ class Parser:
             names = self._target_names(node.target, 1)
             specs = [it]
         else:
+            python = f" (got {_kind(it)}, a Python value: TIR loops count; loop over range(n) and index the values)"
             raise self.error(
                 node.iter,
                 "a loop must iterate over range(), T.serial, T.parallel, "
-                "T.vectorized, T.unroll, T.thread_binding or T.grid",
+                "T.vectorized, T.unroll, T.thread_binding or T.grid"
+                + (python if hasattr(it, "__iter__") and not isinstance(it, (PrimExpr, Buffer)) else ""),
             )
         span = self.span(node)
         self.scopes.append({})
@@ -855,8 +857,9 @@ class Parser:
         mn = _op.convert(start, dtype).astype(dtype)
         if _is_zero(start):
             ext = _op.convert(stop, dtype).astype(dtype)
-        elif isinstance(start, int) and isinstance(stop, int):
-            ext = IntImm(dtype, stop - start)
+        elif isinstance(start, (int, IntImm)) and isinstance(stop, (int, IntImm)):
+            first, end = (x.value if isinstance(x, IntImm) else x for x in (start, stop))
+            ext = IntImm(dtype, max(end - first, 0))  # exact: uint8 56 - 200 wrapped to 112 trips
         elif isinstance(stop, Add) and _same_expr(stop.a, mn):
             ext = stop.b.astype(dtype)
         else:
@@ -1093,6 +1096,8 @@ class Parser:
             return None
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, BufferLoad):  # A[i, j] or A[i, 0:4]
             load = val.handle
+            if any(_dt.lanes(i.dtype) > 1 and not _is_one(i.args[1]) for i in load.indices):
+                raise self.error(node.value, _STEPPED_REGION)
             starts = [i.args[0] if _dt.lanes(i.dtype) > 1 else i for i in load.indices]
             sliced = [_dt.lanes(i.dtype) > 1 for i in load.indices]
             extents = [_dt.lanes(i.dtype) for i in load.indices]
@@ -1115,8 +1120,9 @@ class Parser:
             self.matched[h] = buf
             self.bind(name, buf, target)
             return None
-        if isinstance(val, T.BufferSpec) and isinstance(val.data, Var) and val.data in self.element_addresses:
-            val = dataclasses.replace(val, data=self.element_addresses[val.data])
+        address = self.element_addresses.get(val.data) if isinstance(val, T.BufferSpec) else None
+        if address is not None and _dt.element_of(val.dtype) == _dt.element_of(address.args[0].buffer.dtype):
+            val = dataclasses.replace(val, data=address)  # (a view as another dtype stays one over the handle)
         if isinstance(val, T.BufferSpec) and _is_element_address(val.data):
             val = self._view_at_element(val, node.value)
         if isinstance(val, T.BufferSpec):
@@ -1168,6 +1174,8 @@ class Parser:
                 node, f"a view at an element of {base.name} ({base.dtype}) must have that dtype, not {spec.dtype}"
             )
         offset = flat_index(base, load.indices)
+        if not (isinstance(spec.elem_offset, int) and spec.elem_offset == 0):  # the view's own, from there
+            offset = _op.binary("add", offset, _op.convert(spec.elem_offset, offset.dtype))
         return dataclasses.replace(spec, data=base.data, elem_offset=offset, scope=base.scope)
 
     def _handle_params(self) -> list[Var]:
@@ -2050,6 +2058,8 @@ class Parser:
                 raise self.error(node, f"buffer {base.name} has {len(base.shape)} dimension(s), region has {len(elts)}")
             starts = [self.eval_expr(e.lower) if isinstance(e, ast.Slice) and e.lower else
                       (0 if isinstance(e, ast.Slice) else self.eval_expr(e)) for e in elts]  # fmt: skip
+            if any(isinstance(e, ast.Slice) and e.step is not None and self.eval_expr(e.step) != 1 for e in elts):
+                raise self.error(node, _STEPPED_REGION)
             extents = [self._slice_extent(e) if isinstance(e, ast.Slice) else 1 for e in elts]
             return _Region(base, starts, [isinstance(e, ast.Slice) for e in elts], extents)
         if isinstance(base, Buffer):
@@ -2236,6 +2246,17 @@ _IN_IF_THEN_ELSE = _MacroRefusal(
 
 def _zero_like(v: PrimExpr) -> PrimExpr:
     return FloatImm(v.dtype, 0.0) if _dt.is_float(v.dtype) else IntImm(v.dtype, 0)
+
+
+#: Why a region sliced with a step (``A[0:8:2, 0:4]``) is no region: Apache TVM's have none.
+_STEPPED_REGION = (
+    "a buffer region cannot have a step (A[0:8:2]), as in Apache TVM: declare a view of every other element "
+    "with strides, T.decl_buffer(shape, dtype, data=A.data, strides=[...], elem_offset=...)"
+)
+
+
+def _is_one(e: Any) -> bool:
+    return (isinstance(e, int) and e == 1) or (isinstance(e, IntImm) and e.value == 1)
 
 
 def _is_element_address(data: Any) -> bool:

@@ -388,6 +388,11 @@ class _BoundsChecker(StmtExprVisitor):
         if e.op == "if_then_else":
             self.visit_expr(e.args[0])
             self._guarded(e.args[0], *e.args[1:])
+        elif str(e.op).removeprefix("tir.") == "address_of" and e.args and isinstance(e.args[0], BufferLoad):
+            load = e.args[0]  # an address, not an access: one past a dimension's end is one
+            for index in load.indices:
+                self.visit_expr(index)
+            self.check(load.buffer, load.indices, load, past_end=1)
         else:
             super().visit_Call(e)
 
@@ -403,24 +408,27 @@ class _BoundsChecker(StmtExprVisitor):
         self.check(e.buffer, e.indices, e)
         super().visit_BufferLoad(e)
 
-    def check(self, buf: Buffer, indices: tuple, node: object) -> None:
+    def check(self, buf: Buffer, indices: tuple, node: object, past_end: int = 0) -> None:
+        """TIRVerifyError when an index of this access of ``buf`` provably leaves its extent
+        (``past_end`` 1: an address, which may be where a dimension ends)."""
         if any(g is None for g in self.guards):
             return
         guard_vars = set().union(*self.guards) if self.guards else set()
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
             if not isinstance(extent, IntImm):
                 continue
+            limit = extent.value + past_end
             used = self._vars(index)
             if guard_vars and used & guard_vars:
                 span = self._under_linear_guard(index, used)
-                if span is None or (0 <= span[0] and span[1] < extent.value):
+                if span is None or (0 <= span[0] and span[1] < limit):
                     continue  # a condition on the index's variables may be what keeps it in bounds
                 self._out_of_bounds(buf, dim, extent, index, span, node)
             span = _interval(index, self.ranges, self.lets)
-            if span is None or (0 <= span[0] and span[1] < extent.value):
+            if span is None or (0 <= span[0] and span[1] < limit):
                 continue
             span = _cancelled_interval(index, self.ranges, self.lets) or span
-            if 0 <= span[0] and span[1] < extent.value:
+            if 0 <= span[0] and span[1] < limit:
                 continue
             self._out_of_bounds(buf, dim, extent, index, span, node)
 

@@ -554,33 +554,34 @@ def tree_size(e: PrimExpr, memo: Optional[dict] = None) -> int:
     return size(e)
 
 
-#: The most nodes a function's expressions may have written out as trees when they reuse their
-#: parts: passes walk them as trees, and ``e = e + e`` twenty times (a million nodes written out,
-#: 41 distinct) took minutes to compile.
+#: The most nodes one expression may have written out as a tree when it reuses its parts: passes
+#: walk it as a tree, and ``e = e + e`` twenty times (a million nodes written out, 41 distinct)
+#: took minutes to compile.
 TREE_LIMIT = 100_000
 
 
 def check_tree_size(func: PrimFunc) -> None:
-    """TIRVerifyError when ``func``'s expressions, written out as trees, hold more than
-    :data:`TREE_LIMIT` nodes and eight times their distinct nodes (a program that large without
-    reuse, fully unrolled code, is left alone)."""
-    memo: dict[int, int] = {}
-    total, stack = 0, [func.body]
+    """TIRVerifyError when an expression of ``func``, written out as a tree, holds more than
+    :data:`TREE_LIMIT` nodes and eight times its distinct nodes (a part reused by many
+    statements, a ``T.meta_var`` index, counts once per statement: that grows linearly)."""
+    stack = [func.body]
     while stack:
         node = stack.pop()
         for f in dataclasses.fields(node) if dataclasses.is_dataclass(node) else ():
             value = getattr(node, f.name)
             for item in value if isinstance(value, (list, tuple)) else (value,):
-                if isinstance(item, PrimExpr):
-                    total += tree_size(item, memo)
-                elif isinstance(item, Stmt):
+                if isinstance(item, Stmt):
                     stack.append(item)
-        if total > TREE_LIMIT and total > 8 * len(memo):
-            raise TIRVerifyError(
-                f"in function '{func.global_symbol}': its expressions reuse their parts so much that written out "
-                f"they hold more than {TREE_LIMIT:,} operations ({len(memo):,} distinct): bind a reused part to a "
-                f"variable (a let: x = ... in TVMScript, tir.Let or tir.LetStmt by hand) so it is computed once"
-            )
+                elif isinstance(item, PrimExpr):
+                    memo: dict[int, int] = {}
+                    total = tree_size(item, memo)
+                    if total > TREE_LIMIT and total > 8 * len(memo):
+                        raise TIRVerifyError(
+                            f"in function '{func.global_symbol}': an expression reuses its parts so much that "
+                            f"written out it holds {total:,} operations ({len(memo):,} distinct), more than "
+                            f"{TREE_LIMIT:,}: bind a reused part to a variable (a let: x = ... in TVMScript, "
+                            f"tir.Let or tir.LetStmt by hand) so it is computed once"
+                        )
 
 
 def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
