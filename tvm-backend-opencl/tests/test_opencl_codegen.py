@@ -162,7 +162,7 @@ def test_a_product_and_a_difference_are_rounded_apart(dev):
     np.testing.assert_array_equal(out.numpy(), a * np.float32(3) - b)
 
 
-@pytest.mark.parametrize("name", ["get_local_id", "get_group_id", "barrier"])
+@pytest.mark.parametrize("name", ["get_local_id", "get_group_id", "barrier", "read_only", "image2d_t", "pipe"])
 def test_a_variable_named_as_an_opencl_function_is_renamed(name):
     """A scalar named get_local_id hid OpenCL's function: the program failed to build."""
     source = f"""

@@ -338,6 +338,20 @@ def test_views_at_a_let_bound_element_keep_their_offset_and_dtype(private_cache)
     tvm.compile(address_past_an_empty_row, "c")(np.zeros((3, 0), "float32"), np.zeros(3, "uint64"))
 
 
+@T.prim_func
+def address_at(A: T.Buffer((4, 4), "float32"), out: T.Buffer((1,), "uint64"), i: T.int32, j: T.int32):
+    out[0] = T.reinterpret("uint64", T.address_of(A[i, j]))
+
+
+def test_an_address_may_be_one_past_the_buffers_end_and_no_further(private_cache):
+    f = tvm.compile(address_at, "c")
+    a, out = np.zeros((4, 4), "float32"), np.zeros(1, "uint64")
+    f(a, out, 4, 0)  # the buffer's end
+    f(a, out, 3, 4)  # the same address
+    with pytest.raises(IndexError, match=r"the address of an element of buffer 'A' \(its element count, plus 1\)"):
+        f(a, out, 4, 3)
+
+
 def test_none_for_a_pointer_the_function_accesses_is_refused(private_cache):
     """None became a NULL pointer the kernel then wrote through (a segfault)."""
     f = tvm.compile(fill_pointer, target="c")["fill_pointer"]

@@ -351,3 +351,17 @@ def test_a_loop_of_an_8_bit_variable_ends_when_its_values_pass_the_dtype():
     np.testing.assert_array_equal(np.nonzero(out)[0] - 128, np.arange(-20, 0))
     with pytest.raises(IndexError, match=r"buffer 'O' has extent 256, got index 256"):
         lib(np.zeros(256, "int32"), 120)
+
+
+def test_cuda_built_in_variables_are_no_variable_names():
+    """A parameter named blockIdx hid blockIdx.x: the kernel did not compile."""
+    from tvm.codegen.gpu_c import GPUCPrinter
+
+    p = GPUCPrinter()
+    assert [p.name_of(Var(n)) for n in ("blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize")] == [
+        "blockIdx_",
+        "threadIdx_",
+        "blockDim_",
+        "gridDim_",
+        "warpSize_",
+    ]

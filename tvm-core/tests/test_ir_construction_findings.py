@@ -286,3 +286,9 @@ def test_a_deep_expression_used_twice_in_a_statement_is_bound_once():
     source = f.script()
     assert source.count("T.meta_var(") == 1 and source.count("deep") == 3  # bound, then used twice
     tvm.ir.assert_structural_equal(tvm.script.parse(source), f)
+
+
+def test_a_python_number_a_field_cannot_hold_is_refused_at_construction():
+    """``tir.Add(7, 2**40)`` held an int32 2**40; the error came at compile time naming int32."""
+    with pytest.raises(TypeError, match=r"tir.Add: b 1099511627776 does not fit int32, the dtype it takes here"):
+        tir.Add(tir.const(7, "int32"), 2**40)

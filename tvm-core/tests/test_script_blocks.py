@@ -209,6 +209,18 @@ def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((4, 4), "float32")):
         tvm.script.parse(source, extra_vars={"T": T})
 
 
+def test_a_region_of_a_vector_index_is_refused_by_name():
+    source = """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    with T.block("b"):
+        S = T.match_buffer(A[T.ramp(0, 1, 4) + T.broadcast(1, 4)], (4,), "float32")
+        S[0] = T.float32(1)
+"""
+    with pytest.raises(TVMScriptError, match=r"a region's index is a slice \(A\[i, 0:4\]\) or one element"):
+        tvm.script.parse(source, extra_vars={"T": T})
+
+
 @pytest.mark.parametrize("func", ["tile_views", "batched_tile_views"])
 def test_lowered_region_views_compile_again(func):
     """A flat view states an extent that covers its region's offset (folded into every index), so

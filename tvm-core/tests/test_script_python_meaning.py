@@ -191,6 +191,14 @@ def test_a_loop_of_constant_bounds_counts_exactly_and_python_values_are_named():
     out = np.zeros(4, "int32")
     tvm.compile(backwards, target="c")(out)
     assert not out.any()
+
+    @T.prim_func
+    def all_of_int8(O: T.Buffer((1,), "int32")):
+        for i in range(T.int8(-100), T.int8(100)):  # 200 trips: more than an int8 count holds
+            O[0] = O[0] + 1
+
+    tvm.compile(all_of_int8, target="c")(out[:1])
+    assert out[0] == 200
     with pytest.raises(TVMScriptError, match=r"\(got zip, a Python value: TIR loops count; loop over range\(n\)"):
         parse(
             """

@@ -76,7 +76,10 @@ class OpenCLPrinter(CFamilyPrinter):
     RESERVED_NAMES = frozenset(
         "get_work_dim get_global_size get_global_id get_local_size get_local_id get_num_groups get_group_id "
         "get_global_offset barrier mem_fence read_mem_fence write_mem_fence async_work_group_copy "
-        "async_work_group_strided_copy wait_group_events prefetch vload_half vstore_half printf".split()
+        "async_work_group_strided_copy wait_group_events prefetch vload_half vstore_half printf "
+        # access qualifiers and the image, sampler, event and pipe types
+        "read_only write_only read_write image1d_t image1d_array_t image1d_buffer_t image2d_t image2d_array_t "
+        "image3d_t sampler_t event_t pipe".split()
     )
 
     TYPE_NAMES: dict[str, str] = {

@@ -693,26 +693,29 @@ class KernelEmitter(ExprFunctor[int]):
             self._serial_loop(s)
 
     def _serial_loop(self, s: S.For) -> None:
-        """``for v in [min, min + extent)`` as a structured loop; ``v`` is an OpPhi."""
-        t = self.ty(s.loop_var.dtype)
-        lo = self.visit_expr(s.min)
-        hi = self.ins(Op.IAdd, t, lo, self.visit_expr(s.extent))
+        """``for v in [min, min + extent)`` as a structured loop; ``v`` is an OpPhi. An 8- or
+        16-bit variable counts in 32 bits: its end (int8 108 + 20) would wrap in its own type."""
+        dtype = s.loop_var.dtype
+        counter = ("int32" if _dt.is_int(dtype) else "uint32") if _dt.bits(dtype) < 32 else dtype
+        t = self.ty(counter)
+        lo = self.cast(self.visit_expr(s.min), s.min.dtype, counter)
+        hi = self.ins(Op.IAdd, t, lo, self.cast(self.visit_expr(s.extent), s.extent.dtype, counter))
         pre = self.label
         header, body, cont, merge = (self.m.new_id() for _ in range(4))
         nxt = self.m.new_id()
         self.branch(header)
         self.start_block(header)
         v = self.ins(Op.Phi, t, lo, pre, nxt, cont)
-        signed = _dt.is_int(s.loop_var.dtype)
+        signed = _dt.is_int(counter)
         cond = self.ins(Op.SLessThan if signed else Op.ULessThan, self.m.bool(), v, hi)
         self.raw(Op.LoopMerge, merge, cont, 1 if s.kind is S.ForKind.UNROLLED else 0)
         self.raw(Op.BranchConditional, cond, body, merge)
         self.start_block(body)
-        self.values[s.loop_var] = v
+        self.values[s.loop_var] = v if counter == dtype else self.cast(v, counter, dtype)
         self._loop_body(s.body, merge, cont)
         self.branch(cont)
         self.start_block(cont)
-        self.code.extend(instruction(Op.IAdd, (t, nxt, v, self.const(s.loop_var.dtype, 1))))
+        self.code.extend(instruction(Op.IAdd, (t, nxt, v, self.const(counter, 1))))
         self.branch(header)
         self.start_block(merge)
 

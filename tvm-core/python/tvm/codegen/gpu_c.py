@@ -39,6 +39,8 @@ class GPUCPrinter(CFamilyPrinter):
 
     #: The language's name in error messages.
     LANGUAGE = "CUDA"
+    #: CUDA's built-in variables (a parameter named blockIdx hid blockIdx.x)
+    RESERVED_NAMES = frozenset("blockIdx threadIdx blockDim gridDim warpSize".split())
     RESTRICT = "__restrict__"
     EXTERN_C = 'extern "C" '
     KERNEL_QUALIFIER = "__global__ void"

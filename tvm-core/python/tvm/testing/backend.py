@@ -445,6 +445,14 @@ class BackendConformance:
         mod["narrow_loop_variables"](a, 3)
         np.testing.assert_array_equal(a.numpy(), np.arange(10, dtype="float32") + 3)
 
+    def test_a_narrow_loop_ending_at_its_dtypes_top(self):
+        """An int8 loop over 108..127: its end, 128, wrapped in int8 and Vulkan ran no iteration."""
+        dev = self.dev()
+        mod = tvm.compile(kernels.narrow_loop_to_the_top(), target=self.target_name())
+        a = tvm.runtime.tensor(np.zeros(20, "int32"), dev)
+        mod["narrow_loop_to_the_top"](a, 108)
+        np.testing.assert_array_equal(a.numpy(), np.arange(108, 128, dtype="int32"))
+
     def test_apache_warp_shuffles(self):
         """``T.tvm_warp_shuffle`` and its up, down and xor forms in segments narrower than the
         warp against NumPy where the backend has them (:attr:`warp_shuffles`), else refused by

@@ -359,6 +359,19 @@ def narrow_loop_variables(*, name: str = "narrow_loop_variables") -> PrimFunc:
     return _named(narrow_loop_variables, name)
 
 
+def narrow_loop_to_the_top(*, name: str = "narrow_loop_to_the_top") -> PrimFunc:
+    """``A[i - m] = i`` for an int8 ``i`` from ``m`` to ``m + 20`` in one thread: with m = 108 the
+    loop ends at int8's top (127), and its end, 128, is past int8."""
+
+    @T.prim_func
+    def narrow_loop_to_the_top(A: T.Buffer((20,), "int32"), m: T.int8):
+        for t in T.thread_binding(1, thread="threadIdx.x"):
+            for i in range(m, m + T.int8(20)):
+                A[T.Cast("int32", i) - T.Cast("int32", m) + t] = T.Cast("int32", i)
+
+    return _named(narrow_loop_to_the_top, name)
+
+
 def float_specials_reference(a: np.ndarray) -> np.ndarray:
     """What :func:`float_specials` computes, by NumPy."""
     zero, nan = np.float32(0.0), np.float32("nan")

@@ -268,7 +268,13 @@ def expr_field(node: str, name: str, value: Any, like: Any = None) -> PrimExpr:
     if isinstance(value, PrimExpr):
         return value
     if isinstance(value, (bool, int, float)):
-        return const_like(value, like)
+        converted = const_like(value, like)
+        if not isinstance(value, bool) and not _dt.fits(value, converted.dtype):
+            raise TypeError(
+                f"tir.{node}: {name} {value!r} does not fit {converted.dtype}, the dtype it takes here; pass "
+                f"tvm.tir.const({value!r}, dtype) of a dtype that holds it"
+            )
+        return converted
     raise TypeError(
         f"tir.{node}: {name} must be a PrimExpr or a Python number, got {value_text(value)}; "
         f"pass an expression (a Var, tir.const(...), a buffer load ...)"

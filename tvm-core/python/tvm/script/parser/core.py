@@ -859,7 +859,9 @@ class Parser:
             ext = _op.convert(stop, dtype).astype(dtype)
         elif isinstance(start, (int, IntImm)) and isinstance(stop, (int, IntImm)):
             first, end = (x.value if isinstance(x, IntImm) else x for x in (start, stop))
-            ext = IntImm(dtype, max(end - first, 0))  # exact: uint8 56 - 200 wrapped to 112 trips
+            count = max(end - first, 0)  # exact: uint8 56 - 200 wrapped to 112 trips
+            # int8 -100..100 has 200 trips, which int8 cannot hold: the count takes a wider dtype
+            ext = IntImm(dtype if _dt.fits(count, dtype) else "int64" if count >= 2**31 else "int32", count)
         elif isinstance(stop, Add) and _same_expr(stop.a, mn):
             ext = stop.b.astype(dtype)
         else:
@@ -1096,8 +1098,11 @@ class Parser:
             return None
         if isinstance(val, T.MatchBufferSpec) and isinstance(val.handle, BufferLoad):  # A[i, j] or A[i, 0:4]
             load = val.handle
-            if any(_dt.lanes(i.dtype) > 1 and not _is_one(i.args[1]) for i in load.indices):
-                raise self.error(node.value, _STEPPED_REGION)
+            for i in load.indices:
+                if _dt.lanes(i.dtype) > 1 and not (isinstance(i, Call) and str(i.op).endswith("ramp")):
+                    raise self.error(node.value, "a region's index is a slice (A[i, 0:4]) or one element, not a vector")
+                if _dt.lanes(i.dtype) > 1 and not _is_one(i.args[1]):
+                    raise self.error(node.value, _STEPPED_REGION)
             starts = [i.args[0] if _dt.lanes(i.dtype) > 1 else i for i in load.indices]
             sliced = [_dt.lanes(i.dtype) > 1 for i in load.indices]
             extents = [_dt.lanes(i.dtype) for i in load.indices]

@@ -228,9 +228,18 @@ class _IndexChecks(StmtExprMutator):
         if lets:
             indices = tuple(substitute(i, lets) for i in indices)
         for dim, (index, extent) in enumerate(zip(indices, buf.shape)):
-            if past_end:
+            where = f"{self.name}: dimension {dim} of buffer '{buf.name}'"
+            if past_end:  # an address: up to the dimension's end, and up to the buffer's end in all
+                where = f"{self.name}: the address in dimension {dim} of buffer '{buf.name}' (its extent, plus 1)"
                 extent = Add(Cast("int64", extent), IntImm("int64", past_end))
-            self._check(f"{self.name}: dimension {dim} of buffer '{buf.name}'", index, extent, guard, out)
+            self._check(where, index, extent, guard, out)
+        if past_end and not buf.strides and len(buf.shape) > 1:
+            count: PrimExpr = IntImm("int64", 1)
+            for d in buf.shape:
+                count = Mul(count, Cast("int64", d))
+            element = Cast("int64", flat_index(dataclasses.replace(buf, elem_offset=IntImm("int32", 0)), indices))
+            where = f"{self.name}: the address of an element of buffer '{buf.name}' (its element count, plus 1)"
+            self._check(where, element, Add(count, IntImm("int64", past_end)), guard, out)
         root, base = self.roots.get(buf.data), None
         address = self.addresses.get(buf.data)
         if root is None and address is not None:  # a view at an element: its memory is that buffer's

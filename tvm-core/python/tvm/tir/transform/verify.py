@@ -558,13 +558,17 @@ def tree_size(e: PrimExpr, memo: Optional[dict] = None) -> int:
 #: walk it as a tree, and ``e = e + e`` twenty times (a million nodes written out, 41 distinct)
 #: took minutes to compile.
 TREE_LIMIT = 100_000
+#: The most nodes a function's expressions may have written out in all when they reuse parts
+#: (a reused expression below :data:`TREE_LIMIT` stored by a hundred statements: minutes too).
+FUNCTION_TREE_LIMIT = 1_000_000
 
 
 def check_tree_size(func: PrimFunc) -> None:
-    """TIRVerifyError when an expression of ``func``, written out as a tree, holds more than
-    :data:`TREE_LIMIT` nodes and eight times its distinct nodes (a part reused by many
-    statements, a ``T.meta_var`` index, counts once per statement: that grows linearly)."""
-    stack = [func.body]
+    """TIRVerifyError when an expression of ``func`` holds, written out as a tree, more than
+    :data:`TREE_LIMIT` nodes, or its expressions more than :data:`FUNCTION_TREE_LIMIT` in all,
+    each time eight times the distinct nodes (a part reused by many statements, a
+    ``T.meta_var`` index, grows linearly and stays far below)."""
+    stack, total, distinct = [func.body], 0, 0
     while stack:
         node = stack.pop()
         for f in dataclasses.fields(node) if dataclasses.is_dataclass(node) else ():
@@ -574,14 +578,20 @@ def check_tree_size(func: PrimFunc) -> None:
                     stack.append(item)
                 elif isinstance(item, PrimExpr):
                     memo: dict[int, int] = {}
-                    total = tree_size(item, memo)
-                    if total > TREE_LIMIT and total > 8 * len(memo):
-                        raise TIRVerifyError(
-                            f"in function '{func.global_symbol}': an expression reuses its parts so much that "
-                            f"written out it holds {total:,} operations ({len(memo):,} distinct), more than "
-                            f"{TREE_LIMIT:,}: bind a reused part to a variable (a let: x = ... in TVMScript, "
-                            f"tir.Let or tir.LetStmt by hand) so it is computed once"
-                        )
+                    size = tree_size(item, memo)
+                    total, distinct = total + size, distinct + len(memo)
+                    if size > TREE_LIMIT and size > 8 * len(memo):
+                        _too_large(func, f"an expression holds {size:,} operations ({len(memo):,} distinct)")
+                    if total > FUNCTION_TREE_LIMIT and total > 8 * distinct:
+                        _too_large(func, f"its expressions hold more than {FUNCTION_TREE_LIMIT:,} operations")
+
+
+def _too_large(func: PrimFunc, what: str) -> None:
+    raise TIRVerifyError(
+        f"in function '{func.global_symbol}': expressions reuse their parts so much that written out {what}, "
+        f"more than the passes walk in reasonable time (limit {TREE_LIMIT:,} per expression): bind a reused part "
+        f"to a variable (a let: x = ... in TVMScript, tir.Let or tir.LetStmt by hand) so it is computed once"
+    )
 
 
 def verify(func: PrimFunc, target: Any = None) -> PrimFunc:
