@@ -292,3 +292,13 @@ def test_a_python_number_a_field_cannot_hold_is_refused_at_construction():
     """``tir.Add(7, 2**40)`` held an int32 2**40; the error came at compile time naming int32."""
     with pytest.raises(TypeError, match=r"tir.Add: b 1099511627776 does not fit int32, the dtype it takes here"):
         tir.Add(tir.const(7, "int32"), 2**40)
+
+
+def test_a_parameter_handle_used_beside_its_buffer_prints_as_the_buffers_data():
+    """The handle was printed by its own name, which the script never defines."""
+    A = tir.decl_buffer((4,), "float32", name="A")
+    a = tir.Var("a", "handle")
+    f = tir.PrimFunc([a], tir.Evaluate(tir.Call("int32", "tir.call_extern", ["use", a])), buffer_map={a: A})
+    text = f.script()
+    assert '"use", A.data)' in text
+    assert tvm.ir.structural_equal(f, tvm.script.parse(text))

@@ -404,6 +404,8 @@ class _Printer:
         for p in f.params:
             if p in bufs:
                 self.data_of[bufs[p].data] = bufs[p]
+                if p not in symbolic:  # the signature shows the buffer: its handle is its data
+                    self.data_of.setdefault(p, bufs[p])
                 self.buf(bufs[p])
             else:
                 self.var(p)
