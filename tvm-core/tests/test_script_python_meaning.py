@@ -210,6 +210,22 @@ def f(A: T.Buffer((8,), "int32")):
         )
 
 
+NUMPY_SIZE = np.int64(8)
+
+
+@T.prim_func
+def over_a_numpy_size(A: T.Buffer((8,), "float32")):
+    for i in range(NUMPY_SIZE):
+        A[i] = T.float32(1)
+
+
+def test_a_loop_over_a_numpy_integer_counts_it():
+    """Sizes computed with NumPy are NumPy integers: range(np.int64(8)) was refused."""
+    a = np.zeros(8, "float32")
+    tvm.compile(over_a_numpy_size, target="c")(a)
+    assert (a == 1).all()
+
+
 def test_an_assert_without_a_message_names_its_condition():
     func = parse("""
 @T.prim_func

@@ -32,6 +32,7 @@ import builtins
 import inspect
 import itertools
 import linecache
+import numbers
 import os
 import re
 import math
@@ -840,7 +841,7 @@ class Parser:
         return [(e.id, e) for e in elts]
 
     def _loop_range(self, spec: T.LoopSpec, node: ast.AST) -> tuple[PrimExpr, PrimExpr, str]:
-        start, stop = spec.start, spec.stop
+        start, stop = (_plain_int(x) for x in (spec.start, spec.stop))  # range(np.int64(8))
         for x in (start, stop):
             if isinstance(x, bool) or not isinstance(x, (int, PrimExpr)):
                 raise self.error(node, f"loop bounds must be integers, got {x!r}")
@@ -2258,6 +2259,13 @@ _STEPPED_REGION = (
     "a buffer region cannot have a step (A[0:8:2]), as in Apache TVM: declare a view of every other element "
     "with strides, T.decl_buffer(shape, dtype, data=A.data, strides=[...], elem_offset=...)"
 )
+
+
+def _plain_int(x: Any) -> Any:
+    """A NumPy integer (a size computed with NumPy) as the Python int it holds; ``x`` otherwise."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, (bool, int, PrimExpr)):
+        return int(x)
+    return x
 
 
 def _is_one(e: Any) -> bool:
