@@ -302,3 +302,13 @@ def test_a_parameter_handle_used_beside_its_buffer_prints_as_the_buffers_data():
     text = f.script()
     assert '"use", A.data)' in text
     assert tvm.ir.structural_equal(f, tvm.script.parse(text))
+
+
+def test_numpy_scalars_convert_as_the_python_numbers_they_hold():
+    """Sizes and factors computed with NumPy were refused by operators and constructors."""
+    i = tir.Var("i", "int32")
+    assert tvm.ir.structural_equal(i + np.int64(3), i + 3)
+    assert tvm.ir.structural_equal(i * np.float32(0.5), i * 0.5)
+    assert tvm.ir.structural_equal(tir.Add(i, np.int8(4)), tir.Add(i, 4))
+    loop = tir.For(i, np.int64(0), np.int64(8), tir.ForKind.SERIAL, tir.Evaluate(0))
+    assert loop.extent.dtype == "int32" and loop.extent.value == 8

@@ -12,6 +12,8 @@ TypeError naming the node and field.
 
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass, field
 from typing import Any, Optional, Tuple
 
@@ -219,7 +221,9 @@ def _true_division(a: Any, b: Any) -> PrimExpr:
 def _operands(a: Any, b: Any) -> Tuple[PrimExpr, PrimExpr]:
     """The operands of a Python operator as expressions: a Python number takes the other
     operand's dtype (:func:`const_like`), except that a Python float next to an integer or bool
-    expression makes that expression a float32 (``T.Cast``), as TVMScript promotes ``i * 0.5``."""
+    expression makes that expression a float32 (``T.Cast``), as TVMScript promotes ``i * 0.5``;
+    a NumPy scalar counts as the Python number it holds."""
+    a, b = python_number(a), python_number(b)
     if isinstance(b, float) and isinstance(a, PrimExpr):
         a = _as_float(a)
     elif isinstance(a, float) and isinstance(b, PrimExpr):
@@ -236,11 +240,22 @@ def _as_float(e: PrimExpr) -> PrimExpr:
     return Cast(_dt.with_lanes("float32", _dt.lanes(e.dtype)), e)
 
 
+def python_number(value: Any) -> Any:
+    """A NumPy scalar (a size or factor computed with NumPy) as the Python number it holds, so it
+    converts as a Python number does; ``value`` otherwise."""
+    if isinstance(value, (bool, int, float, PrimExpr)) or not isinstance(value, numbers.Number):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value) if isinstance(value, numbers.Real) else value
+
+
 def const_like(value: Any, like: Any = None) -> PrimExpr:
     """``value`` as an expression; Python numbers take the dtype family of ``like`` (an
     expression, a buffer or a dtype string); without ``like``, the dtype :func:`const` gives."""
     if isinstance(value, PrimExpr):
         return value
+    value = python_number(value)
     if isinstance(value, bool):
         return IntImm("bool", int(value))
     if like is None and isinstance(value, (int, float)):
@@ -267,6 +282,7 @@ def expr_field(node: str, name: str, value: Any, like: Any = None) -> PrimExpr:
     ``like``'s dtype family (:func:`const_like`); anything else is a TypeError naming the field."""
     if isinstance(value, PrimExpr):
         return value
+    value = python_number(value)
     if isinstance(value, (bool, int, float)):
         converted = const_like(value, like)
         if not isinstance(value, bool) and not _dt.fits(value, converted.dtype):
