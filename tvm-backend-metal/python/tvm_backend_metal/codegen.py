@@ -27,6 +27,7 @@ from tvm.codegen.device_module import binding_interface, create_device_module, f
 from tvm.tir import dtype as _dt
 from tvm.tir import expr as E
 from tvm.tir.analysis import any_node
+from tvm.tir.op import WARP_SHUFFLES
 from tvm.tir.function import PrimFunc
 
 __all__ = ["MAX_BUFFERS", "MetalPrinter", "build", "function_infos", "generate_source"]
@@ -128,7 +129,7 @@ class MetalPrinter(CFamilyPrinter):
             params.append(f"constant {name}_args& args [[buffer({len(buffers)})]]")
         params.append("uint3 blockIdx [[threadgroup_position_in_grid]]")
         params.append("uint3 threadIdx [[thread_position_in_threadgroup]]")
-        if any_node(func.body, _is_warp_shuffle):
+        if self.may_converge and any_node(func.body, _is_warp_shuffle):
             params.append("uint tvm_simd_lane [[thread_index_in_simdgroup]]")
         return f"kernel void {name}({', '.join(params)})"
 
@@ -164,7 +165,7 @@ class MetalPrinter(CFamilyPrinter):
 
     def print_call(self, call: E.Call) -> str:
         op = call.op[4:] if call.op.startswith("tir.") else call.op
-        if op.startswith("tvm_warp_shuffle") and _dt.bits(call.dtype) > 32:
+        if op in WARP_SHUFFLES and _dt.bits(call.dtype) > 32:
             raise CodegenError(f"T.{op} of {call.dtype}: Metal's simd_shuffle moves values of at most 32 bits")
         if op == "tvm_warp_activemask":
             raise CodegenError("T.tvm_warp_activemask has no Metal form: every thread of a SIMD group takes part")
@@ -194,7 +195,7 @@ _SHUFFLE_HELPERS = {
 
 
 def _is_warp_shuffle(node: Any) -> bool:
-    return isinstance(node, E.Call) and str(node.op).removeprefix("tir.").startswith("tvm_warp_shuffle")
+    return isinstance(node, E.Call) and str(node.op).removeprefix("tir.") in WARP_SHUFFLES
 
 
 #: The SIMD-group functions T.metal exposes.

@@ -126,7 +126,7 @@ def _dist_name_version(dirname: str, path: str) -> tuple[str, str]:
     name, _, version = stem.partition("-")
     version = version.partition("-")[0]  # an egg-info's name may end in -py3.11
     try:
-        lines = _read_text(os.path.join(path, _metadata_file(dirname) or "METADATA")).splitlines()
+        lines = _read_text(os.path.join(path, _metadata_file(dirname))).splitlines()
     except (OSError, UnicodeDecodeError):
         lines = []
     for line in lines:

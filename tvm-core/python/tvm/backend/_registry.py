@@ -103,9 +103,7 @@ class BackendRecord:
             settings.append(f"add '{self.name}' to TVM_BACKENDS (or unset it)")
         if _AUTOLOAD_OFF in self.reason:
             settings.append("unset TVM_DEVICE_BACKEND_AUTOLOAD")
-        return (
-            f"{' and '.join(settings) or 'unset the setting the reason names'}, or call tvm.backend.load('{self.name}')"
-        )
+        return f"{' and '.join(settings)}, or call tvm.backend.load('{self.name}')"
 
     def _ownership_fix(self) -> str:
         """What to do when this backend claimed something another one owns: when it is reserved

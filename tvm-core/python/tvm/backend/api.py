@@ -117,13 +117,15 @@ class BackendContext:
             raise BackendError(
                 f"the runtime library {p} is missing from the installed package (a damaged installation)"
             )
-        foreign = _foreign_library(p)
-        if foreign is not None:
-            self._record.hint = ""
-            raise BackendError(f"the runtime library {p} is {foreign}: install the wheel built for this machine")
         try:
             lib = ctypes.CDLL(str(p), mode=ctypes.RTLD_LOCAL | os.RTLD_NOW)
         except OSError as err:
+            foreign = _foreign_library(p)  # the loader says "No such file or directory" of one
+            if foreign is not None:
+                self._record.hint = ""
+                raise BackendError(
+                    f"the runtime library {p} is {foreign}: install the wheel built for this machine"
+                ) from None
             if str(err).startswith(f"{p}:"):  # the library itself (not a driver it links) is damaged
                 self._record.hint = ""
                 raise BackendError(f"the runtime library {p} cannot be loaded: {err}") from None

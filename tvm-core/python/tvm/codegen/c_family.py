@@ -49,7 +49,7 @@ from tvm.tir import stmt as S
 from tvm.tir.analysis import any_node
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import ExprFunctor, StmtExprMutator
-from tvm.tir.op import binary, is_convergent, is_reinterpret
+from tvm.tir.op import WARP_SHUFFLES, binary, is_convergent, is_reinterpret
 
 from .vector_runs import VectorBuilder, group_store_runs
 
@@ -937,7 +937,7 @@ class CFamilyPrinter(ExprFunctor[str]):
         """Print an intrinsic call: a ``call_<op>`` method, ``CALL_TEMPLATES``, the infix table, or
         ``INTRINSICS``."""
         op = call.op[4:] if call.op.startswith("tir.") else call.op
-        if op.startswith("tvm_warp_shuffle") and self.SHUFFLE_WARP_SIZES:
+        if op in WARP_SHUFFLES and self.SHUFFLE_WARP_SIZES:
             self._check_shuffle(op, call)
             mask, value, lane, width = (self.expr(a) for a in call.args[:4])
             return self.warp_shuffle(op.removeprefix("tvm_warp_shuffle"), mask, value, lane, width, call.args[4].value)

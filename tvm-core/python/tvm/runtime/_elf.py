@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 import struct
 import sys
-from typing import Optional
+from typing import Iterator, Optional
 
 #: ELF ``e_machine`` values and the names ``platform.machine()`` gives those machines.
 _MACHINES = {
@@ -50,26 +50,46 @@ def foreign_machine(data: bytes) -> Optional[str]:
     return None
 
 
+def is_elf64_le(data: bytes) -> bool:
+    """Whether ``data`` is a little-endian ELF64 image."""
+    return data[:4] == _ELF_MAGIC and data[4:6] == b"\x02\x01"
+
+
+def _sections(data: bytes) -> list[tuple]:
+    """(type, address, offset, size, link, entry size) of each section of ELF64 image ``data``."""
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    out = []
+    for i in range(shnum):
+        _name, stype, _flags, addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+            "<IIQQQQIIQQ", data, shoff + i * shentsize
+        )
+        out.append((stype, addr, offset, size, link, entsize))
+    return out
+
+
+def symbols(data: bytes, table_types: tuple[int, ...] = (2, 11)) -> Iterator[tuple[bytes, int, int, list]]:
+    """``(name, section index, value, sections)`` of each symbol in the ELF64 image ``data``'s
+    tables of ``table_types`` (SHT_SYMTAB 2, SHT_DYNSYM 11). struct.error or IndexError for a
+    malformed image."""
+    sections = _sections(data)
+    for stype, _addr, offset, size, link, entsize in sections:
+        if stype not in table_types or entsize == 0:
+            continue
+        strings = sections[link][2]
+        for k in range(size // entsize):
+            st_name, _info, _other, st_shndx, st_value, _size = struct.unpack_from(
+                "<IBBHQQ", data, offset + k * entsize
+            )
+            yield data[strings + st_name : data.find(b"\0", strings + st_name)], st_shndx, st_value, sections
+
+
 def undefined_dynamic_symbols(data: bytes) -> set[bytes]:
     """Names of the functions and data the little-endian ELF64 image ``data`` leaves for other
     libraries to define (its undefined dynamic symbols); empty for anything else."""
-    if data[:4] != _ELF_MAGIC or data[4:6] != b"\x02\x01":
+    if not is_elf64_le(data):
         return set()
     try:
-        (shoff,) = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-        names: set[bytes] = set()
-        for _name, stype, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
-            if stype != 11 or entsize == 0:  # SHT_DYNSYM
-                continue
-            strings = sections[link][4]
-            for k in range(size // entsize):
-                st_name, _st_info, _st_other, st_shndx, _value, _size = struct.unpack_from(
-                    "<IBBHQQ", data, offset + k * entsize
-                )
-                if st_shndx == 0 and st_name:
-                    names.add(data[strings + st_name : data.find(b"\0", strings + st_name)])
-        return names
+        return {name for name, shndx, _value, _sections in symbols(data, (11,)) if shndx == 0 and name}
     except (struct.error, IndexError):
         return set()  # a malformed table: the loader reports it

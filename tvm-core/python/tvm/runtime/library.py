@@ -34,7 +34,7 @@ import tvm_ffi
 
 from tvm._cache import NotARegularFile, in_scratch, read_regular_file, scratch_prefix
 from tvm._fork_safe import renewed_in_child
-from tvm.runtime._elf import foreign_machine, undefined_dynamic_symbols
+from tvm.runtime._elf import foreign_machine, is_elf64_le, symbols, undefined_dynamic_symbols
 from tvm.runtime.module import Module
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
@@ -269,7 +269,7 @@ def _read_symbol_elf(path: str, symbol: str, data: bytes) -> bytes | None:
     """The bytes of ``symbol`` (its leading u64 size + that many bytes) read from the ELF64 file
     ``path`` holding ``data``, without loading it; None when the symbol is absent. Raises
     ValueError for non-ELF64 files and ModuleLoadError for a malformed one."""
-    if data[:4] != b"\x7fELF" or data[4:5] != b"\x02" or data[5:6] != b"\x01":
+    if not is_elf64_le(data):
         raise ValueError("not a little-endian ELF64 file")
     try:
         return _find_elf_symbol(data, symbol.encode())
@@ -280,34 +280,17 @@ def _read_symbol_elf(path: str, symbol: str, data: bytes) -> bytes | None:
 
 
 def _find_elf_symbol(data: bytes, want: bytes) -> bytes | None:
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    sections = []
-    for i in range(shnum):
-        off = shoff + i * shentsize
-        name, stype, _flags, addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
-            "<IIQQQQIIQQ", data, off
-        )
-        sections.append((stype, addr, offset, size, link, entsize))
-    for stype, _addr, offset, size, link, entsize in sections:
-        if stype not in (2, 11) or entsize == 0:  # SHT_SYMTAB, SHT_DYNSYM
+    for name, shndx, value, sections in symbols(data):
+        if name != want or shndx == 0 or shndx >= len(sections):
             continue
-        str_off = sections[link][2]
-        for k in range(size // entsize):
-            st_name, _st_info, _st_other, st_shndx, st_value, _st_size = struct.unpack_from(
-                "<IBBHQQ", data, offset + k * entsize
-            )
-            end = data.find(b"\0", str_off + st_name)
-            if data[str_off + st_name : end] != want or st_shndx == 0 or st_shndx >= len(sections):
-                continue
-            sec = sections[st_shndx]
-            if sec[0] == 8:  # SHT_NOBITS
-                return None
-            pos = sec[2] + (st_value - sec[1])
-            (nbytes,) = struct.unpack_from("<Q", data, pos)
-            if pos < 0 or nbytes > len(data) - pos - 8:
-                raise IndexError(f"symbol {want.decode()} claims {nbytes} bytes past the end of the file")
-            return data[pos + 8 : pos + 8 + nbytes]
+        stype, addr, offset = sections[shndx][:3]
+        if stype == 8:  # SHT_NOBITS
+            return None
+        pos = offset + (value - addr)
+        (nbytes,) = struct.unpack_from("<Q", data, pos)
+        if pos < 0 or nbytes > len(data) - pos - 8:
+            raise IndexError(f"symbol {want.decode()} claims {nbytes} bytes past the end of the file")
+        return data[pos + 8 : pos + 8 + nbytes]
     return None
 
 
@@ -447,10 +430,7 @@ def load_module(path: str | os.PathLike) -> Module:
     # library by its path and would hand back one loaded from there before, even after the file
     # was rewritten), and the same bytes give the same module tree (see reuse).
     digest = hashlib.sha256(data).hexdigest()
-    if _REGISTERS_GLOBALS & undefined_dynamic_symbols(data):
-        mod = reuse(("load", digest), lambda: _load_registering(path, data, digest))
-    else:
-        mod = reuse(("load", digest), lambda: _load_private_copy(data, path))
+    mod = reuse(("load", digest), lambda: _load_new(path, data, digest))
     info = BuildInfo(host_source="", lib_path=path, target=None, lib_bytes=data)  # type: ignore[arg-type]
     return Module(mod, info)
 
@@ -460,6 +440,14 @@ def load_module(path: str | os.PathLike) -> Module:
 _REGISTERS_GLOBALS = {b"TVMFFIFunctionSetGlobal", b"TVMFFIFunctionSetGlobalFromMethodInfo"}
 #: realpath -> sha256 of each library that registers globals, as this process loaded it
 _registering: dict[str, str] = {}
+
+
+def _load_new(path: str, data: bytes, digest: str) -> tvm_ffi.Module:
+    """Library ``path`` (``data``, its bytes) not loaded before in this process: from a private
+    copy, or where the process has it when it registers global functions."""
+    if _REGISTERS_GLOBALS & undefined_dynamic_symbols(data):
+        return _load_registering(path, data, digest)
+    return _load_private_copy(data, path)
 
 
 def _load_registering(path: str, data: bytes, digest: str) -> tvm_ffi.Module:

@@ -223,6 +223,8 @@ def _operands(a: Any, b: Any) -> Tuple[PrimExpr, PrimExpr]:
     operand's dtype (:func:`const_like`), except that a Python float next to an integer or bool
     expression makes that expression a float32 (``T.Cast``), as TVMScript promotes ``i * 0.5``;
     a NumPy scalar counts as the Python number it holds."""
+    if isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
+        return a, b
     a, b = python_number(a), python_number(b)
     if isinstance(b, float) and isinstance(a, PrimExpr):
         a = _as_float(a)
@@ -316,12 +318,6 @@ def operand_pair(node: str, names: Tuple[str, str], a: Any, b: Any) -> Tuple[Pri
     if not isinstance(b, PrimExpr):
         b = expr_field(node, names[1], b, a)
     return a, b
-
-
-def _set(node: Any, **fields: Any) -> None:
-    """Set fields of a frozen node (in ``__post_init__``)."""
-    for key, value in fields.items():
-        object.__setattr__(node, key, value)
 
 
 def const(value: Any, dtype: Optional[str] = None) -> PrimExpr:
@@ -425,7 +421,8 @@ class Cast(PrimExpr):
     span: Any = None
 
     def __post_init__(self) -> None:
-        _set(self, value=expr_field("Cast", "value", self.value))
+        if not isinstance(self.value, PrimExpr):
+            object.__setattr__(self, "value", expr_field("Cast", "value", self.value))
 
 
 class BinaryOp(PrimExpr):
@@ -513,7 +510,8 @@ class Not(PrimExpr):
     span: Any = None
 
     def __post_init__(self) -> None:
-        _set(self, a=expr_field("Not", "a", self.a, "bool"))
+        if not isinstance(self.a, PrimExpr):
+            object.__setattr__(self, "a", expr_field("Not", "a", self.a, "bool"))
 
 
 @dataclass(eq=False, frozen=True)
@@ -527,13 +525,16 @@ class Select(PrimExpr):
     span: Any = None
 
     def __post_init__(self) -> None:
-        true_value, false_value = operand_pair(
-            "Select", ("true_value", "false_value"), self.true_value, self.false_value
-        )
-        condition = expr_field("Select", "condition", self.condition, "bool")
-        _set(self, condition=condition, true_value=true_value, false_value=false_value)
+        if not (isinstance(self.true_value, PrimExpr) and isinstance(self.false_value, PrimExpr)):
+            true_value, false_value = operand_pair(
+                "Select", ("true_value", "false_value"), self.true_value, self.false_value
+            )
+            object.__setattr__(self, "true_value", true_value)
+            object.__setattr__(self, "false_value", false_value)
+        if not isinstance(self.condition, PrimExpr):
+            object.__setattr__(self, "condition", expr_field("Select", "condition", self.condition, "bool"))
         if not self.dtype:
-            _set(self, dtype=true_value.dtype)
+            object.__setattr__(self, "dtype", self.true_value.dtype)
 
 
 @dataclass(eq=False, frozen=True)
@@ -551,9 +552,12 @@ class Let(PrimExpr):
             raise TypeError(
                 f"tir.Let: var must be a tir.Var, got {value_text(self.var)}; bind a Var (tir.Var('x', 'int32'))"
             )
-        _set(self, value=expr_field("Let", "value", self.value, self.var), body=expr_field("Let", "body", self.body))
+        if not isinstance(self.value, PrimExpr):
+            object.__setattr__(self, "value", expr_field("Let", "value", self.value, self.var))
+        if not isinstance(self.body, PrimExpr):
+            object.__setattr__(self, "body", expr_field("Let", "body", self.body))
         if not self.dtype:
-            _set(self, dtype=self.body.dtype)
+            object.__setattr__(self, "dtype", self.body.dtype)
 
 
 @dataclass(eq=False, frozen=True)
@@ -568,7 +572,10 @@ class Call(PrimExpr):
     span: Any = None
 
     def __post_init__(self) -> None:
-        _set(self, op=_op_name(self.op), args=_call_args(self.args))
+        if not isinstance(self.op, str):
+            object.__setattr__(self, "op", _op_name(self.op))
+        if type(self.args) is not tuple or not all(isinstance(a, PrimExpr) for a in self.args):
+            object.__setattr__(self, "args", _call_args(self.args))
 
 
 def _op_name(op: Any) -> str:
@@ -582,7 +589,12 @@ def _op_name(op: Any) -> str:
         raise TypeError(
             f"tir.Call: op must be an operator name (a str such as 'tir.exp') or a tvm.ir.Op, got {value_text(op)}"
         )
-    return "tir." + op.name[len("tirx.") :] if op.name.startswith("tirx.") else op.name
+    return tir_op_name(op.name)
+
+
+def tir_op_name(name: str) -> str:
+    """An operator name as this project's IR spells it: Apache TVM's ``tirx.`` names as ``tir.``."""
+    return "tir." + name[len("tirx.") :] if name.startswith("tirx.") else name
 
 
 def _call_args(args: Any) -> Tuple[PrimExpr, ...]:
@@ -612,9 +624,10 @@ class BufferLoad(PrimExpr):
                 f"tir.BufferLoad: buffer must be a tir.Buffer, got {value_text(self.buffer)}; "
                 f"declare one with tir.decl_buffer"
             )
-        _set(self, indices=index_fields("BufferLoad", self.indices))
+        if type(self.indices) is not tuple or not all(isinstance(i, PrimExpr) for i in self.indices):
+            object.__setattr__(self, "indices", index_fields("BufferLoad", self.indices))
         if not self.dtype:
-            _set(self, dtype=self.buffer.dtype)
+            object.__setattr__(self, "dtype", self.buffer.dtype)
 
 
 #: Tensor-core fragment scopes (:mod:`tvm.script.fragments`) and the role of each.

@@ -64,6 +64,7 @@ from .expr import (
     Var,
     const,
     _folded,
+    tir_op_name,
 )
 
 ExprLike = Union[PrimExpr, int, float, bool]
@@ -808,8 +809,7 @@ def is_reinterpret(e: Any) -> bool:
 def call_intrin(dtype: str, op: str, *args: ExprLike) -> PrimExpr:
     """A ``Call`` with an explicit result dtype (any intrinsic, including backend ones; ``tirx.``
     names are the ``tir.`` ones)."""
-    if op.startswith("tirx."):
-        op = "tir." + op[len("tirx.") :]
+    op = tir_op_name(op)
     if op in ("reinterpret", "tir.reinterpret") and len(args) == 1:
         return reinterpret(dtype, args[0], op)
     if op in ("clz", "tir.clz") and len(args) == 1:
@@ -867,6 +867,16 @@ def address_of(value: Any) -> PrimExpr:
     if not isinstance(value, BufferLoad):
         raise TypeError(f"T.address_of needs a buffer element such as A[i], got {value!r}")
     return Call("handle", "address_of", (value,))
+
+
+def address_element(e: Any) -> Optional[BufferLoad]:
+    """The element ``A[i, j]`` whose address ``e`` is (``T.address_of(A[i, j])`` of scalar
+    indices), else None."""
+    if isinstance(e, Call) and str(e.op).removeprefix("tir.") == "address_of" and e.args:
+        load = e.args[0]
+        if isinstance(load, BufferLoad) and all(_dt.lanes(i.dtype) == 1 for i in load.indices):
+            return load
+    return None
 
 
 def call_extern(*args: Any, dtype: Optional[str] = None) -> PrimExpr:

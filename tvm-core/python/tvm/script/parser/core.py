@@ -32,7 +32,6 @@ import builtins
 import inspect
 import itertools
 import linecache
-import numbers
 import os
 import re
 import math
@@ -48,6 +47,7 @@ from tvm.tir.transform.runtime_bounds import calls_out
 from tvm.tir.transform.symbolic_bounds import nonnegative
 from tvm.tir.expr import (
     INTEGER_TRUE_DIVISION,
+    python_number,
     Add,
     Buffer,
     BufferLoad,
@@ -841,7 +841,7 @@ class Parser:
         return [(e.id, e) for e in elts]
 
     def _loop_range(self, spec: T.LoopSpec, node: ast.AST) -> tuple[PrimExpr, PrimExpr, str]:
-        start, stop = (_plain_int(x) for x in (spec.start, spec.stop))  # range(np.int64(8))
+        start, stop = (python_number(x) for x in (spec.start, spec.stop))  # range(np.int64(8))
         for x in (start, stop):
             if isinstance(x, bool) or not isinstance(x, (int, PrimExpr)):
                 raise self.error(node, f"loop bounds must be integers, got {x!r}")
@@ -2261,25 +2261,13 @@ _STEPPED_REGION = (
 )
 
 
-def _plain_int(x: Any) -> Any:
-    """A NumPy integer (a size computed with NumPy) as the Python int it holds; ``x`` otherwise."""
-    if isinstance(x, numbers.Integral) and not isinstance(x, (bool, int, PrimExpr)):
-        return int(x)
-    return x
-
-
 def _is_one(e: Any) -> bool:
     return (isinstance(e, int) and e == 1) or (isinstance(e, IntImm) and e.value == 1)
 
 
 def _is_element_address(data: Any) -> bool:
     """Whether ``data`` is ``T.address_of(A[...])``, the address of one buffer element."""
-    return (
-        isinstance(data, Call)
-        and str(data.op).removeprefix("tir.") == "address_of"
-        and isinstance(data.args[0], BufferLoad)
-        and all(_dt.lanes(i.dtype) == 1 for i in data.args[0].indices)
-    )
+    return _op.address_element(data) is not None
 
 
 def _same_family(a: str, b: str) -> bool:

@@ -54,6 +54,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprVisitor, substitute
+from tvm.tir.op import address_element
 from tvm.tir.stmt import BufferStore, For, IfThenElse, LetStmt
 
 from .verify import TIRVerifyError, with_span
@@ -385,11 +386,11 @@ class _BoundsChecker(StmtExprVisitor):
             self.ranges = outer
 
     def visit_Call(self, e: Call) -> None:
+        load = address_element(e)  # an address, not an access: one past a dimension's end is one
         if e.op == "if_then_else":
             self.visit_expr(e.args[0])
             self._guarded(e.args[0], *e.args[1:])
-        elif str(e.op).removeprefix("tir.") == "address_of" and e.args and isinstance(e.args[0], BufferLoad):
-            load = e.args[0]  # an address, not an access: one past a dimension's end is one
+        elif load is not None:
             for index in load.indices:
                 self.visit_expr(index)
             self.check(load.buffer, load.indices, load, past_end=1)

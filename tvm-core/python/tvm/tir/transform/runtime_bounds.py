@@ -56,7 +56,7 @@ from tvm.tir.expr import (
 )
 from tvm.tir.function import PrimFunc
 from tvm.tir.functor import StmtExprMutator, post_order_visit, substitute
-from tvm.tir.op import INTRINSICS, is_barrier, is_convergent, is_reinterpret
+from tvm.tir.op import INTRINSICS, address_element, is_barrier, is_convergent, is_reinterpret
 from tvm.tir.stmt import (
     Allocate,
     AssertStmt,
@@ -207,7 +207,7 @@ class _IndexChecks(StmtExprMutator):
                 holds = substitute(holds, lets)
                 self._collect(part, holds if guard is None else And(guard, holds), lets, out)
             return
-        address = _address_of_element(e)
+        address = address_element(e)
         if address is not None:  # an address, not an access: the end of an empty row is one
             for index in address.indices:
                 self._collect(index, guard, lets, out)
@@ -234,9 +234,7 @@ class _IndexChecks(StmtExprMutator):
                 extent = Add(Cast("int64", extent), IntImm("int64", past_end))
             self._check(where, index, extent, guard, out)
         if past_end and not buf.strides and len(buf.shape) > 1:
-            count: PrimExpr = IntImm("int64", 1)
-            for d in buf.shape:
-                count = Mul(count, Cast("int64", d))
+            count = _memory_of(buf)[1]
             element = Cast("int64", flat_index(dataclasses.replace(buf, elem_offset=IntImm("int32", 0)), indices))
             where = f"{self.name}: the address of an element of buffer '{buf.name}' (its element count, plus 1)"
             self._check(where, element, Add(count, IntImm("int64", past_end)), guard, out)
@@ -569,19 +567,10 @@ def calls_out(e: PrimExpr) -> bool:
     return any_node(e, lambda n: isinstance(n, Call) and n.op not in INTRINSICS and not is_reinterpret(n))
 
 
-def _address_of_element(e: PrimExpr) -> Optional[BufferLoad]:
-    """The element of ``T.address_of(A[i, j])``, else None."""
-    if isinstance(e, Call) and str(e.op).removeprefix("tir.") == "address_of" and e.args:
-        return e.args[0] if isinstance(e.args[0], BufferLoad) else None
-    return None
-
-
 def _element_address(e: PrimExpr) -> Optional[BufferLoad]:
-    """The element of ``T.address_of(A[i, j])`` of scalar indices that read no memory, else None."""
-    load = _address_of_element(e)
-    if load is None or any(_dt.lanes(i.dtype) != 1 or _reads_memory(i) for i in load.indices):
-        return None
-    return load
+    """The element of ``T.address_of(A[i, j])`` of indices that read no memory, else None."""
+    load = address_element(e)
+    return None if load is None or any(_reads_memory(i) for i in load.indices) else load
 
 
 def _reads_memory(e: PrimExpr) -> bool:

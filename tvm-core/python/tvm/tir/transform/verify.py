@@ -75,12 +75,6 @@ def _shown(value: int) -> str:
     )
 
 
-def _holds_every(wide: str, narrow: str) -> bool:
-    """Whether integer dtype ``wide`` holds every value of integer dtype ``narrow``."""
-    (lo, hi), (nlo, nhi) = _dt.integer_range(wide), _dt.integer_range(narrow)
-    return lo <= nlo and nhi <= hi
-
-
 def _same_bools(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are both booleans of as many lanes: a comparison of vectors is
     typed ``bool`` with its operands' lanes, a name bound to one ``boolxN``."""
@@ -271,7 +265,7 @@ class _Verifier(StmtExprVisitor):
                 )
             return
         for x, what in ((lo, "start"), (ext, "extent")):
-            if not isinstance(x, IntImm) and not _holds_every(var.dtype, x.dtype):
+            if not isinstance(x, IntImm) and not _dt.holds_every_value(var.dtype, x.dtype):
                 self.fail(
                     f"loop variable '{var.name}' of {var.dtype} cannot hold every value of its {what} "
                     f"{expr_text(x)} ({x.dtype}): give the variable and its bounds one dtype"
